@@ -1,0 +1,72 @@
+"""Database engine (SQLite with WAL and a busy timeout by default), sessions, and schema migration with Alembic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, create_engine
+
+from core.config import database_url
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def make_engine(url: str | None = None) -> Engine:
+    """Create an engine for `url` (default: GAUNTLET_DATABASE_URL); SQLite gets WAL, busy timeout and FKs."""
+    url = url or database_url()
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@cache
+def get_engine(url: str | None = None) -> Engine:
+    """A process-wide engine per URL (thread-safe; shared by the app and background jobs)."""
+    return make_engine(url or database_url())
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic configuration pointing at the packaged migrations and at `url`."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade(url: str | None = None) -> None:
+    """Bring the database at `url` to the latest schema (creates it if missing)."""
+    url = url or database_url()
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    command.upgrade(alembic_config(url), "head")
+
+
+@contextmanager
+def session_scope(engine: Engine | None = None) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error."""
+    with Session(engine or get_engine()) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

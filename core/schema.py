@@ -1,0 +1,141 @@
+"""Benchmark interchange format: one instance per JSONL line, constraints and documents inline."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Mode = Literal["noisy", "gap", "conflict"]
+Origin = Literal["natural", "augmented"]
+VerificationStatus = Literal["unverified", "accepted", "rejected", "needs_edit"]
+Category = Literal["persona", "output", "knowledge_protocol"]
+SubDimension = Literal[
+    "role",
+    "audience",
+    "format",
+    "content",
+    "negative",
+    "ordering",
+    "style",
+    "conflict_handling",
+    "knowledge_gap",
+    "uncertainty",
+    "source_filtering",
+    "citation",
+    "evidence_chaining",
+]
+JudgeMethod = Literal["rule", "llm"]
+Precondition = Literal["gap", "conflict"]
+ContentType = Literal["text", "html", "markdown_table", "csv"]
+DocumentRole = Literal["supporting", "noise", "conflicting", "partial"]
+
+MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
+CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
+SUB_DIMENSIONS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
+    "persona": ("role", "audience"),
+    "output": ("format", "content", "negative", "ordering", "style"),
+    "knowledge_protocol": (
+        "conflict_handling",
+        "knowledge_gap",
+        "uncertainty",
+        "source_filtering",
+        "citation",
+        "evidence_chaining",
+    ),
+}
+DOCUMENT_ROLES: tuple[str, ...] = ("supporting", "noise", "conflicting", "partial")
+
+
+class ConstraintSpec(BaseModel):
+    """One atomic instruction of an instance's fused instruction set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, description="Constraint id, unique within the instance (e.g. 'c3').")
+    text: str = Field(min_length=1, description="The instruction text shown to the model.")
+    category: Category
+    sub_dimension: SubDimension
+    judge_method: JudgeMethod
+    checker_id: str | None = Field(default=None, description="Rule checker id, e.g. 'enterprise:no_emoji'.")
+    checker_kwargs: dict[str, Any] = Field(default_factory=dict)
+    criterion: str | None = Field(default=None, description="What an LLM judge checks, for llm constraints.")
+    precondition: Precondition | None = Field(
+        default=None, description="Only applies when the bundle has this failure mode; satisfied otherwise."
+    )
+
+    @model_validator(mode="after")
+    def _method_fields(self) -> ConstraintSpec:
+        if self.sub_dimension not in SUB_DIMENSIONS_BY_CATEGORY[self.category]:
+            raise ValueError(f"sub_dimension {self.sub_dimension!r} does not belong to category {self.category!r}")
+        if self.judge_method == "rule" and not self.checker_id:
+            raise ValueError("judge_method 'rule' needs a checker_id")
+        if self.judge_method == "llm" and not (self.criterion and self.criterion.strip()):
+            raise ValueError("judge_method 'llm' needs a criterion")
+        return self
+
+
+class DocumentSpec(BaseModel):
+    """One document of an instance's bundle, with its role in that bundle."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str = Field(min_length=1, description="Stable document id; the same document may serve several instances.")
+    title: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    source: str = Field(default="", description="Where the document comes from (provenance).")
+    content_type: ContentType = "text"
+    role: DocumentRole
+    conflict_group: str | None = None
+    conflict_summary: str | None = None
+
+    @model_validator(mode="after")
+    def _conflict_fields(self) -> DocumentSpec:
+        if self.role == "conflicting" and not self.conflict_group:
+            raise ValueError("a conflicting document needs a conflict_group")
+        return self
+
+
+class InstanceSpec(BaseModel):
+    """A benchmark instance: (query, fused instruction set, document bundle) under one retrieval mode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    domain: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    mode: Mode
+    origin: Origin = "natural"
+    protocol: str = "enterprise_rag"
+    status: VerificationStatus = "unverified"
+    version: int = Field(default=1, ge=1)
+    constraints: list[ConstraintSpec] = Field(min_length=1)
+    documents: list[DocumentSpec] = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _bundle_consistency(self) -> InstanceSpec:
+        ids = [c.id for c in self.constraints]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate constraint ids: {', '.join(dupes)}")
+        roles = [d.role for d in self.documents]
+        if self.mode == "gap" and "supporting" in roles:
+            raise ValueError("a gap instance must not contain a supporting document")
+        if self.mode == "conflict":
+            if "conflicting" not in roles:
+                raise ValueError("a conflict instance needs a conflicting document")
+            groups = {d.conflict_group for d in self.documents if d.role == "conflicting"}
+            summaries = [d.conflict_summary for d in self.documents if d.role == "conflicting"]
+            if not all(s and s.strip() for s in summaries):
+                raise ValueError(f"conflicting documents need a conflict_summary (groups: {sorted(groups)})")
+        return self
+
+
+class DomainSpec(BaseModel):
+    """A domain of the benchmark; domains are data, not code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
