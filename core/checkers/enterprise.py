@@ -1,0 +1,1 @@
+"""Enterprise RAG checkers."""

@@ -1,0 +1,58 @@
+"""A small sentence splitter tuned to agree with NLTK's English punkt model on typical model output.
+
+Rules, applied to whitespace-separated tokens:
+- a token whose text (closing quotes, brackets and '*' stripped) ends in '?' or '!' ends a sentence;
+- a token ending in '.' ends a sentence, except: known abbreviations ("Mr.", "e.g.", "U.S."), capital single-letter
+  initials ("J."), numbers followed by a lowercase word ("3. items"), and an ellipsis ("...") not
+  followed by a capitalised word;
+- line breaks alone never end a sentence (punkt ignores layout).
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"\S+")
+_CLOSERS = "\"')]}*»”’"
+_NUMBER = re.compile(r"^-?[.,]?\d[\d,.\-]*$")
+ABBREVIATIONS = frozenset(
+    """
+    mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e u.s u.k u.n a.m p.m inc ltd co corp dept est approx
+    jan feb mar apr jun jul aug sep sept oct nov dec no nos vol fig gen gov lt col sgt capt rev hon
+    """.split()
+)
+
+
+def _is_break(token: str, next_token: str | None) -> bool:
+    core = token.rstrip(_CLOSERS)
+    if not core:
+        return False
+    if core[-1] in "?!":
+        return True
+    if core[-1] != ".":
+        return False
+    if core.endswith(".."):
+        return next_token is not None and next_token[:1].isupper()
+    raw = core[:-1].lstrip("\"'([{*“‘")
+    stem = raw.lower()
+    if stem in ABBREVIATIONS or stem.rsplit("-", 1)[-1] in ABBREVIATIONS or (len(raw) == 1 and raw.isupper()):
+        return False
+    if _NUMBER.match(stem):
+        return next_token is None or not next_token[:1].islower()
+    return True
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences (whitespace-trimmed, non-empty)."""
+    tokens = list(_TOKEN.finditer(text))
+    sentences: list[str] = []
+    start = 0
+    for index, match in enumerate(tokens):
+        following = tokens[index + 1].group() if index + 1 < len(tokens) else None
+        if following is not None and _is_break(match.group(), following):
+            sentences.append(text[start : match.end()].strip())
+            start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
