@@ -1,0 +1,585 @@
+"""Statistics for comparing LLMs behind a RAG system: agreement, reliability, paired and independent tests.
+
+Every function is pure, takes numpy-compatible arrays and returns a small frozen dataclass.
+Reference implementations the tests compare against (to 1e-9 where defined): scipy.stats,
+statsmodels, and hand-worked examples. Invalid input (empty arrays, length mismatch,
+out-of-range values) raises ValueError with a message naming the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats as st
+
+Alternative = Literal["two-sided", "greater", "less"]
+_ALTERNATIVES = ("two-sided", "greater", "less")
+MCNEMAR_EXACT_BELOW = 25  # discordant pairs below this use the exact binomial test
+FISHER_BELOW_EXPECTED = 5.0  # any expected cell count below this switches to Fisher's exact test
+_FISHER_REL_TOL = 1 + 1e-7  # tables this close in probability to the observed one count as "as extreme"
+_BOOTSTRAP_CHUNK_CELLS = 2_000_000  # resampled cells per chunk; bounds memory, not results
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _as_1d(x: ArrayLike, name: str) -> NDArray:
+    """Return x as a non-empty 1-D array without NaN, or raise ValueError."""
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    if arr.dtype.kind in "fc" and np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    return arr
+
+
+def _as_numeric_1d(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    """Return x as a non-empty finite float 1-D array, or raise ValueError."""
+    arr = _as_1d(x, name)
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains non-finite values")
+    return arr
+
+
+def _same_length(a: NDArray, b: NDArray, names: str) -> None:
+    """Raise ValueError when two paired arrays differ in length."""
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"{names} must have the same length, got {a.shape[0]} and {b.shape[0]}")
+
+
+def _as_binary(x: ArrayLike, name: str) -> NDArray[np.bool_]:
+    """Return x as a boolean array; values must be 0/1 or True/False."""
+    arr = _as_1d(x, name)
+    if arr.dtype.kind not in "biuf" or not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{name} must contain only 0/1 or booleans")
+    return arr.astype(bool)
+
+
+def _check_confidence(confidence: float) -> None:
+    """Raise ValueError unless 0 < confidence < 1."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def _check_alternative(alternative: str) -> None:
+    """Raise ValueError for an unknown alternative hypothesis."""
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+
+
+def _z(confidence: float) -> float:
+    """Two-sided standard-normal critical value for a confidence level."""
+    return float(st.norm.ppf(0.5 + confidence / 2))
+
+
+# --------------------------------------------------------------------------- Cohen's kappa
+
+
+@dataclass(frozen=True)
+class KappaResult:
+    """Cohen's kappa with its asymptotic CI, observed and chance agreement."""
+
+    kappa: float
+    se: float
+    ci_low: float
+    ci_high: float
+    agreement: float  # observed proportion of items on which the raters agree
+    expected_agreement: float  # chance agreement from the raters' marginals
+    n: int
+    degenerate: bool  # True when chance agreement is 1 (both raters used one and the same label)
+
+
+def cohen_kappa(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> KappaResult:
+    """Unweighted Cohen's kappa between two raters' labels (any hashable categories, binary or multi-class).
+
+    The standard error is the large-sample (non-null) SE of Fleiss, Cohen & Everitt (1969), the one
+    statsmodels reports as ``std_kappa``; the CI is kappa +/- z * SE (not clipped).
+    Degenerate case: if both raters gave every item the same single label, chance agreement is 1 and
+    kappa is 0/0. We then return kappa=1.0 (agreement is perfect), se=0, CI=(1, 1) and degenerate=True.
+    """
+    _check_confidence(confidence)
+    x, y = _as_1d(a, "a"), _as_1d(b, "b")
+    _same_length(x, y, "a and b")
+    _, codes = np.unique(np.concatenate([x, y]), return_inverse=True)
+    n, n_cat = x.shape[0], int(codes.max()) + 1
+    table = np.zeros((n_cat, n_cat))
+    np.add.at(table, (codes[:n], codes[n:]), 1.0)
+    probs = table / n
+    rows, cols = probs.sum(axis=1), probs.sum(axis=0)
+    p_o, p_e = float(np.trace(probs)), float(rows @ cols)
+    if n_cat == 1:
+        return KappaResult(1.0, 0.0, 1.0, 1.0, p_o, 1.0, n, True)
+    kappa = (p_o - p_e) / (1 - p_e)
+    diag = np.diag(probs) * (1 - (rows + cols) * (1 - kappa)) ** 2
+    off = probs * (cols[:, None] + rows[None, :]) ** 2
+    np.fill_diagonal(off, 0.0)
+    var = (diag.sum() + (1 - kappa) ** 2 * off.sum() - (kappa - p_e * (1 - kappa)) ** 2) / ((1 - p_e) ** 2 * n)
+    se = float(np.sqrt(max(var, 0.0)))
+    half = _z(confidence) * se
+    kappa = float(kappa)
+    return KappaResult(kappa, se, kappa - half, kappa + half, p_o, p_e, n, False)
+
+
+# --------------------------------------------------------------------------- ICC
+
+
+@dataclass(frozen=True)
+class ICCResult:
+    """Shrout & Fleiss ICC(2,1) or ICC(2,k) with its F test and McGraw & Wong CI."""
+
+    icc: float
+    ci_low: float
+    ci_high: float
+    kind: str
+    f_stat: float  # MS_targets / MS_error
+    df1: int
+    df2: int
+    p_value: float
+    n_targets: int
+    k_raters: int
+
+
+def _two_way_mean_squares(r: NDArray[np.float64]) -> tuple[float, float, float]:
+    """Two-way ANOVA without replication: (MS_targets, MS_raters, MS_error) of an (n, k) matrix."""
+    n, k = r.shape
+    grand = r.mean()
+    ss_rows = k * ((r.mean(axis=1) - grand) ** 2).sum()
+    ss_cols = n * ((r.mean(axis=0) - grand) ** 2).sum()
+    ss_err = ((r - grand) ** 2).sum() - ss_rows - ss_cols
+    return ss_rows / (n - 1), ss_cols / (k - 1), ss_err / ((n - 1) * (k - 1))
+
+
+def _satterthwaite_df(icc1: float, msc: float, mse: float, n: int, k: int) -> float:
+    """Approximate denominator df of the McGraw & Wong ICC(2,1) CI; its limit k-1 when MS_error is 0."""
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    if mse == 0:
+        return df2 / df1
+    fj = msc / mse
+    base = n * (1 + (k - 1) * icc1) - k * icc1
+    return df2 * (k * icc1 * fj + base) ** 2 / (df1 * k**2 * icc1**2 * fj**2 + base**2)
+
+
+def icc(ratings: ArrayLike, kind: Literal["2,1", "2,k"] = "2,k", confidence: float = 0.95) -> ICCResult:
+    """Two-way random-effects, absolute-agreement ICC of ``ratings`` shaped (n_targets, k_raters).
+
+    "2,1" is the reliability of a single rater, "2,k" of the mean of the k raters (Shrout & Fleiss 1979).
+    The CI is the F-based interval of McGraw & Wong (1996) with Satterthwaite degrees of freedom
+    (as in pingouin and R psych); the ICC(2,k) bounds are the ICC(2,1) bounds stepped up by
+    Spearman-Brown. The F test is MS_targets / MS_error on (n-1, (n-1)(k-1)) df.
+    """
+    _check_confidence(confidence)
+    if kind not in ("2,1", "2,k"):
+        raise ValueError(f"kind must be '2,1' or '2,k', got {kind!r}")
+    r = np.asarray(ratings, dtype=np.float64)
+    if r.ndim != 2 or r.shape[0] < 2 or r.shape[1] < 2:
+        raise ValueError(f"ratings must be 2-D with at least 2 targets and 2 raters, got shape {r.shape}")
+    if not np.isfinite(r).all():
+        raise ValueError("ratings contains NaN or infinite values")
+    n, k = r.shape
+    msr, msc, mse = _two_way_mean_squares(r)
+    if msr == 0 and mse == 0:
+        raise ValueError("ratings do not vary between targets: ICC is undefined")
+    icc1 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    df1, df2 = n - 1, (n - 1) * (k - 1)
+    f_stat = msr / mse if mse > 0 else np.inf
+    alpha = 1 - confidence
+    v = _satterthwaite_df(icc1, msc, mse, n, k)
+    f_up = st.f.ppf(1 - alpha / 2, df1, v)
+    f_lo = st.f.ppf(1 - alpha / 2, v, df1)
+    denom_extra = k * msc + (k * n - k - n) * mse
+    low = n * (msr - f_up * mse) / (f_up * denom_extra + n * msr)
+    high = n * (f_lo * msr - mse) / (denom_extra + n * f_lo * msr)
+    value = icc1
+    if kind == "2,k":
+        value = (msr - mse) / (msr + (msc - mse) / n)
+        low, high = (x * k / (1 + (k - 1) * x) for x in (low, high))
+    p = float(st.f.sf(f_stat, df1, df2))
+    return ICCResult(float(value), float(low), float(high), kind, float(f_stat), df1, df2, p, n, k)
+
+
+# --------------------------------------------------------------------------- Spearman
+
+
+@dataclass(frozen=True)
+class CorrelationResult:
+    """A correlation coefficient with its p-value."""
+
+    rho: float
+    p_value: float
+    n: int
+
+
+def spearman(x: ArrayLike, y: ArrayLike, alternative: Alternative = "two-sided") -> CorrelationResult:
+    """Spearman's rank correlation (average ranks for ties) with the t-approximation p-value of scipy.
+
+    Needs at least 3 pairs; a constant input raises ValueError (the correlation is undefined).
+    """
+    _check_alternative(alternative)
+    a, b = _as_numeric_1d(x, "x"), _as_numeric_1d(y, "y")
+    _same_length(a, b, "x and y")
+    n = a.shape[0]
+    if n < 3:
+        raise ValueError(f"spearman needs at least 3 pairs, got {n}")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        raise ValueError("spearman is undefined for a constant input")
+    ra, rb = st.rankdata(a), st.rankdata(b)
+    rho = float(np.corrcoef(ra, rb)[0, 1])
+    dof = n - 2
+    denom = (rho + 1.0) * (1.0 - rho)
+    t = rho * np.inf if denom <= 0 else rho * np.sqrt(dof / denom)
+    return CorrelationResult(rho, _t_pvalue(float(t), dof, alternative), n)
+
+
+def _t_pvalue(t: float, dof: float, alternative: str) -> float:
+    """p-value of a t statistic for the given alternative."""
+    if alternative == "greater":
+        return float(st.t.sf(t, dof))
+    if alternative == "less":
+        return float(st.t.cdf(t, dof))
+    return float(min(1.0, 2 * st.t.sf(abs(t), dof)))
+
+
+# --------------------------------------------------------------------------- McNemar
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test on paired binary outcomes."""
+
+    statistic: float  # exact: discordant count (see mcnemar); chi2: chi-square; z: signed z
+    p_value: float
+    method: Literal["exact", "chi2", "z"]
+    a_only: int  # pairs where a succeeded and b failed
+    b_only: int  # pairs where b succeeded and a failed
+    alternative: str
+
+
+def mcnemar(a: ArrayLike, b: ArrayLike, alternative: Alternative = "two-sided") -> McNemarResult:
+    """McNemar's test of a vs b on the same items (1 = success).
+
+    Fewer than 25 discordant pairs: exact binomial test on a_only ~ Bin(a_only + b_only, 1/2);
+    two-sided statistic = min(a_only, b_only) with p = min(1, 2 * P(X <= statistic)) (as statsmodels),
+    one-sided statistic = a_only. Otherwise two-sided: chi2 = (|a_only - b_only| - 1)^2 / (a_only + b_only)
+    on 1 df (continuity-corrected, as statsmodels and R), one-sided: z = (D -/+ 1) / sqrt(a_only + b_only)
+    with D = a_only - b_only, corrected towards the null. "greater" means a succeeds more often than b.
+    With no discordant pairs the p-value is 1.
+    """
+    _check_alternative(alternative)
+    x, y = _as_binary(a, "a"), _as_binary(b, "b")
+    _same_length(x, y, "a and b")
+    a_only, b_only = int((x & ~y).sum()), int((~x & y).sum())
+    m = a_only + b_only
+    if m < MCNEMAR_EXACT_BELOW:
+        if m == 0:
+            return McNemarResult(0.0, 1.0, "exact", 0, 0, alternative)
+        if alternative == "two-sided":
+            stat = min(a_only, b_only)
+            p = min(1.0, 2 * float(st.binom.cdf(stat, m, 0.5)))
+        else:
+            stat = a_only
+            p = float(st.binom.sf(stat - 1, m, 0.5) if alternative == "greater" else st.binom.cdf(stat, m, 0.5))
+        return McNemarResult(float(stat), p, "exact", a_only, b_only, alternative)
+    d = a_only - b_only
+    if alternative == "two-sided":
+        chi2 = (abs(d) - 1) ** 2 / m
+        return McNemarResult(chi2, float(st.chi2.sf(chi2, 1)), "chi2", a_only, b_only, alternative)
+    if alternative == "greater":
+        z = (d - 1) / np.sqrt(m)
+        return McNemarResult(float(z), float(st.norm.sf(z)), "z", a_only, b_only, alternative)
+    z = (d + 1) / np.sqrt(m)
+    return McNemarResult(float(z), float(st.norm.cdf(z)), "z", a_only, b_only, alternative)
+
+
+# --------------------------------------------------------------------------- two proportions
+
+
+@dataclass(frozen=True)
+class TwoProportionsResult:
+    """Comparison of two independent proportions: test, difference and its Wald CI."""
+
+    p1: float
+    p2: float
+    diff: float  # p1 - p2
+    ci_low: float
+    ci_high: float
+    statistic: float  # Yates chi-square, or the sample odds ratio for Fisher (see two_proportions)
+    p_value: float
+    method: Literal["chi2_yates", "fisher"]
+
+
+def _check_counts(k: int, n: int, name: str) -> None:
+    """Raise ValueError unless 0 <= k <= n and n >= 1 are integers."""
+    if int(k) != k or int(n) != n:
+        raise ValueError(f"{name}: counts must be integers, got k={k}, n={n}")
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"{name}: need n >= 1 and 0 <= k <= n, got k={k}, n={n}")
+
+
+def _expected(table: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Expected counts of a contingency table under independence."""
+    return np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+
+
+def _yates_chi2(table: NDArray[np.float64]) -> tuple[float, float]:
+    """Yates-corrected Pearson chi-square of a 2x2 table, as scipy.stats.chi2_contingency(correction=True)."""
+    expected = _expected(table)
+    diff = expected - table
+    adjusted = table + np.sign(diff) * np.minimum(0.5, np.abs(diff))
+    chi2 = float(((adjusted - expected) ** 2 / expected).sum())
+    return chi2, float(st.chi2.sf(chi2, 1))
+
+
+def _fisher_two_sided(table: NDArray[np.float64]) -> float:
+    """Two-sided Fisher exact p: total probability of tables no more likely than the observed one."""
+    (a, b), (c, d) = table.astype(int)
+    row1, col1, total = a + b, a + c, a + b + c + d
+    support = np.arange(max(0, row1 + col1 - total), min(row1, col1) + 1)
+    pmf = st.hypergeom.pmf(support, total, row1, col1)
+    observed = st.hypergeom.pmf(a, total, row1, col1)
+    return float(min(1.0, pmf[pmf <= observed * _FISHER_REL_TOL].sum()))
+
+
+def two_proportions(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95) -> TwoProportionsResult:
+    """Compare k1/n1 with k2/n2 (independent groups) on the 2x2 table [[k1, n1-k1], [k2, n2-k2]].
+
+    Yates-corrected chi-square when every expected count is >= 5, else two-sided Fisher's exact test
+    (statistic = sample odds ratio ad/bc, inf when bc = 0 and ad > 0, 0/0 reported as 1.0).
+    The CI is the Wald interval p1-p2 +/- z*sqrt(p1(1-p1)/n1 + p2(1-p2)/n2) (not clipped).
+    """
+    _check_confidence(confidence)
+    _check_counts(k1, n1, "group 1")
+    _check_counts(k2, n2, "group 2")
+    p1, p2 = k1 / n1, k2 / n2
+    table = np.array([[k1, n1 - k1], [k2, n2 - k2]], dtype=np.float64)
+    half = _z(confidence) * float(np.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2))
+    diff = p1 - p2
+    if (_expected(table) >= FISHER_BELOW_EXPECTED).all():
+        chi2, p = _yates_chi2(table)
+        return TwoProportionsResult(p1, p2, diff, diff - half, diff + half, chi2, p, "chi2_yates")
+    ad, bc = table[0, 0] * table[1, 1], table[0, 1] * table[1, 0]
+    odds = 1.0 if ad == bc == 0 else (np.inf if bc == 0 else ad / bc)
+    return TwoProportionsResult(p1, p2, diff, diff - half, diff + half, float(odds), _fisher_two_sided(table), "fisher")
+
+
+# --------------------------------------------------------------------------- single proportion
+
+
+@dataclass(frozen=True)
+class ProportionCI:
+    """A proportion with a confidence interval."""
+
+    p: float
+    ci_low: float
+    ci_high: float
+    method: str
+
+
+def wald_ci(p: float, n: int, confidence: float = 0.95) -> ProportionCI:
+    """Wald interval p +/- z*sqrt(p(1-p)/n), clipped to [0, 1] (as statsmodels' method="normal")."""
+    _check_confidence(confidence)
+    if not 0.0 <= p <= 1.0 or n < 1:
+        raise ValueError(f"need 0 <= p <= 1 and n >= 1, got p={p}, n={n}")
+    half = _z(confidence) * np.sqrt(p * (1 - p) / n)
+    return ProportionCI(float(p), float(max(0.0, p - half)), float(min(1.0, p + half)), "wald")
+
+
+def proportion_ci(k: int, n: int, confidence: float = 0.95) -> ProportionCI:
+    """Wilson score interval for k successes out of n; sensible near 0 and 1, for dashboards."""
+    _check_confidence(confidence)
+    _check_counts(k, n, "proportion")
+    z = _z(confidence)
+    p = k / n
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    return ProportionCI(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), "wilson")
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+Statistic = Callable[..., NDArray]
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Percentile bootstrap CI around the statistic on the original samples."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n_resamples: int
+
+
+def mean(x: NDArray) -> NDArray:
+    """Mean along the last axis (a bootstrap statistic for one sample)."""
+    return np.mean(x, axis=-1)
+
+
+def mean_diff(a: NDArray, b: NDArray) -> NDArray:
+    """mean(a) - mean(b) along the last axis (paired or independent bootstrap statistic)."""
+    return np.mean(a, axis=-1) - np.mean(b, axis=-1)
+
+
+def bootstrap_ci(
+    stat: Statistic,
+    *samples: ArrayLike,
+    paired: bool = True,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Percentile bootstrap CI of ``stat(*samples)``, vectorised and deterministic for a seed.
+
+    Contract: ``stat`` receives one array per sample, each shaped (r, n_i) with resamples on the leading
+    axis, and returns shape (r,); reducing along ``axis=-1`` satisfies it (see ``mean``, ``mean_diff``).
+    It is also called once with r=1 on the original samples for ``estimate``. paired=True draws one set of
+    indices shared by all samples (equal lengths required); paired=False resamples each independently.
+    Resamples are drawn in chunks from one numpy Generator; the bounds are np.quantile (linear) at
+    (1-confidence)/2 and (1+confidence)/2.
+    """
+    _check_confidence(confidence)
+    if not samples:
+        raise ValueError("bootstrap_ci needs at least one sample")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    arrays = [_as_numeric_1d(s, f"sample {i}") for i, s in enumerate(samples)]
+    if paired:
+        for i, arr in enumerate(arrays[1:], start=1):
+            _same_length(arrays[0], arr, f"paired samples 0 and {i}")
+    estimate = _call_stat(stat, [arr[None, :] for arr in arrays], 1)[0]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _BOOTSTRAP_CHUNK_CELLS // max(arr.shape[0] for arr in arrays))
+    values = np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        r = min(chunk, n_resamples - start)
+        values[start : start + r] = _call_stat(stat, _resample(arrays, r, paired, rng), r)
+    low, high = np.quantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return BootstrapResult(float(estimate), float(low), float(high), confidence, n_resamples)
+
+
+def _resample(arrays: list[NDArray], r: int, paired: bool, rng: np.random.Generator) -> list[NDArray]:
+    """Draw r bootstrap resamples of each array, sharing indices when paired."""
+    if paired:
+        idx = rng.integers(0, arrays[0].shape[0], size=(r, arrays[0].shape[0]))
+        return [arr[idx] for arr in arrays]
+    return [arr[rng.integers(0, arr.shape[0], size=(r, arr.shape[0]))] for arr in arrays]
+
+
+def _call_stat(stat: Statistic, arrays: list[NDArray], r: int) -> NDArray[np.float64]:
+    """Call a vectorised statistic and check it honours the (r,) output contract."""
+    out = np.asarray(stat(*arrays), dtype=np.float64)
+    if out.shape != (r,):
+        raise ValueError(f"stat must return shape ({r},) for inputs with {r} resamples, got {out.shape}")
+    return out
+
+
+# --------------------------------------------------------------------------- paired t and TOST
+
+
+@dataclass(frozen=True)
+class PairedTResult:
+    """Paired-samples t-test with Cohen's d_z."""
+
+    t: float
+    p_value: float
+    df: int
+    mean_diff: float
+    cohen_dz: float  # mean(a - b) / sd(a - b), sd with ddof=1
+    n: int
+
+
+def _diff_moments(d: NDArray[np.float64]) -> tuple[float, float]:
+    """Mean and sample SD (ddof=1) of differences; raise when the SD is zero or undefined."""
+    if d.shape[0] < 2:
+        raise ValueError(f"need at least 2 differences, got {d.shape[0]}")
+    sd = float(np.std(d, ddof=1))
+    if sd == 0:
+        raise ValueError("differences have zero variance: t statistic is undefined")
+    return float(np.mean(d)), sd
+
+
+def paired_t(a: ArrayLike, b: ArrayLike, alternative: Alternative = "two-sided") -> PairedTResult:
+    """Paired t-test of a - b (as scipy.stats.ttest_rel) with Cohen's d_z = mean diff / SD diff."""
+    _check_alternative(alternative)
+    x, y = _as_numeric_1d(a, "a"), _as_numeric_1d(b, "b")
+    _same_length(x, y, "a and b")
+    d = x - y
+    m, sd = _diff_moments(d)
+    n = d.shape[0]
+    t = m / (sd / np.sqrt(n))
+    return PairedTResult(float(t), _t_pvalue(float(t), n - 1, alternative), n - 1, m, m / sd, n)
+
+
+@dataclass(frozen=True)
+class TostResult:
+    """Two one-sided t-tests (TOST) for equivalence of a mean difference to 0 within +/- margin."""
+
+    mean_diff: float
+    ci_low: float  # t-interval at `confidence` (default 95%)
+    ci_high: float
+    confidence: float
+    margin: float
+    p_lower: float  # H0: mean <= -margin
+    p_upper: float  # H0: mean >= +margin
+    p_value: float  # max(p_lower, p_upper): the TOST p-value
+    equivalent: bool  # the CI lies inside [-margin, margin]
+    df: int
+
+
+def tost(diff_samples: ArrayLike, margin: float, confidence: float = 0.95) -> TostResult:
+    """TOST on one sample of differences (e.g. natural - synthetic) against bounds [-margin, margin].
+
+    Returns both one-sided p-values and their max. ``equivalent`` follows the CI-inclusion rule with a
+    ``confidence`` (default 95%) t-interval inside [-margin, margin]; note the 95% rule is stricter than
+    TOST at alpha=0.05, which corresponds to a 90% CI (pass confidence=0.90 for that).
+    """
+    _check_confidence(confidence)
+    if not margin > 0:
+        raise ValueError(f"margin must be > 0, got {margin}")
+    d = _as_numeric_1d(diff_samples, "diff_samples")
+    m, sd = _diff_moments(d)
+    n = d.shape[0]
+    se = sd / np.sqrt(n)
+    p_lower = float(st.t.sf((m + margin) / se, n - 1))
+    p_upper = float(st.t.cdf((m - margin) / se, n - 1))
+    half = float(st.t.ppf(0.5 + confidence / 2, n - 1) * se)
+    low, high = m - half, m + half
+    equivalent = bool(-margin <= low and high <= margin)
+    return TostResult(m, low, high, confidence, margin, p_lower, p_upper, max(p_lower, p_upper), equivalent, n - 1)
+
+
+def equivalent_by_ci(ci_low: float, ci_high: float, margin: float) -> bool:
+    """True when a CI (e.g. a bootstrap CI of a difference) lies within [-margin, margin]."""
+    return bool(-margin <= ci_low and ci_high <= margin)
+
+
+# --------------------------------------------------------------------------- multiple testing
+
+
+@dataclass(frozen=True)
+class BonferroniResult:
+    """Bonferroni-adjusted p-values and rejections."""
+
+    adjusted: NDArray[np.float64]  # min(p * m, 1)
+    reject: NDArray[np.bool_]  # p <= alpha / m
+    alpha: float
+
+
+def bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> BonferroniResult:
+    """Bonferroni correction over m p-values (as statsmodels multipletests(method="bonferroni"))."""
+    p = _as_numeric_1d(pvalues, "pvalues")
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError("pvalues must lie in [0, 1]")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    m = p.shape[0]
+    return BonferroniResult(np.minimum(p * m, 1.0), p <= alpha / m, alpha)
