@@ -41,7 +41,7 @@ a reliable indicator of future results.""", "markdown_table"),
       "Orrinford Capital, Prospectus of the Orrinford Global Equity Fund, section 8, April 2024",
       """Class A shares carry an entry charge of up to 3.00 percent and an ongoing charges figure of 1.45 percent
       per year; Class I shares have no entry charge and an OCF of 0.90 percent. A performance fee of 10 percent
-      of outperformance against the MSCI-style Ashby World Index is payable, subject to a high-water mark. There
+      of outperformance against the Ashby World Index is payable, subject to a high-water mark. There
       is no redemption fee. Minimum initial investment: EUR 500 for Class A, EUR 250,000 for Class I."""),
     D("fi-kestrel-dist", "Kestrel Short Duration Bond Fund: distribution policy",
       "Kestrel Asset Management, Prospectus of the Kestrel Short Duration Bond Fund, section 6, 2023",
@@ -60,7 +60,9 @@ capital and deliver steady income.</p>
 <tr><td>Dist EUR</td><td>Monthly</td><td>3.4%</td></tr>
 <tr><td>Acc EUR</td><td>None (accumulating)</td><td>n/a</td></tr>
 </table>
-<p>Distributions are paid to your account; you can choose to reinvest them at no cost.</p>
+<p>Distributions are paid to your account; you can choose to reinvest them at no cost. Yields are
+indicative, based on the last twelve months, and may change. The fund is available through most Vessarian
+investment platforms.</p>
 <button onclick="openDocs('kid')">Download documents</button>""", "html"),
     D("fi-kestrel-long", "Kestrel Long Duration Bond Fund: key facts",
       "Kestrel Asset Management key information summary, 2024",
