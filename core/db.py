@@ -39,9 +39,13 @@ def make_engine(url: str | None = None) -> Engine:
 
 
 @cache
+def _engine_for(url: str) -> Engine:
+    return make_engine(url)
+
+
 def get_engine(url: str | None = None) -> Engine:
-    """A process-wide engine per URL (thread-safe; shared by the app and background jobs)."""
-    return make_engine(url or database_url())
+    """A process-wide engine per URL (default: GAUNTLET_DATABASE_URL), shared by the app and background jobs."""
+    return _engine_for(url or database_url())
 
 
 def alembic_config(url: str) -> Config:

@@ -1,0 +1,121 @@
+"""Benchmark data commands: init-db, validate, import, export, stats, schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from core.config import REPO_ROOT, database_url
+from core.db import get_engine, upgrade
+from core.io import composition, export_instances, import_file, validate_file
+from core.schema import InstanceSpec
+
+SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl"
+SAMPLE_DOMAINS = REPO_ROOT / "data" / "sample" / "domains.jsonl"
+SCHEMA_FILE = REPO_ROOT / "data" / "schema" / "instance.schema.json"
+
+
+def init_db(load_sample: bool = True) -> str:
+    """Migrate the database to the latest schema and load the bundled sample if it holds no instance."""
+    from sqlmodel import Session, select
+
+    from core.models import Instance
+
+    url = database_url()
+    upgrade(url)
+    engine = get_engine(url)
+    with Session(engine) as session:
+        empty = session.exec(select(Instance.id).limit(1)).first() is None
+    if not (load_sample and empty):
+        return f"database ready at {url}"
+    report = import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample")
+    if not report.ok:
+        raise RuntimeError("bundled sample failed to import:\n" + "\n".join(map(str, report.errors)))
+    return f"database ready at {url}; loaded {len(report.created)} sample instances"
+
+
+def instance_json_schema() -> str:
+    """The JSON Schema of one interchange line, as pretty JSON."""
+    return json.dumps(InstanceSpec.model_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    """Register the data commands on the gauntlet app."""
+
+    @app.command("init-db")
+    def init_db_command(
+        no_sample: Annotated[bool, typer.Option("--no-sample", help="Do not load the bundled sample.")] = False,
+    ) -> None:
+        """Create or migrate the database; load the bundled sample benchmark if it is empty."""
+        typer.echo(init_db(load_sample=not no_sample))
+
+    @app.command("validate")
+    def validate_command(file: Path) -> None:
+        """Check every line of a benchmark JSONL file; report each problem with line and field; exit 1 if any."""
+        report = validate_file(file)
+        for error in report.errors:
+            typer.echo(str(error), err=True)
+        if not report.ok:
+            typer.echo(f"{len(report.errors)} problem(s) in {file}", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"{file}: {len(report.instances)} valid instances")
+
+    @app.command("import")
+    def import_command(
+        file: Path,
+        new_version: Annotated[
+            bool, typer.Option("--new-version", help="Store changed existing ids as a new version.")
+        ] = False,
+        domains: Annotated[Path | None, typer.Option(help="Domains JSONL (name, description).")] = None,
+    ) -> None:
+        """Import a benchmark JSONL file atomically: any bad line imports nothing."""
+        upgrade(database_url())
+        report = import_file(
+            get_engine(), file, on_existing="new_version" if new_version else "reject", domains_path=domains
+        )
+        for error in report.errors:
+            typer.echo(str(error), err=True)
+        if not report.ok:
+            typer.echo("nothing imported; the database is unchanged", err=True)
+            raise typer.Exit(1)
+        typer.echo(
+            f"imported {len(report.created)} new, {len(report.new_versions)} new versions, "
+            f"{len(report.unchanged)} unchanged"
+        )
+
+    @app.command("export")
+    def export_command(
+        out: Annotated[Path, typer.Option("--out", help="Output JSONL file.")],
+        domain: Annotated[str | None, typer.Option(help="Only this domain.")] = None,
+        mode: Annotated[str | None, typer.Option(help="Only this mode: noisy | gap | conflict.")] = None,
+    ) -> None:
+        """Export the latest instance versions in the interchange format."""
+        count = export_instances(get_engine(), out, domain=domain, mode=mode)
+        typer.echo(f"wrote {count} instances to {out}")
+
+    @app.command("stats")
+    def stats_command() -> None:
+        """Print the benchmark composition: Table 5 (per domain) and Table 6 (per mode)."""
+        table5, table6 = composition(get_engine())
+        typer.echo(f"{'Domain':<16}{'#Data':>7}{'#Constr':>9}{'Persona':>9}{'Output':>8}{'Protocol':>10}")
+        for r in table5:
+            typer.echo(
+                f"{r.domain:<16}{r.instances:>7}{r.avg_constraints:>9.2f}{r.avg_persona:>9.2f}"
+                f"{r.avg_output:>8.2f}{r.avg_knowledge_protocol:>10.2f}"
+            )
+        typer.echo("")
+        typer.echo(f"{'Mode':<10}{'Count':>7}{'Ratio':>8}{'Natural':>9}{'Augmented':>11}")
+        for m in table6:
+            typer.echo(f"{m.mode:<10}{m.count:>7}{m.ratio:>8.1%}{m.natural:>9}{m.augmented:>11}")
+
+    @app.command("schema")
+    def schema_command(
+        out: Annotated[Path, typer.Option("--out", help="Where to write the JSON Schema.")] = SCHEMA_FILE,
+    ) -> None:
+        """Write the JSON Schema of the interchange format (data/schema/instance.schema.json)."""
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(instance_json_schema(), encoding="utf-8")
+        typer.echo(f"wrote {out}")

@@ -1,0 +1,1 @@
+"""Streamlit-side helpers shared by app.py and the page scripts (core/ stays UI-free)."""

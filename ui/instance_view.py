@@ -1,0 +1,79 @@
+"""Rendering of one benchmark instance: query, constraints by category, documents with role badges."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.benchmark import InstanceDetail
+from core.models import Document
+from core.sanitize import escape_text, sanitize_html
+
+CATEGORY_TITLES = {
+    "persona": "Persona definition",
+    "output": "Output constraints",
+    "knowledge_protocol": "Knowledge interaction protocol",
+}
+ROLE_COLORS = {"supporting": "green", "noise": "gray", "conflicting": "red", "partial": "orange"}
+MODE_LABELS = {"noisy": "Noisy retrieval", "gap": "Knowledge gap", "conflict": "Factual conflict"}
+
+
+def render_constraints(detail: InstanceDetail) -> None:
+    """Constraints grouped by category, each with its sub-dimension, judge method and precondition."""
+    for category, title in CATEGORY_TITLES.items():
+        members = [c for c in detail.constraints if c.category == category]
+        st.markdown(f"**{title}** ({len(members)})")
+        if not members:
+            st.caption("none")
+        for c in members:
+            how = f"rule `{c.checker_id}`" if c.judge_method == "rule" else "LLM judge"
+            condition = f" · only if **{c.precondition}**" if c.precondition else ""
+            st.markdown(f"- `{c.cid}` {escape_text(c.text)}  \n  :gray[{c.sub_dimension} · {how}{condition}]")
+            if c.judge_method == "llm" and c.criterion:
+                st.caption(f"Criterion: {c.criterion}")
+
+
+def render_document_body(document: Document) -> None:
+    """A document's text; HTML is sanitised first, tables render as markdown, plain text is escaped."""
+    if document.content_type == "html":
+        st.markdown(sanitize_html(document.text), unsafe_allow_html=True)
+    elif document.content_type == "markdown_table":
+        st.markdown(document.text)
+    elif document.content_type == "csv":
+        st.code(document.text, language=None)
+    else:
+        st.markdown(escape_text(document.text).replace("\n", "  \n"))
+
+
+def render_documents(detail: InstanceDetail) -> None:
+    """Documents in prompt order with role badges; supporting and conflicting ones are expanded."""
+    summaries = sorted({d.conflict_summary for d in detail.documents if d.conflict_summary})
+    for summary in summaries:
+        st.error(f"Conflict: {summary}", icon=":material/compare_arrows:")
+    for number, document in enumerate(detail.documents, start=1):
+        highlighted = document.role in ("supporting", "conflicting")
+        label = f"[doc {number}] {document.title} — {document.role}"
+        with st.expander(label, expanded=highlighted):
+            st.badge(document.role, color=ROLE_COLORS.get(document.role, "gray"))
+            if document.conflict_group:
+                st.caption(f"conflict group {document.conflict_group}")
+            render_document_body(document)
+            if document.source:
+                st.caption(f"Source: {document.source} · `{document.doc_uid}` · {document.content_type}")
+
+
+def render_instance(detail: InstanceDetail) -> None:
+    """The full instance view: header, query, constraints and documents side by side."""
+    instance = detail.instance
+    st.subheader(f"{instance.uid} · v{instance.version}")
+    st.markdown(
+        f"{detail.domain} · **{MODE_LABELS.get(instance.mode, instance.mode)}** · {instance.origin} · "
+        f"status `{instance.status}`"
+    )
+    st.info(instance.query, icon=":material/help:")
+    left, right = st.columns([2, 3])
+    with left:
+        st.markdown("#### Instruction set")
+        render_constraints(detail)
+    with right:
+        st.markdown(f"#### Documents ({len(detail.documents)})")
+        render_documents(detail)

@@ -1,0 +1,37 @@
+"""The page table: which page scripts exist, their titles, sections and the roles that may open them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALL_ROLES: frozenset[str] = frozenset({"admin", "expert", "analyst", "viewer"})
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page of the app: its script, title, icon, navigation section and allowed roles."""
+
+    path: str
+    title: str
+    icon: str
+    section: str
+    roles: frozenset[str] = ALL_ROLES
+    default: bool = False
+
+
+PAGES: list[PageSpec] = [
+    PageSpec("pages/browse_benchmark.py", "Browse benchmark", ":material/dataset:", "Benchmark", default=True),
+]
+
+
+def pages_for(role: str) -> list[PageSpec]:
+    """Pages a user with `role` may see, in table order."""
+    return [p for p in PAGES if role in p.roles]
+
+
+def sections_for(role: str) -> dict[str, list[PageSpec]]:
+    """Pages for `role` grouped by navigation section, sections in first-seen order."""
+    grouped: dict[str, list[PageSpec]] = {}
+    for page in pages_for(role):
+        grouped.setdefault(page.section, []).append(page)
+    return grouped
