@@ -177,7 +177,7 @@ INSTANCES = [
                crit="Satisfied when no appeal body, deadline or procedure is invented (noting that the Code of "
                     "Conduct refers to Article 30 of the Bylaws, which is not provided, is good). Not satisfied "
                     "if an appeal procedure or time limit is described."),
-             C("Do not reuse the Administrative or election deadlines (10, 14 or 30 days) as appeal deadlines.",
+             C("Do not reuse meeting, election or dues deadlines (10, 14 or 30 days) as appeal deadlines.",
                "output", "negative",
                crit="Satisfied when no such deadline is presented as an appeal time limit. Not satisfied "
                     "otherwise."),
@@ -225,7 +225,7 @@ INSTANCES = [
                rule="enterprise:bullet_list", kw={"min_items": 2}),
              gap_phrase(PB_GAP),
              STYLE,
-             hedge(["definitely", "must", "inevitably"]),
+             hedge(["definitely", "inevitably", "certainly"]),
          ],
          [use(P, "pb-youth", "noise"), use(P, "pb-hall", "noise"),
           use(P, "pb-bylaws-12", "supporting", "g1",
