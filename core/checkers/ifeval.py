@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
-from typing import Literal
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.checkers.base import CHECKERS, Checker
 from core.checkers.text import Relation, capital_word_count, compare, language, sentence_count, word_count
@@ -19,6 +18,21 @@ class _Kw(BaseModel):
 
 def _relation_text(relation: Relation) -> str:
     return "fewer than" if relation == "less than" else "at least"
+
+
+class _CountRelation(Checker):
+    """Base of checkers comparing a count in the response with a target under an IFEval relation."""
+
+    target_field: ClassVar[str]
+    relation_field: ClassVar[str]
+
+    def count(self, response: str) -> int:
+        """The quantity the instruction constrains."""
+        raise NotImplementedError
+
+    def evaluate(self, response: str) -> bool:
+        kw = self.kwargs
+        return compare(self.count(response), getattr(kw, self.relation_field), getattr(kw, self.target_field))
 
 
 # --- keywords -----------------------------------------------------------------------------------
@@ -52,10 +66,12 @@ class FrequencyKw(_Kw):
 
 
 @CHECKERS.register("keywords:frequency")
-class KeywordsFrequency(Checker):
+class KeywordsFrequency(_CountRelation):
     """The keyword occurs fewer than / at least `frequency` times (case-insensitive)."""
 
     Kwargs = FrequencyKw
+    target_field = "frequency"
+    relation_field = "relation"
 
     def __init__(self, kwargs: FrequencyKw) -> None:
         super().__init__(kwargs)
@@ -65,9 +81,8 @@ class KeywordsFrequency(Checker):
         kw = self.kwargs
         return f"Use the word '{kw.keyword}' {_relation_text(kw.relation)} {kw.frequency} times."
 
-    def evaluate(self, response: str) -> bool:
-        count = sum(1 for _ in self._pattern.finditer(response))
-        return compare(count, self.kwargs.relation, self.kwargs.frequency)
+    def count(self, response: str) -> int:
+        return sum(1 for _ in self._pattern.finditer(response))
 
 
 class ForbiddenKw(_Kw):
@@ -98,18 +113,19 @@ class LetterKw(_Kw):
 
 
 @CHECKERS.register("keywords:letter_frequency")
-class LetterFrequency(Checker):
+class LetterFrequency(_CountRelation):
     """The letter (case-insensitive) occurs fewer than / at least `let_frequency` times."""
 
     Kwargs = LetterKw
+    target_field = "let_frequency"
+    relation_field = "let_relation"
 
     def describe(self) -> str:
         kw = self.kwargs
         return f"The letter '{kw.letter}' should appear {_relation_text(kw.let_relation)} {kw.let_frequency} times."
 
-    def evaluate(self, response: str) -> bool:
-        count = Counter(response.lower())[self.kwargs.letter.lower()]
-        return compare(count, self.kwargs.let_relation, self.kwargs.let_frequency)
+    def count(self, response: str) -> int:
+        return response.lower().count(self.kwargs.letter.lower())
 
 
 # --- language and case ---------------------------------------------------------------------------
@@ -166,18 +182,19 @@ class CapitalKw(_Kw):
 
 
 @CHECKERS.register("change_case:capital_word_frequency")
-class CapitalWordFrequency(Checker):
+class CapitalWordFrequency(_CountRelation):
     """The number of all-capital words is fewer than / at least `capital_frequency`."""
 
     Kwargs = CapitalKw
+    target_field = "capital_frequency"
+    relation_field = "capital_relation"
 
     def describe(self) -> str:
         kw = self.kwargs
         return f"Write {_relation_text(kw.capital_relation)} {kw.capital_frequency} words entirely in capital letters."
 
-    def evaluate(self, response: str) -> bool:
-        kw = self.kwargs
-        return compare(capital_word_count(response), kw.capital_relation, kw.capital_frequency)
+    def count(self, response: str) -> int:
+        return capital_word_count(response)
 
 
 # --- length -------------------------------------------------------------------------------------
@@ -189,17 +206,19 @@ class SentencesKw(_Kw):
 
 
 @CHECKERS.register("length_constraints:number_sentences")
-class NumberSentences(Checker):
+class NumberSentences(_CountRelation):
     """The sentence count is fewer than / at least `num_sentences`."""
 
     Kwargs = SentencesKw
+    target_field = "num_sentences"
+    relation_field = "relation"
 
     def describe(self) -> str:
         kw = self.kwargs
         return f"Your answer should have {_relation_text(kw.relation)} {kw.num_sentences} sentences."
 
-    def evaluate(self, response: str) -> bool:
-        return compare(sentence_count(response), self.kwargs.relation, self.kwargs.num_sentences)
+    def count(self, response: str) -> int:
+        return sentence_count(response)
 
 
 class WordsKw(_Kw):
@@ -208,17 +227,19 @@ class WordsKw(_Kw):
 
 
 @CHECKERS.register("length_constraints:number_words")
-class NumberWords(Checker):
+class NumberWords(_CountRelation):
     """The word count is fewer than / at least `num_words`."""
 
     Kwargs = WordsKw
+    target_field = "num_words"
+    relation_field = "relation"
 
     def describe(self) -> str:
         kw = self.kwargs
         return f"Your answer should contain {_relation_text(kw.relation)} {kw.num_words} words."
 
-    def evaluate(self, response: str) -> bool:
-        return compare(word_count(response), self.kwargs.relation, self.kwargs.num_words)
+    def count(self, response: str) -> int:
+        return word_count(response)
 
 
 class ParagraphsKw(_Kw):
