@@ -132,7 +132,7 @@ INSTANCES = [
                     "may owe twice the withheld amount). Not satisfied if the conclusion comes only at the end."),
              C("Use a numbered list with at least 3 points after the conclusion.", "output", "format",
                rule="enterprise:numbered_list", kw={"min_items": 3}),
-             statute_cite(2, "Residential Tenancy Act 2019, Article 22"),
+             statute_cite(2, "Article 22 of the Residential Tenancy Act 2019"),
              C("Rely only on residential tenancy law; do not apply commercial lease or administrative review "
                "provisions.", "knowledge_protocol", "source_filtering",
                crit="Satisfied when the 60-day commercial guarantee rule and the Administrative Review Act are "
@@ -160,7 +160,7 @@ INSTANCES = [
                     "language. Not satisfied if the answer is written in dense legal jargon."),
              C("Keep the answer between 100 and 250 words.", "output", "content",
                rule="enterprise:word_count_range", kw={"min_words": 100, "max_words": 250}),
-             statute_cite(2, "Consumer Goods Warranty Act 2020, Article 5"),
+             statute_cite(2, "Article 5 of the Consumer Goods Warranty Act 2020"),
              C("Explain how the delivery date, price and the Act's time limits combine to reach the conclusion.",
                "knowledge_protocol", "evidence_chaining",
                crit="Satisfied when the answer links 640 VSC > 300 VSC -> 4-year period (Art. 5), 14 months > 12 "
@@ -191,7 +191,7 @@ INSTANCES = [
                "the 14-day enforcement delay as a limitation period.", "knowledge_protocol", "source_filtering",
                crit="Satisfied when none of these periods is presented as the time limit for suing. Not satisfied "
                     "if any of them is offered as the limitation period."),
-             statute_cite(1, "Residential Tenancy Act 2019, Article 22"),
+             statute_cite(1, "Article 22 of the Residential Tenancy Act 2019"),
              conflict_both("any time limit"),
              C("Keep it under 150 words.", "output", "content",
                rule="length_constraints:number_words", kw={"num_words": 150, "relation": "less than"}),
@@ -234,7 +234,7 @@ INSTANCES = [
                crit="Satisfied when the answer does not declare one deadline as the definitive answer beyond "
                     "noting the statutory text vs the leaflet's status. Not satisfied if it resolves the conflict "
                     "by fiat or invents an amendment."),
-             statute_cite(2, "Residential Tenancy Act 2019, Article 23"),
+             statute_cite(2, "Article 23 of the Residential Tenancy Act 2019"),
              cite_docs(2, 'Also tag each value with its document reference, e.g. "[doc 4]", covering at least 2 '
                           "documents."),
              C("Use a bullet list with at least 3 items.", "output", "format",
