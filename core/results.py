@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core import stats
-from core.models import Domain, Instance, Model, Response, Verdict
+from core.models import Constraint, Document, Domain, Instance, Model, Response, Verdict
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
 CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
@@ -165,8 +165,8 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
     """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
 
     Every column is resampled with the same row indices (as stats.bootstrap_ci with paired=True) and the
-    mean of each replicate ignores missing cells. Implemented as multinomial resampling weights times the
-    data, so all metrics of a model cost one matrix product.
+    mean of each replicate ignores missing cells. Implemented as resampling counts (how often each row was
+    drawn) times the data, so all metrics of a model cost one matrix product.
     """
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
@@ -175,27 +175,33 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
     mask = ~np.isnan(values)
     filled = np.where(mask, values, 0.0)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples).astype(float)
+    idx = rng.integers(0, n, size=(n_resamples, n)) + (np.arange(n_resamples) * n)[:, None]
+    weights = np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float32)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (weights @ filled) / (weights @ mask.astype(float))
+        return (weights @ filled.astype(np.float32)).astype(float) / (weights @ mask.astype(np.float32)).astype(float)
 
 
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds per column, NaN-safe (matches np.quantile linear interpolation)."""
     lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
-    with np.errstate(invalid="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            bounds = np.nanquantile(replicates, [lo, hi], axis=0)
+    missing = np.isnan(replicates)
+    if not missing.any():
+        bounds = np.quantile(replicates, [lo, hi], axis=0)
+    else:  # nanquantile is slow; only columns with an empty resample need it
+        bounds = np.full((2, replicates.shape[1]), np.nan)
+        full = ~missing.any(axis=0)
+        bounds[:, full] = np.quantile(replicates[:, full], [lo, hi], axis=0)
+        for j in np.flatnonzero(~full):
+            col = replicates[:, j][~missing[:, j]]
+            if col.size:
+                bounds[:, j] = np.quantile(col, [lo, hi])
     return bounds[0], bounds[1]
 
 
 # --------------------------------------------------------------------------- leaderboard
 
 
-def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 2_000, seed: int = 0) -> pd.DataFrame:
+def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
     """Per model and metric: mean, 95% bootstrap CI, n, and rank mark ('best', 'second' or '').
 
     `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
@@ -207,34 +213,25 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 2
     for i, (model, group) in enumerate(scores.groupby("model", sort=True)):
         matrix = group[keys].to_numpy(dtype=float)
         gap_col = (group["loose_ias"] - group["strict_ias"]).to_numpy(dtype=float)
-        matrix = np.column_stack([matrix, gap_col])
+        cost = group["cost_usd"].fillna(0.0).to_numpy(dtype=float) * 1000.0
+        latency = group["latency_ms"].to_numpy(dtype=float) * (1000.0 / 60_000.0)
+        matrix = np.column_stack([matrix, gap_col, cost, latency])
         reps = bootstrap_means(matrix, n_resamples, seed + i)
         low, high = _ci(reps)
         counts = (~np.isnan(matrix)).sum(axis=0)
-        with np.errstate(invalid="ignore"):
-            means = np.array([np.nanmean(c) if n else np.nan for c, n in zip(matrix.T, counts, strict=True)])
-        for j, key in enumerate([*keys, "orchestration_gap"]):
+        sums = np.nansum(matrix, axis=0)
+        for j, key in enumerate([*keys, "orchestration_gap", "cost_per_1k", "latency_min_per_1k"]):
             n = int(counts[j])
             rows.append(
                 {
                     "model": model,
                     "metric": key,
-                    "value": float(means[j]) if n else np.nan,
+                    "value": float(sums[j] / n) if n else np.nan,
                     "ci_low": float(low[j]) if n else np.nan,
                     "ci_high": float(high[j]) if n else np.nan,
                     "n": n,
                 }
             )
-        cost = group["cost_usd"].fillna(0.0).to_numpy(dtype=float)
-        latency = group["latency_ms"].to_numpy(dtype=float)
-        for key, arr, scale in (("cost_per_1k", cost, 1000.0), ("latency_min_per_1k", latency, 1000.0 / 60_000.0)):
-            arr = arr[~np.isnan(arr)]
-            if arr.size:
-                rep = bootstrap_means(arr, n_resamples, seed + i) * scale
-                lo, hi = _ci(rep)
-                rows.append({"model": model, "metric": key, "value": float(arr.mean() * scale), "ci_low": float(lo[0]), "ci_high": float(hi[0]), "n": int(arr.size)})
-            else:
-                rows.append({"model": model, "metric": key, "value": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": 0})
     long = pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])
     long = with_model_info(long, models)
     long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else "Orchestration gap (Loose − Strict)")
@@ -301,21 +298,15 @@ def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS
 # --------------------------------------------------------------------------- constraint errors
 
 
-def failure_rates(verdicts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
+def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
     """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
 
-    Only verdicts with status 'ok' and a decided pass/fail count; errors and not-applicable are reported
-    separately as 'undetermined'. `share_of_failures` normalises each model's failures to sum to 1.
+    `counts` has the load_failure_counts / verdict_counts layout (already filtered by mode and domain).
+    Only verdicts with status 'ok' and a decided pass/fail count; errors and not-applicable are reported as
+    'undetermined'. `share_of_failures` normalises each model's failures to sum to 1 (the stacked view).
     """
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
-    frame = verdicts.assign(
-        decided=(verdicts["status"] == "ok") & verdicts["passed"].notna(),
-        failed=(verdicts["status"] == "ok") & (verdicts["passed"].astype(object) == False),  # noqa: E712
-    )
-    grouped = frame.groupby(keys, sort=True)
-    out = pd.DataFrame(
-        {"verdicts": grouped.size(), "decided": grouped["decided"].sum(), "failed": grouped["failed"].sum()}
-    ).reset_index()
+    out = counts.groupby(keys, sort=True)[["verdicts", "decided", "failed"]].sum().reset_index()
     out["undetermined"] = out["verdicts"] - out["decided"]
     out["failure_rate"] = out["failed"] / out["decided"].where(out["decided"] > 0)
     totals = out.groupby("model")["failed"].transform("sum")
@@ -495,3 +486,166 @@ def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
     """Distinct evaluated instances by domain, mode and origin."""
     inst = scores.drop_duplicates("instance_uid")
     return inst.groupby(["domain", "mode", "origin"]).size().rename("instances").reset_index()
+
+
+# --------------------------------------------------------------------------- fast loaders
+#
+# Same columns and semantics as core.metrics.response_scores / constraint_verdicts (IAS from core.metrics.ias:
+# errors and unjudged leave the denominator, Strict is None when they could hide a failure), computed with
+# two SQL reads and vectorised pandas so a paper-scale run (~15k responses, ~160k verdicts) loads in well under
+# a second. tests/test_results.py checks the two agree row for row.
+
+_RESPONSES_SQL = """
+SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
+       r.cost_usd, r.latency_ms, i.id AS instance_id
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE r.status = 'done' AND r.run_id IN ({runs})
+"""
+_PROTOCOL_SQL = """
+SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance i ON i.id = c.instance_id
+WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = i.mode)
+  AND c.instance_id IN (SELECT instance_id FROM response WHERE run_id IN ({runs}))
+"""
+_JUDGE_FILTER = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
+_CONSTRAINT_COUNTS_SQL = """
+SELECT v.response_id, c.category, COUNT(*) AS n,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS judged,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed THEN 1 ELSE 0 END) AS passed,
+       SUM(CASE WHEN v.status = 'error' THEN 1 ELSE 0 END) AS errors,
+       SUM(v.calls) AS calls, SUM(v.cost_usd) AS judge_cost_usd
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
+GROUP BY v.response_id, c.category
+""" % _JUDGE_FILTER
+_METRIC_VERDICTS_SQL = """
+SELECT v.response_id, v.metric, v.status, v.value, v.calls, v.cost_usd AS judge_cost_usd
+FROM verdict v WHERE v.metric != 'constraint' AND v.run_id IN ({runs}) AND v.judge = :judge
+"""
+_FAILURE_COUNTS_SQL = """
+SELECT m.name AS model, d.name AS domain, i.mode, c.category, c.sub_dimension, COUNT(*) AS verdicts,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS decided,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed THEN 1 ELSE 0 END) AS failed
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
+GROUP BY m.name, d.name, i.mode, c.category, c.sub_dimension
+""" % _JUDGE_FILTER
+_CONSTRAINT_VERDICTS_SQL = """
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
+       c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
+ORDER BY v.response_id, c.position
+""" % _JUDGE_FILTER
+SCORE_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
+
+
+def _runs_sql(sql: str, run_ids: Sequence[int]) -> str:
+    return sql.format(runs=", ".join(str(int(r)) for r in run_ids) or "NULL")
+
+
+def _read(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        return pd.read_sql_query(text(sql), conn, params=params or {})
+
+
+def load_response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """One row per done response (the core.metrics.response_scores columns), vectorised."""
+    resp = _read(engine, _runs_sql(_RESPONSES_SQL, run_ids))
+    if resp.empty:
+        return resp
+    protocol_ids = set(_read(engine, _runs_sql(_PROTOCOL_SQL, run_ids))["instance_id"])
+    resp["has_protocol"] = resp["instance_id"].isin(protocol_ids)
+    counts = _read(engine, _runs_sql(_CONSTRAINT_COUNTS_SQL, run_ids), {"judge": judge})
+    metric = _read(engine, _runs_sql(_METRIC_VERDICTS_SQL, run_ids), {"judge": judge})
+    per = counts.groupby("response_id")[["n", "judged", "passed", "errors"]].sum()
+    per["failed"] = per["judged"] - per["passed"]
+    per["unjudged"] = per["n"] - per["judged"] - per["errors"]
+    per["loose_ias"] = per["passed"] / per["judged"].where(per["judged"] > 0)
+    per["strict_ias"] = np.where(per["failed"] > 0, 0.0, np.where((per["errors"] + per["unjudged"] > 0) | (per["judged"] == 0), np.nan, 1.0))
+    cat = counts.set_index(["response_id", "category"])
+    cat_loose = (cat["passed"] / cat["judged"].where(cat["judged"] > 0)).unstack("category")
+    metric = metric.drop_duplicates(["response_id", "metric"])
+    values = pd.to_numeric(metric["value"], errors="coerce").where(metric["status"] == "ok")
+    metric_values = metric.assign(value=values).pivot(index="response_id", columns="metric", values="value")
+    metric_status = metric.pivot(index="response_id", columns="metric", values="status")
+    judge_cost = pd.concat([counts[["response_id", "calls", "judge_cost_usd"]], metric[["response_id", "calls", "judge_cost_usd"]]])
+    judge_cost = judge_cost.groupby("response_id").agg(judge_calls=("calls", "sum"), judge_cost_usd=("judge_cost_usd", "sum"))
+    out = resp.set_index("response_id")
+    out["loose_ias"] = per["loose_ias"]
+    out["strict_ias"] = per["strict_ias"]
+    for c in CATEGORIES:
+        out[f"loose_{c}"] = cat_loose[c] if c in cat_loose else np.nan
+    for m in SCORE_METRICS:
+        out[m] = metric_values[m] if m in metric_values else np.nan
+        out[f"{m}_status"] = metric_status[m] if m in metric_status else None
+    out["n_constraints"] = per["n"].reindex(out.index).fillna(0).astype(int)
+    out["n_constraint_errors"] = per["errors"].reindex(out.index).fillna(0).astype(int)
+    out["n_constraint_unjudged"] = per["unjudged"].reindex(out.index).fillna(0).astype(int)
+    out["judge_calls"] = judge_cost["judge_calls"].reindex(out.index).fillna(0).astype(int)
+    out["judge_cost_usd"] = judge_cost["judge_cost_usd"].reindex(out.index).fillna(0.0)
+    return out.reset_index().drop(columns=["instance_id"]).sort_values("response_id").reset_index(drop=True)
+
+
+def load_constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None, category: str | None = None,
+                             sub_dimension: str | None = None, failed_only: bool = False) -> pd.DataFrame:
+    """Constraint verdicts of `judge` plus rule verdicts (the core.metrics.constraint_verdicts columns), optionally narrowed."""
+    extra, params = "", {"judge": judge}
+    for name, value in (("m.name", model), ("c.category", category), ("c.sub_dimension", sub_dimension)):
+        if value:
+            key = name.split(".")[1]
+            extra += f" AND {name} = :{key}"
+            params[key] = value
+    if failed_only:
+        extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
+    frame = _read(engine, _runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
+    frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
+    return frame
+
+
+def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdict counts per model, domain, mode, category and sub-dimension, aggregated in SQL."""
+    return _read(engine, _runs_sql(_FAILURE_COUNTS_SQL, run_ids), {"judge": judge})
+
+
+def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns)."""
+    decided = (verdicts["status"] == "ok") & verdicts["passed"].notna()
+    failed = decided & (verdicts["passed"].astype(object) == False)  # noqa: E712
+    frame = verdicts.assign(verdicts=1, decided=decided.astype(int), failed=failed.astype(int))
+    keys = ["model", "domain", "mode", "category", "sub_dimension"]
+    return frame.groupby(keys, as_index=False)[["verdicts", "decided", "failed"]].sum()
+
+
+def response_details(engine: Engine, response_id: int, judge: str) -> dict:
+    """Everything behind one response for drill-down: query, documents, response text, constraint and metric verdicts."""
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        resp = session.get(Response, response_id)
+        if resp is None:
+            return {}
+        inst = session.get(Instance, resp.instance_id)
+        model = session.get(Model, resp.model_id)
+        docs = session.exec(select(Document).where(col(Document.instance_id) == inst.id).order_by(col(Document.position))).scalars().all()
+        cons = {c.id: c for c in session.exec(select(Constraint).where(col(Constraint.instance_id) == inst.id)).scalars().all()}
+        verdicts = session.exec(select(Verdict).where(col(Verdict.response_id) == response_id)).scalars().all()
+    constraint_rows = []
+    for c in sorted(cons.values(), key=lambda c: c.position):
+        for v in verdicts:
+            if v.constraint_id == c.id and v.judge in (judge, "rule"):
+                constraint_rows.append({"cid": c.cid, "constraint": c.text, "category": c.category, "sub_dimension": c.sub_dimension,
+                                        "judge": v.judge, "method": v.method, "status": v.status, "passed": v.passed, "reason": v.reason})
+    metric_rows = [{"metric": v.metric, "judge": v.judge, "method": v.method, "status": v.status, "value": v.value, "passed": v.passed, "reason": v.reason}
+                   for v in verdicts if v.constraint_id is None]
+    return {
+        "response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid, "mode": inst.mode, "origin": inst.origin,
+        "query": inst.query, "response": resp.text or "", "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
+        "documents": [{"position": d.position + 1, "title": d.title, "role": d.role, "source": d.source, "text": d.text} for d in docs],
+        "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
+        "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
+        "judges": sorted({v.judge for v in verdicts}),
+    }

@@ -160,7 +160,7 @@ VERDICTS = pd.DataFrame(
     ],
 )
 def test_failure_rates(level, key, rate, share, undetermined):
-    fr = results.failure_rates(VERDICTS, level)
+    fr = results.failure_rates(results.verdict_counts(VERDICTS), level)
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
     row = fr.set_index(keys).loc[key]
     assert row["failure_rate"] == pytest.approx(rate)
