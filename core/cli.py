@@ -15,6 +15,7 @@ app = typer.Typer(
 
 COMMAND_MODULES: list[str] = [
     "core.commands.data",
+    "core.commands.run",
 ]
 
 for module_name in COMMAND_MODULES:

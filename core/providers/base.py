@@ -45,6 +45,7 @@ class Completion(BaseModel):
     cached: bool = False
     cache_key: str | None = None
     finish_reason: str | None = None
+    attempts: int = 1
 
 
 class ProviderError(Exception):

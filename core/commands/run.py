@@ -1,0 +1,282 @@
+"""Run commands: run (new, --resume, --retry-failed, --dry-run), report, models add/list/baselines, fake-server."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import logging
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from core.config import database_url
+from core.db import get_engine, upgrade
+from core.providers.base import ModelConfig
+from core.providers.prices import PRICES_AS_OF, default_price
+
+console = Console(stderr=True)
+models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def _engine():
+    url = database_url()
+    upgrade(url)
+    return get_engine(url)
+
+
+def print_estimate(estimate: Any) -> None:
+    """Print the pre-launch estimate (calls, tokens, upper-bound cost) per model and in total."""
+    table = Table(title="Estimate (output tokens at their maximum: an upper bound)")
+    for column in ("model", "calls", "cached", "max cost $"):
+        table.add_column(column)
+    for name, row in estimate.per_model.items():
+        table.add_row(name, str(int(row["calls"])), str(int(row["cached"])), f"{row['max_cost_usd']:.4f}")
+    console.print(table)
+    console.print(f"items {estimate.items} | calls {estimate.calls} | cached {estimate.cached} | input tokens "
+                  f"~{estimate.input_tokens} | output tokens <= {estimate.max_output_tokens} | "
+                  f"cost <= ${estimate.max_cost_usd:.4f}")
+
+
+def run(
+    models: Annotated[str, typer.Option(help="Comma-separated registered model names.")] = "",
+    domains: Annotated[str, typer.Option(help="Comma-separated domain names (default: all).")] = "",
+    modes: Annotated[str, typer.Option(help="Comma-separated modes: noisy,gap,conflict (default: all).")] = "",
+    limit: Annotated[int | None, typer.Option(help="At most this many instances.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Concurrent calls per provider.")] = None,
+    rpm: Annotated[float | None, typer.Option(help="Requests per minute per provider.")] = None,
+    tpm: Annotated[float | None, typer.Option(help="Tokens per minute per provider.")] = None,
+    budget_usd: Annotated[float | None, typer.Option(help="Stop cleanly once this much is spent.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Score after generation: heuristic or llm:<model>.")] = None,
+    order: Annotated[str | None, typer.Option(help="Document order: stored|shuffle|support_first|...")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for shuffled document order.")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
+    name: Annotated[str, typer.Option(help="A label for the run.")] = "",
+    resume: Annotated[int | None, typer.Option(help="Finish the pending items of this run.")] = None,
+    retry_failed: Annotated[int | None, typer.Option(help="Retry the failed items of this run.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the estimate and exit.")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Generate answers for models x instances; every item ends done or failed with a reason."""
+    from core import runner
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    engine = _engine()
+    overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
+                 "max_retries": max_retries}
+    try:
+        run_id = _target_run(engine, runner, models, domains, modes, limit, order, seed, name, overrides,
+                             resume, retry_failed, dry_run)
+    except ValueError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    if run_id is None:
+        return
+    print_estimate(runner.estimate_run(engine, run_id))
+    result = _execute(engine, runner, run_id, overrides, quiet)
+    _finish(engine, runner, run_id, result)
+
+
+def _target_run(engine, runner, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
+                dry_run) -> int | None:
+    if resume is not None:
+        return resume
+    if retry_failed is not None:
+        count = runner.retry_failed(engine, retry_failed)
+        console.print(f"run {retry_failed}: {count} failed item(s) back to pending")
+        return retry_failed
+    options = runner.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
+                                name=name, order=order or "stored", seed=seed or 0)
+    for key, value in overrides.items():
+        if value is not None:
+            setattr(options, key, value)
+    if not options.models:
+        raise ValueError("--models is required (see `gauntlet models list`)")
+    if dry_run:
+        print_estimate(runner.estimate_options(engine, options))
+        return None
+    run_id = runner.create_run(engine, options)
+    typer.echo(f"run {run_id} created")
+    return run_id
+
+
+def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool):
+    if quiet:
+        return asyncio.run(runner.execute_run(engine, run_id, overrides=overrides))
+    columns = (TextColumn("run {task.fields[run]}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
+               TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console) as bar:
+        snap = runner.progress_snapshot(engine, run_id)
+        task = bar.add_task("run", total=snap.total, completed=snap.finished, run=run_id, failed=snap.failed,
+                            rate=0.0, spent=snap.spent_usd)
+
+        def update(p) -> None:
+            bar.update(task, completed=p.finished, failed=p.failed, rate=p.rate, spent=p.spent_usd)
+
+        return asyncio.run(runner.execute_run(engine, run_id, overrides=overrides, progress=update))
+
+
+def _finish(engine, runner, run_id: int, result) -> None:
+    failures = runner.failed_items(engine, run_id)
+    typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
+               f"spent ${result.spent_usd:.4f}")
+    for failure in failures:
+        typer.echo(f"  failed #{failure['response_id']} {failure['model']} {failure['instance']} "
+                   f"after {failure['attempts']} attempt(s): {failure['error']}")
+    if failures:
+        typer.echo(f"retry them with: gauntlet run --retry-failed {run_id}")
+    if result.status == "budget_stopped":
+        typer.echo(f"budget reached; finish with: gauntlet run --resume {run_id} --budget-usd <more>")
+    judge = runner.run_options(engine, run_id).judge
+    if judge and result.status == "done":
+        report = asyncio.run(runner.judge_run(engine, run_id, judge))
+        typer.echo(f"scored with {judge}: {report}" if report is not None else "scoring module not available")
+
+
+def report(
+    run_id: Annotated[int, typer.Argument(help="Run id.")],
+    format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",  # noqa: A002
+) -> None:
+    """Per-model results so far: counts, tokens, cost, latency and verdict-based scores."""
+    from core import runner
+
+    engine = _engine()
+    try:
+        rows = runner.run_report(engine, run_id)
+    except ValueError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    typer.echo(render_report(rows, format, runner.failed_items(engine, run_id)))
+
+
+def render_report(rows: list[dict[str, Any]], fmt: str, failures: list[dict[str, Any]]) -> str:
+    """The report as a table, CSV or JSON (JSON also lists the failed items)."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    if fmt == "json":
+        return json.dumps({"models": rows, "failed": failures}, indent=2)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue().rstrip("\n")
+    if fmt != "table":
+        raise typer.BadParameter("format must be table, csv or json")
+    table = Table()
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+    out = Console(file=io.StringIO(), width=200)
+    out.print(table)
+    return out.file.getvalue().rstrip("\n")
+
+
+@models_app.command("add")
+def models_add(
+    name: Annotated[str, typer.Argument(help="Display name, e.g. gpt-4.1.")],
+    provider: Annotated[str, typer.Option(help="openai | anthropic | openai_compatible | baseline")] = "openai",
+    model_name: Annotated[str, typer.Option(help="API model id (default: the name).")] = "",
+    price_in: Annotated[float | None, typer.Option(help="USD per million input tokens.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="USD per million output tokens.")] = None,
+    paradigm: Annotated[str, typer.Option(help="standard | reasoning")] = "standard",
+    access: Annotated[str, typer.Option(help="open | closed")] = "closed",
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_output_tokens: Annotated[int, typer.Option(help="Max output tokens.")] = 1024,
+    setting: Annotated[list[str] | None, typer.Option(help="key=value, e.g. reasoning_effort=high, "
+                                                      "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
+) -> None:
+    """Register or update a model configuration (prices default to core/providers/prices.py)."""
+    from core import runner
+
+    model_name = model_name or name
+    default_in, default_out = default_price(model_name)
+    settings = dict(_parse_setting(s) for s in setting or [])
+    try:
+        config = ModelConfig(name=name, provider=provider, model_name=model_name, temperature=temperature,
+                             max_output_tokens=max_output_tokens, paradigm=paradigm, access=access,
+                             price_input_per_mtok=default_in if price_in is None else price_in,
+                             price_output_per_mtok=default_out if price_out is None else price_out,
+                             is_baseline=provider == "baseline", settings=settings)
+        from core.providers import PROVIDERS
+
+        PROVIDERS.get(provider)
+        row = runner.register_model(_engine(), config)
+    except (ValueError, KeyError) as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    typer.echo(f"model {row.name} ({row.provider}/{row.model_name}) ${row.price_input_per_mtok}/"
+               f"${row.price_output_per_mtok} per Mtok (defaults as of {PRICES_AS_OF})")
+
+
+def _parse_setting(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise typer.BadParameter(f"setting {text!r} must be key=value")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
+
+
+@models_app.command("baselines")
+def models_baselines() -> None:
+    """Register baseline:always-refuse and baseline:extractive."""
+    from core import runner
+
+    for row in runner.ensure_baselines(_engine()):
+        typer.echo(f"model {row.name} (baseline)")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """List registered models with prices and settings (no secrets are ever stored)."""
+    from sqlmodel import Session, select
+
+    from core.models import Model
+
+    with Session(_engine()) as session:
+        rows = session.exec(select(Model).order_by(Model.name)).all()
+    table = Table()
+    for column in ("name", "provider", "model", "paradigm", "in $/Mtok", "out $/Mtok", "settings"):
+        table.add_column(column)
+    for m in rows:
+        table.add_row(m.name, m.provider, m.model_name, m.paradigm, f"{m.price_input_per_mtok:g}",
+                      f"{m.price_output_per_mtok:g}", json.dumps(m.settings))
+    Console(width=200).print(table)
+
+
+def fake_server(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
+    latency_ms: Annotated[float, typer.Option(help="Latency added to every call.")] = 0.0,
+    error_rate: Annotated[float, typer.Option(help="Share of calls given a random fault.")] = 0.0,
+    script: Annotated[str | None, typer.Option(help="JSON/YAML list of ScriptRule.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
+) -> None:
+    """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
+    from core.fake_server import FakeLLMServer, load_script
+
+    rules = load_script(script) if script else None
+    server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)
+    typer.echo(f"fake LLM server on {server.base_url} (OpenAI base_url {server.base_url}/v1)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def register(app: typer.Typer) -> None:
+    """Add run, report, models and fake-server to the CLI."""
+    app.command("run")(run)
+    app.command("report")(report)
+    app.command("fake-server")(fake_server)
+    app.add_typer(models_app, name="models")

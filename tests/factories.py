@@ -1,0 +1,78 @@
+"""Small benchmark instances built directly through the SQLModel tables, plus model rows for runner tests."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.models import Constraint, Document, Domain, Instance, Model
+
+TOPICS = [
+    ("What is the maintenance interval of the turbine main bearing",
+     "The turbine maintenance interval is 6000 operating hours for the main bearing."),
+    ("What is the maximum daily dosage of the drug for adults",
+     "The maximum daily dosage of the drug is 4 grams for adults."),
+    ("How long is the lease termination notice period",
+     "The lease termination notice period is 90 days in writing."),
+    ("When is the annual audit report due", "The annual audit report is due on March 31 each year."),
+    ("How often do substation inspections happen under the grid code",
+     "Substation inspections happen every quarter under the grid code."),
+]
+
+
+def make_domain(session: Session, name: str) -> Domain:
+    """The domain called `name`, created if missing."""
+    domain = session.exec(select(Domain).where(Domain.name == name)).first()
+    if domain is None:
+        domain = Domain(name=name, description=f"{name} test domain")
+        session.add(domain)
+        session.flush()
+    return domain
+
+
+def make_instance(session: Session, *, uid: str, domain: str = "Energy", mode: str = "noisy",
+                  query: str = "What is the turbine maintenance interval?", support: str | None = None,
+                  noise: list[str] | None = None) -> Instance:
+    """An instance with three constraints, one supporting document and noise documents."""
+    instance = Instance(uid=uid, domain_id=make_domain(session, domain).id, query=query, mode=mode)
+    session.add(instance)
+    session.flush()
+    constraint_texts = ["You are a careful analyst.", "Cite sources as [doc N].", "Do not use emojis."]
+    for position, text in enumerate(constraint_texts):
+        session.add(Constraint(instance_id=instance.id, position=position, cid=f"c{position + 1}", text=text,
+                               category="output", sub_dimension="format", judge_method="llm", criterion=text))
+    docs = [("noise-a", "Cafeteria menu", "The cafeteria serves soup on Mondays.", "noise")]
+    if support is not None:
+        docs.append((f"{uid}-support", "Maintenance manual", support, "supporting"))
+    docs += [(f"noise-{i}", f"Unrelated {i}", text, "noise") for i, text in enumerate(noise or [])]
+    for position, (doc_uid, title, text, role) in enumerate(docs):
+        session.add(Document(instance_id=instance.id, position=position, doc_uid=doc_uid, title=title, text=text,
+                             role=role))
+    return instance
+
+
+def seed_instances(engine: Engine, count: int = 5, *, domains: tuple[str, ...] = ("Energy", "Medical")) -> list[int]:
+    """`count` instances cycling through TOPICS and `domains`; returns their ids."""
+    ids = []
+    with Session(engine) as session:
+        for i in range(count):
+            question, fact = TOPICS[i % len(TOPICS)]
+            instance = make_instance(session, uid=f"inst-{i:03d}", domain=domains[i % len(domains)],
+                                     mode=("noisy", "gap", "conflict")[i % 3],
+                                     query=f"{question} (case {i})?",
+                                     support=fact, noise=["Parking spaces are assigned by seniority."])
+            ids.append(instance.id)
+        session.commit()
+    return ids
+
+
+def add_model(engine: Engine, name: str, provider: str = "openai", *, price_in: float = 2.0, price_out: float = 8.0,
+              settings: dict | None = None, max_output_tokens: int = 64) -> int:
+    """Register a model row; returns its id."""
+    with Session(engine) as session:
+        model = Model(name=name, provider=provider, model_name=name, price_input_per_mtok=price_in,
+                      price_output_per_mtok=price_out, max_output_tokens=max_output_tokens,
+                      is_baseline=provider == "baseline", settings=settings or {})
+        session.add(model)
+        session.commit()
+        return model.id
