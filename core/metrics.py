@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import and_, exists, or_, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
 
 from core.models import Constraint, Domain, Instance, Model, Response, Verdict
 from core.schema import CATEGORIES
@@ -70,11 +71,12 @@ def _frame(engine: Engine, stmt, columns: Sequence[str] | None = None) -> pd.Dat
 
 def _protocol_exists():
     """Correlated EXISTS: the instance has a knowledge_protocol constraint applicable to its mode."""
+    pc = aliased(Constraint)
     return exists().where(
-        Constraint.instance_id == Instance.id,
-        Constraint.category == "knowledge_protocol",
-        or_(Constraint.precondition.is_(None), Constraint.precondition == Instance.mode),
-    )
+        pc.instance_id == Instance.id,
+        pc.category == "knowledge_protocol",
+        or_(pc.precondition.is_(None), pc.precondition == Instance.mode),
+    ).correlate(Instance)
 
 
 def _verdict_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:

@@ -222,7 +222,7 @@ class _Scorer:
             return verdicts
 
     def save(self, verdicts: list[Verdict]) -> None:
-        with Session(self.engine) as s:
+        with Session(self.engine, expire_on_commit=False) as s:
             s.add_all(verdicts)
             s.commit()
         for v in verdicts:

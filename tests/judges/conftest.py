@@ -1,16 +1,13 @@
-"""Fixtures for judge and scoring tests: a migrated SQLite DB with three small instances (noisy, gap, conflict)."""
+"""Fixtures for judge and scoring tests: three small instances (noisy, gap, conflict) in the per-test database."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.db import make_engine, upgrade
 from core.judges.base import DocumentView, JudgeInput
 from core.models import Constraint, Document, Domain, Instance, Model, Response, Run
 from core.providers.base import ChatMessage, Completion, ProviderError
@@ -82,9 +79,6 @@ ANSWERS = {
 }
 REFUSAL = "I cannot find the answer in the provided documents."
 
-_TEMPLATE: dict[str, Path] = {}
-
-
 @dataclass
 class World:
     """A small benchmark in a fresh DB: one run, instance ids by mode, a response factory."""
@@ -104,18 +98,6 @@ class World:
             s.commit()
             self.responses.append(r.id)
             return r.id
-
-
-@pytest.fixture
-def engine(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Engine:
-    """A migrated SQLite database (migrations run once per session, then the file is copied)."""
-    if "db" not in _TEMPLATE:
-        template = tmp_path_factory.mktemp("template") / "t.db"
-        upgrade("sqlite:///" + str(template))
-        _TEMPLATE["db"] = template
-    target = tmp_path / "t.db"
-    shutil.copy(_TEMPLATE["db"], target)
-    return make_engine("sqlite:///" + str(target))
 
 
 def add_instance(s: Session, domain_id: int, mode: str, uid: str) -> int:

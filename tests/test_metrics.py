@@ -1,0 +1,115 @@
+"""Aggregation: IAS arithmetic (table-driven), per-response scores, per model x subset summaries, failure counts."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pandas as pd
+import pytest
+
+from core.metrics import (
+    CONSTRAINT_COLUMNS,
+    RESPONSE_COLUMNS,
+    constraint_verdicts,
+    failure_counts,
+    ias,
+    model_subset_summary,
+    response_scores,
+)
+from core.scoring import score_run
+from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
+
+OK_Y, OK_N, ERR, UNJ = ("ok", True), ("ok", False), ("error", None), ("not_applicable", None)
+
+
+@pytest.mark.parametrize(
+    ("name", "pairs", "loose", "strict", "n_judged", "n_errors", "n_unjudged"),
+    [
+        ("all_pass", [OK_Y, OK_Y, OK_Y], 1.0, 1.0, 3, 0, 0),
+        ("one_fail", [OK_Y, OK_N, OK_Y, OK_Y], 0.75, 0.0, 4, 0, 0),
+        ("error_no_fail_undetermined", [OK_Y, OK_Y, ERR], 1.0, None, 2, 1, 0),
+        ("error_and_fail_strict_zero", [OK_N, OK_Y, ERR], 0.5, 0.0, 2, 1, 0),
+        ("unjudged_excluded_undetermined", [OK_Y, UNJ], 1.0, None, 1, 0, 1),
+        ("only_errors", [ERR, ERR], None, None, 0, 2, 0),
+        ("empty", [], None, None, 0, 0, 0),
+        ("ok_without_passed_counts_unjudged", [OK_Y, ("ok", None)], 1.0, None, 1, 0, 1),
+    ],
+)
+def test_ias(name, pairs, loose, strict, n_judged, n_errors, n_unjudged) -> None:
+    got = ias(pairs)
+    assert (got.loose, got.strict, got.n_judged, got.n_errors, got.n_unjudged) == (
+        loose, strict, n_judged, n_errors, n_unjudged), name
+
+
+def scored(world: World) -> None:
+    asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+
+
+def test_response_scores_rows_and_columns(world: World) -> None:
+    good = world.respond("gen-a", "noisy")
+    refuse = world.respond("gen-b", "noisy", REFUSAL)
+    gap = world.respond("gen-a", "gap")
+    scored(world)
+    df = response_scores(world.engine, [world.run_id], "heuristic").set_index("response_id")
+    assert set(df.reset_index().columns) == set(RESPONSE_COLUMNS)
+    assert len(df) == 3
+    # noisy: c1 rule pass, c2 persona unjudged by heuristic, c3/c4 precondition pass, c5 citation [1] pass
+    assert df.loc[good, "loose_ias"] == 1.0 and pd.isna(df.loc[good, "strict_ias"])
+    assert df.loc[good, "n_constraints"] == 5 and df.loc[good, "n_constraint_unjudged"] == 1
+    assert pd.isna(df.loc[good, "loose_persona"]) and df.loc[good, "loose_knowledge_protocol"] == 1.0
+    assert df.loc[good, "refusal"] == 0.0 and df.loc[refuse, "refusal"] == 1.0
+    # the refusal cites no document: citation fails, so Strict is 0 despite the unjudged persona constraint
+    assert df.loc[refuse, "strict_ias"] == 0.0 and df.loc[refuse, "loose_ias"] == pytest.approx(3 / 4)
+    assert pd.isna(df.loc[refuse, "faithfulness"]) and df.loc[refuse, "faithfulness_status"] == "not_applicable"
+    assert df.loc[gap, "rejection"] == 1.0 and df.loc[gap, "coverage_status"] == "not_applicable"
+    assert bool(df.loc[gap, "has_protocol"]) and df.loc[gap, "cost_usd"] == pytest.approx(0.001)
+    assert df.loc[good, "faithfulness"] == 1.0
+
+
+def test_unscored_responses_still_listed(world: World) -> None:
+    world.respond("gen-a", "noisy")
+    df = response_scores(world.engine, [world.run_id], "heuristic")
+    assert len(df) == 1 and df.iloc[0]["n_constraints"] == 0 and pd.isna(df.iloc[0]["loose_ias"])
+
+
+def test_other_judges_verdicts_are_not_mixed_in(world: World) -> None:
+    world.respond("gen-a", "noisy")
+    scored(world)
+    df = response_scores(world.engine, [world.run_id], "llm:judge-x")
+    # only rule verdicts count for a judge that has not scored yet
+    assert df.iloc[0]["n_constraints"] == 1 and pd.isna(df.iloc[0]["faithfulness_status"])
+
+
+def test_constraint_verdicts_and_failure_counts(world: World) -> None:
+    world.respond("gen-a", "noisy")
+    world.respond("gen-b", "noisy", REFUSAL)
+    scored(world)
+    cv = constraint_verdicts(world.engine, [world.run_id], "heuristic")
+    assert list(cv.columns) == list(CONSTRAINT_COLUMNS) and len(cv) == 10
+    assert set(cv["judge"]) == {"rule", "heuristic"}
+    fc = failure_counts(cv).set_index(["model", "category", "sub_dimension"])
+    assert fc.loc[("gen-b", "knowledge_protocol", "citation"), "n_failed"] == 1
+    assert fc.loc[("gen-a", "knowledge_protocol", "citation"), "failure_rate"] == 0.0
+    assert fc.loc[("gen-a", "persona", "role"), "n_unjudged"] == 1
+    assert math.isnan(fc.loc[("gen-a", "persona", "role"), "failure_rate"])
+
+
+def test_model_subset_summary(world: World) -> None:
+    world.respond("gen-a", "noisy")
+    world.respond("gen-a", "gap")
+    world.respond("gen-b", "noisy", REFUSAL)
+    scored(world)
+    summary = model_subset_summary(response_scores(world.engine, [world.run_id], "heuristic"))
+    s = summary.set_index(["model", "mode"])
+    assert s.loc[("gen-b", "noisy"), "over_abstention"] == 1.0
+    assert s.loc[("gen-a", "noisy"), "over_abstention"] == 0.0
+    assert s.loc[("gen-a", "gap"), "rejection"] == 1.0 and s.loc[("gen-a", "gap"), "n_coverage_na"] == 1
+    assert s.loc[("gen-b", "noisy"), "n_faithfulness_na"] == 1
+    assert s.loc[("gen-a", "noisy"), "n_strict_undetermined"] == 1
+
+
+def test_empty_inputs(world: World) -> None:
+    assert response_scores(world.engine, [world.run_id], "heuristic").empty
+    assert failure_counts(constraint_verdicts(world.engine, [world.run_id], "heuristic")).empty
+    assert model_subset_summary(response_scores(world.engine, [world.run_id], "heuristic")).empty

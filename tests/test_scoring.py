@@ -1,0 +1,140 @@
+"""score_run: rule checks, preconditions, judged constraints and metrics stored as verdicts; idempotent; claim reuse."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from sqlmodel import Session, select
+
+from core.judges.llm_judge import LLMJudge
+from core.models import Constraint, ContextClaims, Verdict
+from core.scoring import score_run
+from tests.judges.conftest import REFUSAL, ScriptedClient, World, world  # noqa: F401
+
+BATCH_TAG = "[task: constraint-batched]"
+
+
+def verdicts(world: World, judge: str | None = None) -> list[Verdict]:
+    with Session(world.engine) as s:
+        q = select(Verdict)
+        if judge:
+            q = q.where(Verdict.judge == judge)
+        return list(s.exec(q))
+
+
+def by_cid(world: World, response_id: int) -> dict[str, Verdict]:
+    with Session(world.engine) as s:
+        rows = s.exec(select(Verdict, Constraint).join(Constraint).where(Verdict.response_id == response_id)).all()
+        return {c.cid: v for v, c in rows}
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "cid", "judge", "method", "passed"),
+    [
+        ("gap_pre_on_noisy_satisfied", "noisy", "c3", "heuristic", "precondition", True),
+        ("conflict_pre_on_noisy_satisfied", "noisy", "c4", "heuristic", "precondition", True),
+        ("gap_pre_on_gap_checked", "gap", "c1", "heuristic", "heuristic", True),
+        ("conflict_pre_on_gap_satisfied", "gap", "c2", "heuristic", "precondition", True),
+        ("rule_conditional_untriggered", "gap", "c4", "rule", "precondition", True),
+        ("conflict_pre_on_conflict_checked", "conflict", "c1", "heuristic", "heuristic", True),
+        ("rule_unconditional_checked", "conflict", "c2", "rule", "rule", True),
+    ],
+)
+def test_preconditions(world: World, name, mode, cid, judge, method, passed) -> None:
+    rid = world.respond("gen-a", mode)
+    asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    v = by_cid(world, rid)[cid]
+    assert (v.judge, v.method, v.passed, v.status) == (judge, method, passed, "ok"), name
+    if method == "precondition":
+        assert "not triggered" in v.reason
+
+
+def test_heuristic_run_idempotent_and_metrics_per_mode(world: World) -> None:
+    for mode in ("noisy", "gap", "conflict"):
+        world.respond("gen-a", mode)
+    report = asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    metrics = {(v.response_id, v.metric) for v in verdicts(world) if v.metric != "constraint"}
+    noisy, gap, conflict = world.responses
+    assert {m for r, m in metrics if r == noisy} == {"faithfulness", "coverage", "refusal"}
+    assert {m for r, m in metrics if r == gap} == {"faithfulness", "coverage", "rejection"}
+    assert {m for r, m in metrics if r == conflict} == {"faithfulness", "coverage", "conflict_recognition"}
+    assert report.verdicts_written == len(verdicts(world)) and report.total_calls == 0
+    again = asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    assert again.verdicts_written == 0 and again.verdicts_skipped == report.verdicts_written
+    gap_cov = [v for v in verdicts(world) if v.response_id == gap and v.metric == "coverage"][0]
+    assert gap_cov.status == "not_applicable" and "gap instance" in gap_cov.reason
+
+
+def test_always_refuse_scores_rejection_one_and_coverage_zero(world: World) -> None:
+    gap = world.respond("gen-a", "gap", REFUSAL)
+    noisy = world.respond("gen-a", "noisy", REFUSAL)
+    asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    got = {(v.response_id, v.metric): v for v in verdicts(world, "heuristic") if v.metric != "constraint"}
+    assert got[(gap, "rejection")].value == 1.0
+    assert got[(noisy, "coverage")].value == pytest.approx(0.0, abs=0.1)
+    assert got[(noisy, "refusal")].value == 1.0
+    assert got[(noisy, "faithfulness")].status == "not_applicable"
+    assert got[(noisy, "faithfulness")].value is None
+
+
+def test_pending_and_failed_responses_are_not_scored(world: World) -> None:
+    world.respond("gen-a", "noisy", status="failed")
+    report = asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    assert report.responses == 0 and verdicts(world) == []
+
+
+def scripted_llm(batch_reply: str) -> ScriptedClient:
+    claims = json.dumps({"claims": ["The X200 warranty is 24 months."]})
+    return ScriptedClient([
+        (BATCH_TAG, batch_reply),
+        ("[task: constraint-single]", '{"verdict": "yes", "reason": "ok"}'),
+        ("[task: response-claims]", claims),
+        ("[task: claim-verify]", '{"results": [{"index": 1, "supported": true, "reason": "[1]"}]}'),
+        ("[task: context-claims]", '{"core": ["warranty 24 months"], "supplementary": ["covers seals"]}'),
+        ("[task: coverage-verify]", '{"results": [{"id": "K1", "covered": true}, {"id": "S1", "covered": false}]}'),
+        ("[task: refusal]", '{"refused": 0, "reason": "answers"}'),
+    ])
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "constraint_calls"),
+    [("batched_one_call", "batched", 1), ("single_one_per_constraint", "single", 2)],
+)
+def test_llm_judge_context_claims_reused_across_models(world: World, name, mode, constraint_calls) -> None:
+    for model in ("gen-a", "gen-b"):
+        world.respond(model, "noisy")
+    client = scripted_llm(json.dumps({"verdicts": [{"id": "c2", "verdict": "yes"}, {"id": "c5", "verdict": "no"}]}))
+    report = asyncio.run(score_run(world.engine, world.run_id, LLMJudge(client, "llm:judge-x"), constraint_mode=mode))
+    assert report.context_claims_extracted == 1 and report.context_claims_reused == 1, name
+    assert client.calls.count("judge:context_claims") == 1
+    assert report.calls["constraint"] == 2 * constraint_calls
+    assert report.total_calls == len(client.calls) == 2 * (constraint_calls + 4) + 1
+    with Session(world.engine) as s:
+        stored = s.exec(select(ContextClaims)).one()
+    assert stored.core == ["warranty 24 months"] and stored.judge == "llm:judge-x"
+    cov = [v for v in verdicts(world, "llm:judge-x") if v.metric == "coverage"]
+    assert sorted(v.value for v in cov) == [pytest.approx(0.7)] * 2
+    assert sorted(v.details["context_claims_reused"] for v in cov) == [False, True]
+    methods = {v.method for v in verdicts(world, "llm:judge-x") if v.metric == "constraint"}
+    assert methods == {mode, "precondition"}
+
+
+def test_batched_missing_id_is_an_error_verdict(world: World) -> None:
+    rid = world.respond("gen-a", "noisy")
+    client = scripted_llm(json.dumps({"verdicts": [{"id": "c2", "verdict": "yes"}]}))
+    report = asyncio.run(score_run(world.engine, world.run_id, LLMJudge(client, "llm:judge-x")))
+    c5 = by_cid(world, rid)["c5"]
+    assert c5.status == "error" and c5.passed is None and "c5" in c5.reason
+    assert report.errors == {"constraint": 1}
+
+
+def test_unknown_judge_model_lists_known(world: World) -> None:
+    with pytest.raises(LookupError, match="judge-x"):
+        asyncio.run(score_run(world.engine, world.run_id, "llm:nope"))
+
+
+def test_bad_constraint_mode_rejected(world: World) -> None:
+    with pytest.raises(ValueError, match="constraint_mode"):
+        asyncio.run(score_run(world.engine, world.run_id, "heuristic", constraint_mode="all"))
