@@ -1,0 +1,50 @@
+"""Constraint errors: failure rate by category and sub-dimension per model (Figure 4); click a bar for the failing responses."""
+
+import streamlit as st
+
+from core import results
+from ui import charts, results_view
+from ui.drilldown import drilldown
+from ui.session import engine
+
+st.title("Constraint errors")
+st.caption("Share of decided constraint verdicts that failed (errors and not-applicable verdicts are left out and counted as undetermined).")
+
+filters = results_view.sidebar_filters()
+if filters:
+    counts = results_view.failure_counts(filters.run_ids, filters.judge, filters.version)
+    counts = counts[counts["mode"].isin(filters.modes or results.MODES)]
+    if filters.domains:
+        counts = counts[counts["domain"].isin(filters.domains)]
+    c1, c2, c3 = st.columns(3)
+    level = c1.radio("Break down by", ["category", "sub_dimension"], format_func=lambda v: v.replace("_", "-"), horizontal=True, key="ce_level")
+    view = c2.radio("View", ["rate", "stacked", "normalised"], horizontal=True, key="ce_view",
+                    help="rate: failure rate per group; stacked: failed counts; normalised: each model's failures as shares")
+    category = None
+    if level == "sub_dimension":
+        category = c3.selectbox("Category", results.CATEGORIES, format_func=results.CATEGORY_LABELS.get, key="ce_category")
+        counts = counts[counts["category"] == category]
+    rates = results.failure_rates(counts, level)
+    order = results.model_order(rates["model"].unique(), results_view.models(filters.version))
+    rates["model_order"] = rates["model"].map({m: i for i, m in enumerate(order)})
+    rates = rates.sort_values(["model_order"]).drop(columns="model_order")
+    event = charts.show_chart(charts.failure_bars(rates, level, view), rates, "constraint_failures", selectable=True)
+
+    st.subheader("Failing responses")
+    points = (event.selection.points if event and event.selection else []) or []
+    if points:
+        p = points[0]
+        model, sel_category, sel_sub = p["x"], p["customdata"][0], p["customdata"][1] or None
+    else:
+        st.caption("Click a bar, or choose here:")
+        d1, d2 = st.columns(2)
+        model = d1.selectbox("Model", order, key="ce_model")
+        sel_category = category or d2.selectbox("Category", results.CATEGORIES, format_func=results.CATEGORY_LABELS.get, key="ce_fail_cat")
+        sel_sub = None
+    failing = results.load_constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
+                                               sub_dimension=sel_sub, failed_only=True)
+    failing = failing[failing["mode"].isin(filters.modes or results.MODES)]
+    if filters.domains:
+        failing = failing[failing["domain"].isin(filters.domains)]
+    cols = ["response_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text", "method", "judge", "reason"]
+    drilldown(failing[cols], filters.judge, "ce_drill", f"{model} · {sel_category}{' / ' + sel_sub if sel_sub else ''}: failed constraints")

@@ -1,0 +1,27 @@
+"""Domains: radar per domain (Faithfulness, Coverage, Strict IAS, Loose IAS) and a domain x metric heatmap (Figure 9)."""
+
+import streamlit as st
+
+from core import results
+from ui import charts, results_view
+from ui.drilldown import metric_drilldown
+
+st.title("Domains")
+st.caption("How each model holds up per vertical domain. Radars overlay the models you choose; the heatmap pools them.")
+
+filters = results_view.sidebar_filters(domains=False)
+if filters:
+    scores = results_view.filtered_scores(filters)
+    per_domain = results.domain_metrics(scores)
+    order = results.model_order(per_domain["model"].unique(), results_view.models(filters.version))
+    chosen = st.multiselect("Models on the radars", order, default=order[:5], key="dom_models")
+    shown = per_domain[per_domain["model"].isin(chosen)]
+
+    st.subheader("Per-domain radar")
+    charts.show_chart(charts.domain_radars(shown, chosen), shown, "domain_radars")
+
+    st.subheader("Domain x metric heatmap (chosen models pooled)")
+    matrix = results.domain_heatmap(scores[scores["model"].isin(chosen)])
+    charts.show_chart(charts.domain_heatmap(matrix), matrix.reset_index(), "domain_heatmap")
+
+    metric_drilldown(scores[scores["model"].isin(chosen)], filters.judge, "dom_drill", list(results.DOMAIN_METRICS))

@@ -1,0 +1,35 @@
+"""Leaderboard: per model RAG quality, instruction adherence, robustness, cost and latency with 95% CIs (Table 2)."""
+
+import streamlit as st
+
+from core import results
+from ui import charts, results_view
+from ui.drilldown import metric_drilldown
+
+st.title("Leaderboard")
+st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, ☆ second best among real models; "
+           "baselines are calibration rows. Cells: mean [95% bootstrap CI], in %.")
+
+filters = results_view.sidebar_filters()
+if filters:
+    board = results_view.leaderboard(*results_view.cache_args(filters))
+    if board.empty:
+        st.info("No scored responses match these filters.")
+    else:
+        st.dataframe(results.leaderboard_table(board), hide_index=True, width="stretch")
+
+        st.subheader("RAG quality and instruction adherence")
+        chosen = st.multiselect("Metrics", [m.key for m in results.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
+                                format_func=lambda k: results.METRICS[k].label, key="lb_metrics")
+        shown = board[board["metric"].isin(chosen)]
+        charts.show_chart(charts.leaderboard_bars(shown, chosen), shown, "leaderboard_metrics")
+
+        st.subheader("Orchestration gap: Loose minus Strict IAS")
+        gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
+        charts.show_chart(charts.orchestration_gap(board), gap, "orchestration_gap")
+
+        st.subheader("Cost and latency per 1k instances")
+        cost = board[board["metric"].isin(["cost_per_1k", "latency_min_per_1k"])]
+        charts.show_chart(charts.leaderboard_bars(cost, ["cost_per_1k", "latency_min_per_1k"]).update_layout(yaxis_title="USD / minutes"), cost, "cost_latency")
+
+        metric_drilldown(results_view.filtered_scores(filters), filters.judge, "lb_drill")

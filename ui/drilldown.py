@@ -1,0 +1,59 @@
+"""Drill-down widget: the responses behind a number, each with its documents, constraint verdicts, reasons and judges."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import results
+from ui.session import engine
+
+MAX_ROWS = 200
+
+
+def response_detail(response_id: int, judge: str) -> None:
+    """One response in full: query, response text, documents, constraint verdicts and metric verdicts with reasons."""
+    d = results.response_details(engine(), int(response_id), judge)
+    if not d:
+        st.warning(f"Response {response_id} no longer exists.")
+        return
+    st.markdown(f"**{d['model']}** on `{d['instance_uid']}` ({d['mode']}, {d['origin']}) — judges: {', '.join(d['judges']) or 'none'}")
+    st.markdown(f"**Query:** {d['query']}")
+    st.text_area("Response", d["response"], height=160, disabled=True, key=f"dd_text_{response_id}")
+    with st.expander(f"Documents ({len(d['documents'])})"):
+        for doc in d["documents"]:
+            st.markdown(f"**[doc {doc['position']}] {doc['title']}** · role: {doc['role']}")
+            st.caption(doc["text"][:2000])
+    st.markdown("**Constraints and verdicts**")
+    st.dataframe(d["constraints"], hide_index=True, width="stretch")
+    st.markdown("**Metric verdicts**")
+    st.dataframe(d["metrics"], hide_index=True, width="stretch")
+
+
+def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses behind this number") -> None:
+    """List `rows` (must hold response_id) and open the chosen one with response_detail."""
+    st.markdown(f"#### {title}")
+    if rows.empty:
+        st.caption("No responses behind this selection.")
+        return
+    shown = rows.head(MAX_ROWS)
+    if len(rows) > MAX_ROWS:
+        st.caption(f"Showing the first {MAX_ROWS} of {len(rows)} responses.")
+    st.dataframe(shown, hide_index=True, width="stretch")
+    ids = shown["response_id"].astype(int).tolist()
+    labels = {int(r["response_id"]): f"{r.get('model', '')} · {r.get('instance_uid', '')} (response {int(r['response_id'])})" for _, r in shown.iterrows()}
+    chosen = st.selectbox("Open a response", ids, format_func=labels.get, key=f"{key}_pick")
+    if chosen is not None:
+        response_detail(chosen, judge)
+
+
+def metric_drilldown(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None = None) -> None:
+    """Drill-down from a (model, metric) cell: the responses and their values, failing ones first."""
+    metric_keys = metric_keys or [m for m in results.METRICS if m in scores.columns]
+    with st.expander("Drill down: the responses behind a cell", icon=":material/search:"):
+        c1, c2 = st.columns(2)
+        model = c1.selectbox("Model", sorted(scores["model"].unique()), key=f"{key}_model")
+        metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: results.METRICS[k].label if k in results.METRICS else k, key=f"{key}_metric")
+        sub = scores[(scores["model"] == model) & scores[metric].notna()]
+        rows = sub[["response_id", "model", "instance_uid", "domain", "mode", metric]].sort_values(metric, ascending=results.METRICS[metric].higher_is_better if metric in results.METRICS else True)
+        drilldown(rows, judge, key)

@@ -1,0 +1,141 @@
+"""Shared sidebar filters, cached loaders and the first-start banner of the results pages.
+
+Every cached function takes the data version (max verdict id, verdict count, max response id) as an argument,
+so new verdicts invalidate the caches while filter changes reuse the loaded frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from core import results
+from core.models import Run, Verdict
+from ui.session import engine
+
+SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
+FIRST_START_LABEL = "baselines + heuristic judge"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the user chose in the sidebar."""
+
+    run_ids: tuple[int, ...]
+    judge: str
+    subset: str
+    domains: tuple[str, ...]
+    version: tuple[int, int, int]
+
+    @property
+    def modes(self) -> list[str]:
+        return SUBSETS[self.subset]
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _runs(_version: tuple[int, int, int]) -> pd.DataFrame:
+    with Session(engine()) as session:
+        rows = session.exec(
+            select(Run.id, Run.name, Run.status, Run.config, func.count(Verdict.id)).join(Verdict, Verdict.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc())
+        ).all()
+    return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _judges(run_ids: tuple[int, ...], _version: tuple[int, int, int]) -> list[str]:
+    with Session(engine()) as session:
+        judges = session.exec(select(Verdict.judge).where(Verdict.run_id.in_(run_ids)).distinct()).scalars().all()
+    named = sorted(j for j in judges if j != "rule")
+    return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ["rule"]
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading scores…")
+def scores(run_ids: tuple[int, ...], judge: str, version: tuple[int, int, int]) -> pd.DataFrame:
+    """Prepared per-response scores of the runs under `judge` (cached per data version)."""
+    return results.prepare_scores(results.load_response_scores(engine(), list(run_ids), judge))
+
+
+def filtered_scores(f: Filters) -> pd.DataFrame:
+    """Scores narrowed to the chosen subset and domains."""
+    return results.filter_scores(scores(f.run_ids, f.judge, f.version), f.modes, f.domains)
+
+
+@st.cache_data(max_entries=16, show_spinner="Bootstrapping confidence intervals…")
+def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple[int, int, int]) -> pd.DataFrame:
+    """Leaderboard rows (with 95% bootstrap CIs) for one filter choice."""
+    return results.leaderboard(results.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+
+
+def cache_args(f: Filters) -> tuple:
+    """Hashable arguments identifying a filter choice, for cached aggregations."""
+    return (f.run_ids, f.judge, tuple(f.modes), f.domains, f.version)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def models(version: tuple[int, int, int]) -> pd.DataFrame:
+    """The model catalogue (paradigm, access, baseline flag, prices)."""
+    return results.model_catalog(engine())
+
+
+@st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
+def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple[int, int, int]) -> pd.DataFrame:
+    """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
+    return results.load_failure_counts(engine(), list(run_ids), judge)
+
+
+def data_version() -> tuple[int, int, int]:
+    """Current data version of the database."""
+    return results.data_version(engine())
+
+
+def _run_label(row: pd.Series) -> str:
+    tag = f" — {FIRST_START_LABEL}" if (row["config"] or {}).get("first_start") else ""
+    return f"#{row['id']} {row['name'] or 'run'} ({row['status']}){tag}"
+
+
+def first_start_banner(runs: pd.DataFrame) -> None:
+    """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
+    first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
+    with Session(engine()) as session:
+        pending = session.exec(select(Run).where(Run.config.is_not(None))).scalars().all()
+    running = [r for r in pending if (r.config or {}).get("first_start") and r.status in ("pending", "running")]
+    if running:
+        st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
+    if not first.empty and len(runs) == len(first):
+        st.info(
+            f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "
+            "models, set `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for an OpenAI-compatible endpoint), "
+            "register the model and launch a run with `gauntlet run`.",
+            icon=":material/info:",
+        )
+
+
+def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: str | None = None) -> Filters | None:
+    """Run set, judge, subset and domains in the sidebar; None (with a message) when nothing is scored yet."""
+    version = data_version()
+    runs = _runs(version)
+    first_start_banner(runs)
+    if runs.empty:
+        st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background; reload in a minute, or launch a run with `gauntlet run`.")
+        return None
+    labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}
+    with st.sidebar:
+        st.subheader("Results filters")
+        default = [int(runs["id"].iloc[0])]
+        chosen = st.multiselect("Runs", list(labels), default=st.session_state.get("results_runs", default), format_func=labels.get, key="results_runs_w")
+        st.session_state["results_runs"] = chosen or default
+        run_ids = tuple(sorted(chosen or default))
+        judges = _judges(run_ids, version)
+        judge = st.selectbox("Judge", judges, key="results_judge", help="Rule checks are always included; this picks who judged the rest.")
+        chosen_subset = fixed_subset or "all"
+        if subset and not fixed_subset:
+            chosen_subset = st.selectbox("Subset", list(SUBSETS), key="results_subset")
+        all_scores = scores(run_ids, judge, version)
+        chosen_domains: list[str] = []
+        if domains:
+            chosen_domains = st.multiselect("Domains (empty = all)", sorted(all_scores["domain"].dropna().unique()), key="results_domains")
+    return Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version)
