@@ -1,15 +1,19 @@
-"""RAG Gauntlet: the Streamlit entry point. Builds the page list for the current user's role."""
+"""RAG Gauntlet: the Streamlit entry point. Signed-out users see the login page only; others the pages of their role."""
 
 import streamlit as st
 
+from ui.auth import account_sidebar, current_principal
 from ui.navigation import sections_for
-from ui.session import current_role
 
 st.set_page_config(page_title="RAG Gauntlet", page_icon=":material/shield:", layout="wide")
 
-role = current_role()
-navigation = {
-    section: [st.Page(p.path, title=p.title, icon=p.icon, default=p.default) for p in pages]
-    for section, pages in sections_for(role).items()
-}
-st.navigation(navigation).run()
+principal = current_principal()
+if principal is None:
+    st.navigation([st.Page("pages/login.py", title="Sign in", icon=":material/login:", default=True)]).run()
+else:
+    account_sidebar(principal)
+    navigation = {
+        section: [st.Page(p.path, title=p.title, icon=p.icon, default=p.default) for p in pages]
+        for section, pages in sections_for(principal.role).items()
+    }
+    st.navigation(navigation).run()

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from core.auth import Principal, check_access
+from core.benchmark import InstanceDetail, instance_detail
 from core.config import REPO_ROOT
 from core.io import LineError, add_instance, instance_spec
 from core.models import Annotation, Assignment, Constraint, Document, Domain, Instance, Model, Response, User
@@ -59,25 +60,14 @@ def new_client_token() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass(frozen=True)
-class Bundle:
-    """An instance version with its domain name, constraints and documents in order."""
-
-    instance: Instance
-    domain: str
-    constraints: list[Constraint]
-    documents: list[Document]
+Bundle = InstanceDetail  # an instance version with its domain name, constraints and documents in order
 
 
-def load_bundle(engine: Engine, instance_id: int) -> Bundle:
-    with Session(engine) as session:
-        inst = session.get(Instance, instance_id)
-        if inst is None:
-            raise ValueError(f"target_id: no instance {instance_id}")
-        domain = session.get(Domain, inst.domain_id)
-        cons = session.exec(select(Constraint).where(Constraint.instance_id == inst.id).order_by(Constraint.position)).all()
-        docs = session.exec(select(Document).where(Document.instance_id == inst.id).order_by(Document.position)).all()
-        return Bundle(inst, domain.name if domain else "", list(cons), list(docs))
+def load_bundle(engine: Engine, instance_id: int) -> InstanceDetail:
+    detail = instance_detail(engine, instance_id)
+    if detail is None:
+        raise ValueError(f"target_id: no instance {instance_id}")
+    return detail
 
 
 def _with_retry(fn, attempts: int = 5):

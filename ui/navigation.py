@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ALL_ROLES: frozenset[str] = frozenset({"admin", "expert", "analyst", "viewer"})
+EXPERT_ROLES: frozenset[str] = frozenset({"admin", "expert"})
+ADMIN_ONLY: frozenset[str] = frozenset({"admin"})
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,11 @@ class PageSpec:
 
 PAGES: list[PageSpec] = [
     PageSpec("pages/browse_benchmark.py", "Browse benchmark", ":material/dataset:", "Benchmark", default=True),
+    PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review", EXPERT_ROLES),
+    PageSpec("pages/label_responses.py", "Label responses", ":material/label:", "Expert review", EXPERT_ROLES),
+    PageSpec("pages/judge_alignment.py", "Judge alignment", ":material/balance:", "Analysis", frozenset({"admin", "analyst"})),
+    PageSpec("pages/adjudicate.py", "Gold labels & adjudication", ":material/gavel:", "Administration", ADMIN_ONLY),
+    PageSpec("pages/users.py", "Users", ":material/group:", "Administration", ADMIN_ONLY),
 ]
 
 

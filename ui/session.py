@@ -5,15 +5,23 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.engine import Engine
 
+from core.config import database_url
 from core.db import get_engine
 
 
 @st.cache_resource
+def _engine_for(url: str) -> Engine:
+    return get_engine(url)
+
+
 def engine() -> Engine:
-    """The process-wide SQLAlchemy engine (thread-safe, so cache_resource is appropriate)."""
-    return get_engine()
+    """The process-wide SQLAlchemy engine for the configured database (thread-safe, so cache_resource is appropriate)."""
+    return _engine_for(database_url())
 
 
 def current_role() -> str:
-    """Role of the signed-in user; 'viewer' when nobody is signed in."""
-    return st.session_state.get("role", "viewer")
+    """Role of the signed-in user (see ui.auth); 'anonymous' when nobody is signed in or the session expired."""
+    from ui.auth import current_principal
+
+    principal = current_principal()
+    return principal.role if principal else "anonymous"

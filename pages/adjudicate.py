@@ -1,0 +1,100 @@
+"""Gold labels and adjudication: draw a stratified sample of a run for two experts each, settle disagreements,
+and move labels in and out as JSONL."""
+
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+from sqlmodel import Session, select
+
+from core.config import REPO_ROOT
+from core.labels import (
+    DEFAULT_SAMPLE_SIZE,
+    draw_gold_sample,
+    export_annotations,
+    import_annotations,
+    label_disagreements,
+    label_items,
+    load_response,
+    record_adjudication,
+)
+from core.models import Run, User
+from ui.auth import guarded_write, require_role, show_guidelines_sidebar
+from ui.session import engine
+from ui.workspace import _token, label_fields, missing_answers, render_bundle, render_response
+
+principal = require_role({"admin"})
+show_guidelines_sidebar()
+st.title("Gold labels & adjudication")
+
+with Session(engine()) as session:
+    runs = session.exec(select(Run).order_by(Run.id.desc())).all()
+    experts = [u.username for u in session.exec(select(User).where(User.role == "expert", User.active == True))]  # noqa: E712
+
+sample_tab, adjudicate_tab, io_tab = st.tabs(["Draw a sample", "Disagreements", "Export / import"])
+
+with sample_tab, st.form("draw_sample"):
+    run = st.selectbox("Run", runs, format_func=lambda r: f"#{r.id} {r.name} ({r.status})", key="sample_run")
+    size = st.number_input("Responses to sample (stratified by domain, mode, model)", 1, 5000, DEFAULT_SAMPLE_SIZE)
+    chosen = st.multiselect("Experts (each response goes to two of them)", experts, default=experts, key="sample_experts")
+    seed = st.number_input("Random seed", 0, 10_000, 0)
+    if st.form_submit_button("Draw sample and assign", type="primary") and run is not None:
+        report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed)))
+        if report:
+            st.success(f"Sampled {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
+            st.dataframe(pd.DataFrame({"stratum": list(report.strata), "responses": list(report.strata.values())}),
+                         hide_index=True)
+
+with adjudicate_tab:
+    pending = [d for d in label_disagreements(engine()) if not d.adjudicated]
+    show_all = st.toggle("Include already adjudicated", key="adj_all")
+    items = label_disagreements(engine()) if show_all else pending
+    st.caption(f"{len(pending)} disagreements wait for a decision.")
+    picked = st.selectbox("Disagreement", items, key="adj_pick",
+                          format_func=lambda d: f"response #{d.response_id} · differs on {', '.join(d.differing)}")
+    if picked is not None:
+        ctx = load_response(engine(), picked.response_id)
+        render_bundle(ctx.bundle)
+        render_response(ctx)
+        flat = {who: label_items(p) for who, p in picked.labels.items()}
+        table = pd.DataFrame(flat).rename_axis("item").reset_index()
+        st.markdown("##### The experts' labels side by side")
+        st.dataframe(table.style.apply(lambda row: ["background-color: #fde2e2" if row["item"] in picked.differing
+                                                    else "" for _ in row], axis=1), hide_index=True)
+        for who, payload in picked.labels.items():
+            if payload.get("note"):
+                st.caption(f"{who}: {payload['note']}")
+        with st.form(f"adjudicate_{picked.response_id}"):
+            st.markdown("##### Gold label (your decision)")
+            agreed = next(iter(picked.labels.values()))
+            decision = label_fields(ctx, f"adj_{picked.response_id}", initial=agreed)
+            submitted = st.form_submit_button("Save gold label (Alt+S)", type="primary", shortcut="Alt+S",
+                                              key=f"adj_submit_{picked.response_id}")
+        if submitted:
+            if missing_answers(decision):
+                st.error(f"Answer every item first: {', '.join(missing_answers(decision))}")
+            elif guarded_write(lambda: record_adjudication(engine(), principal, picked.response_id, decision,
+                                                           _token(f"adj_{picked.response_id}"))):
+                st.session_state.pop(f"token_adj_{picked.response_id}", None)
+                st.success("Gold label saved.")
+                st.rerun()
+
+with io_tab:
+    st.markdown("Labels are exported one per line (JSONL) to `annotations/`; an import is all-or-nothing.")
+    if st.button("Export all labels", key="labels_export"):
+        out = REPO_ROOT / "annotations" / f"labels-{datetime.now().strftime('%Y%m%d-%H%M%S')}.jsonl"
+        count = export_annotations(engine(), out)
+        st.success(f"Exported {count} labels to {out.relative_to(REPO_ROOT)}.")
+        st.download_button("Download", out.read_bytes(), file_name=out.name, mime="application/jsonl")
+    upload = st.file_uploader("Import labels (JSONL)", type=["jsonl"], key="labels_upload")
+    if upload is not None and st.button("Import", key="labels_import"):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "upload.jsonl"
+            path.write_bytes(upload.getvalue())
+            report = guarded_write(lambda: import_annotations(engine(), path, principal))
+        if report is not None and report.ok:
+            st.success(f"Imported {report.imported} labels ({report.skipped} already present).")
+        elif report is not None:
+            st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {e}" for e in report.errors))

@@ -1,0 +1,12 @@
+"""Label responses: the responses assigned to this expert, labelled blind to judges and to the other expert."""
+
+import streamlit as st
+
+from ui.auth import require_role, show_guidelines_sidebar
+from ui.workspace import labelling_panel
+
+principal = require_role({"expert", "admin"})
+show_guidelines_sidebar()
+st.title("Label responses")
+st.caption("Judge verdicts and other experts' labels stay hidden. Keyboard: Alt+S submits.")
+labelling_panel(principal)

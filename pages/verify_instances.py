@@ -1,0 +1,12 @@
+"""Verify instances: the expert's queue of unverified instances, one at a time, with two checks and a decision."""
+
+import streamlit as st
+
+from ui.auth import require_role, show_guidelines_sidebar
+from ui.workspace import verification_panel
+
+principal = require_role({"expert", "admin"})
+show_guidelines_sidebar()
+st.title("Verify instances")
+st.caption("Oldest first, from your domains. Keyboard: Alt+A accept · Alt+E needs edit · Alt+X reject.")
+verification_panel(principal)
