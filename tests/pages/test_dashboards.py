@@ -112,3 +112,44 @@ def test_constraint_errors_views(app, db_url, level, view, y_key):
     # the fallback chooser shows the failing constraints of the first model with their reasons
     table = at.dataframe[0].value
     assert set(table["reason"]) == {"synthetic verdict"} and len(table) > 0
+
+
+def test_robustness_tabs(app, expected):
+    at = app("robustness")
+    assert not at.exception, at.exception
+    scores, models = expected
+    gap_fig, scatter, forest = specs(at)
+    gap = scores[scores["mode"] == "gap"]
+    rejection = {t["name"]: t for t in gap_fig["data"]}["Rejection accuracy"]
+    assert dict(zip(values(rejection["x"]), values(rejection["y"]), strict=True)) == pytest.approx((gap.groupby("model")["rejection"].mean() * 100).to_dict())
+    conflict = scores[scores["mode"] == "conflict"].groupby("model")["conflict_recognition"].mean() * 100
+    points = {name: y for t in scatter["data"] for name, y in zip(values(t["text"]), values(t["y"]), strict=True)}
+    assert points == pytest.approx(conflict.to_dict())
+    effect = results.protocol_effect(scores, models, "rejection").dropna(subset=["diff"])
+    assert values(forest["data"][0]["x"]) == pytest.approx((effect["diff"] * 100).tolist())
+    assert set(at.dataframe[-1].value["test"].dropna()) <= {"chi2_yates", "fisher", ""}
+
+
+def test_model_pairs_mcnemar(app, expected):
+    at = app("model_pairs")
+    assert not at.exception, at.exception
+    scores, _ = expected
+    a, b = at.selectbox(key="mp_a").value, at.selectbox(key="mp_b").value
+    pair = results.paired_comparison(scores, a, b)
+    table = at.dataframe[0].value.set_index("mode")
+    assert table.loc["gap", "p_value"] == pytest.approx(pair.set_index("mode").loc["gap", "p_value"])
+    assert table.loc["gap", "test"].startswith("McNemar")
+    fig = specs(at)[0]
+    assert values(fig["data"][0]["x"]) == pytest.approx((pair["diff"] * 100).tolist())
+
+
+def test_data_quality_equivalence_and_composition(app, expected):
+    at = app("data_quality")
+    assert not at.exception, at.exception
+    scores, _ = expected
+    eq = results.natural_vs_augmented(scores, margin=0.2).set_index("metric")
+    table = at.dataframe[0].value.set_index("label")
+    assert table.loc["Conflict recognition", "diff"] == pytest.approx(eq.loc["conflict_recognition", "diff"])
+    forest, comp, evaluated = specs(at)
+    assert {s["x0"] for s in forest["layout"]["shapes"]} >= {-20.0, 20.0}
+    assert sum(sum(values(t["y"])) for t in comp["data"]) == 90

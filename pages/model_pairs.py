@@ -1,0 +1,37 @@
+"""Model pairs: two models on the same instances per subset, McNemar's test and a paired bootstrap CI (Figure 5)."""
+
+import streamlit as st
+
+from core import results
+from ui import charts, results_view
+from ui.drilldown import drilldown
+
+st.title("Model pairs")
+st.caption("Paired comparison on the instances both models answered. Default accuracy per subset: noisy = Strict IAS, "
+           "gap = rejection accuracy, conflict = conflict recognition.")
+
+filters = results_view.sidebar_filters(subset=False)
+if filters:
+    scores = results_view.filtered_scores(filters)
+    order = results.model_order(scores["model"].unique(), results_view.models(filters.version))
+    c1, c2, c3 = st.columns(3)
+    model_a = c1.selectbox("Model A", order, key="mp_a")
+    model_b = c2.selectbox("Model B", [m for m in order if m != model_a], key="mp_b")
+    metric = c3.selectbox("Metric", ["subset accuracy", *[m.key for m in results.QUALITY_METRICS if m.key != "over_abstention"]],
+                          format_func=lambda k: results.METRICS[k].label if k in results.METRICS else k, key="mp_metric")
+    if model_b:
+        pair = results.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric)
+        pair["lo_a"], pair["hi_a"] = pair["mean_a"], pair["mean_a"]
+        shown = pair[pair["n"] > 0]
+        st.subheader(f"{model_a} vs {model_b}")
+        charts.show_chart(charts.forest(shown.assign(label=shown["mode"] + " · " + shown["metric"] + " " + shown["stars"]), "label", "A − B (percentage points), 95% paired bootstrap CI"),
+                          pair, "model_pair")
+        st.dataframe(pair[["mode", "metric", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "test", "p_value", "stars"]], hide_index=True, width="stretch")
+        with st.expander("Drill down: instances where the two disagree", icon=":material/search:"):
+            mode = st.selectbox("Subset", list(shown["mode"]), key="mp_mode")
+            if mode:
+                key = pair.set_index("mode").loc[mode, "metric"]
+                sub = scores[scores["mode"] == mode].pivot_table(index="instance_uid", columns="model", values=key)
+                disagree = sub[(sub.get(model_a) != sub.get(model_b))].index if model_a in sub and model_b in sub else []
+                rows = scores[scores["instance_uid"].isin(disagree) & scores["model"].isin([model_a, model_b])][["response_id", "model", "instance_uid", "domain", "mode", key]]
+                drilldown(rows.sort_values(["instance_uid", "model"]), filters.judge, "mp_drill")
