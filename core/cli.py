@@ -16,6 +16,7 @@ app = typer.Typer(
 COMMAND_MODULES: list[str] = [
     "core.commands.data",
     "core.commands.run",
+    "core.commands.score",
 ]
 
 for module_name in COMMAND_MODULES:

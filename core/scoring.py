@@ -262,5 +262,12 @@ async def score_run(
     """Score every done response of a run with rule checks plus `judge` ('heuristic' | 'llm:<Model.name>'); idempotent."""
     if constraint_mode not in ("single", "batched"):
         raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
-    judge_obj = resolve_judge(judge, engine) if isinstance(judge, str) else judge
-    return await _Scorer(engine, run_id, judge_obj, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+    if not isinstance(judge, str):
+        return await _Scorer(engine, run_id, judge, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+    judge_obj = resolve_judge(judge, engine)
+    try:
+        return await _Scorer(engine, run_id, judge_obj, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+    finally:
+        close = getattr(judge_obj, "aclose", None)
+        if close is not None:
+            await close()

@@ -138,3 +138,23 @@ def test_unknown_judge_model_lists_known(world: World) -> None:
 def test_bad_constraint_mode_rejected(world: World) -> None:
     with pytest.raises(ValueError, match="constraint_mode"):
         asyncio.run(score_run(world.engine, world.run_id, "heuristic", constraint_mode="all"))
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "code", "needle"),
+    [
+        ("heuristic", ["--judge", "heuristic"], 0, "scored by heuristic"),
+        ("unknown_judge", ["--judge", "oracle"], 2, "known: heuristic, llm"),
+        ("unknown_model", ["--judge", "llm:nope"], 2, "known models"),
+        ("bad_mode", ["--constraint-mode", "all"], 2, "single"),
+    ],
+)
+def test_cli_score(world: World, name, args, code, needle) -> None:
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    world.respond("gen-a", "noisy")
+    result = CliRunner().invoke(app, ["score", str(world.run_id), *args])
+    assert result.exit_code == code, (name, result.output)
+    assert needle in result.output, (name, result.output)

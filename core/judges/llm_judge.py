@@ -139,6 +139,13 @@ class LLMJudge:
         self.client = client
         self.name = name
 
+    async def aclose(self) -> None:
+        """Close the provider's HTTP client (if any) inside the running event loop."""
+        http = getattr(getattr(self.client, "provider", None), "client", None)
+        close = getattr(http, "close", None)
+        if close is not None:
+            await close()
+
     def _item(self, item: JudgeInput) -> str:
         return prompts.item_block(item.query, format_documents(item.documents), item.response)
 

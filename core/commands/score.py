@@ -1,0 +1,56 @@
+"""The `gauntlet score` command: judge a run's responses with the heuristic or an LLM judge."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from core.db import get_engine
+from core.scoring import ScoreReport, score_run
+
+
+def format_report(report: ScoreReport) -> str:
+    """A short human-readable summary of a scoring pass."""
+    lines = [
+        f"run {report.run_id} scored by {report.judge} ({report.constraint_mode} constraints): "
+        f"{report.responses} responses, {report.verdicts_written} verdicts written, "
+        f"{report.verdicts_skipped} already present",
+        f"judge calls: {report.total_calls} {dict(sorted(report.calls.items()))}; cost ${report.cost_usd:.4f}",
+        f"context claims: {report.context_claims_extracted} extracted, {report.context_claims_reused} reused",
+    ]
+    if report.errors:
+        lines.append(f"judge errors (excluded from denominators): {dict(sorted(report.errors.items()))}")
+    if report.not_applicable:
+        lines.append(f"not applicable / unjudged: {dict(sorted(report.not_applicable.items()))}")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Register the score command on the gauntlet app."""
+
+    @app.command("score")
+    def score_command(
+        run_id: int,
+        judge: Annotated[str, typer.Option("--judge", help="'heuristic' or 'llm:<model name>'.")] = "heuristic",
+        constraint_mode: Annotated[
+            str, typer.Option("--constraint-mode", help="single: one call per constraint; batched: one per response.")
+        ] = "batched",
+        concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    ) -> None:
+        """Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."""
+        if constraint_mode not in ("single", "batched"):
+            raise typer.BadParameter("must be 'single' or 'batched'", param_hint="--constraint-mode")
+
+        def progress(done: int, total: int) -> None:
+            if done == total or done % 25 == 0:
+                typer.echo(f"  {done}/{total} responses", err=True)
+
+        try:
+            report = asyncio.run(score_run(get_engine(), run_id, judge, concurrency=concurrency,
+                                           constraint_mode=constraint_mode, progress=progress))
+        except (LookupError, ValueError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(format_report(report))
