@@ -7,7 +7,6 @@ from typing import Any
 
 import anthropic
 
-from core.providers import PROVIDERS
 from core.providers.base import ChatMessage, Completion, ModelConfig
 from core.providers.errors import map_exception, scrub, secret_for, timeout_for
 
@@ -64,7 +63,3 @@ class AnthropicChat:
             cost_usd=self.config.cost_usd(usage.input_tokens, usage.output_tokens),
             finish_reason=response.stop_reason,
         )
-
-
-
-PROVIDERS.add("anthropic", AnthropicChat)

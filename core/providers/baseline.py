@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from core.baselines import BASELINES
 from core.fake_server import count_tokens
-from core.providers import PROVIDERS
 from core.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 
 
@@ -13,8 +13,6 @@ class BaselineProvider:
     """Runs `baseline:always-refuse` or `baseline:extractive` in-process; free, instant, deterministic."""
 
     def __init__(self, config: ModelConfig) -> None:
-        from core.baselines import BASELINES  # late: core.baselines imports core.prompting, which imports us
-
         self.config = config
         name = config.model_name or config.name
         key = name if name.startswith("baseline:") else f"baseline:{name}"
@@ -31,6 +29,3 @@ class BaselineProvider:
         prompt_tokens = sum(count_tokens(m.content) for m in messages)
         return Completion(text=text, input_tokens=prompt_tokens, output_tokens=count_tokens(text),
                           latency_ms=(time.perf_counter() - started) * 1000, finish_reason="stop")
-
-
-PROVIDERS.add("baseline", BaselineProvider)

@@ -7,7 +7,6 @@ from typing import Any
 
 import openai
 
-from core.providers import PROVIDERS
 from core.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.providers.errors import map_exception, scrub, secret_for, timeout_for
 
@@ -85,7 +84,3 @@ class OpenAICompatibleChat(OpenAIChat):
             raise ProviderError("openai_compatible needs settings.base_url or settings.base_url_env", retryable=False,
                                 kind="config")
         return secret_for(self.config, "base_url_env", str(env))
-
-
-PROVIDERS.add("openai", OpenAIChat)
-PROVIDERS.add("openai_compatible", OpenAICompatibleChat)
