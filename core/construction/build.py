@@ -1,0 +1,194 @@
+"""Build a benchmark: queries x retrieval modes -> InstanceSpec JSONL, deterministic for a seed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from core.construction.corpus import CorpusDoc, load_corpus
+from core.construction.embedders import build_embedder
+from core.construction.fusion import CompleteJson, fuse
+from core.construction.library import Atomic, load_libraries
+from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
+from core.construction.simulate import simulate
+from core.schema import DocumentSpec, InstanceSpec
+
+PathLike = str | Path
+MODE_RATIOS = {"noisy": 0.455, "gap": 0.231, "conflict": 0.314}  # paper Table 6
+BUILDER_VERSION = "construction-1"
+_STATUTE = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:Act|Law|Code|Regulations?|Rules)\b,?\s+Article\s+\d+")
+_DATE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
+                   r"|\b(?:19|20)\d{2}\b")
+
+
+@dataclass
+class BuildReport:
+    """What a build wrote and how the instances are distributed."""
+
+    out_path: str
+    instances: int
+    by_mode: dict[str, int]
+    by_domain: dict[str, int]
+    by_origin: dict[str, int]
+    avg_constraints: float
+    seed: int
+    seconds: float
+    skipped: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """Plain dict (for JSON output)."""
+        return asdict(self)
+
+
+def _paths(value: PathLike | list[PathLike]) -> list[Path]:
+    items = [value] if isinstance(value, (str, Path)) else value
+    out: list[Path] = []
+    for item in map(Path, items):
+        out += sorted(item.glob("*.jsonl" if item.suffix != ".yaml" else "")) if item.is_dir() else [item]
+    return out
+
+
+def library_files(value: PathLike | list[PathLike]) -> list[Path]:
+    """Library YAML files from paths and/or directories (a directory contributes all its *.yaml)."""
+    items = [value] if isinstance(value, (str, Path)) else value
+    files: list[Path] = []
+    for item in map(Path, items):
+        files += sorted(item.glob("*.yaml")) if item.is_dir() else [item]
+    return files
+
+
+def load_queries(paths: list[Path]) -> list[dict]:
+    """Query records from JSONL files (query_id, domain, query, answerable, answer_facts, supporting_doc_ids)."""
+    queries = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            q = json.loads(line)
+            missing = [k for k in ("query_id", "domain", "query") if not q.get(k)]
+            if missing:
+                raise ValueError(f"{path}:{n}: query lacks {', '.join(missing)}")
+            q.setdefault("supporting_doc_ids", [])
+            q.setdefault("answer_facts", [])
+            q.setdefault("answerable", bool(q["supporting_doc_ids"]))
+            queries.append(q)
+    return queries
+
+
+def library_for(atomics: list[Atomic], domain: str) -> list[Atomic]:
+    """The atomics usable in a domain: the common ones plus the domain's own."""
+    return [a for a in atomics if a.domain in ("common", domain)]
+
+
+def bundle_features(docs: list[DocumentSpec]) -> set[str]:
+    """Which triggers a bundle offers: statutes, tables, multi_source, numbers, dates."""
+    text = "\n".join(d.text for d in docs)
+    features = {"multi_source"} if len(docs) >= 2 else set()
+    if _STATUTE.search(text):
+        features.add("statutes")
+    if any(d.content_type == "markdown_table" or "<table" in d.text for d in docs):
+        features.add("tables")
+    if re.search(r"\d", text):
+        features.add("numbers")
+    if _DATE.search(text):
+        features.add("dates")
+    return features
+
+
+def plan_modes(queries: list[dict], rng: random.Random,
+               ratios: dict[str, float] = MODE_RATIOS) -> list[tuple[dict, str]]:
+    """Assign modes: every answerable query once as noisy; conflict and gap counts follow the ratios,
+    gaps split between unanswerable queries (natural) and answerable ones with support removed."""
+    answerable = [q for q in queries if q["answerable"] and q["supporting_doc_ids"]]
+    unanswerable = [q for q in queries if not q["answerable"]]
+    total = len(answerable) / ratios["noisy"] if answerable else len(unanswerable) / max(ratios["gap"], 1e-9)
+    n_conflict = min(len(answerable), round(total * ratios["conflict"]))
+    n_gap = round(total * ratios["gap"])
+    n_natural_gap = min(len(unanswerable), math.ceil(n_gap / 2) if answerable else n_gap)
+    n_aug_gap = min(len(answerable), n_gap - n_natural_gap)
+    plan = [(q, "noisy") for q in answerable]
+    plan += [(q, "conflict") for q in rng.sample(answerable, n_conflict)]
+    plan += [(q, "gap") for q in rng.sample(unanswerable, n_natural_gap)]
+    plan += [(q, "gap") for q in rng.sample(answerable, n_aug_gap)]
+    order = {"noisy": 0, "gap": 1, "conflict": 2}
+    return sorted(plan, key=lambda item: (item[0]["domain"], item[0]["query_id"], order[item[1]]))
+
+
+def instance_seed(seed: int, query_id: str, mode: str) -> int:
+    """Per-instance seed, so one instance does not depend on which others are built."""
+    return int(hashlib.sha256(f"{seed}|{query_id}|{mode}".encode()).hexdigest()[:16], 16)
+
+
+def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomic], seed: int, top_k: int,
+                   complete_json: CompleteJson | None = None, augment: bool = False) -> InstanceSpec:
+    """One InstanceSpec: simulate the bundle, then fuse constraints that the bundle can trigger."""
+    rng = random.Random(instance_seed(seed, q["query_id"], mode))
+    bundle = simulate(mode, q, retriever, top_k, rng)
+    if not bundle.documents:
+        raise ValueError(f"{q['query_id']} {mode}: empty bundle")
+    context = "\n\n".join(f"[doc {i + 1}] {d.title}\n{d.text}" for i, d in enumerate(bundle.documents))
+    fusion = fuse(library_for(atomics, q["domain"]), q["domain"], bundle_features(bundle.documents), rng,
+                  q["query"], context, complete_json, augment)
+    meta = {"query_id": q["query_id"], "seed": seed, "builder": BUILDER_VERSION, "atomic_ids": fusion.atomic_ids,
+            "removed_atomics": fusion.removed, "answer_facts": q.get("answer_facts", []),
+            "bundle": bundle.meta}
+    if fusion.quality is not None:
+        meta["quality"] = fusion.quality
+    return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=q["domain"], query=q["query"], mode=mode,
+                        origin=bundle.origin, constraints=fusion.constraints, documents=bundle.documents,
+                        metadata=meta)
+
+
+def domain_retrievers(docs: list[CorpusDoc], domains: set[str], config: RetrievalConfig) -> dict[str, Retriever]:
+    """One retriever per query domain over that domain's documents (the whole corpus when it has none)."""
+    embedder = build_embedder(config.embedder, **config.embedder_options) if config.embedder else None
+    out = {}
+    for domain in sorted(domains):
+        own = [d for d in docs if d.domain == domain] or docs
+        out[domain] = Retriever(own, config, embedder=embedder)
+    return out
+
+
+def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLike | list[PathLike],
+                    library_path: PathLike | list[PathLike], out_path: PathLike, seed: int = 0, *,
+                    top_k: int = 10, embedder: str | None = "minilm-onnx",
+                    index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
+                    max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
+                    augment: bool = False) -> BuildReport:
+    """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file."""
+    start = time.perf_counter()
+    docs = load_corpus(_paths(corpus_path))
+    queries = load_queries(_paths(queries_path))
+    if domains:
+        queries = [q for q in queries if q["domain"] in domains]
+    if max_queries_per_domain:
+        per: Counter = Counter()
+        queries = [q for q in queries if (per.update([q["domain"]]) or per[q["domain"]]) <= max_queries_per_domain]
+    atomics = load_libraries(library_files(library_path))
+    config = RetrievalConfig(embedder=embedder, top_k=top_k, index_dir=Path(index_dir) if index_dir else None)
+    retrievers = domain_retrievers(docs, {q["domain"] for q in queries}, config)
+    instances, skipped = [], []
+    for q, mode in plan_modes(queries, random.Random(seed)):
+        try:
+            retriever = retrievers[q["domain"]]
+            instances.append(build_instance(q, mode, retriever, atomics, seed, top_k, complete_json, augment))
+        except ValueError as exc:
+            skipped.append(str(exc))
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        fh.writelines(inst.model_dump_json(exclude_none=True) + "\n" for inst in instances)
+    n = len(instances)
+    return BuildReport(
+        out_path=str(out), instances=n, by_mode=dict(Counter(i.mode for i in instances)),
+        by_domain=dict(Counter(i.domain for i in instances)), by_origin=dict(Counter(i.origin for i in instances)),
+        avg_constraints=round(sum(len(i.constraints) for i in instances) / n, 2) if n else 0.0, seed=seed,
+        seconds=round(time.perf_counter() - start, 2), skipped=skipped,
+    )
