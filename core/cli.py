@@ -15,8 +15,10 @@ app = typer.Typer(
 
 COMMAND_MODULES: list[str] = [
     "core.commands.data",
+    "core.commands.checks",
     "core.commands.run",
     "core.commands.score",
+    "core.commands.users",
 ]
 
 for module_name in COMMAND_MODULES:
