@@ -7,6 +7,7 @@ from dataclasses import dataclass
 ALL_ROLES: frozenset[str] = frozenset({"admin", "expert", "analyst", "viewer"})
 EXPERT_ROLES: frozenset[str] = frozenset({"admin", "expert"})
 ADMIN_ONLY: frozenset[str] = frozenset({"admin"})
+RESULTS_ROLES: frozenset[str] = frozenset({"admin", "analyst", "viewer"})
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,13 @@ class PageSpec:
 
 PAGES: list[PageSpec] = [
     PageSpec("pages/browse_benchmark.py", "Browse benchmark", ":material/dataset:", "Benchmark", default=True),
+    PageSpec("pages/leaderboard.py", "Leaderboard", ":material/leaderboard:", "Results", RESULTS_ROLES),
+    PageSpec("pages/domains.py", "Domains", ":material/radar:", "Results", RESULTS_ROLES),
+    PageSpec("pages/constraint_errors.py", "Constraint errors", ":material/rule:", "Results", RESULTS_ROLES),
+    PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results", RESULTS_ROLES),
+    PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results", RESULTS_ROLES),
+    PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results", RESULTS_ROLES),
+    PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results", RESULTS_ROLES),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review", EXPERT_ROLES),
     PageSpec("pages/label_responses.py", "Label responses", ":material/label:", "Expert review", EXPERT_ROLES),
     PageSpec("pages/judge_alignment.py", "Judge alignment", ":material/balance:", "Analysis", frozenset({"admin", "analyst"})),

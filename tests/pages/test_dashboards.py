@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from pathlib import Path
 
 from bench.make_synthetic_results import make_results
-from core import results
+from core import picker, results
 from core.db import make_engine
 
 TIMEOUT = 60
@@ -153,3 +153,26 @@ def test_data_quality_equivalence_and_composition(app, expected):
     forest, comp, evaluated = specs(at)
     assert {s["x0"] for s in forest["layout"]["shapes"]} >= {-20.0, 20.0}
     assert sum(sum(values(t["y"])) for t in comp["data"]) == 90
+
+
+@pytest.mark.parametrize(
+    ("floor", "budget"),
+    [
+        pytest.param(40, 0.0, id="default-floors"),
+        pytest.param(0, 3.0, id="budget-only"),
+    ],
+)
+def test_pick_generator_ranks_with_floors_and_budget(app, expected, floor, budget):
+    at = app("pick_generator")
+    at.slider(key="pk_floor_rejection").set_value(floor)
+    at.number_input(key="pk_budget").set_value(budget)
+    at.run()
+    assert not at.exception, at.exception
+    scores, models = expected
+    floors = {"strict_ias": 0.2} | ({"rejection": floor / 100} if floor else {})
+    spec = picker.PickSpec(floors=floors, budget_per_1k=budget or None)
+    want = picker.rank(scores, models, spec).ranking
+    table = at.dataframe[0].value
+    assert table["model"].tolist() == want["model"].tolist()
+    assert table["eligible"].tolist() == want["eligible"].tolist()
+    assert [b.label for b in at.get("download_button")] == ["Download summary (Markdown)", "Download summary (HTML)"]
