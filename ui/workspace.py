@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core.auth import Principal
 from core.config import get_secret
@@ -54,6 +55,14 @@ def overlap_setting() -> float:
 def _token(key: str) -> str:
     """A client token that stays the same until the submit it belongs to succeeds (double submits store once)."""
     return st.session_state.setdefault(f"token_{key}", new_client_token())
+
+
+def _load_next() -> None:
+    """Rerun only the panel (fast) during a fragment rerun; a full rerun otherwise (e.g. under AppTest)."""
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitAPIException:
+        st.rerun()
 
 
 def _progress(done: int, total: int, noun: str) -> None:
@@ -120,7 +129,7 @@ def verification_panel(principal: Principal) -> None:
         st.session_state.pop(f"token_verify_{inst.id}", None)
         suffix = f"; new version saved (id {result.new_instance_id})" if result.new_instance_id else ""
         st.session_state["verify_last"] = f"{inst.uid}: {pressed.replace('_', ' ')} recorded{suffix}."
-        st.rerun(scope="fragment")
+        _load_next()
 
 
 def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -190,4 +199,4 @@ def labelling_panel(principal: Principal) -> None:
     saved = guarded_write(lambda: record_gold_label(engine(), principal, response_id, payload, _token(f"label_{response_id}")))
     if saved is not None:
         st.session_state.pop(f"token_label_{response_id}", None)
-        st.rerun(scope="fragment")
+        _load_next()

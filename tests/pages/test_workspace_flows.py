@@ -1,0 +1,145 @@
+"""AppTest: verifying an instance, labelling a response, adjudicating, the alignment tables, users, inert XSS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
+
+from core.auth import get_user
+from core.labels import draw_gold_sample, record_gold_label
+from core.models import Annotation, Instance
+from tests.workspace_factories import add_verdicts, principal, seeded_db
+
+ROOT = Path(__file__).resolve().parents[2]
+FORBIDDEN = ("<script", "onerror", "javascript:")
+
+
+@pytest.fixture
+def seeded(tmp_path, monkeypatch):
+    s = seeded_db(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
+    return s
+
+
+def page_as(path: str, who: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / path), default_timeout=30)
+    at.session_state["gauntlet_principal"] = principal(who)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def refusals(at: AppTest) -> list[str]:
+    """Error boxes other than the conflict summaries of the instance view."""
+    return [e.value for e in at.error if e.icon != ":material/compare_arrows:"]
+
+
+def all_markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_verify_accept_with_role_correction_creates_version_and_loads_next(seeded):
+    at = page_as("pages/verify_instances.py", "alice")
+    iid = seeded.instances["E-noisy"]
+    assert "E-noisy" in all_markdown(at) and "0 of 3 verifications done" in at.get("progress")[0].proto.text
+    html = all_markdown(at)
+    assert "Grid load" in html and not any(bad in html for bad in FORBIDDEN)
+    at.selectbox(key=f"v_role_{iid}_E-noisy-d2").set_value("partial")
+    at.button(key=f"v_accept_{iid}").click().run()
+    assert not at.exception and not refusals(at)
+    with Session(seeded.engine) as s:
+        versions = s.exec(select(Instance).where(Instance.uid == "E-noisy").order_by(Instance.version)).all()
+    assert [(v.version, v.is_latest, v.status) for v in versions] == [(1, False, "accepted"), (2, True, "accepted")]
+    assert "E-gap" in all_markdown(at)  # the next instance of the queue
+
+
+@pytest.mark.parametrize("button, status", [("reject", "rejected"), ("needs_edit", "needs_edit")])
+def test_verify_decisions_without_edits(seeded, monkeypatch, button, status):
+    monkeypatch.setenv("GAUNTLET_VERIFY_OVERLAP", "0")  # one decision settles it (no double check)
+    at = page_as("pages/verify_instances.py", "carol")
+    iid = seeded.instances["M-noisy"]
+    at.radio(key=f"v_consistency_{iid}").set_value("inconsistent")
+    at.button(key=f"v_{button}_{iid}").click().run()
+    with Session(seeded.engine) as s:
+        assert s.get(Instance, iid).status == status
+        (ann,) = s.exec(select(Annotation)).all()
+    assert ann.author == "carol" and ann.payload["consistency"] == "inconsistent" and ann.guidelines_version.startswith("1.0+")
+    assert at.success[0].value == "Your verification queue is empty."
+
+
+def test_label_page_hides_verdicts_and_other_labels_and_saves(seeded):
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
+    add_verdicts(seeded.engine, seeded, "llm:secret-judge", {(seeded.responses[("model-a", "E-noisy")], "c1"): 0})
+    at = page_as("pages/label_responses.py", "bob")
+    rid = next(int(b.key.split("_")[-1]) for b in at.button if b.key and b.key.startswith("l_submit_"))
+    record_gold_label(seeded.engine, principal("alice"), rid, _full_label(seeded, rid, value=False, note="ALICE-NOTE"), "a")
+    at.run()
+    text = all_markdown(at) + "".join(str(e.value) for e in at.code)
+    assert "secret-judge" not in text and "ALICE-NOTE" not in text
+    assert not any(bad in all_markdown(at) for bad in FORBIDDEN)
+    for r in at.radio:
+        r.set_value(r.options[0])
+    at.button(key=f"l_submit_{rid}").click().run()
+    assert not at.exception and not refusals(at)
+    with Session(seeded.engine) as s:
+        mine = s.exec(select(Annotation).where(Annotation.author == "bob", Annotation.target_id == rid)).all()
+    assert len(mine) == 1 and all(mine[0].payload["constraints"].values())
+
+
+def _full_label(seeded, rid, value, note=""):
+    from core.labels import load_response
+
+    ctx = load_response(seeded.engine, rid)
+    payload = {"constraints": {c.cid: value for c in ctx.bundle.constraints}, "note": note}
+    if ctx.bundle.instance.mode == "gap":
+        payload["valid_refusal"] = int(value)
+    if ctx.bundle.instance.mode == "conflict":
+        payload["conflict_recognized"] = int(value)
+    return payload
+
+
+def test_adjudication_page_settles_a_disagreement(seeded):
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
+    rid = seeded.responses[("model-a", "E-conflict")]
+    record_gold_label(seeded.engine, principal("alice"), rid, _full_label(seeded, rid, True), "a")
+    record_gold_label(seeded.engine, principal("bob"), rid, _full_label(seeded, rid, False), "b")
+    at = page_as("pages/adjudicate.py", "admin")
+    assert "1 disagreements wait for a decision." in [c.value for c in at.caption]
+    at.radio(key=f"adj_{rid}_conflict").set_value("1")
+    at.button(key=f"adj_submit_{rid}").click().run()
+    assert not at.exception
+    with Session(seeded.engine) as s:
+        (adj,) = s.exec(select(Annotation).where(Annotation.kind == "adjudication")).all()
+    assert adj.author == "admin" and adj.payload["conflict_recognized"] == 1
+    assert "0 disagreements wait for a decision." in [c.value for c in at.caption]
+
+
+def test_alignment_page_shows_table9_and_table7(seeded):
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
+    for (model, uid), rid in seeded.responses.items():
+        for who in ("alice", "bob"):
+            record_gold_label(seeded.engine, principal(who), rid, _full_label(seeded, rid, True), f"{who}{rid}")
+        verdicts = {(rid, "c1"): 1, (rid, "c2"): int(model == "model-a")}
+        add_verdicts(seeded.engine, seeded, "heuristic", verdicts)
+        add_verdicts(seeded.engine, seeded, "llm:j1", {**verdicts, (rid, "c1"): int(uid != "E-gap")})
+    at = page_as("pages/judge_alignment.py", "ana")
+    table9 = at.dataframe[0].value
+    assert list(table9["Dimension"])[:2] == ["Per-constraint adherence", "Strict IAS"]
+    assert table9.loc[0, "Human agreement %"] == 100.0 and table9.loc[0, "heuristic agreement %"] == 75.0
+    assert table9.loc[0, "heuristic n"] == 16
+    assert any("ICC(2,k) [95% CI]" in df.value.columns for df in at.dataframe)
+
+
+def test_users_page_creates_an_expert(seeded):
+    at = page_as("pages/users.py", "admin")
+    at.text_input(key="new_username").set_value("dora")
+    at.selectbox(key="new_role").set_value("expert")
+    at.multiselect(key="new_domains").set_value(["Medical"])
+    at.text_input(key="new_password").set_value("dora-pass-123")
+    at.button[0].click().run()
+    assert not at.exception and at.success
+    user = get_user(seeded.engine, "dora")
+    assert user.role == "expert" and user.domains == ["Medical"] and user.password_hash.startswith("$argon2")
