@@ -6,6 +6,9 @@ so new verdicts invalidate the caches while filter changes reuse the loaded fram
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pandas as pd
@@ -14,6 +17,8 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from core import results
+from core.config import REPO_ROOT
+from core.first_start import first_start_run
 from core.models import Run, Verdict
 from ui.session import engine
 
@@ -97,12 +102,21 @@ def _run_label(row: pd.Series) -> str:
     return f"#{row['id']} {row['name'] or 'run'} ({row['status']}){tag}"
 
 
+@st.cache_resource(show_spinner=False)
+def _first_start_job(url: str) -> subprocess.Popen | None:
+    """Launch `python -m core.first_start` once per server process (set GAUNTLET_FIRST_START=0 to disable)."""
+    if os.environ.get("GAUNTLET_FIRST_START", "1") == "0":
+        return None
+    return subprocess.Popen([sys.executable, "-m", "core.first_start"], cwd=REPO_ROOT, env={**os.environ, "GAUNTLET_DATABASE_URL": url},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def first_start_banner(runs: pd.DataFrame) -> None:
     """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
     first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
     with Session(engine()) as session:
         pending = session.exec(select(Run).where(Run.config.is_not(None))).scalars().all()
-    running = [r for r in pending if (r.config or {}).get("first_start") and r.status in ("pending", "running")]
+    running = [r for r in pending if (r.config or {}).get("first_start") and not (r.config or {}).get("scored")]
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     if not first.empty and len(runs) == len(first):
@@ -120,6 +134,8 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     runs = _runs(version)
     first_start_banner(runs)
     if runs.empty:
+        if first_start_run(engine()) is None:
+            _first_start_job(engine().url.render_as_string(hide_password=False))
         st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background; reload in a minute, or launch a run with `gauntlet run`.")
         return None
     labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}

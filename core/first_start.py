@@ -1,0 +1,113 @@
+"""First start: run the bundled sample through the offline baselines and score it with rule checks + the heuristic judge.
+
+So that a newcomer without an API key sees every results page on real computed numbers. Idempotent: a finished
+first-start run means nothing to do; an interrupted one is resumed (generation and scoring both skip finished work).
+
+    python -m core.first_start        # what `make app` launches in the background
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.models import Instance, Model, Run
+
+LABEL = "baselines + heuristic judge"
+RUN_NAME = f"First start: sample through {LABEL}"
+JUDGE = "heuristic"
+BASELINE_MODELS: tuple[str, ...] = ("baseline:always-refuse", "baseline:extractive")
+log = logging.getLogger(__name__)
+
+
+def ensure_baseline_models(engine: Engine) -> list[str]:
+    """Create the two offline baseline Model rows if missing; returns their names."""
+    with Session(engine) as session:
+        existing = set(session.exec(select(Model.name).where(Model.name.in_(BASELINE_MODELS))).all())
+        for name in BASELINE_MODELS:
+            if name not in existing:
+                session.add(Model(name=name, provider="baseline", model_name=name, paradigm="standard", access="open", is_baseline=True,
+                                  settings={"note": "offline calibration baseline"}))
+        session.commit()
+    return list(BASELINE_MODELS)
+
+
+def first_start_run(engine: Engine) -> Run | None:
+    """The most recent first-start run, if any."""
+    with Session(engine) as session:
+        runs = session.exec(select(Run).order_by(Run.id.desc())).all()
+        return next((r for r in runs if (r.config or {}).get("first_start")), None)
+
+
+def _set_message(engine: Engine, run_id: int, message: str) -> None:
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        run.message = message
+        session.add(run)
+        session.commit()
+
+
+def _mark(engine: Engine, run_id: int) -> None:
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        run.config = {**(run.config or {}), "first_start": True, "label": LABEL, "judge": JUDGE}
+        session.add(run)
+        session.commit()
+
+
+def ensure_first_start_run(engine: Engine) -> int | None:
+    """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
+    from core.runner import RunOptions, create_run, execute_run
+    from core.scoring import score_run
+
+    existing = first_start_run(engine)
+    if existing is not None and existing.status == "done" and (existing.config or {}).get("scored"):
+        return None
+    with Session(engine) as session:
+        if session.exec(select(Instance.id).where(Instance.is_latest == True).limit(1)).first() is None:  # noqa: E712
+            log.warning("no benchmark instance: import one (gauntlet init-db loads the sample) before the first start")
+            return None
+    if existing is None:
+        models = ensure_baseline_models(engine)
+        run_id = create_run(engine, RunOptions(models=models, name=RUN_NAME, judge=JUDGE, concurrency=4))
+        _mark(engine, run_id)
+    else:
+        run_id = int(existing.id)
+
+    def generation_progress(p) -> None:
+        _set_message(engine, run_id, f"{LABEL}: generating {p.finished}/{p.total}")
+
+    asyncio.run(execute_run(engine, run_id, progress=generation_progress))
+
+    def scoring_progress(done: int, total: int) -> None:
+        if done == total or done % 5 == 0:
+            _set_message(engine, run_id, f"{LABEL}: scoring {done}/{total}")
+
+    report = asyncio.run(score_run(engine, run_id, JUDGE, progress=scoring_progress))
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        run.config = {**(run.config or {}), "scored": True}
+        run.message = f"{LABEL}: {report.responses} responses scored, {report.verdicts_written} verdicts written"
+        session.add(run)
+        session.commit()
+    return run_id
+
+
+def main() -> int:
+    """Initialise the database (loading the sample if empty) and ensure the first-start run."""
+    from core.commands.data import init_db
+    from core.db import get_engine
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s first-start %(message)s")
+    log.info(init_db())
+    run_id = ensure_first_start_run(get_engine())
+    log.info("first-start run %s", "already present" if run_id is None else f"#{run_id} done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
