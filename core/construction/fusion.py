@@ -92,7 +92,7 @@ def _numeric_conflict(a: Atomic, b: Atomic) -> str | None:
     words, chars = kw.get("enterprise:word_count_range"), kw.get("enterprise:char_count_range")
     sections, paras = kw.get("enterprise:section_count"), kw.get("enterprise:paragraph_count_range")
     if words and chars and words.get("min_words") and chars.get("max_chars"):
-        if words["min_words"] * 5 > chars["max_chars"]:
+        if words["min_words"] * 6 > chars["max_chars"]:  # about six characters per word with its space
             return f"{words['min_words']} words do not fit in {chars['max_chars']} characters"
     if words and sections and words.get("max_words") is not None:
         if words["max_words"] < 50 * sections["min_sections"]:
