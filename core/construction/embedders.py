@@ -98,11 +98,15 @@ class MiniLmOnnxEmbedder:
         return mean_pool(hidden, mask)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Embed texts in batches; returns an (n, 384) float32 array of unit vectors."""
+        """Embed texts in batches of similar length (less padding); returns (n, 384) float32 unit vectors."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return l2_normalise(np.vstack(parts))
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i] for i in order]
+        parts = [self._batch(ordered[i : i + self.batch_size]) for i in range(0, len(ordered), self.batch_size)]
+        vectors = np.empty((len(texts), self.dim), dtype=np.float32)
+        vectors[order] = np.vstack(parts)
+        return l2_normalise(vectors)
 
 
 @EMBEDDERS.register("openai-compatible")

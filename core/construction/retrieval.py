@@ -4,7 +4,7 @@ BM25 agreement: bm25s with method="robertson" and rank_bm25.BM25Okapi(epsilon=0)
 ranking. Both use idf = ln((N - df + 0.5) / (df + 0.5)); bm25s clamps a negative idf to 0 and
 BM25Okapi replaces it with epsilon * mean_idf, so epsilon=0 makes them equal. Their term-frequency
 parts differ by the constant factor (k1 + 1), which BM25Okapi includes and bm25s "robertson" omits;
-`bm25_scores` divides rank-bm25's scores by (k1 + 1) so both backends return identical numbers.
+`RankBm25Backend` divides rank-bm25's scores by (k1 + 1) so both backends return identical numbers.
 
 Indexes persist under <index_dir>/<corpus hash>/ and are rebuilt only when the documents, the chunking
 settings or the embedder change.
@@ -206,9 +206,13 @@ class Retriever:
             (path.parent / "chunks.json").write_text(json.dumps([[c.doc_id, c.index] for c in self.chunks]))
         return index
 
-    def bm25_scores(self, query: str) -> dict[str, float]:
-        """BM25 score of every document (best chunk)."""
-        return doc_max(self.chunks, self.bm25.scores(tokenize(query)))
+    def bm25_scores(self, query: str, depth: int | None = None) -> dict[str, float]:
+        """BM25 score per document (best chunk) over matching chunks, or only the best `depth` chunks."""
+        scores = self.bm25.scores(tokenize(query))
+        idx = np.flatnonzero(scores > 0)
+        if depth is not None and len(idx) > depth:
+            idx = idx[np.argpartition(-scores[idx], depth - 1)[:depth]]
+        return doc_max([self.chunks[i] for i in idx], scores[idx])
 
     def dense_scores(self, query: str, depth: int = 100) -> dict[str, float]:
         """Cosine similarity of the best `depth` chunks, aggregated to documents."""
@@ -223,16 +227,16 @@ class Retriever:
     def search(self, query: str, k: int | None = None, mode: str = "hybrid") -> list[Hit]:
         """Top-k documents for a query; mode is "bm25", "dense" or "hybrid" (dense falls back to bm25)."""
         k = k or self.config.top_k
-        bm = self.bm25_scores(query) if mode in ("bm25", "hybrid") or self.dense is None else {}
-        de = self.dense_scores(query, depth=max(4 * k, 50)) if mode in ("dense", "hybrid") else {}
+        depth = max(4 * k, 50)
+        bm = self.bm25_scores(query, depth) if mode in ("bm25", "hybrid") or self.dense is None else {}
+        de = self.dense_scores(query, depth) if mode in ("dense", "hybrid") else {}
         if mode == "bm25" or not de:
-            fused = {d: s for d, s in bm.items() if s > 0}
+            fused = bm
         elif mode == "dense":
             fused = de
         elif self.config.fusion == "weighted":
-            fused = weighted({d: s for d, s in bm.items() if s > 0}, de, self.config.dense_weight)
+            fused = weighted(bm, de, self.config.dense_weight)
         else:
-            positive = {d: s for d, s in bm.items() if s > 0}
-            fused = rrf([ranked(positive), ranked(de)], self.config.rrf_k)
+            fused = rrf([ranked(bm), ranked(de)], self.config.rrf_k)
         order = ranked(fused)[:k]
         return [Hit(d, fused[d], r, bm.get(d, 0.0), de.get(d, 0.0)) for r, d in enumerate(order)]

@@ -58,7 +58,7 @@ def test_bm25_score_matches_hand_formula(small_docs):
     expected = math.log(3) * 1 / (1 + 1.5 * (1 - 0.75 + 0.75 * dl / avgdl))
     scores = Retriever(small_docs, bm25_only()).bm25_scores("acetylene")
     assert scores["d3"] == pytest.approx(expected, rel=1e-5)
-    assert all(scores[d] == 0 for d in ("d1", "d2", "d4", "d5"))
+    assert set(scores) == {"d3"}  # only matching documents are scored
 
 
 QUERIES = ["gearbox oil every 4,000 operating hours", "operating hours", "transformer oil acetylene hydrogen",
