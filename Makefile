@@ -20,6 +20,7 @@ $(VENV)/.dev-installed: $(VENV)/.installed
 
 init-db: $(VENV)/.installed
 	$(PY) -m core.cli init-db
+	$(PY) -m core.cli user first-admin
 
 app: init-db
 	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true

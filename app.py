@@ -16,4 +16,4 @@ else:
         section: [st.Page(p.path, title=p.title, icon=p.icon, default=p.default) for p in pages]
         for section, pages in sections_for(principal.role).items()
     }
-    st.navigation(navigation).run()
+    st.navigation(navigation, expanded=True).run()
