@@ -336,14 +336,20 @@ def _mean_ci(values: pd.Series, n_resamples: int, seed: int) -> tuple[float, flo
     return float(arr.mean()), float(low[0]), float(high[0]), int(arr.size)
 
 
-def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 2_000, seed: int = 0) -> pd.DataFrame:
+def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
     """Figure 2: on the gap subset, per model knowledge-protocol adherence (Loose IAS) and rejection accuracy, with CIs."""
     gap = scores[scores["mode"] == "gap"]
+    keys = (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
     rows = []
     for i, (model, group) in enumerate(gap.groupby("model", sort=True)):
-        for key, label in (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy")):
-            value, low, high, n = _mean_ci(group[key], n_resamples, seed + i)
-            rows.append({"model": model, "metric": key, "label": label, "value": value, "ci_low": low, "ci_high": high, "n": n})
+        matrix = group[[k for k, _ in keys]].to_numpy(dtype=float)
+        low, high = _ci(bootstrap_means(matrix, n_resamples, seed + i))
+        counts = (~np.isnan(matrix)).sum(axis=0)
+        sums = np.nansum(matrix, axis=0)
+        for j, (key, label) in enumerate(keys):
+            n = int(counts[j])
+            rows.append({"model": model, "metric": key, "label": label, "value": sums[j] / n if n else np.nan,
+                         "ci_low": low[j] if n else np.nan, "ci_high": high[j] if n else np.nan, "n": n})
     out = pd.DataFrame(rows, columns=["model", "metric", "label", "value", "ci_low", "ci_high", "n"])
     return with_model_info(out, models)
 
@@ -450,25 +456,30 @@ def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: 
 EQUIVALENCE_METRICS: tuple[str, ...] = ("conflict_recognition", "strict_ias", "loose_ias", "coverage", "faithfulness")
 
 
-def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Sequence[str] = EQUIVALENCE_METRICS, n_resamples: int = 2_000, seed: int = 0) -> pd.DataFrame:
+def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Sequence[str] = EQUIVALENCE_METRICS, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
     """Figure 8 / Table 8: natural minus augmented means per metric with equivalence testing at +/- margin.
 
     Per model the difference natural - augmented is computed; TOST (stats.tost) runs over those per-model
-    differences (needs >= 2 models with both origins and some spread). A pooled unpaired bootstrap CI of the
-    difference is reported too, and 'equivalent_by_ci' says whether that CI lies inside the margin.
+    differences (needs >= 2 models with both origins and some spread). A pooled unpaired percentile-bootstrap
+    CI of the difference is reported too (each origin resampled independently, as stats.bootstrap_ci with
+    paired=False), and 'equivalent_by_ci' says whether that CI lies inside the margin.
     """
+    metrics = list(metrics)
+    nat_all = scores[scores["origin"] == "natural"]
+    aug_all = scores[scores["origin"] == "augmented"]
+    boot_low = boot_high = np.full(len(metrics), np.nan)
+    if len(nat_all) and len(aug_all):
+        reps = bootstrap_means(nat_all[metrics].to_numpy(float), n_resamples, seed) - bootstrap_means(aug_all[metrics].to_numpy(float), n_resamples, seed + 1)
+        boot_low, boot_high = _ci(reps)
     rows = []
     for i, key in enumerate(metrics):
-        sub = scores[scores[key].notna()]
-        nat = sub[sub["origin"] == "natural"]
-        aug = sub[sub["origin"] == "augmented"]
-        row = {"metric": key, "label": METRICS[key].label if key in METRICS else key, "natural": nat[key].mean() if len(nat) else np.nan, "augmented": aug[key].mean() if len(aug) else np.nan, "n_natural": len(nat), "n_augmented": len(aug)}
+        nat, aug = nat_all[nat_all[key].notna()], aug_all[aug_all[key].notna()]
+        row = {"metric": key, "label": METRICS[key].label if key in METRICS else key, "natural": nat[key].mean() if len(nat) else np.nan,
+               "augmented": aug[key].mean() if len(aug) else np.nan, "n_natural": len(nat), "n_augmented": len(aug)}
         row["diff"] = row["natural"] - row["augmented"]
-        if len(nat) and len(aug):
-            res = stats.bootstrap_ci(stats.mean_diff, nat[key].to_numpy(float), aug[key].to_numpy(float), paired=False, n_resamples=n_resamples, seed=seed + i)
-            row |= {"boot_low": res.ci_low, "boot_high": res.ci_high, "equivalent_by_ci": stats.equivalent_by_ci(res.ci_low, res.ci_high, margin)}
-        else:
-            row |= {"boot_low": np.nan, "boot_high": np.nan, "equivalent_by_ci": False}
+        has_both = bool(len(nat) and len(aug))
+        row |= {"boot_low": boot_low[i] if has_both else np.nan, "boot_high": boot_high[i] if has_both else np.nan,
+                "equivalent_by_ci": bool(has_both and stats.equivalent_by_ci(boot_low[i], boot_high[i], margin))}
         per_model = pd.concat([nat.groupby("model")[key].mean().rename("nat"), aug.groupby("model")[key].mean().rename("aug")], axis=1, join="inner")
         diffs = (per_model["nat"] - per_model["aug"]).to_numpy(float)
         if diffs.size >= 2 and np.std(diffs) > 0:

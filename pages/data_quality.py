@@ -14,7 +14,7 @@ filters = results_view.sidebar_filters()
 if filters:
     scores = results_view.filtered_scores(filters)
     margin = st.slider("Equivalence margin", 0.05, 0.5, 0.2, 0.05, key="dq_margin")
-    eq = results.natural_vs_augmented(scores, margin=margin)
+    eq = results_view.equivalence(*results_view.cache_args(filters), margin)
     if eq[["n_natural", "n_augmented"]].min(axis=1).max() == 0:
         st.info("These runs hold only one origin (natural or augmented) in this subset; nothing to compare.")
     else:

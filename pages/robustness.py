@@ -10,13 +10,12 @@ st.caption("Behaviour when the documents cannot answer (gap subset) or contradic
 
 filters = results_view.sidebar_filters(subset=False)
 if filters:
-    scores = results_view.filtered_scores(filters)
     catalog = results_view.models(filters.version)
+    gap, (per_model, corr), effects = results_view.robustness(*results_view.cache_args(filters))
     gap_tab, conflict_tab, protocol_tab = st.tabs(["Knowledge gaps", "Factual conflicts", "Protocol effect"])
 
     with gap_tab:
         st.caption("Per model on the gap subset: adherence to knowledge-protocol constraints vs rejection accuracy (95% bootstrap CIs).")
-        gap = results.knowledge_gap_view(scores, catalog)
         wide = gap.pivot_table(index="model", columns="metric", values=["value", "ci_low", "ci_high"]).reindex(results.model_order(gap["model"].unique(), catalog))
         wide.columns = [f"{a}_{b}" for a, b in wide.columns]
         wide = wide.reset_index()
@@ -28,7 +27,6 @@ if filters:
             charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)"), gap, "knowledge_gap")
 
     with conflict_tab:
-        per_model, corr = results.conflict_view(scores, catalog)
         per_model = per_model.dropna(subset=["conflict_recognition"])
         if per_model.empty:
             st.info("No conflict instances in these runs.")
@@ -43,7 +41,7 @@ if filters:
 
     with protocol_tab:
         metric = st.radio("Accuracy", list(results.PROTOCOL_EFFECT_METRICS), format_func=lambda k: results.METRICS[k].label, horizontal=True, key="rb_protocol_metric")
-        effect = results.protocol_effect(scores, catalog, metric)
+        effect = effects[metric]
         st.caption("Accuracy with minus without knowledge-protocol constraints (independent groups): difference with a 95% Wald CI; "
                    "p from a Yates-corrected chi-square test, or Fisher's exact test when an expected count is below 5.")
         testable = effect.dropna(subset=["diff"])

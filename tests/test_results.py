@@ -263,3 +263,15 @@ def test_natural_vs_augmented_tost_over_per_model_differences():
 def test_evaluated_composition(prepared):
     comp = results.evaluated_composition(prepared).set_index(["domain", "mode", "origin"])["instances"]
     assert comp.to_dict() == {("Energy", "conflict", "augmented"): 1, ("Energy", "gap", "natural"): 1, ("Energy", "noisy", "natural"): 1, ("Legal", "noisy", "natural"): 1}
+
+
+def test_natural_vs_augmented_bootstrap_matches_stats_unpaired():
+    rng = np.random.default_rng(5)
+    rows = [_row("m", f"n{i}", "conflict", origin="natural", faith=float(v)) for i, v in enumerate(rng.uniform(0.5, 1, 80))]
+    rows += [_row("m", f"a{i}", "conflict", origin="augmented", faith=float(v)) for i, v in enumerate(rng.uniform(0.4, 0.9, 120))]
+    scores = results.prepare_scores(pd.DataFrame(rows))
+    out = results.natural_vs_augmented(scores, metrics=["faithfulness"], n_resamples=4_000).iloc[0]
+    nat, aug = scores[scores["origin"] == "natural"]["faithfulness"], scores[scores["origin"] == "augmented"]["faithfulness"]
+    ref = stats.bootstrap_ci(stats.mean_diff, nat.to_numpy(), aug.to_numpy(), paired=False, n_resamples=4_000)
+    assert out["boot_low"] == pytest.approx(ref.ci_low, abs=0.01) and out["boot_high"] == pytest.approx(ref.ci_high, abs=0.01)
+    assert np.isnan(out["tost_p"])  # one model: no TOST over per-model differences

@@ -34,7 +34,7 @@ class Filters:
     judge: str
     subset: str
     domains: tuple[str, ...]
-    version: tuple[int, int, int]
+    version: tuple
 
     @property
     def modes(self) -> list[str]:
@@ -42,7 +42,7 @@ class Filters:
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _runs(_version: tuple[int, int, int]) -> pd.DataFrame:
+def _runs(version: tuple) -> pd.DataFrame:
     with Session(engine()) as session:
         rows = session.exec(
             select(Run.id, Run.name, Run.status, Run.config, func.count(Verdict.id)).join(Verdict, Verdict.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc())
@@ -50,8 +50,8 @@ def _runs(_version: tuple[int, int, int]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
 
-@st.cache_data(ttl=5, show_spinner=False)
-def _judges(run_ids: tuple[int, ...], _version: tuple[int, int, int]) -> list[str]:
+@st.cache_data(max_entries=8, show_spinner=False)
+def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
     with Session(engine()) as session:
         judges = session.exec(select(Verdict.judge).where(Verdict.run_id.in_(run_ids)).distinct()).scalars().all()
     named = sorted(j for j in judges if j != "rule")
@@ -59,7 +59,7 @@ def _judges(run_ids: tuple[int, ...], _version: tuple[int, int, int]) -> list[st
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
-def scores(run_ids: tuple[int, ...], judge: str, version: tuple[int, int, int]) -> pd.DataFrame:
+def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge` (cached per data version)."""
     return results.prepare_scores(results.load_response_scores(engine(), list(run_ids), judge))
 
@@ -70,9 +70,23 @@ def filtered_scores(f: Filters) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping confidence intervals…")
-def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple[int, int, int]) -> pd.DataFrame:
+def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple) -> pd.DataFrame:
     """Leaderboard rows (with 95% bootstrap CIs) for one filter choice."""
     return results.leaderboard(results.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple):
+    """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
+    s, m = results.filter_scores(scores(run_ids, judge, version), modes, domains), models(version)
+    effects = {k: results.protocol_effect(s, m, k) for k in results.PROTOCOL_EFFECT_METRICS}
+    return results.knowledge_gap_view(s, m), results.conflict_view(s, m), effects
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple, margin: float) -> pd.DataFrame:
+    """Natural vs augmented equivalence table for one filter choice and margin."""
+    return results.natural_vs_augmented(results.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
 
 
 def cache_args(f: Filters) -> tuple:
@@ -81,20 +95,20 @@ def cache_args(f: Filters) -> tuple:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def models(version: tuple[int, int, int]) -> pd.DataFrame:
+def models(version: tuple) -> pd.DataFrame:
     """The model catalogue (paradigm, access, baseline flag, prices)."""
     return results.model_catalog(engine())
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
-def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple[int, int, int]) -> pd.DataFrame:
+def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
     return results.load_failure_counts(engine(), list(run_ids), judge)
 
 
-def data_version() -> tuple[int, int, int]:
-    """Current data version of the database."""
-    return results.data_version(engine())
+def data_version() -> tuple:
+    """Current data version: (max verdict id, verdict count, max response id, database URL)."""
+    return (*results.data_version(engine()), engine().url.render_as_string(hide_password=True))
 
 
 def _run_label(row: pd.Series) -> str:

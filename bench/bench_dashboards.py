@@ -1,0 +1,79 @@
+"""Time each results page with AppTest on a paper-scale synthetic results set: first render (cold caches) and a filter change.
+
+    .venv/bin/python -m bench.make_synthetic_results var/bench.db      # once
+    .venv/bin/python -m bench.bench_dashboards var/bench.db
+
+Targets: first render <= 1.5 s, filter change <= 0.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+FIRST_RENDER_TARGET_S = 1.5
+FILTER_CHANGE_TARGET_S = 0.5
+
+
+def _subset(value: str):
+    return lambda at: at.selectbox(key="results_subset").set_value(value)
+
+
+# page -> (what the filter change does, how)
+CHANGES = {
+    "leaderboard": ("subset -> noisy", _subset("noisy")),
+    "domains": ("subset -> conflict", _subset("conflict")),
+    "constraint_errors": ("subset -> gap", _subset("gap")),
+    "robustness": ("protocol metric -> conflict recognition", lambda at: at.radio(key="rb_protocol_metric").set_value("conflict_recognition")),
+    "model_pairs": ("metric -> faithfulness", lambda at: at.selectbox(key="mp_metric").set_value("faithfulness")),
+    "data_quality": ("subset -> conflict", _subset("conflict")),
+    "pick_generator": ("rejection floor -> 30%", lambda at: at.slider(key="pk_floor_rejection").set_value(30)),
+}
+
+
+def time_page(page: str) -> tuple[float, float]:
+    """(first render seconds with cold caches, filter change seconds)."""
+    st.cache_data.clear()
+    at = AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=120)
+    at.session_state["role"] = "analyst"
+    started = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - started
+    if at.exception:
+        raise RuntimeError(f"{page}: {at.exception}")
+    CHANGES[page][1](at)
+    started = time.perf_counter()
+    at.run()
+    change = time.perf_counter() - started
+    if at.exception:
+        raise RuntimeError(f"{page} after change: {at.exception}")
+    return first, change
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("db", type=Path)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per page; the median is reported")
+    args = parser.parse_args()
+    os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{args.db.resolve()}"
+    os.environ["GAUNTLET_FIRST_START"] = "0"
+    print(f"{'page':<20} {'first render (s)':>17} {'filter change (s)':>18}  change")
+    failures = 0
+    for page, (label, _) in CHANGES.items():
+        runs = sorted(time_page(page) for _ in range(args.repeat))
+        first = sorted(r[0] for r in runs)[len(runs) // 2]
+        change = sorted(r[1] for r in runs)[len(runs) // 2]
+        ok = first <= FIRST_RENDER_TARGET_S and change <= FILTER_CHANGE_TARGET_S
+        failures += not ok
+        print(f"{page:<20} {first:>17.2f} {change:>18.2f}  {label}{'' if ok else '  (over target)'}")
+    print(f"targets: first render <= {FIRST_RENDER_TARGET_S} s, filter change <= {FILTER_CHANGE_TARGET_S} s; {failures} page(s) over")
+
+
+if __name__ == "__main__":
+    main()

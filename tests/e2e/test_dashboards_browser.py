@@ -1,0 +1,87 @@
+"""Browser test: open every results page of the running app in headless Debian chromium and save a screenshot.
+
+Needs /usr/bin/chromium (CI installs it; never `playwright install`). Fails with a clear message when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.make_synthetic_results import make_results
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = REPO / "test-artifacts"
+PAGES = {
+    "leaderboard": "Leaderboard",
+    "domains": "Domains",
+    "constraint_errors": "Constraint errors",
+    "robustness": "Robustness",
+    "model_pairs": "Model pairs",
+    "data_quality": "Data quality",
+    "pick_generator": "Pick a generator",
+}
+IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); browser tests never download a browser")
+    url = f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'results.db'}"
+    make_results(url, n_models=4, n_instances=90, seed=2)
+    port = _free_port()
+    env = {**os.environ, "GAUNTLET_DATABASE_URL": url, "GAUNTLET_FIRST_START": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.port={port}",
+                             "--browser.gatherUsageStats=false"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.5)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_renders_charts_in_chromium(server, browser, page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto(f"{server}/{page}", wait_until="domcontentloaded")
+    tab.wait_for_selector(IDLE, timeout=60_000)
+    tab.wait_for_selector(".js-plotly-plot, [data-testid=stDataFrame]", timeout=30_000)
+    tab.screenshot(path=str(ARTIFACTS / f"dashboard_{page}.png"), full_page=True)
+    assert not tab.locator("[data-testid=stException]").count(), tab.locator("[data-testid=stException]").first.inner_text()
+    assert tab.get_by_role("heading", name=PAGES[page]).count() >= 1
+    assert not errors, errors
+    tab.close()
