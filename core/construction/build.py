@@ -23,6 +23,8 @@ from core.schema import DocumentSpec, InstanceSpec
 PathLike = str | Path
 MODE_RATIOS = {"noisy": 0.455, "gap": 0.231, "conflict": 0.314}  # paper Table 6
 BUILDER_VERSION = "construction-1"
+DOMAIN_NAMES = {"energy": "Energy", "medical": "Medical", "legal": "Legal", "financial": "Financial",
+                "party_building": "Party Building", "web_search": "Web Search"}
 _STATUTE = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:Act|Law|Code|Regulations?|Rules)\b,?\s+Article\s+\d+")
 _DATE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
                    r"|\b(?:19|20)\d{2}\b")
@@ -82,6 +84,11 @@ def load_queries(paths: list[Path]) -> list[dict]:
     return queries
 
 
+def domain_name(slug: str) -> str:
+    """Display name of a domain slug ('party_building' -> 'Party Building'), as in data/sample/domains.jsonl."""
+    return DOMAIN_NAMES.get(slug, slug.replace("_", " ").title())
+
+
 def library_for(atomics: list[Atomic], domain: str) -> list[Atomic]:
     """The atomics usable in a domain: the common ones plus the domain's own."""
     return [a for a in atomics if a.domain in ("common", domain)]
@@ -136,12 +143,12 @@ def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomi
     context = "\n\n".join(f"[doc {i + 1}] {d.title}\n{d.text}" for i, d in enumerate(bundle.documents))
     fusion = fuse(library_for(atomics, q["domain"]), q["domain"], bundle_features(bundle.documents), rng,
                   q["query"], context, complete_json, augment)
-    meta = {"query_id": q["query_id"], "seed": seed, "builder": BUILDER_VERSION, "atomic_ids": fusion.atomic_ids,
+    meta = {"query_id": q["query_id"], "domain_slug": q["domain"], "seed": seed, "builder": BUILDER_VERSION, "atomic_ids": fusion.atomic_ids,
             "removed_atomics": fusion.removed, "answer_facts": q.get("answer_facts", []),
             "bundle": bundle.meta}
     if fusion.quality is not None:
         meta["quality"] = fusion.quality
-    return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=q["domain"], query=q["query"], mode=mode,
+    return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=domain_name(q["domain"]), query=q["query"], mode=mode,
                         origin=bundle.origin, constraints=fusion.constraints, documents=bundle.documents,
                         metadata=meta)
 

@@ -39,7 +39,7 @@ def test_offline_build_end_to_end_and_deterministic(tmp_path):
     _, other = build_small(tmp_path, 12, "c")
     rows = assert_valid_lines(out)
     assert report.instances == len(rows) > 0 and report.skipped == []
-    assert set(report.by_domain) == {"legal", "web_search"}
+    assert set(report.by_domain) == {"Legal", "Web Search"}
     assert set(report.by_mode) == {"noisy", "gap", "conflict"}
     assert out.read_bytes() == again.read_bytes()
     assert out.read_bytes() != other.read_bytes()

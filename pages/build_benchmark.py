@@ -1,0 +1,108 @@
+"""Build benchmark: run the construction pipeline (retrieval, constraint fusion, noisy/gap/conflict simulation)
+over the bundled or uploaded corpus, queries and atomic libraries, preview the instances, download or import them."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.config import REPO_ROOT
+from core.construction.build import DOMAIN_NAMES, build_benchmark
+from ui.auth import guarded_write, require_role
+
+DATA = REPO_ROOT / "data"
+OUT_DIR = Path(os.environ.get("GAUNTLET_BUILD_DIR", REPO_ROOT / "var" / "built"))
+
+principal = require_role({"admin"})
+st.title("Build benchmark")
+st.caption(
+    "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
+    "bundle under one of three modes: noisy (supporting documents among near-misses), knowledge gap (every "
+    "answering document removed) and factual conflict (a contradicting document added). Same seed, same file."
+)
+
+
+def _save_uploads(files, folder: Path) -> list[Path]:
+    paths = []
+    for f in files or []:
+        path = folder / Path(f.name).name
+        path.write_bytes(f.getvalue())
+        paths.append(path)
+    return paths
+
+
+with st.form("build_form"):
+    source = st.radio("Inputs", ["Bundled fictional corpus (six domains)", "Upload my own files"], horizontal=True,
+                      key="build_source")
+    domains = st.multiselect("Domains", list(DOMAIN_NAMES), default=list(DOMAIN_NAMES),
+                             format_func=DOMAIN_NAMES.get, key="build_domains")
+    uploads = st.columns(3)
+    corpus_files = uploads[0].file_uploader("Corpus JSONL", type=["jsonl"], accept_multiple_files=True)
+    query_files = uploads[1].file_uploader("Queries JSONL", type=["jsonl"], accept_multiple_files=True)
+    library_files = uploads[2].file_uploader("Libraries YAML", type=["yaml"], accept_multiple_files=True)
+    cols = st.columns(4)
+    seed = cols[0].number_input("Seed", 0, 2**31 - 1, 0, key="build_seed")
+    top_k = cols[1].number_input("Documents per bundle", 3, 30, 10, key="build_top_k")
+    per_domain = cols[2].number_input("Queries per domain (0 = all)", 0, 1000, 0, key="build_per_domain")
+    dense = cols[3].toggle("Dense + BM25 (hybrid)", value=True, key="build_dense",
+                           help="Off: BM25 only (faster). On: adds the offline MiniLM embedder with RRF fusion.")
+    submitted = st.form_submit_button("Build", type="primary")
+
+if submitted:
+    work = Path(tempfile.mkdtemp(prefix="gauntlet-build-"))
+    if source.startswith("Upload"):
+        corpus, queries = _save_uploads(corpus_files, work), _save_uploads(query_files, work)
+        libraries = _save_uploads(library_files, work) or [DATA / "libraries"]
+    else:
+        corpus, queries, libraries = [DATA / "corpus"], [DATA / "queries"], [DATA / "libraries"]
+    if not corpus or not queries or not domains:
+        st.error("Choose at least one domain and provide a corpus and a query file.")
+    else:
+        OUT_DIR.mkdir(parents=True, exist_ok=True)
+        out = OUT_DIR / f"benchmark-seed{seed}.jsonl"
+        with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
+            try:
+                report = build_benchmark(queries, corpus, libraries, out, int(seed), top_k=int(top_k),
+                                         embedder="minilm-onnx" if dense else None, domains=domains,
+                                         max_queries_per_domain=int(per_domain) or None)
+            except (ValueError, FileNotFoundError, KeyError) as exc:
+                st.error(f"Build failed: {exc}")
+                report = None
+        if report:
+            st.session_state["build_report"] = report.to_dict()
+
+report = st.session_state.get("build_report")
+if report:
+    out = Path(report["out_path"])
+    st.success(f"Built {report['instances']} instances in {report['seconds']} s "
+               f"(average {report['avg_constraints']} constraints per instance).")
+    metrics = st.columns(3)
+    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain")):
+        counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
+        counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
+        col.dataframe(counts, hide_index=True)
+    for problem in report["skipped"]:
+        st.warning(problem)
+    if out.exists():
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        st.dataframe(pd.DataFrame([{
+            "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
+            "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
+        } for r in rows]), hide_index=True, key="build_preview")
+        actions = st.columns(2)
+        actions[0].download_button("Download JSONL", out.read_bytes(), file_name=out.name,
+                                   mime="application/jsonl", key="build_download")
+        if actions[1].button("Import into the benchmark database", key="build_import"):
+            from core.io import import_file
+            from ui.session import engine
+
+            result = guarded_write(lambda: import_file(engine(), out, on_existing="new_version",
+                                                       author=principal.username))
+            if result is not None and result.ok:
+                st.success(f"Imported: {len(result.created)} new, {len(result.new_versions)} new versions, "
+                           f"{len(result.unchanged)} unchanged.")
+            elif result is not None:
+                st.error("Import refused: " + "; ".join(str(e) for e in result.errors[:5]))
