@@ -173,7 +173,7 @@ def make_conflict(doc: CorpusDoc, answer_facts: list[str], group: str) -> tuple[
 def diff_summary(a: str, b: str) -> str:
     """Short description of how text b differs from text a (word-level replacements)."""
     wa, wb = a.split(), b.split()
-    changes = [f"'{' '.join(wa[i1:i2])}' vs '{' '.join(wb[j1:j2])}'"
+    changes = [f"'{' '.join(wa[i1:i2]).strip(',.;:')}' vs '{' '.join(wb[j1:j2]).strip(',.;:')}'"
                for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes()
                if op == "replace"]
     return "; ".join(changes[:4]) or "the documents state different values"

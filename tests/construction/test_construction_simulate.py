@@ -118,3 +118,17 @@ def test_make_conflict_edits_the_answer_fact_first():
     spec, meta = make_conflict(doc, ["14 days"], "g1")
     assert meta["original_fact"] == "14 days" and spec.text.endswith("return within 18 days.")
     assert spec.role == "conflicting" and "14 days" in spec.conflict_summary
+
+
+@pytest.mark.parametrize(
+    "name, a, b, expected",
+    [
+        ("two replacements", "firmware 4.7.2, window 20:00 daily", "firmware 4.5.0, window 22:00 daily",
+         "'4.7.2' vs '4.5.0'; '20:00' vs '22:00'"),
+        ("identical", "same text", "same text", "the documents state different values"),
+    ],
+)
+def test_diff_summary(name, a, b, expected):
+    from core.construction.simulate import diff_summary
+
+    assert diff_summary(a, b) == expected
