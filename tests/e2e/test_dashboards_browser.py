@@ -79,7 +79,8 @@ def test_page_renders_charts_in_chromium(server, browser, page):
     tab.on("pageerror", lambda e: errors.append(str(e)))
     tab.goto(f"{server}/{page}", wait_until="domcontentloaded")
     tab.wait_for_selector(IDLE, timeout=60_000)
-    tab.wait_for_selector(".js-plotly-plot, [data-testid=stDataFrame]", timeout=30_000)
+    tab.wait_for_selector("[data-testid=stDataFrame]" if page == "pick_generator" else ".js-plotly-plot .main-svg", timeout=30_000)
+    tab.wait_for_timeout(500)  # let plotly finish its first paint
     tab.screenshot(path=str(ARTIFACTS / f"dashboard_{page}.png"), full_page=True)
     assert not tab.locator("[data-testid=stException]").count(), tab.locator("[data-testid=stException]").first.inner_text()
     assert tab.get_by_role("heading", name=PAGES[page]).count() >= 1
