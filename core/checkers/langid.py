@@ -2,11 +2,15 @@
 
 langdetect itself supplies the language profiles, the character normalisation and the seeded random
 sampling; this module re-implements its per-text work more cheaply:
+- text cleaning skips the passes that cannot change the text (no '@', no 'http', ASCII-only text);
 - n-gram extraction per distinct word (the n-gram state resets at every space), memoised;
-- each sampling trial multiplies probabilities in log space with numpy, drawing the same random
-  n-grams in the same order, and stops at the same convergence checkpoints (every 5 draws);
+- the seeded random stream (random.Random(0), the same for every text) is replayed with numpy: the
+  accepted random.choice draws are found in blocks, and their profile rows gathered once per text;
+- each trial multiplies the 5 draws between two convergence checkpoints (langdetect checks every 5
+  draws), takes one log per checkpoint and sums them, so a whole block of checkpoints is scored with
+  a handful of array operations; exp() is only evaluated at checkpoints that can have converged;
 - trials stop once the leading language can no longer be overtaken by the remaining trials.
-tests/checkers/test_langid.py compares the answers with langdetect.detect on every IFEval response.
+tests/checkers/test_fast_paths.py compares the answers with langdetect.detect on IFEval responses.
 """
 
 from __future__ import annotations
@@ -15,18 +19,25 @@ import math
 import random
 import re
 from functools import lru_cache
+from itertools import chain, repeat
 
 import numpy as np
 
 _ALPHA, _ALPHA_WIDTH, _BASE_FREQ = 0.5, 0.05, 10000
 _N_TRIAL, _ITERATION_LIMIT, _CONV_THRESHOLD, _PROB_THRESHOLD = 7, 1000, 0.99999, 0.1
+_CHECK_EVERY = 5
+_LAST_CHECKPOINT = _ITERATION_LIMIT // _CHECK_EVERY
+_CONV_LIMIT = 1.0 / _CONV_THRESHOLD  # converged when the normalising sum (leader counted as 1) is below this
 _MAX_TEXT = 10000
 _URL = re.compile(r"https?://[-_.?&~;+=/#0-9A-Za-z]{1,2076}")
 _MAIL = re.compile(r"[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}")
-_SPACES = re.compile(" +")
+_SPACES = re.compile(" {2,}")
 _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
-_CHUNK = 128
+_RANDOM_WORDS = 1 << 16
+_FIRST_SCAN = 1024  # random words examined for draws when a text's detection starts
+_MIN_CHUNK = 4
+_FIRST_CHUNK = 16  # checkpoints scored by the first trial's first block (later trials start from the last one's length)
 
 
 @lru_cache(maxsize=1)
@@ -45,10 +56,28 @@ def _normalizers():
     return NGram.normalize, NGram.normalize_vi
 
 
+@lru_cache(maxsize=1)
+def _dmarks() -> re.Pattern[str]:
+    """Any of the combining marks normalize_vi rewrites."""
+    from langdetect.utils.ngram import NGram
+
+    return re.compile(f"[{NGram.DMARK_CLASS}]")
+
+
+@lru_cache(maxsize=1)
+def _ascii_table() -> bytes:
+    """langdetect's character normalisation of the 128 ASCII characters, as a bytes.translate table."""
+    normalize, _ = _normalizers()
+    return "".join(normalize(chr(code)) for code in range(128)).encode("ascii") + bytes(range(128, 256))
+
+
 _CHAR_MAP: dict[int, str] = {}
 
 
 def _normalize(text: str) -> str:
+    """NGram.normalize applied to every character."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ascii_table()).decode("ascii")
     normalize, _ = _normalizers()
     for ch in set(text):
         if ord(ch) not in _CHAR_MAP:
@@ -58,10 +87,17 @@ def _normalize(text: str) -> str:
 
 def _prepare(text: str) -> str:
     """langdetect's append() and cleaning_text(): drop URLs and e-mails, collapse spaces, drop Latin in non-Latin text."""
-    _, normalize_vi = _normalizers()
-    text = normalize_vi(_MAIL.sub(" ", _URL.sub(" ", text)))
-    text = _SPACES.sub(" ", text[:_MAX_TEXT])
-    if len(_LATIN.findall(text)) * 2 < len(_NON_LATIN.findall(text)):
+    if "http" in text:
+        text = _URL.sub(" ", text)
+    if "@" in text:
+        text = _MAIL.sub(" ", text)
+    ascii_only = text.isascii()
+    if not ascii_only and _dmarks().search(text):
+        text = _normalizers()[1](text)
+    text = text[:_MAX_TEXT]
+    if "  " in text:
+        text = _SPACES.sub(" ", text)
+    if not ascii_only and len(_LATIN.findall(text)) * 2 < len(_NON_LATIN.findall(text)):
         text = _LATIN.sub("", text)
     return text
 
@@ -94,8 +130,12 @@ def _word_grams(word: str, trailing: bool) -> tuple[int, ...]:
 def ngram_rows(text: str) -> list[int]:
     """The sequence of n-grams (as profile rows) langdetect samples from for this text."""
     words = _normalize(_prepare(text)).split(" ")
-    last = len(words) - 1
-    return [row for index, word in enumerate(words) if word for row in _word_grams(word, index < last)]
+    last = words.pop()
+    inner = [word for word in words if word]
+    rows = list(chain.from_iterable(map(_word_grams, inner, repeat(True))))
+    if last:
+        rows.extend(_word_grams(last, False))
+    return rows
 
 
 def extract_ngrams(text: str) -> list[str]:
@@ -115,75 +155,137 @@ def _seeded_words() -> np.ndarray:
     state = np.array(random.Random(0).getstate()[1], dtype=np.uint32)
     bits = np.random.MT19937()
     bits.state = {"bit_generator": "MT19937", "state": {"key": state[:624], "pos": int(state[624])}}
-    return bits.random_raw(1 << 16)
+    return bits.random_raw(_RANDOM_WORDS).astype(np.uint32)
 
 
-class _Stream:
-    """Python's seeded Mersenne Twister (random.Random(0)) replayed with numpy, read in blocks."""
+def _uniform(a: int, b: int) -> float:
+    """random.random() from two 32-bit outputs."""
+    return ((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0)
 
-    def __init__(self) -> None:
-        self._words = _seeded_words()
-        self.pos = 0
-        self._gauss_next: float | None = None
 
-    def words(self, count: int) -> np.ndarray:
-        """The next `count` 32-bit outputs, without consuming them."""
-        if self.pos + count > len(self._words):
+def _gauss_pair(words: list[int]) -> tuple[float, float]:
+    """random.gauss(0, 1) from four 32-bit outputs: the value returned now and the one kept for the next call."""
+    x2pi = _uniform(words[0], words[1]) * 2.0 * math.pi
+    g2rad = math.sqrt(-2.0 * math.log(1.0 - _uniform(words[2], words[3])))
+    return math.cos(x2pi) * g2rad, math.sin(x2pi) * g2rad
+
+
+class _Draws:
+    """langdetect's seeded random.choice(ngrams) draws for one text: stream positions and picked n-grams."""
+
+    def __init__(self, rows: list[int]) -> None:
+        self.rows, self.n = rows, len(rows)
+        self.shift = np.uint32(32 - self.n.bit_length())
+        self.scanned = 0
+        self.positions = np.empty(0, dtype=np.intp)
+        self.picks = np.empty(0, dtype=np.uint32)
+
+    def _scan(self) -> None:
+        """Examine more random words (doubling), keeping the accepted draws (random.randrange(n) values)."""
+        size = max(_FIRST_SCAN, self.scanned)
+        if self.scanned + size > _RANDOM_WORDS:
             raise RuntimeError("language detection needed more random draws than precomputed")
-        return self._words[self.pos : self.pos + count]
+        values = _seeded_words()[self.scanned : self.scanned + size] >> self.shift
+        accepted = np.flatnonzero(values < self.n)
+        self.positions = np.concatenate((self.positions, accepted + self.scanned))
+        self.picks = np.concatenate((self.picks, values[accepted]))
+        self.scanned += size
 
-    def _random(self) -> float:
-        a, b = (int(w) for w in self.words(2))
-        self.pos += 2
-        return ((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0)
+    def factors(self, first: int, count: int, weight: float, start: int) -> np.ndarray:
+        """(p + weight) for draws first .. first+count-1 (count x languages); draws before `start` count as 1."""
+        pad = max(0, start - first)
+        while len(self.picks) < first + count:
+            self._scan()
+        rows = self.rows
+        picked = [rows[pick] for pick in self.picks[first + pad : first + count].tolist()]
+        out = np.empty((count, _gram_ids()[1].shape[1]))
+        np.take(_gram_ids()[1], picked, axis=0, out=out[pad:], mode="clip")
+        out[pad:] += weight
+        if pad:
+            out[:pad] = 1.0
+        return out
 
-    def gauss(self) -> float:
-        """random.gauss(0.0, 1.0), consuming the same outputs."""
-        if self._gauss_next is not None:
-            z, self._gauss_next = self._gauss_next, None
-            return z
-        x2pi = self._random() * 2.0 * math.pi
-        g2rad = math.sqrt(-2.0 * math.log(1.0 - self._random()))
-        self._gauss_next = math.sin(x2pi) * g2rad
-        return math.cos(x2pi) * g2rad
+    def after(self, position: int) -> int:
+        """Index of the first draw at or after a stream position."""
+        while not len(self.positions) or self.positions[-1] < position:
+            self._scan()
+        return int(np.searchsorted(self.positions, position))
 
-    def below(self, n: int, block: int) -> tuple[np.ndarray, np.ndarray]:
-        """Up to ~block/2 successive random.randrange(n) values and the outputs consumed through each one."""
-        shift = 32 - n.bit_length()
-        values = self.words(block) >> np.uint64(shift)
-        accepted = np.flatnonzero(values < n)
-        return values[accepted].astype(np.intp), accepted + 1
+    def end(self, index: int) -> int:
+        """Stream position just after draw `index`."""
+        return int(self.positions[index]) + 1
 
 
-def _trial(stream: _Stream, rows: list[int], matrix: np.ndarray) -> np.ndarray:
-    """One sampling trial: normalised language probabilities at the first converged checkpoint."""
-    weight = (_ALPHA + stream.gauss() * _ALPHA_WIDTH) / _BASE_FREQ
-    log_prob = np.full(matrix.shape[1], -np.log(matrix.shape[1]))
-    done = 0
+@lru_cache(maxsize=64)
+def _running_sum(size: int) -> np.ndarray:
+    """Lower-triangular ones: multiplying by it is a cumulative sum down the rows (one BLAS call)."""
+    return np.tril(np.ones((size, size)))
+
+
+def _checkpoint_scores(factors: np.ndarray, carry: np.ndarray | None) -> np.ndarray:
+    """Log scores at successive checkpoints from the (p + weight) factors of the draws leading to them."""
+    chunk = len(factors) // _CHECK_EVERY
+    logs = np.multiply.reduce(factors.reshape(chunk, _CHECK_EVERY, factors.shape[1]), axis=1)
+    np.log(logs, out=logs)
+    if carry is not None:
+        logs[0] += carry
+    return _running_sum(chunk) @ logs
+
+
+def _first_converged(scores: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """First checkpoint (row) whose normalised max probability exceeds the threshold, with its probabilities."""
+    shares = scores - np.maximum.reduce(scores, axis=1, keepdims=True)
+    np.exp(shares, out=shares)
+    totals = np.add.reduce(shares, axis=1)
+    hits = (totals < _CONV_LIMIT).nonzero()[0]
+    if not hits.size:
+        return None
+    return int(hits[0]), shares[hits[0]] / totals[hits[0]]
+
+
+def _trial(draws: _Draws, start: int, weight: float, guess: int) -> tuple[int, np.ndarray]:
+    """One sampling trial from draw `start`: the index of its last draw and the normalised probabilities there.
+
+    Checkpoints are scored in blocks, the first one `guess` checkpoints long, then doubling.
+    """
+    done, carry, chunk = 0, None, guess  # checkpoints scored so far, last score, next block size
     while True:
-        picks, consumed = stream.below(len(rows), _CHUNK)
-        cumulative = log_prob + np.cumsum(np.log(matrix[[rows[pick] for pick in picks.tolist()]] + weight), axis=0)
-        steps = np.arange(done, done + len(picks))
-        checkpoints = np.flatnonzero(steps % 5 == 0)
-        shifted = np.exp(cumulative[checkpoints] - cumulative[checkpoints].max(axis=1, keepdims=True))
-        maxp = 1.0 / shifted.sum(axis=1)
-        stop = np.flatnonzero((maxp > _CONV_THRESHOLD) | (steps[checkpoints] >= _ITERATION_LIMIT))
-        if stop.size:
-            stream.pos += int(consumed[checkpoints[stop[0]]])
-            return shifted[stop[0]] / shifted[stop[0]].sum()
-        stream.pos += _CHUNK
-        log_prob = cumulative[-1]
-        done += len(picks)
+        chunk = min(chunk, _LAST_CHECKPOINT + 1 - done)
+        first_draw = start - (_CHECK_EVERY - 1) if done == 0 else start + 1 + _CHECK_EVERY * (done - 1)
+        scores = _checkpoint_scores(draws.factors(first_draw, _CHECK_EVERY * chunk, weight, start), carry)
+        hit = _first_converged(scores)
+        if hit is None and done + chunk > _LAST_CHECKPOINT:
+            hit = chunk - 1, _normalised(scores[-1])
+        if hit is not None:
+            return start + _CHECK_EVERY * (done + hit[0]), hit[1]
+        carry, done, chunk = scores[-1], done + chunk, chunk * 2
+
+
+def _normalised(scores: np.ndarray) -> np.ndarray:
+    """Probabilities from log scores."""
+    shares = np.exp(scores - scores.max())
+    return shares / shares.sum()
 
 
 def _vote(rows: list[int]) -> str:
+    """langdetect's detect(): average the trials, keep the leader if it is likely enough."""
     _, langs = _profiles()
-    matrix = _gram_ids()[1]
-    stream = _Stream()
+    words = _seeded_words()
+    draws = _Draws(rows)
     total = np.zeros(len(langs))
+    position, spare, guess = 0, None, _FIRST_CHUNK
     for trial in range(_N_TRIAL):
-        total += _trial(stream, rows, matrix) / _N_TRIAL
-        top = np.sort(total)[-2:]
+        if spare is None:
+            gauss, spare = _gauss_pair(words[position : position + 4].tolist())
+            position += 4
+        else:
+            gauss, spare = spare, None
+        start = draws.after(position)
+        last, probs = _trial(draws, start, (_ALPHA + gauss * _ALPHA_WIDTH) / _BASE_FREQ, guess)
+        position = draws.end(last)
+        guess = max(_MIN_CHUNK, (last - start) // _CHECK_EVERY * 3 // 2 + 2)
+        total += probs / _N_TRIAL
+        top = np.partition(total, -2)[-2:]
         if top[1] - top[0] > (_N_TRIAL - trial - 1) / _N_TRIAL + 1e-9:
             break
     best = int(np.argmax(total))
