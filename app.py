@@ -1,15 +1,21 @@
-"""RAG Gauntlet: the Streamlit entry point. Signed-out users see the login page only; others the pages of their role."""
+"""RAG Gauntlet: the Streamlit entry point.
+
+Signed-out users see the sign-in form only (a page opened by URL asks to sign in, then opens); signed-in users see the
+pages of their role in the sidebar.
+"""
 
 import streamlit as st
 
 from ui.auth import account_sidebar, current_principal
-from ui.navigation import sections_for
+from ui.navigation import PAGES, sections_for
 
 st.set_page_config(page_title="RAG Gauntlet", page_icon=":material/shield:", layout="wide")
 
 principal = current_principal()
 if principal is None:
-    st.navigation([st.Page("pages/login.py", title="Sign in", icon=":material/login:", default=True)]).run()
+    login = st.Page("pages/login.py", title="Sign in", icon=":material/login:", default=True)
+    deep_links = [st.Page(p.path, title=p.title, icon=p.icon) for p in PAGES]
+    st.navigation([login, *deep_links], position="hidden").run()
 else:
     account_sidebar(principal)
     navigation = {

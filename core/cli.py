@@ -16,6 +16,7 @@ app = typer.Typer(
 COMMAND_MODULES: list[str] = [
     "core.commands.data",
     "core.commands.checks",
+    "core.commands.build",
     "core.commands.run",
     "core.commands.score",
     "core.commands.users",

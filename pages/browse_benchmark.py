@@ -6,9 +6,11 @@ import streamlit as st
 from core.benchmark import domain_names, instance_detail, instance_rows
 from core.io import composition
 from core.schema import MODES
+from ui.auth import require_page
 from ui.instance_view import MODE_LABELS, render_instance
 from ui.session import engine
 
+require_page(__file__)
 st.title("Browse benchmark")
 
 table5, table6 = composition(engine())

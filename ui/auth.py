@@ -71,12 +71,19 @@ def require_role(roles: set[str] | frozenset[str]) -> Principal:
     """Page guard: the signed-in principal when their role is in `roles`; otherwise a refusal and nothing else."""
     principal = current_principal()
     if principal is None:
-        st.error("Please sign in to open this page.", icon=":material/lock:")
+        render_login()
         st.stop()
     if principal.role not in roles:
         st.error(f"Your role ({principal.role}) may not open this page.", icon=":material/block:")
         st.stop()
     return principal
+
+
+def require_page(script: str) -> Principal:
+    """Page guard driven by the page table: pass the page's `__file__`; its PAGES roles decide."""
+    from ui.navigation import roles_for
+
+    return require_role(roles_for(script))
 
 
 def guarded_write(action: Callable[[], T]) -> T | None:

@@ -34,6 +34,8 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review", EXPERT_ROLES),
     PageSpec("pages/label_responses.py", "Label responses", ":material/label:", "Expert review", EXPERT_ROLES),
     PageSpec("pages/judge_alignment.py", "Judge alignment", ":material/balance:", "Analysis", frozenset({"admin", "analyst"})),
+    PageSpec("pages/run_evaluation.py", "Run evaluation", ":material/play_circle:", "Administration", ADMIN_ONLY),
+    PageSpec("pages/build_benchmark.py", "Build benchmark", ":material/construction:", "Administration", ADMIN_ONLY),
     PageSpec("pages/adjudicate.py", "Gold labels & adjudication", ":material/gavel:", "Administration", ADMIN_ONLY),
     PageSpec("pages/users.py", "Users", ":material/group:", "Administration", ADMIN_ONLY),
 ]
@@ -50,3 +52,12 @@ def sections_for(role: str) -> dict[str, list[PageSpec]]:
     for page in pages_for(role):
         grouped.setdefault(page.section, []).append(page)
     return grouped
+
+
+def roles_for(script: str) -> frozenset[str]:
+    """Roles allowed on the page whose script file is `script` (a path or __file__); empty if it is not listed."""
+    name = script.replace("\\", "/").rsplit("/", 1)[-1]
+    for page in PAGES:
+        if page.path.rsplit("/", 1)[-1] == name:
+            return page.roles
+    return frozenset()

@@ -14,12 +14,14 @@ from core.io import composition, export_instances, import_file, validate_file
 from core.schema import InstanceSpec
 
 SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl"
+BUILT_SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_built.jsonl"
+SAMPLE_FILES = (SAMPLE_FILE, BUILT_SAMPLE_FILE)
 SAMPLE_DOMAINS = REPO_ROOT / "data" / "sample" / "domains.jsonl"
 SCHEMA_FILE = REPO_ROOT / "data" / "schema" / "instance.schema.json"
 
 
 def init_db(load_sample: bool = True) -> str:
-    """Migrate the database to the latest schema and load the bundled sample if it holds no instance."""
+    """Migrate the database to the latest schema and load the bundled sample (curated + built) if it is empty."""
     from sqlmodel import Session, select
 
     from core.models import Instance
@@ -31,10 +33,13 @@ def init_db(load_sample: bool = True) -> str:
         empty = session.exec(select(Instance.id).limit(1)).first() is None
     if not (load_sample and empty):
         return f"database ready at {url}"
-    report = import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample")
-    if not report.ok:
-        raise RuntimeError("bundled sample failed to import:\n" + "\n".join(map(str, report.errors)))
-    return f"database ready at {url}; loaded {len(report.created)} sample instances"
+    loaded = 0
+    for path in SAMPLE_FILES:
+        report = import_file(engine, path, domains_path=SAMPLE_DOMAINS, author="sample")
+        if not report.ok:
+            raise RuntimeError(f"bundled sample {path.name} failed to import:\n" + "\n".join(map(str, report.errors)))
+        loaded += len(report.created)
+    return f"database ready at {url}; loaded {loaded} sample instances"
 
 
 def instance_json_schema() -> str:

@@ -14,7 +14,7 @@ from core.schema import InstanceSpec
 
 from conftest import REPO
 
-GENERATED = REPO / "data/generated/enterprise_rag_built.jsonl"
+GENERATED = REPO / "data/sample/enterprise_rag_built.jsonl"
 
 
 def build_small(tmp_path, seed: int, name: str):

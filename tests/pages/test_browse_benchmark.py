@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.auth import Principal, now_utc
 from core.io import import_file
+from ui.auth import SESSION_KEY
+
+NOW = now_utc()
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "browse_benchmark.py")
@@ -19,8 +23,9 @@ def loaded(engine):
     return engine
 
 
-def open_page() -> AppTest:
+def open_page(role: str = "viewer") -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=30)
+    at.session_state[SESSION_KEY] = Principal(username="vera", role=role, domains=(), login_at=NOW, last_seen=NOW)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -59,3 +64,10 @@ def test_open_conflict_instance_shows_bundle_and_sanitised_html(loaded) -> None:
     assert any(label.startswith("[doc 3]") and "conflicting" in label for label in expanders)
     html_bodies = [m.value for m in at.markdown if "Field bulletin" in m.value]
     assert html_bodies and all("<script" not in b and "onclick" not in b for b in html_bodies)
+
+
+def test_signed_out_visitor_gets_the_sign_in_form_only(loaded) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.run()
+    assert [t.value for t in at.title] == ["Sign in to RAG Gauntlet"]
+    assert not at.dataframe

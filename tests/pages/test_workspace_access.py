@@ -55,9 +55,10 @@ def test_page_guard_per_role(seeded, path, role):
 
 
 @pytest.mark.parametrize("path", list(WORKSPACE_PAGES))
-def test_page_refuses_when_signed_out(seeded, path):
+def test_page_asks_to_sign_in_when_signed_out(seeded, path):
     at = page_as(path, None)
-    assert [e.value for e in at.error] == ["Please sign in to open this page."] and not at.title
+    assert [t.value for t in at.title] == ["Sign in to RAG Gauntlet"]
+    assert not at.dataframe and not at.expander and len(at.text_input) == 2
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,83 @@
+"""`gauntlet build`: the construction pipeline from queries, corpus and atomic libraries to benchmark JSONL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from core.config import REPO_ROOT
+
+
+def llm_complete_json(model_name: str) -> Callable[[str], dict]:
+    """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client."""
+    from sqlmodel import Session, select
+
+    from core.db import get_engine
+    from core.judges.parsing import extract_json_object
+    from core.llm import config_from_model, make_client
+    from core.models import Model
+    from core.providers.base import ChatMessage
+
+    engine = get_engine()
+    with Session(engine) as session:
+        model = session.exec(select(Model).where(Model.name == model_name)).first()
+    if model is None:
+        raise typer.BadParameter(f"no model named {model_name!r}; register it with `gauntlet models add`")
+    client = make_client(config_from_model(model), engine)
+
+    def complete_json(prompt: str) -> dict:
+        messages = [ChatMessage(role="user", content=prompt)]
+        completion = asyncio.run(client.complete(messages, purpose="build:construction"))
+        return extract_json_object(completion.text) or {}
+
+    return complete_json
+
+
+def register(app: typer.Typer) -> None:
+    """Register `gauntlet build` on the app."""
+
+    @app.command("build")
+    def build_command(
+        out: Annotated[Path, typer.Option("--out", help="Where to write the benchmark JSONL.")],
+        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.")] = [
+            REPO_ROOT / "data" / "queries"
+        ],
+        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.")] = [
+            REPO_ROOT / "data" / "corpus"
+        ],
+        library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.")] = [
+            REPO_ROOT / "data" / "libraries"
+        ],
+        seed: Annotated[int, typer.Option(help="Same seed, same file.")] = 0,
+        top_k: Annotated[int, typer.Option("--top-k", help="Documents retrieved per query.")] = 10,
+        bm25_only: Annotated[bool, typer.Option("--bm25-only", help="Skip the dense retriever.")] = False,
+        domains: Annotated[list[str] | None, typer.Option("--domain", help="Only these domains (name or slug, e.g. 'Party Building' or party_building).")] = None,
+        llm: Annotated[
+            str | None, typer.Option("--llm", help="Registered model for the LLM-assisted steps (offline if absent).")
+        ] = None,
+        augment: Annotated[bool, typer.Option(help="Let the LLM add 1-2 query-specific constraints.")] = False,
+    ) -> None:
+        """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles."""
+        from core.construction.build import build_benchmark
+
+        report = build_benchmark(
+            queries,
+            corpus,
+            library,
+            out,
+            seed=seed,
+            top_k=top_k,
+            embedder=None if bm25_only else "minilm-onnx",
+            domains=[d.strip().lower().replace(" ", "_") for d in domains] if domains else None,
+            complete_json=llm_complete_json(llm) if llm else None,
+            augment=augment,
+        )
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        for reason in report.skipped:
+            typer.echo(f"not built: {reason}", err=True)
+        typer.echo(f"wrote {report.instances} instances to {out}; check them with `gauntlet validate {out}`")
