@@ -35,7 +35,7 @@ _SPACES = re.compile(" {2,}")
 _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16
-_FIRST_SCAN = 1024  # random words examined for draws when a text's detection starts
+_FIRST_SCAN = 512  # random words examined for draws when a text's detection starts
 _MIN_CHUNK = 4
 _FIRST_CHUNK = 16  # checkpoints scored by the first trial's first block (later trials start from the last one's length)
 
@@ -138,6 +138,12 @@ def ngram_rows(text: str) -> list[int]:
     return rows
 
 
+def clear_tables() -> None:
+    """Forget the memoised per-word n-gram rows and character normalisations (to time cold lookup tables)."""
+    _word_grams.cache_clear()
+    _CHAR_MAP.clear()
+
+
 def extract_ngrams(text: str) -> list[str]:
     """The n-gram sequence langdetect samples from for this text."""
     grams = _gram_list()
@@ -171,39 +177,33 @@ def _gauss_pair(words: list[int]) -> tuple[float, float]:
 
 
 class _Draws:
-    """langdetect's seeded random.choice(ngrams) draws for one text: stream positions and picked n-grams."""
+    """langdetect's seeded random.choice(ngrams) draws for one text: stream positions and profile rows, in order."""
 
     def __init__(self, rows: list[int]) -> None:
         self.rows, self.n = rows, len(rows)
         self.shift = np.uint32(32 - self.n.bit_length())
         self.scanned = 0
         self.positions = np.empty(0, dtype=np.intp)
-        self.picks = np.empty(0, dtype=np.uint32)
+        self.probs = np.empty((0, _gram_ids()[1].shape[1]))
 
     def _scan(self) -> None:
-        """Examine more random words (doubling), keeping the accepted draws (random.randrange(n) values)."""
+        """Examine more random words (doubling), keeping the accepted draws and their profile rows."""
         size = max(_FIRST_SCAN, self.scanned)
         if self.scanned + size > _RANDOM_WORDS:
             raise RuntimeError("language detection needed more random draws than precomputed")
         values = _seeded_words()[self.scanned : self.scanned + size] >> self.shift
         accepted = np.flatnonzero(values < self.n)
+        rows = self.rows
+        picked = [rows[value] for value in values[accepted].tolist()]
         self.positions = np.concatenate((self.positions, accepted + self.scanned))
-        self.picks = np.concatenate((self.picks, values[accepted]))
+        self.probs = np.concatenate((self.probs, np.take(_gram_ids()[1], picked, axis=0)))
         self.scanned += size
 
-    def factors(self, first: int, count: int, weight: float, start: int) -> np.ndarray:
-        """(p + weight) for draws first .. first+count-1 (count x languages); draws before `start` count as 1."""
-        pad = max(0, start - first)
-        while len(self.picks) < first + count:
+    def window(self, first: int, count: int) -> np.ndarray:
+        """Profile probabilities (count x languages) of draws first .. first+count-1."""
+        while len(self.probs) < first + count:
             self._scan()
-        rows = self.rows
-        picked = [rows[pick] for pick in self.picks[first + pad : first + count].tolist()]
-        out = np.empty((count, _gram_ids()[1].shape[1]))
-        np.take(_gram_ids()[1], picked, axis=0, out=out[pad:], mode="clip")
-        out[pad:] += weight
-        if pad:
-            out[:pad] = 1.0
-        return out
+        return self.probs[first : first + count]
 
     def after(self, position: int) -> int:
         """Index of the first draw at or after a stream position."""
@@ -216,55 +216,61 @@ class _Draws:
         return int(self.positions[index]) + 1
 
 
-@lru_cache(maxsize=64)
-def _running_sum(size: int) -> np.ndarray:
-    """Lower-triangular ones: multiplying by it is a cumulative sum down the rows (one BLAS call)."""
-    return np.tril(np.ones((size, size)))
+def _block_logs(draws: _Draws, start: int, done: int, chunk: int, weight: float) -> np.ndarray:
+    """Log of the product of (p + weight) over the draws leading to each of checkpoints done .. done+chunk-1.
+
+    Checkpoint j of a trial comes after its draw 5j: checkpoint 0 follows one draw, the others five more.
+    """
+    width = _gram_ids()[1].shape[1]
+    if done:
+        factors = draws.window(start + 1 + _CHECK_EVERY * (done - 1), _CHECK_EVERY * chunk) + weight
+        logs = np.multiply.reduce(factors.reshape(chunk, _CHECK_EVERY, width), axis=1)
+    else:
+        factors = draws.window(start, 1 + _CHECK_EVERY * (chunk - 1)) + weight
+        logs = np.empty((chunk, width))
+        logs[0] = factors[0]
+        np.multiply.reduce(factors[1:].reshape(chunk - 1, _CHECK_EVERY, width), axis=1, out=logs[1:])
+    return np.log(logs, out=logs)
 
 
-def _checkpoint_scores(factors: np.ndarray, carry: np.ndarray | None) -> np.ndarray:
-    """Log scores at successive checkpoints from the (p + weight) factors of the draws leading to them."""
-    chunk = len(factors) // _CHECK_EVERY
-    logs = np.multiply.reduce(factors.reshape(chunk, _CHECK_EVERY, factors.shape[1]), axis=1)
-    np.log(logs, out=logs)
-    if carry is not None:
-        logs[0] += carry
-    return _running_sum(chunk) @ logs
-
-
-def _first_converged(scores: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """First checkpoint (row) whose normalised max probability exceeds the threshold, with its probabilities."""
+def _first_converged(scores: np.ndarray) -> tuple[int, np.ndarray, float] | None:
+    """First checkpoint (row) whose normalised max probability exceeds the threshold: row, exp(score - max), their sum."""
     shares = scores - np.maximum.reduce(scores, axis=1, keepdims=True)
     np.exp(shares, out=shares)
     totals = np.add.reduce(shares, axis=1)
     hits = (totals < _CONV_LIMIT).nonzero()[0]
     if not hits.size:
         return None
-    return int(hits[0]), shares[hits[0]] / totals[hits[0]]
+    row = int(hits[0])
+    return row, shares[row], float(totals[row])
 
 
 def _trial(draws: _Draws, start: int, weight: float, guess: int) -> tuple[int, np.ndarray]:
     """One sampling trial from draw `start`: the index of its last draw and the normalised probabilities there.
 
-    Checkpoints are scored in blocks, the first one `guess` checkpoints long, then doubling.
+    Checkpoints are scored in blocks (a cumulative sum of block logs), the first `guess` long, then doubling.
     """
     done, carry, chunk = 0, None, guess  # checkpoints scored so far, last score, next block size
     while True:
         chunk = min(chunk, _LAST_CHECKPOINT + 1 - done)
-        first_draw = start - (_CHECK_EVERY - 1) if done == 0 else start + 1 + _CHECK_EVERY * (done - 1)
-        scores = _checkpoint_scores(draws.factors(first_draw, _CHECK_EVERY * chunk, weight, start), carry)
+        logs = _block_logs(draws, start, done, chunk, weight)
+        if carry is not None:
+            logs[0] += carry
+        scores = np.cumsum(logs, axis=0, out=logs)
         hit = _first_converged(scores)
         if hit is None and done + chunk > _LAST_CHECKPOINT:
-            hit = chunk - 1, _normalised(scores[-1])
+            shares = np.exp(scores[-1] - scores[-1].max())
+            hit = chunk - 1, shares, float(shares.sum())
         if hit is not None:
-            return start + _CHECK_EVERY * (done + hit[0]), hit[1]
+            row, shares, total = hit
+            return start + _CHECK_EVERY * (done + row), shares / total
         carry, done, chunk = scores[-1], done + chunk, chunk * 2
 
 
-def _normalised(scores: np.ndarray) -> np.ndarray:
-    """Probabilities from log scores."""
-    shares = np.exp(scores - scores.max())
-    return shares / shares.sum()
+def _decided(total: np.ndarray, trials_left: int) -> bool:
+    """True when the remaining trials cannot change the leading language."""
+    second, first = np.partition(total, -2)[-2:]
+    return first - second > trials_left / _N_TRIAL + 1e-9
 
 
 def _vote(rows: list[int]) -> str:
@@ -273,21 +279,21 @@ def _vote(rows: list[int]) -> str:
     words = _seeded_words()
     draws = _Draws(rows)
     total = np.zeros(len(langs))
-    position, spare, guess = 0, None, _FIRST_CHUNK
+    position, spare, guess, start = 0, None, _FIRST_CHUNK, 0
     for trial in range(_N_TRIAL):
         if spare is None:
             gauss, spare = _gauss_pair(words[position : position + 4].tolist())
-            position += 4
+            start = draws.after(position + 4)
         else:
             gauss, spare = spare, None
-        start = draws.after(position)
         last, probs = _trial(draws, start, (_ALPHA + gauss * _ALPHA_WIDTH) / _BASE_FREQ, guess)
-        position = draws.end(last)
-        guess = max(_MIN_CHUNK, (last - start) // _CHECK_EVERY * 3 // 2 + 2)
-        total += probs / _N_TRIAL
-        top = np.partition(total, -2)[-2:]
-        if top[1] - top[0] > (_N_TRIAL - trial - 1) / _N_TRIAL + 1e-9:
+        total += probs
+        # a trial adds at most 1 to a language: the leader is safe once it leads by more than the trials left
+        if trial >= _N_TRIAL // 2 and _decided(total / _N_TRIAL, _N_TRIAL - trial - 1):
             break
+        guess = max(_MIN_CHUNK, (last - start) // _CHECK_EVERY * 3 // 2 + 2)
+        position, start = draws.end(last), last + 1
+    total /= _N_TRIAL
     best = int(np.argmax(total))
     return langs[best] if total[best] > _PROB_THRESHOLD else "unknown"
 
