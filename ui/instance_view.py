@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from core.benchmark import InstanceDetail
@@ -15,6 +17,12 @@ CATEGORY_TITLES = {
 }
 ROLE_COLORS = {"supporting": "green", "noise": "gray", "conflicting": "red", "partial": "orange"}
 MODE_LABELS = {"noisy": "Noisy retrieval", "gap": "Knowledge gap", "conflict": "Factual conflict"}
+_UNSAFE_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:|\bdata\s*:\s*text/html")
+
+
+def safe_markdown(text: str) -> str:
+    """Untrusted model or document text made inert: tags, handlers and script links removed, markdown kept."""
+    return _UNSAFE_SCHEME.sub("blocked:", sanitize_html(text or ""))
 
 
 def render_constraints(detail: InstanceDetail) -> None:
@@ -69,7 +77,7 @@ def render_instance(detail: InstanceDetail) -> None:
         f"{detail.domain} · **{MODE_LABELS.get(instance.mode, instance.mode)}** · {instance.origin} · "
         f"status `{instance.status}`"
     )
-    st.info(instance.query, icon=":material/help:")
+    st.info(safe_markdown(instance.query), icon=":material/help:")
     left, right = st.columns([2, 3])
     with left:
         st.markdown("#### Instruction set")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import streamlit as st
@@ -22,10 +21,10 @@ from core.labels import (
     record_verification,
     verification_queue,
 )
-from core.sanitize import escape_text, sanitize_html
+from core.sanitize import escape_text
 from core.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
-from ui.instance_view import MODE_LABELS, render_constraints, render_documents
+from ui.instance_view import MODE_LABELS, render_constraints, render_documents, safe_markdown
 from ui.session import engine
 
 MODE_CHECKS = {
@@ -35,13 +34,6 @@ MODE_CHECKS = {
 }
 DECISION_BUTTONS = [("accept", "Accept", "Alt+A", "primary"), ("needs_edit", "Needs edit", "Alt+E", "secondary"),
                     ("reject", "Reject", "Alt+X", "secondary")]
-_UNSAFE_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:|\bdata\s*:\s*text/html")
-
-
-def safe_markdown(text: str) -> str:
-    """Untrusted model or document text made inert: tags, handlers and script links removed, markdown kept."""
-    return _UNSAFE_SCHEME.sub("blocked:", sanitize_html(text or ""))
-
 
 def overlap_setting() -> float:
     """Share of instances per domain x mode that get a second, independent verification (GAUNTLET_VERIFY_OVERLAP)."""
