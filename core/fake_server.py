@@ -295,7 +295,8 @@ def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str) -
     if kind == "embeddings":
         inputs = body.get("input", [])
         inputs = inputs if isinstance(inputs, list) else [inputs]
-        data = [{"object": "embedding", "index": i, "embedding": embedding_vector(str(t))} for i, t in enumerate(inputs)]
+        data = [{"object": "embedding", "index": i, "embedding": embedding_vector(str(t))}
+                for i, t in enumerate(inputs)]
         usage = {"prompt_tokens": input_tokens, "total_tokens": input_tokens}
         return {"object": "list", "data": data, "model": model, "usage": usage}
     return {
@@ -304,7 +305,8 @@ def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str) -
         "created": 1_700_000_000,
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens, "total_tokens": input_tokens + output_tokens},
+        "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
+                  "total_tokens": input_tokens + output_tokens},
     }
 
 

@@ -6,13 +6,18 @@ import asyncio
 import hashlib
 import json
 import random
+from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy import Table, insert
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.base import Executable
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
-from core.models import LLMCall, Model
+from core.models import LLMCall, Model, utc_now
 from core.providers import get_provider
 from core.providers.base import ChatMessage, Completion, ModelConfig, Provider, ProviderError
 from core.ratelimit import Clock, RateLimiter, SystemClock
@@ -21,6 +26,80 @@ NON_SEMANTIC_SETTINGS = frozenset({"api_key_env", "base_url_env", "base_url", "t
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
+PRELOAD_CHUNK = 500
+UPSERT_INSERTS = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
+
+
+def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
+    """An INSERT that skips rows whose primary key exists (SQLite/PostgreSQL upsert; plain INSERT elsewhere)."""
+    dialect_insert = UPSERT_INSERTS.get(engine.dialect.name)
+    return dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
+
+
+class GroupWriter:
+    """Group commit on the event loop: writes queued in one loop turn share one transaction (consecutive writes of
+    one statement go as one executemany); each awaiter resumes only after its write is committed."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]] = []
+
+    async def write(self, statement: Executable, params: dict[str, Any]) -> None:
+        """Execute `statement` with `params` and wait for the commit."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self._jobs:
+            loop.call_soon(self._flush)
+        self._jobs.append((statement, params, future))
+        await future
+
+    def close(self) -> None:
+        """Commit anything still queued."""
+        self._flush()
+
+    def _flush(self) -> None:
+        jobs, self._jobs = self._jobs, []
+        if not jobs:
+            return
+        try:
+            with self.engine.begin() as conn:
+                for statement, group in _consecutive(jobs):
+                    conn.execute(statement, group)
+            outcomes: list[BaseException | None] = [None] * len(jobs)
+        except Exception:  # noqa: BLE001 - one bad write must not sink the others: retry them one by one
+            outcomes = [_commit_one(self.engine, statement, params) for statement, params, _ in jobs]
+        for (_, _, future), error in zip(jobs, outcomes, strict=True):
+            _settle(future, error)
+
+
+def _consecutive(jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]]) -> list[tuple[Executable, list]]:
+    groups: list[tuple[Executable, list]] = []
+    for statement, params, _ in jobs:
+        if groups and groups[-1][0] is statement:
+            groups[-1][1].append(params)
+        else:
+            groups.append((statement, [params]))
+    return groups
+
+
+def _commit_one(engine: Engine, statement: Executable, params: dict[str, Any]) -> BaseException | None:
+    try:
+        with engine.begin() as conn:
+            conn.execute(statement, params)
+    except IntegrityError:
+        return None  # the cache row already exists
+    except Exception as error:  # noqa: BLE001 - handed to the awaiting coroutine
+        return error
+    return None
+
+
+def _settle(future: asyncio.Future, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
 
 
 def request_parameters(config: ModelConfig) -> dict[str, Any]:
@@ -80,6 +159,7 @@ class LLMClient:
         clock: Clock | None = None,
         provider: Provider | None = None,
         seed: int | None = None,
+        writer: GroupWriter | None = None,
     ) -> None:
         self.config = config
         self.engine = engine
@@ -88,12 +168,35 @@ class LLMClient:
         self.clock = clock or SystemClock()
         self.provider = provider or get_provider(config)
         self.rng = random.Random(seed)
+        self.writer = writer
+        self._insert = insert_ignore_statement(engine, LLMCall.__table__)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._preloaded: dict[str, Completion | None] = {}
+
+    def preload(self, message_lists: Iterable[list[ChatMessage]]) -> int:
+        """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits."""
+        keys = list(dict.fromkeys(cache_key(self.config, messages) for messages in message_lists))
+        self._preloaded.update(dict.fromkeys(keys))
+        with Session(self.engine) as session:
+            for start in range(0, len(keys), PRELOAD_CHUNK):
+                chunk = keys[start : start + PRELOAD_CHUNK]
+                for row in session.exec(select(LLMCall).where(col(LLMCall.key).in_(chunk))):
+                    self._preloaded[row.key] = _cached_completion(row)
+        return sum(value is not None for value in self._preloaded.values())
+
+    async def aclose(self) -> None:
+        """Release the provider's connections (adapters without a pool have nothing to close)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
 
     async def complete(self, messages: list[ChatMessage], *, purpose: str = "generate") -> Completion:
         """The completion for `messages`: from the cache if this exact call was made before, else from the provider."""
         key = cache_key(self.config, messages)
-        cached = await asyncio.to_thread(self._lookup, key)
+        if key in self._preloaded:
+            cached = self._preloaded.pop(key)
+        else:
+            cached = await asyncio.to_thread(self._lookup, key)
         if cached is not None:
             return cached
         if key in self._inflight:
@@ -103,7 +206,7 @@ class LLMClient:
         try:
             completion = await self._call_with_retries(messages)
             completion = completion.model_copy(update={"cache_key": key})
-            await asyncio.to_thread(self._store, key, messages, completion, purpose)
+            await self._store(key, messages, completion, purpose)
             future.set_result(completion)
             return completion
         except BaseException as exc:
@@ -131,31 +234,32 @@ class LLMClient:
     def _lookup(self, key: str) -> Completion | None:
         with Session(self.engine) as session:
             row = session.get(LLMCall, key)
-            if row is None:
-                return None
-            return Completion(text=row.text, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-                              latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=key,
-                              attempts=0)
+            return _cached_completion(row) if row is not None else None
 
-    def _store(self, key: str, messages: list[ChatMessage], completion: Completion, purpose: str) -> None:
-        row = LLMCall(
-            key=key,
-            provider=self.config.provider,
-            model_name=self.config.model_name,
-            request=canonical_request(self.config, messages),
-            text=completion.text,
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
-            latency_ms=completion.latency_ms,
-            cost_usd=completion.cost_usd,
-            purpose=purpose,
-        )
-        with Session(self.engine) as session:
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
+    async def _store(self, key: str, messages: list[ChatMessage], completion: Completion, purpose: str) -> None:
+        row = {
+            "key": key,
+            "provider": self.config.provider,
+            "model_name": self.config.model_name,
+            "request": canonical_request(self.config, messages),
+            "text": completion.text,
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "latency_ms": completion.latency_ms,
+            "cost_usd": completion.cost_usd,
+            "purpose": purpose,
+            "created_at": utc_now(),
+        }
+
+        if self.writer is not None:
+            await self.writer.write(self._insert, row)
+        else:
+            await asyncio.to_thread(_commit_one, self.engine, self._insert, row)
+
+
+def _cached_completion(row: LLMCall) -> Completion:
+    return Completion(text=row.text, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key, attempts=0)
 
 
 def make_client(config: ModelConfig, engine: Engine, **kwargs: Any) -> LLMClient:

@@ -17,15 +17,16 @@ from datetime import datetime
 from importlib import metadata
 from typing import Any
 
+from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values, redact
-from core.llm import LLMClient, cache_key, config_from_model, estimate_tokens
+from core.llm import GroupWriter, LLMClient, cache_key, config_from_model, estimate_tokens
 from core.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, Verdict, utc_now
 from core.prompting import build_messages
-from core.providers.base import ChatMessage, ModelConfig, ProviderError
+from core.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.ratelimit import Clock, RateLimiter
 
 log = logging.getLogger("gauntlet.runner")
@@ -33,6 +34,23 @@ log = logging.getLogger("gauntlet.runner")
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
 MONITOR_INTERVAL_S = 0.5
+PROMPT_CHUNK = 500
+RESPONSES = Response.__table__
+RUNS = Run.__table__
+RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
+    status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
+    cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
+    input_tokens=bindparam("p_in"), output_tokens=bindparam("p_out"), cost_usd=bindparam("p_cost"),
+    prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
+    finished_at=bindparam("p_finished", type_=RESPONSES.c.finished_at.type),
+)
+RESPONSE_FAILED = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
+    status="failed", error=bindparam("p_error"), attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
+    prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
+    finished_at=bindparam("p_finished", type_=RESPONSES.c.finished_at.type),
+)
+RUN_SPEND = update(RUNS).where(RUNS.c.id == bindparam("p_id")).values(
+    spent_usd=RUNS.c.spent_usd + bindparam("p_paid"))
 SECRET_WORDS = ("api_key", "apikey", "token", "secret", "password")
 
 
@@ -169,12 +187,28 @@ def _get_run(session: Session, run_id: int) -> Run:
     return run
 
 
+def load_prompts(session: Session, instance_ids: list[int], order: str, seed: int) -> dict[int, tuple[list, dict]]:
+    """Messages and prompt_meta for many instances, loaded with a few chunked queries."""
+    prompts: dict[int, tuple[list, dict]] = {}
+    unique = sorted(set(instance_ids))
+    for start in range(0, len(unique), PROMPT_CHUNK):
+        chunk = unique[start : start + PROMPT_CHUNK]
+        instances = session.exec(select(Instance).where(col(Instance.id).in_(chunk))).all()
+        constraints: dict[int, list[Constraint]] = defaultdict(list)
+        for c in session.exec(select(Constraint).where(col(Constraint.instance_id).in_(chunk))):
+            constraints[c.instance_id].append(c)
+        documents: dict[int, list[Document]] = defaultdict(list)
+        for d in session.exec(select(Document).where(col(Document.instance_id).in_(chunk))):
+            documents[d.instance_id].append(d)
+        for instance in instances:
+            prompts[instance.id] = build_messages(instance, constraints[instance.id], documents[instance.id],
+                                                  order=order, seed=seed)
+    return prompts
+
+
 def instance_prompt(session: Session, instance_id: int, order: str, seed: int) -> tuple[list[ChatMessage], dict]:
     """Messages and prompt_meta for one instance."""
-    instance = session.get(Instance, instance_id)
-    constraints = session.exec(select(Constraint).where(Constraint.instance_id == instance_id)).all()
-    documents = session.exec(select(Document).where(Document.instance_id == instance_id)).all()
-    return build_messages(instance, constraints, documents, order=order, seed=seed)
+    return load_prompts(session, [instance_id], order, seed)[instance_id]
 
 
 @dataclass
@@ -211,11 +245,9 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
 
 def _estimate_pairs(session: Session, pairs: list[tuple[Model, int]], options: RunOptions) -> Estimate:
     estimate = Estimate()
-    prompts: dict[int, list[ChatMessage]] = {}
+    prompts = load_prompts(session, [instance_id for _, instance_id in pairs], options.order, options.seed)
     for model, instance_id in pairs:
-        if instance_id not in prompts:
-            prompts[instance_id] = instance_prompt(session, instance_id, options.order, options.seed)[0]
-        _add_to_estimate(session, estimate, model, prompts[instance_id])
+        _add_to_estimate(session, estimate, model, prompts[instance_id][0])
     return estimate
 
 
@@ -341,8 +373,8 @@ class _Execution:
             models = {m.id: m for m in session.exec(select(Model))}
             run = _get_run(session, self.run_id)
             self.spent = run.spent_usd
-            prompts = {i: instance_prompt(session, i, self.options.order, self.options.seed)
-                       for i in {item.instance_id for item in items}}
+            prompts = load_prompts(session, [item.instance_id for item in items], self.options.order,
+                                   self.options.seed)
             self.total = len(session.exec(select(Response.id).where(Response.run_id == self.run_id)).all())
             self.counts["done"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "done")).all())
@@ -351,7 +383,10 @@ class _Execution:
         self.pending = len(items)
         self._mark_started()
         queues = self._queues(items, models)
+        self.writer = GroupWriter(self.engine)
         clients = {mid: self._client(models[mid]) for mid in {item.model_id for item in items}}
+        for model_id, client in clients.items():
+            client.preload(prompts[i.instance_id][0] for i in items if i.model_id == model_id)
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
         try:
@@ -360,6 +395,8 @@ class _Execution:
             await asyncio.gather(*workers)
         finally:
             monitor.cancel()
+            self.writer.close()
+            await asyncio.gather(*(client.aclose() for client in clients.values()), return_exceptions=True)
         return self._finish()
 
     def _queues(self, items: list[_Item], models: dict[int, Model]) -> dict[str, asyncio.Queue[_Item]]:
@@ -373,7 +410,7 @@ class _Execution:
     def _client(self, model: Model) -> LLMClient:
         limiter = None if model.is_baseline else self.limiters.get(model.provider)
         return LLMClient(config_from_model(model), self.engine, max_retries=self.options.max_retries,
-                         limiter=limiter, clock=self.clock)
+                         limiter=limiter, clock=self.clock, writer=self.writer)
 
     async def _worker(self, queue: asyncio.Queue[_Item], clients: dict[int, LLMClient],
                       prompts: dict[int, tuple[list[ChatMessage], dict]]) -> None:
@@ -389,46 +426,33 @@ class _Execution:
         try:
             completion = await client.complete(messages, purpose="generate")
         except ProviderError as error:
-            reason = f"{error.kind}: {redact(str(error))}"
-            await asyncio.to_thread(self._write_failed, item, reason, getattr(error, "attempts", 1), meta)
-            self._advance("failed")
+            await self._write_failed(item, f"{error.kind}: {redact(str(error))}", getattr(error, "attempts", 1), meta)
             return
         except Exception as error:  # noqa: BLE001 - nothing is silently skipped: the item fails with the reason
             log.exception("item %s failed unexpectedly", item.response_id)
-            reason = f"unexpected: {redact(f'{type(error).__name__}: {error}')}"
-            await asyncio.to_thread(self._write_failed, item, reason, 1, meta)
-            self._advance("failed")
+            await self._write_failed(item, f"unexpected: {redact(f'{type(error).__name__}: {error}')}", 1, meta)
             return
         paid = 0.0 if completion.cached else completion.cost_usd
         self.spent += paid
-        await asyncio.to_thread(self._write_done, item, completion, meta, paid)
+        await self._write_done(item, completion, meta, paid)
         self.counts["cached"] += int(completion.cached)
         self._advance("done")
 
-    def _write_done(self, item: _Item, completion: Any, meta: dict, paid: float) -> None:
-        with Session(self.engine) as session:
-            row = session.get(Response, item.response_id)
-            row.status, row.text, row.error = "done", completion.text, None
-            row.attempts += completion.attempts
-            row.cache_key, row.cached = completion.cache_key, completion.cached
-            row.latency_ms = completion.latency_ms
-            row.input_tokens, row.output_tokens = completion.input_tokens, completion.output_tokens
-            row.cost_usd, row.prompt_meta, row.finished_at = completion.cost_usd, meta, utc_now()
-            session.add(row)
-            if paid:
-                run = session.get(Run, self.run_id)
-                run.spent_usd += paid
-                session.add(run)
-            session.commit()
+    async def _write_done(self, item: _Item, completion: Completion, meta: dict, paid: float) -> None:
+        await self.writer.write(RESPONSE_DONE, {
+            "p_id": item.response_id, "p_text": completion.text, "p_attempts": completion.attempts,
+            "p_cache_key": completion.cache_key, "p_cached": completion.cached, "p_latency": completion.latency_ms,
+            "p_in": completion.input_tokens, "p_out": completion.output_tokens, "p_cost": completion.cost_usd,
+            "p_meta": meta, "p_finished": utc_now(),
+        })
+        if paid:
+            await self.writer.write(RUN_SPEND, {"p_id": self.run_id, "p_paid": paid})
 
-    def _write_failed(self, item: _Item, reason: str, attempts: int, meta: dict) -> None:
-        with Session(self.engine) as session:
-            row = session.get(Response, item.response_id)
-            row.status, row.error, row.prompt_meta, row.finished_at = "failed", reason, meta, utc_now()
-            row.attempts += attempts
-            session.add(row)
-            session.commit()
+    async def _write_failed(self, item: _Item, reason: str, attempts: int, meta: dict) -> None:
+        await self.writer.write(RESPONSE_FAILED, {"p_id": item.response_id, "p_error": reason, "p_attempts": attempts,
+                                                  "p_meta": meta, "p_finished": utc_now()})
         log.warning("item %s failed: %s", item.response_id, reason)
+        self._advance("failed")
 
     def _advance(self, status: str) -> None:
         self.counts[status] += 1
@@ -469,12 +493,14 @@ class _Execution:
             return run.status
 
     def _install_signal_handler(self) -> None:
-        try:
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._on_sigterm)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                asyncio.get_running_loop().add_signal_handler(signum, self._on_signal)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
 
-    def _on_sigterm(self) -> None:
+    def _on_signal(self) -> None:
+        """SIGTERM (the app's cancel) or Ctrl-C: stop dispatching, let in-flight calls finish, end as cancelled."""
         self.stop_reason = "cancel"
 
     def _finish(self) -> RunProgress:
@@ -590,7 +616,8 @@ def _percentile(values: list[float], pct: float) -> float:
 
 
 def _verdict_scores(per_response: list[list[Verdict]]) -> dict[str, Any]:
-    constraint_sets = [[v.passed for v in vs if v.metric == "constraint" and v.passed is not None] for vs in per_response]
+    constraint_sets = [[v.passed for v in vs if v.metric == "constraint" and v.passed is not None]
+                       for vs in per_response]
     judged = [s for s in constraint_sets if s]
     scores: dict[str, Any] = {}
     if judged:
@@ -617,7 +644,7 @@ def launch_in_background(run_id: int, *, log_dir: str | os.PathLike | None = Non
     """Start `python -m core.cli run --resume RUN_ID` as a detached process (survives the caller); returns its pid."""
     from pathlib import Path
 
-    logs = Path(log_dir) if log_dir else REPO_ROOT / "var" / "logs"
+    logs = Path(log_dir or os.environ.get("GAUNTLET_LOG_DIR") or REPO_ROOT / "var" / "logs")
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / f"run-{run_id}.log", "ab") as out:
         process = subprocess.Popen(

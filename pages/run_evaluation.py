@@ -3,11 +3,12 @@
 import streamlit as st
 
 from core import runner
+from core.config import database_url
 from core.db import get_engine
 from core.schema import MODES
 
 st.title("Run evaluation")
-engine = get_engine()
+engine = get_engine(database_url())
 
 models = runner.model_names(engine)
 if not any(name.startswith("baseline:") for name in models):

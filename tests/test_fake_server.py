@@ -23,7 +23,8 @@ def post(url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict]:
 
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "alpha beta gamma"}]}
-ANTHROPIC = {"model": "m", "max_tokens": 5, "system": "be brief", "messages": [{"role": "user", "content": "alpha beta"}]}
+ANTHROPIC = {"model": "m", "max_tokens": 5, "system": "be brief",
+             "messages": [{"role": "user", "content": "alpha beta"}]}
 
 
 @pytest.mark.parametrize(

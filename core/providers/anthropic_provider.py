@@ -45,6 +45,10 @@ class AnthropicChat:
             params["extra_body"] = {"temperature": self.config.temperature}
         return params
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connection pool."""
+        await self.client.close()
+
     async def complete(self, messages: list[ChatMessage]) -> Completion:
         """Send `messages`; raise ProviderError (with retryability) on any failure."""
         started = time.perf_counter()

@@ -48,6 +48,10 @@ class OpenAIChat:
             params["seed"] = int(self.config.settings["seed"])
         return params
 
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connection pool."""
+        await self.client.close()
+
     async def complete(self, messages: list[ChatMessage]) -> Completion:
         """Send `messages`; raise ProviderError (with retryability) on any failure."""
         started = time.perf_counter()
