@@ -42,6 +42,18 @@ def _is_break(token: str, next_token: str | None) -> bool:
     return True
 
 
+_MAYBE_END = frozenset(".?!" + _CLOSERS)  # last characters of tokens that can end a sentence
+
+
+def count_sentences(text: str) -> int:
+    """len(split_sentences(text)), without building the sentences."""
+    tokens = text.split()
+    breaks = sum(
+        1 for token, following in zip(tokens, tokens[1:]) if token[-1] in _MAYBE_END and _is_break(token, following)
+    )
+    return breaks + (1 if tokens else 0)
+
+
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (whitespace-trimmed, non-empty)."""
     tokens = list(_TOKEN.finditer(text))

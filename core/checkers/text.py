@@ -7,7 +7,7 @@ from functools import lru_cache
 from typing import Literal
 
 from core.checkers.langid import detect_language
-from core.checkers.sentences import split_sentences
+from core.checkers.sentences import count_sentences
 
 Relation = Literal["less than", "at least"]
 
@@ -23,13 +23,13 @@ def compare(count: int, relation: Relation, target: int) -> bool:
 @lru_cache(maxsize=_CACHE)
 def word_count(text: str) -> int:
     """Number of \\w+ runs in the text (IFEval's word count)."""
-    return sum(1 for _ in _WORD.finditer(text))
+    return len(_WORD.findall(text))
 
 
 @lru_cache(maxsize=_CACHE)
 def sentence_count(text: str) -> int:
     """Number of sentences in the text, by the punkt-compatible splitter."""
-    return len(split_sentences(text))
+    return count_sentences(text)
 
 
 @lru_cache(maxsize=1)
@@ -62,8 +62,8 @@ def _token_capitals(token: str) -> int:
 
 @lru_cache(maxsize=_CACHE)
 def capital_word_count(text: str) -> int:
-    """Number of all-capital word tokens (IFEval's count); only tokens with an upper-case letter are examined."""
-    return sum(_token_capitals(token) for token in text.split() if token != token.lower())
+    """Number of all-capital word tokens (IFEval's count); tokens without a cased upper-case letter count 0."""
+    return sum(map(_token_capitals, [token for token in text.split() if not token.islower()]))
 
 
 @lru_cache(maxsize=_CACHE)
