@@ -8,6 +8,7 @@ import random
 import re
 import socket
 import struct
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -114,6 +115,11 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
     request_queue_size = 256
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up (killed runs, timeouts) are expected here; anything else is reported."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class FakeLLMServer:

@@ -640,8 +640,8 @@ def _verdict_scores(per_response: list[list[Verdict]]) -> dict[str, Any]:
 _LAUNCHED: dict[int, subprocess.Popen] = {}
 
 
-def launch_in_background(run_id: int, *, log_dir: str | os.PathLike | None = None) -> int:
-    """Start `python -m core.cli run --resume RUN_ID` as a detached process (survives the caller); returns its pid."""
+def launch_in_background(engine: Engine, run_id: int, *, log_dir: str | os.PathLike | None = None) -> int:
+    """Start `python -m core.cli run --resume RUN_ID` detached (it survives the caller); records and returns its pid."""
     from pathlib import Path
 
     logs = Path(log_dir or os.environ.get("GAUNTLET_LOG_DIR") or REPO_ROOT / "var" / "logs")
@@ -652,6 +652,11 @@ def launch_in_background(run_id: int, *, log_dir: str | os.PathLike | None = Non
             cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )
     _LAUNCHED[process.pid] = process
+    with Session(engine) as session:
+        run = _get_run(session, run_id)
+        run.config = {**run.config, "pid": process.pid}
+        session.add(run)
+        session.commit()
     return process.pid
 
 

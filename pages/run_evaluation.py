@@ -37,7 +37,7 @@ if chosen_models:
     st.caption("Output tokens are counted at each model's maximum, so the cost is an upper bound.")
     if st.button("Launch run", type="primary", disabled=estimate.items == 0, key="run_launch"):
         run_id = runner.create_run(engine, options)
-        pid = runner.launch_in_background(run_id)
+        pid = runner.launch_in_background(engine, run_id)
         st.session_state["run_watch"] = run_id
         st.success(f"Run {run_id} launched in the background (process {pid}).")
 else:

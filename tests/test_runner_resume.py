@@ -70,3 +70,24 @@ def test_kill_9_then_resume_loses_nothing_and_pays_nothing_twice(engine, db_url,
     assert len({prompt_text(body) for body in server.requests}) == ITEMS
     with Session(engine) as session:
         assert session.get(Run, run.id).status == "done"
+
+
+def test_cancel_signals_the_background_process(engine, db_url, tmp_path, monkeypatch):
+    from core import runner
+
+    seed_instances(engine, ITEMS)
+    add_model(engine, "gpt-x", "openai")
+    with FakeLLMServer(latency_ms=300) as server:
+        for key, value in cli_env(db_url, server, tmp_path).items():
+            monkeypatch.setenv(key, value)
+        run_id = runner.create_run(engine, runner.RunOptions(models=["gpt-x"], concurrency=1))
+        pid = runner.launch_in_background(engine, run_id, log_dir=tmp_path)
+        wait_for_done(engine, 1)
+        assert runner.cancel_run(engine, run_id) == runner.CANCEL_REQUEST
+        deadline = time.monotonic() + 20
+        while runner.process_alive(pid):
+            assert time.monotonic() < deadline, "the runner ignored the cancel"
+            time.sleep(0.1)
+    snapshot = runner.progress_snapshot(engine, run_id)
+    assert snapshot.status == "cancelled" and snapshot.pending > 0 and snapshot.done >= 1
+    assert snapshot.done + snapshot.failed + snapshot.pending == ITEMS

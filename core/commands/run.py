@@ -176,7 +176,7 @@ def render_report(rows: list[dict[str, Any]], fmt: str, failures: list[dict[str,
         table.add_column(column)
     for row in rows:
         table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
-    out = Console(file=io.StringIO(), width=200)
+    out = Console(file=io.StringIO(), width=10_000)
     out.print(table)
     return out.file.getvalue().rstrip("\n")
 
