@@ -16,10 +16,11 @@ tests/checkers/test_fast_paths.py compares the answers with langdetect.detect on
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 import random
 import re
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import chain
 
 import numpy as np
 
@@ -35,7 +36,7 @@ _SPACES = re.compile(" {2,}")
 _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16
-_FIRST_SCAN = 512  # random words examined for draws when a text's detection starts
+_FIRST_SCAN = 256  # random words examined for draws when a text's detection starts
 _MIN_CHUNK = 4
 _FIRST_CHUNK = 16  # checkpoints scored by the first trial's first block (later trials start from the last one's length)
 
@@ -109,7 +110,6 @@ def _gram_ids() -> tuple[dict[str, int], np.ndarray]:
     return {gram: row for row, gram in enumerate(known)}, np.array(list(known.values()), dtype=np.float64)
 
 
-@lru_cache(maxsize=65536)
 def _word_grams(word: str, trailing: bool) -> tuple[int, ...]:
     """Rows of the known 1-3-grams langdetect emits while reading `word` (and the space after it, if any)."""
     ids, _ = _gram_ids()
@@ -127,20 +127,39 @@ def _word_grams(word: str, trailing: bool) -> tuple[int, ...]:
     return tuple(out)
 
 
+class _WordRows(dict):
+    """Memo: word -> _word_grams(word, trailing) (a plain dict, so look-ups of known words stay in C)."""
+
+    def __init__(self, trailing: bool) -> None:
+        super().__init__()
+        self.trailing = trailing
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        rows = self[word] = _word_grams(word, self.trailing)
+        return rows
+
+
+_FOLLOWED, _FINAL = _WordRows(True), _WordRows(False)
+_MEMO_LIMIT = 1 << 18  # words remembered per memo before it is reset
+
+
 def ngram_rows(text: str) -> list[int]:
     """The sequence of n-grams (as profile rows) langdetect samples from for this text."""
     words = _normalize(_prepare(text)).split(" ")
     last = words.pop()
-    inner = [word for word in words if word]
-    rows = list(chain.from_iterable(map(_word_grams, inner, repeat(True))))
+    for memo in (_FOLLOWED, _FINAL):
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+    rows = list(chain.from_iterable(map(_FOLLOWED.__getitem__, filter(None, words))))
     if last:
-        rows.extend(_word_grams(last, False))
+        rows.extend(_FINAL[last])
     return rows
 
 
 def clear_tables() -> None:
     """Forget the memoised per-word n-gram rows and character normalisations (to time cold lookup tables)."""
-    _word_grams.cache_clear()
+    _FOLLOWED.clear()
+    _FINAL.clear()
     _CHAR_MAP.clear()
 
 
@@ -183,37 +202,36 @@ class _Draws:
         self.rows, self.n = rows, len(rows)
         self.shift = np.uint32(32 - self.n.bit_length())
         self.scanned = 0
-        self.positions = np.empty(0, dtype=np.intp)
-        self.probs = np.empty((0, _gram_ids()[1].shape[1]))
+        self.positions: list[int] = []
+        self.picks: list[int] = []
 
     def _scan(self) -> None:
-        """Examine more random words (doubling), keeping the accepted draws and their profile rows."""
+        """Examine more random words (doubling), keeping the accepted draws' positions and random.randrange(n) values."""
         size = max(_FIRST_SCAN, self.scanned)
         if self.scanned + size > _RANDOM_WORDS:
             raise RuntimeError("language detection needed more random draws than precomputed")
         values = _seeded_words()[self.scanned : self.scanned + size] >> self.shift
         accepted = np.flatnonzero(values < self.n)
-        rows = self.rows
-        picked = [rows[value] for value in values[accepted].tolist()]
-        self.positions = np.concatenate((self.positions, accepted + self.scanned))
-        self.probs = np.concatenate((self.probs, np.take(_gram_ids()[1], picked, axis=0)))
+        self.positions += (accepted + self.scanned).tolist()
+        self.picks += values[accepted].tolist()
         self.scanned += size
 
     def window(self, first: int, count: int) -> np.ndarray:
         """Profile probabilities (count x languages) of draws first .. first+count-1."""
-        while len(self.probs) < first + count:
+        while len(self.picks) < first + count:
             self._scan()
-        return self.probs[first : first + count]
+        rows = self.rows
+        return np.take(_gram_ids()[1], [rows[pick] for pick in self.picks[first : first + count]], axis=0)
 
     def after(self, position: int) -> int:
         """Index of the first draw at or after a stream position."""
-        while not len(self.positions) or self.positions[-1] < position:
+        while not self.positions or self.positions[-1] < position:
             self._scan()
-        return int(np.searchsorted(self.positions, position))
+        return bisect_left(self.positions, position)
 
     def end(self, index: int) -> int:
         """Stream position just after draw `index`."""
-        return int(self.positions[index]) + 1
+        return self.positions[index] + 1
 
 
 def _block_logs(draws: _Draws, start: int, done: int, chunk: int, weight: float) -> np.ndarray:
@@ -223,10 +241,12 @@ def _block_logs(draws: _Draws, start: int, done: int, chunk: int, weight: float)
     """
     width = _gram_ids()[1].shape[1]
     if done:
-        factors = draws.window(start + 1 + _CHECK_EVERY * (done - 1), _CHECK_EVERY * chunk) + weight
+        factors = draws.window(start + 1 + _CHECK_EVERY * (done - 1), _CHECK_EVERY * chunk)
+        factors += weight
         logs = np.multiply.reduce(factors.reshape(chunk, _CHECK_EVERY, width), axis=1)
     else:
-        factors = draws.window(start, 1 + _CHECK_EVERY * (chunk - 1)) + weight
+        factors = draws.window(start, 1 + _CHECK_EVERY * (chunk - 1))
+        factors += weight
         logs = np.empty((chunk, width))
         logs[0] = factors[0]
         np.multiply.reduce(factors[1:].reshape(chunk - 1, _CHECK_EVERY, width), axis=1, out=logs[1:])
