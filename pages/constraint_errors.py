@@ -4,9 +4,11 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 from ui.drilldown import drilldown
 from ui.session import engine
 
+require_page(__file__)
 st.title("Constraint errors")
 st.caption("Share of decided constraint verdicts that failed (errors and not-applicable verdicts are left out and counted as undetermined).")
 

@@ -4,8 +4,10 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 from ui.session import engine
 
+require_page(__file__)
 st.title("Data quality")
 st.caption("Do augmented (synthetic) instances behave like natural ones? Differences are natural − augmented; "
            "equivalence means the 95% CI lies within ±margin.")

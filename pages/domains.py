@@ -4,8 +4,10 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 
+require_page(__file__)
 st.title("Domains")
 st.caption("How each model holds up per vertical domain. Radars overlay the models you choose; the heatmap pools them.")
 

@@ -4,8 +4,10 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 
+require_page(__file__)
 st.title("Leaderboard")
 st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, ☆ second best among real models; "
            "baselines are calibration rows. Cells: mean [95% bootstrap CI], in %.")

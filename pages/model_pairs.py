@@ -4,8 +4,10 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 from ui.drilldown import drilldown
 
+require_page(__file__)
 st.title("Model pairs")
 st.caption("Paired comparison on the instances both models answered. Default accuracy per subset: noisy = Strict IAS, "
            "gap = rejection accuracy, conflict = conflict recognition.")

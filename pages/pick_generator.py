@@ -4,7 +4,9 @@ import streamlit as st
 
 from core import picker, results
 from ui import results_view
+from ui.auth import require_page
 
+require_page(__file__)
 st.title("Pick a generator")
 st.caption("Choose what matters, set the minimums a model must meet and your budget; the ranking explains itself.")
 

@@ -4,7 +4,9 @@ import streamlit as st
 
 from core import results
 from ui import charts, results_view
+from ui.auth import require_page
 
+require_page(__file__)
 st.title("Robustness")
 st.caption("Behaviour when the documents cannot answer (gap subset) or contradict each other (conflict subset).")
 

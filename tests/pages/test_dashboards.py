@@ -14,13 +14,23 @@ from pathlib import Path
 
 from bench.make_synthetic_results import make_results
 from core import first_start, picker, results
+from core.auth import Principal, now_utc
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.db import make_engine, upgrade
 from core.io import import_file
+from ui.auth import SESSION_KEY
 
 TIMEOUT = 60
 PAGES = ["leaderboard", "domains", "constraint_errors", "robustness", "model_pairs", "data_quality", "pick_generator"]
 REPO = Path(__file__).resolve().parents[2]
+
+
+def page_as(name: str, role: str) -> AppTest:
+    """A results page as an AppTest, signed in as a user with `role` (not yet run)."""
+    at = AppTest.from_file(str(REPO / "pages" / f"{name}.py"), default_timeout=TIMEOUT)
+    now = now_utc()
+    at.session_state[SESSION_KEY] = Principal(username=f"{role}-user", role=role, domains=(), login_at=now, last_seen=now)
+    return at
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +45,7 @@ def app(db_url, monkeypatch):
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
 
     def open_page(name: str) -> AppTest:
-        at = AppTest.from_file(str(REPO / "pages" / f"{name}.py"), default_timeout=TIMEOUT)
-        at.session_state["role"] = "analyst"
-        return at.run()
+        return page_as(name, "analyst").run()
 
     return open_page
 
@@ -199,11 +207,33 @@ def first_start_url(tmp_path_factory):
 def test_every_page_works_on_first_start_numbers(first_start_url, monkeypatch, page):
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", first_start_url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    at = AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=TIMEOUT)
-    at.session_state["role"] = "viewer"
-    at.run()
+    at = page_as(page, "viewer").run()
     assert not at.exception, at.exception
     assert any(first_start.LABEL in i.value for i in at.info), [i.value for i in at.info]
     assert not at.warning or page == "pick_generator"
     labels = at.multiselect(key="results_runs_w").options
     assert any(first_start.LABEL in o for o in labels)
+
+
+@pytest.mark.parametrize(
+    ("page", "role"),
+    [pytest.param(page, "expert", id=f"{page}-expert") for page in PAGES],
+)
+def test_disallowed_role_gets_only_the_refusal(db_url, monkeypatch, page, role):
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
+    at = page_as(page, role).run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [f"Your role ({role}) may not open this page."]
+    assert not at.title and not at.get("plotly_chart") and not at.dataframe and not at.sidebar.multiselect
+
+
+@pytest.mark.parametrize(
+    ("page", "title"),
+    [pytest.param("leaderboard", "Leaderboard", id="leaderboard"), pytest.param("robustness", "Robustness", id="robustness")],
+)
+def test_signed_out_visitor_sees_the_sign_in_form(db_url, monkeypatch, page, title):
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
+    at = AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Sign in to RAG Gauntlet"]
+    assert title not in [t.value for t in at.title] and not at.get("plotly_chart")
