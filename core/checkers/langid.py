@@ -3,12 +3,13 @@
 langdetect itself supplies the language profiles, the character normalisation and the seeded random
 sampling; this module re-implements its per-text work more cheaply:
 - text cleaning skips the passes that cannot change the text (no '@', no 'http', ASCII-only text);
-- n-gram extraction per distinct word (the n-gram state resets at every space), memoised;
+- n-gram extraction per distinct word (the n-gram state resets at every space), memoised in plain
+  dicts (a pure lookup table that stays warm between texts; clear_tables() empties it);
 - the seeded random stream (random.Random(0), the same for every text) is replayed with numpy: the
-  accepted random.choice draws are found in blocks, and their profile rows gathered once per text;
+  accepted random.choice draws are found in blocks of words, their profile rows gathered per block;
 - each trial multiplies the 5 draws between two convergence checkpoints (langdetect checks every 5
-  draws), takes one log per checkpoint and sums them, so a whole block of checkpoints is scored with
-  a handful of array operations; exp() is only evaluated at checkpoints that can have converged;
+  draws), takes one log per checkpoint and cumulates them, so a block of checkpoints is scored with a
+  handful of array operations (no BLAS); the block length is guessed from the previous trial;
 - trials stop once the leading language can no longer be overtaken by the remaining trials.
 tests/checkers/test_fast_paths.py compares the answers with langdetect.detect on IFEval responses.
 """
@@ -16,9 +17,9 @@ tests/checkers/test_fast_paths.py compares the answers with langdetect.detect on
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 import random
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from itertools import chain
 
@@ -37,7 +38,7 @@ _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16
 _FIRST_SCAN = 256  # random words examined for draws when a text's detection starts
-_MIN_CHUNK = 4
+_MIN_CHUNK = 4  # smallest first block of a later trial
 _FIRST_CHUNK = 16  # checkpoints scored by the first trial's first block (later trials start from the last one's length)
 
 
