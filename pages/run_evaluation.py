@@ -6,7 +6,9 @@ from core import runner
 from core.config import database_url
 from core.db import get_engine
 from core.schema import MODES
+from ui.auth import require_page
 
+require_page(__file__)
 st.title("Run evaluation")
 engine = get_engine(database_url())
 

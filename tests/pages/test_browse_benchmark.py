@@ -7,11 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.auth import Principal, now_utc
 from core.io import import_file
-from ui.auth import SESSION_KEY
-
-NOW = now_utc()
+from tests.pages.signin import sign_in
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "browse_benchmark.py")
@@ -24,8 +21,7 @@ def loaded(engine):
 
 
 def open_page(role: str = "viewer") -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
-    at.session_state[SESSION_KEY] = Principal(username="vera", role=role, domains=(), login_at=NOW, last_seen=NOW)
+    at = sign_in(AppTest.from_file(PAGE, default_timeout=30), role)
     at.run()
     assert not at.exception, at.exception
     return at

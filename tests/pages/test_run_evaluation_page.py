@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core import runner
 from core.models import Run
 from tests.factories import seed_instances
+from tests.pages.signin import sign_in
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "run_evaluation.py")
 
@@ -25,7 +26,7 @@ def seeded(engine, monkeypatch, tmp_path):
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
+    at = sign_in(AppTest.from_file(PAGE, default_timeout=30), "admin")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -82,3 +83,11 @@ def test_cancel_a_run_that_is_not_running(seeded):
     assert not at.exception, at.exception
     with Session(seeded) as session:
         assert session.get(Run, run_id).status == "cancelled"
+
+
+@pytest.mark.parametrize("role", ["expert", "analyst", "viewer"])
+def test_only_admins_may_launch_runs(seeded, role):
+    at = sign_in(AppTest.from_file(PAGE, default_timeout=30), role)
+    at.run()
+    assert [e.value for e in at.error] == [f"Your role ({role}) may not open this page."]
+    assert not at.button and not at.multiselect
