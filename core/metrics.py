@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
-from sqlalchemy import and_, exists, or_, select
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import aliased
 
-from core.models import Constraint, Domain, Instance, Model, Response, Verdict
 from core.schema import CATEGORIES
 
 RULE_JUDGE = "rule"
@@ -57,99 +56,134 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     return IAS(loose, strict, len(judged), n_failed, n_errors, n_unjudged)
 
 
-def _judge_filter(judge: str):
-    """Constraint verdicts of `judge` plus rule verdicts of rule constraints; metric verdicts of `judge`."""
-    rule_part = and_(Verdict.judge == RULE_JUDGE, Constraint.judge_method == "rule")
-    return or_(Verdict.judge == judge, rule_part)
+# The loaders read with a few aggregate SQL queries and assemble the frames with vectorised pandas (no ORM objects,
+# no per-response Python loop, no correlated subqueries), so a paper-scale run (~15k responses, ~120k verdicts)
+# loads in well under a second. Which verdicts count: constraint verdicts of `judge`, plus rule verdicts of
+# constraints whose judge_method is 'rule'; metric verdicts of `judge` only.
+JUDGE_FILTER_SQL = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
+_RESPONSES_SQL = """
+SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
+       r.cost_usd, r.latency_ms,
+       CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
+JOIN model m ON m.id = r.model_id
+LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
+           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
+       ON p.instance_id = r.instance_id
+WHERE r.status = 'done' AND r.run_id IN ({runs})
+ORDER BY r.id
+"""
+_CONSTRAINT_COUNTS_SQL = """
+SELECT v.response_id, c.category, COUNT(*) AS n,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS judged,
+       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL AND v.passed THEN 1 ELSE 0 END) AS passed,
+       SUM(CASE WHEN v.status = 'error' THEN 1 ELSE 0 END) AS errors,
+       SUM(COALESCE(v.calls, 0)) AS calls, SUM(COALESCE(v.cost_usd, 0)) AS judge_cost_usd
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
+GROUP BY v.response_id, c.category
+""" % JUDGE_FILTER_SQL
+_METRIC_VERDICTS_SQL = """
+SELECT v.response_id, v.metric, v.status, v.value, COALESCE(v.calls, 0) AS calls, COALESCE(v.cost_usd, 0) AS judge_cost_usd
+FROM verdict v WHERE v.metric != 'constraint' AND v.run_id IN ({runs}) AND v.judge = :judge
+ORDER BY v.id
+"""
+_CONSTRAINT_VERDICTS_SQL = """
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
+       c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
+ORDER BY v.response_id, c.position
+""" % JUDGE_FILTER_SQL
 
 
-def _frame(engine: Engine, stmt, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def runs_sql(sql: str, run_ids: Sequence[int]) -> str:
+    """`sql` with its {runs} placeholder replaced by the integer run ids (NULL when there are none)."""
+    return sql.replace("{runs}", ", ".join(str(int(r)) for r in run_ids) or "NULL")
+
+
+def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
+    """A DataFrame from a textual SQL query with bound parameters."""
     with engine.connect() as conn:
-        rows = conn.execute(stmt).mappings().all()
-    return pd.DataFrame([dict(r) for r in rows], columns=list(columns) if columns else None)
+        return pd.read_sql_query(text(sql), conn, params=params or {})
 
 
-def _protocol_exists():
-    """Correlated EXISTS: the instance has a knowledge_protocol constraint applicable to its mode."""
-    pc = aliased(Constraint)
-    return exists().where(
-        pc.instance_id == Instance.id,
-        pc.category == "knowledge_protocol",
-        or_(pc.precondition.is_(None), pc.precondition == Instance.mode),
-    ).correlate(Instance)
+def _empty_scores() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c in _FLOAT_COLUMNS else object) for c in RESPONSE_COLUMNS})
 
 
-def _verdict_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """One query: done responses of the runs left-joined to their verdicts (this judge + rule) and constraints."""
-    stmt = (
-        select(
-            Response.run_id, Response.id.label("response_id"), Model.name.label("model"), Instance.uid.label("instance_uid"),
-            Domain.name.label("domain"), Instance.mode, Instance.origin, Response.cost_usd, Response.latency_ms,
-            _protocol_exists().label("has_protocol"), Verdict.metric, Verdict.judge, Verdict.status, Verdict.passed,
-            Verdict.value, Verdict.calls, Verdict.cost_usd.label("judge_cost_usd"), Constraint.category,
-        )
-        .select_from(Response)
-        .join(Instance, Instance.id == Response.instance_id)
-        .join(Domain, Domain.id == Instance.domain_id)
-        .join(Model, Model.id == Response.model_id)
-        .outerjoin(Verdict, and_(Verdict.response_id == Response.id, Verdict.judge.in_([judge, RULE_JUDGE])))
-        .outerjoin(Constraint, Constraint.id == Verdict.constraint_id)
-        .where(Response.run_id.in_(list(run_ids)), Response.status == "done")
-        .where(or_(Verdict.id.is_(None), _judge_filter(judge)))
-    )
-    return _frame(engine, stmt)
-
-
-def _score_one(rows: pd.DataFrame) -> dict:
-    first = rows.iloc[0]
-    out = {k: first[k] for k in ("run_id", "response_id", "model", "instance_uid", "domain", "mode", "origin",
-                                  "has_protocol", "cost_usd", "latency_ms")}
-    cons = rows[rows["metric"] == "constraint"]
-    pairs = list(zip(cons["status"], cons["passed"].map(lambda p: None if pd.isna(p) else bool(p)), strict=True))
-    total = ias(pairs)
-    out |= {"loose_ias": total.loose, "strict_ias": total.strict, "n_constraints": len(pairs),
-            "n_constraint_errors": total.n_errors, "n_constraint_unjudged": total.n_unjudged}
-    for cat in CATEGORIES:
-        sel = cons["category"] == cat
-        out[f"loose_{cat}"] = ias(pair for pair, keep in zip(pairs, sel, strict=True) if keep).loose
-    for metric in METRIC_NAMES:
-        m = rows[rows["metric"] == metric]
-        status = m["status"].iloc[0] if len(m) else None
-        out[metric] = float(m["value"].iloc[0]) if status == "ok" and pd.notna(m["value"].iloc[0]) else None
-        out[f"{metric}_status"] = status
-    out["judge_calls"] = int(rows["calls"].fillna(0).sum())
-    out["judge_cost_usd"] = float(rows["judge_cost_usd"].fillna(0).sum())
-    out["has_protocol"] = bool(out["has_protocol"])
-    return out
+_FLOAT_COLUMNS = frozenset({"loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
+                            "cost_usd", "latency_ms", "judge_cost_usd"})
+_INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "judge_calls")
 
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
-    rows = _verdict_rows(engine, run_ids, judge)
-    if rows.empty:
-        return pd.DataFrame(columns=list(RESPONSE_COLUMNS))
-    scored = [_score_one(g) for _, g in rows.groupby("response_id", sort=True)]
-    return pd.DataFrame(scored, columns=list(RESPONSE_COLUMNS))
+    resp = read_sql(engine, runs_sql(_RESPONSES_SQL, run_ids))
+    if resp.empty:
+        return _empty_scores()
+    counts = read_sql(engine, runs_sql(_CONSTRAINT_COUNTS_SQL, run_ids), {"judge": judge})
+    metric = read_sql(engine, runs_sql(_METRIC_VERDICTS_SQL, run_ids), {"judge": judge})
+    out = resp.set_index("response_id")
+    index = out.index
+
+    # IAS: errors and unjudged (not_applicable, or ok without a decision) leave the denominator (see ias()).
+    per = counts.groupby("response_id")[["n", "judged", "passed", "errors", "calls", "judge_cost_usd"]].sum().reindex(index, fill_value=0)
+    judged, passed, errors = per["judged"].to_numpy(float), per["passed"].to_numpy(float), per["errors"].to_numpy(float)
+    unjudged = per["n"].to_numpy(float) - judged - errors
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["loose_ias"] = np.where(judged > 0, passed / judged, np.nan)
+    failed = judged - passed
+    out["strict_ias"] = np.where(failed > 0, 0.0, np.where((errors + unjudged > 0) | (judged == 0), np.nan, 1.0))
+    cat = counts.pivot_table(index="response_id", columns="category", values=["judged", "passed"], aggfunc="sum")
+    for c in CATEGORIES:
+        if ("judged", c) in cat:
+            j = cat[("judged", c)].reindex(index)
+            out[f"loose_{c}"] = (cat[("passed", c)].reindex(index) / j.where(j > 0)).astype(float)
+        else:
+            out[f"loose_{c}"] = np.nan
+
+    # RAG metrics: the value only when the verdict is ok; status kept so not_applicable / error can be counted.
+    metric = metric.drop_duplicates(["response_id", "metric"], keep="last")
+    value = pd.to_numeric(metric["value"], errors="coerce").where(metric["status"] == "ok")
+    values = metric.assign(value=value).pivot(index="response_id", columns="metric", values="value")
+    statuses = metric.pivot(index="response_id", columns="metric", values="status")
+    for m in METRIC_NAMES:
+        out[m] = values[m].reindex(index).astype(float) if m in values else np.nan
+        status = statuses[m].reindex(index) if m in statuses else pd.Series(None, index=index, dtype=object)
+        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
+    metric_cost = metric.groupby("response_id")[["calls", "judge_cost_usd"]].sum().reindex(index, fill_value=0)
+
+    out["n_constraints"] = per["n"]
+    out["n_constraint_errors"] = per["errors"]
+    out["n_constraint_unjudged"] = unjudged.astype(int)
+    out["has_protocol"] = out["has_protocol"].astype(bool)
+    out["judge_calls"] = per["calls"] + metric_cost["calls"]
+    out["judge_cost_usd"] = (per["judge_cost_usd"] + metric_cost["judge_cost_usd"]).astype(float)
+    out = out.reset_index()
+    for col in _INT_COLUMNS:
+        out[col] = out[col].astype("int64")
+    for col in ("cost_usd", "latency_ms"):
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    return out[list(RESPONSE_COLUMNS)]
 
 
-def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
+                        category: str | None = None, sub_dimension: str | None = None,
+                        failed_only: bool = False) -> pd.DataFrame:
     """One row per constraint verdict (this judge's plus rule verdicts), for drill-down and Figure-4 failure counts."""
-    stmt = (
-        select(
-            Verdict.response_id, Verdict.run_id, Model.name.label("model"), Instance.uid.label("instance_uid"),
-            Domain.name.label("domain"), Instance.mode, Constraint.category, Constraint.sub_dimension, Constraint.cid,
-            Constraint.text, Verdict.method, Verdict.judge, Verdict.status, Verdict.passed, Verdict.reason,
-        )
-        .select_from(Verdict)
-        .join(Constraint, Constraint.id == Verdict.constraint_id)
-        .join(Response, Response.id == Verdict.response_id)
-        .join(Instance, Instance.id == Response.instance_id)
-        .join(Domain, Domain.id == Instance.domain_id)
-        .join(Model, Model.id == Response.model_id)
-        .where(Verdict.run_id.in_(list(run_ids)), Verdict.metric == "constraint", _judge_filter(judge))
-        .order_by(Verdict.response_id, Constraint.position)
-    )
-    return _frame(engine, stmt, CONSTRAINT_COLUMNS)
+    extra, params = "", {"judge": judge}
+    for column, key, value in (("m.name", "model", model), ("c.category", "category", category),
+                               ("c.sub_dimension", "sub_dimension", sub_dimension)):
+        if value:
+            extra += f" AND {column} = :{key}"
+            params[key] = value
+    if failed_only:
+        extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
+    frame = read_sql(engine, runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
+    frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
+    return frame[list(CONSTRAINT_COLUMNS)]
 
 
 def _mean(series: pd.Series) -> float | None:

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core import stats
+from core import metrics, stats
 from core.models import Constraint, Document, Domain, Instance, Model, Response, Verdict
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
@@ -499,39 +499,11 @@ def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
     return inst.groupby(["domain", "mode", "origin"]).size().rename("instances").reset_index()
 
 
-# --------------------------------------------------------------------------- fast loaders
+# --------------------------------------------------------------------------- loaders
 #
-# Same columns and semantics as core.metrics.response_scores / constraint_verdicts (IAS from core.metrics.ias:
-# errors and unjudged leave the denominator, Strict is None when they could hide a failure), computed with
-# two SQL reads and vectorised pandas so a paper-scale run (~15k responses, ~160k verdicts) loads in well under
-# a second. tests/test_results.py checks the two agree row for row.
+# Per-response scores and constraint verdicts come from core.metrics (response_scores, constraint_verdicts: the one
+# implementation of the IAS rules); this module only adds the SQL-side failure counts for Figure 4.
 
-_RESPONSES_SQL = """
-SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
-       r.cost_usd, r.latency_ms, i.id AS instance_id
-FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE r.status = 'done' AND r.run_id IN ({runs})
-"""
-_PROTOCOL_SQL = """
-SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance i ON i.id = c.instance_id
-WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = i.mode)
-  AND c.instance_id IN (SELECT instance_id FROM response WHERE run_id IN ({runs}))
-"""
-_JUDGE_FILTER = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
-_CONSTRAINT_COUNTS_SQL = """
-SELECT v.response_id, c.category, COUNT(*) AS n,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS judged,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed THEN 1 ELSE 0 END) AS passed,
-       SUM(CASE WHEN v.status = 'error' THEN 1 ELSE 0 END) AS errors,
-       SUM(v.calls) AS calls, SUM(v.cost_usd) AS judge_cost_usd
-FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id
-WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
-GROUP BY v.response_id, c.category
-""" % _JUDGE_FILTER
-_METRIC_VERDICTS_SQL = """
-SELECT v.response_id, v.metric, v.status, v.value, v.calls, v.cost_usd AS judge_cost_usd
-FROM verdict v WHERE v.metric != 'constraint' AND v.run_id IN ({runs}) AND v.judge = :judge
-"""
 _FAILURE_COUNTS_SQL = """
 SELECT m.name AS model, d.name AS domain, i.mode, c.category, c.sub_dimension, COUNT(*) AS verdicts,
        SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS decided,
@@ -540,86 +512,17 @@ FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON 
 JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
 WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
 GROUP BY m.name, d.name, i.mode, c.category, c.sub_dimension
-""" % _JUDGE_FILTER
-_CONSTRAINT_VERDICTS_SQL = """
-SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
-       c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
-FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
-JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
-ORDER BY v.response_id, c.position
-""" % _JUDGE_FILTER
-SCORE_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
+""" % metrics.JUDGE_FILTER_SQL
 
 
-def _runs_sql(sql: str, run_ids: Sequence[int]) -> str:
-    return sql.format(runs=", ".join(str(int(r)) for r in run_ids) or "NULL")
-
-
-def _read(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
-    from sqlalchemy import text
-
-    with engine.connect() as conn:
-        return pd.read_sql_query(text(sql), conn, params=params or {})
-
-
-def load_response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """One row per done response (the core.metrics.response_scores columns), vectorised."""
-    resp = _read(engine, _runs_sql(_RESPONSES_SQL, run_ids))
-    if resp.empty:
-        return resp
-    protocol_ids = set(_read(engine, _runs_sql(_PROTOCOL_SQL, run_ids))["instance_id"])
-    resp["has_protocol"] = resp["instance_id"].isin(protocol_ids)
-    counts = _read(engine, _runs_sql(_CONSTRAINT_COUNTS_SQL, run_ids), {"judge": judge})
-    metric = _read(engine, _runs_sql(_METRIC_VERDICTS_SQL, run_ids), {"judge": judge})
-    per = counts.groupby("response_id")[["n", "judged", "passed", "errors"]].sum()
-    per["failed"] = per["judged"] - per["passed"]
-    per["unjudged"] = per["n"] - per["judged"] - per["errors"]
-    per["loose_ias"] = per["passed"] / per["judged"].where(per["judged"] > 0)
-    per["strict_ias"] = np.where(per["failed"] > 0, 0.0, np.where((per["errors"] + per["unjudged"] > 0) | (per["judged"] == 0), np.nan, 1.0))
-    cat = counts.set_index(["response_id", "category"])
-    cat_loose = (cat["passed"] / cat["judged"].where(cat["judged"] > 0)).unstack("category")
-    metric = metric.drop_duplicates(["response_id", "metric"])
-    values = pd.to_numeric(metric["value"], errors="coerce").where(metric["status"] == "ok")
-    metric_values = metric.assign(value=values).pivot(index="response_id", columns="metric", values="value")
-    metric_status = metric.pivot(index="response_id", columns="metric", values="status")
-    judge_cost = pd.concat([counts[["response_id", "calls", "judge_cost_usd"]], metric[["response_id", "calls", "judge_cost_usd"]]])
-    judge_cost = judge_cost.groupby("response_id").agg(judge_calls=("calls", "sum"), judge_cost_usd=("judge_cost_usd", "sum"))
-    out = resp.set_index("response_id")
-    out["loose_ias"] = per["loose_ias"]
-    out["strict_ias"] = per["strict_ias"]
-    for c in CATEGORIES:
-        out[f"loose_{c}"] = cat_loose[c] if c in cat_loose else np.nan
-    for m in SCORE_METRICS:
-        out[m] = metric_values[m] if m in metric_values else np.nan
-        out[f"{m}_status"] = metric_status[m] if m in metric_status else None
-    out["n_constraints"] = per["n"].reindex(out.index).fillna(0).astype(int)
-    out["n_constraint_errors"] = per["errors"].reindex(out.index).fillna(0).astype(int)
-    out["n_constraint_unjudged"] = per["unjudged"].reindex(out.index).fillna(0).astype(int)
-    out["judge_calls"] = judge_cost["judge_calls"].reindex(out.index).fillna(0).astype(int)
-    out["judge_cost_usd"] = judge_cost["judge_cost_usd"].reindex(out.index).fillna(0.0)
-    return out.reset_index().drop(columns=["instance_id"]).sort_values("response_id").reset_index(drop=True)
-
-
-def load_constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None, category: str | None = None,
-                             sub_dimension: str | None = None, failed_only: bool = False) -> pd.DataFrame:
-    """Constraint verdicts of `judge` plus rule verdicts (the core.metrics.constraint_verdicts columns), optionally narrowed."""
-    extra, params = "", {"judge": judge}
-    for name, value in (("m.name", model), ("c.category", category), ("c.sub_dimension", sub_dimension)):
-        if value:
-            key = name.split(".")[1]
-            extra += f" AND {name} = :{key}"
-            params[key] = value
-    if failed_only:
-        extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
-    frame = _read(engine, _runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
-    frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
-    return frame
+def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Prepared per-response scores (core.metrics.response_scores + prepare_scores) of the runs under `judge`."""
+    return prepare_scores(metrics.response_scores(engine, run_ids, judge))
 
 
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Constraint verdict counts per model, domain, mode, category and sub-dimension, aggregated in SQL."""
-    return _read(engine, _runs_sql(_FAILURE_COUNTS_SQL, run_ids), {"judge": judge})
+    return metrics.read_sql(engine, metrics.runs_sql(_FAILURE_COUNTS_SQL, run_ids), {"judge": judge})
 
 
 def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:

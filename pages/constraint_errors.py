@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import results
+from core import metrics, results
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -43,8 +43,8 @@ if filters:
         model = d1.selectbox("Model", order, key="ce_model")
         sel_category = category or d2.selectbox("Category", results.CATEGORIES, format_func=results.CATEGORY_LABELS.get, key="ce_fail_cat")
         sel_sub = None
-    failing = results.load_constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
-                                               sub_dimension=sel_sub, failed_only=True)
+    failing = metrics.constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
+                                          sub_dimension=sel_sub, failed_only=True)
     failing = failing[failing["mode"].isin(filters.modes or results.MODES)]
     if filters.domains:
         failing = failing[failing["domain"].isin(filters.domains)]

@@ -113,3 +113,85 @@ def test_empty_inputs(world: World) -> None:
     assert response_scores(world.engine, [world.run_id], "heuristic").empty
     assert failure_counts(constraint_verdicts(world.engine, [world.run_id], "heuristic")).empty
     assert model_subset_summary(response_scores(world.engine, [world.run_id], "heuristic")).empty
+
+
+# Hand-checked verdict sets on the noisy fixture instance (c1 rule/output, c2 llm/persona, c5 llm/knowledge_protocol):
+# constraint verdicts as cid -> (judge, status, passed), metric verdicts as metric -> (status, value).
+NAN = float("nan")
+LOADER_CASES = [
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", True), "c5": ("heuristic", "ok", True)},
+                 {"faithfulness": ("ok", 0.8)},
+                 dict(loose_ias=1.0, strict_ias=1.0, loose_persona=1.0, loose_output=1.0, loose_knowledge_protocol=1.0,
+                      n_constraints=3, n_constraint_errors=0, n_constraint_unjudged=0, faithfulness=0.8),
+                 id="all-pass-strict-one"),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", False), "c5": ("heuristic", "ok", True)}, {},
+                 dict(loose_ias=2 / 3, strict_ias=0.0, loose_persona=0.0, loose_output=1.0, n_constraints=3),
+                 id="one-fail-strict-zero"),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "error", None), "c5": ("heuristic", "ok", True)}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, loose_persona=NAN, n_constraints=3, n_constraint_errors=1),
+                 id="error-leaves-denominator-strict-undetermined"),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "not_applicable", None), "c5": ("heuristic", "ok", None)}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, loose_knowledge_protocol=NAN, n_constraints=3, n_constraint_unjudged=2),
+                 id="unjudged-leaves-denominator-strict-undetermined"),
+    pytest.param({"c1": ("rule", "ok", False), "c2": ("heuristic", "error", None)}, {},
+                 dict(loose_ias=0.0, strict_ias=0.0, loose_persona=NAN, n_constraint_errors=1),
+                 id="failure-decides-strict-despite-error"),
+    pytest.param({"c2": ("heuristic", "error", None)}, {},
+                 dict(loose_ias=NAN, strict_ias=NAN, n_constraints=1, n_constraint_errors=1),
+                 id="only-errors-nothing-determined"),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("llm:judge-x", "ok", False), "c5": ("rule", "ok", False)}, {},
+                 dict(loose_ias=1.0, strict_ias=1.0, n_constraints=1, loose_persona=NAN),
+                 id="other-judge-and-rule-verdict-on-llm-constraint-ignored"),
+    pytest.param({"c1": ("rule", "ok", True)},
+                 {"faithfulness": ("not_applicable", 0.7), "coverage": ("ok", 0.5), "refusal": ("error", None),
+                  "rejection": ("ok", 1.0)},
+                 dict(faithfulness=NAN, faithfulness_status="not_applicable", coverage=0.5, coverage_status="ok",
+                      refusal=NAN, refusal_status="error", rejection=1.0, conflict_recognition=NAN,
+                      conflict_recognition_status=None, judge_calls=9, judge_cost_usd=0.09),
+                 id="metric-not-applicable-and-error-are-nan-with-status"),
+]
+
+
+@pytest.mark.parametrize(("constraints", "metrics", "want"), LOADER_CASES)
+def test_response_scores_on_hand_checked_verdicts(world: World, constraints, metrics, want) -> None:
+    from sqlmodel import Session, select
+
+    from core.models import Constraint, Verdict
+
+    rid = world.respond("gen-a", "noisy")
+    with Session(world.engine) as s:
+        cons = {c.cid: c.id for c in s.exec(select(Constraint).where(Constraint.instance_id == world.instances["noisy"])).all()}
+        for cid, (judge, status, passed) in constraints.items():
+            s.add(Verdict(response_id=rid, run_id=world.run_id, judge=judge, metric="constraint", constraint_id=cons[cid],
+                          status=status, passed=passed, calls=1, cost_usd=0.01))
+        for metric, (status, value) in metrics.items():
+            s.add(Verdict(response_id=rid, run_id=world.run_id, judge="heuristic", metric=metric, status=status,
+                          value=value, calls=2, cost_usd=0.02))
+        s.commit()
+    df = response_scores(world.engine, [world.run_id], "heuristic")
+    assert list(df.columns) == list(RESPONSE_COLUMNS) and len(df) == 1
+    float_cols = ["loose_ias", "strict_ias", "loose_persona", "loose_output", "loose_knowledge_protocol",
+                  "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal", "cost_usd", "judge_cost_usd"]
+    assert all(df[c].dtype == float for c in float_cols), df.dtypes
+    row = df.iloc[0]
+    assert row["response_id"] == rid and row["model"] == "gen-a" and row["mode"] == "noisy" and bool(row["has_protocol"])
+    for key, expected in want.items():
+        got = row[key]
+        if expected is None:
+            assert got is None, (key, got)
+        elif isinstance(expected, str):
+            assert got == expected, (key, got)
+        elif math.isnan(expected):
+            assert pd.isna(got), (key, got)
+        else:
+            assert got == pytest.approx(expected), (key, got)
+    # the summary counts not-applicable and error metric verdicts instead of averaging them as zero
+    summary = model_subset_summary(df).iloc[0]
+    assert summary["n_faithfulness_na"] == int(row["faithfulness_status"] == "not_applicable")
+    assert summary["n_refusal_error"] == int(row["refusal_status"] == "error")
+    assert summary["n_strict_undetermined"] == int(pd.isna(row["strict_ias"]))
+
+
+def test_response_scores_of_no_runs_has_the_columns(world: World) -> None:
+    df = response_scores(world.engine, [], "heuristic")
+    assert df.empty and list(df.columns) == list(RESPONSE_COLUMNS)

@@ -61,7 +61,7 @@ def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
 def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge` (cached per data version)."""
-    return results.prepare_scores(results.load_response_scores(engine(), list(run_ids), judge))
+    return results.load_scores(engine(), list(run_ids), judge)
 
 
 def filtered_scores(f: Filters) -> pd.DataFrame:

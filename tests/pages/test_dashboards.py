@@ -53,7 +53,7 @@ def app(db_url, monkeypatch):
 @pytest.fixture(scope="module")
 def expected(db_url):
     engine = make_engine(db_url)
-    scores = results.prepare_scores(results.load_response_scores(engine, [1], "heuristic"))
+    scores = results.load_scores(engine, [1], "heuristic")
     return scores, results.model_catalog(engine)
 
 
