@@ -5,11 +5,10 @@ sampling; this module re-implements its per-text work more cheaply:
 - text cleaning skips the passes that cannot change the text (no '@', no 'http', ASCII-only text);
 - n-gram extraction per distinct word (the n-gram state resets at every space), memoised in plain
   dicts (a pure lookup table that stays warm between texts; clear_tables() empties it);
-- the seeded random stream (random.Random(0), the same for every text) is replayed with numpy: the
-  accepted random.choice draws are found in blocks of words, their profile rows gathered per block;
-- each trial multiplies the 5 draws between two convergence checkpoints (langdetect checks every 5
-  draws), takes one log per checkpoint and cumulates them, so a block of checkpoints is scored with a
-  handful of array operations (no BLAS); the block length is guessed from the previous trial;
+- the seeded random stream (random.Random(0), the same for every text) is precomputed once with numpy;
+  the gaussian smoothing draws are taken from it in Python (exactly random.gauss), and each trial's
+  random.choice draws, probability updates, normalisations and convergence checks run as one numba
+  @njit(cache=True) call doing langdetect's float64 operations in langdetect's order;
 - trials stop once the leading language can no longer be overtaken by the remaining trials.
 tests/checkers/test_fast_paths.py compares the answers with langdetect.detect on IFEval responses.
 """
@@ -19,27 +18,23 @@ from __future__ import annotations
 import math
 import random
 import re
-from bisect import bisect_left
+import sys
 from functools import lru_cache
 from itertools import chain
 
 import numpy as np
+from numba import njit
 
 _ALPHA, _ALPHA_WIDTH, _BASE_FREQ = 0.5, 0.05, 10000
 _N_TRIAL, _ITERATION_LIMIT, _CONV_THRESHOLD, _PROB_THRESHOLD = 7, 1000, 0.99999, 0.1
-_CHECK_EVERY = 5
-_LAST_CHECKPOINT = _ITERATION_LIMIT // _CHECK_EVERY
-_CONV_LIMIT = 1.0 / _CONV_THRESHOLD  # converged when the normalising sum (leader counted as 1) is below this
 _MAX_TEXT = 10000
 _URL = re.compile(r"https?://[-_.?&~;+=/#0-9A-Za-z]{1,2076}")
 _MAIL = re.compile(r"[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}")
 _SPACES = re.compile(" {2,}")
 _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
-_RANDOM_WORDS = 1 << 16
-_FIRST_SCAN = 256  # random words examined for draws when a text's detection starts
-_MIN_CHUNK = 4  # smallest first block of a later trial
-_FIRST_CHUNK = 16  # checkpoints scored by the first trial's first block (later trials start from the last one's length)
+_RANDOM_WORDS = 1 << 16  # a detection uses at most 7 x 1001 draws, each taking 2 words at worst on average
+TWOPI = 2.0 * math.pi
 
 
 @lru_cache(maxsize=1)
@@ -184,142 +179,103 @@ def _seeded_words() -> np.ndarray:
     return bits.random_raw(_RANDOM_WORDS).astype(np.uint32)
 
 
-def _uniform(a: int, b: int) -> float:
-    """random.random() from two 32-bit outputs."""
-    return ((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0)
+@njit(cache=True, nogil=True)
+def _run_trial(words, position, shift, count, rows, matrix, weight, prob, langprob, neumaier):  # pragma: no cover
+    """One langdetect trial, compiled: returns the stream position after its last draw (-1 if the stream ran out).
+
+    Starting from uniform probabilities, each random.choice(ngrams) draw (getrandbits(k) with rejection, from
+    the precomputed Mersenne Twister words) multiplies prob by (weight + the n-gram's profile row); after draws
+    1, 6, 11, ... prob is normalised by sum(prob) (Python's sum: left to right, Neumaier-compensated from
+    Python 3.12) and the trial stops once the largest share exceeds the threshold or 1001 draws were made.
+    The operations and their order are langdetect's, so the float64 results are the same bit for bit.
+    langprob accumulates prob / n_trial, as langdetect does.
+    """
+    width = prob.shape[0]
+    for j in range(width):
+        prob[j] = 1.0 / width
+    available = words.shape[0]
+    i = 0
+    while True:
+        while True:
+            if position >= available:
+                return -1
+            pick = words[position] >> shift
+            position += 1
+            if pick < count:
+                break
+        row = matrix[rows[pick]]
+        for j in range(width):
+            prob[j] *= weight + row[j]
+        if i % 5 == 0:
+            total = 0.0
+            if neumaier:
+                compensation = 0.0
+                for j in range(width):
+                    x = prob[j]
+                    t = total + x
+                    if abs(total) >= abs(x):
+                        compensation += (total - t) + x
+                    else:
+                        compensation += (x - t) + total
+                    total = t
+                if compensation != 0.0 and math.isfinite(compensation):
+                    total += compensation
+            else:
+                for j in range(width):
+                    total += prob[j]
+            top = 0.0
+            for j in range(width):
+                p = prob[j] / total
+                if top < p:
+                    top = p
+                prob[j] = p
+            if top > _CONV_THRESHOLD or i >= _ITERATION_LIMIT:
+                break
+        i += 1
+    for j in range(width):
+        langprob[j] += prob[j] / _N_TRIAL
+    return position
 
 
-def _gauss_pair(words: list[int]) -> tuple[float, float]:
-    """random.gauss(0, 1) from four 32-bit outputs: the value returned now and the one kept for the next call."""
-    x2pi = _uniform(words[0], words[1]) * 2.0 * math.pi
-    g2rad = math.sqrt(-2.0 * math.log(1.0 - _uniform(words[2], words[3])))
+_NEUMAIER_SUM = sys.version_info >= (3, 12)  # builtin sum() of floats is compensated from Python 3.12 on
+
+
+def _gauss_pair(words: np.ndarray, position: int) -> tuple[float, float]:
+    """random.gauss(0, 1) from the four 32-bit outputs at `position`: the value returned now and the one kept."""
+    a, b, c, d = words[position : position + 4].tolist()
+    x2pi = ((a >> 5) * 67108864.0 + (b >> 6)) * (1.0 / 9007199254740992.0) * TWOPI
+    g2rad = math.sqrt(-2.0 * math.log(1.0 - ((c >> 5) * 67108864.0 + (d >> 6)) * (1.0 / 9007199254740992.0)))
     return math.cos(x2pi) * g2rad, math.sin(x2pi) * g2rad
 
 
-class _Draws:
-    """langdetect's seeded random.choice(ngrams) draws for one text: stream positions and profile rows, in order."""
-
-    def __init__(self, rows: list[int]) -> None:
-        self.rows, self.n = rows, len(rows)
-        self.shift = np.uint32(32 - self.n.bit_length())
-        self.scanned = 0
-        self.positions: list[int] = []
-        self.picks: list[int] = []
-
-    def _scan(self) -> None:
-        """Examine more random words (doubling), keeping the accepted draws' positions and random.randrange(n) values."""
-        size = max(_FIRST_SCAN, self.scanned)
-        if self.scanned + size > _RANDOM_WORDS:
-            raise RuntimeError("language detection needed more random draws than precomputed")
-        values = _seeded_words()[self.scanned : self.scanned + size] >> self.shift
-        accepted = np.flatnonzero(values < self.n)
-        self.positions += (accepted + self.scanned).tolist()
-        self.picks += values[accepted].tolist()
-        self.scanned += size
-
-    def window(self, first: int, count: int) -> np.ndarray:
-        """Profile probabilities (count x languages) of draws first .. first+count-1."""
-        while len(self.picks) < first + count:
-            self._scan()
-        rows = self.rows
-        return np.take(_gram_ids()[1], [rows[pick] for pick in self.picks[first : first + count]], axis=0)
-
-    def after(self, position: int) -> int:
-        """Index of the first draw at or after a stream position."""
-        while not self.positions or self.positions[-1] < position:
-            self._scan()
-        return bisect_left(self.positions, position)
-
-    def end(self, index: int) -> int:
-        """Stream position just after draw `index`."""
-        return self.positions[index] + 1
-
-
-def _block_logs(draws: _Draws, start: int, done: int, chunk: int, weight: float) -> np.ndarray:
-    """Log of the product of (p + weight) over the draws leading to each of checkpoints done .. done+chunk-1.
-
-    Checkpoint j of a trial comes after its draw 5j: checkpoint 0 follows one draw, the others five more.
-    """
-    width = _gram_ids()[1].shape[1]
-    if done:
-        factors = draws.window(start + 1 + _CHECK_EVERY * (done - 1), _CHECK_EVERY * chunk)
-        factors += weight
-        logs = np.multiply.reduce(factors.reshape(chunk, _CHECK_EVERY, width), axis=1)
-    else:
-        factors = draws.window(start, 1 + _CHECK_EVERY * (chunk - 1))
-        factors += weight
-        logs = np.empty((chunk, width))
-        logs[0] = factors[0]
-        np.multiply.reduce(factors[1:].reshape(chunk - 1, _CHECK_EVERY, width), axis=1, out=logs[1:])
-    return np.log(logs, out=logs)
-
-
-def _first_converged(scores: np.ndarray) -> tuple[int, np.ndarray, float] | None:
-    """First checkpoint (row) whose normalised max probability exceeds the threshold: row, exp(score - max), their sum."""
-    shares = scores - np.maximum.reduce(scores, axis=1, keepdims=True)
-    np.exp(shares, out=shares)
-    totals = np.add.reduce(shares, axis=1)
-    hits = (totals < _CONV_LIMIT).nonzero()[0]
-    if not hits.size:
-        return None
-    row = int(hits[0])
-    return row, shares[row], float(totals[row])
-
-
-def _trial(draws: _Draws, start: int, weight: float, guess: int) -> tuple[int, np.ndarray]:
-    """One sampling trial from draw `start`: the index of its last draw and the normalised probabilities there.
-
-    Checkpoints are scored in blocks (a cumulative sum of block logs), the first `guess` long, then doubling.
-    """
-    done, carry, chunk = 0, None, guess  # checkpoints scored so far, last score, next block size
-    while True:
-        chunk = min(chunk, _LAST_CHECKPOINT + 1 - done)
-        logs = _block_logs(draws, start, done, chunk, weight)
-        if carry is not None:
-            logs[0] += carry
-        scores = np.cumsum(logs, axis=0, out=logs)
-        hit = _first_converged(scores)
-        if hit is None and done + chunk > _LAST_CHECKPOINT:
-            shares = np.exp(scores[-1] - scores[-1].max())
-            hit = chunk - 1, shares, float(shares.sum())
-        if hit is not None:
-            row, shares, total = hit
-            return start + _CHECK_EVERY * (done + row), shares / total
-        carry, done, chunk = scores[-1], done + chunk, chunk * 2
-
-
-def _decided(total: np.ndarray, trials_left: int) -> bool:
-    """True when the remaining trials cannot change the leading language."""
-    second, first = np.partition(total, -2)[-2:]
-    return first - second > trials_left / _N_TRIAL + 1e-9
-
-
-def _vote(rows: list[int]) -> str:
-    """langdetect's detect(): average the trials, keep the leader if it is likely enough."""
+def _vote(rows: np.ndarray) -> str:
+    """langdetect's detect(): seeded trials (one compiled call each), averaged; the leader if it is likely enough."""
     _, langs = _profiles()
-    words = _seeded_words()
-    draws = _Draws(rows)
-    total = np.zeros(len(langs))
-    position, spare, guess, start = 0, None, _FIRST_CHUNK, 0
+    words, matrix = _seeded_words(), _gram_ids()[1]
+    count = len(rows)
+    shift = np.uint32(32 - count.bit_length())
+    prob, langprob = np.empty(len(langs)), np.zeros(len(langs))
+    position, spare = 0, None
     for trial in range(_N_TRIAL):
         if spare is None:
-            gauss, spare = _gauss_pair(words[position : position + 4].tolist())
-            start = draws.after(position + 4)
+            gauss, spare = _gauss_pair(words, position)
+            position += 4
         else:
             gauss, spare = spare, None
-        last, probs = _trial(draws, start, (_ALPHA + gauss * _ALPHA_WIDTH) / _BASE_FREQ, guess)
-        total += probs
-        # a trial adds at most 1 to a language: the leader is safe once it leads by more than the trials left
-        if trial >= _N_TRIAL // 2 and _decided(total / _N_TRIAL, _N_TRIAL - trial - 1):
-            break
-        guess = max(_MIN_CHUNK, (last - start) // _CHECK_EVERY * 3 // 2 + 2)
-        position, start = draws.end(last), last + 1
-    total /= _N_TRIAL
-    best = int(np.argmax(total))
-    return langs[best] if total[best] > _PROB_THRESHOLD else "unknown"
+        weight = (_ALPHA + gauss * _ALPHA_WIDTH) / _BASE_FREQ
+        position = _run_trial(words, position, shift, count, rows, matrix, weight, prob, langprob, _NEUMAIER_SUM)
+        if position < 0:
+            raise RuntimeError("language detection needed more random draws than precomputed")
+        # a trial adds at most 1/n_trial to a language: the leader is safe once it leads by more than the trials left
+        if trial >= _N_TRIAL // 2:
+            second, first = np.partition(langprob, -2)[-2:]
+            if first - second > (_N_TRIAL - trial - 1) / _N_TRIAL + 1e-9:
+                break
+    best = int(np.argmax(langprob))
+    return langs[best] if langprob[best] > _PROB_THRESHOLD else "unknown"
 
 
 def detect_language(text: str) -> str | None:
     """langdetect's answer for the text (seed 0), or None when the text has no usable features."""
     rows = ngram_rows(text)
-    return _vote(rows) if rows else None
+    return _vote(np.array(rows, dtype=np.int32)) if rows else None

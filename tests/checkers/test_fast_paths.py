@@ -9,6 +9,7 @@ import pytest
 from langdetect import DetectorFactory, detect
 from langdetect.lang_detect_exception import LangDetectException
 
+from core.checkers.base import loose_variants
 from core.checkers.langid import detect_language, extract_ngrams
 from core.checkers.sentences import split_sentences
 from core.checkers.text import capital_word_count, treebank_capital_count
@@ -50,6 +51,28 @@ def test_language_matches_langdetect_on_samples(text):
 def test_language_matches_langdetect_on_every_fifth_ifeval_response():
     responses = _responses()[::5]
     assert [detect_language(t) for t in responses] == [_langdetect(t) for t in responses]
+
+
+def _varied_texts(responses: list[str]) -> list[str]:
+    """IFEval responses with all their loose variants, short prefixes (long, close-run trials) and samples."""
+    texts = [variant for response in responses for variant in loose_variants(response)]
+    texts += [response[:size] for response in responses[::3] for size in (3, 12, 40, 150)]
+    texts += [" ".join(s[1] for s in SAMPLES[i : i + 2]) for i in range(len(SAMPLES) - 1)]
+    return list(dict.fromkeys(texts))
+
+
+def test_language_matches_langdetect_on_loose_variants_and_prefixes():
+    texts = _varied_texts(_responses()[2::9])
+    assert len(texts) >= 300
+    mismatches = [(t[:60], ours, theirs) for t in texts if (ours := detect_language(t)) != (theirs := _langdetect(t))]
+    assert mismatches == []
+
+
+@pytest.mark.slow
+def test_language_matches_langdetect_on_every_ifeval_response_variant():
+    texts = _varied_texts(_responses())
+    mismatches = [(t[:60], ours, theirs) for t in texts if (ours := detect_language(t)) != (theirs := _langdetect(t))]
+    assert mismatches == []
 
 
 def test_ngram_extraction_matches_langdetect():
