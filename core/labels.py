@@ -111,11 +111,13 @@ def _append(engine: Engine, annotation: Annotation) -> tuple[Annotation, bool]:
 
 
 def effective_annotations(
-    engine: Engine, kind: str, target_ids: Iterable[int] | None = None
+    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None
 ) -> dict[int, dict[str, Annotation]]:
     """The latest annotation of `kind` per (target, author): later labels supersede earlier ones for computing."""
     with Session(engine) as session:
         query = select(Annotation).where(Annotation.kind == kind)
+        if target_type is not None:
+            query = query.where(Annotation.target_type == target_type)
         if target_ids is not None:
             query = query.where(col(Annotation.target_id).in_(list(target_ids)))
         rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
@@ -352,19 +354,88 @@ def _status_after(session: Session, inst: Instance, author: str, decision: str, 
     return DECISION_STATUS[values.pop()] if len(values) == 1 else "unverified"
 
 
-def verification_disagreements(engine: Engine) -> list[tuple[int, dict[str, Annotation]]]:
-    """Latest instances still unverified although two or more experts decided differently."""
-    eff = effective_annotations(engine, "verification")
-    adjudicated = set(effective_annotations(engine, "adjudication").keys())
+@dataclass(frozen=True)
+class VerificationDisagreement:
+    """A latest, still unverified instance whose experts' latest verification decisions differ."""
+
+    instance_id: int
+    decisions: dict[str, dict[str, Any]]  # author -> verification payload, authors sorted by name
+
+
+def verification_disagreements(engine: Engine) -> list[VerificationDisagreement]:
+    """Latest instances still unverified although two or more experts decided differently and no admin settled them."""
+    eff = effective_annotations(engine, "verification", target_type="instance")
+    adjudicated = set(effective_annotations(engine, "adjudication", target_type="instance"))
     out = []
     with Session(engine) as session:
         for target, by_author in sorted(eff.items()):
+            if target in adjudicated or len(by_author) < 2:
+                continue
             inst = session.get(Instance, target)
             decisions = {a.payload.get("decision") for a in by_author.values()}
-            if inst and inst.is_latest and inst.status == "unverified" and len(by_author) >= 2 and len(decisions) > 1:
-                if target not in adjudicated:
-                    out.append((target, by_author))
+            if inst and inst.is_latest and inst.status == "unverified" and len(decisions) > 1:
+                out.append(VerificationDisagreement(target, {a: by_author[a].payload for a in sorted(by_author)}))
     return out
+
+
+def record_verification_adjudication(
+    engine: Engine, principal: Principal | None, instance_id: int, decision: str, note: str, client_token: str
+) -> VerificationResult:
+    """Append an admin's final decision on a verification disagreement and set the instance status from it."""
+    principal = check_access(engine, principal, {"admin"})
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return VerificationResult(existing.id or 0, False, existing.payload.get("resulting_status", ""))
+    if decision not in DECISIONS:
+        raise ValueError(f"decision: must be one of {', '.join(DECISIONS)}")
+    pending = {d.instance_id: d for d in verification_disagreements(engine)}
+    if instance_id not in pending:
+        raise ValueError(f"instance_id: instance {instance_id} has no open verification disagreement; reload")
+    status = DECISION_STATUS[decision]
+    gv = guidelines_version()
+
+    def write() -> VerificationResult:
+        with Session(engine) as session:
+            inst = session.get(Instance, instance_id)
+            if inst is None or not inst.is_latest or inst.status != "unverified":
+                raise ValueError(f"instance_id: instance {instance_id} was settled meanwhile; reload")
+            inst.status = status
+            session.add(inst)
+            ann = Annotation(
+                kind="adjudication",
+                target_type="instance",
+                target_id=instance_id,
+                author=principal.username,
+                payload={
+                    "instance_uid": inst.uid,
+                    "instance_version": inst.version,
+                    "decision": decision,
+                    "note": note.strip(),
+                    "expert_decisions": {a: p.get("decision") for a, p in pending[instance_id].decisions.items()},
+                    "resulting_status": status,
+                },
+                guidelines_version=gv,
+                client_token=client_token,
+            )
+            session.add(ann)
+            session.commit()
+            return VerificationResult(ann.id or 0, True, status)
+
+    try:
+        return _with_retry(write)
+    except IntegrityError:
+        again = _existing_by_token(engine, client_token)
+        if again is None:
+            raise
+        return VerificationResult(again.id or 0, False, again.payload.get("resulting_status", ""))
+
+
+def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]]]:
+    """Latest verification payload per instance version and author (for agreement statistics)."""
+    return {
+        iid: {a: ann.payload for a, ann in by_author.items()}
+        for iid, by_author in effective_annotations(engine, "verification", target_type="instance").items()
+    }
 
 
 # --------------------------------------------------------------------------- gold labels
@@ -613,8 +684,8 @@ def _response_ids_for_runs(engine: Engine, run_ids: Iterable[int] | None) -> set
 def label_disagreements(engine: Engine, run_ids: Iterable[int] | None = None) -> list[Disagreement]:
     """Responses with at least two expert labels that differ on some item, adjudicated or not."""
     scope = _response_ids_for_runs(engine, run_ids)
-    labels = effective_annotations(engine, "gold_label", scope)
-    adjudicated = set(effective_annotations(engine, "adjudication", scope))
+    labels = effective_annotations(engine, "gold_label", scope, "response")
+    adjudicated = set(effective_annotations(engine, "adjudication", scope, "response"))
     out = []
     for rid, by_author in sorted(labels.items()):
         if len(by_author) < 2:
@@ -631,12 +702,12 @@ def gold_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[in
     """Gold label per response: the latest adjudication, else the experts' label when at least two agree fully."""
     scope = _response_ids_for_runs(engine, run_ids)
     out: dict[int, dict[str, Any]] = {}
-    for rid, by_author in effective_annotations(engine, "gold_label", scope).items():
+    for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items():
         if len(by_author) >= 2:
             flats = [label_items(a.payload) for a in by_author.values()]
             if all(f == flats[0] for f in flats):
                 out[rid] = next(iter(by_author.values())).payload
-    for rid, by_author in effective_annotations(engine, "adjudication", scope).items():
+    for rid, by_author in effective_annotations(engine, "adjudication", scope, "response").items():
         out[rid] = max(by_author.values(), key=lambda a: (a.created_at, a.id or 0)).payload
     return out
 
@@ -646,7 +717,7 @@ def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[
     scope = _response_ids_for_runs(engine, run_ids)
     return {
         rid: {a: ann.payload for a, ann in by_author.items()}
-        for rid, by_author in effective_annotations(engine, "gold_label", scope).items()
+        for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items()
     }
 
 

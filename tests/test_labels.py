@@ -22,6 +22,8 @@ from core.labels import (
     record_adjudication,
     record_gold_label,
     record_verification,
+    record_verification_adjudication,
+    verification_disagreements,
     verification_queue,
 )
 from core.models import Annotation, Assignment, Constraint, Document, Instance
@@ -134,6 +136,70 @@ def test_expired_session_cannot_write(seeded):
     r = seeded.responses[("model-a", "E-gap")]
     with pytest.raises(SessionExpired):
         record_gold_label(seeded.engine, old, r, {**ALL_YES, "valid_refusal": 1}, "late2")
+
+
+# --------------------------------------------------------------------------- verification disagreements
+
+
+def _double(seeded, uid, decisions):
+    """Two independent decisions on a double-checked instance: {author: decision}."""
+    for who, decision in decisions.items():
+        record_verification(seeded.engine, principal(who), seeded.instances[uid], consistency="consistent",
+                            context_valid=True, decision=decision, client_token=f"{who}-{uid}", overlap=1.0)
+
+
+def _count(seeded, kind):
+    with Session(seeded.engine) as s:
+        return len(s.exec(select(Annotation).where(Annotation.kind == kind)).all())
+
+
+def test_verification_disagreement_is_settled_by_admin_once(seeded):
+    _double(seeded, "E-gap", {"alice": "accept", "bob": "reject"})
+    _double(seeded, "E-noisy", {"alice": "accept", "bob": "accept"})
+    iid = seeded.instances["E-gap"]
+    (d,) = verification_disagreements(seeded.engine)
+    assert d.instance_id == iid and {a: p["decision"] for a, p in d.decisions.items()} == {"alice": "accept", "bob": "reject"}
+    first = record_verification_adjudication(seeded.engine, principal("admin"), iid, "reject", " unanswerable ", "adj-1")
+    again = record_verification_adjudication(seeded.engine, principal("admin"), iid, "accept", "", "adj-1")
+    assert first.created and first.status == "rejected"
+    assert not again.created and again.annotation_id == first.annotation_id and again.status == "rejected"
+    with Session(seeded.engine) as s:
+        assert s.get(Instance, iid).status == "rejected"
+        (adj,) = s.exec(select(Annotation).where(Annotation.kind == "adjudication")).all()
+    assert (adj.target_type, adj.target_id, adj.author) == ("instance", iid, "admin")
+    assert adj.payload["note"] == "unanswerable" and adj.payload["expert_decisions"] == {"alice": "accept", "bob": "reject"}
+    assert verification_disagreements(seeded.engine) == [] and _count(seeded, "verification") == 4
+    with pytest.raises(ValueError, match="no open verification disagreement"):
+        record_verification_adjudication(seeded.engine, principal("admin"), iid, "accept", "", "adj-2")
+
+
+def test_instance_adjudication_is_not_a_response_gold_label(seeded):
+    _double(seeded, "E-gap", {"alice": "accept", "bob": "needs_edit"})
+    iid = seeded.instances["E-gap"]
+    record_verification_adjudication(seeded.engine, principal("admin"), iid, "needs_edit", "", "adj")
+    with Session(seeded.engine) as s:
+        assert s.get(Instance, iid).status == "needs_edit"
+    assert iid not in gold_labels(seeded.engine)  # response ids and instance ids overlap in the seeded db
+
+
+@pytest.mark.parametrize(
+    "name, who, uid, decision, error",
+    [
+        ("expert may not adjudicate", "alice", "E-gap", "accept", PermissionDenied),
+        ("analyst may not adjudicate", "ana", "E-gap", "accept", PermissionDenied),
+        ("unknown decision", "admin", "E-gap", "maybe", ValueError),
+        ("experts agreed", "admin", "E-noisy", "reject", ValueError),
+        ("only one decision", "admin", "E-conflict", "reject", ValueError),
+    ],
+)
+def test_verification_adjudication_refusals(seeded, name, who, uid, decision, error):
+    _double(seeded, "E-gap", {"alice": "accept", "bob": "reject"})
+    _double(seeded, "E-noisy", {"alice": "accept", "bob": "accept"})
+    _double(seeded, "E-conflict", {"alice": "accept"})
+    with pytest.raises(error):
+        record_verification_adjudication(seeded.engine, principal(who), seeded.instances[uid], decision, "", "t")
+    assert _count(seeded, "adjudication") == 0, name
+    assert [d.instance_id for d in verification_disagreements(seeded.engine)] == [seeded.instances["E-gap"]], name
 
 
 # --------------------------------------------------------------------------- gold labels
