@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core import stats
-from core.labels import expert_labels, gold_labels
+from core.labels import DECISIONS, expert_labels, gold_labels, verification_decisions
 from core.models import Constraint, Model, Response, Verdict
 
 DIMENSIONS: dict[str, str] = {
@@ -154,6 +154,64 @@ def average_kappa(rows: list[Agreement], dims: Iterable[str] = ("strict_ias", "r
     """Mean kappa over the given dimensions that have data (the 'Overall avg.' row of the paper's Table 9)."""
     values = [r.kappa for r in rows if r.dimension in dims and r.kappa is not None]
     return float(np.mean(values)) if values else None
+
+
+# --------------------------------------------------------------------------- benchmark verification agreement
+
+VERIFICATION_DIMENSIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "decision": ("Decision (accept / reject / needs edit)", DECISIONS),
+    "consistency": ("Instruction–query consistency", ("consistent", "inconsistent")),
+    "context_valid": ("Context validity", ("valid", "invalid")),
+}
+
+
+@dataclass(frozen=True)
+class CategoricalAgreement:
+    """Agreement of two raters on one categorical dimension; kappa None when there is nothing to compare."""
+
+    dimension: str
+    categories: tuple[str, ...]
+    n: int
+    kappa: float | None
+    agreement: float | None
+    confusion: list[list[int]]  # rows: first rater, cols: second rater, both in `categories` order
+
+    @property
+    def label(self) -> str:
+        return VERIFICATION_DIMENSIONS[self.dimension][0]
+
+
+def compare_categorical(dimension: str, categories: tuple[str, ...], pairs: list[tuple[str, str]]) -> CategoricalAgreement:
+    """Cohen's kappa, observed agreement and a categories x categories confusion table of (first, second) pairs."""
+    pairs = [(a, b) for a, b in pairs if a in categories and b in categories]
+    confusion = [[sum(1 for a, b in pairs if (a, b) == (r, c)) for c in categories] for r in categories]
+    if not pairs:
+        return CategoricalAgreement(dimension, categories, 0, None, None, confusion)
+    result = stats.cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
+    return CategoricalAgreement(dimension, categories, len(pairs), result.kappa, result.agreement, confusion)
+
+
+def verification_values(payload: dict[str, Any]) -> dict[str, str | None]:
+    """The three verdicts of one verification decision as category names."""
+    valid = payload.get("context_valid")
+    return {
+        "decision": payload.get("decision"),
+        "consistency": payload.get("consistency"),
+        "context_valid": None if valid is None else ("valid" if valid else "invalid"),
+    }
+
+
+def verification_agreement(engine: Engine) -> list[CategoricalAgreement]:
+    """Expert-expert agreement on double-checked instances (first two deciders by name), per verification verdict."""
+    pairs: dict[str, list[tuple[str, str]]] = {d: [] for d in VERIFICATION_DIMENSIONS}
+    for _iid, by_author in sorted(verification_decisions(engine).items()):
+        if len(by_author) < 2:
+            continue
+        a, b = sorted(by_author)[:2]
+        first, second = verification_values(by_author[a]), verification_values(by_author[b])
+        for dim in VERIFICATION_DIMENSIONS:
+            pairs[dim].append((first[dim], second[dim]))
+    return [compare_categorical(d, cats, pairs[d]) for d, (_label, cats) in VERIFICATION_DIMENSIONS.items()]
 
 
 # --------------------------------------------------------------------------- cross-judge reliability

@@ -1,11 +1,25 @@
-"""Agreement numbers on a hand-computed example: expert-expert kappa, judge vs gold, cross-judge ICC(2,k)."""
+"""Agreement numbers on hand-computed examples: expert-expert kappa, judge vs gold, cross-judge ICC(2,k), and the
+experts' agreement on double-checked benchmark verification decisions."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.alignment import average_kappa, cross_judge, expert_agreement, judge_vs_gold, judges_for
-from core.labels import draw_gold_sample, record_adjudication, record_gold_label
+from core.alignment import (
+    average_kappa,
+    cross_judge,
+    expert_agreement,
+    judge_vs_gold,
+    judges_for,
+    verification_agreement,
+)
+from core.labels import (
+    draw_gold_sample,
+    record_adjudication,
+    record_gold_label,
+    record_verification,
+    record_verification_adjudication,
+)
 from tests.workspace_factories import add_verdicts, principal, seeded_db
 
 
@@ -83,3 +97,54 @@ def test_cross_judge_icc(example):
                                           "model-b": {"llm:j1": 25.0, "heuristic": 50.0}}
     assert result.icc["loose_ias"].icc == pytest.approx(8 / 9)
     assert result.spearman["loose_ias"] is None and "three models" in result.notes["loose_ias"]
+
+
+# Verification decisions (first rater by name | second): decision, consistency, context valid.
+#   E-noisy    alice accept     consistent   valid   | bob   accept     consistent valid
+#   E-gap      alice reject     inconsistent valid   | bob   accept     consistent valid
+#   E-conflict alice needs_edit consistent   invalid | bob   needs_edit consistent valid
+#   M-noisy    admin accept     consistent   valid   | carol reject     consistent invalid
+# decision: p_o 2/4, marginals both (accept 2, reject 1, needs_edit 1) -> p_e 6/16 -> kappa (1/8)/(5/8) = 1/5.
+# consistency: p_o 3/4, first 3 consistent + 1 inconsistent, second all consistent -> p_e 3/4 -> kappa 0.
+# context: p_o 2/4, both 3 valid + 1 invalid -> p_e 10/16 -> kappa (-1/8)/(3/8) = -1/3.
+# The admin's later adjudication of E-gap changes nothing: agreement is between the experts' own decisions.
+VERIFICATIONS = {
+    "E-noisy": {"alice": ("accept", "consistent", True), "bob": ("accept", "consistent", True)},
+    "E-gap": {"alice": ("reject", "inconsistent", True), "bob": ("accept", "consistent", True)},
+    "E-conflict": {"alice": ("needs_edit", "consistent", False), "bob": ("needs_edit", "consistent", True)},
+    "M-noisy": {"admin": ("accept", "consistent", True), "carol": ("reject", "consistent", False)},
+}
+
+
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory):
+    s = seeded_db(tmp_path_factory.mktemp("verify-align"))
+    for uid, by_author in VERIFICATIONS.items():
+        for who, (decision, consistency, valid) in by_author.items():
+            record_verification(s.engine, principal(who), s.instances[uid], consistency=consistency, context_valid=valid,
+                                decision=decision, client_token=f"{who}-{uid}", overlap=1.0)
+    record_verification_adjudication(s.engine, principal("admin"), s.instances["E-gap"], "accept", "", "adj")
+    return s
+
+
+@pytest.mark.parametrize(
+    "dimension, kappa, agreement, confusion",
+    [
+        ("decision", 1 / 5, 0.5, [[1, 1, 0], [1, 0, 0], [0, 0, 1]]),  # accept, reject, needs_edit
+        ("consistency", 0.0, 0.75, [[3, 0], [1, 0]]),  # consistent, inconsistent
+        ("context_valid", -1 / 3, 0.5, [[2, 1], [1, 0]]),  # valid, invalid
+    ],
+)
+def test_verification_agreement(verified, dimension, kappa, agreement, confusion):
+    row = {a.dimension: a for a in verification_agreement(verified.engine)}[dimension]
+    assert (row.n, row.confusion) == (4, confusion)
+    assert row.kappa == pytest.approx(kappa) and row.agreement == pytest.approx(agreement)
+
+
+def test_verification_agreement_without_double_checks(tmp_path):
+    s = seeded_db(tmp_path)
+    record_verification(s.engine, principal("alice"), s.instances["E-gap"], consistency="consistent",
+                        context_valid=True, decision="accept", client_token="single", overlap=0.0)
+    rows = verification_agreement(s.engine)
+    assert [(r.dimension, r.n, r.kappa, r.agreement) for r in rows] == [
+        ("decision", 0, None, None), ("consistency", 0, None, None), ("context_valid", 0, None, None)]
