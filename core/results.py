@@ -161,12 +161,20 @@ def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str
 # --------------------------------------------------------------------------- bootstrap
 
 
-def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n)) + (np.arange(n_resamples) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float32)
+
+
+def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
 
     Every column is resampled with the same row indices (as stats.bootstrap_ci with paired=True) and the
     mean of each replicate ignores missing cells. Implemented as resampling counts (how often each row was
-    drawn) times the data, so all metrics of a model cost one matrix product.
+    drawn) times the data, so all metrics cost one matrix product; pass `weights` (bootstrap_weights) to reuse
+    one resample matrix for several blocks of columns with the same number of rows.
     """
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
@@ -174,11 +182,39 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarr
     n = values.shape[0]
     mask = ~np.isnan(values)
     filled = np.where(mask, values, 0.0)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n)) + (np.arange(n_resamples) * n)[:, None]
-    weights = np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float32)
+    w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (weights @ filled.astype(np.float32)).astype(float) / (weights @ mask.astype(np.float32)).astype(float)
+        return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+
+
+def grouped_bootstrap(blocks: dict, n_resamples: int, seed: int) -> dict:
+    """Mean, CI bounds and counts per block of an {key: (n x m) matrix} dict, one resample matrix per row count.
+
+    Blocks with the same number of rows (e.g. models answering the same instances) share one weight matrix and
+    one matrix product; each block's replicates are still an ordinary paired bootstrap of its own rows.
+    Returns {key: (means, ci_low, ci_high, counts)} with NaN where a column has no value.
+    """
+    out: dict = {}
+    by_n: dict[int, list] = {}
+    for key, matrix in blocks.items():
+        by_n.setdefault(matrix.shape[0], []).append(key)
+    for n, keys in sorted(by_n.items()):
+        stacked = np.hstack([blocks[k] for k in keys])
+        if n == 0:
+            low = high = np.full(stacked.shape[1], np.nan)
+        else:
+            low, high = _ci(bootstrap_means(stacked, n_resamples, seed, bootstrap_weights(n, n_resamples, seed + n)))
+        counts = (~np.isnan(stacked)).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, np.nansum(stacked, axis=0) / np.maximum(counts, 1), np.nan)
+        low, high = np.where(counts > 0, low, np.nan), np.where(counts > 0, high, np.nan)
+        start = 0
+        for k in keys:
+            width = blocks[k].shape[1]
+            sl = slice(start, start + width)
+            out[k] = (means[sl], low[sl], high[sl], counts[sl])
+            start += width
+    return {k: out[k] for k in blocks}
 
 
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -209,29 +245,18 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1
     Ranks are assigned among non-baseline models only; baselines are calibration rows.
     """
     keys = [m.key for m in QUALITY_METRICS]
-    rows: list[dict] = []
-    for i, (model, group) in enumerate(scores.groupby("model", sort=True)):
+    all_keys = [*keys, "orchestration_gap", "cost_per_1k", "latency_min_per_1k"]
+    blocks = {}
+    for model, group in scores.groupby("model", sort=True):
         matrix = group[keys].to_numpy(dtype=float)
         gap_col = (group["loose_ias"] - group["strict_ias"]).to_numpy(dtype=float)
         cost = group["cost_usd"].fillna(0.0).to_numpy(dtype=float) * 1000.0
         latency = group["latency_ms"].to_numpy(dtype=float) * (1000.0 / 60_000.0)
-        matrix = np.column_stack([matrix, gap_col, cost, latency])
-        reps = bootstrap_means(matrix, n_resamples, seed + i)
-        low, high = _ci(reps)
-        counts = (~np.isnan(matrix)).sum(axis=0)
-        sums = np.nansum(matrix, axis=0)
-        for j, key in enumerate([*keys, "orchestration_gap", "cost_per_1k", "latency_min_per_1k"]):
-            n = int(counts[j])
-            rows.append(
-                {
-                    "model": model,
-                    "metric": key,
-                    "value": float(sums[j] / n) if n else np.nan,
-                    "ci_low": float(low[j]) if n else np.nan,
-                    "ci_high": float(high[j]) if n else np.nan,
-                    "n": n,
-                }
-            )
+        blocks[model] = np.column_stack([matrix, gap_col, cost, latency])
+    rows: list[dict] = []
+    for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items():
+        rows += [{"model": model, "metric": key, "value": float(means[j]), "ci_low": float(low[j]), "ci_high": float(high[j]),
+                  "n": int(counts[j])} for j, key in enumerate(all_keys)]
     long = pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])
     long = with_model_info(long, models)
     long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else "Orchestration gap (Loose − Strict)")
@@ -340,16 +365,10 @@ def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: 
     """Figure 2: on the gap subset, per model knowledge-protocol adherence (Loose IAS) and rejection accuracy, with CIs."""
     gap = scores[scores["mode"] == "gap"]
     keys = (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
-    rows = []
-    for i, (model, group) in enumerate(gap.groupby("model", sort=True)):
-        matrix = group[[k for k, _ in keys]].to_numpy(dtype=float)
-        low, high = _ci(bootstrap_means(matrix, n_resamples, seed + i))
-        counts = (~np.isnan(matrix)).sum(axis=0)
-        sums = np.nansum(matrix, axis=0)
-        for j, (key, label) in enumerate(keys):
-            n = int(counts[j])
-            rows.append({"model": model, "metric": key, "label": label, "value": sums[j] / n if n else np.nan,
-                         "ci_low": low[j] if n else np.nan, "ci_high": high[j] if n else np.nan, "n": n})
+    blocks = {model: group[[k for k, _ in keys]].to_numpy(dtype=float) for model, group in gap.groupby("model", sort=True)}
+    rows = [{"model": model, "metric": key, "label": label, "value": means[j], "ci_low": low[j], "ci_high": high[j], "n": int(counts[j])}
+            for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items()
+            for j, (key, label) in enumerate(keys)]
     out = pd.DataFrame(rows, columns=["model", "metric", "label", "value", "ci_low", "ci_high", "n"])
     return with_model_info(out, models)
 
@@ -510,7 +529,7 @@ SELECT m.name AS model, d.name AS domain, i.mode, c.category, c.sub_dimension, C
        SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed THEN 1 ELSE 0 END) AS failed
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s
+WHERE v.metric = 'constraint' AND +v.run_id IN ({runs}) AND %s
 GROUP BY m.name, d.name, i.mode, c.category, c.sub_dimension
 """ % metrics.JUDGE_FILTER_SQL
 

@@ -116,6 +116,31 @@ def test_bootstrap_means_ignores_missing_cells():
     assert set(np.unique(reps[:, 1][~np.isnan(reps[:, 1])])) == {1.0}
 
 
+GROUPED_CASES = [
+    pytest.param({"a": (400, 0.3), "b": (400, 0.7)}, id="same-rows-share-one-resample-matrix"),
+    pytest.param({"a": (300, 0.2), "b": (500, 0.6), "c": (300, 0.9)}, id="different-row-counts"),
+]
+
+
+@pytest.mark.parametrize("spec", GROUPED_CASES)
+def test_grouped_bootstrap_matches_per_block_bootstrap(spec):
+    rng = np.random.default_rng(7)
+    blocks = {}
+    for key, (n, p) in spec.items():
+        col = rng.binomial(1, p, size=n).astype(float)
+        col[::10] = np.nan
+        blocks[key] = np.column_stack([col, np.full(n, np.nan), rng.random(n)])
+    got = results.grouped_bootstrap(blocks, 4_000, seed=0)
+    assert list(got) == list(blocks)
+    for key, matrix in blocks.items():
+        means, low, high, counts = got[key]
+        assert counts.tolist() == [int(np.sum(~np.isnan(matrix[:, 0]))), 0, matrix.shape[0]]
+        assert means[0] == pytest.approx(np.nanmean(matrix[:, 0])) and np.isnan(means[1])
+        ref_low, ref_high = results._ci(results.bootstrap_means(matrix, 4_000, seed=11))
+        assert low[[0, 2]] == pytest.approx(ref_low[[0, 2]], abs=0.02) and high[[0, 2]] == pytest.approx(ref_high[[0, 2]], abs=0.02)
+        assert np.isnan(low[1]) and np.isnan(high[1]) and low[0] < means[0] < high[0]
+
+
 @pytest.mark.parametrize(
     ("modes", "domains", "rows"),
     [
