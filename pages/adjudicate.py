@@ -1,5 +1,5 @@
-"""Gold labels and adjudication: draw a stratified sample of a run for two experts each, settle disagreements,
-and move labels in and out as JSONL."""
+"""Gold labels and adjudication: draw a stratified sample of a run for two experts each, settle label and
+verification disagreements, and move labels in and out as JSONL."""
 
 import tempfile
 from datetime import datetime
@@ -11,19 +11,30 @@ from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.labels import (
+    DECISIONS,
     DEFAULT_SAMPLE_SIZE,
     draw_gold_sample,
     export_annotations,
     import_annotations,
     label_disagreements,
     label_items,
+    load_bundle,
     load_response,
     record_adjudication,
+    record_verification_adjudication,
+    verification_disagreements,
 )
 from core.models import Run, User
 from ui.auth import guarded_write, require_role, show_guidelines_sidebar
 from ui.session import engine
-from ui.workspace import _token, label_fields, missing_answers, render_bundle, render_response
+from ui.workspace import (
+    _token,
+    label_fields,
+    missing_answers,
+    render_bundle,
+    render_response,
+    render_verification_decision,
+)
 
 principal = require_role({"admin"})
 show_guidelines_sidebar()
@@ -33,7 +44,8 @@ with Session(engine()) as session:
     runs = session.exec(select(Run).order_by(Run.id.desc())).all()
     experts = [u.username for u in session.exec(select(User).where(User.role == "expert", User.active == True))]  # noqa: E712
 
-sample_tab, adjudicate_tab, io_tab = st.tabs(["Draw a sample", "Disagreements", "Export / import"])
+sample_tab, adjudicate_tab, verify_tab, io_tab = st.tabs(
+    ["Draw a sample", "Disagreements", "Verification disagreements", "Export / import"])
 
 with sample_tab, st.form("draw_sample"):
     run = st.selectbox("Run", runs, format_func=lambda r: f"#{r.id} {r.name} ({r.status})", key="sample_run")
@@ -79,6 +91,36 @@ with adjudicate_tab:
                                                            _token(f"adj_{picked.response_id}"))):
                 st.session_state.pop(f"token_adj_{picked.response_id}", None)
                 st.success("Gold label saved.")
+                st.rerun()
+
+with verify_tab:
+    st.subheader("Verification disagreements")
+    open_items = verification_disagreements(engine())
+    st.caption(f"{len(open_items)} verification disagreements wait for a decision.")
+    bundles = {d.instance_id: load_bundle(engine(), d.instance_id) for d in open_items}
+    chosen_v = st.selectbox("Instance", open_items, key="vadj_pick", format_func=lambda d: (
+        f"{bundles[d.instance_id].instance.uid} v{bundles[d.instance_id].instance.version} · "
+        + " vs ".join(f"{who}: {p.get('decision')}" for who, p in d.decisions.items())))
+    if chosen_v is not None:
+        iid = chosen_v.instance_id
+        st.markdown("##### The experts' decisions side by side")
+        for column, (who, payload) in zip(st.columns(len(chosen_v.decisions)), chosen_v.decisions.items(), strict=True):
+            with column:
+                render_verification_decision(who, payload)
+        render_bundle(bundles[iid])
+        with st.form(f"vadj_{iid}"):
+            st.markdown("##### Final decision (yours)")
+            final = st.radio("Decision", DECISIONS, index=None, horizontal=True, key=f"vadj_decision_{iid}",
+                             format_func=lambda d: d.replace("_", " "))
+            note = st.text_input("Reason (optional)", key=f"vadj_note_{iid}")
+            settled = st.form_submit_button("Save final decision", type="primary", key=f"vadj_submit_{iid}")
+        if settled:
+            if final is None:
+                st.error("Choose accept, reject or needs edit first.")
+            elif guarded_write(lambda: record_verification_adjudication(engine(), principal, iid, final, note,
+                                                                        _token(f"vadj_{iid}"))):
+                st.session_state.pop(f"token_vadj_{iid}", None)
+                st.success("Final decision saved.")
                 st.rerun()
 
 with io_tab:

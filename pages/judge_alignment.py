@@ -1,6 +1,6 @@
 """Judge alignment: do the automatic judges agree with the experts? Expert-expert agreement, each judge against the
 gold labels per dimension (paper Table 9 layout), confusion matrices, disagreeing items, and cross-judge reliability
-(Table 7 layout)."""
+(Table 7 layout); and the experts' agreement on double-checked benchmark verification decisions."""
 
 import pandas as pd
 import streamlit as st
@@ -14,6 +14,7 @@ from core.alignment import (
     expert_agreement,
     judge_vs_gold,
     judges_for,
+    verification_agreement,
 )
 from core.labels import gold_labels, load_response
 from core.models import Run
@@ -30,6 +31,21 @@ def kappa(x):
     return None if x is None else round(x, 3)
 
 
+def verification_agreement_section():
+    """Expert-expert agreement on the double-checked verification decisions (independent of the runs chosen)."""
+    st.subheader("Benchmark verification agreement")
+    st.caption("Instances verified independently by two experts (the first two by name); admin adjudications "
+               "are not counted.")
+    rows = verification_agreement(engine())
+    st.dataframe(pd.DataFrame([{"Verdict": r.label, "κ": kappa(r.kappa), "Agreement %": pct(r.agreement), "n": r.n}
+                               for r in rows]), hide_index=True)
+    for column, r in zip(st.columns(len(rows)), rows, strict=True):
+        with column:
+            st.markdown(f"**{r.label}**")
+            st.dataframe(pd.DataFrame(r.confusion, index=[f"first: {c}" for c in r.categories],
+                                      columns=[f"second: {c}" for c in r.categories]))
+
+
 principal = require_role({"admin", "analyst"})
 st.title("Judge alignment")
 
@@ -39,6 +55,7 @@ run_ids = st.multiselect("Runs", [r.id for r in runs], default=[r.id for r in ru
                          format_func=lambda i: next(f"#{r.id} {r.name}" for r in runs if r.id == i))
 if not run_ids:
     st.info("Choose at least one run.")
+    verification_agreement_section()
     st.stop()
 
 judges = judges_for(engine(), run_ids)
@@ -101,3 +118,5 @@ else:
                            "Avg. Spearman ρ": None if cj.spearman[m] is None else round(cj.spearman[m], 3),
                            "Note": cj.notes.get(m, "")})
     st.dataframe(pd.DataFrame(stats_rows), hide_index=True)
+
+verification_agreement_section()

@@ -76,6 +76,19 @@ def render_bundle(bundle: Bundle) -> None:
         render_documents(bundle)
 
 
+def render_verification_decision(who: str, payload: dict[str, Any]) -> None:
+    """One expert's verification decision: the decision, the consistency verdict and the context-validity verdict."""
+    st.markdown(f"**{escape_text(who)}** · decision **{escape_text(str(payload.get('decision', '')).replace('_', ' '))}**")
+    clashing = ", ".join(f"`{escape_text(c)}`" for c in payload.get("clashing_constraints") or []) or "none"
+    st.markdown(f"Consistency: **{escape_text(str(payload.get('consistency', '')))}** · clashing: {clashing}")
+    if payload.get("consistency_note"):
+        st.caption(f"Consistency note: {escape_text(payload['consistency_note'])}")
+    roles = ", ".join(f"`{escape_text(d)}` → {escape_text(r)}" for d, r in (payload.get("role_corrections") or {}).items())
+    st.markdown(f"Context: **{'valid' if payload.get('context_valid') else 'invalid'}** · role corrections: {roles or 'none'}")
+    if payload.get("context_note"):
+        st.caption(f"Context note: {escape_text(payload['context_note'])}")
+
+
 @st.fragment
 def verification_panel(principal: Principal) -> None:
     """The next instance of the expert's queue with both checks and a decision; submitting loads the next one."""

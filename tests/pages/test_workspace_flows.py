@@ -1,4 +1,5 @@
-"""AppTest: verifying an instance, labelling a response, adjudicating, the alignment tables, users, inert XSS."""
+"""AppTest: verifying an instance, labelling a response, adjudicating labels and verifications, the alignment tables,
+users, inert XSS."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
 from core.auth import get_user
-from core.labels import draw_gold_sample, record_gold_label
+from core.labels import draw_gold_sample, record_gold_label, record_verification
 from core.models import Annotation, Instance
 from tests.workspace_factories import add_verdicts, principal, seeded_db
 
@@ -115,6 +116,61 @@ def test_adjudication_page_settles_a_disagreement(seeded):
         (adj,) = s.exec(select(Annotation).where(Annotation.kind == "adjudication")).all()
     assert adj.author == "admin" and adj.payload["conflict_recognized"] == 1
     assert "0 disagreements wait for a decision." in [c.value for c in at.caption]
+
+
+def _double_verify(seeded, uid, alice, bob):
+    """alice and bob decide one double-checked instance; bob's decision corrects a role and is recorded as given."""
+    iid = seeded.instances[uid]
+    record_verification(seeded.engine, principal("alice"), iid, consistency="inconsistent", context_valid=True,
+                        decision=alice, clashing_constraints=["c2"], consistency_note="<script>x</script>clash",
+                        client_token=f"a-{uid}", overlap=1.0)
+    record_verification(seeded.engine, principal("bob"), iid, consistency="consistent", context_valid=False,
+                        decision=bob, role_corrections={f"{uid}-d1": "partial"}, context_note="d1 is partial",
+                        client_token=f"b-{uid}", overlap=1.0)
+    return iid
+
+
+@pytest.mark.parametrize(
+    "name, choice, status, adjudications",
+    [("admin rejects", "reject", "rejected", 1), ("admin accepts", "accept", "accepted", 1),
+     ("nothing chosen", None, "unverified", 0)],
+)
+def test_adjudication_page_settles_a_verification_disagreement(seeded, name, choice, status, adjudications):
+    iid = _double_verify(seeded, "E-noisy", "accept", "reject")
+    at = page_as("pages/adjudicate.py", "admin")
+    assert "1 verification disagreements wait for a decision." in [c.value for c in at.caption]
+    text = all_markdown(at)
+    assert "decision **accept**" in text and "decision **reject**" in text, name
+    assert "clashing: `c2`" in text and "`E-noisy-d1` → partial" in text and "E-noisy" in text
+    assert not any(bad in text + "".join(c.value for c in at.caption) for bad in FORBIDDEN)
+    if choice:
+        at.radio(key=f"vadj_decision_{iid}").set_value(choice)
+    at.button(key=f"vadj_submit_{iid}").click().run()
+    assert not at.exception
+    assert refusals(at) == ([] if choice else ["Choose accept, reject or needs edit first."]), name
+    with Session(seeded.engine) as s:
+        assert s.get(Instance, iid).status == status, name
+        rows = s.exec(select(Annotation).where(Annotation.kind == "adjudication")).all()
+    assert len(rows) == adjudications, name
+    waiting = f"{1 - adjudications} verification disagreements wait for a decision."
+    assert waiting in [c.value for c in at.caption], name
+
+
+@pytest.mark.parametrize("name, runs_chosen", [("with a run", True), ("no run chosen", False)])
+def test_alignment_page_shows_verification_agreement(seeded, name, runs_chosen):
+    _double_verify(seeded, "E-noisy", "accept", "accept")
+    _double_verify(seeded, "E-gap", "accept", "reject")
+    at = page_as("pages/judge_alignment.py", "ana")
+    if not runs_chosen:
+        at.multiselect(key="align_runs").set_value([]).run()
+    assert "Benchmark verification agreement" in [h.value for h in at.subheader], name
+    table = next(df.value for df in at.dataframe if "Verdict" in df.value.columns).set_index("Verdict")
+    decision = table.loc["Decision (accept / reject / needs edit)"]
+    assert (decision["n"], decision["Agreement %"], decision["κ"]) == (2, 50.0, 0.0), name
+    context = table.loc["Context validity"]  # alice valid, bob invalid on both: p_o 0, p_e 0 -> kappa 0
+    assert (context["n"], context["Agreement %"], context["κ"]) == (2, 0.0, 0.0), name
+    confusion = next(df.value for df in at.dataframe if "second: reject" in df.value.columns)
+    assert confusion.loc["first: accept"].tolist() == [1, 1, 0], name
 
 
 def test_alignment_page_shows_table9_and_table7(seeded):
