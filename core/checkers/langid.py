@@ -3,8 +3,9 @@
 langdetect itself supplies the language profiles, the character normalisation and the seeded random
 sampling; this module re-implements its per-text work more cheaply:
 - text cleaning skips the passes that cannot change the text (no '@', no 'http', ASCII-only text);
-- n-gram extraction per distinct word (the n-gram state resets at every space), memoised in plain
-  dicts (a pure lookup table that stays warm between texts; clear_tables() empties it);
+- n-gram extraction per distinct space-separated token (the n-gram state resets at every space),
+  memoised as int32 bytes in plain dicts (a pure lookup table that stays warm between texts;
+  clear_tables() empties it), joined into one array per text;
 - the seeded random stream (random.Random(0), the same for every text) is precomputed once with numpy;
   the gaussian smoothing draws are taken from it in Python (exactly random.gauss), and each trial's
   random.choice draws, probability updates, normalisations and convergence checks run as one numba
@@ -20,7 +21,6 @@ import random
 import re
 import sys
 from functools import lru_cache
-from itertools import chain
 
 import numpy as np
 from numba import njit
@@ -30,7 +30,6 @@ _N_TRIAL, _ITERATION_LIMIT, _CONV_THRESHOLD, _PROB_THRESHOLD = 7, 1000, 0.99999,
 _MAX_TEXT = 10000
 _URL = re.compile(r"https?://[-_.?&~;+=/#0-9A-Za-z]{1,2076}")
 _MAIL = re.compile(r"[-_.0-9A-Za-z]{1,64}@[-_0-9A-Za-z]{1,255}[-_.0-9A-Za-z]{1,255}")
-_SPACES = re.compile(" {2,}")
 _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16  # a detection uses at most 7 x 1001 draws, each taking 2 words at worst on average
@@ -83,18 +82,22 @@ def _normalize(text: str) -> str:
 
 
 def _prepare(text: str) -> str:
-    """langdetect's append() and cleaning_text(): drop URLs and e-mails, collapse spaces, drop Latin in non-Latin text."""
+    """langdetect's append() and cleaning_text(): drop URLs and e-mails, drop Latin in mostly non-Latin text.
+
+    Runs of spaces are not collapsed: the n-gram state resets at a space whether or not another follows.
+    """
     if "http" in text:
         text = _URL.sub(" ", text)
     if "@" in text:
         text = _MAIL.sub(" ", text)
-    ascii_only = text.isascii()
-    if not ascii_only and _dmarks().search(text):
+    if text.isascii():
+        return text[:_MAX_TEXT]
+    if _dmarks().search(text):
         text = _normalizers()[1](text)
     text = text[:_MAX_TEXT]
-    if "  " in text:
-        text = _SPACES.sub(" ", text)
-    if not ascii_only and len(_LATIN.findall(text)) * 2 < len(_NON_LATIN.findall(text)):
+    non_latin = len(text) - len(_NON_LATIN.sub("", text))
+    # every 'e' is Latin: enough of them settle the comparison without counting all Latin letters
+    if non_latin and text.count("e") * 2 < non_latin and len(_LATIN.findall(text)) * 2 < non_latin:
         text = _LATIN.sub("", text)
     return text
 
@@ -123,33 +126,43 @@ def _word_grams(word: str, trailing: bool) -> tuple[int, ...]:
     return tuple(out)
 
 
-class _WordRows(dict):
-    """Memo: word -> _word_grams(word, trailing) (a plain dict, so look-ups of known words stay in C)."""
+def _token_rows(token: str, final: bool) -> bytes:
+    """Rows (int32 bytes) of the n-grams of one space-free piece of prepared text (and the space after it unless final)."""
+    pieces = _normalize(token).split(" ")  # normalisation turns punctuation into spaces
+    last = pieces.pop()
+    rows = [row for piece in pieces if piece for row in _word_grams(piece, True)]
+    if last:
+        rows.extend(_word_grams(last, not final))
+    return np.array(rows, dtype=np.int32).tobytes()
 
-    def __init__(self, trailing: bool) -> None:
+
+class _TokenRows(dict):
+    """Memo: token -> _token_rows(token, final) (a plain dict, so look-ups of known tokens stay in C)."""
+
+    def __init__(self, final: bool) -> None:
         super().__init__()
-        self.trailing = trailing
+        self.final = final
 
-    def __missing__(self, word: str) -> tuple[int, ...]:
-        rows = self[word] = _word_grams(word, self.trailing)
+    def __missing__(self, token: str) -> bytes:
+        rows = self[token] = _token_rows(token, self.final)
         return rows
 
 
-_FOLLOWED, _FINAL = _WordRows(True), _WordRows(False)
-_MEMO_LIMIT = 1 << 18  # words remembered per memo before it is reset
+_FOLLOWED, _FINAL = _TokenRows(False), _TokenRows(True)
+_MEMO_LIMIT = 1 << 18  # tokens remembered per memo before it is reset
 
 
-def ngram_rows(text: str) -> list[int]:
-    """The sequence of n-grams (as profile rows) langdetect samples from for this text."""
-    words = _normalize(_prepare(text)).split(" ")
-    last = words.pop()
+def ngram_rows(text: str) -> np.ndarray:
+    """The sequence of n-grams (as int32 profile rows) langdetect samples from for this text."""
+    tokens = _prepare(text).split(" ")
+    last = tokens.pop()
     for memo in (_FOLLOWED, _FINAL):
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
-    rows = list(chain.from_iterable(map(_FOLLOWED.__getitem__, filter(None, words))))
+    rows = b"".join(map(_FOLLOWED.__getitem__, tokens))
     if last:
-        rows.extend(_FINAL[last])
-    return rows
+        rows += _FINAL[last]
+    return np.frombuffer(rows, dtype=np.int32)
 
 
 def clear_tables() -> None:
@@ -162,7 +175,7 @@ def clear_tables() -> None:
 def extract_ngrams(text: str) -> list[str]:
     """The n-gram sequence langdetect samples from for this text."""
     grams = _gram_list()
-    return [grams[row] for row in ngram_rows(text)]
+    return [grams[row] for row in ngram_rows(text).tolist()]
 
 
 @lru_cache(maxsize=1)
@@ -278,4 +291,4 @@ def _vote(rows: np.ndarray) -> str:
 def detect_language(text: str) -> str | None:
     """langdetect's answer for the text (seed 0), or None when the text has no usable features."""
     rows = ngram_rows(text)
-    return _vote(np.array(rows, dtype=np.int32)) if rows else None
+    return _vote(rows) if len(rows) else None
