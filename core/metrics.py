@@ -62,32 +62,45 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
 # loads in well under a second. Which verdicts count: constraint verdicts of `judge`, plus rule verdicts of
 # constraints whose judge_method is 'rule'; metric verdicts of `judge` only.
 JUDGE_FILTER_SQL = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
-_RESPONSES_SQL = """
+_OK_DECIDED = "v.status = 'ok' AND v.passed IS NOT NULL"
+
+
+def _scores_sql() -> str:
+    """One query: done responses with their verdicts aggregated per response (one scan of the verdicts)."""
+    con = "v.metric = 'constraint'"
+    sums = [f"SUM(CASE WHEN {con} THEN 1 ELSE 0 END) AS n",
+            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} THEN 1 ELSE 0 END) AS judged",
+            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END) AS passed",
+            f"SUM(CASE WHEN {con} AND v.status = 'error' THEN 1 ELSE 0 END) AS errors"]
+    for cat in CATEGORIES:
+        sums += [f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} THEN 1 ELSE 0 END) AS judged_{cat}",
+                 f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END) AS passed_{cat}"]
+    for m in METRIC_NAMES:
+        sums += [f"MAX(CASE WHEN v.metric = '{m}' AND v.status = 'ok' THEN v.value END) AS {m}",
+                 f"MAX(CASE WHEN v.metric = '{m}' THEN v.status END) AS {m}_status"]
+    sums += ["SUM(COALESCE(v.calls, 0)) AS judge_calls", "SUM(COALESCE(v.cost_usd, 0)) AS judge_cost_usd"]
+    agg_cols = ["n", "judged", "passed", "errors", *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")),
+                *(x for m in METRIC_NAMES for x in (m, f"{m}_status")), "judge_calls", "judge_cost_usd"]
+    return f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
-       r.cost_usd, r.latency_ms,
-       CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol
+       r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
+       {", ".join(f"a.{col}" for col in agg_cols)}
 FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
 JOIN model m ON m.id = r.model_id
 LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
            WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
        ON p.instance_id = r.instance_id
-WHERE r.status = 'done' AND r.run_id IN ({runs})
+LEFT JOIN (SELECT v.response_id, {", ".join(sums)}
+           FROM verdict v LEFT JOIN "constraint" c ON c.id = v.constraint_id
+           WHERE +v.run_id IN ({{runs}})
+             AND ((v.metric = 'constraint' AND {JUDGE_FILTER_SQL}) OR (v.metric != 'constraint' AND v.judge = :judge))
+           GROUP BY v.response_id) a ON a.response_id = r.id
+WHERE r.status = 'done' AND r.run_id IN ({{runs}})
 ORDER BY r.id
 """
-_CONSTRAINT_COUNTS_SQL = """
-SELECT v.response_id, c.category, COUNT(*) AS n,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS judged,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL AND v.passed THEN 1 ELSE 0 END) AS passed,
-       SUM(CASE WHEN v.status = 'error' THEN 1 ELSE 0 END) AS errors,
-       SUM(COALESCE(v.calls, 0)) AS calls, SUM(COALESCE(v.cost_usd, 0)) AS judge_cost_usd
-FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id
-WHERE v.metric = 'constraint' AND +v.run_id IN ({runs}) AND %s
-GROUP BY v.response_id, c.category
-""" % JUDGE_FILTER_SQL
-_METRIC_VERDICTS_SQL = """
-SELECT v.response_id, v.metric, v.status, v.value, COALESCE(v.calls, 0) AS calls, COALESCE(v.cost_usd, 0) AS judge_cost_usd
-FROM verdict v WHERE v.metric != 'constraint' AND +v.run_id IN ({runs}) AND v.judge = :judge
-"""
+
+
+_SCORES_SQL = _scores_sql()
 _CONSTRAINT_VERDICTS_SQL = """
 SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
        c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
@@ -120,52 +133,32 @@ _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors",
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
-    resp = read_sql(engine, runs_sql(_RESPONSES_SQL, run_ids))
-    if resp.empty:
+    out = read_sql(engine, runs_sql(_SCORES_SQL, run_ids), {"judge": judge})
+    if out.empty:
         return _empty_scores()
-    counts = read_sql(engine, runs_sql(_CONSTRAINT_COUNTS_SQL, run_ids), {"judge": judge})
-    metric = read_sql(engine, runs_sql(_METRIC_VERDICTS_SQL, run_ids), {"judge": judge})
-    out = resp.set_index("response_id")
-    index = out.index
-
+    counts = ["n", "judged", "passed", "errors", *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")), "judge_calls"]
+    out[counts] = out[counts].fillna(0).astype("int64")
     # IAS: errors and unjudged (not_applicable, or ok without a decision) leave the denominator (see ias()).
-    per = counts.groupby("response_id")[["n", "judged", "passed", "errors", "calls", "judge_cost_usd"]].sum().reindex(index, fill_value=0)
-    judged, passed, errors = per["judged"].to_numpy(float), per["passed"].to_numpy(float), per["errors"].to_numpy(float)
-    unjudged = per["n"].to_numpy(float) - judged - errors
+    judged, passed, errors = out["judged"].to_numpy(float), out["passed"].to_numpy(float), out["errors"].to_numpy(float)
+    unjudged = out["n"].to_numpy() - out["judged"].to_numpy() - out["errors"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         out["loose_ias"] = np.where(judged > 0, passed / judged, np.nan)
-    failed = judged - passed
-    out["strict_ias"] = np.where(failed > 0, 0.0, np.where((errors + unjudged > 0) | (judged == 0), np.nan, 1.0))
-    cat = counts.pivot_table(index="response_id", columns="category", values=["judged", "passed"], aggfunc="sum")
-    for c in CATEGORIES:
-        if ("judged", c) in cat:
-            j = cat[("judged", c)].reindex(index)
-            out[f"loose_{c}"] = (cat[("passed", c)].reindex(index) / j.where(j > 0)).astype(float)
-        else:
-            out[f"loose_{c}"] = np.nan
-
-    # RAG metrics: the value only when the verdict is ok; status kept so not_applicable / error can be counted.
-    metric = metric.drop_duplicates(["response_id", "metric"], keep="last")
-    value = pd.to_numeric(metric["value"], errors="coerce").where(metric["status"] == "ok")
-    values = metric.assign(value=value).pivot(index="response_id", columns="metric", values="value")
-    statuses = metric.pivot(index="response_id", columns="metric", values="status")
-    for m in METRIC_NAMES:
-        out[m] = values[m].reindex(index).astype(float) if m in values else np.nan
-        status = statuses[m].reindex(index) if m in statuses else pd.Series(None, index=index, dtype=object)
-        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
-    metric_cost = metric.groupby("response_id")[["calls", "judge_cost_usd"]].sum().reindex(index, fill_value=0)
-
-    out["n_constraints"] = per["n"]
-    out["n_constraint_errors"] = per["errors"]
-    out["n_constraint_unjudged"] = unjudged.astype(int)
+        for c in CATEGORIES:
+            j = out[f"judged_{c}"].to_numpy(float)
+            out[f"loose_{c}"] = np.where(j > 0, out[f"passed_{c}"].to_numpy(float) / j, np.nan)
+    out["strict_ias"] = np.where(judged - passed > 0, 0.0, np.where((errors + unjudged > 0) | (judged == 0), np.nan, 1.0))
+    out["n_constraints"] = out["n"]
+    out["n_constraint_errors"] = out["errors"]
+    out["n_constraint_unjudged"] = unjudged
     out["has_protocol"] = out["has_protocol"].astype(bool)
-    out["judge_calls"] = per["calls"] + metric_cost["calls"]
-    out["judge_cost_usd"] = (per["judge_cost_usd"] + metric_cost["judge_cost_usd"]).astype(float)
-    out = out.reset_index()
+    for m in METRIC_NAMES:
+        status = out[f"{m}_status"]
+        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
+    for col in _FLOAT_COLUMNS:
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    out["judge_cost_usd"] = out["judge_cost_usd"].fillna(0.0)
     for col in _INT_COLUMNS:
         out[col] = out[col].astype("int64")
-    for col in ("cost_usd", "latency_ms"):
-        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
     return out[list(RESPONSE_COLUMNS)]
 
 
