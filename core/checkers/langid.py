@@ -20,6 +20,7 @@ import math
 import random
 import re
 import sys
+import time
 from functools import lru_cache
 
 import numpy as np
@@ -193,8 +194,9 @@ def _seeded_words() -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _run_trial(words, position, shift, count, rows, matrix, weight, prob, langprob, neumaier):  # pragma: no cover
-    """One langdetect trial, compiled: returns the stream position after its last draw (-1 if the stream ran out).
+def _run_trial(words, position, shift, count, rows, matrix, weight, prob, langprob, neumaier, trials_left):
+    """One langdetect trial, compiled: the stream position after its last draw (-1 if the stream ran out), and
+    whether the leading language is settled (it leads by more than the trials left can add to another).
 
     Starting from uniform probabilities, each random.choice(ngrams) draw (getrandbits(k) with rejection, from
     the precomputed Mersenne Twister words) multiplies prob by (weight + the n-gram's profile row); after draws
@@ -211,7 +213,7 @@ def _run_trial(words, position, shift, count, rows, matrix, weight, prob, langpr
     while True:
         while True:
             if position >= available:
-                return -1
+                return -1, False
             pick = words[position] >> shift
             position += 1
             if pick < count:
@@ -245,9 +247,15 @@ def _run_trial(words, position, shift, count, rows, matrix, weight, prob, langpr
             if top > _CONV_THRESHOLD or i >= _ITERATION_LIMIT:
                 break
         i += 1
+    first = second = 0.0
     for j in range(width):
         langprob[j] += prob[j] / _N_TRIAL
-    return position
+        if langprob[j] > first:
+            first, second = langprob[j], first
+        elif langprob[j] > second:
+            second = langprob[j]
+    # a trial adds at most 1/n_trial to a language (the 1e-9 covers rounding)
+    return position, first - second > trials_left / _N_TRIAL + 1e-9
 
 
 _NEUMAIER_SUM = sys.version_info >= (3, 12)  # builtin sum() of floats is compensated from Python 3.12 on
@@ -276,14 +284,13 @@ def _vote(rows: np.ndarray) -> str:
         else:
             gauss, spare = spare, None
         weight = (_ALPHA + gauss * _ALPHA_WIDTH) / _BASE_FREQ
-        position = _run_trial(words, position, shift, count, rows, matrix, weight, prob, langprob, _NEUMAIER_SUM)
+        position, settled = _run_trial(
+            words, position, shift, count, rows, matrix, weight, prob, langprob, _NEUMAIER_SUM, _N_TRIAL - trial - 1
+        )
         if position < 0:
             raise RuntimeError("language detection needed more random draws than precomputed")
-        # a trial adds at most 1/n_trial to a language: the leader is safe once it leads by more than the trials left
-        if trial >= _N_TRIAL // 2:
-            second, first = np.partition(langprob, -2)[-2:]
-            if first - second > (_N_TRIAL - trial - 1) / _N_TRIAL + 1e-9:
-                break
+        if settled:
+            break
     best = int(np.argmax(langprob))
     return langs[best] if langprob[best] > _PROB_THRESHOLD else "unknown"
 
@@ -292,3 +299,15 @@ def detect_language(text: str) -> str | None:
     """langdetect's answer for the text (seed 0), or None when the text has no usable features."""
     rows = ngram_rows(text)
     return _vote(rows) if len(rows) else None
+
+
+def warm_up() -> tuple[float, bool]:
+    """Load the language profiles, then compile the trial kernel (or load it from numba's on-disk cache).
+
+    Returns the seconds spent on the kernel alone and whether it came from the cache.
+    """
+    _profiles(), _gram_ids(), _seeded_words()
+    hits = sum(_run_trial.stats.cache_hits.values())
+    start = time.perf_counter()
+    detect_language("warm up")
+    return time.perf_counter() - start, sum(_run_trial.stats.cache_hits.values()) > hits

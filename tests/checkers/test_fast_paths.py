@@ -100,3 +100,22 @@ def test_capital_word_count_matches_treebank_on_ifeval_responses():
 )
 def test_capital_word_count_cases(text, expected):
     assert capital_word_count(text) == expected == treebank_capital_count(text)
+
+
+def test_language_kernel_compiles_in_a_fresh_process_without_cache(tmp_path):
+    """A fresh clone has no numba cache: the first detection compiles the kernel and answers like langdetect."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from core.checkers.langid import warm_up, detect_language\n"
+        "seconds, cached = warm_up()\n"
+        "print(cached, detect_language('Der Ausschuss hat den Haushalt genehmigt.'))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    root = Path(__file__).resolve().parents[2]
+    for expected_cached in (False, True):  # compiled and cached on the first run, loaded on the second
+        result = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == [str(expected_cached), _langdetect("Der Ausschuss hat den Haushalt genehmigt.")]
