@@ -21,6 +21,7 @@ import random
 import re
 import sys
 import time
+from array import array
 from functools import lru_cache
 
 import numpy as np
@@ -35,6 +36,7 @@ _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16  # a detection uses at most 7 x 1001 draws, each taking 2 words at worst on average
 TWOPI = 2.0 * math.pi
+_INT32 = next(code for code in "ilq" if array(code).itemsize == 4)  # array typecode of int32
 
 
 @lru_cache(maxsize=1)
@@ -134,7 +136,7 @@ def _token_rows(token: str, final: bool) -> bytes:
     rows = [row for piece in pieces if piece for row in _word_grams(piece, True)]
     if last:
         rows.extend(_word_grams(last, not final))
-    return np.array(rows, dtype=np.int32).tobytes()
+    return array(_INT32, rows).tobytes()
 
 
 class _TokenRows(dict):
