@@ -3,9 +3,10 @@
 langdetect itself supplies the language profiles, the character normalisation and the seeded random
 sampling; this module re-implements its per-text work more cheaply:
 - text cleaning skips the passes that cannot change the text (no '@', no 'http', ASCII-only text);
-- n-gram extraction per distinct space-separated token (the n-gram state resets at every space),
-  memoised as int32 bytes in plain dicts (a pure lookup table that stays warm between texts;
-  clear_tables() empties it), joined into one array per text;
+- n-gram extraction is one numba @njit(cache=True) call over the text's code points: character
+  normalisation and isupper() come from code-point tables (filled lazily from NGram.normalize, a pure
+  lookup table that stays warm between texts; clear_tables() empties it), and each 1-3-gram is found
+  in an open-addressing hash table of the profile n-grams (21 bits per code point);
 - the seeded random stream (random.Random(0), the same for every text) is precomputed once with numpy;
   the gaussian smoothing draws are taken from it in Python (exactly random.gauss), and each trial's
   random.choice draws, probability updates, normalisations and convergence checks run as one numba
@@ -21,7 +22,6 @@ import random
 import re
 import sys
 import time
-from array import array
 from functools import lru_cache
 
 import numpy as np
@@ -36,7 +36,6 @@ _LATIN = re.compile("[A-z]")
 _NON_LATIN = re.compile("[\u0300-\u1dff\u1f00-\U0010ffff]")  # from U+0300 on, minus Latin Extended Additional
 _RANDOM_WORDS = 1 << 16  # a detection uses at most 7 x 1001 draws, each taking 2 words at worst on average
 TWOPI = 2.0 * math.pi
-_INT32 = next(code for code in "ilq" if array(code).itemsize == 4)  # array typecode of int32
 
 
 @lru_cache(maxsize=1)
@@ -63,27 +62,6 @@ def _dmarks() -> re.Pattern[str]:
     return re.compile(f"[{NGram.DMARK_CLASS}]")
 
 
-@lru_cache(maxsize=1)
-def _ascii_table() -> bytes:
-    """langdetect's character normalisation of the 128 ASCII characters, as a bytes.translate table."""
-    normalize, _ = _normalizers()
-    return "".join(normalize(chr(code)) for code in range(128)).encode("ascii") + bytes(range(128, 256))
-
-
-_CHAR_MAP: dict[int, str] = {}
-
-
-def _normalize(text: str) -> str:
-    """NGram.normalize applied to every character."""
-    if text.isascii():
-        return text.encode("ascii").translate(_ascii_table()).decode("ascii")
-    normalize, _ = _normalizers()
-    for ch in set(text):
-        if ord(ch) not in _CHAR_MAP:
-            _CHAR_MAP[ord(ch)] = normalize(ch)
-    return text.translate(_CHAR_MAP)
-
-
 def _prepare(text: str) -> str:
     """langdetect's append() and cleaning_text(): drop URLs and e-mails, drop Latin in mostly non-Latin text.
 
@@ -106,73 +84,132 @@ def _prepare(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _gram_ids() -> tuple[dict[str, int], np.ndarray]:
-    """Every profile n-gram's row number, and the (n-grams x languages) probability matrix."""
-    known, _ = _profiles()
-    return {gram: row for row, gram in enumerate(known)}, np.array(list(known.values()), dtype=np.float64)
+def _matrix() -> np.ndarray:
+    """The (n-grams x languages) probability matrix, rows in the profiles' n-gram order."""
+    return np.array(list(_profiles()[0].values()), dtype=np.float64)
 
 
-def _word_grams(word: str, trailing: bool) -> tuple[int, ...]:
-    """Rows of the known 1-3-grams langdetect emits while reading `word` (and the space after it, if any)."""
-    ids, _ = _gram_ids()
-    grams, capital, out = " ", False, []
-    for ch in word + " " if trailing else word:
-        last = grams[-1]
-        if last == " ":
-            grams, capital = " ", False
-        elif len(grams) >= 3:
-            grams = grams[1:]
-        grams += ch
-        capital = (capital or last.isupper()) if ch.isupper() else False
-        if not capital:
-            out.extend(ids[grams[-n:]] for n in range(1, min(3, len(grams)) + 1) if grams[-n:] in ids)
-    return tuple(out)
+_UNKNOWN = 0  # code points never normalise to NUL, so 0 marks a character not yet in the tables
+_NORM = np.zeros(0x110000, dtype=np.uint32)  # code point -> NGram.normalize(chr(code point)), filled lazily
+_UPPER = np.zeros(0x110000, dtype=np.bool_)  # normalised code point -> its isupper()
+_SPACE = 32
 
 
-def _token_rows(token: str, final: bool) -> bytes:
-    """Rows (int32 bytes) of the n-grams of one space-free piece of prepared text (and the space after it unless final)."""
-    pieces = _normalize(token).split(" ")  # normalisation turns punctuation into spaces
-    last = pieces.pop()
-    rows = [row for piece in pieces if piece for row in _word_grams(piece, True)]
-    if last:
-        rows.extend(_word_grams(last, not final))
-    return array(_INT32, rows).tobytes()
+def _fill_chars(text: str) -> None:
+    """Put NGram.normalize and isupper() of the text's characters into the tables."""
+    normalize, _ = _normalizers()
+    for ch in set(text):
+        normal = normalize(ch)
+        _NORM[ord(ch)], _UPPER[ord(normal)] = ord(normal), normal.isupper()
 
 
-class _TokenRows(dict):
-    """Memo: token -> _token_rows(token, final) (a plain dict, so look-ups of known tokens stay in C)."""
-
-    def __init__(self, final: bool) -> None:
-        super().__init__()
-        self.final = final
-
-    def __missing__(self, token: str) -> bytes:
-        rows = self[token] = _token_rows(token, self.final)
-        return rows
+def _gram_key(gram: str) -> int:
+    """A 1-3-gram as one integer: its code points, 21 bits each (none is 0, so lengths cannot collide)."""
+    key = 0
+    for ch in gram:
+        key = (key << 21) | ord(ch)
+    return key
 
 
-_FOLLOWED, _FINAL = _TokenRows(False), _TokenRows(True)
-_MEMO_LIMIT = 1 << 18  # tokens remembered per memo before it is reset
+_HASH = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def _build_table(keys, bits):  # pragma: no cover
+    """Open-addressing table (linear probing) of n-gram keys: slot -> key, slot -> profile row."""
+    size = 1 << bits
+    slot_keys = np.zeros(size, dtype=np.uint64)
+    slot_rows = np.zeros(size, dtype=np.int32)
+    for row in range(keys.shape[0]):
+        slot = (keys[row] * _HASH) >> np.uint64(64 - bits)
+        while slot_keys[slot] != 0:
+            slot = (slot + np.uint64(1)) & np.uint64(size - 1)
+        slot_keys[slot], slot_rows[slot] = keys[row], row
+    return slot_keys, slot_rows
+
+
+@lru_cache(maxsize=1)
+def _gram_table() -> tuple[np.ndarray, np.ndarray, int]:
+    """Every profile n-gram's key in an open-addressing table (at most half full), and the table's bit width."""
+    keys = np.array([_gram_key(gram) for gram in _gram_list()], dtype=np.uint64)
+    bits = max(4, (2 * len(keys)).bit_length())
+    slot_keys, slot_rows = _build_table(keys, bits)
+    return slot_keys, slot_rows, bits
+
+
+@njit(cache=True, nogil=True)
+def _extract(codes, norm, upper, slot_keys, slot_rows, bits, out):  # pragma: no cover
+    """langdetect's _extract_ngrams over the prepared text's code points, compiled: fills out with the profile rows
+    of the known 1-3-grams in order and returns their number, or -1 at a character missing from the tables.
+
+    The n-gram buffer (grams, at most 3 characters, last ones p3 p2 p1) and the capital-word flag follow
+    NGram.add_char: a space ends a word (grams back to " "), a run of spaces adds nothing, and n-grams are
+    skipped while two upper-case characters in a row mark a capitalised word.
+    """
+    mask = np.uint64((1 << bits) - 1)
+    shift = np.uint64(64 - bits)
+    p1, p2, p3, length, capital, count = _SPACE, 0, 0, 1, False, 0
+    for code in codes:
+        ch = norm[code]
+        if ch == _UNKNOWN:
+            return -1
+        last = p1
+        if last == _SPACE:
+            p1, length, capital = _SPACE, 1, False
+            if ch == _SPACE:
+                continue
+        elif length >= 3:
+            length = 2
+        p3, p2, p1 = p2, p1, ch
+        length += 1
+        if upper[ch]:
+            if upper[last]:
+                capital = True
+        else:
+            capital = False
+        if capital:
+            continue
+        for n in range(1, 4):
+            if length < n:
+                break
+            if n == 1:
+                if p1 == _SPACE:
+                    continue
+                key = np.uint64(p1)
+            elif n == 2:
+                key = (np.uint64(p2) << np.uint64(21)) | np.uint64(p1)
+            else:
+                key = (np.uint64(p3) << np.uint64(42)) | (np.uint64(p2) << np.uint64(21)) | np.uint64(p1)
+            slot = (key * _HASH) >> shift
+            while True:
+                found = slot_keys[slot]
+                if found == key:
+                    out[count] = slot_rows[slot]
+                    count += 1
+                    break
+                if found == 0:
+                    break
+                slot = (slot + np.uint64(1)) & mask
+    return count
 
 
 def ngram_rows(text: str) -> np.ndarray:
     """The sequence of n-grams (as int32 profile rows) langdetect samples from for this text."""
-    tokens = _prepare(text).split(" ")
-    last = tokens.pop()
-    for memo in (_FOLLOWED, _FINAL):
-        if len(memo) > _MEMO_LIMIT:
-            memo.clear()
-    rows = b"".join(map(_FOLLOWED.__getitem__, tokens))
-    if last:
-        rows += _FINAL[last]
-    return np.frombuffer(rows, dtype=np.int32)
+    prepared = _prepare(text)
+    codes = np.frombuffer(prepared.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    slot_keys, slot_rows, bits = _gram_table()
+    out = np.empty(3 * len(codes), dtype=np.int32)
+    count = _extract(codes, _NORM, _UPPER, slot_keys, slot_rows, bits, out)
+    if count < 0:
+        _fill_chars(prepared)
+        count = _extract(codes, _NORM, _UPPER, slot_keys, slot_rows, bits, out)
+    return out[:count]
 
 
 def clear_tables() -> None:
-    """Forget the memoised per-word n-gram rows and character normalisations (to time cold lookup tables)."""
-    _FOLLOWED.clear()
-    _FINAL.clear()
-    _CHAR_MAP.clear()
+    """Forget the character normalisations learnt so far (to time cold lookup tables)."""
+    _NORM[:] = _UNKNOWN
+    _UPPER[:] = False
 
 
 def extract_ngrams(text: str) -> list[str]:
@@ -274,7 +311,7 @@ def _gauss_pair(words: np.ndarray, position: int) -> tuple[float, float]:
 def _vote(rows: np.ndarray) -> str:
     """langdetect's detect(): seeded trials (one compiled call each), averaged; the leader if it is likely enough."""
     _, langs = _profiles()
-    words, matrix = _seeded_words(), _gram_ids()[1]
+    words, matrix = _seeded_words(), _matrix()
     count = len(rows)
     shift = np.uint32(32 - count.bit_length())
     prob, langprob = np.empty(len(langs)), np.zeros(len(langs))
@@ -304,12 +341,14 @@ def detect_language(text: str) -> str | None:
 
 
 def warm_up() -> tuple[float, bool]:
-    """Load the language profiles, then compile the trial kernel (or load it from numba's on-disk cache).
+    """Load the language profiles, then compile the numba kernels (or load them from numba's on-disk cache).
 
-    Returns the seconds spent on the kernel alone and whether it came from the cache.
+    Returns the seconds spent on the kernels and the n-gram hash table, and whether all kernels came from the cache.
     """
-    _profiles(), _gram_ids(), _seeded_words()
-    hits = sum(_run_trial.stats.cache_hits.values())
+    _profiles(), _matrix(), _gram_list(), _seeded_words()
+    kernels = (_build_table, _extract, _run_trial)
+    hits = [sum(kernel.stats.cache_hits.values()) for kernel in kernels]
     start = time.perf_counter()
     detect_language("warm up")
-    return time.perf_counter() - start, sum(_run_trial.stats.cache_hits.values()) > hits
+    seconds = time.perf_counter() - start
+    return seconds, all(sum(k.stats.cache_hits.values()) > before for k, before in zip(kernels, hits, strict=True))
