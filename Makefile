@@ -23,7 +23,7 @@ init-db: $(VENV)/.installed
 	$(PY) -m core.cli user first-admin
 
 app: init-db
-	$(VENV)/bin/streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true
+	$(PY) -m ui.serve --server.address $(HOST) --server.port $(PORT) --server.headless true
 
 # Debian's chromium drives the browser tests (never `playwright install`: no browser downloads here).
 chromium:

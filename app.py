@@ -1,7 +1,8 @@
 """RAG Gauntlet: the Streamlit entry point.
 
-Signed-out users see the sign-in form only (a page opened by URL asks to sign in, then opens); signed-in users see the
-pages of their role in the sidebar.
+Every page is registered with st.navigation (so a page opened by URL always runs through its own role guard); the
+sidebar lists only the pages of the signed-in user's role. Signed-out users see the sign-in form only; a page opened
+by URL asks to sign in first, then opens.
 """
 
 import streamlit as st
@@ -11,15 +12,19 @@ from ui.navigation import PAGES, sections_for
 
 st.set_page_config(page_title="RAG Gauntlet", page_icon=":material/shield:", layout="wide")
 
+pages = {spec.path: st.Page(spec.path, title=spec.title, icon=spec.icon, default=spec.default) for spec in PAGES}
 principal = current_principal()
 if principal is None:
     login = st.Page("pages/login.py", title="Sign in", icon=":material/login:", default=True)
-    deep_links = [st.Page(p.path, title=p.title, icon=p.icon) for p in PAGES]
-    st.navigation([login, *deep_links], position="hidden").run()
+    st.navigation([login, *[st.Page(spec.path, title=spec.title, icon=spec.icon) for spec in PAGES]],
+                  position="hidden").run()
 else:
+    current = st.navigation(list(pages.values()), position="hidden")
+    with st.sidebar:
+        st.markdown("### :material/shield: RAG Gauntlet")
+        for section, specs in sections_for(principal.role).items():
+            st.caption(section)
+            for spec in specs:
+                st.page_link(pages[spec.path])
     account_sidebar(principal)
-    navigation = {
-        section: [st.Page(p.path, title=p.title, icon=p.icon, default=p.default) for p in pages]
-        for section, pages in sections_for(principal.role).items()
-    }
-    st.navigation(navigation, expanded=True).run()
+    current.run()

@@ -55,7 +55,7 @@ def server(tmp_path_factory):
     engine.dispose()
     port = _free_port()
     env = {**os.environ, "GAUNTLET_DATABASE_URL": url, "GAUNTLET_FIRST_START": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.port={port}",
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.headless=true", f"--server.port={port}",
                              "--browser.gatherUsageStats=false"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -91,6 +91,9 @@ def _open_signed_in(browser, server: str, page: str, user: str, errors: list[str
     tab.get_by_role("textbox", name="Username").wait_for(state="detached", timeout=30_000)
     tab.wait_for_timeout(300)
     tab.wait_for_selector(IDLE, timeout=60_000)
+    sidebar = tab.locator("[data-testid=stSidebar]").inner_text()
+    assert f"Signed in as {user}" in sidebar, sidebar
+    assert tab.locator("[data-testid=stSidebarNav]").count() == 0, "Streamlit's automatic page list must not appear"
     return tab
 
 

@@ -44,7 +44,7 @@ def server(tmp_path):
     port = _free_port()
     env = {**os.environ, "GAUNTLET_DATABASE_URL": seeded.url, "GAUNTLET_VERIFY_OVERLAP": "0"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+        [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.headless", "true",
          "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
@@ -135,11 +135,9 @@ def test_expert_verifies_and_labels_then_admin_adjudicates(server):
             _settle(page)
 
             _sign_in(page, url, "admin")
-            if page.get_by_text("more", exact=False).filter(has_text="View").count():
-                page.get_by_text("View", exact=False).filter(has_text="more").first.click()
             page.get_by_role("link", name="Gold labels & adjudication").click()
             _settle(page)
-            page.get_by_role("tab", name="Disagreements").click()
+            page.get_by_role("tab", name="Disagreements", exact=True).click()
             page.get_by_text("1 disagreements wait for a decision.").wait_for()
             page.screenshot(path=str(ARTIFACTS / "3-adjudicate.png"), full_page=True)
             page.get_by_role("button", name="Save gold label (Alt+S)").click()
