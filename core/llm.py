@@ -160,22 +160,34 @@ class LLMClient:
         provider: Provider | None = None,
         seed: int | None = None,
         writer: GroupWriter | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.config = config
         self.engine = engine
         self.max_retries = max_retries
         self.limiter = limiter
         self.clock = clock or SystemClock()
-        self.provider = provider or get_provider(config)
+        self.provider = provider or get_provider(config, max_connections=max_connections)
         self.rng = random.Random(seed)
         self.writer = writer
         self._insert = insert_ignore_statement(engine, LLMCall.__table__)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._preloaded: dict[str, Completion | None] = {}
+        self._keys: dict[int, tuple[list[ChatMessage], str]] = {}
+
+    def key_for(self, messages: list[ChatMessage], *, remember: bool = False) -> str:
+        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused)."""
+        known = self._keys.get(id(messages))
+        if known is not None and known[0] is messages:
+            return known[1]
+        key = cache_key(self.config, messages)
+        if remember:
+            self._keys[id(messages)] = (messages, key)
+        return key
 
     def preload(self, message_lists: Iterable[list[ChatMessage]]) -> int:
         """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits."""
-        keys = list(dict.fromkeys(cache_key(self.config, messages) for messages in message_lists))
+        keys = list(dict.fromkeys(self.key_for(messages, remember=True) for messages in message_lists))
         self._preloaded.update(dict.fromkeys(keys))
         with Session(self.engine) as session:
             for start in range(0, len(keys), PRELOAD_CHUNK):
@@ -192,7 +204,7 @@ class LLMClient:
 
     async def complete(self, messages: list[ChatMessage], *, purpose: str = "generate") -> Completion:
         """The completion for `messages`: from the cache if this exact call was made before, else from the provider."""
-        key = cache_key(self.config, messages)
+        key = self.key_for(messages)
         if key in self._preloaded:
             cached = self._preloaded.pop(key)
         else:

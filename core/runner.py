@@ -188,17 +188,19 @@ def _get_run(session: Session, run_id: int) -> Run:
 
 
 def load_prompts(session: Session, instance_ids: list[int], order: str, seed: int) -> dict[int, tuple[list, dict]]:
-    """Messages and prompt_meta for many instances, loaded with a few chunked queries."""
+    """Messages and prompt_meta for many instances, loaded with a few chunked column queries (no ORM objects)."""
     prompts: dict[int, tuple[list, dict]] = {}
     unique = sorted(set(instance_ids))
     for start in range(0, len(unique), PROMPT_CHUNK):
         chunk = unique[start : start + PROMPT_CHUNK]
-        instances = session.exec(select(Instance).where(col(Instance.id).in_(chunk))).all()
-        constraints: dict[int, list[Constraint]] = defaultdict(list)
-        for c in session.exec(select(Constraint).where(col(Constraint.instance_id).in_(chunk))):
+        instances = session.exec(select(Instance.id, Instance.query).where(col(Instance.id).in_(chunk))).all()
+        constraints: dict[int, list[Any]] = defaultdict(list)
+        for c in session.exec(select(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid)
+                              .where(col(Constraint.instance_id).in_(chunk))):
             constraints[c.instance_id].append(c)
-        documents: dict[int, list[Document]] = defaultdict(list)
-        for d in session.exec(select(Document).where(col(Document.instance_id).in_(chunk))):
+        documents: dict[int, list[Any]] = defaultdict(list)
+        for d in session.exec(select(Document.instance_id, Document.position, Document.title, Document.text,
+                                     Document.role, Document.doc_uid).where(col(Document.instance_id).in_(chunk))):
             documents[d.instance_id].append(d)
         for instance in instances:
             prompts[instance.id] = build_messages(instance, constraints[instance.id], documents[instance.id],
@@ -410,7 +412,8 @@ class _Execution:
     def _client(self, model: Model) -> LLMClient:
         limiter = None if model.is_baseline else self.limiters.get(model.provider)
         return LLMClient(config_from_model(model), self.engine, max_retries=self.options.max_retries,
-                         limiter=limiter, clock=self.clock, writer=self.writer)
+                         limiter=limiter, clock=self.clock, writer=self.writer,
+                         max_connections=max(1, self.options.concurrency))
 
     async def _worker(self, queue: asyncio.Queue[_Item], clients: dict[int, LLMClient],
                       prompts: dict[int, tuple[list[ChatMessage], dict]]) -> None:

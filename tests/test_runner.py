@@ -225,3 +225,40 @@ def test_cli_models_run_and_report(bench, db_url):
     assert csv_out.splitlines()[0].startswith("model,items,done,failed")
     unknown = cli.invoke(app, ["run", "--models", "nope"])
     assert unknown.exit_code == 2
+
+
+def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
+    from collections import defaultdict
+
+    from core.models import Constraint, Document, Instance
+    from core.prompting import build_messages
+
+    with Session(bench) as session:
+        instances = session.exec(select(Instance)).all()
+        loaded = runner.load_prompts(session, [i.id for i in instances], "support_middle", 3)
+        constraints, documents = defaultdict(list), defaultdict(list)
+        for c in session.exec(select(Constraint)):
+            constraints[c.instance_id].append(c)
+        for d in session.exec(select(Document)):
+            documents[d.instance_id].append(d)
+        for instance in instances:
+            expected = build_messages(instance, constraints[instance.id], documents[instance.id],
+                                      order="support_middle", seed=3)
+            assert loaded[instance.id] == expected
+
+
+def test_preloaded_prompts_are_hashed_once_and_keys_match(bench, monkeypatch):
+    from core import llm
+    from core.providers.base import ChatMessage
+
+    config = ModelConfig(name="b", provider="baseline", model_name="baseline:always-refuse")
+    client = llm.LLMClient(config, bench)
+    messages = [ChatMessage(role="user", content="q1")]
+    expected = llm.cache_key(config, messages)
+    client.preload([messages])
+    hashed = []
+    monkeypatch.setattr(llm, "cache_key", lambda config, m: hashed.append(m) or "other")
+    assert client.key_for(messages) == expected
+    assert asyncio.run(client.complete(messages)).cache_key == expected
+    assert hashed == []
+    assert client.key_for([ChatMessage(role="user", content="q1")]) == "other" and len(hashed) == 1

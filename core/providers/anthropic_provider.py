@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 
 from core.providers.base import ChatMessage, Completion, ModelConfig
-from core.providers.errors import map_exception, scrub, secret_for, timeout_for
+from core.providers.errors import http_client_for, map_exception, scrub, secret_for, timeout_for
 
 PLACEHOLDER_KEY = "not-needed"
 
@@ -16,7 +16,7 @@ PLACEHOLDER_KEY = "not-needed"
 class AnthropicChat:
     """Messages API through AsyncAnthropic; system messages go to `system`, thinking budget when configured."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, *, max_connections: int | None = None) -> None:
         self.config = config
         self._key = secret_for(config, "api_key_env", "ANTHROPIC_API_KEY")
         self.client = anthropic.AsyncAnthropic(
@@ -24,6 +24,7 @@ class AnthropicChat:
             base_url=secret_for(config, "base_url_env", "ANTHROPIC_BASE_URL"),
             max_retries=0,
             timeout=timeout_for(config),
+            http_client=http_client_for(anthropic, max_connections),
         )
 
     def request_params(self, messages: list[ChatMessage]) -> dict[str, Any]:

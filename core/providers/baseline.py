@@ -12,7 +12,8 @@ from core.providers.base import ChatMessage, Completion, ModelConfig, ProviderEr
 class BaselineProvider:
     """Runs `baseline:always-refuse` or `baseline:extractive` in-process; free, instant, deterministic."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, *, max_connections: int | None = None) -> None:
+        del max_connections  # no network, no pool
         self.config = config
         name = config.model_name or config.name
         key = name if name.startswith("baseline:") else f"baseline:{name}"

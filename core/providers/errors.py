@@ -6,6 +6,8 @@ import json
 import os
 from typing import Any
 
+import httpx2
+
 from core.config import get_secret, redact
 from core.providers.base import ModelConfig, ProviderError
 
@@ -85,3 +87,11 @@ def secret_for(config: ModelConfig, setting: str, default_env: str) -> str | Non
 def timeout_for(config: ModelConfig) -> float:
     """Client timeout in seconds from settings['timeout_s'] or GAUNTLET_LLM_TIMEOUT_S."""
     return float(config.settings.get("timeout_s") or os.environ.get("GAUNTLET_LLM_TIMEOUT_S") or DEFAULT_TIMEOUT_S)
+
+
+def http_client_for(sdk: Any, max_connections: int | None) -> Any:
+    """The SDK's own async HTTP client with a keep-alive pool of `max_connections`, or None for the SDK default."""
+    if not max_connections:
+        return None
+    size = max(1, int(max_connections))
+    return sdk.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))

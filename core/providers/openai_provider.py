@@ -8,7 +8,7 @@ from typing import Any
 import openai
 
 from core.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
-from core.providers.errors import map_exception, scrub, secret_for, timeout_for
+from core.providers.errors import http_client_for, map_exception, scrub, secret_for, timeout_for
 
 PLACEHOLDER_KEY = "not-needed"
 
@@ -18,7 +18,7 @@ class OpenAIChat:
 
     default_base_env = "OPENAI_BASE_URL"
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, *, max_connections: int | None = None) -> None:
         self.config = config
         self._key = secret_for(config, "api_key_env", "OPENAI_API_KEY")
         self.client = openai.AsyncOpenAI(
@@ -26,6 +26,7 @@ class OpenAIChat:
             base_url=self.base_url(),
             max_retries=0,
             timeout=timeout_for(config),
+            http_client=http_client_for(openai, max_connections),
         )
 
     def base_url(self) -> str | None:

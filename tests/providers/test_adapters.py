@@ -108,3 +108,18 @@ def test_registry_lists_known_providers():
 def test_openai_compatible_needs_an_endpoint(isolated_secrets):
     with pytest.raises(ProviderError, match="base_url"):
         get_provider(ModelConfig(name="x", provider="openai_compatible", model_name="llama"))
+
+
+@pytest.mark.parametrize("provider", SDK_PROVIDERS)
+def test_pool_sized_for_the_runner_and_sdk_retries_off(fake_llm, provider):
+    adapter = get_provider(config(provider), max_connections=7)
+    pool = adapter.client._client._transport._pool
+    assert (pool._max_connections, pool._max_keepalive_connections) == (7, 7)
+    assert adapter.client.max_retries == 0
+    assert ask(config(provider), "what is the interval").text
+
+
+def test_baseline_accepts_and_ignores_a_pool_size():
+    adapter = get_provider(ModelConfig(name="b", provider="baseline", model_name="baseline:always-refuse"),
+                           max_connections=4)
+    assert asyncio.run(adapter.complete([ChatMessage(role="user", content="q")])).text
