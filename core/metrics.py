@@ -56,51 +56,99 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     return IAS(loose, strict, len(judged), n_failed, n_errors, n_unjudged)
 
 
-# The loaders read with a few aggregate SQL queries and assemble the frames with vectorised pandas (no ORM objects,
-# no per-response Python loop, no correlated subqueries; `+v.run_id` keeps SQLite on a table scan, which beats the
-# run_id index when a run holds most verdicts), so a paper-scale run (~15k responses, ~120k verdicts)
-# loads in well under a second. Which verdicts count: constraint verdicts of `judge`, plus rule verdicts of
-# constraints whose judge_method is 'rule'; metric verdicts of `judge` only.
+# Which verdicts count: constraint verdicts of `judge`, plus rule verdicts of constraints whose judge_method is
+# 'rule'; metric verdicts of `judge` only. Per-response scores come from the response_score summary table (one row
+# per response and judge, ~15k rows at paper scale), rebuilt in SQL (INSERT ... SELECT, one scan of a run's verdicts;
+# `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts) by
+# core.scoring.score_run after scoring, and on read for any run whose verdicts changed since (count or max id), which
+# also backfills runs scored before the table existed. The frames are assembled with vectorised pandas.
 JUDGE_FILTER_SQL = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
 _OK_DECIDED = "v.status = 'ok' AND v.passed IS NOT NULL"
+_COUNT_COLUMNS: tuple[str, ...] = ("n", "judged", "passed", "errors", *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")))
+SUMMARY_COLUMNS: tuple[str, ...] = (*_COUNT_COLUMNS, *(x for m in METRIC_NAMES for x in (m, f"{m}_status")),
+                                    "judge_calls", "judge_cost_usd")
 
 
-def _scores_sql() -> str:
-    """One query: done responses with their verdicts aggregated per response (one scan of the verdicts)."""
+def _summary_insert_sql() -> str:
+    """INSERT ... SELECT of one run's response_score rows for :judge (one scan of the run's verdicts)."""
     con = "v.metric = 'constraint'"
-    sums = [f"SUM(CASE WHEN {con} THEN 1 ELSE 0 END) AS n",
-            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} THEN 1 ELSE 0 END) AS judged",
-            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END) AS passed",
-            f"SUM(CASE WHEN {con} AND v.status = 'error' THEN 1 ELSE 0 END) AS errors"]
+    sums = [f"SUM(CASE WHEN {con} THEN 1 ELSE 0 END)",
+            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} THEN 1 ELSE 0 END)",
+            f"SUM(CASE WHEN {con} AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END)",
+            f"SUM(CASE WHEN {con} AND v.status = 'error' THEN 1 ELSE 0 END)"]
     for cat in CATEGORIES:
-        sums += [f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} THEN 1 ELSE 0 END) AS judged_{cat}",
-                 f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END) AS passed_{cat}"]
+        sums += [f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} THEN 1 ELSE 0 END)",
+                 f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {_OK_DECIDED} AND v.passed THEN 1 ELSE 0 END)"]
     for m in METRIC_NAMES:
-        sums += [f"MAX(CASE WHEN v.metric = '{m}' AND v.status = 'ok' THEN v.value END) AS {m}",
-                 f"MAX(CASE WHEN v.metric = '{m}' THEN v.status END) AS {m}_status"]
-    sums += ["SUM(COALESCE(v.calls, 0)) AS judge_calls", "SUM(COALESCE(v.cost_usd, 0)) AS judge_cost_usd"]
-    agg_cols = ["n", "judged", "passed", "errors", *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")),
-                *(x for m in METRIC_NAMES for x in (m, f"{m}_status")), "judge_calls", "judge_cost_usd"]
+        sums += [f"MAX(CASE WHEN v.metric = '{m}' AND v.status = 'ok' THEN v.value END)",
+                 f"MAX(CASE WHEN v.metric = '{m}' THEN v.status END)"]
+    sums += ["SUM(COALESCE(v.calls, 0))", "SUM(COALESCE(v.cost_usd, 0))"]
     return f"""
+INSERT INTO response_score (response_id, judge, run_id, {", ".join(SUMMARY_COLUMNS)})
+SELECT v.response_id, :judge, :run, {", ".join(sums)}
+FROM verdict v LEFT JOIN "constraint" c ON c.id = v.constraint_id
+WHERE +v.run_id = :run
+  AND ((v.metric = 'constraint' AND {JUDGE_FILTER_SQL}) OR (v.metric != 'constraint' AND v.judge = :judge))
+GROUP BY v.response_id
+"""
+
+
+_SUMMARY_INSERT_SQL = _summary_insert_sql()
+_SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
        r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
-       {", ".join(f"a.{col}" for col in agg_cols)}
+       {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
 FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
 JOIN model m ON m.id = r.model_id
 LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
            WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
        ON p.instance_id = r.instance_id
-LEFT JOIN (SELECT v.response_id, {", ".join(sums)}
-           FROM verdict v LEFT JOIN "constraint" c ON c.id = v.constraint_id
-           WHERE +v.run_id IN ({{runs}})
-             AND ((v.metric = 'constraint' AND {JUDGE_FILTER_SQL}) OR (v.metric != 'constraint' AND v.judge = :judge))
-           GROUP BY v.response_id) a ON a.response_id = r.id
+LEFT JOIN response_score s ON s.response_id = r.id AND s.judge = :judge
 WHERE r.status = 'done' AND r.run_id IN ({{runs}})
 ORDER BY r.id
 """
+_FINGERPRINT_SQL = "SELECT run_id, COUNT(*), MAX(id) FROM verdict WHERE run_id IN ({runs}) GROUP BY run_id"
+_STATE_SQL = "SELECT run_id, verdicts, max_verdict_id FROM response_score_state WHERE judge = :judge AND run_id IN ({runs})"
 
 
-_SCORES_SQL = _scores_sql()
+def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
+    """Runs whose response_score rows for `judge` were not built from their current verdicts (count, max id)."""
+    runs = sorted({int(r) for r in run_ids})
+    if not runs:
+        return []
+    with engine.connect() as conn:
+        current = {int(r): (int(n), int(mx or 0)) for r, n, mx in conn.execute(text(runs_sql(_FINGERPRINT_SQL, runs)))}
+        built = {int(r): (int(n), int(mx)) for r, n, mx in conn.execute(text(runs_sql(_STATE_SQL, runs)), {"judge": judge})}
+    return [r for r in runs if current.get(r, (0, 0)) != built.get(r, (0, 0))]
+
+
+def rebuild_response_summaries(engine: Engine, run_id: int, judge: str) -> int:
+    """Rebuild one run's response_score rows for `judge` from its verdicts (one transaction); returns the rows written."""
+    params = {"run": int(run_id), "judge": judge}
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM response_score WHERE run_id = :run AND judge = :judge"), params)
+        written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
+        n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
+        conn.execute(text("DELETE FROM response_score_state WHERE run_id = :run AND judge = :judge"), params)
+        conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) VALUES (:run, :judge, :n, :mx)"),
+                     params | {"n": int(n), "mx": int(mx or 0)})
+    return int(written)
+
+
+def refresh_response_summaries(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
+    """Rebuild the response_score rows of `judge` for the runs whose verdicts changed since; returns those runs."""
+    stale = stale_summary_runs(engine, run_ids, judge)
+    for run_id in stale:
+        rebuild_response_summaries(engine, run_id, judge)
+    return stale
+
+
+def summarised_judges(engine: Engine, run_id: int) -> list[str]:
+    """Judges with response_score rows built for `run_id`."""
+    with engine.connect() as conn:
+        return sorted(conn.execute(text("SELECT judge FROM response_score_state WHERE run_id = :run"), {"run": int(run_id)}).scalars())
+
+
 _CONSTRAINT_VERDICTS_SQL = """
 SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
        c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
@@ -133,10 +181,11 @@ _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors",
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
+    refresh_response_summaries(engine, run_ids, judge)
     out = read_sql(engine, runs_sql(_SCORES_SQL, run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
-    counts = ["n", "judged", "passed", "errors", *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")), "judge_calls"]
+    counts = [*_COUNT_COLUMNS, "judge_calls"]
     out[counts] = out[counts].fillna(0).astype("int64")
     # IAS: errors and unjudged (not_applicable, or ok without a decision) leave the denominator (see ias()).
     judged, passed, errors = out["judged"].to_numpy(float), out["passed"].to_numpy(float), out["errors"].to_numpy(float)

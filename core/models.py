@@ -179,6 +179,49 @@ class Verdict(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utc_now)
 
 
+class ResponseScore(SQLModel, table=True):
+    """Per-response aggregate of one judge's verdicts (plus rule verdicts), kept by core.metrics for the results pages."""
+
+    __tablename__ = "response_score"
+
+    response_id: int = Field(foreign_key="response.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    n: int = 0
+    judged: int = 0
+    passed: int = 0
+    errors: int = 0
+    judged_persona: int = 0
+    passed_persona: int = 0
+    judged_output: int = 0
+    passed_output: int = 0
+    judged_knowledge_protocol: int = 0
+    passed_knowledge_protocol: int = 0
+    faithfulness: float | None = None
+    faithfulness_status: str | None = None
+    coverage: float | None = None
+    coverage_status: str | None = None
+    rejection: float | None = None
+    rejection_status: str | None = None
+    conflict_recognition: float | None = None
+    conflict_recognition_status: str | None = None
+    refusal: float | None = None
+    refusal_status: str | None = None
+    judge_calls: int = 0
+    judge_cost_usd: float = 0.0
+
+
+class ResponseScoreState(SQLModel, table=True):
+    """Which verdicts a run's response_score rows for one judge were built from: (count, max id) of the run's verdicts."""
+
+    __tablename__ = "response_score_state"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    verdicts: int = 0
+    max_verdict_id: int = 0
+
+
 class ContextClaims(SQLModel, table=True):
     """Core and supplementary claims extracted once per (instance, judge) and reused for every model's response."""
 

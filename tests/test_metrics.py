@@ -16,6 +16,7 @@ from core.metrics import (
     ias,
     model_subset_summary,
     response_scores,
+    stale_summary_runs,
 )
 from core.scoring import score_run
 from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
@@ -195,3 +196,77 @@ def test_response_scores_on_hand_checked_verdicts(world: World, constraints, met
 def test_response_scores_of_no_runs_has_the_columns(world: World) -> None:
     df = response_scores(world.engine, [], "heuristic")
     assert df.empty and list(df.columns) == list(RESPONSE_COLUMNS)
+
+
+def _verdict_level(world: World, judge: str) -> pd.DataFrame:
+    """The per-response scores recomputed from the verdict rows with ias() (the reference for the summary table)."""
+    from sqlmodel import Session, select
+
+    from core.models import Verdict
+
+    cv = constraint_verdicts(world.engine, [world.run_id], judge)
+    with Session(world.engine) as s:
+        metric_rows = s.exec(select(Verdict).where(Verdict.run_id == world.run_id, Verdict.judge == judge,
+                                                   Verdict.metric != "constraint")).all()
+    rows = []
+    for rid in sorted(world.responses):
+        mine = cv[cv["response_id"] == rid]
+        got = ias(zip(mine["status"], mine["passed"], strict=True))
+        row = {"response_id": rid, "loose_ias": got.loose, "strict_ias": got.strict, "n_constraints": len(mine),
+               "n_constraint_errors": got.n_errors, "n_constraint_unjudged": got.n_unjudged}
+        for v in (v for v in metric_rows if v.response_id == rid):
+            row[v.metric] = v.value if v.status == "ok" else None
+            row[f"{v.metric}_status"] = v.status
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("response_id")
+
+
+def _add_verdicts_after_first_read(world: World) -> None:
+    from sqlmodel import Session
+
+    from core.models import Verdict
+
+    from sqlmodel import select
+
+    from core.models import Constraint
+
+    response_scores(world.engine, [world.run_id], "heuristic")  # builds the summary
+    with Session(world.engine) as s:
+        persona = s.exec(select(Constraint.id).where(Constraint.instance_id == world.instances["noisy"],
+                                                     Constraint.cid == "c2")).one()
+        s.add(Verdict(response_id=world.responses[0], run_id=world.run_id, judge="heuristic", metric="constraint",
+                      constraint_id=persona, status="error"))
+        s.add(Verdict(response_id=world.responses[1], run_id=world.run_id, judge="heuristic", metric="conflict_recognition",
+                      status="ok", value=1.0, passed=True))
+        s.commit()
+
+
+# name, judge read, what happens between scoring and the read, runs stale just before the read
+SUMMARY_CASES = [
+    pytest.param("heuristic", None, [], id="built-by-score_run"),
+    pytest.param("heuristic", _add_verdicts_after_first_read, "run", id="verdicts-added-after-build-rebuilt-on-read"),
+    pytest.param("llm:judge-x", None, "run", id="unscored-judge-built-on-first-read-rule-verdicts-only"),
+]
+
+
+@pytest.mark.parametrize(("judge", "between", "stale"), SUMMARY_CASES)
+def test_summary_matches_verdict_level_computation(world: World, judge, between, stale) -> None:
+    world.respond("gen-a", "noisy")
+    world.respond("gen-b", "noisy", REFUSAL)
+    world.respond("gen-a", "gap")
+    world.respond("gen-b", "conflict")
+    scored(world)
+    if between:
+        between(world)
+    assert stale_summary_runs(world.engine, [world.run_id], judge) == ([world.run_id] if stale == "run" else [])
+    got = response_scores(world.engine, [world.run_id], judge).set_index("response_id")
+    assert stale_summary_runs(world.engine, [world.run_id], judge) == []
+    want = _verdict_level(world, judge)
+    assert list(got.index) == list(want.index)
+    for col in want.columns:
+        for rid in want.index:
+            w, g = want.loc[rid, col], got.loc[rid, col]
+            if w is None or (isinstance(w, float) and math.isnan(w)):
+                assert g is None or pd.isna(g), (rid, col, g)
+            else:
+                assert g == pytest.approx(w) if isinstance(w, float) else g == w, (rid, col, g, w)
