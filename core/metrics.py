@@ -58,7 +58,8 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
 
 # Which verdicts count: constraint verdicts of `judge`, plus rule verdicts of constraints whose judge_method is
 # 'rule'; metric verdicts of `judge` only. Per-response scores come from the response_score summary table (one row
-# per response and judge, ~15k rows at paper scale), rebuilt in SQL (INSERT ... SELECT, one scan of a run's verdicts;
+# per response and judge, ~15k rows at paper scale) and Figure-4 counts from failure_count (a few thousand rows);
+# both are rebuilt in SQL (INSERT ... SELECT, one scan of a run's verdicts;
 # `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts) by
 # core.scoring.score_run after scoring, and on read for any run whose verdicts changed since (count or max id), which
 # also backfills runs scored before the table existed. The frames are assembled with vectorised pandas.
@@ -107,12 +108,28 @@ LEFT JOIN response_score s ON s.response_id = r.id AND s.judge = :judge
 WHERE r.status = 'done' AND r.run_id IN ({{runs}})
 ORDER BY r.id
 """
+_FAILURE_INSERT_SQL = f"""
+INSERT INTO failure_count (run_id, judge, model_id, domain_id, mode, category, sub_dimension, verdicts, decided, failed)
+SELECT :run, :judge, r.model_id, i.domain_id, i.mode, c.category, c.sub_dimension, COUNT(*),
+       SUM(CASE WHEN {_OK_DECIDED} THEN 1 ELSE 0 END), SUM(CASE WHEN {_OK_DECIDED} AND NOT v.passed THEN 1 ELSE 0 END)
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id
+WHERE v.metric = 'constraint' AND +v.run_id = :run AND {JUDGE_FILTER_SQL}
+GROUP BY r.model_id, i.domain_id, i.mode, c.category, c.sub_dimension
+"""
+_FAILURE_COUNTS_SQL = """
+SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, SUM(f.verdicts) AS verdicts,
+       SUM(f.decided) AS decided, SUM(f.failed) AS failed
+FROM failure_count f JOIN model m ON m.id = f.model_id JOIN domain d ON d.id = f.domain_id
+WHERE f.judge = :judge AND f.run_id IN ({runs})
+GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
+"""
 _FINGERPRINT_SQL = "SELECT run_id, COUNT(*), MAX(id) FROM verdict WHERE run_id IN ({runs}) GROUP BY run_id"
 _STATE_SQL = "SELECT run_id, verdicts, max_verdict_id FROM response_score_state WHERE judge = :judge AND run_id IN ({runs})"
 
 
 def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
-    """Runs whose response_score rows for `judge` were not built from their current verdicts (count, max id)."""
+    """Runs whose summaries for `judge` were not built from their current verdicts (count, max id)."""
     runs = sorted({int(r) for r in run_ids})
     if not runs:
         return []
@@ -122,29 +139,30 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> li
     return [r for r in runs if current.get(r, (0, 0)) != built.get(r, (0, 0))]
 
 
-def rebuild_response_summaries(engine: Engine, run_id: int, judge: str) -> int:
-    """Rebuild one run's response_score rows for `judge` from its verdicts (one transaction); returns the rows written."""
+def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
+    """Rebuild one run's response_score and failure_count rows for `judge` from its verdicts; returns response rows."""
     params = {"run": int(run_id), "judge": judge}
     with engine.begin() as conn:
-        conn.execute(text("DELETE FROM response_score WHERE run_id = :run AND judge = :judge"), params)
+        for table in ("response_score", "failure_count", "response_score_state"):
+            conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
+        conn.execute(text(_FAILURE_INSERT_SQL), params)
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
-        conn.execute(text("DELETE FROM response_score_state WHERE run_id = :run AND judge = :judge"), params)
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) VALUES (:run, :judge, :n, :mx)"),
                      params | {"n": int(n), "mx": int(mx or 0)})
     return int(written)
 
 
-def refresh_response_summaries(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
-    """Rebuild the response_score rows of `judge` for the runs whose verdicts changed since; returns those runs."""
+def refresh_summaries(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
+    """Rebuild the summaries of `judge` for the runs whose verdicts changed since they were built; returns those runs."""
     stale = stale_summary_runs(engine, run_ids, judge)
     for run_id in stale:
-        rebuild_response_summaries(engine, run_id, judge)
+        rebuild_summaries(engine, run_id, judge)
     return stale
 
 
 def summarised_judges(engine: Engine, run_id: int) -> list[str]:
-    """Judges with response_score rows built for `run_id`."""
+    """Judges whose summaries were built for `run_id`."""
     with engine.connect() as conn:
         return sorted(conn.execute(text("SELECT judge FROM response_score_state WHERE run_id = :run"), {"run": int(run_id)}).scalars())
 
@@ -181,7 +199,7 @@ _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors",
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
-    refresh_response_summaries(engine, run_ids, judge)
+    refresh_summaries(engine, run_ids, judge)
     out = read_sql(engine, runs_sql(_SCORES_SQL, run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
@@ -209,6 +227,12 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     for col in _INT_COLUMNS:
         out[col] = out[col].astype("int64")
     return out[list(RESPONSE_COLUMNS)]
+
+
+def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
+    refresh_summaries(engine, run_ids, judge)
+    return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL, run_ids), {"judge": judge})
 
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,

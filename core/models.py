@@ -211,8 +211,27 @@ class ResponseScore(SQLModel, table=True):
     judge_cost_usd: float = 0.0
 
 
+class FailureCount(SQLModel, table=True):
+    """Constraint verdict counts of one run and judge per model, domain, mode, category and sub-dimension (Figure 4 data)."""
+
+    __tablename__ = "failure_count"
+    __table_args__ = (Index("ix_failure_count_run_judge", "run_id", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    judge: str
+    model_id: int = Field(foreign_key="model.id")
+    domain_id: int = Field(foreign_key="domain.id")
+    mode: str
+    category: str
+    sub_dimension: str
+    verdicts: int = 0
+    decided: int = 0
+    failed: int = 0
+
+
 class ResponseScoreState(SQLModel, table=True):
-    """Which verdicts a run's response_score rows for one judge were built from: (count, max id) of the run's verdicts."""
+    """Which verdicts a run's summaries for one judge (response_score, failure_count) were built from: their count and max id."""
 
     __tablename__ = "response_score_state"
 

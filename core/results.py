@@ -521,17 +521,7 @@ def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- loaders
 #
 # Per-response scores and constraint verdicts come from core.metrics (response_scores, constraint_verdicts: the one
-# implementation of the IAS rules); this module only adds the SQL-side failure counts for Figure 4.
-
-_FAILURE_COUNTS_SQL = """
-SELECT m.name AS model, d.name AS domain, i.mode, c.category, c.sub_dimension, COUNT(*) AS verdicts,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL THEN 1 ELSE 0 END) AS decided,
-       SUM(CASE WHEN v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed THEN 1 ELSE 0 END) AS failed
-FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
-JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE v.metric = 'constraint' AND +v.run_id IN ({runs}) AND %s
-GROUP BY m.name, d.name, i.mode, c.category, c.sub_dimension
-""" % metrics.JUDGE_FILTER_SQL
+# implementation of the IAS rules), as do the Figure 4 failure counts (failure_count_rows).
 
 
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
@@ -540,8 +530,8 @@ def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFr
 
 
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Constraint verdict counts per model, domain, mode, category and sub-dimension, aggregated in SQL."""
-    return metrics.read_sql(engine, metrics.runs_sql(_FAILURE_COUNTS_SQL, run_ids), {"judge": judge})
+    """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.metrics.failure_count_rows)."""
+    return metrics.failure_count_rows(engine, run_ids, judge)
 
 
 def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from core.judges.base import (
 )
 from core.judges.registry import METRICS, MetricSpec, resolve_judge
 from core.judges.text import snippet
-from core.metrics import refresh_response_summaries, summarised_judges
+from core.metrics import refresh_summaries, summarised_judges
 from core.models import Constraint, ContextClaims, Document, Instance, Response, Verdict
 
 RULE_JUDGE = "rule"
@@ -249,7 +249,7 @@ class _Scorer:
         self.report.calls = dict(self.counts["calls"])
         # Per-response summaries the results pages read: this judge's, and those of judges that share the rule verdicts.
         for judge in sorted({self.judge.name, *summarised_judges(self.engine, self.run_id)}):
-            refresh_response_summaries(self.engine, [self.run_id], judge)
+            refresh_summaries(self.engine, [self.run_id], judge)
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
 

@@ -12,12 +12,14 @@ from core.metrics import (
     CONSTRAINT_COLUMNS,
     RESPONSE_COLUMNS,
     constraint_verdicts,
+    failure_count_rows,
     failure_counts,
     ias,
     model_subset_summary,
     response_scores,
     stale_summary_runs,
 )
+from core.results import verdict_counts
 from core.scoring import score_run
 from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
 
@@ -270,3 +272,9 @@ def test_summary_matches_verdict_level_computation(world: World, judge, between,
                 assert g is None or pd.isna(g), (rid, col, g)
             else:
                 assert g == pytest.approx(w) if isinstance(w, float) else g == w, (rid, col, g, w)
+    # the Figure 4 counts from the failure_count summary equal the counts over the constraint verdicts
+    keys = ["model", "domain", "mode", "category", "sub_dimension"]
+    counts = failure_count_rows(world.engine, [world.run_id], judge).sort_values(keys).reset_index(drop=True)
+    reference = verdict_counts(constraint_verdicts(world.engine, [world.run_id], judge)).sort_values(keys).reset_index(drop=True)
+    assert len(counts) > 0
+    pd.testing.assert_frame_equal(counts, reference, check_dtype=False)
