@@ -69,14 +69,18 @@ def render_documents(detail: InstanceDetail) -> None:
                 st.caption(f"Source: {document.source} · `{document.doc_uid}` · {document.content_type}")
 
 
-def render_instance(detail: InstanceDetail) -> None:
-    """The full instance view: header, query, constraints and documents side by side."""
+def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
+    """The full instance view: header, query, constraints and documents side by side.
+
+    compact: a one-line header without the origin and status (the review panels, where experts judge blind).
+    """
     instance = detail.instance
-    st.subheader(f"{instance.uid} · v{instance.version}")
-    st.markdown(
-        f"{detail.domain} · **{MODE_LABELS.get(instance.mode, instance.mode)}** · {instance.origin} · "
-        f"status `{instance.status}`"
-    )
+    mode = MODE_LABELS.get(instance.mode, instance.mode)
+    if compact:
+        st.markdown(f"**{escape_text(instance.uid)}** · v{instance.version} · {escape_text(detail.domain)} · {mode}")
+    else:
+        st.subheader(f"{instance.uid} · v{instance.version}")
+        st.markdown(f"{detail.domain} · **{mode}** · {instance.origin} · status `{instance.status}`")
     st.info(safe_markdown(instance.query), icon=":material/help:")
     left, right = st.columns([2, 3])
     with left:

@@ -24,7 +24,7 @@ from core.labels import (
 from core.sanitize import escape_text
 from core.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
-from ui.instance_view import MODE_LABELS, render_constraints, render_documents, safe_markdown
+from ui.instance_view import render_instance, safe_markdown
 from ui.session import engine
 
 MODE_CHECKS = {
@@ -62,18 +62,8 @@ def _progress(done: int, total: int, noun: str) -> None:
 
 
 def render_bundle(bundle: Bundle) -> None:
-    """Query, constraints by category and documents with role badges, side by side."""
-    inst = bundle.instance
-    st.markdown(f"**{escape_text(inst.uid)}** · v{inst.version} · {escape_text(bundle.domain)} · "
-                f"{MODE_LABELS.get(inst.mode, inst.mode)}")
-    st.info(safe_markdown(inst.query), icon=":material/help:")
-    left, right = st.columns([2, 3])
-    with left:
-        st.markdown("#### Instruction set")
-        render_constraints(bundle)
-    with right:
-        st.markdown(f"#### Documents ({len(bundle.documents)})")
-        render_documents(bundle)
+    """Query, constraints by category and documents with role badges, side by side (compact header)."""
+    render_instance(bundle, compact=True)
 
 
 def render_verification_decision(who: str, payload: dict[str, Any]) -> None:
