@@ -183,9 +183,12 @@ def runs_sql(sql: str, run_ids: Sequence[int]) -> str:
 
 
 def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
-    """A DataFrame from a textual SQL query with bound parameters."""
+    """A DataFrame from a textual SQL query with bound parameters (rows taken straight off the DB-API cursor)."""
     with engine.connect() as conn:
-        return pd.read_sql_query(text(sql), conn, params=params or {})
+        result = conn.execute(text(sql), params or {})
+        columns = list(result.keys())
+        rows = result.cursor.fetchall() if result.cursor is not None else []
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
 
 
 def _empty_scores() -> pd.DataFrame:

@@ -120,7 +120,7 @@ def prepare_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """
     out = scores.copy()
     for col in NUMERIC_COLUMNS:
-        if col in out:
+        if col in out and out[col].dtype != float:  # float columns (response_scores' own) are already normalised
             out[col] = pd.to_numeric(out[col].astype(object).where(out[col].notna()), errors="coerce").astype(float)
     answerable = out["mode"] != "gap"
     out["over_abstention"] = out["refusal"].where(answerable)
