@@ -209,6 +209,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if len(raw) < length:  # the client went away before its body arrived (e.g. killed mid-send): no call
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:

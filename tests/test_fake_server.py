@@ -115,3 +115,21 @@ def test_load_script(tmp_path, suffix):
     path.write_text(json.dumps(rules))  # JSON is valid YAML too
     loaded = load_script(path)
     assert [r.fault for r in loaded] == ["429", None] and loaded[0].times == 2 and loaded[1].reply == "hello"
+
+
+def test_a_request_whose_body_never_arrives_is_not_a_call():
+    """A client killed between sending its headers and its body made no call (nothing recorded or counted)."""
+    import socket
+    from urllib.parse import urlparse
+
+    with FakeLLMServer() as server:
+        address = urlparse(server.base_url)
+        with socket.create_connection((address.hostname, address.port)) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 120\r\n\r\n")
+        status, _ = post(server.base_url + "/v1/chat/completions",
+                         {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        time.sleep(0.2)
+        assert status == 200
+        assert [prompt["messages"][0]["content"] for prompt in server.requests] == ["hi"]
+        assert server.call_count == 1
