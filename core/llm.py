@@ -6,13 +6,13 @@ import asyncio
 import hashlib
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sqlalchemy import Table, insert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.base import Executable
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -40,8 +40,9 @@ class GroupWriter:
     """Group commit on the event loop: writes queued in one loop turn share one transaction (consecutive writes of
     one statement go as one executemany); each awaiter resumes only after its write is committed."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
+        self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
         self._jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]] = []
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
@@ -65,6 +66,8 @@ class GroupWriter:
             with self.engine.begin() as conn:
                 for statement, group in _consecutive(jobs):
                     conn.execute(statement, group)
+                if self.observe is not None:
+                    self.observe(conn)
             outcomes: list[BaseException | None] = [None] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad write must not sink the others: retry them one by one
             outcomes = [_commit_one(self.engine, statement, params) for statement, params, _ in jobs]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
 import signal
 import statistics
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from importlib import metadata
+from multiprocessing import connection as mp_connection
 from typing import Any
 
 from sqlalchemy import bindparam, update
@@ -71,6 +73,7 @@ class RunOptions:
     seed: int = 0
     max_retries: int = 4
     name: str = ""
+    workers: int = 1
 
 
 @dataclass
@@ -220,11 +223,13 @@ class _Item:
     instance_id: int
 
 
-def pending_items(session: Session, run_id: int) -> list[_Item]:
-    """The run's items still pending, in id order."""
-    rows = session.exec(select(Response).where(Response.run_id == run_id, Response.status == "pending")
-                        .order_by(col(Response.id)))
-    return [_Item(r.id, r.model_id, r.instance_id) for r in rows]
+def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None = None) -> list[_Item]:
+    """The run's items still pending, in id order; with `shard` (k, n) only those whose id modulo n is k."""
+    query = select(Response.id, Response.model_id, Response.instance_id).where(
+        Response.run_id == run_id, Response.status == "pending")
+    if shard is not None:
+        query = query.where(col(Response.id) % shard[1] == shard[0])
+    return [_Item(*row) for row in session.exec(query.order_by(col(Response.id)))]
 
 
 def estimate_run(engine: Engine, run_id: int) -> Estimate:
@@ -349,11 +354,15 @@ def retry_failed(engine: Engine, run_id: int) -> int:
 
 
 class _Execution:
-    """State of one execution of a run's pending items (one process)."""
+    """State of one execution of a run's pending items: one process, or one shard of a multi-process run."""
 
     def __init__(self, engine: Engine, run_id: int, options: RunOptions, clock: Clock | None,
-                 progress: ProgressFn | None) -> None:
+                 progress: ProgressFn | None, shard: tuple[int, int] | None = None) -> None:
         self.engine = engine
+        self.shard = shard
+        self.parent_pid = os.getppid()
+        self.notes: list[str] = []
+        self.children: list[Any] = []
         self.run_id = run_id
         self.options = options
         self.clock = clock
@@ -371,7 +380,7 @@ class _Execution:
 
     async def run(self) -> RunProgress:
         with Session(self.engine) as session:
-            items = pending_items(session, self.run_id)
+            items = pending_items(session, self.run_id, self.shard)
             models = {m.id: m for m in session.exec(select(Model))}
             run = _get_run(session, self.run_id)
             self.spent = run.spent_usd
@@ -385,7 +394,8 @@ class _Execution:
         self.pending = len(items)
         self._mark_started()
         queues = self._queues(items, models)
-        self.writer = GroupWriter(self.engine)
+        shared_budget = self.shard is not None and self.options.budget_usd is not None
+        self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None)
         clients = {mid: self._client(models[mid]) for mid in {item.model_id for item in items}}
         for model_id, client in clients.items():
             client.preload(prompts[i.instance_id][0] for i in items if i.model_id == model_id)
@@ -468,7 +478,60 @@ class _Execution:
                            self.total - self.counts["done"] - self.counts["failed"], self.counts["cached"],
                            self.spent, time.monotonic() - self.started, status)
 
+    async def run_sharded(self, workers: int) -> RunProgress:
+        """Shard the pending items over `workers` processes (response id modulo workers); wait for every one."""
+        url = shareable_url(self.engine)
+        self._mark_started()
+        context = _process_context()
+        share = asdict(shard_options(self.options, workers))
+        processes = [context.Process(target=_shard_main, args=(url, self.run_id, k, workers, share),
+                                     name=f"gauntlet-run-{self.run_id}-worker-{k}") for k in range(workers)]
+        for process in processes:
+            process.start()
+        self.children = processes
+        self._record_workers([process.pid for process in processes])
+        self._install_signal_handler()
+        running = list(processes)
+        while running:
+            sentinels = [process.sentinel for process in running]
+            ended = await asyncio.to_thread(mp_connection.wait, sentinels, MONITOR_INTERVAL_S)
+            running = [process for process in running if process.sentinel not in ended]
+            snapshot = await asyncio.to_thread(progress_snapshot, self.engine, self.run_id,
+                                               time.monotonic() - self.started)
+            if snapshot.status == CANCEL_REQUEST:
+                self.stop_reason = "cancel"
+            if self.progress:
+                self.progress(snapshot)
+        for process in processes:
+            process.join()
+            self._collect_exit(process)
+        snapshot = progress_snapshot(self.engine, self.run_id)
+        self.total, self.spent = snapshot.total, snapshot.spent_usd
+        self.counts.update(done=snapshot.done, failed=snapshot.failed, cached=snapshot.cached)
+        return self._finish()
+
+    def _collect_exit(self, process: Any) -> None:
+        reason = SHARD_EXIT_REASONS.get(process.exitcode)
+        if reason:
+            self.stop_reason = "cancel" if "cancel" in (reason, self.stop_reason) else reason
+        elif process.exitcode:
+            self.notes.append(f"{process.name} exited with code {process.exitcode}; resume finishes its items")
+
+    def _record_workers(self, pids: list[int]) -> None:
+        with Session(self.engine) as session:
+            run = _get_run(session, self.run_id)
+            run.config = {**run.config, "worker_pids": pids}
+            session.add(run)
+            session.commit()
+
+    def _observe_spend(self, conn: Any) -> None:
+        """Inside a write transaction: take the run's spend across all workers (it includes this worker's)."""
+        spent = conn.execute(select(RUNS.c.spent_usd).where(RUNS.c.id == self.run_id)).scalar_one()
+        self.spent = max(self.spent, float(spent or 0.0))
+
     def _mark_started(self) -> None:
+        if self.shard is not None:
+            return  # the parent process marked the run started and holds its pid
         with Session(self.engine) as session:
             run = _get_run(session, self.run_id)
             run.status = "running"
@@ -483,17 +546,21 @@ class _Execution:
     async def _monitor(self) -> None:
         while True:
             await asyncio.sleep(MONITOR_INTERVAL_S)
-            status = await asyncio.to_thread(self._heartbeat)
+            status, spent = await asyncio.to_thread(self._heartbeat)
             if status == CANCEL_REQUEST:
                 self.stop_reason = "cancel"
+            if self.shard is not None:
+                self.spent = max(self.spent, spent)
+                if os.getppid() != self.parent_pid:
+                    self.stop_reason = "cancel"  # the parent is gone: stop dispatching, leave the rest pending
 
-    def _heartbeat(self) -> str:
+    def _heartbeat(self) -> tuple[str, float]:
         with Session(self.engine) as session:
             run = _get_run(session, self.run_id)
             run.heartbeat_at = utc_now()
             session.add(run)
             session.commit()
-            return run.status
+            return run.status, run.spent_usd
 
     def _install_signal_handler(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -505,8 +572,14 @@ class _Execution:
     def _on_signal(self) -> None:
         """SIGTERM (the app's cancel) or Ctrl-C: stop dispatching, let in-flight calls finish, end as cancelled."""
         self.stop_reason = "cancel"
+        for child in self.children:
+            if child.is_alive():
+                os.kill(child.pid, signal.SIGTERM)
 
     def _finish(self) -> RunProgress:
+        if self.shard is not None:
+            status = {"cancel": "cancelled", "budget": "budget_stopped"}.get(self.stop_reason or "", "done")
+            return self.snapshot(status)
         with Session(self.engine) as session:
             run = _get_run(session, self.run_id)
             pending = len(session.exec(select(Response.id).where(
@@ -519,8 +592,8 @@ class _Execution:
                 run.status = "pending"
             else:
                 run.status = "done"
-            run.message = (f"{self.counts['done']} done, {self.counts['failed']} failed, {pending} pending; "
-                           f"spent ${run.spent_usd:.4f}")
+            run.message = "; ".join([f"{self.counts['done']} done, {self.counts['failed']} failed, {pending} pending",
+                                     f"spent ${run.spent_usd:.4f}", *self.notes])
             run.finished_at = utc_now() if run.status != "pending" else None
             session.add(run)
             session.commit()
@@ -544,7 +617,55 @@ async def execute_run(
             setattr(options, key, value)
     if overrides:
         _save_options(engine, run_id, options)
-    return await _Execution(engine, run_id, options, clock, progress).run()
+    execution = _Execution(engine, run_id, options, clock, progress)
+    if options.workers > 1:
+        return await execution.run_sharded(options.workers)
+    return await execution.run()
+
+
+SHARD_EXIT_CODES = {"cancelled": 3, "budget_stopped": 4}
+SHARD_EXIT_REASONS = {3: "cancel", 4: "budget"}
+
+
+def shard_options(options: RunOptions, workers: int) -> RunOptions:
+    """One worker's share of the options: concurrency, RPM and TPM divided by `workers` (concurrency rounded up)."""
+    share = RunOptions(**asdict(options))
+    share.workers = 1
+    share.concurrency = max(1, -(-options.concurrency // workers))
+    share.rpm = options.rpm / workers if options.rpm else options.rpm
+    share.tpm = options.tpm / workers if options.tpm else options.tpm
+    return share
+
+
+def shareable_url(engine: Engine) -> str:
+    """The engine's URL for worker processes to connect with; an in-memory SQLite database cannot be shared."""
+    if engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:"):
+        raise ValueError("--workers > 1 needs a database file or server, not in-memory SQLite")
+    return engine.url.render_as_string(hide_password=False)
+
+
+def _process_context() -> Any:
+    """fork where available (workers start without re-importing anything), else spawn."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[str, Any]) -> None:
+    """A worker process: run shard `shard` of `shards` on its own engine and client; exit code tells how it ended."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+    try:
+        signal.set_wakeup_fd(-1)  # a forked child must not wake the parent's event loop
+    except ValueError:
+        pass
+    from core.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        result = asyncio.run(_Execution(engine, run_id, RunOptions(**options), None, None, (shard, shards)).run())
+    finally:
+        engine.dispose()
+    sys.exit(SHARD_EXIT_CODES.get(result.status, 0))
 
 
 def _save_options(engine: Engine, run_id: int, options: RunOptions) -> None:

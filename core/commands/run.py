@@ -59,6 +59,10 @@ def run(
     order: Annotated[str | None, typer.Option(help="Document order: stored|shuffle|support_first|...")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for shuffled document order.")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
+             "concurrency/N (rounded up) and rpm/tpm divided by N. A budget is checked against the spend of all "
+             "workers, so it may be overshot by the calls already in flight.")] = None,
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
     resume: Annotated[int | None, typer.Option(help="Finish the pending items of this run.")] = None,
     retry_failed: Annotated[int | None, typer.Option(help="Retry the failed items of this run.")] = None,
@@ -71,7 +75,7 @@ def run(
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
-                 "max_retries": max_retries}
+                 "max_retries": max_retries, "workers": workers}
     try:
         run_id = _target_run(engine, runner, models, domains, modes, limit, order, seed, name, overrides,
                              resume, retry_failed, dry_run)
