@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import importlib.util
 import os
 from typing import Any
 
@@ -90,8 +91,15 @@ def timeout_for(config: ModelConfig) -> float:
 
 
 def http_client_for(sdk: Any, max_connections: int | None) -> Any:
-    """The SDK's own async HTTP client with a keep-alive pool of `max_connections`, or None for the SDK default."""
+    """The SDK's own async HTTP client with a keep-alive pool of `max_connections`, or None for the SDK default.
+
+    With aiohttp installed (the SDKs' `aiohttp` extra) this is the SDK's aiohttp-backed client, which costs about a
+    quarter less CPU per call than the httpx one (bench/bench_runner.py); otherwise the SDK's httpx client.
+    """
     if not max_connections:
         return None
     size = max(1, int(max_connections))
-    return sdk.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size))
+    limits = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+    if hasattr(sdk, "DefaultAioHttpClient") and importlib.util.find_spec("aiohttp") is not None:
+        return sdk.DefaultAioHttpClient(limits=limits)
+    return sdk.DefaultAsyncHttpxClient(limits=limits)

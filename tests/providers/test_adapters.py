@@ -113,8 +113,9 @@ def test_openai_compatible_needs_an_endpoint(isolated_secrets):
 @pytest.mark.parametrize("provider", SDK_PROVIDERS)
 def test_pool_sized_for_the_runner_and_sdk_retries_off(fake_llm, provider):
     adapter = get_provider(config(provider), max_connections=7)
-    pool = adapter.client._client._transport._pool
-    assert (pool._max_connections, pool._max_keepalive_connections) == (7, 7)
+    transport = adapter.client._client._transport
+    assert type(transport).__name__ == "AiohttpTransport", "the SDK's aiohttp client is the cheaper one per call"
+    assert (transport.limits.max_connections, transport.limits.max_keepalive_connections) == (7, 7)
     assert adapter.client.max_retries == 0
     assert ask(config(provider), "what is the interval").text
 
