@@ -107,10 +107,13 @@ def bench_prompts(template: Path) -> list[list[dict[str, str]]]:
 
 
 async def sdk_only(base_url: str, prompts: list[list[dict[str, str]]], concurrency: int) -> dict:
-    """The bare SDK making the same calls as the runner with `concurrency` in flight."""
+    """The bare SDK making the same calls as the runner with `concurrency` in flight, on the same HTTP client."""
     import openai
 
-    client = openai.AsyncOpenAI(api_key="bench", base_url=base_url + "/v1", max_retries=0)
+    from core.providers.errors import http_client_for
+
+    client = openai.AsyncOpenAI(api_key="bench", base_url=base_url + "/v1", max_retries=0,
+                                http_client=http_client_for(openai, concurrency))
     gate = asyncio.Semaphore(concurrency)
     failures = 0
 
