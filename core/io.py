@@ -12,9 +12,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.models import Constraint, Document, Domain, Instance
-from core.schema import CATEGORIES, MODES, DomainSpec, InstanceSpec
+from core.schema import CATEGORIES, MODES, ConstraintSpec, DocumentSpec, DomainSpec, InstanceSpec
 
 ON_EXISTING = ("reject", "new_version")
+CONSTRAINT_FIELDS = set(ConstraintSpec.model_fields) - {"id"}
+DOCUMENT_FIELDS = set(DocumentSpec.model_fields) - {"doc_id"}
 
 
 @dataclass(frozen=True)
@@ -168,36 +170,9 @@ def add_instance(session: Session, spec: InstanceSpec, domain_id: int, *, versio
     session.add(instance)
     session.flush()
     for position, c in enumerate(spec.constraints):
-        session.add(
-            Constraint(
-                instance_id=instance.id,
-                position=position,
-                cid=c.id,
-                text=c.text,
-                category=c.category,
-                sub_dimension=c.sub_dimension,
-                judge_method=c.judge_method,
-                checker_id=c.checker_id,
-                checker_kwargs=c.checker_kwargs,
-                criterion=c.criterion,
-                precondition=c.precondition,
-            )
-        )
+        session.add(Constraint(instance_id=instance.id, position=position, cid=c.id, **c.model_dump(exclude={"id"})))
     for position, d in enumerate(spec.documents):
-        session.add(
-            Document(
-                instance_id=instance.id,
-                position=position,
-                doc_uid=d.doc_id,
-                title=d.title,
-                text=d.text,
-                source=d.source,
-                content_type=d.content_type,
-                role=d.role,
-                conflict_group=d.conflict_group,
-                conflict_summary=d.conflict_summary,
-            )
-        )
+        session.add(Document(instance_id=instance.id, position=position, doc_uid=d.doc_id, **d.model_dump(exclude={"doc_id"})))
     return instance
 
 
@@ -290,33 +265,8 @@ def instance_spec(session: Session, instance: Instance) -> InstanceSpec:
         status=instance.status,
         version=instance.version,
         metadata=instance.meta,
-        constraints=[
-            {
-                "id": c.cid,
-                "text": c.text,
-                "category": c.category,
-                "sub_dimension": c.sub_dimension,
-                "judge_method": c.judge_method,
-                "checker_id": c.checker_id,
-                "checker_kwargs": c.checker_kwargs,
-                "criterion": c.criterion,
-                "precondition": c.precondition,
-            }
-            for c in constraints
-        ],
-        documents=[
-            {
-                "doc_id": d.doc_uid,
-                "title": d.title,
-                "text": d.text,
-                "source": d.source,
-                "content_type": d.content_type,
-                "role": d.role,
-                "conflict_group": d.conflict_group,
-                "conflict_summary": d.conflict_summary,
-            }
-            for d in documents
-        ],
+        constraints=[{"id": c.cid, **c.model_dump(include=CONSTRAINT_FIELDS)} for c in constraints],
+        documents=[{"doc_id": d.doc_uid, **d.model_dump(include=DOCUMENT_FIELDS)} for d in documents],
     )
 
 
