@@ -23,11 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.checkers import build_checker  # noqa: E402
-from core.checkers.base import loose_variants  # noqa: E402
-from core.checkers.langid import clear_tables, warm_up  # noqa: E402
-from core.checkers.text import clear_caches  # noqa: E402
-from core.ifeval_conformance import _kwargs_for  # noqa: E402
+from core.scoring.checkers import build_checker  # noqa: E402
+from core.scoring.checkers.base import loose_variants  # noqa: E402
+from core.scoring.checkers.langid import clear_tables, warm_up  # noqa: E402
+from core.scoring.checkers.text import clear_caches  # noqa: E402
+from core.scoring.ifeval_conformance import _kwargs_for  # noqa: E402
 
 SHARED = ROOT / ".." / "shared" / "ifeval"
 REFERENCE_CHECKS_PER_S = 2700

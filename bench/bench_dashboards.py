@@ -40,7 +40,7 @@ CHANGES = {
 def time_page(page: str) -> tuple[float, float]:
     """(first render seconds with cold caches, filter change seconds)."""
     st.cache_data.clear()
-    from core.auth import Principal, now_utc
+    from core.review.auth import Principal, now_utc
     from ui.auth import SESSION_KEY
 
     at = AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=120)
@@ -67,7 +67,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{args.db.resolve()}"
     os.environ["GAUNTLET_FIRST_START"] = "0"
-    from core.db import upgrade
+    from core.store.db import upgrade
 
     # As `make app` (init-db) does before serving. A set written before the summary tables existed is backfilled
     # by the first page that reads it (a one-time cost per run and judge; best-of-N reports the steady state).

@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import core.providers.openai_provider  # noqa: E402,F401 - import the SDK before timing: a one-off, not per call
-from core import runner  # noqa: E402
-from core.db import make_engine, upgrade  # noqa: E402
+import core.generation.providers.openai_provider  # noqa: E402,F401 - import the SDK before timing: a one-off, not per call
+from core.generation import runner  # noqa: E402
+from core.store.db import make_engine, upgrade  # noqa: E402
 from tests.factories import add_model, seed_instances  # noqa: E402
 
 
@@ -96,7 +96,7 @@ def bench_prompts(template: Path) -> list[list[dict[str, str]]]:
     """The runner's own prompts for every seeded instance, as SDK message lists."""
     from sqlmodel import Session, select
 
-    from core.models import Instance
+    from core.store.models import Instance
 
     engine = make_engine(f"sqlite:///{template}")
     with Session(engine) as session:
@@ -110,7 +110,7 @@ async def sdk_only(base_url: str, prompts: list[list[dict[str, str]]], concurren
     """The bare SDK making the same calls as the runner with `concurrency` in flight, on the same HTTP client."""
     import openai
 
-    from core.providers.errors import http_client_for
+    from core.generation.providers.errors import http_client_for
 
     client = openai.AsyncOpenAI(api_key="bench", base_url=base_url + "/v1", max_retries=0,
                                 http_client=http_client_for(openai, concurrency))

@@ -1,4 +1,4 @@
-"""Benchmark core.stats.bootstrap_ci: 10,000 paired resamples of 1,000 items; prints the best of a few runs.
+"""Benchmark core.analysis.stats.bootstrap_ci: 10,000 paired resamples of 1,000 items; prints the best of a few runs.
 
 Run: .venv/bin/python bench/bench_stats.py [--items 1000] [--resamples 10000] [--repeats 5]
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.stats import bootstrap_ci, mean_diff  # noqa: E402
+from core.analysis.stats import bootstrap_ci, mean_diff  # noqa: E402
 
 
 def time_bootstrap(items: int, resamples: int, paired: bool, repeats: int) -> list[float]:

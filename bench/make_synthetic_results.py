@@ -1,7 +1,7 @@
 """Write a synthetic results set at paper scale into a SQLite DB through the real tables (for dashboard benchmarks).
 
 13 models x 983 instances (447 noisy, 227 gap, 309 conflict; six domains), about 8 constraints per instance,
-constraint verdicts (rule + heuristic) and metric verdicts as core.scoring writes them, plus the per-response
+constraint verdicts (rule + heuristic) and metric verdicts as core.scoring.scorer writes them, plus the per-response
 summaries it builds. Every row is marked
 synthetic (instance meta, run config, model settings). Scores are random draws around a per-model skill, so
 rankings are meaningless: this data exists only to time and exercise the dashboards.
@@ -20,10 +20,10 @@ import numpy as np
 from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 
-from core.db import make_engine, upgrade
-from core.metrics import refresh_summaries
-from core.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
-from core.schema import SUB_DIMENSIONS_BY_CATEGORY
+from core.store.db import make_engine, upgrade
+from core.analysis.metrics import refresh_summaries
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
+from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 
 DOMAINS = ("Energy", "Medical", "Legal", "Financial", "Party Building", "Web Search")
 MODE_SHARES = {"noisy": 447 / 983, "gap": 227 / 983, "conflict": 309 / 983}
@@ -140,7 +140,7 @@ def make_results(url: str, n_models: int = 13, n_instances: int = 983, constrain
                                         "method": "heuristic", "reason": "synthetic verdict"})
     _bulk(engine, Response.__table__, responses)
     _bulk(engine, Verdict.__table__, verdicts)
-    refresh_summaries(engine, [1], JUDGE)  # as core.scoring.score_run does after scoring
+    refresh_summaries(engine, [1], JUDGE)  # as core.scoring.scorer.score_run does after scoring
     engine.dispose()
     return {"models": len(models), "instances": n_instances, "constraints": len(constraints), "responses": len(responses), "verdicts": len(verdicts)}
 

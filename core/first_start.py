@@ -15,7 +15,7 @@ import sys
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from core.models import Instance, Model, Run
+from core.store.models import Instance, Model, Run
 
 LABEL = "baselines + heuristic judge"
 RUN_NAME = f"First start: sample through {LABEL}"
@@ -61,8 +61,8 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.runner import RunOptions, create_run, execute_run
-    from core.scoring import score_run
+    from core.generation.runner import RunOptions, create_run, execute_run
+    from core.scoring.scorer import score_run
 
     existing = first_start_run(engine)
     if existing is not None and existing.status == "done" and (existing.config or {}).get("scored"):
@@ -100,7 +100,7 @@ def ensure_first_start_run(engine: Engine) -> int | None:
 def main() -> int:
     """Initialise the database (loading the sample if empty) and ensure the first-start run."""
     from core.commands.data import init_db
-    from core.db import get_engine
+    from core.store.db import get_engine
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s first-start %(message)s")
     log.info(init_db())

@@ -10,7 +10,7 @@ import streamlit as st
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.labels import (
+from core.review.labels import (
     DECISIONS,
     DEFAULT_SAMPLE_SIZE,
     draw_gold_sample,
@@ -24,7 +24,7 @@ from core.labels import (
     record_verification_adjudication,
     verification_disagreements,
 )
-from core.models import Run, User
+from core.store.models import Run, User
 from ui.auth import guarded_write, require_role, show_guidelines_sidebar
 from ui.session import engine
 from ui.workspace import (

@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from core.benchmark import domain_names, instance_detail, instance_rows
-from core.io import composition
-from core.schema import MODES
+from core.store.benchmark import domain_names, instance_detail, instance_rows
+from core.store.io import composition
+from core.store.schema import MODES
 from ui.auth import require_page
 from ui.instance_view import MODE_LABELS, render_instance
 from ui.session import engine

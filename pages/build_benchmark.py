@@ -96,7 +96,7 @@ if report:
         actions[0].download_button("Download JSONL", out.read_bytes(), file_name=out.name,
                                    mime="application/jsonl", key="build_download")
         if actions[1].button("Import into the benchmark database", key="build_import"):
-            from core.io import import_file
+            from core.store.io import import_file
             from ui.session import engine
 
             result = guarded_write(lambda: import_file(engine(), out, on_existing="new_version",

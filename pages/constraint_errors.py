@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import metrics, results
+from core.analysis import metrics, results
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 from sqlmodel import Session, select
 
-from core.alignment import (
+from core.analysis.alignment import (
     CROSS_METRICS,
     DIMENSIONS,
     average_kappa,
@@ -16,8 +16,8 @@ from core.alignment import (
     judges_for,
     verification_agreement,
 )
-from core.labels import gold_labels, load_response
-from core.models import Run
+from core.review.labels import gold_labels, load_response
+from core.store.models import Run
 from ui.auth import require_role
 from ui.session import engine
 from ui.workspace import render_bundle, render_response

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import picker, results
+from core.analysis import picker, results
 from ui import results_view
 from ui.auth import require_page
 

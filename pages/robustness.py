@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import results
+from core.analysis import results
 from ui import charts, results_view
 from ui.auth import require_page
 

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from core import runner
+from core.generation import runner
 from core.config import database_url
-from core.db import get_engine
-from core.schema import MODES
+from core.store.db import get_engine
+from core.store.schema import MODES
 from ui.auth import require_page
 
 require_page(__file__)

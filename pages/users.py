@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from core.auth import ROLES, check_access, create_user, generate_password, list_users, update_user
-from core.benchmark import domain_names
+from core.review.auth import ROLES, check_access, create_user, generate_password, list_users, update_user
+from core.store.benchmark import domain_names
 from ui.auth import guarded_write, require_role
 from ui.session import engine
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.db import make_engine, upgrade
+from core.store.db import make_engine, upgrade
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

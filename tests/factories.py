@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from core.models import Constraint, Document, Domain, Instance, Model
+from core.store.models import Constraint, Document, Domain, Instance, Model
 
 TOPICS = [
     ("What is the maintenance interval of the turbine main bearing",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.alignment import (
+from core.analysis.alignment import (
     average_kappa,
     cross_judge,
     expert_agreement,
@@ -13,7 +13,7 @@ from core.alignment import (
     judges_for,
     verification_agreement,
 )
-from core.labels import (
+from core.review.labels import (
     draw_gold_sample,
     record_adjudication,
     record_gold_label,

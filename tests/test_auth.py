@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.auth import (
+from core.review.auth import (
     PermissionDenied,
     Principal,
     SessionExpired,
@@ -20,7 +20,7 @@ from core.auth import (
     update_user,
     verify_password,
 )
-from core.db import make_engine, upgrade
+from core.store.db import make_engine, upgrade
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from core.baselines import REFUSAL_TEXT, always_refuse, extractive, split_prompt
-from core.models import Document, Instance
-from core.prompting import build_messages
-from core.providers import get_provider
-from core.providers.base import ModelConfig, ProviderError
+from core.generation.baselines import REFUSAL_TEXT, always_refuse, extractive, split_prompt
+from core.store.models import Document, Instance
+from core.generation.prompting import build_messages
+from core.generation.providers import get_provider
+from core.generation.providers.base import ModelConfig, ProviderError
 
 
 def prompt(query: str, texts: list[str]) -> str:
@@ -68,7 +68,7 @@ def test_prompt_round_trip():
     ],
 )
 def test_baseline_provider_needs_no_network(model_name, check):
-    from core.providers.base import ChatMessage
+    from core.generation.providers.base import ChatMessage
 
     provider = get_provider(ModelConfig(name=model_name, provider="baseline", model_name=model_name))
     user = prompt("What is the maintenance interval of the turbine main bearing?", DOCS)

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from core.fake_server import FakeLLMServer, ScriptRule, canned_answer, embedding_vector, load_script
+from core.testing.fake_server import FakeLLMServer, ScriptRule, canned_answer, embedding_vector, load_script
 
 
 def post(url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict]:

@@ -11,7 +11,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlmodel import SQLModel
 
-import core.models  # noqa: F401
+import core.store.models  # noqa: F401
 from core.commands.data import SCHEMA_FILE, instance_json_schema
 from core.registry import Registry, UnknownNameError
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, func, select
 
-from core.io import composition, export_instances, import_file, validate_lines
-from core.models import Constraint, Document, Domain, Instance
+from core.store.io import composition, export_instances, import_file, validate_lines
+from core.store.models import Constraint, Document, Domain, Instance
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINI = FIXTURES / "mini.jsonl"
@@ -149,7 +149,7 @@ def test_reimport_with_new_version_versions_changed_and_keeps_old(engine, tmp_pa
 def test_import_export_import_is_lossless(engine, tmp_path, migrated_template) -> None:
     import shutil
 
-    from core.db import make_engine
+    from core.store.db import make_engine
 
     import_file(engine, MINI)
     first = tmp_path / "first.jsonl"

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
-from core.auth import PermissionDenied, SessionExpired
-from core.labels import (
+from core.review.auth import PermissionDenied, SessionExpired
+from core.review.labels import (
     PermissionDenied_,
     _allocate,
     draw_gold_sample,
@@ -26,7 +26,7 @@ from core.labels import (
     verification_disagreements,
     verification_queue,
 )
-from core.models import Annotation, Assignment, Constraint, Document, Instance
+from core.store.models import Annotation, Assignment, Constraint, Document, Instance
 from tests.workspace_factories import principal, seeded_db
 
 ALL_YES = {"constraints": {"c1": True, "c2": True}}

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from core.metrics import (
+from core.analysis.metrics import (
     CONSTRAINT_COLUMNS,
     RESPONSE_COLUMNS,
     constraint_verdicts,
@@ -19,8 +19,8 @@ from core.metrics import (
     response_scores,
     stale_summary_runs,
 )
-from core.results import verdict_counts
-from core.scoring import score_run
+from core.analysis.results import verdict_counts
+from core.scoring.scorer import score_run
 from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
 
 OK_Y, OK_N, ERR, UNJ = ("ok", True), ("ok", False), ("error", None), ("not_applicable", None)
@@ -159,7 +159,7 @@ LOADER_CASES = [
 def test_response_scores_on_hand_checked_verdicts(world: World, constraints, metrics, want) -> None:
     from sqlmodel import Session, select
 
-    from core.models import Constraint, Verdict
+    from core.store.models import Constraint, Verdict
 
     rid = world.respond("gen-a", "noisy")
     with Session(world.engine) as s:
@@ -204,7 +204,7 @@ def _verdict_level(world: World, judge: str) -> pd.DataFrame:
     """The per-response scores recomputed from the verdict rows with ias() (the reference for the summary table)."""
     from sqlmodel import Session, select
 
-    from core.models import Verdict
+    from core.store.models import Verdict
 
     cv = constraint_verdicts(world.engine, [world.run_id], judge)
     with Session(world.engine) as s:
@@ -226,11 +226,11 @@ def _verdict_level(world: World, judge: str) -> pd.DataFrame:
 def _add_verdicts_after_first_read(world: World) -> None:
     from sqlmodel import Session
 
-    from core.models import Verdict
+    from core.store.models import Verdict
 
     from sqlmodel import select
 
-    from core.models import Constraint
+    from core.store.models import Constraint
 
     response_scores(world.engine, [world.run_id], "heuristic")  # builds the summary
     with Session(world.engine) as s:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import picker, results, stats
+from core.analysis import picker, results, stats
 
 MODELS = pd.DataFrame(
     [

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import results, stats
+from core.analysis import results, stats
 
 MODELS = pd.DataFrame(
     [

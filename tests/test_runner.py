@@ -12,13 +12,13 @@ import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from core import runner
+from core.generation import runner
 from core.cli import app
 from core.commands.run import render_report
-from core.fake_server import FakeLLMServer, ScriptRule
-from core.models import Model, Response, Run, Verdict
-from core.providers.base import ModelConfig
-from core.ratelimit import ManualClock
+from core.testing.fake_server import FakeLLMServer, ScriptRule
+from core.store.models import Model, Response, Run, Verdict
+from core.generation.providers.base import ModelConfig
+from core.generation.ratelimit import ManualClock
 from tests.factories import add_model, seed_instances
 from tests.providers.conftest import PLANTED_KEY, point_sdks_at
 
@@ -230,8 +230,8 @@ def test_cli_models_run_and_report(bench, db_url):
 def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
     from collections import defaultdict
 
-    from core.models import Constraint, Document, Instance
-    from core.prompting import build_messages
+    from core.store.models import Constraint, Document, Instance
+    from core.generation.prompting import build_messages
 
     with Session(bench) as session:
         instances = session.exec(select(Instance)).all()
@@ -248,8 +248,8 @@ def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
 
 
 def test_preloaded_prompts_are_hashed_once_and_keys_match(bench, monkeypatch):
-    from core import llm
-    from core.providers.base import ChatMessage
+    from core.generation import llm
+    from core.generation.providers.base import ChatMessage
 
     config = ModelConfig(name="b", provider="baseline", model_name="baseline:always-refuse")
     client = llm.LLMClient(config, bench)

@@ -12,8 +12,8 @@ import pytest
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.fake_server import FakeLLMServer, prompt_text
-from core.models import LLMCall, Response, Run
+from core.testing.fake_server import FakeLLMServer, prompt_text
+from core.store.models import LLMCall, Response, Run
 from tests.factories import add_model, seed_instances
 from tests.providers.conftest import PLANTED_KEY
 
@@ -75,7 +75,7 @@ def test_kill_9_then_resume_loses_nothing_and_pays_nothing_twice(engine, db_url,
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_cancel_signals_the_background_process(engine, db_url, tmp_path, monkeypatch, workers):
-    from core import runner
+    from core.generation import runner
 
     seed_instances(engine, ITEMS)
     add_model(engine, "gpt-x", "openai")

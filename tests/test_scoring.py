@@ -8,9 +8,9 @@ import json
 import pytest
 from sqlmodel import Session, select
 
-from core.judges.llm_judge import LLMJudge
-from core.models import Constraint, ContextClaims, Verdict
-from core.scoring import score_run
+from core.scoring.judges.llm_judge import LLMJudge
+from core.store.models import Constraint, ContextClaims, Verdict
+from core.scoring.scorer import score_run
 from tests.judges.conftest import REFUSAL, ScriptedClient, World, world  # noqa: F401
 
 BATCH_TAG = "[task: constraint-batched]"

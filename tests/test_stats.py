@@ -1,4 +1,4 @@
-"""Tests for core.stats against scipy / statsmodels (to 1e-9) and hand-worked or published examples."""
+"""Tests for core.analysis.stats against scipy / statsmodels (to 1e-9) and hand-worked or published examples."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
 
-from core import stats as S
+from core.analysis import stats as S
 
 TOL = 1e-9
 

@@ -12,9 +12,9 @@ from tempfile import mkdtemp
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from core.auth import Principal, create_user
-from core.db import make_engine, upgrade
-from core.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
+from core.review.auth import Principal, create_user
+from core.store.db import make_engine, upgrade
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 
 PASSWORDS = {
     "admin": "admin-pass-1",

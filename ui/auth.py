@@ -7,8 +7,8 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core.auth import AuthError, Principal, authenticate, is_expired, principal_for_email, touch
-from core.labels import guidelines_text, guidelines_version
+from core.review.auth import AuthError, Principal, authenticate, is_expired, principal_for_email, touch
+from core.review.labels import guidelines_text, guidelines_version
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"

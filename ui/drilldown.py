@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import results
+from core.analysis import results
 from ui.session import engine
 
 MAX_ROWS = 200

@@ -6,9 +6,9 @@ import re
 
 import streamlit as st
 
-from core.benchmark import InstanceDetail
-from core.models import Document
-from core.sanitize import escape_text, sanitize_html
+from core.store.benchmark import InstanceDetail
+from core.store.models import Document
+from core.store.sanitize import escape_text, sanitize_html
 
 CATEGORY_TITLES = {
     "persona": "Persona definition",

@@ -16,10 +16,10 @@ import streamlit as st
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from core import results
+from core.analysis import results
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
-from core.models import Run, Verdict
+from core.store.models import Run, Verdict
 from ui.session import engine
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}

@@ -6,7 +6,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from core.config import database_url
-from core.db import get_engine
+from core.store.db import get_engine
 
 
 @st.cache_resource

@@ -7,9 +7,9 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from core.auth import Principal
+from core.review.auth import Principal
 from core.config import get_secret
-from core.labels import (
+from core.review.labels import (
     DEFAULT_OVERLAP,
     Bundle,
     ResponseContext,
@@ -21,8 +21,8 @@ from core.labels import (
     record_verification,
     verification_queue,
 )
-from core.sanitize import escape_text
-from core.schema import DOCUMENT_ROLES
+from core.store.sanitize import escape_text
+from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
 from ui.instance_view import render_instance, safe_markdown
 from ui.session import engine

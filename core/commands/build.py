@@ -17,11 +17,11 @@ def llm_complete_json(model_name: str) -> Callable[[str], dict]:
     """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client."""
     from sqlmodel import Session, select
 
-    from core.db import get_engine
-    from core.judges.parsing import extract_json_object
-    from core.llm import config_from_model, make_client
-    from core.models import Model
-    from core.providers.base import ChatMessage
+    from core.store.db import get_engine
+    from core.scoring.judges.parsing import extract_json_object
+    from core.generation.llm import config_from_model, make_client
+    from core.store.models import Model
+    from core.generation.providers.base import ChatMessage
 
     engine = get_engine()
     with Session(engine) as session:

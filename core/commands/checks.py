@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Score IFEval responses with our checkers; print prompt- and instruction-level accuracy, strict and loose."""
-        from core.ifeval_conformance import compare_with_reference, format_report, run_ifeval, write_verdicts
+        from core.scoring.ifeval_conformance import compare_with_reference, format_report, run_ifeval, write_verdicts
 
         report = run_ifeval(input_data, responses)
         typer.echo(format_report(report))
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
     @app.command("checkers")
     def checkers_command() -> None:
         """List every registered rule checker id with its kwargs."""
-        from core.checkers import CHECKERS
+        from core.scoring.checkers import CHECKERS
 
         for name, cls in CHECKERS.items():
             fields = ", ".join(cls.Kwargs.model_fields) or "-"

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 
 from core.config import REPO_ROOT, database_url
-from core.db import get_engine, upgrade
-from core.io import composition, export_instances, import_file, validate_file
-from core.schema import InstanceSpec
+from core.store.db import get_engine, upgrade
+from core.store.io import composition, export_instances, import_file, validate_file
+from core.store.schema import InstanceSpec
 
 SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl"
 BUILT_SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_built.jsonl"
@@ -24,7 +24,7 @@ def init_db(load_sample: bool = True) -> str:
     """Migrate the database to the latest schema and load the bundled sample (curated + built) if it is empty."""
     from sqlmodel import Session, select
 
-    from core.models import Instance
+    from core.store.models import Instance
 
     url = database_url()
     upgrade(url)

@@ -15,9 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from core.config import database_url
-from core.db import get_engine, upgrade
-from core.providers.base import ModelConfig
-from core.providers.prices import PRICES_AS_OF, default_price
+from core.store.db import get_engine, upgrade
+from core.generation.providers.base import ModelConfig
+from core.generation.providers.prices import PRICES_AS_OF, default_price
 
 console = Console(stderr=True)
 models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
@@ -70,7 +70,7 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Generate answers for models x instances; every item ends done or failed with a reason."""
-    from core import runner
+    from core.generation import runner
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     engine = _engine()
@@ -151,7 +151,7 @@ def report(
     format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",  # noqa: A002
 ) -> None:
     """Per-model results so far: counts, tokens, cost, latency and verdict-based scores."""
-    from core import runner
+    from core.generation import runner
 
     engine = _engine()
     try:
@@ -200,7 +200,7 @@ def models_add(
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
     """Register or update a model configuration (prices default to core/providers/prices.py)."""
-    from core import runner
+    from core.generation import runner
 
     model_name = model_name or name
     default_in, default_out = default_price(model_name)
@@ -211,7 +211,7 @@ def models_add(
                              price_input_per_mtok=default_in if price_in is None else price_in,
                              price_output_per_mtok=default_out if price_out is None else price_out,
                              is_baseline=provider == "baseline", settings=settings)
-        from core.providers import PROVIDERS
+        from core.generation.providers import PROVIDERS
 
         PROVIDERS.get(provider)
         row = runner.register_model(_engine(), config)
@@ -235,7 +235,7 @@ def _parse_setting(text: str) -> tuple[str, Any]:
 @models_app.command("baselines")
 def models_baselines() -> None:
     """Register baseline:always-refuse and baseline:extractive."""
-    from core import runner
+    from core.generation import runner
 
     for row in runner.ensure_baselines(_engine()):
         typer.echo(f"model {row.name} (baseline)")
@@ -246,7 +246,7 @@ def models_list() -> None:
     """List registered models with prices and settings (no secrets are ever stored)."""
     from sqlmodel import Session, select
 
-    from core.models import Model
+    from core.store.models import Model
 
     with Session(_engine()) as session:
         rows = session.exec(select(Model).order_by(Model.name)).all()
@@ -267,7 +267,7 @@ def fake_server(
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
-    from core.fake_server import FakeLLMServer, load_script
+    from core.testing.fake_server import FakeLLMServer, load_script
 
     rules = load_script(script) if script else None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from core.db import get_engine
-from core.scoring import ScoreReport, score_run
+from core.store.db import get_engine
+from core.scoring.scorer import ScoreReport, score_run
 
 
 def format_report(report: ScoreReport) -> str:

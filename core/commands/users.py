@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from core.auth import ROLES, create_user, ensure_first_admin, generate_password, list_users, update_user
+from core.review.auth import ROLES, create_user, ensure_first_admin, generate_password, list_users, update_user
 from core.config import database_url
-from core.db import get_engine, upgrade
-from core.labels import KINDS, export_annotations, import_annotations
+from core.store.db import get_engine, upgrade
+from core.review.labels import KINDS, export_annotations, import_annotations
 
 
 def _engine():

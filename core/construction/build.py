@@ -18,7 +18,7 @@ from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
-from core.schema import DocumentSpec, InstanceSpec
+from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
 MODE_RATIOS = {"noisy": 0.455, "gap": 0.231, "conflict": 0.314}  # paper Table 6

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.construction.library import Atomic
-from core.schema import CATEGORIES, ConstraintSpec
+from core.store.schema import CATEGORIES, ConstraintSpec
 
 CompleteJson = Callable[[str], dict]
 

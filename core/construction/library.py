@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from core.schema import SUB_DIMENSIONS_BY_CATEGORY, ConstraintSpec
+from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY, ConstraintSpec
 
 CATEGORY_OF: dict[str, str] = {sub: cat for cat, subs in SUB_DIMENSIONS_BY_CATEGORY.items() for sub in subs}
 BUNDLE_FEATURES = ("statutes", "tables", "multi_source", "numbers", "dates")
@@ -104,7 +104,7 @@ def domain_library_paths(library_dir: str | Path, domain: str) -> list[Path]:
 
 def checker_errors(atomics: list[Atomic]) -> list[str]:
     """Rule atomics whose checker id is unknown or whose kwargs the checker rejects."""
-    from core.checkers import CHECKERS, kwargs_errors
+    from core.scoring.checkers import CHECKERS, kwargs_errors
 
     problems = []
     for a in atomics:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from core.construction.corpus import CorpusDoc
 from core.construction.retrieval import Retriever
-from core.schema import DocumentSpec
+from core.store.schema import DocumentSpec
 
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
@@ -54,7 +54,7 @@ def to_spec(doc: CorpusDoc, role: str, **extra) -> DocumentSpec:
         ctype = "markdown_table" if re.search(r"^\s*\|.*\|\s*$", doc.text, re.MULTILINE) else "text"
     text = doc.text
     if ctype == "html":
-        from core.sanitize import sanitize_html
+        from core.store.sanitize import sanitize_html
 
         text = sanitize_html(doc.text)
     return DocumentSpec(doc_id=doc.doc_id, title=doc.title, text=text, source=doc.source, content_type=ctype,

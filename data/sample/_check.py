@@ -10,7 +10,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from core.schema import DomainSpec, InstanceSpec  # noqa: E402
+from core.store.schema import DomainSpec, InstanceSpec  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 rows = [InstanceSpec.model_validate_json(line) for line in open(HERE / "enterprise_rag_sample.jsonl", encoding="utf-8")]

@@ -6,8 +6,8 @@ Run: .venv/bin/python docs/examples/quickstart.py
 import tempfile
 from pathlib import Path
 
-from core.db import make_engine, upgrade
-from core.io import composition, import_file
+from core.store.db import make_engine, upgrade
+from core.store.io import composition, import_file
 
 REPO = Path(__file__).resolve().parents[2]
 

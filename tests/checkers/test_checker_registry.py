@@ -1,10 +1,10 @@
-"""Registry, build_checker and kwargs_errors behaviour of core.checkers."""
+"""Registry, build_checker and kwargs_errors behaviour of core.scoring.checkers."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.checkers import CHECKERS, Checker, build_checker, kwargs_errors
+from core.scoring.checkers import CHECKERS, Checker, build_checker, kwargs_errors
 from core.registry import Registry, UnknownNameError
 
 IFEVAL_IDS = [

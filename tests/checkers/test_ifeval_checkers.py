@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.checkers import build_checker
-from core.checkers.base import loose_variants
+from core.scoring.checkers import build_checker
+from core.scoring.checkers.base import loose_variants
 
 LONG_EN = "This is a plain English answer about the weather in the city today. It will rain in the evening."
 # (id, checker_id, kwargs, response, strict, loose)

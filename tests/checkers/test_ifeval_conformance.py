@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.ifeval_conformance import (
+from core.scoring.ifeval_conformance import (
     KeyVerdicts,
     build_report,
     compare_with_reference,

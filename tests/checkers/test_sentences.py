@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.checkers.sentences import split_sentences
+from core.scoring.checkers.sentences import split_sentences
 
 CASES = [
     ("empty", "", []),

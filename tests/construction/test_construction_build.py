@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from core.checkers import kwargs_errors
+from core.scoring.checkers import kwargs_errors
 from core.construction.build import build_benchmark, plan_modes
-from core.schema import InstanceSpec
+from core.store.schema import InstanceSpec
 
 from conftest import REPO
 

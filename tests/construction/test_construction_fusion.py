@@ -13,7 +13,7 @@ from core.construction.fusion import (
 from core.construction.library import (
     Atomic, checker_errors, domain_library_paths, load_libraries,
 )
-from core.schema import SUB_DIMENSIONS_BY_CATEGORY
+from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 
 from conftest import REPO
 

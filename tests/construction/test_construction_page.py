@@ -8,7 +8,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.models import Instance
+from core.store.models import Instance
 from tests.workspace_factories import principal, seeded_db
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "build_benchmark.py")

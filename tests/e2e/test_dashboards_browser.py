@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from bench.make_synthetic_results import make_results
-from core.auth import create_user
-from core.db import make_engine
+from core.review.auth import create_user
+from core.store.db import make_engine
 
 pytestmark = pytest.mark.browser
 

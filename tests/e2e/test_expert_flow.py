@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from core.labels import draw_gold_sample, load_response, record_gold_label
-from core.models import Annotation, Assignment
+from core.review.labels import draw_gold_sample, load_response, record_gold_label
+from core.store.models import Annotation, Assignment
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
 ROOT = Path(__file__).resolve().parents[2]

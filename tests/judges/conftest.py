@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.judges.base import DocumentView, JudgeInput
-from core.models import Constraint, Document, Domain, Instance, Model, Response, Run
-from core.providers.base import ChatMessage, Completion, ProviderError
+from core.scoring.judges.base import DocumentView, JudgeInput
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run
+from core.generation.providers.base import ChatMessage, Completion, ProviderError
 
 NOISY_QUERY = "What is the warranty period of the X200 pump?"
 GAP_QUERY = "What is the penalty for filing form Q7 late?"

@@ -8,9 +8,9 @@ import json
 import pytest
 from sqlmodel import Session, select
 
-from core.fake_server import FakeLLMServer, ScriptRule
-from core.models import Model, Verdict
-from core.scoring import score_run
+from core.testing.fake_server import FakeLLMServer, ScriptRule
+from core.store.models import Model, Verdict
+from core.scoring.scorer import score_run
 from tests.judges.conftest import REFUSAL, World
 
 JUDGE = "llm:judge-x"

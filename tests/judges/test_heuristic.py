@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from core.judges.base import UNJUDGED_REASON, ConstraintView
-from core.judges.heuristic import HeuristicJudge, detect_refusal
+from core.scoring.judges.base import UNJUDGED_REASON, ConstraintView
+from core.scoring.judges.heuristic import HeuristicJudge, detect_refusal
 from tests.judges.conftest import ANSWERS, REFUSAL, judge_input
 
 J = HeuristicJudge()

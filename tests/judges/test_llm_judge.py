@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from core.judges.base import ConstraintView, ContextClaimsOutcome
-from core.judges.llm_judge import LLMJudge
+from core.scoring.judges.base import ConstraintView, ContextClaimsOutcome
+from core.scoring.judges.llm_judge import LLMJudge
 from tests.judges.conftest import ANSWERS, REFUSAL, ScriptedClient, judge_input
 
 C1 = ConstraintView(cid="c1", text="Answer as an engineer.", criterion="Engineer tone.", category="persona", sub_dimension="role")

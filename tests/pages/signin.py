@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.auth import Principal, now_utc
+from core.review.auth import Principal, now_utc
 from ui.auth import SESSION_KEY
 
 

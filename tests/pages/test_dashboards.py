@@ -13,11 +13,12 @@ from streamlit.testing.v1 import AppTest
 from pathlib import Path
 
 from bench.make_synthetic_results import make_results
-from core import first_start, picker, results
-from core.auth import Principal, now_utc
+from core import first_start
+from core.analysis import picker, results
+from core.review.auth import Principal, now_utc
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
-from core.db import make_engine, upgrade
-from core.io import import_file
+from core.store.db import make_engine, upgrade
+from core.store.io import import_file
 from ui.auth import SESSION_KEY
 
 TIMEOUT = 60

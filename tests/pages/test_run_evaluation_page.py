@@ -9,8 +9,8 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core import runner
-from core.models import Run
+from core.generation import runner
+from core.store.models import Run
 from tests.factories import seed_instances
 from tests.pages.signin import sign_in
 

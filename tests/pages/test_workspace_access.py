@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.models import Annotation
+from core.store.models import Annotation
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 from ui.navigation import pages_for
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.fake_server import FakeLLMServer
+from core.testing.fake_server import FakeLLMServer
 
 PLANTED_KEY = "sk-planted-SECRET-0123456789abcdef"
 

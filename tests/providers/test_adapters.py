@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from core.fake_server import canned_answer, count_tokens
-from core.providers import PROVIDERS, get_provider
-from core.providers.base import ChatMessage, ModelConfig, ProviderError
-from core.providers.prices import default_price
+from core.testing.fake_server import canned_answer, count_tokens
+from core.generation.providers import PROVIDERS, get_provider
+from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
+from core.generation.providers.prices import default_price
 from core.registry import UnknownNameError
 from tests.providers.conftest import PLANTED_KEY
 

@@ -1,0 +1,574 @@
+"""Aggregations behind the results dashboards: pure functions over the per-response scores and constraint verdicts.
+
+Inputs are the two frames produced by ``core.analysis.metrics``: ``response_scores`` (one row per response) and
+``constraint_verdicts`` (one row per constraint verdict), plus a model catalogue (name, paradigm, access,
+is_baseline). Every function returns a tidy DataFrame ready for a chart and for CSV download.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from core.analysis import metrics, stats
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Verdict
+
+MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
+CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
+CATEGORY_LABELS = {"persona": "Persona definition", "output": "Output constraints", "knowledge_protocol": "Knowledge protocol"}
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A dashboard metric: the response_scores column it averages, its label and direction."""
+
+    key: str
+    label: str
+    higher_is_better: bool = True
+    binary: bool = False
+
+
+QUALITY_METRICS: tuple[MetricDef, ...] = (
+    MetricDef("faithfulness", "Faithfulness"),
+    MetricDef("coverage", "Answer Coverage"),
+    MetricDef("loose_ias", "Loose IAS"),
+    MetricDef("strict_ias", "Strict IAS", binary=True),
+    MetricDef("loose_persona", "Loose IAS: persona"),
+    MetricDef("loose_output", "Loose IAS: output"),
+    MetricDef("loose_knowledge_protocol", "Loose IAS: knowledge protocol"),
+    MetricDef("rejection", "Rejection accuracy", binary=True),
+    MetricDef("conflict_recognition", "Conflict recognition", binary=True),
+    MetricDef("over_abstention", "Over-abstention", higher_is_better=False, binary=True),
+)
+COST_METRICS: tuple[MetricDef, ...] = (
+    MetricDef("cost_per_1k", "Cost per 1k instances (USD)", higher_is_better=False),
+    MetricDef("latency_min_per_1k", "Latency per 1k instances (min, sequential)", higher_is_better=False),
+)
+METRICS: dict[str, MetricDef] = {m.key: m for m in QUALITY_METRICS + COST_METRICS}
+BINARY_COLUMNS = ("strict_ias", "rejection", "conflict_recognition", "refusal")
+NUMERIC_COLUMNS = (
+    "loose_ias",
+    "strict_ias",
+    "loose_persona",
+    "loose_output",
+    "loose_knowledge_protocol",
+    "faithfulness",
+    "coverage",
+    "rejection",
+    "conflict_recognition",
+    "refusal",
+    "cost_usd",
+    "latency_ms",
+)
+MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def model_catalog(engine: Engine) -> pd.DataFrame:
+    """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
+    with Session(engine) as session:
+        rows = session.exec(select(Model)).scalars().all()
+    return pd.DataFrame(
+        [
+            {
+                "model": m.name,
+                "paradigm": m.paradigm,
+                "access": m.access,
+                "is_baseline": bool(m.is_baseline),
+                "price_input_per_mtok": m.price_input_per_mtok,
+                "price_output_per_mtok": m.price_output_per_mtok,
+            }
+            for m in rows
+        ],
+        columns=[*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok"],
+    )
+
+
+def data_version(engine: Engine) -> tuple[int, int, int]:
+    """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
+    with Session(engine) as session:
+        vmax, vcount = session.exec(select(func.max(Verdict.id), func.count(Verdict.id))).one()
+        rmax = session.exec(select(func.max(Response.id))).one()[0]
+    return int(vmax or 0), int(vcount or 0), int(rmax or 0)
+
+
+def benchmark_composition(engine: Engine) -> pd.DataFrame:
+    """Latest benchmark instances counted by domain, mode and origin."""
+    stmt = (
+        select(Domain.name, Instance.mode, Instance.origin, func.count(Instance.id))
+        .join(Domain, Domain.id == Instance.domain_id)
+        .where(Instance.is_latest == True)  # noqa: E712 (SQL expression)
+        .group_by(Domain.name, Instance.mode, Instance.origin)
+    )
+    with Session(engine) as session:
+        rows = session.exec(stmt).all()
+    return pd.DataFrame(rows, columns=["domain", "mode", "origin", "instances"]).sort_values(["domain", "mode", "origin"])
+
+
+def prepare_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Normalise response_scores: numeric float columns (None -> NaN) and the derived over_abstention column.
+
+    Over-abstention is the refusal rate on instances that can be answered (every mode except 'gap').
+    """
+    out = scores.copy()
+    for col in NUMERIC_COLUMNS:
+        if col in out and out[col].dtype != float:  # float columns (response_scores' own) are already normalised
+            out[col] = pd.to_numeric(out[col].astype(object).where(out[col].notna()), errors="coerce").astype(float)
+    answerable = out["mode"] != "gap"
+    out["over_abstention"] = out["refusal"].where(answerable)
+    return out
+
+
+def filter_scores(scores: pd.DataFrame, modes: Iterable[str] | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
+    """Rows of `scores` in the chosen modes and domains (None or empty = all)."""
+    mask = pd.Series(True, index=scores.index)
+    modes, domains = list(modes or []), list(domains or [])
+    if modes:
+        mask &= scores["mode"].isin(modes)
+    if domains:
+        mask &= scores["domain"].isin(domains)
+    return scores[mask]
+
+
+def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """Join paradigm/access/is_baseline onto a frame with a 'model' column (unknown models: standard/closed)."""
+    info = models[list(MODEL_COLUMNS)].drop_duplicates("model")
+    out = frame.merge(info, on="model", how="left")
+    out["paradigm"] = out["paradigm"].fillna("standard")
+    out["access"] = out["access"].fillna("closed")
+    out["is_baseline"] = out["is_baseline"].fillna(False).astype(bool)
+    out["group"] = np.where(out["is_baseline"], "calibration baseline", out["access"] + "-source · " + out["paradigm"])
+    return out
+
+
+def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
+    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last."""
+    frame = with_model_info(pd.DataFrame({"model": sorted(set(models_in_view))}), models)
+    frame["k_access"] = frame["access"].map({"open": 0, "closed": 1}).fillna(2)
+    frame["k_paradigm"] = frame["paradigm"].map({"reasoning": 0, "standard": 1}).fillna(2)
+    frame = frame.sort_values(["is_baseline", "k_access", "k_paradigm", "model"])
+    return frame["model"].tolist()
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n)) + (np.arange(n_resamples) * n)[:, None]
+    return np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float32)
+
+
+def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
+
+    Every column is resampled with the same row indices (as stats.bootstrap_ci with paired=True) and the
+    mean of each replicate ignores missing cells. Implemented as resampling counts (how often each row was
+    drawn) times the data, so all metrics cost one matrix product; pass `weights` (bootstrap_weights) to reuse
+    one resample matrix for several blocks of columns with the same number of rows.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    n = values.shape[0]
+    mask = ~np.isnan(values)
+    filled = np.where(mask, values, 0.0)
+    w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+
+
+def grouped_bootstrap(blocks: dict, n_resamples: int, seed: int) -> dict:
+    """Mean, CI bounds and counts per block of an {key: (n x m) matrix} dict, one resample matrix per row count.
+
+    Blocks with the same number of rows (e.g. models answering the same instances) share one weight matrix and
+    one matrix product; each block's replicates are still an ordinary paired bootstrap of its own rows.
+    Returns {key: (means, ci_low, ci_high, counts)} with NaN where a column has no value.
+    """
+    out: dict = {}
+    by_n: dict[int, list] = {}
+    for key, matrix in blocks.items():
+        by_n.setdefault(matrix.shape[0], []).append(key)
+    for n, keys in sorted(by_n.items()):
+        stacked = np.hstack([blocks[k] for k in keys])
+        if n == 0:
+            low = high = np.full(stacked.shape[1], np.nan)
+        else:
+            low, high = _ci(bootstrap_means(stacked, n_resamples, seed, bootstrap_weights(n, n_resamples, seed + n)))
+        counts = (~np.isnan(stacked)).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, np.nansum(stacked, axis=0) / np.maximum(counts, 1), np.nan)
+        low, high = np.where(counts > 0, low, np.nan), np.where(counts > 0, high, np.nan)
+        start = 0
+        for k in keys:
+            width = blocks[k].shape[1]
+            sl = slice(start, start + width)
+            out[k] = (means[sl], low[sl], high[sl], counts[sl])
+            start += width
+    return {k: out[k] for k in blocks}
+
+
+def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bounds per column, NaN-safe (matches np.quantile linear interpolation)."""
+    lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
+    missing = np.isnan(replicates)
+    if not missing.any():
+        bounds = np.quantile(replicates, [lo, hi], axis=0)
+    else:  # nanquantile is slow; only columns with an empty resample need it
+        bounds = np.full((2, replicates.shape[1]), np.nan)
+        full = ~missing.any(axis=0)
+        bounds[:, full] = np.quantile(replicates[:, full], [lo, hi], axis=0)
+        for j in np.flatnonzero(~full):
+            col = replicates[:, j][~missing[:, j]]
+            if col.size:
+                bounds[:, j] = np.quantile(col, [lo, hi])
+    return bounds[0], bounds[1]
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+    """Per model and metric: mean, 95% bootstrap CI, n, and rank mark ('best', 'second' or '').
+
+    `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
+    including the orchestration gap (Loose minus Strict IAS) and cost/latency per 1k instances.
+    Ranks are assigned among non-baseline models only; baselines are calibration rows.
+    """
+    keys = [m.key for m in QUALITY_METRICS]
+    all_keys = [*keys, "orchestration_gap", "cost_per_1k", "latency_min_per_1k"]
+    blocks = {}
+    for model, group in scores.groupby("model", sort=True):
+        matrix = group[keys].to_numpy(dtype=float)
+        gap_col = (group["loose_ias"] - group["strict_ias"]).to_numpy(dtype=float)
+        cost = group["cost_usd"].fillna(0.0).to_numpy(dtype=float) * 1000.0
+        latency = group["latency_ms"].to_numpy(dtype=float) * (1000.0 / 60_000.0)
+        blocks[model] = np.column_stack([matrix, gap_col, cost, latency])
+    rows: list[dict] = []
+    for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items():
+        rows += [{"model": model, "metric": key, "value": float(means[j]), "ci_low": float(low[j]), "ci_high": float(high[j]),
+                  "n": int(counts[j])} for j, key in enumerate(all_keys)]
+    long = pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])
+    long = with_model_info(long, models)
+    long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else "Orchestration gap (Loose − Strict)")
+    long["mark"] = ""
+    for metric, idx in long.groupby("metric").groups.items():
+        block = long.loc[idx]
+        block = block[~block["is_baseline"] & block["value"].notna()]
+        if block.empty:
+            continue
+        ascending = metric in METRICS and not METRICS[metric].higher_is_better
+        if metric == "orchestration_gap":
+            ascending = True
+        order = block["value"].rank(method="min", ascending=ascending)
+        long.loc[order[order == 1].index, "mark"] = "best"
+        long.loc[order[order == 2].index, "mark"] = "second"
+    order = model_order(long["model"].unique(), models)
+    long["model"] = pd.Categorical(long["model"], categories=order, ordered=True)
+    return long.sort_values(["model", "metric"]).reset_index(drop=True).assign(model=lambda d: d["model"].astype(str))
+
+
+def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
+    """Wide display table: one row per model (Table 2 order), 'value [low, high]' cells, best ★ second ☆."""
+    if long.empty:
+        return pd.DataFrame()
+    order = list(dict.fromkeys(long["model"]))
+
+    def cell(r: pd.Series) -> str:
+        if pd.isna(r["value"]):
+            return "—"
+        scale = 100.0 if percent and r["metric"] not in ("cost_per_1k", "latency_min_per_1k") else 1.0
+        digits = 1 if scale == 100.0 else 2
+        mark = {"best": " ★", "second": " ☆"}.get(r["mark"], "")
+        return f"{r['value'] * scale:.{digits}f} [{r['ci_low'] * scale:.{digits}f}, {r['ci_high'] * scale:.{digits}f}]{mark}"
+
+    frame = long.assign(cell=long.apply(cell, axis=1))
+    wide = frame.pivot(index="model", columns="label", values="cell")
+    labels = [METRICS[k].label for k in METRICS if METRICS[k].label in wide.columns]
+    if "Orchestration gap (Loose − Strict)" in wide.columns:
+        labels.insert(labels.index("Strict IAS") + 1 if "Strict IAS" in labels else 0, "Orchestration gap (Loose − Strict)")
+    info = frame.drop_duplicates("model").set_index("model")[["group"]]
+    wide = info.join(wide[labels]).reindex(order)
+    return wide.reset_index().rename(columns={"model": "Model", "group": "Group"})
+
+
+# --------------------------------------------------------------------------- domains
+
+
+DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "loose_ias")
+
+
+def domain_metrics(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean Faithfulness, Coverage, Strict IAS and Loose IAS per (model, domain), with response counts."""
+    grouped = scores.groupby(["model", "domain"], sort=True)
+    out = grouped[list(DOMAIN_METRICS)].mean()
+    out["responses"] = grouped.size()
+    return out.reset_index()
+
+
+def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
+    """Domain x metric matrix of means over the given responses (all selected models pooled)."""
+    return scores.groupby("domain", sort=True)[list(metrics)].mean()
+
+
+# --------------------------------------------------------------------------- constraint errors
+
+
+def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
+    """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
+
+    `counts` has the load_failure_counts / verdict_counts layout (already filtered by mode and domain).
+    Only verdicts with status 'ok' and a decided pass/fail count; errors and not-applicable are reported as
+    'undetermined'. `share_of_failures` normalises each model's failures to sum to 1 (the stacked view).
+    """
+    keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
+    out = counts.groupby(keys, sort=True)[["verdicts", "decided", "failed"]].sum().reset_index()
+    out["undetermined"] = out["verdicts"] - out["decided"]
+    out["failure_rate"] = out["failed"] / out["decided"].where(out["decided"] > 0)
+    totals = out.groupby("model")["failed"].transform("sum")
+    out["share_of_failures"] = out["failed"] / totals.where(totals > 0)
+    return out
+
+
+def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = None, sub_dimension: str | None = None) -> pd.DataFrame:
+    """The failed constraint verdicts behind one bar: response, instance, constraint text, method, judge, reason."""
+    mask = (verdicts["model"] == model) & (verdicts["status"] == "ok") & (verdicts["passed"].astype(object) == False)  # noqa: E712
+    if category:
+        mask &= verdicts["category"] == category
+    if sub_dimension:
+        mask &= verdicts["sub_dimension"] == sub_dimension
+    cols = ["response_id", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text", "method", "judge", "reason"]
+    return verdicts.loc[mask, cols].sort_values(["instance_uid", "cid"]).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def _mean_ci(values: pd.Series, n_resamples: int, seed: int) -> tuple[float, float, float, int]:
+    arr = values.dropna().to_numpy(dtype=float)
+    if arr.size == 0:
+        return np.nan, np.nan, np.nan, 0
+    low, high = _ci(bootstrap_means(arr, n_resamples, seed))
+    return float(arr.mean()), float(low[0]), float(high[0]), int(arr.size)
+
+
+def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+    """Figure 2: on the gap subset, per model knowledge-protocol adherence (Loose IAS) and rejection accuracy, with CIs."""
+    gap = scores[scores["mode"] == "gap"]
+    keys = (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
+    blocks = {model: group[[k for k, _ in keys]].to_numpy(dtype=float) for model, group in gap.groupby("model", sort=True)}
+    rows = [{"model": model, "metric": key, "label": label, "value": means[j], "ci_low": low[j], "ci_high": high[j], "n": int(counts[j])}
+            for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items()
+            for j, (key, label) in enumerate(keys)]
+    out = pd.DataFrame(rows, columns=["model", "metric", "label", "value", "ci_low", "ci_high", "n"])
+    return with_model_info(out, models)
+
+
+def conflict_view(scores: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 3 / Table 3: per model conflict recognition and coverage on the conflict subset, ranked by CR;
+    and Spearman rho between the two per paradigm (needs >= 3 models with both values)."""
+    conflict = scores[scores["mode"] == "conflict"]
+    per_model = conflict.groupby("model", sort=True).agg(
+        conflict_recognition=("conflict_recognition", "mean"),
+        coverage=("coverage", "mean"),
+        n=("conflict_recognition", lambda s: int(s.notna().sum())),
+    )
+    per_model = with_model_info(per_model.reset_index(), models)
+    per_model = per_model.sort_values("conflict_recognition", ascending=False, na_position="last").reset_index(drop=True)
+    per_model["rank"] = per_model["conflict_recognition"].rank(method="min", ascending=False)
+    corr_rows = []
+    for paradigm, block in per_model[~per_model["is_baseline"]].groupby("paradigm"):
+        block = block.dropna(subset=["conflict_recognition", "coverage"])
+        if len(block) >= 3 and block["conflict_recognition"].nunique() > 1 and block["coverage"].nunique() > 1:
+            res = stats.spearman(block["conflict_recognition"].to_numpy(), block["coverage"].to_numpy())
+            corr_rows.append({"paradigm": paradigm, "rho": res.rho, "p_value": res.p_value, "models": res.n})
+        else:
+            corr_rows.append({"paradigm": paradigm, "rho": np.nan, "p_value": np.nan, "models": len(block)})
+    return per_model, pd.DataFrame(corr_rows, columns=["paradigm", "rho", "p_value", "models"])
+
+
+PROTOCOL_EFFECT_METRICS = {"rejection": "gap", "conflict_recognition": "conflict"}
+
+
+def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Figure 6: per model accuracy with vs without knowledge-protocol constraints (independent groups).
+
+    Uses stats.two_proportions: Yates chi-square, or Fisher's exact test for small expected counts; the
+    difference (with - without) has a Wald CI. Models lacking either group get a row with a note.
+    """
+    mode = PROTOCOL_EFFECT_METRICS[metric]
+    subset = scores[(scores["mode"] == mode) & scores[metric].notna()]
+    rows = []
+    for model, group in subset.groupby("model", sort=True):
+        with_p = group[group["has_protocol"].astype(bool)][metric]
+        without = group[~group["has_protocol"].astype(bool)][metric]
+        k1, n1, k2, n2 = int(with_p.sum()), int(with_p.size), int(without.sum()), int(without.size)
+        row = {"model": model, "metric": metric, "k_with": k1, "n_with": n1, "k_without": k2, "n_without": n2}
+        if n1 and n2:
+            res = stats.two_proportions(k1, n1, k2, n2)
+            row |= {"acc_with": res.p1, "acc_without": res.p2, "diff": res.diff, "ci_low": res.ci_low, "ci_high": res.ci_high, "p_value": res.p_value, "test": res.method, "note": ""}
+        else:
+            row |= {"acc_with": k1 / n1 if n1 else np.nan, "acc_without": k2 / n2 if n2 else np.nan, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "test": "", "note": "no instances with protocol" if not n1 else "no instances without protocol"}
+        rows.append(row)
+    cols = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]
+    return with_model_info(pd.DataFrame(rows, columns=cols), models)
+
+
+# --------------------------------------------------------------------------- model pairs
+
+
+SUBSET_ACCURACY = {"noisy": "strict_ias", "gap": "rejection", "conflict": "conflict_recognition"}
+
+
+def significance_stars(p: float) -> str:
+    """'***' p<.001, '**' p<.01, '*' p<.05, 'n.s.' otherwise ('' for NaN)."""
+    if p is None or np.isnan(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+
+
+def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: str | None = None, n_resamples: int = 2_000, seed: int = 0) -> pd.DataFrame:
+    """Figure 5: model A vs model B on the same instances, per subset.
+
+    metric=None uses each subset's accuracy (noisy: Strict IAS, gap: rejection, conflict: conflict recognition).
+    Binary metrics get McNemar's test; continuous ones a paired t-test. The difference (A - B) has a paired
+    bootstrap CI. Only instances where both models have a value are compared.
+    """
+    rows = []
+    for mode in MODES:
+        key = metric or SUBSET_ACCURACY[mode]
+        sub = scores[scores["mode"] == mode]
+        a = sub[sub["model"] == model_a].set_index("instance_uid")[key]
+        b = sub[sub["model"] == model_b].set_index("instance_uid")[key]
+        joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+        row = {"mode": mode, "metric": key, "model_a": model_a, "model_b": model_b, "n": len(joined)}
+        if joined.empty:
+            rows.append(row | {"mean_a": np.nan, "mean_b": np.nan, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "test": "", "stars": ""})
+            continue
+        x, y = joined["a"].to_numpy(float), joined["b"].to_numpy(float)
+        diff_reps = bootstrap_means((x - y)[:, None], n_resamples, seed)
+        low, high = _ci(diff_reps)
+        if METRICS[key].binary if key in METRICS else key in BINARY_COLUMNS:
+            res = stats.mcnemar(x.astype(int), y.astype(int))
+            p, test = res.p_value, f"McNemar ({res.method})"
+        elif len(joined) >= 2 and np.std(x - y) > 0:
+            res = stats.paired_t(x, y)
+            p, test = res.p_value, "paired t"
+        else:
+            p, test = np.nan, "paired t (no variance)"
+        rows.append(row | {"mean_a": x.mean(), "mean_b": y.mean(), "diff": x.mean() - y.mean(), "ci_low": float(low[0]), "ci_high": float(high[0]), "p_value": p, "test": test, "stars": significance_stars(p)})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- data quality
+
+
+EQUIVALENCE_METRICS: tuple[str, ...] = ("conflict_recognition", "strict_ias", "loose_ias", "coverage", "faithfulness")
+
+
+def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Sequence[str] = EQUIVALENCE_METRICS, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+    """Figure 8 / Table 8: natural minus augmented means per metric with equivalence testing at +/- margin.
+
+    Per model the difference natural - augmented is computed; TOST (stats.tost) runs over those per-model
+    differences (needs >= 2 models with both origins and some spread). A pooled unpaired percentile-bootstrap
+    CI of the difference is reported too (each origin resampled independently, as stats.bootstrap_ci with
+    paired=False), and 'equivalent_by_ci' says whether that CI lies inside the margin.
+    """
+    metrics = list(metrics)
+    nat_all = scores[scores["origin"] == "natural"]
+    aug_all = scores[scores["origin"] == "augmented"]
+    boot_low = boot_high = np.full(len(metrics), np.nan)
+    if len(nat_all) and len(aug_all):
+        reps = bootstrap_means(nat_all[metrics].to_numpy(float), n_resamples, seed) - bootstrap_means(aug_all[metrics].to_numpy(float), n_resamples, seed + 1)
+        boot_low, boot_high = _ci(reps)
+    rows = []
+    for i, key in enumerate(metrics):
+        nat, aug = nat_all[nat_all[key].notna()], aug_all[aug_all[key].notna()]
+        row = {"metric": key, "label": METRICS[key].label if key in METRICS else key, "natural": nat[key].mean() if len(nat) else np.nan,
+               "augmented": aug[key].mean() if len(aug) else np.nan, "n_natural": len(nat), "n_augmented": len(aug)}
+        row["diff"] = row["natural"] - row["augmented"]
+        has_both = bool(len(nat) and len(aug))
+        row |= {"boot_low": boot_low[i] if has_both else np.nan, "boot_high": boot_high[i] if has_both else np.nan,
+                "equivalent_by_ci": bool(has_both and stats.equivalent_by_ci(boot_low[i], boot_high[i], margin))}
+        per_model = pd.concat([nat.groupby("model")[key].mean().rename("nat"), aug.groupby("model")[key].mean().rename("aug")], axis=1, join="inner")
+        diffs = (per_model["nat"] - per_model["aug"]).to_numpy(float)
+        if diffs.size >= 2 and np.std(diffs) > 0:
+            t = stats.tost(diffs, margin)
+            row |= {"models": int(diffs.size), "tost_mean": t.mean_diff, "tost_low": t.ci_low, "tost_high": t.ci_high, "tost_p": t.p_value, "tost_equivalent": t.equivalent}
+        else:
+            row |= {"models": int(diffs.size), "tost_mean": np.nan, "tost_low": np.nan, "tost_high": np.nan, "tost_p": np.nan, "tost_equivalent": False}
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["margin"] = margin
+    return out
+
+
+def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
+    """Distinct evaluated instances by domain, mode and origin."""
+    inst = scores.drop_duplicates("instance_uid")
+    return inst.groupby(["domain", "mode", "origin"]).size().rename("instances").reset_index()
+
+
+# --------------------------------------------------------------------------- loaders
+#
+# Per-response scores and constraint verdicts come from core.analysis.metrics (response_scores, constraint_verdicts: the one
+# implementation of the IAS rules), as do the Figure 4 failure counts (failure_count_rows).
+
+
+def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Prepared per-response scores (core.analysis.metrics.response_scores + prepare_scores) of the runs under `judge`."""
+    return prepare_scores(metrics.response_scores(engine, run_ids, judge))
+
+
+def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.analysis.metrics.failure_count_rows)."""
+    return metrics.failure_count_rows(engine, run_ids, judge)
+
+
+def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns)."""
+    decided = (verdicts["status"] == "ok") & verdicts["passed"].notna()
+    failed = decided & (verdicts["passed"].astype(object) == False)  # noqa: E712
+    frame = verdicts.assign(verdicts=1, decided=decided.astype(int), failed=failed.astype(int))
+    keys = ["model", "domain", "mode", "category", "sub_dimension"]
+    return frame.groupby(keys, as_index=False)[["verdicts", "decided", "failed"]].sum()
+
+
+def response_details(engine: Engine, response_id: int, judge: str) -> dict:
+    """Everything behind one response for drill-down: query, documents, response text, constraint and metric verdicts."""
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        resp = session.get(Response, response_id)
+        if resp is None:
+            return {}
+        inst = session.get(Instance, resp.instance_id)
+        model = session.get(Model, resp.model_id)
+        docs = session.exec(select(Document).where(col(Document.instance_id) == inst.id).order_by(col(Document.position))).scalars().all()
+        cons = {c.id: c for c in session.exec(select(Constraint).where(col(Constraint.instance_id) == inst.id)).scalars().all()}
+        verdicts = session.exec(select(Verdict).where(col(Verdict.response_id) == response_id)).scalars().all()
+    constraint_rows = []
+    for c in sorted(cons.values(), key=lambda c: c.position):
+        for v in verdicts:
+            if v.constraint_id == c.id and v.judge in (judge, "rule"):
+                constraint_rows.append({"cid": c.cid, "constraint": c.text, "category": c.category, "sub_dimension": c.sub_dimension,
+                                        "judge": v.judge, "method": v.method, "status": v.status, "passed": v.passed, "reason": v.reason})
+    metric_rows = [{"metric": v.metric, "judge": v.judge, "method": v.method, "status": v.status, "value": v.value, "passed": v.passed, "reason": v.reason}
+                   for v in verdicts if v.constraint_id is None]
+    return {
+        "response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid, "mode": inst.mode, "origin": inst.origin,
+        "query": inst.query, "response": resp.text or "", "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
+        "documents": [{"position": d.position + 1, "title": d.title, "role": d.role, "source": d.source, "text": d.text} for d in docs],
+        "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
+        "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
+        "judges": sorted({v.judge for v in verdicts}),
+    }

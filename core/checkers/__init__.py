@@ -1,8 +1,0 @@
-"""Rule checkers: IFEval-compatible instructions plus enterprise RAG checks, in one registry."""
-
-from core.checkers import enterprise, ifeval  # noqa: F401  (registers the checkers)
-from core.checkers.base import CHECKERS, Checker, bind_ids, build_checker, kwargs_errors
-
-bind_ids()
-
-__all__ = ["CHECKERS", "Checker", "build_checker", "kwargs_errors"]

@@ -1,0 +1,1 @@
+"""Generation: providers, the LLM client, rate limits, prompts, baselines and the run executor."""

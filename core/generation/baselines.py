@@ -1,0 +1,73 @@
+"""No-network baselines: a gap-identification refusal and an extractive answerer citing [doc N]."""
+
+from __future__ import annotations
+
+import re
+
+from core.generation.prompting import QUESTION_MARKER
+
+REFUSAL_TEXT = (
+    "Based on the provided documents, I cannot directly answer your question: "
+    "the knowledge base does not contain the information needed."
+)
+DOC_HEADER = re.compile(r"^\[doc (\d+)\][^\n]*\n", re.MULTILINE)
+SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(
+    "a an and are as at be by can could did do does for from had has have how i in is it its of on or our "
+    "should that the their them there these this to was we were what when where which who why will with "
+    "would you your about into than then any all".split()
+)
+MIN_OVERLAP = 0.34
+MAX_SENTENCES = 3
+
+
+def always_refuse(user_message: str) -> str:
+    """The same gap-identification refusal for every prompt."""
+    return REFUSAL_TEXT
+
+
+def split_prompt(user_message: str) -> tuple[list[tuple[int, str]], str]:
+    """([(doc number, body)], query) parsed from a prompt built by core.generation.prompting.user_prompt."""
+    head, _, query = user_message.rpartition(QUESTION_MARKER)
+    if not _:
+        head, query = "", user_message
+    headers = list(DOC_HEADER.finditer(head))
+    docs = []
+    for index, match in enumerate(headers):
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(head)
+        docs.append((int(match.group(1)), head[match.end() : end].strip()))
+    return docs, query.strip()
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of `text` without stopwords or one-letter tokens."""
+    return {w for w in WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def score_sentences(docs: list[tuple[int, str]], query: str) -> list[tuple[float, int, str]]:
+    """(overlap with the query's content words, doc number, sentence), best first."""
+    wanted = content_words(query)
+    if not wanted:
+        return []
+    scored = []
+    for number, body in docs:
+        for sentence in SENTENCE_SPLIT.split(body):
+            sentence = sentence.strip()
+            if len(sentence) < 3:
+                continue
+            overlap = len(wanted & content_words(sentence)) / len(wanted)
+            scored.append((overlap, number, sentence))
+    return sorted(scored, key=lambda item: (-item[0], item[1]))
+
+
+def extractive(user_message: str, *, min_overlap: float = MIN_OVERLAP, max_sentences: int = MAX_SENTENCES) -> str:
+    """The best-matching document sentences with [doc N] citations, or the refusal when nothing matches well."""
+    docs, query = split_prompt(user_message)
+    picked = [s for s in score_sentences(docs, query) if s[0] >= min_overlap][:max_sentences]
+    if not picked:
+        return REFUSAL_TEXT
+    return "\n".join(f"- {sentence} [doc {number}]" for _, number, sentence in picked)
+
+
+BASELINES = {"baseline:always-refuse": always_refuse, "baseline:extractive": extractive}

@@ -1,0 +1,282 @@
+"""LLM calls with a content-addressed cache (LLMCall table), retries with backoff + jitter, and rate limiting."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from sqlalchemy import Table, insert
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.base import Executable
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from core.store.models import LLMCall, Model, utc_now
+from core.generation.providers import get_provider
+from core.generation.providers.base import ChatMessage, Completion, ModelConfig, Provider, ProviderError
+from core.generation.ratelimit import Clock, RateLimiter, SystemClock
+
+NON_SEMANTIC_SETTINGS = frozenset({"api_key_env", "base_url_env", "base_url", "timeout_s", "send_temperature"})
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+RETRY_AFTER_CAP_S = 120.0
+PRELOAD_CHUNK = 500
+UPSERT_INSERTS = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
+
+
+def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
+    """An INSERT that skips rows whose primary key exists (SQLite/PostgreSQL upsert; plain INSERT elsewhere)."""
+    dialect_insert = UPSERT_INSERTS.get(engine.dialect.name)
+    return dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
+
+
+class GroupWriter:
+    """Group commit on the event loop: writes queued in one loop turn share one transaction (consecutive writes of
+    one statement go as one executemany); each awaiter resumes only after its write is committed."""
+
+    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
+        self.engine = engine
+        self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
+        self._jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]] = []
+
+    async def write(self, statement: Executable, params: dict[str, Any]) -> None:
+        """Execute `statement` with `params` and wait for the commit."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if not self._jobs:
+            loop.call_soon(self._flush)
+        self._jobs.append((statement, params, future))
+        await future
+
+    def close(self) -> None:
+        """Commit anything still queued."""
+        self._flush()
+
+    def _flush(self) -> None:
+        jobs, self._jobs = self._jobs, []
+        if not jobs:
+            return
+        try:
+            with self.engine.begin() as conn:
+                for statement, group in _consecutive(jobs):
+                    conn.execute(statement, group)
+                if self.observe is not None:
+                    self.observe(conn)
+            outcomes: list[BaseException | None] = [None] * len(jobs)
+        except Exception:  # noqa: BLE001 - one bad write must not sink the others: retry them one by one
+            outcomes = [_commit_one(self.engine, statement, params) for statement, params, _ in jobs]
+        for (_, _, future), error in zip(jobs, outcomes, strict=True):
+            _settle(future, error)
+
+
+def _consecutive(jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]]) -> list[tuple[Executable, list]]:
+    groups: list[tuple[Executable, list]] = []
+    for statement, params, _ in jobs:
+        if groups and groups[-1][0] is statement:
+            groups[-1][1].append(params)
+        else:
+            groups.append((statement, [params]))
+    return groups
+
+
+def _commit_one(engine: Engine, statement: Executable, params: dict[str, Any]) -> BaseException | None:
+    try:
+        with engine.begin() as conn:
+            conn.execute(statement, params)
+    except IntegrityError:
+        return None  # the cache row already exists
+    except Exception as error:  # noqa: BLE001 - handed to the awaiting coroutine
+        return error
+    return None
+
+
+def _settle(future: asyncio.Future, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+def request_parameters(config: ModelConfig) -> dict[str, Any]:
+    """The generation parameters that change a model's answer (no keys, endpoints or timeouts)."""
+    settings = {k: v for k, v in sorted(config.settings.items()) if k not in NON_SEMANTIC_SETTINGS}
+    return {"temperature": config.temperature, "max_output_tokens": config.max_output_tokens, "settings": settings}
+
+
+def canonical_request(config: ModelConfig, messages: list[ChatMessage]) -> dict[str, Any]:
+    """The cache identity of a call: provider, model name, parameters and messages."""
+    return {
+        "provider": config.provider,
+        "model_name": config.model_name,
+        "parameters": request_parameters(config),
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+    }
+
+
+def cache_key(config: ModelConfig, messages: list[ChatMessage]) -> str:
+    """sha256 of the canonical JSON of the request."""
+    blob = json.dumps(canonical_request(config, messages), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token estimate for budgeting and rate limiting (about four characters per token)."""
+    return max(1, len(text) // 4)
+
+
+def config_from_model(model: Model) -> ModelConfig:
+    """The ModelConfig of a registered Model row."""
+    fields = model.model_dump(include=set(ModelConfig.model_fields))
+    fields["paradigm"] = fields["paradigm"] if fields["paradigm"] in ("reasoning", "standard") else "standard"
+    fields["access"] = fields["access"] if fields["access"] in ("open", "closed") else "closed"
+    fields["settings"] = dict(fields.get("settings") or {})
+    return ModelConfig(**fields)
+
+
+def backoff_delay(attempt: int, error: ProviderError, rng: random.Random) -> float:
+    """Seconds before retry number `attempt` (0-based): Retry-After if given, else capped exponential full jitter."""
+    if error.retry_after is not None:
+        return min(RETRY_AFTER_CAP_S, error.retry_after) * (1 + 0.1 * rng.random())
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt)
+    return ceiling / 2 + rng.random() * ceiling / 2
+
+
+class LLMClient:
+    """One model's client: cache lookup, rate limit, provider call with retries, cache write on success."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        engine: Engine,
+        *,
+        max_retries: int = 4,
+        limiter: RateLimiter | None = None,
+        clock: Clock | None = None,
+        provider: Provider | None = None,
+        seed: int | None = None,
+        writer: GroupWriter | None = None,
+        max_connections: int | None = None,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.max_retries = max_retries
+        self.limiter = limiter
+        self.clock = clock or SystemClock()
+        self.provider = provider or get_provider(config, max_connections=max_connections)
+        self.rng = random.Random(seed)
+        self.writer = writer
+        self._insert = insert_ignore_statement(engine, LLMCall.__table__)
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._preloaded: dict[str, Completion | None] = {}
+        self._keys: dict[int, tuple[list[ChatMessage], str]] = {}
+
+    def key_for(self, messages: list[ChatMessage], *, remember: bool = False) -> str:
+        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused)."""
+        known = self._keys.get(id(messages))
+        if known is not None and known[0] is messages:
+            return known[1]
+        key = cache_key(self.config, messages)
+        if remember:
+            self._keys[id(messages)] = (messages, key)
+        return key
+
+    def preload(self, message_lists: Iterable[list[ChatMessage]]) -> int:
+        """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits."""
+        keys = list(dict.fromkeys(self.key_for(messages, remember=True) for messages in message_lists))
+        self._preloaded.update(dict.fromkeys(keys))
+        with Session(self.engine) as session:
+            for start in range(0, len(keys), PRELOAD_CHUNK):
+                chunk = keys[start : start + PRELOAD_CHUNK]
+                for row in session.exec(select(LLMCall).where(col(LLMCall.key).in_(chunk))):
+                    self._preloaded[row.key] = _cached_completion(row)
+        return sum(value is not None for value in self._preloaded.values())
+
+    async def aclose(self) -> None:
+        """Release the provider's connections (adapters without a pool have nothing to close)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
+    async def complete(self, messages: list[ChatMessage], *, purpose: str = "generate") -> Completion:
+        """The completion for `messages`: from the cache if this exact call was made before, else from the provider."""
+        key = self.key_for(messages)
+        if key in self._preloaded:
+            cached = self._preloaded.pop(key)
+        else:
+            cached = await asyncio.to_thread(self._lookup, key)
+        if cached is not None:
+            return cached
+        if key in self._inflight:
+            return (await asyncio.shield(self._inflight[key])).model_copy(update={"cached": True, "attempts": 0})
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            completion = await self._call_with_retries(messages)
+            completion = completion.model_copy(update={"cache_key": key})
+            await self._store(key, messages, completion, purpose)
+            future.set_result(completion)
+            return completion
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._inflight[key]
+
+    async def _call_with_retries(self, messages: list[ChatMessage]) -> Completion:
+        tokens = sum(estimate_tokens(m.content) for m in messages) + self.config.max_output_tokens
+        for attempt in range(self.max_retries + 1):
+            if self.limiter:
+                await self.limiter.acquire(tokens)
+            try:
+                completion = await self.provider.complete(messages)
+                return completion.model_copy(update={"attempts": attempt + 1})
+            except ProviderError as error:
+                error.attempts = attempt + 1  # type: ignore[attr-defined]
+                if not error.retryable or attempt == self.max_retries:
+                    raise
+                await self.clock.sleep(backoff_delay(attempt, error, self.rng))
+        raise AssertionError("unreachable")
+
+    def _lookup(self, key: str) -> Completion | None:
+        with Session(self.engine) as session:
+            row = session.get(LLMCall, key)
+            return _cached_completion(row) if row is not None else None
+
+    async def _store(self, key: str, messages: list[ChatMessage], completion: Completion, purpose: str) -> None:
+        row = {
+            "key": key,
+            "provider": self.config.provider,
+            "model_name": self.config.model_name,
+            "request": canonical_request(self.config, messages),
+            "text": completion.text,
+            "input_tokens": completion.input_tokens,
+            "output_tokens": completion.output_tokens,
+            "latency_ms": completion.latency_ms,
+            "cost_usd": completion.cost_usd,
+            "purpose": purpose,
+            "created_at": utc_now(),
+        }
+
+        if self.writer is not None:
+            await self.writer.write(self._insert, row)
+        else:
+            await asyncio.to_thread(_commit_one, self.engine, self._insert, row)
+
+
+def _cached_completion(row: LLMCall) -> Completion:
+    return Completion(text=row.text, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key, attempts=0)
+
+
+def make_client(config: ModelConfig, engine: Engine, **kwargs: Any) -> LLMClient:
+    """An LLMClient for `config` on `engine` (keyword options as for LLMClient)."""
+    return LLMClient(config, engine, **kwargs)

@@ -1,0 +1,1 @@
+"""Review: accounts and permissions, benchmark verification, gold labels and adjudication."""

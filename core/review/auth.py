@@ -1,0 +1,224 @@
+"""Accounts, roles and sessions: argon2 password hashes, login, idle expiry, and the write check every write path calls."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, func, select
+
+from core.store.models import User
+
+ROLES: tuple[str, ...] = ("admin", "expert", "analyst", "viewer")
+SESSION_IDLE_LIMIT = timedelta(hours=8)
+MIN_PASSWORD_LENGTH = 8
+USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}$")
+
+_hasher = PasswordHasher()
+
+
+class AuthError(Exception):
+    """Base class of account and permission errors; the message is safe to show to the user."""
+
+
+class PermissionDenied(AuthError):
+    """The signed-in user's role does not allow this action."""
+
+
+class SessionExpired(AuthError):
+    """The session has been idle longer than the limit; the user must sign in again."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The signed-in user as the app sees it: who, which role and domains, when they logged in and were last active."""
+
+    username: str
+    role: str
+    domains: tuple[str, ...]
+    login_at: datetime
+    last_seen: datetime
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def hash_password(password: str) -> str:
+    """An argon2id hash of `password` (salted; the plain text is never stored)."""
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    """True when `password` matches `password_hash`; False for a mismatch or a malformed/empty hash."""
+    if not password_hash:
+        return False
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+def generate_password() -> str:
+    """A random URL-safe password (about 96 bits)."""
+    return secrets.token_urlsafe(12)
+
+
+def validate_new_user(username: str, role: str, password: str | None) -> None:
+    """Raise ValueError naming the field when the new account's username, role or password is unacceptable."""
+    if not USERNAME_PATTERN.match(username or ""):
+        raise ValueError("username: 2-64 characters, letters, digits and _ . @ - (starting with a letter or digit)")
+    if role not in ROLES:
+        raise ValueError(f"role: must be one of {', '.join(ROLES)}, got {role!r}")
+    if password is not None and len(password) < MIN_PASSWORD_LENGTH:
+        raise ValueError(f"password: at least {MIN_PASSWORD_LENGTH} characters")
+
+
+def create_user(
+    engine: Engine,
+    username: str,
+    role: str,
+    password: str | None = None,
+    domains: list[str] | tuple[str, ...] = (),
+    email: str | None = None,
+    display_name: str = "",
+) -> User:
+    """Create an account; `password=None` makes an SSO-only account (no password login). Raises ValueError if taken."""
+    validate_new_user(username, role, password)
+    clean_domains = sorted({d.strip() for d in domains if d and d.strip()})
+    with Session(engine) as session:
+        if session.exec(select(User).where(User.username == username)).first():
+            raise ValueError(f"username: {username!r} already exists")
+        user = User(
+            username=username,
+            role=role,
+            domains=clean_domains,
+            email=(email or None) and email.strip().lower(),
+            display_name=display_name or username,
+            password_hash=hash_password(password) if password else "",
+        )
+        session.add(user)
+        session.commit()
+        session.refresh(user)
+        return user
+
+
+def update_user(
+    engine: Engine,
+    username: str,
+    *,
+    role: str | None = None,
+    domains: list[str] | None = None,
+    email: str | None = None,
+    active: bool | None = None,
+    password: str | None = None,
+) -> User:
+    """Change an account's role, domains, email, active flag or password; raises ValueError for bad values."""
+    with Session(engine) as session:
+        user = session.exec(select(User).where(User.username == username)).first()
+        if user is None:
+            raise ValueError(f"username: no account {username!r}")
+        if role is not None:
+            if role not in ROLES:
+                raise ValueError(f"role: must be one of {', '.join(ROLES)}, got {role!r}")
+            user.role = role
+        if domains is not None:
+            user.domains = sorted({d.strip() for d in domains if d and d.strip()})
+        if email is not None:
+            user.email = email.strip().lower() or None
+        if active is not None:
+            user.active = active
+        if password is not None:
+            if len(password) < MIN_PASSWORD_LENGTH:
+                raise ValueError(f"password: at least {MIN_PASSWORD_LENGTH} characters")
+            user.password_hash = hash_password(password)
+        session.add(user)
+        session.commit()
+        session.refresh(user)
+        return user
+
+
+def list_users(engine: Engine) -> list[User]:
+    """All accounts ordered by username."""
+    with Session(engine) as session:
+        return list(session.exec(select(User).order_by(User.username)).all())
+
+
+def get_user(engine: Engine, username: str) -> User | None:
+    with Session(engine) as session:
+        return session.exec(select(User).where(User.username == username)).first()
+
+
+def _principal(user: User, at: datetime) -> Principal:
+    return Principal(user.username, user.role, tuple(user.domains or ()), at, at)
+
+
+def authenticate(engine: Engine, username: str, password: str, now: datetime | None = None) -> Principal | None:
+    """A new session principal when the username/password pair is right and the account active, else None."""
+    user = get_user(engine, (username or "").strip())
+    if user is None or not user.active or not verify_password(user.password_hash, password or ""):
+        return None
+    if _hasher.check_needs_rehash(user.password_hash):
+        update_user(engine, user.username, password=password)
+    return _principal(user, now or now_utc())
+
+
+def principal_for_email(engine: Engine, email: str | None, now: datetime | None = None) -> Principal | None:
+    """The session principal of the active account whose email matches (single sign-on), else None."""
+    if not email:
+        return None
+    with Session(engine) as session:
+        user = session.exec(select(User).where(func.lower(User.email) == email.strip().lower())).first()
+    if user is None or not user.active:
+        return None
+    return _principal(user, now or now_utc())
+
+
+def ensure_first_admin(engine: Engine) -> str | None:
+    """When no account exists, create 'admin' with a random password and return how to sign in; else None."""
+    with Session(engine) as session:
+        if session.exec(select(func.count()).select_from(User)).one() > 0:
+            return None
+    password = generate_password()
+    create_user(engine, "admin", "admin", password=password, display_name="Administrator")
+    return (
+        "Created the first account: username 'admin', password "
+        f"'{password}'. Sign in on the app's login page and change it on the Users page."
+    )
+
+
+def is_expired(principal: Principal, now: datetime | None = None, idle_limit: timedelta = SESSION_IDLE_LIMIT) -> bool:
+    """True when the session has been idle (no activity) for longer than `idle_limit`."""
+    return (now or now_utc()) - principal.last_seen > idle_limit
+
+
+def touch(principal: Principal, now: datetime | None = None) -> Principal:
+    """The same session with its last activity moved to `now`."""
+    return replace(principal, last_seen=now or now_utc())
+
+
+def check_access(
+    engine: Engine,
+    principal: Principal | None,
+    roles: set[str] | frozenset[str],
+    now: datetime | None = None,
+) -> Principal:
+    """Re-check before a write: signed in, not expired, account still active and its current role in `roles`.
+
+    Returns the principal refreshed from the database (role or domains changed by an admin take effect at once).
+    """
+    if principal is None:
+        raise PermissionDenied("Sign in first.")
+    if is_expired(principal, now):
+        raise SessionExpired("Your session expired after 8 hours without activity; sign in again. Nothing was saved.")
+    user = get_user(engine, principal.username)
+    if user is None or not user.active:
+        raise PermissionDenied("This account is disabled.")
+    if user.role not in roles:
+        raise PermissionDenied(f"The role {user.role!r} may not do this.")
+    return replace(principal, role=user.role, domains=tuple(user.domains or ()))

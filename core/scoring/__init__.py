@@ -1,0 +1,1 @@
+"""Scoring: rule checkers, judges and the scorer that writes verdicts."""

@@ -1,0 +1,78 @@
+"""Per-response derived data shared by checkers (word, sentence and capital-word counts, language), cached."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+from core.scoring.checkers.langid import detect_language
+from core.scoring.checkers.sentences import count_sentences
+
+Relation = Literal["less than", "at least"]
+
+_WORD = re.compile(r"\w+")
+_CACHE = 1024
+
+
+def compare(count: int, relation: Relation, target: int) -> bool:
+    """IFEval relation test: 'less than' is count < target, 'at least' is count >= target."""
+    return count < target if relation == "less than" else count >= target
+
+
+@lru_cache(maxsize=_CACHE)
+def word_count(text: str) -> int:
+    """Number of \\w+ runs in the text (IFEval's word count)."""
+    return len(_WORD.findall(text))
+
+
+@lru_cache(maxsize=_CACHE)
+def sentence_count(text: str) -> int:
+    """Number of sentences in the text, by the punkt-compatible splitter."""
+    return count_sentences(text)
+
+
+@lru_cache(maxsize=1)
+def _treebank():
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
+
+# A whitespace token that is only ASCII letters/digits, possibly wrapped in plain punctuation, yields exactly
+# one Treebank word token (its core), except the words Treebank splits in two ("gonna" -> "gon" "na");
+# anything else is tokenized by NLTK's Treebank tokenizer.
+_SIMPLE_TOKEN = re.compile(r"[\"(\[]*([A-Za-z0-9]+)[.,!?;:\")\]]*")
+_SPLIT_WORDS = frozenset({"cannot", "gimme", "gonna", "gotta", "lemme", "wanna"})
+
+
+def treebank_capital_count(text: str) -> int:
+    """All-capital tokens of NLTK's Treebank tokenization of the text (the slow, exact definition)."""
+    return sum(1 for token in _treebank().tokenize(text) if token.isupper())
+
+
+@lru_cache(maxsize=65536)
+def _token_capitals(token: str) -> int:
+    simple = _SIMPLE_TOKEN.fullmatch(token)
+    if not simple:
+        return treebank_capital_count(token)
+    core = simple.group(1)
+    return core.isupper() * (2 if core.lower() in _SPLIT_WORDS else 1)
+
+
+@lru_cache(maxsize=_CACHE)
+def capital_word_count(text: str) -> int:
+    """Number of all-capital word tokens (IFEval's count); tokens without a cased upper-case letter count 0."""
+    return sum(map(_token_capitals, [token for token in text.split() if not token.islower()]))
+
+
+@lru_cache(maxsize=_CACHE)
+def language(text: str) -> str | None:
+    """ISO 639-1 code detected for the text (deterministic), None when no language can be detected."""
+    return detect_language(text)
+
+
+def clear_caches() -> None:
+    """Forget all cached per-response data (used by benchmarks to time cold checks)."""
+    for cached in (word_count, sentence_count, capital_word_count, _token_capitals, language):
+        cached.cache_clear()

@@ -1,0 +1,82 @@
+"""The judge registry ('heuristic', 'llm') and the metric registry (which metric runs on which mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.scoring.judges.base import ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
+from core.scoring.judges.heuristic import HeuristicJudge
+from core.scoring.judges.llm_judge import LLMJudge
+from core.store.models import Model
+from core.generation.providers.base import ModelConfig
+from core.registry import Registry
+
+JudgeFactory = Callable[[Engine, str], Judge]
+JUDGES: Registry[JudgeFactory] = Registry("judge")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A response-level metric: the modes it applies to, what it records elsewhere, and how a judge computes it."""
+
+    name: str
+    modes: tuple[str, ...]
+    compute: Callable[[Judge, JudgeInput, ContextClaimsOutcome | None], Awaitable[MetricOutcome]]
+    not_applicable_reason: str = ""
+    needs_context_claims: bool = False
+
+
+METRICS: Registry[MetricSpec] = Registry("metric")
+
+
+@JUDGES.register("heuristic")
+def _heuristic(engine: Engine, arg: str) -> Judge:
+    return HeuristicJudge()
+
+
+@JUDGES.register("llm")
+def _llm(engine: Engine, model_name: str) -> Judge:
+    from core.generation.llm import make_client  # lazy: the client module is optional for the heuristic judge
+
+    return LLMJudge(make_client(model_config(engine, model_name), engine), f"llm:{model_name}")
+
+
+def model_config(engine: Engine, name: str) -> ModelConfig:
+    """ModelConfig of the Model row called `name` (raises LookupError listing known models)."""
+    from core.generation.llm import config_from_model
+
+    with Session(engine) as session:
+        row = session.exec(select(Model).where(Model.name == name)).first()
+        if row is None:
+            known = ", ".join(session.exec(select(Model.name)).all()) or "(none)"
+            raise LookupError(f"unknown judge model {name!r}; known models: {known}")
+        return config_from_model(row)
+
+
+def resolve_judge(spec: str, engine: Engine) -> Judge:
+    """Build the judge named 'heuristic' or 'llm:<Model.name>'."""
+    kind, _, arg = spec.partition(":")
+    if kind == "llm" and not arg:
+        raise ValueError("an llm judge needs a model name: 'llm:<Model.name>'")
+    return JUDGES.get(kind)(engine, arg)
+
+
+def register_metric(spec: MetricSpec) -> MetricSpec:
+    """Add a metric spec to METRICS."""
+    METRICS.add(spec.name, spec)
+    return spec
+
+
+register_metric(MetricSpec("faithfulness", ("noisy", "gap", "conflict"), lambda j, i, c: j.faithfulness(i)))
+register_metric(MetricSpec(
+    "coverage", ("noisy", "conflict"), lambda j, i, c: j.coverage(i, c),
+    not_applicable_reason="gap instance: the documents hold no answer, so there is nothing to cover",
+    needs_context_claims=True,
+))
+register_metric(MetricSpec("rejection", ("gap",), lambda j, i, c: j.rejection(i)))
+register_metric(MetricSpec("conflict_recognition", ("conflict",), lambda j, i, c: j.conflict_recognition(i)))
+register_metric(MetricSpec("refusal", ("noisy",), lambda j, i, c: j.refusal(i)))

@@ -1,0 +1,277 @@
+"""Scoring a run: rule checks, judged constraints and RAG metrics per response, stored as Verdict rows (idempotent)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.scoring.judges.base import (
+    ConstraintMode,
+    ConstraintOutcome,
+    ConstraintView,
+    ContextClaimsOutcome,
+    DocumentView,
+    Judge,
+    JudgeInput,
+    MetricOutcome,
+    precondition_triggered,
+)
+from core.scoring.judges.registry import METRICS, MetricSpec, resolve_judge
+from core.scoring.judges.text import snippet
+from core.analysis.metrics import refresh_summaries, summarised_judges
+from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Verdict
+
+RULE_JUDGE = "rule"
+VerdictKey = tuple[int, str, str, int | None]
+
+
+class ScoreReport(BaseModel):
+    """What one scoring pass did: verdicts written and skipped, errors, judge calls and cost per metric."""
+
+    run_id: int
+    judge: str
+    constraint_mode: str
+    responses: int = 0
+    verdicts_written: int = 0
+    verdicts_skipped: int = 0
+    errors: dict[str, int] = Field(default_factory=dict)
+    not_applicable: dict[str, int] = Field(default_factory=dict)
+    calls: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float = 0.0
+    context_claims_extracted: int = 0
+    context_claims_reused: int = 0
+    seconds: float = 0.0
+
+    @property
+    def total_calls(self) -> int:
+        """All judge calls made in this pass."""
+        return sum(self.calls.values())
+
+
+def precondition_outcome(c: ConstraintView, mode: str) -> ConstraintOutcome:
+    """A conditional constraint whose precondition the instance's mode does not trigger is satisfied."""
+    return ConstraintOutcome(
+        cid=c.cid, passed=True, method="precondition",
+        reason=f"precondition '{c.precondition}' not triggered by a {mode} instance: automatically satisfied",
+    )
+
+
+def rule_outcome(c: ConstraintView, response: str) -> ConstraintOutcome:
+    """Run the constraint's rule checker (strict); a missing or failing checker is a recorded error."""
+    try:
+        from core.scoring.checkers import build_checker  # lazy: checkers are a sibling package
+
+        passed = bool(build_checker(c.checker_id or "", c.checker_kwargs).check(response))
+    except Exception as exc:  # noqa: BLE001 - any checker failure becomes an error verdict, never a silent "no"
+        return ConstraintOutcome(cid=c.cid, status="error", method="rule",
+                                 reason=f"rule checker {c.checker_id!r} failed: {type(exc).__name__}: {snippet(str(exc))}")
+    return ConstraintOutcome(cid=c.cid, passed=passed, method="rule",
+                             reason=f"rule {c.checker_id} {'satisfied' if passed else 'violated'}")
+
+
+def constraint_verdict(base: dict[str, Any], c: ConstraintView, judge: str, o: ConstraintOutcome) -> Verdict:
+    """A Verdict row for one constraint outcome."""
+    value = None if o.passed is None or o.status != "ok" else float(o.passed)
+    return Verdict(**base, judge=judge, metric="constraint", constraint_id=c.id, status=o.status, passed=o.passed,
+                   value=value, method=o.method, reason=o.reason, details={"cid": c.cid, **o.details},
+                   calls=o.calls, cost_usd=o.cost_usd)
+
+
+def metric_verdict(base: dict[str, Any], metric: str, judge: str, o: MetricOutcome) -> Verdict:
+    """A Verdict row for one metric outcome."""
+    return Verdict(**base, judge=judge, metric=metric, status=o.status, passed=o.passed, value=o.value,
+                   method=o.method, reason=o.reason, details=o.details, calls=o.calls, cost_usd=o.cost_usd)
+
+
+class _Loaded(BaseModel):
+    """Everything one pass needs, read up front in a handful of queries."""
+
+    responses: list[dict[str, Any]]
+    instances: dict[int, dict[str, Any]]
+    constraints: dict[int, list[ConstraintView]]
+    documents: dict[int, list[DocumentView]]
+    existing: set[VerdictKey]
+    claims: dict[int, ContextClaimsOutcome]
+
+
+def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
+    """Done responses of the run with their instances, constraints, documents, existing verdicts and stored claims."""
+    with Session(engine) as s:
+        responses = [r.model_dump() for r in s.exec(select(Response).where(Response.run_id == run_id, Response.status == "done"))]
+        ids = sorted({r["instance_id"] for r in responses})
+        instances = {i.id: i.model_dump() for i in s.exec(select(Instance).where(col(Instance.id).in_(ids)))}
+        constraints: dict[int, list[ConstraintView]] = {i: [] for i in ids}
+        for c in s.exec(select(Constraint).where(col(Constraint.instance_id).in_(ids)).order_by(Constraint.position)):
+            constraints[c.instance_id].append(ConstraintView.model_validate(c.model_dump()))
+        documents: dict[int, list[DocumentView]] = {i: [] for i in ids}
+        for d in s.exec(select(Document).where(col(Document.instance_id).in_(ids)).order_by(Document.position)):
+            documents[d.instance_id].append(DocumentView.model_validate(d.model_dump()))
+        rows = s.exec(select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
+                      .where(Verdict.run_id == run_id, col(Verdict.judge).in_([judge, RULE_JUDGE]))).all()
+        claims = {
+            cc.instance_id: ContextClaimsOutcome(core=cc.core, supplementary=cc.supplementary, calls=cc.calls)
+            for cc in s.exec(select(ContextClaims).where(ContextClaims.judge == judge, ContextClaims.status == "ok",
+                                                         col(ContextClaims.instance_id).in_(ids)))
+        }
+    return _Loaded(responses=responses, instances=instances, constraints=constraints, documents=documents,
+                   existing={tuple(r) for r in rows}, claims=claims)
+
+
+def store_context_claims(engine: Engine, instance_id: int, judge: str, out: ContextClaimsOutcome) -> None:
+    """Insert or replace the stored claims of (instance, judge)."""
+    with Session(engine) as s:
+        row = s.exec(select(ContextClaims).where(ContextClaims.instance_id == instance_id, ContextClaims.judge == judge)).first()
+        row = row or ContextClaims(instance_id=instance_id, judge=judge)
+        row.status, row.core, row.supplementary = out.status, out.core, out.supplementary
+        row.error, row.calls = out.error, out.calls
+        s.add(row)
+        s.commit()
+
+
+class _Scorer:
+    """One scoring pass over a run with one judge."""
+
+    def __init__(self, engine: Engine, run_id: int, judge: Judge, mode: ConstraintMode, concurrency: int) -> None:
+        self.engine, self.run_id, self.judge, self.mode = engine, run_id, judge, mode
+        self.sem = asyncio.Semaphore(max(1, concurrency))
+        self.data = load_run(engine, run_id, judge.name)
+        self.claim_locks: dict[int, asyncio.Lock] = {}
+        self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.data.responses))
+        self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "calls": Counter()}
+
+    def has(self, key: VerdictKey) -> bool:
+        if key in self.data.existing:
+            self.report.verdicts_skipped += 1
+            return True
+        return False
+
+    async def context_claims(self, item: JudgeInput) -> tuple[ContextClaimsOutcome, bool]:
+        """Claims of the item's instance: stored/reused if present, else extracted once and stored."""
+        iid = item.instance_id or 0
+        async with self.claim_locks.setdefault(iid, asyncio.Lock()):
+            if iid in self.data.claims:
+                self.report.context_claims_reused += 1
+                return self.data.claims[iid], False
+            out = await self.judge.context_claims(item)
+            store_context_claims(self.engine, iid, self.judge.name, out)
+            self.report.context_claims_extracted += 1
+            if out.status == "ok":
+                self.data.claims[iid] = out
+            return out, True
+
+    async def metric(self, spec: MetricSpec, item: JudgeInput) -> MetricOutcome:
+        """Compute one metric; a crash or failed claim extraction becomes an error outcome."""
+        claims, fresh = (await self.context_claims(item)) if spec.needs_context_claims else (None, False)
+        extra = {"calls": claims.calls, "cost_usd": claims.cost_usd} if claims and fresh else {"calls": 0, "cost_usd": 0.0}
+        if claims is not None and claims.status == "error":
+            return MetricOutcome(status="error", reason=f"context claim extraction failed: {claims.error}", **extra)
+        try:
+            out = await spec.compute(self.judge, item, claims)
+        except Exception as exc:  # noqa: BLE001 - recorded, never silent
+            return MetricOutcome(status="error", reason=f"judge failed: {type(exc).__name__}: {snippet(str(exc))}", **extra)
+        if claims is not None:
+            out.details = {**out.details, "context_claims_reused": not fresh, "context_claims_calls": extra["calls"]}
+        return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
+
+    async def constraints(self, rid: int, item: JudgeInput, base: dict[str, Any]) -> list[Verdict]:
+        """Rule verdicts (judge 'rule') and judged verdicts for the constraints not yet scored."""
+        out: list[Verdict] = []
+        name = self.judge.name
+        to_judge: list[ConstraintView] = []
+        for c in self.data.constraints[item.instance_id or 0]:
+            judge = RULE_JUDGE if c.judge_method == "rule" else name
+            if self.has((rid, "constraint", judge, c.id)):
+                continue
+            if not precondition_triggered(c.precondition, item.mode):
+                out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
+            elif c.judge_method == "rule":
+                out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response)))
+            else:
+                to_judge.append(c)
+        if to_judge:
+            try:
+                outcomes = await self.judge.judge_constraints(item, to_judge, self.mode)
+            except Exception as exc:  # noqa: BLE001 - recorded, never silent
+                why = f"judge failed: {type(exc).__name__}: {snippet(str(exc))}"
+                outcomes = [ConstraintOutcome(cid=c.cid, status="error", reason=why, method=self.mode) for c in to_judge]
+            out += [constraint_verdict(base, c, name, o) for c, o in zip(to_judge, outcomes, strict=True)]
+        return out
+
+    async def score_response(self, resp: dict[str, Any]) -> list[Verdict]:
+        """All missing verdicts of one response."""
+        async with self.sem:
+            inst = self.data.instances[resp["instance_id"]]
+            item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=self.data.documents[inst["id"]],
+                              response=resp["text"] or "", instance_id=inst["id"])
+            base = {"response_id": resp["id"], "run_id": self.run_id}
+            verdicts = await self.constraints(resp["id"], item, base)
+            for name, spec in METRICS.items():
+                if self.has((resp["id"], name, self.judge.name, None)):
+                    continue
+                if item.mode in spec.modes:
+                    verdicts.append(metric_verdict(base, name, self.judge.name, await self.metric(spec, item)))
+                elif spec.not_applicable_reason:
+                    na = MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason)
+                    verdicts.append(metric_verdict(base, name, self.judge.name, na))
+            return verdicts
+
+    def save(self, verdicts: list[Verdict]) -> None:
+        with Session(self.engine, expire_on_commit=False) as s:
+            s.add_all(verdicts)
+            s.commit()
+        for v in verdicts:
+            self.report.verdicts_written += 1
+            self.report.cost_usd += v.cost_usd
+            if v.calls:
+                self.counts["calls"][v.metric] += v.calls
+            if v.status == "error":
+                self.counts["errors"][v.metric] += 1
+            elif v.status == "not_applicable":
+                self.counts["na"][v.metric] += 1
+
+    async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
+        started = time.perf_counter()
+        total = len(self.data.responses)
+        tasks = [asyncio.create_task(self.score_response(r)) for r in self.data.responses]
+        for done, fut in enumerate(asyncio.as_completed(tasks), start=1):
+            self.save(await fut)
+            if progress:
+                progress(done, total)
+        self.report.errors = dict(self.counts["errors"])
+        self.report.not_applicable = dict(self.counts["na"])
+        self.report.calls = dict(self.counts["calls"])
+        # Per-response summaries the results pages read: this judge's, and those of judges that share the rule verdicts.
+        for judge in sorted({self.judge.name, *summarised_judges(self.engine, self.run_id)}):
+            refresh_summaries(self.engine, [self.run_id], judge)
+        self.report.seconds = round(time.perf_counter() - started, 3)
+        return self.report
+
+
+async def score_run(
+    engine: Engine,
+    run_id: int,
+    judge: str | Judge,
+    *,
+    concurrency: int = 8,
+    constraint_mode: str = "batched",
+    progress: Callable[[int, int], None] | None = None,
+) -> ScoreReport:
+    """Score every done response of a run with rule checks plus `judge` ('heuristic' | 'llm:<Model.name>'); idempotent."""
+    if constraint_mode not in ("single", "batched"):
+        raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
+    if not isinstance(judge, str):
+        return await _Scorer(engine, run_id, judge, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+    judge_obj = resolve_judge(judge, engine)
+    try:
+        return await _Scorer(engine, run_id, judge_obj, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+    finally:
+        close = getattr(judge_obj, "aclose", None)
+        if close is not None:
+            await close()

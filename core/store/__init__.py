@@ -1,0 +1,1 @@
+"""Store: the data model, interchange schema, import/export, database and migrations."""

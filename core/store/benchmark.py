@@ -1,0 +1,114 @@
+"""Read-side queries over the stored benchmark: filtered instance lists and one instance with its bundle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.store.models import Constraint, Document, Domain, Instance
+
+
+@dataclass(frozen=True)
+class InstanceRow:
+    """One line of the benchmark browser."""
+
+    id: int
+    uid: str
+    version: int
+    domain: str
+    mode: str
+    origin: str
+    status: str
+    constraints: int
+    documents: int
+    query: str
+
+
+@dataclass(frozen=True)
+class InstanceDetail:
+    """An instance version with its domain name, ordered constraints and ordered documents."""
+
+    instance: Instance
+    domain: str
+    constraints: list[Constraint]
+    documents: list[Document]
+
+
+def domain_names(engine: Engine) -> list[str]:
+    """All domain names, sorted."""
+    with Session(engine) as session:
+        return sorted(session.exec(select(Domain.name)).all())
+
+
+def instance_rows(
+    engine: Engine,
+    *,
+    domains: list[str] | None = None,
+    modes: list[str] | None = None,
+    statuses: list[str] | None = None,
+    search: str = "",
+    latest_only: bool = True,
+) -> list[InstanceRow]:
+    """Instances matching the filters (empty filter = all); `search` matches query, uid and document text."""
+    with Session(engine) as session:
+        n_constraints = (
+            select(Constraint.instance_id, func.count().label("n")).group_by(Constraint.instance_id).subquery()
+        )
+        n_documents = select(Document.instance_id, func.count().label("n")).group_by(Document.instance_id).subquery()
+        query = (
+            select(Instance, Domain.name, n_constraints.c.n, n_documents.c.n)
+            .join(Domain, Domain.id == Instance.domain_id)
+            .outerjoin(n_constraints, n_constraints.c.instance_id == Instance.id)
+            .outerjoin(n_documents, n_documents.c.instance_id == Instance.id)
+        )
+        if latest_only:
+            query = query.where(Instance.is_latest == True)  # noqa: E712
+        if domains:
+            query = query.where(col(Domain.name).in_(domains))
+        if modes:
+            query = query.where(col(Instance.mode).in_(modes))
+        if statuses:
+            query = query.where(col(Instance.status).in_(statuses))
+        if search.strip():
+            pattern = f"%{search.strip()}%"
+            in_documents = select(Document.instance_id).where(
+                or_(col(Document.text).ilike(pattern), col(Document.title).ilike(pattern))
+            )
+            query = query.where(
+                or_(col(Instance.query).ilike(pattern), col(Instance.uid).ilike(pattern), col(Instance.id).in_(in_documents))
+            )
+        results = session.exec(query.order_by(Instance.uid, Instance.version)).all()
+    return [
+        InstanceRow(
+            id=i.id,
+            uid=i.uid,
+            version=i.version,
+            domain=name,
+            mode=i.mode,
+            origin=i.origin,
+            status=i.status,
+            constraints=nc or 0,
+            documents=nd or 0,
+            query=i.query,
+        )
+        for i, name, nc, nd in results
+    ]
+
+
+def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
+    """One instance version with its constraints and documents in order, or None if it does not exist."""
+    with Session(engine) as session:
+        instance = session.get(Instance, instance_id)
+        if instance is None:
+            return None
+        domain = session.get(Domain, instance.domain_id)
+        constraints = session.exec(
+            select(Constraint).where(Constraint.instance_id == instance_id).order_by(Constraint.position)
+        ).all()
+        documents = session.exec(
+            select(Document).where(Document.instance_id == instance_id).order_by(Document.position)
+        ).all()
+        return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))

@@ -1,0 +1,362 @@
+"""Benchmark IO: validate, import (atomic), export and composition tables for the JSONL interchange format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.store.models import Constraint, Document, Domain, Instance
+from core.store.schema import CATEGORIES, MODES, ConstraintSpec, DocumentSpec, DomainSpec, InstanceSpec
+
+ON_EXISTING = ("reject", "new_version")
+CONSTRAINT_FIELDS = set(ConstraintSpec.model_fields) - {"id"}
+DOCUMENT_FIELDS = set(DocumentSpec.model_fields) - {"doc_id"}
+
+
+@dataclass(frozen=True)
+class LineError:
+    """One problem in an input file: line number, field path and message."""
+
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: {self.field}: " if self.field else f"line {self.line}: "
+        return where + self.message
+
+
+@dataclass
+class ValidationReport:
+    """Result of checking a benchmark file: the valid instances (with line numbers) and every error."""
+
+    instances: list[tuple[int, InstanceSpec]] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass
+class ImportReport:
+    """What an import did: counts per outcome, or the errors that made it import nothing."""
+
+    created: list[str] = field(default_factory=list)
+    new_versions: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """Render a pydantic error location as `constraints[3].checker_id`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _checker_errors(spec: InstanceSpec, line: int) -> list[LineError]:
+    from core.scoring.checkers import kwargs_errors
+
+    errors = []
+    for i, constraint in enumerate(spec.constraints):
+        if constraint.judge_method != "rule" or not constraint.checker_id:
+            continue
+        for path, message in kwargs_errors(constraint.checker_id, constraint.checker_kwargs):
+            errors.append(LineError(line, f"constraints[{i}].{path}", message))
+    return errors
+
+
+def _decode_lines(data: bytes) -> Iterable[tuple[int, str | None, str]]:
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield number, raw.decode("utf-8").strip(), ""
+        except UnicodeDecodeError as exc:
+            yield number, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+
+
+def validate_lines(data: bytes) -> ValidationReport:
+    """Check every line of a JSONL benchmark: JSON, schema, checker ids and kwargs, duplicate ids."""
+    report = ValidationReport()
+    first_line_of: dict[str, int] = {}
+    for number, text, decode_error in _decode_lines(data):
+        if text is None:
+            report.errors.append(LineError(number, "", decode_error))
+            continue
+        if not text:
+            continue
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as exc:
+            report.errors.append(LineError(number, "", f"malformed JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        if not isinstance(payload, dict):
+            report.errors.append(LineError(number, "", "expected a JSON object"))
+            continue
+        try:
+            spec = InstanceSpec.model_validate(payload)
+        except ValidationError as exc:
+            for err in exc.errors():
+                message = err["msg"].removeprefix("Value error, ")
+                report.errors.append(LineError(number, field_path(err["loc"]), message))
+            continue
+        checker_errors = _checker_errors(spec, number)
+        if checker_errors:
+            report.errors.extend(checker_errors)
+            continue
+        if spec.id in first_line_of:
+            report.errors.append(
+                LineError(number, "id", f"duplicate instance id {spec.id!r} (first on line {first_line_of[spec.id]})")
+            )
+            continue
+        first_line_of[spec.id] = number
+        report.instances.append((number, spec))
+    return report
+
+
+def validate_file(path: Path) -> ValidationReport:
+    """Validate a JSONL benchmark file on disk."""
+    return validate_lines(Path(path).read_bytes())
+
+
+def load_domain_specs(path: Path) -> list[DomainSpec]:
+    """Read a domains JSONL file (name, description per line)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [DomainSpec.model_validate_json(line) for line in lines if line.strip()]
+
+
+def _domain_ids(session: Session, names: Iterable[str], descriptions: dict[str, str]) -> dict[str, int]:
+    existing = {d.name: d for d in session.exec(select(Domain)).all()}
+    for name in sorted(set(names) | set(descriptions)):
+        if name not in existing:
+            domain = Domain(name=name, description=descriptions.get(name, ""))
+            session.add(domain)
+            existing[name] = domain
+        elif descriptions.get(name) and not existing[name].description:
+            existing[name].description = descriptions[name]
+    session.flush()
+    return {name: d.id for name, d in existing.items()}
+
+
+def add_instance(session: Session, spec: InstanceSpec, domain_id: int, *, version: int, author: str = "") -> Instance:
+    """Insert one instance version with its constraints and documents; returns the Instance row."""
+    instance = Instance(
+        uid=spec.id,
+        version=version,
+        is_latest=True,
+        domain_id=domain_id,
+        query=spec.query,
+        mode=spec.mode,
+        origin=spec.origin,
+        protocol=spec.protocol,
+        status=spec.status,
+        meta=spec.metadata,
+        created_by=author,
+    )
+    session.add(instance)
+    session.flush()
+    for position, c in enumerate(spec.constraints):
+        session.add(Constraint(instance_id=instance.id, position=position, cid=c.id, **c.model_dump(exclude={"id"})))
+    for position, d in enumerate(spec.documents):
+        session.add(Document(instance_id=instance.id, position=position, doc_uid=d.doc_id, **d.model_dump(exclude={"doc_id"})))
+    return instance
+
+
+def _content(spec: InstanceSpec) -> dict:
+    return spec.model_dump(exclude={"version", "status"})
+
+
+def import_specs(
+    engine: Engine,
+    specs: Sequence[tuple[int, InstanceSpec]],
+    *,
+    on_existing: str = "reject",
+    domain_descriptions: dict[str, str] | None = None,
+    author: str = "",
+) -> ImportReport:
+    """Import validated instances in one transaction; any conflict imports nothing.
+
+    on_existing: 'reject' refuses ids already in the database; 'new_version' stores changed ones as a new version
+    and reports identical ones as unchanged.
+    """
+    if on_existing not in ON_EXISTING:
+        raise ValueError(f"on_existing must be one of {ON_EXISTING}")
+    report = ImportReport()
+    with Session(engine) as session:
+        latest = {
+            i.uid: i
+            for i in session.exec(select(Instance).where(col(Instance.uid).in_([s.id for _, s in specs]))).all()
+            if i.is_latest
+        }
+        domain_ids = _domain_ids(session, (s.domain for _, s in specs), domain_descriptions or {})
+        for line, spec in specs:
+            current = latest.get(spec.id)
+            if current is None:
+                add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author)
+                report.created.append(spec.id)
+                continue
+            if on_existing == "reject":
+                report.errors.append(
+                    LineError(line, "id", f"instance {spec.id!r} already exists (version {current.version}); "
+                              "use --new-version to store a new version")
+                )
+                continue
+            if _content(instance_spec(session, current)) == _content(spec):
+                report.unchanged.append(spec.id)
+                continue
+            current.is_latest = False
+            session.add(current)
+            session.flush()
+            add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1, author=author)
+            report.new_versions.append(spec.id)
+        if report.errors:
+            session.rollback()
+            report.created.clear()
+            report.new_versions.clear()
+            report.unchanged.clear()
+            return report
+        session.commit()
+    return report
+
+
+def import_file(
+    engine: Engine, path: Path, *, on_existing: str = "reject", domains_path: Path | None = None, author: str = ""
+) -> ImportReport:
+    """Validate then import a JSONL benchmark atomically: a file with any bad line imports nothing."""
+    validation = validate_file(path)
+    if not validation.ok:
+        return ImportReport(errors=validation.errors)
+    descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
+    return import_specs(
+        engine, validation.instances, on_existing=on_existing, domain_descriptions=descriptions, author=author
+    )
+
+
+def instance_spec(session: Session, instance: Instance) -> InstanceSpec:
+    """Rebuild the interchange form of one stored instance version."""
+    domain = session.get(Domain, instance.domain_id)
+    constraints = session.exec(
+        select(Constraint).where(Constraint.instance_id == instance.id).order_by(Constraint.position)
+    ).all()
+    documents = session.exec(
+        select(Document).where(Document.instance_id == instance.id).order_by(Document.position)
+    ).all()
+    return InstanceSpec(
+        id=instance.uid,
+        domain=domain.name,
+        query=instance.query,
+        mode=instance.mode,
+        origin=instance.origin,
+        protocol=instance.protocol,
+        status=instance.status,
+        version=instance.version,
+        metadata=instance.meta,
+        constraints=[{"id": c.cid, **c.model_dump(include=CONSTRAINT_FIELDS)} for c in constraints],
+        documents=[{"doc_id": d.doc_uid, **d.model_dump(include=DOCUMENT_FIELDS)} for d in documents],
+    )
+
+
+def latest_instances(session: Session, *, domain: str | None = None, mode: str | None = None) -> list[Instance]:
+    """Latest version of every instance, optionally filtered by domain name and mode, ordered by uid."""
+    query = select(Instance).where(Instance.is_latest == True)  # noqa: E712
+    if domain:
+        query = query.join(Domain, Domain.id == Instance.domain_id).where(Domain.name == domain)
+    if mode:
+        query = query.where(Instance.mode == mode)
+    return list(session.exec(query.order_by(Instance.uid)).all())
+
+
+def export_instances(engine: Engine, out: Path, *, domain: str | None = None, mode: str | None = None) -> int:
+    """Write the latest instance versions as JSONL; returns the number written."""
+    with Session(engine) as session:
+        specs = [instance_spec(session, i) for i in latest_instances(session, domain=domain, mode=mode)]
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with Path(out).open("w", encoding="utf-8") as fh:
+        for spec in specs:
+            fh.write(spec.model_dump_json(exclude_none=False) + "\n")
+    return len(specs)
+
+
+@dataclass(frozen=True)
+class DomainRow:
+    """Table 5 row: instances and average constraints (total and per category) of one domain."""
+
+    domain: str
+    instances: int
+    avg_constraints: float
+    avg_persona: float
+    avg_output: float
+    avg_knowledge_protocol: float
+
+
+@dataclass(frozen=True)
+class ModeRow:
+    """Table 6 row: instances of one retrieval mode, share, natural and augmented counts."""
+
+    mode: str
+    count: int
+    ratio: float
+    natural: int
+    augmented: int
+
+
+def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
+    """The paper's Table 5 (per domain) and Table 6 (per mode) over the latest instance versions; 'All' row last."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Instance.id, Domain.name, Instance.mode, Instance.origin)
+            .join(Domain, Domain.id == Instance.domain_id)
+            .where(Instance.is_latest == True)  # noqa: E712
+        ).all()
+        ids = [r[0] for r in rows]
+        counts = session.exec(
+            select(Constraint.instance_id, Constraint.category).where(col(Constraint.instance_id).in_(ids))
+        ).all()
+    per_instance: dict[int, dict[str, int]] = {i: dict.fromkeys(CATEGORIES, 0) for i in ids}
+    for instance_id, category in counts:
+        per_instance[instance_id][category] += 1
+    domain_of = {r[0]: r[1] for r in rows}
+
+    def domain_row(name: str, members: list[int]) -> DomainRow:
+        n = len(members) or 1
+        sums = {c: sum(per_instance[i][c] for i in members) for c in CATEGORIES}
+        return DomainRow(
+            domain=name,
+            instances=len(members),
+            avg_constraints=round(sum(sums.values()) / n, 2),
+            avg_persona=round(sums["persona"] / n, 2),
+            avg_output=round(sums["output"] / n, 2),
+            avg_knowledge_protocol=round(sums["knowledge_protocol"] / n, 2),
+        )
+
+    domains = sorted(set(domain_of.values()))
+    table5 = [domain_row(d, [i for i in ids if domain_of[i] == d]) for d in domains]
+    table5.append(domain_row("All", ids))
+    total = len(rows) or 1
+    table6 = []
+    for mode in MODES:
+        members = [r for r in rows if r[2] == mode]
+        table6.append(
+            ModeRow(
+                mode=mode,
+                count=len(members),
+                ratio=round(len(members) / total, 3),
+                natural=sum(1 for r in members if r[3] == "natural"),
+                augmented=sum(1 for r in members if r[3] == "augmented"),
+            )
+        )
+    return table5, table6

@@ -1,0 +1,298 @@
+"""SQLModel tables: the benchmark (domains, instances, constraints, documents), runs, verdicts and human labels."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utc_now() -> datetime:
+    """Current time in UTC (naive-free)."""
+    return datetime.now(UTC)
+
+
+class Domain(SQLModel, table=True):
+    """A vertical domain of the benchmark (Energy, Medical, ...); domains are data, not code."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    description: str = ""
+
+
+class Instance(SQLModel, table=True):
+    """One version of a benchmark instance; edits create a new row with version+1, the old one stays."""
+
+    __table_args__ = (UniqueConstraint("uid", "version", name="uq_instance_uid_version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    uid: str = Field(index=True, description="External instance id from the interchange file.")
+    version: int = 1
+    is_latest: bool = Field(default=True, index=True)
+    domain_id: int = Field(foreign_key="domain.id", index=True)
+    query: str = Field(sa_column=Column(Text, nullable=False))
+    mode: str = Field(index=True)
+    origin: str = "natural"
+    protocol: str = Field(default="enterprise_rag", index=True)
+    status: str = Field(default="unverified", index=True)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utc_now)
+    created_by: str = ""
+
+
+class Constraint(SQLModel, table=True):
+    """An atomic instruction of an instance's fused instruction set, ordered by position."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    instance_id: int = Field(foreign_key="instance.id", index=True)
+    position: int
+    cid: str = Field(description="Constraint id within the instance, e.g. 'c3'.")
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    category: str = Field(index=True)
+    sub_dimension: str = Field(index=True)
+    judge_method: str
+    checker_id: str | None = None
+    checker_kwargs: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    criterion: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    precondition: str | None = None
+
+
+class Document(SQLModel, table=True):
+    """A document in an instance's bundle, ordered by position, with its role in that bundle."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    instance_id: int = Field(foreign_key="instance.id", index=True)
+    position: int
+    doc_uid: str = Field(index=True, description="Stable document id; one document may serve several instances.")
+    title: str
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    source: str = ""
+    content_type: str = "text"
+    role: str
+    conflict_group: str | None = None
+    conflict_summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class Model(SQLModel, table=True):
+    """A generator or judge model configuration; keys and endpoints never live here, only env var names."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True, description="Display name, e.g. 'gpt-4.1' or 'baseline:always-refuse'.")
+    provider: str = Field(description="Provider registry name: openai | anthropic | openai_compatible | baseline.")
+    model_name: str = ""
+    paradigm: str = "standard"
+    access: str = "closed"
+    is_baseline: bool = False
+    price_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
+    temperature: float | None = 0.0
+    max_output_tokens: int = 1024
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        sa_column=Column(JSON, nullable=False),
+        description="Provider extras: reasoning effort, thinking budget, base_url_env, api_key_env (names only).",
+    )
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Run(SQLModel, table=True):
+    """An evaluation run: generators x instances, then judges; config and code version recorded."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = ""
+    status: str = Field(default="pending", index=True, description="pending | running | done | failed | cancelled | budget_stopped")
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    code_version: str = ""
+    budget_usd: float | None = None
+    spent_usd: float = 0.0
+    message: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    created_at: datetime = Field(default_factory=utc_now)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+
+
+class Response(SQLModel, table=True):
+    """One generator answer for one (run, model, instance); every item ends done or failed with a reason."""
+
+    __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", name="uq_response_item"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    model_id: int = Field(foreign_key="model.id", index=True)
+    instance_id: int = Field(foreign_key="instance.id", index=True)
+    status: str = Field(default="pending", index=True, description="pending | done | failed")
+    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    attempts: int = 0
+    cache_key: str | None = Field(default=None, index=True)
+    cached: bool = False
+    latency_ms: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    prompt_meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utc_now)
+    finished_at: datetime | None = None
+
+
+class LLMCall(SQLModel, table=True):
+    """Content-addressed cache of every paid LLM call (provider, model, parameters, messages)."""
+
+    key: str = Field(primary_key=True, description="sha256 of the canonical request.")
+    provider: str
+    model_name: str
+    request: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    cost_usd: float = 0.0
+    purpose: str = Field(default="generate", description="generate | judge:<name> | build:<step>")
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Verdict(SQLModel, table=True):
+    """One judgement of a response: a constraint verdict or a metric value, with its judge, method and reason."""
+
+    __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    response_id: int = Field(foreign_key="response.id", index=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    judge: str = Field(index=True, description="'rule', 'heuristic', or 'llm:<model name>'.")
+    metric: str = Field(
+        index=True,
+        description="constraint | faithfulness | coverage | rejection | conflict_recognition | refusal",
+    )
+    constraint_id: int | None = Field(default=None, foreign_key="constraint.id", index=True)
+    status: str = Field(default="ok", description="ok | error | not_applicable")
+    passed: bool | None = None
+    value: float | None = None
+    method: str = Field(default="", description="rule | single | batched | heuristic | precondition")
+    reason: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    calls: int = 0
+    cost_usd: float = 0.0
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class ResponseScore(SQLModel, table=True):
+    """Per-response aggregate of one judge's verdicts (plus rule verdicts), kept by core.analysis.metrics for the results pages."""
+
+    __tablename__ = "response_score"
+
+    response_id: int = Field(foreign_key="response.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    n: int = 0
+    judged: int = 0
+    passed: int = 0
+    errors: int = 0
+    judged_persona: int = 0
+    passed_persona: int = 0
+    judged_output: int = 0
+    passed_output: int = 0
+    judged_knowledge_protocol: int = 0
+    passed_knowledge_protocol: int = 0
+    faithfulness: float | None = None
+    faithfulness_status: str | None = None
+    coverage: float | None = None
+    coverage_status: str | None = None
+    rejection: float | None = None
+    rejection_status: str | None = None
+    conflict_recognition: float | None = None
+    conflict_recognition_status: str | None = None
+    refusal: float | None = None
+    refusal_status: str | None = None
+    judge_calls: int = 0
+    judge_cost_usd: float = 0.0
+
+
+class FailureCount(SQLModel, table=True):
+    """Constraint verdict counts of one run and judge per model, domain, mode, category and sub-dimension (Figure 4 data)."""
+
+    __tablename__ = "failure_count"
+    __table_args__ = (Index("ix_failure_count_run_judge", "run_id", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    judge: str
+    model_id: int = Field(foreign_key="model.id")
+    domain_id: int = Field(foreign_key="domain.id")
+    mode: str
+    category: str
+    sub_dimension: str
+    verdicts: int = 0
+    decided: int = 0
+    failed: int = 0
+
+
+class ResponseScoreState(SQLModel, table=True):
+    """Which verdicts a run's summaries for one judge (response_score, failure_count) were built from: their count and max id."""
+
+    __tablename__ = "response_score_state"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    verdicts: int = 0
+    max_verdict_id: int = 0
+
+
+class ContextClaims(SQLModel, table=True):
+    """Core and supplementary claims extracted once per (instance, judge) and reused for every model's response."""
+
+    __table_args__ = (UniqueConstraint("instance_id", "judge", name="uq_context_claims"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    instance_id: int = Field(foreign_key="instance.id", index=True)
+    judge: str
+    status: str = "ok"
+    core: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    supplementary: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    error: str | None = None
+    calls: int = 0
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class User(SQLModel, table=True):
+    """An account: admin | expert | analyst | viewer; experts have assigned domains."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    username: str = Field(index=True, unique=True)
+    display_name: str = ""
+    email: str | None = Field(default=None, index=True)
+    role: str = "viewer"
+    domains: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    password_hash: str = ""
+    active: bool = True
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Annotation(SQLModel, table=True):
+    """An append-only human label: who, when, under which guidelines version; never updated or deleted."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(index=True, description="verification | gold_label | adjudication")
+    target_type: str = Field(description="instance | response")
+    target_id: int = Field(index=True)
+    author: str = Field(index=True)
+    payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    guidelines_version: str = ""
+    client_token: str | None = Field(default=None, unique=True, description="Idempotency key: a double submit is stored once.")
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Assignment(SQLModel, table=True):
+    """Work assigned to an expert: an instance to verify or a response to label."""
+
+    __table_args__ = (UniqueConstraint("kind", "target_id", "assignee", name="uq_assignment"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(index=True, description="verification | gold_label")
+    target_id: int = Field(index=True)
+    assignee: str = Field(index=True)
+    batch: str = ""
+    created_at: datetime = Field(default_factory=utc_now)

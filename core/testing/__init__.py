@@ -1,0 +1,1 @@
+"""Testing: the loopback fake provider server used by tests and benchmarks."""
