@@ -21,7 +21,7 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 
 from core.store.db import make_engine, upgrade
-from core.analysis.metrics import refresh_summaries
+from core.scoring.summaries import summarise_run
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 
@@ -140,7 +140,7 @@ def make_results(url: str, n_models: int = 13, n_instances: int = 983, constrain
                                         "method": "heuristic", "reason": "synthetic verdict"})
     _bulk(engine, Response.__table__, responses)
     _bulk(engine, Verdict.__table__, verdicts)
-    refresh_summaries(engine, [1], JUDGE)  # as core.scoring.scorer.score_run does after scoring
+    summarise_run(engine, 1)  # the pipeline's summarise stage
     engine.dispose()
     return {"models": len(models), "instances": n_instances, "constraints": len(constraints), "responses": len(responses), "verdicts": len(verdicts)}
 

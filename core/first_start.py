@@ -61,8 +61,8 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.generation.runner import RunOptions, create_run, execute_run
-    from core.scoring.scorer import score_run
+    from core.generation.runner import RunOptions, create_run
+    from core.pipeline import run_and_score
 
     existing = first_start_run(engine)
     if existing is not None and existing.status == "done" and (existing.config or {}).get("scored"):
@@ -81,13 +81,15 @@ def ensure_first_start_run(engine: Engine) -> int | None:
     def generation_progress(p) -> None:
         _set_message(engine, run_id, f"{LABEL}: generating {p.finished}/{p.total}")
 
-    asyncio.run(execute_run(engine, run_id, progress=generation_progress))
-
-    def scoring_progress(done: int, total: int) -> None:
-        if done == total or done % 5 == 0:
+    def scoring_progress(stage: str, done: int, total: int) -> None:
+        if stage.startswith("scoring") and (done == total or done % 5 == 0):
             _set_message(engine, run_id, f"{LABEL}: scoring {done}/{total}")
 
-    report = asyncio.run(score_run(engine, run_id, JUDGE, progress=scoring_progress))
+    result = asyncio.run(run_and_score(engine, run_id, judges=[JUDGE], generation_progress=generation_progress,
+                                       progress=scoring_progress))
+    if not result.scores:
+        return run_id
+    report = result.scores[0]
     with Session(engine) as session:
         run = session.get(Run, run_id)
         run.config = {**(run.config or {}), "scored": True}

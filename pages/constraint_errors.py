@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import metrics, results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -15,7 +15,7 @@ st.caption("Share of decided constraint verdicts that failed (errors and not-app
 filters = results_view.sidebar_filters()
 if filters:
     counts = results_view.failure_counts(filters.run_ids, filters.judge, filters.version)
-    counts = counts[counts["mode"].isin(filters.modes or results.MODES)]
+    counts = counts[counts["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:
         counts = counts[counts["domain"].isin(filters.domains)]
     c1, c2, c3 = st.columns(3)
@@ -24,10 +24,10 @@ if filters:
                     help="rate: failure rate per group; stacked: failed counts; normalised: each model's failures as shares")
     category = None
     if level == "sub_dimension":
-        category = c3.selectbox("Category", results.CATEGORIES, format_func=results.CATEGORY_LABELS.get, key="ce_category")
+        category = c3.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_category")
         counts = counts[counts["category"] == category]
-    rates = results.failure_rates(counts, level)
-    order = results.model_order(rates["model"].unique(), results_view.models(filters.version))
+    rates = readmodel.failure_rates(counts, level)
+    order = readmodel.model_order(rates["model"].unique(), results_view.models(filters.version))
     rates["model_order"] = rates["model"].map({m: i for i, m in enumerate(order)})
     rates = rates.sort_values(["model_order"]).drop(columns="model_order")
     event = charts.show_chart(charts.failure_bars(rates, level, view), rates, "constraint_failures", selectable=True)
@@ -41,11 +41,11 @@ if filters:
         st.caption("Click a bar, or choose here:")
         d1, d2 = st.columns(2)
         model = d1.selectbox("Model", order, key="ce_model")
-        sel_category = category or d2.selectbox("Category", results.CATEGORIES, format_func=results.CATEGORY_LABELS.get, key="ce_fail_cat")
+        sel_category = category or d2.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_fail_cat")
         sel_sub = None
-    failing = metrics.constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
+    failing = readmodel.constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
                                           sub_dimension=sel_sub, failed_only=True)
-    failing = failing[failing["mode"].isin(filters.modes or results.MODES)]
+    failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:
         failing = failing[failing["domain"].isin(filters.domains)]
     cols = ["response_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text", "method", "judge", "reason"]

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
@@ -27,12 +27,12 @@ if filters:
                      hide_index=True, width="stretch")
 
     st.subheader("Benchmark composition")
-    comp = results.benchmark_composition(engine())
+    comp = readmodel.benchmark_composition(engine())
     c1, c2 = st.columns(2)
     with c1:
         st.caption("Latest benchmark instances")
         charts.show_chart(charts.composition_bars(comp), comp, "benchmark_composition")
     with c2:
         st.caption("Instances in the chosen runs and subset")
-        evaluated = results.evaluated_composition(scores)
+        evaluated = readmodel.evaluated_composition(scores)
         charts.show_chart(charts.composition_bars(evaluated), evaluated, "evaluated_composition")

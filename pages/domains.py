@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -14,8 +14,8 @@ st.caption("How each model holds up per vertical domain. Radars overlay the mode
 filters = results_view.sidebar_filters(domains=False)
 if filters:
     scores = results_view.filtered_scores(filters)
-    per_domain = results.domain_metrics(scores)
-    order = results.model_order(per_domain["model"].unique(), results_view.models(filters.version))
+    per_domain = readmodel.domain_metrics(scores)
+    order = readmodel.model_order(per_domain["model"].unique(), results_view.models(filters.version))
     chosen = st.multiselect("Models on the radars", order, default=order[:5], key="dom_models")
     shown = per_domain[per_domain["model"].isin(chosen)]
 
@@ -23,7 +23,7 @@ if filters:
     charts.show_chart(charts.domain_radars(shown, chosen), shown, "domain_radars")
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
-    matrix = results.domain_heatmap(scores[scores["model"].isin(chosen)])
+    matrix = readmodel.domain_heatmap(scores[scores["model"].isin(chosen)])
     charts.show_chart(charts.domain_heatmap(matrix), matrix.reset_index(), "domain_heatmap")
 
-    metric_drilldown(scores[scores["model"].isin(chosen)], filters.judge, "dom_drill", list(results.DOMAIN_METRICS))
+    metric_drilldown(scores[scores["model"].isin(chosen)], filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -18,11 +18,11 @@ if filters:
     if board.empty:
         st.info("No scored responses match these filters.")
     else:
-        st.dataframe(results.leaderboard_table(board), hide_index=True, width="stretch")
+        st.dataframe(readmodel.leaderboard_table(board), hide_index=True, width="stretch")
 
         st.subheader("RAG quality and instruction adherence")
-        chosen = st.multiselect("Metrics", [m.key for m in results.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
-                                format_func=lambda k: results.METRICS[k].label, key="lb_metrics")
+        chosen = st.multiselect("Metrics", [m.key for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
+                                format_func=lambda k: readmodel.METRICS[k].label, key="lb_metrics")
         shown = board[board["metric"].isin(chosen)]
         charts.show_chart(charts.leaderboard_bars(shown, chosen), shown, "leaderboard_metrics")
 

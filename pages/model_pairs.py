@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -15,14 +15,14 @@ st.caption("Paired comparison on the instances both models answered. Default acc
 filters = results_view.sidebar_filters(subset=False)
 if filters:
     scores = results_view.filtered_scores(filters)
-    order = results.model_order(scores["model"].unique(), results_view.models(filters.version))
+    order = readmodel.model_order(scores["model"].unique(), results_view.models(filters.version))
     c1, c2, c3 = st.columns(3)
     model_a = c1.selectbox("Model A", order, key="mp_a")
     model_b = c2.selectbox("Model B", [m for m in order if m != model_a], key="mp_b")
-    metric = c3.selectbox("Metric", ["subset accuracy", *[m.key for m in results.QUALITY_METRICS if m.key != "over_abstention"]],
-                          format_func=lambda k: results.METRICS[k].label if k in results.METRICS else k, key="mp_metric")
+    metric = c3.selectbox("Metric", ["subset accuracy", *[m.key for m in readmodel.QUALITY_METRICS if m.key != "over_abstention"]],
+                          format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key="mp_metric")
     if model_b:
-        pair = results.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric)
+        pair = readmodel.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric)
         pair["lo_a"], pair["hi_a"] = pair["mean_a"], pair["mean_a"]
         shown = pair[pair["n"] > 0]
         st.subheader(f"{model_a} vs {model_b}")

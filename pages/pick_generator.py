@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import picker, results
+from core.analysis import picker, readmodel
 from ui import results_view
 from ui.auth import require_page
 
@@ -15,11 +15,11 @@ if filters:
     scores = results_view.scores(filters.run_ids, filters.judge, filters.version)
     c1, c2 = st.columns(2)
     domains = c1.multiselect("Domains (empty = all)", sorted(scores["domain"].dropna().unique()), key="pk_domains")
-    modes = c2.multiselect("Subsets (empty = all)", list(results.MODES), key="pk_modes")
+    modes = c2.multiselect("Subsets (empty = all)", list(readmodel.MODES), key="pk_modes")
 
     st.subheader("Weights")
     wcols = st.columns(len(picker.PICK_METRICS))
-    weights = {m: col.number_input(results.METRICS[m].label, 0.0, 10.0, float(picker.DEFAULT_WEIGHTS.get(m, 0.0)), 0.5, key=f"pk_w_{m}")
+    weights = {m: col.number_input(readmodel.METRICS[m].label, 0.0, 10.0, float(picker.DEFAULT_WEIGHTS.get(m, 0.0)), 0.5, key=f"pk_w_{m}")
                for m, col in zip(picker.PICK_METRICS, wcols, strict=True)}
 
     st.subheader("Hard floors and budget")
@@ -42,7 +42,7 @@ if filters:
         st.dataframe(result.ranking[["rank", "model", "score", "eligible", "reason", "cost_per_1k", *picker.PICK_METRICS]], hide_index=True, width="stretch",
                      column_config={"score": st.column_config.NumberColumn("weighted score", format="percent"),
                                     "cost_per_1k": st.column_config.NumberColumn("cost / 1k (USD)", format="%.2f"),
-                                    **{m: st.column_config.NumberColumn(results.METRICS[m].label, format="percent") for m in picker.PICK_METRICS}})
+                                    **{m: st.column_config.NumberColumn(readmodel.METRICS[m].label, format="percent") for m in picker.PICK_METRICS}})
         if result.top_two:
             t = result.top_two
             (st.success if t["significant"] else st.warning)(

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 
@@ -18,7 +18,7 @@ if filters:
 
     with gap_tab:
         st.caption("Per model on the gap subset: adherence to knowledge-protocol constraints vs rejection accuracy (95% bootstrap CIs).")
-        wide = gap.pivot_table(index="model", columns="metric", values=["value", "ci_low", "ci_high"]).reindex(results.model_order(gap["model"].unique(), catalog))
+        wide = gap.pivot_table(index="model", columns="metric", values=["value", "ci_low", "ci_high"]).reindex(readmodel.model_order(gap["model"].unique(), catalog))
         wide.columns = [f"{a}_{b}" for a, b in wide.columns]
         wide = wide.reset_index()
         series = [(label, f"value_{key}", f"ci_low_{key}", f"ci_high_{key}") for key, label in (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
@@ -42,7 +42,7 @@ if filters:
                                         "coverage": st.column_config.NumberColumn("Coverage", format="percent")})
 
     with protocol_tab:
-        metric = st.radio("Accuracy", list(results.PROTOCOL_EFFECT_METRICS), format_func=lambda k: results.METRICS[k].label, horizontal=True, key="rb_protocol_metric")
+        metric = st.radio("Accuracy", list(readmodel.PROTOCOL_EFFECT_METRICS), format_func=lambda k: readmodel.METRICS[k].label, horizontal=True, key="rb_protocol_metric")
         effect = effects[metric]
         st.caption("Accuracy with minus without knowledge-protocol constraints (independent groups): difference with a 95% Wald CI; "
                    "p from a Yates-corrected chi-square test, or Fisher's exact test when an expected count is below 5.")

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from core.analysis.metrics import (
+from core.analysis.readmodel import (
     CONSTRAINT_COLUMNS,
     RESPONSE_COLUMNS,
     constraint_verdicts,
@@ -19,8 +19,8 @@ from core.analysis.metrics import (
     response_scores,
     stale_summary_runs,
 )
-from core.analysis.results import verdict_counts
-from core.scoring.scorer import score_run
+from core.analysis.readmodel import verdict_counts
+from core.pipeline import score_and_summarise
 from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
 
 OK_Y, OK_N, ERR, UNJ = ("ok", True), ("ok", False), ("error", None), ("not_applicable", None)
@@ -32,7 +32,7 @@ OK_Y, OK_N, ERR, UNJ = ("ok", True), ("ok", False), ("error", None), ("not_appli
         ("all_pass", [OK_Y, OK_Y, OK_Y], 1.0, 1.0, 3, 0, 0),
         ("one_fail", [OK_Y, OK_N, OK_Y, OK_Y], 0.75, 0.0, 4, 0, 0),
         ("error_no_fail_undetermined", [OK_Y, OK_Y, ERR], 1.0, None, 2, 1, 0),
-        ("error_and_fail_strict_zero", [OK_N, OK_Y, ERR], 0.5, 0.0, 2, 1, 0),
+        ("error_and_fail_undetermined_complete_case", [OK_N, OK_Y, ERR], 0.5, None, 2, 1, 0),
         ("unjudged_excluded_undetermined", [OK_Y, UNJ], 1.0, None, 1, 0, 1),
         ("only_errors", [ERR, ERR], None, None, 0, 2, 0),
         ("empty", [], None, None, 0, 0, 0),
@@ -46,7 +46,7 @@ def test_ias(name, pairs, loose, strict, n_judged, n_errors, n_unjudged) -> None
 
 
 def scored(world: World) -> None:
-    asyncio.run(score_run(world.engine, world.run_id, "heuristic"))
+    asyncio.run(score_and_summarise(world.engine, world.run_id, ["heuristic"]))
 
 
 def test_response_scores_rows_and_columns(world: World) -> None:
@@ -62,8 +62,9 @@ def test_response_scores_rows_and_columns(world: World) -> None:
     assert df.loc[good, "n_constraints"] == 5 and df.loc[good, "n_constraint_unjudged"] == 1
     assert pd.isna(df.loc[good, "loose_persona"]) and df.loc[good, "loose_knowledge_protocol"] == 1.0
     assert df.loc[good, "refusal"] == 0.0 and df.loc[refuse, "refusal"] == 1.0
-    # the refusal cites no document: citation fails, so Strict is 0 despite the unjudged persona constraint
-    assert df.loc[refuse, "strict_ias"] == 0.0 and df.loc[refuse, "loose_ias"] == pytest.approx(3 / 4)
+    # the refusal cites no document: citation fails, but the unjudged persona constraint leaves Strict undetermined
+    # (complete case: a failure next to an unjudged constraint does not make Strict 0)
+    assert pd.isna(df.loc[refuse, "strict_ias"]) and df.loc[refuse, "loose_ias"] == pytest.approx(3 / 4)
     assert pd.isna(df.loc[refuse, "faithfulness"]) and df.loc[refuse, "faithfulness_status"] == "not_applicable"
     assert df.loc[gap, "rejection"] == 1.0 and df.loc[gap, "coverage_status"] == "not_applicable"
     assert bool(df.loc[gap, "has_protocol"]) and df.loc[gap, "cost_usd"] == pytest.approx(0.001)
@@ -137,8 +138,8 @@ LOADER_CASES = [
                  dict(loose_ias=1.0, strict_ias=NAN, loose_knowledge_protocol=NAN, n_constraints=3, n_constraint_unjudged=2),
                  id="unjudged-leaves-denominator-strict-undetermined"),
     pytest.param({"c1": ("rule", "ok", False), "c2": ("heuristic", "error", None)}, {},
-                 dict(loose_ias=0.0, strict_ias=0.0, loose_persona=NAN, n_constraint_errors=1),
-                 id="failure-decides-strict-despite-error"),
+                 dict(loose_ias=0.0, strict_ias=NAN, loose_persona=NAN, n_constraint_errors=1),
+                 id="failure-next-to-error-strict-undetermined-complete-case"),
     pytest.param({"c2": ("heuristic", "error", None)}, {},
                  dict(loose_ias=NAN, strict_ias=NAN, n_constraints=1, n_constraint_errors=1),
                  id="only-errors-nothing-determined"),
@@ -232,7 +233,6 @@ def _add_verdicts_after_first_read(world: World) -> None:
 
     from core.store.models import Constraint
 
-    response_scores(world.engine, [world.run_id], "heuristic")  # builds the summary
     with Session(world.engine) as s:
         persona = s.exec(select(Constraint.id).where(Constraint.instance_id == world.instances["noisy"],
                                                      Constraint.cid == "c2")).one()
@@ -245,9 +245,9 @@ def _add_verdicts_after_first_read(world: World) -> None:
 
 # name, judge read, what happens between scoring and the read, runs stale just before the read
 SUMMARY_CASES = [
-    pytest.param("heuristic", None, [], id="built-by-score_run"),
-    pytest.param("heuristic", _add_verdicts_after_first_read, "run", id="verdicts-added-after-build-rebuilt-on-read"),
-    pytest.param("llm:judge-x", None, "run", id="unscored-judge-built-on-first-read-rule-verdicts-only"),
+    pytest.param("heuristic", None, [], id="built-by-the-pipeline"),
+    pytest.param("heuristic", _add_verdicts_after_first_read, "run", id="verdicts-added-after-build-computed-inline"),
+    pytest.param("llm:judge-x", None, "run", id="unscored-judge-computed-inline-rule-verdicts-only"),
 ]
 
 
@@ -262,7 +262,8 @@ def test_summary_matches_verdict_level_computation(world: World, judge, between,
         between(world)
     assert stale_summary_runs(world.engine, [world.run_id], judge) == ([world.run_id] if stale == "run" else [])
     got = response_scores(world.engine, [world.run_id], judge).set_index("response_id")
-    assert stale_summary_runs(world.engine, [world.run_id], judge) == []
+    # reading never writes: a stale summary stays stale (the same SELECT ran inline instead)
+    assert stale_summary_runs(world.engine, [world.run_id], judge) == ([world.run_id] if stale == "run" else [])
     want = _verdict_level(world, judge)
     assert list(got.index) == list(want.index)
     for col in want.columns:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import picker, results, stats
+from core.analysis import picker, readmodel, stats
 
 MODELS = pd.DataFrame(
     [
@@ -32,7 +32,7 @@ def _scores() -> pd.DataFrame:
                          "strict_ias": None, "loose_persona": 0.8, "loose_output": 0.8, "loose_knowledge_protocol": 0.5,
                          "faithfulness": 0.7, "coverage": None, "rejection": float(i < rej_k), "conflict_recognition": None, "refusal": None,
                          "has_protocol": True, "cost_usd": cost, "latency_ms": 100.0, "response_id": len(rows) + 1})
-    return results.prepare_scores(pd.DataFrame(rows))
+    return readmodel.prepare_scores(pd.DataFrame(rows))
 
 
 SCORES = _scores()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import results, stats
+from core.analysis import readmodel, stats
 
 MODELS = pd.DataFrame(
     [
@@ -48,12 +48,12 @@ SCORES = pd.DataFrame(
 
 @pytest.fixture(scope="module")
 def prepared() -> pd.DataFrame:
-    return results.prepare_scores(SCORES)
+    return readmodel.prepare_scores(SCORES)
 
 
 @pytest.fixture(scope="module")
 def board(prepared) -> pd.DataFrame:
-    return results.leaderboard(prepared, MODELS, n_resamples=500).set_index(["model", "metric"])
+    return readmodel.leaderboard(prepared, MODELS, n_resamples=500).set_index(["model", "metric"])
 
 
 @pytest.mark.parametrize(
@@ -93,9 +93,9 @@ def test_leaderboard_marks_best_and_second_among_non_baselines(board, metric, be
 
 
 def test_leaderboard_order_follows_table2_with_baselines_last(prepared):
-    long = results.leaderboard(prepared, MODELS, n_resamples=50)
+    long = readmodel.leaderboard(prepared, MODELS, n_resamples=50)
     assert list(dict.fromkeys(long["model"])) == ["open-reason", "closed-std", "baseline:always-refuse"]
-    table = results.leaderboard_table(long)
+    table = readmodel.leaderboard_table(long)
     assert table["Group"].tolist() == ["open-source · reasoning", "closed-source · standard", "calibration baseline"]
     assert table.loc[0, "Loose IAS"].startswith("68.8 [") and table.loc[0, "Loose IAS"].endswith("★")
 
@@ -103,7 +103,7 @@ def test_leaderboard_order_follows_table2_with_baselines_last(prepared):
 def test_bootstrap_means_matches_stats_bootstrap_ci():
     rng = np.random.default_rng(3)
     x = rng.binomial(1, 0.3, size=300).astype(float)
-    lo, hi = results._ci(results.bootstrap_means(x, 8_000, seed=1))
+    lo, hi = readmodel._ci(readmodel.bootstrap_means(x, 8_000, seed=1))
     ref = stats.bootstrap_ci(stats.mean, x, n_resamples=8_000, seed=1)
     assert lo[0] == pytest.approx(ref.ci_low, abs=0.012)
     assert hi[0] == pytest.approx(ref.ci_high, abs=0.012)
@@ -111,7 +111,7 @@ def test_bootstrap_means_matches_stats_bootstrap_ci():
 
 def test_bootstrap_means_ignores_missing_cells():
     values = np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]])
-    reps = results.bootstrap_means(values, 200, seed=0)
+    reps = readmodel.bootstrap_means(values, 200, seed=0)
     assert reps.shape == (200, 2)
     assert set(np.unique(reps[:, 1][~np.isnan(reps[:, 1])])) == {1.0}
 
@@ -130,13 +130,13 @@ def test_grouped_bootstrap_matches_per_block_bootstrap(spec):
         col = rng.binomial(1, p, size=n).astype(float)
         col[::10] = np.nan
         blocks[key] = np.column_stack([col, np.full(n, np.nan), rng.random(n)])
-    got = results.grouped_bootstrap(blocks, 4_000, seed=0)
+    got = readmodel.grouped_bootstrap(blocks, 4_000, seed=0)
     assert list(got) == list(blocks)
     for key, matrix in blocks.items():
         means, low, high, counts = got[key]
         assert counts.tolist() == [int(np.sum(~np.isnan(matrix[:, 0]))), 0, matrix.shape[0]]
         assert means[0] == pytest.approx(np.nanmean(matrix[:, 0])) and np.isnan(means[1])
-        ref_low, ref_high = results._ci(results.bootstrap_means(matrix, 4_000, seed=11))
+        ref_low, ref_high = readmodel._ci(readmodel.bootstrap_means(matrix, 4_000, seed=11))
         assert low[[0, 2]] == pytest.approx(ref_low[[0, 2]], abs=0.02) and high[[0, 2]] == pytest.approx(ref_high[[0, 2]], abs=0.02)
         assert np.isnan(low[1]) and np.isnan(high[1]) and low[0] < means[0] < high[0]
 
@@ -151,14 +151,14 @@ def test_grouped_bootstrap_matches_per_block_bootstrap(spec):
     ],
 )
 def test_filter_scores(prepared, modes, domains, rows):
-    assert len(results.filter_scores(prepared, modes, domains)) == rows
+    assert len(readmodel.filter_scores(prepared, modes, domains)) == rows
 
 
 def test_domain_metrics_and_heatmap(prepared):
-    dm = results.domain_metrics(prepared).set_index(["model", "domain"])
+    dm = readmodel.domain_metrics(prepared).set_index(["model", "domain"])
     assert dm.loc[("closed-std", "Legal"), "coverage"] == pytest.approx(0.2)
     assert dm.loc[("closed-std", "Energy"), "responses"] == 3
-    heat = results.domain_heatmap(prepared[prepared["model"] != "baseline:always-refuse"])
+    heat = readmodel.domain_heatmap(prepared[prepared["model"] != "baseline:always-refuse"])
     assert heat.loc["Legal", "loose_ias"] == pytest.approx((0.5 + 0.25) / 2)
 
 
@@ -185,7 +185,7 @@ VERDICTS = pd.DataFrame(
     ],
 )
 def test_failure_rates(level, key, rate, share, undetermined):
-    fr = results.failure_rates(results.verdict_counts(VERDICTS), level)
+    fr = readmodel.failure_rates(readmodel.verdict_counts(VERDICTS), level)
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
     row = fr.set_index(keys).loc[key]
     assert row["failure_rate"] == pytest.approx(rate)
@@ -194,12 +194,12 @@ def test_failure_rates(level, key, rate, share, undetermined):
 
 
 def test_failing_verdicts_behind_a_bar():
-    rows = results.failing_verdicts(VERDICTS, "m1", "knowledge_protocol")
+    rows = readmodel.failing_verdicts(VERDICTS, "m1", "knowledge_protocol")
     assert rows[["response_id", "cid", "reason", "judge"]].values.tolist() == [[1, "c3", "no citation", "heuristic"]]
 
 
 def test_knowledge_gap_view(prepared):
-    view = results.knowledge_gap_view(prepared, MODELS, n_resamples=100).set_index(["model", "metric"])
+    view = readmodel.knowledge_gap_view(prepared, MODELS, n_resamples=100).set_index(["model", "metric"])
     assert view.loc[("open-reason", "loose_knowledge_protocol"), "value"] == pytest.approx(0.75)
     assert view.loc[("closed-std", "rejection"), "value"] == 0.0
     assert view.loc[("baseline:always-refuse", "rejection"), "is_baseline"]
@@ -211,7 +211,7 @@ def _conflict_scores(values: dict[str, tuple[list[int], float, str]]) -> tuple[p
         models.append({"model": name, "paradigm": paradigm, "access": "open", "is_baseline": False})
         for i, c in enumerate(cr):
             rows.append(_row(name, f"c{i}", "conflict", cr=c, cov=cov, strict=False))
-    return results.prepare_scores(pd.DataFrame(rows)), pd.DataFrame(models)
+    return readmodel.prepare_scores(pd.DataFrame(rows)), pd.DataFrame(models)
 
 
 def test_conflict_view_ranks_and_spearman_per_paradigm():
@@ -223,7 +223,7 @@ def test_conflict_view_ranks_and_spearman_per_paradigm():
             "s1": ([1, 0, 0, 0], 0.6, "standard"),
         }
     )
-    per_model, corr = results.conflict_view(scores, models)
+    per_model, corr = readmodel.conflict_view(scores, models)
     assert per_model["model"].tolist()[:3] == ["r3", "r1", "r2"]
     assert per_model.set_index("model").loc["r3", "conflict_recognition"] == pytest.approx(0.75)
     corr = corr.set_index("paradigm")
@@ -237,8 +237,8 @@ def test_protocol_effect_uses_two_proportions():
         rows.append(_row("m", f"g{i}", "gap", rej=i < 30, proto=True))
     for i in range(30):
         rows.append(_row("m", f"h{i}", "gap", rej=i < 9, proto=False))
-    scores = results.prepare_scores(pd.DataFrame(rows))
-    out = results.protocol_effect(scores, MODELS, "rejection").iloc[0]
+    scores = readmodel.prepare_scores(pd.DataFrame(rows))
+    out = readmodel.protocol_effect(scores, MODELS, "rejection").iloc[0]
     ref = stats.two_proportions(30, 40, 9, 30)
     assert (out["k_with"], out["n_with"], out["k_without"], out["n_without"]) == (30, 40, 9, 30)
     assert out["diff"] == pytest.approx(0.45)
@@ -247,7 +247,7 @@ def test_protocol_effect_uses_two_proportions():
 
 
 def test_protocol_effect_reports_missing_group(prepared):
-    out = results.protocol_effect(prepared, MODELS, "rejection").set_index("model")
+    out = readmodel.protocol_effect(prepared, MODELS, "rejection").set_index("model")
     assert out.loc["open-reason", "note"] == "no instances without protocol"
     assert np.isnan(out.loc["open-reason", "diff"])
 
@@ -259,8 +259,8 @@ def test_paired_comparison_mcnemar_and_bootstrap():
     for i, (a, b) in enumerate(zip(a_wins, b_wins, strict=True)):
         rows.append(_row("A", f"g{i}", "gap", rej=a))
         rows.append(_row("B", f"g{i}", "gap", rej=b))
-    scores = results.prepare_scores(pd.DataFrame(rows))
-    out = results.paired_comparison(scores, "A", "B", n_resamples=1000).set_index("mode")
+    scores = readmodel.prepare_scores(pd.DataFrame(rows))
+    out = readmodel.paired_comparison(scores, "A", "B", n_resamples=1000).set_index("mode")
     gap = out.loc["gap"]
     ref = stats.mcnemar(np.array(a_wins), np.array(b_wins))
     assert gap["n"] == 30 and gap["diff"] == pytest.approx(10 / 30)
@@ -275,8 +275,8 @@ def test_natural_vs_augmented_tost_over_per_model_differences():
         for i in range(4):
             rows.append(_row(m, f"n{i}", "conflict", origin="natural", cr=1 if i < 2 else 0, faith=nat_v))
             rows.append(_row(m, f"a{i}", "conflict", origin="augmented", cr=1 if i < 2 else 0, faith=aug_v))
-    scores = results.prepare_scores(pd.DataFrame(rows))
-    out = results.natural_vs_augmented(scores, margin=0.2, n_resamples=500).set_index("metric")
+    scores = readmodel.prepare_scores(pd.DataFrame(rows))
+    out = readmodel.natural_vs_augmented(scores, margin=0.2, n_resamples=500).set_index("metric")
     faith = out.loc["faithfulness"]
     ref = stats.tost(np.array([0.05, 0.08, -0.01]), 0.2)
     assert faith["diff"] == pytest.approx(0.04)
@@ -286,7 +286,7 @@ def test_natural_vs_augmented_tost_over_per_model_differences():
 
 
 def test_evaluated_composition(prepared):
-    comp = results.evaluated_composition(prepared).set_index(["domain", "mode", "origin"])["instances"]
+    comp = readmodel.evaluated_composition(prepared).set_index(["domain", "mode", "origin"])["instances"]
     assert comp.to_dict() == {("Energy", "conflict", "augmented"): 1, ("Energy", "gap", "natural"): 1, ("Energy", "noisy", "natural"): 1, ("Legal", "noisy", "natural"): 1}
 
 
@@ -294,8 +294,8 @@ def test_natural_vs_augmented_bootstrap_matches_stats_unpaired():
     rng = np.random.default_rng(5)
     rows = [_row("m", f"n{i}", "conflict", origin="natural", faith=float(v)) for i, v in enumerate(rng.uniform(0.5, 1, 80))]
     rows += [_row("m", f"a{i}", "conflict", origin="augmented", faith=float(v)) for i, v in enumerate(rng.uniform(0.4, 0.9, 120))]
-    scores = results.prepare_scores(pd.DataFrame(rows))
-    out = results.natural_vs_augmented(scores, metrics=["faithfulness"], n_resamples=4_000).iloc[0]
+    scores = readmodel.prepare_scores(pd.DataFrame(rows))
+    out = readmodel.natural_vs_augmented(scores, metrics=["faithfulness"], n_resamples=4_000).iloc[0]
     nat, aug = scores[scores["origin"] == "natural"]["faithfulness"], scores[scores["origin"] == "augmented"]["faithfulness"]
     ref = stats.bootstrap_ci(stats.mean_diff, nat.to_numpy(), aug.to_numpy(), paired=False, n_resamples=4_000)
     assert out["boot_low"] == pytest.approx(ref.ci_low, abs=0.01) and out["boot_high"] == pytest.approx(ref.ci_high, abs=0.01)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.analysis.results import CATEGORY_LABELS, DOMAIN_METRICS, METRICS
+from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS, METRICS
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 RADAR_LABELS = {"faithfulness": "Faithfulness", "coverage": "Coverage", "strict_ias": "Strict IAS", "loose_ias": "Loose IAS"}

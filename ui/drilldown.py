@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.analysis import results
+from core.analysis import readmodel
 from ui.session import engine
 
 MAX_ROWS = 200
@@ -13,7 +13,7 @@ MAX_ROWS = 200
 
 def response_detail(response_id: int, judge: str) -> None:
     """One response in full: query, response text, documents, constraint verdicts and metric verdicts with reasons."""
-    d = results.response_details(engine(), int(response_id), judge)
+    d = readmodel.response_details(engine(), int(response_id), judge)
     if not d:
         st.warning(f"Response {response_id} no longer exists.")
         return
@@ -49,11 +49,11 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
 
 def metric_drilldown(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None = None) -> None:
     """Drill-down from a (model, metric) cell: the responses and their values, failing ones first."""
-    metric_keys = metric_keys or [m for m in results.METRICS if m in scores.columns]
+    metric_keys = metric_keys or [m for m in readmodel.METRICS if m in scores.columns]
     with st.expander("Drill down: the responses behind a cell", icon=":material/search:"):
         c1, c2 = st.columns(2)
         model = c1.selectbox("Model", sorted(scores["model"].unique()), key=f"{key}_model")
-        metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: results.METRICS[k].label if k in results.METRICS else k, key=f"{key}_metric")
+        metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key=f"{key}_metric")
         sub = scores[(scores["model"] == model) & scores[metric].notna()]
-        rows = sub[["response_id", "model", "instance_uid", "domain", "mode", metric]].sort_values(metric, ascending=results.METRICS[metric].higher_is_better if metric in results.METRICS else True)
+        rows = sub[["response_id", "model", "instance_uid", "domain", "mode", metric]].sort_values(metric, ascending=readmodel.METRICS[metric].higher_is_better if metric in readmodel.METRICS else True)
         drilldown(rows, judge, key)

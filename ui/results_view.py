@@ -16,7 +16,7 @@ import streamlit as st
 from sqlalchemy import func, select
 from sqlmodel import Session
 
-from core.analysis import results
+from core.analysis import readmodel
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.store.models import Run, Verdict
@@ -61,32 +61,32 @@ def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
 def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge` (cached per data version)."""
-    return results.load_scores(engine(), list(run_ids), judge)
+    return readmodel.load_scores(engine(), list(run_ids), judge)
 
 
 def filtered_scores(f: Filters) -> pd.DataFrame:
     """Scores narrowed to the chosen subset and domains."""
-    return results.filter_scores(scores(f.run_ids, f.judge, f.version), f.modes, f.domains)
+    return readmodel.filter_scores(scores(f.run_ids, f.judge, f.version), f.modes, f.domains)
 
 
 @st.cache_data(max_entries=16, show_spinner="Bootstrapping confidence intervals…")
 def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple) -> pd.DataFrame:
     """Leaderboard rows (with 95% bootstrap CIs) for one filter choice."""
-    return results.leaderboard(results.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+    return readmodel.leaderboard(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple):
     """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
-    s, m = results.filter_scores(scores(run_ids, judge, version), modes, domains), models(version)
-    effects = {k: results.protocol_effect(s, m, k) for k in results.PROTOCOL_EFFECT_METRICS}
-    return results.knowledge_gap_view(s, m), results.conflict_view(s, m), effects
+    s, m = readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version)
+    effects = {k: readmodel.protocol_effect(s, m, k) for k in readmodel.PROTOCOL_EFFECT_METRICS}
+    return readmodel.knowledge_gap_view(s, m), readmodel.conflict_view(s, m), effects
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple, margin: float) -> pd.DataFrame:
     """Natural vs augmented equivalence table for one filter choice and margin."""
-    return results.natural_vs_augmented(results.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
+    return readmodel.natural_vs_augmented(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
 
 
 def cache_args(f: Filters) -> tuple:
@@ -97,18 +97,18 @@ def cache_args(f: Filters) -> tuple:
 @st.cache_data(max_entries=4, show_spinner=False)
 def models(version: tuple) -> pd.DataFrame:
     """The model catalogue (paradigm, access, baseline flag, prices)."""
-    return results.model_catalog(engine())
+    return readmodel.model_catalog(engine())
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
 def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
-    return results.load_failure_counts(engine(), list(run_ids), judge)
+    return readmodel.load_failure_counts(engine(), list(run_ids), judge)
 
 
 def data_version() -> tuple:
     """Current data version: (max verdict id, verdict count, max response id, database URL)."""
-    return (*results.data_version(engine()), engine().url.render_as_string(hide_password=True))
+    return (*readmodel.data_version(engine()), engine().url.render_as_string(hide_password=True))
 
 
 def _run_label(row: pd.Series) -> str:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
-from core.analysis import results, stats
+from core.analysis import readmodel, stats
 
 PICK_METRICS: tuple[str, ...] = (
     "faithfulness", "coverage", "loose_ias", "strict_ias", "rejection", "conflict_recognition", "over_abstention",
@@ -63,8 +63,8 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResu
 
     Baselines are left out unless spec.include_baselines, or when they are the only models scored.
     """
-    scoped = results.filter_scores(scores, spec.modes, spec.domains)
-    info = results.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
+    scoped = readmodel.filter_scores(scores, spec.modes, spec.domains)
+    info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
     note = ""
     if not spec.include_baselines:
         real = info[~info["is_baseline"]]
@@ -80,7 +80,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResu
         fails = []
         for metric, floor in spec.floors.items():
             v = means.get(metric, np.nan)
-            label = results.METRICS[metric].label
+            label = readmodel.METRICS[metric].label
             if np.isnan(v):
                 fails.append(f"{label}: not measured in this scope (floor {floor:.0%})")
             elif metric == "over_abstention" and v > floor:
@@ -91,7 +91,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResu
             fails.append(f"cost ${cost_1k:.2f} per 1k queries over the budget ${spec.budget_per_1k:.2f}")
         score = weighted_score(means, spec.weights)
         contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
-        strengths = ", ".join(f"{results.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
+        strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
         rows.append({"model": model, "score": score, "eligible": not fails, "fails": fails, "strengths": strengths,
                      "cost_per_1k": cost_1k, "responses": len(group), **means})
     ranking = pd.DataFrame(rows, columns=["model", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS])
@@ -147,7 +147,7 @@ def _bootstrap_score_diff(pa: pd.DataFrame, pb: pd.DataFrame, keys: list[str], s
     inverted = np.array(keys) == "over_abstention"
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        reps = results.bootstrap_means(np.column_stack([xa, xb]), n_resamples, seed)
+        reps = readmodel.bootstrap_means(np.column_stack([xa, xb]), n_resamples, seed)
         ra, rb = (np.where(inverted, 1 - r, r) for r in (reps[:, :k], reps[:, k:]))
 
         def wscore(r: np.ndarray) -> np.ndarray:
@@ -178,8 +178,8 @@ SUMMARY_HEADER = ["#", "Model", "Weighted score", "Eligible", "Cost / 1k", "Stri
 
 def _scope_lines(result: PickResult, judge: str, runs: str) -> list[str]:
     s = result.spec
-    weights = ", ".join(f"{results.METRICS[m].label} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
-    floors = ", ".join(f"{results.METRICS[m].label} {'≤' if m == 'over_abstention' else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
+    weights = ", ".join(f"{readmodel.METRICS[m].label} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
+    floors = ", ".join(f"{readmodel.METRICS[m].label} {'≤' if m == 'over_abstention' else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
     return [
         f"Runs: {runs}; judge: {judge}; responses considered: {result.n_responses}",
         f"Domains: {', '.join(s.domains) or 'all'}; subsets: {', '.join(s.modes) or 'all'}",

@@ -55,7 +55,7 @@ def run(
     rpm: Annotated[float | None, typer.Option(help="Requests per minute per provider.")] = None,
     tpm: Annotated[float | None, typer.Option(help="Tokens per minute per provider.")] = None,
     budget_usd: Annotated[float | None, typer.Option(help="Stop cleanly once this much is spent.")] = None,
-    judge: Annotated[str | None, typer.Option(help="Score after generation: heuristic or llm:<model>.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Score after generation (comma-separated): heuristic, llm:<model>.")] = None,
     order: Annotated[str | None, typer.Option(help="Document order: stored|shuffle|support_first|...")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for shuffled document order.")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
@@ -113,8 +113,14 @@ def _target_run(engine, runner, models, domains, modes, limit, order, seed, name
 
 
 def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool):
+    from core.pipeline import run_and_score
+
+    def stage(name: str, done: int, total: int) -> None:
+        if name.startswith("scoring") and (done == total or done % 25 == 0):
+            console.print(f"  {name.split(':', 1)[1]}: {done}/{total} responses scored")
+
     if quiet:
-        return asyncio.run(runner.execute_run(engine, run_id, overrides=overrides))
+        return asyncio.run(run_and_score(engine, run_id, overrides=overrides))
     columns = (TextColumn("run {task.fields[run]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
                TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
@@ -126,10 +132,12 @@ def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool
         def update(p) -> None:
             bar.update(task, completed=p.finished, failed=p.failed, rate=p.rate, spent=p.spent_usd)
 
-        return asyncio.run(runner.execute_run(engine, run_id, overrides=overrides, progress=update))
+        return asyncio.run(run_and_score(engine, run_id, overrides=overrides, generation_progress=update,
+                                         progress=stage))
 
 
-def _finish(engine, runner, run_id: int, result) -> None:
+def _finish(engine, runner, run_id: int, outcome) -> None:
+    result = outcome.generation
     failures = runner.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
                f"spent ${result.spent_usd:.4f}")
@@ -140,10 +148,10 @@ def _finish(engine, runner, run_id: int, result) -> None:
         typer.echo(f"retry them with: gauntlet run --retry-failed {run_id}")
     if result.status == "budget_stopped":
         typer.echo(f"budget reached; finish with: gauntlet run --resume {run_id} --budget-usd <more>")
-    judge = runner.run_options(engine, run_id).judge
-    if judge and result.status == "done":
-        report = asyncio.run(runner.judge_run(engine, run_id, judge))
-        typer.echo(f"scored with {judge}: {report}" if report is not None else "scoring module not available")
+    from core.commands.score import format_report
+
+    for report in outcome.scores:
+        typer.echo(format_report(report))
 
 
 def report(

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from core.store.db import get_engine
-from core.scoring.scorer import ScoreReport, score_run
+from core.pipeline import score_and_summarise
+from core.scoring.scorer import ScoreReport
 
 
 def format_report(report: ScoreReport) -> str:
@@ -43,14 +44,15 @@ def register(app: typer.Typer) -> None:
         if constraint_mode not in ("single", "batched"):
             raise typer.BadParameter("must be 'single' or 'batched'", param_hint="--constraint-mode")
 
-        def progress(done: int, total: int) -> None:
-            if done == total or done % 25 == 0:
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage.startswith("scoring") and (done == total or done % 25 == 0):
                 typer.echo(f"  {done}/{total} responses", err=True)
 
         try:
-            report = asyncio.run(score_run(get_engine(), run_id, judge, concurrency=concurrency,
-                                           constraint_mode=constraint_mode, progress=progress))
+            result = asyncio.run(score_and_summarise(get_engine(), run_id, [judge], concurrency=concurrency,
+                                                     constraint_mode=constraint_mode, progress=progress))
         except (LookupError, ValueError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
-        typer.echo(format_report(report))
+        for report in result.scores:
+            typer.echo(format_report(report))

@@ -676,16 +676,6 @@ def _save_options(engine: Engine, run_id: int, options: RunOptions) -> None:
         session.commit()
 
 
-async def judge_run(engine: Engine, run_id: int, judge: str, *, concurrency: int = 8) -> Any:
-    """Score the run with core.scoring.scorer.score_run when that module is installed; None otherwise."""
-    try:
-        from core.scoring.scorer import score_run
-    except ImportError:
-        log.warning("core.scoring.scorer is not available; run %s was not scored", run_id)
-        return None
-    return await score_run(engine, run_id, judge, concurrency=concurrency)
-
-
 def failed_items(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """Every failed item of the run with its model, instance uid, attempts and reason."""
     with Session(engine) as session:

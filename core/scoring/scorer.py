@@ -25,7 +25,6 @@ from core.scoring.judges.base import (
 )
 from core.scoring.judges.registry import METRICS, MetricSpec, resolve_judge
 from core.scoring.judges.text import snippet
-from core.analysis.metrics import refresh_summaries, summarised_judges
 from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Verdict
 
 RULE_JUDGE = "rule"
@@ -247,9 +246,6 @@ class _Scorer:
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
         self.report.calls = dict(self.counts["calls"])
-        # Per-response summaries the results pages read: this judge's, and those of judges that share the rule verdicts.
-        for judge in sorted({self.judge.name, *summarised_judges(self.engine, self.run_id)}):
-            refresh_summaries(self.engine, [self.run_id], judge)
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
 

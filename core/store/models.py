@@ -180,7 +180,7 @@ class Verdict(SQLModel, table=True):
 
 
 class ResponseScore(SQLModel, table=True):
-    """Per-response aggregate of one judge's verdicts (plus rule verdicts), kept by core.analysis.metrics for the results pages."""
+    """Per-response aggregate of one judge's verdicts (plus rule verdicts), kept by core.analysis.readmodel for the results pages."""
 
     __tablename__ = "response_score"
 

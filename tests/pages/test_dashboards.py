@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.make_synthetic_results import make_results
 from core import first_start
-from core.analysis import picker, results
+from core.analysis import picker, readmodel
 from core.review.auth import Principal, now_utc
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.store.db import make_engine, upgrade
@@ -36,7 +36,7 @@ def page_as(name: str, role: str) -> AppTest:
 
 @pytest.fixture(scope="module")
 def db_url(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'results.db'}"
+    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'readmodel.db'}"
     make_results(url, n_models=4, n_instances=90, seed=1)
     return url
 
@@ -54,8 +54,8 @@ def app(db_url, monkeypatch):
 @pytest.fixture(scope="module")
 def expected(db_url):
     engine = make_engine(db_url)
-    scores = results.load_scores(engine, [1], "heuristic")
-    return scores, results.model_catalog(engine)
+    scores = readmodel.load_scores(engine, [1], "heuristic")
+    return scores, readmodel.model_catalog(engine)
 
 
 def values(arr) -> list:
@@ -93,7 +93,7 @@ def test_domains_radar_per_domain_and_heatmap(app, expected):
     first_model = radar["data"][0]["name"]
     first_domain = radar["layout"]["annotations"][0]["text"]
     row = scores[(scores["model"] == first_model) & (scores["domain"] == first_domain)]
-    assert values(radar["data"][0]["r"])[:4] == pytest.approx([row[k].mean() * 100 for k in results.DOMAIN_METRICS])
+    assert values(radar["data"][0]["r"])[:4] == pytest.approx([row[k].mean() * 100 for k in readmodel.DOMAIN_METRICS])
     assert len(heat["data"][0]["y"]) == scores["domain"].nunique()
 
 
@@ -113,10 +113,10 @@ def test_constraint_errors_views(app, db_url, level, view, y_key):
     assert not at.exception, at.exception
     fig = specs(at)[0]
     engine = make_engine(db_url)
-    counts = results.load_failure_counts(engine, [1], "heuristic")
+    counts = readmodel.load_failure_counts(engine, [1], "heuristic")
     if level == "sub_dimension":
         counts = counts[counts["category"] == "persona"]
-    rates = results.failure_rates(counts, level)
+    rates = readmodel.failure_rates(counts, level)
     trace = fig["data"][0]
     group = rates[rates[level] == rates[level].min()].set_index("model")[y_key] * (1 if view == "stacked" else 100)
     assert dict(zip(values(trace["x"]), values(trace["y"]), strict=True)) == pytest.approx(group.to_dict())
@@ -137,7 +137,7 @@ def test_robustness_tabs(app, expected):
     conflict = scores[scores["mode"] == "conflict"].groupby("model")["conflict_recognition"].mean() * 100
     points = {name: y for t in scatter["data"] for name, y in zip(values(t["text"]), values(t["y"]), strict=True)}
     assert points == pytest.approx(conflict.to_dict())
-    effect = results.protocol_effect(scores, models, "rejection").dropna(subset=["diff"])
+    effect = readmodel.protocol_effect(scores, models, "rejection").dropna(subset=["diff"])
     assert values(forest["data"][0]["x"]) == pytest.approx((effect["diff"] * 100).tolist())
     assert set(at.dataframe[-1].value["test"].dropna()) <= {"chi2_yates", "fisher", ""}
 
@@ -147,7 +147,7 @@ def test_model_pairs_mcnemar(app, expected):
     assert not at.exception, at.exception
     scores, _ = expected
     a, b = at.selectbox(key="mp_a").value, at.selectbox(key="mp_b").value
-    pair = results.paired_comparison(scores, a, b)
+    pair = readmodel.paired_comparison(scores, a, b)
     table = at.dataframe[0].value.set_index("mode")
     assert table.loc["gap", "p_value"] == pytest.approx(pair.set_index("mode").loc["gap", "p_value"])
     assert table.loc["gap", "test"].startswith("McNemar")
@@ -159,7 +159,7 @@ def test_data_quality_equivalence_and_composition(app, expected):
     at = app("data_quality")
     assert not at.exception, at.exception
     scores, _ = expected
-    eq = results.natural_vs_augmented(scores, margin=0.2).set_index("metric")
+    eq = readmodel.natural_vs_augmented(scores, margin=0.2).set_index("metric")
     table = at.dataframe[0].value.set_index("label")
     assert table.loc["Conflict recognition", "diff"] == pytest.approx(eq.loc["conflict_recognition", "diff"])
     forest, comp, evaluated = specs(at)

@@ -1,8 +1,9 @@
-"""Aggregations behind the results dashboards: pure functions over the per-response scores and constraint verdicts.
+"""The read model: every metric the product reports is computed here, once, from the stored verdicts.
 
-Inputs are the two frames produced by ``core.analysis.metrics``: ``response_scores`` (one row per response) and
-``constraint_verdicts`` (one row per constraint verdict), plus a model catalogue (name, paradigm, access,
-is_baseline). Every function returns a tidy DataFrame ready for a chart and for CSV download.
+The dashboards, `gauntlet report`, the picker, judge alignment and every export call these functions; nothing here
+writes to the database. Per-response scores come from the summary tables that the scoring pipeline's summarise stage
+writes (core.scoring.summaries); for a run whose verdicts changed since its summaries were built, the same SELECT runs
+inline instead, so a stale summary can never change a number.
 """
 
 from __future__ import annotations
@@ -12,15 +13,226 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.analysis import metrics, stats
+from core.analysis import stats
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Verdict
+from core.scoring.summaries import (
+    COUNT_COLUMNS,
+    FAILURE_SELECT_SQL,
+    JUDGE_FILTER_SQL,
+    METRIC_NAMES,
+    SUMMARY_COLUMNS,
+    SUMMARY_SELECT_SQL,
+    runs_sql,
+    stale_summary_runs,
+)
+from core.store.schema import CATEGORIES
+
+RULE_JUDGE = "rule"
+RESPONSE_COLUMNS: tuple[str, ...] = (
+    "run_id", "response_id", "model", "instance_uid", "domain", "mode", "origin",
+    "loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
+    *(f"{m}_status" for m in METRIC_NAMES),
+    "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "has_protocol",
+    "cost_usd", "latency_ms", "judge_calls", "judge_cost_usd",
+)
+CONSTRAINT_COLUMNS: tuple[str, ...] = (
+    "response_id", "run_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text",
+    "method", "judge", "status", "passed", "reason",
+)
+
+
+@dataclass(frozen=True)
+class IAS:
+    """Instruction adherence of one response: Loose (share satisfied) and Strict (all satisfied), with counts."""
+
+    loose: float | None
+    strict: float | None
+    n_judged: int
+    n_failed: int
+    n_errors: int
+    n_unjudged: int
+
+
+def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
+    """IAS from (status, passed) pairs: errors and unjudged leave the Loose denominator; Strict is complete-case.
+
+    Strict is 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one failed,
+    and undetermined (None) as soon as any constraint is an error or unjudged, whatever the others say: keeping
+    "error + failure" as 0 while dropping "error + no failure" biases Strict down (tests/test_strict_ias_simulation.py).
+    """
+    pairs = list(verdicts)
+    judged = [bool(p) for s, p in pairs if s == "ok" and p is not None]
+    n_errors = sum(s == "error" for s, _ in pairs)
+    n_unjudged = sum(s == "not_applicable" or (s == "ok" and p is None) for s, p in pairs)
+    n_failed = judged.count(False)
+    loose = sum(judged) / len(judged) if judged else None
+    strict: float | None = None if (n_errors or n_unjudged or not judged) else float(n_failed == 0)
+    return IAS(loose, strict, len(judged), n_failed, n_errors, n_unjudged)
+
+
+_PROTOCOL_JOIN = """
+LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
+           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
+       ON p.instance_id = r.instance_id"""
+_SCORES_SQL = f"""
+SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
+       r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
+       {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
+JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
+LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
+WHERE r.status = 'done' AND r.run_id IN ({{runs}})
+ORDER BY r.id
+"""
+_FAILURE_COUNTS_SQL = """
+SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, SUM(f.verdicts) AS verdicts,
+       SUM(f.decided) AS decided, SUM(f.failed) AS failed
+FROM {source} f JOIN model m ON m.id = f.model_id JOIN domain d ON d.id = f.domain_id
+WHERE f.judge = :judge AND f.run_id IN ({runs})
+GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
+"""
+
+
+def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: str, select_sql: str) -> str:
+    """The stored summary table when every run's summaries are current, else the same SELECT inline (reads only)."""
+    if stale_summary_runs(engine, run_ids, judge):
+        return "(" + runs_sql(select_sql, run_ids) + ")"
+    return table
+
+
+_CONSTRAINT_VERDICTS_SQL = """
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
+       c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
+ORDER BY v.response_id, c.position
+""" % JUDGE_FILTER_SQL
+
+
+def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
+    """A DataFrame from a textual SQL query with bound parameters (rows taken straight off the DB-API cursor)."""
+    with engine.connect() as conn:
+        result = conn.execute(text(sql), params or {})
+        columns = list(result.keys())
+        rows = result.cursor.fetchall() if result.cursor is not None else []
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+
+
+def _empty_scores() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c in _FLOAT_COLUMNS else object) for c in RESPONSE_COLUMNS})
+
+
+_FLOAT_COLUMNS = frozenset({"loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
+                            "cost_usd", "latency_ms", "judge_cost_usd"})
+_INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "judge_calls")
+
+
+def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
+    source = _summary_source(engine, run_ids, judge, "response_score", SUMMARY_SELECT_SQL)
+    out = read_sql(engine, runs_sql(_SCORES_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    if out.empty:
+        return _empty_scores()
+    counts = [*COUNT_COLUMNS, "judge_calls"]
+    out[counts] = out[counts].fillna(0).astype("int64")
+    # IAS: errors and unjudged (not_applicable, or ok without a decision) leave the denominator (see ias()).
+    judged, passed, errors = out["judged"].to_numpy(float), out["passed"].to_numpy(float), out["errors"].to_numpy(float)
+    unjudged = out["n"].to_numpy() - out["judged"].to_numpy() - out["errors"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["loose_ias"] = np.where(judged > 0, passed / judged, np.nan)
+        for c in CATEGORIES:
+            j = out[f"judged_{c}"].to_numpy(float)
+            out[f"loose_{c}"] = np.where(j > 0, out[f"passed_{c}"].to_numpy(float) / j, np.nan)
+    out["strict_ias"] = np.where((errors + unjudged > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
+    out["n_constraints"] = out["n"]
+    out["n_constraint_errors"] = out["errors"]
+    out["n_constraint_unjudged"] = unjudged
+    out["has_protocol"] = out["has_protocol"].astype(bool)
+    for m in METRIC_NAMES:
+        status = out[f"{m}_status"]
+        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
+    for col in _FLOAT_COLUMNS:
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    out["judge_cost_usd"] = out["judge_cost_usd"].fillna(0.0)
+    for col in _INT_COLUMNS:
+        out[col] = out[col].astype("int64")
+    return out[list(RESPONSE_COLUMNS)]
+
+
+def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
+    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
+    return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL.replace("{source}", source), run_ids), {"judge": judge})
+
+
+def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
+                        category: str | None = None, sub_dimension: str | None = None,
+                        failed_only: bool = False) -> pd.DataFrame:
+    """One row per constraint verdict (this judge's plus rule verdicts), for drill-down and Figure-4 failure counts."""
+    extra, params = "", {"judge": judge}
+    for column, key, value in (("m.name", "model", model), ("c.category", "category", category),
+                               ("c.sub_dimension", "sub_dimension", sub_dimension)):
+        if value:
+            extra += f" AND {column} = :{key}"
+            params[key] = value
+    if failed_only:
+        extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
+    frame = read_sql(engine, runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
+    frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
+    return frame[list(CONSTRAINT_COLUMNS)]
+
+
+def _mean(series: pd.Series) -> float | None:
+    s = series.dropna().astype(float)
+    return float(s.mean()) if len(s) else None
+
+
+def model_subset_summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model x mode: means (Strict over determined responses only), with error / not-applicable counts."""
+    out = []
+    for (model, mode), g in scores.groupby(["model", "mode"], sort=True):
+        row = {"model": model, "mode": mode, "n_responses": len(g),
+               "loose_ias": _mean(g["loose_ias"]), "strict_ias": _mean(g["strict_ias"]),
+               "n_strict_undetermined": int(g["strict_ias"].isna().sum()),
+               "n_constraint_errors": int(g["n_constraint_errors"].sum()),
+               "n_constraint_unjudged": int(g["n_constraint_unjudged"].sum())}
+        row |= {f"loose_{c}": _mean(g[f"loose_{c}"]) for c in CATEGORIES}
+        for metric in METRIC_NAMES:
+            row[metric] = _mean(g[metric])
+            row[f"n_{metric}_error"] = int((g[f"{metric}_status"] == "error").sum())
+            row[f"n_{metric}_na"] = int((g[f"{metric}_status"] == "not_applicable").sum())
+        row["over_abstention"] = row["refusal"] if mode == "noisy" else None
+        row["judge_cost_usd"] = float(g["judge_cost_usd"].sum())
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def failure_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per model x category x sub-dimension: judged, failed, failure rate, errors, unjudged (the Figure 4 data)."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=["model", "category", "sub_dimension", "n_judged", "n_failed", "failure_rate",
+                                     "n_errors", "n_unjudged"])
+    v = verdicts.assign(
+        judged=(verdicts["status"] == "ok") & verdicts["passed"].notna(),
+        failed=(verdicts["status"] == "ok") & (verdicts["passed"] == False),  # noqa: E712 - pandas elementwise
+        error=verdicts["status"] == "error",
+        unjudged=verdicts["status"] == "not_applicable",
+    )
+    g = v.groupby(["model", "category", "sub_dimension"], sort=True).agg(
+        n_judged=("judged", "sum"), n_failed=("failed", "sum"), n_errors=("error", "sum"), n_unjudged=("unjudged", "sum"))
+    g["failure_rate"] = (g["n_failed"] / g["n_judged"]).where(g["n_judged"] > 0)
+    return g.reset_index()[["model", "category", "sub_dimension", "n_judged", "n_failed", "failure_rate",
+                            "n_errors", "n_unjudged"]]
+
+
+# --------------------------------------------------------------------------- dashboards
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
-CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
 CATEGORY_LABELS = {"persona": "Persona definition", "output": "Output constraints", "knowledge_protocol": "Knowledge protocol"}
 
 
@@ -520,18 +732,18 @@ def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- loaders
 #
-# Per-response scores and constraint verdicts come from core.analysis.metrics (response_scores, constraint_verdicts: the one
+# Per-response scores and constraint verdicts come from core.analysis.readmodel (response_scores, constraint_verdicts: the one
 # implementation of the IAS rules), as do the Figure 4 failure counts (failure_count_rows).
 
 
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Prepared per-response scores (core.analysis.metrics.response_scores + prepare_scores) of the runs under `judge`."""
-    return prepare_scores(metrics.response_scores(engine, run_ids, judge))
+    """Prepared per-response scores (core.analysis.readmodel.response_scores + prepare_scores) of the runs under `judge`."""
+    return prepare_scores(response_scores(engine, run_ids, judge))
 
 
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.analysis.metrics.failure_count_rows)."""
-    return metrics.failure_count_rows(engine, run_ids, judge)
+    """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.analysis.readmodel.failure_count_rows)."""
+    return failure_count_rows(engine, run_ids, judge)
 
 
 def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
