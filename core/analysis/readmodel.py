@@ -736,9 +736,17 @@ def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
 # implementation of the IAS rules), as do the Figure 4 failure counts (failure_count_rows).
 
 
+def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, instance): the latest response (highest response_id) when several runs overlap."""
+    if scores.empty or not scores.duplicated(["model", "instance_uid"]).any():
+        return scores
+    keep = scores.groupby(["model", "instance_uid"], sort=False)["response_id"].idxmax()
+    return scores.loc[sorted(keep)]
+
+
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Prepared per-response scores (core.analysis.readmodel.response_scores + prepare_scores) of the runs under `judge`."""
-    return prepare_scores(response_scores(engine, run_ids, judge))
+    """Prepared per-response scores of the runs under `judge`, one per (model, instance): the latest response wins."""
+    return prepare_scores(latest_per_model_instance(response_scores(engine, run_ids, judge)))
 
 
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
