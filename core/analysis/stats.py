@@ -583,3 +583,66 @@ def bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> BonferroniResult:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     m = p.shape[0]
     return BonferroniResult(np.minimum(p * m, 1.0), p <= alpha / m, alpha)
+
+
+# --------------------------------------------------------------------------- means with small-sample intervals
+
+SMALL_N = 30  # below this many values a statistic carries a small-sample caveat
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """Column means with confidence intervals, value counts and the interval method per column."""
+
+    mean: NDArray[np.float64]
+    ci_low: NDArray[np.float64]
+    ci_high: NDArray[np.float64]
+    n: NDArray[np.int64]
+    method: NDArray[np.str_]
+
+
+def _beta_interval(successes: NDArray, trials: NDArray, confidence: float) -> tuple[NDArray, NDArray]:
+    """Clopper-Pearson bounds for (possibly fractional) successes out of trials."""
+    alpha = 1 - confidence
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(successes > 0, st.beta.ppf(alpha / 2, successes, trials - successes + 1), 0.0)
+        high = np.where(successes < trials, st.beta.ppf(1 - alpha / 2, successes + 1, trials - successes), 1.0)
+    return low, high
+
+
+def mean_ci(values: ArrayLike, confidence: float = 0.95) -> MeanCI:
+    """Mean and CI of each column of `values` (NaN = missing), with an interval that holds at small n.
+
+    - 0/1 columns (proportions): exact Clopper-Pearson on k of n.
+    - other columns within [0, 1]: Clopper-Pearson on the effective sample size n_eff = m(1-m) / (s^2/n * (t/z)^2),
+      i.e. the binomial n with the same variance of the mean, widened for the estimated variance (Student t);
+      equal to the exact interval when the values are 0/1 and asymmetric near 0 and 1, where Student t under-covers.
+    - columns outside [0, 1] (cost, latency): Student t.
+    tests/test_intervals.py shows coverage >= 94% at n = 20 by simulation, where the percentile bootstrap gives 92%.
+    """
+    _check_confidence(confidence)
+    x = np.asarray(values, dtype=float)
+    if x.ndim == 1:
+        x = x[:, None]
+    present = ~np.isnan(x)
+    n = present.sum(axis=0)
+    filled = np.where(present, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = filled.sum(axis=0) / n
+        var = np.where(present, (x - m) ** 2, 0.0).sum(axis=0) / (n - 1)
+        lo_v, hi_v = np.where(present, x, np.inf).min(axis=0), np.where(present, x, -np.inf).max(axis=0)
+        binary = (np.where(present, (x == 0) | (x == 1), True)).all(axis=0)
+        unit = (lo_v >= 0) & (hi_v <= 1)
+        tq = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
+        var_mean = var / n * (tq / _z(confidence)) ** 2
+        n_eff = np.where(binary, n, np.where(var_mean > 0, m * (1 - m) / var_mean, n))
+        n_eff = np.where((m <= 0) | (m >= 1), n, np.maximum(n_eff, 1.0))
+        beta_low, beta_high = _beta_interval(m * n_eff, n_eff, confidence)
+        half = tq * np.sqrt(var / n)
+    low = np.where(unit, beta_low, m - half)
+    high = np.where(unit, beta_high, m + half)
+    method = np.where(binary, "clopper-pearson", np.where(unit, "beta-effective-n", "student-t"))
+    empty = n == 0
+    single = n == 1
+    low, high = np.where(empty | (single & ~unit), np.nan, low), np.where(empty | (single & ~unit), np.nan, high)
+    return MeanCI(np.where(empty, np.nan, m), low, high, n.astype(np.int64), np.where(empty, "", method))
