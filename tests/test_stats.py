@@ -175,6 +175,86 @@ def test_icc_zero_residual(ratings: list, icc: float, low: float, high: float) -
     assert got.f_stat == np.inf
 
 
+def _mcgraw_wong_average(r: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """ICC(A,k) and its CI written out from McGraw & Wong (1996) Table 7 (case 2A, average measures), on MS from
+    statsmodels' ANOVA: Lower = n(MSR - F_L MSE) / (F_L (MSC - MSE) + n MSR), Upper = n(F_U MSR - MSE) /
+    (MSC - MSE + n F_U MSR), Satterthwaite v from ICC(A,1) (as pingouin / R psych)."""
+    n, k = r.shape
+    msr, msc, mse, _f, _p = _anova_mean_squares(r)
+    rho = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    a, b = k * rho / (n * (1 - rho)), 1 + k * rho * (n - 1) / (n * (1 - rho))
+    v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / ((n - 1) * (k - 1)))
+    alpha = 1 - confidence
+    f_l, f_u = ss.f.ppf(1 - alpha / 2, n - 1, v), ss.f.ppf(1 - alpha / 2, v, n - 1)
+    low = n * (msr - f_l * mse) / (f_l * (msc - mse) + n * msr)
+    high = n * (f_u * msr - mse) / (msc - mse + n * f_u * msr)
+    return (msr - mse) / (msr + (msc - mse) / n), low, high
+
+
+@pytest.mark.parametrize(
+    "ratings",
+    [
+        pytest.param([[75, 70], [40, 45], [60, 50]], id="three-models-two-judges"),
+        pytest.param([[89.6, 89.0, 91.9], [86.0, 86.2, 90.4], [84.9, 89.1, 88.3], [82.7, 83.8, 85.8]], id="paper-4x3"),
+        pytest.param(SHROUT_FLEISS, id="shrout-fleiss"),
+        pytest.param(np.random.default_rng(11).normal(size=(8, 4)) + np.arange(8)[:, None], id="random-8x4"),
+    ],
+)
+def test_icc_2k_matches_mcgraw_wong_average_measures(ratings: list) -> None:
+    r = np.asarray(ratings, float)
+    got = S.icc(r, "2,k")
+    assert (got.icc, got.ci_low, got.ci_high) == pytest.approx(_mcgraw_wong_average(r), abs=1e-9)
+    assert got.note == ""
+
+
+# Perfect agreement on scores that are not exact binary fractions: the residual sum of squares is rounding noise.
+PERFECT_FLOATS = [[89.6, 89.6, 89.6], [86.0, 86.0, 86.0], [84.9, 84.9, 84.9], [82.7, 82.7, 82.7]]
+
+
+@pytest.mark.parametrize("kind", ["2,1", "2,k"])
+@pytest.mark.parametrize(
+    "ratings",
+    [pytest.param(PERFECT_FLOATS, id="tenths"), pytest.param([[75.0, 75.0], [100 / 3, 100 / 3], [50.0, 50.0]], id="thirds")],
+)
+def test_icc_perfect_agreement_is_one_with_degenerate_ci(ratings: list, kind: str) -> None:
+    got = S.icc(np.asarray(ratings, float), kind)  # type: ignore[arg-type]
+    assert (got.icc, got.ci_low, got.ci_high, got.f_stat, got.p_value) == (1.0, 1.0, 1.0, np.inf, 0.0)
+    assert "zero residual variance" in got.note
+
+
+# Small designs where the F-based bounds leave [-1, 1] or the Spearman-Brown step-up of a bound below -1/(k-1)
+# flips sign (the old code reported e.g. ICC(2,k) 0.41 with CI [-7.4, 0.96], or -17.5 with CI [4.9, 0.80]).
+@pytest.mark.parametrize(
+    ("ratings", "kind", "icc", "low", "high", "note"),
+    [
+        # 3 models x 2 judges ranking them in opposite order: ICC(2,1) = -3 -> shown as -1.
+        pytest.param([[1, 5], [5, 1], [3, 3]], "2,1", -1.0, -1.0, -1.0, "below -1", id="opposite-2-1"),
+        pytest.param([[1, 5], [5, 1], [3, 3]], "2,k", -1.0, -1.0, -1.0, "below -1", id="opposite-2-k"),
+        # 2 models x 2 judges: ICC(2,1) [-0.631, 0.99972]; the step-up of -0.631 is -3.41 -> -1.
+        pytest.param([[75, 75], [25, 50]], "2,k", 8 / 9, -1.0, 0.99986063, "clipped", id="two-models-2-k"),
+        # 4 x 3: ICC(2,1) -0.461 [-0.721, 0.574]; -0.721 < -1/(k-1) steps up to -inf, -0.461 to -17.5, 0.574 to 0.801.
+        pytest.param([[1, 5, 2], [5, 1, 4], [3, 3, 1], [2, 4, 5]], "2,k", -1.0, -1.0, 0.80141249, "below -1",
+                     id="four-models-negative"),
+    ],
+)
+def test_icc_small_designs_stay_in_range(ratings: list, kind: str, icc: float, low: float, high: float, note: str) -> None:
+    got = S.icc(np.asarray(ratings, float), kind)  # type: ignore[arg-type]
+    assert (got.icc, got.ci_low, got.ci_high) == pytest.approx((icc, low, high), abs=1e-6)
+    assert note in got.note
+
+
+def test_icc_bounds_always_ordered_and_in_range_for_few_targets() -> None:
+    """2 to 4 models x 2 to 3 judges, 2,000 random draws: every CI is finite, within [-1, 1] and holds the estimate."""
+    rng = np.random.default_rng(5)
+    for _ in range(1000):
+        n, k = int(rng.integers(2, 5)), int(rng.integers(2, 4))
+        r = rng.normal(size=(n, k)) + rng.normal(size=(n, 1)) * rng.uniform(0, 3)
+        for kind in ("2,1", "2,k"):
+            got = S.icc(r, kind)  # type: ignore[arg-type]
+            assert np.isfinite([got.icc, got.ci_low, got.ci_high]).all(), (r, kind, got)
+            assert -1.0 <= got.ci_low <= got.icc <= got.ci_high <= 1.0, (r, kind, got)
+
+
 # --------------------------------------------------------------------------- Spearman
 
 SPEARMAN_CASES = [
@@ -494,6 +574,7 @@ def test_bonferroni_matches_statsmodels(pvalues: list, alpha: float) -> None:
         pytest.param(S.icc, ([1, 2, 3],), "2-D", id="icc-1d"),
         pytest.param(S.icc, ([[1, 2]],), "at least 2 targets", id="icc-one-target"),
         pytest.param(S.icc, ([[1, 1], [1, 1]],), "undefined", id="icc-constant"),
+        pytest.param(S.icc, ([[1, 5], [5, 1]],), "undefined", id="icc-2x2-opposite"),
         pytest.param(S.icc, ([[1, np.nan], [2, 3]],), "NaN", id="icc-nan"),
         pytest.param(S.spearman, ([1, 2, 3], [1, 2]), "same length", id="spearman-length"),
         pytest.param(S.spearman, ([1, 1, 1], [1, 2, 3]), "constant", id="spearman-constant"),

@@ -134,7 +134,7 @@ def cohen_kappa(a: ArrayLike, b: ArrayLike, confidence: float = 0.95) -> KappaRe
 
 @dataclass(frozen=True)
 class ICCResult:
-    """Shrout & Fleiss ICC(2,1) or ICC(2,k) with its F test and McGraw & Wong CI."""
+    """Shrout & Fleiss ICC(2,1) or ICC(2,k) with its F test and McGraw & Wong CI, within [-1, 1]."""
 
     icc: float
     ci_low: float
@@ -146,15 +146,22 @@ class ICCResult:
     p_value: float
     n_targets: int
     k_raters: int
+    note: str = ""  # why the estimate or CI is degenerate or was clipped; empty when neither
+
+
+_ROUNDING_SS = 1e-12  # a sum of squares below this share of the total is floating-point noise, taken as 0
 
 
 def _two_way_mean_squares(r: NDArray[np.float64]) -> tuple[float, float, float]:
     """Two-way ANOVA without replication: (MS_targets, MS_raters, MS_error) of an (n, k) matrix."""
     n, k = r.shape
     grand = r.mean()
-    ss_rows = k * ((r.mean(axis=1) - grand) ** 2).sum()
-    ss_cols = n * ((r.mean(axis=0) - grand) ** 2).sum()
-    ss_err = ((r - grand) ** 2).sum() - ss_rows - ss_cols
+    rows, cols = r.mean(axis=1), r.mean(axis=0)
+    ss_total = ((r - grand) ** 2).sum()
+    ss_rows = k * ((rows - grand) ** 2).sum()
+    ss_cols = n * ((cols - grand) ** 2).sum()
+    ss_err = ((r - rows[:, None] - cols[None, :] + grand) ** 2).sum()
+    ss_rows, ss_cols, ss_err = (0.0 if ss <= _ROUNDING_SS * ss_total else float(ss) for ss in (ss_rows, ss_cols, ss_err))
     return ss_rows / (n - 1), ss_cols / (k - 1), ss_err / ((n - 1) * (k - 1))
 
 
@@ -165,7 +172,44 @@ def _satterthwaite_df(icc1: float, msc: float, mse: float, n: int, k: int) -> fl
         return df2 / df1
     fj = msc / mse
     base = n * (1 + (k - 1) * icc1) - k * icc1
-    return df2 * (k * icc1 * fj + base) ** 2 / (df1 * k**2 * icc1**2 * fj**2 + base**2)
+    denom = df1 * k**2 * icc1**2 * fj**2 + base**2
+    return df2 * (k * icc1 * fj + base) ** 2 / denom if denom > 0 else np.nan
+
+
+def _single_rater_ci(msr: float, msc: float, mse: float, n: int, k: int, icc1: float, confidence: float) -> tuple[float, float]:
+    """McGraw & Wong (1996) F-based bounds of ICC(A,1) (unclipped; NaN when the Satterthwaite df is not positive)."""
+    v = _satterthwaite_df(icc1, msc, mse, n, k)
+    if not v > 0:
+        return np.nan, np.nan
+    alpha = 1 - confidence
+    f_up = st.f.ppf(1 - alpha / 2, n - 1, v)
+    f_lo = st.f.ppf(1 - alpha / 2, v, n - 1)
+    extra = k * msc + (k * n - k - n) * mse
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = n * (msr - f_up * mse) / (f_up * extra + n * msr)
+        high = n * (f_lo * msr - mse) / (extra + n * f_lo * msr)
+    return float(low), float(high)
+
+
+def _step_up(x: float, k: int) -> float:
+    """Spearman-Brown: the reliability of the mean of k raters from a single rater's; -inf at or below -1/(k-1)."""
+    denom = 1 + (k - 1) * x
+    return k * x / denom if denom > 0 else -np.inf
+
+
+def _within_unit(value: float, low: float, high: float) -> tuple[float, float, float, list[str]]:
+    """Estimate and CI clipped to [-1, 1] with low <= estimate <= high, and notes saying what was changed."""
+    notes = []
+    if np.isnan(low) or np.isnan(high):
+        notes.append("CI undefined for these ratings: shown as the full range [-1, 1]")
+        low, high = (-1.0 if np.isnan(low) else low), (1.0 if np.isnan(high) else high)
+    if value < -1:
+        notes.append("estimate below -1 (the raters disagree more than chance): shown as -1")
+    value = min(1.0, max(-1.0, value))
+    if low < -1 or high > 1:
+        notes.append("CI clipped to [-1, 1]")
+    low, high = max(-1.0, min(low, value)), min(1.0, max(high, value))
+    return value, low, high, notes
 
 
 def icc(ratings: ArrayLike, kind: Literal["2,1", "2,k"] = "2,k", confidence: float = 0.95) -> ICCResult:
@@ -173,8 +217,12 @@ def icc(ratings: ArrayLike, kind: Literal["2,1", "2,k"] = "2,k", confidence: flo
 
     "2,1" is the reliability of a single rater, "2,k" of the mean of the k raters (Shrout & Fleiss 1979).
     The CI is the F-based interval of McGraw & Wong (1996) with Satterthwaite degrees of freedom
-    (as in pingouin and R psych); the ICC(2,k) bounds are the ICC(2,1) bounds stepped up by
-    Spearman-Brown. The F test is MS_targets / MS_error on (n-1, (n-1)(k-1)) df.
+    (as in pingouin and R psych); the ICC(2,k) estimate and bounds are the ICC(2,1) ones stepped up by
+    Spearman-Brown (equal to McGraw & Wong's average-measures formulas). The F test is MS_targets / MS_error
+    on (n-1, (n-1)(k-1)) df. Exact agreement (zero residual and rater variance) gives 1.0 with the degenerate
+    CI [1, 1]. Estimate and bounds are clipped to [-1, 1] with low <= estimate <= high; ``note`` says when.
+    A non-positive variance estimate in the ICC(2,1) denominator (e.g. 2 targets x 2 raters in opposite
+    order) or no variance between targets raises ValueError: the ICC is undefined.
     """
     _check_confidence(confidence)
     if kind not in ("2,1", "2,k"):
@@ -188,22 +236,23 @@ def icc(ratings: ArrayLike, kind: Literal["2,1", "2,k"] = "2,k", confidence: flo
     msr, msc, mse = _two_way_mean_squares(r)
     if msr == 0 and mse == 0:
         raise ValueError("ratings do not vary between targets: ICC is undefined")
-    icc1 = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
     df1, df2 = n - 1, (n - 1) * (k - 1)
     f_stat = msr / mse if mse > 0 else np.inf
-    alpha = 1 - confidence
-    v = _satterthwaite_df(icc1, msc, mse, n, k)
-    f_up = st.f.ppf(1 - alpha / 2, df1, v)
-    f_lo = st.f.ppf(1 - alpha / 2, v, df1)
-    denom_extra = k * msc + (k * n - k - n) * mse
-    low = n * (msr - f_up * mse) / (f_up * denom_extra + n * msr)
-    high = n * (f_lo * msr - mse) / (denom_extra + n * f_lo * msr)
-    value = icc1
-    if kind == "2,k":
-        value = (msr - mse) / (msr + (msc - mse) / n)
-        low, high = (x * k / (1 + (k - 1) * x) for x in (low, high))
     p = float(st.f.sf(f_stat, df1, df2))
-    return ICCResult(float(value), float(low), float(high), kind, float(f_stat), df1, df2, p, n, k)
+    if mse == 0 and msc == 0:
+        note = "raters agree exactly (zero residual variance): CI degenerate at 1"
+        return ICCResult(1.0, 1.0, 1.0, kind, float(f_stat), df1, df2, p, n, k, note)
+    denom = msr + (k - 1) * mse + k * (msc - mse) / n
+    if denom <= 0:
+        raise ValueError("the raters disagree so much that the ICC's variance estimate is not positive: ICC is undefined")
+    value = (msr - mse) / denom
+    low, high = _single_rater_ci(msr, msc, mse, n, k, value, confidence)
+    if kind == "2,k":
+        value, low, high = (_step_up(x, k) for x in (value, low, high))
+    value, low, high, notes = _within_unit(value, low, high)
+    if mse == 0:
+        notes.insert(0, "zero residual variance: the raters differ only by a constant offset")
+    return ICCResult(float(value), float(low), float(high), kind, float(f_stat), df1, df2, p, n, k, "; ".join(notes))
 
 
 # --------------------------------------------------------------------------- Spearman
