@@ -45,8 +45,28 @@ def _bulk(engine: Engine, table, rows: list[dict]) -> None:
             conn.execute(insert(table), chunk)
 
 
-def make_results(url: str, n_models: int = 13, n_instances: int = 983, constraints_mean: float = 8.0, seed: int = 0, with_baselines: bool = True) -> dict[str, int]:
-    """Create the schema at `url` and fill it with one done, scored synthetic run; returns row counts."""
+def second_opinion(verdicts: list[dict], judge: str, flip: float, rng: np.random.Generator) -> list[dict]:
+    """A second judge's copy of the heuristic judge's verdicts with a share `flip` of binary outcomes flipped."""
+    out = []
+    for v in verdicts:
+        if v["judge"] != JUDGE:
+            continue
+        w = dict(v, judge=judge)
+        if w["passed"] is not None and rng.random() < flip:
+            w["passed"] = not w["passed"]
+            w["value"] = float(w["passed"])
+        elif w["value"] is not None and w["passed"] is None:
+            w["value"] = float(np.clip(w["value"] + rng.normal(0, 0.1), 0, 1))
+        out.append(w)
+    return out
+
+
+def make_results(url: str, n_models: int = 13, n_instances: int = 983, constraints_mean: float = 8.0, seed: int = 0,
+                 with_baselines: bool = True, extra_judges: tuple[str, ...] = ()) -> dict[str, int]:
+    """Create the schema at `url` and fill it with one done, scored synthetic run; returns row counts.
+
+    `extra_judges` adds, for each name, a second judge's verdicts (the heuristic ones with 15% of outcomes flipped).
+    """
     upgrade(url)
     engine = make_engine(url)
     rng = np.random.default_rng(seed)
@@ -139,6 +159,8 @@ def make_results(url: str, n_models: int = 13, n_instances: int = 983, constrain
                 verdicts.append(base | {"judge": JUDGE, "metric": metric, "constraint_id": None, "status": status, "passed": passed, "value": value,
                                         "method": "heuristic", "reason": "synthetic verdict"})
     _bulk(engine, Response.__table__, responses)
+    for judge in extra_judges:
+        verdicts += second_opinion(verdicts, judge, 0.15, rng)
     _bulk(engine, Verdict.__table__, verdicts)
     summarise_run(engine, 1)  # the pipeline's summarise stage
     engine.dispose()

@@ -61,7 +61,7 @@ def board(prepared) -> pd.DataFrame:
     [
         pytest.param("open-reason", "loose_ias", 0.6875, 4, id="loose-mean-of-4"),
         pytest.param("open-reason", "strict_ias", 1 / 3, 3, id="strict-skips-undetermined"),
-        pytest.param("open-reason", "orchestration_gap", (1.0 - 1 + 0.5 - 0 + 0.5 - 0) / 3, 3, id="gap-loose-minus-strict"),
+        pytest.param("open-reason", "orchestration_gap", (1.0 + 0.5 + 0.75 + 0.5) / 4 - (1 + 0 + 0) / 3, 3, id="gap-is-shown-loose-minus-shown-strict"),
         pytest.param("open-reason", "loose_knowledge_protocol", 0.625, 2, id="protocol-only-where-present"),
         pytest.param("open-reason", "rejection", 1.0, 1, id="rejection-on-gap-only"),
         pytest.param("closed-std", "over_abstention", 1 / 3, 3, id="over-abstention-excludes-gap"),
@@ -116,29 +116,37 @@ def test_bootstrap_means_ignores_missing_cells():
     assert set(np.unique(reps[:, 1][~np.isnan(reps[:, 1])])) == {1.0}
 
 
-GROUPED_CASES = [
-    pytest.param({"a": (400, 0.3), "b": (400, 0.7)}, id="same-rows-share-one-resample-matrix"),
-    pytest.param({"a": (300, 0.2), "b": (500, 0.6), "c": (300, 0.9)}, id="different-row-counts"),
+def test_leaderboard_gap_equals_shown_loose_minus_strict_and_cells_carry_n(prepared):
+    long = readmodel.leaderboard(prepared, MODELS).set_index(["model", "metric"])
+    for model in ("open-reason", "closed-std"):
+        gap = long.loc[(model, "orchestration_gap"), "value"]
+        shown = long.loc[(model, "loose_ias"), "value"] - long.loc[(model, "strict_ias"), "value"]
+        assert gap == pytest.approx(shown, abs=1e-12)
+        assert long.loc[(model, "strict_ias"), "n"] == prepared[prepared["model"] == model]["strict_ias"].notna().sum()
+        assert long.loc[(model, "strict_ias"), "small_n"] and long.loc[(model, "strict_ias"), "interval"] == "clopper-pearson"
+
+
+MARK_CASES = [
+    pytest.param({"a": [0, 0], "b": [0, 0]}, {"a": "", "b": ""}, id="tie-at-zero-gets-no-star"),
+    pytest.param({"a": [1, 1], "b": [1, 1]}, {"a": "", "b": ""}, id="everyone-tied-gets-no-star"),
+    pytest.param({"a": [1, 0], "b": [0, 0]}, {"a": "best", "b": ""}, id="zero-never-second"),
+    pytest.param({"a": [1, 1], "b": [1, 0], "c": [0, 1]}, {"a": "best", "b": "second", "c": "second"}, id="ranked"),
 ]
 
 
-@pytest.mark.parametrize("spec", GROUPED_CASES)
-def test_grouped_bootstrap_matches_per_block_bootstrap(spec):
-    rng = np.random.default_rng(7)
-    blocks = {}
-    for key, (n, p) in spec.items():
-        col = rng.binomial(1, p, size=n).astype(float)
-        col[::10] = np.nan
-        blocks[key] = np.column_stack([col, np.full(n, np.nan), rng.random(n)])
-    got = readmodel.grouped_bootstrap(blocks, 4_000, seed=0)
-    assert list(got) == list(blocks)
-    for key, matrix in blocks.items():
-        means, low, high, counts = got[key]
-        assert counts.tolist() == [int(np.sum(~np.isnan(matrix[:, 0]))), 0, matrix.shape[0]]
-        assert means[0] == pytest.approx(np.nanmean(matrix[:, 0])) and np.isnan(means[1])
-        ref_low, ref_high = readmodel._ci(readmodel.bootstrap_means(matrix, 4_000, seed=11))
-        assert low[[0, 2]] == pytest.approx(ref_low[[0, 2]], abs=0.02) and high[[0, 2]] == pytest.approx(ref_high[[0, 2]], abs=0.02)
-        assert np.isnan(low[1]) and np.isnan(high[1]) and low[0] < means[0] < high[0]
+@pytest.mark.parametrize(("values", "marks"), MARK_CASES)
+def test_leaderboard_marks(values, marks):
+    rows = [_row(m, f"i{i}", "gap", strict=True, rej=v) for m, vs in values.items() for i, v in enumerate(vs)]
+    models = pd.DataFrame([{"model": m, "paradigm": "standard", "access": "open", "is_baseline": False} for m in values])
+    long = readmodel.leaderboard(readmodel.prepare_scores(pd.DataFrame(rows)), models).set_index(["model", "metric"])
+    assert {m: long.loc[(m, "rejection"), "mark"] for m in values} == marks
+
+
+def test_missing_metric_is_nan_with_n_zero_not_zero(prepared):
+    long = readmodel.leaderboard(prepared[prepared["mode"] == "noisy"], MODELS).set_index(["model", "metric"])
+    cell = long.loc[("open-reason", "rejection")]
+    assert np.isnan(cell["value"]) and cell["n"] == 0
+    assert readmodel.leaderboard_table(long.reset_index()).set_index("Model").loc["open-reason", "Rejection accuracy"] == "no data"
 
 
 @pytest.mark.parametrize(
@@ -199,7 +207,7 @@ def test_failing_verdicts_behind_a_bar():
 
 
 def test_knowledge_gap_view(prepared):
-    view = readmodel.knowledge_gap_view(prepared, MODELS, n_resamples=100).set_index(["model", "metric"])
+    view = readmodel.knowledge_gap_view(prepared, MODELS).set_index(["model", "metric"])
     assert view.loc[("open-reason", "loose_knowledge_protocol"), "value"] == pytest.approx(0.75)
     assert view.loc[("closed-std", "rejection"), "value"] == 0.0
     assert view.loc[("baseline:always-refuse", "rejection"), "is_baseline"]

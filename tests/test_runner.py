@@ -12,6 +12,7 @@ import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
+from core.analysis import readmodel
 from core.generation import runner
 from core.cli import app
 from core.commands.run import render_report
@@ -71,7 +72,7 @@ def test_fault_mix_every_item_done_or_failed_with_reason(bench, monkeypatch, max
     assert server.fault_count > 0
     failures = runner.failed_items(bench, run_id)
     assert len(failures) == counts.get("failed", 0) and all(f["error"] for f in failures)
-    report = {row["model"]: row for row in runner.run_report(bench, run_id)}
+    report = readmodel.generation_summary(bench, run_id).set_index("model").to_dict("index")
     assert sum(r["done"] + r["failed"] for r in report.values()) == 24
     assert report["baseline:always-refuse"]["done"] == 6 and report["gpt-x"]["input_tokens"] > 0
 
@@ -89,7 +90,7 @@ def test_identical_calls_hit_the_cache_across_runs(bench, monkeypatch):
         server.stop()
     assert calls_after_first == 6 and server.call_count == 6
     assert result.done == 6 and result.cached == 6 and result.spent_usd == 0
-    report = runner.run_report(bench, second)[0]
+    report = readmodel.generation_summary(bench, second).iloc[0]
     assert report["cached"] == 6 and report["spent_usd"] == 0 and report["cost_usd"] > 0
 
 
@@ -152,23 +153,6 @@ def test_cancel_stops_dispatching(bench, monkeypatch):
         assert session.get(Run, run_id).status == "cancelled"
 
 
-def test_report_scores_from_verdicts(bench):
-    run_id = runner.create_run(bench, runner.RunOptions(models=["baseline:always-refuse"], limit=2))
-    execute(bench, run_id)
-    with Session(bench) as session:
-        responses = session.exec(select(Response).where(Response.run_id == run_id).order_by(Response.id)).all()
-        verdicts = [(responses[0].id, [True, True]), (responses[1].id, [True, False])]
-        for response_id, passes in verdicts:
-            for passed in passes:
-                session.add(Verdict(response_id=response_id, run_id=run_id, judge="rule", metric="constraint",
-                                    passed=passed))
-            session.add(Verdict(response_id=response_id, run_id=run_id, judge="heuristic", metric="refusal",
-                                value=1.0))
-        session.commit()
-    row = runner.run_report(bench, run_id)[0]
-    assert (row["loose_ias"], row["strict_ias"], row["refusal"]) == (0.75, 0.5, 1.0)
-
-
 def test_keys_never_reach_db_logs_or_exports(bench, monkeypatch, tmp_path):
     log_file = tmp_path / "gauntlet.log"
     handler = logging.FileHandler(log_file)
@@ -185,7 +169,7 @@ def test_keys_never_reach_db_logs_or_exports(bench, monkeypatch, tmp_path):
     failures = runner.failed_items(bench, run_id)
     assert failures and any("***" in f["error"] for f in failures)
     export = tmp_path / "report.json"
-    export.write_text(render_report(runner.run_report(bench, run_id), "json", failures))
+    export.write_text(render_report(readmodel.run_report(bench, run_id), "json", failures))
     db_path = Path(str(bench.url.database))
     bench.dispose()
     haystacks = [p for p in db_path.parent.glob(db_path.name + "*")] + [log_file, export]
@@ -220,9 +204,9 @@ def test_cli_models_run_and_report(bench, db_url):
     assert done.exit_code == 0 and "done: 2 done, 0 failed" in done.output, done.output
     run_id = int(done.output.split("run ")[1].split()[0])
     report = json.loads(cli.invoke(app, ["report", str(run_id), "--format", "json"]).output)
-    assert report["models"][0]["done"] == 2 and report["failed"] == []
+    assert report["models"][0]["generation"]["done"] == 2 and report["failed"] == [] and report["judge"] is None
     csv_out = cli.invoke(app, ["report", str(run_id), "--format", "csv"]).output
-    assert csv_out.splitlines()[0].startswith("model,items,done,failed")
+    assert csv_out.splitlines()[0].startswith("run,judge,model,items,done,failed")
     unknown = cli.invoke(app, ["run", "--models", "nope"])
     assert unknown.exit_code == 2
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core.analysis import stats
-from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Verdict
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
@@ -399,36 +399,6 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
         return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
 
 
-def grouped_bootstrap(blocks: dict, n_resamples: int, seed: int) -> dict:
-    """Mean, CI bounds and counts per block of an {key: (n x m) matrix} dict, one resample matrix per row count.
-
-    Blocks with the same number of rows (e.g. models answering the same instances) share one weight matrix and
-    one matrix product; each block's replicates are still an ordinary paired bootstrap of its own rows.
-    Returns {key: (means, ci_low, ci_high, counts)} with NaN where a column has no value.
-    """
-    out: dict = {}
-    by_n: dict[int, list] = {}
-    for key, matrix in blocks.items():
-        by_n.setdefault(matrix.shape[0], []).append(key)
-    for n, keys in sorted(by_n.items()):
-        stacked = np.hstack([blocks[k] for k in keys])
-        if n == 0:
-            low = high = np.full(stacked.shape[1], np.nan)
-        else:
-            low, high = _ci(bootstrap_means(stacked, n_resamples, seed, bootstrap_weights(n, n_resamples, seed + n)))
-        counts = (~np.isnan(stacked)).sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counts > 0, np.nansum(stacked, axis=0) / np.maximum(counts, 1), np.nan)
-        low, high = np.where(counts > 0, low, np.nan), np.where(counts > 0, high, np.nan)
-        start = 0
-        for k in keys:
-            width = blocks[k].shape[1]
-            sl = slice(start, start + width)
-            out[k] = (means[sl], low[sl], high[sl], counts[sl])
-            start += width
-    return {k: out[k] for k in blocks}
-
-
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds per column, NaN-safe (matches np.quantile linear interpolation)."""
     lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
@@ -449,65 +419,99 @@ def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, n
 # --------------------------------------------------------------------------- leaderboard
 
 
-def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
-    """Per model and metric: mean, 95% bootstrap CI, n, and rank mark ('best', 'second' or '').
+GAP_KEY, GAP_LABEL = "orchestration_gap", "Orchestration gap (Loose − Strict)"
+LONG_COLUMNS = ["model", "metric", "value", "ci_low", "ci_high", "n", "interval", "small_n"]
 
-    `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
-    including the orchestration gap (Loose minus Strict IAS) and cost/latency per 1k instances.
-    Ranks are assigned among non-baseline models only; baselines are calibration rows.
-    """
-    keys = [m.key for m in QUALITY_METRICS]
-    all_keys = [*keys, "orchestration_gap", "cost_per_1k", "latency_min_per_1k"]
-    blocks = {}
-    for model, group in scores.groupby("model", sort=True):
-        matrix = group[keys].to_numpy(dtype=float)
-        gap_col = (group["loose_ias"] - group["strict_ias"]).to_numpy(dtype=float)
-        cost = group["cost_usd"].fillna(0.0).to_numpy(dtype=float) * 1000.0
-        latency = group["latency_ms"].to_numpy(dtype=float) * (1000.0 / 60_000.0)
-        blocks[model] = np.column_stack([matrix, gap_col, cost, latency])
+
+def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> list[dict]:
+    """Long rows (by, metric, value, ci_low, ci_high, n, interval, small_n) of the column means per group."""
     rows: list[dict] = []
-    for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items():
-        rows += [{"model": model, "metric": key, "value": float(means[j]), "ci_low": float(low[j]), "ci_high": float(high[j]),
-                  "n": int(counts[j])} for j, key in enumerate(all_keys)]
-    long = pd.DataFrame(rows, columns=["model", "metric", "value", "ci_low", "ci_high", "n"])
-    long = with_model_info(long, models)
-    long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else "Orchestration gap (Loose − Strict)")
-    long["mark"] = ""
+    for name, group in frame.groupby(by, sort=True):
+        ci = stats.mean_ci(group[list(keys)].to_numpy(dtype=float))
+        rows += [{by: name, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
+                  "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
+                  "small_n": bool(0 < ci.n[j] < stats.SMALL_N)} for j, key in enumerate(keys)]
+    return rows
+
+
+def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame, n_resamples: int, seed: int) -> list[dict]:
+    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a paired bootstrap CI of that difference."""
+    rows = []
+    for model, group in scores.groupby("model", sort=True):
+        loose, strict = means.loc[(model, "loose_ias"), "value"], means.loc[(model, "strict_ias"), "value"]
+        n = int(means.loc[(model, "strict_ias"), "n"])
+        low = high = np.nan
+        if n >= 2:
+            reps = bootstrap_means(group[["loose_ias", "strict_ias"]].to_numpy(float), n_resamples, seed)
+            low, high = _ci((reps[:, 0] - reps[:, 1])[:, None])
+            low, high = float(low[0]), float(high[0])
+        rows.append({"model": model, "metric": GAP_KEY, "value": float(loose - strict), "ci_low": low, "ci_high": high,
+                     "n": n, "interval": "paired bootstrap" if n >= 2 else "", "small_n": bool(0 < n < stats.SMALL_N)})
+    return rows
+
+
+def _marks(long: pd.DataFrame) -> pd.Series:
+    """'best' / 'second' per metric among non-baseline models; never for a tie of every model, nor for a 0 score."""
+    marks = pd.Series("", index=long.index)
     for metric, idx in long.groupby("metric").groups.items():
         block = long.loc[idx]
         block = block[~block["is_baseline"] & block["value"].notna()]
-        if block.empty:
+        ascending = metric == GAP_KEY or (metric in METRICS and not METRICS[metric].higher_is_better)
+        if not ascending:
+            block = block[block["value"] > 0]
+        if block.empty or (len(block) > 1 and block["value"].nunique() == 1):
             continue
-        ascending = metric in METRICS and not METRICS[metric].higher_is_better
-        if metric == "orchestration_gap":
-            ascending = True
         order = block["value"].rank(method="min", ascending=ascending)
-        long.loc[order[order == 1].index, "mark"] = "best"
-        long.loc[order[order == 2].index, "mark"] = "second"
+        marks[order[order == 1].index] = "best"
+        marks[order[order == 2].index] = "second"
+    return marks
+
+
+def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+    """Per model and metric: mean, 95% CI (stats.mean_ci), n, interval method, small-n flag and rank mark.
+
+    `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
+    including the orchestration gap (Loose minus Strict IAS as shown) and cost/latency per 1k instances.
+    Ranks are assigned among non-baseline models only; baselines are calibration rows.
+    """
+    keys = [m.key for m in QUALITY_METRICS]
+    frame = scores.assign(cost_per_1k=scores["cost_usd"].fillna(0.0) * 1000.0,
+                          latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
+    rows = mean_rows(frame, [*keys, "cost_per_1k", "latency_min_per_1k"])
+    means = pd.DataFrame(rows, columns=LONG_COLUMNS).set_index(["model", "metric"])
+    rows += _gap_rows(frame, means, n_resamples, seed) if len(frame) else []
+    long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
+    long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else GAP_LABEL)
+    long["mark"] = _marks(long)
     order = model_order(long["model"].unique(), models)
     long["model"] = pd.Categorical(long["model"], categories=order, ordered=True)
     return long.sort_values(["model", "metric"]).reset_index(drop=True).assign(model=lambda d: d["model"].astype(str))
 
 
 def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
-    """Wide display table: one row per model (Table 2 order), 'value [low, high]' cells, best ★ second ☆."""
+    """Wide display table: one row per model (Table 2 order), 'value [low, high] n=N' cells, best ★ second ☆.
+
+    A cell with no value reads "no data"; n below stats.SMALL_N carries a '†' (small sample).
+    """
     if long.empty:
         return pd.DataFrame()
     order = list(dict.fromkeys(long["model"]))
 
     def cell(r: pd.Series) -> str:
         if pd.isna(r["value"]):
-            return "—"
+            return "no data"
         scale = 100.0 if percent and r["metric"] not in ("cost_per_1k", "latency_min_per_1k") else 1.0
         digits = 1 if scale == 100.0 else 2
         mark = {"best": " ★", "second": " ☆"}.get(r["mark"], "")
-        return f"{r['value'] * scale:.{digits}f} [{r['ci_low'] * scale:.{digits}f}, {r['ci_high'] * scale:.{digits}f}]{mark}"
+        bounds = "" if pd.isna(r["ci_low"]) else f" [{r['ci_low'] * scale:.{digits}f}, {r['ci_high'] * scale:.{digits}f}]"
+        small = "†" if r["small_n"] else ""
+        return f"{r['value'] * scale:.{digits}f}{bounds} n={int(r['n'])}{small}{mark}"
 
     frame = long.assign(cell=long.apply(cell, axis=1))
     wide = frame.pivot(index="model", columns="label", values="cell")
     labels = [METRICS[k].label for k in METRICS if METRICS[k].label in wide.columns]
-    if "Orchestration gap (Loose − Strict)" in wide.columns:
-        labels.insert(labels.index("Strict IAS") + 1 if "Strict IAS" in labels else 0, "Orchestration gap (Loose − Strict)")
+    if GAP_LABEL in wide.columns:
+        labels.insert(labels.index("Strict IAS") + 1 if "Strict IAS" in labels else 0, GAP_LABEL)
     info = frame.drop_duplicates("model").set_index("model")[["group"]]
     wide = info.join(wide[labels]).reindex(order)
     return wide.reset_index().rename(columns={"model": "Model", "group": "Group"})
@@ -520,9 +524,11 @@ DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "lo
 
 
 def domain_metrics(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean Faithfulness, Coverage, Strict IAS and Loose IAS per (model, domain), with response counts."""
+    """Mean Faithfulness, Coverage, Strict IAS and Loose IAS per (model, domain), with n per metric and responses."""
     grouped = scores.groupby(["model", "domain"], sort=True)
     out = grouped[list(DOMAIN_METRICS)].mean()
+    for metric in DOMAIN_METRICS:
+        out[f"n_{metric}"] = grouped[metric].count()
     out["responses"] = grouped.size()
     return out.reset_index()
 
@@ -565,23 +571,12 @@ def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = 
 # --------------------------------------------------------------------------- robustness
 
 
-def _mean_ci(values: pd.Series, n_resamples: int, seed: int) -> tuple[float, float, float, int]:
-    arr = values.dropna().to_numpy(dtype=float)
-    if arr.size == 0:
-        return np.nan, np.nan, np.nan, 0
-    low, high = _ci(bootstrap_means(arr, n_resamples, seed))
-    return float(arr.mean()), float(low[0]), float(high[0]), int(arr.size)
-
-
-def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Figure 2: on the gap subset, per model knowledge-protocol adherence (Loose IAS) and rejection accuracy, with CIs."""
     gap = scores[scores["mode"] == "gap"]
-    keys = (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
-    blocks = {model: group[[k for k, _ in keys]].to_numpy(dtype=float) for model, group in gap.groupby("model", sort=True)}
-    rows = [{"model": model, "metric": key, "label": label, "value": means[j], "ci_low": low[j], "ci_high": high[j], "n": int(counts[j])}
-            for model, (means, low, high, counts) in grouped_bootstrap(blocks, n_resamples, seed).items()
-            for j, (key, label) in enumerate(keys)]
-    out = pd.DataFrame(rows, columns=["model", "metric", "label", "value", "ci_low", "ci_high", "n"])
+    labels = {"loose_knowledge_protocol": "Protocol adherence", "rejection": "Rejection accuracy"}
+    out = pd.DataFrame(mean_rows(gap, list(labels)), columns=LONG_COLUMNS)
+    out.insert(2, "label", out["metric"].map(labels))
     return with_model_info(out, models)
 
 
@@ -792,3 +787,135 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
         "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
         "judges": sorted({v.judge for v in verdicts}),
     }
+
+
+# --------------------------------------------------------------------------- runs, judges and the run report
+
+_GENERATION_SQL = """
+SELECT m.name AS model, r.status, r.cached, r.input_tokens, r.output_tokens, r.cost_usd, r.latency_ms
+FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
+"""
+
+
+def scored_runs(engine: Engine) -> pd.DataFrame:
+    """Runs that have verdicts, newest first: id, name, status, config, verdicts."""
+    with Session(engine) as session:
+        rows = session.exec(select(Run.id, Run.name, Run.status, Run.config, func.count(Verdict.id))
+                            .join(Verdict, Verdict.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc())).all()
+    return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
+
+
+def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran."""
+    with Session(engine) as session:
+        judges = session.exec(select(Verdict.judge).where(Verdict.run_id.in_(list(run_ids))).distinct()).scalars().all()
+    named = sorted(j for j in judges if j != RULE_JUDGE)
+    return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
+
+
+def unscored_first_start_runs(engine: Engine) -> list[Run]:
+    """First-start runs still being generated or scored."""
+    with Session(engine) as session:
+        runs = session.exec(select(Run).where(Run.config.is_not(None))).scalars().all()
+    return [r for r in runs if (r.config or {}).get("first_start") and not (r.config or {}).get("scored")]
+
+
+def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:
+    """Per model of one run: items, done, failed, pending, cached, tokens, cost, paid spend, latency mean and p95."""
+    frame = read_sql(engine, _GENERATION_SQL, {"run": int(run_id)})
+    rows = []
+    for model, g in frame.groupby("model", sort=True):
+        done = g[g["status"] == "done"]
+        latency = done.loc[~done["cached"].astype(bool), "latency_ms"].dropna().to_numpy(float)
+        rows.append({"model": model, "items": len(g), "done": len(done), "failed": int((g["status"] == "failed").sum()),
+                     "pending": int((g["status"] == "pending").sum()), "cached": int(done["cached"].astype(bool).sum()),
+                     "input_tokens": int(done["input_tokens"].sum()), "output_tokens": int(done["output_tokens"].sum()),
+                     "cost_usd": round(float(done["cost_usd"].sum()), 6),
+                     "spent_usd": round(float(done.loc[~done["cached"].astype(bool), "cost_usd"].sum()), 6),
+                     "latency_ms_mean": round(float(latency.mean()), 1) if latency.size else None,
+                     "latency_ms_p95": round(float(np.percentile(latency, 95, method="nearest")), 1) if latency.size else None})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One run under one judge: generation per model, the leaderboard cells and the undetermined counts."""
+
+    run_id: int
+    judge: str | None
+    judge_label: str
+    generation: pd.DataFrame
+    board: pd.DataFrame
+    counts: pd.DataFrame
+    note: str = ""
+
+
+def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
+    """The `gauntlet report` content: the same leaderboard the dashboards show, for one run and one judge.
+
+    With no judge given, the run's only judge is used; several judges raise ValueError naming them.
+    """
+    from core.scoring.judges.names import judge_label
+
+    with Session(engine) as session:
+        if session.get(Run, int(run_id)) is None:
+            raise ValueError(f"run {run_id} not found")
+    judges = [j for j in run_judges(engine, [run_id]) if j != RULE_JUDGE]
+    if judge is None and len(judges) > 1:
+        raise ValueError(f"run {run_id} was scored by several judges ({', '.join(judges)}): pick one with --judge")
+    judge = judge or (judges[0] if judges else None)
+    generation = generation_summary(engine, run_id)
+    if judge is None:
+        return RunReport(run_id, None, "not scored", generation, pd.DataFrame(columns=LONG_COLUMNS),
+                         pd.DataFrame(), note=f"run {run_id} has no judge verdicts yet: gauntlet score {run_id}")
+    if judge not in judges:
+        raise ValueError(f"judge {judge!r} did not score run {run_id}; judges: {', '.join(judges) or '(none)'}")
+    scores = load_scores(engine, [run_id], judge)
+    board = leaderboard(scores, model_catalog(engine))
+    counts = model_counts(scores)
+    return RunReport(run_id, judge, judge_label(judge), generation, board, counts)
+
+
+def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model: responses, Strict-undetermined responses, constraint errors and unjudged, metric errors / not applicable."""
+    rows = []
+    for model, g in scores.groupby("model", sort=True):
+        row = {"model": model, "responses": len(g), "n_strict_undetermined": int(g["strict_ias"].isna().sum()),
+               "n_constraint_errors": int(g["n_constraint_errors"].sum()),
+               "n_constraint_unjudged": int(g["n_constraint_unjudged"].sum())}
+        for metric in METRIC_NAMES:
+            row[f"n_{metric}_error"] = int((g[f"{metric}_status"] == "error").sum())
+            row[f"n_{metric}_na"] = int((g[f"{metric}_status"] == "not_applicable").sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def report_document(report: RunReport, failures: list[dict]) -> dict:
+    """The report as one JSON-ready document: per model its generation figures, every metric cell and the counts."""
+    models = sorted(set(report.generation.get("model", pd.Series(dtype=object))) | set(report.board.get("model", [])))
+    gen = report.generation.set_index("model") if not report.generation.empty else pd.DataFrame()
+    counts = report.counts.set_index("model") if not report.counts.empty else pd.DataFrame()
+    out = []
+    for model in models:
+        cells = report.board[report.board["model"] == model]
+        metrics_doc = {r["metric"]: {"label": r["label"], "value": _num(r["value"]), "ci_low": _num(r["ci_low"]),
+                                     "ci_high": _num(r["ci_high"]), "n": int(r["n"]), "interval": r["interval"],
+                                     "small_n": bool(r["small_n"]), "mark": r["mark"]}
+                       for r in cells.to_dict("records")}
+        out.append({"model": model,
+                    "generation": {k: _num(v) for k, v in gen.loc[model].items()} if model in gen.index else {},
+                    "counts": {k: int(v) for k, v in counts.loc[model].items()} if model in counts.index else {},
+                    "metrics": metrics_doc})
+    return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
+            "models": out, "failed": failures}
+
+
+def _num(value):
+    """A JSON-safe scalar: NaN becomes None, numpy scalars become Python numbers."""
+    if value is None:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value

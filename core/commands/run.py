@@ -156,40 +156,57 @@ def _finish(engine, runner, run_id: int, outcome) -> None:
 
 def report(
     run_id: Annotated[int, typer.Argument(help="Run id.")],
+    judge: Annotated[str | None, typer.Option("--judge", help="Judge whose verdicts to report (needed when several "
+                                              "judges scored the run).")] = None,
     format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",  # noqa: A002
 ) -> None:
-    """Per-model results so far: counts, tokens, cost, latency and verdict-based scores."""
+    """Per-model results of a run under one judge: generation figures and every metric with its CI and n."""
+    from core.analysis import readmodel
     from core.generation import runner
 
+    if format not in ("table", "csv", "json"):
+        raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
     engine = _engine()
     try:
-        rows = runner.run_report(engine, run_id)
+        result = readmodel.run_report(engine, run_id, judge)
     except ValueError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-    typer.echo(render_report(rows, format, runner.failed_items(engine, run_id)))
+    typer.echo(render_report(result, format, runner.failed_items(engine, run_id)))
 
 
-def render_report(rows: list[dict[str, Any]], fmt: str, failures: list[dict[str, Any]]) -> str:
-    """The report as a table, CSV or JSON (JSON also lists the failed items)."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
+    """The report as a table, CSV (one row per model) or JSON (also lists the failed items)."""
+    from core.analysis import readmodel
+
+    doc = readmodel.report_document(result, failures)
     if fmt == "json":
-        return json.dumps({"models": rows, "failed": failures}, indent=2)
+        return json.dumps(doc, indent=2, ensure_ascii=False)
     if fmt == "csv":
+        rows = [{"run": doc["run"], "judge": doc["judge_label"], "model": m["model"], **m["generation"],
+                 **{f"{metric}{suffix}": cell[key] for metric, cell in m["metrics"].items()
+                    for suffix, key in (("", "value"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"), ("_n", "n"))},
+                 **m["counts"]} for m in doc["models"]]
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns)
+        writer = csv.DictWriter(buffer, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue().rstrip("\n")
-    if fmt != "table":
-        raise typer.BadParameter("format must be table, csv or json")
-    table = Table()
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
     out = Console(file=io.StringIO(), width=10_000)
-    out.print(table)
+    out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
+    for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
+                                                               readmodel.leaderboard_table(result.board)),
+                         ("Undetermined and not-applicable counts", result.counts)):
+        if frame is None or frame.empty:
+            continue
+        table = Table(title=title)
+        for column in frame.columns:
+            table.add_column(str(column))
+        for row in frame.itertuples(index=False):
+            table.add_row(*("" if v is None or (isinstance(v, float) and v != v) else str(v) for v in row))
+        out.print(table)
+    for failure in doc["failed"]:
+        out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
     return out.file.getvalue().rstrip("\n")
 
 
