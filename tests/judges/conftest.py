@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -11,6 +14,8 @@ from sqlmodel import Session
 from core.scoring.judges.base import DocumentView, JudgeInput
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "enterprise_rag_sample.jsonl"
 
 NOISY_QUERY = "What is the warranty period of the X200 pump?"
 GAP_QUERY = "What is the penalty for filing form Q7 late?"
@@ -156,3 +161,22 @@ class ScriptedClient:
                     raise reply
                 return Completion(text=reply, cost_usd=self.cost)
         raise ProviderError(f"no scripted reply for purpose {purpose}", retryable=False)
+
+
+@cache
+def sample_instances() -> dict[str, dict]:
+    """The bundled sample benchmark (data/sample/enterprise_rag_sample.jsonl) by instance id."""
+    return {row["id"]: row for row in map(json.loads, SAMPLE.read_text(encoding="utf-8").splitlines()) if row}
+
+
+def sample_documents(uid: str) -> list[DocumentView]:
+    """The documents of a sample instance as a judge sees them, in stored order ([doc 1] is the first)."""
+    return [DocumentView(position=i, doc_uid=d["doc_id"], title=d["title"], text=d["text"], source=d.get("source", ""),
+                         role=d["role"], conflict_group=d.get("conflict_group"), conflict_summary=d.get("conflict_summary"))
+            for i, d in enumerate(sample_instances()[uid]["documents"])]
+
+
+def sample_input(uid: str, response: str) -> JudgeInput:
+    """A JudgeInput for a real instance of the bundled sample."""
+    row = sample_instances()[uid]
+    return JudgeInput(query=row["query"], mode=row["mode"], documents=sample_documents(uid), response=response)

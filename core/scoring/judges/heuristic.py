@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import permutations
 
 from core.scoring.judges.base import (
     UNJUDGED_REASON,
@@ -51,6 +52,46 @@ def names_document(response: str, index: int, doc: DocumentView) -> bool:
     return any(p.search(response) for p in doc_reference_patterns(index, doc))
 
 
+SUMMARY_SPLIT_RE = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
+PAREN_RE = re.compile(r"\(([^()]*)\)")
+
+
+def split_parentheticals(text: str) -> tuple[str, str]:
+    """(text outside parentheses, text inside them), nested parentheses included."""
+    inside = []
+    while (m := PAREN_RE.search(text)) is not None:
+        inside.append(m.group(1))
+        text = text[: m.start()] + " " + text[m.end():]
+    return text, " ".join(inside)
+
+
+def summary_sides(summary: str) -> list[tuple[set[str], set[str]]]:
+    """'topic: value A (source A) vs value B (source B)' -> per side (value markers only it states, source tokens)."""
+    parts = SUMMARY_SPLIT_RE.split(summary or "")
+    if len(parts) < 2:
+        return []
+    parts[0] = parts[0].rsplit(": ", 1)[-1]
+    split = [split_parentheticals(p) for p in parts]
+    sides = [(numbers(value) | tokens(value), tokens(source)) for value, source in split]
+    shared = set.intersection(*(markers for markers, _ in sides))
+    return [(markers - shared, source) for markers, source in sides]
+
+
+def side_match(doc: DocumentView, side: tuple[set[str], set[str]]) -> int:
+    """How well a summary side fits a document: its source words in the title/source, its values in the text."""
+    markers, source = side
+    return len(source & tokens(f"{doc.title} {doc.source}")) + len(markers & (tokens(doc.text) | numbers(doc.text)))
+
+
+def summary_values(docs: list[DocumentView]) -> list[set[str]] | None:
+    """Each document's side values from the group's conflict summary (best assignment), or None if it has no sides."""
+    sides = summary_sides(docs[0].conflict_summary or "")
+    if len(sides) != len(docs) or not all(markers for markers, _ in sides):
+        return None
+    best = max(permutations(sides), key=lambda order: sum(side_match(d, s) for d, s in zip(docs, order, strict=True)))
+    return [markers for markers, _ in best]
+
+
 def conflict_values(doc: DocumentView, others: list[DocumentView]) -> set[str]:
     """Figures stated by `doc` and by none of the other documents of its conflict group (narrowed by its summary)."""
     own = numbers(doc.text) - set().union(*(numbers(o.text) for o in others))
@@ -58,18 +99,23 @@ def conflict_values(doc: DocumentView, others: list[DocumentView]) -> set[str]:
     return in_summary or own
 
 
+def group_values(docs: list[DocumentView]) -> list[set[str]]:
+    """The values that identify each side of a conflict group: from its summary, else figures only that side states."""
+    return summary_values(docs) or [conflict_values(d, [o for o in docs if o is not d]) for d in docs]
+
+
 def conflict_evidence(item: JudgeInput) -> dict:
-    """Conflict words, and per conflict group which sides the response names or quotes the values of."""
+    """Conflict words, and per conflict group (whatever the roles) which sides the response names or quotes."""
     words = conflict_matches(item.response)
-    resp_numbers = numbers(item.response)
+    said = numbers(item.response) | tokens(item.response)
     groups: dict[str, list[tuple[int, DocumentView]]] = {}
     for i, d in enumerate(item.documents, start=1):
-        if d.role == "conflicting" and d.conflict_group:
+        if d.conflict_group:
             groups.setdefault(d.conflict_group, []).append((i, d))
     sides = {}
     for group, members in groups.items():
         docs = [d for _, d in members]
-        valued = [d.doc_uid for d in docs if conflict_values(d, [o for o in docs if o is not d]) & resp_numbers]
+        valued = [d.doc_uid for d, values in zip(docs, group_values(docs), strict=True) if values & said]
         named = [d.doc_uid for i, d in members if names_document(item.response, i, d)]
         sides[group] = {"values_quoted": valued, "sources_named": named, "size": len(members)}
     both = any(len(s["values_quoted"]) >= 2 or len(s["sources_named"]) >= 2 for s in sides.values())
