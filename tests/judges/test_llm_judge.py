@@ -35,6 +35,9 @@ def batched(*items: tuple[str, str]) -> str:
         ("malformed_twice", [(REPAIR, "{oops"), (BATCH_TAG, "{oops")], [("error", None), ("error", None)], 2),
         ("judge_refuses", [(BATCH_TAG, "I cannot evaluate this content.")], [("error", None), ("error", None)], 1),
         ("uppercase_verdicts", [(BATCH_TAG, batched(("c1", "YES"), ("c2", " No ")))], [("ok", True), ("ok", False)], 1),
+        ("uppercase_ids", [(BATCH_TAG, batched(("C1", "yes"), ("C2", "no")))], [("ok", True), ("ok", False)], 1),
+        ("padded_ids", [(BATCH_TAG, batched((" c1 ", "yes"), ("\tC 2\n", "no")))], [("ok", True), ("ok", False)], 1),
+        ("unmatched_id_is_error", [(BATCH_TAG, batched(("C1", "yes"), ("c3", "no")))], [("ok", True), ("error", None)], 1),
     ],
 )
 def test_batched_constraints(name, rules, expected, calls) -> None:
@@ -46,7 +49,7 @@ def test_batched_constraints(name, rules, expected, calls) -> None:
     for o in out:
         if o.status == "error":
             assert o.reason and o.passed is None, name
-    if name == "missing_id":
+    if name in ("missing_id", "unmatched_id_is_error"):
         assert "c2" in out[1].reason and "raw" in out[1].reason
 
 
@@ -103,6 +106,7 @@ def coverage_reply(**covered: bool) -> str:
         ("nothing_covered", ["a"], ["s"], coverage_reply(K1=False, S1=False), "ok", 0.0),
         ("no_claims", [], [], None, "not_applicable", None),
         ("missing_claim_id", ["a", "b"], [], coverage_reply(K1=True), "error", None),
+        ("claim_ids_any_case", ["a", "b"], ["s"], coverage_reply(k1=True, K2=False, s1=True), "ok", 0.7 * 0.5 + 0.3),
     ],
 )
 def test_coverage(name, core, supp, reply, status, value) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from core.scoring.judges.llm_judge import ConstraintReply
-from core.scoring.judges.parsing import ask_json, extract_json_object, looks_like_judge_refusal
+from core.scoring.judges.parsing import ask_json, extract_json_object, looks_like_judge_refusal, match_key
 from core.generation.providers.base import ChatMessage, ProviderError
 from tests.judges.conftest import ScriptedClient
 
@@ -71,3 +71,18 @@ def test_ask_json(name, rules, parsed_verdict, error_part, calls, repaired) -> N
 )
 def test_looks_like_judge_refusal(name: str, text: str, expected: bool) -> None:
     assert looks_like_judge_refusal(text) is expected, name
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "key"),
+    [
+        ("same", "c1", "c1"),
+        ("upper", "C1", "c1"),
+        ("padded", " c1 ", "c1"),
+        ("inner_space", "C 1", "c1"),
+        ("tabs_newlines", "\tk2\n", "k2"),
+        ("different_id", "c10", "c10"),
+    ],
+)
+def test_match_key(name: str, raw: str, key: str) -> None:
+    assert match_key(raw) == key, name

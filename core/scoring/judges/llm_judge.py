@@ -19,7 +19,7 @@ from core.scoring.judges.base import (
     faithfulness_outcome,
     format_documents,
 )
-from core.scoring.judges.parsing import JsonReply, ask_json
+from core.scoring.judges.parsing import JsonReply, ask_json, match_key
 from core.scoring.judges.text import snippet
 from core.generation.providers.base import ChatMessage
 
@@ -175,12 +175,15 @@ class LLMJudge:
         user = f"{self._item(item)}\n\nInstructions:\n{listing}"
         reply = await ask_json(self.client, _messages(prompts.CONSTRAINT_BATCHED_SYSTEM, user), BatchedReply,
                                "judge:constraint_batched")
-        by_id = {v["id"].strip(): v for v in (reply.parsed or {}).get("verdicts", [])}
+        by_id: dict[str, dict] = {}
+        for v in (reply.parsed or {}).get("verdicts", []):
+            by_id.setdefault(match_key(v["id"]), v)
+        unmatched = sorted(set(by_id) - {match_key(c.cid) for c in constraints})
         outcomes = []
         for i, c in enumerate(constraints):
             share = {"calls": reply.calls if i == 0 else 0, "cost_usd": reply.cost_usd if i == 0 else 0.0}
             details = {"batch_size": len(constraints), "batch_calls": reply.calls}
-            found = by_id.get(c.cid)
+            found = by_id.get(match_key(c.cid))
             if reply.parsed is None:
                 outcomes.append(ConstraintOutcome(cid=c.cid, status="error", method="batched", reason=reply.error or "judge error",
                                                   details={**details, "raw": snippet(reply.raw, 1000)}, **share))
@@ -188,7 +191,7 @@ class LLMJudge:
                 outcomes.append(ConstraintOutcome(
                     cid=c.cid, status="error", method="batched",
                     reason=f"batched answer has no verdict for constraint id {c.cid}; raw: {snippet(reply.raw)}",
-                    details=details, **share))
+                    details={**details, "unmatched_ids": unmatched}, **share))
             else:
                 outcomes.append(ConstraintOutcome(cid=c.cid, passed=found["verdict"] == "yes", reason=found["reason"],
                                                   method="batched", details={**details, "repaired": reply.repaired}, **share))
@@ -241,14 +244,15 @@ class LLMJudge:
         reply = await ask_json(self.client, _messages(prompts.COVERAGE_SYSTEM, user), CoverageReply, "judge:coverage")
         if reply.parsed is None:
             return _metric_error(reply, "llm")
-        by_id = {r["id"].strip().upper(): r for r in reply.parsed["results"]}
-        missing = [cid for cid, _, _ in ids if cid not in by_id]
+        by_id = {match_key(r["id"]): r for r in reply.parsed["results"]}
+        missing = [cid for cid, _, _ in ids if match_key(cid) not in by_id]
         if missing:
             return MetricOutcome(status="error", method="llm", calls=reply.calls, cost_usd=reply.cost_usd,
                                  reason=f"coverage answer has no verdict for claims {missing}; raw: {snippet(reply.raw)}")
         rows = {"core": [], "supplementary": []}
         for cid, text, kind in ids:
-            rows[kind].append({"claim": text, "covered": by_id[cid]["covered"], "reason": by_id[cid]["reason"]})
+            found = by_id[match_key(cid)]
+            rows[kind].append({"claim": text, "covered": found["covered"], "reason": found["reason"]})
         out = coverage_outcome(rows["core"], rows["supplementary"], "llm")
         return out.model_copy(update={"calls": reply.calls, "cost_usd": reply.cost_usd})
 

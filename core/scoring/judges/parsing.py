@@ -58,6 +58,11 @@ def parse_reply(text: str, model: type[M]) -> tuple[M | None, str]:
         return None, f"JSON does not match the schema: {exc.errors()[0].get('msg', 'invalid')}"
 
 
+def match_key(raw: str) -> str:
+    """An id as the judge wrote it, reduced for matching: case and whitespace do not count ('C 1' matches 'c1')."""
+    return "".join(str(raw).split()).casefold()
+
+
 def paid(completion: Completion) -> float:
     """What a call cost this pass: nothing when it was answered from the cache."""
     return 0.0 if completion.cached else completion.cost_usd
