@@ -10,7 +10,8 @@ from ui.drilldown import metric_drilldown
 require_page(__file__)
 st.title("Leaderboard")
 st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, ☆ second best among real models; "
-           "baselines are calibration rows. Cells: mean [95% bootstrap CI], in %.")
+           "baselines are calibration rows. Cells: mean [95% CI] n, in %; † n < 30 (small sample); \"no data\" = nothing "
+           "measured (never 0). CIs: Clopper-Pearson for rates, effective-n beta for bounded scores, Student t for cost.")
 
 filters = results_view.sidebar_filters()
 if filters:

@@ -28,17 +28,24 @@ def _pct(values: pd.Series) -> pd.Series:
     return values * 100.0
 
 
+def no_data_text(values: pd.Series) -> np.ndarray:
+    """'no data' where a value is missing, so an absent bar never reads as 0."""
+    return np.where(values.isna(), "no data", "")
+
+
 def leaderboard_bars(long: pd.DataFrame, metrics: list[str]) -> go.Figure:
-    """Grouped bars per model for the chosen metrics, 95% CI error bars, baselines hatched."""
+    """Grouped bars per model for the chosen metrics, 95% CI error bars, n in the hover, baselines hatched."""
     fig = go.Figure()
     for key in metrics:
         d = long[long["metric"] == key]
         scale = 1.0 if key in ("cost_per_1k", "latency_min_per_1k") else 100.0
+        n_text = d["n"].astype(int).astype(str) + np.where(d.get("small_n", False), " (small n)", "")
         fig.add_bar(
-            name=METRICS[key].label if key in METRICS else key, x=d["model"], y=d["value"] * scale,
+            name=METRICS[key].label if key in METRICS else key, x=d["model"], y=d["value"].fillna(0.0) * scale,
+            text=no_data_text(d["value"]), textposition="outside",
             error_y={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["value"]) * scale, "arrayminus": (d["value"] - d["ci_low"]) * scale},
-            marker_pattern_shape=np.where(d["is_baseline"], "/", ""), customdata=d[["group", "mark"]],
-            hovertemplate="%{x}<br>%{y:.1f}<br>%{customdata[0]} %{customdata[1]}<extra>%{fullData.name}</extra>",
+            marker_pattern_shape=np.where(d["is_baseline"], "/", ""), customdata=np.column_stack([d["group"], d["mark"], n_text]),
+            hovertemplate="%{x}<br>%{y:.1f} (n=%{customdata[2]})<br>%{customdata[0]} %{customdata[1]}<extra>%{fullData.name}</extra>",
         )
     fig.update_layout(barmode="group", yaxis_title="score (%)", legend_title="metric", margin={"t": 30})
     return fig
@@ -71,8 +78,9 @@ def domain_radars(dm: pd.DataFrame, models: list[str]) -> go.Figure:
             row = dm[(dm["domain"] == domain) & (dm["model"] == model)]
             if row.empty:
                 continue
-            r = [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else 0.0 for k in DOMAIN_METRICS]
+            r = [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else None for k in DOMAIN_METRICS]
             fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0, line={"color": palette[j % len(palette)]},
+                                 connectgaps=False, hovertemplate="%{theta}: %{r:.1f}<extra>" + model + "</extra>",
                                  row=i // cols + 1, col=i % cols + 1)
     fig.update_polars(radialaxis={"range": [0, 100]})
     fig.update_layout(height=360 * rows, margin={"t": 40})
@@ -82,8 +90,9 @@ def domain_radars(dm: pd.DataFrame, models: list[str]) -> go.Figure:
 def domain_heatmap(matrix: pd.DataFrame) -> go.Figure:
     """Domain x metric heatmap (percent)."""
     z = matrix.to_numpy(dtype=float) * 100
+    text = np.where(np.isnan(z), "no data", np.char.mod("%.1f", np.nan_to_num(z)))
     fig = go.Figure(go.Heatmap(z=z, x=[RADAR_LABELS.get(c, c) for c in matrix.columns], y=list(matrix.index), colorscale="Viridis",
-                               zmin=0, zmax=100, text=np.round(z, 1), texttemplate="%{text}", colorbar={"title": "%"}))
+                               zmin=0, zmax=100, text=text, texttemplate="%{text}", colorbar={"title": "%"}))
     fig.update_layout(margin={"t": 30})
     return fig
 
@@ -107,7 +116,7 @@ def paired_bars(frame: pd.DataFrame, x: str, series: list[tuple[str, str, str, s
     """Grouped bars with asymmetric CIs: series = (name, value col, low col, high col), values in [0, 1] shown as %."""
     fig = go.Figure()
     for name, col, lo, hi in series:
-        fig.add_bar(name=name, x=frame[x], y=frame[col] * 100,
+        fig.add_bar(name=name, x=frame[x], y=frame[col].fillna(0.0) * 100, text=no_data_text(frame[col]), textposition="outside",
                     error_y={"type": "data", "symmetric": False, "array": (frame[hi] - frame[col]) * 100, "arrayminus": (frame[col] - frame[lo]) * 100})
     fig.update_layout(barmode="group", yaxis_title=y_title, margin={"t": 30})
     return fig

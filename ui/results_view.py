@@ -13,13 +13,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
-from sqlalchemy import func, select
-from sqlmodel import Session
 
 from core.analysis import readmodel
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
-from core.store.models import Run, Verdict
+from core.scoring.judges.names import judge_label
 from ui.session import engine
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
@@ -43,19 +41,12 @@ class Filters:
 
 @st.cache_data(ttl=5, show_spinner=False)
 def _runs(version: tuple) -> pd.DataFrame:
-    with Session(engine()) as session:
-        rows = session.exec(
-            select(Run.id, Run.name, Run.status, Run.config, func.count(Verdict.id)).join(Verdict, Verdict.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc())
-        ).all()
-    return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
+    return readmodel.scored_runs(engine())
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
-    with Session(engine()) as session:
-        judges = session.exec(select(Verdict.judge).where(Verdict.run_id.in_(run_ids)).distinct()).scalars().all()
-    named = sorted(j for j in judges if j != "rule")
-    return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ["rule"]
+    return readmodel.run_judges(engine(), list(run_ids))
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
@@ -69,10 +60,11 @@ def filtered_scores(f: Filters) -> pd.DataFrame:
     return readmodel.filter_scores(scores(f.run_ids, f.judge, f.version), f.modes, f.domains)
 
 
-@st.cache_data(max_entries=16, show_spinner="Bootstrapping confidence intervals…")
+@st.cache_data(max_entries=16, show_spinner="Computing confidence intervals…")
 def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple) -> pd.DataFrame:
-    """Leaderboard rows (with 95% bootstrap CIs) for one filter choice."""
-    return readmodel.leaderboard(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+    """Leaderboard rows (mean, 95% CI, n) for one filter choice, with the judge's label on every row."""
+    board = readmodel.leaderboard(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+    return board.assign(judge=judge_label(judge))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -128,9 +120,7 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
 def first_start_banner(runs: pd.DataFrame) -> None:
     """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
     first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
-    with Session(engine()) as session:
-        pending = session.exec(select(Run).where(Run.config.is_not(None))).scalars().all()
-    running = [r for r in pending if (r.config or {}).get("first_start") and not (r.config or {}).get("scored")]
+    running = readmodel.unscored_first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     if not first.empty and len(runs) == len(first):
@@ -160,7 +150,8 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
         st.session_state["results_runs"] = chosen or default
         run_ids = tuple(sorted(chosen or default))
         judges = _judges(run_ids, version)
-        judge = st.selectbox("Judge", judges, key="results_judge", help="Rule checks are always included; this picks who judged the rest.")
+        judge = st.selectbox("Judge", judges, key="results_judge", format_func=judge_label,
+                             help="Rule checks are always included; this picks who judged the rest.")
         chosen_subset = fixed_subset or "all"
         if subset and not fixed_subset:
             chosen_subset = st.selectbox("Subset", list(SUBSETS), key="results_subset")
@@ -168,4 +159,12 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
         chosen_domains: list[str] = []
         if domains:
             chosen_domains = st.multiselect("Domains (empty = all)", sorted(all_scores["domain"].dropna().unique()), key="results_domains")
-    return Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version)
+    filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version)
+    st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
+               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}. Every number shows its n; "
+               "† marks n < 30 (small sample); undetermined and not-applicable items are counted, never scored 0.")
+    if judge == "heuristic":
+        st.warning("These numbers come from the **heuristic (lexical, offline)** judge: word overlap, number and negation "
+                   "checks, refusal cues. It cannot judge most behavioural instructions, so Strict IAS is mostly "
+                   "undetermined; see Judge alignment for its agreement with experts.", icon=":material/warning:")
+    return filters

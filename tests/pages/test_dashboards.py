@@ -211,7 +211,9 @@ def test_every_page_works_on_first_start_numbers(first_start_url, monkeypatch, p
     at = page_as(page, "viewer").run()
     assert not at.exception, at.exception
     assert any(first_start.LABEL in i.value for i in at.info), [i.value for i in at.info]
-    assert not at.warning or page == "pick_generator"
+    # first start is scored by the heuristic judge: every results page says so, loudly
+    assert any("heuristic (lexical, offline)" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("Judge: **heuristic (lexical, offline)**" in c.value for c in at.caption)
     labels = at.multiselect(key="results_runs_w").options
     assert any(first_start.LABEL in o for o in labels)
 
