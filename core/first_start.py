@@ -15,25 +15,12 @@ import sys
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from core.store.models import Instance, Model, Run
+from core.store.models import Instance, Run
 
 LABEL = "baselines + heuristic judge"
 RUN_NAME = f"First start: sample through {LABEL}"
 JUDGE = "heuristic"
-BASELINE_MODELS: tuple[str, ...] = ("baseline:always-refuse", "baseline:extractive")
 log = logging.getLogger(__name__)
-
-
-def ensure_baseline_models(engine: Engine) -> list[str]:
-    """Create the two offline baseline Model rows if missing; returns their names."""
-    with Session(engine) as session:
-        existing = set(session.exec(select(Model.name).where(Model.name.in_(BASELINE_MODELS))).all())
-        for name in BASELINE_MODELS:
-            if name not in existing:
-                session.add(Model(name=name, provider="baseline", model_name=name, paradigm="standard", access="open", is_baseline=True,
-                                  settings={"note": "offline calibration baseline"}))
-        session.commit()
-    return list(BASELINE_MODELS)
 
 
 def first_start_run(engine: Engine) -> Run | None:
@@ -61,7 +48,7 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.generation.runner import RunOptions, create_run
+    from core.generation.runner import RunOptions, create_run, ensure_baselines
     from core.pipeline import run_and_score
 
     existing = first_start_run(engine)
@@ -72,7 +59,7 @@ def ensure_first_start_run(engine: Engine) -> int | None:
             log.warning("no benchmark instance: import one (gauntlet init-db loads the sample) before the first start")
             return None
     if existing is None:
-        models = ensure_baseline_models(engine)
+        models = [m.name for m in ensure_baselines(engine)]
         run_id = create_run(engine, RunOptions(models=models, name=RUN_NAME, judge=JUDGE, concurrency=4))
         _mark(engine, run_id)
     else:

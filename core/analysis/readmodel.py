@@ -57,21 +57,31 @@ class IAS:
     n_unjudged: int
 
 
-def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
-    """IAS from (status, passed) pairs: errors and unjudged leave the Loose denominator; Strict is complete-case.
+def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
+    """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
 
-    Strict is 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one failed,
-    and undetermined (None) as soon as any constraint is an error or unjudged, whatever the others say: keeping
-    "error + failure" as 0 while dropping "error + no failure" biases Strict down (tests/test_strict_ias_simulation.py).
+    Loose = passed / judged over judged constraints (errors and unjudged leave the denominator). Strict is
+    complete-case: 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one
+    failed, undetermined as soon as any constraint is an error or unjudged, whatever the others say (keeping
+    "error + failure" as 0 while dropping "error + no failure" biases Strict down: tests/test_strict_ias_simulation.py).
     """
+    judged, passed = np.asarray(judged, dtype=float), np.asarray(passed, dtype=float)
+    hidden = np.asarray(errors, dtype=float) + np.asarray(unjudged, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loose = np.where(judged > 0, passed / judged, np.nan)
+    strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
+    return loose, strict
+
+
+def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
+    """IAS of one response from its (status, passed) pairs, by ias_from_counts (None where undetermined)."""
     pairs = list(verdicts)
     judged = [bool(p) for s, p in pairs if s == "ok" and p is not None]
     n_errors = sum(s == "error" for s, _ in pairs)
     n_unjudged = sum(s == "not_applicable" or (s == "ok" and p is None) for s, p in pairs)
-    n_failed = judged.count(False)
-    loose = sum(judged) / len(judged) if judged else None
-    strict: float | None = None if (n_errors or n_unjudged or not judged) else float(n_failed == 0)
-    return IAS(loose, strict, len(judged), n_failed, n_errors, n_unjudged)
+    loose, strict = (float(x) for x in ias_from_counts(len(judged), sum(judged), n_errors, n_unjudged))
+    return IAS(None if np.isnan(loose) else loose, None if np.isnan(strict) else strict, len(judged),
+               judged.count(False), n_errors, n_unjudged)
 
 
 _PROTOCOL_JOIN = """
@@ -140,15 +150,11 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
         return _empty_scores()
     counts = [*COUNT_COLUMNS, "judge_calls"]
     out[counts] = out[counts].fillna(0).astype("int64")
-    # IAS: errors and unjudged (not_applicable, or ok without a decision) leave the denominator (see ias()).
-    judged, passed, errors = out["judged"].to_numpy(float), out["passed"].to_numpy(float), out["errors"].to_numpy(float)
+    # unjudged = not_applicable, or ok without a decision
     unjudged = out["n"].to_numpy() - out["judged"].to_numpy() - out["errors"].to_numpy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["loose_ias"] = np.where(judged > 0, passed / judged, np.nan)
-        for c in CATEGORIES:
-            j = out[f"judged_{c}"].to_numpy(float)
-            out[f"loose_{c}"] = np.where(j > 0, out[f"passed_{c}"].to_numpy(float) / j, np.nan)
-    out["strict_ias"] = np.where((errors + unjudged > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
+    out["loose_ias"], out["strict_ias"] = ias_from_counts(out["judged"], out["passed"], out["errors"], unjudged)
+    for c in CATEGORIES:
+        out[f"loose_{c}"] = ias_from_counts(out[f"judged_{c}"], out[f"passed_{c}"], 0, 0)[0]
     out["n_constraints"] = out["n"]
     out["n_constraint_errors"] = out["errors"]
     out["n_constraint_unjudged"] = unjudged
