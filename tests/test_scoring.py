@@ -106,18 +106,20 @@ def test_llm_judge_context_claims_reused_across_models(world: World, name, mode,
     for model in ("gen-a", "gen-b"):
         world.respond(model, "noisy")
     client = scripted_llm(json.dumps({"verdicts": [{"id": "c2", "verdict": "yes"}, {"id": "c5", "verdict": "no"}]}))
+    judge = "llm:judge-x" + ("@single" if mode == "single" else "")
     report = asyncio.run(score_run(world.engine, world.run_id, LLMJudge(client, "llm:judge-x"), constraint_mode=mode))
+    assert report.judge == judge and report.constraint_mode == mode, name
     assert report.context_claims_extracted == 1 and report.context_claims_reused == 1, name
     assert client.calls.count("judge:context_claims") == 1
     assert report.calls["constraint"] == 2 * constraint_calls
     assert report.total_calls == len(client.calls) == 2 * (constraint_calls + 4) + 1
     with Session(world.engine) as s:
         stored = s.exec(select(ContextClaims)).one()
-    assert stored.core == ["warranty 24 months"] and stored.judge == "llm:judge-x"
-    cov = [v for v in verdicts(world, "llm:judge-x") if v.metric == "coverage"]
+    assert stored.core == ["warranty 24 months"] and stored.judge == judge
+    cov = [v for v in verdicts(world, judge) if v.metric == "coverage"]
     assert sorted(v.value for v in cov) == [pytest.approx(0.7)] * 2
     assert sorted(v.details["context_claims_reused"] for v in cov) == [False, True]
-    methods = {v.method for v in verdicts(world, "llm:judge-x") if v.metric == "constraint"}
+    methods = {v.method for v in verdicts(world, judge) if v.metric == "constraint"}
     assert methods == {mode, "precondition"}
 
 

@@ -250,6 +250,11 @@ class _Scorer:
         return self.report
 
 
+def judge_mode(judge: Judge, requested: str) -> ConstraintMode:
+    """The constraint mode a judge works in: its own when it has one (its id says it), else the requested one."""
+    return getattr(judge, "constraint_mode", requested)
+
+
 async def score_run(
     engine: Engine,
     run_id: int,
@@ -259,14 +264,21 @@ async def score_run(
     constraint_mode: str = "batched",
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreReport:
-    """Score every done response of a run with rule checks plus `judge` ('heuristic' | 'llm:<Model.name>'); idempotent."""
+    """Score every done response of a run with rule checks plus `judge`; idempotent.
+
+    `judge` is 'heuristic', 'llm:<Model.name>' (judged in `constraint_mode`), 'llm:<Model.name>@single' (always
+    single) or a judge object (switched to `constraint_mode` when it has modes). The judge's name, which carries
+    the mode, is the stored judge id: 'llm:X' for batched and 'llm:X@single' for single verdicts.
+    """
     if constraint_mode not in ("single", "batched"):
         raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
     if not isinstance(judge, str):
-        return await _Scorer(engine, run_id, judge, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
-    judge_obj = resolve_judge(judge, engine)
+        with_mode = getattr(judge, "with_mode", None)
+        judge = with_mode(constraint_mode) if with_mode else judge
+        return await _Scorer(engine, run_id, judge, judge_mode(judge, constraint_mode), concurrency).run(progress)
+    judge_obj = resolve_judge(judge, engine, constraint_mode)  # type: ignore[arg-type]
     try:
-        return await _Scorer(engine, run_id, judge_obj, constraint_mode, concurrency).run(progress)  # type: ignore[arg-type]
+        return await _Scorer(engine, run_id, judge_obj, judge_mode(judge_obj, constraint_mode), concurrency).run(progress)
     finally:
         close = getattr(judge_obj, "aclose", None)
         if close is not None:

@@ -8,12 +8,16 @@ import json
 import pytest
 from sqlmodel import Session, select
 
+from core.analysis.readmodel import response_scores
+from core.scoring.judges.registry import resolve_judge
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from core.store.models import Model, Verdict
 from core.scoring.scorer import score_run
 from tests.judges.conftest import REFUSAL, World
 
 JUDGE = "llm:judge-x"
+SINGLE = "llm:judge-x@single"
+ALL_IDS = '{"verdicts": [{"id": "c1", "verdict": "yes"}, {"id": "c2", "verdict": "yes"}, {"id": "c5", "verdict": "no"}]}'
 
 
 def rules(batched: str, conflict: str = '{"recognized": 1, "reason": "both dates"}') -> list[ScriptRule]:
@@ -28,6 +32,8 @@ def rules(batched: str, conflict: str = '{"recognized": 1, "reason": "both dates
                    reply='{"results": [{"id": "K1", "covered": true}, {"id": "K2", "covered": true}]}'),
         ScriptRule(match=r"\[task: conflict-recognition\]", reply=conflict),
         ScriptRule(match=r"\[task: rejection\]", reply='{"refused": 1, "reason": "says missing"}'),
+        ScriptRule(match=r"\[task: refusal\]", reply='{"refused": 0, "reason": "answers"}'),
+        ScriptRule(match=r"\[task: constraint-single\]", reply='{"verdict": "no", "reason": "one at a time"}'),
     ]
 
 
@@ -39,9 +45,9 @@ def point_judge(world: World, server: FakeLLMServer) -> None:
         s.commit()
 
 
-def judged(world: World) -> dict[str, Verdict]:
+def judged(world: World, judge: str = JUDGE) -> dict[str, Verdict]:
     with Session(world.engine) as s:
-        rows = s.exec(select(Verdict).where(Verdict.judge == JUDGE)).all()
+        rows = s.exec(select(Verdict).where(Verdict.judge == judge)).all()
     return {v.metric if v.constraint_id is None else f"constraint:{v.constraint_id}": v for v in rows}
 
 
@@ -82,7 +88,51 @@ def test_gap_refusal_through_fake_server(world: World, monkeypatch) -> None:
         point_judge(world, server)
         report = asyncio.run(score_run(world.engine, world.run_id, JUDGE, constraint_mode="single"))
         assert server.call_count == report.total_calls
-    got = judged(world)
+    assert judged(world) == {}
+    got = judged(world, SINGLE)
     assert got["rejection"].value == 1.0
     assert got["faithfulness"].status == "not_applicable" and got["faithfulness"].reason == "no factual claims (refusal)"
     assert got["coverage"].status == "not_applicable"
+
+
+def test_resolve_single_suffix_builds_a_single_mode_judge(world: World, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with FakeLLMServer(script=[]) as server:
+        point_judge(world, server)
+        batched, single = resolve_judge(JUDGE, world.engine), resolve_judge(SINGLE, world.engine)
+        assert (batched.name, batched.constraint_mode) == (JUDGE, "batched")
+        assert (single.name, single.constraint_mode) == (SINGLE, "single")
+        assert resolve_judge(JUDGE, world.engine, constraint_mode="single").name == SINGLE
+        assert resolve_judge("heuristic", world.engine, constraint_mode="single").name == "heuristic"
+        assert server.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "second", "mode"),
+    [("mode_argument", JUDGE, "single"), ("suffixed_id", SINGLE, "batched")],
+)
+def test_single_and_batched_verdicts_coexist(world: World, monkeypatch, name, second, mode) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    responses = [world.respond("gen-a", "noisy"), world.respond("gen-a", "conflict")]
+    with FakeLLMServer(script=rules(ALL_IDS)) as server:
+        point_judge(world, server)
+        first = asyncio.run(score_run(world.engine, world.run_id, JUDGE))
+        paid_first = server.call_count
+        assert paid_first == first.total_calls and first.calls["constraint"] == 2, name
+        again = asyncio.run(score_run(world.engine, world.run_id, second, constraint_mode=mode))
+        # noisy: c2 and c5 one call each; conflict: c1. Every metric call is answered by the LLM cache.
+        assert server.call_count - paid_first == again.calls["constraint"] == 3, name
+    assert again.judge == SINGLE and again.constraint_mode == "single" and again.cost_usd == 0.0, name
+    assert again.calls["faithfulness"] == first.calls["faithfulness"], name
+    batched_v, single_v = judged(world, JUDGE), judged(world, SINGLE)
+    assert {v.method for k, v in batched_v.items() if k.startswith("constraint:")} == {"batched", "precondition"}
+    assert {v.method for k, v in single_v.items() if k.startswith("constraint:")} == {"single", "precondition"}
+    # noisy: rule c1 and preconditions c3, c4 pass, judged c2 and c5; conflict: judged c1, rule c2 passes
+    for judge, loose in ((JUDGE, (4 / 5, 2 / 2)), (SINGLE, (3 / 5, 1 / 2))):
+        df = response_scores(world.engine, [world.run_id], judge).set_index("response_id")
+        assert sorted(df.index) == sorted(responses), (name, judge)
+        assert (df["n_constraint_errors"] == 0).all() and (df["n_constraint_unjudged"] == 0).all(), (name, judge)
+        assert df["strict_ias"].notna().all() and df["faithfulness"].notna().all(), (name, judge)
+        assert df["coverage"].notna().all(), (name, judge)
+        assert df.loc[responses[1], "conflict_recognition"] == 1.0 and df.loc[responses[0], "refusal"] == 0.0
+        assert list(df.loc[responses, "loose_ias"]) == pytest.approx(list(loose)), (name, judge)

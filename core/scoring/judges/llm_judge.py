@@ -19,6 +19,7 @@ from core.scoring.judges.base import (
     faithfulness_outcome,
     format_documents,
 )
+from core.scoring.judges.names import SINGLE_SUFFIX
 from core.scoring.judges.parsing import JsonReply, ask_json, match_key
 from core.scoring.judges.text import snippet
 from core.generation.providers.base import ChatMessage
@@ -133,11 +134,21 @@ def _metric_error(reply: JsonReply, method: str, extra_calls: int = 0, extra_cos
 
 
 class LLMJudge:
-    """Judges every metric and llm constraint by prompting a model; records 'single' / 'batched' / 'llm' as method."""
+    """Judges every metric and llm constraint by prompting a model; records 'single' / 'batched' / 'llm' as method.
 
-    def __init__(self, client: CompletionClient, name: str) -> None:
+    Its id is 'llm:<model>' in batched mode (the default) and 'llm:<model>@single' in single mode, so the verdicts of
+    both modes can be stored side by side and compared on gold labels.
+    """
+
+    def __init__(self, client: CompletionClient, name: str, constraint_mode: ConstraintMode | None = None) -> None:
         self.client = client
-        self.name = name
+        self.base_name = name.removesuffix(SINGLE_SUFFIX)
+        self.constraint_mode: ConstraintMode = constraint_mode or ("single" if name.endswith(SINGLE_SUFFIX) else "batched")
+        self.name = self.base_name + (SINGLE_SUFFIX if self.constraint_mode == "single" else "")
+
+    def with_mode(self, constraint_mode: ConstraintMode) -> LLMJudge:
+        """The same judge (same client) in `constraint_mode`, named for it."""
+        return self if constraint_mode == self.constraint_mode else LLMJudge(self.client, self.base_name, constraint_mode)
 
     async def aclose(self) -> None:
         """Close the provider's HTTP client (if any) inside the running event loop."""

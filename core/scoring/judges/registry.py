@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from core.scoring.judges.base import ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
+from core.scoring.judges.base import ConstraintMode, ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
 from core.scoring.judges.heuristic import HeuristicJudge
 from core.scoring.judges.llm_judge import LLMJudge
+from core.scoring.judges.names import SINGLE_SUFFIX
 from core.store.models import Model
 from core.generation.providers.base import ModelConfig
 from core.registry import Registry
 
-JudgeFactory = Callable[[Engine, str], Judge]
+JudgeFactory = Callable[[Engine, str, ConstraintMode], Judge]
 JUDGES: Registry[JudgeFactory] = Registry("judge")
 
 
@@ -34,15 +35,15 @@ METRICS: Registry[MetricSpec] = Registry("metric")
 
 
 @JUDGES.register("heuristic")
-def _heuristic(engine: Engine, arg: str) -> Judge:
+def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode) -> Judge:
     return HeuristicJudge()
 
 
 @JUDGES.register("llm")
-def _llm(engine: Engine, model_name: str) -> Judge:
+def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode) -> Judge:
     from core.generation.llm import make_client  # lazy: the client module is optional for the heuristic judge
 
-    return LLMJudge(make_client(model_config(engine, model_name), engine), f"llm:{model_name}")
+    return LLMJudge(make_client(model_config(engine, model_name), engine), f"llm:{model_name}", constraint_mode)
 
 
 def model_config(engine: Engine, name: str) -> ModelConfig:
@@ -57,12 +58,14 @@ def model_config(engine: Engine, name: str) -> ModelConfig:
         return config_from_model(row)
 
 
-def resolve_judge(spec: str, engine: Engine) -> Judge:
-    """Build the judge named 'heuristic' or 'llm:<Model.name>'."""
+def resolve_judge(spec: str, engine: Engine, constraint_mode: ConstraintMode = "batched") -> Judge:
+    """Build the judge 'heuristic', 'llm:<Model.name>' (in `constraint_mode`) or 'llm:<Model.name>@single' (single)."""
     kind, _, arg = spec.partition(":")
+    if arg.endswith(SINGLE_SUFFIX):
+        arg, constraint_mode = arg.removesuffix(SINGLE_SUFFIX), "single"
     if kind == "llm" and not arg:
         raise ValueError("an llm judge needs a model name: 'llm:<Model.name>'")
-    return JUDGES.get(kind)(engine, arg)
+    return JUDGES.get(kind)(engine, arg, constraint_mode)
 
 
 def register_metric(spec: MetricSpec) -> MetricSpec:
