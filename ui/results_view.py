@@ -71,14 +71,17 @@ def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
 def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple):
     """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
     s, m = readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version)
-    effects = {k: readmodel.protocol_effect(s, m, k) for k in readmodel.PROTOCOL_EFFECT_METRICS}
-    return readmodel.knowledge_gap_view(s, m), readmodel.conflict_view(s, m), effects
+    label = judge_label(judge)
+    effects = {k: readmodel.protocol_effect(s, m, k).assign(judge=label) for k in readmodel.PROTOCOL_EFFECT_METRICS}
+    per_model, correlations = readmodel.conflict_view(s, m)
+    return readmodel.knowledge_gap_view(s, m).assign(judge=label), (per_model.assign(judge=label), correlations), effects
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple, margin: float) -> pd.DataFrame:
     """Natural vs augmented equivalence table for one filter choice and margin."""
-    return readmodel.natural_vs_augmented(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
+    frame = readmodel.natural_vs_augmented(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
+    return frame.assign(judge=judge_label(judge))
 
 
 def cache_args(f: Filters) -> tuple:
@@ -95,7 +98,7 @@ def models(version: tuple) -> pd.DataFrame:
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
 def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
-    return readmodel.load_failure_counts(engine(), list(run_ids), judge)
+    return readmodel.load_failure_counts(engine(), list(run_ids), judge).assign(judge=judge_label(judge))
 
 
 def data_version() -> tuple:

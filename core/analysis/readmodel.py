@@ -598,6 +598,7 @@ def conflict_view(scores: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFr
     per_model = with_model_info(per_model.reset_index(), models)
     per_model = per_model.sort_values("conflict_recognition", ascending=False, na_position="last").reset_index(drop=True)
     per_model["rank"] = per_model["conflict_recognition"].rank(method="min", ascending=False)
+    per_model["small_n"] = (per_model["n"] > 0) & (per_model["n"] < stats.SMALL_N)
     corr_rows = []
     for paradigm, block in per_model[~per_model["is_baseline"]].groupby("paradigm"):
         block = block.dropna(subset=["conflict_recognition", "coverage"])
@@ -625,14 +626,15 @@ def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> 
         with_p = group[group["has_protocol"].astype(bool)][metric]
         without = group[~group["has_protocol"].astype(bool)][metric]
         k1, n1, k2, n2 = int(with_p.sum()), int(with_p.size), int(without.sum()), int(without.size)
-        row = {"model": model, "metric": metric, "k_with": k1, "n_with": n1, "k_without": k2, "n_without": n2}
+        row = {"model": model, "metric": metric, "k_with": k1, "n_with": n1, "k_without": k2, "n_without": n2,
+               "small_n": min(n1, n2) < stats.SMALL_N}
         if n1 and n2:
             res = stats.two_proportions(k1, n1, k2, n2)
             row |= {"acc_with": res.p1, "acc_without": res.p2, "diff": res.diff, "ci_low": res.ci_low, "ci_high": res.ci_high, "p_value": res.p_value, "test": res.method, "note": ""}
         else:
             row |= {"acc_with": k1 / n1 if n1 else np.nan, "acc_without": k2 / n2 if n2 else np.nan, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "test": "", "note": "no instances with protocol" if not n1 else "no instances without protocol"}
         rows.append(row)
-    cols = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]
+    cols = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "small_n", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]
     return with_model_info(pd.DataFrame(rows, columns=cols), models)
 
 
@@ -663,7 +665,8 @@ def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: 
         a = sub[sub["model"] == model_a].set_index("instance_uid")[key]
         b = sub[sub["model"] == model_b].set_index("instance_uid")[key]
         joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
-        row = {"mode": mode, "metric": key, "model_a": model_a, "model_b": model_b, "n": len(joined)}
+        row = {"mode": mode, "metric": key, "model_a": model_a, "model_b": model_b, "n": len(joined),
+               "small_n": 0 < len(joined) < stats.SMALL_N}
         if joined.empty:
             rows.append(row | {"mean_a": np.nan, "mean_b": np.nan, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "test": "", "stars": ""})
             continue
