@@ -43,6 +43,14 @@ def get_secret(name: str) -> str | None:
     return str(found) if found is not None else None
 
 
+def default_judge() -> str | None:
+    """The configured default judge id: GAUNTLET_JUDGE (environment or secrets), else `judge` in the secrets file."""
+    for value in (get_secret("GAUNTLET_JUDGE"), _secrets_file(str(secrets_path())).get("judge")):
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return None
+
+
 def known_secret_values() -> list[str]:
     """Every configured secret value (API keys), so that writers can redact them from logs and errors."""
     names = [k for k in os.environ if k.endswith(("_API_KEY", "_TOKEN", "_SECRET"))]

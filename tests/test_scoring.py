@@ -142,21 +142,67 @@ def test_bad_constraint_mode_rejected(world: World) -> None:
         asyncio.run(score_run(world.engine, world.run_id, "heuristic", constraint_mode="all"))
 
 
+HEURISTIC_WARNING = "warning: scoring with the heuristic (lexical, offline) judge"
+
+
 @pytest.mark.parametrize(
-    ("name", "args", "code", "needle"),
+    ("args", "env", "secrets", "code", "needle", "warned"),
     [
-        ("heuristic", ["--judge", "heuristic"], 0, "scored by heuristic"),
-        ("unknown_judge", ["--judge", "oracle"], 2, "known: heuristic, llm"),
-        ("unknown_model", ["--judge", "llm:nope"], 2, "known models"),
-        ("bad_mode", ["--constraint-mode", "all"], 2, "single"),
+        pytest.param(["--judge", "heuristic"], {}, "", 0, "scored by heuristic (lexical, offline)", False,
+                     id="explicit-heuristic"),
+        pytest.param(["--judge", "oracle"], {}, "", 2, "known: heuristic, llm", False, id="unknown-judge"),
+        pytest.param(["--judge", "llm:nope"], {}, "", 2, "known models", False, id="unknown-model"),
+        pytest.param(["--constraint-mode", "all"], {}, "", 2, "single", False, id="bad-mode"),
+        pytest.param([], {}, "", 0, "scored by heuristic (lexical, offline)", True, id="nothing-configured-warns"),
+        pytest.param([], {"GAUNTLET_JUDGE": "llm:nope"}, "", 2, "known models", False, id="env-judge-used"),
+        pytest.param([], {}, 'judge = "llm:nope"\n', 2, "known models", False, id="secrets-judge-used"),
+        pytest.param([], {"GAUNTLET_JUDGE": "heuristic"}, 'judge = "llm:nope"\n', 0, "scored by heuristic", True,
+                     id="env-wins-over-secrets"),
+        pytest.param(["--judge", "heuristic"], {"GAUNTLET_JUDGE": "llm:nope"}, "", 0, "scored by heuristic", False,
+                     id="option-wins-over-config"),
     ],
 )
-def test_cli_score(world: World, name, args, code, needle) -> None:
+def test_cli_score(world: World, monkeypatch, tmp_path, args, env, secrets, code, needle, warned) -> None:
     from typer.testing import CliRunner
 
     from core.cli import app
 
+    secrets_file = tmp_path / "secrets.toml"
+    if secrets:
+        secrets_file.write_text(secrets, encoding="utf-8")
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(secrets_file))
+    monkeypatch.delenv("GAUNTLET_JUDGE", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     world.respond("gen-a", "noisy")
     result = CliRunner().invoke(app, ["score", str(world.run_id), *args])
-    assert result.exit_code == code, (name, result.output)
-    assert needle in result.output, (name, result.output)
+    assert result.exit_code == code, result.output
+    assert needle in result.output, result.output
+    assert (HEURISTIC_WARNING in result.stderr) is warned, result.stderr
+    if warned:
+        assert "GAUNTLET_JUDGE" in result.stderr and "secrets.toml" in result.stderr
+        assert HEURISTIC_WARNING not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "secrets", "expected"),
+    [
+        pytest.param(None, "", None, id="none"),
+        pytest.param("llm:gpt-4.1", "", "llm:gpt-4.1", id="environment"),
+        pytest.param(None, 'judge = "llm:claude"\n', "llm:claude", id="secrets-judge-key"),
+        pytest.param(" llm:gpt-4.1 ", 'judge = "llm:claude"\n', "llm:gpt-4.1", id="environment-first-stripped"),
+        pytest.param("", 'judge = "  "\n', None, id="blank-is-unset"),
+    ],
+)
+def test_default_judge(monkeypatch, tmp_path, env, secrets, expected) -> None:
+    from core.config import default_judge
+
+    path = tmp_path / "secrets.toml"
+    if secrets:
+        path.write_text(secrets, encoding="utf-8")
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(path))
+    if env is None:
+        monkeypatch.delenv("GAUNTLET_JUDGE", raising=False)
+    else:
+        monkeypatch.setenv("GAUNTLET_JUDGE", env)
+    assert default_judge() == expected

@@ -7,15 +7,23 @@ from typing import Annotated
 
 import typer
 
+from core.config import default_judge
 from core.store.db import get_engine
 from core.pipeline import score_and_summarise
+from core.scoring.judges.names import HEURISTIC, judge_label
 from core.scoring.scorer import ScoreReport
+
+def heuristic_warning(why: str) -> str:
+    """The stderr line that says loudly that the heuristic judge is in use, and how to configure an LLM judge."""
+    return (f"warning: scoring with the {judge_label(HEURISTIC)} judge ({why}): its numbers come from lexical rules, "
+            "not a model. To use an LLM judge, pass --judge llm:<model name>, or set GAUNTLET_JUDGE=llm:<model name>, "
+            'or add judge = "llm:<model name>" to .streamlit/secrets.toml.')
 
 
 def format_report(report: ScoreReport) -> str:
     """A short human-readable summary of a scoring pass."""
     lines = [
-        f"run {report.run_id} scored by {report.judge} ({report.constraint_mode} constraints): "
+        f"run {report.run_id} scored by {judge_label(report.judge)} ({report.constraint_mode} constraints): "
         f"{report.responses} responses, {report.verdicts_written} verdicts written, "
         f"{report.verdicts_skipped} already present",
         f"judge calls: {report.total_calls} {dict(sorted(report.calls.items()))}; cost ${report.cost_usd:.4f}",
@@ -28,13 +36,27 @@ def format_report(report: ScoreReport) -> str:
     return "\n".join(lines)
 
 
+def resolve_default(judge: str | None) -> str:
+    """The --judge value, else the configured judge, else the heuristic judge announced loudly on stderr."""
+    if judge:
+        return judge
+    configured = default_judge()
+    if configured and configured != HEURISTIC:
+        typer.echo(f"judge: {judge_label(configured)} (configured default)", err=True)
+        return configured
+    typer.echo(heuristic_warning("the configured default" if configured else "no LLM judge is configured"), err=True)
+    return HEURISTIC
+
+
 def register(app: typer.Typer) -> None:
     """Register the score command on the gauntlet app."""
 
     @app.command("score")
     def score_command(
         run_id: int,
-        judge: Annotated[str, typer.Option("--judge", help="'heuristic' or 'llm:<model name>'.")] = "heuristic",
+        judge: Annotated[str | None, typer.Option(
+            "--judge", help="'heuristic', 'llm:<model name>' or 'llm:<model name>@single'. Default: the configured "
+            "judge (GAUNTLET_JUDGE or judge in .streamlit/secrets.toml), else heuristic with a warning.")] = None,
         constraint_mode: Annotated[
             str, typer.Option("--constraint-mode", help="single: one call per constraint; batched: one per response.")
         ] = "batched",
@@ -43,6 +65,8 @@ def register(app: typer.Typer) -> None:
         """Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."""
         if constraint_mode not in ("single", "batched"):
             raise typer.BadParameter("must be 'single' or 'batched'", param_hint="--constraint-mode")
+
+        judge = resolve_default(judge)
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage.startswith("scoring") and (done == total or done % 25 == 0):

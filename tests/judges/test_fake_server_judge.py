@@ -136,3 +136,30 @@ def test_single_and_batched_verdicts_coexist(world: World, monkeypatch, name, se
         assert df["coverage"].notna().all(), (name, judge)
         assert df.loc[responses[1], "conflict_recognition"] == 1.0 and df.loc[responses[0], "refusal"] == 0.0
         assert list(df.loc[responses, "loose_ias"]) == pytest.approx(list(loose)), (name, judge)
+
+
+@pytest.mark.parametrize(
+    ("configured", "label", "method"),
+    [
+        pytest.param(JUDGE, "scored by llm:judge-x (batched constraints)", "batched", id="batched"),
+        pytest.param(SINGLE, "scored by llm:judge-x (one call per constraint) (single constraints)", "single",
+                     id="single"),
+    ],
+)
+def test_cli_score_uses_the_configured_llm_judge(world: World, monkeypatch, tmp_path, configured, label, method) -> None:
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("GAUNTLET_JUDGE", configured)
+    world.respond("gen-a", "conflict")
+    with FakeLLMServer(script=rules(ALL_IDS)) as server:
+        point_judge(world, server)
+        result = CliRunner().invoke(app, ["score", str(world.run_id)])
+        assert result.exit_code == 0 and server.call_count > 0, result.output
+    assert label in result.stdout and "warning" not in result.stderr, result.output
+    assert f"judge: {configured.replace('@single', ' (one call per constraint)')}" in result.stderr
+    (constraint,) = [v for k, v in judged(world, configured).items() if k.startswith("constraint:")]
+    assert constraint.method == method and constraint.status == "ok"
