@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core.analysis import readmodel, stats
@@ -71,3 +72,23 @@ def test_mean_ci_missing_values_and_empty_columns() -> None:
     ci = stats.mean_ci(np.array([[1.0, np.nan], [0.0, np.nan], [np.nan, np.nan]]))
     assert list(ci.n) == [2, 0] and ci.mean[0] == 0.5
     assert np.isnan(ci.mean[1]) and np.isnan(ci.ci_low[1]) and np.isnan(ci.ci_high[1])
+
+
+def test_orchestration_gap_ci_covers_the_true_gap() -> None:
+    """Gap = mean Loose (all judged responses) − mean Strict (complete cases); its delta-method CI covers the truth."""
+    rng = np.random.default_rng(RNG_SEED)
+    reps, n, k, p, err = 300, 150, 8, 0.85, 0.1
+    passed = rng.random((reps, n, k)) < p
+    errored = rng.random((reps, n, k)) < err
+    judged = (~errored).sum(axis=2)
+    loose = np.where(judged > 0, (passed & ~errored).sum(axis=2) / np.maximum(judged, 1), np.nan)
+    strict = np.where(errored.any(axis=2), np.nan, passed.all(axis=2).astype(float))
+    frame = pd.DataFrame({"model": np.repeat([f"m{i:03d}" for i in range(reps)], n), "loose_ias": loose.ravel(),
+                          "strict_ias": strict.ravel(), "cost_usd": 0.0, "latency_ms": 1.0, "mode": "noisy"})
+    for key in readmodel.METRICS:
+        frame[key] = frame.get(key, np.nan)
+    models = pd.DataFrame({"model": frame["model"].unique(), "paradigm": "standard", "access": "open", "is_baseline": False})
+    gap = readmodel.leaderboard(frame, models).query("metric == 'orchestration_gap'")
+    truth = p - p**k
+    coverage = float(((gap["ci_low"] <= truth) & (truth <= gap["ci_high"])).mean())
+    assert coverage >= 0.93, coverage

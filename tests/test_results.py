@@ -53,7 +53,7 @@ def prepared() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def board(prepared) -> pd.DataFrame:
-    return readmodel.leaderboard(prepared, MODELS, n_resamples=500).set_index(["model", "metric"])
+    return readmodel.leaderboard(prepared, MODELS).set_index(["model", "metric"])
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_leaderboard_marks_best_and_second_among_non_baselines(board, metric, be
 
 
 def test_leaderboard_order_follows_table2_with_baselines_last(prepared):
-    long = readmodel.leaderboard(prepared, MODELS, n_resamples=50)
+    long = readmodel.leaderboard(prepared, MODELS)
     assert list(dict.fromkeys(long["model"])) == ["open-reason", "closed-std", "baseline:always-refuse"]
     table = readmodel.leaderboard_table(long)
     assert table["Group"].tolist() == ["open-source · reasoning", "closed-source · standard", "calibration baseline"]

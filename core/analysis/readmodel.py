@@ -440,19 +440,25 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
     return rows
 
 
-def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame, n_resamples: int, seed: int) -> list[dict]:
-    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a paired bootstrap CI of that difference."""
+def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
+    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a delta-method (influence) CI.
+
+    The two means use different rows (Strict is complete-case), so the CI comes from each response's influence on
+    the difference, (L_i − mean_L)/n_L − (S_i − mean_S)/n_S (0 where a value is missing), with a Student t quantile.
+    """
     rows = []
     for model, group in scores.groupby("model", sort=True):
-        loose, strict = means.loc[(model, "loose_ias"), "value"], means.loc[(model, "strict_ias"), "value"]
-        n = int(means.loc[(model, "strict_ias"), "n"])
+        loose, strict = (group[k].to_numpy(float) for k in ("loose_ias", "strict_ias"))
+        m_l, m_s = means.loc[(model, "loose_ias"), "value"], means.loc[(model, "strict_ias"), "value"]
+        n_l, n_s = int(means.loc[(model, "loose_ias"), "n"]), int(means.loc[(model, "strict_ias"), "n"])
         low = high = np.nan
-        if n >= 2:
-            reps = bootstrap_means(group[["loose_ias", "strict_ias"]].to_numpy(float), n_resamples, seed)
-            low, high = _ci((reps[:, 0] - reps[:, 1])[:, None])
-            low, high = float(low[0]), float(high[0])
-        rows.append({"model": model, "metric": GAP_KEY, "value": float(loose - strict), "ci_low": low, "ci_high": high,
-                     "n": n, "interval": "paired bootstrap" if n >= 2 else "", "small_n": bool(0 < n < stats.SMALL_N)})
+        if n_s >= 2 and n_l >= 2:
+            influence = np.nan_to_num((loose - m_l) / n_l) - np.nan_to_num((strict - m_s) / n_s)
+            rows_used = int((~np.isnan(loose)).sum())
+            half = float(stats.st.t.ppf(0.975, rows_used - 1) * np.sqrt((influence**2).sum() * rows_used / (rows_used - 1)))
+            low, high = m_l - m_s - half, m_l - m_s + half
+        rows.append({"model": model, "metric": GAP_KEY, "value": float(m_l - m_s), "ci_low": low, "ci_high": high,
+                     "n": n_s, "interval": "delta method" if n_s >= 2 else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
     return rows
 
 
@@ -473,7 +479,7 @@ def _marks(long: pd.DataFrame) -> pd.Series:
     return marks
 
 
-def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
+def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Per model and metric: mean, 95% CI (stats.mean_ci), n, interval method, small-n flag and rank mark.
 
     `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
@@ -485,7 +491,7 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame, n_resamples: int = 1
                           latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
     rows = mean_rows(frame, [*keys, "cost_per_1k", "latency_min_per_1k"])
     means = pd.DataFrame(rows, columns=LONG_COLUMNS).set_index(["model", "metric"])
-    rows += _gap_rows(frame, means, n_resamples, seed) if len(frame) else []
+    rows += _gap_rows(frame, means) if len(frame) else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
     long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else GAP_LABEL)
     long["mark"] = _marks(long)
