@@ -1,24 +1,28 @@
 """Judge alignment: expert-expert agreement, each judge against the adjudicated gold labels, and cross-judge reliability.
 
 Dimensions follow the paper's alignment study: per-constraint adherence, Strict IAS (all constraints of a response
-satisfied), proper rejection on gap instances, and conflict recognition on conflict instances.
+satisfied), proper rejection on gap instances, and conflict recognition on conflict instances. A judge's items come
+from the read model (core.analysis.readmodel): its constraint verdicts merged with the rule checker's, and its Strict
+IAS, rejection and conflict recognition per response. Only items both raters decided are compared; a judge's
+unjudged (not applicable) and error items are counted, never folded into agreement.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.analysis import stats
+from core.analysis.readmodel import RULE_JUDGE, constraint_verdicts, load_scores, response_scores
 from core.review.labels import DECISIONS, expert_labels, gold_labels, verification_decisions
-from core.store.models import Constraint, Model, Response, Verdict
+from core.store.models import Run, Verdict
 
 DIMENSIONS: dict[str, str] = {
     "constraint": "Per-constraint adherence",
@@ -26,6 +30,11 @@ DIMENSIONS: dict[str, str] = {
     "rejection": "Proper rejection",
     "conflict_recognition": "Conflict recognition",
 }
+RESPONSE_ITEMS: dict[str, str] = {"strict_ias": "all constraints", "rejection": "valid refusal",
+                                  "conflict_recognition": "conflict recognized"}
+OUTCOMES: dict[int, str] = {0: "fail", 1: "pass"}
+GOLD_VS_JUDGE = ("gold", "the judge")
+FIRST_VS_SECOND = ("the first expert", "the second expert")
 Item = tuple[int, str]  # (response id, item name)
 
 
@@ -36,67 +45,107 @@ def items_from_label(response_id: int, payload: dict[str, Any]) -> dict[str, dic
     for cid, value in cons.items():
         out["constraint"][(response_id, cid)] = int(bool(value))
     if cons:
-        out["strict_ias"][(response_id, "all constraints")] = int(all(bool(v) for v in cons.values()))
+        out["strict_ias"][(response_id, RESPONSE_ITEMS["strict_ias"])] = int(all(bool(v) for v in cons.values()))
     if payload.get("valid_refusal") is not None:
-        out["rejection"][(response_id, "valid refusal")] = int(payload["valid_refusal"])
+        out["rejection"][(response_id, RESPONSE_ITEMS["rejection"])] = int(payload["valid_refusal"])
     if payload.get("conflict_recognized") is not None:
-        out["conflict_recognition"][(response_id, "conflict recognized")] = int(payload["conflict_recognized"])
+        out["conflict_recognition"][(response_id, RESPONSE_ITEMS["conflict_recognition"])] = int(payload["conflict_recognized"])
     return out
 
 
-def _binary(v: Verdict) -> int | None:
-    if v.status == "not_applicable":
-        return 1  # a constraint whose precondition does not hold counts as satisfied
-    if v.status != "ok":
-        return None
-    if v.passed is not None:
-        return int(v.passed)
-    if v.value is not None:
-        return int(v.value >= 0.5)
-    return None
-
-
-def judge_items(engine: Engine, response_ids: Iterable[int], judge: str) -> dict[str, dict[Item, int]]:
-    """Binary items per dimension from one judge's verdicts on the given responses."""
-    ids = list(response_ids)
+def _merged_labels(labels: Mapping[int, dict[str, Any]]) -> dict[str, dict[Item, int]]:
+    """Items per dimension of many label payloads keyed by response id."""
     out: dict[str, dict[Item, int]] = {d: {} for d in DIMENSIONS}
-    if not ids:
-        return out
-    with Session(engine) as session:
-        verdicts = session.exec(
-            select(Verdict).where(col(Verdict.response_id).in_(ids), Verdict.judge == judge)
-        ).all()
-        cids = {c.id: c.cid for c in session.exec(select(Constraint)).all()} if verdicts else {}
-        all_constraints: dict[int, int] = {}
-        for resp in session.exec(select(Response).where(col(Response.id).in_(ids))).all():
-            all_constraints[resp.id] = len(
-                session.exec(select(Constraint.id).where(Constraint.instance_id == resp.instance_id)).all()
-            )
-    per_response: dict[int, list[int | None]] = defaultdict(list)
-    for v in verdicts:
-        value = _binary(v)
-        if v.metric == "constraint" and v.constraint_id is not None:
-            per_response[v.response_id].append(value)
-            if value is not None:
-                out["constraint"][(v.response_id, cids.get(v.constraint_id, str(v.constraint_id)))] = value
-        elif v.metric == "rejection" and value is not None:
-            out["rejection"][(v.response_id, "valid refusal")] = value
-        elif v.metric == "conflict_recognition" and value is not None:
-            out["conflict_recognition"][(v.response_id, "conflict recognized")] = value
-    for rid, values in per_response.items():
-        if None not in values and len(values) == all_constraints.get(rid, -1):
-            out["strict_ias"][(rid, "all constraints")] = int(all(values))
+    for rid, payload in labels.items():
+        for dim, items in items_from_label(rid, payload).items():
+            out[dim].update(items)
+    return out
+
+
+@dataclass
+class Ratings:
+    """One rater's items on one dimension: decided 0/1 values, and the items it left unjudged or failed on."""
+
+    values: dict[Item, int] = field(default_factory=dict)
+    unjudged: set[Item] = field(default_factory=set)
+    errors: set[Item] = field(default_factory=set)
+
+    def record(self, item: Item, status: str | None, passed: bool | None) -> None:
+        """File one verdict: 'ok' with a decision is a value, 'error' an error, anything else (not_applicable) unjudged."""
+        self.values.pop(item, None)
+        self.unjudged.discard(item)
+        self.errors.discard(item)
+        if status == "ok" and passed is not None:
+            self.values[item] = int(passed)
+        elif status == "error":
+            self.errors.add(item)
+        else:
+            self.unjudged.add(item)
+
+
+def _strict_verdict(row: Mapping[str, Any], n_gold_constraints: int) -> tuple[str, bool | None]:
+    """(status, passed) of the read model's Strict IAS for one response; unjudged when it rests on fewer constraints than gold."""
+    if row["n_constraints"] < n_gold_constraints:
+        return "not_applicable", None
+    if not pd.isna(row["strict_ias"]):
+        return "ok", bool(row["strict_ias"] == 1)
+    return ("error" if row["n_constraint_errors"] else "not_applicable"), None
+
+
+def judge_ratings(engine: Engine, run_ids: Sequence[int], judge: str, gold: Mapping[int, dict[str, Any]]) -> dict[str, Ratings]:
+    """One judge's items per dimension on the gold responses, read from the read model (rule verdicts merged in)."""
+    out = {d: Ratings() for d in DIMENSIONS}
+    verdicts = constraint_verdicts(engine, run_ids, judge)
+    verdicts = verdicts[verdicts["response_id"].isin(list(gold))]
+    verdicts = verdicts.assign(own=verdicts["judge"] == judge).sort_values("own", kind="stable")  # own verdict wins
+    for row in verdicts.to_dict("records"):
+        out["constraint"].record((int(row["response_id"]), row["cid"]), row["status"], row["passed"])
+    scores = response_scores(engine, run_ids, judge)
+    for row in scores[scores["response_id"].isin(list(gold))].to_dict("records"):
+        rid = int(row["response_id"])
+        n_gold = len(gold[rid].get("constraints") or {})
+        out["strict_ias"].record((rid, RESPONSE_ITEMS["strict_ias"]), *_strict_verdict(row, n_gold))
+        for dim in ("rejection", "conflict_recognition"):
+            value = row[dim]
+            out[dim].record((rid, RESPONSE_ITEMS[dim]), row[f"{dim}_status"], None if pd.isna(value) else bool(value >= 0.5))
     return out
 
 
 @dataclass(frozen=True)
+class Kappa:
+    """Cohen's kappa with its 95% CI (clipped to [-1, 1]); value None with the reason when it is undefined."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    note: str
+
+
+def kappa_of(a: Sequence, b: Sequence, names: tuple[str, str], name_of: Callable[[Any], str] = str) -> Kappa:
+    """Kappa of two raters' labels; undefined (None) when there is nothing to compare or either rater is constant."""
+    if not a:
+        return Kappa(None, None, None, "nothing to compare")
+    constant = [f"{who} gave only '{name_of(labels[0])}'" for who, labels in zip(names, (a, b), strict=True)
+                if len(set(labels)) == 1]
+    if constant:
+        return Kappa(None, None, None, "κ undefined: " + " and ".join(constant))
+    result = stats.cohen_kappa(list(a), list(b))
+    return Kappa(result.kappa, max(-1.0, result.ci_low), min(1.0, result.ci_high), "")
+
+
+@dataclass(frozen=True)
 class Agreement:
-    """Agreement of two raters on one dimension; kappa None when there is nothing to compare."""
+    """Agreement of two raters on one dimension, on the items both decided; kappa None when undefined (see note)."""
 
     dimension: str
-    n: int
+    n_compared: int
+    n_unjudged: int  # reference items the other rater left unjudged (not applicable, or no verdict at all)
+    n_error: int  # reference items on which the other rater (a judge) failed
     kappa: float | None
+    ci_low: float | None
+    ci_high: float | None
     agreement: float | None
+    note: str
     confusion: list[list[int]] = field(default_factory=lambda: [[0, 0], [0, 0]])  # rows: reference 0/1, cols: other 0/1
     disagreements: list[tuple[int, str, int, int]] = field(default_factory=list)  # (response, item, reference, other)
 
@@ -104,54 +153,64 @@ class Agreement:
     def label(self) -> str:
         return DIMENSIONS[self.dimension]
 
+    @property
+    def small_sample(self) -> bool:
+        return 0 < self.n_compared < stats.SMALL_N
 
-def compare(dimension: str, reference: dict[Item, int], other: dict[Item, int]) -> Agreement:
-    """Cohen's kappa, observed agreement and confusion matrix on the items both raters labelled."""
-    common = sorted(set(reference) & set(other))
-    if not common:
-        return Agreement(dimension, 0, None, None)
-    a = np.array([reference[i] for i in common])
-    b = np.array([other[i] for i in common])
-    result = stats.cohen_kappa(a, b)
-    confusion = [[int(((a == r) & (b == o)).sum()) for o in (0, 1)] for r in (0, 1)]
-    disagreements = [(i[0], i[1], reference[i], other[i]) for i in common if reference[i] != other[i]]
-    return Agreement(dimension, len(common), result.kappa, result.agreement, confusion, disagreements)
+
+def compare(dimension: str, reference: dict[Item, int], other: Ratings, names: tuple[str, str]) -> Agreement:
+    """Cohen's kappa, observed agreement and confusion matrix on the items both raters decided, with the other counts."""
+    common = sorted(set(reference) & set(other.values))
+    n_error = len(set(reference) & other.errors)
+    a = [reference[i] for i in common]
+    b = [other.values[i] for i in common]
+    k = kappa_of(a, b, names, OUTCOMES.get)
+    confusion = [[sum(1 for x, y in zip(a, b, strict=True) if (x, y) == (r, o)) for o in (0, 1)] for r in (0, 1)]
+    disagreements = [(i[0], i[1], reference[i], other.values[i]) for i in common if reference[i] != other.values[i]]
+    agreement = float(np.mean(np.array(a) == np.array(b))) if common else None
+    return Agreement(dimension, len(common), len(reference) - len(common) - n_error, n_error, k.value, k.ci_low,
+                     k.ci_high, agreement, k.note, confusion, disagreements)
 
 
 def expert_agreement(engine: Engine, run_ids: Iterable[int] | None = None) -> list[Agreement]:
     """Inter-annotator agreement between the two experts who labelled each response (first two by name)."""
-    first: dict[str, dict[Item, int]] = {d: {} for d in DIMENSIONS}
-    second: dict[str, dict[Item, int]] = {d: {} for d in DIMENSIONS}
+    first: dict[int, dict[str, Any]] = {}
+    second: dict[int, dict[str, Any]] = {}
     for rid, by_author in expert_labels(engine, run_ids).items():
-        if len(by_author) < 2:
-            continue
-        a, b = sorted(by_author)[:2]
-        for dim, items in items_from_label(rid, by_author[a]).items():
-            first[dim].update(items)
-        for dim, items in items_from_label(rid, by_author[b]).items():
-            second[dim].update(items)
-    return [compare(d, first[d], second[d]) for d in DIMENSIONS]
+        if len(by_author) >= 2:
+            a, b = sorted(by_author)[:2]
+            first[rid], second[rid] = by_author[a], by_author[b]
+    first_items, second_items = _merged_labels(first), _merged_labels(second)
+    return [compare(d, first_items[d], Ratings(values=second_items[d]), FIRST_VS_SECOND) for d in DIMENSIONS]
+
+
+def run_choices(engine: Engine) -> dict[int, str]:
+    """Every run as id -> '#id name', newest first (the page's run picker)."""
+    with Session(engine) as session:
+        return {r.id: f"#{r.id} {r.name}" for r in session.exec(select(Run).order_by(col(Run.id).desc())).all()}
 
 
 def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:
-    """Judges that produced verdicts in the given runs, sorted."""
+    """Judges that produced verdicts in the given runs, sorted; the rule checker is not a judge."""
     with Session(engine) as session:
-        return sorted(set(session.exec(select(Verdict.judge).where(col(Verdict.run_id).in_(list(run_ids)))).all()))
+        judges = session.exec(select(Verdict.judge).where(col(Verdict.run_id).in_(list(run_ids))).distinct()).all()
+    return sorted(set(judges) - {RULE_JUDGE})
 
 
 def judge_vs_gold(engine: Engine, run_ids: Iterable[int], judge: str) -> list[Agreement]:
     """One judge against the gold labels (adjudicated, or agreed by both experts), per dimension."""
-    gold = gold_labels(engine, list(run_ids))
-    reference: dict[str, dict[Item, int]] = {d: {} for d in DIMENSIONS}
-    for rid, payload in gold.items():
-        for dim, items in items_from_label(rid, payload).items():
-            reference[dim].update(items)
-    judged = judge_items(engine, gold.keys(), judge)
-    return [compare(d, reference[d], judged[d]) for d in DIMENSIONS]
+    run_ids = list(run_ids)
+    gold = gold_labels(engine, run_ids)
+    reference = _merged_labels(gold)
+    judged = judge_ratings(engine, run_ids, judge, gold)
+    return [compare(d, reference[d], judged[d], GOLD_VS_JUDGE) for d in DIMENSIONS]
 
 
-def average_kappa(rows: list[Agreement], dims: Iterable[str] = ("strict_ias", "rejection", "conflict_recognition")) -> float | None:
-    """Mean kappa over the given dimensions that have data (the 'Overall avg.' row of the paper's Table 9)."""
+AVERAGED_DIMENSIONS = ("strict_ias", "rejection", "conflict_recognition")
+
+
+def average_kappa(rows: list[Agreement], dims: Iterable[str] = AVERAGED_DIMENSIONS) -> float | None:
+    """Mean kappa over the given dimensions with a defined kappa (the 'Overall avg.' row of the paper's Table 9)."""
     values = [r.kappa for r in rows if r.dimension in dims and r.kappa is not None]
     return float(np.mean(values)) if values else None
 
@@ -167,28 +226,34 @@ VERIFICATION_DIMENSIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True)
 class CategoricalAgreement:
-    """Agreement of two raters on one categorical dimension; kappa None when there is nothing to compare."""
+    """Agreement of two raters on one categorical dimension; kappa None when undefined (see note)."""
 
     dimension: str
     categories: tuple[str, ...]
     n: int
     kappa: float | None
+    ci_low: float | None
+    ci_high: float | None
     agreement: float | None
+    note: str
     confusion: list[list[int]]  # rows: first rater, cols: second rater, both in `categories` order
 
     @property
     def label(self) -> str:
         return VERIFICATION_DIMENSIONS[self.dimension][0]
 
+    @property
+    def small_sample(self) -> bool:
+        return 0 < self.n < stats.SMALL_N
+
 
 def compare_categorical(dimension: str, categories: tuple[str, ...], pairs: list[tuple[str, str]]) -> CategoricalAgreement:
     """Cohen's kappa, observed agreement and a categories x categories confusion table of (first, second) pairs."""
     pairs = [(a, b) for a, b in pairs if a in categories and b in categories]
     confusion = [[sum(1 for a, b in pairs if (a, b) == (r, c)) for c in categories] for r in categories]
-    if not pairs:
-        return CategoricalAgreement(dimension, categories, 0, None, None, confusion)
-    result = stats.cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
-    return CategoricalAgreement(dimension, categories, len(pairs), result.kappa, result.agreement, confusion)
+    k = kappa_of([a for a, _ in pairs], [b for _, b in pairs], FIRST_VS_SECOND)
+    agreement = sum(a == b for a, b in pairs) / len(pairs) if pairs else None
+    return CategoricalAgreement(dimension, categories, len(pairs), k.value, k.ci_low, k.ci_high, agreement, k.note, confusion)
 
 
 def verification_values(payload: dict[str, Any]) -> dict[str, str | None]:
@@ -219,74 +284,75 @@ def verification_agreement(engine: Engine) -> list[CategoricalAgreement]:
 CROSS_METRICS: dict[str, str] = {"loose_ias": "Loose IAS", "rejection": "Reject Acc", "conflict_recognition": "Conflict Acc"}
 
 
+FEW_MODELS = 5
+FEW_MODELS_NOTE = "ICC on fewer than 5 models: unstable"
+
+
 @dataclass(frozen=True)
 class CrossJudge:
-    """Per-model scores (%) by judge and metric, plus ICC(2,k) and average pairwise Spearman of model rankings."""
+    """Per-model scores (%) by judge and metric with their n, plus ICC(2,k) and mean pairwise Spearman of model rankings."""
 
-    scores: dict[str, dict[str, dict[str, float]]]  # metric -> model -> judge -> score in %
+    judges: list[str]
+    scores: dict[str, dict[str, dict[str, float]]]  # metric -> model -> judge -> mean in %
+    n: dict[str, dict[str, dict[str, int]]]  # metric -> model -> judge -> responses behind the mean
+    n_models: dict[str, int]  # metric -> models scored by every judge (the ICC's targets)
     icc: dict[str, stats.ICCResult | None]
     spearman: dict[str, float | None]
-    notes: dict[str, str]
+    notes: dict[str, list[str]]
 
 
-def model_scores(engine: Engine, run_ids: Iterable[int], judges: list[str]) -> dict[str, dict[str, dict[str, float]]]:
-    """Loose IAS, rejection and conflict accuracy (%) per model and judge."""
-    with Session(engine) as session:
-        rows = session.exec(
-            select(Verdict, Response.model_id)
-            .join(Response, Response.id == Verdict.response_id)
-            .where(col(Verdict.run_id).in_(list(run_ids)), col(Verdict.judge).in_(judges))
-        ).all()
-        models = {m.id: m.name for m in session.exec(select(Model)).all()}
-    loose: dict[tuple[str, str, int], list[int]] = defaultdict(list)
-    robust: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for v, model_id in rows:
-        value = _binary(v)
-        if value is None:
-            continue
-        model = models.get(model_id, str(model_id))
-        if v.metric == "constraint":
-            loose[(model, v.judge, v.response_id)].append(value)
-        elif v.metric in ("rejection", "conflict_recognition"):
-            robust[(v.metric, model, v.judge)].append(value)
-    out: dict[str, dict[str, dict[str, float]]] = {m: defaultdict(dict) for m in CROSS_METRICS}
-    per_model: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for (model, judge, _rid), values in loose.items():
-        per_model[(model, judge)].append(float(np.mean(values)))
-    for (model, judge), values in per_model.items():
-        out["loose_ias"][model][judge] = 100 * float(np.mean(values))
-    for (metric, model, judge), values in robust.items():
-        out[metric][model][judge] = 100 * float(np.mean(values))
-    return {m: dict(v) for m, v in out.items()}
+def model_scores(engine: Engine, run_ids: Sequence[int], judges: list[str]) -> tuple[dict, dict]:
+    """Per-model means (%) and counts of Loose IAS, rejection and conflict accuracy per judge, over the read model's scores."""
+    scores: dict[str, dict[str, dict[str, float]]] = {m: {} for m in CROSS_METRICS}
+    counts: dict[str, dict[str, dict[str, int]]] = {m: {} for m in CROSS_METRICS}
+    for judge in judges:
+        grouped = load_scores(engine, run_ids, judge).groupby("model", sort=True)[list(CROSS_METRICS)]
+        means, n = grouped.mean(), grouped.count()
+        for metric in CROSS_METRICS:
+            for model in means.index[n[metric] > 0]:
+                scores[metric].setdefault(model, {})[judge] = 100 * float(means.loc[model, metric])
+                counts[metric].setdefault(model, {})[judge] = int(n.loc[model, metric])
+    return scores, counts
+
+
+def _mean_spearman(matrix: np.ndarray) -> tuple[float | None, list[str]]:
+    """Mean pairwise Spearman rho of the judges' columns, and a note for pairs where it is undefined."""
+    rhos, skipped = [], 0
+    for a, b in combinations(range(matrix.shape[1]), 2):
+        try:
+            rhos.append(stats.spearman(matrix[:, a], matrix[:, b]).rho)
+        except ValueError:
+            skipped += 1
+    notes = [f"Spearman undefined for {skipped} judge pair(s) with a constant score"] if skipped else []
+    return (float(np.mean(rhos)) if rhos else None), notes
 
 
 def cross_judge(engine: Engine, run_ids: Iterable[int], judges: list[str] | None = None) -> CrossJudge:
     """Reliability of several judges scoring the same run(s): ICC(2,k) over models x judges and mean Spearman rho."""
     run_ids = list(run_ids)
-    judges = judges if judges is not None else judges_for(engine, run_ids)
-    scores = model_scores(engine, run_ids, judges)
+    judges = [j for j in (judges if judges is not None else judges_for(engine, run_ids)) if j != RULE_JUDGE]
+    scores, counts = model_scores(engine, run_ids, judges)
     icc_out: dict[str, stats.ICCResult | None] = {}
     rho_out: dict[str, float | None] = {}
-    notes: dict[str, str] = {}
+    n_models: dict[str, int] = {}
+    notes: dict[str, list[str]] = {}
     for metric, by_model in scores.items():
         complete = sorted(m for m, by_judge in by_model.items() if all(j in by_judge for j in judges))
-        matrix = np.array([[by_model[m][j] for j in judges] for m in complete]) if complete else np.zeros((0, 0))
-        icc_out[metric], rho_out[metric] = None, None
+        icc_out[metric], rho_out[metric], n_models[metric], notes[metric] = None, None, len(complete), []
         if len(judges) < 2 or len(complete) < 2:
-            notes[metric] = "needs at least two judges scoring at least two models"
+            notes[metric].append("needs at least two judges scoring at least two models")
             continue
+        matrix = np.array([[by_model[m][j] for j in judges] for m in complete])
+        if len(complete) < FEW_MODELS:
+            notes[metric].append(FEW_MODELS_NOTE)
         try:
             icc_out[metric] = stats.icc(matrix, kind="2,k")
+            notes[metric] += [icc_out[metric].note] if icc_out[metric].note else []
         except ValueError as exc:
-            notes[metric] = str(exc)
+            notes[metric].append(str(exc))
         if len(complete) >= 3:
-            rhos = []
-            for a, b in combinations(range(len(judges)), 2):
-                try:
-                    rhos.append(stats.spearman(matrix[:, a], matrix[:, b]).rho)
-                except ValueError:
-                    continue
-            rho_out[metric] = float(np.mean(rhos)) if rhos else None
+            rho_out[metric], rho_notes = _mean_spearman(matrix)
+            notes[metric] += rho_notes
         else:
-            notes.setdefault(metric, "Spearman needs at least three models")
-    return CrossJudge(scores, icc_out, rho_out, notes)
+            notes[metric].append("Spearman needs at least three models")
+    return CrossJudge(judges, scores, counts, n_models, icc_out, rho_out, notes)

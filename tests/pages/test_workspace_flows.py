@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
@@ -165,10 +166,12 @@ def test_alignment_page_shows_verification_agreement(seeded, name, runs_chosen):
         at.multiselect(key="align_runs").set_value([]).run()
     assert "Benchmark verification agreement" in [h.value for h in at.subheader], name
     table = next(df.value for df in at.dataframe if "Verdict" in df.value.columns).set_index("Verdict")
-    decision = table.loc["Decision (accept / reject / needs edit)"]
-    assert (decision["n"], decision["Agreement %"], decision["κ"]) == (2, 50.0, 0.0), name
-    context = table.loc["Context validity"]  # alice valid, bob invalid on both: p_o 0, p_e 0 -> kappa 0
-    assert (context["n"], context["Agreement %"], context["κ"]) == (2, 0.0, 0.0), name
+    decision = table.loc["Decision (accept / reject / needs edit)"]  # alice accepted both: kappa undefined
+    assert (decision["n"], decision["Agreement %"]) == (2, 50.0) and pd.isna(decision["κ"]), name
+    assert decision["Note"] == "κ undefined: the first expert gave only 'accept' · small sample (n < 30)", name
+    context = table.loc["Context validity"]  # alice valid, bob invalid on both
+    assert (context["n"], context["Agreement %"]) == (2, 0.0) and pd.isna(context["κ"]), name
+    assert "the first expert gave only 'valid' and the second expert gave only 'invalid'" in context["Note"], name
     confusion = next(df.value for df in at.dataframe if "second: reject" in df.value.columns)
     assert confusion.loc["first: accept"].tolist() == [1, 1, 0], name
 
@@ -182,11 +185,20 @@ def test_alignment_page_shows_table9_and_table7(seeded):
         add_verdicts(seeded.engine, seeded, "heuristic", verdicts)
         add_verdicts(seeded.engine, seeded, "llm:j1", {**verdicts, (rid, "c1"): int(uid != "E-gap")})
     at = page_as("pages/judge_alignment.py", "ana")
-    table9 = at.dataframe[0].value
-    assert list(table9["Dimension"])[:2] == ["Per-constraint adherence", "Strict IAS"]
-    assert table9.loc[0, "Human agreement %"] == 100.0 and table9.loc[0, "heuristic agreement %"] == 75.0
-    assert table9.loc[0, "heuristic n"] == 16
-    assert any("ICC(2,k) [95% CI]" in df.value.columns for df in at.dataframe)
+    table9 = at.dataframe[0].value.set_index(["Dimension", "Rater"])
+    assert list(table9.index.get_level_values("Dimension"))[:3] == ["Per-constraint adherence"] * 3
+    heuristic = table9.loc[("Per-constraint adherence", "heuristic (lexical, offline) vs gold")]
+    assert (heuristic["Agreement %"], heuristic["n compared"], heuristic["n unjudged"], heuristic["n error"]) == (75.0, 16, 0, 0)
+    assert pd.isna(heuristic["κ"]) and heuristic["Note"].startswith("κ undefined: gold gave only 'pass'")
+    rejection = table9.loc[("Proper rejection", "llm:j1 vs gold")]  # gold asks for a refusal on 2 gap responses
+    assert (rejection["n compared"], rejection["n unjudged"]) == (0, 2)
+    assert table9.loc[("Per-constraint adherence", "experts (inter-annotator)"), "Agreement %"] == 100.0
+    stats_table = next(df.value for df in at.dataframe if "ICC(2,k) [95% CI]" in df.value.columns).set_index("Metric")
+    assert stats_table.loc["Loose IAS", "Models (n)"] == 2
+    assert "ICC on fewer than 5 models: unstable" in stats_table.loc["Loose IAS", "Note"]
+    assert stats_table.loc["Loose IAS", "Judges"] == "heuristic (lexical, offline), llm:j1"
+    scores = next(df.value for df in at.dataframe if ("Loose IAS", "llm:j1") in df.value.columns)
+    assert scores.loc["model-a", ("Loose IAS", "heuristic (lexical, offline)")] == "100.0 (n=4)"
 
 
 def test_users_page_creates_an_expert(seeded):

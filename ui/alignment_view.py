@@ -1,0 +1,121 @@
+"""Tables and sections of the Judge alignment page: every κ, agreement and score names its judge (judge_label) and n."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from core.analysis import stats
+from core.analysis.alignment import (
+    AVERAGED_DIMENSIONS,
+    CROSS_METRICS,
+    DIMENSIONS,
+    Agreement,
+    CategoricalAgreement,
+    CrossJudge,
+    average_kappa,
+)
+from core.scoring.judges.names import judge_label
+
+EXPERTS = "experts (inter-annotator)"
+SMALL_SAMPLE = f"small sample (n < {stats.SMALL_N})"
+OVERALL = "Overall avg. (Strict IAS, rejection, conflict)"
+
+
+def pct(x: float | None) -> float | None:
+    return None if x is None else round(100 * x, 1)
+
+
+def kappa(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def kappa_ci(low: float | None, high: float | None) -> str:
+    """'[low, high]' of a kappa, or '—' when kappa is undefined."""
+    return "—" if low is None or high is None else f"[{low:.2f}, {high:.2f}]"
+
+
+def note(row: Agreement | CategoricalAgreement) -> str:
+    """Why kappa is missing, plus the small-sample flag."""
+    return " · ".join(x for x in (row.note, SMALL_SAMPLE if row.small_sample else "") if x)
+
+
+def agreement_row(rater: str, row: Agreement) -> dict:
+    """One display row of a dimension's agreement for a rater."""
+    return {"Dimension": row.label, "Rater": rater, "κ": kappa(row.kappa), "κ 95% CI": kappa_ci(row.ci_low, row.ci_high),
+            "Agreement %": pct(row.agreement), "n compared": row.n_compared, "n unjudged": row.n_unjudged,
+            "n error": row.n_error, "Note": note(row)}
+
+
+def overall_row(rater: str, rows: Sequence[Agreement]) -> dict:
+    """The 'Overall avg.' row: mean κ over the averaged dimensions with a defined κ, and the items behind it."""
+    used = [r for r in rows if r.dimension in AVERAGED_DIMENSIONS and r.kappa is not None]
+    names = ", ".join(DIMENSIONS[r.dimension] for r in used) or "none"
+    return {"Dimension": OVERALL, "Rater": rater, "κ": kappa(average_kappa(list(rows))), "κ 95% CI": "—",
+            "Agreement %": None, "n compared": sum(r.n_compared for r in used),
+            "n unjudged": sum(r.n_unjudged for r in used), "n error": sum(r.n_error for r in used),
+            "Note": f"mean κ of {len(used)} of {len(AVERAGED_DIMENSIONS)} dimensions ({names})"}
+
+
+def agreement_table(human: Sequence[Agreement], by_judge: dict[str, Sequence[Agreement]]) -> pd.DataFrame:
+    """Table 9, long form: per dimension the experts' agreement and each judge's against gold, then the overall rows."""
+    raters = [(EXPERTS, list(human))] + [(f"{judge_label(j)} vs gold", list(rows)) for j, rows in by_judge.items()]
+    rows = [agreement_row(rater, r) for dim in DIMENSIONS for rater, block in raters for r in block if r.dimension == dim]
+    rows += [overall_row(rater, block) for rater, block in raters]
+    return pd.DataFrame(rows)
+
+
+def confusion_frame(row: Agreement, judge: str) -> pd.DataFrame:
+    """The 2x2 gold x judge table on the compared items."""
+    return pd.DataFrame(row.confusion, index=["gold fail", "gold pass"],
+                        columns=[f"{judge_label(judge)} fail", f"{judge_label(judge)} pass"])
+
+
+def verification_table(rows: Sequence[CategoricalAgreement]) -> pd.DataFrame:
+    """Expert-expert agreement on verification decisions, one row per verdict."""
+    return pd.DataFrame([{"Verdict": r.label, "κ": kappa(r.kappa), "κ 95% CI": kappa_ci(r.ci_low, r.ci_high),
+                          "Agreement %": pct(r.agreement), "n": r.n, "Note": note(r)} for r in rows])
+
+
+def cross_scores_table(cj: CrossJudge) -> pd.DataFrame:
+    """Models x (metric, judge) cells 'score % (n=responses)'; '—' where the judge has no value for the model."""
+    models = sorted({m for by_model in cj.scores.values() for m in by_model})
+
+    def cell(metric: str, model: str, judge: str) -> str:
+        value = cj.scores[metric].get(model, {}).get(judge)
+        return "—" if value is None else f"{value:.1f} (n={cj.n[metric][model][judge]})"
+
+    columns = {(CROSS_METRICS[m], judge_label(j)): [cell(m, model, j) for model in models]
+               for m in CROSS_METRICS for j in cj.judges}
+    return pd.DataFrame(columns, index=pd.Index(models, name="model"))
+
+
+def cross_stats_table(cj: CrossJudge) -> pd.DataFrame:
+    """Per metric: ICC(2,k) with its CI, mean Spearman ρ, how many models and which judges, and the notes."""
+    rows = []
+    for metric, label in CROSS_METRICS.items():
+        icc, rho = cj.icc[metric], cj.spearman[metric]
+        rows.append({"Metric": label,
+                     "ICC(2,k) [95% CI]": f"{icc.icc:.3f} [{icc.ci_low:.2f}, {icc.ci_high:.2f}]" if icc else "—",
+                     "Avg. Spearman ρ": None if rho is None else round(rho, 3),
+                     "Models (n)": cj.n_models[metric],
+                     "Judges": ", ".join(judge_label(j) for j in cj.judges),
+                     "Note": "; ".join(cj.notes[metric])})
+    return pd.DataFrame(rows)
+
+
+def confusion_section(by_judge: dict[str, dict[str, Agreement]]) -> int | None:
+    """Judge and dimension pickers, the confusion matrix and the disagreeing items; returns the chosen response id."""
+    judge = st.selectbox("Judge", list(by_judge), format_func=judge_label, key="align_judge")
+    dim = st.selectbox("Dimension", list(DIMENSIONS), format_func=DIMENSIONS.get, key="align_dim")
+    result = by_judge[judge][dim]
+    st.caption(f"{judge_label(judge)} vs gold · {result.label}: n compared {result.n_compared}, "
+               f"unjudged {result.n_unjudged}, judge errors {result.n_error} (unjudged and errors are not compared)")
+    st.dataframe(confusion_frame(result, judge))
+    items = pd.DataFrame(result.disagreements, columns=["response", "item", "gold", judge_label(judge)])
+    st.caption(f"{len(items)} of {result.n_compared} compared items disagree — select one to read it.")
+    picked = st.dataframe(items, hide_index=True, on_select="rerun", selection_mode="single-row", key="align_items")
+    selected = picked.selection.rows if picked else []
+    return int(items.iloc[selected[0]]["response"]) if selected else None
