@@ -99,3 +99,23 @@ def test_summaries_contain_ranking_and_escape_html():
     assert "Rejection accuracy ≥ 40%" in md and "McNemar on Strict IAS" in md
     page = picker.summary_html(result, "heuristic", "#1")
     assert "<script>" not in page and "&lt;script&gt;" in page and "<td>good</td>" in page
+
+
+def _rerun(scores: pd.DataFrame, model: str, instances: list[str], **values) -> pd.DataFrame:
+    """A second run of `model` re-answering `instances` (later response ids), with some metric values changed."""
+    again = scores[(scores["model"] == model) & scores["instance_uid"].isin(instances)].assign(run_id=2, **values)
+    return again.assign(response_id=again["response_id"] + 10_000)
+
+
+def test_overlapping_runs_count_each_model_instance_once_latest_wins():
+    rerun = _rerun(SCORES.assign(run_id=1), "good", [f"n{i}" for i in range(10)], strict_ias=0.0)
+    overlapping = pd.concat([SCORES.assign(run_id=1), rerun], ignore_index=True)
+    latest_only = pd.concat([overlapping[(overlapping["run_id"] == 1) & ~overlapping.index.isin(
+        overlapping[(overlapping["model"] == "good") & overlapping["instance_uid"].isin(rerun["instance_uid"])].index)], rerun])
+    spec = picker.PickSpec(weights={"strict_ias": 1.0})
+    got = picker.rank(overlapping, MODELS, spec)
+    want = picker.rank(latest_only, MODELS, spec)
+    good = got.ranking.set_index("model").loc["good"]
+    assert (good["responses"], good["strict_ias"]) == (40, pytest.approx(2 / 20))
+    pd.testing.assert_frame_equal(got.ranking, want.ranking)
+    assert got.n_responses == want.n_responses == len(SCORES)

@@ -61,9 +61,10 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
 def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResult:
     """Rank models on prepared scores: eligible (all floors met, within budget) first by weighted score.
 
-    Baselines are left out unless spec.include_baselines, or when they are the only models scored.
+    Baselines are left out unless spec.include_baselines, or when they are the only models scored. When runs overlap,
+    only the latest response per (model, instance) counts (readmodel.latest_per_model_instance).
     """
-    scoped = readmodel.filter_scores(scores, spec.modes, spec.domains)
+    scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
     note = ""
     if not spec.include_baselines:
