@@ -74,15 +74,20 @@ def test_response_scores_rows_and_columns(world: World) -> None:
 def test_unscored_responses_still_listed(world: World) -> None:
     world.respond("gen-a", "noisy")
     df = response_scores(world.engine, [world.run_id], "heuristic")
-    assert len(df) == 1 and df.iloc[0]["n_constraints"] == 0 and pd.isna(df.iloc[0]["loose_ias"])
+    # the instance's 5 constraints have no verdict yet: all unjudged, nothing determined
+    row = df.iloc[0]
+    assert len(df) == 1 and row["n_constraints"] == 5 and row["n_constraint_unjudged"] == 5 and pd.isna(row["loose_ias"])
+    assert pd.isna(row["strict_ias"])
 
 
 def test_other_judges_verdicts_are_not_mixed_in(world: World) -> None:
     world.respond("gen-a", "noisy")
     scored(world)
     df = response_scores(world.engine, [world.run_id], "llm:judge-x")
-    # only rule verdicts count for a judge that has not scored yet
-    assert df.iloc[0]["n_constraints"] == 1 and pd.isna(df.iloc[0]["faithfulness_status"])
+    # only rule verdicts count for a judge that has not scored yet; its own constraints are unjudged
+    row = df.iloc[0]
+    assert row["n_constraints"] == 5 and row["n_constraint_unjudged"] == 4 and pd.isna(row["strict_ias"])
+    assert pd.isna(row["faithfulness_status"])
 
 
 def test_constraint_verdicts_and_failure_counts(world: World) -> None:
@@ -122,30 +127,35 @@ def test_empty_inputs(world: World) -> None:
 # Hand-checked verdict sets on the noisy fixture instance (c1 rule/output, c2 llm/persona, c5 llm/knowledge_protocol):
 # constraint verdicts as cid -> (judge, status, passed), metric verdicts as metric -> (status, value).
 NAN = float("nan")
+PRE = {"c3": ("heuristic", "ok", True), "c4": ("heuristic", "ok", True)}  # precondition-satisfied on noisy
 LOADER_CASES = [
-    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", True), "c5": ("heuristic", "ok", True)},
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", True), "c5": ("heuristic", "ok", True), **PRE},
                  {"faithfulness": ("ok", 0.8)},
                  dict(loose_ias=1.0, strict_ias=1.0, loose_persona=1.0, loose_output=1.0, loose_knowledge_protocol=1.0,
-                      n_constraints=3, n_constraint_errors=0, n_constraint_unjudged=0, faithfulness=0.8),
+                      n_constraints=5, n_constraint_errors=0, n_constraint_unjudged=0, faithfulness=0.8),
                  id="all-pass-strict-one"),
-    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", False), "c5": ("heuristic", "ok", True)}, {},
-                 dict(loose_ias=2 / 3, strict_ias=0.0, loose_persona=0.0, loose_output=1.0, n_constraints=3),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "ok", False), "c5": ("heuristic", "ok", True), **PRE}, {},
+                 dict(loose_ias=4 / 5, strict_ias=0.0, loose_persona=0.0, loose_output=1.0, n_constraints=5),
                  id="one-fail-strict-zero"),
-    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "error", None), "c5": ("heuristic", "ok", True)}, {},
-                 dict(loose_ias=1.0, strict_ias=NAN, loose_persona=NAN, n_constraints=3, n_constraint_errors=1),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "error", None), "c5": ("heuristic", "ok", True), **PRE}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, loose_persona=NAN, n_constraints=5, n_constraint_errors=1),
                  id="error-leaves-denominator-strict-undetermined"),
-    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "not_applicable", None), "c5": ("heuristic", "ok", None)}, {},
-                 dict(loose_ias=1.0, strict_ias=NAN, loose_knowledge_protocol=NAN, n_constraints=3, n_constraint_unjudged=2),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("heuristic", "not_applicable", None), "c5": ("heuristic", "ok", None),
+                  **PRE}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, loose_knowledge_protocol=1.0, n_constraints=5, n_constraint_unjudged=2),
                  id="unjudged-leaves-denominator-strict-undetermined"),
-    pytest.param({"c1": ("rule", "ok", False), "c2": ("heuristic", "error", None)}, {},
-                 dict(loose_ias=0.0, strict_ias=NAN, loose_persona=NAN, n_constraint_errors=1),
+    pytest.param({"c1": ("rule", "ok", False), "c2": ("heuristic", "error", None), "c5": ("heuristic", "ok", True), **PRE}, {},
+                 dict(loose_ias=3 / 4, strict_ias=NAN, loose_persona=NAN, n_constraint_errors=1),
                  id="failure-next-to-error-strict-undetermined-complete-case"),
     pytest.param({"c2": ("heuristic", "error", None)}, {},
-                 dict(loose_ias=NAN, strict_ias=NAN, n_constraints=1, n_constraint_errors=1),
+                 dict(loose_ias=NAN, strict_ias=NAN, n_constraints=5, n_constraint_errors=1, n_constraint_unjudged=4),
                  id="only-errors-nothing-determined"),
-    pytest.param({"c1": ("rule", "ok", True), "c2": ("llm:judge-x", "ok", False), "c5": ("rule", "ok", False)}, {},
-                 dict(loose_ias=1.0, strict_ias=1.0, n_constraints=1, loose_persona=NAN),
-                 id="other-judge-and-rule-verdict-on-llm-constraint-ignored"),
+    pytest.param({"c1": ("rule", "ok", True), "c2": ("llm:judge-x", "ok", False), "c5": ("rule", "ok", False), **PRE}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, n_constraints=5, n_constraint_unjudged=2, loose_persona=NAN),
+                 id="other-judge-and-rule-verdict-on-llm-constraint-ignored-so-strict-undetermined"),
+    pytest.param({"c1": ("rule", "ok", True), **PRE}, {},
+                 dict(loose_ias=1.0, strict_ias=NAN, n_constraints=5, n_constraint_unjudged=2),
+                 id="constraints-without-any-verdict-are-unjudged-never-a-silent-pass"),
     pytest.param({"c1": ("rule", "ok", True)},
                  {"faithfulness": ("not_applicable", 0.7), "coverage": ("ok", 0.5), "refusal": ("error", None),
                   "rejection": ("ok", 1.0)},
@@ -207,15 +217,22 @@ def _verdict_level(world: World, judge: str) -> pd.DataFrame:
 
     from core.store.models import Verdict
 
+    from core.store.models import Constraint, Response
+
     cv = constraint_verdicts(world.engine, [world.run_id], judge)
     with Session(world.engine) as s:
         metric_rows = s.exec(select(Verdict).where(Verdict.run_id == world.run_id, Verdict.judge == judge,
                                                    Verdict.metric != "constraint")).all()
     rows = []
+    with Session(world.engine) as s:
+        constraint_count = {r.id: len(s.exec(select(Constraint.id).where(Constraint.instance_id == r.instance_id)).all())
+                            for r in s.exec(select(Response).where(Response.run_id == world.run_id)).all()}
     for rid in sorted(world.responses):
         mine = cv[cv["response_id"] == rid]
-        got = ias(zip(mine["status"], mine["passed"], strict=True))
-        row = {"response_id": rid, "loose_ias": got.loose, "strict_ias": got.strict, "n_constraints": len(mine),
+        pairs = list(zip(mine["status"], mine["passed"], strict=True))
+        pairs += [("not_applicable", None)] * (constraint_count[rid] - len(pairs))  # no verdict at all: unjudged
+        got = ias(pairs)
+        row = {"response_id": rid, "loose_ias": got.loose, "strict_ias": got.strict, "n_constraints": len(pairs),
                "n_constraint_errors": got.n_errors, "n_constraint_unjudged": got.n_unjudged}
         for v in (v for v in metric_rows if v.response_id == rid):
             row[v.metric] = v.value if v.status == "ok" else None

@@ -91,9 +91,11 @@ LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON
 _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
        r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
-       {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
+       COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
 FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
 JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
+LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
+       ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
 WHERE r.status = 'done' AND r.run_id IN ({{runs}})
 ORDER BY r.id
@@ -150,7 +152,8 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
         return _empty_scores()
     counts = [*COUNT_COLUMNS, "judge_calls"]
     out[counts] = out[counts].fillna(0).astype("int64")
-    # unjudged = not_applicable, or ok without a decision
+    # unjudged = not_applicable, ok without a decision, or no verdict of this judge at all for a constraint
+    out["n"] = np.maximum(out["n"].to_numpy(), out["instance_constraints"].fillna(0).to_numpy().astype("int64"))
     unjudged = out["n"].to_numpy() - out["judged"].to_numpy() - out["errors"].to_numpy()
     out["loose_ias"], out["strict_ias"] = ias_from_counts(out["judged"], out["passed"], out["errors"], unjudged)
     for c in CATEGORIES:
