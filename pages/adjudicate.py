@@ -2,19 +2,18 @@
 verification disagreements, and move labels in and out as JSONL."""
 
 import tempfile
-from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.review.labels import (
     DECISIONS,
     DEFAULT_SAMPLE_SIZE,
+    active_experts,
     draw_gold_sample,
-    export_annotations,
+    export_labels,
     import_annotations,
     label_disagreements,
     label_items,
@@ -22,10 +21,10 @@ from core.review.labels import (
     load_response,
     record_adjudication,
     record_verification_adjudication,
+    sample_runs,
     verification_disagreements,
 )
-from core.store.models import Run, User
-from ui.auth import guarded_write, require_role, show_guidelines_sidebar
+from ui.auth import guarded_write, require_page, show_guidelines_sidebar
 from ui.session import engine
 from ui.workspace import (
     _token,
@@ -36,19 +35,18 @@ from ui.workspace import (
     render_verification_decision,
 )
 
-principal = require_role({"admin"})
+principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Gold labels & adjudication")
 
-with Session(engine()) as session:
-    runs = session.exec(select(Run).order_by(Run.id.desc())).all()
-    experts = [u.username for u in session.exec(select(User).where(User.role == "expert", User.active == True))]  # noqa: E712
+runs = sample_runs(engine())
+experts = list(active_experts(engine()))
 
 sample_tab, adjudicate_tab, verify_tab, io_tab = st.tabs(
     ["Draw a sample", "Disagreements", "Verification disagreements", "Export / import"])
 
 with sample_tab, st.form("draw_sample"):
-    run = st.selectbox("Run", runs, format_func=lambda r: f"#{r.id} {r.name} ({r.status})", key="sample_run")
+    run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
     size = st.number_input("Responses to sample (stratified by domain, mode, model)", 1, 5000, DEFAULT_SAMPLE_SIZE)
     chosen = st.multiselect("Experts (each response goes to two of them)", experts, default=experts, key="sample_experts")
     seed = st.number_input("Random seed", 0, 10_000, 0)
@@ -125,9 +123,9 @@ with verify_tab:
 
 with io_tab:
     st.markdown("Labels are exported one per line (JSONL) to `annotations/`; an import is all-or-nothing.")
-    if st.button("Export all labels", key="labels_export"):
-        out = REPO_ROOT / "annotations" / f"labels-{datetime.now().strftime('%Y%m%d-%H%M%S')}.jsonl"
-        count = export_annotations(engine(), out)
+    exported = st.button("Export all labels", key="labels_export") and guarded_write(lambda: export_labels(engine(), principal))
+    if exported:
+        out, count = exported
         st.success(f"Exported {count} labels to {out.relative_to(REPO_ROOT)}.")
         st.download_button("Download", out.read_bytes(), file_name=out.name, mime="application/jsonl")
     upload = st.file_uploader("Import labels (JSONL)", type=["jsonl"], key="labels_upload")

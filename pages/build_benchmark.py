@@ -10,13 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.construction.build import DOMAIN_NAMES, build_benchmark
-from ui.auth import guarded_write, require_role
+from core.construction.build import DOMAIN_NAMES
+from core.store.benchmark import build_benchmark_file, import_benchmark_file
+from ui.auth import guarded_write, require_page
+from ui.session import engine
 
 DATA = REPO_ROOT / "data"
 OUT_DIR = Path(os.environ.get("GAUNTLET_BUILD_DIR", REPO_ROOT / "var" / "built"))
 
-principal = require_role({"admin"})
+principal = require_page(__file__)
 st.title("Build benchmark")
 st.caption(
     "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
@@ -32,6 +34,15 @@ def _save_uploads(files, folder: Path) -> list[Path]:
         path.write_bytes(f.getvalue())
         paths.append(path)
     return paths
+
+
+def _build(queries: list[Path], corpus: list[Path], libraries: list[Path], out: Path, **options):
+    """The build as the signed-in admin; construction errors are shown here, refusals by guarded_write."""
+    try:
+        return build_benchmark_file(engine(), principal, queries, corpus, libraries, out, **options)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        st.error(f"Build failed: {exc}")
+        return None
 
 
 with st.form("build_form"):
@@ -63,14 +74,11 @@ if submitted:
     else:
         OUT_DIR.mkdir(parents=True, exist_ok=True)
         out = OUT_DIR / f"benchmark-seed{seed}.jsonl"
+
         with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
-            try:
-                report = build_benchmark(queries, corpus, libraries, out, int(seed), top_k=int(top_k),
-                                         embedder="minilm-onnx" if dense else None, domains=domains,
-                                         max_queries_per_domain=int(per_domain) or None)
-            except (ValueError, FileNotFoundError, KeyError) as exc:
-                st.error(f"Build failed: {exc}")
-                report = None
+            report = guarded_write(lambda: _build(queries, corpus, libraries, out, seed=int(seed), top_k=int(top_k),
+                                                  embedder="minilm-onnx" if dense else None, domains=domains,
+                                                  max_queries_per_domain=int(per_domain) or None))
         if report:
             st.session_state["build_report"] = report.to_dict()
 
@@ -96,11 +104,7 @@ if report:
         actions[0].download_button("Download JSONL", out.read_bytes(), file_name=out.name,
                                    mime="application/jsonl", key="build_download")
         if actions[1].button("Import into the benchmark database", key="build_import"):
-            from core.store.io import import_file
-            from ui.session import engine
-
-            result = guarded_write(lambda: import_file(engine(), out, on_existing="new_version",
-                                                       author=principal.username))
+            result = guarded_write(lambda: import_benchmark_file(engine(), principal, out))
             if result is not None and result.ok:
                 st.success(f"Imported: {len(result.created)} new, {len(result.new_versions)} new versions, "
                            f"{len(result.unchanged)} unchanged.")

@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from ui.auth import require_role, show_guidelines_sidebar
+from ui.auth import require_page, show_guidelines_sidebar
 from ui.workspace import labelling_panel
 
-principal = require_role({"expert", "admin"})
+principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Label responses")
 st.caption("Judge verdicts and other experts' labels stay hidden. Keyboard: Alt+S submits.")

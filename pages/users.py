@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from core.review.auth import ROLES, check_access, create_user, generate_password, list_users, update_user
+from core.review.auth import ROLES, change_account, create_account, generate_password, list_users
 from core.store.benchmark import domain_names
-from ui.auth import guarded_write, require_role
+from ui.auth import guarded_write, require_page
 from ui.session import engine
 
-principal = require_role({"admin"})
+principal = require_page(__file__)
 st.title("Users")
 
 users = list_users(engine())
@@ -29,12 +29,7 @@ with add, st.form("add_user", clear_on_submit=True):
     password = st.text_input("Password (empty: generate one)", type="password", key="new_password")
     if st.form_submit_button("Create account", type="primary"):
         chosen = password or generate_password()
-
-        def create():
-            check_access(engine(), principal, {"admin"})
-            return create_user(engine(), username.strip(), role, chosen, new_domains, email or None)
-
-        if guarded_write(create):
+        if guarded_write(lambda: create_account(engine(), principal, username, role, chosen, new_domains, email)):
             st.success(f"Created {username}." + ("" if password else f" Generated password: `{chosen}`"))
 
 with edit, st.form("edit_user"):
@@ -46,14 +41,7 @@ with edit, st.form("edit_user"):
                                  default=current.domains if current else [], key="edit_domains")
     active = st.checkbox("Active", value=current.active if current else True, key="edit_active")
     new_password = st.text_input("New password (empty: unchanged)", type="password", key="edit_password")
-    if st.form_submit_button("Save changes"):
-
-        def save():
-            check_access(engine(), principal, {"admin"})
-            if target == principal.username and (new_role != "admin" or not active):
-                raise ValueError("you cannot remove your own admin rights")
-            return update_user(engine(), target, role=new_role, domains=set_domains, active=active,
-                               password=new_password or None)
-
-        if guarded_write(save):
-            st.success(f"Saved {target}.")
+    saved = st.form_submit_button("Save changes") and guarded_write(lambda: change_account(
+        engine(), principal, target, role=new_role, domains=set_domains, active=active, password=new_password))
+    if saved:
+        st.success(f"Saved {target}.")

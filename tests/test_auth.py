@@ -1,17 +1,22 @@
-"""Accounts, password hashing, first admin, session expiry and the write check."""
+"""Accounts, password hashing, first admin, session expiry, the write check and the permission table (role x action)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.generation import runner
 from core.review.auth import (
     PermissionDenied,
     Principal,
     SessionExpired,
     authenticate,
+    authorize,
+    change_account,
     check_access,
+    create_account,
     create_user,
     ensure_first_admin,
     hash_password,
@@ -20,6 +25,18 @@ from core.review.auth import (
     update_user,
     verify_password,
 )
+from core.review.labels import (
+    PermissionDenied_,
+    draw_gold_sample,
+    export_labels,
+    import_annotations,
+    record_adjudication,
+    record_gold_label,
+    record_verification,
+    record_verification_adjudication,
+)
+from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
+from core.store.benchmark import build_benchmark_file, import_benchmark_file
 from core.store.db import make_engine, upgrade
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -130,3 +147,120 @@ def test_check_access_sees_role_changes_at_once(seeded):
         check_access(seeded.engine, p, {"expert"})
     with pytest.raises(PermissionDenied):
         check_access(seeded.engine, None, {"expert"})
+
+
+# --------------------------------------------------------------------------- the permission table
+
+USER_OF_ROLE = {"admin": "admin", "expert": "alice", "analyst": "ana", "viewer": "vic"}
+EXPECTED_ACTIONS = {
+    "verify_instance": {"admin", "expert"},
+    "review_all_domains": {"admin"},
+    "label_response": {"admin", "expert"},
+    "adjudicate": {"admin"},
+    "draw_gold_sample": {"admin"},
+    "export_labels": {"admin"},
+    "import_labels": {"admin"},
+    "register_models": {"admin"},
+    "launch_run": {"admin"},
+    "cancel_run": {"admin"},
+    "manage_users": {"admin"},
+    "build_benchmark": {"admin"},
+    "import_benchmark": {"admin"},
+}
+ROLE_ACTION_CASES = [pytest.param(role, action, id=f"{role}-{action}") for action in EXPECTED_ACTIONS for role in ROLES]
+
+
+def test_the_table_lists_exactly_the_expected_actions():
+    assert set(ACTIONS) == set(EXPECTED_ACTIONS)
+    assert issubclass(PermissionDenied, PermissionError) and issubclass(NotPermitted, PermissionError)
+
+
+@pytest.mark.parametrize(("role", "action"), ROLE_ACTION_CASES)
+def test_role_action_matrix(seeded, role, action):
+    p = principal(USER_OF_ROLE[role])
+    if role in EXPECTED_ACTIONS[action]:
+        assert allowed(role, action) and require(p, action) is p
+        assert authorize(seeded.engine, p, action).username == p.username
+    else:
+        assert not allowed(role, action)
+        with pytest.raises(NotPermitted, match=rf"^Your role \({role}\) may not .+; allowed: admin"):
+            require(p, action)
+        with pytest.raises(PermissionDenied, match=rf"^Your role \({role}\) may not "):
+            authorize(seeded.engine, p, action)
+
+
+@pytest.mark.parametrize(
+    ("who", "action", "error", "message"),
+    [
+        pytest.param(None, "launch_run", NotPermitted, "Sign in first", id="signed-out"),
+        pytest.param("admin", "drop_tables", ValueError, "unknown action", id="unknown-action"),
+    ],
+)
+def test_require_refuses_missing_principal_and_unknown_actions(who, action, error, message):
+    with pytest.raises(error, match=message):
+        require(principal(who) if who else None, action)
+
+
+def test_authorize_reads_the_current_role_and_session(seeded):
+    p = principal("admin")
+    update_user(seeded.engine, "admin", role="analyst")
+    with pytest.raises(PermissionDenied, match=r"Your role \(analyst\) may not launch an evaluation run"):
+        authorize(seeded.engine, p, "launch_run")
+    with pytest.raises(SessionExpired):
+        authorize(seeded.engine, principal("alice", datetime.now(UTC) - timedelta(hours=9)), "label_response")
+
+
+def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], object]]]:
+    """Every core write function the pages call, by the action it re-checks (inputs that fail after the check)."""
+    engine, rid, iid = seeded.engine, seeded.responses[("model-a", "E-gap")], seeded.instances["E-gap"]
+    missing = tmp_path / "missing"
+    return {
+        "verify_instance": [lambda p: record_verification(engine, p, iid, consistency="?", context_valid=True,
+                                                          decision="accept", client_token=f"v-{p.username}")],
+        "review_all_domains": [lambda p: record_verification(engine, p, seeded.instances["M-noisy"], consistency="?",
+                                                             context_valid=True, decision="accept", client_token="m")],
+        "label_response": [lambda p: record_gold_label(engine, p, rid, {}, f"l-{p.username}")],
+        "adjudicate": [lambda p: record_adjudication(engine, p, rid, {}, "a"),
+                       lambda p: record_verification_adjudication(engine, p, iid, "accept", "", "va")],
+        "draw_gold_sample": [lambda p: draw_gold_sample(engine, p, seeded.run_id, n=0)],
+        "export_labels": [lambda p: export_labels(engine, p, tmp_path / "export")],
+        "import_labels": [lambda p: import_annotations(engine, missing, p)],
+        "register_models": [lambda p: runner.register_baselines(engine, p)],
+        "launch_run": [lambda p: runner.launch_run(engine, p, runner.RunOptions(models=["no-such-model"]))],
+        "cancel_run": [lambda p: runner.stop_run(engine, p, 999_999)],
+        "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
+                         lambda p: change_account(engine, p, "nobody-here", active=True)],
+        "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],
+                                                           tmp_path / "out.jsonl", 0, embedder=None)],
+        "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing)],
+    }
+
+
+# How a refusal looks: a PermissionDenied, or for the domain scope also the domain refusal (PermissionDenied_).
+REFUSALS: dict[str, tuple[type[Exception], ...]] = {"review_all_domains": (PermissionDenied, PermissionDenied_)}
+
+
+@pytest.mark.parametrize(("role", "action"), ROLE_ACTION_CASES)
+def test_every_write_entry_point_rechecks_its_action(seeded, tmp_path, role, action):
+    calls = _entry_points(seeded, tmp_path)
+    assert set(calls) == set(ACTIONS), "every action needs its entry points listed here"
+    p, refusal = principal(USER_OF_ROLE[role]), REFUSALS.get(action, (PermissionDenied,))
+    for call in calls[action]:
+        if role not in EXPECTED_ACTIONS[action]:
+            with pytest.raises(refusal):
+                call(p)
+            continue
+        try:
+            call(p)
+        except refusal as refused:
+            pytest.fail(f"{role} refused {action}: {refused}")
+        except (ValueError, OSError):
+            pass  # past the permission check; the deliberately bad input is refused next
+
+
+def test_changing_accounts_keeps_your_own_admin_rights(seeded):
+    with pytest.raises(ValueError, match="your own admin rights"):
+        change_account(seeded.engine, principal("admin"), "admin", role="viewer")
+    with pytest.raises(ValueError, match="your own admin rights"):
+        change_account(seeded.engine, principal("admin"), "admin", active=False)
+    assert change_account(seeded.engine, principal("admin"), "vic", role="analyst").role == "analyst"

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.review.auth import AuthError, Principal, authenticate, is_expired, principal_for_email, touch
 from core.review.labels import guidelines_text, guidelines_version
+from core.review.permissions import page_roles
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"
@@ -68,7 +69,10 @@ def current_principal() -> Principal | None:
 
 
 def require_role(roles: set[str] | frozenset[str]) -> Principal:
-    """Page guard: the signed-in principal when their role is in `roles`; otherwise a refusal and nothing else."""
+    """Page guard: the signed-in principal when their role is in `roles`; otherwise a refusal and nothing else.
+
+    Pages call require_page (the permission table decides); this takes an explicit role set.
+    """
     principal = current_principal()
     if principal is None:
         render_login()
@@ -80,17 +84,15 @@ def require_role(roles: set[str] | frozenset[str]) -> Principal:
 
 
 def require_page(script: str) -> Principal:
-    """Page guard driven by the page table: pass the page's `__file__`; its PAGES roles decide."""
-    from ui.navigation import roles_for
-
-    return require_role(roles_for(script))
+    """Page guard driven by the permission table (core.review.permissions.PAGE_ROLES): pass the page's `__file__`."""
+    return require_role(page_roles(script))
 
 
 def guarded_write(action: Callable[[], T]) -> T | None:
     """Run a write, showing refusals (expired session, missing role, invalid input) instead of raising."""
     try:
         return action()
-    except AuthError as exc:
+    except (AuthError, PermissionError) as exc:
         if "expired" in str(exc):
             st.session_state.pop(SESSION_KEY, None)
             st.session_state[EXPIRED_KEY] = True

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from core.store.benchmark import InstanceDetail
-from core.store.models import Document
 from core.store.sanitize import escape_text, sanitize_html
 
 CATEGORY_TITLES = {
@@ -18,6 +18,9 @@ CATEGORY_TITLES = {
 ROLE_COLORS = {"supporting": "green", "noise": "gray", "conflicting": "red", "partial": "orange"}
 MODE_LABELS = {"noisy": "Noisy retrieval", "gap": "Knowledge gap", "conflict": "Factual conflict"}
 _UNSAFE_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:|\bdata\s*:\s*text/html")
+
+if TYPE_CHECKING:
+    from core.store.models import Document
 
 
 def safe_markdown(text: str) -> str:

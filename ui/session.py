@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
-from sqlalchemy.engine import Engine
 
 from core.config import database_url
 from core.store.db import get_engine
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 
 @st.cache_resource

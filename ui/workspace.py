@@ -8,15 +8,14 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.review.auth import Principal
-from core.config import get_secret
 from core.review.labels import (
-    DEFAULT_OVERLAP,
     Bundle,
     ResponseContext,
     gold_queue,
     load_bundle,
     load_response,
     new_client_token,
+    overlap_setting,
     record_gold_label,
     record_verification,
     verification_queue,
@@ -34,15 +33,6 @@ MODE_CHECKS = {
 }
 DECISION_BUTTONS = [("accept", "Accept", "Alt+A", "primary"), ("needs_edit", "Needs edit", "Alt+E", "secondary"),
                     ("reject", "Reject", "Alt+X", "secondary")]
-
-def overlap_setting() -> float:
-    """Share of instances per domain x mode that get a second, independent verification (GAUNTLET_VERIFY_OVERLAP)."""
-    raw = get_secret("GAUNTLET_VERIFY_OVERLAP")
-    try:
-        return min(max(float(raw), 0.0), 1.0) if raw else DEFAULT_OVERLAP
-    except ValueError:
-        return DEFAULT_OVERLAP
-
 
 def _token(key: str) -> str:
     """A client token that stays the same until the submit it belongs to succeeds (double submits store once)."""

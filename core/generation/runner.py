@@ -30,6 +30,7 @@ from core.store.models import Constraint, Document, Domain, Instance, LLMCall, M
 from core.generation.prompting import build_messages
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
+from core.review.auth import Principal, authorize
 
 log = logging.getLogger("gauntlet.runner")
 
@@ -818,3 +819,26 @@ def domain_names(engine: Engine) -> list[str]:
     """Domain names in the benchmark."""
     with Session(engine) as session:
         return sorted(session.exec(select(Domain.name)).all())
+
+
+def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
+    """An admin registers the offline baselines (re-checked: register_models); their names."""
+    authorize(engine, principal, "register_models")
+    return [model.name for model in ensure_baselines(engine)]
+
+
+def launch_run(engine: Engine, principal: Principal | None, options: RunOptions) -> tuple[int, int]:
+    """An admin creates a run from `options` and starts it (generation, then scoring) in the background.
+
+    Re-checked server-side (launch_run); returns (run id, process id).
+    """
+    authorize(engine, principal, "launch_run")
+    run_id = create_run(engine, options)
+    return run_id, launch_in_background(engine, run_id)
+
+
+def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
+    """An admin cancels a run (re-checked: cancel_run); the run's status afterwards."""
+    authorize(engine, principal, "cancel_run")
+    return cancel_run(engine, run_id)
+

@@ -12,9 +12,9 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
+from core.review.permissions import ROLES, NotPermitted, require
 from core.store.models import User
 
-ROLES: tuple[str, ...] = ("admin", "expert", "analyst", "viewer")
 SESSION_IDLE_LIMIT = timedelta(hours=8)
 MIN_PASSWORD_LENGTH = 8
 USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}$")
@@ -26,7 +26,7 @@ class AuthError(Exception):
     """Base class of account and permission errors; the message is safe to show to the user."""
 
 
-class PermissionDenied(AuthError):
+class PermissionDenied(AuthError, NotPermitted):
     """The signed-in user's role does not allow this action."""
 
 
@@ -222,3 +222,47 @@ def check_access(
     if user.role not in roles:
         raise PermissionDenied(f"The role {user.role!r} may not do this.")
     return replace(principal, role=user.role, domains=tuple(user.domains or ()))
+
+
+def authorize(engine: Engine, principal: Principal | None, action: str, now: datetime | None = None) -> Principal:
+    """The server-side check of every write: a live session of an active account whose current role may do `action`.
+
+    The role is read from the database (a change by an admin takes effect at once) and judged by the permission table;
+    a refusal is a PermissionDenied (an AuthError and a PermissionError) with a readable reason.
+    """
+    current = check_access(engine, principal, ROLES, now)
+    try:
+        return require(current, action)
+    except NotPermitted as refusal:
+        raise PermissionDenied(str(refusal)) from None
+
+
+def create_account(
+    engine: Engine,
+    principal: Principal | None,
+    username: str,
+    role: str,
+    password: str | None,
+    domains: list[str] | tuple[str, ...] = (),
+    email: str | None = None,
+) -> User:
+    """An admin creates an account (re-checked: manage_users); `password=None` makes an SSO-only account."""
+    authorize(engine, principal, "manage_users")
+    return create_user(engine, (username or "").strip(), role, password, domains, email or None)
+
+
+def change_account(
+    engine: Engine,
+    principal: Principal | None,
+    username: str,
+    *,
+    role: str | None = None,
+    domains: list[str] | None = None,
+    active: bool | None = None,
+    password: str | None = None,
+) -> User:
+    """An admin changes an account (re-checked: manage_users); nobody can take away their own admin rights."""
+    admin = authorize(engine, principal, "manage_users")
+    if username == admin.username and ((role is not None and role != admin.role) or active is False):
+        raise ValueError("you cannot remove your own admin rights")
+    return update_user(engine, username, role=role, domains=domains, active=active, password=password or None)

@@ -1,8 +1,8 @@
 """Expert work: verification queues and decisions (with new instance versions on edits), gold-label sampling,
 assignments, append-only label writes, adjudication, and export/import of annotations as JSONL.
 
-Every write re-checks the session (`core.review.auth.check_access`); every write carries a client token so that a
-double submit is stored once; no annotation row is ever updated or deleted.
+Every write re-checks the session and the role (`core.review.auth.authorize`, over the permission table); every
+write carries a client token so that a double submit is stored once; no annotation row is ever updated or deleted.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
-from core.review.auth import Principal, check_access
+from core.review.auth import Principal, authorize
+from core.review.permissions import allowed
 from core.store.benchmark import InstanceDetail, instance_detail
-from core.config import REPO_ROOT
+from core.config import REPO_ROOT, get_secret
 from core.store.io import LineError, add_instance, instance_spec
-from core.store.models import Annotation, Assignment, Constraint, Document, Domain, Instance, Model, Response, User
+from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 
 GUIDELINES_PATH = REPO_ROOT / "annotations" / "guidelines.md"
@@ -38,7 +39,6 @@ DEFAULT_SAMPLE_SIZE = 150
 DECISIONS: tuple[str, ...] = ("accept", "reject", "needs_edit")
 DECISION_STATUS = {"accept": "accepted", "reject": "rejected", "needs_edit": "needs_edit"}
 KINDS: tuple[str, ...] = ("verification", "gold_label", "adjudication")
-LABEL_WRITERS = frozenset({"expert", "admin"})
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -145,7 +145,16 @@ def double_check_uids(instances: list[Instance], domains: dict[int, str], fracti
 
 
 def _covers(principal: Principal, domain: str) -> bool:
-    return principal.role == "admin" or domain in principal.domains
+    return allowed(principal.role, "review_all_domains") or domain in principal.domains
+
+
+def overlap_setting() -> float:
+    """Share of instances per domain x mode that get a second, independent verification (GAUNTLET_VERIFY_OVERLAP)."""
+    raw = get_secret("GAUNTLET_VERIFY_OVERLAP")
+    try:
+        return min(max(float(raw), 0.0), 1.0) if raw else DEFAULT_OVERLAP
+    except ValueError:
+        return DEFAULT_OVERLAP
 
 
 @dataclass(frozen=True)
@@ -231,7 +240,7 @@ def record_verification(
     overlap: float = DEFAULT_OVERLAP,
 ) -> VerificationResult:
     """Store an expert's verification decision; edits to document roles or constraint texts create version+1."""
-    principal = check_access(engine, principal, LABEL_WRITERS)
+    principal = authorize(engine, principal, "verify_instance")
     existing = _existing_by_token(engine, client_token)
     if existing is not None:
         return VerificationResult(existing.id or 0, False, existing.payload.get("resulting_status", ""))
@@ -382,7 +391,7 @@ def record_verification_adjudication(
     engine: Engine, principal: Principal | None, instance_id: int, decision: str, note: str, client_token: str
 ) -> VerificationResult:
     """Append an admin's final decision on a verification disagreement and set the instance status from it."""
-    principal = check_access(engine, principal, {"admin"})
+    principal = authorize(engine, principal, "adjudicate")
     existing = _existing_by_token(engine, client_token)
     if existing is not None:
         return VerificationResult(existing.id or 0, False, existing.payload.get("resulting_status", ""))
@@ -476,6 +485,37 @@ def _allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
     return alloc
 
 
+def active_experts(engine: Engine) -> dict[str, tuple[str, ...]]:
+    """Active expert accounts by username, with their assigned domains (empty: every domain)."""
+    with Session(engine) as session:
+        query = select(User).where(User.role == "expert", User.active == True)  # noqa: E712
+        users = session.exec(query.order_by(User.username)).all()
+    return {u.username: tuple(u.domains or ()) for u in users}
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """A run a gold sample can be drawn from, with how many of its responses are finished."""
+
+    id: int
+    name: str
+    status: str
+    done: int
+
+    @property
+    def label(self) -> str:
+        return f"#{self.id} {self.name} ({self.status}, {self.done} finished responses)"
+
+
+def sample_runs(engine: Engine) -> list[RunChoice]:
+    """Every run, newest first, with its count of finished (done) responses."""
+    with Session(engine) as session:
+        runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
+        done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
+                                 .group_by(Response.run_id)).all())
+    return [RunChoice(r.id, r.name, r.status, done.get(r.id, 0)) for r in runs]
+
+
 def draw_gold_sample(
     engine: Engine,
     principal: Principal | None,
@@ -485,11 +525,11 @@ def draw_gold_sample(
     seed: int = 0,
 ) -> SampleReport:
     """Stratified sample (domain x mode x model) of a run's finished responses, each assigned to two experts."""
-    principal = check_access(engine, principal, {"admin"})
+    principal = authorize(engine, principal, "draw_gold_sample")
     if n < 1:
         raise ValueError("n: must be at least 1")
+    experts_by_name = active_experts(engine)
     with Session(engine) as session:
-        users = session.exec(select(User).where(User.role == "expert", User.active == True)).all()  # noqa: E712
         rows = session.exec(
             select(Response, Instance, Domain, Model)
             .join(Instance, Instance.id == Response.instance_id)
@@ -498,7 +538,7 @@ def draw_gold_sample(
             .where(Response.run_id == run_id, Response.status == "done")
         ).all()
         already = set(session.exec(select(Assignment.target_id).where(Assignment.kind == "gold_label")).all())
-    pool = {u.username: set(u.domains or ()) for u in users if experts is None or u.username in experts}
+    pool = {name: set(doms) for name, doms in experts_by_name.items() if experts is None or name in experts}
     if len(pool) < 2:
         raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
     strata: dict[tuple[str, str, str], list[int]] = defaultdict(list)
@@ -614,7 +654,7 @@ def record_gold_label(
     engine: Engine, principal: Principal | None, response_id: int, payload: dict[str, Any], client_token: str
 ) -> tuple[int, bool]:
     """Append an expert's label for an assigned response; returns (annotation id, created)."""
-    principal = check_access(engine, principal, LABEL_WRITERS)
+    principal = authorize(engine, principal, "label_response")
     with Session(engine) as session:
         assigned = session.exec(
             select(Assignment).where(
@@ -651,7 +691,7 @@ def record_adjudication(
     engine: Engine, principal: Principal | None, response_id: int, payload: dict[str, Any], client_token: str
 ) -> tuple[int, bool]:
     """Append an admin's adjudicated gold label for a response; the latest adjudication is the gold label."""
-    principal = check_access(engine, principal, {"admin"})
+    principal = authorize(engine, principal, "adjudicate")
     return _append_response_label(engine, "adjudication", principal, response_id, payload, client_token)
 
 
@@ -777,6 +817,13 @@ def export_annotations(engine: Engine, path: Path, kinds: Iterable[str] | None =
     return len(rows)
 
 
+def export_labels(engine: Engine, principal: Principal | None, folder: Path = REPO_ROOT / "annotations") -> tuple[Path, int]:
+    """An admin exports every label to a new timestamped JSONL file in `folder` (re-checked: export_labels)."""
+    authorize(engine, principal, "export_labels")
+    out = folder / f"labels-{datetime.now().strftime('%Y%m%d-%H%M%S')}.jsonl"
+    return out, export_annotations(engine, out)
+
+
 def _parse_line(number: int, text: str, session: Session, errors: list[LineError]) -> Annotation | None:
     try:
         row = json.loads(text)
@@ -840,7 +887,7 @@ def import_annotations(engine: Engine, path: Path, principal: Principal | None =
     From the app an admin principal is required; the command line (`cli=True`) runs with the operator's rights.
     """
     if not cli:
-        check_access(engine, principal, {"admin"})
+        authorize(engine, principal, "import_labels")
     report = AnnotationImportReport()
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -1,13 +1,18 @@
-"""Read-side queries over the stored benchmark: filtered instance lists and one instance with its bundle."""
+"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's build and
+import (re-checked against the permission table)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, or_
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.review.auth import Principal, authorize
+from core.store.io import ImportReport, import_file
 from core.store.models import Constraint, Document, Domain, Instance
 
 
@@ -112,3 +117,18 @@ def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
             select(Document).where(Document.instance_id == instance_id).order_by(Document.position)
         ).all()
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
+
+
+def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
+                         libraries: list[Path], out: Path, seed: int, **options: Any) -> Any:
+    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the construction BuildReport."""
+    authorize(engine, principal, "build_benchmark")
+    from core.construction.build import build_benchmark  # heavy (retrieval, embedder): loaded only when building
+
+    return build_benchmark(queries, corpus, libraries, out, seed, **options)
+
+
+def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:
+    """An admin imports a benchmark JSONL, changed instances as new versions (re-checked: import_benchmark)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_file(engine, path, on_existing="new_version", author=admin.username)

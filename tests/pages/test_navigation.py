@@ -1,4 +1,4 @@
-"""The page table and the pages agree: every page is listed, guarded, and shown only to its roles."""
+"""The page table and the pages agree: every page is listed, guarded, shown only to its roles, and refuses others."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import ast
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
-from ui.navigation import PAGES, pages_for, roles_for
+from core.review.permissions import PAGE_ROLES, may_open, page_roles
+from tests.pages.signin import sign_in
+from ui.navigation import PAGES, pages_for
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE_SCRIPTS = sorted(p for p in (REPO / "pages").glob("*.py") if p.name != "login.py")
@@ -31,7 +34,7 @@ def guard_comes_first(path: Path) -> bool:
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS, ids=lambda p: p.stem)
 def test_every_page_is_listed_with_roles(script: Path) -> None:
-    assert roles_for(str(script)), f"{script.name} is not in ui.navigation.PAGES"
+    assert page_roles(str(script)), f"{script.name} is not in ui.navigation.PAGES"
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS, ids=lambda p: p.stem)
@@ -55,3 +58,41 @@ def test_every_listed_page_exists() -> None:
 def test_page_list_depends_on_role(role: str, must_have: set[str], must_not_have: set[str]) -> None:
     titles = {p.title for p in pages_for(role)}
     assert must_have <= titles and not (must_not_have & titles)
+
+
+ALL = {"admin", "expert", "analyst", "viewer"}
+RESULTS = {"admin", "analyst", "viewer"}
+EXPECTED_PAGE_ROLES = {
+    "browse_benchmark": ALL,
+    **{page: RESULTS for page in ("leaderboard", "domains", "constraint_errors", "robustness", "model_pairs",
+                                  "data_quality", "pick_generator")},
+    "verify_instances": {"admin", "expert"},
+    "label_responses": {"admin", "expert"},
+    "judge_alignment": {"admin", "analyst"},
+    **{page: {"admin"} for page in ("run_evaluation", "build_benchmark", "adjudicate", "users")},
+}
+ROLE_PAGE_CASES = [pytest.param(role, page, id=f"{role}-{page}") for page in EXPECTED_PAGE_ROLES for role in sorted(ALL)]
+
+
+def test_navigation_and_permission_tables_list_the_same_pages() -> None:
+    assert [p.path for p in PAGES] == list(PAGE_ROLES)
+    assert {Path(p).stem for p in PAGE_ROLES} == set(EXPECTED_PAGE_ROLES)
+
+
+@pytest.mark.parametrize(("role", "page"), ROLE_PAGE_CASES)
+def test_role_page_matrix(role: str, page: str) -> None:
+    allowed = role in EXPECTED_PAGE_ROLES[page]
+    assert may_open(role, f"pages/{page}.py") is allowed
+    assert (page in {Path(p.path).stem for p in pages_for(role)}) is allowed
+
+
+REFUSED_CASES = [pytest.param(role, page, id=f"{role}-{page}") for page, roles in EXPECTED_PAGE_ROLES.items()
+                 for role in sorted(ALL - roles)]
+
+
+@pytest.mark.parametrize(("role", "page"), REFUSED_CASES)
+def test_page_refuses_roles_outside_the_table(db_url, role: str, page: str) -> None:
+    at = sign_in(AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=60), role).run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [f"Your role ({role}) may not open this page."]
+    assert not at.title and not at.dataframe and not at.button
