@@ -13,7 +13,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from importlib import metadata
 from multiprocessing import connection as mp_connection
@@ -30,7 +30,9 @@ from core.store.models import Constraint, Document, Domain, Instance, LLMCall, M
 from core.generation.prompting import build_messages
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
+from core.pipeline import split_judges
 from core.review.auth import Principal, authorize
+from core.scoring.judges.names import HEURISTIC
 
 log = logging.getLogger("gauntlet.runner")
 
@@ -821,6 +823,13 @@ def domain_names(engine: Engine) -> list[str]:
         return sorted(session.exec(select(Domain.name)).all())
 
 
+def judge_choices(engine: Engine) -> list[str]:
+    """Judge ids a run can be scored with: the offline heuristic judge, then `llm:<name>` per non-baseline model."""
+    with Session(engine) as session:
+        names = session.exec(select(Model.name).where(col(Model.is_baseline) == False).order_by(Model.name)).all()  # noqa: E712
+    return [HEURISTIC, *(f"llm:{name}" for name in names)]
+
+
 def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
     """An admin registers the offline baselines (re-checked: register_models); their names."""
     authorize(engine, principal, "register_models")
@@ -842,3 +851,52 @@ def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
     authorize(engine, principal, "cancel_run")
     return cancel_run(engine, run_id)
 
+
+@dataclass(frozen=True)
+class StageLine:
+    """One line of a run's pipeline progress: generation, or scoring with one judge."""
+
+    stage: str  # generation | scoring
+    judge: str | None
+    done: int
+    total: int
+    state: str  # waiting | running | finished | not scored | stopped
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else (1.0 if self.state == "finished" else 0.0)
+
+
+def _scoring_line(judges: list[str], position: int, info: dict[str, Any], run_status: str, responses: int) -> StageLine:
+    """Scoring progress of judges[position] from the run row's pipeline stage (judges score one after another)."""
+    judge, stage = judges[position], info.get("stage")
+    if stage == "finished":
+        scored = run_status == "done"  # the pipeline scores only a run whose generation finished
+        return StageLine("scoring", judge, responses if scored else 0, responses, "finished" if scored else "not scored")
+    if stage != "scoring" or info.get("judge") not in judges:
+        return StageLine("scoring", judge, 0, 0, "waiting")
+    current, total = judges.index(info["judge"]), int(info.get("total", 0))
+    if position < current:
+        return StageLine("scoring", judge, total, total, "finished")
+    if position > current:
+        return StageLine("scoring", judge, 0, total, "waiting")
+    done = int(info.get("done", 0))
+    return StageLine("scoring", judge, done, total, "finished" if done >= total else "running")
+
+
+def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None) -> list[StageLine]:
+    """Generation (from the run's responses), then one scoring line per chosen judge (from the run row's stage).
+
+    A line still waiting or running whose background process is gone reads "stopped". Pass `snapshot` when the
+    caller already holds the run's progress_snapshot.
+    """
+    snap = snapshot or progress_snapshot(engine, run_id)
+    with Session(engine) as session:
+        config = dict(_get_run(session, run_id).config or {})
+    info, judges, pid = dict(config.get("pipeline") or {}), split_judges(config.get("judge")), config.get("pid")
+    generation = "finished" if snap.status in FINAL_STATUSES else "waiting" if snap.status == "pending" else "running"
+    lines = [StageLine("generation", None, snap.finished, snap.total, generation)]
+    lines += [_scoring_line(judges, i, info, snap.status, snap.done) for i in range(len(judges))]
+    if info.get("stage") != "finished" and pid and not process_alive(pid):
+        lines = [replace(line, state="stopped") if line.state in ("waiting", "running") else line for line in lines]
+    return lines
