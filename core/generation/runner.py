@@ -7,7 +7,6 @@ import logging
 import multiprocessing
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from sqlmodel import Session, col, select
 from core.generation.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values, redact
 from core.generation.llm import GroupWriter, LLMClient, cache_key, config_from_model, estimate_tokens
-from core.store.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, Verdict, utc_now
+from core.store.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, utc_now
 from core.generation.prompting import build_messages
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
@@ -688,70 +687,6 @@ def failed_items(engine: Engine, run_id: int) -> list[dict[str, Any]]:
                             .where(Response.run_id == run_id, Response.status == "failed")).all()
         return [{"response_id": r.id, "model": name, "instance": uid, "attempts": r.attempts, "error": r.error}
                 for r, name, uid in rows]
-
-
-def run_report(engine: Engine, run_id: int) -> list[dict[str, Any]]:
-    """Per-model results so far: counts, tokens, cost, latency, and Loose/Strict IAS and metric means from verdicts."""
-    with Session(engine) as session:
-        _get_run(session, run_id)
-        rows = session.exec(select(Response, Model.name).join(Model, col(Model.id) == col(Response.model_id))
-                            .where(Response.run_id == run_id)).all()
-        verdicts = session.exec(select(Verdict).where(Verdict.run_id == run_id, Verdict.status == "ok")).all()
-    by_model: dict[str, list[Response]] = defaultdict(list)
-    for response, name in rows:
-        by_model[name].append(response)
-    verdicts_by_response: dict[int, list[Verdict]] = defaultdict(list)
-    for verdict in verdicts:
-        verdicts_by_response[verdict.response_id].append(verdict)
-    return [_model_report(name, responses, verdicts_by_response) for name, responses in sorted(by_model.items())]
-
-
-def _model_report(name: str, responses: list[Response], verdicts: dict[int, list[Verdict]]) -> dict[str, Any]:
-    done = [r for r in responses if r.status == "done"]
-    latencies = [r.latency_ms for r in done if r.latency_ms is not None and not r.cached]
-    report: dict[str, Any] = {
-        "model": name,
-        "items": len(responses),
-        "done": len(done),
-        "failed": sum(r.status == "failed" for r in responses),
-        "pending": sum(r.status == "pending" for r in responses),
-        "cached": sum(r.cached for r in done),
-        "input_tokens": sum(r.input_tokens for r in done),
-        "output_tokens": sum(r.output_tokens for r in done),
-        "cost_usd": round(sum(r.cost_usd for r in done), 6),
-        "spent_usd": round(sum(r.cost_usd for r in done if not r.cached), 6),
-        "latency_ms_mean": round(statistics.fmean(latencies), 1) if latencies else None,
-        "latency_ms_p95": round(_percentile(latencies, 95), 1) if latencies else None,
-    }
-    report.update(_verdict_scores([verdicts.get(r.id, []) for r in done]))
-    return report
-
-
-def _percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
-
-
-def _verdict_scores(per_response: list[list[Verdict]]) -> dict[str, Any]:
-    constraint_sets = [[v.passed for v in vs if v.metric == "constraint" and v.passed is not None]
-                       for vs in per_response]
-    judged = [s for s in constraint_sets if s]
-    scores: dict[str, Any] = {}
-    if judged:
-        flat = [p for s in judged for p in s]
-        scores["loose_ias"] = round(sum(flat) / len(flat), 4)
-        scores["strict_ias"] = round(sum(all(s) for s in judged) / len(judged), 4)
-    metrics: dict[str, list[float]] = defaultdict(list)
-    for vs in per_response:
-        for v in vs:
-            if v.metric == "constraint":
-                continue
-            value = v.value if v.value is not None else (float(v.passed) if v.passed is not None else None)
-            if value is not None:
-                metrics[v.metric].append(value)
-    for metric, values in sorted(metrics.items()):
-        scores[metric] = round(statistics.fmean(values), 4)
-    return scores
 
 
 _LAUNCHED: dict[int, subprocess.Popen] = {}
