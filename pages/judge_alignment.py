@@ -22,7 +22,7 @@ from ui.alignment_view import (
     cross_stats_table,
     verification_table,
 )
-from ui.auth import require_role
+from ui.auth import require_page
 from ui.session import engine
 from ui.workspace import render_bundle, render_response
 
@@ -41,7 +41,7 @@ def verification_agreement_section():
                                       columns=[f"second: {c}" for c in r.categories]))
 
 
-principal = require_role({"admin", "analyst"})
+principal = require_page(__file__)
 st.title("Judge alignment")
 
 runs = run_choices(engine())
