@@ -8,22 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.review.labels import (
-    DECISIONS,
-    DEFAULT_SAMPLE_SIZE,
-    active_experts,
-    draw_gold_sample,
-    export_labels,
-    import_annotations,
-    label_disagreements,
-    label_items,
-    load_bundle,
-    load_response,
-    record_adjudication,
-    record_verification_adjudication,
-    sample_runs,
-    verification_disagreements,
-)
+from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle
+from core.review.gold import active_experts, draw_gold_sample, label_disagreements, label_items, load_response, record_adjudication, sample_runs
+from core.review.verification import record_verification_adjudication, verification_disagreements
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
 from ui.session import engine
 from ui.workspace import (

@@ -13,7 +13,7 @@ from core.analysis.alignment import (
     run_choices,
     verification_agreement,
 )
-from core.review.labels import gold_labels, load_response
+from core.review.gold import gold_labels, load_response
 from core.scoring.judges.names import judge_label
 from ui.alignment_view import (
     agreement_table,

@@ -44,10 +44,7 @@ if filters:
                                     "cost_per_1k": st.column_config.NumberColumn("cost / 1k (USD)", format="%.2f"),
                                     **{m: st.column_config.NumberColumn(readmodel.METRICS[m].label, format="percent") for m in picker.PICK_METRICS}})
         if result.top_two:
-            t = result.top_two
-            (st.success if t["significant"] else st.warning)(
-                f"{t['verdict']}. McNemar on Strict IAS: p = {t['mcnemar_p']:.3g} ({t['mcnemar_n']} shared instances); "
-                f"weighted-score difference {t['score_diff']:+.1%} [95% CI {t['score_ci_low']:+.1%}, {t['score_ci_high']:+.1%}].")
+            (st.success if result.top_two.significant else st.warning)(picker.top_two_verdict(result) + ".")
         runs = ", ".join(f"#{r}" for r in filters.run_ids)
         d1, d2 = st.columns(2)
         d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, filters.judge, runs), "generator_choice.md", "text/markdown", key="pk_md")

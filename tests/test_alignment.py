@@ -18,13 +18,8 @@ from core.analysis.alignment import (
     run_choices,
     verification_agreement,
 )
-from core.review.labels import (
-    draw_gold_sample,
-    record_adjudication,
-    record_gold_label,
-    record_verification,
-    record_verification_adjudication,
-)
+from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
+from core.review.verification import record_verification, record_verification_adjudication
 from core.store.models import Constraint, Response, Verdict
 from tests.workspace_factories import principal, seeded_db
 

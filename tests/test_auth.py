@@ -25,16 +25,9 @@ from core.review.auth import (
     update_user,
     verify_password,
 )
-from core.review.labels import (
-    PermissionDenied_,
-    draw_gold_sample,
-    export_labels,
-    import_annotations,
-    record_adjudication,
-    record_gold_label,
-    record_verification,
-    record_verification_adjudication,
-)
+from core.review.annotations import export_labels, import_annotations
+from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
+from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.store.benchmark import build_benchmark_file, import_benchmark_file
 from core.store.db import make_engine, upgrade

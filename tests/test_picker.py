@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import picker, readmodel, stats
+from core.analysis import picker, readmodel
 
 MODELS = pd.DataFrame(
     [
@@ -74,14 +74,92 @@ def test_weighted_score(means, weights, expected):
     assert picker.weighted_score(means, weights) == pytest.approx(expected)
 
 
-def test_top_two_uses_mcnemar_on_strict_ias():
-    result = picker.rank(SCORES, MODELS, picker.PickSpec(weights={"strict_ias": 1.0}))
+def test_top_two_is_the_paired_weighted_score_difference_on_shared_instances():
+    t = picker.rank(SCORES, MODELS, picker.PickSpec(weights={"strict_ias": 1.0})).top_two
+    assert (t.a, t.b, t.shared) == ("pricey", "good", 40)
+    assert t.diff == pytest.approx(0.2)
+    assert t.ci_low <= 0.2 <= t.ci_high
+
+
+SIM_KEYS = ("faithfulness", "coverage", "strict_ias", "rejection", "conflict_recognition")
+
+
+def _simulated(rng: np.random.Generator, n: int, p: tuple[float, float, float]) -> np.ndarray:
+    """One model's SIM_KEYS over n instances cycling noisy/gap/conflict: p = (Strict IAS, rejection, conflict recognition)
+    success rates; missing where a metric does not apply, 10% refusals without faithfulness, 20% Strict undetermined."""
+    mode = np.arange(n) % 3
+    faith = rng.beta(4, 2, n)
+    faith[rng.random(n) < 0.1] = np.nan
+    coverage = np.where(mode != 1, rng.beta(2, 2, n), np.nan)
+    strict = (rng.random(n) < p[0]).astype(float)
+    strict[rng.random(n) < 0.2] = np.nan
+    rejection = np.where(mode == 1, (rng.random(n) < p[1]).astype(float), np.nan)
+    conflict = np.where(mode == 2, (rng.random(n) < p[2]).astype(float), np.nan)
+    return np.column_stack([faith, coverage, strict, rejection, conflict])
+
+
+def _means(x: np.ndarray) -> dict[str, float]:
+    return dict(zip(SIM_KEYS, np.nanmean(x, axis=0), strict=True))
+
+
+def _simulate_calls(p_a: tuple, p_b: tuple, reps: int, n: int, seed: int) -> dict[str, float]:
+    """Share of each top-two outcome when the leader is whichever model scores higher on the instances (as rank does)."""
+    rng = np.random.default_rng(seed)
+    weights = {k: picker.DEFAULT_WEIGHTS[k] for k in SIM_KEYS}
+    calls = []
+    for i in range(reps):
+        xa, xb = _simulated(rng, n, p_a), _simulated(rng, n, p_b)
+        if picker.weighted_score(_means(xa), weights) < picker.weighted_score(_means(xb), weights):
+            xa, xb = xb, xa
+        calls.append(picker.paired_test("a", "b", xa, xb, SIM_KEYS, weights, seed=i).outcome)
+    return {o: calls.count(o) / reps for o in ("a_better", "b_better", "tied", "untestable")}
+
+
+def test_top_two_false_positive_rate_under_no_difference():
+    """Both models draw from the same distribution: 'significant' (either direction) in at most 6% of 3,000 seeded
+    repetitions over 36 shared instances (measured 5.4%, standard error 0.4 points; the old McNemar-OR-bootstrap rule
+    called 8.1% here, the plain percentile bootstrap 6.3%)."""
+    shares = _simulate_calls((0.5, 0.5, 0.5), (0.5, 0.5, 0.5), reps=3_000, n=36, seed=20)
+    assert shares["a_better"] + shares["b_better"] <= 0.06, shares
+    assert shares["untestable"] == 0
+
+
+def test_top_two_has_power_under_a_real_difference():
+    """Success rates 0.8/0.8/0.6 against 0.4/0.4/0.2 on 36 instances: the leader is called better (measured 99%)."""
+    shares = _simulate_calls((0.8, 0.8, 0.6), (0.4, 0.4, 0.2), reps=300, n=36, seed=21)
+    assert shares["a_better"] >= 0.8 and shares["b_better"] == 0, shares
+
+
+UNMEASURED = dict.fromkeys(("loose_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"))
+
+
+def _two_model_scores(a_shared: int, b_shared: int, a_own: int, b_own: int) -> pd.DataFrame:
+    """Strict IAS of models 'a' and 'b': 20 shared noisy instances (first k pass) plus 20 instances each answered alone."""
+    rows = []
+    for model, k_shared, k_own in (("a", a_shared, a_own), ("b", b_shared, b_own)):
+        uids = [(f"s{i}", i < k_shared) for i in range(20)] + [(f"{model}{i}", i < k_own) for i in range(20)]
+        rows += [{"model": model, "instance_uid": uid, "domain": "Energy", "mode": "noisy", "strict_ias": float(ok), "refusal": 0.0,
+                  "cost_usd": 0.001, "response_id": len(rows) + j, **UNMEASURED} for j, (uid, ok) in enumerate(uids)]
+    return readmodel.prepare_scores(pd.DataFrame(rows))
+
+
+AB_MODELS = pd.DataFrame([{"model": m, "paradigm": "standard", "access": "open", "is_baseline": False} for m in ("a", "b")])
+
+
+@pytest.mark.parametrize(
+    ("a_shared", "b_shared", "a_own", "b_own", "outcome", "says"),
+    [
+        pytest.param(20, 5, 10, 10, "a_better", "a is significantly better than b", id="leader-better"),
+        pytest.param(5, 20, 20, 0, "b_better", "b is better than a on the 20 shared instances", id="runner-up-better-on-shared"),
+        pytest.param(12, 11, 10, 10, "tied", "treat them as tied and decide on cost", id="tied"),
+    ],
+)
+def test_top_two_verdict_is_direction_aware(a_shared, b_shared, a_own, b_own, outcome, says):
+    result = picker.rank(_two_model_scores(a_shared, b_shared, a_own, b_own), AB_MODELS, picker.PickSpec(weights={"strict_ias": 1.0}))
     t = result.top_two
-    ref = stats.mcnemar(np.array([1.0] * 16 + [0.0] * 4).astype(int), np.array([1.0] * 12 + [0.0] * 8).astype(int))
-    assert (t["a"], t["b"], t["mcnemar_n"]) == ("pricey", "good", 20)
-    assert t["mcnemar_p"] == pytest.approx(ref.p_value)
-    assert t["score_diff"] == pytest.approx(0.2)
-    assert t["score_ci_low"] <= 0.2 <= t["score_ci_high"]
+    assert result.ranking["model"].tolist()[:2] == ["a", "b"] and t.shared == 20
+    assert t.outcome == outcome and t.significant == (outcome == "a_better")
+    assert says in picker.top_two_verdict(result)
 
 
 def test_only_baselines_are_ranked_with_a_note():
@@ -96,7 +174,7 @@ def test_summaries_contain_ranking_and_escape_html():
     result = picker.rank(scores, models, picker.PickSpec(floors={"rejection": 0.4}, budget_per_1k=5.0))
     md = picker.summary_markdown(result, "heuristic", "#1")
     assert "**Recommended generator: good.**" in md and "| 1 | good |" in md and "Rejection ≥ 40%" not in md
-    assert "Rejection accuracy ≥ 40%" in md and "McNemar on Strict IAS" in md
+    assert "Rejection accuracy ≥ 40%" in md and "paired bootstrap over 40 shared instances" in md
     page = picker.summary_html(result, "heuristic", "#1")
     assert "<script>" not in page and "&lt;script&gt;" in page and "<td>good</td>" in page
 

@@ -8,7 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 from core.review.auth import AuthError, Principal, authenticate, is_expired, principal_for_email, touch
-from core.review.labels import guidelines_text, guidelines_version
+from core.review.annotations import guidelines_text, guidelines_version
 from core.review.permissions import page_roles
 from ui.session import engine
 

@@ -8,18 +8,9 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.review.auth import Principal
-from core.review.labels import (
-    Bundle,
-    ResponseContext,
-    gold_queue,
-    load_bundle,
-    load_response,
-    new_client_token,
-    overlap_setting,
-    record_gold_label,
-    record_verification,
-    verification_queue,
-)
+from core.review.annotations import Bundle, load_bundle, new_client_token
+from core.review.gold import ResponseContext, gold_queue, load_response, record_gold_label
+from core.review.verification import overlap_setting, record_verification, verification_queue
 from core.store.sanitize import escape_text
 from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write

@@ -11,7 +11,7 @@ import typer
 from core.review.auth import ROLES, create_user, ensure_first_admin, generate_password, list_users, update_user
 from core.config import database_url
 from core.store.db import get_engine, upgrade
-from core.review.labels import KINDS, export_annotations, import_annotations
+from core.review.annotations import KINDS, export_annotations, import_annotations
 
 
 def _engine():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from core.review.labels import draw_gold_sample, load_response, record_gold_label
+from core.review.gold import draw_gold_sample, load_response, record_gold_label
 from core.store.models import Annotation, Assignment
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 

@@ -11,7 +11,8 @@ from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
 from core.review.auth import get_user
-from core.review.labels import draw_gold_sample, record_gold_label, record_verification
+from core.review.gold import draw_gold_sample, record_gold_label
+from core.review.verification import record_verification
 from core.store.models import Annotation, Instance
 from tests.workspace_factories import add_verdicts, principal, seeded_db
 
@@ -92,7 +93,7 @@ def test_label_page_hides_verdicts_and_other_labels_and_saves(seeded):
 
 
 def _full_label(seeded, rid, value, note=""):
-    from core.review.labels import load_response
+    from core.review.gold import load_response
 
     ctx = load_response(seeded.engine, rid)
     payload = {"constraints": {c.cid: value for c in ctx.bundle.constraints}, "note": note}

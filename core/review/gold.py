@@ -1,0 +1,338 @@
+"""Gold labels on responses: the stratified sample, expert queues, labels, disagreements and adjudication.
+
+Every write re-checks the session and the role (`core.review.auth.authorize`, over the permission table); every
+write carries a client token so that a double submit is stored once; no annotation row is ever updated or deleted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, func, select
+
+from core.review.auth import Principal, authorize
+from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
+from core.review.annotations import Bundle, DEFAULT_SAMPLE_SIZE, append_annotation, with_retry, effective_annotations, guidelines_version, load_bundle
+from core.review.verification import PermissionDenied_, QueueState
+
+
+@dataclass(frozen=True)
+class SampleReport:
+    """What drawing a gold sample did: responses sampled per stratum and assignments created."""
+
+    sampled: int
+    assignments: int
+    batch: str
+    strata: dict[str, int] = field(default_factory=dict)
+
+
+def _allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
+    """Proportional allocation of n over strata (largest remainder), every non-empty stratum at least one if n allows."""
+    total = sum(sizes.values())
+    if n >= total:
+        return dict(sizes)
+    keys = sorted(sizes)
+    alloc = {k: 0 for k in keys}
+    if n >= len(keys):
+        alloc = {k: 1 for k in keys}
+    left = n - sum(alloc.values())
+    spare = {k: sizes[k] - alloc[k] for k in keys}
+    spare_total = sum(spare.values())
+    quotas = {k: left * spare[k] / spare_total if spare_total else 0 for k in keys}
+    for k in keys:
+        alloc[k] += int(quotas[k])
+    rest = n - sum(alloc.values())
+    for k in sorted(keys, key=lambda k: (-(quotas[k] - int(quotas[k])), str(k))):
+        if rest <= 0:
+            break
+        if alloc[k] < sizes[k]:
+            alloc[k] += 1
+            rest -= 1
+    return alloc
+
+
+def active_experts(engine: Engine) -> dict[str, tuple[str, ...]]:
+    """Active expert accounts by username, with their assigned domains (empty: every domain)."""
+    with Session(engine) as session:
+        query = select(User).where(User.role == "expert", User.active == True)  # noqa: E712
+        users = session.exec(query.order_by(User.username)).all()
+    return {u.username: tuple(u.domains or ()) for u in users}
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """A run a gold sample can be drawn from, with how many of its responses are finished."""
+
+    id: int
+    name: str
+    status: str
+    done: int
+
+    @property
+    def label(self) -> str:
+        return f"#{self.id} {self.name} ({self.status}, {self.done} finished responses)"
+
+
+def sample_runs(engine: Engine) -> list[RunChoice]:
+    """Every run, newest first, with its count of finished (done) responses."""
+    with Session(engine) as session:
+        runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
+        done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
+                                 .group_by(Response.run_id)).all())
+    return [RunChoice(r.id, r.name, r.status, done.get(r.id, 0)) for r in runs]
+
+
+def draw_gold_sample(
+    engine: Engine,
+    principal: Principal | None,
+    run_id: int,
+    n: int = DEFAULT_SAMPLE_SIZE,
+    experts: list[str] | None = None,
+    seed: int = 0,
+) -> SampleReport:
+    """Stratified sample (domain x mode x model) of a run's finished responses, each assigned to two experts."""
+    principal = authorize(engine, principal, "draw_gold_sample")
+    if n < 1:
+        raise ValueError("n: must be at least 1")
+    experts_by_name = active_experts(engine)
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Response, Instance, Domain, Model)
+            .join(Instance, Instance.id == Response.instance_id)
+            .join(Domain, Domain.id == Instance.domain_id)
+            .join(Model, Model.id == Response.model_id)
+            .where(Response.run_id == run_id, Response.status == "done")
+        ).all()
+        already = set(session.exec(select(Assignment.target_id).where(Assignment.kind == "gold_label")).all())
+    pool = {name: set(doms) for name, doms in experts_by_name.items() if experts is None or name in experts}
+    if len(pool) < 2:
+        raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
+    strata: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for resp, inst, dom, model in rows:
+        if resp.id not in already:
+            strata[(dom.name, inst.mode, model.name)].append(resp.id)
+    if not strata:
+        raise ValueError("run_id: no finished, not yet sampled responses in this run")
+    alloc = _allocate({k: len(v) for k, v in strata.items()}, n)
+    rng = random.Random(seed)
+    load = {name: 0 for name in pool}
+    batch = f"run{run_id}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
+    chosen: list[tuple[int, str]] = []
+    for key in sorted(strata):
+        ids = sorted(strata[key])
+        chosen.extend((rid, key[0]) for rid in rng.sample(ids, alloc[key]))
+    assignments = []
+    for rid, domain in chosen:
+        eligible = [u for u, doms in pool.items() if not doms or domain in doms]
+        if len(eligible) < 2:
+            eligible = list(pool)
+        pair = sorted(eligible, key=lambda u: (load[u], u))[:2]
+        for who in pair:
+            load[who] += 1
+            assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch))
+
+    def write() -> None:
+        with Session(engine) as session:
+            session.add_all(assignments)
+            session.commit()
+
+    with_retry(write)
+    return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]})
+
+
+@dataclass(frozen=True)
+class ResponseContext:
+    """What a labeller sees: the response text, its model, and the instance bundle (never judge verdicts)."""
+
+    response: Response
+    model: str
+    run_id: int
+    bundle: Bundle
+
+
+def load_response(engine: Engine, response_id: int) -> ResponseContext:
+    with Session(engine) as session:
+        resp = session.get(Response, response_id)
+        if resp is None:
+            raise ValueError(f"target_id: no response {response_id}")
+        model = session.get(Model, resp.model_id)
+    return ResponseContext(resp, model.name if model else "", resp.run_id, load_bundle(engine, resp.instance_id))
+
+
+def gold_queue(engine: Engine, principal: Principal) -> QueueState:
+    """Responses assigned to this expert that they have not labelled yet, in assignment order."""
+    with Session(engine) as session:
+        assigned = session.exec(
+            select(Assignment.target_id)
+            .where(Assignment.kind == "gold_label", Assignment.assignee == principal.username)
+            .order_by(Assignment.id)
+        ).all()
+        done = set(
+            session.exec(
+                select(Annotation.target_id).where(Annotation.kind == "gold_label", Annotation.author == principal.username)
+            ).all()
+        )
+    return QueueState([t for t in assigned if t not in done], len([t for t in assigned if t in done]))
+
+
+def expected_fields(bundle: Bundle) -> tuple[list[str], bool, bool]:
+    """(constraint ids, asks valid refusal, asks conflict recognition) for an instance."""
+    return [c.cid for c in bundle.constraints], bundle.instance.mode == "gap", bundle.instance.mode == "conflict"
+
+
+def _as_binary(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if value in (0, 1) and not isinstance(value, float):
+        return int(value)
+    raise ValueError(f"{name}: must be 0/1 or true/false, got {value!r}")
+
+
+def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
+    """Normalise a gold label: every constraint answered yes/no, refusal for gap, conflict recognition for conflict."""
+    cids, wants_refusal, wants_conflict = expected_fields(bundle)
+    given = payload.get("constraints")
+    if not isinstance(given, dict):
+        raise ValueError("constraints: must be an object mapping constraint id to true/false")
+    missing = [c for c in cids if c not in given]
+    extra = [c for c in given if c not in cids]
+    if missing:
+        raise ValueError(f"constraints: missing answers for {missing}")
+    if extra:
+        raise ValueError(f"constraints: unknown constraint ids {extra}")
+    out: dict[str, Any] = {"constraints": {c: bool(_as_binary(given[c], f"constraints.{c}")) for c in cids}}
+    for name, wanted in (("valid_refusal", wants_refusal), ("conflict_recognized", wants_conflict)):
+        value = payload.get(name)
+        if wanted:
+            if value is None:
+                raise ValueError(f"{name}: required for a {bundle.instance.mode} instance")
+            out[name] = _as_binary(value, name)
+        elif value is not None:
+            raise ValueError(f"{name}: only applies to {'gap' if name == 'valid_refusal' else 'conflict'} instances")
+    note = payload.get("note", "")
+    if not isinstance(note, str):
+        raise ValueError("note: must be text")
+    out["note"] = note.strip()
+    return out
+
+
+def record_gold_label(
+    engine: Engine, principal: Principal | None, response_id: int, payload: dict[str, Any], client_token: str
+) -> tuple[int, bool]:
+    """Append an expert's label for an assigned response; returns (annotation id, created)."""
+    principal = authorize(engine, principal, "label_response")
+    with Session(engine) as session:
+        assigned = session.exec(
+            select(Assignment).where(
+                Assignment.kind == "gold_label",
+                Assignment.target_id == response_id,
+                Assignment.assignee == principal.username,
+            )
+        ).first()
+    if assigned is None:
+        raise PermissionDenied_("response: not assigned to you")
+    return _append_response_label(engine, "gold_label", principal, response_id, payload, client_token)
+
+
+def _append_response_label(
+    engine: Engine, kind: str, principal: Principal, response_id: int, payload: dict[str, Any], client_token: str
+) -> tuple[int, bool]:
+    clean = validate_gold_payload(payload, load_response(engine, response_id).bundle)
+    ann, created = append_annotation(
+        engine,
+        Annotation(
+            kind=kind,
+            target_type="response",
+            target_id=response_id,
+            author=principal.username,
+            payload=clean,
+            guidelines_version=guidelines_version(),
+            client_token=client_token,
+        ),
+    )
+    return ann.id or 0, created
+
+
+def record_adjudication(
+    engine: Engine, principal: Principal | None, response_id: int, payload: dict[str, Any], client_token: str
+) -> tuple[int, bool]:
+    """Append an admin's adjudicated gold label for a response; the latest adjudication is the gold label."""
+    principal = authorize(engine, principal, "adjudicate")
+    return _append_response_label(engine, "adjudication", principal, response_id, payload, client_token)
+
+
+def label_items(payload: dict[str, Any]) -> dict[str, int]:
+    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized'."""
+    items = {f"constraint:{c}": int(v) for c, v in (payload.get("constraints") or {}).items()}
+    for name in ("valid_refusal", "conflict_recognized"):
+        if payload.get(name) is not None:
+            items[name] = int(payload[name])
+    return items
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A response whose two experts' latest labels differ on at least one item."""
+
+    response_id: int
+    labels: dict[str, dict[str, Any]]  # author -> payload
+    differing: list[str]
+    adjudicated: bool
+
+
+def _response_ids_for_runs(engine: Engine, run_ids: Iterable[int] | None) -> set[int] | None:
+    if run_ids is None:
+        return None
+    with Session(engine) as session:
+        return set(session.exec(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).all())
+
+
+def label_disagreements(engine: Engine, run_ids: Iterable[int] | None = None) -> list[Disagreement]:
+    """Responses with at least two expert labels that differ on some item, adjudicated or not."""
+    scope = _response_ids_for_runs(engine, run_ids)
+    labels = effective_annotations(engine, "gold_label", scope, "response")
+    adjudicated = set(effective_annotations(engine, "adjudication", scope, "response"))
+    out = []
+    for rid, by_author in sorted(labels.items()):
+        if len(by_author) < 2:
+            continue
+        flat = {a: label_items(ann.payload) for a, ann in by_author.items()}
+        keys = sorted(set().union(*flat.values()))
+        differing = [k for k in keys if len({f.get(k) for f in flat.values()}) > 1]
+        if differing:
+            out.append(Disagreement(rid, {a: ann.payload for a, ann in sorted(by_author.items())}, differing, rid in adjudicated))
+    return out
+
+
+def gold_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
+    """Gold label per response: the latest adjudication, else the experts' label when at least two agree fully."""
+    scope = _response_ids_for_runs(engine, run_ids)
+    out: dict[int, dict[str, Any]] = {}
+    for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items():
+        if len(by_author) >= 2:
+            flats = [label_items(a.payload) for a in by_author.values()]
+            if all(f == flats[0] for f in flats):
+                out[rid] = next(iter(by_author.values())).payload
+    for rid, by_author in effective_annotations(engine, "adjudication", scope, "response").items():
+        out[rid] = max(by_author.values(), key=lambda a: (a.created_at, a.id or 0)).payload
+    return out
+
+
+def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, dict[str, Any]]]:
+    """Latest expert label payloads per response and author (for agreement statistics; admins and analysts only)."""
+    scope = _response_ids_for_runs(engine, run_ids)
+    return {
+        rid: {a: ann.payload for a, ann in by_author.items()}
+        for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items()
+    }
+
+
+# --------------------------------------------------------------------------- export / import
+
+

@@ -1,0 +1,348 @@
+"""Benchmark verification: experts' queues, decisions (new instance versions on edits), disagreements and their adjudication.
+
+Every write re-checks the session and the role (`core.review.auth.authorize`, over the permission table); every
+write carries a client token so that a double submit is stored once; no annotation row is ever updated or deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from core.review.auth import Principal, authorize
+from core.review.permissions import allowed
+from core.config import get_secret
+from core.store.io import add_instance, instance_spec
+from core.store.models import Annotation, Domain, Instance
+from core.store.schema import DOCUMENT_ROLES, InstanceSpec
+from core.review.annotations import Bundle, DECISIONS, DECISION_STATUS, DEFAULT_OVERLAP, append_annotation, _existing_by_token, with_retry, effective_annotations, guidelines_version, load_bundle
+
+
+def double_check_uids(instances: list[Instance], domains: dict[int, str], fraction: float) -> set[str]:
+    """Instance uids that need two decisions: ceil(fraction * n) per (domain, mode) stratum, picked by a stable hash."""
+    if fraction <= 0:
+        return set()
+    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for inst in instances:
+        strata[(domains.get(inst.domain_id, ""), inst.mode)].append(inst.uid)
+    chosen: set[str] = set()
+    for uids in strata.values():
+        ordered = sorted(set(uids), key=lambda u: hashlib.sha256(u.encode()).hexdigest())
+        chosen.update(ordered[: math.ceil(min(fraction, 1.0) * len(ordered))])
+    return chosen
+
+
+def _covers(principal: Principal, domain: str) -> bool:
+    return allowed(principal.role, "review_all_domains") or domain in principal.domains
+
+
+def overlap_setting() -> float:
+    """Share of instances per domain x mode that get a second, independent verification (GAUNTLET_VERIFY_OVERLAP)."""
+    raw = get_secret("GAUNTLET_VERIFY_OVERLAP")
+    try:
+        return min(max(float(raw), 0.0), 1.0) if raw else DEFAULT_OVERLAP
+    except ValueError:
+        return DEFAULT_OVERLAP
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """An expert's verification queue (instance ids, oldest first) and how much they have decided already."""
+
+    instance_ids: list[int]
+    decided: int
+
+    @property
+    def total(self) -> int:
+        return self.decided + len(self.instance_ids)
+
+
+def verification_queue(engine: Engine, principal: Principal, overlap: float = DEFAULT_OVERLAP) -> QueueState:
+    """Unverified latest instances of the expert's domains that still need a decision from them, oldest first."""
+    with Session(engine) as session:
+        domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
+        latest = session.exec(select(Instance).where(Instance.is_latest == True)).all()  # noqa: E712
+        decisions = session.exec(select(Annotation).where(Annotation.kind == "verification")).all()
+    deciders: dict[int, set[str]] = defaultdict(set)
+    for ann in decisions:
+        deciders[ann.target_id].add(ann.author)
+    doubles = double_check_uids(list(latest), domains, overlap)
+    mine = [i for i in latest if _covers(principal, domains.get(i.domain_id, ""))]
+    queue = [
+        i
+        for i in mine
+        if i.status == "unverified"
+        and principal.username not in deciders[i.id]
+        and len(deciders[i.id]) < (2 if i.uid in doubles else 1)
+    ]
+    queue.sort(key=lambda i: (i.created_at, i.id))
+    decided = len({t for t, who in deciders.items() if principal.username in who})
+    return QueueState([i.id for i in queue], decided)
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    annotation_id: int
+    created: bool
+    status: str
+    new_instance_id: int | None = None
+
+
+def _edited_spec(engine: Engine, bundle: Bundle, role_changes: dict[str, str], text_changes: dict[str, str], status: str) -> InstanceSpec:
+    """The interchange form of the next version with the expert's edits; raises ValueError if it no longer validates."""
+    with Session(engine) as session:
+        data = instance_spec(session, bundle.instance).model_dump()
+    for c in data["constraints"]:
+        c["text"] = text_changes.get(c["id"], c["text"])
+    for d in data["documents"]:
+        d["role"] = role_changes.get(d["doc_id"], d["role"])
+    data["status"] = status
+    data["metadata"] = {**data["metadata"], "edited_from_version": bundle.instance.version}
+    return InstanceSpec.model_validate(data)
+
+
+def _add_next_version(session: Session, bundle: Bundle, spec: InstanceSpec, author: str) -> Instance:
+    old = session.get(Instance, bundle.instance.id)
+    if old is None or not old.is_latest:
+        raise ValueError("instance: this version is no longer the latest; reload and decide again")
+    old.is_latest = False
+    session.add(old)
+    session.flush()
+    return add_instance(session, spec, old.domain_id, version=old.version + 1, author=author)
+
+
+def record_verification(
+    engine: Engine,
+    principal: Principal | None,
+    instance_id: int,
+    *,
+    consistency: str,
+    context_valid: bool,
+    decision: str,
+    clashing_constraints: Iterable[str] = (),
+    consistency_note: str = "",
+    context_note: str = "",
+    role_corrections: dict[str, str] | None = None,
+    constraint_edits: dict[str, str] | None = None,
+    client_token: str,
+    overlap: float = DEFAULT_OVERLAP,
+) -> VerificationResult:
+    """Store an expert's verification decision; edits to document roles or constraint texts create version+1."""
+    principal = authorize(engine, principal, "verify_instance")
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return VerificationResult(existing.id or 0, False, existing.payload.get("resulting_status", ""))
+    bundle = load_bundle(engine, instance_id)
+    if not _covers(principal, bundle.domain):
+        raise PermissionDenied_(f"domain: {bundle.domain!r} is not among your assigned domains")
+    if consistency not in ("consistent", "inconsistent"):
+        raise ValueError("consistency: must be 'consistent' or 'inconsistent'")
+    if decision not in DECISIONS:
+        raise ValueError(f"decision: must be one of {', '.join(DECISIONS)}")
+    cids = {c.cid: c for c in bundle.constraints}
+    docs = {d.doc_uid: d for d in bundle.documents}
+    clashing = sorted(set(clashing_constraints))
+    unknown = [c for c in clashing if c not in cids]
+    if unknown:
+        raise ValueError(f"clashing_constraints: unknown constraint ids {unknown}")
+    role_changes = {k: v for k, v in (role_corrections or {}).items() if k in docs and docs[k].role != v}
+    for doc_uid, role in (role_corrections or {}).items():
+        if doc_uid not in docs:
+            raise ValueError(f"role_corrections: unknown document {doc_uid!r}")
+        if role not in DOCUMENT_ROLES:
+            raise ValueError(f"role_corrections.{doc_uid}: role must be one of {', '.join(DOCUMENT_ROLES)}")
+    text_changes = {}
+    for cid, text in (constraint_edits or {}).items():
+        if cid not in cids:
+            raise ValueError(f"constraint_edits: unknown constraint {cid!r}")
+        if not text.strip():
+            raise ValueError(f"constraint_edits.{cid}: text must not be empty")
+        if text.strip() != cids[cid].text.strip():
+            text_changes[cid] = text.strip()
+    # A rejected instance is not re-versioned: its corrections are kept in the label as the reason.
+    edited = bool(role_changes or text_changes) and decision != "reject"
+    new_spec = None
+    if edited:
+        new_spec = _edited_spec(
+            engine, bundle, role_changes, text_changes, "accepted" if decision == "accept" else "unverified"
+        )
+
+    payload: dict[str, Any] = {
+        "instance_uid": bundle.instance.uid,
+        "instance_version": bundle.instance.version,
+        "consistency": consistency,
+        "clashing_constraints": clashing,
+        "consistency_note": consistency_note.strip(),
+        "context_valid": bool(context_valid),
+        "context_note": context_note.strip(),
+        "role_corrections": role_changes,
+        "constraint_edits": text_changes,
+        "decision": decision,
+    }
+    gv = guidelines_version()
+
+    def write() -> VerificationResult:
+        with Session(engine) as session:
+            new_id = None
+            if new_spec is not None:
+                status = new_spec.status
+                new = _add_next_version(session, bundle, new_spec, principal.username)
+                old = session.get(Instance, bundle.instance.id)
+                old.status = DECISION_STATUS[decision]
+                session.add(old)
+                new_id = new.id
+            else:
+                status = _status_after(session, bundle.instance, principal.username, decision, overlap)
+                inst = session.get(Instance, bundle.instance.id)
+                inst.status = status
+                session.add(inst)
+            ann = Annotation(
+                kind="verification",
+                target_type="instance",
+                target_id=bundle.instance.id,
+                author=principal.username,
+                payload={**payload, "resulting_status": status, "new_instance_id": new_id},
+                guidelines_version=gv,
+                client_token=client_token,
+            )
+            session.add(ann)
+            session.commit()
+            return VerificationResult(ann.id or 0, True, status, new_id)
+
+    try:
+        return with_retry(write)
+    except IntegrityError:
+        again = _existing_by_token(engine, client_token)
+        if again is not None:
+            return VerificationResult(again.id or 0, False, again.payload.get("resulting_status", ""))
+        # The instance was edited by someone else meanwhile: keep the decision, without the edit.
+        ann, _ = append_annotation(
+            engine,
+            Annotation(
+                kind="verification",
+                target_type="instance",
+                target_id=bundle.instance.id,
+                author=principal.username,
+                payload={**payload, "resulting_status": "unverified", "edit_conflict": True},
+                guidelines_version=gv,
+                client_token=client_token,
+            ),
+        )
+        return VerificationResult(ann.id or 0, True, "unverified")
+
+
+class PermissionDenied_(ValueError):
+    """A write outside the expert's domains or assignments (a ValueError so forms can show it)."""
+
+
+def _status_after(session: Session, inst: Instance, author: str, decision: str, overlap: float) -> str:
+    """The instance status once this decision is counted: settled when enough deciders agree, else unverified."""
+    rows = session.exec(
+        select(Annotation).where(Annotation.kind == "verification", Annotation.target_id == inst.id).order_by(Annotation.id)
+    ).all()
+    latest = {a.author: a.payload.get("decision") for a in rows}
+    latest[author] = decision
+    domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
+    peers = session.exec(select(Instance).where(Instance.is_latest == True)).all()  # noqa: E712
+    required = 2 if inst.uid in double_check_uids(list(peers), domains, overlap) else 1
+    if len(latest) < required:
+        return "unverified"
+    values = set(latest.values())
+    return DECISION_STATUS[values.pop()] if len(values) == 1 else "unverified"
+
+
+@dataclass(frozen=True)
+class VerificationDisagreement:
+    """A latest, still unverified instance whose experts' latest verification decisions differ."""
+
+    instance_id: int
+    decisions: dict[str, dict[str, Any]]  # author -> verification payload, authors sorted by name
+
+
+def verification_disagreements(engine: Engine) -> list[VerificationDisagreement]:
+    """Latest instances still unverified although two or more experts decided differently and no admin settled them."""
+    eff = effective_annotations(engine, "verification", target_type="instance")
+    adjudicated = set(effective_annotations(engine, "adjudication", target_type="instance"))
+    out = []
+    with Session(engine) as session:
+        for target, by_author in sorted(eff.items()):
+            if target in adjudicated or len(by_author) < 2:
+                continue
+            inst = session.get(Instance, target)
+            decisions = {a.payload.get("decision") for a in by_author.values()}
+            if inst and inst.is_latest and inst.status == "unverified" and len(decisions) > 1:
+                out.append(VerificationDisagreement(target, {a: by_author[a].payload for a in sorted(by_author)}))
+    return out
+
+
+def record_verification_adjudication(
+    engine: Engine, principal: Principal | None, instance_id: int, decision: str, note: str, client_token: str
+) -> VerificationResult:
+    """Append an admin's final decision on a verification disagreement and set the instance status from it."""
+    principal = authorize(engine, principal, "adjudicate")
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return VerificationResult(existing.id or 0, False, existing.payload.get("resulting_status", ""))
+    if decision not in DECISIONS:
+        raise ValueError(f"decision: must be one of {', '.join(DECISIONS)}")
+    pending = {d.instance_id: d for d in verification_disagreements(engine)}
+    if instance_id not in pending:
+        raise ValueError(f"instance_id: instance {instance_id} has no open verification disagreement; reload")
+    status = DECISION_STATUS[decision]
+    gv = guidelines_version()
+
+    def write() -> VerificationResult:
+        with Session(engine) as session:
+            inst = session.get(Instance, instance_id)
+            if inst is None or not inst.is_latest or inst.status != "unverified":
+                raise ValueError(f"instance_id: instance {instance_id} was settled meanwhile; reload")
+            inst.status = status
+            session.add(inst)
+            ann = Annotation(
+                kind="adjudication",
+                target_type="instance",
+                target_id=instance_id,
+                author=principal.username,
+                payload={
+                    "instance_uid": inst.uid,
+                    "instance_version": inst.version,
+                    "decision": decision,
+                    "note": note.strip(),
+                    "expert_decisions": {a: p.get("decision") for a, p in pending[instance_id].decisions.items()},
+                    "resulting_status": status,
+                },
+                guidelines_version=gv,
+                client_token=client_token,
+            )
+            session.add(ann)
+            session.commit()
+            return VerificationResult(ann.id or 0, True, status)
+
+    try:
+        return with_retry(write)
+    except IntegrityError:
+        again = _existing_by_token(engine, client_token)
+        if again is None:
+            raise
+        return VerificationResult(again.id or 0, False, again.payload.get("resulting_status", ""))
+
+
+def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]]]:
+    """Latest verification payload per instance version and author (for agreement statistics)."""
+    return {
+        iid: {a: ann.payload for a, ann in by_author.items()}
+        for iid, by_author in effective_annotations(engine, "verification", target_type="instance").items()
+    }
+
+
+# --------------------------------------------------------------------------- gold labels
+
+
