@@ -4,18 +4,22 @@ and write a one-page summary (Markdown or HTML)."""
 from __future__ import annotations
 
 import html
-import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+import scipy.stats as sps
 
-from core.analysis import readmodel, stats
+from core.analysis import readmodel
 
 PICK_METRICS: tuple[str, ...] = (
     "faithfulness", "coverage", "loose_ias", "strict_ias", "rejection", "conflict_recognition", "over_abstention",
 )
+ALPHA = 0.05
+N_RESAMPLES = 2_000
 DEFAULT_WEIGHTS = {"faithfulness": 1.0, "coverage": 1.0, "strict_ias": 2.0, "rejection": 1.0, "conflict_recognition": 1.0}
 
 
@@ -36,7 +40,7 @@ class PickResult:
     """Ranked candidates, the top-two comparison and what was decided on."""
 
     ranking: pd.DataFrame
-    top_two: dict | None
+    top_two: PairedTest | None
     spec: PickSpec
     n_responses: int
     note: str = ""
@@ -58,7 +62,7 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
     return num / den if den else np.nan
 
 
-def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResult:
+def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0) -> PickResult:
     """Rank models on prepared scores: eligible (all floors met, within budget) first by weighted score.
 
     Baselines are left out unless spec.include_baselines, or when they are the only models scored. When runs overlap,
@@ -99,7 +103,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec) -> PickResu
     ranking = ranking.sort_values(["eligible", "score"], ascending=[False, False], na_position="last").reset_index(drop=True)
     ranking.insert(0, "rank", range(1, len(ranking) + 1))
     ranking["reason"] = [_reason(r) for r in ranking.to_dict("records")]
-    top_two = compare_top_two(scoped, ranking, spec) if len(ranking) >= 2 else None
+    top_two = compare(scoped, ranking['model'].iloc[0], ranking['model'].iloc[1], spec.weights, n_resamples, seed) if len(ranking) >= 2 else None
     return PickResult(ranking, top_two, spec, len(scoped), note)
 
 
@@ -110,56 +114,114 @@ def _reason(row: dict) -> str:
     return f"Meets every floor and the budget; weighted score {score}; strongest: {row['strengths'] or 'n/a'}."
 
 
-def compare_top_two(scoped: pd.DataFrame, ranking: pd.DataFrame, spec: PickSpec, n_resamples: int = 2_000, seed: int = 0) -> dict:
-    """Do the first two differ? McNemar on Strict IAS over shared instances, and a paired bootstrap CI of the
-    weighted-score difference (instances resampled, metric means recomputed per resample)."""
-    a, b = ranking["model"].iloc[0], ranking["model"].iloc[1]
-    keys = [m for m, w in spec.weights.items() if w > 0]
+Outcome = Literal["a_better", "b_better", "tied", "untestable"]
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Weighted score of model a minus model b on the instances both answered, with its two-sided 95% CI."""
+
+    a: str
+    b: str
+    shared: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    n_resamples: int = N_RESAMPLES
+
+    @property
+    def outcome(self) -> Outcome:
+        """a_better when the CI lies above 0, b_better when below, tied when it holds 0 (untestable without a CI)."""
+        if self.shared < 2 or np.isnan(self.ci_low) or np.isnan(self.ci_high):
+            return "untestable"
+        return "a_better" if self.ci_low > 0 else "b_better" if self.ci_high < 0 else "tied"
+
+    @property
+    def significant(self) -> bool:
+        """True only when a is significantly better than b."""
+        return self.outcome == "a_better"
+
+
+def _weighted_rows(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """weighted_score of each row of metric means (utilities); missing metrics drop out of the denominator."""
+    present = ~np.isnan(means)
+    den = present.astype(float) @ weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, np.where(present, means, 0.0) @ weights / den, np.nan)
+
+
+def _expanded_quantile(n: int, alpha: float = ALPHA) -> float:
+    """Lower percentile of the expanded percentile bootstrap interval (Hesterberg 2015): Φ(√(n/(n−1))·t_{n−1, α/2}).
+
+    The plain percentile interval is too narrow in small samples (6.3% false positives at 36 instances instead of 5%,
+    tests/test_picker.py); widening it to the t quantile with the n/(n−1) variance correction restores the level.
+    """
+    return float(sps.norm.cdf(np.sqrt(n / (n - 1)) * sps.t.ppf(alpha / 2, n - 1)))
+
+
+def paired_test(a: str, b: str, xa: np.ndarray, xb: np.ndarray, keys: Sequence[str], weights: dict[str, float],
+                n_resamples: int = N_RESAMPLES, seed: int = 0) -> PairedTest:
+    """The picker's one pre-declared test: paired bootstrap of weighted_score(a) − weighted_score(b) over shared instances.
+
+    xa and xb hold the metric values (columns `keys`, NaN = missing) of the same instances in the same row order.
+    Instances are resampled with replacement; per resample each metric's mean ignores missing values (per model and
+    metric). Two-sided 95% expanded percentile interval; see PairedTest.outcome for the call.
+    """
+    inverted = np.array([k == "over_abstention" for k in keys])
+    ua, ub = (np.where(inverted, 1.0 - np.asarray(x, float), np.asarray(x, float)) for x in (xa, xb))
+    w = np.array([weights[k] for k in keys], dtype=float)
+    n, k = ua.shape
+    if n < 2:
+        return PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)
+    both = np.column_stack([ua, ub])
+    counts = (~np.isnan(both)).sum(axis=0)
+    means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
+    diff = float(_weighted_rows(means[None, :k], w)[0] - _weighted_rows(means[None, k:], w)[0])
+    reps = readmodel.bootstrap_means(both, n_resamples, seed)
+    d = _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w)
+    d = d[~np.isnan(d)]
+    if np.isnan(diff) or not d.size:
+        return PairedTest(a, b, n, diff, np.nan, np.nan, n_resamples)
+    q = _expanded_quantile(n)
+    low, high = np.quantile(d, [q, 1 - q])
+    return PairedTest(a, b, n, diff, float(low), float(high), n_resamples)
+
+
+def compare(scoped: pd.DataFrame, a: str, b: str, weights: dict[str, float], n_resamples: int = N_RESAMPLES, seed: int = 0) -> PairedTest:
+    """paired_test of two models on the instances both answered in the scoped scores (metrics with weight > 0)."""
+    keys = [m for m, w in weights.items() if w > 0]
     pa = scoped[scoped["model"] == a].set_index("instance_uid")
     pb = scoped[scoped["model"] == b].set_index("instance_uid")
-    shared = pa.index.intersection(pb.index)
-    out = {"a": a, "b": b, "shared_instances": int(len(shared))}
-    strict = pd.concat([pa.loc[shared, "strict_ias"].rename("a"), pb.loc[shared, "strict_ias"].rename("b")], axis=1).dropna()
-    if len(strict):
-        res = stats.mcnemar(strict["a"].astype(int).to_numpy(), strict["b"].astype(int).to_numpy())
-        out |= {"mcnemar_p": res.p_value, "mcnemar_method": res.method, "mcnemar_n": int(len(strict)), "a_only": res.a_only, "b_only": res.b_only}
-    else:
-        out |= {"mcnemar_p": np.nan, "mcnemar_method": "", "mcnemar_n": 0, "a_only": 0, "b_only": 0}
-    if keys and len(shared):
-        out |= _bootstrap_score_diff(pa.loc[shared], pb.loc[shared], keys, spec, n_resamples, seed)
-    else:
-        out |= {"score_diff": np.nan, "score_ci_low": np.nan, "score_ci_high": np.nan}
-    sig_boot = not np.isnan(out["score_ci_low"]) and (out["score_ci_low"] > 0 or out["score_ci_high"] < 0)
-    sig_mc = not np.isnan(out["mcnemar_p"]) and out["mcnemar_p"] < 0.05
-    out["significant"] = bool(sig_boot or sig_mc)
-    out["verdict"] = (
-        f"{a} and {b} differ significantly" + (" (weighted-score bootstrap CI excludes 0)" if sig_boot else "") + (" (McNemar on Strict IAS p < .05)" if sig_mc else "")
-        if out["significant"] else f"{a} and {b} are not significantly different on these instances: treat them as tied and decide on cost or other factors"
-    )
-    return out
+    shared = pa.index.intersection(pb.index).sort_values()
+    return paired_test(a, b, pa.loc[shared, keys].to_numpy(float), pb.loc[shared, keys].to_numpy(float), keys, weights, n_resamples, seed)
 
 
-def _bootstrap_score_diff(pa: pd.DataFrame, pb: pd.DataFrame, keys: list[str], spec: PickSpec, n_resamples: int, seed: int) -> dict:
-    """Paired bootstrap (instances resampled) of the weighted-score difference between two aligned frames."""
-    xa = pa[keys].to_numpy(float)
-    xb = pb[keys].to_numpy(float)
-    k = len(keys)
-    weights = np.array([spec.weights[m] for m in keys])
-    inverted = np.array(keys) == "over_abstention"
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        reps = readmodel.bootstrap_means(np.column_stack([xa, xb]), n_resamples, seed)
-        ra, rb = (np.where(inverted, 1 - r, r) for r in (reps[:, :k], reps[:, k:]))
+def _points(v: float) -> str:
+    return "n/a" if np.isnan(v) else f"{v * 100:+.1f} points"
 
-        def wscore(r: np.ndarray) -> np.ndarray:
-            return np.nansum(r * weights, axis=1) / np.where(~np.isnan(r), weights, 0).sum(axis=1)
 
-        diff = wscore(ra) - wscore(rb)
-        diff = diff[~np.isnan(diff)]
-        est = weighted_score(dict(zip(keys, np.nanmean(xa, axis=0), strict=True)), spec.weights) - weighted_score(
-            dict(zip(keys, np.nanmean(xb, axis=0), strict=True)), spec.weights)
-    low, high = np.quantile(diff, [0.025, 0.975]) if diff.size else (np.nan, np.nan)
-    return {"score_diff": float(est), "score_ci_low": float(low), "score_ci_high": float(high)}
+def _test_figures(t: PairedTest) -> str:
+    small = " ⚠ fewer than 30" if t.shared < 30 else ""
+    ci = "n/a" if np.isnan(t.ci_low) else f"[{t.ci_low * 100:+.1f}, {t.ci_high * 100:+.1f}]"
+    return f"weighted-score difference {t.a} − {t.b} {_points(t.diff)}, 95% CI {ci}, paired bootstrap over {t.shared} shared instances{small}"
+
+
+def top_two_verdict(result: PickResult) -> str:
+    """What the top-two test says, in words, with its figures."""
+    t = result.top_two
+    if t is None:
+        return ""
+    rows = result.ranking.set_index("model")
+    a, b = rows.loc[t.a], rows.loc[t.b]
+    why_b_second = f"{t.b} fails: {'; '.join(b['fails'])}" if a["eligible"] and not b["eligible"] else "the ranking by full-scope means disagrees"
+    cost = f"{t.a} ${a['cost_per_1k']:.2f} vs {t.b} ${b['cost_per_1k']:.2f} per 1k queries"
+    text = {
+        "a_better": f"{t.a} is significantly better than {t.b}",
+        "b_better": f"{t.b} is better than {t.a} on the {t.shared} shared instances ({why_b_second})",
+        "tied": f"{t.a} and {t.b} are not significantly different on the {t.shared} shared instances: treat them as tied and decide on cost ({cost})",
+        "untestable": f"{t.a} and {t.b} cannot be compared: they share {t.shared} instances",
+    }[t.outcome]
+    return f"{text} ({_test_figures(t)})"
 
 
 def _pct(v: float) -> str:
@@ -205,10 +267,7 @@ def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     lines += ["| " + " | ".join(SUMMARY_HEADER) + " |", "|" + "---|" * len(SUMMARY_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _summary_rows(result)]
     if result.top_two:
-        t = result.top_two
-        lines += ["", "## Top two", "", f"- {t['verdict']}.",
-                  f"- McNemar on Strict IAS ({t['mcnemar_n']} shared instances, {t['mcnemar_method'] or 'n/a'}): p = {t['mcnemar_p']:.3g}",
-                  f"- Weighted-score difference {t['score_diff']:+.1%}, 95% paired bootstrap CI [{t['score_ci_low']:+.1%}, {t['score_ci_high']:+.1%}]"]
+        lines += ["", "## Top two", "", f"- {top_two_verdict(result)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -227,11 +286,6 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
         parts.append(f"<p><em>{e(result.note)}</em></p>")
     parts += [f"<h2>Scope</h2><ul>{scope}</ul>", f"<h2>Ranking</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
     if result.top_two:
-        t = result.top_two
-        parts.append(
-            f"<h2>Top two</h2><ul><li>{e(t['verdict'])}.</li>"
-            f"<li>McNemar on Strict IAS ({t['mcnemar_n']} shared instances, {e(t['mcnemar_method'] or 'n/a')}): p = {t['mcnemar_p']:.3g}</li>"
-            f"<li>Weighted-score difference {t['score_diff']:+.1%}, 95% paired bootstrap CI [{t['score_ci_low']:+.1%}, {t['score_ci_high']:+.1%}]</li></ul>"
-        )
+        parts.append(f"<h2>Top two</h2><ul><li>{e(top_two_verdict(result))}.</li></ul>")
     parts.append("</body></html>")
     return "".join(parts)
