@@ -29,9 +29,8 @@ if filters:
               "faithfulness": f3.slider("Faithfulness ≥ (%)", 0, 100, 0, key="pk_floor_faith") / 100}
     floors = {k: v for k, v in floors.items() if v > 0}
     budget = f4.number_input("Budget per 1k queries (USD, 0 = none)", 0.0, 10_000.0, 0.0, 1.0, key="pk_budget")
-    include_baselines = st.toggle("Rank the calibration baselines too", key="pk_baselines")
 
-    spec = picker.PickSpec(tuple(domains), tuple(modes), weights, floors, budget or None, include_baselines)
+    spec = picker.PickSpec(tuple(domains), tuple(modes), weights, floors, budget or None)
     result = picker.rank(scores, results_view.models(filters.version), spec)
     if result.note:
         st.info(result.note)

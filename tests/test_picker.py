@@ -45,13 +45,15 @@ SCORES = _scores()
         pytest.param(picker.PickSpec(weights={"strict_ias": 1.0}, budget_per_1k=5.0), ["good", "cheap", "pricey"], [True, True, False], id="budget-excludes-pricey"),
         pytest.param(picker.PickSpec(weights={"strict_ias": 1.0}, floors={"rejection": 0.4}, budget_per_1k=5.0), ["good", "pricey", "cheap"], [True, False, False], id="floor-and-budget"),
         pytest.param(picker.PickSpec(weights={"strict_ias": 1.0, "rejection": 1.0}, domains=("Legal",)), ["pricey", "good", "cheap"], [True, True, True], id="domain-scope-rejection-only"),
-        pytest.param(picker.PickSpec(weights={"strict_ias": 1.0}, include_baselines=True), ["pricey", "good", "cheap", "baseline:always-refuse"], [True] * 4, id="with-baselines"),
     ],
 )
 def test_ranking(spec, order, eligible):
-    result = picker.rank(SCORES, MODELS, spec)
-    assert result.ranking["model"].tolist() == order
-    assert result.ranking["eligible"].tolist() == eligible
+    """Candidates ranked 1..k (eligible first, by weighted score); the calibration baselines follow, marked, unranked."""
+    ranking = picker.rank(SCORES, MODELS, spec).ranking
+    assert ranking["model"].tolist() == [*order, "baseline:always-refuse"]
+    assert ranking["eligible"].tolist() == [*eligible, False]
+    assert ranking["baseline"].tolist() == [False] * len(order) + [True]
+    assert ranking["rank"].tolist()[:-1] == list(range(1, len(order) + 1)) and pd.isna(ranking["rank"].iloc[-1])
 
 
 def test_reasons_name_the_failed_floor_and_budget():
@@ -162,10 +164,46 @@ def test_top_two_verdict_is_direction_aware(a_shared, b_shared, a_own, b_own, ou
     assert says in picker.top_two_verdict(result)
 
 
-def test_only_baselines_are_ranked_with_a_note():
+def test_only_baselines_are_listed_with_a_note_and_no_recommendation():
     only = SCORES[SCORES["model"] == "baseline:always-refuse"]
     result = picker.rank(only, MODELS, picker.PickSpec())
-    assert result.ranking["model"].tolist() == ["baseline:always-refuse"] and "baselines" in result.note and result.top_two is None
+    assert result.ranking["model"].tolist() == ["baseline:always-refuse"] and "baselines" in result.note
+    assert result.top_two is None and result.recommended is None
+    assert "Recommended" not in picker.summary_markdown(result, "heuristic", "#1")
+
+
+BASELINES = pd.DataFrame([{"model": m, "paradigm": "standard", "access": "open", "is_baseline": True}
+                          for m in ("baseline:extractive", "baseline:always-refuse")])
+
+
+def _strict_scores(passes: dict[str, int], n: int = 40) -> pd.DataFrame:
+    """Strict IAS only: model -> how many of the n shared noisy instances pass."""
+    rows = [{"model": model, "instance_uid": f"s{i}", "domain": "Energy", "mode": "noisy", "strict_ias": float(i < k), "refusal": 0.0,
+             "cost_usd": 0.0, "response_id": 1000 * j + i, **UNMEASURED} for j, (model, k) in enumerate(passes.items()) for i in range(n)]
+    return readmodel.prepare_scores(pd.DataFrame(rows))
+
+
+@pytest.mark.parametrize(
+    ("passes", "recommended", "says"),
+    [
+        pytest.param({"zero": 0, "baseline:extractive": 20, "baseline:always-refuse": 0}, None,
+                     "No recommendation: zero does not beat the extractive baseline (score 50.0%", id="zero-below-extractive"),
+        pytest.param({"a": 22, "baseline:extractive": 20, "baseline:always-refuse": 0}, None,
+                     "No recommendation: a does not beat the extractive baseline (score 50.0%", id="tied-with-extractive"),
+        pytest.param({"a": 36, "baseline:extractive": 20, "baseline:always-refuse": 0}, "a",
+                     "a beats the extractive baseline (score 50.0%", id="beats-the-best-baseline"),
+        pytest.param({"a": 36, "baseline:extractive": 0, "baseline:always-refuse": 38}, None,
+                     "No recommendation: a does not beat the always-refuse baseline (score 95.0%", id="best-baseline-is-the-floor"),
+        pytest.param({"a": 10}, "a", "No calibration baseline was scored in this scope", id="no-baseline-scored"),
+    ],
+)
+def test_recommendation_must_beat_the_best_baseline(passes, recommended, says):
+    models = pd.concat([AB_MODELS, BASELINES, pd.DataFrame([{"model": "zero", "paradigm": "standard", "access": "open", "is_baseline": False}])])
+    result = picker.rank(_strict_scores(passes), models, picker.PickSpec(weights={"strict_ias": 1.0}))
+    assert result.recommended == recommended
+    md = picker.summary_markdown(result, "heuristic", "#1")
+    assert says in md and ("Recommended generator" in md) == (recommended is not None)
+    assert says in picker.summary_html(result, "heuristic", "#1")
 
 
 def test_summaries_contain_ranking_and_escape_html():

@@ -32,18 +32,21 @@ class PickSpec:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     floors: dict[str, float] = field(default_factory=dict)
     budget_per_1k: float | None = None
-    include_baselines: bool = False
 
 
 @dataclass
 class PickResult:
-    """Ranked candidates, the top-two comparison and what was decided on."""
+    """Ranked candidates then baselines, the top-two test, the leader against the best baseline, and the decision."""
 
     ranking: pd.DataFrame
     top_two: PairedTest | None
     spec: PickSpec
     n_responses: int
     note: str = ""
+    leader: str | None = None  # the first eligible candidate
+    best_baseline: str | None = None  # the baseline with the highest weighted score in scope
+    floor: PairedTest | None = None  # leader against best_baseline
+    recommended: str | None = None  # the leader, when it beats the best baseline (or none was scored)
 
 
 def _utility(metric: str, value: float) -> float:
@@ -62,56 +65,70 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
     return num / den if den else np.nan
 
 
-def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0) -> PickResult:
-    """Rank models on prepared scores: eligible (all floors met, within budget) first by weighted score.
+RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS]
 
-    Baselines are left out unless spec.include_baselines, or when they are the only models scored. When runs overlap,
-    only the latest response per (model, instance) counts (readmodel.latest_per_model_instance).
+
+def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> list[str]:
+    """Why a model misses the hard floors or the budget (empty when it meets them all)."""
+    fails = []
+    for metric, floor in spec.floors.items():
+        v = means.get(metric, np.nan)
+        label = readmodel.METRICS[metric].label
+        if np.isnan(v):
+            fails.append(f"{label}: not measured in this scope (floor {floor:.0%})")
+        elif metric == "over_abstention" and v > floor:
+            fails.append(f"{label} {v:.1%} above the ceiling {floor:.0%}")
+        elif metric != "over_abstention" and v < floor:
+            fails.append(f"{label} {v:.1%} below the floor {floor:.0%}")
+    if spec.budget_per_1k is not None and cost_1k > spec.budget_per_1k:
+        fails.append(f"cost ${cost_1k:.2f} per 1k queries over the budget ${spec.budget_per_1k:.2f}")
+    return fails
+
+
+def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec) -> dict:
+    """One ranking row: metric means, weighted score, cost, floors met; baselines are never eligible."""
+    means = {m: float(group[m].mean()) if group[m].notna().any() else np.nan for m in PICK_METRICS}
+    cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
+    fails = _floor_fails(means, cost_1k, spec)
+    contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
+    strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
+    return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
+            "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "responses": len(group), **means}
+
+
+def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0) -> PickResult:
+    """Rank candidates on prepared scores (eligible first, by weighted score), then list the baselines as the floor.
+
+    When runs overlap only the latest response per (model, instance) counts (readmodel.latest_per_model_instance).
+    The first eligible candidate is recommended only if it beats the best baseline (paired_test on shared instances).
     """
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
-    note = ""
-    if not spec.include_baselines:
-        real = info[~info["is_baseline"]]
-        if real.empty and not info.empty:
-            note = "Only calibration baselines have been scored; they are ranked here for illustration."
-        else:
-            info = real
-    rows = []
-    for model in info["model"]:
-        group = scoped[scoped["model"] == model]
-        means = {m: float(group[m].mean()) if group[m].notna().any() else np.nan for m in PICK_METRICS}
-        cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
-        fails = []
-        for metric, floor in spec.floors.items():
-            v = means.get(metric, np.nan)
-            label = readmodel.METRICS[metric].label
-            if np.isnan(v):
-                fails.append(f"{label}: not measured in this scope (floor {floor:.0%})")
-            elif metric == "over_abstention" and v > floor:
-                fails.append(f"{label} {v:.1%} above the ceiling {floor:.0%}")
-            elif metric != "over_abstention" and v < floor:
-                fails.append(f"{label} {v:.1%} below the floor {floor:.0%}")
-        if spec.budget_per_1k is not None and cost_1k > spec.budget_per_1k:
-            fails.append(f"cost ${cost_1k:.2f} per 1k queries over the budget ${spec.budget_per_1k:.2f}")
-        score = weighted_score(means, spec.weights)
-        contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
-        strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
-        rows.append({"model": model, "score": score, "eligible": not fails, "fails": fails, "strengths": strengths,
-                     "cost_per_1k": cost_1k, "responses": len(group), **means})
-    ranking = pd.DataFrame(rows, columns=["model", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS])
-    ranking = ranking.sort_values(["eligible", "score"], ascending=[False, False], na_position="last").reset_index(drop=True)
-    ranking.insert(0, "rank", range(1, len(ranking) + 1))
-    ranking["reason"] = [_reason(r) for r in ranking.to_dict("records")]
-    top_two = compare(scoped, ranking['model'].iloc[0], ranking['model'].iloc[1], spec.weights, n_resamples, seed) if len(ranking) >= 2 else None
-    return PickResult(ranking, top_two, spec, len(scoped), note)
+    rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec) for m, b in zip(info["model"], info["is_baseline"], strict=True)]
+    ranking = pd.DataFrame(rows, columns=RANKING_COLUMNS).sort_values(
+        ["baseline", "eligible", "score"], ascending=[True, False, False], na_position="last").reset_index(drop=True)
+    candidates = ranking.loc[~ranking["baseline"], "model"].tolist()
+    ranking.insert(0, "rank", pd.array([*range(1, len(candidates) + 1), *[pd.NA] * (len(ranking) - len(candidates))], dtype="Int64"))
+    measured = ranking[ranking["baseline"] & ranking["score"].notna()]
+    best_baseline = measured["model"].iloc[0] if len(measured) else None
+    ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in ranking.to_dict("records")]
+    top_two = compare(scoped, candidates[0], candidates[1], spec.weights, n_resamples, seed) if len(candidates) >= 2 else None
+    leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
+    floor = compare(scoped, leader, best_baseline, spec.weights, n_resamples, seed) if leader and best_baseline else None
+    recommended = leader if leader and (floor is None or floor.significant) else None
+    note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
+    return PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended)
 
 
-def _reason(row: dict) -> str:
+def _reason(row: dict, best_baseline: pd.Series | None) -> str:
+    if row["baseline"]:
+        return "Calibration baseline, not a candidate: the best baseline's weighted score is the floor a recommendation must beat."
     if not row["eligible"]:
         return "Fails: " + "; ".join(row["fails"])
-    score = "n/a" if np.isnan(row["score"]) else f"{row['score']:.1%}"
-    return f"Meets every floor and the budget; weighted score {score}; strongest: {row['strengths'] or 'n/a'}."
+    reason = f"Meets every floor and the budget; weighted score {_pct(row['score'])}; strongest: {row['strengths'] or 'n/a'}."
+    if best_baseline is not None and not row["score"] > best_baseline["score"]:
+        reason += f" Not above the best baseline ({best_baseline['model']} {_pct(best_baseline['score'])})."
+    return reason
 
 
 Outcome = Literal["a_better", "b_better", "tied", "untestable"]
@@ -221,7 +238,7 @@ def top_two_verdict(result: PickResult) -> str:
         "tied": f"{t.a} and {t.b} are not significantly different on the {t.shared} shared instances: treat them as tied and decide on cost ({cost})",
         "untestable": f"{t.a} and {t.b} cannot be compared: they share {t.shared} instances",
     }[t.outcome]
-    return f"{text} ({_test_figures(t)})"
+    return f"{text} — {_test_figures(t)}"
 
 
 def _pct(v: float) -> str:
@@ -231,7 +248,7 @@ def _pct(v: float) -> str:
 def _summary_rows(result: PickResult) -> list[list[str]]:
     rows = []
     for r in result.ranking.to_dict("records"):
-        rows.append([str(r["rank"]), r["model"], _pct(r["score"]), "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
+        rows.append(["baseline" if r["baseline"] else str(r["rank"]), r["model"], _pct(r["score"]), "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
                      _pct(r["strict_ias"]), _pct(r["rejection"]), _pct(r["conflict_recognition"]), r["reason"]])
     return rows
 
@@ -251,23 +268,59 @@ def _scope_lines(result: PickResult, judge: str, runs: str) -> list[str]:
     ]
 
 
-def _recommendation(result: PickResult) -> str:
-    eligible = result.ranking[result.ranking["eligible"]]
-    if eligible.empty:
-        return "No candidate meets every floor and the budget; relax a floor or raise the budget, or evaluate more models."
-    return f"Recommended generator: {eligible['model'].iloc[0]}."
+def _baseline_phrase(model: str) -> str:
+    """'the extractive baseline' for baseline:extractive; 'the baseline X' for other names."""
+    prefix = "baseline:"
+    return f"the {model[len(prefix):]} baseline" if model.startswith(prefix) else f"the baseline {model}"
+
+
+def _score_of(result: PickResult, model: str) -> float:
+    return float(result.ranking.set_index("model").loc[model, "score"])
+
+
+def headline(result: PickResult) -> str:
+    """The decision in one sentence: the recommended generator, or plainly why there is none."""
+    if result.recommended:
+        return f"Recommended generator: {result.recommended}."
+    if result.leader and result.best_baseline:
+        return (f"No recommendation: {result.leader} does not beat {_baseline_phrase(result.best_baseline)} "
+                f"(score {_pct(_score_of(result, result.best_baseline))} against {result.leader}'s {_pct(_score_of(result, result.leader))}).")
+    if not (~result.ranking["baseline"]).any():
+        return "No recommendation: no candidate generator has been scored in this scope, only calibration baselines."
+    return "No recommendation: no candidate meets every floor and the budget; relax a floor, raise the budget or evaluate more models."
+
+
+def floor_verdict(result: PickResult) -> str:
+    """The leader against the best baseline, in words, with the test's figures ('' without a leader)."""
+    if not result.leader:
+        return ""
+    if result.floor is None:
+        return (f"No calibration baseline was scored in this scope, so {result.leader} is not checked against the floor "
+                "(score baseline:extractive and baseline:always-refuse on the same instances to have one).")
+    t = result.floor
+    base = f"{_baseline_phrase(t.b)} (score {_pct(_score_of(result, t.b))})"
+    text = {
+        "a_better": f"{t.a} beats {base}",
+        "b_better": f"{t.a} does not beat {base}: the baseline is significantly better",
+        "tied": f"{t.a} does not beat {base}: not significantly better",
+        "untestable": f"{t.a} does not beat {base}: they share {t.shared} instances, too few to test",
+    }[t.outcome]
+    return f"{text} — {_test_figures(t)}"
+
+
+def _decision_lines(result: PickResult) -> list[str]:
+    return [x for x in (floor_verdict(result), top_two_verdict(result)) if x]
 
 
 def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     """The one-page decision summary as Markdown."""
-    lines = [f"# Generator choice — {datetime.now(UTC):%Y-%m-%d}", "", f"**{_recommendation(result)}**", ""]
+    lines = [f"# Generator choice — {datetime.now(UTC):%Y-%m-%d}", "", f"**{headline(result)}**", ""]
+    lines += [f"- {x}." for x in _decision_lines(result)] + ([""] if _decision_lines(result) else [])
     if result.note:
         lines += [f"> {result.note}", ""]
     lines += ["## Scope", ""] + [f"- {x}" for x in _scope_lines(result, judge, runs)] + ["", "## Ranking", ""]
     lines += ["| " + " | ".join(SUMMARY_HEADER) + " |", "|" + "---|" * len(SUMMARY_HEADER)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _summary_rows(result)]
-    if result.top_two:
-        lines += ["", "## Top two", "", f"- {top_two_verdict(result)}."]
     return "\n".join(lines) + "\n"
 
 
@@ -280,12 +333,11 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>Generator choice</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>",
-        f"</head><body><h1>Generator choice — {datetime.now(UTC):%Y-%m-%d}</h1><p><strong>{e(_recommendation(result))}</strong></p>",
+        f"</head><body><h1>Generator choice — {datetime.now(UTC):%Y-%m-%d}</h1><p><strong>{e(headline(result))}</strong></p>",
+        "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in _decision_lines(result)) + "</ul>",
     ]
     if result.note:
         parts.append(f"<p><em>{e(result.note)}</em></p>")
     parts += [f"<h2>Scope</h2><ul>{scope}</ul>", f"<h2>Ranking</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
-    if result.top_two:
-        parts.append(f"<h2>Top two</h2><ul><li>{e(top_two_verdict(result))}.</li></ul>")
     parts.append("</body></html>")
     return "".join(parts)
