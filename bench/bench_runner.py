@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import core.generation.providers.openai_provider  # noqa: E402,F401 - import the SDK before timing: a one-off, not per call
-from core.generation import runner  # noqa: E402
+from core.generation import runner, runs# noqa: E402
 from core.store.db import make_engine, upgrade  # noqa: E402
 from tests.factories import add_model, seed_instances  # noqa: E402
 
@@ -67,7 +67,7 @@ def seed(template: Path, calls: int) -> None:
     engine = make_engine(url)
     seed_instances(engine, calls)
     add_model(engine, "bench-gpt", "openai", max_output_tokens=64)
-    runner.ensure_baselines(engine)
+    runs.ensure_baselines(engine)
     engine.dispose()
 
 
@@ -77,7 +77,7 @@ def timed_run(template: Path, workdir: Path, phase: str, model: str, concurrency
     path = workdir / f"{phase}.db"
     shutil.copy(template, path)
     engine = make_engine(f"sqlite:///{path}")
-    run_id = runner.create_run(engine, runner.RunOptions(models=[model], concurrency=concurrency, max_retries=0,
+    run_id = runs.create_run(engine, runs.RunOptions(models=[model], concurrency=concurrency, max_retries=0,
                                                          workers=workers))
     started, cpu = time.perf_counter(), time.process_time() + workers_cpu()
     result = asyncio.run(runner.execute_run(engine, run_id))
@@ -101,7 +101,7 @@ def bench_prompts(template: Path) -> list[list[dict[str, str]]]:
     engine = make_engine(f"sqlite:///{template}")
     with Session(engine) as session:
         ids = list(session.exec(select(Instance.id)))
-        prompts = runner.load_prompts(session, ids, "stored", 0)
+        prompts = runs.load_prompts(session, ids, "stored", 0)
     engine.dispose()
     return [[{"role": m.role, "content": m.content} for m in prompts[i][0]] for i in ids]
 

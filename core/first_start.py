@@ -48,7 +48,7 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.generation.runner import RunOptions, create_run, ensure_baselines
+    from core.generation.runs import RunOptions, create_run, ensure_baselines
     from core.pipeline import run_and_score
 
     existing = first_start_run(engine)

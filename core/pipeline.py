@@ -79,7 +79,8 @@ async def run_and_score(engine: Engine, run_id: int, *, overrides: dict[str, Any
                         generation_progress: Callable[[Any], None] | None = None,
                         progress: StageProgress | None = None) -> PipelineResult:
     """Generate the run's pending items, then, if generation finished, score with its judges and summarise."""
-    from core.generation.runner import execute_run, run_options
+    from core.generation.runner import execute_run
+    from core.generation.runs import run_options
 
     def on_generation(p: Any) -> None:
         if p.finished == p.total or p.finished % 10 == 0:

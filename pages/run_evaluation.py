@@ -3,7 +3,7 @@ watch both stages and cancel."""
 
 import streamlit as st
 
-from core.generation import runner
+from core.generation import jobs, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
@@ -12,29 +12,29 @@ from ui.session import engine
 principal = require_page(__file__)
 st.title("Run evaluation")
 
-models = runner.model_names(engine())
+models = runs.model_names(engine())
 if (not any(name.startswith("baseline:") for name in models)
         and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
-        and guarded_write(lambda: runner.register_baselines(engine(), principal))):
+        and guarded_write(lambda: runs.register_baselines(engine(), principal))):
     st.rerun()
 
 left, right = st.columns(2)
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
-domains = left.multiselect("Domains", runner.domain_names(engine()), key="run_domains", placeholder="all domains")
+domains = left.multiselect("Domains", runs.domain_names(engine()), key="run_domains", placeholder="all domains")
 modes = left.multiselect("Modes", MODES, key="run_modes", placeholder="all modes")
-judges = left.multiselect("Judges (score after generation, in this order)", runner.judge_choices(engine()),
+judges = left.multiselect("Judges (score after generation, in this order)", runs.judge_choices(engine()),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
 limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, step=10, key="run_limit")
 concurrency = right.number_input("Concurrency per provider", min_value=1, max_value=64, value=8, key="run_concurrency")
 budget = right.number_input("Budget in USD (0 = none)", min_value=0.0, value=0.0, step=1.0, key="run_budget")
 
-options = runner.RunOptions(models=chosen_models, domains=domains, modes=modes, limit=int(limit) or None,
+options = runs.RunOptions(models=chosen_models, domains=domains, modes=modes, limit=int(limit) or None,
                             concurrency=int(concurrency), budget_usd=float(budget) or None,
                             judge=",".join(judges) or None)
 
 if chosen_models:
-    estimate = runner.estimate_options(engine(), options)
+    estimate = runs.estimate_options(engine(), options)
     cols = st.columns(4)
     cols[0].metric("Items", estimate.items)
     cols[1].metric("Paid calls", estimate.calls)
@@ -46,7 +46,7 @@ if chosen_models:
     if not judges:
         st.warning("No judge chosen: the run will be generated but not scored.", icon=":material/warning:")
     if st.button("Launch run", type="primary", disabled=estimate.items == 0, key="run_launch"):
-        launched = guarded_write(lambda: runner.launch_run(engine(), principal, options))
+        launched = guarded_write(lambda: jobs.launch_run(engine(), principal, options))
         if launched:
             run_id, pid = launched
             st.session_state["run_watch"] = run_id
@@ -55,7 +55,7 @@ else:
     st.info("Choose at least one model to see the estimate.")
 
 
-def stage_text(run_id: int, status: str, line: runner.StageLine) -> str:
+def stage_text(run_id: int, status: str, line: jobs.StageLine) -> str:
     """One progress line's caption: the stage (the run and its status, or the judge's name), counts and state."""
     if line.judge is None:
         return f"Generation · run {run_id}: {status} - {line.done}/{line.total} ({line.state})"
@@ -64,9 +64,9 @@ def stage_text(run_id: int, status: str, line: runner.StageLine) -> str:
     return f"Scoring with {judge_label(line.judge)}: {line.done}/{line.total} responses ({line.state})"
 
 
-runs = runner.recent_runs(engine())
-if runs:
-    ids = [r.id for r in runs]
+recent = runs.recent_runs(engine())
+if recent:
+    ids = [r.id for r in recent]
     watched = st.session_state.get("run_watch", ids[0])
     run_id = st.selectbox("Watch run", ids, index=ids.index(watched) if watched in ids else 0, key="run_selected",
                           format_func=lambda i: f"run {i}")
@@ -74,8 +74,8 @@ if runs:
     @st.fragment(run_every=2)
     def live_progress(run_id: int) -> None:
         """Progress of the watched run (generation, then scoring per judge), refreshed every two seconds."""
-        snap = runner.progress_snapshot(engine(), run_id)
-        for line in runner.pipeline_progress(engine(), run_id, snap):
+        snap = runs.progress_snapshot(engine(), run_id)
+        for line in jobs.pipeline_progress(engine(), run_id, snap):
             st.progress(line.fraction, text=stage_text(run_id, snap.status, line))
         cols = st.columns(5)
         cols[0].metric("Done", snap.done)
@@ -83,12 +83,12 @@ if runs:
         cols[2].metric("Pending", snap.pending)
         cols[3].metric("Spent", f"${snap.spent_usd:.4f}")
         cols[4].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
-        cancellable = snap.status in ("running", "pending", runner.CANCEL_REQUEST)
+        cancellable = snap.status in ("running", "pending", runs.CANCEL_REQUEST)
         if cancellable and st.button("Cancel run", key=f"run_cancel_{run_id}"):
-            status = guarded_write(lambda: runner.stop_run(engine(), principal, run_id))
+            status = guarded_write(lambda: jobs.stop_run(engine(), principal, run_id))
             if status:
                 st.warning(f"Run {run_id}: {status}")
-        failures = runner.failed_items(engine(), run_id)
+        failures = runs.failed_items(engine(), run_id)
         if failures:
             st.dataframe(failures, hide_index=True)
             st.caption(f"Retry them with `gauntlet run --retry-failed {run_id}`.")

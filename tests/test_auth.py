@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.generation import runner
+from core.generation import jobs, runs
 from core.review.auth import (
     PermissionDenied,
     Principal,
@@ -218,9 +218,9 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "draw_gold_sample": [lambda p: draw_gold_sample(engine, p, seeded.run_id, n=0)],
         "export_labels": [lambda p: export_labels(engine, p, tmp_path / "export")],
         "import_labels": [lambda p: import_annotations(engine, missing, p)],
-        "register_models": [lambda p: runner.register_baselines(engine, p)],
-        "launch_run": [lambda p: runner.launch_run(engine, p, runner.RunOptions(models=["no-such-model"]))],
-        "cancel_run": [lambda p: runner.stop_run(engine, p, 999_999)],
+        "register_models": [lambda p: runs.register_baselines(engine, p)],
+        "launch_run": [lambda p: jobs.launch_run(engine, p, runs.RunOptions(models=["no-such-model"]))],
+        "cancel_run": [lambda p: jobs.stop_run(engine, p, 999_999)],
         "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],

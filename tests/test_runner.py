@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.analysis import readmodel
-from core.generation import runner
+from core.generation import runner, runs
 from core.cli import app
 from core.commands.run import render_report
 from core.testing.fake_server import FakeLLMServer, ScriptRule
@@ -33,7 +33,7 @@ def bench(engine, monkeypatch, tmp_path):
     seed_instances(engine, 6)
     add_model(engine, "gpt-x", "openai", settings=FAST)
     add_model(engine, "claude-x", "anthropic", settings=FAST)
-    runner.ensure_baselines(engine)
+    runs.ensure_baselines(engine)
     return engine
 
 
@@ -61,7 +61,7 @@ def test_fault_mix_every_item_done_or_failed_with_reason(bench, monkeypatch, max
     server = serve(monkeypatch, error_rate=0.2, seed=3)
     try:
         models = ["gpt-x", "claude-x", "baseline:extractive", "baseline:always-refuse"]
-        run_id = runner.create_run(bench, runner.RunOptions(models=models, concurrency=4, max_retries=max_retries))
+        run_id = runs.create_run(bench, runs.RunOptions(models=models, concurrency=4, max_retries=max_retries))
         result = execute(bench, run_id)
     finally:
         server.stop()
@@ -70,7 +70,7 @@ def test_fault_mix_every_item_done_or_failed_with_reason(bench, monkeypatch, max
     assert counts.get("done", 0) + counts.get("failed", 0) == result.total == 24
     assert (counts.get("failed", 0) > 0) is expect_failures
     assert server.fault_count > 0
-    failures = runner.failed_items(bench, run_id)
+    failures = runs.failed_items(bench, run_id)
     assert len(failures) == counts.get("failed", 0) and all(f["error"] for f in failures)
     report = readmodel.generation_summary(bench, run_id).set_index("model").to_dict("index")
     assert sum(r["done"] + r["failed"] for r in report.values()) == 24
@@ -80,11 +80,11 @@ def test_fault_mix_every_item_done_or_failed_with_reason(bench, monkeypatch, max
 def test_identical_calls_hit_the_cache_across_runs(bench, monkeypatch):
     server = serve(monkeypatch)
     try:
-        first = runner.create_run(bench, runner.RunOptions(models=["gpt-x"]))
+        first = runs.create_run(bench, runs.RunOptions(models=["gpt-x"]))
         execute(bench, first)
         calls_after_first = server.call_count
-        second = runner.create_run(bench, runner.RunOptions(models=["gpt-x"]))
-        assert runner.estimate_run(bench, second).calls == 0
+        second = runs.create_run(bench, runs.RunOptions(models=["gpt-x"]))
+        assert runs.estimate_run(bench, second).calls == 0
         result = execute(bench, second)
     finally:
         server.stop()
@@ -102,8 +102,8 @@ def test_budget_stops_cleanly_and_resume_finishes(bench, monkeypatch):
         session.commit()
     server = serve(monkeypatch)
     try:
-        run_id = runner.create_run(bench, runner.RunOptions(models=["gpt-x"], concurrency=1, budget_usd=0.1))
-        estimate = runner.estimate_run(bench, run_id)
+        run_id = runs.create_run(bench, runs.RunOptions(models=["gpt-x"], concurrency=1, budget_usd=0.1))
+        estimate = runs.estimate_run(bench, run_id)
         stopped = execute(bench, run_id)
         pending_at_stop = statuses(bench, run_id).get("pending", 0)
         finished = execute(bench, run_id, budget_usd=100.0)
@@ -119,10 +119,10 @@ def test_budget_stops_cleanly_and_resume_finishes(bench, monkeypatch):
 def test_retry_failed_puts_failures_back_and_finishes(bench, monkeypatch):
     server = serve(monkeypatch, script=[ScriptRule(match=r"\(case 2\)", fault="503", times=1)])
     try:
-        run_id = runner.create_run(bench, runner.RunOptions(models=["gpt-x"], max_retries=0))
+        run_id = runs.create_run(bench, runs.RunOptions(models=["gpt-x"], max_retries=0))
         first = execute(bench, run_id)
-        failures = runner.failed_items(bench, run_id)
-        assert runner.retry_failed(bench, run_id) == 1
+        failures = runs.failed_items(bench, run_id)
+        assert runs.retry_failed(bench, run_id) == 1
         second = execute(bench, run_id)
     finally:
         server.stop()
@@ -136,12 +136,12 @@ def test_retry_failed_puts_failures_back_and_finishes(bench, monkeypatch):
 def test_cancel_stops_dispatching(bench, monkeypatch):
     server = serve(monkeypatch, latency_ms=150)
     monkeypatch.setattr(runner, "MONITOR_INTERVAL_S", 0.05)
-    run_id = runner.create_run(bench, runner.RunOptions(models=["gpt-x"], concurrency=1))
+    run_id = runs.create_run(bench, runs.RunOptions(models=["gpt-x"], concurrency=1))
 
     async def run_then_cancel():
         task = asyncio.create_task(runner.execute_run(bench, run_id))
         await asyncio.sleep(0.25)
-        await asyncio.to_thread(runner.request_cancel, bench, run_id)
+        await asyncio.to_thread(runs.request_cancel, bench, run_id)
         return await task
 
     try:
@@ -160,13 +160,13 @@ def test_keys_never_reach_db_logs_or_exports(bench, monkeypatch, tmp_path):
     logging.getLogger("gauntlet").setLevel(logging.DEBUG)
     server = serve(monkeypatch, error_rate=0.3, seed=5, leak_auth_in_errors=True)
     try:
-        run_id = runner.create_run(bench, runner.RunOptions(models=["gpt-x", "claude-x"], max_retries=0))
+        run_id = runs.create_run(bench, runs.RunOptions(models=["gpt-x", "claude-x"], max_retries=0))
         execute(bench, run_id)
     finally:
         server.stop()
         logging.getLogger("gauntlet").removeHandler(handler)
         handler.close()
-    failures = runner.failed_items(bench, run_id)
+    failures = runs.failed_items(bench, run_id)
     assert failures and any("***" in f["error"] for f in failures)
     export = tmp_path / "report.json"
     export.write_text(render_report(readmodel.run_report(bench, run_id), "json", failures))
@@ -188,7 +188,7 @@ def test_keys_never_reach_db_logs_or_exports(bench, monkeypatch, tmp_path):
 def test_model_settings_refuse_secrets(bench, monkeypatch, settings, message):
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
     with pytest.raises(ValueError, match=message):
-        runner.register_model(bench, ModelConfig(name="bad", provider="openai", settings=settings))
+        runs.register_model(bench, ModelConfig(name="bad", provider="openai", settings=settings))
 
 
 def test_cli_models_run_and_report(bench, db_url):
@@ -219,7 +219,7 @@ def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
 
     with Session(bench) as session:
         instances = session.exec(select(Instance)).all()
-        loaded = runner.load_prompts(session, [i.id for i in instances], "support_middle", 3)
+        loaded = runs.load_prompts(session, [i.id for i in instances], "support_middle", 3)
         constraints, documents = defaultdict(list), defaultdict(list)
         for c in session.exec(select(Constraint)):
             constraints[c.instance_id].append(c)

@@ -75,24 +75,24 @@ def test_kill_9_then_resume_loses_nothing_and_pays_nothing_twice(engine, db_url,
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_cancel_signals_the_background_process(engine, db_url, tmp_path, monkeypatch, workers):
-    from core.generation import runner
+    from core.generation import jobs, runs
 
     seed_instances(engine, ITEMS)
     add_model(engine, "gpt-x", "openai")
     with FakeLLMServer(latency_ms=300) as server:
         for key, value in cli_env(db_url, server, tmp_path).items():
             monkeypatch.setenv(key, value)
-        run_id = runner.create_run(engine, runner.RunOptions(models=["gpt-x"], concurrency=1, workers=workers))
-        pid = runner.launch_in_background(engine, run_id, log_dir=tmp_path)
+        run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=1, workers=workers))
+        pid = jobs.launch_in_background(engine, run_id, log_dir=tmp_path)
         wait_for_done(engine, 1)
         with Session(engine) as session:
             pids = [pid, *session.get(Run, run_id).config.get("worker_pids", [])]
         assert len(pids) == (1 if workers == 1 else 1 + workers)
-        assert runner.cancel_run(engine, run_id) == runner.CANCEL_REQUEST
+        assert jobs.cancel_run(engine, run_id) == runs.CANCEL_REQUEST
         deadline = time.monotonic() + 20
-        while any(runner.process_alive(p) for p in pids):
+        while any(jobs.process_alive(p) for p in pids):
             assert time.monotonic() < deadline, "the runner (or one of its workers) ignored the cancel"
             time.sleep(0.1)
-    snapshot = runner.progress_snapshot(engine, run_id)
+    snapshot = runs.progress_snapshot(engine, run_id)
     assert snapshot.status == "cancelled" and snapshot.pending > 0 and snapshot.done >= 1
     assert snapshot.done + snapshot.failed + snapshot.pending == ITEMS

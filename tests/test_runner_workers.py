@@ -11,7 +11,7 @@ import sys
 
 from sqlmodel import Session, select
 
-from core.generation import runner
+from core.generation import runner, runs
 from core.config import REPO_ROOT
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from core.store.models import LLMCall, Run
@@ -28,10 +28,10 @@ def test_two_workers_finish_every_item_paying_each_call_once(engine, monkeypatch
     add_model(engine, "gpt-x", "openai")
     with FakeLLMServer(latency_ms=20) as server:
         point_sdks_at(monkeypatch, server)
-        run_id = runner.create_run(engine, runner.RunOptions(models=["gpt-x"], concurrency=4, workers=2))
+        run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=4, workers=2))
         result = asyncio.run(runner.execute_run(engine, run_id))
         calls = len(server.requests)
-    snapshot = runner.progress_snapshot(engine, run_id)
+    snapshot = runs.progress_snapshot(engine, run_id)
     assert result.status == snapshot.status == "done"
     assert (snapshot.done, snapshot.failed, snapshot.pending) == (ITEMS, 0, 0)
     assert calls == ITEMS
@@ -84,14 +84,14 @@ def test_budget_is_checked_across_workers(engine, monkeypatch, tmp_path):
     add_model(engine, "gpt-x", "openai")
     with FakeLLMServer(latency_ms=30) as server:
         point_sdks_at(monkeypatch, server)
-        probe = runner.create_run(engine, runner.RunOptions(models=["gpt-x"], limit=1))
+        probe = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], limit=1))
         asyncio.run(runner.execute_run(engine, probe))
-        per_call = runner.progress_snapshot(engine, probe).spent_usd
+        per_call = runs.progress_snapshot(engine, probe).spent_usd
         budget = per_call * 8
-        run_id = runner.create_run(engine, runner.RunOptions(models=["gpt-x"], concurrency=2, workers=2,
+        run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=2, workers=2,
                                                              budget_usd=budget))
         result = asyncio.run(runner.execute_run(engine, run_id))
-    snapshot = runner.progress_snapshot(engine, run_id)
+    snapshot = runs.progress_snapshot(engine, run_id)
     assert result.status == snapshot.status == "budget_stopped"
     assert snapshot.pending > 0 and snapshot.done + snapshot.failed + snapshot.pending == 40
     in_flight = 2  # one call per worker (concurrency 2 over 2 workers)

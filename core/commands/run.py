@@ -16,6 +16,7 @@ from rich.table import Table
 
 from core.config import database_url
 from core.store.db import get_engine, upgrade
+from core.generation import runs
 from core.generation.providers.base import ModelConfig
 from core.generation.providers.prices import PRICES_AS_OF, default_price
 
@@ -70,34 +71,33 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Generate answers for models x instances; every item ends done or failed with a reason."""
-    from core.generation import runner
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
                  "max_retries": max_retries, "workers": workers}
     try:
-        run_id = _target_run(engine, runner, models, domains, modes, limit, order, seed, name, overrides,
+        run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
                              resume, retry_failed, dry_run)
     except ValueError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
     if run_id is None:
         return
-    print_estimate(runner.estimate_run(engine, run_id))
-    result = _execute(engine, runner, run_id, overrides, quiet)
-    _finish(engine, runner, run_id, result)
+    print_estimate(runs.estimate_run(engine, run_id))
+    result = _execute(engine, run_id, overrides, quiet)
+    _finish(engine, run_id, result)
 
 
-def _target_run(engine, runner, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
+def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
                 dry_run) -> int | None:
     if resume is not None:
         return resume
     if retry_failed is not None:
-        count = runner.retry_failed(engine, retry_failed)
+        count = runs.retry_failed(engine, retry_failed)
         console.print(f"run {retry_failed}: {count} failed item(s) back to pending")
         return retry_failed
-    options = runner.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
+    options = runs.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
                                 name=name, order=order or "stored", seed=seed or 0)
     for key, value in overrides.items():
         if value is not None:
@@ -105,14 +105,14 @@ def _target_run(engine, runner, models, domains, modes, limit, order, seed, name
     if not options.models:
         raise ValueError("--models is required (see `gauntlet models list`)")
     if dry_run:
-        print_estimate(runner.estimate_options(engine, options))
+        print_estimate(runs.estimate_options(engine, options))
         return None
-    run_id = runner.create_run(engine, options)
+    run_id = runs.create_run(engine, options)
     typer.echo(f"run {run_id} created")
     return run_id
 
 
-def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool):
+def _execute(engine, run_id: int, overrides: dict[str, Any], quiet: bool):
     from core.pipeline import run_and_score
 
     def stage(name: str, done: int, total: int) -> None:
@@ -125,7 +125,7 @@ def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool
                TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
                TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
-        snap = runner.progress_snapshot(engine, run_id)
+        snap = runs.progress_snapshot(engine, run_id)
         task = bar.add_task("run", total=snap.total, completed=snap.finished, run=run_id, failed=snap.failed,
                             rate=0.0, spent=snap.spent_usd)
 
@@ -136,9 +136,9 @@ def _execute(engine, runner, run_id: int, overrides: dict[str, Any], quiet: bool
                                          progress=stage))
 
 
-def _finish(engine, runner, run_id: int, outcome) -> None:
+def _finish(engine, run_id: int, outcome) -> None:
     result = outcome.generation
-    failures = runner.failed_items(engine, run_id)
+    failures = runs.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
                f"spent ${result.spent_usd:.4f}")
     for failure in failures:
@@ -162,7 +162,6 @@ def report(
 ) -> None:
     """Per-model results of a run under one judge: generation figures and every metric with its CI and n."""
     from core.analysis import readmodel
-    from core.generation import runner
 
     if format not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
@@ -172,7 +171,7 @@ def report(
     except ValueError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-    typer.echo(render_report(result, format, runner.failed_items(engine, run_id)))
+    typer.echo(render_report(result, format, runs.failed_items(engine, run_id)))
 
 
 def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
@@ -225,7 +224,6 @@ def models_add(
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
     """Register or update a model configuration (prices default to core/providers/prices.py)."""
-    from core.generation import runner
 
     model_name = model_name or name
     default_in, default_out = default_price(model_name)
@@ -239,7 +237,7 @@ def models_add(
         from core.generation.providers import PROVIDERS
 
         PROVIDERS.get(provider)
-        row = runner.register_model(_engine(), config)
+        row = runs.register_model(_engine(), config)
     except (ValueError, KeyError) as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
@@ -260,9 +258,8 @@ def _parse_setting(text: str) -> tuple[str, Any]:
 @models_app.command("baselines")
 def models_baselines() -> None:
     """Register baseline:always-refuse and baseline:extractive."""
-    from core.generation import runner
 
-    for row in runner.ensure_baselines(_engine()):
+    for row in runs.ensure_baselines(_engine()):
         typer.echo(f"model {row.name} (baseline)")
 
 

@@ -10,7 +10,7 @@ import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import runner
+from core.generation import jobs, runs
 from core.review.auth import create_user, update_user
 from core.store.models import Response, Run, Verdict
 from tests.factories import add_model, seed_instances
@@ -49,11 +49,11 @@ def only_run(engine) -> Run:
         return session.exec(select(Run)).one()
 
 
-def wait_for_pipeline(engine, run_id: int, seconds: float = 60) -> list[runner.StageLine]:
+def wait_for_pipeline(engine, run_id: int, seconds: float = 60) -> list[jobs.StageLine]:
     """Poll the pipeline progress until every line is finished (or not scored)."""
     deadline = time.monotonic() + seconds
     while True:
-        lines = runner.pipeline_progress(engine, run_id)
+        lines = jobs.pipeline_progress(engine, run_id)
         if all(line.state in ("finished", "not scored") for line in lines):
             return lines
         assert time.monotonic() < deadline, f"background job did not finish: {lines}"
@@ -71,7 +71,7 @@ def test_registers_baselines_when_missing(seeded):
     [pytest.param([], 0, 12, id="all"), pytest.param(["gap"], 0, 4, id="gap-only"), pytest.param([], 3, 6, id="limit")],
 )
 def test_estimate_follows_the_choices(seeded, modes, limit, items):
-    runner.ensure_baselines(seeded)
+    runs.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive", "baseline:always-refuse"])
     at.multiselect(key="run_modes").set_value(modes)
@@ -80,7 +80,7 @@ def test_estimate_follows_the_choices(seeded, modes, limit, items):
 
 
 def test_judges_offered_are_heuristic_and_llm_per_real_model(seeded):
-    runner.ensure_baselines(seeded)
+    runs.ensure_baselines(seeded)
     add_model(seeded, "gpt-test")
     at = open_page()
     judges = at.multiselect(key="run_judges")
@@ -92,7 +92,7 @@ def test_judges_offered_are_heuristic_and_llm_per_real_model(seeded):
 
 
 def test_launch_generates_and_scores_with_the_chosen_judge(seeded):
-    runner.ensure_baselines(seeded)
+    runs.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive"])
     at.multiselect(key="run_judges").set_value(["heuristic"]).run()
@@ -118,7 +118,7 @@ def test_launch_generates_and_scores_with_the_chosen_judge(seeded):
 
 
 def test_launch_without_a_judge_generates_only(seeded):
-    runner.ensure_baselines(seeded)
+    runs.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:always-refuse"])
     at.multiselect(key="run_judges").set_value([]).run()
@@ -132,7 +132,7 @@ def test_launch_without_a_judge_generates_only(seeded):
 
 
 def test_launch_is_refused_when_the_role_was_taken_away(seeded):
-    runner.ensure_baselines(seeded)
+    runs.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive"]).run()
     update_user(seeded, "tester", role="viewer")
@@ -144,8 +144,8 @@ def test_launch_is_refused_when_the_role_was_taken_away(seeded):
 
 
 def test_cancel_a_run_that_is_not_running(seeded):
-    runner.ensure_baselines(seeded)
-    run_id = runner.create_run(seeded, runner.RunOptions(models=["baseline:extractive"], judge="heuristic"))
+    runs.ensure_baselines(seeded)
+    run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
     at = open_page()
     assert f"{HEURISTIC_LINE}: waiting for generation" in progress_texts(at)
     at.button(key=f"run_cancel_{run_id}").click().run()
@@ -184,14 +184,14 @@ PROGRESS_CASES = [
 
 @pytest.mark.parametrize(("status", "pipeline", "extra", "expected"), PROGRESS_CASES)
 def test_pipeline_progress_reads_the_run_row(seeded, status, pipeline, extra, expected):
-    runner.ensure_baselines(seeded)
-    run_id = runner.create_run(seeded, runner.RunOptions(models=["baseline:extractive"], judge="heuristic,llm:j"))
+    runs.ensure_baselines(seeded)
+    run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic,llm:j"))
     with Session(seeded) as session:
         run = session.get(Run, run_id)
         run.status = status
         run.config = {**run.config, **extra, **({"pipeline": pipeline} if pipeline else {})}
         session.add(run)
         session.commit()
-    lines = runner.pipeline_progress(seeded, run_id)
+    lines = jobs.pipeline_progress(seeded, run_id)
     assert [line.judge for line in lines] == [None, "heuristic", "llm:j"]
     assert [(line.stage, line.done, line.total, line.state) for line in lines] == expected

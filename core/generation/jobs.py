@@ -1,0 +1,136 @@
+"""Background jobs: a run launched from the app (generation then scoring) in its own process, cancelled, and its stage-by-stage progress."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from core.config import REPO_ROOT
+from core.store.models import utc_now
+from core.pipeline import split_judges
+from core.review.auth import Principal, authorize
+from core.generation.runs import CANCEL_REQUEST, FINAL_STATUSES, RunOptions, RunProgress, get_run, create_run, progress_snapshot, request_cancel
+
+
+_LAUNCHED: dict[int, subprocess.Popen] = {}
+
+
+def launch_in_background(engine: Engine, run_id: int, *, log_dir: str | os.PathLike | None = None) -> int:
+    """Start `python -m core.cli run --resume RUN_ID` detached (it survives the caller); records and returns its pid."""
+    from pathlib import Path
+
+    logs = Path(log_dir or os.environ.get("GAUNTLET_LOG_DIR") or REPO_ROOT / "var" / "logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / f"run-{run_id}.log", "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "run", "--resume", str(run_id), "--quiet"],
+            cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+    _LAUNCHED[process.pid] = process
+    with Session(engine) as session:
+        run = get_run(session, run_id)
+        run.config = {**run.config, "pid": process.pid}
+        session.add(run)
+        session.commit()
+    return process.pid
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether the process `pid` is still running (reaping it if we launched it)."""
+    if not pid:
+        return False
+    if pid in _LAUNCHED:
+        return _LAUNCHED[pid].poll() is None
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def cancel_run(engine: Engine, run_id: int) -> str:
+    """Cancel a run: ask the runner to stop, signal its process; a run whose process is gone is marked cancelled."""
+    request_cancel(engine, run_id)
+    with Session(engine) as session:
+        run = get_run(session, run_id)
+        pid = run.config.get("pid")
+        if run.status == CANCEL_REQUEST and process_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+        elif run.status == CANCEL_REQUEST:
+            run.status, run.finished_at = "cancelled", utc_now()
+            session.add(run)
+            session.commit()
+        return run.status
+
+
+def launch_run(engine: Engine, principal: Principal | None, options: RunOptions) -> tuple[int, int]:
+    """An admin creates a run from `options` and starts it (generation, then scoring) in the background.
+
+    Re-checked server-side (launch_run); returns (run id, process id).
+    """
+    authorize(engine, principal, "launch_run")
+    run_id = create_run(engine, options)
+    return run_id, launch_in_background(engine, run_id)
+
+
+def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
+    """An admin cancels a run (re-checked: cancel_run); the run's status afterwards."""
+    authorize(engine, principal, "cancel_run")
+    return cancel_run(engine, run_id)
+
+
+@dataclass(frozen=True)
+class StageLine:
+    """One line of a run's pipeline progress: generation, or scoring with one judge."""
+
+    stage: str  # generation | scoring
+    judge: str | None
+    done: int
+    total: int
+    state: str  # waiting | running | finished | not scored | stopped
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else (1.0 if self.state == "finished" else 0.0)
+
+
+def _scoring_line(judges: list[str], position: int, info: dict[str, Any], run_status: str, responses: int) -> StageLine:
+    """Scoring progress of judges[position] from the run row's pipeline stage (judges score one after another)."""
+    judge, stage = judges[position], info.get("stage")
+    if stage == "finished":
+        scored = run_status == "done"  # the pipeline scores only a run whose generation finished
+        return StageLine("scoring", judge, responses if scored else 0, responses, "finished" if scored else "not scored")
+    if stage != "scoring" or info.get("judge") not in judges:
+        return StageLine("scoring", judge, 0, 0, "waiting")
+    current, total = judges.index(info["judge"]), int(info.get("total", 0))
+    if position < current:
+        return StageLine("scoring", judge, total, total, "finished")
+    if position > current:
+        return StageLine("scoring", judge, 0, total, "waiting")
+    done = int(info.get("done", 0))
+    return StageLine("scoring", judge, done, total, "finished" if done >= total else "running")
+
+
+def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None) -> list[StageLine]:
+    """Generation (from the run's responses), then one scoring line per chosen judge (from the run row's stage).
+
+    A line still waiting or running whose background process is gone reads "stopped". Pass `snapshot` when the
+    caller already holds the run's progress_snapshot.
+    """
+    snap = snapshot or progress_snapshot(engine, run_id)
+    with Session(engine) as session:
+        config = dict(get_run(session, run_id).config or {})
+    info, judges, pid = dict(config.get("pipeline") or {}), split_judges(config.get("judge")), config.get("pid")
+    generation = "finished" if snap.status in FINAL_STATUSES else "waiting" if snap.status == "pending" else "running"
+    lines = [StageLine("generation", None, snap.finished, snap.total, generation)]
+    lines += [_scoring_line(judges, i, info, snap.status, snap.done) for i in range(len(judges))]
+    if info.get("stage") != "finished" and pid and not process_alive(pid):
+        lines = [replace(line, state="stopped") if line.state in ("waiting", "running") else line for line in lines]
+    return lines
