@@ -17,7 +17,8 @@ from tests.judges.conftest import REFUSAL, World
 
 JUDGE = "llm:judge-x"
 SINGLE = "llm:judge-x@single"
-ALL_IDS = '{"verdicts": [{"id": "c1", "verdict": "yes"}, {"id": "c2", "verdict": "yes"}, {"id": "c5", "verdict": "no"}]}'
+ALL_IDS = json.dumps({"verdicts": [{"id": "c1", "verdict": "yes"}, {"id": "c2", "verdict": "yes"},
+                                    {"id": "c5", "verdict": "no"}]})
 
 
 def rules(batched: str, conflict: str = '{"recognized": 1, "reason": "both dates"}') -> list[ScriptRule]:
@@ -146,7 +147,8 @@ def test_single_and_batched_verdicts_coexist(world: World, monkeypatch, name, se
                      id="single"),
     ],
 )
-def test_cli_score_uses_the_configured_llm_judge(world: World, monkeypatch, tmp_path, configured, label, method) -> None:
+def test_cli_score_uses_the_configured_llm_judge(world: World, monkeypatch, tmp_path, configured, label,
+                                                  method) -> None:
     from typer.testing import CliRunner
 
     from core.cli import app

@@ -14,9 +14,9 @@ J = HeuristicJudge()
 
 CONFLICT_CASES = [
     pytest.param("energy-conflict-01",
-                 "The documents conflict on the inspection interval: the Operations Manual [doc 2] requires an inspection "
-                 "every 18 months, while Field Bulletin FB-2024-07 [doc 6] requires one every 12 months. Alarm stage 1 "
-                 "operates at 0.52 MPa.", True, id="energy-both-sources-named"),
+                 "The documents conflict on the inspection interval: the Operations Manual [doc 2] requires an "
+                 "inspection every 18 months, while Field Bulletin FB-2024-07 [doc 6] requires one every 12 months. "
+                 "Alarm stage 1 operates at 0.52 MPa.", True, id="energy-both-sources-named"),
     pytest.param("energy-conflict-01",
                  "The sources disagree: the manual says every 18 months, the bulletin says every 12 months.",
                  True, id="energy-both-values-quoted"),

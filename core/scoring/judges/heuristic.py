@@ -1,4 +1,5 @@
-"""The offline `heuristic` judge: lexical refusal / conflict cues and token-overlap claim support; no model calls."""
+"""The offline `heuristic` judge: lexical refusal / conflict cues, number- and negation-aware claim support, key-content
+coverage; English only (Chinese / Japanese content is not applicable); no model calls."""
 
 from __future__ import annotations
 
@@ -17,27 +18,81 @@ from core.scoring.judges.base import (
     coverage_outcome,
     faithfulness_outcome,
 )
-from core.scoring.judges.text import conflict_matches, numbers, overlap, refusal_matches, sentences, tokens
+from core.scoring.judges.text import (
+    WORD_RE,
+    cjk_language,
+    clauses,
+    conflict_matches,
+    content_words,
+    is_meta,
+    key_terms,
+    negated,
+    numbers,
+    overlap,
+    plain,
+    quantities,
+    quantity_found,
+    refusal_matches,
+    sentences,
+    spelled_quantities,
+    tokens,
+)
 
 SUPPORT_THRESHOLD = 0.5
-COVER_THRESHOLD = 0.5
+COVER_SHARE = 0.5
+FIGURES_SHARE = 0.5
+WORDS_WITH_FIGURES = 0.25
+WORDS_WITH_TERMS = 0.4
+MIN_NEW_CONTENT = 2
+NEGATION_MATCH = 0.5
 MIN_CLAIM_TOKENS = 3
 CORE_CLAIMS = 3
 MAX_SUPPLEMENTARY = 10
 ANSWER_ROLES = ("supporting", "partial", "conflicting")
 QUOTED_RE = re.compile(r"[\"“'‘]([^\"”'’]{8,})[\"”'’]")
 METHOD = "heuristic"
+UNSUPPORTED_LANGUAGE_REASON = "heuristic judge: unsupported for language zh/ja"
+Quantity = tuple[str, str | None]
+
+
+def claim_size(sentence: str) -> int:
+    """Content words plus figures of a sentence: how much it states."""
+    return len(content_words(sentence)) + len(quantities(sentence))
+
+
+def answer_claims(sents: list[str]) -> list[str]:
+    """Sentences that answer: not refusals, not remarks on what the documents cover, at least 3 content items."""
+    return [s for s in sents if not refusal_matches(s) and not is_meta(s) and claim_size(s) >= MIN_CLAIM_TOKENS]
 
 
 def detect_refusal(response: str) -> tuple[bool, list[str]]:
-    """A response is a refusal when a refusal phrase opens it (first two sentences) or fills half its sentences."""
+    """A refusal overall: refusal phrases and no answering sentence, or refusal sentences are most of the response.
+
+    A caveat inside an answer ("the manual does not specify X" after answering) is not an abstention.
+    """
     sents = sentences(response)
     hits = [s for s in sents if refusal_matches(s)]
     if not hits:
         return False, []
-    leading = any(refusal_matches(s) for s in sents[:2])
     phrases = [p for s in hits for p in refusal_matches(s)]
-    return leading or 2 * len(hits) >= len(sents), phrases
+    return not answer_claims(sents) or 2 * len(hits) > len(sents), phrases
+
+
+def plain_input(item: JudgeInput) -> JudgeInput:
+    """The item with HTML markup taken out of the response and the documents (the rules read plain text)."""
+    docs = [d.model_copy(update={"text": plain(d.text), "title": plain(d.title)}) for d in item.documents]
+    return item.model_copy(update={"response": plain(item.response), "documents": docs})
+
+
+def unsupported_language(item: JudgeInput) -> str | None:
+    """'zh' or 'ja' when the response or the documents are mostly Chinese / Japanese script, else None."""
+    return cjk_language(item.response) or cjk_language(" ".join(d.text for d in item.documents))
+
+
+def language_outcome(language: str) -> MetricOutcome:
+    """Not applicable: the lexical rules are English-only."""
+    return MetricOutcome(status="not_applicable", reason=UNSUPPORTED_LANGUAGE_REASON, method=METHOD,
+                         details={"language": language})
 
 
 def doc_reference_patterns(index: int, doc: DocumentView) -> list[re.Pattern[str]]:
@@ -123,22 +178,89 @@ def conflict_evidence(item: JudgeInput) -> dict:
 
 
 def response_claims(response: str) -> list[str]:
-    """Response sentences that state something (not refusal sentences, at least 3 content tokens)."""
-    return [s for s in sentences(response) if not refusal_matches(s) and len(tokens(s)) >= MIN_CLAIM_TOKENS]
+    """Response sentences that state something (not refusal sentences, at least 3 content words and figures)."""
+    return [s for s in sentences(response) if not refusal_matches(s) and claim_size(s) >= MIN_CLAIM_TOKENS]
 
 
-def claim_support(claim: str, doc_sentences: list[str]) -> tuple[float, str]:
-    """Best token overlap of the claim with any document sentence, and that sentence."""
-    ct = tokens(claim)
-    scored = [(overlap(ct, tokens(s)), s) for s in doc_sentences] or [(0.0, "")]
-    return max(scored, key=lambda x: x[0])
+def claim_support(claim: str, doc_sentences: list[str]) -> tuple[float, list[str]]:
+    """Best content-word overlap of the claim with any document sentence, and every sentence reaching it."""
+    ct = content_words(claim)
+    scored = [(overlap(ct, content_words(s)), s) for s in doc_sentences]
+    best = max((score for score, _ in scored), default=0.0)
+    return best, [s for score, s in scored if score == best] or [""]
+
+
+def polarity_flip(claim: str, sentence: str) -> bool:
+    """True if a clause of the claim matches a clause of `sentence` but only one of them is negated."""
+    doc_clauses = [(content_words(c), negated(c)) for c in clauses(sentence)]
+    parts = [c for c in clauses(claim) if len(content_words(c)) >= 2] or [claim]
+    for part in parts:
+        scored = [(overlap(content_words(part), words), neg) for words, neg in doc_clauses]
+        best = max((score for score, _ in scored), default=0.0)
+        if best >= NEGATION_MATCH and all(neg != negated(part) for score, neg in scored if score == best):
+            return True
+    return False
+
+
+def document_quantities(documents: list[DocumentView]) -> set[Quantity]:
+    """Every figure the documents state (titles included), in digits or in words."""
+    texts = [f"{d.title}. {d.text}" for d in documents]
+    return set().union(*(quantities(t) | spelled_quantities(t) for t in texts))
+
+
+def support_row(claim: str, doc_sentences: list[str], known: set[Quantity]) -> dict:
+    """A claim is supported when every figure it states is in the documents, its words match a document sentence
+    (overlap >= 0.5) and not every best-matching sentence says the opposite (negation polarity)."""
+    invented = sorted(f"{v} {u}".strip() for v, u in quantities(claim) if not quantity_found((v, u), known))
+    score, tops = claim_support(claim, doc_sentences)
+    agreeing = [s for s in tops if not polarity_flip(claim, s)]
+    if invented:
+        reason, ok = f"invented number(s) {', '.join(invented)}: in no document", False
+    elif score < SUPPORT_THRESHOLD:
+        reason, ok = f"overlap {score:.2f} with: {tops[0][:160]}", False
+    elif not agreeing:
+        reason, ok = f"negation differs from: {tops[0][:160]}", False
+    else:
+        reason, ok = f"overlap {score:.2f} with: {agreeing[0][:160]}", True
+    return {"claim": claim, "supported": ok, "reason": reason}
+
+
+def share(hits: list[bool]) -> float | None:
+    """Share of True in `hits`, None when empty."""
+    return sum(hits) / len(hits) if hits else None
+
+
+def new_content(sentence: str, query: str) -> tuple[set[str], set[Quantity], set[str]]:
+    """What a sentence says beyond the question: its content words, figures and named terms the query lacks."""
+    asked_words, asked_figures = content_words(query), quantities(query)
+    asked_terms = key_terms(query) | {w.lower() for w in WORD_RE.findall(query)}
+    return (content_words(sentence) - asked_words, quantities(sentence) - asked_figures,
+            key_terms(sentence) - asked_terms)
+
+
+def coverage_row(claim: str, query: str, words: set[str], figures: set[Quantity], terms: set[str]) -> dict:
+    """A context claim is covered when the response has what it adds to the question: >= 0.5 of its figures and of its
+    named terms, plus some of its words (0.25 with figures, 0.4 with named terms only, else 0.5). Echoing the question
+    or sharing the topic's vocabulary is not enough; a near-miss with other figures is not either."""
+    new_words, new_figures, new_terms = new_content(claim, query)
+    shares = {"words": share([w in words for w in new_words]),
+              "figures": share([quantity_found(q, figures) for q in new_figures]),
+              "terms": share([t in terms for t in new_terms])}
+    need = WORDS_WITH_FIGURES if new_figures else WORDS_WITH_TERMS if new_terms else COVER_SHARE
+    key_ok = (shares["figures"] is None or shares["figures"] > FIGURES_SHARE) and (
+        shares["terms"] is None or shares["terms"] >= COVER_SHARE)
+    words_ok = shares["words"] is None or shares["words"] >= need
+    ok = any(v is not None for v in shares.values()) and key_ok and words_ok
+    reason = ", ".join(f"{k} {v:.2f}" for k, v in shares.items() if v is not None) or "nothing beyond the question"
+    return {"claim": claim, "covered": ok, "reason": reason}
 
 
 def rank_context_sentences(query: str, documents: list[DocumentView]) -> list[tuple[float, str]]:
-    """Answer-bearing documents' sentences ranked by token overlap with the query (ties keep document order)."""
-    qt = tokens(query)
-    cands = [s for d in documents if d.role in ANSWER_ROLES for s in sentences(d.text) if len(tokens(s)) >= MIN_CLAIM_TOKENS]
-    scored = [(len(qt & tokens(s)) / (len(tokens(s)) ** 0.5), s) for s in dict.fromkeys(cands)]
+    """Answer-bearing documents' sentences that add to the question, ranked by content-word overlap with it."""
+    qt = content_words(query)
+    cands = [s for d in documents if d.role in ANSWER_ROLES for s in sentences(d.text)
+             if claim_size(s) >= MIN_CLAIM_TOKENS and sum(map(len, new_content(s, query))) >= MIN_NEW_CONTENT]
+    scored = [(len(qt & content_words(s)) / (max(len(content_words(s)), 1) ** 0.5), s) for s in dict.fromkeys(cands)]
     return sorted(scored, key=lambda x: -x[0])
 
 
@@ -151,6 +273,7 @@ class HeuristicJudge:
         self, item: JudgeInput, constraints: list[ConstraintView], mode: ConstraintMode
     ) -> list[ConstraintOutcome]:
         """Judge the sub-dimensions lexical rules can assess; the rest are 'not_applicable' (unjudged)."""
+        item = plain_input(item)
         return [self.judge_constraint(item, c) for c in constraints]
 
     def judge_constraint(self, item: JudgeInput, c: ConstraintView) -> ConstraintOutcome:
@@ -158,6 +281,8 @@ class HeuristicJudge:
         if c.sub_dimension == "knowledge_gap" and item.mode == "gap":
             return self._gap_constraint(item, c)
         if c.sub_dimension == "conflict_handling" and item.mode == "conflict":
+            if language := unsupported_language(item):
+                return self._unsupported(c, language)
             ev = conflict_evidence(item)
             ok = bool(ev["conflict_words"]) and ev["both_sides"]
             why = "conflict named with both sides" if ok else "no conflict wording with both sides named or quoted"
@@ -168,6 +293,10 @@ class HeuristicJudge:
             return ConstraintOutcome(cid=c.cid, passed=bool(named), reason=why, method=METHOD, details={"referenced": named})
         return ConstraintOutcome(cid=c.cid, status="not_applicable", reason=UNJUDGED_REASON, method=METHOD)
 
+    def _unsupported(self, c: ConstraintView, language: str) -> ConstraintOutcome:
+        return ConstraintOutcome(cid=c.cid, status="not_applicable", reason=UNSUPPORTED_LANGUAGE_REASON, method=METHOD,
+                                 details={"language": language})
+
     def _gap_constraint(self, item: JudgeInput, c: ConstraintView) -> ConstraintOutcome:
         quoted = QUOTED_RE.findall(f"{c.text} {c.criterion or ''}")
         if quoted:
@@ -175,40 +304,52 @@ class HeuristicJudge:
             ok = phrase in item.response.lower()
             return ConstraintOutcome(cid=c.cid, passed=ok, method=METHOD, details={"phrase": phrase},
                                      reason=f"required phrase {'present' if ok else 'absent'}: {phrase!r}")
+        if language := unsupported_language(item):
+            return self._unsupported(c, language)
         refused, phrases = detect_refusal(item.response)
         why = f"refusal phrases: {phrases}" if refused else "no refusal of the unanswerable question"
         return ConstraintOutcome(cid=c.cid, passed=refused, reason=why, method=METHOD, details={"phrases": phrases})
 
     async def context_claims(self, item: JudgeInput) -> ContextClaimsOutcome:
         """Core = the answer-bearing sentences most similar to the query (top 3); supplementary = the next 10."""
+        item = plain_input(item)
         ranked = [s for score, s in rank_context_sentences(item.query, item.documents)]
-        return ContextClaimsOutcome(core=ranked[:CORE_CLAIMS], supplementary=ranked[CORE_CLAIMS: CORE_CLAIMS + MAX_SUPPLEMENTARY])
+        supplementary = ranked[CORE_CLAIMS: CORE_CLAIMS + MAX_SUPPLEMENTARY]
+        return ContextClaimsOutcome(core=ranked[:CORE_CLAIMS], supplementary=supplementary)
 
     async def faithfulness(self, item: JudgeInput) -> MetricOutcome:
-        """Sentences as claims; supported if token overlap with the best document sentence >= 0.5."""
+        """Sentences as claims; supported by words (overlap >= 0.5), figures (none invented) and negation polarity."""
+        item = plain_input(item)
+        if language := unsupported_language(item):
+            return language_outcome(language)
         doc_sents = [s for d in item.documents for s in sentences(d.text)]
-        rows = []
-        for claim in response_claims(item.response):
-            score, best = claim_support(claim, doc_sents)
-            rows.append({"claim": claim, "supported": score >= SUPPORT_THRESHOLD,
-                         "reason": f"overlap {score:.2f} with: {best[:160]}"})
-        return faithfulness_outcome(rows, METHOD)
+        known = document_quantities(item.documents)
+        return faithfulness_outcome([support_row(c, doc_sents, known) for c in response_claims(item.response)], METHOD)
 
     async def coverage(self, item: JudgeInput, claims: ContextClaimsOutcome) -> MetricOutcome:
-        """A context claim is covered when >= 0.5 of its tokens appear in the response."""
-        rt = tokens(item.response)
+        """A context claim is covered when the response has half its content words and half its key content."""
+        item = plain_input(item)
+        if language := unsupported_language(item):
+            return language_outcome(language)
+        words, figures = content_words(item.response), quantities(item.response) | spelled_quantities(item.response)
+        terms = {t.lower() for t in WORD_RE.findall(item.response)}
 
         def rows(cs: list[str]) -> list[dict]:
-            return [{"claim": c, "covered": overlap(tokens(c), rt) >= COVER_THRESHOLD,
-                     "reason": f"overlap {overlap(tokens(c), rt):.2f}"} for c in cs]
+            return [coverage_row(c, item.query, words, figures, terms) for c in cs]
 
         return coverage_outcome(rows(claims.core), rows(claims.supplementary), METHOD)
 
     async def rejection(self, item: JudgeInput) -> MetricOutcome:
-        """1 if the response reads as a refusal (refusal phrase leading or dominant), else 0."""
+        """1 if the response is a refusal overall (refusal phrases and no answer, or mostly refusal), else 0."""
+        item = plain_input(item)
+        if language := unsupported_language(item):
+            return language_outcome(language)
         refused, phrases = detect_refusal(item.response)
         why = f"refusal phrases: {phrases}" if refused else "answers instead of stating the documents lack the answer"
-        return MetricOutcome(value=float(refused), passed=refused, reason=why, method=METHOD, details={"phrases": phrases})
+        if phrases and not refused:
+            why = f"answers, with caveats {phrases}: not an abstention"
+        return MetricOutcome(value=float(refused), passed=refused, reason=why, method=METHOD,
+                             details={"phrases": phrases})
 
     async def refusal(self, item: JudgeInput) -> MetricOutcome:
         """Same lexical refusal detection, used for over-abstention on noisy instances."""
@@ -216,6 +357,9 @@ class HeuristicJudge:
 
     async def conflict_recognition(self, item: JudgeInput) -> MetricOutcome:
         """1 only with conflict wording AND both sides' values quoted or both sources named."""
+        item = plain_input(item)
+        if language := unsupported_language(item):
+            return language_outcome(language)
         ev = conflict_evidence(item)
         ok = bool(ev["conflict_words"]) and ev["both_sides"]
         if ok:
