@@ -1,14 +1,15 @@
-"""Pick a generator: weights, hard floors and a budget give a ranked list with reasons, a top-two test and a downloadable summary."""
+"""Pick a generator: weights, hard floors and a budget give a ranked list with reasons, the baselines as the floor, a top-two test and a downloadable summary."""
 
 import streamlit as st
 
 from core.analysis import picker, readmodel
-from ui import results_view
+from ui import picker_view, results_view
 from ui.auth import require_page
 
 require_page(__file__)
 st.title("Pick a generator")
-st.caption("Choose what matters, set the minimums a model must meet and your budget; the ranking explains itself.")
+st.caption("Choose what matters, set the minimums a model must meet and your budget; the ranking explains itself. "
+           "The calibration baselines are the floor: a recommendation must beat the best of them.")
 
 filters = results_view.sidebar_filters(subset=False, domains=False)
 if filters:
@@ -32,19 +33,4 @@ if filters:
 
     spec = picker.PickSpec(tuple(domains), tuple(modes), weights, floors, budget or None)
     result = picker.rank(scores, results_view.models(filters.version), spec)
-    if result.note:
-        st.info(result.note)
-    if result.ranking.empty:
-        st.warning("No model has scored responses in this scope.")
-    else:
-        st.subheader("Ranking")
-        st.dataframe(result.ranking[["rank", "model", "score", "eligible", "reason", "cost_per_1k", *picker.PICK_METRICS]], hide_index=True, width="stretch",
-                     column_config={"score": st.column_config.NumberColumn("weighted score", format="percent"),
-                                    "cost_per_1k": st.column_config.NumberColumn("cost / 1k (USD)", format="%.2f"),
-                                    **{m: st.column_config.NumberColumn(readmodel.METRICS[m].label, format="percent") for m in picker.PICK_METRICS}})
-        if result.top_two:
-            (st.success if result.top_two.significant else st.warning)(picker.top_two_verdict(result) + ".")
-        runs = ", ".join(f"#{r}" for r in filters.run_ids)
-        d1, d2 = st.columns(2)
-        d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, filters.judge, runs), "generator_choice.md", "text/markdown", key="pk_md")
-        d2.download_button("Download summary (HTML)", picker.summary_html(result, filters.judge, runs), "generator_choice.html", "text/html", key="pk_html")
+    picker_view.show(result, filters.judge, ", ".join(f"#{r}" for r in filters.run_ids))

@@ -235,3 +235,28 @@ def test_overlapping_runs_count_each_model_instance_once_latest_wins():
     assert (good["responses"], good["strict_ias"]) == (40, pytest.approx(2 / 20))
     pd.testing.assert_frame_equal(got.ranking, want.ranking)
     assert got.n_responses == want.n_responses == len(SCORES)
+
+
+@pytest.mark.parametrize(
+    ("value", "n", "cell"),
+    [
+        pytest.param(0.6, 20, "60.0% n=20†", id="small-n-flagged"),
+        pytest.param(0.9, 30, "90.0% n=30", id="thirty-not-flagged"),
+        pytest.param(np.nan, 0, "no data n=0", id="not-measured"),
+    ],
+)
+def test_metric_cell_says_n_and_flags_small_n(value, n, cell):
+    assert picker.metric_cell(value, n) == cell
+
+
+def test_every_metric_cell_of_the_ranking_says_its_n():
+    result = picker.rank(SCORES, MODELS, picker.PickSpec())
+    ranking = result.ranking.set_index("model")
+    assert ranking.loc["good", ["n_strict_ias", "n_rejection", "n_faithfulness", "n_conflict_recognition"]].tolist() == [20, 20, 40, 0]
+    table = picker.ranking_table(result).set_index("model")
+    assert table.loc["good", "strict_ias"] == "60.0% n=20†" and table.loc["good", "faithfulness"] == "70.0% n=40"
+    assert table.loc["good", "conflict_recognition"] == "no data n=0"
+    assert table.loc["baseline:always-refuse", "rank"] == "baseline" and table.loc["pricey", "rank"] == "1"
+    cells = table[list(picker.PICK_METRICS)].to_numpy().ravel()
+    assert all(" n=" in c for c in cells)
+    assert table["eligible"].tolist() == result.ranking["eligible"].tolist()

@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from core.analysis import readmodel
+from core.analysis import readmodel, stats
+from core.scoring.judges.names import judge_label
 
+SMALL_N = stats.SMALL_N
 PICK_METRICS: tuple[str, ...] = (
     "faithfulness", "coverage", "loose_ias", "strict_ias", "rejection", "conflict_recognition", "over_abstention",
 )
@@ -65,7 +67,8 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
     return num / den if den else np.nan
 
 
-RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS]
+RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS,
+                   *(f"n_{m}" for m in PICK_METRICS)]
 
 
 def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> list[str]:
@@ -93,7 +96,8 @@ def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec) 
     contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
     strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
     return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
-            "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "responses": len(group), **means}
+            "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "responses": len(group), **means,
+            **{f"n_{m}": int(group[m].notna().sum()) for m in PICK_METRICS}}
 
 
 def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0) -> PickResult:
@@ -218,7 +222,7 @@ def _points(v: float) -> str:
 
 
 def _test_figures(t: PairedTest) -> str:
-    small = " ⚠ fewer than 30" if t.shared < 30 else ""
+    small = f"† (fewer than {SMALL_N}: small sample)" if t.shared < SMALL_N else ""
     ci = "n/a" if np.isnan(t.ci_low) else f"[{t.ci_low * 100:+.1f}, {t.ci_high * 100:+.1f}]"
     return f"weighted-score difference {t.a} − {t.b} {_points(t.diff)}, 95% CI {ci}, paired bootstrap over {t.shared} shared instances{small}"
 
@@ -245,14 +249,40 @@ def _pct(v: float) -> str:
     return "—" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.1%}"
 
 
+def metric_cell(value: float, n: int) -> str:
+    """A metric value with its n (responses with a value), '†' when 0 < n < SMALL_N; 'no data n=0' without values."""
+    if n == 0:
+        return "no data n=0"
+    return f"{_pct(value)} n={n}{'†' if n < SMALL_N else ''}"
+
+
+def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> pd.DataFrame:
+    """The ranking for display: rank ('baseline' for baselines), weighted score and one 'value (n=…)' cell per metric."""
+    r = result.ranking
+    out = pd.DataFrame({
+        "rank": ["baseline" if b else str(k) for k, b in zip(r["rank"], r["baseline"], strict=True)],
+        "model": r["model"], "baseline": r["baseline"], "score": r["score"].map(_pct), "eligible": r["eligible"],
+        "cost_per_1k": r["cost_per_1k"], "responses": r["responses"],
+    })
+    for m in metrics:
+        out[m] = [metric_cell(v, n) for v, n in zip(r[m], r[f"n_{m}"], strict=True)]
+    out["reason"] = r["reason"]
+    return out
+
+
+def metrics_note(judge: str) -> str:
+    """Who made the metric values and what n and ⚠ mean (page caption and summaries)."""
+    return (f"Metric values by the judge {judge_label(judge)} (rule-checked constraints by the rule checkers); "
+            f"n = responses with a value; † = n < {SMALL_N} (small sample).")
+
+
 def _summary_rows(result: PickResult) -> list[list[str]]:
-    rows = []
-    for r in result.ranking.to_dict("records"):
-        rows.append(["baseline" if r["baseline"] else str(r["rank"]), r["model"], _pct(r["score"]), "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
-                     _pct(r["strict_ias"]), _pct(r["rejection"]), _pct(r["conflict_recognition"]), r["reason"]])
-    return rows
+    table = ranking_table(result, SUMMARY_METRICS)
+    return [[r["rank"], r["model"], r["score"], "floor" if r["baseline"] else "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
+             *(r[m] for m in SUMMARY_METRICS), r["reason"]] for r in table.to_dict("records")]
 
 
+SUMMARY_METRICS = ("strict_ias", "rejection", "conflict_recognition")
 SUMMARY_HEADER = ["#", "Model", "Weighted score", "Eligible", "Cost / 1k", "Strict IAS", "Rejection", "Conflict recog.", "Why"]
 
 
@@ -308,14 +338,15 @@ def floor_verdict(result: PickResult) -> str:
     return f"{text} — {_test_figures(t)}"
 
 
-def _decision_lines(result: PickResult) -> list[str]:
+def decision_lines(result: PickResult) -> list[str]:
+    """The floor verdict and the top-two verdict (those that apply)."""
     return [x for x in (floor_verdict(result), top_two_verdict(result)) if x]
 
 
 def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     """The one-page decision summary as Markdown."""
     lines = [f"# Generator choice — {datetime.now(UTC):%Y-%m-%d}", "", f"**{headline(result)}**", ""]
-    lines += [f"- {x}." for x in _decision_lines(result)] + ([""] if _decision_lines(result) else [])
+    lines += [f"- {x}." for x in decision_lines(result)] + ([""] if decision_lines(result) else [])
     if result.note:
         lines += [f"> {result.note}", ""]
     lines += ["## Scope", ""] + [f"- {x}" for x in _scope_lines(result, judge, runs)] + ["", "## Ranking", ""]
@@ -334,7 +365,7 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>Generator choice</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>",
         f"</head><body><h1>Generator choice — {datetime.now(UTC):%Y-%m-%d}</h1><p><strong>{e(headline(result))}</strong></p>",
-        "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in _decision_lines(result)) + "</ul>",
+        "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in decision_lines(result)) + "</ul>",
     ]
     if result.note:
         parts.append(f"<p><em>{e(result.note)}</em></p>")
