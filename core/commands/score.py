@@ -13,6 +13,7 @@ from core.pipeline import score_and_summarise
 from core.scoring.judges.names import HEURISTIC, judge_label
 from core.scoring.scorer import ScoreReport
 
+
 def heuristic_warning(why: str) -> str:
     """The stderr line that says loudly that the heuristic judge is in use, and how to configure an LLM judge."""
     return (f"warning: scoring with the {judge_label(HEURISTIC)} judge ({why}): its numbers come from lexical rules, "
@@ -58,7 +59,8 @@ def register(app: typer.Typer) -> None:
             "--judge", help="'heuristic', 'llm:<model name>' or 'llm:<model name>@single'. Default: the configured "
             "judge (GAUNTLET_JUDGE or judge in .streamlit/secrets.toml), else heuristic with a warning.")] = None,
         constraint_mode: Annotated[
-            str, typer.Option("--constraint-mode", help="single: one call per constraint; batched: one per response.")
+            str, typer.Option("--constraint-mode", help="batched: one call per response (stored as llm:<model>); "
+                              "single: one call per constraint (stored as llm:<model>@single).")
         ] = "batched",
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
     ) -> None:
