@@ -152,7 +152,7 @@ AB_MODELS = pd.DataFrame([{"model": m, "paradigm": "standard", "access": "open",
     ("a_shared", "b_shared", "a_own", "b_own", "outcome", "says"),
     [
         pytest.param(20, 5, 10, 10, "a_better", "a is significantly better than b", id="leader-better"),
-        pytest.param(5, 20, 20, 0, "b_better", "b is better than a on the 20 shared instances", id="runner-up-better-on-shared"),
+        pytest.param(5, 20, 20, 0, "b_better", "b is better than a on the shared instances (the ranking by full-scope means disagrees)", id="runner-up-better-on-shared"),
         pytest.param(12, 11, 10, 10, "tied", "treat them as tied and decide on cost", id="tied"),
     ],
 )
@@ -162,6 +162,7 @@ def test_top_two_verdict_is_direction_aware(a_shared, b_shared, a_own, b_own, ou
     assert result.ranking["model"].tolist()[:2] == ["a", "b"] and t.shared == 20
     assert t.outcome == outcome and t.significant == (outcome == "a_better")
     assert says in picker.top_two_verdict(result)
+    assert f"Top two on 20 shared instances: {picker.top_two_verdict(result)}" in picker.decision_lines(result)
 
 
 def test_only_baselines_are_listed_with_a_note_and_no_recommendation():
@@ -212,7 +213,7 @@ def test_summaries_contain_ranking_and_escape_html():
     result = picker.rank(scores, models, picker.PickSpec(floors={"rejection": 0.4}, budget_per_1k=5.0))
     md = picker.summary_markdown(result, "heuristic", "#1")
     assert "**Recommended generator: good.**" in md and "| 1 | good |" in md and "Rejection ≥ 40%" not in md
-    assert "Rejection accuracy ≥ 40%" in md and "paired bootstrap over 40 shared instances" in md
+    assert "Rejection accuracy ≥ 40%" in md and "Top two on 40 shared instances" in md
     page = picker.summary_html(result, "heuristic", "#1")
     assert "<script>" not in page and "&lt;script&gt;" in page and "<td>good</td>" in page
 
@@ -235,6 +236,8 @@ def test_overlapping_runs_count_each_model_instance_once_latest_wins():
     assert (good["responses"], good["strict_ias"]) == (40, pytest.approx(2 / 20))
     pd.testing.assert_frame_equal(got.ranking, want.ranking)
     assert got.n_responses == want.n_responses == len(SCORES)
+    assert (got.n_superseded, want.n_superseded) == (10, 0)
+    assert "10 older responses of overlapping runs left out" in picker.summary_markdown(got, "heuristic", "#1, #2")
 
 
 @pytest.mark.parametrize(
@@ -260,3 +263,26 @@ def test_every_metric_cell_of_the_ranking_says_its_n():
     cells = table[list(picker.PICK_METRICS)].to_numpy().ravel()
     assert all(" n=" in c for c in cells)
     assert table["eligible"].tolist() == result.ranking["eligible"].tolist()
+
+
+@pytest.mark.parametrize("render", [picker.summary_markdown, picker.summary_html], ids=["markdown", "html"])
+@pytest.mark.parametrize(
+    ("weights", "floors", "shown", "hidden"),
+    [
+        pytest.param({"faithfulness": 1.0, "coverage": 1.0, "loose_ias": 1.0, "over_abstention": 0.5}, {},
+                     ["Faithfulness ×1", "Answer Coverage ×1", "Loose IAS ×1", "Over-abstention ×0.5"], ["Strict IAS", "Rejection accuracy ×"],
+                     id="non-default-weights"),
+        pytest.param({"strict_ias": 2.0, "coverage": 0.0}, {"rejection": 0.1}, ["Strict IAS ×2", "Rejection accuracy (floor)"], ["Answer Coverage"],
+                     id="zero-weight-hidden-floor-shown"),
+    ],
+)
+def test_summary_lists_every_weighted_metric_with_value_n_and_judge(render, weights, floors, shown, hidden):
+    result = picker.rank(SCORES, MODELS, picker.PickSpec(weights=weights, floors=floors))
+    text = render(result, "llm:gpt-4.1@single", "#1, #2")
+    table = text[text.index("Ranking"):]
+    assert all(label in table for label in shown) and not any(label in table for label in hidden)
+    for m in [m for m in picker.PICK_METRICS if weights.get(m, 0) > 0 or m in floors]:
+        row = result.ranking.set_index("model").loc["good"]
+        assert picker.metric_cell(row[m], row[f"n_{m}"]) in table
+    assert "judge llm:gpt-4.1 (one call per constraint)" in text and "judge: llm:gpt-4.1@single" not in text
+    assert f"Top two on {result.top_two.shared} shared instances: " in text

@@ -49,6 +49,7 @@ class PickResult:
     best_baseline: str | None = None  # the baseline with the highest weighted score in scope
     floor: PairedTest | None = None  # leader against best_baseline
     recommended: str | None = None  # the leader, when it beats the best baseline (or none was scored)
+    n_superseded: int = 0  # older responses in scope left out because a later run answered the same (model, instance)
 
 
 def _utility(metric: str, value: float) -> float:
@@ -107,6 +108,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     The first eligible candidate is recommended only if it beats the best baseline (paired_test on shared instances).
     """
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
+    n_superseded = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) - len(scoped)
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
     rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec) for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     ranking = pd.DataFrame(rows, columns=RANKING_COLUMNS).sort_values(
@@ -121,7 +123,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     floor = compare(scoped, leader, best_baseline, spec.weights, n_resamples, seed) if leader and best_baseline else None
     recommended = leader if leader and (floor is None or floor.significant) else None
     note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
-    return PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended)
+    return PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded)
 
 
 def _reason(row: dict, best_baseline: pd.Series | None) -> str:
@@ -222,9 +224,9 @@ def _points(v: float) -> str:
 
 
 def _test_figures(t: PairedTest) -> str:
-    small = f"† (fewer than {SMALL_N}: small sample)" if t.shared < SMALL_N else ""
     ci = "n/a" if np.isnan(t.ci_low) else f"[{t.ci_low * 100:+.1f}, {t.ci_high * 100:+.1f}]"
-    return f"weighted-score difference {t.a} − {t.b} {_points(t.diff)}, 95% CI {ci}, paired bootstrap over {t.shared} shared instances{small}"
+    small = f"; † fewer than {SMALL_N} shared instances (small sample)" if t.shared < SMALL_N else ""
+    return f"weighted-score difference {t.a} − {t.b} {_points(t.diff)}, 95% CI {ci}{small}"
 
 
 def top_two_verdict(result: PickResult) -> str:
@@ -238,8 +240,8 @@ def top_two_verdict(result: PickResult) -> str:
     cost = f"{t.a} ${a['cost_per_1k']:.2f} vs {t.b} ${b['cost_per_1k']:.2f} per 1k queries"
     text = {
         "a_better": f"{t.a} is significantly better than {t.b}",
-        "b_better": f"{t.b} is better than {t.a} on the {t.shared} shared instances ({why_b_second})",
-        "tied": f"{t.a} and {t.b} are not significantly different on the {t.shared} shared instances: treat them as tied and decide on cost ({cost})",
+        "b_better": f"{t.b} is better than {t.a} on the shared instances ({why_b_second})",
+        "tied": f"{t.a} and {t.b} are not significantly different: treat them as tied and decide on cost ({cost})",
         "untestable": f"{t.a} and {t.b} cannot be compared: they share {t.shared} instances",
     }[t.outcome]
     return f"{text} — {_test_figures(t)}"
@@ -276,25 +278,37 @@ def metrics_note(judge: str) -> str:
             f"n = responses with a value; † = n < {SMALL_N} (small sample).")
 
 
-def _summary_rows(result: PickResult) -> list[list[str]]:
-    table = ranking_table(result, SUMMARY_METRICS)
-    return [[r["rank"], r["model"], r["score"], "floor" if r["baseline"] else "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
-             *(r[m] for m in SUMMARY_METRICS), r["reason"]] for r in table.to_dict("records")]
+def _summary_metrics(spec: PickSpec) -> list[str]:
+    """Every metric with a weight > 0, and every floored metric, in PICK_METRICS order."""
+    return [m for m in PICK_METRICS if spec.weights.get(m, 0) > 0 or m in spec.floors]
 
 
-SUMMARY_METRICS = ("strict_ias", "rejection", "conflict_recognition")
-SUMMARY_HEADER = ["#", "Model", "Weighted score", "Eligible", "Cost / 1k", "Strict IAS", "Rejection", "Conflict recog.", "Why"]
+def _metric_header(metric: str, spec: PickSpec) -> str:
+    w = spec.weights.get(metric, 0)
+    return readmodel.METRICS[metric].label + (f" ×{w:g}" if w > 0 else "") + (" (floor)" if metric in spec.floors else "")
+
+
+def _summary_table(result: PickResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the summary's ranking table: every weighted or floored metric as 'value n=…'."""
+    metrics = _summary_metrics(result.spec)
+    header = ["#", "Model", "Weighted score", "Eligible", "Cost / 1k", "Responses", *(_metric_header(m, result.spec) for m in metrics), "Why"]
+    rows = [[r["rank"], r["model"], r["score"], "floor" if r["baseline"] else "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
+             str(r["responses"]), *(r[m] for m in metrics), r["reason"]] for r in ranking_table(result, metrics).to_dict("records")]
+    return header, rows
 
 
 def _scope_lines(result: PickResult, judge: str, runs: str) -> list[str]:
     s = result.spec
     weights = ", ".join(f"{readmodel.METRICS[m].label} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
     floors = ", ".join(f"{readmodel.METRICS[m].label} {'≤' if m == 'over_abstention' else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
+    superseded = f"; {result.n_superseded} older responses of overlapping runs left out" if result.n_superseded else ""
     return [
-        f"Runs: {runs}; judge: {judge}; responses considered: {result.n_responses}",
+        f"Runs: {runs}; judge: {judge_label(judge)}; responses considered: {result.n_responses} (latest per model and instance{superseded})",
         f"Domains: {', '.join(s.domains) or 'all'}; subsets: {', '.join(s.modes) or 'all'}",
         f"Weights: {weights}",
         f"Hard floors: {floors}; budget per 1k queries: {'none' if s.budget_per_1k is None else f'${s.budget_per_1k:.2f}'}",
+        (f"Test (top two, and the leader against the best baseline): paired bootstrap of the weighted-score difference over the "
+         f"shared instances, {N_RESAMPLES:,} resamples, expanded percentile 95% CI; better only when the CI lies above 0 (α = {ALPHA:g}, two-sided)"),
     ]
 
 
@@ -339,36 +353,49 @@ def floor_verdict(result: PickResult) -> str:
 
 
 def decision_lines(result: PickResult) -> list[str]:
-    """The floor verdict and the top-two verdict (those that apply)."""
-    return [x for x in (floor_verdict(result), top_two_verdict(result)) if x]
+    """The baseline-floor verdict and the top-two verdict (those that apply)."""
+    lines = []
+    if result.floor:
+        lines.append(f"Baseline floor on {result.floor.shared} shared instances: {floor_verdict(result)}")
+    elif result.leader:
+        lines.append(floor_verdict(result))
+    if result.top_two:
+        lines.append(f"Top two on {result.top_two.shared} shared instances: {top_two_verdict(result)}")
+    return lines
+
+
+def _title() -> str:
+    return f"Generator choice — {datetime.now(UTC):%Y-%m-%d}"
 
 
 def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     """The one-page decision summary as Markdown."""
-    lines = [f"# Generator choice — {datetime.now(UTC):%Y-%m-%d}", "", f"**{headline(result)}**", ""]
+    header, rows = _summary_table(result)
+    lines = [f"# {_title()}", "", f"**{headline(result)}**", ""]
     lines += [f"- {x}." for x in decision_lines(result)] + ([""] if decision_lines(result) else [])
     if result.note:
         lines += [f"> {result.note}", ""]
-    lines += ["## Scope", ""] + [f"- {x}" for x in _scope_lines(result, judge, runs)] + ["", "## Ranking", ""]
-    lines += ["| " + " | ".join(SUMMARY_HEADER) + " |", "|" + "---|" * len(SUMMARY_HEADER)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _summary_rows(result)]
+    lines += ["## Scope", ""] + [f"- {x}" for x in _scope_lines(result, judge, runs)] + ["", "## Ranking", "", metrics_note(judge), ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
 def summary_html(result: PickResult, judge: str, runs: str) -> str:
     """The one-page decision summary as a standalone HTML document (all text escaped)."""
     e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in SUMMARY_HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in _summary_rows(result))
+    header, rows = _summary_table(result)
+    head = "".join(f"<th>{e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
     scope = "".join(f"<li>{e(x)}</li>" for x in _scope_lines(result, judge, runs))
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Generator choice</title>",
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{e(_title())}</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>",
-        f"</head><body><h1>Generator choice — {datetime.now(UTC):%Y-%m-%d}</h1><p><strong>{e(headline(result))}</strong></p>",
+        f"</head><body><h1>{e(_title())}</h1><p><strong>{e(headline(result))}</strong></p>",
         "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in decision_lines(result)) + "</ul>",
     ]
     if result.note:
         parts.append(f"<p><em>{e(result.note)}</em></p>")
-    parts += [f"<h2>Scope</h2><ul>{scope}</ul>", f"<h2>Ranking</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
-    parts.append("</body></html>")
+    parts += [f"<h2>Scope</h2><ul>{scope}</ul>", f"<h2>Ranking</h2><p>{e(metrics_note(judge))}</p>",
+              f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>"]
     return "".join(parts)
