@@ -286,3 +286,12 @@ def test_summary_lists_every_weighted_metric_with_value_n_and_judge(render, weig
         assert picker.metric_cell(row[m], row[f"n_{m}"]) in table
     assert "judge llm:gpt-4.1 (one call per constraint)" in text and "judge: llm:gpt-4.1@single" not in text
     assert f"Top two on {result.top_two.shared} shared instances: " in text
+
+
+def test_no_shared_instances_is_untestable_and_not_a_recommendation():
+    disjoint = pd.concat([_strict_scores({m: 30}).assign(instance_uid=lambda d, m=m: m + d["instance_uid"])
+                          for m in ("a", "b", "baseline:extractive")])
+    result = picker.rank(disjoint, pd.concat([AB_MODELS, BASELINES]), picker.PickSpec(weights={"strict_ias": 1.0}))
+    assert (result.top_two.outcome, result.top_two.shared, result.floor.outcome) == ("untestable", 0, "untestable")
+    assert result.recommended is None
+    assert "a does not beat the extractive baseline (score 75.0%): they share 0 instances, too few to test" in picker.decision_lines(result)[0]

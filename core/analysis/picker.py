@@ -1,5 +1,5 @@
-"""Pick a generator: rank candidate models by weighted metrics under hard floors and a budget, test the top two,
-and write a one-page summary (Markdown or HTML)."""
+"""Pick a generator: rank candidate models by weighted metrics under hard floors and a budget, hold the leader to the
+best calibration baseline, test the top two (one paired test, paired_test), and write a one-page summary (Markdown or HTML)."""
 
 from __future__ import annotations
 
@@ -59,13 +59,9 @@ def _utility(metric: str, value: float) -> float:
 
 def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
     """Weighted mean of the available metrics (missing ones drop out of the denominator); NaN if none."""
-    num = den = 0.0
-    for metric, w in weights.items():
-        v = means.get(metric, np.nan)
-        if w > 0 and v is not None and not np.isnan(v):
-            num += w * _utility(metric, v)
-            den += w
-    return num / den if den else np.nan
+    keys = [m for m, w in weights.items() if w > 0]
+    values = np.array([[np.nan if means.get(m) is None else _utility(m, means[m]) for m in keys]], dtype=float)
+    return float(_weighted_rows(values, np.array([weights[m] for m in keys], dtype=float))[0])
 
 
 RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS,
@@ -112,7 +108,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
     rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec) for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     ranking = pd.DataFrame(rows, columns=RANKING_COLUMNS).sort_values(
-        ["baseline", "eligible", "score"], ascending=[True, False, False], na_position="last").reset_index(drop=True)
+        ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last").reset_index(drop=True)
     candidates = ranking.loc[~ranking["baseline"], "model"].tolist()
     ranking.insert(0, "rank", pd.array([*range(1, len(candidates) + 1), *[pd.NA] * (len(ranking) - len(candidates))], dtype="Int64"))
     measured = ranking[ranking["baseline"] & ranking["score"].notna()]
@@ -259,7 +255,7 @@ def metric_cell(value: float, n: int) -> str:
 
 
 def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> pd.DataFrame:
-    """The ranking for display: rank ('baseline' for baselines), weighted score and one 'value (n=…)' cell per metric."""
+    """The ranking for display: rank ('baseline' for baselines), weighted score and one 'value n=…' cell per metric."""
     r = result.ranking
     out = pd.DataFrame({
         "rank": ["baseline" if b else str(k) for k, b in zip(r["rank"], r["baseline"], strict=True)],
@@ -273,7 +269,7 @@ def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> 
 
 
 def metrics_note(judge: str) -> str:
-    """Who made the metric values and what n and ⚠ mean (page caption and summaries)."""
+    """Who made the metric values and what n and † mean (page caption and summaries)."""
     return (f"Metric values by the judge {judge_label(judge)} (rule-checked constraints by the rule checkers); "
             f"n = responses with a value; † = n < {SMALL_N} (small sample).")
 
