@@ -59,7 +59,7 @@ BAD_LINES = [
         "Input should be",
         id="precondition-unknown-mode",
     ),
-    pytest.param(json.dumps(mutate(documents=[])).encode(), "documents", "at least 1", id="empty-bundle"),
+    pytest.param(json.dumps(mutate(documents=[])).encode(), "documents", "needs at least one document", id="empty-bundle"),
     pytest.param(
         json.dumps(mutate(constraints__0__sub_dimension="format")).encode(),
         "constraints[0]",

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.language import detect_language
 from core.store.models import Constraint, Document, Domain, Instance
 from core.store.schema import CATEGORIES, MODES, ConstraintSpec, DocumentSpec, DomainSpec, InstanceSpec
 
@@ -81,6 +82,12 @@ def _checker_errors(spec: InstanceSpec, line: int) -> list[LineError]:
     return errors
 
 
+def _protocol_errors(spec: InstanceSpec, line: int) -> list[LineError]:
+    from core.protocols import protocol_errors
+
+    return [LineError(line, path, message) for path, message in protocol_errors(spec)]
+
+
 def _decode_lines(data: bytes) -> Iterable[tuple[int, str | None, str]]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
@@ -114,10 +121,12 @@ def validate_lines(data: bytes) -> ValidationReport:
                 message = err["msg"].removeprefix("Value error, ")
                 report.errors.append(LineError(number, field_path(err["loc"]), message))
             continue
-        checker_errors = _checker_errors(spec, number)
+        checker_errors = _checker_errors(spec, number) + _protocol_errors(spec, number)
         if checker_errors:
             report.errors.extend(checker_errors)
             continue
+        if spec.language is None:
+            spec = spec.model_copy(update={"language": detect_language(spec.query)})
         if spec.id in first_line_of:
             report.errors.append(
                 LineError(number, "id", f"duplicate instance id {spec.id!r} (first on line {first_line_of[spec.id]})")
@@ -164,6 +173,9 @@ def add_instance(session: Session, spec: InstanceSpec, domain_id: int, *, versio
         origin=spec.origin,
         protocol=spec.protocol,
         status=spec.status,
+        language=spec.language,
+        reference=spec.reference.model_dump() if spec.reference else None,
+        attributes=spec.attributes.model_dump(),
         meta=spec.metadata,
         created_by=author,
     )
@@ -264,6 +276,9 @@ def instance_spec(session: Session, instance: Instance) -> InstanceSpec:
         protocol=instance.protocol,
         status=instance.status,
         version=instance.version,
+        language=instance.language,
+        reference=instance.reference,
+        attributes=instance.attributes or {},
         metadata=instance.meta,
         constraints=[{"id": c.cid, **c.model_dump(include=CONSTRAINT_FIELDS)} for c in constraints],
         documents=[{"doc_id": d.doc_uid, **d.model_dump(include=DOCUMENT_FIELDS)} for d in documents],

@@ -33,10 +33,13 @@ class Instance(SQLModel, table=True):
     is_latest: bool = Field(default=True, index=True)
     domain_id: int = Field(foreign_key="domain.id", index=True)
     query: str = Field(sa_column=Column(Text, nullable=False))
-    mode: str = Field(index=True)
+    mode: str | None = Field(default=None, index=True)
     origin: str = "natural"
     protocol: str = Field(default="enterprise_rag", index=True)
     status: str = Field(default="unverified", index=True)
+    language: str | None = Field(default=None, index=True)
+    reference: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    attributes: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utc_now)
     created_by: str = ""
@@ -73,6 +76,7 @@ class Document(SQLModel, table=True):
     role: str
     conflict_group: str | None = None
     conflict_summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    variant: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class Model(SQLModel, table=True):
@@ -115,14 +119,15 @@ class Run(SQLModel, table=True):
 
 
 class Response(SQLModel, table=True):
-    """One generator answer for one (run, model, instance); every item ends done or failed with a reason."""
+    """One generator answer for one (run, model, instance, condition); every item ends done or failed with a reason."""
 
-    __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", name="uq_response_item"),)
+    __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", "condition", name="uq_response_item"),)
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
     model_id: int = Field(foreign_key="model.id", index=True)
     instance_id: int = Field(foreign_key="instance.id", index=True)
+    condition: str = Field(default="", index=True, description="The protocol condition the prompt was built under.")
     status: str = Field(default="pending", index=True, description="pending | done | failed")
     text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))

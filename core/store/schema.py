@@ -28,7 +28,8 @@ SubDimension = Literal[
 JudgeMethod = Literal["rule", "llm"]
 Precondition = Literal["gap", "conflict"]
 ContentType = Literal["text", "html", "markdown_table", "csv"]
-DocumentRole = Literal["supporting", "noise", "conflicting", "partial"]
+DocumentRole = Literal["supporting", "noise", "conflicting", "partial", "counterfactual"]
+AnswerType = Literal["short", "long", "mcq", "multi", "boolean", "unanswerable"]
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
 CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
@@ -44,7 +45,8 @@ SUB_DIMENSIONS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
         "evidence_chaining",
     ),
 }
-DOCUMENT_ROLES: tuple[str, ...] = ("supporting", "noise", "conflicting", "partial")
+DOCUMENT_ROLES: tuple[str, ...] = ("supporting", "noise", "conflicting", "partial", "counterfactual")
+ANSWER_TYPES: tuple[str, ...] = ("short", "long", "mcq", "multi", "boolean", "unanswerable")
 
 
 class ConstraintSpec(BaseModel):
@@ -81,13 +83,18 @@ class DocumentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     doc_id: str = Field(min_length=1, description="Stable document id; the same document may serve several instances.")
-    title: str = Field(min_length=1)
+    title: str = Field(default="", description="Optional: many public benchmarks have untitled passages.")
     text: str = Field(min_length=1)
     source: str = Field(default="", description="Where the document comes from (provenance).")
     content_type: ContentType = "text"
     role: DocumentRole
     conflict_group: str | None = None
     conflict_summary: str | None = None
+    variant: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Per-document variant metadata, e.g. {'kind': 'corrupted', 'type': 'numeric_typo', 'severity': "
+        "'subtle'} or {'kind': 'anti_reference', 'answer': '...'}.",
+    )
 
     @model_validator(mode="after")
     def _conflict_fields(self) -> DocumentSpec:
@@ -96,21 +103,81 @@ class DocumentSpec(BaseModel):
         return self
 
 
+class AnswerSpec(BaseModel):
+    """One acceptable answer: its text, accepted aliases, and the parts it is made of (all needed, in any order)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    parts: list[str] = Field(default_factory=list, description="Parts of a composite answer (DomainRAG-style).")
+
+
+class ReferenceSpec(BaseModel):
+    """What a correct answer is: gold answers (any one, or all for 'multi'), known wrong answers, MCQ choices."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer_type: AnswerType = "short"
+    answers: list[AnswerSpec] = Field(default_factory=list)
+    wrong_answers: list[str] = Field(default_factory=list, description="Known wrong or misleading answers.")
+    choices: dict[str, str] = Field(default_factory=dict, description="MCQ options by letter: {'A': '...', ...}.")
+    answer_key: str | None = Field(default=None, description="The correct MCQ letter.")
+    reasoning: str | None = Field(default=None, description="Reference reasoning, for judges.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReferenceSpec:
+        if self.answer_type == "mcq":
+            if not self.choices or self.answer_key not in self.choices:
+                raise ValueError("an mcq reference needs choices and an answer_key among them")
+        elif self.answer_type != "unanswerable" and not self.answers:
+            raise ValueError(f"a {self.answer_type!r} reference needs at least one answer")
+        return self
+
+
+class Turn(BaseModel):
+    """One earlier turn of a conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class AttributesSpec(BaseModel):
+    """Typed per-instance attributes the protocols slice by."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question_type: str | None = None
+    categories: list[str] = Field(default_factory=list)
+    aspects: list[str] = Field(default_factory=list)
+    date: str | None = Field(default=None, description="The date the question is asked at (time-sensitive QA).")
+    history: list[Turn] = Field(default_factory=list, description="Conversation so far (conversational QA).")
+
+
 class InstanceSpec(BaseModel):
-    """A benchmark instance: (query, fused instruction set, document bundle) under one retrieval mode."""
+    """A benchmark instance: a query, optional instructions and documents, an optional reference, under a protocol.
+
+    Which fields a protocol requires is declared by the protocol (core.protocols): EnterpriseRAG needs a mode,
+    constraints and documents; reference-answer protocols need a reference.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
     domain: str = Field(min_length=1)
     query: str = Field(min_length=1)
-    mode: Mode
+    mode: Mode | None = None
     origin: Origin = "natural"
     protocol: str = "enterprise_rag"
     status: VerificationStatus = "unverified"
     version: int = Field(default=1, ge=1)
-    constraints: list[ConstraintSpec] = Field(min_length=1)
-    documents: list[DocumentSpec] = Field(min_length=1)
+    language: str | None = Field(default=None, description="BCP-47 tag of the query; detected on import when absent.")
+    constraints: list[ConstraintSpec] = Field(default_factory=list)
+    documents: list[DocumentSpec] = Field(default_factory=list)
+    reference: ReferenceSpec | None = None
+    attributes: AttributesSpec = Field(default_factory=AttributesSpec)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

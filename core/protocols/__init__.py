@@ -1,0 +1,32 @@
+"""Protocols as plug-ins: one module each, one registry (EnterpriseRAG first, then reference-answer QA)."""
+
+from __future__ import annotations
+
+from core.protocols.base import Condition, Protocol
+from core.registry import Registry
+from core.store.schema import InstanceSpec
+
+PROTOCOLS: Registry[Protocol] = Registry("protocol")
+
+
+def register(protocol: Protocol) -> Protocol:
+    """Add a protocol to the registry (a duplicate name raises)."""
+    PROTOCOLS.add(protocol.name, protocol)
+    return protocol
+
+
+def get_protocol(name: str) -> Protocol:
+    """The protocol called `name`; an unknown name lists the known ones."""
+    return PROTOCOLS.get(name)
+
+
+def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
+    """(field, message) problems of `spec` under its protocol, including an unknown protocol name."""
+    if spec.protocol not in PROTOCOLS:
+        return [("protocol", f"unknown protocol {spec.protocol!r}; known: {', '.join(PROTOCOLS.names())}")]
+    return PROTOCOLS.get(spec.protocol).errors(spec)
+
+
+from core.protocols import enterprise_rag, reference_qa  # noqa: E402,F401  (register the built-in protocols)
+
+__all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]

@@ -1,0 +1,22 @@
+"""EnterpriseRAG (the protocol of record): query + fused multi-constraint instructions + document bundle, 3 modes."""
+
+from __future__ import annotations
+
+from core.protocols import register
+from core.protocols.base import Condition, Protocol, needs
+
+ENTERPRISE_RAG = register(Protocol(
+    name="enterprise_rag",
+    title="EnterpriseRAG",
+    description="Six domains x noisy / gap / conflict retrieval; instruction adherence, faithfulness, coverage, "
+                "rejection and conflict recognition.",
+    required={
+        "mode": needs("mode", "an enterprise_rag instance needs a mode (noisy, gap or conflict)"),
+        "constraints": needs("constraints", "an enterprise_rag instance needs at least one constraint"),
+        "documents": needs("documents", "an enterprise_rag instance needs at least one document"),
+    },
+    conditions=(Condition("", "the bundle in its stored order (or the run's --order)"),),
+    metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
+    aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
+    views=("leaderboard", "domains", "constraint_errors", "robustness", "model_pairs", "data_quality", "pick_generator"),
+))
