@@ -36,3 +36,4 @@ if filters:
         charts.show_chart(charts.leaderboard_bars(cost, ["cost_per_1k", "latency_min_per_1k"]).update_layout(yaxis_title="USD / minutes"), cost, "cost_latency")
 
         metric_drilldown(results_view.filtered_scores(filters), filters.judge, "lb_drill")
+        results_view.corrected_section(filters)

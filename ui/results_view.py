@@ -171,3 +171,38 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                    "checks, refusal cues. It cannot judge most behavioural instructions, so Strict IAS is mostly "
                    "undetermined; see Judge alignment for its agreement with experts.", icon=":material/warning:")
     return filters
+
+
+@st.cache_data(max_entries=8, show_spinner="Correcting with the gold labels…")
+def corrected(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    """Judge-corrected (PPI++) estimates of the gold-decidable metrics, with the judge's label on every row."""
+    return readmodel.load_corrected(engine(), list(run_ids), judge).assign(judge=judge_label(judge))
+
+
+def corrected_section(f: Filters) -> None:
+    """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
+    table = corrected(f.run_ids, f.judge, f.version)
+    st.subheader("Judge-corrected estimates (expert gold labels)")
+    if table.empty or table["estimate"].isna().all():
+        st.info("No gold labels on these runs yet: draw a gold sample (Adjudicate page) and label it to see "
+                "judge-corrected estimates with valid confidence intervals.", icon=":material/info:")
+        return
+    changed = readmodel.ranking_changes(table)
+    if changed:
+        st.warning(f"The correction changes the ranking on: {', '.join(changed)}. Trust the corrected column.",
+                   icon=":material/swap_vert:")
+    st.caption(f"Judge {judge_label(f.judge)}: its raw mean over N responses, and the prediction-powered (PPI++) "
+               "estimate that uses the n expert gold labels to remove the judge's bias; effective n is how many gold "
+               "labels alone would give the same precision. † n < 30.")
+    shown = table.assign(**{
+        "raw judge": table["judge_value"].map(lambda v: "no data" if pd.isna(v) else f"{v:.1%}"),
+        "corrected [95% CI]": [("—" if pd.isna(e) else f"{e:.1%} [{lo:.1%}, {hi:.1%}]") + ("†" if s else "")
+                               for e, lo, hi, s in zip(table["estimate"], table["ci_low"], table["ci_high"],
+                                                       table["small_n"].fillna(False), strict=True)],
+        "gold only [95% CI]": ["—" if pd.isna(g) else f"{g:.1%} [{lo:.1%}, {hi:.1%}]"
+                               for g, lo, hi in zip(table["gold_mean"], table["gold_ci_low"], table["gold_ci_high"],
+                                                    strict=True)],
+        "effective n": table["effective_n"].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}"),
+    })
+    st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
+                        "effective n", "method", "note"]], hide_index=True, width="stretch")

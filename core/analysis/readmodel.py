@@ -807,6 +807,82 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- judge-corrected estimates (PPI)
+
+GOLD_METRICS: dict[str, str] = {"strict_ias": "Strict IAS", "loose_ias": "Loose IAS", "rejection": "Rejection accuracy",
+                                "conflict_recognition": "Conflict recognition"}
+CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "estimate", "ci_low", "ci_high", "lam",
+                     "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n", "note"]
+
+
+def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
+    """Per gold-labelled response, the expert value of each metric gold labels can decide (NaN where it cannot)."""
+    rows = []
+    for rid, payload in gold.items():
+        cons = [bool(v) for v in (payload.get("constraints") or {}).values()]
+        rows.append({"response_id": int(rid),
+                     "strict_ias": float(all(cons)) if cons else np.nan,
+                     "loose_ias": float(np.mean(cons)) if cons else np.nan,
+                     "rejection": float(payload["valid_refusal"]) if payload.get("valid_refusal") is not None else np.nan,
+                     "conflict_recognition": float(payload["conflict_recognized"])
+                     if payload.get("conflict_recognized") is not None else np.nan})
+    return pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
+
+
+def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per model and gold-decidable metric: the judge's raw mean beside the PPI++ corrected mean and CI.
+
+    `scores` are the prepared per-response scores of one judge (one row per model and instance), `gold` the
+    gold_values of the labelled responses. N counts the model's responses the metric applies to (every response for
+    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label. Where the judge left a response undetermined its prediction
+    is the judge's own mean on that model (any fixed prediction keeps PPI unbiased). Gold labels are treated as a
+    uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
+    estimator is core.analysis.ppi.ipw_ppi_mean).
+    """
+    from core.analysis.ppi import ppi_mean
+
+    merged = scores.merge(gold, on="response_id", how="left", suffixes=("", "_gold"))
+    rows = []
+    for model, g in merged.groupby("model", sort=True):
+        for metric, label in GOLD_METRICS.items():
+            gold_col = f"{metric}_gold"
+            mode = {"rejection": "gap", "conflict_recognition": "conflict"}.get(metric)
+            sub = g[g["mode"] == mode] if mode else g
+            judge = sub[metric].astype(float)
+            fill = judge.mean() if judge.notna().any() else 0.5
+            f = judge.fillna(fill).to_numpy(float)
+            y = sub[gold_col].to_numpy(float)
+            labeled = ~np.isnan(y)
+            row = {"model": model, "metric": metric, "label": label, "judge_value": float(judge.mean()),
+                   "judge_n": int(judge.notna().sum()), "N": int(len(sub)), "n": int(labeled.sum())}
+            if labeled.sum() < 2 or (~labeled).sum() < 1:
+                rows.append(row | {"note": "needs at least 2 gold labels and 1 unlabelled response"})
+                continue
+            e = ppi_mean(y[labeled], f[labeled], f[~labeled], confidence=confidence)
+            rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
+                               "effective_n": e.effective_n, "gold_mean": e.gold_mean, "gold_ci_low": e.gold_ci_low,
+                               "gold_ci_high": e.gold_ci_high, "method": e.method, "small_n": e.small_n,
+                               "note": "small sample of gold labels" if e.small_n else ""})
+    return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
+
+
+def ranking_changes(corrected: pd.DataFrame) -> list[str]:
+    """Metrics on which the corrected means order the models differently from the raw judge means."""
+    changed = []
+    for metric, g in corrected.dropna(subset=["estimate", "judge_value"]).groupby("metric"):
+        if len(g) >= 2 and list(g.sort_values("judge_value", ascending=False)["model"]) != list(
+                g.sort_values("estimate", ascending=False)["model"]):
+            changed.append(GOLD_METRICS.get(metric, metric))
+    return changed
+
+
+def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only)."""
+    from core.review.gold import gold_labels
+
+    return corrected_estimates(load_scores(engine, run_ids, judge), gold_values(gold_labels(engine, list(run_ids))))
+
+
 # --------------------------------------------------------------------------- runs, judges and the run report
 
 _GENERATION_SQL = """
@@ -937,3 +1013,82 @@ def _num(value):
     if isinstance(value, float) and np.isnan(value):
         return None
     return value
+
+
+# --------------------------------------------------------------------------- reference-answer protocols (reference_qa)
+
+REFERENCE_ID_COLUMNS = ("run_id", "response_id", "judge", "model", "instance_uid", "domain", "language", "condition",
+                        "answer_type")
+REFERENCE_SUMMARY_COLUMNS = ["model", "condition", "metric", "judge", "judge_label", "value", "ci_low", "ci_high", "n",
+                             "n_not_applicable", "n_error", "n_unscored", "interval", "small_n"]
+_REFERENCE_RESPONSES_SQL = """
+SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.language,
+       r.condition, i.reference
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = :protocol
+ORDER BY r.id
+"""
+_REFERENCE_VERDICTS_SQL = """
+SELECT v.response_id, v.metric, v.status, v.value FROM verdict v
+WHERE v.run_id IN ({runs}) AND v.judge = :judge AND v.constraint_id IS NULL AND v.metric IN ({metrics})
+ORDER BY v.id
+"""
+
+
+def reference_metric_names(protocol: str = "reference_qa") -> tuple[str, ...]:
+    """The response-level metrics a reference protocol declares (its `metrics`, without 'constraint')."""
+    from core.protocols import get_protocol
+
+    return tuple(m for m in get_protocol(protocol).metrics if m != "constraint")
+
+
+def _answer_type(reference) -> str | None:
+    import json
+
+    if isinstance(reference, str):
+        reference = json.loads(reference)
+    return (reference or {}).get("answer_type", "short") if reference else None
+
+
+def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protocol: str = "reference_qa") -> pd.DataFrame:
+    """One row per done response of a reference protocol: ids, model, instance, domain, language, condition,
+    answer_type, and per metric its value (NaN unless ok) and `<metric>_status` (ok, error, not_applicable, or None
+    when `judge` has not scored it). Reference metrics are lexical; correctness and consistency are `judge`'s."""
+    metrics = reference_metric_names(protocol)
+    runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"
+    frame = read_sql(engine, _REFERENCE_RESPONSES_SQL.replace("{runs}", runs), {"protocol": protocol})
+    quoted = ", ".join(f"'{m}'" for m in metrics)
+    verdicts = read_sql(engine, _REFERENCE_VERDICTS_SQL.replace("{runs}", runs).replace("{metrics}", quoted),
+                        {"judge": judge}).drop_duplicates(["response_id", "metric"], keep="last")
+    frame["judge"] = judge
+    frame["answer_type"] = frame["reference"].map(_answer_type) if not frame.empty else pd.Series(dtype=object)
+    frame = frame.drop(columns="reference")
+    for metric in metrics:
+        got = verdicts[verdicts["metric"] == metric].set_index("response_id")
+        status = frame["response_id"].map(got["status"]) if not got.empty else pd.Series(None, index=frame.index)
+        values = frame["response_id"].map(got["value"]) if not got.empty else pd.Series(np.nan, index=frame.index)
+        frame[metric] = pd.to_numeric(values, errors="coerce").astype(float).where(status == "ok")
+        frame[f"{metric}_status"] = status.astype(object).where(status.notna(), None)
+    columns = [*REFERENCE_ID_COLUMNS, *(c for m in metrics for c in (m, f"{m}_status"))]
+    return frame.reindex(columns=columns)
+
+
+def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> pd.DataFrame:
+    """Per model x condition x metric: mean with its 95% CI (stats.mean_ci), n with a value, and the responses left
+    out: not_applicable, error (judge failed) and unscored; small_n flags 0 < n < stats.SMALL_N."""
+    from core.scoring.judges.names import judge_label
+
+    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns]
+    rows: list[dict] = []
+    for (model, condition), group in scores.groupby(["model", "condition"], sort=True):
+        ci = stats.mean_ci(group[metrics].to_numpy(dtype=float))
+        judge = str(group["judge"].iloc[0])
+        for j, metric in enumerate(metrics):
+            status = group[f"{metric}_status"]
+            rows.append({"model": model, "condition": condition, "metric": metric, "judge": judge,
+                         "judge_label": judge_label(judge), "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
+                         "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]),
+                         "n_not_applicable": int((status == "not_applicable").sum()),
+                         "n_error": int((status == "error").sum()), "n_unscored": int(status.isna().sum()),
+                         "interval": str(ci.method[j]), "small_n": bool(0 < ci.n[j] < stats.SMALL_N)})
+    return pd.DataFrame(rows, columns=REFERENCE_SUMMARY_COLUMNS)

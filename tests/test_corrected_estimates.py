@@ -1,0 +1,79 @@
+"""Judge-corrected metrics in the read model: raw judge means beside PPI++ estimates from the gold labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.analysis import readmodel
+from tests.test_alignment import build
+
+
+def _scores_and_gold(seed: int, n_models: int = 2, per_model: int = 600, labelled: int = 120):
+    """Responses with a true Strict IAS outcome, a judge that over-credits (says pass on 40% of true fails), and
+    expert gold labels on a random subset; truth per model 0.5 and 0.35."""
+    rng = np.random.default_rng(seed)
+    rows, gold, truth = [], [], {}
+    rid = 0
+    for m in range(n_models):
+        p = 0.5 - 0.15 * m
+        truth[f"m{m}"] = p
+        for i in range(per_model):
+            rid += 1
+            y = float(rng.random() < p)
+            f = 1.0 if y else float(rng.random() < 0.4)
+            rows.append({"response_id": rid, "model": f"m{m}", "instance_uid": f"i{i}", "mode": "noisy",
+                         "strict_ias": f, "loose_ias": np.nan, "rejection": np.nan, "conflict_recognition": np.nan})
+            if i < labelled:
+                gold.append({0: rid, 1: {"constraints": {"c1": bool(y)}}})
+    gold_frame = readmodel.gold_values({g[0]: g[1] for g in gold})
+    return pd.DataFrame(rows), gold_frame, truth
+
+
+def test_correction_removes_the_judge_bias() -> None:
+    scores, gold, truth = _scores_and_gold(seed=1)
+    out = readmodel.corrected_estimates(scores, gold).set_index(["model", "metric"])
+    for model, p in truth.items():
+        row = out.loc[(model, "strict_ias")]
+        assert row["N"] == 600 and row["n"] == 120 and row["judge_n"] == 600
+        assert row["judge_value"] > p + 0.15  # the judge over-credits
+        assert row["ci_low"] <= p <= row["ci_high"]
+        assert row["ci_high"] - row["ci_low"] <= row["gold_ci_high"] - row["gold_ci_low"] + 1e-12
+        assert row["method"] in ("PPI", "PPI++", "gold only") and row["effective_n"] >= row["n"] - 1e-9
+
+
+def test_undetermined_judge_values_are_predicted_by_the_judge_mean_and_metrics_without_gold_say_so() -> None:
+    scores, gold, _ = _scores_and_gold(seed=2, n_models=1)
+    scores.loc[scores.index[::3], "strict_ias"] = np.nan
+    out = readmodel.corrected_estimates(scores, gold).set_index(["model", "metric"])
+    row = out.loc[("m0", "strict_ias")]
+    assert row["N"] == 600 and row["judge_n"] == 400 and np.isfinite(row["estimate"])
+    assert "needs at least 2 gold labels" in out.loc[("m0", "rejection"), "note"]
+
+
+def test_ranking_change_is_reported() -> None:
+    corrected = pd.DataFrame({"model": ["a", "b"], "metric": ["strict_ias"] * 2, "judge_value": [0.8, 0.6],
+                              "estimate": [0.4, 0.5]})
+    assert readmodel.ranking_changes(corrected) == ["Strict IAS"]
+    assert readmodel.ranking_changes(corrected.assign(estimate=[0.6, 0.5])) == []
+
+
+def test_load_corrected_reads_the_gold_labels(tmp_path) -> None:
+    s, _ = build(tmp_path)
+    out = readmodel.load_corrected(s.engine, [s.run_id], "llm:j1")
+    assert set(out["metric"]) == set(readmodel.GOLD_METRICS)
+    assert (out["n"] <= out["N"]).all() and out["n"].sum() > 0
+
+
+def test_leaderboard_page_shows_corrected_beside_raw(tmp_path, monkeypatch) -> None:
+    from tests.pages.test_dashboards import page_as
+
+    s, _ = build(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", str(s.engine.url))
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = page_as("leaderboard", "analyst").run()
+    assert not at.exception, at.exception
+    assert "Judge-corrected estimates (expert gold labels)" in [h.value for h in at.subheader]
+    table = at.dataframe[-1].value
+    assert {"raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n", "effective n"} <= set(table.columns)
