@@ -77,3 +77,22 @@ def test_leaderboard_page_shows_corrected_beside_raw(tmp_path, monkeypatch) -> N
     assert "Judge-corrected estimates (expert gold labels)" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
     assert {"raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n", "effective n"} <= set(table.columns)
+
+
+def test_paired_difference_is_corrected_and_covers_the_true_gap() -> None:
+    rng = np.random.default_rng(8)
+    hits, reps = 0, 200
+    for _ in range(reps):
+        rows, gold = [], {}
+        for m, p in (("a", 0.6), ("b", 0.45)):
+            for i in range(400):
+                rid = len(rows) + 1
+                y = float(rng.random() < p)
+                f = 1.0 if y else float(rng.random() < (0.5 if m == "b" else 0.1))  # the judge favours b
+                rows.append({"response_id": rid, "model": m, "instance_uid": f"i{i}", "strict_ias": f})
+                if i < 80:
+                    gold[rid] = {"constraints": {"c1": bool(y)}}
+        out = readmodel.corrected_difference(pd.DataFrame(rows), readmodel.gold_values(gold), "a", "b")
+        hits += out["ci_low"] <= 0.15 <= out["ci_high"]
+    assert out["shared"] == 400 and out["n"] == 80 and out["judge_diff"] < 0.05  # raw: the judge hides the gap
+    assert hits / reps >= 0.93

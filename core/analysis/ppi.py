@@ -79,10 +79,10 @@ def _arrays(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike) -> 
     return y, f, fu
 
 
-def _variances(lams: np.ndarray, y: np.ndarray, f: np.ndarray, fu: np.ndarray,
-               confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def _variances(lams: np.ndarray, y: np.ndarray, f: np.ndarray, fu: np.ndarray, confidence: float,
+               bounds: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
     """(CI centres, variances) of the corrected mean for each lam: smoothed_moments in closed form over the grid."""
-    low, high = min(y.min(), f.min(), fu.min(), 0.0), max(y.max(), f.max(), fu.max(), 1.0)
+    low, high = min(y.min(), f.min(), fu.min(), bounds[0]), max(y.max(), f.max(), fu.max(), bounds[1])
     centre_u, var_u = smoothed_moments(fu, low, high, confidence)
     weight = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 4
     n, total = y.size, y.size + 2 * weight
@@ -97,11 +97,12 @@ def _variances(lams: np.ndarray, y: np.ndarray, f: np.ndarray, fu: np.ndarray,
 LAMBDA_GRID = np.linspace(0.0, 1.0, 101)
 
 
-def tuned_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, confidence: float = 0.95) -> float:
+def tuned_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, confidence: float = 0.95,
+                 bounds: tuple[float, float] = (0.0, 1.0)) -> float:
     """PPI++'s lam: the value in [0, 1] (grid of 0.01) minimising the corrected mean's variance estimate on these
     data, so the corrected CI is never wider than the gold-only one (lam = 0 is on the grid)."""
     y, f, fu = _arrays(gold, judged, judged_unlabeled)
-    return float(LAMBDA_GRID[int(np.argmin(_variances(LAMBDA_GRID, y, f, fu, confidence)[1]))])
+    return float(LAMBDA_GRID[int(np.argmin(_variances(LAMBDA_GRID, y, f, fu, confidence, bounds)[1]))])
 
 
 def clt_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike) -> float:
@@ -112,12 +113,14 @@ def clt_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike) 
 
 
 def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *, lam: float | None = None,
-             interval: str = "small_sample", confidence: float = 0.95) -> CorrectedEstimate:
+             interval: str = "small_sample", confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0)) -> CorrectedEstimate:
     """The corrected mean and CI; lam=None tunes lam (PPI++), lam=1 is plain PPI, lam=0 the gold-only mean.
 
     interval='clt' is the paper's normal interval (z quantile, sample variances); 'small_sample' (the default, what
     the product shows) adds the smoothed moments and a Student t quantile, which hold >= 94% coverage at n = 50
-    where the CLT interval does not (tests/test_ppi.py).
+    where the CLT interval does not (tests/test_ppi.py). `bounds` is the range the values can take ((-1, 1) for a
+    paired difference of two models' 0/1 outcomes).
     """
     y, f, fu = _arrays(gold, judged, judged_unlabeled)
     n, big_n = y.size, fu.size
@@ -128,9 +131,9 @@ def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *,
         estimate = lam * fu.mean() + (y - lam * f).mean()
         centre, gold_centre, q = estimate, y.mean(), float(st.norm.ppf(1 - (1 - confidence) / 2))
     elif interval == "small_sample":
-        lam = tuned_lambda(y, f, fu, confidence) if lam is None else float(lam)
+        lam = tuned_lambda(y, f, fu, confidence, bounds) if lam is None else float(lam)
         estimate = lam * fu.mean() + (y - lam * f).mean()
-        centres, variances = _variances(np.array([lam, 0.0]), y, f, fu, confidence)
+        centres, variances = _variances(np.array([lam, 0.0]), y, f, fu, confidence, bounds)
         (centre, gold_centre), (variance, gold_variance) = centres, variances
         q = _quantile(confidence, n)
     else:

@@ -866,6 +866,36 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
 
+def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
+                         metric: str = "strict_ias", confidence: float = 0.95) -> dict:
+    """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
+
+    Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
+    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere.
+    """
+    from core.analysis.ppi import ppi_mean
+
+    def side(model: str) -> pd.DataFrame:
+        mine = scores[scores["model"] == model].merge(gold[["response_id", metric]].rename(columns={metric: "gold"}),
+                                                      on="response_id", how="left")
+        judged = mine[metric].astype(float)
+        return mine.assign(f=judged.fillna(judged.mean() if judged.notna().any() else 0.5)).set_index("instance_uid")
+
+    a, b = side(model_a), side(model_b)
+    shared = a.index.intersection(b.index)
+    d_f = (a.loc[shared, "f"] - b.loc[shared, "f"]).to_numpy(float)
+    d_y = (a.loc[shared, "gold"] - b.loc[shared, "gold"]).to_numpy(float)
+    labeled = ~np.isnan(d_y)
+    out = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
+           "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) else np.nan}
+    if labeled.sum() < 2 or (~labeled).sum() < 1:
+        return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                      "note": "needs gold labels on both models' responses for at least 2 shared instances"}
+    e = ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0))
+    return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
+                  "note": "small sample of gold labels" if e.small_n else ""}
+
+
 def ranking_changes(corrected: pd.DataFrame) -> list[str]:
     """Metrics on which the corrected means order the models differently from the raw judge means."""
     changed = []
