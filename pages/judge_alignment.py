@@ -8,6 +8,7 @@ import streamlit as st
 from core.analysis.alignment import (
     cross_judge,
     expert_agreement,
+    judge_value,
     judge_vs_gold,
     judges_for,
     run_choices,
@@ -72,6 +73,18 @@ if judges:
         st.markdown(f"Gold label: `{gold.get(response_id)}`")
         render_bundle(ctx.bundle)
         render_response(ctx)
+
+st.subheader("What each judge is worth with these gold labels")
+value = judge_value(engine(), run_ids, judges)
+if value.empty:
+    st.info("Needs gold labels on at least two responses per model and metric (draw and label a gold sample).")
+else:
+    st.caption("Mean width of the judge-corrected (PPI++) 95% CI over models, against gold labels alone on the same n; "
+               "'labels saved' is the share of expert labels the judge spares for the same precision.")
+    st.dataframe(value.assign(judge=value["judge"].map(judge_label)), hide_index=True,
+                 column_config={"corrected_ci_width": st.column_config.NumberColumn(format="%.3f"),
+                                "gold_only_ci_width": st.column_config.NumberColumn(format="%.3f"),
+                                "labels_saved_share": st.column_config.NumberColumn("labels saved", format="percent")})
 
 st.subheader("Cross-judge reliability (Table 7 layout)")
 if len(judges) < 2:

@@ -96,3 +96,12 @@ def test_paired_difference_is_corrected_and_covers_the_true_gap() -> None:
         hits += out["ci_low"] <= 0.15 <= out["ci_high"]
     assert out["shared"] == 400 and out["n"] == 80 and out["judge_diff"] < 0.05  # raw: the judge hides the gap
     assert hits / reps >= 0.93
+
+
+def test_judge_value_compares_corrected_and_gold_only_widths(tmp_path) -> None:
+    from core.analysis.alignment import judge_value
+
+    s, _ = build(tmp_path)
+    out = judge_value(s.engine, [s.run_id], ["llm:j1", "heuristic"])
+    assert set(out["judge"]) <= {"llm:j1", "heuristic"} and not out.empty
+    assert (out["corrected_ci_width"] <= out["gold_only_ci_width"] + 1e-12).all()

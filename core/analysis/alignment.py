@@ -358,3 +358,24 @@ def cross_judge(engine: Engine, run_ids: Iterable[int], judges: list[str] | None
         else:
             notes[metric].append("Spearman needs at least three models")
     return CrossJudge(judges, scores, counts, n_models, icc_out, rho_out, notes)
+
+
+# --------------------------------------------------------------------------- what a judge is worth with gold labels
+
+
+def judge_value(engine: Engine, run_ids: Sequence[int], judges: Sequence[str]) -> pd.DataFrame:
+    """Per judge and gold-decidable metric: the mean width of the corrected (PPI++) CI over models beside the
+    gold-only width on the same n, so a team sees which judge buys the narrowest intervals for its expert labels."""
+    from core.analysis import readmodel
+
+    rows = []
+    for judge in judges:
+        table = readmodel.load_corrected(engine, list(run_ids), judge).dropna(subset=["estimate"])
+        for metric, g in table.groupby("metric", sort=True):
+            width = float((g["ci_high"] - g["ci_low"]).mean())
+            gold_width = float((g["gold_ci_high"] - g["gold_ci_low"]).mean())
+            rows.append({"judge": judge, "metric": readmodel.GOLD_METRICS[metric], "models": int(len(g)),
+                         "n": int(g["n"].sum()), "corrected_ci_width": width, "gold_only_ci_width": gold_width,
+                         "labels_saved_share": 1 - (width / gold_width) ** 2 if gold_width > 0 else np.nan})
+    return pd.DataFrame(rows, columns=["judge", "metric", "models", "n", "corrected_ci_width", "gold_only_ci_width",
+                                       "labels_saved_share"])
