@@ -105,3 +105,23 @@ def test_judge_value_compares_corrected_and_gold_only_widths(tmp_path) -> None:
     out = judge_value(s.engine, [s.run_id], ["llm:j1", "heuristic"])
     assert set(out["judge"]) <= {"llm:j1", "heuristic"} and not out.empty
     assert (out["corrected_ci_width"] <= out["gold_only_ci_width"] + 1e-12).all()
+
+
+@pytest.mark.parametrize(
+    ("estimates", "expect"),
+    [pytest.param({"a": 0.3, "b": 0.6}, "b would rank first instead of a", id="correction-flips-the-choice"),
+     pytest.param({"a": 0.6, "b": 0.3}, "a stays first", id="correction-keeps-the-choice")],
+)
+def test_picker_says_whether_the_correction_changes_the_choice(estimates, expect) -> None:
+    from core.analysis import picker
+
+    rows = [{"response_id": i * 2 + k, "model": m, "instance_uid": f"i{i}", "domain": "D", "mode": "noisy",
+             "origin": "natural", "strict_ias": v, "faithfulness": np.nan, "coverage": np.nan, "loose_ias": np.nan,
+             "rejection": np.nan, "conflict_recognition": np.nan, "refusal": 0.0, "cost_usd": 0.0}
+            for i in range(40) for k, (m, v) in enumerate((("a", 0.9), ("b", 0.5)))]
+    models = pd.DataFrame({"model": ["a", "b"], "paradigm": "standard", "access": "open", "is_baseline": False})
+    result = picker.rank(readmodel.prepare_scores(pd.DataFrame(rows)), models, picker.PickSpec(weights={"strict_ias": 1.0}))
+    assert result.leader == "a"
+    corrected = pd.DataFrame({"model": list(estimates), "metric": "strict_ias", "estimate": list(estimates.values()),
+                              "n": 20})
+    assert expect in picker.corrected_choice(result, corrected)

@@ -395,3 +395,29 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
     parts += [f"<h2>Scope</h2><ul>{scope}</ul>", f"<h2>Ranking</h2><p>{e(metrics_note(judge))}</p>",
               f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>"]
     return "".join(parts)
+
+
+def corrected_choice(result: PickResult, corrected: pd.DataFrame) -> str | None:
+    """Whether the judge-corrected (PPI++) means change the choice, as a sentence; None without gold labels.
+
+    The corrected means replace the judge's means for the metrics gold labels decide; the rest stay. Only for the
+    whole run (the gold sample is not stratified by the picker's domain and subset filters).
+    """
+    usable = corrected.dropna(subset=["estimate"]) if not corrected.empty else corrected
+    if usable.empty or result.leader is None:
+        return None
+    if result.spec.domains or result.spec.modes:
+        return "Judge-corrected estimates exist for the whole run only: clear the domain and subset filters to check them."
+    means = {m: dict(zip(usable.loc[usable["metric"] == m, "model"], usable.loc[usable["metric"] == m, "estimate"],
+                         strict=True)) for m in usable["metric"].unique()}
+    scores = {}
+    for row in result.ranking[result.ranking["eligible"]].to_dict("records"):
+        values = {m: means.get(m, {}).get(row["model"], row[m]) for m in PICK_METRICS}
+        scores[row["model"]] = weighted_score(values, result.spec.weights)
+    best = max(scores, key=lambda m: (scores[m], m)) if scores else None
+    n = int(usable["n"].sum())
+    if best == result.leader:
+        return f"With the {n} expert gold labels correcting the judge, {result.leader} stays first."
+    return (f"With the {n} expert gold labels correcting the judge, {best} would rank first instead of {result.leader} "
+            f"(corrected weighted score {scores[best]:.1%} vs {scores[result.leader]:.1%}): check the corrected estimates "
+            "on the Leaderboard before deciding.")
