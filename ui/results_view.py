@@ -193,7 +193,8 @@ def corrected_section(f: Filters) -> None:
                    icon=":material/swap_vert:")
     st.caption(f"Judge {judge_label(f.judge)}: its raw mean over N responses, and the prediction-powered (PPI++) "
                "estimate that uses the n expert gold labels to remove the judge's bias; effective n is how many gold "
-               "labels alone would give the same precision. † n < 30.")
+               "labels alone would give the same precision; 'labels for ±5 pts' is how many gold labels this judge "
+               "needs for a 95% CI of ±5 points. † n < 30.")
     shown = table.assign(**{
         "raw judge": table["judge_value"].map(lambda v: "no data" if pd.isna(v) else f"{v:.1%}"),
         "corrected [95% CI]": [("—" if pd.isna(e) else f"{e:.1%} [{lo:.1%}, {hi:.1%}]") + ("†" if s else "")
@@ -204,5 +205,6 @@ def corrected_section(f: Filters) -> None:
                                                     strict=True)],
         "effective n": table["effective_n"].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}"),
     })
+    shown = shown.rename(columns={"labels_for_target": "labels for ±5 pts"})
     st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
-                        "effective n", "method", "note"]], hide_index=True, width="stretch")
+                        "effective n", "labels for ±5 pts", "method", "note"]], hide_index=True, width="stretch")

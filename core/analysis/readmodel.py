@@ -811,8 +811,10 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
 
 GOLD_METRICS: dict[str, str] = {"strict_ias": "Strict IAS", "loose_ias": "Loose IAS", "rejection": "Rejection accuracy",
                                 "conflict_recognition": "Conflict recognition"}
+TARGET_CI_WIDTH = 0.10  # +/- 5 points
 CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "estimate", "ci_low", "ci_high", "lam",
-                     "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n", "note"]
+                     "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n",
+                     "labels_for_target", "note"]
 
 
 def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
@@ -839,7 +841,7 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
     estimator is core.analysis.ppi.ipw_ppi_mean).
     """
-    from core.analysis.ppi import ppi_mean
+    from core.analysis.ppi import labels_for_width, ppi_mean
 
     merged = scores.merge(gold, on="response_id", how="left", suffixes=("", "_gold"))
     rows = []
@@ -862,6 +864,7 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
             rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
                                "effective_n": e.effective_n, "gold_mean": e.gold_mean, "gold_ci_low": e.gold_ci_low,
                                "gold_ci_high": e.gold_ci_high, "method": e.method, "small_n": e.small_n,
+                               "labels_for_target": labels_for_width(e, TARGET_CI_WIDTH),
                                "note": "small sample of gold labels" if e.small_n else ""})
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
