@@ -1,4 +1,5 @@
-"""Which language a text is in: script-based for Chinese and Japanese, the langdetect port for the rest."""
+"""Which language a text is in (script-based for Chinese and Japanese, the langdetect port for the rest), and the
+shared Chinese / Japanese text units: content-character terms and sentence ends."""
 
 from __future__ import annotations
 
@@ -11,6 +12,19 @@ HANGUL_RE = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 LETTER_RE = re.compile(r"[^\W\d_]", re.UNICODE)
 CJK_SHARE = 0.5
 CJK_LANGUAGES = ("zh", "ja")
+# Where a Chinese / Japanese sentence ends (zero width, no space needed): after 。！？, after a closing quote that
+# follows one unless a particle (hiragana) continues the sentence, and after ! or ? directly followed by Han or kana.
+CJK_SENTENCE_BREAK = (r"(?<=[。！？])(?![」』）”’])|(?<=[。！？][」』）”’])(?![\u3040-\u309f])"
+                      r"|(?<=[!?])(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
+# Function words and question words that carry no content: Chinese (no kana in the text) and Japanese (hiragana are
+# grammar and split terms anyway; these are the kanji ones).
+ZH_STOP_RE = re.compile(
+    "为什么|什么|多少|多久|哪些|哪个|哪里|怎么|怎样|如何|是否|何时|有没有|"
+    "[的了是在和与及或也就都而但并把被对从向为以于之其这那此个些我你您他她它们吗呢吧啊么着过将会能可要有没不无很更"
+    "最再又还即所等如请该每各哪何谁几]"
+)
+JA_STOP_RE = re.compile("[何等各]")
+CONTENT_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30fa\u30fc\uff66-\uff9f]+")
 
 
 @lru_cache(maxsize=4096)
@@ -35,3 +49,12 @@ def detect_language(text: str) -> str:
 
     found = langdetect(text) if letters else None
     return (found or "und").split("-")[0].lower() if found not in ("zh-cn", "zh-tw") else "zh"
+
+
+def cjk_terms(text: str) -> list[str]:
+    """Content terms of the Chinese / Japanese script in `text`: character bigrams of each run of Han or katakana
+    characters once function and question words are taken out (a lone character stands for itself); hiragana,
+    punctuation and Latin text split runs and give no terms."""
+    stop = JA_STOP_RE if KANA_RE.search(text or "") else ZH_STOP_RE
+    runs = CONTENT_RUN_RE.findall(stop.sub(" ", text or ""))
+    return [run[i : i + 2] for run in runs for i in range(max(1, len(run) - 1))]

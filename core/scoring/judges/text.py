@@ -1,4 +1,7 @@
-"""Lexical helpers for the offline heuristic judge: tokens, numbers, negation, refusal and conflict cues, script."""
+"""Lexical helpers for the offline heuristic judge: tokens, numbers, negation, refusal and conflict cues, script.
+
+Sentences, content words and refusal cues also read Chinese and Japanese (sentence ends 。！？, content-character
+bigrams from core.language, zh / ja refusal phrases); numbers, negation, conflict cues and key terms are English."""
 
 from __future__ import annotations
 
@@ -6,6 +9,9 @@ import html
 import re
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+
+from core.language import CJK_SENTENCE_BREAK, cjk_terms
+from core.language import cjk_language as cjk_language  # re-exported
 
 STOPWORDS = frozenset(
     """a an the and or but if then else of to in on at by for with from as is are was were be been being it its this
@@ -18,7 +24,7 @@ STOPWORDS = frozenset(
 )
 WORD_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*", re.IGNORECASE)
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*", re.IGNORECASE)
-SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?])\s+|(?:{CJK_SENTENCE_BREAK})\s*|\n+")
 CLAUSE_SPLIT_RE = re.compile(r"[;,]\s+|\s+(?:but|whereas|while|although|though|however)\s+", re.IGNORECASE)
 BULLET_RE = re.compile(r"^\s*(?:[-*•#>]+|\d+[.)])\s*")
 NUMBER_RE = re.compile(r"\d+(?:[.,:/-]\d+)*")
@@ -72,6 +78,56 @@ NOT_NEGATION_RE = re.compile(
     re.IGNORECASE,
 )
 
+# Chinese: what the documents are, then refusal cues with the same "about the material, not about the world" care.
+ZH_DOCS = (r"(?:所?提供的?|所?给(?:出|定)?的|现有的?|上述|以上|相关的?|参考)?"
+           r"(?:文档|文件|资料|材料|上下文|文本|段落|来源|知识库|信息|内容|检索结果)")
+ZH_VERBS = r"(?:回答|作答|确定|判断|得知|知道|找到|给出|确认|推断|得出|获知|查到|判定)"
+ZH_MENTION = (r"(?:提及|提到|涉及|说明|包含|记载|给出|提供|显示|列出|指明|描述|介绍|讨论|写明|载明|覆盖|明确|具体说明|"
+              r"明确说明|明确提及|明确指出|指出)")
+ZH_REFUSAL_PATTERNS = (
+    rf"(?:无法|不能|没法|难以|无从)(?:直接|准确|确切|明确|可靠地?|完全|具体)?{ZH_VERBS}",
+    rf"(?:无法|不能|难以)(?:从|根据|依据|基于)[^。！？]{{0,24}}?{ZH_VERBS}",
+    r"(?:无法|不能)提供(?:相关|具体|确切|准确|明确)?的?(?:信息|答案|数据|回答|资料)",
+    rf"{ZH_DOCS}[^。！？，,]{{0,10}}?(?:并|均|都|也)?(?:没有|没|未|无|不)(?:有)?{ZH_MENTION}",
+    r"(?:没有|没|无|缺乏|缺少)(?:任何)?(?:相关|足够|具体|明确|有关|直接|充分|进一步|更多|此类|这方面)?的?"
+    r"(?:信息|资料|数据|内容|记录|答案|依据|证据)(?!表明|显示)",
+    r"(?:没有|没|无|未)(?:包含|提供|给出|提及|提到)?(?:关于|有关|涉及)[^。！？]{0,30}?的(?:信息|内容|资料|数据|说明|记录|描述)",
+    r"(?:信息|资料|数据|内容|依据|证据)(?:不足|不够|不充分|不完整|缺失)",
+    r"(?:未|没有|没)(?:能)?(?:找到|查到)|找不到|查不到",
+    rf"(?:超出|超过|不在)(?:了)?{ZH_DOCS}的?(?:范围|范畴)",
+    r"我(?:并)?不(?:知道|清楚|确定)|不得而知|无从(?:得知|知晓)",
+    rf"{ZH_DOCS}.{{0,40}}?(?:被截断|截断了|中断了|不完整)",
+)
+# Japanese: inability to answer or judge, "not stated", "no information", "unknown", "cannot tell from the material".
+JA_DOCS = (r"(?:与えられた|提供された|提示された|参照|参考|上記の?|これらの|この)?(?:文書|資料|ドキュメント|情報|文脈|"
+           r"コンテキスト|テキスト|本文|記事|参考資料|検索結果|情報源|ソース)")
+JA_NOT = r"(?:お|い)?(?:りません|ません|らず|ない|なかった)"
+JA_REFUSAL_PATTERNS = (
+    r"(?:(?:回答|判断|特定|確認|断定|把握|確定|算出|推測|推定|判別|明言)(?:する|いたす)?|お答え(?:する)?|答える?)"
+    r"(?:こと)?(?:は|が|も)?(?:でき|出来)(?:ません|ない|ず|かねます)",
+    r"答えられ(?:ません|ない|ず)|(?:回答|お答え|判断)(?:いた)?しかね(?:ます|る)",
+    r"(?:回答|判断|特定|確定)(?:不可能?|不能)",
+    rf"(?:記載|言及|明記|掲載|記述|明示)(?:は|が|も)?(?:されて{JA_NOT}|(?:あり|見当たり|見つかり)ません|ない|なく|なし)",
+    rf"(?:書かれ|触れられ|述べられ|記され|示され|載っ)て{JA_NOT}",
+    rf"{JA_DOCS}(?:に|には|では|の中に|中に|内に|から|からは)[^。！？]{{0,30}}?(?:含まれ|提供され|挙げられ)て{JA_NOT}",
+    rf"{JA_DOCS}.{{0,80}}?(?:途切れ|途中で(?:切れ|終わ))",
+    rf"(?:情報|データ|記載|記述|根拠|情報源|手がかり)(?:は|が|も)?(?:一切|十分に?|特に)?"
+    rf"(?:(?:あり|見当たり|見つかり)ません|ない|なく|存在し(?:ない|ません|ておらず)|存在せず|不足して|足り(?:ません|ない)|"
+    rf"(?:含まれ|提供され)て{JA_NOT})(?!場合)",
+    r"(?:分かり|わかり|判り)(?:ません|かねます)|(?:分から|わから|判ら)(?:ない|ず)(?!場合)",
+    r"不明(?:です|である|だ|な(?:ため|ので)|のため|となります|でした)|(?:は|が)不明",
+    r"明らかで(?:は)?(?:ありません|ない)|明らかになって(?:い)?(?:ません|ない)|判明して(?:い)?(?:ません|ない)|定かでは",
+    rf"{JA_DOCS}(?:から|だけ|のみ)(?:は|では)[^。！？]{{0,80}}?"
+    r"(?:でき(?:ない|ません|ず)|(?:分から|わから)(?:ない|ず)|(?:分かり|わかり)ません|しかね|不明)",
+    r"(?:見当たり|見つかり|見つけられ)ません",
+    rf"{JA_DOCS}の?範囲(?:外|を超え)",
+)
+CJK_REFUSAL_PATTERNS = (*ZH_REFUSAL_PATTERNS, *JA_REFUSAL_PATTERNS)
+CJK_META_RE = re.compile(
+    rf"{ZH_DOCS}(?:中|里)?(?:只|仅|仅仅|主要|只是)(?:介绍|讨论|涉及|描述|说明|提到|提及|讲述|包含|关于)"
+    rf"|{JA_DOCS}(?:は|では|には)[^。！？]{{0,40}}?(?:について|に関して|に関する)(?:もの|こと|情報)?(?:のみ|だけ|しか)"
+)
+
 DOCS = (r"(?:(?:the|these|those|this|your|my|provided|given|retrieved|available|supplied|supporting|attached|above|"
         r"reference|search|source)\s+)*(?:documents?|docs?|sources?|context|materials?|texts?|passages?|excerpts?|"
         r"knowledge base|records?|files?|manuals?|guides?|information(?: provided| given)?|search results|results)")
@@ -99,9 +155,11 @@ REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:out of|outside|beyond) (?:the |my )?scope\b",
         r"\bi (?:do not|don't) (?:know|have (?:that|this|the|enough|any|sufficient) (?:information|data|details))\b",
         r"\bdata unavailable\b",
-        r"\b(?:not possible|impossible) to (?:answer|determine|say|tell|confirm)\b",
+        r"\b(?:not possible|impossible) to (?:answer|determine|say|tell|confirm|list|identify|know)\b",
+        rf"\b{DOCS}[\s,]+(?:\w+[\s,]+){{0,2}}?(?:is |are |was |were )?(?:truncated|cut off|cuts off|breaks off)\b",
         r"\bcannot be (?:answered|determined|found|confirmed|established)\b",
         r"\bunanswerable\b",
+        *CJK_REFUSAL_PATTERNS,
     )
 )
 META_RE = re.compile(
@@ -122,10 +180,6 @@ CONFLICT_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bat odds\b",
     )
 )
-CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
-KANA_RE = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
-LETTER_RE = re.compile(r"[^\W\d_]")
-CJK_SHARE = 0.5
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -158,9 +212,11 @@ def tokens(text: str) -> set[str]:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def content_words(text: str) -> frozenset[str]:
-    """Stemmed content words of `text`: letters first, stopwords, citation markers and bare numbers left out."""
-    words = (w.lower() for w in WORD_RE.findall(CITATION_RE.sub(" ", clean(text))))
-    return frozenset(stem(w) for w in words if w not in STOPWORDS and len(w) > 1)
+    """Stemmed content words of `text` (stopwords, citation markers and bare numbers left out), plus the Chinese /
+    Japanese content-character bigrams of core.language.cjk_terms."""
+    text = CITATION_RE.sub(" ", clean(text))
+    words = (w.lower() for w in WORD_RE.findall(text))
+    return frozenset(stem(w) for w in words if w not in STOPWORDS and len(w) > 1) | frozenset(cjk_terms(text))
 
 
 @lru_cache(maxsize=CACHE_SIZE)
@@ -200,13 +256,13 @@ def negated(text: str) -> bool:
 
 
 def refusal_matches(text: str) -> list[str]:
-    """The refusal phrases found in `text`."""
+    """The refusal phrases found in `text` (English, Chinese and Japanese cues)."""
     return [m.group(0) for p in REFUSAL_PATTERNS for m in [p.search(clean(text))] if m]
 
 
 def is_meta(text: str) -> bool:
-    """True if `text` talks about what the documents cover ('They only describe Form Q5') rather than answering."""
-    return bool(META_RE.search(clean(text)))
+    """True if `text` talks about what the documents cover ('They only describe Form Q5', '文档只介绍了…')."""
+    return bool(META_RE.search(clean(text)) or CJK_META_RE.search(text or ""))
 
 
 def conflict_matches(text: str) -> list[str]:
@@ -256,16 +312,6 @@ def quantity_found(q: tuple[str, str | None], pool: set[tuple[str, str | None]])
     """True if the pool states the same value in a compatible unit (equal, or either side without a unit)."""
     value, unit = q
     return any(v == value and (unit is None or u is None or u == unit) for v, u in pool)
-
-
-@lru_cache(maxsize=CACHE_SIZE)
-def cjk_language(text: str) -> str | None:
-    """'ja' or 'zh' when most letters of `text` are Chinese / Japanese script (kana marks Japanese), else None."""
-    letters = LETTER_RE.findall(text or "")
-    cjk = [ch for ch in letters if CJK_RE.match(ch)]
-    if not letters or len(cjk) < CJK_SHARE * len(letters):
-        return None
-    return "ja" if any(KANA_RE.match(ch) for ch in cjk) else "zh"
 
 
 def snippet(text: str, limit: int = 300) -> str:
