@@ -19,6 +19,7 @@ from core.generation.llm import cache_key, config_from_model, estimate_tokens
 from core.store.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, utc_now
 from core.generation.prompting import build_messages
 from core.generation.providers.base import ChatMessage, ModelConfig
+from core.generation.tokens import count_tokens
 from core.review.auth import Principal, authorize
 from core.scoring.judges.names import HEURISTIC
 
@@ -225,7 +226,7 @@ def _add_to_estimate(session: Session, estimate: Estimate, model: Model, message
         estimate.cached += 0 if model.is_baseline else 1
         per_model["cached"] += 0 if model.is_baseline else 1
         return
-    tokens_in = sum(estimate_tokens(m.content) for m in messages)
+    tokens_in = sum(count_tokens(m.content) for m in messages)
     cost = config.cost_usd(tokens_in, config.max_output_tokens)
     estimate.calls += 1
     estimate.input_tokens += tokens_in
