@@ -10,6 +10,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from core.registry import Registry, UnknownNameError
 
 
+class UnsupportedLanguageError(ValueError):
+    """A checker cannot judge text in this language; the scorer records it as an error verdict, never a pass/fail."""
+
+    def __init__(self, language: str) -> None:
+        super().__init__(f"unsupported for language {language}")
+        self.language = language
+
+
 class NoKwargs(BaseModel):
     """Kwargs schema of checkers that take no parameters."""
 

@@ -1,4 +1,7 @@
-"""Enterprise RAG checkers (namespace `enterprise:`): citations, lists, tables, lengths, phrasing, language."""
+"""Enterprise RAG checkers (namespace `enterprise:`): citations, lists, tables, lengths, phrasing, language.
+
+Each count-based checker says in its docstring what it does with Chinese / Japanese (zh/ja) text: count correctly,
+or raise UnsupportedLanguageError (recorded by the scorer as an error verdict)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.scoring.checkers.base import CHECKERS, Checker
+from core.language import CJK_RE, KANA_RE
+from core.scoring.checkers.base import CHECKERS, Checker, UnsupportedLanguageError
 from core.scoring.checkers.dates import first_date
 from core.scoring.checkers.text import language, word_count
 
@@ -17,10 +21,19 @@ class _Kw(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_LATIN_WORD_CHAR = r"[^\W" + CJK_RE.pattern[1:]  # a letter or digit that is not Han or kana
+
+
 def _phrase_pattern(phrase: str, case_sensitive: bool) -> re.Pattern[str]:
-    """Whole-word/phrase regex: word edges at both ends, any whitespace between the phrase's words."""
-    body = r"\s+".join(re.escape(word) for word in phrase.split())
-    return re.compile(rf"(?<!\w){body}(?!\w)", 0 if case_sensitive else re.IGNORECASE)
+    """Whole-word/phrase regex: word edges at both ends, any whitespace between the phrase's words.
+
+    An edge is no letter or digit of a spaced script next to the phrase: a Han / kana neighbour is an edge ('API' is a
+    word in '公司API接口'), and a phrase end that is Han / kana needs no edge (Chinese and Japanese have no spaces)."""
+    words = phrase.split()
+    body = r"\s+".join(re.escape(word) for word in words)
+    start = "" if CJK_RE.match(words[0][0]) else rf"(?<!{_LATIN_WORD_CHAR})"
+    end = "" if CJK_RE.match(words[-1][-1]) else rf"(?!{_LATIN_WORD_CHAR})"
+    return re.compile(f"{start}{body}{end}", 0 if case_sensitive else re.IGNORECASE)
 
 
 def _count_lines(pattern: re.Pattern[str], response: str) -> int:
@@ -67,7 +80,9 @@ class BulletItemsKw(_Kw):
 
 @CHECKERS.register("enterprise:numbered_list")
 class NumberedList(Checker):
-    """At least `min_items` numbered lines such as '1. ...' or '2) ...'."""
+    """At least `min_items` numbered lines such as '1. ...' or '2) ...'.
+
+    zh/ja: counted correctly as is (markdown numbering; '1、' is not a markdown list item)."""
 
     Kwargs = MinItemsKw
 
@@ -80,7 +95,9 @@ class NumberedList(Checker):
 
 @CHECKERS.register("enterprise:bullet_list")
 class BulletList(Checker):
-    """At least `min_items` markdown bullet lines starting with '-', '*' or '+' and a space."""
+    """At least `min_items` markdown bullet lines starting with '-', '*' or '+' and a space.
+
+    zh/ja: counted correctly as is."""
 
     Kwargs = BulletItemsKw
 
@@ -102,6 +119,13 @@ def _item_texts(response: str) -> list[str]:
     return [_MARKUP.sub("", match.group(1)).strip() for match in _LIST_ITEM.finditer(response)]
 
 
+def _alphabet_supported(items: list[str]) -> None:
+    """Raise UnsupportedLanguageError ('zh' or 'ja') when an item's first letter is Han or kana."""
+    firsts = [m.group() for item in items if (m := re.search(r"[^\W\d_]", item))]
+    if any(CJK_RE.match(letter) for letter in firsts):
+        raise UnsupportedLanguageError("ja" if any(KANA_RE.search(item) for item in items) else "zh")
+
+
 def _non_decreasing(keys: list) -> bool:
     return all(a <= b for a, b in zip(keys, keys[1:]))
 
@@ -113,6 +137,10 @@ class OrderedListItems(Checker):
     Alphabetical compares item texts case-insensitively with markdown emphasis removed. Chronological
     compares the first date (ISO, d/m-name, month-name d, month-name yyyy) or year found in each item;
     an item without a date fails the check.
+
+    zh/ja: alphabetical order is unsupported (Chinese and Japanese order by pinyin, strokes or reading, which the
+    characters do not show): an item opening with a Han / kana letter raises UnsupportedLanguageError. Chronological
+    order reads 2024年3月5日 and Japanese era years (core.scoring.checkers.dates).
     """
 
     Kwargs = OrderKw
@@ -127,6 +155,7 @@ class OrderedListItems(Checker):
         if len(items) < 2:
             return False
         if self.kwargs.order == "alphabetical":
+            _alphabet_supported(items)
             return _non_decreasing([item.casefold() for item in items])
         dates = [first_date(item) for item in items]
         return None not in dates and _non_decreasing(dates)
@@ -177,6 +206,8 @@ class CitationCount(Checker):
     Distinctness uses the first non-empty capture group if the pattern has one (for doc_ref: the document
     number, so "[doc 2]" and "[2]" are one citation), else the whole match; case-folded, commas and runs of
     whitespace normalised.
+
+    zh/ja: counted correctly as is (the [doc N] markers are ASCII; statute_article reads English names only).
     """
 
     Kwargs = CitationKw
@@ -237,7 +268,9 @@ class ForbiddenPhrasesKw(_Kw):
 
 @CHECKERS.register("enterprise:forbidden_phrases")
 class ForbiddenPhrases(Checker):
-    """None of the phrases occurs as a whole word or phrase ('must' does not match 'mustard')."""
+    """None of the phrases occurs as a whole word or phrase ('must' does not match 'mustard').
+
+    zh/ja: a Han / kana phrase is found wherever it occurs (see `_phrase_pattern`)."""
 
     Kwargs = ForbiddenPhrasesKw
 
@@ -268,7 +301,9 @@ class KeywordFrequencyKw(_Kw):
 
 @CHECKERS.register("enterprise:keyword_frequency")
 class KeywordFrequency(Checker):
-    """The keyword occurs as a whole word (case-insensitive) between min_count and max_count times."""
+    """The keyword occurs as a whole word (case-insensitive) between min_count and max_count times.
+
+    zh/ja: counted correctly: a Han / kana keyword is counted wherever it occurs (see `_phrase_pattern`)."""
 
     Kwargs = KeywordFrequencyKw
 
@@ -458,7 +493,9 @@ def paragraph_count(response: str) -> int:
 
 @CHECKERS.register("enterprise:word_count_range")
 class WordCountRange(Checker):
-    """Word count (runs of letters/digits, as in IFEval) within [min_words, max_words]."""
+    """Word count (runs of letters/digits, as in IFEval) within [min_words, max_words].
+
+    zh/ja: each Han or kana character counts as one word (length by characters, 字 / 文字)."""
 
     Kwargs = WordRangeKw
 
@@ -471,7 +508,9 @@ class WordCountRange(Checker):
 
 @CHECKERS.register("enterprise:char_count_range")
 class CharCountRange(Checker):
-    """Character count of the whitespace-trimmed response within [min_chars, max_chars]."""
+    """Character count of the whitespace-trimmed response within [min_chars, max_chars].
+
+    zh/ja: counted correctly as is (code points)."""
 
     Kwargs = CharRangeKw
 
@@ -484,7 +523,9 @@ class CharCountRange(Checker):
 
 @CHECKERS.register("enterprise:paragraph_count_range")
 class ParagraphCountRange(Checker):
-    """Paragraph count (blocks separated by blank lines) within [min_paragraphs, max_paragraphs]."""
+    """Paragraph count (blocks separated by blank lines) within [min_paragraphs, max_paragraphs].
+
+    zh/ja: counted correctly as is (blank lines separate paragraphs in every language)."""
 
     Kwargs = ParagraphRangeKw
 
@@ -519,7 +560,9 @@ def section_count(response: str) -> int:
 
 @CHECKERS.register("enterprise:section_count")
 class SectionCount(Checker):
-    """Number of headed sections within [min_sections, max_sections]; see `section_count` for headings."""
+    """Number of headed sections within [min_sections, max_sections]; see `section_count` for headings.
+
+    zh/ja: counted correctly as is (markdown headings)."""
 
     Kwargs = SectionKw
 

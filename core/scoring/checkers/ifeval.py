@@ -1,4 +1,7 @@
-"""The 25 IFEval instructions, with IFEval's ids, kwargs names and verdict semantics."""
+"""The 25 IFEval instructions, with IFEval's ids, kwargs names and verdict semantics.
+
+Each count-based checker says in its docstring what it does with Chinese / Japanese (zh/ja) text; text without Han or
+kana characters is checked exactly as IFEval checks it."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.language import CJK_RE
 from core.scoring.checkers.base import CHECKERS, Checker
 from core.scoring.checkers.text import Relation, capital_word_count, compare, language, sentence_count, word_count
 
@@ -67,7 +71,9 @@ class FrequencyKw(_Kw):
 
 @CHECKERS.register("keywords:frequency")
 class KeywordsFrequency(_CountRelation):
-    """The keyword occurs fewer than / at least `frequency` times (case-insensitive)."""
+    """The keyword occurs fewer than / at least `frequency` times (case-insensitive).
+
+    zh/ja: counted correctly as is (a substring count needs no word boundaries)."""
 
     Kwargs = FrequencyKw
     target_field = "frequency"
@@ -91,13 +97,17 @@ class ForbiddenKw(_Kw):
 
 @CHECKERS.register("keywords:forbidden_words")
 class ForbiddenWords(Checker):
-    """None of the words occurs as a whole word (case-insensitive)."""
+    """None of the words occurs as a whole word (case-insensitive).
+
+    zh/ja: a word with Han or kana characters is found anywhere (Chinese and Japanese have no word boundaries to
+    require); Latin words keep IFEval's \\b boundaries."""
 
     Kwargs = ForbiddenKw
 
     def __init__(self, kwargs: ForbiddenKw) -> None:
         super().__init__(kwargs)
-        self._patterns = [re.compile(rf"\b{word}\b", re.IGNORECASE) for word in kwargs.forbidden_words]
+        self._patterns = [re.compile(word if CJK_RE.search(word) else rf"\b{word}\b", re.IGNORECASE)
+                          for word in kwargs.forbidden_words]
 
     def describe(self) -> str:
         return f"Do not use any of these words: {', '.join(self.kwargs.forbidden_words)}."
@@ -114,7 +124,9 @@ class LetterKw(_Kw):
 
 @CHECKERS.register("keywords:letter_frequency")
 class LetterFrequency(_CountRelation):
-    """The letter (case-insensitive) occurs fewer than / at least `let_frequency` times."""
+    """The letter (case-insensitive) occurs fewer than / at least `let_frequency` times.
+
+    zh/ja: counted correctly as is (occurrences of the character, whatever the script)."""
 
     Kwargs = LetterKw
     target_field = "let_frequency"
@@ -183,7 +195,10 @@ class CapitalKw(_Kw):
 
 @CHECKERS.register("change_case:capital_word_frequency")
 class CapitalWordFrequency(_CountRelation):
-    """The number of all-capital words is fewer than / at least `capital_frequency`."""
+    """The number of all-capital words is fewer than / at least `capital_frequency`.
+
+    zh/ja: counted correctly: Han and kana characters separate words, so the Latin all-capital words are counted
+    ('公司CEO和CFO表示' has two); Han and kana themselves have no case and are never capital words."""
 
     Kwargs = CapitalKw
     target_field = "capital_frequency"
@@ -207,7 +222,9 @@ class SentencesKw(_Kw):
 
 @CHECKERS.register("length_constraints:number_sentences")
 class NumberSentences(_CountRelation):
-    """The sentence count is fewer than / at least `num_sentences`."""
+    """The sentence count is fewer than / at least `num_sentences`.
+
+    zh/ja: counted correctly: 。！？ end a sentence without a following space."""
 
     Kwargs = SentencesKw
     target_field = "num_sentences"
@@ -228,7 +245,9 @@ class WordsKw(_Kw):
 
 @CHECKERS.register("length_constraints:number_words")
 class NumberWords(_CountRelation):
-    """The word count is fewer than / at least `num_words`."""
+    """The word count is fewer than / at least `num_words`.
+
+    zh/ja: each Han or kana character counts as one word (length by characters, 字 / 文字)."""
 
     Kwargs = WordsKw
     target_field = "num_words"
@@ -251,7 +270,9 @@ _STARS_DIVIDER = re.compile(r"\s?\*\*\*\s?")
 
 @CHECKERS.register("length_constraints:number_paragraphs")
 class NumberParagraphs(Checker):
-    """Exactly `num_paragraphs` paragraphs separated by '***' dividers, none of them empty."""
+    """Exactly `num_paragraphs` paragraphs separated by '***' dividers, none of them empty.
+
+    zh/ja: counted correctly as is (the divider is the same in every language)."""
 
     Kwargs = ParagraphsKw
 
@@ -271,14 +292,27 @@ class NthParagraphKw(_Kw):
     first_word: str = Field(min_length=1)
 
 
+_WORD_END = re.compile(rf"[.,?!'\"，。！？、：；]|(?={CJK_RE.pattern})")
+
+
 def _first_word(paragraph: str) -> str:
     word = paragraph.split()[0].lstrip("'").lstrip('"')
-    return re.split(r"[.,?!'\"]", word, maxsplit=1)[0].lower()
+    return _WORD_END.split(word, maxsplit=1)[0].lower()
+
+
+def _starts_with_word(paragraph: str, word: str) -> bool:
+    """IFEval's first-word test; a Han / kana word (no spaces to end it) only has to open the paragraph."""
+    if CJK_RE.search(word):
+        return paragraph.lstrip("'\"「『“").startswith(word)
+    return _first_word(paragraph) == word.lower()
 
 
 @CHECKERS.register("length_constraints:nth_paragraph_first_word")
 class NthParagraphFirstWord(Checker):
-    """Exactly `num_paragraphs` blank-line-separated paragraphs, the nth starting with `first_word`."""
+    """Exactly `num_paragraphs` blank-line-separated paragraphs, the nth starting with `first_word`.
+
+    zh/ja: paragraphs are counted as is; a Han / kana first word only has to open the paragraph (no spaces mark where
+    a Chinese / Japanese word ends), and a Latin first word ends at CJK punctuation or the first Han / kana."""
 
     Kwargs = NthParagraphKw
 
@@ -296,7 +330,7 @@ class NthParagraphFirstWord(Checker):
         if kw.nth_paragraph > count or kw.nth_paragraph > len(parts):
             return False
         target = parts[kw.nth_paragraph - 1].strip()
-        return bool(target) and count == kw.num_paragraphs and _first_word(target) == kw.first_word.lower()
+        return bool(target) and count == kw.num_paragraphs and _starts_with_word(target, kw.first_word)
 
 
 # --- detectable content ----------------------------------------------------------------------------
@@ -311,7 +345,9 @@ _PLACEHOLDER = re.compile(r"\[.*?\]")
 
 @CHECKERS.register("detectable_content:number_placeholders")
 class NumberPlaceholders(Checker):
-    """At least `num_placeholders` square-bracket placeholders such as [name]."""
+    """At least `num_placeholders` square-bracket placeholders such as [name].
+
+    zh/ja: counted correctly as is (ASCII square brackets in any language)."""
 
     Kwargs = PlaceholdersKw
 
@@ -415,15 +451,20 @@ class Quotation(Checker):
         return len(text) > 1 and text[0] == '"' and text[-1] == '"'
 
 
+_COMMAS = (",", "，", "、", "﹐", "､")
+
+
 @CHECKERS.register("punctuation:no_comma")
 class NoComma(Checker):
-    """The response contains no comma."""
+    """The response contains no comma.
+
+    zh/ja: the full-width comma ， and the ideographic comma 、 are commas too."""
 
     def describe(self) -> str:
         return "Do not use a single comma anywhere in your answer."
 
     def evaluate(self, response: str) -> bool:
-        return "," not in response
+        return not any(comma in response for comma in _COMMAS)
 
 
 # --- detectable format -----------------------------------------------------------------------------
@@ -439,7 +480,9 @@ _DASH_BULLET = re.compile(r"^\s*-.*$", re.MULTILINE)
 
 @CHECKERS.register("detectable_format:number_bullet_lists")
 class NumberBulletLists(Checker):
-    """Exactly `num_bullets` markdown bullet points ('* ' or '- ' lines)."""
+    """Exactly `num_bullets` markdown bullet points ('* ' or '- ' lines).
+
+    zh/ja: counted correctly as is (markdown markers are the same in every language)."""
 
     Kwargs = BulletsKw
 
@@ -480,7 +523,9 @@ def _non_blank_highlights(pattern: re.Pattern[str], response: str) -> int:
 
 @CHECKERS.register("detectable_format:number_highlighted_sections")
 class NumberHighlightedSections(Checker):
-    """At least `num_highlights` non-empty *highlighted* spans (single or double asterisks)."""
+    """At least `num_highlights` non-empty *highlighted* spans (single or double asterisks).
+
+    zh/ja: counted correctly as is."""
 
     Kwargs = HighlightsKw
 
@@ -499,7 +544,9 @@ class SectionsKw(_Kw):
 
 @CHECKERS.register("detectable_format:multiple_sections")
 class MultipleSections(Checker):
-    """At least `num_sections` sections, each introduced by the splitter word and a number ('Section 1')."""
+    """At least `num_sections` sections, each introduced by the splitter word and a number ('Section 1').
+
+    zh/ja: counted correctly as is (the splitter is matched as given, '第 1 节' style included)."""
 
     Kwargs = SectionsKw
 

@@ -5,16 +5,21 @@ Rules, applied to whitespace-separated tokens:
 - a token ending in '.' ends a sentence, except: known abbreviations ("Mr.", "e.g.", "U.S."), capital single-letter
   initials ("J."), numbers followed by a lowercase word ("3. items"), and an ellipsis ("...") not
   followed by a capitalised word;
-- line breaks alone never end a sentence (punkt ignores layout).
+- line breaks alone never end a sentence (punkt ignores layout);
+- Chinese / Japanese: 。！？ end a sentence without a following space (core.language.CJK_SENTENCE_BREAK), so the text
+  is cut there first and each piece is split by the rules above (text without those marks is unchanged).
 """
 
 from __future__ import annotations
 
 import re
 
+from core.language import CJK_SENTENCE_BREAK
+
 _TOKEN = re.compile(r"\S+")
 _CLOSERS = "\"')]}*»”’"
 _NUMBER = re.compile(r"^-?[.,]?\d[\d,.\-]*$")
+_CJK_BREAK = re.compile(CJK_SENTENCE_BREAK)
 ABBREVIATIONS = frozenset(
     """
     mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e u.s u.k u.n a.m p.m inc ltd co corp dept est approx
@@ -45,8 +50,17 @@ def _is_break(token: str, next_token: str | None) -> bool:
 _MAYBE_END = frozenset(".?!" + _CLOSERS)  # last characters of tokens that can end a sentence
 
 
+def _pieces(text: str) -> list[str]:
+    """`text` cut after every Chinese / Japanese sentence end (one piece when it has none)."""
+    return _CJK_BREAK.split(text) if _CJK_BREAK.search(text) else [text]
+
+
 def count_sentences(text: str) -> int:
     """len(split_sentences(text)), without building the sentences."""
+    return sum(map(_count_piece, _pieces(text)))
+
+
+def _count_piece(text: str) -> int:
     tokens = text.split()
     breaks = sum(
         1 for token, following in zip(tokens, tokens[1:]) if token[-1] in _MAYBE_END and _is_break(token, following)
@@ -56,6 +70,10 @@ def count_sentences(text: str) -> int:
 
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (whitespace-trimmed, non-empty)."""
+    return [sentence for piece in _pieces(text) for sentence in _split_piece(piece)]
+
+
+def _split_piece(text: str) -> list[str]:
     tokens = list(_TOKEN.finditer(text))
     sentences: list[str] = []
     start = 0

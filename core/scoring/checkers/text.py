@@ -1,4 +1,8 @@
-"""Per-response derived data shared by checkers (word, sentence and capital-word counts, language), cached."""
+"""Per-response derived data shared by checkers (word, sentence and capital-word counts, language), cached.
+
+Chinese and Japanese: every Han or kana character is one word (the 字 / 文字 unit length limits use in those
+languages), sentences also end at 。！？, and Han / kana characters separate words for the capital-word count. Text
+without those characters is counted exactly as IFEval counts it."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import re
 from functools import lru_cache
 from typing import Literal
 
+from core.language import CJK_RE
 from core.scoring.checkers.langid import detect_language
 from core.scoring.checkers.sentences import count_sentences
 
@@ -22,8 +27,9 @@ def compare(count: int, relation: Relation, target: int) -> bool:
 
 @lru_cache(maxsize=_CACHE)
 def word_count(text: str) -> int:
-    """Number of \\w+ runs in the text (IFEval's word count)."""
-    return len(_WORD.findall(text))
+    """Number of \\w+ runs in the text (IFEval's word count), each Han or kana character counting as one word."""
+    cjk = len(CJK_RE.findall(text))
+    return cjk + len(_WORD.findall(CJK_RE.sub(" ", text) if cjk else text))
 
 
 @lru_cache(maxsize=_CACHE)
@@ -62,8 +68,10 @@ def _token_capitals(token: str) -> int:
 
 @lru_cache(maxsize=_CACHE)
 def capital_word_count(text: str) -> int:
-    """Number of all-capital word tokens (IFEval's count); tokens without a cased upper-case letter count 0."""
-    return sum(map(_token_capitals, [token for token in text.split() if not token.islower()]))
+    """Number of all-capital word tokens (IFEval's count); tokens without a cased upper-case letter count 0; Han and
+    kana characters separate tokens ('公司CEO和CFO表示' has two)."""
+    tokens = CJK_RE.sub(" ", text).split() if CJK_RE.search(text) else text.split()
+    return sum(map(_token_capitals, [token for token in tokens if not token.islower()]))
 
 
 @lru_cache(maxsize=_CACHE)
