@@ -1,19 +1,64 @@
-"""Prompt assembly: the instance's constraints as the system instruction set, numbered documents then the query."""
+"""Prompt assembly: the EnterpriseRAG prompt (numbered constraints, numbered documents, the query), the generic
+condition transformations of a document bundle (subset, noise count, HTML as text, order, source policy) and fitting
+a prompt into a context window by dropping whole documents from the end."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from core.store.models import Constraint, Document, Instance
+from core.generation.html import html_to_text
 from core.generation.providers.base import ChatMessage
+from core.store.models import Constraint, Document, Instance
 
 DocumentOrder = Literal["stored", "shuffle", "support_first", "support_middle", "support_last"]
 ORDERS: tuple[str, ...] = ("stored", "shuffle", "support_first", "support_middle", "support_last")
 SUPPORT_ROLES = ("supporting", "partial", "conflicting")
 QUESTION_MARKER = "Question:"
 DOCUMENTS_HEADER = "Documents:"
+SOURCE_POLICIES = {
+    "documents": "Base your answer on the documents: where they disagree with what you know, the documents take "
+                 "priority.",
+    "prior_knowledge": "You may also rely on your own knowledge where the documents are incomplete or wrong.",
+}
+CONDITION_SETTINGS = {
+    "documents": "'none' drops every document (closed book)",
+    "include": "keep only documents matching {key: value or [values]} (key: role, content_type or a variant key)",
+    "exclude": "drop documents matching {key: value or [values]}",
+    "noise": "keep this many noise documents (the first ones in stored order)",
+    "html": "'text' converts documents whose content_type is 'html' to text (tables as Markdown)",
+    "order": f"document order overriding the run's: {', '.join(ORDERS)}",
+    "policy": f"a source-priority line in the system prompt: {', '.join(SOURCE_POLICIES)}",
+}
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    """A document as a prompt sees it (a transformed copy of a stored Document)."""
+
+    doc_uid: str
+    position: int
+    title: str
+    text: str
+    role: str
+    content_type: str = "text"
+    variant: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class InstanceView:
+    """What a protocol needs of an instance to build its prompt."""
+
+    query: str
+    id: int | None = None
+    protocol: str = "enterprise_rag"
+    mode: str | None = None
+    language: str | None = None
+    constraints: tuple[Any, ...] = ()
+    reference: Mapping[str, Any] | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
 
 
 def system_prompt(constraints: Sequence[Constraint]) -> str:
@@ -24,7 +69,7 @@ def system_prompt(constraints: Sequence[Constraint]) -> str:
     return header + "\n\n" + "\n".join(lines)
 
 
-def order_documents(documents: Sequence[Document], order: str, seed: int = 0) -> list[Document]:
+def order_documents(documents: Sequence[Any], order: str, seed: int = 0) -> list[Any]:
     """Documents in the requested order; 'support_*' places supporting/partial/conflicting ones as a block."""
     if order not in ORDERS:
         raise ValueError(f"unknown document order {order!r}; known: {', '.join(ORDERS)}")
@@ -45,10 +90,17 @@ def order_documents(documents: Sequence[Document], order: str, seed: int = 0) ->
     return others[:middle] + support + others[middle:]
 
 
-def user_prompt(documents: Sequence[Document], query: str) -> str:
+def user_prompt(documents: Sequence[Any], query: str) -> str:
     """Documents numbered [doc 1]..[doc N] with titles, then the query."""
     blocks = [f"[doc {i}] {d.title.strip()}\n{d.text.strip()}" for i, d in enumerate(documents, start=1)]
     return f"{DOCUMENTS_HEADER}\n\n" + "\n\n".join(blocks) + f"\n\n{QUESTION_MARKER} {query.strip()}"
+
+
+def enterprise_messages(constraints: Sequence[Any], documents: Sequence[Any], query: str,
+                        policy: str | None = None) -> list[ChatMessage]:
+    """System = numbered constraints (and the source-policy line, if any), user = numbered documents + query."""
+    system = system_prompt(constraints) + (f"\n\n{SOURCE_POLICIES[policy]}" if policy else "")
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user_prompt(documents, query))]
 
 
 def build_messages(
@@ -59,17 +111,167 @@ def build_messages(
     order: str = "stored",
     seed: int = 0,
 ) -> tuple[list[ChatMessage], dict[str, Any]]:
-    """(messages, prompt_meta): system = numbered constraints, user = numbered documents + query; order recorded."""
+    """(messages, prompt_meta) of the EnterpriseRAG prompt: system = numbered constraints, user = numbered documents
+    + query; order recorded."""
     ordered = order_documents(documents, order, seed)
-    messages = [
-        ChatMessage(role="system", content=system_prompt(constraints)),
-        ChatMessage(role="user", content=user_prompt(ordered, instance.query)),
-    ]
-    meta = {
-        "order": order,
-        "seed": seed,
-        "doc_order": [d.doc_uid for d in ordered],
-        "doc_roles": [d.role for d in ordered],
-        "constraint_ids": [c.cid for c in sorted(constraints, key=lambda c: c.position)],
+    meta = {"order": order, "seed": seed, **bundle_meta(ordered), **constraint_meta(constraints)}
+    return enterprise_messages(constraints, ordered, instance.query), meta
+
+
+def bundle_meta(documents: Sequence[Any]) -> dict[str, list[str]]:
+    """The prompt_meta entries naming the documents of a prompt, in prompt order."""
+    return {"doc_order": [d.doc_uid for d in documents], "doc_roles": [d.role for d in documents]}
+
+
+def constraint_meta(constraints: Sequence[Any]) -> dict[str, list[str]]:
+    """The prompt_meta entry naming the constraints of a prompt, in prompt order."""
+    return {"constraint_ids": [c.cid for c in sorted(constraints, key=lambda c: c.position)]}
+
+
+def check_condition_settings(settings: Mapping[str, Any]) -> None:
+    """Raise ValueError for an unknown setting key or value (a condition typo must not silently do nothing)."""
+    unknown = sorted(set(settings) - set(CONDITION_SETTINGS))
+    if unknown:
+        raise ValueError(f"unknown condition setting(s) {', '.join(unknown)}; known: {', '.join(CONDITION_SETTINGS)}")
+    checks = {
+        "documents": settings.get("documents", "none") == "none",
+        "html": settings.get("html", "text") == "text",
+        "order": settings.get("order", "stored") in ORDERS,
+        "policy": settings.get("policy", "documents") in SOURCE_POLICIES,
+        "noise": isinstance(settings.get("noise", 0), int) and settings.get("noise", 0) >= 0,
+        "include": isinstance(settings.get("include", {}), Mapping),
+        "exclude": isinstance(settings.get("exclude", {}), Mapping),
     }
-    return messages, meta
+    bad = [key for key, ok in checks.items() if not ok]
+    if bad:
+        raise ValueError(f"bad value for condition setting(s) {', '.join(bad)}: "
+                         + "; ".join(f"{key}: {CONDITION_SETTINGS[key]}" for key in bad))
+
+
+def matches(document: Any, where: Mapping[str, Any]) -> bool:
+    """Whether `document` matches every {key: value or [values]} of `where` (role, content_type or a variant key)."""
+    for key, wanted in where.items():
+        value = getattr(document, key) if key in ("role", "content_type") else (document.variant or {}).get(key)
+        if value not in (wanted if isinstance(wanted, list | tuple | set) else [wanted]):
+            return False
+    return True
+
+
+def filter_documents(documents: Sequence[Any], include: Mapping[str, Any] | None = None,
+                     exclude: Mapping[str, Any] | None = None) -> list[Any]:
+    """The documents matching `include` (all when None) and not matching `exclude`."""
+    return [d for d in documents if (not include or matches(d, include)) and not (exclude and matches(d, exclude))]
+
+
+def keep_noise(documents: Sequence[Any], count: int) -> list[Any]:
+    """The bundle with only its first `count` noise documents (stored order); other roles untouched."""
+    noise = [d.position for d in sorted(documents, key=lambda d: d.position) if d.role == "noise"][:count]
+    return [d for d in documents if d.role != "noise" or d.position in noise]
+
+
+def as_view(document: Any, **changes: Any) -> DocumentView:
+    """A DocumentView copy of a stored document (ORM row or column row), with `changes` applied."""
+    fields = {"doc_uid": document.doc_uid, "position": document.position, "title": document.title or "",
+              "text": document.text, "role": document.role,
+              "content_type": getattr(document, "content_type", "text") or "text",
+              "variant": getattr(document, "variant", None) or {}}
+    return DocumentView(**{**fields, **changes})
+
+
+def html_as_text(documents: Sequence[Any]) -> list[Any]:
+    """The bundle with every 'html' document converted to text (content_type becomes 'text')."""
+    return [as_view(d, text=html_to_text(d.text), content_type="text") if d.content_type == "html" else d
+            for d in documents]
+
+
+def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], order: str = "stored",
+                     seed: int = 0) -> tuple[list[Any], dict[str, Any]]:
+    """The documents a condition's settings keep, transformed and ordered, and prompt_meta saying what was done
+    (order and seed always; dropped and converted documents when a setting changed them)."""
+    check_condition_settings(settings)
+    stored = sorted(documents, key=lambda d: d.position)
+    kept = [] if settings.get("documents") == "none" else stored
+    kept = filter_documents(kept, settings.get("include"), settings.get("exclude"))
+    if "noise" in settings:
+        kept = keep_noise(kept, settings["noise"])
+    converted = [d.doc_uid for d in kept if d.content_type == "html"] if settings.get("html") == "text" else []
+    if converted:
+        kept = html_as_text(kept)
+    order = settings.get("order", order)
+    meta: dict[str, Any] = {"order": order, "seed": seed}
+    positions = {d.position for d in kept}
+    dropped = [d.doc_uid for d in stored if d.position not in positions]
+    if dropped:
+        meta["condition_dropped"] = dropped
+    if converted:
+        meta["html_as_text"] = converted
+    return order_documents(kept, order, seed), meta
+
+
+def fit_documents(documents: Sequence[Any], render: Callable[[Sequence[Any]], list[ChatMessage]],
+                  count: Callable[[list[ChatMessage]], int], limit: int) -> tuple[int, list[ChatMessage], int] | None:
+    """(kept, messages, tokens) of the longest prefix of `documents` (at least one document when there are any)
+    whose rendered prompt counts at most `limit` tokens; None when none fits. Whole documents are dropped from the
+    end of the bundle, so the lowest-priority (last) ones go first."""
+    low, high = (1 if documents else 0), len(documents)
+    best: tuple[int, list[ChatMessage], int] | None = None
+    while low <= high:
+        middle = (low + high) // 2
+        messages = render(documents[:middle])
+        tokens = count(messages)
+        if tokens <= limit:
+            best, low = (middle, messages, tokens), middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
+REFERENCE_LINES = {
+    "documents": "Answer the question using the documents provided by the user.",
+    "closed_book": "Answer the question.",
+    "language": "Answer in the language of the question.",
+    "short": "Keep the answer short: give the answer itself, without explanation.",
+    "mcq": "Answer with the letter of the correct option only ({letters}).",
+    "abstain_documents": "If the documents do not contain the answer, say that the documents do not contain the "
+                         "answer.",
+    "abstain_closed_book": "If you do not know the answer, say that you do not know.",
+    "date": "The question is asked on {date}.",
+}
+SHORT_ANSWERS = ("short", "boolean", "multi", "unanswerable")
+
+
+def numbered_documents(documents: Sequence[Any]) -> str:
+    """'Documents:' then [doc 1]..[doc N], each with its title when it has one, then its text."""
+    blocks = [f"[doc {i}]{' ' + d.title.strip() if d.title.strip() else ''}\n{d.text.strip()}"
+              for i, d in enumerate(documents, start=1)]
+    return f"{DOCUMENTS_HEADER}\n\n" + "\n\n".join(blocks)
+
+
+def reference_messages(instance: InstanceView, documents: Sequence[Any],
+                       policy: str | None = None) -> list[ChatMessage]:
+    """The neutral reference-QA prompt: answer from the documents (or closed book when there are none); MCQ: the
+    option letter; otherwise short answers, and 'the documents do not contain the answer' is always allowed (on
+    every question, so it never reveals which ones are unanswerable). Earlier turns come as chat messages."""
+    reference = instance.reference or {}
+    choices = reference.get("choices") or {}
+    mcq = reference.get("answer_type") == "mcq" and bool(choices)
+    book = "documents" if documents else "closed_book"
+    lines = [REFERENCE_LINES[book], REFERENCE_LINES["language"]]
+    if policy and documents:
+        lines.append(SOURCE_POLICIES[policy])
+    if mcq:
+        lines.append(REFERENCE_LINES["mcq"].format(letters=", ".join(sorted(choices))))
+    else:
+        if reference.get("answer_type", "short") in SHORT_ANSWERS:
+            lines.append(REFERENCE_LINES["short"])
+        lines.append(REFERENCE_LINES[f"abstain_{book}"])
+    if instance.attributes.get("date"):
+        lines.append(REFERENCE_LINES["date"].format(date=instance.attributes["date"]))
+    question = f"{QUESTION_MARKER} {instance.query.strip()}"
+    if mcq:
+        options = [f"{letter}. {text.strip()}" for letter, text in sorted(choices.items())]
+        question += "\n\nOptions:\n" + "\n".join(options)
+    user = f"{numbered_documents(documents)}\n\n{question}" if documents else question
+    history = [ChatMessage(role=turn["role"], content=turn["content"])
+               for turn in instance.attributes.get("history") or []]
+    return [ChatMessage(role="system", content=" ".join(lines)), *history, ChatMessage(role="user", content=user)]

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.generation.prompting import InstanceView, bundle_meta, check_condition_settings, condition_bundle
+from core.generation.providers.base import ChatMessage
 from core.store.schema import InstanceSpec
 
 Requirement = Callable[[InstanceSpec], str | None]  # returns an error message, or None when satisfied
+Prompt = tuple[list[ChatMessage], dict[str, Any]]  # (messages, prompt_meta)
 
 
 @dataclass(frozen=True)
 class Condition:
-    """A named transformation of an instance into a prompt (document subset, order, noise, policy, format)."""
+    """A named transformation of an instance into a prompt (document subset, order, noise, policy, format); the
+    settings are those of core.generation.prompting.CONDITION_SETTINGS, checked when the condition is made."""
 
     name: str
     description: str
     settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_condition_settings(self.settings)
+
+
+Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,41 @@ class Protocol:
     aggregates: tuple[str, ...] = ()
     views: tuple[str, ...] = ()
     description: str = ""
+    render: Renderer | None = None
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.conditions]
+        if "" not in names or len(set(names)) != len(names):
+            raise ValueError(f"protocol {self.name!r} needs one default condition '' and unique condition names")
+
+    def condition_names(self) -> tuple[str, ...]:
+        """The names of the conditions this protocol declares ('' is its default)."""
+        return tuple(c.name for c in self.conditions)
+
+    def bundle(self, documents: Sequence[Any], condition: str | Condition, order: str = "stored",
+               seed: int = 0) -> tuple[list[Any], dict[str, Any]]:
+        """The documents `condition` keeps, transformed and in prompt order, with the prompt_meta saying so."""
+        chosen = self._resolve(condition)
+        documents, meta = condition_bundle(documents, chosen.settings, order, seed)
+        return documents, ({**meta, "condition": chosen.name} if chosen.name else meta)
+
+    def render_prompt(self, instance: InstanceView, documents: Sequence[Any], condition: str | Condition,
+                      meta: dict[str, Any]) -> Prompt:
+        """(messages, prompt_meta) for a bundle already transformed by `bundle` (or cut to fit a context window)."""
+        if self.render is None:
+            raise ValueError(f"protocol {self.name!r} builds no prompts")
+        messages, extra = self.render(instance, documents, self._resolve(condition))
+        return messages, {**meta, **bundle_meta(documents), **extra}
+
+    def prompt(self, instance: InstanceView, documents: Sequence[Any], condition: str | Condition = "",
+               order: str = "stored", seed: int = 0) -> Prompt:
+        """(messages, prompt_meta) of `instance` with its `documents` under `condition`, the run's order and seed."""
+        chosen = self._resolve(condition)
+        bundle, meta = self.bundle(documents, chosen, order, seed)
+        return self.render_prompt(instance, bundle, chosen, meta)
+
+    def _resolve(self, condition: str | Condition) -> Condition:
+        return condition if isinstance(condition, Condition) else self.condition(condition)
 
     def condition(self, name: str) -> Condition:
         """The condition called `name`; an unknown name lists the known ones."""

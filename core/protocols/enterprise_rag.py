@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from core.generation.prompting import InstanceView, constraint_meta, enterprise_messages
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, needs
+
+
+def enterprise_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The EnterpriseRAG prompt (core.generation.prompting.build_messages, byte for byte, under the default)."""
+    messages = enterprise_messages(instance.constraints, documents, instance.query, condition.settings.get("policy"))
+    return messages, constraint_meta(instance.constraints)
+
 
 ENTERPRISE_RAG = register(Protocol(
     name="enterprise_rag",
@@ -19,4 +30,5 @@ ENTERPRISE_RAG = register(Protocol(
     metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
     views=("leaderboard", "domains", "constraint_errors", "robustness", "model_pairs", "data_quality", "pick_generator"),
+    render=enterprise_prompt,
 ))

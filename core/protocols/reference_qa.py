@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from core.generation.prompting import InstanceView, reference_messages
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, needs
+
+
+def reference_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The neutral answering prompt (core.generation.prompting.reference_messages); no extra prompt_meta."""
+    return reference_messages(instance, documents, condition.settings.get("policy")), {}
+
 
 REFERENCE_QA = register(Protocol(
     name="reference_qa",
@@ -11,9 +21,18 @@ REFERENCE_QA = register(Protocol(
     description="Questions with gold answers (HotpotQA, MMLU, MedQA, DomainRAG, LIT-RAGBench, RGB, RAMDocs, CRAG, "
                 "FollowRAG, IFEval); scored against the reference, language-aware.",
     required={"reference": needs("reference", "a reference_qa instance needs a reference (answers or MCQ choices)")},
+    render=reference_prompt,
     conditions=(
-        Condition("", "the documents in their stored order"),
+        Condition("", "the documents as stored (HTML as HTML), in the run's order"),
         Condition("closed_book", "no documents: the question alone", {"documents": "none"}),
+        Condition("html_as_text", "HTML documents converted to text, tables as Markdown", {"html": "text"}),
+        Condition("gold_first", "supporting documents first", {"order": "support_first"}),
+        Condition("gold_middle", "supporting documents in the middle", {"order": "support_middle"}),
+        Condition("gold_last", "supporting documents last", {"order": "support_last"}),
+        Condition("shuffled", "documents shuffled with the run's seed", {"order": "shuffle"}),
+        Condition("no_noise", "noise documents dropped", {"noise": 0}),
+        Condition("documents_first", "told to prioritise the documents over prior knowledge", {"policy": "documents"}),
+        Condition("prior_knowledge", "told it may rely on prior knowledge", {"policy": "prior_knowledge"}),
     ),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy", "all_gold_no_wrong",
              "correctness", "consistency", "rejection"),
