@@ -43,6 +43,8 @@ if chosen_models:
     st.caption("Generation only: output tokens are counted at each model's maximum, so the cost is an upper bound."
                + (" LLM judge calls are paid on top and not in this estimate." if any(j != HEURISTIC for j in judges)
                   else ""))
+    if estimate.over_window:
+        st.warning(estimate.context_summary(), icon=":material/warning:")
     if not judges:
         st.warning("No judge chosen: the run will be generated but not scored.", icon=":material/warning:")
     if st.button("Launch run", type="primary", disabled=estimate.items == 0, key="run_launch"):

@@ -28,6 +28,14 @@ def _split(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
+def _conditions(value: str | None) -> list[str]:
+    """Condition names from --conditions ('default' or an empty name is the protocol's default)."""
+    if value is None:
+        return [""]
+    names = ["" if part.strip() == "default" else part.strip() for part in value.split(",")]
+    return list(dict.fromkeys(names))
+
+
 def _engine():
     url = database_url()
     upgrade(url)
@@ -37,14 +45,17 @@ def _engine():
 def print_estimate(estimate: Any) -> None:
     """Print the pre-launch estimate (calls, tokens, upper-bound cost) per model and in total."""
     table = Table(title="Estimate (output tokens at their maximum: an upper bound)")
-    for column in ("model", "calls", "cached", "max cost $"):
+    for column in ("model", "calls", "cached", "over context window", "max cost $"):
         table.add_column(column)
     for name, row in estimate.per_model.items():
-        table.add_row(name, str(int(row["calls"])), str(int(row["cached"])), f"{row['max_cost_usd']:.4f}")
+        table.add_row(name, str(int(row["calls"])), str(int(row["cached"])), str(int(row.get("over_window", 0))),
+                      f"{row['max_cost_usd']:.4f}")
     console.print(table)
     console.print(f"items {estimate.items} | calls {estimate.calls} | cached {estimate.cached} | input tokens "
                   f"~{estimate.input_tokens} | output tokens <= {estimate.max_output_tokens} | "
                   f"cost <= ${estimate.max_cost_usd:.4f}")
+    if estimate.over_window:
+        console.print(estimate.context_summary())
 
 
 def run(
@@ -59,6 +70,14 @@ def run(
     judge: Annotated[str | None, typer.Option(help="Score after generation (comma-separated): heuristic, llm:<model>.")] = None,
     order: Annotated[str | None, typer.Option(help="Document order: stored|shuffle|support_first|...")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for shuffled document order.")] = None,
+    conditions: Annotated[str | None, typer.Option(
+        help="Comma-separated protocol conditions (default: each protocol's default, also called 'default'); one "
+             "item per model x instance x condition its protocol declares, e.g. default,closed_book,html_as_text.",
+    )] = None,
+    context_policy: Annotated[str | None, typer.Option(
+        help="A prompt over the model's context window (prompt + max output tokens): refuse (default: the item "
+             "fails unsent) or truncate (drop whole documents from the end of the bundle until it fits; "
+             "recorded in prompt_meta).")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
     workers: Annotated[int | None, typer.Option(
         min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
@@ -75,10 +94,10 @@ def run(
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
-                 "max_retries": max_retries, "workers": workers}
+                 "max_retries": max_retries, "workers": workers, "context_policy": context_policy}
     try:
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
-                             resume, retry_failed, dry_run)
+                             resume, retry_failed, dry_run, _conditions(conditions))
     except ValueError as error:
         console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
@@ -90,7 +109,7 @@ def run(
 
 
 def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
-                dry_run) -> int | None:
+                dry_run, conditions) -> int | None:
     if resume is not None:
         return resume
     if retry_failed is not None:
@@ -98,7 +117,7 @@ def _target_run(engine, models, domains, modes, limit, order, seed, name, overri
         console.print(f"run {retry_failed}: {count} failed item(s) back to pending")
         return retry_failed
     options = runs.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
-                                name=name, order=order or "stored", seed=seed or 0)
+                                name=name, order=order or "stored", seed=seed or 0, conditions=conditions)
     for key, value in overrides.items():
         if value is not None:
             setattr(options, key, value)
@@ -142,7 +161,8 @@ def _finish(engine, run_id: int, outcome) -> None:
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
                f"spent ${result.spent_usd:.4f}")
     for failure in failures:
-        typer.echo(f"  failed #{failure['response_id']} {failure['model']} {failure['instance']} "
+        condition = f" [{failure['condition']}]" if failure["condition"] else ""
+        typer.echo(f"  failed #{failure['response_id']} {failure['model']} {failure['instance']}{condition} "
                    f"after {failure['attempts']} attempt(s): {failure['error']}")
     if failures:
         typer.echo(f"retry them with: gauntlet run --retry-failed {run_id}")
@@ -220,6 +240,9 @@ def models_add(
     access: Annotated[str, typer.Option(help="open | closed")] = "closed",
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = 0.0,
     max_output_tokens: Annotated[int, typer.Option(help="Max output tokens.")] = 1024,
+    context_window: Annotated[int | None, typer.Option(
+        min=1, help="Tokens the model accepts (prompt + output); prompts over it follow the run's "
+                    "--context-policy. Default: unchecked.")] = None,
     setting: Annotated[list[str] | None, typer.Option(help="key=value, e.g. reasoning_effort=high, "
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
@@ -233,7 +256,7 @@ def models_add(
                              max_output_tokens=max_output_tokens, paradigm=paradigm, access=access,
                              price_input_per_mtok=default_in if price_in is None else price_in,
                              price_output_per_mtok=default_out if price_out is None else price_out,
-                             is_baseline=provider == "baseline", settings=settings)
+                             is_baseline=provider == "baseline", settings=settings, context_window=context_window)
         from core.generation.providers import PROVIDERS
 
         PROVIDERS.get(provider)
@@ -273,11 +296,11 @@ def models_list() -> None:
     with Session(_engine()) as session:
         rows = session.exec(select(Model).order_by(Model.name)).all()
     table = Table()
-    for column in ("name", "provider", "model", "paradigm", "in $/Mtok", "out $/Mtok", "settings"):
+    for column in ("name", "provider", "model", "paradigm", "in $/Mtok", "out $/Mtok", "context window", "settings"):
         table.add_column(column)
     for m in rows:
         table.add_row(m.name, m.provider, m.model_name, m.paradigm, f"{m.price_input_per_mtok:g}",
-                      f"{m.price_output_per_mtok:g}", json.dumps(m.settings))
+                      f"{m.price_output_per_mtok:g}", str(m.context_window or "-"), json.dumps(m.settings))
     Console(width=200).print(table)
 
 

@@ -1,4 +1,5 @@
-"""The run executor: answers a run's pending (model, instance) items concurrently with the cache, rate limits, budget and resume guarantees."""
+"""The run executor: answers a run's pending (model, instance, condition) items concurrently with the cache, rate
+limits, budget, context-window policy and resume guarantees."""
 
 from __future__ import annotations
 
@@ -25,13 +26,16 @@ from core.generation.providers.base import ChatMessage, Completion, ProviderErro
 from core.generation.ratelimit import Clock, RateLimiter
 from core.generation.runs import (
     CANCEL_REQUEST,
+    ItemPrompt,
     PendingItem,
     ProgressFn,
+    PromptBook,
     RunOptions,
     RunProgress,
+    check_options,
     get_run,
+    load_prompt_plans,
     save_options,
-    load_prompts,
     pending_items,
     progress_snapshot,
     run_options,
@@ -89,21 +93,24 @@ class _Execution:
             models = {m.id: m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
-            prompts = load_prompts(session, [item.instance_id for item in items], self.options.order,
-                                   self.options.seed)
+            plans = load_prompt_plans(session, [item.key for item in items], self.options.order, self.options.seed)
             self.total = len(session.exec(select(Response.id).where(Response.run_id == self.run_id)).all())
             self.counts["done"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "done")).all())
             self.counts["failed"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "failed")).all())
         self.pending = len(items)
+        book = PromptBook(plans, self.options.context_policy)
+        configs = {model_id: config_from_model(models[model_id]) for model_id in {item.model_id for item in items}}
+        prompts = {item.response_id: book.item(configs[item.model_id], item.key) for item in items}
         self._mark_started()
         queues = self._queues(items, models)
         shared_budget = self.shard is not None and self.options.budget_usd is not None
         self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None)
         clients = {mid: self._client(models[mid]) for mid in {item.model_id for item in items}}
         for model_id, client in clients.items():
-            client.preload(prompts[i.instance_id][0] for i in items if i.model_id == model_id)
+            client.preload(prompts[i.response_id].messages for i in items
+                           if i.model_id == model_id and prompts[i.response_id].error is None)
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
         try:
@@ -131,14 +138,17 @@ class _Execution:
                          max_connections=max(1, self.options.concurrency))
 
     async def _worker(self, queue: asyncio.Queue[PendingItem], clients: dict[int, LLMClient],
-                      prompts: dict[int, tuple[list[ChatMessage], dict]]) -> None:
+                      prompts: dict[int, ItemPrompt]) -> None:
         while not queue.empty():
             if self.stop_reason or self.budget_reached():
                 self.stop_reason = self.stop_reason or "budget"
                 return
             item = queue.get_nowait()
-            messages, meta = prompts[item.instance_id]
-            await self._process(item, clients[item.model_id], messages, meta)
+            prompt = prompts[item.response_id]
+            if prompt.error is not None:  # over the context window under 'refuse': never sent, never paid
+                await self._write_failed(item, f"context_window: {prompt.error}", 0, prompt.meta)
+                continue
+            await self._process(item, clients[item.model_id], prompt.messages, prompt.meta)
 
     async def _process(self, item: PendingItem, client: LLMClient, messages: list[ChatMessage], meta: dict) -> None:
         try:
@@ -320,6 +330,7 @@ async def execute_run(
     for key, value in (overrides or {}).items():
         if value is not None:
             setattr(options, key, value)
+    check_options(options)
     if overrides:
         save_options(engine, run_id, options)
     execution = _Execution(engine, run_id, options, clock, progress)

@@ -15,17 +15,19 @@ from sqlmodel import Session, col, select
 
 from core.generation.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values
-from core.generation.llm import cache_key, config_from_model, estimate_tokens
+from core.generation.llm import cache_key, config_from_model
 from core.store.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, utc_now
-from core.generation.prompting import build_messages
+from core.generation.prompting import InstanceView, fit_documents
 from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.tokens import count_tokens
+from core.protocols import Protocol, get_protocol
 from core.review.auth import Principal, authorize
 from core.scoring.judges.names import HEURISTIC
 
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
+CONTEXT_POLICIES = ("refuse", "truncate")
 SECRET_WORDS = ("api_key", "apikey", "token", "secret", "password")
 
 
@@ -47,11 +49,15 @@ class RunOptions:
     max_retries: int = 4
     name: str = ""
     workers: int = 1
+    conditions: list[str] = field(default_factory=lambda: [""])
+    context_policy: str = "refuse"
 
 
 @dataclass
 class Estimate:
-    """Calls, tokens and cost a run would need (cached calls are free; output at the max is an upper bound)."""
+    """Calls, tokens and cost a run would need (cached calls are free; output at the max is an upper bound), and the
+    prompts over their model's context window: with the 'refuse' policy they fail unsent (`refused`), with
+    'truncate' they lose documents from the end (`truncated`; `refused` counts those that still do not fit)."""
 
     items: int = 0
     calls: int = 0
@@ -60,6 +66,20 @@ class Estimate:
     max_output_tokens: int = 0
     max_cost_usd: float = 0.0
     per_model: dict[str, dict[str, float]] = field(default_factory=dict)
+    context_policy: str = "refuse"
+    over_window: int = 0
+    truncated: int = 0
+    refused: int = 0
+
+    def context_summary(self) -> str:
+        """What the context policy does with the prompts over their model's context window ('' when none is)."""
+        if not self.over_window:
+            return ""
+        head = f"{self.over_window} prompt(s) exceed their model's context window (policy {self.context_policy}): "
+        if self.context_policy == "truncate":
+            return head + (f"{self.truncated} will lose documents from the end of the bundle until they fit"
+                           + (f"; {self.refused} do not fit even so and will fail unsent" if self.refused else ""))
+        return head + f"{self.refused} will fail unsent and cost nothing (--context-policy truncate drops documents)"
 
 
 @dataclass
@@ -133,20 +153,41 @@ def resolve_models(session: Session, names: list[str]) -> list[Model]:
     return [rows[n] for n in names]
 
 
+def instance_conditions(instances: list[Instance], conditions: list[str]) -> list[tuple[Instance, str]]:
+    """(instance, condition) for each requested condition its protocol declares ('' = the protocol's default); a
+    condition no selected instance's protocol declares raises ValueError listing the known ones per protocol."""
+    wanted = list(dict.fromkeys(conditions or [""]))
+    protocols = {p.name: p for p in (get_protocol(name) for name in sorted({i.protocol for i in instances}))}
+    unknown = [c for c in wanted if not any(c in p.condition_names() for p in protocols.values())]
+    if unknown:
+        known = "; ".join(f"{p.name}: {', '.join(c or '(default)' for c in p.condition_names())}"
+                          for p in protocols.values())
+        raise ValueError(f"unknown condition(s) {', '.join(repr(c) for c in unknown)}; known: {known}")
+    return [(i, c) for i in instances for c in wanted if c in protocols[i.protocol].condition_names()]
+
+
+def check_options(options: RunOptions) -> None:
+    """Raise ValueError for a context policy that is not one of CONTEXT_POLICIES."""
+    if options.context_policy not in CONTEXT_POLICIES:
+        raise ValueError(f"unknown context policy {options.context_policy!r}; known: {', '.join(CONTEXT_POLICIES)}")
+
+
 def create_run(engine: Engine, options: RunOptions) -> int:
-    """Record a run with its config and code version, and one pending Response per (model, instance)."""
+    """Record a run with its config and code version, and one pending Response per (model, instance, condition)."""
+    check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
         if not instances:
             raise ValueError("no instances match the domain/mode filters")
+        items = instance_conditions(instances, options.conditions)
         run = Run(name=options.name, status="pending", config=asdict(options), code_version=code_version(),
                   budget_usd=options.budget_usd)
         session.add(run)
         session.flush()
         for model in models:
-            for instance in instances:
-                session.add(Response(run_id=run.id, model_id=model.id, instance_id=instance.id))
+            for instance, condition in items:
+                session.add(Response(run_id=run.id, model_id=model.id, instance_id=instance.id, condition=condition))
         session.commit()
         return int(run.id)
 
@@ -166,30 +207,146 @@ def get_run(session: Session, run_id: int) -> Run:
     return run
 
 
-def load_prompts(session: Session, instance_ids: list[int], order: str, seed: int) -> dict[int, tuple[list, dict]]:
-    """Messages and prompt_meta for many instances, loaded with a few chunked column queries (no ORM objects)."""
-    prompts: dict[int, tuple[list, dict]] = {}
-    unique = sorted(set(instance_ids))
+PromptKey = tuple[int, str]  # (instance id, condition)
+
+
+@dataclass
+class PromptPlan:
+    """The prompt of one (instance, condition) before any context-window check, with what it was built from."""
+
+    protocol: Protocol
+    instance: InstanceView
+    condition: str
+    documents: list[Any]  # the bundle after the condition, in prompt order
+    bundle_meta: dict[str, Any]
+    messages: list[ChatMessage]
+    meta: dict[str, Any]
+    _tokens: int | None = None
+
+    @property
+    def tokens(self) -> int:
+        """The prompt's estimated input tokens (counted once)."""
+        if self._tokens is None:
+            self._tokens = prompt_tokens(self.messages)
+        return self._tokens
+
+    def render(self, documents: list[Any]) -> tuple[list[ChatMessage], dict[str, Any]]:
+        """The same prompt over a subset of its documents."""
+        return self.protocol.render_prompt(self.instance, documents, self.condition, self.bundle_meta)
+
+
+@dataclass
+class ItemPrompt:
+    """What one (model, instance, condition) item sends after the context-window check, or why it sends nothing."""
+
+    messages: list[ChatMessage]
+    meta: dict[str, Any]
+    error: str | None = None
+    over_window: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        """Documents were dropped to fit the context window."""
+        return self.over_window and self.error is None
+
+
+def prompt_tokens(messages: list[ChatMessage]) -> int:
+    """Estimated input tokens of a prompt (core.generation.tokens), as the context-window check counts them."""
+    return sum(count_tokens(m.content) for m in messages)
+
+
+def load_prompt_plans(session: Session, keys: list[PromptKey], order: str, seed: int) -> dict[PromptKey, PromptPlan]:
+    """The prompt of every (instance, condition), built by the instance's protocol from a few chunked column queries
+    (no ORM objects)."""
+    plans: dict[PromptKey, PromptPlan] = {}
+    conditions: dict[int, list[str]] = defaultdict(list)
+    for instance_id, condition in dict.fromkeys(keys):
+        conditions[instance_id].append(condition)
+    unique = sorted(conditions)
     for start in range(0, len(unique), PROMPT_CHUNK):
         chunk = unique[start : start + PROMPT_CHUNK]
-        instances = session.exec(select(Instance.id, Instance.query).where(col(Instance.id).in_(chunk))).all()
+        instances = session.exec(select(Instance.id, Instance.query, Instance.protocol, Instance.mode,
+                                        Instance.language, Instance.reference, Instance.attributes)
+                                 .where(col(Instance.id).in_(chunk))).all()
         constraints: dict[int, list[Any]] = defaultdict(list)
         for c in session.exec(select(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid)
                               .where(col(Constraint.instance_id).in_(chunk))):
             constraints[c.instance_id].append(c)
         documents: dict[int, list[Any]] = defaultdict(list)
         for d in session.exec(select(Document.instance_id, Document.position, Document.title, Document.text,
-                                     Document.role, Document.doc_uid).where(col(Document.instance_id).in_(chunk))):
+                                     Document.role, Document.doc_uid, Document.content_type, Document.variant)
+                              .where(col(Document.instance_id).in_(chunk))):
             documents[d.instance_id].append(d)
-        for instance in instances:
-            prompts[instance.id] = build_messages(instance, constraints[instance.id], documents[instance.id],
-                                                  order=order, seed=seed)
-    return prompts
+        for row in instances:
+            protocol = get_protocol(row.protocol)
+            view = InstanceView(query=row.query, id=row.id, protocol=row.protocol, mode=row.mode,
+                                language=row.language, constraints=tuple(constraints[row.id]),
+                                reference=row.reference, attributes=row.attributes or {})
+            for condition in conditions[row.id]:
+                bundle, bundle_meta = protocol.bundle(documents[row.id], condition, order, seed)
+                messages, meta = protocol.render_prompt(view, bundle, condition, bundle_meta)
+                plans[(row.id, condition)] = PromptPlan(protocol, view, condition, bundle, bundle_meta, messages, meta)
+    return plans
 
 
-def instance_prompt(session: Session, instance_id: int, order: str, seed: int) -> tuple[list[ChatMessage], dict]:
+def load_prompts(session: Session, instance_ids: list[int], order: str, seed: int,
+                 condition: str = "") -> dict[int, tuple[list, dict]]:
+    """Messages and prompt_meta for many instances under one condition (the protocol's default by default)."""
+    plans = load_prompt_plans(session, [(i, condition) for i in instance_ids], order, seed)
+    return {instance_id: (plan.messages, plan.meta) for (instance_id, _), plan in plans.items()}
+
+
+def instance_prompt(session: Session, instance_id: int, order: str, seed: int,
+                    condition: str = "") -> tuple[list[ChatMessage], dict]:
     """Messages and prompt_meta for one instance."""
-    return load_prompts(session, [instance_id], order, seed)[instance_id]
+    return load_prompts(session, [instance_id], order, seed, condition)[instance_id]
+
+
+def context_error(tokens: int, config: ModelConfig) -> str:
+    """Why a prompt is not sent: it does not fit the model's context window with its output reserved."""
+    reserve = f" ({config.max_output_tokens} reserved for the output)" if config.max_output_tokens else ""
+    return (f"prompt of {tokens} tokens exceeds the context window of {config.context_window} tokens of "
+            f"{config.name}{reserve}")
+
+
+def fit_context(plan: PromptPlan, config: ModelConfig, policy: str) -> ItemPrompt:
+    """The prompt `config` gets: unchanged when it fits the context window (prompt + max output tokens) or the
+    model declares none; over it, 'refuse' fails the item unsent, 'truncate' drops whole documents from the end of
+    the bundle (the last, lowest-priority ones first) until it fits, recording what was dropped in prompt_meta."""
+    window = config.context_window
+    if not window:
+        return ItemPrompt(plan.messages, plan.meta)
+    limit = window - config.max_output_tokens
+    if plan.tokens <= limit:
+        return ItemPrompt(plan.messages, plan.meta)
+    context = {"policy": policy, "window": window, "tokens_before": plan.tokens}
+    if policy == "truncate":
+        fitted = fit_documents(plan.documents, plan.render, lambda prompt: prompt_tokens(prompt[0]), limit)
+        if fitted is not None:
+            kept, (messages, meta), tokens = fitted
+            dropped = [d.doc_uid for d in plan.documents[kept:]]
+            return ItemPrompt(messages, {**meta, "context": {**context, "tokens": tokens, "dropped": dropped}},
+                              over_window=True)
+    error = context_error(plan.tokens, config)
+    if policy == "truncate":
+        error += "; it does not fit even with only its first document"
+    return ItemPrompt(plan.messages, {**plan.meta, "context": context}, error=error, over_window=True)
+
+
+class PromptBook:
+    """Every item's prompt: the (instance, condition) plans and each context window's fitted version, memoised."""
+
+    def __init__(self, plans: dict[PromptKey, PromptPlan], policy: str) -> None:
+        self.plans = plans
+        self.policy = policy
+        self._fitted: dict[tuple[PromptKey, int | None, int], ItemPrompt] = {}
+
+    def item(self, config: ModelConfig, key: PromptKey) -> ItemPrompt:
+        """The prompt `config` sends for `key` under the book's context policy."""
+        memo = (key, config.context_window, config.max_output_tokens)
+        if memo not in self._fitted:
+            self._fitted[memo] = fit_context(self.plans[key], config, self.policy)
+        return self._fitted[memo]
 
 
 def estimate_run(engine: Engine, run_id: int) -> Estimate:
@@ -197,25 +354,43 @@ def estimate_run(engine: Engine, run_id: int) -> Estimate:
     options = run_options(engine, run_id)
     with Session(engine) as session:
         models = {m.id: m for m in session.exec(select(Model))}
-        pairs = [(models[i.model_id], i.instance_id) for i in pending_items(session, run_id)]
+        pairs = [(models[i.model_id], (i.instance_id, i.condition)) for i in pending_items(session, run_id)]
         return _estimate_pairs(session, pairs, options)
 
 
 def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
     """The estimate of a run that `options` would create, without creating it."""
+    check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
-        pairs = [(m, i.id) for m in models for i in instances]
+        items = instance_conditions(instances, options.conditions) if instances else []
+        pairs = [(m, (i.id, condition)) for m in models for i, condition in items]
         return _estimate_pairs(session, pairs, options)
 
 
-def _estimate_pairs(session: Session, pairs: list[tuple[Model, int]], options: RunOptions) -> Estimate:
-    estimate = Estimate()
-    prompts = load_prompts(session, [instance_id for _, instance_id in pairs], options.order, options.seed)
-    for model, instance_id in pairs:
-        _add_to_estimate(session, estimate, model, prompts[instance_id][0])
+def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey]], options: RunOptions) -> Estimate:
+    estimate = Estimate(context_policy=options.context_policy)
+    book = PromptBook(load_prompt_plans(session, [key for _, key in pairs], options.order, options.seed),
+                      options.context_policy)
+    configs = {model.id: config_from_model(model) for model, _ in pairs}
+    for model, key in pairs:
+        prompt = book.item(configs[model.id], key)
+        if _count_context(estimate, model.name, prompt):
+            _add_to_estimate(session, estimate, model, prompt.messages)
     return estimate
+
+
+def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
+    """Count the item and whether it is over its context window; False when it will fail unsent (no call, no cost)."""
+    per_model = estimate.per_model.setdefault(name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0, "over_window": 0})
+    estimate.over_window += prompt.over_window
+    estimate.truncated += prompt.truncated
+    estimate.refused += prompt.error is not None
+    per_model["over_window"] += prompt.over_window
+    if prompt.error is not None:
+        estimate.items += 1
+    return prompt.error is None
 
 
 def _add_to_estimate(session: Session, estimate: Estimate, model: Model, messages: list[ChatMessage]) -> None:
@@ -328,8 +503,8 @@ def failed_items(engine: Engine, run_id: int) -> list[dict[str, Any]]:
                             .join(Model, col(Model.id) == col(Response.model_id))
                             .join(Instance, col(Instance.id) == col(Response.instance_id))
                             .where(Response.run_id == run_id, Response.status == "failed")).all()
-        return [{"response_id": r.id, "model": name, "instance": uid, "attempts": r.attempts, "error": r.error}
-                for r, name, uid in rows]
+        return [{"response_id": r.id, "model": name, "instance": uid, "condition": r.condition,
+                 "attempts": r.attempts, "error": r.error} for r, name, uid in rows]
 
 
 def recent_runs(engine: Engine, limit: int = 20) -> list[Run]:
@@ -368,11 +543,17 @@ class PendingItem:
     response_id: int
     model_id: int
     instance_id: int
+    condition: str = ""
+
+    @property
+    def key(self) -> PromptKey:
+        """The (instance, condition) whose prompt this item sends."""
+        return self.instance_id, self.condition
 
 
 def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None = None) -> list[PendingItem]:
     """The run's items still pending, in id order; with `shard` (k, n) only those whose id modulo n is k."""
-    query = select(Response.id, Response.model_id, Response.instance_id).where(
+    query = select(Response.id, Response.model_id, Response.instance_id, Response.condition).where(
         Response.run_id == run_id, Response.status == "pending")
     if shard is not None:
         query = query.where(col(Response.id) % shard[1] == shard[0])

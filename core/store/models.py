@@ -93,6 +93,7 @@ class Model(SQLModel, table=True):
     price_output_per_mtok: float = 0.0
     temperature: float | None = 0.0
     max_output_tokens: int = 1024
+    context_window: int | None = Field(default=None, description="Tokens the model accepts (prompt + output).")
     settings: dict[str, Any] = Field(
         default_factory=dict,
         sa_column=Column(JSON, nullable=False),

@@ -22,6 +22,7 @@ class ModelConfig(BaseModel):
     model_name: str = ""
     temperature: float | None = 0.0
     max_output_tokens: int = 1024
+    context_window: int | None = Field(default=None, gt=0, description="Input + output tokens the model accepts.")
     price_input_per_mtok: float = 0.0
     price_output_per_mtok: float = 0.0
     paradigm: Literal["reasoning", "standard"] = "standard"
