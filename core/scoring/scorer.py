@@ -1,4 +1,8 @@
-"""Scoring a run: rule checks, judged constraints and RAG metrics per response, stored as Verdict rows (idempotent)."""
+"""Scoring a run: the metrics of each instance's protocol per response, stored as Verdict rows (idempotent).
+
+EnterpriseRAG: rule checks, judged constraints and RAG metrics by mode. Reference protocols (reference_qa): the
+reference metrics of core.scoring.reference plus the judge's correctness and consistency (long answers only).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.protocols import get_protocol
 from core.scoring.judges.base import (
     ConstraintMode,
     ConstraintOutcome,
@@ -23,9 +28,11 @@ from core.scoring.judges.base import (
     MetricOutcome,
     precondition_triggered,
 )
-from core.scoring.judges.registry import METRICS, MetricSpec, resolve_judge
+from core.scoring.judges.registry import METRICS, REFERENCE_JUDGE_METRICS, MetricSpec, resolve_judge
 from core.scoring.judges.text import snippet
+from core.scoring.reference import REFERENCE_METRICS, reference_metric
 from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Verdict
+from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
 VerdictKey = tuple[int, str, str, int | None]
@@ -73,6 +80,11 @@ def rule_outcome(c: ConstraintView, response: str) -> ConstraintOutcome:
                                  reason=f"rule checker {c.checker_id!r} failed: {type(exc).__name__}: {snippet(str(exc))}")
     return ConstraintOutcome(cid=c.cid, passed=passed, method="rule",
                              reason=f"rule {c.checker_id} {'satisfied' if passed else 'violated'}")
+
+
+def crash_outcome(exc: Exception, **accounting: Any) -> MetricOutcome:
+    """An error outcome for a metric whose computation raised (recorded and counted, never silent)."""
+    return MetricOutcome(status="error", reason=f"judge failed: {type(exc).__name__}: {snippet(str(exc))}", **accounting)
 
 
 def constraint_verdict(base: dict[str, Any], c: ConstraintView, judge: str, o: ConstraintOutcome) -> Verdict:
@@ -174,7 +186,7 @@ class _Scorer:
         try:
             out = await spec.compute(self.judge, item, claims)
         except Exception as exc:  # noqa: BLE001 - recorded, never silent
-            return MetricOutcome(status="error", reason=f"judge failed: {type(exc).__name__}: {snippet(str(exc))}", **extra)
+            return crash_outcome(exc, **extra)
         if claims is not None:
             out.details = {**out.details, "context_claims_reused": not fresh, "context_claims_calls": extra["calls"]}
         return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
@@ -204,22 +216,55 @@ class _Scorer:
         return out
 
     async def score_response(self, resp: dict[str, Any]) -> list[Verdict]:
-        """All missing verdicts of one response."""
+        """All missing verdicts of one response, with the metrics of its instance's protocol."""
         async with self.sem:
             inst = self.data.instances[resp["instance_id"]]
-            item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=self.data.documents[inst["id"]],
-                              response=resp["text"] or "", instance_id=inst["id"])
-            base = {"response_id": resp["id"], "run_id": self.run_id}
-            verdicts = await self.constraints(resp["id"], item, base)
-            for name, spec in METRICS.items():
-                if self.has((resp["id"], name, self.judge.name, None)):
-                    continue
-                if item.mode in spec.modes:
-                    verdicts.append(metric_verdict(base, name, self.judge.name, await self.metric(spec, item)))
-                elif spec.not_applicable_reason:
-                    na = MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason)
-                    verdicts.append(metric_verdict(base, name, self.judge.name, na))
-            return verdicts
+            protocol = inst.get("protocol") or "enterprise_rag"
+            if protocol == "enterprise_rag":
+                return await self.enterprise_response(resp, inst)
+            return await self.reference_response(resp, inst, get_protocol(protocol).metrics)
+
+    async def enterprise_response(self, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
+        """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
+        item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=self.data.documents[inst["id"]],
+                          response=resp["text"] or "", instance_id=inst["id"])
+        base = {"response_id": resp["id"], "run_id": self.run_id}
+        verdicts = await self.constraints(resp["id"], item, base)
+        for name, spec in METRICS.items():
+            if self.has((resp["id"], name, self.judge.name, None)):
+                continue
+            if item.mode in spec.modes:
+                verdicts.append(metric_verdict(base, name, self.judge.name, await self.metric(spec, item)))
+            elif spec.not_applicable_reason:
+                na = MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason)
+                verdicts.append(metric_verdict(base, name, self.judge.name, na))
+        return verdicts
+
+    async def reference_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
+        """Reference protocols: every metric the protocol declares (constraints too if it lists 'constraint')."""
+        ref = ReferenceSpec.model_validate(inst["reference"]) if inst.get("reference") else None
+        item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=self.data.documents[inst["id"]],
+                          response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
+        base = {"response_id": resp["id"], "run_id": self.run_id}
+        verdicts = await self.constraints(resp["id"], item, base) if "constraint" in metrics else []
+        for name in metrics:
+            if name != "constraint" and not self.has((resp["id"], name, self.judge.name, None)):
+                verdicts.append(metric_verdict(base, name, self.judge.name, await self.reference_outcome(name, item)))
+        return verdicts
+
+    async def reference_outcome(self, name: str, item: JudgeInput) -> MetricOutcome:
+        """A reference metric (pure, core.scoring.reference) or a judged one (correctness, consistency) of one response."""
+        if item.reference is None:
+            return MetricOutcome(status="not_applicable", reason="the instance has no reference")
+        judged = REFERENCE_JUDGE_METRICS.get(name) if name not in REFERENCE_METRICS else None
+        if judged is not None and item.reference.answer_type not in judged.answer_types:
+            return MetricOutcome(status="not_applicable", reason=judged.not_applicable_reason)
+        try:
+            if judged is None:
+                return reference_metric(name, item.reference, item.response, item.language)
+            return await judged.compute(self.judge, item)
+        except Exception as exc:  # noqa: BLE001 - recorded, never silent
+            return crash_outcome(exc)
 
     def save(self, verdicts: list[Verdict]) -> None:
         with Session(self.engine, expire_on_commit=False) as s:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from core.scoring.judges.base import DocumentView, JudgeInput
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run
@@ -119,21 +119,33 @@ def add_instance(s: Session, domain_id: int, mode: str, uid: str) -> int:
     return inst.id
 
 
+def seed_run(s: Session, domain: str, models: tuple[str, ...], run: str) -> tuple[int, dict[str, int], int]:
+    """A domain, openai-compatible model rows and a done run, flushed: (domain id, model ids by name, run id)."""
+    dom = Domain(name=domain)
+    rows = {n: Model(name=n, provider="openai_compatible", model_name=n) for n in models}
+    run_row = Run(name=run, status="done")
+    s.add_all([dom, *rows.values(), run_row])
+    s.flush()
+    return dom.id, {n: m.id for n, m in rows.items()}, run_row.id
+
+
+def point_judge(engine: Engine, server, name: str = "judge-x") -> None:
+    """Point the judge model row `name` at a running FakeLLMServer."""
+    with Session(engine) as s:
+        m = s.exec(select(Model).where(Model.name == name)).one()
+        m.settings = {"base_url": server.base_url + "/v1"}
+        s.add(m)
+        s.commit()
+
+
 @pytest.fixture
 def world(engine: Engine) -> World:
     """Domain, two generator models, a judge model row, a run and one instance per mode."""
     with Session(engine) as s:
-        dom = Domain(name="Energy")
-        s.add(dom)
-        s.flush()
-        models = {n: Model(name=n, provider="openai_compatible", model_name=n) for n in ("gen-a", "gen-b", "judge-x")}
-        s.add_all(models.values())
-        run = Run(name="r1", status="done")
-        s.add(run)
-        s.flush()
-        instances = {m: add_instance(s, dom.id, m, f"{m}-1") for m in ("noisy", "gap", "conflict")}
+        dom_id, model_ids, run_id = seed_run(s, "Energy", ("gen-a", "gen-b", "judge-x"), "r1")
+        instances = {m: add_instance(s, dom_id, m, f"{m}-1") for m in ("noisy", "gap", "conflict")}
         s.commit()
-        return World(engine, run.id, {n: m.id for n, m in models.items()}, instances)
+        return World(engine, run_id, model_ids, instances)
 
 
 def judge_input(mode: str, response: str) -> JudgeInput:

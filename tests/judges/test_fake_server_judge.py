@@ -11,9 +11,9 @@ from sqlmodel import Session, select
 from core.analysis.readmodel import response_scores
 from core.scoring.judges.registry import resolve_judge
 from core.testing.fake_server import FakeLLMServer, ScriptRule
-from core.store.models import Model, Verdict
+from core.store.models import Verdict
 from core.scoring.scorer import score_run
-from tests.judges.conftest import REFUSAL, World
+from tests.judges.conftest import REFUSAL, World, point_judge
 
 JUDGE = "llm:judge-x"
 SINGLE = "llm:judge-x@single"
@@ -38,14 +38,6 @@ def rules(batched: str, conflict: str = '{"recognized": 1, "reason": "both dates
     ]
 
 
-def point_judge(world: World, server: FakeLLMServer) -> None:
-    with Session(world.engine) as s:
-        m = s.exec(select(Model).where(Model.name == "judge-x")).one()
-        m.settings = {"base_url": server.base_url + "/v1"}
-        s.add(m)
-        s.commit()
-
-
 def judged(world: World, judge: str = JUDGE) -> dict[str, Verdict]:
     with Session(world.engine) as s:
         rows = s.exec(select(Verdict).where(Verdict.judge == judge)).all()
@@ -68,7 +60,7 @@ def test_conflict_response_through_fake_server(world: World, monkeypatch, name, 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     world.respond("gen-a", "conflict")
     with FakeLLMServer(script=rules(batched, conflict)) as server:
-        point_judge(world, server)
+        point_judge(world.engine, server)
         report = asyncio.run(score_run(world.engine, world.run_id, JUDGE))
         assert server.call_count == report.total_calls, name
         again = asyncio.run(score_run(world.engine, world.run_id, JUDGE))
@@ -86,7 +78,7 @@ def test_gap_refusal_through_fake_server(world: World, monkeypatch) -> None:
     world.respond("gen-a", "gap", REFUSAL)
     script = [ScriptRule(match=r"\[task: response-claims\]", reply='{"claims": []}'), *rules("{}")]
     with FakeLLMServer(script=script) as server:
-        point_judge(world, server)
+        point_judge(world.engine, server)
         report = asyncio.run(score_run(world.engine, world.run_id, JUDGE, constraint_mode="single"))
         assert server.call_count == report.total_calls
     assert judged(world) == {}
@@ -99,7 +91,7 @@ def test_gap_refusal_through_fake_server(world: World, monkeypatch) -> None:
 def test_resolve_single_suffix_builds_a_single_mode_judge(world: World, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with FakeLLMServer(script=[]) as server:
-        point_judge(world, server)
+        point_judge(world.engine, server)
         batched, single = resolve_judge(JUDGE, world.engine), resolve_judge(SINGLE, world.engine)
         assert (batched.name, batched.constraint_mode) == (JUDGE, "batched")
         assert (single.name, single.constraint_mode) == (SINGLE, "single")
@@ -116,7 +108,7 @@ def test_single_and_batched_verdicts_coexist(world: World, monkeypatch, name, se
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     responses = [world.respond("gen-a", "noisy"), world.respond("gen-a", "conflict")]
     with FakeLLMServer(script=rules(ALL_IDS)) as server:
-        point_judge(world, server)
+        point_judge(world.engine, server)
         first = asyncio.run(score_run(world.engine, world.run_id, JUDGE))
         paid_first = server.call_count
         assert paid_first == first.total_calls and first.calls["constraint"] == 2, name
@@ -158,7 +150,7 @@ def test_cli_score_uses_the_configured_llm_judge(world: World, monkeypatch, tmp_
     monkeypatch.setenv("GAUNTLET_JUDGE", configured)
     world.respond("gen-a", "conflict")
     with FakeLLMServer(script=rules(ALL_IDS)) as server:
-        point_judge(world, server)
+        point_judge(world.engine, server)
         result = CliRunner().invoke(app, ["score", str(world.run_id)])
         assert result.exit_code == 0 and server.call_count > 0, result.output
     assert label in result.stdout and "warning" not in result.stderr, result.output

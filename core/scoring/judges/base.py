@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from core.generation.providers.base import ChatMessage, Completion
+from core.store.schema import ReferenceSpec
 
 Status = Literal["ok", "error", "not_applicable"]
 ConstraintMode = Literal["single", "batched"]
@@ -44,13 +45,16 @@ class ConstraintView(BaseModel):
 
 
 class JudgeInput(BaseModel):
-    """Everything a judge needs about one response: query, mode, documents, the response text."""
+    """Everything a judge needs about one response: query, mode, documents, the response text (and, for reference
+    protocols, the reference and the instance's language)."""
 
     query: str
     mode: str
     documents: list[DocumentView]
     response: str
     instance_id: int | None = None
+    reference: ReferenceSpec | None = None
+    language: str | None = None
 
 
 class Outcome(BaseModel):
@@ -129,6 +133,14 @@ class Judge(Protocol):
 
     async def refusal(self, item: JudgeInput) -> MetricOutcome:
         """1 if the response abstains from answering."""
+        ...
+
+    async def correctness(self, item: JudgeInput) -> MetricOutcome:
+        """1 if the response gives the reference answer (item.reference), else 0."""
+        ...
+
+    async def consistency(self, item: JudgeInput) -> MetricOutcome:
+        """How consistent a long-form response is with the reference answer, in [0, 1]."""
         ...
 
 

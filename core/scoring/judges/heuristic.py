@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from itertools import permutations
 
+from core.language import cjk_language
+from core.scoring import reference  # module import: core.scoring.reference imports this package
 from core.scoring.judges.base import (
     UNJUDGED_REASON,
     ConstraintMode,
@@ -18,13 +20,12 @@ from core.scoring.judges.base import (
     coverage_outcome,
     faithfulness_outcome,
 )
+from core.scoring.judges.refusal import MIN_CLAIM_TOKENS, claim_size, detect_refusal
 from core.scoring.judges.text import (
     WORD_RE,
-    cjk_language,
     clauses,
     conflict_matches,
     content_words,
-    is_meta,
     key_terms,
     negated,
     numbers,
@@ -45,7 +46,6 @@ WORDS_WITH_FIGURES = 0.25
 WORDS_WITH_TERMS = 0.4
 MIN_NEW_CONTENT = 2
 NEGATION_MATCH = 0.5
-MIN_CLAIM_TOKENS = 3
 CORE_CLAIMS = 3
 MAX_SUPPLEMENTARY = 10
 ANSWER_ROLES = ("supporting", "partial", "conflicting")
@@ -53,29 +53,6 @@ QUOTED_RE = re.compile(r"[\"“'‘]([^\"”'’]{8,})[\"”'’]")
 METHOD = "heuristic"
 UNSUPPORTED_LANGUAGE_REASON = "heuristic judge: unsupported for language zh/ja"
 Quantity = tuple[str, str | None]
-
-
-def claim_size(sentence: str) -> int:
-    """Content words plus figures of a sentence: how much it states."""
-    return len(content_words(sentence)) + len(quantities(sentence))
-
-
-def answer_claims(sents: list[str]) -> list[str]:
-    """Sentences that answer: not refusals, not remarks on what the documents cover, at least 3 content items."""
-    return [s for s in sents if not refusal_matches(s) and not is_meta(s) and claim_size(s) >= MIN_CLAIM_TOKENS]
-
-
-def detect_refusal(response: str) -> tuple[bool, list[str]]:
-    """A refusal overall: refusal phrases and no answering sentence, or refusal sentences are most of the response.
-
-    A caveat inside an answer ("the manual does not specify X" after answering) is not an abstention.
-    """
-    sents = sentences(response)
-    hits = [s for s in sents if refusal_matches(s)]
-    if not hits:
-        return False, []
-    phrases = [p for s in hits for p in refusal_matches(s)]
-    return not answer_claims(sents) or 2 * len(hits) > len(sents), phrases
 
 
 def plain_input(item: JudgeInput) -> JudgeInput:
@@ -369,3 +346,27 @@ class HeuristicJudge:
         else:
             why = "no conflict wording"
         return MetricOutcome(value=float(ok), passed=ok, reason=why, method=METHOD, details=ev)
+
+    async def correctness(self, item: JudgeInput) -> MetricOutcome:
+        """Correctness as exact-match containment against the reference: 1 when exact_match is 1, else 0."""
+        out = _reference_outcome("exact_match", item)
+        if out.status != "ok":
+            return out
+        ok = out.value == 1.0
+        return MetricOutcome(value=float(ok), passed=ok, method=METHOD, details={"exact_match": out.value, **out.details},
+                             reason=f"heuristic: correctness = exact-match containment ({out.reason})")
+
+    async def consistency(self, item: JudgeInput) -> MetricOutcome:
+        """Consistency as token F1 against the reference answer (SQuAD words, or characters for zh/ja)."""
+        out = _reference_outcome("token_f1", item)
+        if out.status != "ok":
+            return out
+        return out.model_copy(update={"method": METHOD, "reason": f"heuristic: consistency = token F1 ({out.reason})"})
+
+
+def _reference_outcome(metric: str, item: JudgeInput) -> MetricOutcome:
+    """A reference metric of the item (not_applicable without a reference), labelled as the heuristic judge's."""
+    if item.reference is None:
+        return MetricOutcome(status="not_applicable", reason="no reference answer", method=METHOD)
+    out = reference.reference_metric(metric, item.reference, plain(item.response), item.language)
+    return out if out.status == "ok" else out.model_copy(update={"method": METHOD, "reason": f"heuristic: {out.reason}"})

@@ -38,6 +38,7 @@ def _binary(value: Any) -> Any:
 
 
 YesNo = Annotated[Literal["yes", "no"], BeforeValidator(_lower)]
+Graded = Annotated[Literal["correct", "incorrect"], BeforeValidator(_lower)]
 Binary = Annotated[Literal[0, 1], BeforeValidator(_binary)]
 
 
@@ -114,6 +115,20 @@ class ConflictReply(BaseModel):
     """Conflict recognition classification."""
 
     recognized: Binary
+    reason: str = ""
+
+
+class CorrectnessReply(BaseModel):
+    """Correctness against the reference: correct or incorrect, with a reason."""
+
+    verdict: Graded
+    reason: str = ""
+
+
+class ConsistencyReply(BaseModel):
+    """Consistency of a long-form answer with the reference, 0-5."""
+
+    score: int = Field(ge=0, le=5)
     reason: str = ""
 
 
@@ -286,3 +301,27 @@ class LLMJudge:
     async def conflict_recognition(self, item: JudgeInput) -> MetricOutcome:
         """Conflict named with both sides (1) or not (0)."""
         return await self._binary(item, prompts.CONFLICT_SYSTEM, ConflictReply, "recognized", "judge:conflict")
+
+    async def _reference_reply(self, item: JudgeInput, system: str, model: type[BaseModel], purpose: str) -> JsonReply:
+        if item.reference is None:
+            raise ValueError("a reference metric needs item.reference")
+        user = prompts.reference_block(item.query, prompts.describe_reference(item.reference), item.response)
+        return await ask_json(self.client, _messages(system, user), model, purpose)
+
+    async def correctness(self, item: JudgeInput) -> MetricOutcome:
+        """Correct (1) or incorrect (0) against the reference answer and reasoning (one call, plus a repair if needed)."""
+        reply = await self._reference_reply(item, prompts.CORRECTNESS_SYSTEM, CorrectnessReply, "judge:correctness")
+        if reply.parsed is None:
+            return _metric_error(reply, "llm")
+        ok = reply.parsed["verdict"] == "correct"
+        return MetricOutcome(value=float(ok), passed=ok, reason=reply.parsed["reason"], method="llm",
+                             calls=reply.calls, cost_usd=reply.cost_usd, details={"repaired": reply.repaired})
+
+    async def consistency(self, item: JudgeInput) -> MetricOutcome:
+        """A 0-5 consistency score with the reference answer, normalised to [0, 1] (score / 5)."""
+        reply = await self._reference_reply(item, prompts.CONSISTENCY_SYSTEM, ConsistencyReply, "judge:consistency")
+        if reply.parsed is None:
+            return _metric_error(reply, "llm")
+        score = reply.parsed["score"]
+        return MetricOutcome(value=score / 5, reason=reply.parsed["reason"], method="llm", calls=reply.calls,
+                             cost_usd=reply.cost_usd, details={"score_0_5": score, "repaired": reply.repaired})

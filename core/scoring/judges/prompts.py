@@ -5,6 +5,8 @@ Each system prompt opens with a `[task: ...]` tag so logs and scripted test serv
 
 from __future__ import annotations
 
+from core.store.schema import AnswerSpec, ReferenceSpec
+
 CONSTRAINT_PRINCIPLES = """\
 How to decide:
 1. Look at substance, not surface. Ask whether the answer does what the instruction is for. Small wording
@@ -166,6 +168,59 @@ Example 2
 Answer: "The sources conflict: document 1 says 12 May while the revised plan in document 2 says 2 June."
 {"recognized": 1, "reason": "Names the contradiction and both dates with their sources."}"""
 
+CORRECTNESS_SYSTEM = """[task: correctness]
+You grade an assistant's answer against a reference. You receive the question, the reference answer (with accepted
+variants, the parts a complete answer needs, known wrong answers, the options and correct option of a multiple-choice
+question) and, when available, the reference reasoning. Decide whether the answer is correct.
+
+How to decide:
+1. Meaning, not wording: paraphrases, synonyms, other units or scripts, and answers in another language (Chinese,
+   Japanese, ...) are correct when they state the same thing as the reference.
+2. The final answer counts. Extra explanation is fine unless it contradicts the answer or hedges between options.
+3. "correct" needs every part the reference requires (all listed answers when several are required); an answer that
+   also asserts a known wrong answer, or picks another option, is "incorrect".
+4. A refusal, "I don't know", or an answer that names several candidates without choosing is "incorrect".
+5. Use the reference reasoning to tell a right answer reached by a wrong argument from a wrong one; do not demand
+   that the answer repeat the reasoning.
+
+Reply with one JSON object and nothing else:
+{"verdict": "correct" | "incorrect", "reason": "<one or two sentences>"}
+
+Example A
+Question: "Who was born earlier, Harvey Pekar or Denise Levertov?" Reference answer: Denise Levertov.
+Answer: "Levertov was born in 1923, sixteen years before Pekar, so she is the elder."
+{"verdict": "correct", "reason": "Names Levertov as born earlier, as the reference does."}
+
+Example B
+Question: "Which two cities host the agency's offices?" Required answers (all): Lyon; Porto.
+Answer: "The offices are in Lyon and Madrid."
+{"verdict": "incorrect", "reason": "Gives Lyon but replaces Porto with Madrid."}
+
+Example C
+Question: "医院感染流行时应在多长时间内报告？" Options: A. 2小时 B. 4小时内 C. 8小时内 D. 12小时内 E. 24小时内.
+Correct option: E. Answer: "应在24小时内报告，选E。"
+{"verdict": "correct", "reason": "Chooses option E (within 24 hours), the correct option."}"""
+
+CONSISTENCY_SYSTEM = """[task: consistency]
+You rate how consistent an assistant's long-form answer is with a reference answer. Consistent means the answer
+states the reference's key facts and conclusions and says nothing that contradicts them; wording, order, length and
+language (the answer may be Chinese, Japanese, ...) do not matter. Extra correct detail is fine.
+
+Scale (an integer):
+5 = every key point of the reference, no contradiction;
+4 = nearly all key points, no contradiction;
+3 = the main conclusion, but several key points missing, or one minor contradiction;
+2 = only some key points, or the main conclusion is vague;
+1 = mostly different content, or a contradiction of the main conclusion;
+0 = unrelated, a refusal, or contradicts the reference throughout.
+
+Reply with one JSON object and nothing else: {"score": <0-5>, "reason": "<one or two sentences>"}
+
+Example
+Reference answer: "Night shifts are capped at 4 per week; a fifth needs the works council's approval and is paid at
+150%." Answer: "You may work at most four night shifts a week. Anything beyond that must be approved first."
+{"score": 3, "reason": "States the cap and the approval, but omits that the approver is the works council and the 150% pay."}"""
+
 REPAIR_PROMPT = """Your previous reply could not be read as the required JSON ({problem}).
 Reply again with ONLY the JSON object in the format the instructions asked for, no other text."""
 
@@ -173,3 +228,31 @@ Reply again with ONLY the JSON object in the format the instructions asked for, 
 def item_block(query: str, documents: str, response: str) -> str:
     """The user message shared by response-level tasks."""
     return f"Question:\n{query}\n\nDocuments:\n{documents}\n\nAnswer to evaluate:\n{response}"
+
+
+def reference_block(query: str, reference: str, response: str) -> str:
+    """The user message of the reference-answer tasks (correctness, consistency)."""
+    return f"Question:\n{query}\n\n{reference}\n\nAnswer to evaluate:\n{response}"
+
+
+def _answer_line(answer: AnswerSpec) -> str:
+    extra = f" (also accepted: {'; '.join(answer.aliases)})" if answer.aliases else ""
+    parts = f" (a complete answer needs: {'; '.join(answer.parts)})" if answer.parts else ""
+    return f"- {answer.text}{extra}{parts}"
+
+
+def describe_reference(ref: ReferenceSpec) -> str:
+    """The reference as a judge reads it: options and key, answers (any one, or all for 'multi'), wrong answers, reasoning."""
+    blocks = []
+    if ref.choices:
+        options = "\n".join(f"{k}. {v}" for k, v in ref.choices.items())
+        blocks.append(f"Options:\n{options}\nCorrect option: {ref.answer_key}")
+    if ref.answers:
+        head = {"multi": "Required answers (all of them):", "long": "Reference answer:"}.get(
+            ref.answer_type, "Reference answer (any one of these is correct):" if len(ref.answers) > 1 else "Reference answer:")
+        blocks.append(head + "\n" + "\n".join(_answer_line(a) for a in ref.answers))
+    if ref.wrong_answers:
+        blocks.append("Known wrong answers:\n" + "\n".join(f"- {w}" for w in ref.wrong_answers))
+    if ref.reasoning:
+        blocks.append(f"Reference reasoning:\n{ref.reasoning}")
+    return "\n\n".join(blocks) or "(no reference)"

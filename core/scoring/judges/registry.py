@@ -34,6 +34,19 @@ class MetricSpec:
 METRICS: Registry[MetricSpec] = Registry("metric")
 
 
+@dataclass(frozen=True)
+class JudgedReferenceMetric:
+    """A judge metric of reference protocols: the answer types it applies to and how a judge computes it."""
+
+    name: str
+    answer_types: tuple[str, ...]
+    compute: Callable[[Judge, JudgeInput], Awaitable[MetricOutcome]]
+    not_applicable_reason: str
+
+
+REFERENCE_JUDGE_METRICS: Registry[JudgedReferenceMetric] = Registry("reference judge metric")
+
+
 @JUDGES.register("heuristic")
 def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode) -> Judge:
     return HeuristicJudge()
@@ -83,3 +96,10 @@ register_metric(MetricSpec(
 register_metric(MetricSpec("rejection", ("gap",), lambda j, i, c: j.rejection(i)))
 register_metric(MetricSpec("conflict_recognition", ("conflict",), lambda j, i, c: j.conflict_recognition(i)))
 register_metric(MetricSpec("refusal", ("noisy",), lambda j, i, c: j.refusal(i)))
+
+REFERENCE_JUDGE_METRICS.add("correctness", JudgedReferenceMetric(
+    "correctness", ("short", "long", "mcq", "multi", "boolean"), lambda j, i: j.correctness(i),
+    not_applicable_reason="unanswerable reference: scored by rejection"))
+REFERENCE_JUDGE_METRICS.add("consistency", JudgedReferenceMetric(
+    "consistency", ("long",), lambda j, i: j.consistency(i),
+    not_applicable_reason="consistency applies to long answers only"))
