@@ -9,7 +9,9 @@ from typing import Annotated
 import typer
 
 from core.config import REPO_ROOT, database_url
+from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
+from core.store.importers import IMPORTERS, NATIVE, get_importer, import_source
 from core.store.io import composition, export_instances, import_file, validate_file
 from core.store.schema import InstanceSpec
 
@@ -75,11 +77,17 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--new-version", help="Store changed existing ids as a new version.")
         ] = False,
         domains: Annotated[Path | None, typer.Option(help="Domains JSONL (name, description).")] = None,
+        fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {', '.join(IMPORTERS.names())}.")] = NATIVE,
     ) -> None:
-        """Import a benchmark JSONL file atomically: any bad line imports nothing."""
+        """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing."""
+        try:
+            get_importer(fmt)
+        except UnknownNameError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(2) from None
         upgrade(database_url())
-        report = import_file(
-            get_engine(), file, on_existing="new_version" if new_version else "reject", domains_path=domains
+        report = import_source(
+            get_engine(), file, fmt=fmt, on_existing="new_version" if new_version else "reject", domains_path=domains
         )
         for error in report.errors:
             typer.echo(str(error), err=True)

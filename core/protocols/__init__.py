@@ -27,6 +27,6 @@ def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
     return PROTOCOLS.get(spec.protocol).errors(spec)
 
 
-from core.protocols import enterprise_rag, reference_qa  # noqa: E402,F401  (register the built-in protocols)
+from core.protocols import enterprise_rag, instruction_following, reference_qa  # noqa: E402,F401  (registers them)
 
 __all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]

@@ -1,0 +1,54 @@
+"""Importers of public benchmark layouts into the instance model: one module per format, one typed registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+
+from core.registry import Registry
+from core.store.importers.base import Importer
+from core.store.importers.crag import CRAG
+from core.store.importers.domainrag import DomainRAG
+from core.store.importers.followrag import FollowRAG
+from core.store.importers.hotpotqa import HotpotQA
+from core.store.importers.ifeval import IFEval
+from core.store.importers.lit_ragbench import LitRagBench
+from core.store.importers.medqa import MedQA
+from core.store.importers.mmlu import MMLU
+from core.store.importers.native import NativeJSONL
+from core.store.importers.ramdocs import RAMDocs
+from core.store.importers.rgb import RGB
+from core.store.io import ImportReport, import_specs, load_domain_specs
+from core.store.schema import InstanceSpec
+
+NATIVE = "jsonl"
+IMPORTERS: Registry[Importer] = Registry("import format")
+for _importer in (NativeJSONL, LitRagBench, HotpotQA, MMLU, MedQA, DomainRAG, RGB, RAMDocs, CRAG, FollowRAG, IFEval):
+    IMPORTERS.add(_importer.name, _importer())
+
+
+def get_importer(name: str) -> Importer:
+    """The importer of format `name`; an unknown name lists the known ones."""
+    return IMPORTERS.get(name)
+
+
+def import_source(
+    engine: Engine, path: Path, *, fmt: str = NATIVE, on_existing: str = "reject", domains_path: Path | None = None,
+    author: str = "",
+) -> ImportReport:
+    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing."""
+    parsed = get_importer(fmt).parse(Path(path))
+    if not parsed.ok:
+        return ImportReport(errors=parsed.errors)
+    descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
+    return import_specs(engine, parsed.instances, on_existing=on_existing, domain_descriptions=descriptions,
+                        author=author)
+
+
+def source_record(spec: InstanceSpec) -> object:
+    """The source record an imported instance came from, exactly as read (by the importer named in its metadata)."""
+    return get_importer(spec.metadata.get("format", NATIVE)).source_record(spec)
+
+
+__all__ = ["IMPORTERS", "NATIVE", "Importer", "get_importer", "import_source", "source_record"]

@@ -1,0 +1,263 @@
+"""What an importer is: read a public layout's records, map each to an InstanceSpec payload, keep the rest verbatim.
+
+Every source field either maps to a typed field of the instance model or is kept under metadata["source"]: the
+importer says how to rebuild the typed part of a record (`typed`), and whatever that does not reproduce exactly is
+stored as the record's residue, so `source_record(spec)` always gives back the record as read.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core.store.io import LineError, ValidationReport, _decode_lines, field_path, validate_lines
+from core.store.schema import InstanceSpec
+
+Raw = Any
+ABSENT = "$absent"  # residue key: fields the typed part has but the record had not
+_MISSING = object()
+_PATH_INDEX = re.compile(r"\[(\d+)\]")
+
+
+class Source(BaseModel):
+    """Base of the source-record schemas: strict types, unknown fields allowed (they are kept verbatim)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class RecordError(Exception):
+    """One or more (field, message) problems of one source record."""
+
+    def __init__(self, *problems: tuple[str, str]) -> None:
+        super().__init__("; ".join(f"{f}: {m}" for f, m in problems))
+        self.problems = list(problems)
+
+
+def _same(a: Raw, b: Raw) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _dict_list(value: Raw) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+
+
+def residue(record: Raw, typed: Raw) -> Raw:
+    """What of `record` the typed part does not reproduce (nested like the record); _MISSING when nothing."""
+    if isinstance(record, dict) and isinstance(typed, dict):
+        out = {}
+        for key, value in record.items():
+            rest = residue(value, typed[key]) if key in typed else value
+            if rest is not _MISSING:
+                out[key] = rest
+        absent = [key for key in typed if key not in record]
+        if absent:
+            out[ABSENT] = absent
+        return out or _MISSING
+    if _dict_list(record) and _dict_list(typed) and len(typed) <= len(record):
+        rests = [residue(r, t) for r, t in zip(record, typed, strict=False)] + record[len(typed):]
+        rests = [{} if r is _MISSING else r for r in rests]
+        return rests if any(rests) or len(typed) < len(record) else _MISSING
+    return _MISSING if _same(record, typed) else record
+
+
+def restore(typed: Raw, rest: Raw) -> Raw:
+    """The record a typed part and its residue were made from (the inverse of `residue`)."""
+    if rest is _MISSING:
+        return typed
+    if isinstance(rest, dict) and isinstance(typed, dict):
+        out = {key: value for key, value in typed.items() if key not in rest.get(ABSENT, ())}
+        for key, value in rest.items():
+            if key != ABSENT:
+                out[key] = restore(typed.get(key, _MISSING), value)
+        return out
+    if _dict_list(rest) and _dict_list(typed) and len(typed) <= len(rest):
+        return [restore(t, r) for t, r in zip(typed, rest, strict=False)] + rest[len(typed):]
+    return rest
+
+
+def doc_id(instance_id: str, path: str) -> str:
+    """A document id naming where in the source record the document came from: '<instance>#<path>'."""
+    return f"{instance_id}#{path}"
+
+
+def doc_index(doc_uid: str, field: str) -> tuple[int, ...] | None:
+    """The list indices of a document taken from `field` ('positive[1][0]' -> (1, 0)), or None if not from it."""
+    path = doc_uid.partition("#")[2]
+    if not path.startswith(field) or (path[len(field):] and path[len(field)] != "["):
+        return None
+    return tuple(int(i) for i in _PATH_INDEX.findall(path[len(field):]))
+
+
+def placed(spec: InstanceSpec, field: str, render, hole: Raw = None) -> list:
+    """The documents taken from list `field`, rendered back at their source positions (skipped ones as `hole`)."""
+    found = {idx[0]: render(d) for d in spec.documents if (idx := doc_index(d.doc_id, field))}
+    return [found.get(i, hole) for i in range(max(found, default=-1) + 1)]
+
+
+def loose_message(error: dict) -> str:
+    """A pydantic error message in the importers' style ('missing', 'input should be a valid string')."""
+    if error["type"] == "missing":
+        return "missing"
+    message = error["msg"].removeprefix("Value error, ")
+    return message[:1].lower() + message[1:]
+
+
+def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    """(field path, message) for every error of a pydantic validation."""
+    return [(field_path(err["loc"]), loose_message(err)) for err in exc.errors()]
+
+
+def validated(model: type[BaseModel], raw: Raw) -> BaseModel:
+    """`raw` validated as `model`; problems raise RecordError naming the source fields."""
+    if not isinstance(raw, dict):
+        raise RecordError(("", "expected a JSON object"))
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise RecordError(*validation_problems(exc)) from None
+
+
+def _bad_bytes(data: bytes) -> LineError | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return LineError(data[: exc.start].count(b"\n") + 1, "", f"not valid UTF-8 (byte 0x{data[exc.start]:02x})")
+    return None
+
+
+def read_jsonl(data: bytes) -> tuple[list[tuple[int, Raw]], list[LineError]]:
+    """One JSON value per non-blank line, with its line number; bad lines as errors."""
+    records, errors = [], []
+    for number, text, decode_error in _decode_lines(data):
+        if text is None:
+            errors.append(LineError(number, "", decode_error))
+        elif text:
+            try:
+                records.append((number, json.loads(text)))
+            except json.JSONDecodeError as exc:
+                errors.append(LineError(number, "", f"malformed JSON: {exc.msg} (column {exc.colno})"))
+    return records, errors
+
+
+def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
+    """The elements of a top-level JSON array, each with the line it starts on."""
+    decoder, records = json.JSONDecoder(), []
+    ws = re.compile(r"\s*")
+    pos, line, counted = ws.match(text, text.index("[") + 1).end(), 1, 0
+    while pos < len(text) and text[pos] != "]":
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            return records, [LineError(exc.lineno, "", f"malformed JSON: {exc.msg} (column {exc.colno})")]
+        records.append((line, value))
+        pos = ws.match(text, pos).end()
+        if pos < len(text) and text[pos] == ",":
+            pos = ws.match(text, pos + 1).end()
+        elif pos >= len(text) or text[pos] != "]":
+            return records, [LineError(text.count("\n", 0, pos) + 1, "", "malformed JSON: expected ',' or ']'")]
+    return records, []
+
+
+def read_json(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
+    """A JSON array of records (pretty-printed or not) or JSON Lines, told apart by the first character."""
+    data = Path(path).read_bytes()
+    if (bad := _bad_bytes(data)) is not None:
+        return [], [bad]
+    text = data.decode("utf-8")
+    return read_json_array(text) if text.lstrip().startswith("[") else read_jsonl(data)
+
+
+def read_csv(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
+    """Rows of a header-less CSV file as lists of strings, each with the line it starts on."""
+    data = Path(path).read_bytes()
+    if (bad := _bad_bytes(data)) is not None:
+        return [], [bad]
+    reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
+    records: list[tuple[int, Raw]] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return records, []
+        except csv.Error as exc:
+            return records, [LineError(start, "", f"malformed CSV: {exc}")]
+        if row:
+            records.append((start, row))
+
+
+class Importer:
+    """A public benchmark layout: how to read it, validate a record, map it to an instance and back."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    domain: ClassVar[str] = ""
+    Record: ClassVar[type[BaseModel]] = Source
+
+    def read(self, path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
+        """The file's records with their line numbers, and the lines that are not records."""
+        return read_json(path)
+
+    def record(self, raw: Raw) -> BaseModel:
+        """The validated source record (raises RecordError naming the source fields)."""
+        return validated(self.Record, raw)
+
+    def build(self, record: Any, index: int, path: Path) -> dict[str, Any]:
+        """The InstanceSpec payload of the index-th record (metadata.source is added by `payload`)."""
+        raise NotImplementedError
+
+    def typed(self, spec: InstanceSpec) -> Raw:
+        """The part of the source record that the instance's typed fields rebuild."""
+        raise NotImplementedError
+
+    def source_record(self, spec: InstanceSpec) -> Raw:
+        """The source record an instance was imported from, exactly as read."""
+        return restore(self.typed(spec), spec.metadata.get("source", _MISSING))
+
+    def payload(self, raw: Raw, index: int, path: Path) -> dict[str, Any]:
+        """The full payload of one raw record: typed fields, plus the residue under metadata.source."""
+        payload = self.build(self.record(raw), index, path)
+        try:
+            spec = InstanceSpec.model_validate(payload)
+        except ValidationError as exc:
+            raise RecordError(*validation_problems(exc)) from None
+        meta = {**payload.get("metadata", {}), "format": self.name}
+        if (rest := residue(raw, self.typed(spec))) is not _MISSING:
+            meta["source"] = rest
+        return payload | {"metadata": meta}
+
+    def payloads(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | list[LineError]]]:
+        """(line, payload) per record, or (line, errors) for a record that cannot be mapped."""
+        records, errors = self.read(Path(path))
+        yield from ((e.line, [e]) for e in errors)
+        for index, (line, raw) in enumerate(records):
+            try:
+                yield line, self.payload(raw, index, Path(path))
+            except RecordError as exc:
+                yield line, [LineError(line, f, m) for f, m in exc.problems]
+
+    def parse(self, path: Path) -> ValidationReport:
+        """Map and validate a whole file like `gauntlet validate` does; any problem leaves no instances."""
+        lines, payloads, errors = [], [], []
+        for line, item in self.payloads(path):
+            if isinstance(item, list):
+                errors.extend(item)
+            else:
+                lines.append(line)
+                payloads.append(item)
+        data = b"".join(json.dumps(p, ensure_ascii=False).encode() + b"\n" for p in payloads)
+        checked = validate_lines(data)
+        errors += [replace(e, line=lines[e.line - 1]) for e in checked.errors]
+        if errors:
+            return ValidationReport(errors=sorted(errors, key=lambda e: e.line))
+        return ValidationReport(instances=[(lines[n - 1], spec) for n, spec in checked.instances])

@@ -1,0 +1,55 @@
+"""FollowRAG (Dong et al. 2024): retrieved passages, a question with IFEval-style instructions, a gold answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.store.importers.base import Importer, Source, doc_id, placed
+from core.store.importers.instructions import FOLLOWRAG_IDS, instruction_lists, rule_constraints
+from core.store.schema import DocumentSpec, InstanceSpec
+
+
+class Passage(Source):
+    title: str
+    content: str
+
+
+class FollowRecord(Source):
+    key: int | str
+    type: str
+    question_with_instrs: str
+    answer_gold: str
+    instruction_id_list: list[str]
+    kwargs: list[dict[str, Any]]
+    passages: list[Passage]
+
+
+class FollowRAG(Importer):
+    name = "followrag"
+    title = "FollowRAG"
+    domain = "FollowRAG"
+    Record = FollowRecord
+
+    def build(self, record: FollowRecord, index: int, path: Path) -> dict[str, Any]:
+        iid = f"followrag/{record.type}/{record.key}"
+        documents = [{"doc_id": doc_id(iid, f"passages[{i}]"), "title": p.title, "text": p.content, "role": "partial"}
+                     for i, p in enumerate(record.passages) if p.content.strip()]
+        return {
+            "id": iid, "domain": self.domain, "query": record.question_with_instrs, "protocol": "reference_qa",
+            "language": "en", "documents": documents,
+            "constraints": rule_constraints(record.instruction_id_list, record.kwargs, FOLLOWRAG_IDS),
+            "reference": {"answer_type": "short", "answers": [{"text": record.answer_gold}]},
+            "attributes": {"categories": [record.type]},
+        }
+
+    def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        def render(doc: DocumentSpec) -> dict[str, Any]:
+            return {"title": doc.title, "content": doc.text}
+
+        key = spec.id.rpartition("/")[2]
+        return {
+            "key": int(key) if key.isdigit() else key, "type": spec.attributes.categories[0],
+            "question_with_instrs": spec.query, "answer_gold": spec.reference.answers[0].text,
+            **instruction_lists(spec, FOLLOWRAG_IDS), "passages": placed(spec, "passages", render, hole={}),
+        }

@@ -1,0 +1,89 @@
+"""HotpotQA, distractor setting (Hugging Face `hotpot_qa` layout): 10 paragraphs, supporting-fact sentences."""
+
+from __future__ import annotations
+
+from itertools import accumulate, pairwise
+from pathlib import Path
+from typing import Any
+
+from core.store.importers.base import Importer, RecordError, Source, doc_id, placed
+from core.store.schema import DocumentSpec, InstanceSpec
+
+
+class Context(Source):
+    title: list[str]
+    sentences: list[list[str]]
+
+
+class SupportingFacts(Source):
+    title: list[str]
+    sent_id: list[int]
+
+
+class HotpotRecord(Source):
+    id: str
+    question: str
+    answer: str
+    type: str
+    level: str
+    supporting_facts: SupportingFacts
+    context: Context
+
+
+def _problems(record: HotpotRecord) -> list[tuple[str, str]]:
+    """Supporting facts and paragraphs that do not line up, by field."""
+    context, facts = record.context, record.supporting_facts
+    if len(context.sentences) != len(context.title):
+        return [("context.sentences", f"{len(context.sentences)} paragraphs for {len(context.title)} titles")]
+    if len(facts.sent_id) != len(facts.title):
+        return [("supporting_facts.sent_id", f"{len(facts.sent_id)} sentence ids for {len(facts.title)} titles")]
+    problems = []
+    for i, (title, sent) in enumerate(zip(facts.title, facts.sent_id, strict=True)):
+        if title not in context.title:
+            problems.append((f"supporting_facts.title[{i}]", f"{title!r} is not a context title"))
+        elif not 0 <= sent < len(context.sentences[context.title.index(title)]):
+            problems.append((f"supporting_facts.sent_id[{i}]", f"{title!r} has no sentence {sent}"))
+    return problems
+
+
+class HotpotQA(Importer):
+    name = "hotpotqa"
+    title = "HotpotQA (distractor)"
+    domain = "HotpotQA"
+    Record = HotpotRecord
+
+    def build(self, record: HotpotRecord, index: int, path: Path) -> dict[str, Any]:
+        if problems := _problems(record):
+            raise RecordError(*problems)
+        iid = f"hotpotqa/{record.id}"
+        support: dict[str, list[int]] = {}
+        for title, sent in zip(record.supporting_facts.title, record.supporting_facts.sent_id, strict=True):
+            support.setdefault(title, []).append(sent)
+        documents = []
+        for i, (title, sentences) in enumerate(zip(record.context.title, record.context.sentences, strict=True)):
+            variant: dict[str, Any] = {"sentence_offsets": [0, *accumulate(map(len, sentences[:-1]))]}
+            if title in support:
+                variant["supporting_sentences"] = sorted(support[title])
+            documents.append({"doc_id": doc_id(iid, f"context[{i}]"), "title": title, "text": "".join(sentences),
+                              "role": "supporting" if title in support else "noise", "variant": variant})
+        boolean = record.answer.strip().lower() in ("yes", "no")
+        return {
+            "id": iid, "domain": self.domain, "query": record.question, "protocol": "reference_qa", "language": "en",
+            "documents": documents,
+            "reference": {"answer_type": "boolean" if boolean else "short", "answers": [{"text": record.answer}]},
+            "attributes": {"question_type": record.type, "categories": [record.level]},
+        }
+
+    def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        def sentences(doc: DocumentSpec) -> list[str]:
+            cuts = [*doc.variant["sentence_offsets"], len(doc.text)]
+            return [doc.text[a:b] for a, b in pairwise(cuts)]
+
+        facts = [(d.title, s) for d in spec.documents for s in d.variant.get("supporting_sentences", [])]
+        return {
+            "id": spec.id.removeprefix("hotpotqa/"), "question": spec.query, "answer": spec.reference.answers[0].text,
+            "type": spec.attributes.question_type, "level": spec.attributes.categories[0],
+            "supporting_facts": {"title": [t for t, _ in facts], "sent_id": [s for _, s in facts]},
+            "context": {"title": placed(spec, "context", lambda d: d.title),
+                        "sentences": placed(spec, "context", sentences)},
+        }

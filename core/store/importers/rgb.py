@@ -1,0 +1,83 @@
+"""RGB (Chen et al. 2024): en/zh plain, integration (_int) and counterfactual (_fact) files, one JSON per line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.language import cjk_language
+from core.store.importers.base import Importer, Source, doc_id, doc_index
+from core.store.schema import InstanceSpec
+
+
+class RGBRecord(Source):
+    id: int | str
+    query: str
+    answer: str | list[str | list[str]]
+    positive: list[str] | list[list[str]]
+    negative: list[str]
+    fakeanswer: str | None = None
+    positive_wrong: list[str] | None = None
+
+
+def _answer(item: str | list[str]) -> dict[str, Any]:
+    return {"text": item} if isinstance(item, str) else {"text": item[0], "aliases": item[1:]}
+
+
+def _documents(iid: str, field: str, texts: list, role: str, **extra: Any) -> list[dict[str, Any]]:
+    docs = []
+    for i, text in enumerate(texts):
+        if isinstance(text, list):
+            docs += _documents(iid, f"{field}[{i}]", text, role, **extra)
+        elif text.strip():
+            docs.append({"doc_id": doc_id(iid, f"{field}[{i}]"), "text": text, "role": role, **extra})
+    return docs
+
+
+def _nested(spec: InstanceSpec, field: str) -> list:
+    """The texts of `field` back in their (possibly nested) source lists."""
+    found = [(idx, d.text) for d in spec.documents if (idx := doc_index(d.doc_id, field))]
+    if not any(len(idx) > 1 for idx, _ in found):
+        return [text for _, text in found]
+    groups: dict[int, list[str]] = {}
+    for idx, text in found:
+        groups.setdefault(idx[0], []).append(text)
+    return [groups[g] for g in sorted(groups)]
+
+
+class RGB(Importer):
+    name = "rgb"
+    title = "RGB (plain, _int, _fact)"
+    domain = "RGB"
+    Record = RGBRecord
+
+    def build(self, record: RGBRecord, index: int, path: Path) -> dict[str, Any]:
+        language = "zh" if cjk_language(record.query) else "en"
+        kind = "_fact" if record.positive_wrong is not None else "_int" if any(
+            isinstance(p, list) for p in record.positive) else ""
+        iid = f"rgb/{language}{kind}/{record.id}"
+        items = [record.answer] if isinstance(record.answer, str) else record.answer
+        anti = {"kind": "anti_reference", "answer": record.fakeanswer or ""}
+        return {
+            "id": iid, "domain": self.domain, "query": record.query, "protocol": "reference_qa", "language": language,
+            "documents": _documents(iid, "positive", record.positive, "supporting")
+            + _documents(iid, "negative", record.negative, "noise")
+            + _documents(iid, "positive_wrong", record.positive_wrong or [], "counterfactual", variant=anti),
+            "reference": {"answer_type": "multi" if len(items) > 1 else "short",
+                          "answers": [_answer(item) for item in items],
+                          "wrong_answers": [record.fakeanswer] if record.fakeanswer is not None else []},
+        }
+
+    def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        answers = spec.reference.answers
+        if any(a.aliases for a in answers):
+            answer: Any = [[a.text, *a.aliases] for a in answers]
+        else:
+            answer = [a.text for a in answers] if spec.reference.answer_type == "multi" else answers[0].text
+        tail = spec.id.rpartition("/")[2]
+        typed = {"id": int(tail) if tail.isdigit() else tail, "query": spec.query, "answer": answer,
+                 "positive": _nested(spec, "positive"), "negative": _nested(spec, "negative")}
+        if spec.reference.wrong_answers:
+            typed |= {"fakeanswer": spec.reference.wrong_answers[0],
+                      "positive_wrong": _nested(spec, "positive_wrong")}
+        return typed
