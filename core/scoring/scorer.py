@@ -222,7 +222,7 @@ class _Scorer:
             protocol = inst.get("protocol") or "enterprise_rag"
             if protocol == "enterprise_rag":
                 return await self.enterprise_response(resp, inst)
-            return await self.reference_response(resp, inst, get_protocol(protocol).metrics)
+            return await self.protocol_response(resp, inst, get_protocol(protocol).metrics)
 
     async def enterprise_response(self, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
         """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
@@ -240,8 +240,9 @@ class _Scorer:
                 verdicts.append(metric_verdict(base, name, self.judge.name, na))
         return verdicts
 
-    async def reference_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
-        """Reference protocols: every metric the protocol declares (constraints too if it lists 'constraint')."""
+    async def protocol_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
+        """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint'; reference
+        metrics and judged ones like correctness against the instance's reference)."""
         ref = ReferenceSpec.model_validate(inst["reference"]) if inst.get("reference") else None
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=self.data.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
