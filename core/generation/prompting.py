@@ -247,6 +247,12 @@ def numbered_documents(documents: Sequence[Any]) -> str:
     return f"{DOCUMENTS_HEADER}\n\n" + "\n\n".join(blocks)
 
 
+def query_messages(instance: InstanceView, documents: Sequence[Any]) -> list[ChatMessage]:
+    """The query verbatim as the only message (IFEval's protocol), after the numbered documents when there are any."""
+    content = f"{numbered_documents(documents)}\n\n{instance.query}" if documents else instance.query
+    return [ChatMessage(role="user", content=content)]
+
+
 def reference_messages(instance: InstanceView, documents: Sequence[Any],
                        policy: str | None = None) -> list[ChatMessage]:
     """The neutral reference-QA prompt: answer from the documents (or closed book when there are none); MCQ: the

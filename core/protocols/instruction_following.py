@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+from core.generation.prompting import InstanceView, constraint_meta, query_messages
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, needs
+
+
+def instruction_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The prompt verbatim as the user message, no system message (IFEval's setting); constraint ids in the meta."""
+    return query_messages(instance, documents), constraint_meta(instance.constraints)
+
 
 INSTRUCTION_FOLLOWING = register(Protocol(
     name="instruction_following",
@@ -14,4 +24,5 @@ INSTRUCTION_FOLLOWING = register(Protocol(
     metrics=("constraint",),
     aggregates=("loose_ias", "strict_ias"),
     views=("leaderboard",),
+    render=instruction_prompt,
 ))

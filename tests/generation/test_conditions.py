@@ -202,3 +202,13 @@ def test_fit_documents_drops_whole_documents_from_the_end(sizes, limit, kept):
     assert (fitted[0] if fitted else None) == kept
     if fitted:
         assert [d.doc_uid for d in fitted[1]] == [d.doc_uid for d in documents[:kept]]
+
+
+def test_instruction_following_sends_the_prompt_verbatim():
+    constraints = (Constraint(instance_id=1, position=0, cid="c1", text="x", category="output",
+                              sub_dimension="format", judge_method="rule", checker_id="ifeval:x"),)
+    prompt = "Write a haiku about rain.  Do not use commas.\n"
+    messages, meta = get_protocol("instruction_following").prompt(InstanceView(query=prompt, constraints=constraints),
+                                                                  [])
+    assert [(m.role, m.content) for m in messages] == [("user", prompt)]
+    assert meta == {"order": "stored", "seed": 0, "doc_order": [], "doc_roles": [], "constraint_ids": ["c1"]}
