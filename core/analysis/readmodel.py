@@ -97,7 +97,7 @@ JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
-WHERE r.status = 'done' AND r.run_id IN ({{runs}})
+WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
 ORDER BY r.id
 """
 _FAILURE_COUNTS_SQL = """
@@ -145,7 +145,8 @@ _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors",
 
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """One row per done response: IAS (loose, strict, per category), RAG metrics, counts, generator and judge cost."""
+    """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
+    judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     source = _summary_source(engine, run_ids, judge, "response_score", SUMMARY_SELECT_SQL)
     out = read_sql(engine, runs_sql(_SCORES_SQL.replace("{source}", source), run_ids), {"judge": judge})
     if out.empty:

@@ -210,7 +210,7 @@ def test_caveat_is_not_abstention(text: str, refused: bool) -> None:
 ZH_RESPONSE = "根据文件，X200 泵的保修期为自安装之日起 24 个月。保修范围包括密封件和电机组件。"
 JA_RESPONSE = "資料によると、X200ポンプの保証期間は設置日から24か月です。保証はシールとモーターを対象とします。"
 ZH_DOC = "X200 泵自安装之日起保修 24 个月。保修范围包括密封件和电机组件。索赔须通过经销商门户提交。"
-CJK_METRICS = ("faithfulness", "coverage", "rejection", "refusal", "conflict_recognition")
+CJK_METRICS = ("faithfulness", "coverage", "conflict_recognition")  # refusal-based ones work for zh/ja
 
 
 @pytest.mark.parametrize(
@@ -227,9 +227,13 @@ def test_cjk_is_unsupported(item: JudgeInput, language: str) -> None:
     for metric, out in zip(CJK_METRICS, outs, strict=True):
         assert (out.status, out.value, out.reason) == ("not_applicable", None, UNSUPPORTED_LANGUAGE_REASON), metric
         assert out.details["language"] == language, metric
+    # refusal detection knows Chinese and Japanese: an answer is not a refusal, a refusal is
+    assert run(J.rejection(item)).value == 0.0 and run(J.refusal(item)).value == 0.0
+    refusal = {"zh": "根据提供的文档，无法回答这个问题，文档中没有相关信息。", "ja": "提供された文書には記載されていないため、回答できません。"}[language]
+    assert run(J.rejection(item.model_copy(update={"response": refusal}))).value == 1.0
     gap = ConstraintView(cid="g", text="Refuse when the material lacks the answer.", sub_dimension="knowledge_gap")
-    (c,) = run(J.judge_constraints(item.model_copy(update={"mode": "gap"}), [gap], "batched"))
-    assert (c.status, c.reason) == ("not_applicable", UNSUPPORTED_LANGUAGE_REASON)
+    (c,) = run(J.judge_constraints(item.model_copy(update={"mode": "gap", "response": refusal}), [gap], "batched"))
+    assert (c.status, c.passed) == ("ok", True)
 
 
 @pytest.mark.parametrize(

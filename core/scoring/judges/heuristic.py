@@ -281,9 +281,7 @@ class HeuristicJudge:
             ok = phrase in item.response.lower()
             return ConstraintOutcome(cid=c.cid, passed=ok, method=METHOD, details={"phrase": phrase},
                                      reason=f"required phrase {'present' if ok else 'absent'}: {phrase!r}")
-        if language := unsupported_language(item):
-            return self._unsupported(c, language)
-        refused, phrases = detect_refusal(item.response)
+        refused, phrases = detect_refusal(item.response)  # English, Chinese and Japanese cues
         why = f"refusal phrases: {phrases}" if refused else "no refusal of the unanswerable question"
         return ConstraintOutcome(cid=c.cid, passed=refused, reason=why, method=METHOD, details={"phrases": phrases})
 
@@ -317,10 +315,10 @@ class HeuristicJudge:
         return coverage_outcome(rows(claims.core), rows(claims.supplementary), METHOD)
 
     async def rejection(self, item: JudgeInput) -> MetricOutcome:
-        """1 if the response is a refusal overall (refusal phrases and no answer, or mostly refusal), else 0."""
+        """1 if the response is a refusal overall (refusal phrases and no answer, or mostly refusal), else 0.
+
+        Works for English, Chinese and Japanese (core.scoring.judges.text refusal cues)."""
         item = plain_input(item)
-        if language := unsupported_language(item):
-            return language_outcome(language)
         refused, phrases = detect_refusal(item.response)
         why = f"refusal phrases: {phrases}" if refused else "answers instead of stating the documents lack the answer"
         if phrases and not refused:
