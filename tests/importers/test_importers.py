@@ -144,9 +144,8 @@ CASES = [
     pytest.param(_fixture("crag", "crag.jsonl", "jsonl", _crag_docs, _drop("alt_ans"), ("alt_ans", "missing"),
                           {"split", "popularity", "search_results"}), id="crag"),
     pytest.param(_fixture("followrag", "followrag.json", "json", lambda r: _texts(r["passages"], "content"),
-                          _set(("instruction_id_list", 1), "structure_poem"),
-                          ("instruction_id_list[1]", "unknown checker 'structure_poem'"), {"prompt", "question",
-                                                                                           "passages"},
+                          _set(("kwargs", 0), {"keywords": "library"}),
+                          ("kwargs[0].keywords", "input should be a valid list"), {"prompt", "question", "passages"},
                           lambda r: len(r["instruction_id_list"])), id="followrag"),
 ]
 

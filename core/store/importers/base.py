@@ -25,6 +25,7 @@ Raw = Any
 ABSENT = "$absent"  # residue key: fields the typed part has but the record had not
 _MISSING = object()
 _PATH_INDEX = re.compile(r"\[(\d+)\]")
+_FIRST_ON = re.compile(r"first on line (\d+)")  # validate_lines' duplicate-id message, in payload line numbers
 
 
 class Source(BaseModel):
@@ -255,9 +256,14 @@ class Importer:
             else:
                 lines.append(line)
                 payloads.append(item)
-        data = b"".join(json.dumps(p, ensure_ascii=False).encode() + b"\n" for p in payloads)
+        data = "".join(json.dumps(p) + "\n" for p in payloads).encode()
         checked = validate_lines(data)
-        errors += [replace(e, line=lines[e.line - 1]) for e in checked.errors]
+
+        def source_line(match: re.Match) -> str:
+            return f"first on line {lines[int(match[1]) - 1]}"
+
+        errors += [replace(e, line=lines[e.line - 1], message=_FIRST_ON.sub(source_line, e.message))
+                   for e in checked.errors]
         if errors:
             return ValidationReport(errors=sorted(errors, key=lambda e: e.line))
         return ValidationReport(instances=[(lines[n - 1], spec) for n, spec in checked.instances])

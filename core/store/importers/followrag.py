@@ -33,14 +33,17 @@ class FollowRAG(Importer):
 
     def build(self, record: FollowRecord, index: int, path: Path) -> dict[str, Any]:
         iid = f"followrag/{record.type}/{record.key}"
+        constraints, unknown = rule_constraints(record.instruction_id_list, record.kwargs, FOLLOWRAG_IDS,
+                                                keep_unknown=True)
         documents = [{"doc_id": doc_id(iid, f"passages[{i}]"), "title": p.title, "text": p.content, "role": "partial"}
                      for i, p in enumerate(record.passages) if p.content.strip()]
         return {
             "id": iid, "domain": self.domain, "query": record.question_with_instrs, "protocol": "reference_qa",
             "language": "en", "documents": documents,
-            "constraints": rule_constraints(record.instruction_id_list, record.kwargs, FOLLOWRAG_IDS),
+            "constraints": constraints,
             "reference": {"answer_type": "short", "answers": [{"text": record.answer_gold}]},
             "attributes": {"categories": [record.type]},
+            "metadata": {"unchecked_instructions": unknown} if unknown else {},
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:

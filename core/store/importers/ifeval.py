@@ -27,7 +27,7 @@ class IFEval(Importer):
         return {
             "id": f"ifeval/{record.key}", "domain": self.domain, "query": record.prompt,
             "protocol": "instruction_following", "language": "en",
-            "constraints": rule_constraints(record.instruction_id_list, record.kwargs),
+            "constraints": rule_constraints(record.instruction_id_list, record.kwargs)[0],
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:

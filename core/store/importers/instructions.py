@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.scoring.checkers import build_checker, kwargs_errors
+from core.scoring.checkers import CHECKERS, build_checker, kwargs_errors
 from core.store.importers.base import RecordError
 from core.store.schema import InstanceSpec
 
@@ -63,13 +63,21 @@ def _problems(index: int, checker_id: str, kwargs: dict[str, Any]) -> list[tuple
     ]
 
 
-def rule_constraints(ids: list[str], kwargs: list[dict[str, Any]], aliases: dict[str, str] | None = None) -> list[dict]:
-    """One rule constraint per instruction, with its kwargs kept as given; unknown ids and bad kwargs raise."""
+def rule_constraints(
+    ids: list[str], kwargs: list[dict[str, Any]], aliases: dict[str, str] | None = None, *, keep_unknown: bool = False
+) -> tuple[list[dict], list[str]]:
+    """One rule constraint per instruction the checker registry knows, kwargs kept as given, and the unknown ids.
+
+    Bad kwargs raise; unknown ids raise too unless keep_unknown (they then stay only in the source record).
+    """
     if len(ids) != len(kwargs):
         raise RecordError(("kwargs", f"expected {len(ids)} entries (one per instruction), got {len(kwargs)}"))
-    problems, constraints = [], []
+    problems, constraints, unknown = [], [], []
     for i, (instruction_id, params) in enumerate(zip(ids, kwargs, strict=True)):
         checker_id = (aliases or {}).get(instruction_id, instruction_id)
+        if keep_unknown and checker_id not in CHECKERS:
+            unknown.append(instruction_id)
+            continue
         if found := _problems(i, checker_id, params):
             problems += found
             continue
@@ -80,7 +88,7 @@ def rule_constraints(ids: list[str], kwargs: list[dict[str, Any]], aliases: dict
         })
     if problems:
         raise RecordError(*problems)
-    return constraints
+    return constraints, unknown
 
 
 def instruction_lists(spec: InstanceSpec, aliases: dict[str, str] | None = None) -> dict[str, list]:

@@ -36,10 +36,11 @@ class LitRecord(Source):
     @field_validator("qa_type")
     @classmethod
     def _known_codes(cls, codes: list[str]) -> list[str]:
-        unknown = [c for c in codes if c[:1] not in CATEGORIES or c[1:2] != "_"]
-        if unknown or not codes:
-            raise ValueError(f"unknown aspect code(s) {unknown or codes}; codes start with "
-                             f"{', '.join(f'{k}_' for k in CATEGORIES)}")
+        if not codes:
+            raise ValueError("needs at least one aspect code")
+        if unknown := [c for c in codes if c[:1] not in CATEGORIES or c[1:2] != "_"]:
+            prefixes = ", ".join(f"{k}_" for k in CATEGORIES)
+            raise ValueError(f"unknown aspect code(s) {unknown}; codes start with {prefixes}")
         return codes
 
 
