@@ -118,3 +118,28 @@ def test_slice_calibration(fmt, relative, tmp_path, monkeypatch) -> None:
     assert (scores.loc[by["wrong-bot"] & unanswerable, "rejection"] == 0.0).all()
     if fmt == "lit-ragbench":
         assert unanswerable.any() and answerable.any()
+
+
+def test_report_shows_reference_metrics(tmp_path, monkeypatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    source = DATA / "medqa-usmle-4opt" / "medqa_us_4opt_test_first500.jsonl"
+    assert import_source(engine, _slice(source, tmp_path / "m.jsonl", 6), fmt="medqa").ok
+    runs.ensure_baselines(engine)
+    run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:always-refuse", "baseline:extractive"]))
+    asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
+    asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
+    doc = json.loads(CliRunner().invoke(app, ["report", str(run_id), "--format", "json"]).output)
+    cells = {(r["model"], r["metric"]): r for r in doc["reference_metrics"]}
+    assert cells[("baseline:always-refuse", "mcq_accuracy")]["value"] == 0.0
+    assert cells[("baseline:always-refuse", "mcq_accuracy")]["n"] == 6 and doc["judge"] == "heuristic"
+    table = CliRunner().invoke(app, ["report", str(run_id), "--format", "table"]).output
+    assert "Reference-answer metrics" in table and "mcq_accuracy" in table

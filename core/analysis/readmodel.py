@@ -976,6 +976,7 @@ class RunReport:
     board: pd.DataFrame
     counts: pd.DataFrame
     note: str = ""
+    reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
 
 
 def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
@@ -1001,7 +1002,9 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
     scores = load_scores(engine, [run_id], judge)
     board = leaderboard(scores, model_catalog(engine))
     counts = model_counts(scores)
-    return RunReport(run_id, judge, judge_label(judge), generation, board, counts)
+    reference = reference_scores(engine, [run_id], judge)
+    summary = reference_summary(reference) if not reference.empty else None
+    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary)
 
 
 def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
@@ -1034,8 +1037,10 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
                     "generation": {k: _num(v) for k, v in gen.loc[model].items()} if model in gen.index else {},
                     "counts": {k: int(v) for k, v in counts.loc[model].items()} if model in counts.index else {},
                     "metrics": metrics_doc})
+    reference = [] if report.reference is None else [{k: _num(v) for k, v in row.items()}
+                                                     for row in report.reference.to_dict("records")]
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
-            "models": out, "failed": failures}
+            "models": out, "reference_metrics": reference, "failed": failures}
 
 
 def _num(value):

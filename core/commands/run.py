@@ -215,7 +215,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
-                         ("Undetermined and not-applicable counts", result.counts)):
+                         ("Undetermined and not-applicable counts", result.counts),
+                         ("Reference-answer metrics (mean [95% CI] n per model and condition)", result.reference)):
         if frame is None or frame.empty:
             continue
         table = Table(title=title)
