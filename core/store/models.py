@@ -301,4 +301,5 @@ class Assignment(SQLModel, table=True):
     target_id: int = Field(index=True)
     assignee: str = Field(index=True)
     batch: str = ""
+    probability: float | None = Field(default=None, description="Inclusion probability of a gold-sampled response in its draw.")
     created_at: datetime = Field(default_factory=utc_now)
