@@ -125,3 +125,26 @@ def test_picker_says_whether_the_correction_changes_the_choice(estimates, expect
     corrected = pd.DataFrame({"model": list(estimates), "metric": "strict_ias", "estimate": list(estimates.values()),
                               "n": 20})
     assert expect in picker.corrected_choice(result, corrected)
+
+
+@pytest.mark.parametrize("strategy", ["stratified", "uncertainty"])
+def test_gold_draw_records_inclusion_probabilities(tmp_path, strategy) -> None:
+    from core.review.gold import draw_gold_sample, gold_probabilities
+    from tests.test_alignment import principal, seeded_db
+
+    s = seeded_db(tmp_path)
+    report = draw_gold_sample(s.engine, principal("admin"), s.run_id, n=2, experts=["alice", "bob"], seed=3,
+                              strategy=strategy)
+    probabilities = gold_probabilities(s.engine, [s.run_id])
+    assert len(probabilities) == report.sampled and all(0 < p <= 1 for p in probabilities.values())
+    if strategy == "stratified":
+        assert all(p == pytest.approx(0.5) or p == pytest.approx(1.0) for p in probabilities.values())
+
+
+def test_weighted_correction_is_used_when_probabilities_are_recorded() -> None:
+    scores, gold, truth = _scores_and_gold(seed=5, n_models=1)
+    probabilities = {int(r): 0.2 for r in gold["response_id"]}
+    out = readmodel.corrected_estimates(scores, gold, probabilities=probabilities).set_index("metric")
+    row = out.loc["strict_ias"]
+    assert "inverse-probability" in row["method"] and row["ci_low"] <= truth["m0"] <= row["ci_high"]
+    assert "assumed a uniform sample" in readmodel.corrected_estimates(scores, gold).set_index("metric").loc["strict_ias", "note"]

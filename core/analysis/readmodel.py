@@ -832,17 +832,40 @@ def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
 
 
-def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+def response_uncertainty(engine: Engine, run_id: int) -> dict[int, float]:
+    """How unsure the judges are about each response of a run, as an expected squared error of a 0/1 verdict.
+
+    Per response, over the gold-decidable metrics: 0.25 where no judge could decide, the variance of the judges'
+    verdicts where several judges decided (0 when they agree), and 0.05 for a single judge's decision; plus a floor
+    of 0.01. Used to spend expert labels where they shrink the corrected CIs most (core.review.gold).
+    """
+    judges = [j for j in run_judges(engine, [run_id]) if j != RULE_JUDGE]
+    frames = [load_scores(engine, [run_id], j).set_index("response_id")[list(GOLD_METRICS)] for j in judges]
+    if not frames:
+        return {}
+    stacked = np.stack([f.reindex(frames[0].index).to_numpy(float) for f in frames])  # judges x responses x metrics
+    decided = (~np.isnan(stacked)).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        spread = np.nanvar(stacked, axis=0) if len(frames) > 1 else np.zeros(stacked.shape[1:])
+    per_metric = np.where(decided == 0, 0.25, np.where(decided == 1, 0.05, spread))
+    return {int(r): float(u) + 0.01 for r, u in zip(frames[0].index, per_metric.mean(axis=1), strict=True)}
+
+
+def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: float = 0.95,
+                        probabilities: dict[int, float] | None = None) -> pd.DataFrame:
     """Per model and gold-decidable metric: the judge's raw mean beside the PPI++ corrected mean and CI.
 
     `scores` are the prepared per-response scores of one judge (one row per model and instance), `gold` the
     gold_values of the labelled responses. N counts the model's responses the metric applies to (every response for
-    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label. Where the judge left a response undetermined its prediction
+    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label. With
+    `probabilities` recorded for every labelled response (draw_gold_sample), the inverse-probability-weighted PPI is
+    used, which stays unbiased under stratified or uncertainty-weighted sampling; otherwise PPI++ assumes the labels
+    are a uniform sample within the model, and the note says so. Where the judge left a response undetermined its prediction
     is the judge's own mean on that model (any fixed prediction keeps PPI unbiased). Gold labels are treated as a
     uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
     estimator is core.analysis.ppi.ipw_ppi_mean).
     """
-    from core.analysis.ppi import labels_for_width, ppi_mean
+    from core.analysis.ppi import ipw_ppi_mean, labels_for_width, ppi_mean
 
     merged = scores.merge(gold, on="response_id", how="left", suffixes=("", "_gold"))
     rows = []
@@ -861,12 +884,17 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
             if labeled.sum() < 2 or (~labeled).sum() < 1:
                 rows.append(row | {"note": "needs at least 2 gold labels and 1 unlabelled response"})
                 continue
-            e = ppi_mean(y[labeled], f[labeled], f[~labeled], confidence=confidence)
+            pi = sub["response_id"].map(probabilities or {}).to_numpy(float)
+            weighted = bool(probabilities) and not np.isnan(pi[labeled]).any()
+            e = (ipw_ppi_mean(f, np.where(labeled, y, np.nan), np.where(labeled, pi, 1.0), confidence=confidence)
+                 if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], confidence=confidence))
+            note = "" if weighted else "sampling probabilities not recorded: labels assumed a uniform sample"
             rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
                                "effective_n": e.effective_n, "gold_mean": e.gold_mean, "gold_ci_low": e.gold_ci_low,
                                "gold_ci_high": e.gold_ci_high, "method": e.method, "small_n": e.small_n,
                                "labels_for_target": labels_for_width(e, TARGET_CI_WIDTH),
-                               "note": "small sample of gold labels" if e.small_n else ""})
+                               "note": "; ".join(x for x in ("small sample of gold labels" if e.small_n else "", note)
+                                                 if x)})
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
 
@@ -912,9 +940,10 @@ def ranking_changes(corrected: pd.DataFrame) -> list[str]:
 
 def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only)."""
-    from core.review.gold import gold_labels
+    from core.review.gold import gold_labels, gold_probabilities
 
-    return corrected_estimates(load_scores(engine, run_ids, judge), gold_values(gold_labels(engine, list(run_ids))))
+    return corrected_estimates(load_scores(engine, run_ids, judge), gold_values(gold_labels(engine, list(run_ids))),
+                               probabilities=gold_probabilities(engine, list(run_ids)))
 
 
 # --------------------------------------------------------------------------- runs, judges and the run report

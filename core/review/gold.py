@@ -95,8 +95,17 @@ def draw_gold_sample(
     n: int = DEFAULT_SAMPLE_SIZE,
     experts: list[str] | None = None,
     seed: int = 0,
+    strategy: str = "stratified",
 ) -> SampleReport:
-    """Stratified sample (domain x mode x model) of a run's finished responses, each assigned to two experts."""
+    """A sample of a run's finished responses, each assigned to two experts, with each one's inclusion probability.
+
+    strategy 'stratified': proportional allocation over domain x mode x model strata. 'uncertainty': Poisson sampling
+    with probabilities from core.analysis.ppi.sampling_probabilities over the judges' uncertainty on each response
+    (readmodel.response_uncertainty), so expert time goes where the judges disagree or could not decide; the recorded
+    probabilities let the corrected estimates stay unbiased (inverse-probability weighting).
+    """
+    if strategy not in SAMPLING_STRATEGIES:
+        raise ValueError(f"strategy: must be one of {', '.join(SAMPLING_STRATEGIES)}")
     principal = authorize(engine, principal, "draw_gold_sample")
     if n < 1:
         raise ValueError("n: must be at least 1")
@@ -124,9 +133,14 @@ def draw_gold_sample(
     load = {name: 0 for name in pool}
     batch = f"run{run_id}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
     chosen: list[tuple[int, str]] = []
-    for key in sorted(strata):
-        ids = sorted(strata[key])
-        chosen.extend((rid, key[0]) for rid in rng.sample(ids, alloc[key]))
+    probability: dict[int, float] = {}
+    if strategy == "stratified":
+        for key in sorted(strata):
+            ids = sorted(strata[key])
+            chosen.extend((rid, key[0]) for rid in rng.sample(ids, alloc[key]))
+            probability.update({rid: alloc[key] / len(ids) for rid in ids})
+    else:
+        chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
     assignments = []
     for rid, domain in chosen:
         eligible = [u for u, doms in pool.items() if not doms or domain in doms]
@@ -135,7 +149,8 @@ def draw_gold_sample(
         pair = sorted(eligible, key=lambda u: (load[u], u))[:2]
         for who in pair:
             load[who] += 1
-            assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch))
+            assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch,
+                                          probability=probability[rid]))
 
     def write() -> None:
         with Session(engine) as session:
@@ -143,7 +158,36 @@ def draw_gold_sample(
             session.commit()
 
     with_retry(write)
+    if strategy != "stratified":
+        alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
     return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]})
+
+
+SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty")
+
+
+def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str, str], list[int]], n: int,
+                      rng: random.Random) -> tuple[list[tuple[int, str]], dict[int, float]]:
+    """Poisson sample with probabilities proportional to the square root of the judges' uncertainty (with a floor)."""
+    from core.analysis.ppi import sampling_probabilities
+    from core.analysis.readmodel import response_uncertainty
+
+    domain_of = {rid: key[0] for key, ids in strata.items() for rid in ids}
+    ids = sorted(domain_of)
+    uncertainty = response_uncertainty(engine, run_id)
+    pi = sampling_probabilities([uncertainty.get(rid, 0.25) for rid in ids], min(n, len(ids)))
+    probability = {rid: float(p) for rid, p in zip(ids, pi, strict=True)}
+    chosen = [(rid, domain_of[rid]) for rid in ids if rng.random() < probability[rid]]
+    return chosen, probability
+
+
+def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, float]:
+    """Recorded inclusion probability per gold-sampled response (the latest draw that sampled it)."""
+    scope = _response_ids_for_runs(engine, run_ids)
+    with Session(engine) as session:
+        rows = session.exec(select(Assignment.target_id, Assignment.probability).where(
+            Assignment.kind == "gold_label", col(Assignment.probability).is_not(None)).order_by(Assignment.id)).all()
+    return {int(t): float(p) for t, p in rows if scope is None or t in scope}
 
 
 @dataclass(frozen=True)
