@@ -10,7 +10,7 @@ import streamlit as st
 from ui.auth import account_sidebar, current_principal
 from ui.navigation import PAGES, sections_for
 
-st.set_page_config(page_title="RAG Gauntlet", page_icon=":material/shield:", layout="wide")
+st.set_page_config(page_title="RAG Gauntlet", page_icon="🛡️", layout="wide")
 
 pages = {spec.path: st.Page(spec.path, title=spec.title, icon=spec.icon, default=spec.default) for spec in PAGES}
 principal = current_principal()

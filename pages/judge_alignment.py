@@ -16,6 +16,7 @@ from core.analysis.alignment import (
 )
 from core.review.gold import gold_labels, load_response
 from core.scoring.judges.names import judge_label
+from core.store.sanitize import inline_code
 from ui.alignment_view import (
     agreement_table,
     confusion_section,
@@ -70,7 +71,7 @@ if judges:
     response_id = confusion_section(by_judge)
     if response_id is not None:
         ctx = load_response(engine(), response_id)
-        st.markdown(f"Gold label: `{gold.get(response_id)}`")
+        st.markdown(f"Gold label: {inline_code(str(gold.get(response_id)))}")
         render_bundle(ctx.bundle)
         render_response(ctx)
 

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
+from core.store.sanitize import inline_code, plain_markdown
 from ui.session import engine
 
 MAX_ROWS = 200
@@ -17,13 +18,15 @@ def response_detail(response_id: int, judge: str) -> None:
     if not d:
         st.warning(f"Response {response_id} no longer exists.")
         return
-    st.markdown(f"**{d['model']}** on `{d['instance_uid']}` ({d['mode']}, {d['origin']}) — judges: {', '.join(d['judges']) or 'none'}")
-    st.markdown(f"**Query:** {d['query']}")
+    judges = plain_markdown(", ".join(d["judges"])) or "none"
+    st.markdown(f"**{plain_markdown(d['model'])}** on {inline_code(d['instance_uid'])} ({plain_markdown(str(d['mode']))}, "
+                f"{plain_markdown(d['origin'])}) — judges: {judges}")
+    st.markdown(f"**Query:** {plain_markdown(d['query'])}")
     st.text_area("Response", d["response"], height=160, disabled=True, key=f"dd_text_{response_id}")
     with st.expander(f"Documents ({len(d['documents'])})"):
         for doc in d["documents"]:
-            st.markdown(f"**[doc {doc['position']}] {doc['title']}** · role: {doc['role']}")
-            st.caption(doc["text"][:2000])
+            st.markdown(f"**[doc {doc['position']}] {plain_markdown(doc['title'] or '')}** · role: {doc['role']}")
+            st.caption(plain_markdown(doc["text"][:2000]))
     st.markdown("**Constraints and verdicts**")
     st.dataframe(d["constraints"], hide_index=True, width="stretch")
     st.markdown("**Metric verdicts**")

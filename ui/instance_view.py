@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from core.store.benchmark import InstanceDetail
-from core.store.sanitize import escape_text, sanitize_html
+from core.store.sanitize import html_markdown, inert_images, inline_code, plain_markdown
 
 CATEGORY_TITLES = {
     "persona": "Persona definition",
@@ -17,15 +16,9 @@ CATEGORY_TITLES = {
 }
 ROLE_COLORS = {"supporting": "green", "noise": "gray", "conflicting": "red", "partial": "orange"}
 MODE_LABELS = {"noisy": "Noisy retrieval", "gap": "Knowledge gap", "conflict": "Factual conflict"}
-_UNSAFE_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:|\bdata\s*:\s*text/html")
 
 if TYPE_CHECKING:
     from core.store.models import Document
-
-
-def safe_markdown(text: str) -> str:
-    """Untrusted model or document text made inert: tags, handlers and script links removed, markdown kept."""
-    return _UNSAFE_SCHEME.sub("blocked:", sanitize_html(text or ""))
 
 
 def render_constraints(detail: InstanceDetail) -> None:
@@ -36,40 +29,43 @@ def render_constraints(detail: InstanceDetail) -> None:
         if not members:
             st.caption("none")
         for c in members:
-            how = f"rule `{c.checker_id}`" if c.judge_method == "rule" else "LLM judge"
-            condition = f" · only if **{c.precondition}**" if c.precondition else ""
-            st.markdown(f"- `{c.cid}` {escape_text(c.text)}  \n  :gray[{c.sub_dimension} · {how}{condition}]")
+            how = f"rule {inline_code(c.checker_id or '')}" if c.judge_method == "rule" else "LLM judge"
+            condition = f" · only if **{plain_markdown(c.precondition)}**" if c.precondition else ""
+            st.markdown(f"- {inline_code(c.cid)} {plain_markdown(c.text)}  \n  "
+                        f":gray[{plain_markdown(c.sub_dimension)} · {how}{condition}]")
             if c.judge_method == "llm" and c.criterion:
-                st.caption(f"Criterion: {c.criterion}")
+                st.caption(f"Criterion: {plain_markdown(c.criterion)}")
 
 
 def render_document_body(document: Document) -> None:
-    """A document's text; HTML is sanitised first, tables render as markdown, plain text is escaped."""
+    """A document's text; HTML is sanitised first, tables render as markdown, plain text is escaped; images in any
+    of them show as "[image: URL]" text (never fetched)."""
     if document.content_type == "html":
-        st.markdown(sanitize_html(document.text), unsafe_allow_html=True)
+        st.markdown(html_markdown(document.text), unsafe_allow_html=True)
     elif document.content_type == "markdown_table":
-        st.markdown(document.text)
+        st.markdown(inert_images(document.text))
     elif document.content_type == "csv":
         st.code(document.text, language=None)
     else:
-        st.markdown(escape_text(document.text).replace("\n", "  \n"))
+        st.markdown(plain_markdown(document.text).replace("\n", "  \n"))
 
 
 def render_documents(detail: InstanceDetail) -> None:
     """Documents in prompt order with role badges; supporting and conflicting ones are expanded."""
     summaries = sorted({d.conflict_summary for d in detail.documents if d.conflict_summary})
     for summary in summaries:
-        st.error(f"Conflict: {summary}", icon=":material/compare_arrows:")
+        st.error(f"Conflict: {plain_markdown(summary)}", icon=":material/compare_arrows:")
     for number, document in enumerate(detail.documents, start=1):
         highlighted = document.role in ("supporting", "conflicting")
-        label = f"[doc {number}] {document.title} — {document.role}"
+        label = f"[doc {number}] {plain_markdown(document.title or '')} — {document.role}"
         with st.expander(label, expanded=highlighted):
             st.badge(document.role, color=ROLE_COLORS.get(document.role, "gray"))
             if document.conflict_group:
-                st.caption(f"conflict group {document.conflict_group}")
+                st.caption(f"conflict group {plain_markdown(document.conflict_group)}")
             render_document_body(document)
             if document.source:
-                st.caption(f"Source: {document.source} · `{document.doc_uid}` · {document.content_type}")
+                st.caption(f"Source: {plain_markdown(document.source)} · {inline_code(document.doc_uid)} · "
+                           f"{document.content_type}")
 
 
 def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
@@ -80,11 +76,13 @@ def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
     instance = detail.instance
     mode = MODE_LABELS.get(instance.mode, instance.mode)
     if compact:
-        st.markdown(f"**{escape_text(instance.uid)}** · v{instance.version} · {escape_text(detail.domain)} · {mode}")
+        st.markdown(f"**{plain_markdown(instance.uid)}** · v{instance.version} · {plain_markdown(detail.domain)} · "
+                    f"{plain_markdown(mode or '')}")
     else:
-        st.subheader(f"{instance.uid} · v{instance.version}")
-        st.markdown(f"{detail.domain} · **{mode}** · {instance.origin} · status `{instance.status}`")
-    st.info(safe_markdown(instance.query), icon=":material/help:")
+        st.subheader(f"{plain_markdown(instance.uid)} · v{instance.version}")
+        st.markdown(f"{plain_markdown(detail.domain)} · **{plain_markdown(mode or '')}** · "
+                    f"{plain_markdown(instance.origin)} · status {inline_code(instance.status)}")
+    st.info(plain_markdown(instance.query), icon=":material/help:")
     left, right = st.columns([2, 3])
     with left:
         st.markdown("#### Instruction set")

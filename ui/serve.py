@@ -4,22 +4,112 @@ app.py declares every page with st.navigation, but the page scripts live in `pag
 st.navigation, Streamlit would treat `pages/` as a legacy multipage folder: a deep link as the first request after
 start would run the page script without app.py and show the folder's automatic page list beside ours. Telling
 Streamlit up front that the app does not use the pages folder closes that gap.
+
+Every HTTP response carries a Content-Security-Policy that forbids fetching anything from another host (images,
+scripts, styles, fonts, frames, connections): untrusted documents and model responses are rendered in the page, and
+whatever slips through the sanitising must still not make a viewer's browser contact an arbitrary host.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 import sys
+from functools import cache
 from pathlib import Path
 
+import streamlit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli as streamlit_cli
+from streamlit.web.server.starlette import starlette_app
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
+STREAMLIT_INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
+
+
+@cache
+def inline_script_hashes() -> str:
+    """CSP hashes of the inline scripts of Streamlit's index.html (it runs one; allowed by hash, not 'unsafe-inline')."""
+    page = STREAMLIT_INDEX.read_text(encoding="utf-8") if STREAMLIT_INDEX.is_file() else ""
+    bodies = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", page, flags=re.DOTALL)
+    return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in bodies)
+
+
+def content_security_policy(host: str) -> str:
+    """The policy for a page served at `host`: this origin only (its WebSocket included), data:/blob: for images;
+    inline styles are allowed because Streamlit's frontend sets them (emotion), WebAssembly because its protobuf
+    library compiles a small module (no JavaScript eval)."""
+    same_host_sockets = f" ws://{host} wss://{host}" if host else ""
+    return "; ".join([
+        "default-src 'self'",
+        f"script-src 'self' 'wasm-unsafe-eval' {inline_script_hashes()}".rstrip(),
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "media-src 'self' data: blob:",
+        f"connect-src 'self'{same_host_sockets}",
+        "worker-src 'self' blob:",
+        "frame-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'self'",
+    ])
+
+
+HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")  # a Host header
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+class SecurityHeaders:
+    """ASGI middleware: adds the Content-Security-Policy and the other security headers to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = Headers(scope=scope).get("host", "")
+        host = host if HOST.fullmatch(host) else ""
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["Content-Security-Policy"] = content_security_policy(host)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def install_security_headers() -> None:
+    """Put SecurityHeaders outermost in the middleware of the Starlette app Streamlit builds (once)."""
+    original = starlette_app.create_streamlit_middleware
+    if getattr(original, "adds_security_headers", False):
+        return
+
+    def with_security_headers() -> list[Middleware]:
+        return [Middleware(SecurityHeaders), *original()]
+
+    with_security_headers.adds_security_headers = True  # type: ignore[attr-defined]
+    starlette_app.create_streamlit_middleware = with_security_headers
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only."""
+    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on."""
     PagesManager.uses_pages_directory = False
+    install_security_headers()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     streamlit_cli.main()
 

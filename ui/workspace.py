@@ -11,10 +11,10 @@ from core.review.auth import Principal
 from core.review.annotations import Bundle, load_bundle, new_client_token
 from core.review.gold import ResponseContext, gold_queue, load_response, record_gold_label
 from core.review.verification import overlap_setting, record_verification, verification_queue
-from core.store.sanitize import escape_text
+from core.store.sanitize import html_markdown, inline_code, plain_markdown
 from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
-from ui.instance_view import render_instance, safe_markdown
+from ui.instance_view import render_instance
 from ui.session import engine
 
 MODE_CHECKS = {
@@ -49,15 +49,15 @@ def render_bundle(bundle: Bundle) -> None:
 
 def render_verification_decision(who: str, payload: dict[str, Any]) -> None:
     """One expert's verification decision: the decision, the consistency verdict and the context-validity verdict."""
-    st.markdown(f"**{escape_text(who)}** · decision **{escape_text(str(payload.get('decision', '')).replace('_', ' '))}**")
-    clashing = ", ".join(f"`{escape_text(c)}`" for c in payload.get("clashing_constraints") or []) or "none"
-    st.markdown(f"Consistency: **{escape_text(str(payload.get('consistency', '')))}** · clashing: {clashing}")
+    st.markdown(f"**{plain_markdown(who)}** · decision **{plain_markdown(str(payload.get('decision', '')).replace('_', ' '))}**")
+    clashing = ", ".join(inline_code(str(c)) for c in payload.get("clashing_constraints") or []) or "none"
+    st.markdown(f"Consistency: **{plain_markdown(str(payload.get('consistency', '')))}** · clashing: {clashing}")
     if payload.get("consistency_note"):
-        st.caption(f"Consistency note: {escape_text(payload['consistency_note'])}")
-    roles = ", ".join(f"`{escape_text(d)}` → {escape_text(r)}" for d, r in (payload.get("role_corrections") or {}).items())
+        st.caption(f"Consistency note: {plain_markdown(str(payload['consistency_note']))}")
+    roles = ", ".join(f"{inline_code(str(d))} → {plain_markdown(str(r))}" for d, r in (payload.get("role_corrections") or {}).items())
     st.markdown(f"Context: **{'valid' if payload.get('context_valid') else 'invalid'}** · role corrections: {roles or 'none'}")
     if payload.get("context_note"):
-        st.caption(f"Context note: {escape_text(payload['context_note'])}")
+        st.caption(f"Context note: {plain_markdown(str(payload['context_note']))}")
 
 
 @st.fragment
@@ -83,10 +83,11 @@ def verification_panel(principal: Principal) -> None:
                          key=f"v_valid_{inst.id}")
         roles = {}
         for number, doc in enumerate(bundle.documents, start=1):
-            roles[doc.doc_uid] = st.selectbox(f"Role of doc {number}: {doc.title}", DOCUMENT_ROLES,
+            roles[doc.doc_uid] = st.selectbox(f"Role of doc {number}: {plain_markdown(doc.title or '')}", DOCUMENT_ROLES,
                                               index=DOCUMENT_ROLES.index(doc.role), key=f"v_role_{inst.id}_{doc.doc_uid}")
         with st.expander("Edit constraint wording (creates a new version)"):
-            edits = {c.cid: st.text_area(c.cid, value=c.text, key=f"v_edit_{inst.id}_{c.cid}") for c in bundle.constraints}
+            edits = {c.cid: st.text_area(plain_markdown(c.cid), value=c.text, key=f"v_edit_{inst.id}_{c.cid}")
+                     for c in bundle.constraints}
         context_note = st.text_input("Note on context", key=f"v_xnote_{inst.id}")
         st.markdown("##### 3 · Decision")
         pressed = None
@@ -115,7 +116,7 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
     constraints = {}
     for c in ctx.bundle.constraints:
         prior = (initial.get("constraints") or {}).get(c.cid)
-        choice = st.radio(f"`{c.cid}` {escape_text(c.text)}", yes_no, horizontal=True, key=f"{key}_c_{c.cid}",
+        choice = st.radio(f"{inline_code(c.cid)} {plain_markdown(c.text)}", yes_no, horizontal=True, key=f"{key}_c_{c.cid}",
                           index=None if prior is None else (0 if prior else 1))
         constraints[c.cid] = None if choice is None else choice == "yes"
     payload: dict[str, Any] = {"constraints": constraints}
@@ -141,11 +142,11 @@ def missing_answers(payload: dict[str, Any]) -> list[str]:
 
 
 def render_response(ctx: ResponseContext) -> None:
-    """The response under review: rendered (sanitised) and raw."""
-    st.markdown(f"#### Response · {escape_text(ctx.model)} · run {ctx.run_id}")
+    """The response under review: rendered (sanitised, images as "[image: URL]" text) and raw."""
+    st.markdown(f"#### Response · {plain_markdown(ctx.model)} · run {ctx.run_id}")
     rendered, raw = st.tabs(["Rendered", "Raw text"])
     with rendered:
-        st.markdown(safe_markdown(ctx.response.text or ""), unsafe_allow_html=True)
+        st.markdown(html_markdown(ctx.response.text or ""), unsafe_allow_html=True)
     with raw:
         st.code(ctx.response.text or "", language=None, wrap_lines=True)
 

@@ -1,8 +1,13 @@
-"""HTML sanitising for anything that reaches the browser: documents, constraints, responses."""
+"""Sanitising for anything untrusted that reaches the browser: documents, constraints, responses, notes.
+
+Untrusted text must never make the viewer's browser contact another host: HTML keeps structure only (no img, src,
+srcset, background, style, CSS url()), and Markdown images become the plain text "[image: URL]" (never fetched).
+"""
 
 from __future__ import annotations
 
 import html
+import re
 
 import nh3
 
@@ -11,10 +16,18 @@ ALLOWED_TAGS: set[str] = {
     "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "code", "pre", "span", "div", "a", "sup", "sub", "hr",
 }
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan"}}
+_UNSAFE_SCHEME = re.compile(r"(?i)\b(java|vb)script\s*:|\bdata\s*:\s*text/html")
+# ![alt](destination "title"): the destination raw, in <...>, or HTML-escaped as &lt;...&gt;
+_MARKDOWN_IMAGE = re.compile(
+    r"!\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*(?:<(?P<angle>[^>\n]*)>|&lt;(?P<escaped>.*?)&gt;|(?P<raw>(?:[^\s()]|\([^\s()]*\))*))"
+    r"(?:\s+[^)\n]*)?\s*\)"
+)
+_HTML_IMAGE = re.compile(r"""(?is)<img\b[^>]*?\bsrc\s*=\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s>]+))[^>]*>""")
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]()!|~$])")
 
 
 def sanitize_html(markup: str) -> str:
-    """Keep safe structural HTML; drop scripts, event handlers, styles and javascript: links."""
+    """Keep safe structural HTML; drop scripts, event handlers, styles, images and javascript: links."""
     return nh3.clean(
         markup,
         tags=ALLOWED_TAGS,
@@ -28,3 +41,36 @@ def sanitize_html(markup: str) -> str:
 def escape_text(text: str) -> str:
     """Escape plain text for inclusion in HTML (no markup survives)."""
     return html.escape(text, quote=True)
+
+
+def _image_placeholder(url: str) -> str:
+    return "[image: " + _MARKDOWN_ACTIVE.sub(r"\\\1", url.strip()) + "]"
+
+
+def inert_images(markdown: str) -> str:
+    """Markdown with every image made inert: `![alt](URL)` shows as the text "[image: URL]", and any other image
+    syntax (reference images, nested ones) has its "![" escaped, so the browser never fetches it."""
+    shown = _MARKDOWN_IMAGE.sub(lambda m: _image_placeholder(m["angle"] or m["escaped"] or m["raw"] or ""), markdown)
+    return shown.replace("![", "!\\[")
+
+
+def html_markdown(text: str) -> str:
+    """Untrusted Markdown that may hold HTML, made inert for st.markdown(..., unsafe_allow_html=True): structural
+    HTML only, <img> and Markdown images as "[image: URL]" text, script links blocked."""
+    pictured = _HTML_IMAGE.sub(lambda m: escape_text(_image_placeholder(m["dq"] or m["sq"] or m["bare"] or "")), text or "")
+    # images before sanitising (nh3 would take <URL> destinations for tags) and after (a stripped tag can join "!" and "[")
+    return _UNSAFE_SCHEME.sub("blocked:", inert_images(sanitize_html(inert_images(pictured))))
+
+
+def plain_markdown(text: str) -> str:
+    """Untrusted text for any Markdown-rendering call (st.markdown, captions, alerts, widget and expander labels):
+    HTML escaped, images as "[image: URL]" text, script links blocked; other Markdown (bold, links) still renders."""
+    return _UNSAFE_SCHEME.sub("blocked:", inert_images(escape_text(text or "")))
+
+
+def inline_code(text: str) -> str:
+    """Untrusted text as a Markdown code span (shown literally): the fence is longer than any backtick run in it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}" if text else ""
