@@ -8,9 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle
+from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle, malformed_annotations
 from core.review.gold import active_experts, draw_gold_sample, label_disagreements, label_items, load_response, record_adjudication, sample_runs
 from core.review.verification import record_verification_adjudication, verification_disagreements
+from core.store.sanitize import plain_markdown
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
 from ui.session import engine
 from ui.workspace import (
@@ -25,6 +26,12 @@ from ui.workspace import (
 principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Gold labels & adjudication")
+malformed = malformed_annotations(engine())
+if malformed:
+    listed = "\n".join(f"- {plain_markdown(str(m))}" for m in malformed[:20])
+    more = f"\n- … and {len(malformed) - 20} more" if len(malformed) > 20 else ""
+    st.warning(f"{len(malformed)} stored labels are malformed and were skipped by every page and statistic:\n\n"
+               f"{listed}{more}", icon=":material/warning:")
 
 runs = sample_runs(engine())
 experts = list(active_experts(engine()))
@@ -62,7 +69,7 @@ with adjudicate_tab:
                                                     else "" for _ in row], axis=1), hide_index=True)
         for who, payload in picked.labels.items():
             if payload.get("note"):
-                st.caption(f"{who}: {payload['note']}")
+                st.caption(f"{plain_markdown(who)}: {plain_markdown(str(payload['note']))}")
         with st.form(f"adjudicate_{picked.response_id}"):
             st.markdown("##### Gold label (your decision)")
             agreed = next(iter(picked.labels.values()))
@@ -124,4 +131,4 @@ with io_tab:
         if report is not None and report.ok:
             st.success(f"Imported {report.imported} labels ({report.skipped} already present).")
         elif report is not None:
-            st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {e}" for e in report.errors))
+            st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {plain_markdown(str(e))}" for e in report.errors))

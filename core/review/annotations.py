@@ -14,11 +14,12 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
+from pydantic import ValidationError
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
@@ -26,15 +27,14 @@ from core.review.auth import Principal, authorize
 from core.store.benchmark import InstanceDetail, instance_detail
 from core.config import REPO_ROOT
 from core.store.io import LineError
+from core.review.label_models import DECISIONS, KINDS, PAYLOADS, LabelLine, payload_problems, printable, problems  # noqa: F401
 from core.store.models import Annotation, Instance, Model, Response
 
 
 GUIDELINES_PATH = REPO_ROOT / "annotations" / "guidelines.md"
 DEFAULT_OVERLAP = 0.2  # share of instances (per domain x mode) that need two independent verification decisions
 DEFAULT_SAMPLE_SIZE = 150
-DECISIONS: tuple[str, ...] = ("accept", "reject", "needs_edit")
 DECISION_STATUS = {"accept": "accepted", "reject": "rejected", "needs_edit": "needs_edit"}
-KINDS: tuple[str, ...] = ("verification", "gold_label", "adjudication")
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -106,10 +106,17 @@ def append_annotation(engine: Engine, annotation: Annotation) -> tuple[Annotatio
         return existing, False
 
 
+def _well_formed(row: Annotation) -> bool:
+    return not payload_problems(row.kind, row.target_type, row.payload)
+
+
 def effective_annotations(
     engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None
 ) -> dict[int, dict[str, Annotation]]:
-    """The latest annotation of `kind` per (target, author): later labels supersede earlier ones for computing."""
+    """The latest well-formed annotation of `kind` per (target, author): later labels supersede earlier ones.
+
+    Rows whose payload does not have the shape of their kind are left out (malformed_annotations lists them).
+    """
     with Session(engine) as session:
         query = select(Annotation).where(Annotation.kind == kind)
         if target_type is not None:
@@ -118,30 +125,37 @@ def effective_annotations(
             query = query.where(col(Annotation.target_id).in_(list(target_ids)))
         rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
     out: dict[int, dict[str, Annotation]] = defaultdict(dict)
-    for row in rows:
+    for row in filter(_well_formed, rows):
         out[row.target_id][row.author] = row
     return dict(out)
 
 
-# --------------------------------------------------------------------------- verification
+@dataclass(frozen=True)
+class MalformedAnnotation:
+    """A stored label that every reader skips: its id, kind, author and what is wrong with it."""
+
+    id: int
+    kind: str
+    author: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"#{self.id} ({printable(self.kind)} by {printable(self.author)}): {self.problem}"
 
 
-@dataclass
-class AnnotationImportReport:
-    imported: int = 0
-    skipped: int = 0
-    errors: list[LineError] = field(default_factory=list)
+def malformed_annotations(engine: Engine) -> list[MalformedAnnotation]:
+    """Stored labels whose payload does not have the shape of their kind (skipped by every reader), oldest first."""
+    with Session(engine) as session:
+        rows = session.exec(select(Annotation).order_by(Annotation.id)).all()
+    out = []
+    for row in rows:
+        found = payload_problems(row.kind, row.target_type, row.payload)
+        if found:
+            out.append(MalformedAnnotation(row.id or 0, row.kind, row.author, "; ".join(f"{f}: {m}" for f, m in found)))
+    return out
 
-    @property
-    def ok(self) -> bool:
-        return not self.errors
 
-
-def _fallback_token(row: dict[str, Any]) -> str:
-    basis = json.dumps(
-        [row.get(k) for k in ("kind", "target_type", "target_id", "author", "created_at", "payload")], sort_keys=True
-    )
-    return "import-" + hashlib.sha256(basis.encode()).hexdigest()[:32]
+# --------------------------------------------------------------------------- export / import
 
 
 def export_annotations(engine: Engine, path: Path, kinds: Iterable[str] | None = None) -> int:
@@ -175,7 +189,7 @@ def export_annotations(engine: Engine, path: Path, kinds: Iterable[str] | None =
                 "client_token": a.client_token,
                 "created_at": a.created_at.isoformat() if a.created_at else None,
             }
-            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n")  # one line whatever the text
     return len(rows)
 
 
@@ -186,95 +200,199 @@ def export_labels(engine: Engine, principal: Principal | None, folder: Path = RE
     return out, export_annotations(engine, out)
 
 
-def _parse_line(number: int, text: str, session: Session, errors: list[LineError]) -> Annotation | None:
+
+@dataclass
+class AnnotationImportReport:
+    imported: int = 0
+    skipped: int = 0
+    errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class _LineProblem(ValueError):
+    """The problems of one label line, (field path, printable message) each, found at one stage of the checks."""
+
+    def __init__(self, field_path: str, message: str, *more: tuple[str, str]) -> None:
+        super().__init__(message)
+        self.found = [(field_path, message), *more]
+
+
+def _from_rule(error: ValueError, prefix: str) -> _LineProblem:
+    """A write-path rule's `name: message` ValueError as a problem at `prefix.name`."""
+    name, sep, message = str(error).partition(": ")
+    if sep and re.fullmatch(r"[\w.-]+", name):
+        return _LineProblem(f"{prefix}.{name}", printable(message))
+    return _LineProblem(prefix, printable(str(error)))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _json_object(text: str) -> dict[str, Any]:
     try:
-        row = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(LineError(number, "(line)", f"not valid JSON: {exc.msg}"))
-        return None
+        row = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise _LineProblem("(line)", "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError and the constants NaN/Infinity
+        raise _LineProblem("(line)", f"not valid JSON: {printable(getattr(exc, 'msg', str(exc)))}") from None
     if not isinstance(row, dict):
-        errors.append(LineError(number, "(line)", "must be a JSON object"))
+        raise _LineProblem("(line)", "must be a JSON object")
+    return row
+
+
+def _created_at(text: str | None) -> datetime | None:
+    if not text:
         return None
-    before = len(errors)
-    kind = row.get("kind")
-    if kind not in KINDS:
-        errors.append(LineError(number, "kind", f"must be one of {', '.join(KINDS)}"))
-    target_type = row.get("target_type")
-    if target_type not in ("instance", "response"):
-        errors.append(LineError(number, "target_type", "must be 'instance' or 'response'"))
-    if not isinstance(row.get("author"), str) or not row["author"].strip():
-        errors.append(LineError(number, "author", "must be a non-empty string"))
-    if not isinstance(row.get("payload"), dict):
-        errors.append(LineError(number, "payload", "must be an object"))
-    target_id = row.get("target_id")
-    ref = row.get("target_ref") or {}
-    if target_type == "instance" and ref.get("instance_uid"):
-        inst = session.exec(
-            select(Instance).where(Instance.uid == ref["instance_uid"], Instance.version == ref.get("instance_version", 1))
-        ).first()
-        if inst is None:
-            errors.append(LineError(number, "target_ref", f"no instance {ref['instance_uid']} v{ref.get('instance_version', 1)}"))
-        else:
-            target_id = inst.id
-    elif not isinstance(target_id, int) or isinstance(target_id, bool):
-        errors.append(LineError(number, "target_id", "must be an integer"))
-    elif target_type == "response" and session.get(Response, target_id) is None:
-        errors.append(LineError(number, "target_id", f"no response {target_id}"))
-    elif target_type == "instance" and session.get(Instance, target_id) is None:
-        errors.append(LineError(number, "target_id", f"no instance {target_id}"))
-    created_at = None
-    if row.get("created_at"):
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise _LineProblem("created_at", "must be an ISO 8601 timestamp") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)  # naive times are UTC
+
+
+def _instance_target(session: Session, line: LabelLine) -> Instance:
+    ref = line.target_ref
+    if ref.instance_uid:
+        found = session.exec(
+            select(Instance).where(Instance.uid == ref.instance_uid, Instance.version == ref.instance_version)).first()
+        if found is None:
+            raise _LineProblem("target_ref", f"no instance {printable(ref.instance_uid)} v{ref.instance_version}")
+        return found
+    if line.target_id is None:
+        raise _LineProblem("target_id", "required (or target_ref.instance_uid)")
+    found = session.get(Instance, line.target_id)
+    if found is None:
+        raise _LineProblem("target_id", f"no instance {line.target_id}")
+    return found
+
+
+def _response_target(session: Session, line: LabelLine) -> Response:
+    if line.target_id is None:
+        raise _LineProblem("target_id", "required for a response label")
+    found = session.get(Response, line.target_id)
+    if found is None:
+        raise _LineProblem("target_id", f"no response {line.target_id}")
+    ref = line.target_ref
+    model = session.get(Model, found.model_id)
+    instance = session.get(Instance, found.instance_id)
+    actual = {"run_id": found.run_id, "model": model.name if model else "", "instance_uid": instance.uid if instance else ""}
+    claimed = {"run_id": ref.run_id, "model": ref.model, "instance_uid": ref.instance_uid}
+    if any(value and value != actual[key] for key, value in claimed.items()):
+        raise _LineProblem("target_ref", "names a different response than target_id "
+                           f"{found.id} (run {actual['run_id']}, model {printable(actual['model'])}, "
+                           f"instance {printable(actual['instance_uid'])})")
+    return found
+
+
+def _same_instance(payload: dict[str, Any], instance: Instance) -> None:
+    if (payload["instance_uid"], payload["instance_version"]) != (instance.uid, instance.version):
+        raise _LineProblem("payload.instance_uid", f"the label names {printable(payload['instance_uid'])} "
+                           f"v{payload['instance_version']} but its target is {printable(instance.uid)} v{instance.version}")
+
+
+def _check_shape(line: LabelLine) -> None:
+    shape = payload_problems(line.kind, line.target_type, line.payload)
+    if shape:
+        raise _LineProblem(*shape[0], *shape[1:])
+
+
+def _checked_payload(session: Session, line: LabelLine) -> tuple[int, dict[str, Any]]:
+    """The target's database id and the payload to store, after the write paths' rules for that target."""
+    from core.review.gold import validate_gold_payload  # gold and verification import this module
+    from core.review.verification import check_verification
+
+    if (line.kind, line.target_type) not in PAYLOADS:
+        raise _LineProblem("target_type", f"a {line.kind} label cannot target a {line.target_type}")
+    engine, payload = session.get_bind(), line.payload
+    if line.target_type == "response":
+        response = _response_target(session, line)
+        _check_shape(line)
         try:
-            created_at = datetime.fromisoformat(row["created_at"])
-        except (TypeError, ValueError):
-            errors.append(LineError(number, "created_at", "must be an ISO 8601 timestamp"))
-    if len(errors) > before:
-        return None
-    extra = {"created_at": created_at} if created_at else {}
-    return Annotation(
-        kind=kind,
-        target_type=target_type,
-        target_id=target_id,
-        author=row["author"].strip(),
-        payload=row["payload"],
-        guidelines_version=str(row.get("guidelines_version") or ""),
-        client_token=row.get("client_token") or _fallback_token(row),
-        **extra,
+            return response.id or 0, validate_gold_payload(payload, load_bundle(engine, response.instance_id))
+        except ValueError as exc:
+            raise _from_rule(exc, "payload") from None
+    instance = _instance_target(session, line)
+    _check_shape(line)
+    _same_instance(payload, instance)
+    if line.kind == "verification":
+        try:
+            check_verification(load_bundle(engine, instance.id or 0), payload["consistency"], payload["decision"],
+                               payload.get("clashing_constraints", []), payload.get("role_corrections", {}),
+                               payload.get("constraint_edits", {}))
+        except ValueError as exc:
+            raise _from_rule(exc, "payload") from None
+    return instance.id or 0, payload
+
+
+def _fallback_token(row: dict[str, Any]) -> str:
+    basis = json.dumps(
+        [row.get(k) for k in ("kind", "target_type", "target_id", "author", "created_at", "payload")], sort_keys=True
     )
+    return "import-" + hashlib.sha256(basis.encode()).hexdigest()[:32]
+
+
+def _parse_line(session: Session, text: str) -> Annotation:
+    """One label line as an Annotation to store; raises _LineProblem with the problems of the first failing stage:
+    JSON, the line's fields, created_at, the target, the payload's shape (by kind), the write paths' rules."""
+    row = _json_object(text)
+    try:
+        line = LabelLine.model_validate(row)
+    except ValidationError as exc:
+        raise _LineProblem(*problems(exc)[0], *problems(exc)[1:]) from None
+    created_at = _created_at(line.created_at)
+    target_id, payload = _checked_payload(session, line)
+    extra = {"created_at": created_at} if created_at else {}
+    return Annotation(kind=line.kind, target_type=line.target_type, target_id=target_id, author=line.author,
+                      payload=payload, guidelines_version=line.guidelines_version,
+                      client_token=line.client_token or _fallback_token(row), **extra)
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The file's lines, split on \\n only (JSON text may hold U+2028, U+0085 and other separators raw)."""
+    text = path.read_text(encoding="utf-8-sig")
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def import_annotations(engine: Engine, path: Path, principal: Principal | None = None, *, cli: bool = False) -> AnnotationImportReport:
     """Import a JSONL file of labels atomically: any bad line imports nothing; already-stored tokens are skipped.
 
+    Each line is checked against the typed model of its kind (core/review/label_models.py) and the write paths'
+    rules for its target; every problem is reported as `line N: field.path: message`, never raised.
     From the app an admin principal is required; the command line (`cli=True`) runs with the operator's rights.
     """
     if not cli:
         authorize(engine, principal, "import_labels")
     report = AnnotationImportReport()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _read_lines(path)
     except (OSError, UnicodeDecodeError) as exc:
-        report.errors.append(LineError(0, "(file)", str(exc)))
+        report.errors.append(LineError(0, "(file)", printable(str(exc))))
         return report
     parsed: list[Annotation] = []
+    first_line: dict[str, int] = {}
     with Session(engine) as session:
-        seen: set[str] = set()
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
-            ann = _parse_line(number, text, session, report.errors)
-            if ann is None:
+            try:
+                ann = _parse_line(session, text)
+            except _LineProblem as problem:
+                report.errors.extend(LineError(number, where, message) for where, message in problem.found)
                 continue
-            if ann.client_token in seen:
-                report.errors.append(LineError(number, "client_token", "appears twice in this file"))
+            token = ann.client_token or ""
+            if token in first_line:
+                report.errors.append(LineError(number, "client_token", f"already used on line {first_line[token]}"))
                 continue
-            seen.add(ann.client_token or "")
+            first_line[token] = number
             parsed.append(ann)
         if report.errors:
             return report
-        stored = set(
-            session.exec(select(Annotation.client_token).where(col(Annotation.client_token).in_(list(seen)))).all()
-        )
+        stored = set(session.exec(
+            select(Annotation.client_token).where(col(Annotation.client_token).in_(list(first_line)))).all())
     fresh = [a for a in parsed if a.client_token not in stored]
     report.skipped = len(parsed) - len(fresh)
 
@@ -283,6 +401,11 @@ def import_annotations(engine: Engine, path: Path, principal: Principal | None =
             session.add_all(fresh)
             session.commit()
 
-    with_retry(write)
+    try:
+        with_retry(write)
+    except IntegrityError:
+        report.errors.append(LineError(0, "(file)", "another import stored some of these labels meanwhile; "
+                                                      "nothing was imported, run it again"))
+        return report
     report.imported = len(fresh)
     return report

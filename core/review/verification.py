@@ -88,6 +88,43 @@ def verification_queue(engine: Engine, principal: Principal, overlap: float = DE
     return QueueState([i.id for i in queue], decided)
 
 
+def check_verification(
+    bundle: Bundle,
+    consistency: str,
+    decision: str,
+    clashing_constraints: Iterable[str],
+    role_corrections: dict[str, str],
+    constraint_edits: dict[str, str],
+) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """The verification rules for an instance version: raise ValueError naming the field, else return the sorted
+    clashing constraint ids, the role corrections that change a role and the constraint edits that change a text."""
+    if consistency not in ("consistent", "inconsistent"):
+        raise ValueError("consistency: must be 'consistent' or 'inconsistent'")
+    if decision not in DECISIONS:
+        raise ValueError(f"decision: must be one of {', '.join(DECISIONS)}")
+    cids = {c.cid: c for c in bundle.constraints}
+    docs = {d.doc_uid: d for d in bundle.documents}
+    clashing = sorted(set(clashing_constraints))
+    unknown = [c for c in clashing if c not in cids]
+    if unknown:
+        raise ValueError(f"clashing_constraints: unknown constraint ids {unknown}")
+    role_changes = {k: v for k, v in role_corrections.items() if k in docs and docs[k].role != v}
+    for doc_uid, role in role_corrections.items():
+        if doc_uid not in docs:
+            raise ValueError(f"role_corrections: unknown document {doc_uid!r}")
+        if role not in DOCUMENT_ROLES:
+            raise ValueError(f"role_corrections.{doc_uid}: role must be one of {', '.join(DOCUMENT_ROLES)}")
+    text_changes = {}
+    for cid, text in constraint_edits.items():
+        if cid not in cids:
+            raise ValueError(f"constraint_edits: unknown constraint {cid!r}")
+        if not text.strip():
+            raise ValueError(f"constraint_edits.{cid}: text must not be empty")
+        if text.strip() != cids[cid].text.strip():
+            text_changes[cid] = text.strip()
+    return clashing, role_changes, text_changes
+
+
 @dataclass(frozen=True)
 class VerificationResult:
     annotation_id: int
@@ -143,30 +180,8 @@ def record_verification(
     bundle = load_bundle(engine, instance_id)
     if not _covers(principal, bundle.domain):
         raise PermissionDenied_(f"domain: {bundle.domain!r} is not among your assigned domains")
-    if consistency not in ("consistent", "inconsistent"):
-        raise ValueError("consistency: must be 'consistent' or 'inconsistent'")
-    if decision not in DECISIONS:
-        raise ValueError(f"decision: must be one of {', '.join(DECISIONS)}")
-    cids = {c.cid: c for c in bundle.constraints}
-    docs = {d.doc_uid: d for d in bundle.documents}
-    clashing = sorted(set(clashing_constraints))
-    unknown = [c for c in clashing if c not in cids]
-    if unknown:
-        raise ValueError(f"clashing_constraints: unknown constraint ids {unknown}")
-    role_changes = {k: v for k, v in (role_corrections or {}).items() if k in docs and docs[k].role != v}
-    for doc_uid, role in (role_corrections or {}).items():
-        if doc_uid not in docs:
-            raise ValueError(f"role_corrections: unknown document {doc_uid!r}")
-        if role not in DOCUMENT_ROLES:
-            raise ValueError(f"role_corrections.{doc_uid}: role must be one of {', '.join(DOCUMENT_ROLES)}")
-    text_changes = {}
-    for cid, text in (constraint_edits or {}).items():
-        if cid not in cids:
-            raise ValueError(f"constraint_edits: unknown constraint {cid!r}")
-        if not text.strip():
-            raise ValueError(f"constraint_edits.{cid}: text must not be empty")
-        if text.strip() != cids[cid].text.strip():
-            text_changes[cid] = text.strip()
+    clashing, role_changes, text_changes = check_verification(
+        bundle, consistency, decision, clashing_constraints, role_corrections or {}, constraint_edits or {})
     # A rejected instance is not re-versioned: its corrections are kept in the label as the reason.
     edited = bool(role_changes or text_changes) and decision != "reject"
     new_spec = None
