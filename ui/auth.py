@@ -7,7 +7,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core.review.auth import AuthError, Principal, authenticate, is_expired, principal_for_email, touch
+from core.review.auth import AuthError, LoginThrottled, Principal, authenticate, is_expired, principal_for_email, touch
 from core.review.annotations import guidelines_text, guidelines_version
 from core.review.permissions import page_roles
 from ui.session import engine
@@ -118,6 +118,15 @@ def account_sidebar(principal: Principal) -> None:
             st.rerun()
 
 
+def _client_address() -> str | None:
+    """The browser's address as the server sees it (None on the same machine; sign-ins are throttled per address)."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001  (no client context)
+        return None
+    return address if isinstance(address, str) else None
+
+
 def render_login() -> None:
     """The sign-in form (and the single sign-on button when OIDC is configured)."""
     st.title("Sign in to RAG Gauntlet")
@@ -128,7 +137,11 @@ def render_login() -> None:
         password = st.text_input("Password", type="password", key="login_password")
         submitted = st.form_submit_button("Sign in", type="primary", shortcut="Enter")
     if submitted:
-        principal = authenticate(engine(), username, password)
+        try:
+            principal = authenticate(engine(), username, password, address=_client_address())
+        except LoginThrottled as refused:
+            st.error(str(refused), icon=":material/timer:")
+            return
         if principal is None:
             st.error("Unknown username or wrong password.")
         else:

@@ -1,23 +1,30 @@
-"""Accounts, roles and sessions: argon2 password hashes, login, idle expiry, and the write check every write path calls."""
+"""Accounts, roles and sessions: argon2 password hashes, login (throttled, constant-cost), idle expiry, and the write
+check every write path calls."""
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, delete, func, select
 
 from core.review.permissions import ROLES, NotPermitted, require
-from core.store.models import User
+from core.store.models import LoginFailure, User
 
 SESSION_IDLE_LIMIT = timedelta(hours=8)
 MIN_PASSWORD_LENGTH = 8
-USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}$")
+USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}")  # matched whole (fullmatch: no trailing \n)
+MAX_FAILURES = 5  # failed sign-ins per account, and per client address, within the window ...
+FAILURE_WINDOW = timedelta(minutes=15)  # ... after which further attempts are refused until the window has passed
+LOCAL_ADDRESS = "local"  # the client address key when the app does not know it (a browser on the same machine)
 
 _hasher = PasswordHasher()
 
@@ -32,6 +39,17 @@ class PermissionDenied(AuthError, NotPermitted):
 
 class SessionExpired(AuthError):
     """The session has been idle longer than the limit; the user must sign in again."""
+
+
+class LoginThrottled(AuthError):
+    """Too many failed sign-ins for an account or from an address: refused without checking, for `retry_after`."""
+
+    def __init__(self, scope: str, retry_after: timedelta) -> None:
+        minutes = max(1, math.ceil(retry_after.total_seconds() / 60))
+        where = "for this account" if scope == "account" else "from this address"
+        super().__init__(f"Too many failed sign-ins {where}. Try again in {minutes} minute{'s' if minutes > 1 else ''}.")
+        self.scope = scope
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -69,9 +87,22 @@ def generate_password() -> str:
     return secrets.token_urlsafe(12)
 
 
+def normalize_username(raw: str) -> str:
+    """A username as stored: NFKC-normalised, surrounding whitespace removed; ValueError for control/format chars."""
+    name = unicodedata.normalize("NFKC", raw or "").strip()
+    if any(unicodedata.category(ch).startswith("C") for ch in name):
+        raise ValueError("username: must not contain control or format characters (newlines, tabs, zero-width ...)")
+    return name
+
+
+def username_key(raw: str) -> str:
+    """What usernames are compared by: NFKC, stripped, casefolded ("ALICE", " alice\\n" and fullwidth alice are one)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", raw or "").strip().casefold())
+
+
 def validate_new_user(username: str, role: str, password: str | None) -> None:
     """Raise ValueError naming the field when the new account's username, role or password is unacceptable."""
-    if not USERNAME_PATTERN.match(username or ""):
+    if not USERNAME_PATTERN.fullmatch(normalize_username(username)):
         raise ValueError("username: 2-64 characters, letters, digits and _ . @ - (starting with a letter or digit)")
     if role not in ROLES:
         raise ValueError(f"role: must be one of {', '.join(ROLES)}, got {role!r}")
@@ -88,12 +119,15 @@ def create_user(
     email: str | None = None,
     display_name: str = "",
 ) -> User:
-    """Create an account; `password=None` makes an SSO-only account (no password login). Raises ValueError if taken."""
+    """Create an account; `password=None` makes an SSO-only account (no password login). Raises ValueError if the
+    name, once normalised and casefolded, is taken (so "Alice" or "alice\\n" cannot stand beside "alice")."""
     validate_new_user(username, role, password)
+    username = normalize_username(username)
     clean_domains = sorted({d.strip() for d in domains if d and d.strip()})
     with Session(engine) as session:
-        if session.exec(select(User).where(User.username == username)).first():
-            raise ValueError(f"username: {username!r} already exists")
+        taken = _users_by_key(session, username_key(username))
+        if taken:
+            raise ValueError(f"username: {username!r} already exists (as {taken[0].username!r})")
         user = User(
             username=username,
             role=role,
@@ -158,14 +192,72 @@ def _principal(user: User, at: datetime) -> Principal:
     return Principal(user.username, user.role, tuple(user.domains or ()), at, at)
 
 
-def authenticate(engine: Engine, username: str, password: str, now: datetime | None = None) -> Principal | None:
-    """A new session principal when the username/password pair is right and the account active, else None."""
-    user = get_user(engine, (username or "").strip())
-    if user is None or not user.active or not verify_password(user.password_hash, password or ""):
+def _users_by_key(session: Session, key: str) -> list[User]:
+    return [u for u in session.exec(select(User).order_by(User.id)).all() if username_key(u.username) == key]
+
+
+def _login_user(engine: Engine, typed: str) -> User | None:
+    """The account a typed username means: the exact normalised name, else the one account with its key."""
+    with Session(engine) as session:
+        matches = _users_by_key(session, username_key(typed))
+    exact = [u for u in matches if u.username == unicodedata.normalize("NFKC", typed or "").strip()]
+    return (exact or matches)[0] if len(exact) == 1 or len(matches) == 1 else None
+
+
+@cache
+def _dummy_hash() -> str:
+    """A hash nobody knows the password of, with the current parameters: unknown users cost one verification too."""
+    return _hasher.hash(secrets.token_urlsafe(16))
+
+
+def _throttle(session: Session, scope: str, key: str, now: datetime) -> None:
+    recent = session.exec(
+        select(LoginFailure.at)
+        .where(LoginFailure.scope == scope, LoginFailure.key == key, LoginFailure.at > now - FAILURE_WINDOW)
+        .order_by(col(LoginFailure.at).desc())
+        .limit(MAX_FAILURES)
+    ).all()
+    if len(recent) >= MAX_FAILURES:
+        raise LoginThrottled(scope, recent[-1].astimezone(UTC) + FAILURE_WINDOW - now)
+
+
+def _record_failure(engine: Engine, account: str, address: str, now: datetime) -> None:
+    with Session(engine) as session:
+        session.exec(delete(LoginFailure).where(col(LoginFailure.at) <= now - FAILURE_WINDOW))
+        session.add_all([LoginFailure(scope="account", key=account, at=now),
+                         LoginFailure(scope="address", key=address, at=now)])
+        session.commit()
+
+
+def _clear_account(engine: Engine, account: str) -> None:
+    with Session(engine) as session:
+        session.exec(delete(LoginFailure).where(LoginFailure.scope == "account", LoginFailure.key == account))
+        session.commit()
+
+
+def authenticate(
+    engine: Engine, username: str, password: str, now: datetime | None = None, address: str | None = None
+) -> Principal | None:
+    """A new session principal when the username/password pair is right and the account active, else None.
+
+    After MAX_FAILURES failures within FAILURE_WINDOW for the account (its normalised name, whether it exists or not)
+    or from the client `address`, attempts are refused with LoginThrottled (saying how long to wait) without checking
+    the password. A wrong password and an unknown or disabled user cost the same (one argon2 verification).
+    """
+    now = (now or now_utc()).astimezone(UTC)
+    account, address = username_key(username)[:200], (address or LOCAL_ADDRESS)[:200]
+    with Session(engine) as session:
+        _throttle(session, "account", account, now)
+        _throttle(session, "address", address, now)
+    user = _login_user(engine, username)
+    usable = user is not None and user.active and bool(user.password_hash)
+    if not verify_password(user.password_hash if usable else _dummy_hash(), password or "") or not usable:
+        _record_failure(engine, account, address, now)
         return None
+    _clear_account(engine, account)
     if _hasher.check_needs_rehash(user.password_hash):
         update_user(engine, user.username, password=password)
-    return _principal(user, now or now_utc())
+    return _principal(user, now)
 
 
 def principal_for_email(engine: Engine, email: str | None, now: datetime | None = None) -> Principal | None:

@@ -303,3 +303,14 @@ class Assignment(SQLModel, table=True):
     batch: str = ""
     probability: float | None = Field(default=None, description="Inclusion probability of a gold-sampled response in its draw.")
     created_at: datetime = Field(default_factory=utc_now)
+
+
+class LoginFailure(SQLModel, table=True):
+    """A failed sign-in, counted per account (normalised name) and per client address to throttle guessing."""
+
+    __tablename__ = "login_failure"
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str = Field(index=True, description="account | address")
+    key: str = Field(index=True, description="The casefolded username, or the client address.")
+    at: datetime = Field(default_factory=utc_now, index=True)

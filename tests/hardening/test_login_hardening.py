@@ -1,0 +1,150 @@
+"""Sign-in hardening: throttling per account and per client address (stored, so it survives a restart), no username
+enumeration by timing, and usernames that only look different (case, width, whitespace, controls) are one name."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.review.auth import (
+    FAILURE_WINDOW,
+    MAX_FAILURES,
+    LoginThrottled,
+    authenticate,
+    create_user,
+    normalize_username,
+)
+from core.store.db import make_engine
+from tests.workspace_factories import PASSWORDS, seeded_db
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+ADDRESS = "203.0.113.7"  # a documentation address: only ever a string in the database
+
+
+@pytest.fixture
+def seeded(tmp_path, monkeypatch):
+    s = seeded_db(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
+    return s
+
+
+def _fail(engine, username: str, times: int, start: datetime = T0, address: str = ADDRESS) -> None:
+    for i in range(times):
+        assert authenticate(engine, username, "wrong-password", now=start + timedelta(seconds=i), address=address) is None
+
+
+@pytest.mark.parametrize("username", ["alice", "mallory"], ids=["real-account", "unknown-account"])
+def test_account_is_throttled_after_five_failures_then_released(seeded, username):
+    _fail(seeded.engine, username, MAX_FAILURES)
+    with pytest.raises(LoginThrottled, match=r"for this account\. Try again in 14 minutes") as refused:
+        authenticate(seeded.engine, username, PASSWORDS.get(username, "x"), now=T0 + timedelta(minutes=1),
+                     address="198.51.100.1")
+    assert refused.value.retry_after == FAILURE_WINDOW - timedelta(minutes=1)  # counted from the first of the five
+    released = T0 + timedelta(seconds=MAX_FAILURES - 1) + FAILURE_WINDOW + timedelta(seconds=1)
+    result = authenticate(seeded.engine, username, PASSWORDS.get(username, "x"), now=released, address="198.51.100.1")
+    assert (result is not None) is (username == "alice")
+
+
+def test_address_is_throttled_across_accounts(seeded):
+    for i, name in enumerate(["alice", "bob", "carol", "mallory", "trent"]):
+        _fail(seeded.engine, name, 1, T0 + timedelta(seconds=i))
+    with pytest.raises(LoginThrottled, match="from this address"):
+        authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(minutes=2), address=ADDRESS)
+    assert authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(minutes=2), address="198.51.100.1")
+
+
+def test_twenty_five_wrong_passwords_then_the_right_one_is_refused(seeded):
+    refused = 0
+    for i in range(25):
+        try:
+            authenticate(seeded.engine, "alice", "wrong-password", now=T0 + timedelta(seconds=i), address=ADDRESS)
+        except LoginThrottled:
+            refused += 1
+    assert refused == 25 - MAX_FAILURES
+    with pytest.raises(LoginThrottled):
+        authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=30), address=ADDRESS)
+    # refused attempts are not failures: the lock ends a window after the fifth failure, not after the last try
+    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + FAILURE_WINDOW + timedelta(seconds=5),
+                        address=ADDRESS)
+
+
+def test_throttle_survives_a_restart(seeded):
+    _fail(seeded.engine, "alice", MAX_FAILURES)
+    seeded.engine.dispose()
+    with pytest.raises(LoginThrottled):
+        authenticate(make_engine(seeded.url), "alice", PASSWORDS["alice"], now=T0 + timedelta(minutes=1), address="x")
+
+
+def test_success_clears_the_account_failures(seeded):
+    _fail(seeded.engine, "alice", MAX_FAILURES - 1)
+    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=10), address="a")
+    _fail(seeded.engine, "alice", MAX_FAILURES - 1, T0 + timedelta(seconds=20), address="b")
+    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=30), address="c")
+
+
+def _seconds(engine, username: str, address: str) -> float:
+    start = time.perf_counter()
+    assert authenticate(engine, username, "wrong-password", address=address) is None
+    return time.perf_counter() - start
+
+
+def test_unknown_user_and_wrong_password_take_comparable_time(seeded):
+    _seconds(seeded.engine, "warm-up", "warm-up")  # the first unknown user also hashes the dummy password once
+    unknown = [_seconds(seeded.engine, f"nobody{i}", f"u{i}") for i in range(3)]
+    wrong = [_seconds(seeded.engine, name, f"w{i}") for i, name in enumerate(["alice", "bob", "carol"])]
+    ratio = statistics.median(wrong) / statistics.median(unknown)
+    assert 1 / 3 < ratio < 3, f"wrong password {statistics.median(wrong):.3f} s vs unknown {statistics.median(unknown):.3f} s"
+
+
+@pytest.mark.parametrize(
+    "username",
+    [
+        pytest.param("alice\n", id="trailing-newline"),
+        pytest.param("  alice ", id="surrounding-spaces"),
+        pytest.param("ALICE", id="case"),
+        pytest.param("\uff41\uff4c\uff49\uff43\uff45", id="fullwidth"),
+        pytest.param("alice\u00a0", id="no-break-space"),
+    ],
+)
+def test_lookalike_of_an_existing_name_is_rejected(seeded, username):
+    with pytest.raises(ValueError, match="already exists"):
+        create_user(seeded.engine, username, "expert", password="long-enough-1")
+
+
+@pytest.mark.parametrize(
+    "username",
+    [pytest.param("al\u200bice", id="zero-width-space"), pytest.param("al\x00ice", id="nul"),
+     pytest.param("ali\tce", id="tab"), pytest.param("al\u202eice", id="bidi-override")],
+)
+def test_control_and_format_characters_are_rejected(seeded, username):
+    with pytest.raises(ValueError, match="username"):
+        create_user(seeded.engine, username, "expert", password="long-enough-1")
+
+
+@pytest.mark.parametrize("typed", ["alice", " alice\n", "Alice", "\uff41lice"], ids=["exact", "spaces", "case", "width"])
+def test_sign_in_compares_normalised_names(seeded, typed):
+    principal = authenticate(seeded.engine, typed, PASSWORDS["alice"], address="a")
+    assert principal is not None and principal.username == "alice"
+
+
+def test_new_names_are_stored_normalised(seeded):
+    create_user(seeded.engine, " Dora\n", "viewer", password="long-enough-1")
+    assert normalize_username(" Dora\n") == "Dora"
+    assert authenticate(seeded.engine, "dora", "long-enough-1", address="a").username == "Dora"
+
+
+def test_login_page_says_how_long_to_wait(seeded):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    for _ in range(MAX_FAILURES + 1):
+        at.text_input(key="login_username").set_value("alice")
+        at.text_input(key="login_password").set_value("wrong-password")
+        at.button[0].click().run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Too many failed sign-ins" in errors[0] and "minutes" in errors[0], errors
+    assert "gauntlet_principal" not in at.session_state
