@@ -24,7 +24,6 @@ MIN_PASSWORD_LENGTH = 8
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}")  # matched whole (fullmatch: no trailing \n)
 MAX_FAILURES = 5  # failed sign-ins per account, and per client address, within the window ...
 FAILURE_WINDOW = timedelta(minutes=15)  # ... after which further attempts are refused until the window has passed
-LOCAL_ADDRESS = "local"  # the client address key when the app does not know it (a browser on the same machine)
 
 _hasher = PasswordHasher()
 
@@ -221,11 +220,12 @@ def _throttle(session: Session, scope: str, key: str, now: datetime) -> None:
         raise LoginThrottled(scope, recent[-1].astimezone(UTC) + FAILURE_WINDOW - now)
 
 
-def _record_failure(engine: Engine, account: str, address: str, now: datetime) -> None:
+def _record_failure(engine: Engine, account: str, address: str | None, now: datetime) -> None:
     with Session(engine) as session:
         session.exec(delete(LoginFailure).where(col(LoginFailure.at) <= now - FAILURE_WINDOW))
-        session.add_all([LoginFailure(scope="account", key=account, at=now),
-                         LoginFailure(scope="address", key=address, at=now)])
+        session.add(LoginFailure(scope="account", key=account, at=now))
+        if address:
+            session.add(LoginFailure(scope="address", key=address, at=now))
         session.commit()
 
 
@@ -242,13 +242,16 @@ def authenticate(
 
     After MAX_FAILURES failures within FAILURE_WINDOW for the account (its normalised name, whether it exists or not)
     or from the client `address`, attempts are refused with LoginThrottled (saying how long to wait) without checking
-    the password. A wrong password and an unknown or disabled user cost the same (one argon2 verification).
+    the password. A wrong password and an unknown or disabled user cost the same (one argon2 verification). When the
+    client address is unknown (a browser on the same machine, or behind a proxy that hides it) only the account is
+    throttled: one shared "unknown address" key would let anyone lock every user out.
     """
     now = (now or now_utc()).astimezone(UTC)
-    account, address = username_key(username)[:200], (address or LOCAL_ADDRESS)[:200]
+    account, address = username_key(username)[:200], (address or "")[:200] or None
     with Session(engine) as session:
         _throttle(session, "account", account, now)
-        _throttle(session, "address", address, now)
+        if address:
+            _throttle(session, "address", address, now)
     user = _login_user(engine, username)
     usable = user is not None and user.active and bool(user.password_hash)
     if not verify_password(user.password_hash if usable else _dummy_hash(), password or "") or not usable:

@@ -148,3 +148,10 @@ def test_login_page_says_how_long_to_wait(seeded):
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "Too many failed sign-ins" in errors[0] and "minutes" in errors[0], errors
     assert "gauntlet_principal" not in at.session_state
+
+
+def test_unknown_addresses_are_not_one_shared_lock(seeded) -> None:
+    """Five wrong passwords for one account from an unknown address do not lock another account out."""
+    for i in range(5):
+        assert authenticate(seeded.engine, "alice", "wrong-password", now=T0 + timedelta(seconds=i)) is None
+    assert authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(seconds=10)) is not None
