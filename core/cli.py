@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "core.commands.run",
     "core.commands.score",
     "core.commands.users",
+    "core.commands.lit_ragbench",
 ]
 
 for module_name in COMMAND_MODULES:

@@ -4,6 +4,7 @@ a prompt into a context window by dropping whole documents from the end."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ CONDITION_SETTINGS = {
     "noise": "keep this many noise documents (the first ones in stored order)",
     "html": "'text' converts documents whose content_type is 'html' to text (tables as Markdown)",
     "order": f"document order overriding the run's: {', '.join(ORDERS)}",
+    "seed": "a fixed seed for order 'shuffle' overriding the run's, mixed with the bundle's document ids so each "
+            "instance gets its own reproducible order (both recorded in prompt_meta)",
     "policy": f"a source-priority line in the system prompt: {', '.join(SOURCE_POLICIES)}",
 }
 
@@ -139,6 +142,7 @@ def check_condition_settings(settings: Mapping[str, Any]) -> None:
         "order": settings.get("order", "stored") in ORDERS,
         "policy": settings.get("policy", "documents") in SOURCE_POLICIES,
         "noise": isinstance(settings.get("noise", 0), int) and settings.get("noise", 0) >= 0,
+        "seed": type(settings.get("seed", 0)) is int and settings.get("seed", 0) >= 0,
         "include": isinstance(settings.get("include", {}), Mapping),
         "exclude": isinstance(settings.get("exclude", {}), Mapping),
     }
@@ -184,6 +188,12 @@ def html_as_text(documents: Sequence[Any]) -> list[Any]:
             for d in documents]
 
 
+def bundle_seed(seed: int, documents: Sequence[Any]) -> int:
+    """A shuffle seed for one bundle: `seed` mixed with its document ids (stable, different per instance)."""
+    key = f"{seed}:" + "|".join(sorted(d.doc_uid for d in documents))
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
+
+
 def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], order: str = "stored",
                      seed: int = 0) -> tuple[list[Any], dict[str, Any]]:
     """The documents a condition's settings keep, transformed and ordered, and prompt_meta saying what was done
@@ -198,7 +208,9 @@ def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], orde
     if converted:
         kept = html_as_text(kept)
     order = settings.get("order", order)
-    meta: dict[str, Any] = {"order": order, "seed": seed}
+    meta: dict[str, Any] = {"order": order, "seed": settings.get("seed", seed)}
+    if "seed" in settings:
+        seed = meta["bundle_seed"] = bundle_seed(settings["seed"], kept)
     positions = {d.position for d in kept}
     dropped = [d.doc_uid for d in stored if d.position not in positions]
     if dropped:

@@ -104,11 +104,11 @@ def test_llm_consistency(reply: str, status: str, value: float | None) -> None:
 
 
 def test_prompts_are_tagged_and_have_examples() -> None:
-    assert CORRECTNESS_SYSTEM.startswith("[task: correctness]") and CORRECTNESS_SYSTEM.count("Example") == 3
+    assert CORRECTNESS_SYSTEM.startswith("[task: correctness]") and CORRECTNESS_SYSTEM.count("Example") == 4
     assert CONSISTENCY_SYSTEM.startswith("[task: consistency]") and "Example" in CONSISTENCY_SYSTEM
     examples = [line for system in (CORRECTNESS_SYSTEM, CONSISTENCY_SYSTEM) for line in system.splitlines()
                 if re.match(r'\{"(?:verdict": "(?:correct|incorrect)",|score": \d)', line)]
-    assert len(examples) == 4
+    assert len(examples) == 5
     for line in examples:
         json.loads(line)
 

@@ -346,7 +346,12 @@ class HeuristicJudge:
         return MetricOutcome(value=float(ok), passed=ok, reason=why, method=METHOD, details=ev)
 
     async def correctness(self, item: JudgeInput) -> MetricOutcome:
-        """Correctness as exact-match containment against the reference: 1 when exact_match is 1, else 0."""
+        """Correctness as exact-match containment against the reference: 1 when exact_match is 1, else 0; on an
+        abstention ('unanswerable') reference, 1 when the response is a refusal overall (rejection), else 0."""
+        if item.reference is not None and item.reference.answer_type == "unanswerable":
+            out = _reference_outcome("rejection", item)
+            return out if out.status != "ok" else out.model_copy(update={
+                "method": METHOD, "reason": f"heuristic: correctness on an abstention reference = refusal ({out.reason})"})
         out = _reference_outcome("exact_match", item)
         if out.status != "ok":
             return out

@@ -175,13 +175,19 @@ question) and, when available, the reference reasoning. Decide whether the answe
 
 How to decide:
 1. Meaning, not wording: paraphrases, synonyms, other units or scripts, and answers in another language (Chinese,
-   Japanese, ...) are correct when they state the same thing as the reference.
+   Japanese, ...) are correct when they state the same thing as the reference. When the question asks for a
+   particular unit or form ("in GB", "as a percentage"), a value given only in another one does not answer it.
 2. The final answer counts. Extra explanation is fine unless it contradicts the answer or hedges between options.
 3. "correct" needs every part the reference requires (all listed answers when several are required); an answer that
    also asserts a known wrong answer, or picks another option, is "incorrect".
-4. A refusal, "I don't know", or an answer that names several candidates without choosing is "incorrect".
+4. A refusal, "I don't know", or an answer that names several candidates without choosing is "incorrect", unless the
+   reference itself says the question cannot be answered (rule 6).
 5. Use the reference reasoning to tell a right answer reached by a wrong argument from a wrong one; do not demand
    that the answer repeat the reasoning.
+6. Abstention references: when the reference says the question cannot be answered from the available material
+   (nothing relevant, contradictory sources, a passage cut off), the answer is "correct" when it declines to give
+   an answer, in any wording or language; related facts added after declining are fine. It is "incorrect" when it
+   commits to an answer, however plausible, or picks one side of a contradiction.
 
 Reply with one JSON object and nothing else:
 {"verdict": "correct" | "incorrect", "reason": "<one or two sentences>"}
@@ -199,7 +205,13 @@ Answer: "The offices are in Lyon and Madrid."
 Example C
 Question: "医院感染流行时应在多长时间内报告？" Options: A. 2小时 B. 4小时内 C. 8小时内 D. 12小时内 E. 24小时内.
 Correct option: E. Answer: "应在24小时内报告，选E。"
-{"verdict": "correct", "reason": "Chooses option E (within 24 hours), the correct option."}"""
+{"verdict": "correct", "reason": "Chooses option E (within 24 hours), the correct option."}
+
+Example D
+Question: "サクラ精機の2023年度の営業利益率は？" Reference answer (the question cannot be answered from the material;
+declining is the correct answer): 必要な情報が資料にないため回答できません。
+Answer: "資料には2023年度の営業利益に関する記載がないため、お答えできません。なお2022年度の売上高は記載されています。"
+{"verdict": "correct", "reason": "Declines because the material lacks the figure, as the reference requires."}"""
 
 CONSISTENCY_SYSTEM = """[task: consistency]
 You rate how consistent an assistant's long-form answer is with a reference answer. Consistent means the answer
@@ -235,6 +247,9 @@ def reference_block(query: str, reference: str, response: str) -> str:
     return f"Question:\n{query}\n\n{reference}\n\nAnswer to evaluate:\n{response}"
 
 
+ABSTENTION_HEAD = "Reference answer (the question cannot be answered from the material; declining is the correct answer):"
+
+
 def _answer_line(answer: AnswerSpec) -> str:
     extra = f" (also accepted: {'; '.join(answer.aliases)})" if answer.aliases else ""
     parts = f" (a complete answer needs: {'; '.join(answer.parts)})" if answer.parts else ""
@@ -247,7 +262,9 @@ def describe_reference(ref: ReferenceSpec) -> str:
     if ref.choices:
         options = "\n".join(f"{k}. {v}" for k, v in ref.choices.items())
         blocks.append(f"Options:\n{options}\nCorrect option: {ref.answer_key}")
-    if ref.answers:
+    if ref.answer_type == "unanswerable":
+        blocks.append(ABSTENTION_HEAD + "".join(f"\n{_answer_line(a)}" for a in ref.answers))
+    elif ref.answers:
         head = {"multi": "Required answers (all of them):", "long": "Reference answer:"}.get(
             ref.answer_type, "Reference answer (any one of these is correct):" if len(ref.answers) > 1 else "Reference answer:")
         blocks.append(head + "\n" + "\n".join(_answer_line(a) for a in ref.answers))

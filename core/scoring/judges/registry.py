@@ -13,6 +13,7 @@ from core.scoring.judges.heuristic import HeuristicJudge
 from core.scoring.judges.llm_judge import LLMJudge
 from core.scoring.judges.names import SINGLE_SUFFIX
 from core.store.models import Model
+from core.store.schema import ANSWER_TYPES
 from core.generation.providers.base import ModelConfig
 from core.registry import Registry
 
@@ -100,6 +101,10 @@ register_metric(MetricSpec("refusal", ("noisy",), lambda j, i, c: j.refusal(i)))
 REFERENCE_JUDGE_METRICS.add("correctness", JudgedReferenceMetric(
     "correctness", ("short", "long", "mcq", "multi", "boolean"), lambda j, i: j.correctness(i),
     not_applicable_reason="unanswerable reference: scored by rejection"))
+REFERENCE_JUDGE_METRICS.add("judged_accuracy", JudgedReferenceMetric(
+    "judged_accuracy", ANSWER_TYPES, lambda j, i: j.correctness(i), not_applicable_reason=""))  # abstention refs too
+REFERENCE_JUDGE_METRICS.add("refusal", JudgedReferenceMetric(
+    "refusal", ANSWER_TYPES, lambda j, i: j.refusal(i), not_applicable_reason=""))  # does the response decline
 REFERENCE_JUDGE_METRICS.add("consistency", JudgedReferenceMetric(
     "consistency", ("long",), lambda j, i: j.consistency(i),
     not_applicable_reason="consistency applies to long answers only"))
