@@ -8,22 +8,27 @@ parts differ by the constant factor (k1 + 1), which BM25Okapi includes and bm25s
 
 Indexes persist under <index_dir>/<corpus hash>/ and are rebuilt only when the documents, the chunking
 settings or the embedder change.
+
+Metadata filters: `search(..., where=...)` and `search_filtered` restrict one index to the documents whose metadata
+match a filter at query time (filter first, then rank), so every filter shares the same index and scores; a filter
+that matches nothing, or under which nothing scores, returns no documents.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from core.config import REPO_ROOT
 from core.construction.corpus import Chunk, CorpusDoc, chunk_corpus, corpus_hash
 from core.construction.embedders import Embedder, build_embedder
+from core.language import CJK_RE, cjk_terms
 from core.registry import Registry
 
 DEFAULT_INDEX_DIR = REPO_ROOT / "var" / "index"
@@ -33,11 +38,18 @@ STOPWORDS = frozenset(
     "a an and are as at be by can do does for from has have how i in is it its may must of on or our "
     "should that the their there this to was what when where which who will with within would you your".split()
 )
+_CJK_GAP = re.compile(rf"(?<={CJK_RE.pattern})\s+(?={CJK_RE.pattern})")
+TOKENIZER_VERSION = "words+cjk-bigrams"  # part of the index key: an index built by another tokeniser is not reused
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case word tokens with stopwords removed (numbers like 4,000 and 0.45 stay whole)."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+    """Lower-case word tokens with stopwords removed (numbers like 4,000 and 0.45 stay whole), then, for Chinese /
+    Japanese script, the character bigrams of core.language.cjk_terms with the spaces between Han / kana characters
+    taken out first, so word-segmented and unsegmented text give the same tokens. Text without Han or kana gives the
+    word tokens only, as before."""
+    lowered = text.lower()
+    words = [t for t in _TOKEN.findall(lowered) if t not in STOPWORDS]
+    return words + cjk_terms(_CJK_GAP.sub("", lowered)) if CJK_RE.search(lowered) else words
 
 
 class BM25Backend(Protocol):
@@ -129,6 +141,28 @@ def doc_max(chunks: list[Chunk], chunk_scores: np.ndarray) -> dict[str, float]:
     return best
 
 
+Where = Mapping[str, Any] | Callable[[CorpusDoc], bool]  # a metadata filter: {key: value or [values]} or a predicate
+DOC_FIELDS = ("domain", "source", "content_type")
+
+
+def doc_matches(doc: CorpusDoc, where: Mapping[str, Any]) -> bool:
+    """Whether `doc` matches every {key: value or [values]} of `where` (domain, source, content_type or a metadata
+    key; a key the document lacks matches only None)."""
+    for key, wanted in where.items():
+        value = getattr(doc, key) if key in DOC_FIELDS else doc.meta.get(key)
+        if value not in (wanted if isinstance(wanted, list | tuple | set | frozenset) else [wanted]):
+            return False
+    return True
+
+
+def top_chunks(chunks: list[Chunk], scores: np.ndarray, keep: np.ndarray, depth: int) -> dict[str, float]:
+    """Document scores (best chunk) over the `depth` best chunks among those `keep` marks."""
+    idx = np.flatnonzero(keep)
+    if len(idx) > depth:
+        idx = idx[np.argpartition(-scores[idx], depth - 1)[:depth]]
+    return doc_max([chunks[i] for i in idx], scores[idx])
+
+
 def ranked(scores: dict[str, float]) -> list[str]:
     """Doc ids by descending score, ties broken by doc id (deterministic)."""
     return sorted(scores, key=lambda d: (-scores[d], d))
@@ -168,10 +202,12 @@ class Retriever:
         if self.embedder is None and self.config.embedder:
             self.embedder = build_embedder(self.config.embedder, **self.config.embedder_options)
         emb_id = self.embedder.model_id if self.embedder else "none"
-        self.key = corpus_hash(docs, f"{self.config.window}/{self.config.overlap}/{emb_id}")
+        self.key = corpus_hash(docs, f"{self.config.window}/{self.config.overlap}/{emb_id}/{TOKENIZER_VERSION}")
         self.loaded_from_disk: dict[str, bool] = {}
         self.bm25 = self._bm25_index()
         self.dense = self._dense_index() if self.embedder else None
+        self._masks: dict[str, np.ndarray] = {}
+        self._vectors: np.ndarray | None = None
 
     @property
     def index_path(self) -> Path | None:
@@ -224,12 +260,18 @@ class Retriever:
         picked = [self.chunks[i] for i in ids[0] if i >= 0]
         return doc_max(picked, sims[0][: len(picked)])
 
-    def search(self, query: str, k: int | None = None, mode: str = "hybrid") -> list[Hit]:
-        """Top-k documents for a query; mode is "bm25", "dense" or "hybrid" (dense falls back to bm25)."""
+    def search(self, query: str, k: int | None = None, mode: str = "hybrid", where: Where | None = None) -> list[Hit]:
+        """Top-k documents for a query; mode is "bm25", "dense" or "hybrid" (dense falls back to bm25); `where`
+        restricts the search to the documents whose metadata match (see search_filtered)."""
+        if where is not None:
+            return self.search_filtered(query, {"": where}, k, mode)[""]
         k = k or self.config.top_k
         depth = max(4 * k, 50)
         bm = self.bm25_scores(query, depth) if mode in ("bm25", "hybrid") or self.dense is None else {}
         de = self.dense_scores(query, depth) if mode in ("dense", "hybrid") else {}
+        return self._fuse(bm, de, mode, k)
+
+    def _fuse(self, bm: dict[str, float], de: dict[str, float], mode: str, k: int) -> list[Hit]:
         if mode == "bm25" or not de:
             fused = bm
         elif mode == "dense":
@@ -240,3 +282,38 @@ class Retriever:
             fused = rrf([ranked(bm), ranked(de)], self.config.rrf_k)
         order = ranked(fused)[:k]
         return [Hit(d, fused[d], r, bm.get(d, 0.0), de.get(d, 0.0)) for r, d in enumerate(order)]
+
+    def chunk_mask(self, where: Where) -> np.ndarray:
+        """Which chunks belong to documents matching `where` (dict filters are cached per retriever)."""
+        key = None if callable(where) else json.dumps(where, sort_keys=True, default=str)
+        if key is not None and key in self._masks:
+            return self._masks[key]
+        test = where if callable(where) else (lambda doc: doc_matches(doc, where))
+        keep = {doc_id for doc_id, doc in self.docs.items() if test(doc)}
+        mask = np.fromiter((c.doc_id in keep for c in self.chunks), dtype=bool, count=len(self.chunks))
+        if key is not None:
+            self._masks[key] = mask
+        return mask
+
+    def dense_similarities(self, query: str) -> np.ndarray:
+        """Cosine similarity of the query to every chunk (exact, the flat index's vectors)."""
+        if self._vectors is None:
+            self._vectors = self.dense.reconstruct_n(0, self.dense.ntotal)
+        return self._vectors @ self.embedder.embed([query])[0]
+
+    def search_filtered(self, query: str, filters: Mapping[str, Where], k: int | None = None,
+                        mode: str = "hybrid") -> dict[str, list[Hit]]:
+        """Top-k documents for a query under each named metadata filter, the query scored once over the one index:
+        each filter keeps its matching documents first, then ranks them (BM25 keeps only documents that score above
+        0), so a filter matching nothing returns []."""
+        k = k or self.config.top_k
+        depth = max(4 * k, 50)
+        bm_all = self.bm25.scores(tokenize(query)) if mode in ("bm25", "hybrid") or self.dense is None else None
+        de_all = self.dense_similarities(query) if mode in ("dense", "hybrid") and self.dense is not None else None
+        out: dict[str, list[Hit]] = {}
+        for name, where in filters.items():
+            mask = self.chunk_mask(where)
+            bm = top_chunks(self.chunks, bm_all, mask & (bm_all > 0), depth) if bm_all is not None else {}
+            de = top_chunks(self.chunks, de_all, mask, depth) if de_all is not None else {}
+            out[name] = self._fuse(bm, de, mode, k)
+        return out

@@ -29,6 +29,8 @@ CONDITION_SETTINGS = {
     "include": "keep only documents matching {key: value or [values]} (key: role, content_type or a variant key)",
     "exclude": "drop documents matching {key: value or [values]}",
     "noise": "keep this many noise documents (the first ones in stored order)",
+    "repeat": "give each supporting, partial or conflicting document this many times in a row (a repeated-gold "
+              "control the size of a noisy bundle)",
     "html": "'text' converts documents whose content_type is 'html' to text (tables as Markdown)",
     "order": f"document order overriding the run's: {', '.join(ORDERS)}",
     "seed": "a fixed seed for order 'shuffle' overriding the run's, mixed with the bundle's document ids so each "
@@ -142,6 +144,7 @@ def check_condition_settings(settings: Mapping[str, Any]) -> None:
         "order": settings.get("order", "stored") in ORDERS,
         "policy": settings.get("policy", "documents") in SOURCE_POLICIES,
         "noise": isinstance(settings.get("noise", 0), int) and settings.get("noise", 0) >= 0,
+        "repeat": type(settings.get("repeat", 1)) is int and settings.get("repeat", 1) >= 1,
         "seed": type(settings.get("seed", 0)) is int and settings.get("seed", 0) >= 0,
         "include": isinstance(settings.get("include", {}), Mapping),
         "exclude": isinstance(settings.get("exclude", {}), Mapping),
@@ -182,6 +185,12 @@ def as_view(document: Any, **changes: Any) -> DocumentView:
     return DocumentView(**{**fields, **changes})
 
 
+def repeat_support(documents: Sequence[Any], times: int) -> list[Any]:
+    """The bundle with every supporting, partial or conflicting document given `times` times in a row (same uid and
+    position, so every order keeps the copies together)."""
+    return [copy for d in documents for copy in ([d] * times if d.role in SUPPORT_ROLES else [d])]
+
+
 def html_as_text(documents: Sequence[Any]) -> list[Any]:
     """The bundle with every 'html' document converted to text (content_type becomes 'text')."""
     return [as_view(d, text=html_to_text(d.text), content_type="text") if d.content_type == "html" else d
@@ -204,6 +213,8 @@ def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], orde
     kept = filter_documents(kept, settings.get("include"), settings.get("exclude"))
     if "noise" in settings:
         kept = keep_noise(kept, settings["noise"])
+    if "repeat" in settings:
+        kept = repeat_support(kept, settings["repeat"])
     converted = [d.doc_uid for d in kept if d.content_type == "html"] if settings.get("html") == "text" else []
     if converted:
         kept = html_as_text(kept)

@@ -154,8 +154,9 @@ def resolve_models(session: Session, names: list[str]) -> list[Model]:
 
 
 def instance_conditions(instances: list[Instance], conditions: list[str]) -> list[tuple[Instance, str]]:
-    """(instance, condition) for each requested condition its protocol declares ('' = the protocol's default); a
-    condition no selected instance's protocol declares raises ValueError listing the known ones per protocol."""
+    """(instance, condition) for each requested condition its protocol declares and that applies to the instance's
+    question type ('' = the protocol's default); a condition no selected instance's protocol declares raises
+    ValueError listing the known ones per protocol."""
     wanted = list(dict.fromkeys(conditions or [""]))
     protocols = {p.name: p for p in (get_protocol(name) for name in sorted({i.protocol for i in instances}))}
     unknown = [c for c in wanted if not any(c in p.condition_names() for p in protocols.values())]
@@ -163,7 +164,8 @@ def instance_conditions(instances: list[Instance], conditions: list[str]) -> lis
         known = "; ".join(f"{p.name}: {', '.join(c or '(default)' for c in p.condition_names())}"
                           for p in protocols.values())
         raise ValueError(f"unknown condition(s) {', '.join(repr(c) for c in unknown)}; known: {known}")
-    return [(i, c) for i in instances for c in wanted if c in protocols[i.protocol].condition_names()]
+    return [(i, c) for i in instances for c in wanted
+            if c in protocols[i.protocol].condition_names() and protocols[i.protocol].applies(i.attributes, c)]
 
 
 def check_options(options: RunOptions) -> None:

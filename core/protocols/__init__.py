@@ -29,5 +29,6 @@ def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
 
 from core.protocols import enterprise_rag, instruction_following, reference_qa  # noqa: E402,F401  (registers them)
 from core.protocols import lit_ragbench  # noqa: E402,F401  (registers it)
+from core.protocols import domainrag  # noqa: E402,F401  (registers it)
 
 __all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +22,14 @@ class Condition:
     name: str
     description: str
     settings: dict[str, Any] = field(default_factory=dict)
+    question_types: tuple[str, ...] = ()  # applies only to instances of these attributes.question_type (empty: all)
 
     def __post_init__(self) -> None:
         check_condition_settings(self.settings)
+
+    def applies(self, attributes: Mapping[str, Any] | None) -> bool:
+        """Whether this condition applies to an instance with these attributes (its question type is listed)."""
+        return not self.question_types or (attributes or {}).get("question_type") in self.question_types
 
 
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
@@ -52,6 +57,10 @@ class Protocol:
     def condition_names(self) -> tuple[str, ...]:
         """The names of the conditions this protocol declares ('' is its default)."""
         return tuple(c.name for c in self.conditions)
+
+    def applies(self, attributes: Mapping[str, Any] | None, condition: str) -> bool:
+        """Whether `condition` (a name this protocol declares) applies to an instance with these attributes."""
+        return self.condition(condition).applies(attributes)
 
     def bundle(self, documents: Sequence[Any], condition: str | Condition, order: str = "stored",
                seed: int = 0) -> tuple[list[Any], dict[str, Any]]:
