@@ -9,7 +9,7 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle, malformed_annotations
-from core.review.gold import active_experts, draw_gold_sample, label_disagreements, label_items, load_response, record_adjudication, sample_runs
+from core.review.gold import SAMPLING_STRATEGIES, active_experts, draw_gold_sample, label_disagreements, label_items, load_response, record_adjudication, sample_runs
 from core.review.verification import record_verification_adjudication, verification_disagreements
 from core.store.sanitize import plain_markdown
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
@@ -41,11 +41,17 @@ sample_tab, adjudicate_tab, verify_tab, io_tab = st.tabs(
 
 with sample_tab, st.form("draw_sample"):
     run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
-    size = st.number_input("Responses to sample (stratified by domain, mode, model)", 1, 5000, DEFAULT_SAMPLE_SIZE)
+    strategy = st.radio("How to choose", SAMPLING_STRATEGIES, horizontal=True, key="sample_strategy",
+                        format_func={"stratified": "stratified by domain, mode and model",
+                                     "uncertainty": "where the judges are least sure (narrows the corrected CIs fastest)"}.get,
+                        help="Either way each response's inclusion probability is recorded, so the judge-corrected "
+                             "estimates stay unbiased.")
+    size = st.number_input("Responses to sample (expected number)", 1, 5000, DEFAULT_SAMPLE_SIZE)
     chosen = st.multiselect("Experts (each response goes to two of them)", experts, default=experts, key="sample_experts")
     seed = st.number_input("Random seed", 0, 10_000, 0)
     if st.form_submit_button("Draw sample and assign", type="primary") and run is not None:
-        report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed)))
+        report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed),
+                                                        strategy=strategy))
         if report:
             st.success(f"Sampled {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
             st.dataframe(pd.DataFrame({"stratum": list(report.strata), "responses": list(report.strata.values())}),
