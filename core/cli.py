@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "core.commands.run",
     "core.commands.score",
     "core.commands.users",
+    "core.commands.rag_stress",
     "core.commands.lit_ragbench",
 ]
 

@@ -28,6 +28,7 @@ def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
 
 
 from core.protocols import enterprise_rag, instruction_following, reference_qa  # noqa: E402,F401  (registers them)
+from core.protocols import rag_stress  # noqa: E402,F401  (registers it)
 from core.protocols import lit_ragbench  # noqa: E402,F401  (registers it)
 from core.protocols import domainrag  # noqa: E402,F401  (registers it)
 

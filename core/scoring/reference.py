@@ -41,6 +41,7 @@ UNANSWERABLE_REASON = "unanswerable reference: scored by rejection"
 MCQ_TEXT_REASON = "multiple-choice reference: scored by the option letter (mcq_accuracy)"
 NOT_MCQ_REASON = "not a multiple-choice reference"
 NOT_MULTI_REASON = "applies to 'multi' references only"
+NO_WRONG_REASON = "the reference lists no wrong answers"
 ANSWERED_REASON = "the reference has an answer: rejection applies to unanswerable references only"
 
 
@@ -381,6 +382,31 @@ def all_gold_no_wrong(p: Prepared) -> MetricOutcome:
     return scored(float(ok), why, missing=missing, wrong=wrong)
 
 
+def wrong_answer(p: Prepared) -> MetricOutcome:
+    """1 when the response gives a known wrong answer (`wrong_answers`): one is contained, by exact_match's
+    language-aware containment, outside the gold answers' own text. 'mcq': the chosen option letter is an option whose
+    text is a wrong answer (no letter: such an option's text is contained and the key's is not)."""
+    if not p.ref.wrong_answers:
+        return not_applicable(NO_WRONG_REASON)
+    wrong = {n for w in p.ref.wrong_answers if (n := normalize(w, p.kind))}
+    if p.ref.answer_type == "mcq":
+        letters = sorted(k for k, t in p.ref.choices.items() if normalize(t, p.kind) in wrong)
+        letter = extract_option(p.response, p.ref.choices)
+        if letter:
+            return scored(float(letter in letters), f"option {letter} chosen; wrong options {letters}",
+                          option=letter, wrong=letters)
+        key_forms = [f for f in (normalize(p.key_text(), p.kind), *p.gold_forms()) if f]
+        rest = outside(p.norm, key_forms, p.kind)
+        found = [k for k in letters if contains(rest, normalize(p.ref.choices[k], p.kind), p.kind)]
+        ok = bool(found) and not any(contains(p.norm, f, p.kind) for f in key_forms)
+        return scored(float(ok), f"no option letter; wrong options' text contained: {found}" if ok else
+                      "no option letter; no wrong option's text alone", option=None, wrong=found)
+    rest = outside(p.norm, p.gold_forms(), p.kind)
+    found = [w for w in p.ref.wrong_answers if contains(rest, normalize(w, p.kind), p.kind)]
+    return scored(float(bool(found)), f"wrong answer contained: {found}" if found else "no wrong answer contained",
+                  wrong=found)
+
+
 def response_language(response: str, instance_language: str | None) -> str:
     """The language a response is read in for refusals: zh/ja by script, else the instance's (English when zh/ja/none)."""
     tag = cjk_language(response or "")
@@ -410,6 +436,7 @@ TEXT_METRIC_FNS: dict[str, MetricFn] = {
     "rouge_l": rouge_l,
     "mcq_accuracy": mcq_accuracy,
     "all_gold_no_wrong": all_gold_no_wrong,
+    "wrong_answer": wrong_answer,
 }
 REFERENCE_METRICS: tuple[str, ...] = (*TEXT_METRIC_FNS, "rejection")
 

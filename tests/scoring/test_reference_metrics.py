@@ -358,7 +358,7 @@ def test_rejection_unsupported_language() -> None:
 def test_reference_metrics_returns_every_metric_once() -> None:
     got = reference_metrics(short("Paris"), "Paris", "en")
     assert list(got) == ["exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy",
-                         "all_gold_no_wrong", "rejection"]
+                         "all_gold_no_wrong", "wrong_answer", "rejection"]
     assert {k for k, v in got.items() if v.status == "ok"} == {"exact_match", "strict_exact_match", "token_f1", "rouge_l"}
 
 
