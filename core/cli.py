@@ -22,6 +22,8 @@ COMMAND_MODULES: list[str] = [
     "core.commands.users",
     "core.commands.rag_stress",
     "core.commands.lit_ragbench",
+    "core.commands.ragstress",
+    "core.commands.domainrag",
 ]
 
 for module_name in COMMAND_MODULES:

@@ -54,6 +54,7 @@ def print_estimate(estimate: Any) -> None:
     console.print(f"items {estimate.items} | calls {estimate.calls} | cached {estimate.cached} | input tokens "
                   f"~{estimate.input_tokens} | output tokens <= {estimate.max_output_tokens} | "
                   f"cost <= ${estimate.max_cost_usd:.4f}")
+    console.print(estimate.shape())
     if estimate.over_window:
         console.print(estimate.context_summary())
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -70,6 +70,16 @@ class Estimate:
     over_window: int = 0
     truncated: int = 0
     refused: int = 0
+    instances: int = 0
+    by_condition: dict[str, int] = field(default_factory=dict)  # items per condition name ('' = default)
+
+    def shape(self) -> str:
+        """The items as models x (instances x conditions), with each condition's items per model (a condition that
+        applies to some question types only has fewer)."""
+        models = len(self.per_model) or 1
+        parts = ", ".join(f"{name or 'default'} {count // models}" for name, count in self.by_condition.items())
+        return (f"items {self.items} = {models} model(s) x {self.items // models} instance-conditions ({self.instances} "
+                f"instances x {len(self.by_condition)} conditions; per condition: {parts})")
 
     def context_summary(self) -> str:
         """What the context policy does with the prompts over their model's context window ('' when none is)."""
@@ -372,7 +382,8 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
 
 
 def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey]], options: RunOptions) -> Estimate:
-    estimate = Estimate(context_policy=options.context_policy)
+    estimate = Estimate(context_policy=options.context_policy, instances=len({key[0] for _, key in pairs}),
+                        by_condition=dict(Counter(key[1] for _, key in pairs)))
     book = PromptBook(load_prompt_plans(session, [key for _, key in pairs], options.order, options.seed),
                       options.context_policy)
     configs = {model.id: config_from_model(model) for model, _ in pairs}
