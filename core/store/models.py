@@ -314,3 +314,26 @@ class LoginFailure(SQLModel, table=True):
     scope: str = Field(index=True, description="account | address")
     key: str = Field(index=True, description="The casefolded username, or the client address.")
     at: datetime = Field(default_factory=utc_now, index=True)
+
+
+class BenchmarkSet(SQLModel, table=True):
+    """A named set of benchmark instances: one import or one build, so benchmarks are compared set by set."""
+
+    __tablename__ = "benchmark_set"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    description: str = ""
+    origin: str = Field(default="import", description="import | build")
+    source: str = Field(default="", description="The file the set was imported from.")
+    created_at: datetime = Field(default_factory=utc_now)
+    created_by: str = ""
+
+
+class BenchmarkSetMember(SQLModel, table=True):
+    """An instance version that belongs to a benchmark set."""
+
+    __tablename__ = "benchmark_set_member"
+
+    set_id: int = Field(foreign_key="benchmark_set.id", primary_key=True)
+    instance_id: int = Field(foreign_key="instance.id", primary_key=True, index=True)
