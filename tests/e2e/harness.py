@@ -1,0 +1,148 @@
+"""Shared pieces of the browser tests: serve the app on a loopback port, launch Debian chromium, wait for Streamlit,
+sign in through the form, and record every request that leaves 127.0.0.1 (blocked)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+READY = "[data-testid=stApp][data-test-script-state=notRunning]"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A running app: its base URL and server process."""
+
+    url: str
+    process: subprocess.Popen
+
+
+@contextmanager
+def serve(database_url: str, **env: str) -> Iterator[Served]:
+    """`python -m ui.serve` on a free loopback port against `database_url` (first start off unless `env` says)."""
+    port = free_port()
+    environment = {**os.environ, "GAUNTLET_DATABASE_URL": database_url, "GAUNTLET_FIRST_START": "0",
+                   "GAUNTLET_VERIFY_OVERLAP": "0", **env}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.terminate()
+        pytest.fail("streamlit did not start within 60 s")
+    try:
+        yield Served(url, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.exists():
+        pytest.fail("/usr/bin/chromium is missing: install it with `apt-get install -y chromium` (never "
+                    "`playwright install`)")
+
+
+@dataclass
+class OffHost:
+    """Requests to any host but 127.0.0.1, blocked before they leave."""
+
+    blocked: list[str] = field(default_factory=list)
+
+    def route(self, route) -> None:
+        if urlsplit(route.request.url).scheme in ("data", "blob") or urlsplit(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+
+def new_context(browser, off_host: OffHost | None = None, width: int = 1440, height: int = 1000):
+    """A browser context at `width` px that blocks (and records in `off_host`) every request off 127.0.0.1."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(20_000)
+    context.route("**/*", (off_host or OffHost()).route)
+    return context
+
+
+def launch(playwright):
+    """Headless Debian chromium."""
+    require_chromium()
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def settle(page, timeout: int = 30_000) -> None:
+    """Wait until the Streamlit script has finished its run."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector(READY, timeout=timeout)
+
+
+def sign_in(page, url: str, username: str, password: str) -> None:
+    """Open `url` and sign in through the form."""
+    page.goto(url)
+    settle(page)
+    page.get_by_role("textbox", name="Username").fill(username)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    settle(page)
+    page.get_by_text(f"Signed in as {username}").wait_for(timeout=30_000)
+
+
+def open_page(page, link: str) -> None:
+    """Follow a sidebar link and wait for the page to render."""
+    page.get_by_role("link", name=link, exact=True).click()
+    settle(page)
+
+
+def choose(page, label: str, option: str, scope=None) -> None:
+    """Pick `option` in the Streamlit selectbox labelled `label`."""
+    where = scope or page
+    where.get_by_label(label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def wait_until(check, what: str, timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if check():
+            return
+        time.sleep(0.25)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def shot(page, folder: str, name: str) -> Path:
+    """A full-page screenshot under test-artifacts/<folder>/<name>.png."""
+    path = ARTIFACTS / folder / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,118 @@
+"""Browser (Debian chromium): the Users page edits exactly the chosen account, and a signed-in session survives a
+reload and a new tab, ends on sign-out everywhere, and ends when an admin changes the account's role."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import Session, select
+
+from core.store.models import User
+from tests.e2e.harness import choose, launch, new_context, open_page, serve, settle, shot, sign_in, wait_until
+from tests.workspace_factories import PASSWORDS, seeded_db
+
+pytestmark = pytest.mark.browser
+FOLDER = "accounts"
+
+
+@pytest.fixture
+def app(tmp_path):
+    seeded = seeded_db(tmp_path)
+    with serve(seeded.url) as served:
+        yield served.url, seeded
+
+
+def _user(seeded, name: str) -> User:
+    with Session(seeded.engine) as session:
+        return session.exec(select(User).where(User.username == name)).one()
+
+
+def test_changing_only_the_password_keeps_role_and_domains(app):
+    from playwright.sync_api import sync_playwright
+
+    url, seeded = app
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = new_context(browser).new_page()
+        try:
+            sign_in(page, url, "admin", PASSWORDS["admin"])
+            open_page(page, "Users")
+            choose(page, "Account", "alice")
+            settle(page)
+            form = page.get_by_test_id("stForm").filter(has_text="Change an account")
+            form.get_by_label("New password (empty: unchanged)").fill("alice-new-pass-1")
+            form.get_by_role("button", name="Save changes").click()
+            settle(page)
+            page.get_by_text("Saved alice").wait_for()
+            shot(page, FOLDER, "1-users-saved")
+        finally:
+            shot(page, FOLDER, "last-users")
+            browser.close()
+    alice = _user(seeded, "alice")
+    assert (alice.role, alice.domains) == ("expert", ["Energy"])
+
+
+def test_a_session_survives_a_reload_and_a_new_tab_and_ends_on_sign_out(app):
+    from playwright.sync_api import sync_playwright
+
+    url, _ = app
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        context = new_context(browser)
+        page = context.new_page()
+        try:
+            sign_in(page, url, "ana", PASSWORDS["ana"])
+            open_page(page, "Judge alignment")
+            page.reload()
+            settle(page)
+            page.get_by_text("Signed in as ana").wait_for()
+            assert page.get_by_role("heading", name="Judge alignment").count()  # the same page, still signed in
+            other = context.new_page()
+            other.goto(url)
+            settle(other)
+            other.get_by_text("Signed in as ana").wait_for()
+            shot(other, FOLDER, "2-new-tab")
+            cookie = next(c for c in context.cookies() if c["name"] == "gauntlet_session")
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+            assert page.evaluate("document.cookie").find("gauntlet_session") == -1  # not readable by scripts
+            other.get_by_role("button", name="Sign out").click()
+            settle(other)
+            other.get_by_role("textbox", name="Username").wait_for()
+            page.reload()
+            settle(page)
+            page.get_by_role("textbox", name="Username").wait_for()
+            assert [c for c in context.cookies() if c["name"] == "gauntlet_session"] == []
+        finally:
+            shot(page, FOLDER, "last-session")
+            browser.close()
+
+
+def test_a_role_change_ends_the_accounts_sessions(app):
+    from playwright.sync_api import sync_playwright
+
+    url, seeded = app
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        expert = new_context(browser).new_page()
+        admin = new_context(browser).new_page()
+        try:
+            sign_in(expert, url, "alice", PASSWORDS["alice"])
+            sign_in(admin, url, "admin", PASSWORDS["admin"])
+            open_page(admin, "Users")
+            choose(admin, "Account", "alice")
+            settle(admin)
+            form = admin.get_by_test_id("stForm").filter(has_text="Change an account")
+            choose(admin, "Role", "viewer", scope=form)
+            form.get_by_role("button", name="Save changes").click()
+            settle(admin)
+            admin.get_by_text("Saved alice").wait_for()
+            wait_until(lambda: _user(seeded, "alice").role == "viewer", "the role change")
+            admin.get_by_text("expert → viewer").first.wait_for()  # the audit log, shown to admins
+            shot(admin, FOLDER, "3-audit-log")
+            expert.reload()
+            settle(expert)
+            expert.get_by_role("textbox", name="Username").wait_for()
+            expert.get_by_text("Your account was changed").wait_for()
+            shot(expert, FOLDER, "4-signed-out-after-role-change")
+        finally:
+            shot(admin, FOLDER, "last-role-change")
+            browser.close()
