@@ -112,6 +112,9 @@ class Run(SQLModel, table=True):
     code_version: str = ""
     budget_usd: float | None = None
     spent_usd: float = 0.0
+    reserved_usd: float = Field(default=0.0, description="Estimated cost of the calls in flight (reserved before sending).")
+    rebought_calls: int = Field(default=0, description="Calls in flight when an executor died: their answers were lost, so bought again.")
+    rebought_usd: float = Field(default=0.0, description="The reserved (upper-bound) cost of those re-bought calls.")
     message: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     created_at: datetime = Field(default_factory=utc_now)
     started_at: datetime | None = None
@@ -139,6 +142,7 @@ class Response(SQLModel, table=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    reserved_usd: float = Field(default=0.0, description="Estimated cost reserved while its call is in flight; 0 otherwise.")
     prompt_meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utc_now)
     finished_at: datetime | None = None
@@ -337,3 +341,62 @@ class BenchmarkSetMember(SQLModel, table=True):
 
     set_id: int = Field(foreign_key="benchmark_set.id", primary_key=True)
     instance_id: int = Field(foreign_key="instance.id", primary_key=True, index=True)
+
+
+class SessionToken(SQLModel, table=True):
+    """A signed-in browser session, or the one-minute code that hands a sign-in to the cookie endpoint; only the
+    SHA-256 of the secret part is stored. Revoked on sign-out and when the account's role or password changes."""
+
+    __tablename__ = "session_token"
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(default="session", description="session | handoff")
+    username: str = Field(index=True)
+    token_hash: str = Field(index=True, unique=True)
+    created_at: datetime = Field(default_factory=utc_now)
+    expires_at: datetime
+    last_seen: datetime = Field(default_factory=utc_now)
+    revoked_at: datetime | None = None
+    revoked_reason: str = ""
+
+
+class AccountChange(SQLModel, table=True):
+    """The audit log of account changes: who changed which field of whose account, when, from what to what."""
+
+    __tablename__ = "account_change"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utc_now, index=True)
+    actor: str = Field(index=True, description="The admin (or 'cli') who made the change.")
+    username: str = Field(index=True, description="The account changed.")
+    field: str = Field(description="created | role | domains | active | email | password")
+    before: str = ""
+    after: str = ""
+
+
+class AppSecret(SQLModel, table=True):
+    """A server-side secret generated once (the session-signing key), shared by every app process of a database."""
+
+    __tablename__ = "app_secret"
+
+    name: str = Field(primary_key=True)
+    value: str
+    created_at: datetime = Field(default_factory=utc_now)
+
+
+class Lease(SQLModel, table=True):
+    """Who executes a run (or scores it with one judge) right now: one live holder at a time, kept by a heartbeat.
+
+    Taken atomically (insert, or take over a row whose holder stopped renewing it or whose process is gone on this
+    host); renewed and released only by the holding token.
+    """
+
+    __tablename__ = "lease"
+
+    name: str = Field(primary_key=True, description="'run:<run id>' or 'score:<run id>:<judge>'.")
+    token: str = Field(description="Random id of this holding.")
+    owner: str = Field(default="", description="Who holds it, for messages: 'pid 123 on host (gauntlet run)'.")
+    host: str = ""
+    pid: int = 0
+    acquired_at: float = Field(default=0.0, description="Unix time the holder took it.")
+    expires_at: float = Field(default=0.0, description="Unix time after which another executor may take it over.")
