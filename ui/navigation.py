@@ -30,6 +30,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/constraint_errors.py", "Constraint errors", ":material/rule:", "Results"),
     PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
+    PageSpec("pages/misleading_evidence.py", "Misleading evidence", ":material/report:", "Results"),
     PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),
     PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results"),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review"),

@@ -274,6 +274,16 @@ def evidence(engine: Engine, instance_uid: str) -> dict:
             "method": meta.get("method", ""), "documents": documents}
 
 
+def edit_markdown(document: dict) -> str:
+    """An evidence document of `evidence()` as inert Markdown (untrusted text escaped by core.store.sanitize) with the
+    edited span in <mark> and, on misleading evidence, the text it replaced struck through after it."""
+    from core.store.sanitize import plain_markdown
+
+    replaced = f" <del>{plain_markdown(document['replaced'])}</del>" if document["replaced"] else ""
+    return (plain_markdown(document["before_span"]) + f"<mark>{plain_markdown(document['span'])}</mark>" + replaced
+            + plain_markdown(document["after_span"]))
+
+
 def responses(engine: Engine, run_ids: Sequence[int], instance_uid: str) -> pd.DataFrame:
     """The done responses of `run_ids` to one instance: response_id, model, condition, text."""
     runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"

@@ -23,6 +23,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/constraint_errors.py": RESULTS_READERS,
     "pages/robustness.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
+    "pages/misleading_evidence.py": RESULTS_READERS,
     "pages/data_quality.py": RESULTS_READERS,
     "pages/pick_generator.py": RESULTS_READERS,
     "pages/verify_instances.py": REVIEWERS,

@@ -5,6 +5,7 @@ edit are listed with a reason; the build is deterministic; the optional LLM edit
 from __future__ import annotations
 
 import json
+import os
 from itertools import pairwise
 
 import pytest
@@ -29,12 +30,8 @@ def built(name: str):
 
 def differing_span(a: str, b: str) -> tuple[int, int, int]:
     """(start, end in a, end in b) of the one region where two texts differ (common prefix and suffix removed)."""
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - start and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    start = len(os.path.commonprefix([a, b]))
+    tail = len(os.path.commonprefix([a[start:][::-1], b[start:][::-1]]))
     return start, len(a) - tail, len(b) - tail
 
 

@@ -1,0 +1,129 @@
+"""Misleading evidence (RAG-Stress): how often evidence with one edited assertion overrides an answer a model knew,
+by source-priority policy and position of the edited sentence; MR against clean accuracy; the paired audit of two
+checkpoints; and a drill-down to the edited evidence with the edit highlighted."""
+
+import pandas as pd
+import streamlit as st
+
+from core.analysis import rag_stress, readmodel
+from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, POLICY_LABELS
+from core.scoring.judges.names import judge_label
+from core.store.sanitize import plain_markdown
+from ui import charts, results_view
+from ui.auth import require_page
+from ui.session import engine
+
+require_page(__file__)
+st.title("Misleading evidence")
+st.caption("RAG-Stress: the question and reference answer stay fixed; the evidence comes clean, or with one assertion "
+           "edited to support a designated wrong answer. Misleading rate (MR) = share of a model's closed-book-correct "
+           "questions on which it gives that wrong answer; 'any wrong' = share no longer answered correctly.")
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading RAG-Stress outcomes…")
+def outcomes(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    return rag_stress.load_outcomes(engine(), list(run_ids), judge)
+
+
+def cell(value: float, low: float, high: float, small: bool) -> str:
+    return "no data" if pd.isna(value) else f"{value:.1%} [{low:.1%}, {high:.1%}]" + ("†" if small else "")
+
+
+filters = results_view.sidebar_filters(subset=False, domains=False)
+if filters:
+    out = outcomes(filters.run_ids, filters.judge, filters.version)
+    label = judge_label(filters.judge)
+    if out.empty:
+        st.info("No RAG-Stress responses in these runs. Build instances with `gauntlet rag-stress build`, import them, "
+                f"and run with `--conditions {CLOSED_BOOK},{CLEAN},{','.join(MISLEADING_CONDITIONS)}`.",
+                icon=":material/info:")
+        st.stop()
+    rates, acc = rag_stress.misleading_rates(out), rag_stress.accuracy(out)
+    st.caption(f"Judge: **{label}** (the lexical reference metrics it stored) · every cell shows its n; † n < 30 "
+               "(small sample); undetermined responses are counted, never scored 0.")
+
+    st.subheader("Misleading rate by policy and position")
+    models = rates.drop_duplicates("model")
+    names = {m: f"{m} (n={n}{'†' if 0 < n < 30 else ''})" for m, n in zip(models["model"], models["n_closed_book_correct"])}
+    wide = rates.pivot(index="model", columns="condition", values=["mr", "mr_low", "mr_high"])
+    wide.columns = [f"{c}:{v}" for v, c in wide.columns]
+    wide = wide.reset_index().assign(label=lambda f: f["model"].map(names))
+    series = [(f"{POLICY_LABELS[p]} · {q}", f"{c}:mr", f"{c}:mr_low", f"{c}:mr_high")
+              for c, (p, q) in MISLEADING_CONDITIONS.items()]
+    charts.show_chart(charts.paired_bars(wide, "label", series, f"MR (%), 95% CI · judge {label}"),
+                      rates, "misleading_rate")
+    shown = rates.assign(**{"MR [95% CI]": [cell(*r) for r in zip(rates["mr"], rates["mr_low"], rates["mr_high"],
+                                                                  rates["small_n"], strict=True)],
+                            "any wrong [95% CI]": [cell(*r) for r in zip(rates["any_wrong"], rates["any_wrong_low"],
+                                                                        rates["any_wrong_high"], rates["small_n"],
+                                                                        strict=True)]})
+    st.dataframe(shown[["model", "policy", "position", "MR [95% CI]", "any wrong [95% CI]", "n",
+                        "n_closed_book_correct", "n_undetermined", "judge_label"]], hide_index=True, width="stretch")
+
+    st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
+    gap = rag_stress.policy_gap(out)
+    st.dataframe(gap.drop(columns=["judge"]), hide_index=True, width="stretch")
+    st.caption("Paired on the same closed-book-correct questions: McNemar per position; over all positions a sign test "
+               "over questions (each question counts once).")
+    st.dataframe(rag_stress.position_means(rates), hide_index=True, width="stretch")
+    st.caption("MR by position, averaged over the models that have a value (n_models); min and max model MR.")
+
+    st.subheader("MR against clean accuracy")
+    summary = readmodel.with_model_info(rag_stress.model_summary(rates, acc), results_view.models(filters.version))
+    plotted = summary.dropna(subset=["mr_documents", "clean_accuracy"])
+    if plotted.empty:
+        st.info("No data: no model has both a misleading rate and a clean accuracy.")
+    else:
+        charts.show_chart(charts.scatter_models(plotted, "clean_accuracy", "mr_documents",
+                                                f"clean accuracy (%), all questions · judge {label}",
+                                                "MR under 'prioritise the documents' (%), mean over positions"),
+                          summary, "mr_vs_clean")
+    missing = sorted(set(summary["model"]) - set(plotted["model"]))
+    if missing:
+        st.caption(f"No data for: {', '.join(plain_markdown(m) for m in missing)}.")
+    st.dataframe(summary[["model", "mr_documents", "mr_prior_knowledge", "n_closed_book_correct", "clean_accuracy",
+                          "clean_n", "closed_book_accuracy", "closed_book_n", "small_n"]], hide_index=True,
+                 width="stretch")
+
+    st.subheader("Paired audit of two models or checkpoints")
+    order = sorted(out["model"].unique())
+    c1, c2 = st.columns(2)
+    model_a = c1.selectbox("Model A", order, key="rs_a")
+    model_b = c2.selectbox("Model B", [m for m in order if m != model_a], key="rs_b")
+    if model_b:
+        st.dataframe(rag_stress.audit(out, model_a, model_b), hide_index=True, width="stretch")
+        st.caption("Harmful override: closed-book correct, wrong with the evidence. Beneficial correction: closed-book "
+                   "wrong, correct with clean evidence. Counts per question both answered (n); McNemar A vs B.")
+
+    st.subheader("Drill down: the edited evidence")
+    c1, c2 = st.columns(2)
+    model = c1.selectbox("Model", order, key="rs_model")
+    condition = c2.selectbox("Misleading condition", list(MISLEADING_CONDITIONS), key="rs_condition")
+    mine = out[(out["model"] == model) & (out["condition"] == condition)]
+    known = set(rag_stress.closed_book_correct(out).query("model == @model")["instance_uid"])
+    choices = mine[mine["instance_uid"].isin(known)].sort_values(["misled", "instance_uid"], ascending=[False, True])
+    if choices.empty:
+        st.info("No data: this model has no closed-book-correct question answered under this condition.")
+    else:
+        marks = {r.instance_uid: f"{r.instance_uid} — {'misled' if r.misled == 1 else 'not misled'}"
+                 for r in choices.itertuples()}
+        uid = st.selectbox("Question (closed-book correct)", list(marks), format_func=marks.get, key="rs_uid")
+        detail = rag_stress.evidence(engine(), uid)
+        reference = detail["reference"]
+        gold = reference.get("choices", {}).get(reference.get("answer_key"), "") or \
+            "; ".join(a["text"] for a in reference.get("answers", []))
+        st.markdown(f"**Question:** {plain_markdown(detail['query'])}")
+        st.markdown(f"**Reference answer:** {plain_markdown(gold)} · **designated wrong answer:** "
+                    f"{plain_markdown(detail['wrong_answer'])} ({plain_markdown(detail['entity_type'])}, "
+                    f"edit by {plain_markdown(detail['method'])})")
+        position = MISLEADING_CONDITIONS[condition][1]
+        for document in detail["documents"]:
+            if document["evidence"] == CLEAN or document["position"] == position:
+                title = "Clean evidence" if document["evidence"] == CLEAN else f"Misleading evidence ({position})"
+                with st.expander(title, expanded=True):
+                    st.markdown(rag_stress.edit_markdown(document), unsafe_allow_html=True)
+        answers = rag_stress.responses(engine(), filters.run_ids, uid)
+        answers = answers[(answers["model"] == model) & answers["condition"].isin([CLOSED_BOOK, CLEAN, condition])]
+        for row in answers.itertuples():
+            st.markdown(f"**{plain_markdown(row.condition)}** (response #{row.response_id}):")
+            st.code(row.text or "", language=None)
