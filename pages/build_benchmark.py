@@ -3,6 +3,7 @@ over the bundled or uploaded corpus, queries and atomic libraries, preview the i
 
 import json
 import os
+from datetime import datetime
 import tempfile
 from pathlib import Path
 
@@ -11,9 +12,10 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
-from core.store.benchmark import build_benchmark_file, import_benchmark_file
+from core.store.benchmark import build_benchmark_file
 from ui.auth import guarded_write, require_page
 from ui.session import engine
+from ui.set_import import import_as_set
 
 DATA = REPO_ROOT / "data"
 OUT_DIR = Path(os.environ.get("GAUNTLET_BUILD_DIR", REPO_ROOT / "var" / "built"))
@@ -100,13 +102,6 @@ if report:
             "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
             "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
         } for r in rows]), hide_index=True, key="build_preview")
-        actions = st.columns(2)
-        actions[0].download_button("Download JSONL", out.read_bytes(), file_name=out.name,
-                                   mime="application/jsonl", key="build_download")
-        if actions[1].button("Import into the benchmark database", key="build_import"):
-            result = guarded_write(lambda: import_benchmark_file(engine(), principal, out))
-            if result is not None and result.ok:
-                st.success(f"Imported: {len(result.created)} new, {len(result.new_versions)} new versions, "
-                           f"{len(result.unchanged)} unchanged.")
-            elif result is not None:
-                st.error("Import refused: " + "; ".join(str(e) for e in result.errors[:5]))
+        st.download_button("Download JSONL", out.read_bytes(), file_name=out.name, mime="application/jsonl",
+                           key="build_download")
+        import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")

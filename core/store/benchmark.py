@@ -12,8 +12,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
-from core.store.io import ImportReport, import_file
-from core.store.models import Constraint, Document, Domain, Instance
+from core.store.io import ImportReport, LineError, import_file, validate_file
+from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
+from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,10 @@ def instance_rows(
     statuses: list[str] | None = None,
     search: str = "",
     latest_only: bool = True,
+    set_id: int | None = None,
 ) -> list[InstanceRow]:
-    """Instances matching the filters (empty filter = all); `search` matches query, uid and document text."""
+    """Instances matching the filters (empty filter = all, set None = any set); `search` matches query, uid and
+    document text."""
     with Session(engine) as session:
         n_constraints = (
             select(Constraint.instance_id, func.count().label("n")).group_by(Constraint.instance_id).subquery()
@@ -77,6 +80,9 @@ def instance_rows(
             query = query.where(col(Instance.mode).in_(modes))
         if statuses:
             query = query.where(col(Instance.status).in_(statuses))
+        if set_id is not None:
+            members = select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)
+            query = query.where(col(Instance.id).in_(members))
         if search.strip():
             pattern = f"%{search.strip()}%"
             in_documents = select(Document.instance_id).where(
@@ -132,3 +138,19 @@ def import_benchmark_file(engine: Engine, principal: Principal | None, path: Pat
     """An admin imports a benchmark JSONL, changed instances as new versions (re-checked: import_benchmark)."""
     admin = authorize(engine, principal, "import_benchmark")
     return import_file(engine, path, on_existing="new_version", author=admin.username)
+
+
+def preview_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> tuple[list[LineError], list[PlannedInstance]]:
+    """An admin's preview of importing a benchmark JSONL (re-checked: import_benchmark): its validation errors, or
+    per instance whether it is new, unchanged or would change an existing instance (and how)."""
+    authorize(engine, principal, "import_benchmark")
+    validation = validate_file(path)
+    return validation.errors, ([] if validation.errors else plan_import(engine, validation.instances))
+
+
+def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path, set_name: str, *,
+                         on_changed: str | None = None, origin: str = "import") -> SetImportReport:
+    """An admin imports a benchmark JSONL as its own named set (re-checked: import_benchmark); existing instances
+    that would change need the explicit `on_changed` choice (core.store.sets.ON_CHANGED)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)

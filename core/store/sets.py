@@ -1,0 +1,268 @@
+"""Benchmark sets: each import or build is a named set of instance versions. Importing never supersedes an existing
+instance silently: the plan previews what would change, and instances whose content differs need an explicit choice
+(supersede them with new versions, import them under the set's own ids, or leave them out)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, func, select
+
+from core.store.io import LineError, _domain_ids, add_instance, instance_spec, validate_file
+from core.store.models import BenchmarkSet, BenchmarkSetMember, Domain, Instance, Response
+from core.store.schema import InstanceSpec
+
+ON_CHANGED: dict[str, str] = {
+    "rename": "import them under this set's own ids (<set>/<id>): nothing existing changes",
+    "supersede": "supersede: store them as new versions of the existing instances (old versions and their results stay)",
+    "skip": "leave them out: keep the existing instances, import only the new ones",
+}
+SCALAR_FIELDS = ("query", "mode", "origin", "protocol", "language", "domain")
+BLOCK_FIELDS = ("reference", "attributes", "metadata")
+
+
+@dataclass(frozen=True)
+class PlannedInstance:
+    """What importing one instance would do: 'new', 'unchanged' or 'changed' (with what differs from the latest)."""
+
+    uid: str
+    action: str
+    current_version: int | None = None
+    changes: tuple[str, ...] = ()
+
+
+@dataclass
+class SetImportReport:
+    """What a set import did: the set, counts per outcome, or the errors that made it import nothing."""
+
+    set_name: str = ""
+    created: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    renamed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{len(self.created)} new", f"{len(self.unchanged)} unchanged (shared with existing sets)",
+                 f"{len(self.renamed)} under the set's own ids", f"{len(self.superseded)} superseded",
+                 f"{len(self.skipped)} left out"]
+        return f"set {self.set_name!r}: " + ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class SetInfo:
+    """A benchmark set as listed in the app."""
+
+    id: int
+    name: str
+    origin: str
+    source: str
+    instances: int
+    created_by: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.origin}, {self.instances} instances)"
+
+
+def _by_id(items: Iterable[dict], key: str) -> dict[str, dict]:
+    return {str(item[key]): item for item in items}
+
+
+def _list_changes(name: str, old: list[dict], new: list[dict], key: str) -> list[str]:
+    before, after = _by_id(old, key), _by_id(new, key)
+    out = [f"{name} {k} added" for k in after if k not in before]
+    out += [f"{name} {k} removed" for k in before if k not in after]
+    for k in after:
+        if k in before and before[k] != after[k]:
+            fields = sorted(f for f in set(before[k]) | set(after[k]) if before[k].get(f) != after[k].get(f))
+            out.append(f"{name} {k}: {', '.join(fields)} changed")
+    if not out and [str(i[key]) for i in old] != [str(i[key]) for i in new]:
+        out.append(f"{name} order changed")
+    return out
+
+
+def spec_changes(old: InstanceSpec, new: InstanceSpec) -> list[str]:
+    """Readable differences between two versions of an instance (status and version are not content)."""
+    a, b = old.model_dump(), new.model_dump()
+    out = [f"{f}: {a[f]!r} → {b[f]!r}" if f != "query" else "query changed" for f in SCALAR_FIELDS if a[f] != b[f]]
+    out += _list_changes("constraint", a["constraints"], b["constraints"], "id")
+    out += _list_changes("document", a["documents"], b["documents"], "doc_id")
+    out += [f"{f} changed" for f in BLOCK_FIELDS if a[f] != b[f]]
+    return out
+
+
+def _latest(session: Session, uids: Iterable[str]) -> dict[str, Instance]:
+    rows = session.exec(select(Instance).where(col(Instance.uid).in_(list(uids)), Instance.is_latest == True)).all()  # noqa: E712
+    return {i.uid: i for i in rows}
+
+
+def plan_import(engine: Engine, specs: Sequence[tuple[int, InstanceSpec]]) -> list[PlannedInstance]:
+    """The preview of an import: per instance, new, unchanged or changed (and what changes) against the latest version."""
+    out = []
+    with Session(engine) as session:
+        latest = _latest(session, (s.id for _, s in specs))
+        for _, spec in specs:
+            current = latest.get(spec.id)
+            if current is None:
+                out.append(PlannedInstance(spec.id, "new"))
+                continue
+            changes = spec_changes(instance_spec(session, current), spec)
+            out.append(PlannedInstance(spec.id, "changed" if changes else "unchanged", current.version, tuple(changes)))
+    return out
+
+
+def set_slug(name: str) -> str:
+    """The id prefix of a set's own instances: lower case, letters, digits, '-' and '_'."""
+    return re.sub(r"[^a-z0-9_-]+", "-", name.strip().lower()).strip("-") or "set"
+
+
+def _check_name(session: Session, name: str) -> str:
+    clean = name.strip()
+    if not clean:
+        raise ValueError("set_name: give the set a name")
+    if session.exec(select(BenchmarkSet).where(BenchmarkSet.name == clean)).first() is not None:
+        raise ValueError(f"set_name: a set named {clean!r} already exists; choose another name")
+    return clean
+
+
+def import_set(
+    engine: Engine,
+    specs: Sequence[tuple[int, InstanceSpec]],
+    set_name: str,
+    *,
+    on_changed: str | None = None,
+    origin: str = "import",
+    source: str = "",
+    author: str = "",
+) -> SetImportReport:
+    """Import validated instances as a new named set in one transaction; any problem imports nothing.
+
+    New ids are created, identical ones join the set as they are; when some existing instances would change,
+    `on_changed` must say what to do with them (a key of ON_CHANGED), else nothing is imported.
+    """
+    if on_changed is not None and on_changed not in ON_CHANGED:
+        raise ValueError(f"on_changed: must be one of {', '.join(ON_CHANGED)}")
+    plan = {p.uid: p for p in plan_import(engine, specs)}
+    changed = [uid for uid, p in plan.items() if p.action == "changed"]
+    report = SetImportReport(set_name=set_name.strip())
+    if changed and on_changed is None:
+        report.errors.append(LineError(0, "on_changed", f"{len(changed)} instances already exist with different content "
+                                       f"({', '.join(changed[:5])}{'…' if len(changed) > 5 else ''}): choose "
+                                       f"{', '.join(ON_CHANGED)} after reading the preview"))
+        return report
+    with Session(engine) as session:
+        try:
+            name = _check_name(session, set_name)
+        except ValueError as exc:
+            report.errors.append(LineError(0, "set_name", str(exc).partition(": ")[2]))
+            return report
+        prefix = set_slug(name)
+        renamed = {uid: f"{prefix}/{uid}" for uid in changed if on_changed == "rename"}
+        taken = _latest(session, renamed.values())
+        for uid, new_uid in renamed.items():
+            if new_uid in taken:
+                report.errors.append(LineError(0, "set_name", f"id {new_uid!r} already exists; choose another set name"))
+        if report.errors:
+            return report
+        bench_set = BenchmarkSet(name=name, origin=origin, source=source, created_by=author)
+        session.add(bench_set)
+        session.flush()
+        latest = _latest(session, plan)
+        domain_ids = _domain_ids(session, (s.domain for _, s in specs), {})
+        members: list[int] = []
+        for _, spec in specs:
+            action = plan[spec.id].action
+            if action == "unchanged":
+                members.append(latest[spec.id].id)
+                report.unchanged.append(spec.id)
+            elif action == "new":
+                members.append(add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author).id)
+                report.created.append(spec.id)
+            elif on_changed == "skip":
+                report.skipped.append(spec.id)
+            elif on_changed == "rename":
+                own = spec.model_copy(update={"id": renamed[spec.id], "version": 1})
+                members.append(add_instance(session, own, domain_ids[spec.domain], version=1, author=author).id)
+                report.renamed.append(own.id)
+            else:
+                current = latest[spec.id]
+                current.is_latest = False
+                session.add(current)
+                session.flush()
+                members.append(add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1,
+                                            author=author).id)
+                report.superseded.append(spec.id)
+        session.add_all(BenchmarkSetMember(set_id=bench_set.id, instance_id=i) for i in dict.fromkeys(members))
+        session.commit()
+    return report
+
+
+def import_set_file(engine: Engine, path, set_name: str, *, on_changed: str | None = None, origin: str = "import",
+                    author: str = "") -> SetImportReport:
+    """Validate a JSONL benchmark, then import it as a new named set (see import_set)."""
+    validation = validate_file(path)
+    if not validation.ok:
+        return SetImportReport(set_name=set_name, errors=validation.errors)
+    return import_set(engine, validation.instances, set_name, on_changed=on_changed, origin=origin,
+                      source=getattr(path, "name", str(path)), author=author)
+
+
+def benchmark_sets(engine: Engine) -> list[SetInfo]:
+    """Every benchmark set with its instance count, newest first."""
+    with Session(engine) as session:
+        counts = dict(session.exec(select(BenchmarkSetMember.set_id, func.count()).group_by(BenchmarkSetMember.set_id)).all())
+        rows = session.exec(select(BenchmarkSet).order_by(col(BenchmarkSet.id).desc())).all()
+    return [SetInfo(s.id, s.name, s.origin, s.source, counts.get(s.id, 0), s.created_by) for s in rows]
+
+
+def set_names_of(engine: Engine, instance_id: int) -> list[str]:
+    """Names of the sets an instance version belongs to."""
+    with Session(engine) as session:
+        rows = session.exec(select(BenchmarkSet.name).join(BenchmarkSetMember, BenchmarkSetMember.set_id == BenchmarkSet.id)
+                            .where(BenchmarkSetMember.instance_id == instance_id).order_by(BenchmarkSet.name)).all()
+    return list(rows)
+
+
+def set_instance_ids(engine: Engine, set_id: int) -> set[int]:
+    """Instance version ids of a set."""
+    with Session(engine) as session:
+        return set(session.exec(select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)).all())
+
+
+def scoped_response_ids(engine: Engine, run_ids: Sequence[int], set_id: int | None = None,
+                        accepted_only: bool = False) -> set[int]:
+    """Responses of the runs whose instance version is in the set (None: any) and, optionally, accepted by experts."""
+    query = select(Response.id).join(Instance, Instance.id == Response.instance_id).where(col(Response.run_id).in_(list(run_ids)))
+    if set_id is not None:
+        query = query.join(BenchmarkSetMember, BenchmarkSetMember.instance_id == Instance.id).where(
+            BenchmarkSetMember.set_id == set_id)
+    if accepted_only:
+        query = query.where(Instance.status == "accepted")
+    with Session(engine) as session:
+        return set(session.exec(query).all())
+
+
+def unknown_domains(engine: Engine, names: Iterable[str]) -> list[str]:
+    """The names that are not existing domains (an expert's domains must exist: a typo is an error)."""
+    with Session(engine) as session:
+        known = set(session.exec(select(Domain.name)).all())
+    return sorted({n.strip() for n in names if n and n.strip()} - known)
+
+
+def check_domains(engine: Engine, names: Iterable[str]) -> None:
+    """Raise ValueError('domains: ...') when a name is not an existing domain, listing the known ones."""
+    unknown = unknown_domains(engine, names)
+    if unknown:
+        with Session(engine) as session:
+            known = sorted(session.exec(select(Domain.name)).all())
+        raise ValueError(f"domains: unknown domain {', '.join(map(repr, unknown))}; known: {', '.join(known) or 'none yet'}")
