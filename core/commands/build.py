@@ -29,10 +29,11 @@ def llm_complete_json(model_name: str) -> Callable[[str], dict]:
     if model is None:
         raise typer.BadParameter(f"no model named {model_name!r}; register it with `gauntlet models add`")
     client = make_client(config_from_model(model), engine)
+    loop = asyncio.new_event_loop()  # one loop for every call: the provider's async HTTP client is bound to it
 
     def complete_json(prompt: str) -> dict:
         messages = [ChatMessage(role="user", content=prompt)]
-        completion = asyncio.run(client.complete(messages, purpose="build:construction"))
+        completion = loop.run_until_complete(client.complete(messages, purpose="build:construction"))
         return extract_json_object(completion.text) or {}
 
     return complete_json

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from core.construction.retrieval import DEFAULT_INDEX_DIR
 from core.protocols.ragstress import CONDITION_NAMES, TOP_K
 
 ragstress_app = typer.Typer(help="RAGStress: knowledge-base corruption by type and severity (MMLU).",
@@ -44,6 +45,8 @@ def register(app: typer.Typer) -> None:
         top_k: Annotated[int, typer.Option("--top-k", help="Documents retrieved per condition.")] = TOP_K,
         bm25_only: Annotated[bool, typer.Option("--bm25-only", help="Skip the dense retriever.")] = False,
         limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+        index_dir: Annotated[Path, typer.Option("--index-dir", help="Where the index persists (reused when the "
+                                                "knowledge base is unchanged).")] = DEFAULT_INDEX_DIR,
         llm: Annotated[str | None, typer.Option(
             "--llm", help="Registered model that writes the corrupted entries (offline when absent).")] = None,
     ) -> None:
@@ -56,7 +59,7 @@ def register(app: typer.Typer) -> None:
 
             writer = LlmWriter(llm_complete_json(llm), llm)
         report = build_ragstress(questions, out, seed, top_k=top_k, embedder=None if bm25_only else "minilm-onnx",
-                                 writer=writer, limit=limit)
+                                 index_dir=index_dir, writer=writer, limit=limit)
         summary = {k: v for k, v in report.to_dict().items() if k != "conditions"}
         typer.echo(json.dumps(summary, indent=2))
         typer.echo(f"{'condition':<24}{'queries':>8}{'no-retrieval':>14}{'own entry first':>17}{'corrupted share':>17}")
