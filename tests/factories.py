@@ -76,3 +76,12 @@ def add_model(engine: Engine, name: str, provider: str = "openai", *, price_in: 
         session.add(model)
         session.commit()
         return model.id
+
+
+def add_fake_server_model(engine: Engine, name: str, base_url: str, env: dict[str, str], timeout_s: int = 10) -> int:
+    """Register an openai_compatible model that calls a fake server at `base_url` (its /v1 API); the URL and key
+    variables it reads are added to `env` for the caller to set. Returns the model id."""
+    prefix = name.upper().replace("-", "_").replace(":", "_")
+    env[f"{prefix}_URL"], env[f"{prefix}_KEY"] = base_url + "/v1", "test-key"
+    return add_model(engine, name, "openai_compatible", max_output_tokens=256,
+                     settings={"base_url_env": f"{prefix}_URL", "api_key_env": f"{prefix}_KEY", "timeout_s": timeout_s})

@@ -23,7 +23,7 @@ from core.store.db import make_engine, upgrade
 from core.store.io import import_file
 from core.store.schema import AnswerSpec, InstanceSpec
 from core.testing.fake_server import FakeLLMServer, ScriptRule
-from tests.factories import add_model
+from tests.factories import add_fake_server_model
 from tests.importers.conftest import second_engine  # noqa: F401  (a second migrated database, for round trips)
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "domainrag"
@@ -79,13 +79,6 @@ class World:
     specs: tuple[InstanceSpec, ...]
 
 
-def _register(engine, name: str, server: FakeLLMServer, env: dict[str, str]) -> None:
-    prefix = name.upper().replace("-", "_")
-    env[f"{prefix}_URL"], env[f"{prefix}_KEY"] = server.base_url + "/v1", "test-key"
-    add_model(engine, name, "openai_compatible", max_output_tokens=256,
-              settings={"base_url_env": f"{prefix}_URL", "api_key_env": f"{prefix}_KEY", "timeout_s": 10})
-
-
 @pytest.fixture(scope="session")
 def world(tmp_path_factory) -> World:
     """The first questions of every sub-set, built, imported, answered by both bots under every condition, scored."""
@@ -101,8 +94,8 @@ def world(tmp_path_factory) -> World:
     gold, anti = FakeLLMServer(script=gold_rules).start(), FakeLLMServer(script=anti_rules).start()
     env: dict[str, str] = {}
     try:
-        _register(engine, GOLD, gold, env)
-        _register(engine, ANTI_BOT, anti, env)
+        add_fake_server_model(engine, GOLD, gold.base_url, env)
+        add_fake_server_model(engine, ANTI_BOT, anti.base_url, env)
         os.environ.update(env)
         run_id = runs.create_run(engine, runs.RunOptions(models=[GOLD, ANTI_BOT], conditions=CONDITIONS,
                                                          concurrency=16))
