@@ -94,6 +94,6 @@ def test_budget_is_checked_across_workers(engine, monkeypatch, tmp_path):
     snapshot = runs.progress_snapshot(engine, run_id)
     assert result.status == snapshot.status == "budget_stopped"
     assert snapshot.pending > 0 and snapshot.done + snapshot.failed + snapshot.pending == 40
-    in_flight = 2  # one call per worker (concurrency 2 over 2 workers)
-    assert budget <= snapshot.spent_usd <= budget + (in_flight + 2) * per_call * 1.5
+    # every call's worst case (max output tokens) is reserved on the run before it is sent, across the workers
+    assert 0 < snapshot.spent_usd <= budget
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import random
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from sqlalchemy import Table, insert
@@ -14,13 +16,14 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.base import Executable
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from core.store.models import LLMCall, Model, utc_now
 from core.generation.providers import get_provider
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, Provider, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter, SystemClock
+from core.generation.tokens import count_tokens
 
 NON_SEMANTIC_SETTINGS = frozenset({"api_key_env", "base_url_env", "base_url", "timeout_s", "send_temperature"})
 BACKOFF_BASE_S = 0.5
@@ -36,23 +39,70 @@ def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
     return dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
 
 
+Write = tuple[Executable, dict[str, Any]]
+Unit = Callable[[Connection], Any]
+DB_PATIENCE_ENV = "GAUNTLET_DB_PATIENCE_S"
+DB_PATIENCE_S = 120.0
+LOCK_RETRY_S = 0.2
+
+
+class DatabaseLocked(RuntimeError):
+    """Another process held the database's write lock longer than we wait (busy timeout, then DB_PATIENCE_S)."""
+
+
+def db_patience() -> float:
+    """Seconds a write keeps retrying while the database is locked ($GAUNTLET_DB_PATIENCE_S, default 120)."""
+    try:
+        return max(0.0, float(os.environ.get(DB_PATIENCE_ENV, DB_PATIENCE_S)))
+    except ValueError:
+        return DB_PATIENCE_S
+
+
+def is_lock_error(error: BaseException) -> bool:
+    """A 'database is locked / busy' error (SQLite past its busy timeout; lock timeouts elsewhere)."""
+    text = str(getattr(error, "orig", error)).lower()
+    return isinstance(error, OperationalError) and ("locked" in text or "busy" in text or "lock timeout" in text)
+
+
+def with_lock_patience(engine: Engine, unit: Unit, patience: float | None = None) -> Any:
+    """Run `unit` in one transaction, retrying while the database is locked; DatabaseLocked after the patience."""
+    deadline = time.monotonic() + (db_patience() if patience is None else patience)
+    while True:
+        try:
+            with engine.begin() as conn:
+                return unit(conn)
+        except OperationalError as error:
+            if not is_lock_error(error):
+                raise
+            if time.monotonic() >= deadline:
+                raise DatabaseLocked(
+                    "the database stayed locked by another process (a write lock held longer than the busy timeout "
+                    f"and {db_patience():g} s of retries)") from None
+            time.sleep(LOCK_RETRY_S)
+
+
 class GroupWriter:
-    """Group commit on the event loop: writes queued in one loop turn share one transaction (consecutive writes of
-    one statement go as one executemany); each awaiter resumes only after its write is committed."""
+    """Group commit on the event loop: the units queued in one loop turn share one transaction (the same statement
+    of several units goes as one executemany); each awaiter resumes only after its unit is committed, and a unit is
+    all or nothing. A locked database is retried (db_patience), then every waiting unit gets DatabaseLocked."""
 
     def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
-        self._jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]] = []
+        self._jobs: list[tuple[list[Write] | Unit, asyncio.Future]] = []
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
         """Execute `statement` with `params` and wait for the commit."""
+        await self.commit([(statement, params)])
+
+    async def commit(self, writes: list[Write] | Unit) -> Any:
+        """Commit `writes` (statements with parameters, or a function of the connection) atomically; its result."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if not self._jobs:
             loop.call_soon(self._flush)
-        self._jobs.append((statement, params, future))
-        await future
+        self._jobs.append((writes, future))
+        return await future
 
     def close(self) -> None:
         """Commit anything still queued."""
@@ -63,44 +113,52 @@ class GroupWriter:
         if not jobs:
             return
         try:
-            with self.engine.begin() as conn:
-                for statement, group in _consecutive(jobs):
-                    conn.execute(statement, group)
-                if self.observe is not None:
-                    self.observe(conn)
-            outcomes: list[BaseException | None] = [None] * len(jobs)
-        except Exception:  # noqa: BLE001 - one bad write must not sink the others: retry them one by one
-            outcomes = [_commit_one(self.engine, statement, params) for statement, params, _ in jobs]
-        for (_, _, future), error in zip(jobs, outcomes, strict=True):
-            _settle(future, error)
+            results = with_lock_patience(self.engine, lambda conn: self._apply(conn, [unit for unit, _ in jobs]))
+            outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
+        except DatabaseLocked as error:
+            outcomes = [(None, error)] * len(jobs)
+        except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
+            outcomes = [_commit_one(self.engine, unit) for unit, _ in jobs]
+        for (_, future), (result, error) in zip(jobs, outcomes, strict=True):
+            _settle(future, result, error)
+
+    def _apply(self, conn: Connection, units: list[list[Write] | Unit]) -> list[Any]:
+        batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
+        for unit in units:
+            for statement, params in unit if isinstance(unit, list) else ():
+                batches.setdefault(id(statement), (statement, []))[1].append(params)
+        for statement, group in batches.values():
+            conn.execute(statement, group)
+        results = [None if isinstance(unit, list) else unit(conn) for unit in units]
+        if self.observe is not None:
+            self.observe(conn)
+        return results
 
 
-def _consecutive(jobs: list[tuple[Executable, dict[str, Any], asyncio.Future]]) -> list[tuple[Executable, list]]:
-    groups: list[tuple[Executable, list]] = []
-    for statement, params, _ in jobs:
-        if groups and groups[-1][0] is statement:
-            groups[-1][1].append(params)
-        else:
-            groups.append((statement, [params]))
-    return groups
-
-
-def _commit_one(engine: Engine, statement: Executable, params: dict[str, Any]) -> BaseException | None:
-    try:
-        with engine.begin() as conn:
-            conn.execute(statement, params)
-    except IntegrityError:
-        return None  # the cache row already exists
-    except Exception as error:  # noqa: BLE001 - handed to the awaiting coroutine
-        return error
+def _run_unit(conn: Connection, unit: list[Write] | Unit) -> Any:
+    if not isinstance(unit, list):
+        return unit(conn)
+    for statement, params in unit:
+        conn.execute(statement, params)
     return None
 
 
-def _settle(future: asyncio.Future, error: BaseException | None) -> None:
+def _commit_one(engine: Engine, unit: list[Write] | Unit) -> tuple[Any, BaseException | None]:
+    try:
+        return with_lock_patience(engine, lambda conn: _run_unit(conn, unit)), None
+    except IntegrityError as error:
+        if isinstance(unit, list) and len(unit) == 1:
+            return None, None  # a lone cache row that already exists (dialects without insert-or-ignore)
+        return None, error
+    except Exception as error:  # noqa: BLE001 - handed to the awaiting coroutine
+        return None, error
+
+
+def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
     if future.done():
         return
     if error is None:
-        future.set_result(None)
+        future.set_result(result)
     else:
         future.set_exception(error)
 
@@ -205,23 +263,36 @@ class LLMClient:
         if close is not None:
             await close()
 
-    async def complete(self, messages: list[ChatMessage], *, purpose: str = "generate") -> Completion:
-        """The completion for `messages`: from the cache if this exact call was made before, else from the provider."""
+    async def complete(self, messages: list[ChatMessage], *, purpose: str = "generate",
+                       reserve: Callable[[float], Awaitable[None]] | None = None,
+                       persist: Callable[[Completion], list[Write]] | None = None) -> Completion:
+        """The completion for `messages`: from the cache if this exact call was made before, else from the provider.
+
+        Before a paid call is sent, `reserve(max_cost)` is awaited (it may raise to refuse the call). The answer is
+        persisted the moment it arrives: the cache row and `persist(completion)`'s writes in one transaction (an
+        answer from the cache commits `persist`'s writes alone).
+        """
         key = self.key_for(messages)
         if key in self._preloaded:
             cached = self._preloaded.pop(key)
         else:
             cached = await asyncio.to_thread(self._lookup, key)
+        if cached is None and key in self._inflight:
+            shared = await asyncio.shield(self._inflight[key])
+            cached = shared.model_copy(update={"cached": True, "attempts": 0})
         if cached is not None:
+            if persist is not None:
+                await self._commit(persist(cached))
             return cached
-        if key in self._inflight:
-            return (await asyncio.shield(self._inflight[key])).model_copy(update={"cached": True, "attempts": 0})
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
+            if reserve is not None:
+                await reserve(self.max_cost(messages))
             completion = await self._call_with_retries(messages)
             completion = completion.model_copy(update={"cache_key": key})
-            await self._store(key, messages, completion, purpose)
+            await self._commit([self._cache_write(key, messages, completion, purpose),
+                                *(persist(completion) if persist is not None else [])])
             future.set_result(completion)
             return completion
         except BaseException as exc:
@@ -230,6 +301,10 @@ class LLMClient:
             raise
         finally:
             del self._inflight[key]
+
+    def max_cost(self, messages: list[ChatMessage]) -> float:
+        """The cost a call is reserved at: its estimated input tokens and the model's max output tokens."""
+        return self.config.cost_usd(sum(count_tokens(m.content) for m in messages), self.config.max_output_tokens)
 
     async def _call_with_retries(self, messages: list[ChatMessage]) -> Completion:
         tokens = sum(estimate_tokens(m.content) for m in messages) + self.config.max_output_tokens
@@ -251,7 +326,7 @@ class LLMClient:
             row = session.get(LLMCall, key)
             return _cached_completion(row) if row is not None else None
 
-    async def _store(self, key: str, messages: list[ChatMessage], completion: Completion, purpose: str) -> None:
+    def _cache_write(self, key: str, messages: list[ChatMessage], completion: Completion, purpose: str) -> Write:
         row = {
             "key": key,
             "provider": self.config.provider,
@@ -265,11 +340,15 @@ class LLMClient:
             "purpose": purpose,
             "created_at": utc_now(),
         }
+        return self._insert, row
 
+    async def _commit(self, writes: list[Write]) -> None:
         if self.writer is not None:
-            await self.writer.write(self._insert, row)
-        else:
-            await asyncio.to_thread(_commit_one, self.engine, self._insert, row)
+            await self.writer.commit(writes)
+            return
+        _, error = await asyncio.to_thread(_commit_one, self.engine, writes)
+        if error is not None:
+            raise error
 
 
 def _cached_completion(row: LLMCall) -> Completion:

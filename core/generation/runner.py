@@ -16,16 +16,18 @@ from multiprocessing import connection as mp_connection
 from typing import Any
 
 from sqlalchemy import bindparam, update
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError
+from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import GroupWriter, LLMClient, config_from_model
+from core.generation.llm import DatabaseLocked, GroupWriter, LLMClient, Write, config_from_model, with_lock_patience
 from core.store.models import Model, Response, Run, utc_now
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
 from core.generation.runs import (
     CANCEL_REQUEST,
+    Holding,
     ItemPrompt,
     PendingItem,
     ProgressFn,
@@ -33,12 +35,17 @@ from core.generation.runs import (
     RunOptions,
     RunProgress,
     check_options,
+    check_prices,
     get_run,
     load_prompt_plans,
     save_options,
     pending_items,
     progress_snapshot,
+    release_lease,
+    renew_lease,
+    run_lease,
     run_options,
+    take_lease,
 )
 
 
@@ -51,23 +58,34 @@ RUNS = Run.__table__
 RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
     status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
     cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
-    input_tokens=bindparam("p_in"), output_tokens=bindparam("p_out"), cost_usd=bindparam("p_cost"),
+    input_tokens=bindparam("p_in"), output_tokens=bindparam("p_out"), cost_usd=bindparam("p_cost"), reserved_usd=None,
     prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
     finished_at=bindparam("p_finished", type_=RESPONSES.c.finished_at.type),
 )
 RESPONSE_FAILED = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
     status="failed", error=bindparam("p_error"), attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
-    prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
+    reserved_usd=None, prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
     finished_at=bindparam("p_finished", type_=RESPONSES.c.finished_at.type),
 )
 RUN_SPEND = update(RUNS).where(RUNS.c.id == bindparam("p_id")).values(
-    spent_usd=RUNS.c.spent_usd + bindparam("p_paid"))
+    spent_usd=RUNS.c.spent_usd + bindparam("p_paid"), reserved_usd=RUNS.c.reserved_usd - bindparam("p_released"))
+BUDGET_SLACK_USD = 1e-12
+RESERVE_RETRY_S = 0.5
+
+
+class BudgetReached(Exception):
+    """A call's reservation would take the run's spend + reservations past its budget: the call is not sent."""
+
+
 class _Execution:
     """State of one execution of a run's pending items: one process, or one shard of a multi-process run."""
 
     def __init__(self, engine: Engine, run_id: int, options: RunOptions, clock: Clock | None,
-                 progress: ProgressFn | None, shard: tuple[int, int] | None = None) -> None:
+                 progress: ProgressFn | None, shard: tuple[int, int] | None = None,
+                 holding: Holding | None = None) -> None:
         self.engine = engine
+        self.holding = holding
+        self.released = asyncio.Event()
         self.shard = shard
         self.parent_pid = os.getppid()
         self.notes: list[str] = []
@@ -85,7 +103,7 @@ class _Execution:
 
     def budget_reached(self) -> bool:
         budget = self.options.budget_usd
-        return budget is not None and self.spent >= budget
+        return budget is not None and self.spent >= budget - BUDGET_SLACK_USD
 
     async def run(self) -> RunProgress:
         with Session(self.engine) as session:
@@ -99,6 +117,7 @@ class _Execution:
                 Response.run_id == self.run_id, Response.status == "done")).all())
             self.counts["failed"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "failed")).all())
+        check_prices([models[model_id] for model_id in {item.model_id for item in items}])
         self.pending = len(items)
         book = PromptBook(plans, self.options.context_policy)
         configs = {model_id: config_from_model(models[model_id]) for model_id in {item.model_id for item in items}}
@@ -151,34 +170,98 @@ class _Execution:
             await self._process(item, clients[item.model_id], prompt.messages, prompt.meta)
 
     async def _process(self, item: PendingItem, client: LLMClient, messages: list[ChatMessage], meta: dict) -> None:
+        """Reserve the call's cost, send it, and persist the answer with its spend in one transaction on arrival."""
+        reserved: float | None = None
+
+        async def reserve(amount: float) -> None:
+            nonlocal reserved
+            await self._reserve(item, amount)
+            reserved = amount
+
         try:
-            completion = await client.complete(messages, purpose="generate")
+            completion = await client.complete(messages, purpose="generate", reserve=reserve,
+                                               persist=lambda c: self._done_writes(item, c, meta, reserved))
+        except BudgetReached:
+            self.stop_reason = self.stop_reason or "budget"  # never sent: the item stays pending
+            return
+        except DatabaseLocked as error:
+            self._stop_for_database(error)  # the item stays pending; a reserved call in flight is re-bought on resume
+            return
         except ProviderError as error:
-            await self._write_failed(item, f"{error.kind}: {redact(str(error))}", getattr(error, "attempts", 1), meta)
+            await self._write_failed(item, f"{error.kind}: {redact(str(error))}", getattr(error, "attempts", 1), meta,
+                                     reserved)
             return
         except Exception as error:  # noqa: BLE001 - nothing is silently skipped: the item fails with the reason
             log.exception("item %s failed unexpectedly", item.response_id)
-            await self._write_failed(item, f"unexpected: {redact(f'{type(error).__name__}: {error}')}", 1, meta)
+            await self._write_failed(item, f"unexpected: {redact(f'{type(error).__name__}: {error}')}", 1, meta,
+                                     reserved)
             return
-        paid = 0.0 if completion.cached else completion.cost_usd
-        self.spent += paid
-        await self._write_done(item, completion, meta, paid)
+        self.spent += 0.0 if completion.cached else completion.cost_usd
+        self._release_wakeup(reserved)
         self.counts["cached"] += int(completion.cached)
         self._advance("done")
 
-    async def _write_done(self, item: PendingItem, completion: Completion, meta: dict, paid: float) -> None:
-        await self.writer.write(RESPONSE_DONE, {
+    def _done_writes(self, item: PendingItem, completion: Completion, meta: dict, reserved: float | None) -> list[Write]:
+        """The writes that record an answer: the response done and the run's spend (its reservation released)."""
+        writes: list[Write] = [(RESPONSE_DONE, {
             "p_id": item.response_id, "p_text": completion.text, "p_attempts": completion.attempts,
             "p_cache_key": completion.cache_key, "p_cached": completion.cached, "p_latency": completion.latency_ms,
             "p_in": completion.input_tokens, "p_out": completion.output_tokens, "p_cost": completion.cost_usd,
             "p_meta": meta, "p_finished": utc_now(),
-        })
-        if paid:
-            await self.writer.write(RUN_SPEND, {"p_id": self.run_id, "p_paid": paid})
+        })]
+        paid = 0.0 if completion.cached else completion.cost_usd
+        if paid or reserved:
+            writes.append((RUN_SPEND, {"p_id": self.run_id, "p_paid": paid, "p_released": reserved or 0.0}))
+        return writes
 
-    async def _write_failed(self, item: PendingItem, reason: str, attempts: int, meta: dict) -> None:
-        await self.writer.write(RESPONSE_FAILED, {"p_id": item.response_id, "p_error": reason, "p_attempts": attempts,
-                                                  "p_meta": meta, "p_finished": utc_now()})
+    async def _reserve(self, item: PendingItem, amount: float) -> None:
+        """Reserve `amount` on the run before sending (marks the call in flight); waits while other calls in flight
+        may free budget, raises BudgetReached when the budget cannot cover it."""
+        while True:
+            ok, in_flight = await self.writer.commit(lambda conn: self._try_reserve(conn, item.response_id, amount))
+            if ok:
+                return
+            if self.stop_reason or in_flight <= BUDGET_SLACK_USD:
+                raise BudgetReached()
+            self.released.clear()
+            try:
+                await asyncio.wait_for(self.released.wait(), RESERVE_RETRY_S)
+            except TimeoutError:
+                pass
+
+    def _try_reserve(self, conn: Connection, response_id: int, amount: float) -> tuple[bool, float]:
+        condition = RUNS.c.id == self.run_id
+        budget = self.options.budget_usd
+        if budget is not None:
+            committed = RUNS.c.spent_usd + RUNS.c.reserved_usd + RUNS.c.rebought_usd
+            condition = condition & (committed + amount <= budget + BUDGET_SLACK_USD)
+        if conn.execute(update(RUNS).where(condition).values(reserved_usd=RUNS.c.reserved_usd + amount)).rowcount:
+            conn.execute(update(RESPONSES).where(RESPONSES.c.id == response_id).values(reserved_usd=amount))
+            return True, 0.0
+        reserved = conn.execute(select(RUNS.c.reserved_usd).where(RUNS.c.id == self.run_id)).scalar_one()
+        return False, float(reserved or 0.0)
+
+    def _release_wakeup(self, reserved: float | None) -> None:
+        if reserved:
+            self.released.set()
+
+    def _stop_for_database(self, error: DatabaseLocked) -> None:
+        if self.stop_reason != "database":
+            self.notes.append(f"stopped: {error}; resume with gauntlet run --resume {self.run_id}")
+        self.stop_reason = "database"
+
+    async def _write_failed(self, item: PendingItem, reason: str, attempts: int, meta: dict,
+                            reserved: float | None = None) -> None:
+        writes: list[Write] = [(RESPONSE_FAILED, {"p_id": item.response_id, "p_error": reason,
+                                                  "p_attempts": attempts, "p_meta": meta, "p_finished": utc_now()})]
+        if reserved:
+            writes.append((RUN_SPEND, {"p_id": self.run_id, "p_paid": 0.0, "p_released": reserved}))
+        try:
+            await self.writer.commit(writes)
+        except DatabaseLocked as error:
+            self._stop_for_database(error)
+            return
+        self._release_wakeup(reserved)
         log.warning("item %s failed: %s", item.response_id, reason)
         self._advance("failed")
 
@@ -211,6 +294,7 @@ class _Execution:
             sentinels = [process.sentinel for process in running]
             ended = await asyncio.to_thread(mp_connection.wait, sentinels, MONITOR_INTERVAL_S)
             running = [process for process in running if process.sentinel not in ended]
+            await self._beat()
             snapshot = await asyncio.to_thread(progress_snapshot, self.engine, self.run_id,
                                                time.monotonic() - self.started)
             if snapshot.status == CANCEL_REQUEST:
@@ -261,21 +345,32 @@ class _Execution:
     async def _monitor(self) -> None:
         while True:
             await asyncio.sleep(MONITOR_INTERVAL_S)
-            status, spent = await asyncio.to_thread(self._heartbeat)
-            if status == CANCEL_REQUEST:
-                self.stop_reason = "cancel"
+            status, spent = await self._beat()
             if self.shard is not None:
                 self.spent = max(self.spent, spent)
                 if os.getppid() != self.parent_pid:
                     self.stop_reason = "cancel"  # the parent is gone: stop dispatching, leave the rest pending
 
-    def _heartbeat(self) -> tuple[str, float]:
-        with Session(self.engine) as session:
-            run = get_run(session, self.run_id)
-            run.heartbeat_at = utc_now()
-            session.add(run)
-            session.commit()
-            return run.status, run.spent_usd
+    async def _beat(self) -> tuple[str, float]:
+        """Heartbeat (and lease renewal); a locked database skips a beat, a lost lease stops dispatching."""
+        try:
+            status, spent, owned = await asyncio.to_thread(self._heartbeat)
+        except OperationalError as error:
+            log.warning("heartbeat of run %s skipped: %s", self.run_id, str(error).splitlines()[0])
+            return "running", self.spent
+        if status == CANCEL_REQUEST:
+            self.stop_reason = "cancel"
+        if not owned and self.stop_reason != "lease_lost":
+            self.notes.append("stopped: another executor took the run over (this one missed its heartbeats)")
+            self.stop_reason = "lease_lost"
+        return status, spent
+
+    def _heartbeat(self) -> tuple[str, float, bool]:
+        with self.engine.begin() as conn:
+            owned = self.holding is None or renew_lease(conn, self.holding)
+            conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(heartbeat_at=utc_now()))
+            row = conn.execute(select(RUNS.c.status, RUNS.c.spent_usd).where(RUNS.c.id == self.run_id)).one()
+            return row.status, float(row.spent_usd or 0.0), owned
 
     def _install_signal_handler(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -295,26 +390,51 @@ class _Execution:
         if self.shard is not None:
             status = {"cancel": "cancelled", "budget": "budget_stopped"}.get(self.stop_reason or "", "done")
             return self.snapshot(status)
-        with Session(self.engine) as session:
-            run = get_run(session, self.run_id)
-            pending = len(session.exec(select(Response.id).where(
-                Response.run_id == self.run_id, Response.status == "pending")).all())
-            if self.stop_reason == "cancel" or run.status == CANCEL_REQUEST:
-                run.status = "cancelled"
-            elif pending and self.stop_reason == "budget":
-                run.status = "budget_stopped"
-            elif pending:
-                run.status = "pending"
-            else:
-                run.status = "done"
-            run.message = "; ".join([f"{self.counts['done']} done, {self.counts['failed']} failed, {pending} pending",
-                                     f"spent ${run.spent_usd:.4f}", *self.notes])
-            run.finished_at = utc_now() if run.status != "pending" else None
-            session.add(run)
-            session.commit()
-            status = run.status
+        if self.stop_reason == "lease_lost":
+            return self.snapshot("pending")  # the run is someone else's now: write nothing
+        status = with_lock_patience(self.engine, self._write_final_status)
         log.info("run %s %s", self.run_id, status)
         return self.snapshot(status)
+
+    def _write_final_status(self, conn: Connection) -> str:
+        run = conn.execute(select(RUNS).where(RUNS.c.id == self.run_id)).one()
+        pending = conn.execute(select(RESPONSES.c.id).where(RESPONSES.c.run_id == self.run_id,
+                                                            RESPONSES.c.status == "pending")).all()
+        if self.stop_reason == "cancel" or run.status == CANCEL_REQUEST:
+            status = "cancelled"
+        elif pending and self.stop_reason == "budget":
+            status = "budget_stopped"
+        else:
+            status = "pending" if pending else "done"
+        self.spent = float(run.spent_usd)
+        rebought = [rebought_note(run.rebought_calls, run.rebought_usd)] if run.rebought_calls else []
+        message = "; ".join([f"{self.counts['done']} done, {self.counts['failed']} failed, {len(pending)} pending",
+                             f"spent ${run.spent_usd:.4f}", *rebought, *self.notes])
+        conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(
+            status=status, message=message, finished_at=utc_now() if status != "pending" else None))
+        return status
+
+
+def rebought_note(calls: int, usd: float) -> str:
+    """How many calls were in flight when an executor died (their answers lost, so bought again) and their cost."""
+    return f"re-bought: {calls} calls, ${usd:.4f} (in flight when an executor died; reserved at max output tokens)"
+
+
+def recover_in_flight(engine: Engine, run_id: int) -> tuple[int, float]:
+    """Under the run's lease, before anything is sent: the calls still marked in flight were lost with a dead
+    executor (their answers never saved); count them as re-bought on the run and clear every reservation."""
+    def recover(conn: Connection) -> tuple[int, float]:
+        lost = conn.execute(select(RESPONSES.c.reserved_usd).where(
+            RESPONSES.c.run_id == run_id, col(RESPONSES.c.reserved_usd).is_not(None))).scalars().all()
+        calls, usd = len(lost), float(sum(lost))
+        if calls:
+            conn.execute(update(RESPONSES).where(RESPONSES.c.run_id == run_id,
+                                                 col(RESPONSES.c.reserved_usd).is_not(None)).values(reserved_usd=None))
+        conn.execute(update(RUNS).where(RUNS.c.id == run_id).values(
+            reserved_usd=0.0, rebought_calls=RUNS.c.rebought_calls + calls, rebought_usd=RUNS.c.rebought_usd + usd))
+        return calls, usd
+
+    return with_lock_patience(engine, recover)
 
 
 async def execute_run(
@@ -324,19 +444,36 @@ async def execute_run(
     progress: ProgressFn | None = None,
     clock: Clock | None = None,
     overrides: dict[str, Any] | None = None,
+    wait_s: float = 0.0,
 ) -> RunProgress:
-    """Process every pending item of the run; ends done, budget_stopped or cancelled, every item done/failed/listed."""
-    options = run_options(engine, run_id)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            setattr(options, key, value)
-    check_options(options)
-    if overrides:
-        save_options(engine, run_id, options)
-    execution = _Execution(engine, run_id, options, clock, progress)
-    if options.workers > 1:
-        return await execution.run_sharded(options.workers)
-    return await execution.run()
+    """Process every pending item of the run; ends done, budget_stopped or cancelled, every item done/failed/listed.
+
+    The run is owned by one live executor at a time: its lease is taken first (LeaseHeld, naming the owner, when
+    another live executor holds it after waiting `wait_s` seconds) and renewed by the heartbeat.
+    """
+    with Session(engine) as session:
+        get_run(session, run_id)
+    holding = await asyncio.to_thread(take_lease, engine, run_lease(run_id), "gauntlet run", wait_s=wait_s)
+    try:
+        options = run_options(engine, run_id)
+        for key, value in (overrides or {}).items():
+            if value is not None:
+                setattr(options, key, value)
+        check_options(options)
+        if overrides:
+            save_options(engine, run_id, options)
+        calls, usd = recover_in_flight(engine, run_id)
+        if calls:
+            log.warning("run %s: %s", run_id, rebought_note(calls, usd))
+        execution = _Execution(engine, run_id, options, clock, progress, holding=holding)
+        if options.workers > 1:
+            return await execution.run_sharded(options.workers)
+        return await execution.run()
+    finally:
+        try:
+            release_lease(engine, holding)
+        except OperationalError as error:  # the lease expires on its own
+            log.warning("could not release the lease of run %s: %s", run_id, str(error).splitlines()[0])
 
 
 SHARD_EXIT_CODES = {"cancelled": 3, "budget_stopped": 4}

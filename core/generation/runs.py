@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
+import time
+import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -10,13 +14,15 @@ from datetime import datetime
 from importlib import metadata
 from typing import Any
 
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.generation.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values
-from core.generation.llm import cache_key, config_from_model
-from core.store.models import Constraint, Document, Domain, Instance, LLMCall, Model, Response, Run, utc_now
+from core.generation.llm import cache_key, config_from_model, insert_ignore_statement
+from core.generation.providers.prices import price_errors
+from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
 from core.generation.prompting import InstanceView, fit_documents
 from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.tokens import count_tokens
@@ -446,6 +452,9 @@ def _aware(value: datetime) -> datetime:
 def register_model(engine: Engine, config: ModelConfig) -> Model:
     """Insert or update the Model row for `config`; settings may name env vars but never hold secrets."""
     check_settings(config.settings)
+    problems = price_errors(config.price_input_per_mtok, config.price_output_per_mtok)
+    if problems:
+        raise ValueError(f"model {config.name}: " + "; ".join(problems))
     fields = config.model_dump(exclude={"name"})
     with Session(engine) as session:
         row = session.exec(select(Model).where(Model.name == config.name)).first() or Model(name=config.name)
@@ -491,8 +500,13 @@ def request_cancel(engine: Engine, run_id: int) -> None:
 
 
 def retry_failed(engine: Engine, run_id: int) -> int:
-    """Put the run's failed items back to pending (keeping nothing of the failed attempt but the count)."""
+    """Put the run's failed items back to pending (keeping nothing of the failed attempt but the count); refused
+    (LeaseHeld) while another executor owns the run."""
+    holder = lease_holder(engine, run_lease(run_id))
+    if holder is not None:
+        raise LeaseHeld(held_message(run_lease(run_id), holder))
     with Session(engine) as session:
+        get_run(session, run_id)
         rows = session.exec(select(Response).where(Response.run_id == run_id, Response.status == "failed")).all()
         for row in rows:
             row.status, row.error, row.finished_at = "pending", None, None
@@ -571,3 +585,124 @@ def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None =
     if shard is not None:
         query = query.where(col(Response.id) % shard[1] == shard[0])
     return [PendingItem(*row) for row in session.exec(query.order_by(col(Response.id)))]
+
+
+# --- ownership: one live executor per run (and one scorer per run and judge) ------------------------------------
+
+LEASES = Lease.__table__
+LEASE_TTL_ENV = "GAUNTLET_LEASE_TTL_S"
+LEASE_TTL_S = 30.0
+LEASE_POLL_S = 0.5
+
+
+class LeaseHeld(RuntimeError):
+    """Another live executor holds the lease; the message names it."""
+
+
+@dataclass(frozen=True)
+class Holding:
+    """A lease this process holds: renew and release it with its token."""
+
+    name: str
+    token: str
+    owner: str
+
+
+def lease_ttl() -> float:
+    """Seconds a lease lives without a heartbeat ($GAUNTLET_LEASE_TTL_S, default 30)."""
+    try:
+        return max(0.5, float(os.environ.get(LEASE_TTL_ENV, LEASE_TTL_S)))
+    except ValueError:
+        return LEASE_TTL_S
+
+
+def run_lease(run_id: int) -> str:
+    """The lease name of executing run `run_id`."""
+    return f"run:{run_id}"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists on this host and is not a zombie."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _stale(row: Any, now: float) -> bool:
+    return row.expires_at < now or (row.host == socket.gethostname() and not pid_alive(row.pid))
+
+
+def lease_holder(engine: Engine, name: str) -> Any | None:
+    """The live holding of lease `name` (owner, pid, host, expires_at), or None when free or stale."""
+    with engine.connect() as conn:
+        row = conn.execute(select(LEASES).where(LEASES.c.name == name)).first()
+    return None if row is None or _stale(row, time.time()) else row
+
+
+def held_message(name: str, row: Any) -> str:
+    """Who holds a lease, in words."""
+    what = f"run {name.split(':')[1]}" if name.startswith("run:") else name
+    left = max(0.0, row.expires_at - time.time())
+    return (f"{what} is owned by {row.owner} (heartbeat valid {left:.0f} s more); wait for it to finish or cancel "
+            "it, or pass --wait")
+
+
+def take_lease(engine: Engine, name: str, purpose: str, *, wait_s: float = 0.0) -> Holding:
+    """Take lease `name` atomically: insert it, or take it over from a holder that stopped renewing it or whose
+    process is gone on this host. Held by a live owner: wait up to `wait_s` seconds, then LeaseHeld."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        holding, row = _try_take(engine, name, purpose)
+        if holding is not None:
+            return holding
+        if time.monotonic() >= deadline:
+            raise LeaseHeld(held_message(name, row))
+        time.sleep(LEASE_POLL_S)
+
+
+def _try_take(engine: Engine, name: str, purpose: str) -> tuple[Holding | None, Any]:
+    now, host, pid = time.time(), socket.gethostname(), os.getpid()
+    holding = Holding(name, uuid.uuid4().hex, f"pid {pid} on {host} ({purpose})")
+    values = {"name": name, "token": holding.token, "owner": holding.owner, "host": host, "pid": pid,
+              "acquired_at": now, "expires_at": now + lease_ttl()}
+    with engine.begin() as conn:
+        if conn.execute(insert_ignore_statement(engine, LEASES).values(**values)).rowcount == 1:
+            return holding, None
+    with engine.begin() as conn:
+        row = conn.execute(select(LEASES).where(LEASES.c.name == name)).first()
+        if row is None or not _stale(row, now):
+            return None, row
+        taken = conn.execute(update(LEASES).where(LEASES.c.name == name, LEASES.c.token == row.token)
+                             .values(**values)).rowcount
+    return (holding, None) if taken == 1 else (None, row)
+
+
+def renew_lease(conn: Any, holding: Holding) -> bool:
+    """Inside a transaction: extend the lease by its TTL; False when it is no longer ours."""
+    now = time.time()
+    return conn.execute(update(LEASES).where(LEASES.c.name == holding.name, LEASES.c.token == holding.token)
+                        .values(expires_at=now + lease_ttl())).rowcount == 1
+
+
+def release_lease(engine: Engine, holding: Holding) -> None:
+    """Give the lease up (only if still ours)."""
+    with engine.begin() as conn:
+        conn.execute(delete(LEASES).where(LEASES.c.name == holding.name, LEASES.c.token == holding.token))
+
+
+def check_prices(models: list[Model]) -> None:
+    """Refuse models whose stored prices are negative or not finite (a run could never be budgeted)."""
+    problems = [f"model {m.name}: {p}" for m in models
+                for p in price_errors(m.price_input_per_mtok, m.price_output_per_mtok)]
+    if problems:
+        raise ValueError("; ".join(problems) + " (fix it with gauntlet models add NAME --price-in/--price-out)")

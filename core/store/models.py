@@ -142,7 +142,7 @@ class Response(SQLModel, table=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
-    reserved_usd: float = Field(default=0.0, description="Estimated cost reserved while its call is in flight; 0 otherwise.")
+    reserved_usd: float | None = Field(default=None, description="Estimated cost reserved while its call is in flight (None: no call in flight).")
     prompt_meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utc_now)
     finished_at: datetime | None = None

@@ -122,13 +122,13 @@ def test_budget_stop_then_resume_pays_each_condition_prompt_once(mixed, monkeypa
     add_model(mixed, "gpt-dear", "openai", price_in=1000.0, price_out=1000.0, settings={"timeout_s": 0.3})
     server = serve(monkeypatch)
     try:
-        run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-dear"], conditions=CONDITIONS, concurrency=1,
-                                                        budget_usd=0.2))
-        stopped = execute(mixed, run_id)
+        run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-dear"], conditions=CONDITIONS, concurrency=1))
+        budget = runs.estimate_run(mixed, run_id).max_cost_usd / 4  # room for a few calls at their worst case
+        stopped = execute(mixed, run_id, budget_usd=budget)
         finished = execute(mixed, run_id, budget_usd=100.0)
     finally:
         server.stop()
-    assert stopped.status == "budget_stopped" and 0 < stopped.pending < ITEMS
+    assert stopped.status == "budget_stopped" and 0 < stopped.pending < ITEMS and stopped.spent_usd <= budget
     assert finished.status == "done" and finished.done == ITEMS
     assert server.call_count == unique_prompts(mixed, run_id)
     assert Counter(r.condition for r, _ in rows(mixed, run_id) if r.status == "done") == {

@@ -7,6 +7,8 @@ be overridden per model with --price-in/--price-out or edited here.
 
 from __future__ import annotations
 
+import math
+
 PRICES_AS_OF = "2025-11-01"
 
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
@@ -37,3 +39,14 @@ def default_price(model_name: str) -> tuple[float, float]:
     normalised = name.replace("-4-5", "-4.5").replace("-4-1", "-4.1")
     matches = [key for key in DEFAULT_PRICES if normalised.startswith(key)]
     return DEFAULT_PRICES[max(matches, key=len)] if matches else (0.0, 0.0)
+
+
+def price_errors(price_in: float, price_out: float) -> list[str]:
+    """Why a pair of prices (USD per million input / output tokens) cannot be used: negative or not finite."""
+    problems = []
+    for what, value in (("input price", price_in), ("output price", price_out)):
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            problems.append(f"{what} {value!r} is not a finite number")
+        elif value < 0:
+            problems.append(f"{what} {value!r} is negative")
+    return problems

@@ -34,7 +34,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("rebought_calls", sa.Integer(), nullable=False, server_default="0"))
         batch_op.add_column(sa.Column("rebought_usd", sa.Float(), nullable=False, server_default="0"))
     with op.batch_alter_table("response", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("reserved_usd", sa.Float(), nullable=False, server_default="0"))
+        batch_op.add_column(sa.Column("reserved_usd", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:
