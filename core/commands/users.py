@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from core.store.sets import check_domains
 from core.review.auth import ROLES, create_user, ensure_first_admin, generate_password, list_users, update_user
 from core.config import database_url
 from core.store.db import get_engine, upgrade
@@ -41,6 +42,7 @@ def register(app: typer.Typer) -> None:
         """Create an account; without --password-stdin a random password is generated and printed once."""
         password = sys.stdin.readline().rstrip("\n") if password_stdin else generate_password()
         try:
+            check_domains(_engine(), _domains(domains))
             create_user(_engine(), name, role, password, _domains(domains), email)
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
@@ -58,6 +60,7 @@ def register(app: typer.Typer) -> None:
         """Change an account's role, domains, status or password."""
         password = sys.stdin.readline().rstrip("\n") if password_stdin else None
         try:
+            check_domains(_engine(), _domains(domains) if domains else [])
             update_user(_engine(), name, role=role, domains=_domains(domains) if domains else None, active=active,
                         password=password)
         except ValueError as exc:

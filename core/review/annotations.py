@@ -110,24 +110,87 @@ def _well_formed(row: Annotation) -> bool:
     return not payload_problems(row.kind, row.target_type, row.payload)
 
 
-def effective_annotations(
-    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None
-) -> dict[int, dict[str, Annotation]]:
-    """The latest well-formed annotation of `kind` per (target, author): later labels supersede earlier ones.
+def retracted_tokens(session: Session) -> set[str]:
+    """Client tokens of the labels their authors undid (well-formed retractions by the label's own author)."""
+    rows = session.exec(select(Annotation).where(Annotation.kind == "retraction")).all()
+    undone = {r.payload.get("retracts"): r.author for r in rows if _well_formed(r)}
+    if not undone:
+        return set()
+    authors = dict(session.exec(select(Annotation.client_token, Annotation.author)
+                                .where(col(Annotation.client_token).in_(list(undone)))).all())
+    return {token for token, who in undone.items() if authors.get(token) == who}
 
-    Rows whose payload does not have the shape of their kind are left out (malformed_annotations lists them).
-    """
+
+def live_annotations(
+    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None,
+    author: str | None = None,
+) -> list[Annotation]:
+    """Well-formed annotations of `kind` that their authors did not undo, oldest first."""
     with Session(engine) as session:
         query = select(Annotation).where(Annotation.kind == kind)
         if target_type is not None:
             query = query.where(Annotation.target_type == target_type)
         if target_ids is not None:
             query = query.where(col(Annotation.target_id).in_(list(target_ids)))
+        if author is not None:
+            query = query.where(Annotation.author == author)
         rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
+        undone = retracted_tokens(session)
+    return [r for r in rows if _well_formed(r) and r.client_token not in undone]
+
+
+def effective_annotations(
+    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None
+) -> dict[int, dict[str, Annotation]]:
+    """The latest well-formed annotation of `kind` per (target, author): later labels supersede earlier ones, and an
+    undone label gives way to the one before it.
+
+    Rows whose payload does not have the shape of their kind are left out (malformed_annotations lists them).
+    """
     out: dict[int, dict[str, Annotation]] = defaultdict(dict)
-    for row in filter(_well_formed, rows):
+    for row in live_annotations(engine, kind, target_ids, target_type):
         out[row.target_id][row.author] = row
     return dict(out)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One stored label in a target's history: who, when, what, and whether its author undid it."""
+
+    id: int
+    kind: str
+    target_id: int
+    author: str
+    created_at: datetime
+    payload: dict[str, Any]
+    undone: bool
+
+
+def label_history(engine: Engine, target_type: str, target_ids: Iterable[int], kinds: Iterable[str],
+                  author: str | None = None) -> list[HistoryEntry]:
+    """Every well-formed label of `kinds` on the targets (optionally by one author), oldest first, undone ones marked."""
+    with Session(engine) as session:
+        query = select(Annotation).where(Annotation.target_type == target_type, col(Annotation.kind).in_(list(kinds)),
+                                         col(Annotation.target_id).in_(list(target_ids)))
+        if author is not None:
+            query = query.where(Annotation.author == author)
+        rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
+        undone = retracted_tokens(session)
+    return [HistoryEntry(r.id or 0, r.kind, r.target_id, r.author, r.created_at, r.payload, r.client_token in undone)
+            for r in rows if _well_formed(r)]
+
+
+def last_own_label(engine: Engine, kind: str, author: str) -> Annotation | None:
+    """The author's most recent label of `kind` that they have not undone."""
+    rows = live_annotations(engine, kind, author=author)
+    return max(rows, key=lambda a: (a.created_at, a.id or 0)) if rows else None
+
+
+def retraction(label: Annotation, author: str, client_token: str, note: str = "") -> Annotation:
+    """The append-only undo of `label` by its author."""
+    return Annotation(kind="retraction", target_type=label.target_type, target_id=label.target_id, author=author,
+                      payload={"retracts": label.client_token, "retracted_kind": label.kind, "note": note},
+                      guidelines_version=guidelines_version(), client_token=client_token)
 
 
 @dataclass(frozen=True)
@@ -308,6 +371,10 @@ def _checked_payload(session: Session, line: LabelLine) -> tuple[int, dict[str, 
     if (line.kind, line.target_type) not in PAYLOADS:
         raise _LineProblem("target_type", f"a {line.kind} label cannot target a {line.target_type}")
     engine, payload = session.get_bind(), line.payload
+    if line.kind == "retraction":
+        target = _response_target(session, line) if line.target_type == "response" else _instance_target(session, line)
+        _check_shape(line)
+        return target.id or 0, payload
     if line.target_type == "response":
         response = _response_target(session, line)
         _check_shape(line)

@@ -18,8 +18,8 @@ from sqlmodel import Session, col, func, select
 
 from core.review.auth import Principal, authorize
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
-from core.review.annotations import Bundle, DEFAULT_SAMPLE_SIZE, append_annotation, with_retry, effective_annotations, guidelines_version, load_bundle
-from core.review.verification import PermissionDenied_, QueueState
+from core.review.annotations import Bundle, DEFAULT_SAMPLE_SIZE, HistoryEntry, _existing_by_token, append_annotation, with_retry, effective_annotations, guidelines_version, label_history, last_own_label, live_annotations, load_bundle, retraction
+from core.review.verification import PermissionDenied_, QueueState, Undone, needs_edit_queue, verification_queue
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class SampleReport:
     assignments: int
     batch: str
     strata: dict[str, int] = field(default_factory=dict)
+    uncovered: dict[str, int] = field(default_factory=dict)  # domain -> responses left out: < 2 chosen experts cover it
 
 
 def _allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
@@ -123,11 +124,18 @@ def draw_gold_sample(
     if len(pool) < 2:
         raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
     strata: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    uncovered: dict[str, int] = defaultdict(int)
     for resp, inst, dom, model in rows:
-        if resp.id not in already:
-            strata[(dom.name, inst.mode, model.name)].append(resp.id)
+        if resp.id in already:
+            continue
+        if len(_covering(pool, dom.name)) < 2:
+            uncovered[dom.name] += 1
+            continue
+        strata[(dom.name, inst.mode, model.name)].append(resp.id)
     if not strata:
-        raise ValueError("run_id: no finished, not yet sampled responses in this run")
+        short = f" ({_uncovered_text(uncovered)})" if uncovered else ""
+        raise ValueError(f"run_id: no finished, not yet sampled responses in this run that two of the chosen experts' "
+                         f"domains cover{short}")
     alloc = _allocate({k: len(v) for k, v in strata.items()}, n)
     rng = random.Random(seed)
     load = {name: 0 for name in pool}
@@ -143,10 +151,7 @@ def draw_gold_sample(
         chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
     assignments = []
     for rid, domain in chosen:
-        eligible = [u for u, doms in pool.items() if not doms or domain in doms]
-        if len(eligible) < 2:
-            eligible = list(pool)
-        pair = sorted(eligible, key=lambda u: (load[u], u))[:2]
+        pair = sorted(_covering(pool, domain), key=lambda u: (load[u], u))[:2]
         for who in pair:
             load[who] += 1
             assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch,
@@ -160,7 +165,17 @@ def draw_gold_sample(
     with_retry(write)
     if strategy != "stratified":
         alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
-    return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]})
+    return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
+                        dict(sorted(uncovered.items())))
+
+
+def _covering(pool: dict[str, set[str]], domain: str) -> list[str]:
+    """The experts of the pool whose domains include `domain` (an expert without domains covers every domain)."""
+    return [u for u, doms in pool.items() if not doms or domain in doms]
+
+
+def _uncovered_text(uncovered: dict[str, int]) -> str:
+    return "; ".join(f"{d}: {n} responses" for d, n in sorted(uncovered.items())) + " need two experts of their domain"
 
 
 SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty")
@@ -217,11 +232,7 @@ def gold_queue(engine: Engine, principal: Principal) -> QueueState:
             .where(Assignment.kind == "gold_label", Assignment.assignee == principal.username)
             .order_by(Assignment.id)
         ).all()
-        done = set(
-            session.exec(
-                select(Annotation.target_id).where(Annotation.kind == "gold_label", Annotation.author == principal.username)
-            ).all()
-        )
+    done = {a.target_id for a in live_annotations(engine, "gold_label", author=principal.username)}
     return QueueState([t for t in assigned if t not in done], len([t for t in assigned if t in done]))
 
 
@@ -238,12 +249,26 @@ def _as_binary(value: Any, name: str) -> int:
     raise ValueError(f"{name}: must be 0/1 or true/false, got {value!r}")
 
 
+def auto_satisfied(bundle: Bundle) -> dict[str, str]:
+    """Conditional constraints that cannot apply to this instance (precondition gap|conflict on another mode), by id,
+    with their precondition: they are satisfied automatically, as the scorer does, so nobody is asked about them."""
+    mode = bundle.instance.mode
+    return {c.cid: c.precondition for c in bundle.constraints if c.precondition and c.precondition != mode}
+
+
 def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
-    """Normalise a gold label: every constraint answered yes/no, refusal for gap, conflict recognition for conflict."""
+    """Normalise a gold label: every constraint answered yes/no (conditional ones that cannot apply are satisfied
+    automatically), refusal for gap, conflict recognition for conflict."""
     cids, wants_refusal, wants_conflict = expected_fields(bundle)
     given = payload.get("constraints")
     if not isinstance(given, dict):
         raise ValueError("constraints: must be an object mapping constraint id to true/false")
+    auto = auto_satisfied(bundle)
+    for cid, precondition in auto.items():
+        if cid in given and not _as_binary(given[cid], f"constraints.{cid}"):
+            raise ValueError(f"constraints.{cid}: applies only to {precondition} instances, so it is satisfied "
+                             f"automatically on this {bundle.instance.mode} instance")
+    given = {**dict.fromkeys(auto, True), **given}
     missing = [c for c in cids if c not in given]
     extra = [c for c in given if c not in cids]
     if missing:
@@ -380,3 +405,67 @@ def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[
 # --------------------------------------------------------------------------- export / import
 
 
+
+
+# --------------------------------------------------------------------------- undo, revisit, progress
+
+
+def undo_last_label(engine: Engine, principal: Principal | None, client_token: str, note: str = "") -> Undone:
+    """Take back the expert's most recent gold label (append-only: a retraction row); their previous label on that
+    response, if any, counts again, else the response returns to their queue."""
+    principal = authorize(engine, principal, "label_response")
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return Undone(existing.id or 0, existing.target_id, "already undone")
+    last = last_own_label(engine, "gold_label", principal.username)
+    if last is None:
+        raise ValueError("undo: you have no label to undo")
+    row, _ = append_annotation(engine, retraction(last, principal.username, client_token, note))
+    return Undone(row.id or 0, last.target_id, f"label on response {last.target_id}")
+
+
+def my_labels(engine: Engine, principal: Principal) -> list[tuple[int, datetime]]:
+    """(response id, when) of the expert's standing labels, newest first, for revisiting."""
+    latest = {a.target_id: a.created_at for a in live_annotations(engine, "gold_label", author=principal.username)}
+    return sorted(latest.items(), key=lambda kv: kv[1], reverse=True)
+
+
+def my_label(engine: Engine, principal: Principal, response_id: int) -> dict[str, Any] | None:
+    """The expert's standing label payload on one response, if any."""
+    rows = live_annotations(engine, "gold_label", [response_id], "response", author=principal.username)
+    return rows[-1].payload if rows else None
+
+
+def label_history_of(engine: Engine, response_id: int, author: str) -> list[HistoryEntry]:
+    """One expert's labels on one response, oldest first, undone ones marked (what a re-label replaces)."""
+    return label_history(engine, "response", [response_id], ("gold_label",), author=author)
+
+
+@dataclass(frozen=True)
+class ExpertProgress:
+    """One expert's work for the admin: verification decisions and queue, follow-ups, gold labels, last activity."""
+
+    expert: str
+    domains: tuple[str, ...]
+    verified: int
+    to_verify: int
+    needs_edit: int
+    labelled: int
+    to_label: int
+    last_active: datetime | None
+
+
+def expert_progress(engine: Engine, overlap: float) -> list[ExpertProgress]:
+    """Per active expert: standing verification decisions, instances waiting in their queue, 'needs edit' follow-ups
+    in their domains, gold labels done and waiting, and when they last labelled anything."""
+    from core.review.auth import Principal as _Principal
+
+    out = []
+    for name, domains in active_experts(engine).items():
+        who = _Principal(name, "expert", domains, datetime.now(), datetime.now())
+        queue, labels = verification_queue(engine, who, overlap), gold_queue(engine, who)
+        with Session(engine) as session:
+            last = session.exec(select(func.max(Annotation.created_at)).where(Annotation.author == name)).one()
+        out.append(ExpertProgress(name, domains, queue.decided, len(queue.instance_ids), len(needs_edit_queue(engine, who)),
+                                  labels.decided, len(labels.instance_ids), last))
+    return out

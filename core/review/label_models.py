@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from core.store.schema import DocumentRole, VerificationStatus
 
 Decision = Literal["accept", "reject", "needs_edit"]
-Kind = Literal["verification", "gold_label", "adjudication"]
+Kind = Literal["verification", "gold_label", "adjudication", "retraction"]
 TargetType = Literal["instance", "response"]
 DECISIONS: tuple[str, ...] = get_args(Decision)
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -94,11 +94,21 @@ class InstanceAdjudicationPayload(_Strict):
     resulting_status: VerificationStatus
 
 
+class RetractionPayload(_Strict):
+    """An expert's undo of one of their own labels: the retracted label's client token (labels stay append-only)."""
+
+    retracts: Text
+    retracted_kind: Literal["verification", "gold_label"]
+    note: Text = ""
+
+
 PAYLOADS: dict[tuple[str, str], type[_Strict]] = {
     ("verification", "instance"): VerificationPayload,
     ("gold_label", "response"): GoldPayload,
     ("adjudication", "response"): GoldPayload,
     ("adjudication", "instance"): InstanceAdjudicationPayload,
+    ("retraction", "instance"): RetractionPayload,
+    ("retraction", "response"): RetractionPayload,
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
@@ -23,7 +23,7 @@ from core.config import get_secret
 from core.store.io import add_instance, instance_spec
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
-from core.review.annotations import Bundle, DECISIONS, DECISION_STATUS, DEFAULT_OVERLAP, append_annotation, _existing_by_token, with_retry, effective_annotations, guidelines_version, load_bundle
+from core.review.annotations import Bundle, DECISIONS, DECISION_STATUS, DEFAULT_OVERLAP, HistoryEntry, append_annotation, _existing_by_token, with_retry, effective_annotations, guidelines_version, label_history, last_own_label, live_annotations, load_bundle, retraction
 
 
 def double_check_uids(instances: list[Instance], domains: dict[int, str], fraction: float) -> set[str]:
@@ -70,7 +70,7 @@ def verification_queue(engine: Engine, principal: Principal, overlap: float = DE
     with Session(engine) as session:
         domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
         latest = session.exec(select(Instance).where(Instance.is_latest == True)).all()  # noqa: E712
-        decisions = session.exec(select(Annotation).where(Annotation.kind == "verification")).all()
+    decisions = live_annotations(engine, "verification")
     deciders: dict[int, set[str]] = defaultdict(set)
     for ann in decisions:
         deciders[ann.target_id].add(ann.author)
@@ -180,6 +180,8 @@ def record_verification(
     bundle = load_bundle(engine, instance_id)
     if not _covers(principal, bundle.domain):
         raise PermissionDenied_(f"domain: {bundle.domain!r} is not among your assigned domains")
+    if _adjudicated(engine, instance_id):
+        raise ValueError("instance: an admin settled this instance's verification; ask an admin to change it")
     clashing, role_changes, text_changes = check_verification(
         bundle, consistency, decision, clashing_constraints, role_corrections or {}, constraint_edits or {})
     # A rejected instance is not re-versioned: its corrections are kept in the label as the reason.
@@ -258,13 +260,19 @@ class PermissionDenied_(ValueError):
     """A write outside the expert's domains or assignments (a ValueError so forms can show it)."""
 
 
-def _status_after(session: Session, inst: Instance, author: str, decision: str, overlap: float) -> str:
-    """The instance status once this decision is counted: settled when enough deciders agree, else unverified."""
-    rows = session.exec(
-        select(Annotation).where(Annotation.kind == "verification", Annotation.target_id == inst.id).order_by(Annotation.id)
-    ).all()
+def _adjudicated(engine: Engine, instance_id: int) -> bool:
+    return bool(effective_annotations(engine, "adjudication", [instance_id], "instance"))
+
+
+def _status_after(session: Session, inst: Instance, author: str, decision: str | None, overlap: float) -> str:
+    """The instance status once this decision is counted (None: once the author's last one is undone): settled when
+    enough deciders agree, else unverified."""
+    rows = live_annotations(session.get_bind(), "verification", [inst.id], "instance")
     latest = {a.author: a.payload.get("decision") for a in rows}
-    latest[author] = decision
+    if decision is None:
+        latest.pop(author, None)
+    else:
+        latest[author] = decision
     domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
     peers = session.exec(select(Instance).where(Instance.is_latest == True)).all()  # noqa: E712
     required = 2 if inst.uid in double_check_uids(list(peers), domains, overlap) else 1
@@ -361,3 +369,103 @@ def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]
 # --------------------------------------------------------------------------- gold labels
 
 
+
+
+# --------------------------------------------------------------------------- undo, revisit, follow-up, history
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What an undo took back: the label, its target and (for verifications) the status the target has now."""
+
+    annotation_id: int
+    target_id: int
+    what: str
+    status: str = ""
+
+
+def undo_last_verification(engine: Engine, principal: Principal | None, client_token: str, note: str = "") -> Undone:
+    """Take back the expert's most recent verification decision (append-only: a retraction row); the instance's status
+    is recomputed from the decisions that remain. A decision that saved a new version, or one an admin already
+    settled, cannot be undone (decide again on the latest version instead)."""
+    principal = authorize(engine, principal, "verify_instance")
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return Undone(existing.id or 0, existing.target_id, "already undone")
+    last = last_own_label(engine, "verification", principal.username)
+    if last is None:
+        raise ValueError("undo: you have no verification decision to undo")
+    payload = last.payload
+    what = f"{payload.get('instance_uid')} v{payload.get('instance_version')}: {str(payload.get('decision')).replace('_', ' ')}"
+    if payload.get("new_instance_id"):
+        raise ValueError(f"undo: your decision on {what} saved a new version; decide again on that version instead")
+    if _adjudicated(engine, last.target_id):
+        raise ValueError(f"undo: an admin already settled {payload.get('instance_uid')}; ask an admin")
+
+    def write() -> Undone:
+        with Session(engine) as session:
+            inst = session.get(Instance, last.target_id)
+            status = inst.status
+            if inst.is_latest:
+                status = _status_after(session, inst, principal.username, None, overlap_setting())
+                inst.status = status
+                session.add(inst)
+            row = retraction(last, principal.username, client_token, note)
+            session.add(row)
+            session.commit()
+            return Undone(row.id or 0, last.target_id, what, status)
+
+    return with_retry(write)
+
+
+def needs_edit_queue(engine: Engine, principal: Principal) -> list[int]:
+    """Latest instances of the expert's domains marked 'needs edit', oldest first: the follow-up queue."""
+    with Session(engine) as session:
+        domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
+        rows = session.exec(select(Instance).where(Instance.is_latest == True, Instance.status == "needs_edit")  # noqa: E712
+                            .order_by(Instance.created_at, Instance.id)).all()
+    return [i.id for i in rows if _covers(principal, domains.get(i.domain_id, ""))]
+
+
+@dataclass(frozen=True)
+class MyDecision:
+    """An instance the expert decided (their latest decision that stands), for revisiting."""
+
+    instance_id: int
+    uid: str
+    version: int
+    decision: str
+    at: Any
+    latest_id: int | None  # the latest version's id (None when it is this one)
+
+
+def my_verifications(engine: Engine, principal: Principal) -> list[MyDecision]:
+    """The expert's standing verification decisions, newest first, with the id of a newer version when one exists."""
+    mine = {a.target_id: a for a in live_annotations(engine, "verification", author=principal.username)}
+    with Session(engine) as session:
+        versions = {i.id: i for i in session.exec(select(Instance).where(col(Instance.id).in_(list(mine)))).all()}
+        uids = {i.uid for i in versions.values()}
+        latest = {i.uid: i.id for i in session.exec(select(Instance).where(col(Instance.uid).in_(list(uids)),
+                                                                          Instance.is_latest == True)).all()}  # noqa: E712
+    out = [MyDecision(t, versions[t].uid, versions[t].version, a.payload.get("decision", ""), a.created_at,
+                      None if latest.get(versions[t].uid) == t else latest.get(versions[t].uid))
+           for t, a in mine.items() if t in versions]
+    return sorted(out, key=lambda d: d.at, reverse=True)
+
+
+def my_decision(engine: Engine, principal: Principal, instance_id: int) -> dict[str, Any] | None:
+    """The expert's standing decision payload on one instance version, if any."""
+    rows = live_annotations(engine, "verification", [instance_id], "instance", author=principal.username)
+    return rows[-1].payload if rows else None
+
+
+def verification_history(engine: Engine, instance_id: int) -> list[tuple[int, HistoryEntry]]:
+    """(version, entry) for every verification decision and admin decision on any version of the instance, oldest
+    first; undone decisions are marked."""
+    with Session(engine) as session:
+        inst = session.get(Instance, instance_id)
+        if inst is None:
+            return []
+        versions = {i.id: i.version for i in session.exec(select(Instance).where(Instance.uid == inst.uid)).all()}
+    entries = label_history(engine, "instance", versions, ("verification", "adjudication"))
+    return [(versions[e.target_id], e) for e in entries]
