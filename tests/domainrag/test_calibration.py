@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.analysis.domainrag import ANTI_MEASURES, ANTI_SCOPES, domainrag_report
-from core.protocols.domainrag import ABILITIES, ANTI
+from core.protocols.domainrag import ABILITIES, ANTI, applicable_conditions
 from core.scoring.reference import reference_metric
 from core.store.db import make_engine
 from tests.domainrag.conftest import (
@@ -24,16 +24,10 @@ def report(world):
 
 def test_every_item_was_answered_and_scored(world, report) -> None:
     scores = report["scores"]
-    expected = sum(len([c for c in CONDITIONS if c in _applicable(s)]) for s in world.specs)
+    expected = sum(len([c for c in CONDITIONS if c in applicable_conditions(s)]) for s in world.specs)
     assert len(scores) == 2 * expected
     assert set(scores["exact_match_status"]) == {"ok"}
     assert set(scores["ability"]) == set(ABILITIES)
-
-
-def _applicable(spec) -> tuple[str, ...]:
-    from core.protocols.domainrag import applicable_conditions
-
-    return applicable_conditions(spec)
 
 
 def test_gold_bot_scores_exact_match_one_on_every_ability_and_setting(report) -> None:
@@ -116,3 +110,23 @@ def _em(reference, reply: str) -> float:
 def _kept_share(gold_answers, anti_parts: list[str]) -> float:
     """By hand: the best gold alternative's share of items that the anti-answer repeats verbatim."""
     return max(sum(p in anti_parts for p in a.parts) / len(a.parts) for a in gold_answers)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_report_command(world, monkeypatch, fmt) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    result = CliRunner().invoke(app, ["domainrag", "report", str(world.run_id), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    if fmt == "json":
+        cells = json.loads(result.output)["anti_adherence"]
+        adherence = {(c["model"], c["scope"]): c["value"] for c in cells if c["measure"] == ANTI_MEASURES["anti"]}
+        assert adherence[(ANTI_BOT, ANTI_SCOPES["disjoint"])] == 1.0 and adherence[(GOLD, ANTI_SCOPES["disjoint"])] == 0.0
+    else:
+        assert "judge: heuristic (lexical, offline)" in result.output and "anti-reference adherence:" in result.output
+        assert "score vs noise count" in result.output and "n=3†" in result.output
