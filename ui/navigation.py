@@ -29,6 +29,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/domains.py", "Domains", ":material/radar:", "Results"),
     PageSpec("pages/constraint_errors.py", "Constraint errors", ":material/rule:", "Results"),
     PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results"),
+    PageSpec("pages/rag_abilities.py", "RAG abilities", ":material/psychology:", "Results"),
     PageSpec("pages/domain_abilities.py", "Domain abilities", ":material/school:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
     PageSpec("pages/misleading_evidence.py", "Misleading evidence", ":material/report:", "Results"),

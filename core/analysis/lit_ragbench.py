@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 from core.analysis import stats
 from core.analysis.readmodel import read_sql, reference_scores
 from core.generation.html import html_to_text
-from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME
+from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
 from core.scoring.judges.names import judge_label
 
 ACCURACY = "judged_accuracy"
@@ -98,8 +98,8 @@ def lit_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFra
     attributes = read_sql(engine, _ATTRIBUTES_SQL.replace("{runs}", runs), {"protocol": NAME})
     aspects = attributes.set_index("response_id")["attributes"].map(lambda a: list((_json(a) or {}).get("aspects", [])))
     frame["aspects"] = frame["response_id"].map(aspects) if not frame.empty else pd.Series(dtype=object)
-    frame["aspects"] = frame["aspects"].map(lambda a: [c for c in a if c in ASPECTS] if isinstance(a, list) else [])
-    frame["categories"] = frame["aspects"].map(lambda a: [c for c in CATEGORIES if c in {ASPECTS[x].category for x in a}])
+    frame["aspects"] = frame["aspects"].map(lambda a: aspect_codes(a) if isinstance(a, list) else [])
+    frame["categories"] = frame["aspects"].map(categories_of)
     frame["language"] = frame["language"].map(_language)
     if not frame.empty:
         keep = frame.groupby(["model", "instance_uid", "condition"], sort=False)["response_id"].idxmax()

@@ -22,6 +22,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/domains.py": RESULTS_READERS,
     "pages/constraint_errors.py": RESULTS_READERS,
     "pages/robustness.py": RESULTS_READERS,
+    "pages/rag_abilities.py": RESULTS_READERS,
     "pages/domain_abilities.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
     "pages/misleading_evidence.py": RESULTS_READERS,

@@ -4,10 +4,14 @@ under the heuristic judge and under a scripted LLM judge on the fake server."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from core.analysis.lit_ragbench import lit_report
+from core.cli import app
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES
 from core.store.db import make_engine
 from tests.lit_ragbench.conftest import GOLD, HEURISTIC, JUDGE, REFUSE
@@ -80,3 +84,19 @@ def test_scores_name_their_judge_and_language_table_pairs_en_with_ja(reports) ->
     assert (refuse["value_en"] == refuse["value_ja"]).all() and (refuse["diff_ja_en"] == 0).all()
     assert (refuse["n_en"] == refuse["n_ja"]).all()
     assert languages.loc[(REFUSE, ABSTENTION), ["value_en", "value_ja"]].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_report_command_prints_the_same_numbers(world, monkeypatch, fmt) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    out = CliRunner().invoke(app, ["lit-ragbench", "report", str(world.run_id), "--judge", JUDGE, "--format", fmt])
+    assert out.exit_code == 0, out.output
+    if fmt == "table":
+        assert "judge: llm:judge-bot" in out.output and "Abstention   1.000 [0.940, 1.000]  n=60" in out.output
+        return
+    doc = json.loads(out.output)
+    overall = {(r["model"], r["language"]): r for r in doc["overall"]}
+    assert overall[(REFUSE, "ja")]["value"] == pytest.approx(0.2) and overall[(GOLD, "en")]["value"] == 1.0
+    assert {r["judge_label"] for r in doc["categories"]} == {"llm:judge-bot"}
+    assert {(r["model"], r["language"], r["over_abstention"]) for r in doc["abstention"]} == {
+        (REFUSE, "en", 1.0), (REFUSE, "ja", 1.0), (GOLD, "en", 0.0), (GOLD, "ja", 0.0)}

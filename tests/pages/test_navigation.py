@@ -66,6 +66,7 @@ EXPECTED_PAGE_ROLES = {
     "browse_benchmark": ALL,
     **{page: RESULTS for page in ("leaderboard", "domains", "constraint_errors", "robustness", "model_pairs",
                                   "data_quality", "pick_generator")},
+    "rag_abilities": RESULTS,
     "domain_abilities": RESULTS,
     "misleading_evidence": RESULTS,
     "verify_instances": {"admin", "expert"},
