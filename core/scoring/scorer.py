@@ -7,12 +7,14 @@ reference metrics of core.scoring.reference plus the judge's correctness and con
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -31,11 +33,13 @@ from core.scoring.judges.base import (
 from core.scoring.judges.registry import METRICS, REFERENCE_JUDGE_METRICS, MetricSpec, resolve_judge
 from core.scoring.judges.text import snippet
 from core.scoring.reference import REFERENCE_METRICS, reference_metric
-from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Verdict
+from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Run, Verdict, utc_now
 from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
 VerdictKey = tuple[int, str, str, int | None]
+CLAIMS = ContextClaims.__table__
+log = logging.getLogger("gauntlet.scorer")
 
 
 class ScoreReport(BaseModel):
@@ -135,15 +139,22 @@ def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
                    existing={tuple(r) for r in rows}, claims=claims)
 
 
-def store_context_claims(engine: Engine, instance_id: int, judge: str, out: ContextClaimsOutcome) -> None:
-    """Insert or replace the stored claims of (instance, judge)."""
-    with Session(engine) as s:
-        row = s.exec(select(ContextClaims).where(ContextClaims.instance_id == instance_id, ContextClaims.judge == judge)).first()
-        row = row or ContextClaims(instance_id=instance_id, judge=judge)
-        row.status, row.core, row.supplementary = out.status, out.core, out.supplementary
-        row.error, row.calls = out.error, out.calls
-        s.add(row)
-        s.commit()
+def store_context_claims(engine: Engine, instance_id: int, judge: str, out: ContextClaimsOutcome) -> ContextClaimsOutcome:
+    """Insert the claims of (instance, judge), or reuse good ones another scorer stored first (a stored error is
+    replaced); the claims in force."""
+    from core.generation.llm import insert_ignore_statement
+
+    values = {"instance_id": instance_id, "judge": judge, "status": out.status, "core": out.core,
+              "supplementary": out.supplementary, "error": out.error, "calls": out.calls, "created_at": utc_now()}
+    where = (CLAIMS.c.instance_id == instance_id) & (CLAIMS.c.judge == judge)
+    with engine.begin() as conn:
+        if conn.execute(insert_ignore_statement(engine, CLAIMS).values(**values)).rowcount == 1:
+            return out
+        stored = conn.execute(select(CLAIMS).where(where)).first()
+        if stored is not None and stored.status == "ok":
+            return ContextClaimsOutcome(core=stored.core, supplementary=stored.supplementary, calls=stored.calls)
+        conn.execute(update(CLAIMS).where(where).values(**{k: v for k, v in values.items() if k != "created_at"}))
+    return out
 
 
 class _Scorer:
@@ -171,7 +182,8 @@ class _Scorer:
                 self.report.context_claims_reused += 1
                 return self.data.claims[iid], False
             out = await self.judge.context_claims(item)
-            store_context_claims(self.engine, iid, self.judge.name, out)
+            kept = store_context_claims(self.engine, iid, self.judge.name, out)
+            out = out if kept is out else kept.model_copy(update={"calls": out.calls, "cost_usd": out.cost_usd})
             self.report.context_claims_extracted += 1
             if out.status == "ok":
                 self.data.claims[iid] = out
@@ -268,10 +280,21 @@ class _Scorer:
             return crash_outcome(exc)
 
     def save(self, verdicts: list[Verdict]) -> None:
+        """Store the verdicts not already stored (another scorer may have stored some since this pass loaded)."""
+        if not verdicts:
+            return
         with Session(self.engine, expire_on_commit=False) as s:
-            s.add_all(verdicts)
+            # take the write lock first (a no-op update of the run row), so the check below sees every commit
+            s.exec(update(Run).where(col(Run.id) == self.run_id).values(heartbeat_at=Run.heartbeat_at))
+            present = {tuple(r) for r in s.exec(
+                select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
+                .where(Verdict.run_id == self.run_id, col(Verdict.judge).in_([self.judge.name, RULE_JUDGE]),
+                       col(Verdict.response_id).in_({v.response_id for v in verdicts})))}
+            fresh = [v for v in verdicts if (v.response_id, v.metric, v.judge, v.constraint_id) not in present]
+            s.add_all(fresh)
             s.commit()
-        for v in verdicts:
+        self.report.verdicts_skipped += len(verdicts) - len(fresh)
+        for v in fresh:
             self.report.verdicts_written += 1
             self.report.cost_usd += v.cost_usd
             if v.calls:
@@ -301,6 +324,51 @@ def judge_mode(judge: Judge, requested: str) -> ConstraintMode:
     return getattr(judge, "constraint_mode", requested)
 
 
+def score_lease(run_id: int, judge: str) -> str:
+    """The lease name of scoring run `run_id` with `judge`."""
+    return f"score:{run_id}:{judge}"
+
+
+async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[], Any]) -> ScoreReport:
+    """Score under the (run, judge) lease: a second scorer of the same judge waits for the first, then skips what
+    it stored (idempotent); the lease is renewed while scoring."""
+    from core.generation.runs import LeaseHeld, lease_ttl, release_lease, renew_lease, take_lease
+
+    name = score_lease(run_id, judge_name)
+    try:
+        holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score")
+    except LeaseHeld as held:
+        log.warning("%s; waiting for it", held)
+        holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score", wait_s=float("inf"))
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(lease_ttl() / 3)
+            await asyncio.to_thread(_renew, engine, holding, renew_lease)
+
+    renewer = asyncio.create_task(renew())
+    try:
+        return await score()
+    finally:
+        renewer.cancel()
+        await asyncio.to_thread(release_lease, engine, holding)
+
+
+def _renew(engine: Engine, holding: Any, renew_lease: Callable[..., bool]) -> None:
+    try:
+        with engine.begin() as conn:
+            renew_lease(conn, holding)
+    except Exception as error:  # noqa: BLE001 - a missed renewal only risks a duplicate judge call, never a duplicate verdict
+        log.warning("scoring lease not renewed: %s", str(error).splitlines()[0])
+
+
+def check_run(engine: Engine, run_id: int) -> None:
+    """ValueError when there is no run `run_id`."""
+    with Session(engine) as s:
+        if s.get(Run, run_id) is None:
+            raise ValueError(f"no run with id {run_id}")
+
+
 async def score_run(
     engine: Engine,
     run_id: int,
@@ -318,13 +386,16 @@ async def score_run(
     """
     if constraint_mode not in ("single", "batched"):
         raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
+    check_run(engine, run_id)
     if not isinstance(judge, str):
         with_mode = getattr(judge, "with_mode", None)
         judge = with_mode(constraint_mode) if with_mode else judge
-        return await _Scorer(engine, run_id, judge, judge_mode(judge, constraint_mode), concurrency).run(progress)
+        return await _owned(engine, run_id, judge.name, lambda: _Scorer(
+            engine, run_id, judge, judge_mode(judge, constraint_mode), concurrency).run(progress))
     judge_obj = resolve_judge(judge, engine, constraint_mode)  # type: ignore[arg-type]
     try:
-        return await _Scorer(engine, run_id, judge_obj, judge_mode(judge_obj, constraint_mode), concurrency).run(progress)
+        return await _owned(engine, run_id, judge_obj.name, lambda: _Scorer(
+            engine, run_id, judge_obj, judge_mode(judge_obj, constraint_mode), concurrency).run(progress))
     finally:
         close = getattr(judge_obj, "aclose", None)
         if close is not None:

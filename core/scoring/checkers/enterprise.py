@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from core.language import CJK_RE, KANA_RE
 from core.scoring.checkers.base import CHECKERS, Checker, UnsupportedLanguageError
 from core.scoring.checkers.dates import first_date
+from core.scoring.checkers.guard import guarded, regex_error
 from core.scoring.checkers.text import language, word_count
 
 
@@ -186,11 +187,8 @@ class CitationKw(_Kw):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        if value not in CITATION_PRESETS:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a preset ({', '.join(CITATION_PRESETS)}) nor a valid regex: {exc}") from None
+        if value not in CITATION_PRESETS and (problem := regex_error(value)):
+            raise ValueError(f"not a preset ({', '.join(CITATION_PRESETS)}) and {problem}")
         return value
 
 
@@ -214,7 +212,7 @@ class CitationCount(Checker):
 
     def __init__(self, kwargs: CitationKw) -> None:
         super().__init__(kwargs)
-        self._pattern = CITATION_PRESETS.get(kwargs.pattern) or re.compile(kwargs.pattern)
+        self._pattern = CITATION_PRESETS.get(kwargs.pattern) or guarded(kwargs.pattern)  # a user regex: time-limited
 
     def describe(self) -> str:
         n = self.kwargs.min_distinct

@@ -9,10 +9,11 @@ import json
 import re
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.language import CJK_RE
 from core.scoring.checkers.base import CHECKERS, Checker
+from core.scoring.checkers.guard import GuardedPattern, guarded, regex_error
 from core.scoring.checkers.text import Relation, capital_word_count, compare, language, sentence_count, word_count
 
 
@@ -42,8 +43,20 @@ class _CountRelation(Checker):
 # --- keywords -----------------------------------------------------------------------------------
 
 
+def _regexes(patterns: list[str], flags: int = re.IGNORECASE) -> list[str]:
+    problems = [problem for pattern in patterns if (problem := regex_error(pattern, flags))]
+    if problems:
+        raise ValueError("; ".join(problems))
+    return patterns
+
+
 class ExistenceKw(_Kw):
     keywords: list[str] = Field(min_length=1)
+
+    @field_validator("keywords")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        return _regexes(value)
 
 
 @CHECKERS.register("keywords:existence")
@@ -54,7 +67,7 @@ class KeywordsExistence(Checker):
 
     def __init__(self, kwargs: ExistenceKw) -> None:
         super().__init__(kwargs)
-        self._patterns = [re.compile(word, re.IGNORECASE) for word in kwargs.keywords]
+        self._patterns = [guarded(word, re.IGNORECASE) for word in kwargs.keywords]
 
     def describe(self) -> str:
         return f"Use each of these keywords in your answer: {', '.join(self.kwargs.keywords)}."
@@ -67,6 +80,11 @@ class FrequencyKw(_Kw):
     keyword: str = Field(min_length=1)
     frequency: int = Field(ge=0)
     relation: Relation
+
+    @field_validator("keyword")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        return _regexes([value])[0]
 
 
 @CHECKERS.register("keywords:frequency")
@@ -81,7 +99,7 @@ class KeywordsFrequency(_CountRelation):
 
     def __init__(self, kwargs: FrequencyKw) -> None:
         super().__init__(kwargs)
-        self._pattern = re.compile(kwargs.keyword, re.IGNORECASE)
+        self._pattern = guarded(kwargs.keyword, re.IGNORECASE)
 
     def describe(self) -> str:
         kw = self.kwargs
@@ -93,6 +111,16 @@ class KeywordsFrequency(_CountRelation):
 
 class ForbiddenKw(_Kw):
     forbidden_words: list[str] = Field(min_length=1)
+
+    @field_validator("forbidden_words")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        _regexes([_forbidden_pattern(word) for word in value])
+        return value
+
+
+def _forbidden_pattern(word: str) -> str:
+    return word if CJK_RE.search(word) else rf"\b{word}\b"
 
 
 @CHECKERS.register("keywords:forbidden_words")
@@ -106,8 +134,7 @@ class ForbiddenWords(Checker):
 
     def __init__(self, kwargs: ForbiddenKw) -> None:
         super().__init__(kwargs)
-        self._patterns = [re.compile(word if CJK_RE.search(word) else rf"\b{word}\b", re.IGNORECASE)
-                          for word in kwargs.forbidden_words]
+        self._patterns = [guarded(_forbidden_pattern(word), re.IGNORECASE) for word in kwargs.forbidden_words]
 
     def describe(self) -> str:
         return f"Do not use any of these words: {', '.join(self.kwargs.forbidden_words)}."
@@ -361,13 +388,25 @@ class NumberPlaceholders(Checker):
 class PostscriptKw(_Kw):
     postscript_marker: str = Field(min_length=1)
 
+    @field_validator("postscript_marker")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        _regexes([_postscript_regex(value)], re.MULTILINE)
+        return value
 
-def _postscript_pattern(marker: str) -> re.Pattern[str]:
+
+def _postscript_regex(marker: str) -> str:
     if marker == "P.P.S":
-        return re.compile(r"\s*p\.\s?p\.\s?s.*$", re.MULTILINE)
+        return r"\s*p\.\s?p\.\s?s.*$"
     if marker == "P.S.":
-        return re.compile(r"\s*p\.\s?s\..*$", re.MULTILINE)
-    return re.compile(r"\s*" + marker.lower() + r".*$", re.MULTILINE)
+        return r"\s*p\.\s?s\..*$"
+    return r"\s*" + marker.lower() + r".*$"
+
+
+def _postscript_pattern(marker: str) -> re.Pattern[str] | GuardedPattern:
+    if marker in ("P.P.S", "P.S."):
+        return re.compile(_postscript_regex(marker), re.MULTILINE)
+    return guarded(_postscript_regex(marker), re.MULTILINE)  # a marker from a benchmark file: time-limited
 
 
 @CHECKERS.register("detectable_content:postscript")
@@ -541,6 +580,16 @@ class SectionsKw(_Kw):
     section_spliter: str = Field(min_length=1)
     num_sections: int = Field(ge=1)
 
+    @field_validator("section_spliter")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        _regexes([_sections_regex(value)], 0)
+        return value
+
+
+def _sections_regex(splitter: str) -> str:
+    return r"\s?" + splitter + r"\s?\d+\s?"
+
 
 @CHECKERS.register("detectable_format:multiple_sections")
 class MultipleSections(Checker):
@@ -552,7 +601,7 @@ class MultipleSections(Checker):
 
     def __init__(self, kwargs: SectionsKw) -> None:
         super().__init__(kwargs)
-        self._pattern = re.compile(r"\s?" + kwargs.section_spliter + r"\s?\d+\s?")
+        self._pattern = guarded(_sections_regex(kwargs.section_spliter))  # from a benchmark file: time-limited
 
     def describe(self) -> str:
         kw = self.kwargs
