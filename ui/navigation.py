@@ -33,6 +33,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/domain_abilities.py", "Domain abilities", ":material/school:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
     PageSpec("pages/misleading_evidence.py", "Misleading evidence", ":material/report:", "Results"),
+    PageSpec("pages/stress_tests.py", "Stress tests", ":material/storm:", "Results"),
     PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),
     PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results"),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review"),

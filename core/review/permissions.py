@@ -26,6 +26,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/domain_abilities.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
     "pages/misleading_evidence.py": RESULTS_READERS,
+    "pages/stress_tests.py": RESULTS_READERS,
     "pages/data_quality.py": RESULTS_READERS,
     "pages/pick_generator.py": RESULTS_READERS,
     "pages/verify_instances.py": REVIEWERS,

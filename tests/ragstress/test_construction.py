@@ -16,6 +16,7 @@ from core.construction.ragstress import (
     NUMBER_RE,
     Pool,
     Question,
+    applicable_conditions,
     build_knowledge_base,
     build_ragstress,
     distractors,
@@ -24,9 +25,20 @@ from core.construction.ragstress import (
     numeric_typo,
     offline_variants,
     render_entry,
+    retrieval_config,
+    retrieval_record,
+    retrieve,
 )
-from core.construction.retrieval import doc_matches
-from core.protocols.ragstress import CONDITION_NAMES, NUMERIC_ANSWER, RETRIEVAL_FILTERS, SEVERITIES, TOP_K, TYPES
+from core.construction.retrieval import Retriever, doc_matches
+from core.protocols.ragstress import (
+    CONDITION_NAMES,
+    NUMERIC_ANSWER,
+    RETRIEVAL_FILTERS,
+    SEVERITIES,
+    TOP_K,
+    TYPES,
+    condition_profile,
+)
 from tests.ragstress.conftest import mmlu_path, write_slice
 
 META_KEYS = {"subject", "category", "corruption_type", "severity", "is_corrupted", "applicable", "source_question_id"}
@@ -43,11 +55,14 @@ def selection_kb() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def built700(tmp_path_factory):
-    out = tmp_path_factory.mktemp("rs700")
-    report = build_ragstress(mmlu_path(), out, seed=0, embedder=None, index_dir=None)
-    instances = [json.loads(line) for line in (out / "instances.jsonl").read_text(encoding="utf-8").splitlines()]
-    return report, instances
+def retrieved700(selection_kb):
+    """Every selection question searched under each condition that applies to it, over the one BM25 index."""
+    docs = [doc_from_record(r) for r in selection_kb]
+    kb = {d.doc_id: d for d in docs}
+    retriever = Retriever(docs, retrieval_config(None, None))
+    hits = {q.qid: retrieve(retriever, q, applicable_conditions(q, kb), mode="bm25")
+            for q in load_questions(mmlu_path())}
+    return kb, hits
 
 
 def test_clean_entry_marks_the_correct_option_and_states_it():
@@ -151,20 +166,30 @@ def test_contradiction_claims_the_most_plausible_distractor(severity, cue):
     assert any(word in appended for word in cue)
 
 
-def test_every_condition_filter_returns_only_its_variants(built700):
-    report, instances = built700
-    assert report.kb_documents == 9_100 and report.questions == 700
-    numeric = 0
-    for instance in instances:
+def test_every_condition_filter_returns_only_its_variants(retrieved700):
+    kb, hits = retrieved700
+    assert len(kb) == 9_100 and len(hits) == 700
+    numeric = sum("numeric_subtle" in by for by in hits.values())
+    assert numeric == 93 and all(set(by) == set(RETRIEVAL_FILTERS) - ({"numeric_subtle", "numeric_moderate",
+                                                                        "numeric_obvious"} if "numeric_subtle" not in by
+                                                                       else set()) for by in hits.values())
+    for by in hits.values():
+        for condition, found in by.items():
+            assert 0 < len(found) <= TOP_K
+            assert all(doc_matches(kb[h.doc_id], RETRIEVAL_FILTERS[condition]) for h in found), condition
+    profile = condition_profile({c: retrieval_record(q, found, kb) for c, found in by.items()}
+                                for q, by in zip(load_questions(mmlu_path()), hits.values(), strict=True))
+    assert profile["mixed"]["own_entry_retrieved"] == 1.0 and 0.5 < profile["mixed"]["corrupted_share"] < 1.0
+    assert all(row["no_retrieval_rate"] == 0.0 for row in profile.values())
+
+
+def test_instances_hold_exactly_each_filters_documents(tmp_path):
+    build_ragstress(write_slice(tmp_path / "slice.jsonl"), tmp_path / "out", seed=0, embedder=None, index_dir=None)
+    for line in (tmp_path / "out" / "instances.jsonl").read_text(encoding="utf-8").splitlines():
+        instance = json.loads(line)
+        numeric = instance["attributes"]["question_type"] == NUMERIC_ANSWER
         by = Counter(d["variant"]["retrieved_for"] for d in instance["documents"])
-        numeric += instance["attributes"]["question_type"] == NUMERIC_ANSWER
-        wanted = {c for c in RETRIEVAL_FILTERS if not c.startswith("numeric")
-                  or instance["attributes"]["question_type"] == NUMERIC_ANSWER}
-        assert set(by) == wanted and max(by.values()) <= TOP_K
+        assert set(by) == {c for c in CONDITION_NAMES if c != "no_retrieval" and (numeric or "numeric" not in c)}
         for doc in instance["documents"]:
             record = doc_from_record({"doc_id": doc["doc_id"], "title": "t", "text": "x", **doc["variant"]})
             assert doc_matches(record, RETRIEVAL_FILTERS[doc["variant"]["retrieved_for"]]), doc["doc_id"]
-    assert numeric == 93
-    assert set(report.conditions) == set(CONDITION_NAMES) - {"no_retrieval"}
-    assert report.conditions["mixed"]["queries"] == 700 and report.conditions["numeric_subtle"]["queries"] == 93
-    assert 0.5 < report.conditions["mixed"]["corrupted_share"] < 1.0

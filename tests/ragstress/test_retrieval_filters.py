@@ -69,7 +69,7 @@ def test_search_filtered_scores_once_and_equals_single_filters(bm25):
 
 
 def test_hybrid_filtered_search_over_dense_and_bm25(tmp_path):
-    report = build_ragstress(write_slice(tmp_path / "s.jsonl", subjects=("philosophy",), per=3), tmp_path / "out",
+    report = build_ragstress(write_slice(tmp_path / "s.jsonl", subjects=("philosophy",), per=2), tmp_path / "out",
                              seed=0, embedder="minilm-onnx", index_dir=None)
     assert report.retriever["mode"] == "hybrid" and report.retriever["embedder"]
     assert report.conditions["clean"]["own_entry_first"] == 1.0
