@@ -9,11 +9,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from core.language import detect_language
 from core.store.models import Constraint, Document, Domain, Instance
-from core.store.schema import CATEGORIES, MODES, ConstraintSpec, DocumentSpec, DomainSpec, InstanceSpec
+from core.store.schema import (
+    CATEGORIES,
+    MODES,
+    ConstraintSpec,
+    DocumentSpec,
+    DomainSpec,
+    InstanceSpec,
+    storable_problems,
+)
 
 ON_EXISTING = ("reject", "new_version")
 CONSTRAINT_FIELDS = set(ConstraintSpec.model_fields) - {"id"}
@@ -96,6 +105,29 @@ def _decode_lines(data: bytes) -> Iterable[tuple[int, str | None, str]]:
             yield number, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is out of range for a number")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON (only finite numbers are)")
+
+
+def parse_json(text: str) -> tuple[object, str | None]:
+    """One JSON value, or why it is not one: malformed, NaN / Infinity, a number out of range, nesting too deep."""
+    try:
+        return json.loads(text, parse_float=_finite, parse_constant=_no_constant), None
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON: {exc.msg} (column {exc.colno})"
+    except RecursionError:
+        return None, "malformed JSON: nested too deeply"
+    except ValueError as exc:
+        return None, f"malformed JSON: {exc}"
+
+
 def validate_lines(data: bytes) -> ValidationReport:
     """Check every line of a JSONL benchmark: JSON, schema, checker ids and kwargs, duplicate ids."""
     report = ValidationReport()
@@ -106,13 +138,16 @@ def validate_lines(data: bytes) -> ValidationReport:
             continue
         if not text:
             continue
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            report.errors.append(LineError(number, "", f"malformed JSON: {exc.msg} (column {exc.colno})"))
+        payload, problem = parse_json(text)
+        if problem:
+            report.errors.append(LineError(number, "", problem))
             continue
         if not isinstance(payload, dict):
             report.errors.append(LineError(number, "", "expected a JSON object"))
+            continue
+        unstorable = storable_problems(payload)
+        if unstorable:
+            report.errors.extend(LineError(number, path, message) for path, message in unstorable)
             continue
         try:
             spec = InstanceSpec.model_validate(payload)
@@ -143,9 +178,26 @@ def validate_file(path: Path) -> ValidationReport:
 
 
 def load_domain_specs(path: Path) -> list[DomainSpec]:
-    """Read a domains JSONL file (name, description per line)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [DomainSpec.model_validate_json(line) for line in lines if line.strip()]
+    """Read a domains JSONL file (name, description per line); ValueError naming the file, line and field."""
+    try:
+        lines = Path(path).read_bytes().decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"domains file {path}: not valid UTF-8 ({exc.reason})") from None
+    specs = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        payload, problem = parse_json(line)
+        problem = problem or next((f"{where}: {msg}" for where, msg in storable_problems(payload)), None)
+        if problem is None:
+            try:
+                specs.append(DomainSpec.model_validate(payload))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                problem = f"{field_path(err['loc']) or '(line)'}: {err['msg']}"
+        if problem:
+            raise ValueError(f"domains file {path}: line {number}: {problem}")
+    return specs
 
 
 def _domain_ids(session: Session, names: Iterable[str], descriptions: dict[str, str]) -> dict[str, int]:
@@ -209,39 +261,53 @@ def import_specs(
         raise ValueError(f"on_existing must be one of {ON_EXISTING}")
     report = ImportReport()
     with Session(engine) as session:
-        latest = {
-            i.uid: i
-            for i in session.exec(select(Instance).where(col(Instance.uid).in_([s.id for _, s in specs]))).all()
-            if i.is_latest
-        }
-        domain_ids = _domain_ids(session, (s.domain for _, s in specs), domain_descriptions or {})
-        for line, spec in specs:
-            current = latest.get(spec.id)
-            if current is None:
-                add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author)
-                report.created.append(spec.id)
-                continue
-            if on_existing == "reject":
-                report.errors.append(
-                    LineError(line, "id", f"instance {spec.id!r} already exists (version {current.version}); "
-                              "use --new-version to store a new version")
-                )
-                continue
-            if _content(instance_spec(session, current)) == _content(spec):
-                report.unchanged.append(spec.id)
-                continue
-            current.is_latest = False
-            session.add(current)
-            session.flush()
-            add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1, author=author)
-            report.new_versions.append(spec.id)
-        if report.errors:
-            session.rollback()
-            report.created.clear()
-            report.new_versions.clear()
-            report.unchanged.clear()
-            return report
-        session.commit()
+        try:
+            _add_specs(session, specs, on_existing, domain_descriptions or {}, author, report)
+            if report.errors:
+                return _nothing_imported(session, report)
+            session.commit()
+        except SQLAlchemyError as exc:
+            report.errors.append(LineError(0, "(file)", "the database refused the import: "
+                                           + str(getattr(exc, "orig", exc)).splitlines()[0]))
+            return _nothing_imported(session, report)
+    return report
+
+
+def _add_specs(session: Session, specs: Sequence[tuple[int, InstanceSpec]], on_existing: str,
+               descriptions: dict[str, str], author: str, report: ImportReport) -> None:
+    latest = {
+        i.uid: i
+        for i in session.exec(select(Instance).where(col(Instance.uid).in_([s.id for _, s in specs]))).all()
+        if i.is_latest
+    }
+    domain_ids = _domain_ids(session, (s.domain for _, s in specs), descriptions)
+    for line, spec in specs:
+        current = latest.get(spec.id)
+        if current is None:
+            add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author)
+            report.created.append(spec.id)
+            continue
+        if on_existing == "reject":
+            report.errors.append(
+                LineError(line, "id", f"instance {spec.id!r} already exists (version {current.version}); "
+                          "use --new-version to store a new version")
+            )
+            continue
+        if _content(instance_spec(session, current)) == _content(spec):
+            report.unchanged.append(spec.id)
+            continue
+        current.is_latest = False
+        session.add(current)
+        session.flush()
+        add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1, author=author)
+        report.new_versions.append(spec.id)
+
+
+def _nothing_imported(session: Session, report: ImportReport) -> ImportReport:
+    session.rollback()
+    report.created.clear()
+    report.new_versions.clear()
+    report.unchanged.clear()
     return report
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -31,6 +32,11 @@ ContentType = Literal["text", "html", "markdown_table", "csv"]
 DocumentRole = Literal["supporting", "noise", "conflicting", "partial", "counterfactual"]
 AnswerType = Literal["short", "long", "mcq", "multi", "boolean", "unanswerable"]
 
+ID_MAX_CHARS = 256  # ids are indexed: PostgreSQL's btree refuses long keys; SQLite would take anything
+MAX_NESTING = 100
+INT64 = 2**63 - 1
+VERSION_MAX = 2**31 - 1
+
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
 CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
 SUB_DIMENSIONS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
@@ -54,12 +60,12 @@ class ConstraintSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, description="Constraint id, unique within the instance (e.g. 'c3').")
+    id: str = Field(min_length=1, max_length=ID_MAX_CHARS, description="Constraint id, unique within the instance (e.g. 'c3').")
     text: str = Field(min_length=1, description="The instruction text shown to the model.")
     category: Category
     sub_dimension: SubDimension
     judge_method: JudgeMethod
-    checker_id: str | None = Field(default=None, description="Rule checker id, e.g. 'enterprise:no_emoji'.")
+    checker_id: str | None = Field(default=None, max_length=ID_MAX_CHARS, description="Rule checker id, e.g. 'enterprise:no_emoji'.")
     checker_kwargs: dict[str, Any] = Field(default_factory=dict)
     criterion: str | None = Field(default=None, description="What an LLM judge checks, for llm constraints.")
     precondition: Precondition | None = Field(
@@ -82,7 +88,8 @@ class DocumentSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    doc_id: str = Field(min_length=1, description="Stable document id; the same document may serve several instances.")
+    doc_id: str = Field(min_length=1, max_length=ID_MAX_CHARS,
+                        description="Stable document id; the same document may serve several instances.")
     title: str = Field(default="", description="Optional: many public benchmarks have untitled passages.")
     text: str = Field(min_length=1)
     source: str = Field(default="", description="Where the document comes from (provenance).")
@@ -165,14 +172,14 @@ class InstanceSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1)
-    domain: str = Field(min_length=1)
+    id: str = Field(min_length=1, max_length=ID_MAX_CHARS)
+    domain: str = Field(min_length=1, max_length=ID_MAX_CHARS)
     query: str = Field(min_length=1)
     mode: Mode | None = None
     origin: Origin = "natural"
-    protocol: str = "enterprise_rag"
+    protocol: str = Field(default="enterprise_rag", max_length=ID_MAX_CHARS)
     status: VerificationStatus = "unverified"
-    version: int = Field(default=1, ge=1)
+    version: int = Field(default=1, ge=1, le=VERSION_MAX)
     language: str | None = Field(default=None, description="BCP-47 tag of the query; detected on import when absent.")
     constraints: list[ConstraintSpec] = Field(default_factory=list)
     documents: list[DocumentSpec] = Field(default_factory=list)
@@ -204,5 +211,44 @@ class DomainSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=ID_MAX_CHARS)
     description: str = ""
+
+
+def storable_problems(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """Where a parsed JSON value holds what not every database backend can store: nesting deeper than MAX_NESTING,
+    NUL characters or unpaired surrogates in text (keys included), NaN / Infinity, integers beyond 64 bits.
+    (field path, message) pairs; walked without recursion, so any depth is safe."""
+    problems: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > MAX_NESTING:
+            problems.append((where, f"nested deeper than {MAX_NESTING} levels"))
+            continue
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str) and (problem := text_problem(key)):
+                    problems.append((where, f"key {key[:40]!r}: {problem}"))
+                stack.append((child, f"{where}.{key}" if where else str(key), depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+        elif isinstance(item, str):
+            if problem := text_problem(item):
+                problems.append((where, problem))
+        elif isinstance(item, float) and not math.isfinite(item):
+            problems.append((where, f"{item} is not a finite number"))
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > INT64:
+            problems.append((where, "integer does not fit in 64 bits"))
+    return sorted(problems)
+
+
+def text_problem(text: str) -> str | None:
+    """Why a string cannot be stored as text everywhere (NUL character, unpaired surrogate), or None."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which databases cannot store in text"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"contains an unpaired surrogate (\\u{ord(text[exc.start]):04x}), which is not valid Unicode text"
+    return None
