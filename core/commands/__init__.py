@@ -1,1 +1,49 @@
-"""CLI command modules; each exposes register(app) and is listed in core.cli.COMMAND_MODULES."""
+"""CLI command modules; each exposes register(app) and is listed in core.cli.COMMAND_MODULES.
+
+`install_error_guard(app)` (called by the data commands' register) makes every command's unexpected error one
+readable line on stderr and exit code 1 instead of a traceback (GAUNTLET_DEBUG=1 shows the traceback).
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+import typer
+from typer.core import TyperGroup
+
+DEBUG_ENV = "GAUNTLET_DEBUG"
+
+
+def error_line(exc: BaseException) -> str:
+    """One readable line for an error: the file for OS errors, the database's own words for database errors."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    elif type(exc).__module__.startswith("sqlalchemy"):
+        text = f"database error: {getattr(exc, 'orig', None) or exc}"
+    elif isinstance(exc, ValueError | LookupError | RuntimeError | PermissionError) and str(exc):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    return first if len(first) <= 500 else first[:497] + "..."
+
+
+class GuardedGroup(TyperGroup):
+    """A command group whose commands end with one 'error: ...' line and exit 1 on any unexpected exception."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
+            if os.environ.get(DEBUG_ENV):
+                raise
+            typer.echo(f"error: {error_line(exc)}", err=True)
+            raise typer.Exit(1) from None
+
+
+def install_error_guard(app: typer.Typer) -> None:
+    """Make `app`'s commands report unexpected errors as one line and exit 1."""
+    app.info.cls = GuardedGroup

@@ -7,10 +7,13 @@ import csv
 import io
 import json
 import logging
+import math
+import time
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -89,6 +92,8 @@ def run(
     retry_failed: Annotated[int | None, typer.Option(help="Retry the failed items of this run.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the estimate and exit.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    wait: Annotated[bool, typer.Option(help="If another live process owns the run (--resume, --retry-failed), wait "
+                                            "for it to finish instead of refusing.")] = False,
 ) -> None:
     """Generate answers for models x instances; every item ends done or failed with a reason."""
 
@@ -97,21 +102,47 @@ def run(
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
                  "max_retries": max_retries, "workers": workers, "context_policy": context_policy}
     try:
+        for price in (price for price in (budget_usd,) if price is not None):
+            if not math.isfinite(price) or price < 0:
+                raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
+        if wait and (resume or retry_failed) is not None:
+            _wait_for_owner(engine, resume if resume is not None else retry_failed)
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
                              resume, retry_failed, dry_run, _conditions(conditions))
+        if run_id is None:
+            return
+        print_estimate(runs.estimate_run(engine, run_id))
+        result = _execute(engine, run_id, overrides, quiet)
+    except runs.LeaseHeld as error:
+        _error(error)
+        raise typer.Exit(3) from None
     except ValueError as error:
-        console.print(f"[red]{error}[/red]")
+        _error(error)
         raise typer.Exit(2) from None
-    if run_id is None:
-        return
-    print_estimate(runs.estimate_run(engine, run_id))
-    result = _execute(engine, run_id, overrides, quiet)
     _finish(engine, run_id, result)
+
+
+def _error(error: BaseException) -> None:
+    console.print(f"[red]{escape(str(error))}[/red]", highlight=False, soft_wrap=True)
+
+
+def _wait_for_owner(engine, run_id: int) -> None:
+    """Block while another live process owns run `run_id` (--wait)."""
+    announced = False
+    while (holder := runs.lease_holder(engine, runs.run_lease(run_id))) is not None:
+        if not announced:
+            console.print(f"waiting: {runs.held_message(runs.run_lease(run_id), holder)}", highlight=False)
+            announced = True
+        time.sleep(runs.LEASE_POLL_S)
 
 
 def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
                 dry_run, conditions) -> int | None:
     if resume is not None:
+        runs.run_options(engine, resume)  # ValueError for an unknown run
+        holder = runs.lease_holder(engine, runs.run_lease(resume))
+        if holder is not None:
+            raise runs.LeaseHeld(runs.held_message(runs.run_lease(resume), holder))
         return resume
     if retry_failed is not None:
         count = runs.retry_failed(engine, retry_failed)
@@ -161,6 +192,13 @@ def _finish(engine, run_id: int, outcome) -> None:
     failures = runs.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
                f"spent ${result.spent_usd:.4f}")
+    snapshot = runs.progress_snapshot(engine, run_id)
+    if snapshot.rebought_calls:
+        from core.generation.runner import rebought_note
+
+        typer.echo(rebought_note(snapshot.rebought_calls, snapshot.rebought_usd))
+    if result.status == "pending" and result.pending:
+        typer.echo(f"stopped early ({runs.run_message(engine, run_id)}); finish with: gauntlet run --resume {run_id}")
     for failure in failures:
         condition = f" [{failure['condition']}]" if failure["condition"] else ""
         typer.echo(f"  failed #{failure['response_id']} {failure['model']} {failure['instance']}{condition} "
@@ -190,7 +228,7 @@ def report(
     try:
         result = readmodel.run_report(engine, run_id, judge)
     except ValueError as error:
-        console.print(f"[red]{error}[/red]")
+        _error(error)
         raise typer.Exit(2) from None
     typer.echo(render_report(result, format, runs.failed_items(engine, run_id)))
 
@@ -264,7 +302,7 @@ def models_add(
         PROVIDERS.get(provider)
         row = runs.register_model(_engine(), config)
     except (ValueError, KeyError) as error:
-        console.print(f"[red]{error}[/red]")
+        _error(error)
         raise typer.Exit(2) from None
     typer.echo(f"model {row.name} ({row.provider}/{row.model_name}) ${row.price_input_per_mtok}/"
                f"${row.price_output_per_mtok} per Mtok (defaults as of {PRICES_AS_OF})")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -16,7 +17,18 @@ from core.config import REPO_ROOT
 from core.store.models import utc_now
 from core.pipeline import split_judges
 from core.review.auth import Principal, authorize
-from core.generation.runs import CANCEL_REQUEST, FINAL_STATUSES, RunOptions, RunProgress, get_run, create_run, progress_snapshot, request_cancel
+from core.generation.runs import (
+    CANCEL_REQUEST,
+    FINAL_STATUSES,
+    RunOptions,
+    RunProgress,
+    create_run,
+    get_run,
+    lease_holder,
+    progress_snapshot,
+    request_cancel,
+    run_lease,
+)
 
 
 _LAUNCHED: dict[int, subprocess.Popen] = {}
@@ -55,12 +67,20 @@ def process_alive(pid: int | None) -> bool:
     return True
 
 
+def executor_pid(engine: Engine, run_id: int, config: dict[str, Any]) -> int | None:
+    """The pid of the process executing the run: its live lease holder on this host, else the one last recorded."""
+    holder = lease_holder(engine, run_lease(run_id))
+    if holder is not None and holder.host == socket.gethostname():
+        return int(holder.pid)
+    return config.get("pid")
+
+
 def cancel_run(engine: Engine, run_id: int) -> str:
     """Cancel a run: ask the runner to stop, signal its process; a run whose process is gone is marked cancelled."""
     request_cancel(engine, run_id)
     with Session(engine) as session:
         run = get_run(session, run_id)
-        pid = run.config.get("pid")
+        pid = executor_pid(engine, run_id, run.config)
         if run.status == CANCEL_REQUEST and process_alive(pid):
             os.kill(pid, signal.SIGTERM)
         elif run.status == CANCEL_REQUEST:
@@ -127,7 +147,8 @@ def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None 
     snap = snapshot or progress_snapshot(engine, run_id)
     with Session(engine) as session:
         config = dict(get_run(session, run_id).config or {})
-    info, judges, pid = dict(config.get("pipeline") or {}), split_judges(config.get("judge")), config.get("pid")
+    info, judges = dict(config.get("pipeline") or {}), split_judges(config.get("judge"))
+    pid = executor_pid(engine, run_id, config)
     generation = "finished" if snap.status in FINAL_STATUSES else "waiting" if snap.status == "pending" else "running"
     lines = [StageLine("generation", None, snap.finished, snap.total, generation)]
     lines += [_scoring_line(judges, i, info, snap.status, snap.done) for i in range(len(judges))]

@@ -111,6 +111,8 @@ class RunProgress:
     spent_usd: float
     elapsed_s: float
     status: str = "running"
+    rebought_calls: int = 0
+    rebought_usd: float = 0.0
 
     @property
     def finished(self) -> int:
@@ -195,6 +197,7 @@ def create_run(engine: Engine, options: RunOptions) -> int:
     check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
+        check_prices(models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
         if not instances:
             raise ValueError("no instances match the domain/mode filters")
@@ -442,7 +445,13 @@ def progress_snapshot(engine: Engine, run_id: int, elapsed_s: float = 0.0) -> Ru
     if not elapsed_s and run.started_at:
         elapsed_s = (utc_now() - _aware(run.started_at)).total_seconds()
     return RunProgress(run_id, len(rows), counts["done"], counts["failed"], counts["pending"], cached,
-                       run.spent_usd, elapsed_s, run.status)
+                       run.spent_usd, elapsed_s, run.status, run.rebought_calls, run.rebought_usd)
+
+
+def run_message(engine: Engine, run_id: int) -> str:
+    """The run's last status message."""
+    with Session(engine) as session:
+        return get_run(session, run_id).message
 
 
 def _aware(value: datetime) -> datetime:
