@@ -9,8 +9,8 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle, malformed_annotations
-from core.review.gold import SAMPLING_STRATEGIES, active_experts, draw_gold_sample, label_disagreements, label_items, load_response, record_adjudication, sample_runs
-from core.review.verification import record_verification_adjudication, verification_disagreements
+from core.review.gold import SAMPLING_STRATEGIES, active_experts, draw_gold_sample, expert_progress, label_disagreements, label_items, load_response, record_adjudication, sample_runs
+from core.review.verification import overlap_setting, record_verification_adjudication, verification_disagreements
 from core.store.sanitize import plain_markdown
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
 from ui.session import engine
@@ -34,10 +34,11 @@ if malformed:
                f"{listed}{more}", icon=":material/warning:")
 
 runs = sample_runs(engine())
-experts = list(active_experts(engine()))
+experts_domains = active_experts(engine())
+experts = list(experts_domains)
 
-sample_tab, adjudicate_tab, verify_tab, io_tab = st.tabs(
-    ["Draw a sample", "Disagreements", "Verification disagreements", "Export / import"])
+sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab = st.tabs(
+    ["Draw a sample", "Disagreements", "Verification disagreements", "Expert progress", "Export / import"])
 
 with sample_tab, st.form("draw_sample"):
     run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
@@ -47,7 +48,9 @@ with sample_tab, st.form("draw_sample"):
                         help="Either way each response's inclusion probability is recorded, so the judge-corrected "
                              "estimates stay unbiased.")
     size = st.number_input("Responses to sample (expected number)", 1, 5000, DEFAULT_SAMPLE_SIZE)
-    chosen = st.multiselect("Experts (each response goes to two of them)", experts, default=experts, key="sample_experts")
+    chosen = st.multiselect("Experts (each response goes to two of them whose domains cover it)", experts,
+                            default=experts, key="sample_experts",
+                            format_func=lambda e: f"{e} ({', '.join(experts_domains[e]) or 'every domain'})")
     seed = st.number_input("Random seed", 0, 10_000, 0)
     if st.form_submit_button("Draw sample and assign", type="primary") and run is not None:
         report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed),
@@ -56,6 +59,11 @@ with sample_tab, st.form("draw_sample"):
             st.success(f"Sampled {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
             st.dataframe(pd.DataFrame({"stratum": list(report.strata), "responses": list(report.strata.values())}),
                          hide_index=True)
+            if report.uncovered:
+                st.warning("Not sampled, because fewer than two of the chosen experts cover their domain: "
+                           + "; ".join(f"{d} ({n} responses)" for d, n in report.uncovered.items())
+                           + ". Give more experts these domains on the Users page, then draw again; until then the "
+                           "judge-corrected estimates do not cover them.", icon=":material/warning:")
 
 with adjudicate_tab:
     pending = [d for d in label_disagreements(engine()) if not d.adjudicated]
@@ -120,6 +128,23 @@ with verify_tab:
                 st.session_state.pop(f"token_vadj_{iid}", None)
                 st.success("Final decision saved.")
                 st.rerun()
+
+with progress_tab:
+    st.subheader("Per-expert progress")
+    progress = expert_progress(engine(), overlap_setting())
+    if not progress:
+        st.info("No active expert account yet: add experts (with their domains) on the Users page.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "expert": p.expert, "domains": ", ".join(p.domains) or "every domain", "verified": p.verified,
+            "to verify": p.to_verify, "needs edit (their domains)": p.needs_edit, "labelled": p.labelled,
+            "to label": p.to_label,
+            "labels done": f"{p.labelled / (p.labelled + p.to_label):.0%}" if p.labelled + p.to_label else "none assigned",
+            "last active": p.last_active.strftime("%Y-%m-%d %H:%M") if p.last_active else "never",
+        } for p in progress]), hide_index=True, width="stretch",
+            column_config={"expert": st.column_config.TextColumn("expert", pinned=True)})
+        st.caption("Verified: standing decisions (undone ones left out). To verify: instances waiting in their queue "
+                   "now. Labelled / to label: gold-sample responses assigned to them.")
 
 with io_tab:
     st.markdown("Labels are exported one per line (JSONL) to `annotations/`; an import is all-or-nothing.")

@@ -1,14 +1,19 @@
-"""Browse benchmark: composition tables, filters, the instance list and one instance in full."""
+"""Browse benchmark: composition tables, filters (set, domain, mode, status, text), the instance list (tick a row to
+open it) and one instance in full with its sets and its verification history and notes. The open instance is in the
+URL (?instance=<id>), so a link opens it."""
 
 import pandas as pd
 import streamlit as st
 
+from core.review.verification import verification_history
 from core.store.benchmark import domain_names, instance_detail, instance_rows
 from core.store.io import composition
 from core.store.schema import MODES
+from core.store.sets import benchmark_sets, set_names_of
 from ui.auth import require_page
-from ui.instance_view import MODE_LABELS, render_instance
+from ui.instance_view import MODE_LABELS, render_instance, render_verification_history
 from ui.session import engine
+from ui.tables import COMPOSITION_COLUMNS, table_config
 
 require_page(__file__)
 st.title("Browse benchmark")
@@ -16,32 +21,53 @@ st.title("Browse benchmark")
 table5, table6 = composition(engine())
 with st.expander("Benchmark composition (Tables 5 and 6)", expanded=True):
     left, right = st.columns(2)
-    left.dataframe(pd.DataFrame([vars(r) for r in table5]), hide_index=True)
-    right.dataframe(pd.DataFrame([vars(r) for r in table6]), hide_index=True)
+    left.dataframe(pd.DataFrame([vars(r) for r in table5]), hide_index=True,
+                   column_config=table_config(COMPOSITION_COLUMNS, pin="domain"))
+    right.dataframe(pd.DataFrame([vars(r) for r in table6]), hide_index=True,
+                    column_config=table_config(COMPOSITION_COLUMNS, pin="mode"))
 
-filters = st.columns([2, 2, 2, 3])
-domains = filters[0].multiselect("Domain", domain_names(engine()), key="browse_domains")
-modes = filters[1].multiselect("Mode", MODES, format_func=MODE_LABELS.get, key="browse_modes")
-statuses = filters[2].multiselect(
+sets = {s.id: s for s in benchmark_sets(engine())}
+filters = st.columns([2, 2, 2, 2, 3])
+set_id = filters[0].selectbox("Benchmark set", [None, *sets], key="browse_set", placeholder="all sets",
+                              format_func=lambda i: "all sets" if i is None else sets[i].label)
+domains = filters[1].multiselect("Domain", domain_names(engine()), key="browse_domains")
+modes = filters[2].multiselect("Mode", MODES, format_func=MODE_LABELS.get, key="browse_modes")
+statuses = filters[3].multiselect(
     "Verification status", ["unverified", "accepted", "rejected", "needs_edit"], key="browse_statuses"
 )
-search = filters[3].text_input("Search query, id or document text", key="browse_search")
+search = filters[4].text_input("Search query, id or document text", key="browse_search")
 
-rows = instance_rows(engine(), domains=domains, modes=modes, statuses=statuses, search=search)
-st.caption(f"{len(rows)} instances")
+rows = instance_rows(engine(), domains=domains, modes=modes, statuses=statuses, search=search, set_id=set_id)
+st.caption(f"{len(rows)} instances · tick a row to open it")
 table = pd.DataFrame([vars(r) for r in rows], columns=["id", "uid", "domain", "mode", "origin", "status", "constraints", "documents", "query"])
 selection = st.dataframe(
     table,
     hide_index=True,
-    column_config={"id": None},
+    column_config={"id": None, "uid": st.column_config.TextColumn("instance", pinned=True)},
     on_select="rerun",
     selection_mode="single-row",
     key="browse_table",
 )
 
-chosen = selection.selection.rows if selection else []
 uids = [r.uid for r in rows]
-picked_uid = st.selectbox("Open instance", uids, index=chosen[0] if chosen else None, placeholder="choose an instance", key="browse_open")
+ticked = [uids[i] for i in (selection.selection.rows if selection else []) if i < len(uids)]
+if ticked and ticked != st.session_state.get("browse_ticked"):
+    st.session_state["browse_open"] = ticked[0]  # a newly ticked row opens its instance
+elif "browse_open" not in st.session_state and st.query_params.get("instance") in uids:
+    st.session_state["browse_open"] = st.query_params["instance"]  # a shared link
+st.session_state["browse_ticked"] = ticked
+if st.session_state.get("browse_open") not in uids:
+    st.session_state.pop("browse_open", None)  # filtered out
+picked_uid = st.selectbox("Open instance", uids, index=None, placeholder="choose an instance (or tick a row)",
+                          key="browse_open")
 if picked_uid:
-    detail = instance_detail(engine(), next(r.id for r in rows if r.uid == picked_uid))
+    st.query_params["instance"] = picked_uid
+    instance_id = next(r.id for r in rows if r.uid == picked_uid)
+    detail = instance_detail(engine(), instance_id)
     render_instance(detail)
+    in_sets = set_names_of(engine(), instance_id)
+    st.caption(f"Benchmark sets: {', '.join(in_sets) if in_sets else 'none (imported before sets existed)'}")
+    st.markdown("#### Verification history and notes")
+    render_verification_history(verification_history(engine(), instance_id))
+else:
+    st.query_params.pop("instance", None)

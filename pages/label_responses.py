@@ -8,5 +8,6 @@ from ui.workspace import labelling_panel
 principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Label responses")
-st.caption("Judge verdicts and other experts' labels stay hidden. Keyboard: Alt+S submits.")
+st.caption("Judge verdicts and other experts' labels stay hidden. Keyboard: Alt+S submit · Alt+K skip · Alt+P previous · "
+           "Alt+Z undo your last label. Revisit and re-label any response under My labels (the latest label counts).")
 labelling_panel(principal)

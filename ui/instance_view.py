@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from core.review.annotations import HistoryEntry
 from core.store.benchmark import InstanceDetail
 from core.store.sanitize import html_markdown, inert_images, inline_code, plain_markdown
 
@@ -90,3 +91,57 @@ def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
     with right:
         st.markdown(f"#### Documents ({len(detail.documents)})")
         render_documents(detail)
+
+
+def render_verification_decision(who: str, payload: dict[str, Any]) -> None:
+    """One expert's verification decision: the decision, the consistency verdict and the context-validity verdict."""
+    st.markdown(f"**{plain_markdown(who)}** · decision **{plain_markdown(str(payload.get('decision', '')).replace('_', ' '))}**")
+    clashing = ", ".join(inline_code(str(c)) for c in payload.get("clashing_constraints") or []) or "none"
+    st.markdown(f"Consistency: **{plain_markdown(str(payload.get('consistency', '')))}** · clashing: {clashing}")
+    if payload.get("consistency_note"):
+        st.caption(f"Consistency note: {plain_markdown(str(payload['consistency_note']))}")
+    roles = ", ".join(f"{inline_code(str(d))} → {plain_markdown(str(r))}" for d, r in (payload.get("role_corrections") or {}).items())
+    st.markdown(f"Context: **{'valid' if payload.get('context_valid') else 'invalid'}** · role corrections: {roles or 'none'}")
+    edits = payload.get("constraint_edits") or {}
+    if edits:
+        st.markdown("Wording edits: " + "; ".join(f"{inline_code(str(c))} → {plain_markdown(str(t))}" for c, t in edits.items()))
+    if payload.get("context_note"):
+        st.caption(f"Context note: {plain_markdown(str(payload['context_note']))}")
+
+
+def _when(entry: HistoryEntry) -> str:
+    return f"{entry.created_at:%Y-%m-%d %H:%M} UTC"
+
+
+def render_verification_history(history: list[tuple[int, HistoryEntry]]) -> None:
+    """Every verification decision and admin decision on an instance's versions, oldest first, with their notes;
+    decisions their author undid are struck through (they no longer count)."""
+    if not history:
+        st.caption("No verification decision yet.")
+        return
+    for version, entry in history:
+        undone = " · :orange[undone by its author, does not count]" if entry.undone else ""
+        if entry.kind == "adjudication":
+            p = entry.payload
+            st.markdown(f"v{version} · {_when(entry)} · admin decision by **{plain_markdown(entry.author)}**: "
+                        f"**{plain_markdown(str(p.get('decision', '')).replace('_', ' '))}**{undone}")
+            if p.get("note"):
+                st.caption(f"Reason: {plain_markdown(str(p['note']))}")
+            continue
+        with st.container(border=True):
+            st.caption(f"v{version} · {_when(entry)} · resulting status {inline_code(str(entry.payload.get('resulting_status', '')))}{undone}")
+            render_verification_decision(entry.author, entry.payload)
+
+
+def render_label_history(entries: list[HistoryEntry]) -> None:
+    """An expert's labels on one response, oldest first: each item's answer, the note, and whether it was undone."""
+    live = [i for i, e in enumerate(entries) if not e.undone]
+    rows = []
+    for i, e in enumerate(entries):
+        p = e.payload
+        counts = "no (undone)" if e.undone else "yes (latest)" if live and i == live[-1] else "no (replaced)"
+        row = {"when": _when(e), "counts": counts}
+        row |= {cid: "yes" if v else "no" for cid, v in (p.get("constraints") or {}).items()}
+        row |= {k: p[k] for k in ("valid_refusal", "conflict_recognized") if p.get(k) is not None}
+        rows.append(row | {"note": p.get("note", "")})
+    st.dataframe(rows, hide_index=True, width="stretch")

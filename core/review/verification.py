@@ -469,3 +469,8 @@ def verification_history(engine: Engine, instance_id: int) -> list[tuple[int, Hi
         versions = {i.id: i.version for i in session.exec(select(Instance).where(Instance.uid == inst.uid)).all()}
     entries = label_history(engine, "instance", versions, ("verification", "adjudication"))
     return [(versions[e.target_id], e) for e in entries]
+
+
+def live_decisions(engine: Engine, instance_id: int) -> dict[str, dict[str, Any]]:
+    """The standing verification decision of each expert on one instance version (undone ones left out)."""
+    return {a.author: a.payload for a in live_annotations(engine, "verification", [instance_id], "instance")}
