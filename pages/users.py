@@ -1,15 +1,18 @@
-"""Users: every account with its role and domains; add accounts, change roles, domains, email, password or status."""
+"""Users: every account with its role and domains; add accounts; change one account's role, domains, email, status or
+password (the form loads that account's values and saves only what was edited); the audit log of account changes."""
 
 import pandas as pd
 import streamlit as st
 
-from core.review.auth import ROLES, change_account, create_account, generate_password, list_users
+from core.review.auth import ROLES, account_changes, change_account, create_account, generate_password, list_users
 from core.store.benchmark import domain_names
 from ui.auth import guarded_write, require_page
 from ui.session import engine
 
 principal = require_page(__file__)
 st.title("Users")
+if "users_saved" in st.session_state:
+    st.success(st.session_state.pop("users_saved"), icon=":material/check:")
 
 users = list_users(engine())
 st.dataframe(
@@ -32,16 +35,40 @@ with add, st.form("add_user", clear_on_submit=True):
         if guarded_write(lambda: create_account(engine(), principal, username, role, chosen, new_domains, email)):
             st.success(f"Created {username}." + ("" if password else f" Generated password: `{chosen}`"))
 
-with edit, st.form("edit_user"):
+with edit:
     st.markdown("##### Change an account")
     target = st.selectbox("Account", [u.username for u in users], key="edit_username")
     current = next((u for u in users if u.username == target), None)
-    new_role = st.selectbox("Role", ROLES, index=ROLES.index(current.role) if current else 0, key="edit_role")
-    set_domains = st.multiselect("Domains", sorted(set(domains) | set(current.domains if current else [])),
-                                 default=current.domains if current else [], key="edit_domains")
-    active = st.checkbox("Active", value=current.active if current else True, key="edit_active")
-    new_password = st.text_input("New password (empty: unchanged)", type="password", key="edit_password")
-    saved = st.form_submit_button("Save changes") and guarded_write(lambda: change_account(
-        engine(), principal, target, role=new_role, domains=set_domains, active=active, password=new_password))
-    if saved:
-        st.success(f"Saved {target}.")
+if current is not None:
+    with edit, st.form(f"edit_user_{current.id}"):
+        loaded = {"role": current.role, "domains": list(current.domains), "email": current.email or "",
+                  "active": current.active}
+        values = {
+            "role": st.selectbox("Role", ROLES, index=ROLES.index(current.role), key=f"edit_role_{current.id}"),
+            "domains": st.multiselect("Domains", sorted(set(domains) | set(current.domains)), default=current.domains,
+                                      key=f"edit_domains_{current.id}"),
+            "email": st.text_input("Email (for single sign-on)", value=current.email or "",
+                                   key=f"edit_email_{current.id}"),
+            "active": st.checkbox("Active", value=current.active, key=f"edit_active_{current.id}"),
+        }
+        new_password = st.text_input("New password (empty: unchanged)", type="password",
+                                     key=f"edit_password_{current.id}")
+        st.caption("Only the fields you change are saved. A role or password change signs the account out everywhere.")
+        if st.form_submit_button("Save changes"):
+            edited = {field: value for field, value in values.items() if value != loaded[field]}
+            edited |= {"password": new_password} if new_password else {}
+            if not edited:
+                st.info("Nothing to save: no field was changed.")
+            elif guarded_write(lambda: change_account(engine(), principal, current.username, **edited)):
+                st.session_state["users_saved"] = f"Saved {current.username}: {', '.join(edited)} changed."
+                st.rerun()
+
+st.subheader("Account changes")
+changes = account_changes(engine())
+if changes:
+    st.dataframe(pd.DataFrame([{"when": c.at, "by": c.actor, "account": c.username, "field": c.field,
+                                "change": f"{c.before or '—'} → {c.after or '—'}"} for c in changes]),
+                 hide_index=True, width="stretch")
+    st.caption(f"The latest {len(changes)} changes, newest first; passwords are logged without any value.")
+else:
+    st.info("No account changes recorded yet.")

@@ -1,19 +1,45 @@
-"""Sign-in and session handling for the app: password login, optional OIDC single sign-on, idle expiry, page guards."""
+"""Sign-in and session handling for the app: password login, optional OIDC single sign-on, idle expiry, page guards.
+
+A password sign-in also starts a browser session that survives a reload and a new tab: the form issues a one-minute
+code and sends the browser to the cookie endpoint (ui.serve), which sets the HttpOnly session cookie and comes back;
+every script run then reads the cookie (st.context.cookies) and restores the principal from the database, so a
+revoked session (sign-out, role or password changed, account disabled) or an expired one signs the tab out.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.review.auth import AuthError, LoginThrottled, Principal, authenticate, is_expired, principal_for_email, touch
 from core.review.annotations import guidelines_text, guidelines_version
+from core.review.auth import (
+    FAILURE_WINDOW,
+    MAX_FAILURES,
+    AuthError,
+    LoginThrottled,
+    Principal,
+    authenticate,
+    is_expired,
+    principal_for_email,
+    session_principal,
+    touch,
+)
 from core.review.permissions import page_roles
+from core.review.sessions import COOKIE_NAME, issue_handoff, revoke, revoked_reason
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"
 EXPIRED_KEY = "gauntlet_session_expired"
+BOUND_KEY = "gauntlet_cookie_session"  # the principal came from the session cookie: re-validated on every run
+NOTICE_KEY = "gauntlet_signed_out_because"
+SESSION_ENDPOINT = "_gauntlet/session"
+SIGNOUT_ENDPOINT = "_gauntlet/signout"
 T = TypeVar("T")
 
 
@@ -36,29 +62,106 @@ def _sso_principal() -> Principal | None:
         return None
 
 
-def sign_in(principal: Principal) -> None:
+def sign_in(principal: Principal, *, bound: bool = False) -> None:
     st.session_state[SESSION_KEY] = principal
+    st.session_state[BOUND_KEY] = bound
     st.session_state.pop(EXPIRED_KEY, None)
+    st.session_state.pop(NOTICE_KEY, None)
 
 
-def sign_out() -> None:
-    st.session_state.pop(SESSION_KEY, None)
+def _session_cookie() -> str | None:
+    """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
+    try:
+        value = st.context.cookies.get(COOKIE_NAME)
+    except Exception:  # noqa: BLE001  (no client context)
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def _app_path(path: str) -> str:
+    """`path` under the app's base URL path (server.baseUrlPath)."""
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/{path}" if base else f"/{path}"
+
+
+def _current_path() -> str:
+    """The path of the page the browser shows (the app's root when unknown)."""
+    try:
+        return urlsplit(st.context.url or "").path or _app_path("")
+    except Exception:  # noqa: BLE001
+        return _app_path("")
+
+
+def browser_redirect(url: str) -> bool:
+    """Send this tab's browser to `url` (a path of this app); False when there is no browser (AppTest, bare mode)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or _no_browser():
+        return False
+    message = ForwardMsg()
+    message.auth_redirect.url = url
+    ctx.enqueue(message)
+    return True
+
+
+def _no_browser() -> bool:
+    try:
+        return st.context.url is None
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def sign_out() -> bool:
+    """End the session: revoke it server-side, forget it in this tab, leave single sign-on or clear the cookie.
+
+    True when the browser is being sent away (to the identity provider or the cookie endpoint): stop, do not rerun.
+    """
+    revoke(engine(), _session_cookie())
+    for key in (SESSION_KEY, BOUND_KEY):
+        st.session_state.pop(key, None)
     if sso_configured():
         try:
             if st.user.is_logged_in:
                 st.logout()
+                return True
         except Exception:  # noqa: BLE001
             pass
+    return browser_redirect(f"{_app_path(SIGNOUT_ENDPOINT)}?{urlencode({'next': _app_path('')})}")
+
+
+def _signed_out(notice: str) -> None:
+    for key in (SESSION_KEY, BOUND_KEY):
+        st.session_state.pop(key, None)
+    st.session_state[NOTICE_KEY] = notice
+
+
+def _revocation_notice(token: str | None) -> str:
+    reason = revoked_reason(engine(), token)
+    if not reason or reason == "signed out":
+        return ""
+    return f"Your account was changed ({reason}), so you were signed out. Sign in again."
 
 
 def current_principal() -> Principal | None:
-    """The signed-in user, with activity refreshed; None (and the expired flag) once idle past the limit."""
-    principal = st.session_state.get(SESSION_KEY)
+    """The signed-in user, with activity refreshed: this tab's principal, else the one of a valid session cookie;
+    None (with the reason kept for the sign-in form) once idle past the limit or when the session was revoked."""
+    principal, token = st.session_state.get(SESSION_KEY), _session_cookie()
     if principal is None:
+        principal = session_principal(engine(), token)
+        if principal is not None:
+            sign_in(principal, bound=True)
+            return principal
+        if token and NOTICE_KEY not in st.session_state:
+            st.session_state[NOTICE_KEY] = _revocation_notice(token)
         principal = _sso_principal()
         if principal is not None:
             sign_in(principal)
         return principal
+    if st.session_state.get(BOUND_KEY):
+        fresh = session_principal(engine(), token)
+        if fresh is None:
+            _signed_out(_revocation_notice(token) or "Your session ended; sign in again.")
+            return None
+        principal = replace(principal, role=fresh.role, domains=fresh.domains)
     if is_expired(principal):
         st.session_state.pop(SESSION_KEY, None)
         st.session_state[EXPIRED_KEY] = True
@@ -114,7 +217,8 @@ def account_sidebar(principal: Principal) -> None:
     with st.sidebar:
         st.caption(f"Signed in as **{principal.username}** ({principal.role})")
         if st.button("Sign out", key="auth_sign_out", icon=":material/logout:"):
-            sign_out()
+            if sign_out():
+                st.stop()
             st.rerun()
 
 
@@ -127,11 +231,21 @@ def _client_address() -> str | None:
     return address if isinstance(address, str) else None
 
 
+def start_browser_session(principal: Principal) -> None:
+    """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here."""
+    code = issue_handoff(engine(), principal.username)
+    if browser_redirect(f"{_app_path(SESSION_ENDPOINT)}?{urlencode({'code': code, 'next': _current_path()})}"):
+        st.info("Signing you in…", icon=":material/login:")
+        st.stop()
+
+
 def render_login() -> None:
     """The sign-in form (and the single sign-on button when OIDC is configured)."""
     st.title("Sign in to RAG Gauntlet")
     if st.session_state.get(EXPIRED_KEY):
         st.warning("Your session expired after 8 hours without activity. Sign in again; nothing was saved.")
+    if st.session_state.get(NOTICE_KEY):
+        st.warning(st.session_state[NOTICE_KEY], icon=":material/logout:")
     with st.form("login_form"):
         username = st.text_input("Username", key="login_username")
         password = st.text_input("Password", type="password", key="login_password")
@@ -144,8 +258,11 @@ def render_login() -> None:
             return
         if principal is None:
             st.error("Unknown username or wrong password.")
+            st.caption(f"After {MAX_FAILURES} failed sign-ins within {FAILURE_WINDOW.seconds // 60} minutes, for an "
+                       "account or from an address, sign-in pauses until that window has passed.")
         else:
             sign_in(principal)
+            start_browser_session(principal)
             st.rerun()
     if sso_configured():
         st.divider()

@@ -8,6 +8,11 @@ Streamlit up front that the app does not use the pages folder closes that gap.
 Every HTTP response carries a Content-Security-Policy that forbids fetching anything from another host (images,
 scripts, styles, fonts, frames, connections): untrusted documents and model responses are rendered in the page, and
 whatever slips through the sanitising must still not make a viewer's browser contact an arbitrary host.
+
+Sessions survive a reload because two small endpoints set and clear the session cookie (HttpOnly, so no script can
+read it; SameSite=Strict): GET /_gauntlet/session?code=...&next=/page exchanges the one-minute code the sign-in form
+issued for a session token, GET /_gauntlet/signout revokes the session and clears the cookie; both redirect back
+into the app, which reads the cookie through st.context.cookies (core.review.sessions).
 """
 
 from __future__ import annotations
@@ -16,17 +21,24 @@ import base64
 import hashlib
 import re
 import sys
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
 import streamlit
-
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli as streamlit_cli
 from streamlit.web.server.starlette import starlette_app
+
+from core.config import database_url
+from core.review.sessions import COOKIE_NAME, SESSION_LIFETIME, redeem_handoff, revoke
+from core.store.db import get_engine
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 STREAMLIT_INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
@@ -93,14 +105,66 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+SESSION_PATH = "/_gauntlet/session"
+SIGNOUT_PATH = "/_gauntlet/signout"
+
+
+def safe_next(target: str | None, base: str) -> str:
+    """Where to go after the cookie endpoint: a path of this app only (never another host), else the app's root."""
+    target = target or ""
+    if not target.startswith("/") or target.startswith("//") or "\\" in target or any(ord(c) < 32 for c in target):
+        return base + "/"
+    return target
+
+
+class SessionCookies:
+    """ASGI middleware: the two cookie endpoints (sign-in handoff and sign-out); everything else passes through."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        endpoint = next((e for e in (SESSION_PATH, SIGNOUT_PATH) if path.endswith(e)), None)
+        if endpoint is None:
+            await self.app(scope, receive, send)
+            return
+        request, base = Request(scope), path[: -len(endpoint)]
+        response = RedirectResponse(safe_next(request.query_params.get("next"), base), status_code=303)
+        response.headers["Cache-Control"] = "no-store"
+        cookie = {"key": COOKIE_NAME, "path": base + "/", "httponly": True, "samesite": "strict",
+                  "secure": request.url.scheme == "https"}
+        if endpoint == SESSION_PATH:
+            token = await run_in_threadpool(_redeem, request.query_params.get("code"))
+            if token:
+                response.set_cookie(value=token, max_age=int(SESSION_LIFETIME.total_seconds()), **cookie)
+        else:
+            await run_in_threadpool(_revoke, request.cookies.get(COOKIE_NAME))
+            response.delete_cookie(**cookie)
+        await response(scope, receive, send)
+
+
+def _redeem(code: str | None) -> str | None:
+    try:
+        return redeem_handoff(get_engine(database_url()), code)
+    except Exception:  # noqa: BLE001  (no database yet, or a bad code: no cookie, back to the sign-in form)
+        return None
+
+
+def _revoke(token: str | None) -> None:
+    with suppress(Exception):  # the cookie is cleared either way
+        revoke(get_engine(database_url()), token)
+
+
 def install_security_headers() -> None:
-    """Put SecurityHeaders outermost in the middleware of the Starlette app Streamlit builds (once)."""
+    """Put SecurityHeaders outermost, then the session-cookie endpoints, in the middleware of the Starlette app
+    Streamlit builds (once)."""
     original = starlette_app.create_streamlit_middleware
     if getattr(original, "adds_security_headers", False):
         return
 
     def with_security_headers() -> list[Middleware]:
-        return [Middleware(SecurityHeaders), *original()]
+        return [Middleware(SecurityHeaders), Middleware(SessionCookies), *original()]
 
     with_security_headers.adds_security_headers = True  # type: ignore[attr-defined]
     starlette_app.create_streamlit_middleware = with_security_headers

@@ -17,7 +17,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, delete, func, select
 
 from core.review.permissions import ROLES, NotPermitted, require
-from core.store.models import LoginFailure, User
+from core.review.sessions import resolve as resolve_session
+from core.review.sessions import revoke_user_sessions
+from core.store.models import AccountChange, LoginFailure, User
 
 SESSION_IDLE_LIMIT = timedelta(hours=8)
 MIN_PASSWORD_LENGTH = 8
@@ -117,9 +119,11 @@ def create_user(
     domains: list[str] | tuple[str, ...] = (),
     email: str | None = None,
     display_name: str = "",
+    actor: str = "cli",
 ) -> User:
     """Create an account; `password=None` makes an SSO-only account (no password login). Raises ValueError if the
-    name, once normalised and casefolded, is taken (so "Alice" or "alice\\n" cannot stand beside "alice")."""
+    name, once normalised and casefolded, is taken (so "Alice" or "alice\\n" cannot stand beside "alice"). The
+    creation and its role are written to the audit log as done by `actor`."""
     validate_new_user(username, role, password)
     username = normalize_username(username)
     clean_domains = sorted({d.strip() for d in domains if d and d.strip()})
@@ -136,6 +140,7 @@ def create_user(
             password_hash=hash_password(password) if password else "",
         )
         session.add(user)
+        session.add(AccountChange(actor=actor, username=username, field="created", after=role))
         session.commit()
         session.refresh(user)
         return user
@@ -150,30 +155,69 @@ def update_user(
     email: str | None = None,
     active: bool | None = None,
     password: str | None = None,
+    actor: str = "cli",
 ) -> User:
-    """Change an account's role, domains, email, active flag or password; raises ValueError for bad values."""
+    """Change an account's role, domains, email, active flag or password; raises ValueError for bad values.
+
+    Only fields that differ from the stored ones change; each change is written to the audit log (account_change:
+    `actor`, when, before, after; a password change is logged without any value) in the same transaction, and a
+    role or password change, or disabling the account, revokes its sessions (it must sign in again).
+    """
     with Session(engine) as session:
         user = session.exec(select(User).where(User.username == username)).first()
         if user is None:
             raise ValueError(f"username: no account {username!r}")
-        if role is not None:
-            if role not in ROLES:
-                raise ValueError(f"role: must be one of {', '.join(ROLES)}, got {role!r}")
-            user.role = role
-        if domains is not None:
-            user.domains = sorted({d.strip() for d in domains if d and d.strip()})
-        if email is not None:
-            user.email = email.strip().lower() or None
-        if active is not None:
-            user.active = active
-        if password is not None:
-            if len(password) < MIN_PASSWORD_LENGTH:
-                raise ValueError(f"password: at least {MIN_PASSWORD_LENGTH} characters")
-            user.password_hash = hash_password(password)
+        changes = _account_changes(user, role, domains, email, active, password)
+        for field, (_, after) in changes.items():
+            if field == "password":
+                user.password_hash = hash_password(password or "")
+            else:
+                setattr(user, field, after)
         session.add(user)
+        session.add_all(AccountChange(actor=actor, username=user.username, field=field, before=_shown(before),
+                                      after=_shown(after)) for field, (before, after) in changes.items())
         session.commit()
         session.refresh(user)
-        return user
+    revoking = [f for f in ("role", "password") if f in changes]
+    revoking += ["active"] if active is False and "active" in changes else []
+    if revoking:
+        revoke_user_sessions(engine, username, f"{' and '.join(revoking)} changed by {actor}")
+    return user
+
+
+def _account_changes(user: User, role: str | None, domains: list[str] | None, email: str | None,
+                     active: bool | None, password: str | None) -> dict[str, tuple[object, object]]:
+    """{field: (before, after)} of the requested values that differ from `user`'s (validated)."""
+    if role is not None and role not in ROLES:
+        raise ValueError(f"role: must be one of {', '.join(ROLES)}, got {role!r}")
+    if password is not None and len(password) < MIN_PASSWORD_LENGTH:
+        raise ValueError(f"password: at least {MIN_PASSWORD_LENGTH} characters")
+    wanted: dict[str, object] = {"role": role, "active": active}
+    if domains is not None:
+        wanted["domains"] = sorted({d.strip() for d in domains if d and d.strip()})
+    if email is not None:
+        wanted["email"] = email.strip().lower() or None
+    changes = {f: (getattr(user, f), v) for f, v in wanted.items()
+               if (v is not None or f == "email") and v != getattr(user, f)}
+    if password is not None:
+        changes["password"] = ("", "changed")
+    return changes
+
+
+def _shown(value: object) -> str:
+    """An audit-log value as text: lists comma-separated, None as ''."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def account_changes(engine: Engine, username: str | None = None, limit: int = 200) -> list[AccountChange]:
+    """The audit log of account changes, newest first (of one account when `username` is given)."""
+    query = select(AccountChange).order_by(col(AccountChange.id).desc()).limit(limit)
+    if username is not None:
+        query = query.where(AccountChange.username == username)
+    with Session(engine) as session:
+        return list(session.exec(query).all())
 
 
 def list_users(engine: Engine) -> list[User]:
@@ -259,8 +303,26 @@ def authenticate(
         return None
     _clear_account(engine, account)
     if _hasher.check_needs_rehash(user.password_hash):
-        update_user(engine, user.username, password=password)
+        _rehash(engine, user.username, password)
     return _principal(user, now)
+
+
+def _rehash(engine: Engine, username: str, password: str) -> None:
+    """Store the same password under the current argon2 parameters (not a change: no audit, sessions kept)."""
+    with Session(engine) as session:
+        user = session.exec(select(User).where(User.username == username)).one()
+        user.password_hash = hash_password(password)
+        session.add(user)
+        session.commit()
+
+
+def session_principal(engine: Engine, token: str | None, now: datetime | None = None) -> Principal | None:
+    """The principal of a valid session cookie (core.review.sessions), with the account's current role and domains."""
+    info = resolve_session(engine, token, now)
+    user = get_user(engine, info.username) if info else None
+    if info is None or user is None:
+        return None
+    return replace(_principal(user, now or now_utc()), login_at=info.created_at)
 
 
 def principal_for_email(engine: Engine, email: str | None, now: datetime | None = None) -> Principal | None:
@@ -342,8 +404,9 @@ def create_account(
     email: str | None = None,
 ) -> User:
     """An admin creates an account (re-checked: manage_users); `password=None` makes an SSO-only account."""
-    authorize(engine, principal, "manage_users")
-    return create_user(engine, (username or "").strip(), role, password, domains, email or None)
+    admin = authorize(engine, principal, "manage_users")
+    _check_new_domains(engine, domains, ())
+    return create_user(engine, (username or "").strip(), role, password, domains, email or None, actor=admin.username)
 
 
 def change_account(
@@ -355,9 +418,32 @@ def change_account(
     domains: list[str] | None = None,
     active: bool | None = None,
     password: str | None = None,
+    email: str | None = None,
 ) -> User:
-    """An admin changes an account (re-checked: manage_users); nobody can take away their own admin rights."""
+    """An admin changes an account (re-checked: manage_users): only the given fields that differ change, every change
+    is audited; nobody takes away their own admin rights (so the acting admin, and with them the last active admin,
+    stays an active admin)."""
     admin = authorize(engine, principal, "manage_users")
     if username == admin.username and ((role is not None and role != admin.role) or active is False):
-        raise ValueError("you cannot remove your own admin rights")
-    return update_user(engine, username, role=role, domains=domains, active=active, password=password or None)
+        if _active_admins(engine) <= 1:
+            raise ValueError("you are the last active admin: make another account admin before you remove your own "
+                             "admin rights")
+        raise ValueError("you cannot remove your own admin rights; another admin can")
+    if domains is not None:
+        target = get_user(engine, username)
+        _check_new_domains(engine, domains, target.domains if target else ())
+    return update_user(engine, username, role=role, domains=domains, active=active, password=password or None,
+                       email=email, actor=admin.username)
+
+
+def _check_new_domains(engine: Engine, domains, current) -> None:
+    """Domains given to an account must exist (a typo is an error); domains it already has are kept as they are."""
+    from core.store.sets import check_domains
+
+    check_domains(engine, set(domains) - set(current or ()))
+
+
+def _active_admins(engine: Engine) -> int:
+    with Session(engine) as session:
+        return int(session.exec(select(func.count()).select_from(User)
+                                .where(User.role == "admin", col(User.active))).one())

@@ -1,0 +1,150 @@
+"""Session tokens (core.review.sessions): signed, expiring, revocable; a sign-in handoff code is single-use; sessions
+end on sign-out and when an account's role or password changes or it is disabled; the cookie endpoint in ui.serve."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlmodel import Session, select
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from core.review import sessions
+from core.review.auth import session_principal, update_user
+from core.store.models import SessionToken
+from tests.workspace_factories import seeded_db
+from ui.serve import SessionCookies, safe_next
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    seeded = seeded_db(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", seeded.url)
+    return seeded.engine
+
+
+def new_session(engine, who: str = "alice", at: datetime = T0) -> str:
+    return sessions.redeem_handoff(engine, sessions.issue_handoff(engine, who, at), at)
+
+
+def test_a_handoff_code_is_used_once(engine):
+    code = sessions.issue_handoff(engine, "alice", T0)
+    token = sessions.redeem_handoff(engine, code, T0 + timedelta(seconds=5))
+    assert token and sessions.resolve(engine, token, T0 + timedelta(seconds=6)).username == "alice"
+    assert sessions.redeem_handoff(engine, code, T0 + timedelta(seconds=7)) is None
+    assert sessions.resolve(engine, code, T0) is None  # a handoff code is not a session
+
+
+def _tamper(token: str, part: int, value: str) -> str:
+    parts = token.split(".")
+    parts[part] = value
+    return ".".join(parts)
+
+
+RESOLVE_CASES = [
+    pytest.param(lambda t: t, timedelta(minutes=5), "alice", id="valid"),
+    pytest.param(lambda t: _tamper(t, 4, "0" * 64), timedelta(minutes=5), None, id="forged-signature"),
+    pytest.param(lambda t: _tamper(t, 2, "guessed-secret"), timedelta(minutes=5), None, id="other-secret"),
+    pytest.param(lambda t: _tamper(t, 3, str(int((T0 + timedelta(days=30)).timestamp()))), timedelta(minutes=5), None,
+                 id="extended-expiry"),
+    pytest.param(lambda t: t, sessions.SESSION_LIFETIME + timedelta(seconds=1), None, id="expired"),
+    pytest.param(lambda t: "", timedelta(0), None, id="empty"),
+    pytest.param(lambda t: "v1.1.x.1.y", timedelta(0), None, id="malformed"),
+]
+
+
+@pytest.mark.parametrize(("change", "later", "expected"), RESOLVE_CASES)
+def test_resolve(engine, change, later, expected):
+    token = change(new_session(engine))
+    info = sessions.resolve(engine, token, T0 + later)
+    assert (info.username if info else None) == expected
+
+
+def test_idle_sessions_end_and_activity_keeps_them(engine):
+    token = new_session(engine)
+    for hours in (6, 11):  # active every 5-6 hours: never idle for 8, and within the 12-hour lifetime
+        assert sessions.resolve(engine, token, T0 + timedelta(hours=hours))
+    idle = new_session(engine)
+    assert sessions.resolve(engine, idle, T0 + sessions.IDLE_LIMIT + timedelta(minutes=1)) is None
+
+
+def test_only_hashes_are_stored(engine):
+    token = new_session(engine)
+    secret = token.split(".")[2]
+    with Session(engine) as session:
+        rows = session.exec(select(SessionToken)).all()
+    assert rows and all(secret not in (r.token_hash, r.username) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("change", "ends", "reason"),
+    [
+        pytest.param({"role": "viewer"}, True, "role changed by cli", id="role"),
+        pytest.param({"password": "another-pass-1"}, True, "password changed by cli", id="password"),
+        pytest.param({"active": False}, True, "active changed by cli", id="disabled"),
+        pytest.param({"domains": ["Energy", "Medical"]}, False, "", id="domains"),
+        pytest.param({"role": "expert"}, False, "", id="same-role"),
+    ],
+)
+def test_account_changes_end_sessions(engine, change, ends, reason):
+    token = new_session(engine, at=datetime.now(UTC))
+    update_user(engine, "alice", **change)
+    assert (sessions.resolve(engine, token) is None) is ends
+    assert sessions.revoked_reason(engine, token) == reason
+
+
+def test_sign_out_revokes_one_session(engine):
+    first, second = new_session(engine, at=datetime.now(UTC)), new_session(engine, at=datetime.now(UTC))
+    assert sessions.live_sessions(engine, "alice") == 2
+    assert sessions.revoke(engine, first) and not sessions.revoke(engine, first)
+    assert sessions.resolve(engine, first) is None and sessions.resolve(engine, second)
+    assert sessions.revoked_reason(engine, first) == "signed out"
+
+
+def test_the_session_principal_has_the_current_domains(engine):
+    token = new_session(engine, at=datetime.now(UTC))
+    update_user(engine, "alice", domains=["Medical"])
+    principal = session_principal(engine, token)
+    assert (principal.username, principal.role, principal.domains) == ("alice", "expert", ("Medical",))
+
+
+# --------------------------------------------------------------------------- the cookie endpoint (ui.serve)
+
+
+@pytest.fixture
+def client(engine):
+    inner = Starlette(routes=[Route("/{path:path}", lambda request: PlainTextResponse("app"))])
+    return TestClient(SessionCookies(inner), base_url="http://127.0.0.1:8501", follow_redirects=False)
+
+
+def test_the_endpoint_sets_an_httponly_strict_cookie_and_returns(client, engine):
+    code = sessions.issue_handoff(engine, "ana")
+    response = client.get("/_gauntlet/session", params={"code": code, "next": "/judge_alignment"})
+    assert response.status_code == 303 and response.headers["location"] == "/judge_alignment"
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith(f"{sessions.COOKIE_NAME}=v1.") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    token = response.cookies[sessions.COOKIE_NAME]
+    assert sessions.resolve(engine, token).username == "ana"
+    again = client.get("/_gauntlet/session", params={"code": code})
+    assert "set-cookie" not in again.headers  # the code was used up
+
+    client.cookies.set(sessions.COOKIE_NAME, token)
+    out = client.get("/_gauntlet/signout")
+    assert out.status_code == 303 and 'gauntlet_session=""' in out.headers["set-cookie"]
+    assert "Max-Age=0" in out.headers["set-cookie"] and sessions.resolve(engine, token) is None
+    assert client.get("/anything").text == "app"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [pytest.param("/users", "/users", id="page"), pytest.param("//evil.example/x", "/", id="other-host"),
+     pytest.param("https://evil.example", "/", id="absolute"), pytest.param("/\\evil", "/", id="backslash"),
+     pytest.param(None, "/", id="missing"), pytest.param("/a\nb", "/", id="control")],
+)
+def test_the_endpoint_only_returns_into_the_app(target, expected):
+    assert safe_next(target, "") == expected
