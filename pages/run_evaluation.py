@@ -1,24 +1,33 @@
-"""Run evaluation: pick models, instances and judges, see the estimate, launch generation + scoring in the background,
-watch both stages and cancel."""
+"""Run evaluation: register and edit models, pick models, instances and judges, see the estimate, check every model
+with a preflight call, launch generation + scoring in the background, watch the run just launched, retry its failed
+items and cancel."""
 
 import streamlit as st
 
-from core.generation import jobs, runs
+from core.generation import models_admin, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
+from ui.run_admin import model_form, models_table, preflight_table, watch_panel
 from ui.session import engine
 
 principal = require_page(__file__)
 st.title("Run evaluation")
 
-models = runs.model_names(engine())
-if (not any(name.startswith("baseline:") for name in models)
-        and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
-        and guarded_write(lambda: runs.register_baselines(engine(), principal))):
-    st.rerun()
+open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
+    "run_models_open", not any(not n.startswith("baseline:") for n in runs.model_names(engine())))
+with st.expander("Models", expanded=open_models):
+    models_table()
+    if (not any(name.startswith("baseline:") for name in runs.model_names(engine()))
+            and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
+            and guarded_write(lambda: runs.register_baselines(engine(), principal))):
+        st.rerun()
+    model_form(principal)
 
+st.subheader("New run")
+models = runs.model_names(engine())
 left, right = st.columns(2)
+run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1 vs qwen3, noisy only")
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
 domains = left.multiselect("Domains", runs.domain_names(engine()), key="run_domains", placeholder="all domains")
 modes = left.multiselect("Modes", MODES, key="run_modes", placeholder="all modes")
@@ -30,8 +39,9 @@ concurrency = right.number_input("Concurrency per provider", min_value=1, max_va
 budget = right.number_input("Budget in USD (0 = none)", min_value=0.0, value=0.0, step=1.0, key="run_budget")
 
 options = runs.RunOptions(models=chosen_models, domains=domains, modes=modes, limit=int(limit) or None,
-                            concurrency=int(concurrency), budget_usd=float(budget) or None,
-                            judge=",".join(judges) or None)
+                          concurrency=int(concurrency), budget_usd=float(budget) or None,
+                          judge=",".join(judges) or None, name=run_name.strip())
+to_check = list(dict.fromkeys([*chosen_models, *models_admin.judge_models(judges)]))
 
 if chosen_models:
     estimate = runs.estimate_options(engine(), options)
@@ -47,52 +57,43 @@ if chosen_models:
         st.warning(estimate.context_summary(), icon=":material/warning:")
     if not judges:
         st.warning("No judge chosen: the run will be generated but not scored.", icon=":material/warning:")
-    if st.button("Launch run", type="primary", disabled=estimate.items == 0, key="run_launch"):
-        launched = guarded_write(lambda: jobs.launch_run(engine(), principal, options))
-        if launched:
-            run_id, pid = launched
-            st.session_state["run_watch"] = run_id
-            st.success(f"Run {run_id} launched in the background (process {pid}).")
+    unset = {c.name: models_admin.missing_variables(c) for c in models_admin.model_configs(engine())
+             if c.name in to_check and c.provider != "baseline"}
+    for name, missing in unset.items():
+        if missing:
+            st.error(f"{name} cannot be called: {', '.join(missing)} not set (environment or .streamlit/secrets.toml).",
+                     icon=":material/key_off:")
+    blocked = any(unset.values())
+    check, launch = st.columns([1, 3])
+    if check.button("Check models", key="run_preflight", disabled=blocked,
+                    help="One tiny call per model (and LLM judge) to see that it answers."):
+        st.session_state["run_preflight_results"] = guarded_write(
+            lambda: models_admin.preflight(engine(), principal, to_check))
+    if launch.button("Launch run", type="primary", disabled=estimate.items == 0 or blocked, key="run_launch"):
+        checked = guarded_write(lambda: models_admin.preflight(engine(), principal, to_check))
+        st.session_state["run_preflight_results"] = checked
+        if checked and all(result.ok for result in checked):
+            launched = guarded_write(lambda: models_admin.launch(engine(), principal, options))
+            if launched:
+                run_id, pid = launched
+                st.session_state["run_selected"] = run_id
+                st.success(f"Run {run_id} launched in the background (process {pid}).")
+        elif checked:
+            st.error("Not launched: a model did not answer the preflight call (below).", icon=":material/block:")
+    preflight_table(st.session_state.get("run_preflight_results") or [])
 else:
     st.info("Choose at least one model to see the estimate.")
 
-
-def stage_text(run_id: int, status: str, line: jobs.StageLine) -> str:
-    """One progress line's caption: the stage (the run and its status, or the judge's name), counts and state."""
-    if line.judge is None:
-        return f"Generation · run {run_id}: {status} - {line.done}/{line.total} ({line.state})"
-    if line.state == "waiting" and not line.total:
-        return f"Scoring with {judge_label(line.judge)}: waiting for generation"
-    return f"Scoring with {judge_label(line.judge)}: {line.done}/{line.total} responses ({line.state})"
-
-
-recent = runs.recent_runs(engine())
-if recent:
-    ids = [r.id for r in recent]
-    watched = st.session_state.get("run_watch", ids[0])
-    run_id = st.selectbox("Watch run", ids, index=ids.index(watched) if watched in ids else 0, key="run_selected",
-                          format_func=lambda i: f"run {i}")
+choices = dict(models_admin.run_choices(engine()))
+if choices:
+    st.subheader("Watch a run")
+    if st.session_state.get("run_selected") not in choices:
+        st.session_state["run_selected"] = next(iter(choices))
+    run_id = st.selectbox("Run", list(choices), format_func=choices.get, key="run_selected")
 
     @st.fragment(run_every=2)
     def live_progress(run_id: int) -> None:
-        """Progress of the watched run (generation, then scoring per judge), refreshed every two seconds."""
-        snap = runs.progress_snapshot(engine(), run_id)
-        for line in jobs.pipeline_progress(engine(), run_id, snap):
-            st.progress(line.fraction, text=stage_text(run_id, snap.status, line))
-        cols = st.columns(5)
-        cols[0].metric("Done", snap.done)
-        cols[1].metric("Failed", snap.failed)
-        cols[2].metric("Pending", snap.pending)
-        cols[3].metric("Spent", f"${snap.spent_usd:.4f}")
-        cols[4].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
-        cancellable = snap.status in ("running", "pending", runs.CANCEL_REQUEST)
-        if cancellable and st.button("Cancel run", key=f"run_cancel_{run_id}"):
-            status = guarded_write(lambda: jobs.stop_run(engine(), principal, run_id))
-            if status:
-                st.warning(f"Run {run_id}: {status}")
-        failures = runs.failed_items(engine(), run_id)
-        if failures:
-            st.dataframe(failures, hide_index=True)
-            st.caption(f"Retry them with `gauntlet run --retry-failed {run_id}`.")
+        """The watched run, refreshed every two seconds."""
+        watch_panel(principal, run_id)
 
     live_progress(run_id)

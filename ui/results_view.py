@@ -17,7 +17,9 @@ import streamlit as st
 from core.analysis import readmodel
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
+from core.generation.models_admin import reap_when_done
 from core.scoring.judges.names import judge_label
+from ui.live import refresh_on_new_data
 from ui.session import engine
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
@@ -116,8 +118,10 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
     """Launch `python -m core.first_start` once per server process (set GAUNTLET_FIRST_START=0 to disable)."""
     if os.environ.get("GAUNTLET_FIRST_START", "1") == "0":
         return None
-    return subprocess.Popen([sys.executable, "-m", "core.first_start"], cwd=REPO_ROOT, env={**os.environ, "GAUNTLET_DATABASE_URL": url},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    job = subprocess.Popen([sys.executable, "-m", "core.first_start"], cwd=REPO_ROOT, env={**os.environ, "GAUNTLET_DATABASE_URL": url},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    reap_when_done(job)
+    return job
 
 
 def first_start_banner(runs: pd.DataFrame) -> None:
@@ -138,12 +142,14 @@ def first_start_banner(runs: pd.DataFrame) -> None:
 def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: str | None = None) -> Filters | None:
     """Run set, judge, subset and domains in the sidebar; None (with a message) when nothing is scored yet."""
     version = data_version()
+    refresh_on_new_data(version, data_version)
     runs = _runs(version)
     first_start_banner(runs)
     if runs.empty:
         if first_start_run(engine()) is None:
             _first_start_job(engine().url.render_as_string(hide_password=False))
-        st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background; reload in a minute, or launch a run with `gauntlet run`.")
+        st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background, "
+                   "or launch a run on the Run evaluation page; this page shows the scores as soon as they arrive.")
         return None
     labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}
     with st.sidebar:

@@ -1,0 +1,289 @@
+"""Running evaluations from the app: register and edit models (keys and endpoints stay in the environment or
+.streamlit/secrets.toml; a model names the variables), which variables a model needs and which are unset, a preflight
+call per model before launch with a readable error, launch and retry in the background (processes reaped), and the
+honest outcome of a run (done / done with failures / failed / cancelled)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.config import get_secret, redact
+from core.generation import jobs, runs
+from core.generation.llm import config_from_model
+from core.generation.providers import PROVIDERS, get_provider
+from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
+from core.review.auth import Principal, authorize
+from core.store.models import Model, Run
+
+PREFLIGHT_PROMPT = "Reply with the single word OK."
+PREFLIGHT_MAX_TOKENS = 16
+PREFLIGHT_TIMEOUT_S = 20.0
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DEFAULT_ENDPOINTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_VARIABLES = {  # provider -> (key variable, endpoint variable) used when the model names none
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    "openai_compatible": (None, None),
+}
+ACTIVE_STATUSES = ("pending", "running", runs.CANCEL_REQUEST)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """An environment variable (or secrets.toml entry) a model reads: its name, what it holds, whether it is set."""
+
+    name: str
+    purpose: str  # "API key" | "endpoint URL"
+    required: bool
+    present: bool
+
+    def describe(self) -> str:
+        state = "set" if self.present else ("NOT SET" if self.required else "not set (default endpoint)")
+        return f"{self.name} ({self.purpose}): {state}"
+
+
+def model_variables(config: ModelConfig) -> list[Variable]:
+    """The variables `config` reads. Keys of openai/anthropic are required; an openai_compatible model needs its
+    endpoint variable (settings base_url_env) unless it names a fixed base_url, and the key variable it names."""
+    if config.provider not in DEFAULT_VARIABLES:
+        return []
+    default_key, default_url = DEFAULT_VARIABLES[config.provider]
+    key_name = str(config.settings.get("api_key_env") or default_key or "")
+    url_name = str(config.settings.get("base_url_env") or default_url or "")
+    url_required = config.provider == "openai_compatible" and not config.settings.get("base_url")
+    found = [Variable(key_name, "API key", True, bool(get_secret(key_name)))] if key_name else []
+    if url_name:
+        found.append(Variable(url_name, "endpoint URL", url_required, bool(get_secret(url_name))))
+    return found
+
+
+def missing_variables(config: ModelConfig) -> list[str]:
+    """What keeps `config` from being called: unset required variables, or an openai_compatible model that names
+    no endpoint at all."""
+    if config.provider == "openai_compatible" and not (config.settings.get("base_url")
+                                                       or config.settings.get("base_url_env")):
+        return ["an endpoint: set 'Endpoint URL variable' (settings base_url_env)"]
+    return [f"{v.name} ({v.purpose})" for v in model_variables(config) if v.required and not v.present]
+
+
+def model_configs(engine: Engine) -> list[ModelConfig]:
+    """Every registered model's configuration, by name."""
+    with Session(engine) as session:
+        return [config_from_model(m) for m in session.exec(select(Model).order_by(col(Model.name))).all()]
+
+
+def model_config(engine: Engine, name: str) -> ModelConfig | None:
+    """The configuration of the model called `name`, if registered."""
+    return next((c for c in model_configs(engine) if c.name == name), None)
+
+
+def check_model(config: ModelConfig) -> None:
+    """Raise ValueError naming the field when a model configuration cannot be registered."""
+    if not config.name.strip():
+        raise ValueError("name: required")
+    if config.name.startswith("baseline:") and config.provider != "baseline":
+        raise ValueError("name: 'baseline:' names are reserved for the offline baselines")
+    PROVIDERS.get(config.provider)
+    for setting in ("base_url_env", "api_key_env"):
+        value = config.settings.get(setting)
+        if value and not ENV_NAME.fullmatch(str(value)):
+            raise ValueError(f"{setting}: {value!r} is not a variable name (letters, digits and _)")
+    if config.max_output_tokens < 1:
+        raise ValueError("max_output_tokens: at least 1")
+    runs.check_settings(config.settings)
+
+
+def save_model(engine: Engine, principal: Principal | None, config: ModelConfig) -> Model:
+    """An admin registers a model or edits one (re-checked: register_models); settings never hold secrets."""
+    authorize(engine, principal, "register_models")
+    check_model(config)
+    return runs.register_model(engine, config.model_copy(update={"is_baseline": config.provider == "baseline"}))
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """The answer of one model to a tiny test call: reachable or not, why, and how long it took."""
+
+    model: str
+    ok: bool
+    message: str
+    latency_ms: float | None = None
+
+
+def endpoint_of(config: ModelConfig) -> str:
+    """The endpoint `config` calls (its fixed base_url, the variable's value, or the provider's default)."""
+    if config.settings.get("base_url"):
+        return str(config.settings["base_url"])
+    _, default_url = DEFAULT_VARIABLES.get(config.provider, (None, None))
+    name = config.settings.get("base_url_env") or default_url
+    return redact((get_secret(str(name)) if name else None) or DEFAULT_ENDPOINTS.get(config.provider, "(none)"))
+
+
+def explain(error: ProviderError, config: ModelConfig) -> str:
+    """A provider error in words a user can act on."""
+    where, what = endpoint_of(config), str(error)
+    key = next((v.name for v in model_variables(config) if v.purpose == "API key"), "the API key variable")
+    if error.kind == "connection":
+        return f"cannot reach {where} ({what}); is the server up, and is the endpoint variable right?"
+    if error.kind == "timeout":
+        return f"no answer from {where} within {PREFLIGHT_TIMEOUT_S:.0f} s"
+    if error.kind in ("http_401", "http_403"):
+        return f"{where} refused the key in {key} ({what})"
+    if error.kind == "http_404":
+        return f"model {config.model_name!r} or its API path not found at {where} ({what})"
+    return f"{what} (calling {where})"
+
+
+async def _preflight_one(config: ModelConfig) -> Preflight:
+    if config.provider == "baseline":
+        return Preflight(config.name, True, "offline baseline: nothing to call")
+    missing = missing_variables(config)
+    if missing:
+        return Preflight(config.name, False, f"not set: {', '.join(missing)} (environment or .streamlit/secrets.toml)")
+    probe = config.model_copy(update={
+        "max_output_tokens": min(config.max_output_tokens, PREFLIGHT_MAX_TOKENS),
+        "settings": {**config.settings, "timeout_s": min(float(config.settings.get("timeout_s") or PREFLIGHT_TIMEOUT_S),
+                                                          PREFLIGHT_TIMEOUT_S)}})
+    started = time.perf_counter()
+    provider = None
+    try:
+        provider = get_provider(probe)
+        await provider.complete([ChatMessage(role="user", content=PREFLIGHT_PROMPT)])
+    except ProviderError as error:
+        if error.kind == "rate_limit":
+            return Preflight(config.name, True, f"reachable but rate-limited now ({error}); the run backs off and retries")
+        return Preflight(config.name, False, explain(error, config))
+    finally:
+        if provider is not None and hasattr(provider, "aclose"):
+            await provider.aclose()
+    latency = (time.perf_counter() - started) * 1000
+    return Preflight(config.name, True, f"answered in {latency:.0f} ms", latency)
+
+
+async def preflight_configs(configs: list[ModelConfig]) -> list[Preflight]:
+    """One tiny call per configuration, concurrently, in the given order."""
+    return list(await asyncio.gather(*(_preflight_one(c) for c in configs)))
+
+
+def preflight(engine: Engine, principal: Principal | None, names: list[str]) -> list[Preflight]:
+    """An admin checks that each named model answers before a launch (re-checked: launch_run; costs one tiny call
+    per non-baseline model, not recorded in the run or the cache)."""
+    authorize(engine, principal, "launch_run")
+    with Session(engine) as session:
+        configs = [config_from_model(m) for m in runs.resolve_models(session, list(dict.fromkeys(names)))]
+    return asyncio.run(preflight_configs(configs))
+
+
+def judge_models(judges: list[str]) -> list[str]:
+    """The registered models behind LLM judge ids (llm:<name> and llm:<name>@single)."""
+    return [j.removeprefix("llm:").split("@", 1)[0] for j in judges if j.startswith("llm:")]
+
+
+def reap_when_done(job: int | subprocess.Popen, poll_s: float = 1.0) -> threading.Thread:
+    """Reap a background process we started (a pid launched through core.generation.jobs, or a Popen) once it
+    exits, from a daemon thread, so that no zombie process is left behind."""
+    def running() -> bool:
+        return job.poll() is None if isinstance(job, subprocess.Popen) else jobs.process_alive(job)
+
+    def wait() -> None:
+        while running():
+            time.sleep(poll_s)
+
+    thread = threading.Thread(target=wait, name="reap-job", daemon=True)
+    thread.start()
+    return thread
+
+
+def launch(engine: Engine, principal: Principal | None, options: runs.RunOptions) -> tuple[int, int]:
+    """An admin launches a run (generation, then scoring) in the background (re-checked: launch_run); its process
+    is reaped when it ends. Returns (run id, process id)."""
+    run_id, pid = jobs.launch_run(engine, principal, options)
+    reap_when_done(pid)
+    return run_id, pid
+
+
+def job_alive(engine: Engine, run_id: int) -> bool:
+    """Whether a process is executing the run right now (its live owner, else the process last launched for it)."""
+    with Session(engine) as session:
+        config = dict(runs.get_run(session, run_id).config or {})
+    return jobs.process_alive(jobs.executor_pid(engine, run_id, config))
+
+
+def retry_failed_items(engine: Engine, principal: Principal | None, run_id: int) -> tuple[int, int | None]:
+    """An admin puts a run's failed items back to pending and resumes it in the background, scoring included
+    (re-checked: launch_run). Returns (items retried, process id or None when nothing failed)."""
+    authorize(engine, principal, "launch_run")
+    if job_alive(engine, run_id):
+        raise ValueError(f"run {run_id} is still running; wait for it to finish or cancel it first")
+    count = runs.retry_failed(engine, run_id)
+    if not count:
+        return 0, None
+    pid = jobs.launch_in_background(engine, run_id)
+    reap_when_done(pid)
+    return count, pid
+
+
+def outcome(snapshot: runs.RunProgress, lines: list[jobs.StageLine]) -> str:
+    """What happened to a run, honestly: done, done with failures, failed (every item failed), cancelled, stopped
+    at the budget, or while it lasts waiting / generating / scoring / cancelling; 'stopped' when its process ended
+    before it finished."""
+    if any(line.state == "stopped" for line in lines):
+        return "stopped (its process ended before the run finished)"
+    status = snapshot.status
+    if status in ("pending", "running", runs.CANCEL_REQUEST):
+        return {"pending": "waiting to start", "running": "generating", runs.CANCEL_REQUEST: "cancelling"}[status]
+    if status == "cancelled":
+        return "cancelled"
+    if status == "budget_stopped":
+        return "stopped at the budget"
+    if (snapshot.total and snapshot.failed == snapshot.total) or status == "failed":
+        return "failed"
+    if any(line.stage == "scoring" and line.state in ("waiting", "running") for line in lines):
+        return "scoring"
+    return "done with failures" if snapshot.failed else "done"
+
+
+def run_outcome(engine: Engine, run_id: int) -> str:
+    """outcome() of one run, read from the database."""
+    snapshot = runs.progress_snapshot(engine, run_id)
+    return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
+
+
+def run_choices(engine: Engine, limit: int = 20) -> list[tuple[int, str]]:
+    """The most recent runs, newest first, as (id, 'run N · name · outcome')."""
+    return [(int(r.id), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, int(r.id))) if p))
+            for r in runs.recent_runs(engine, limit)]
+
+
+def active_runs(engine: Engine) -> list[int]:
+    """Runs whose background job is generating or scoring right now (their process is alive), and unfinished
+    first-start runs."""
+    with Session(engine) as session:
+        rows = session.exec(select(Run.id, Run.status, Run.config)).all()
+    active = []
+    for run_id, status, config in rows:
+        config = config or {}
+        stage = (config.get("pipeline") or {}).get("stage")
+        working = status in ACTIVE_STATUSES or stage in ("generation", "scoring")
+        first_start = config.get("first_start") and not config.get("scored")
+        if first_start or (working and jobs.process_alive(jobs.executor_pid(engine, int(run_id), config))):
+            active.append(int(run_id))
+    return active
+
+
+def model_rows(engine: Engine) -> list[dict[str, Any]]:
+    """One row per registered model for the app: provider, API model, endpoint and key variables and whether they
+    are set, and what is missing."""
+    return [{"model": c.name, "provider": c.provider, "API model": c.model_name,
+             "variables": "; ".join(v.describe() for v in model_variables(c)) or "none",
+             "missing": ", ".join(missing_variables(c)) if c.provider != "baseline" else ""}
+            for c in model_configs(engine)]

@@ -1,0 +1,36 @@
+"""Results pages that refresh themselves: while a run is generated or scored in the background, a small fragment
+watches the data version and reruns the page when new responses or verdicts arrive, or the job ends (no reload)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from core.generation.models_admin import active_runs
+from ui.session import engine
+
+BUSY_EVERY_S = 2.0
+IDLE_EVERY_S = 10.0
+
+
+def live_key(version: tuple) -> tuple:
+    """What a page shows depends on: the data version and which runs are still being worked on."""
+    return version, tuple(active_runs(engine()))
+
+
+def refresh_on_new_data(version: tuple, current: Callable[[], tuple]) -> None:
+    """Rerun the whole page when `current()` differs from `version` (what the page was drawn with): every
+    BUSY_EVERY_S while a job runs, every IDLE_EVERY_S otherwise (a job launched from another tab is noticed too)."""
+    drawn = live_key(version)
+    busy = bool(drawn[1])
+
+    @st.fragment(run_every=BUSY_EVERY_S if busy else IDLE_EVERY_S)
+    def watch() -> None:
+        if live_key(current()) != drawn:
+            st.rerun(scope="app")
+        if busy:
+            st.caption(":material/autorenew: A run is being generated or scored: this page refreshes itself as "
+                       "results arrive.")
+
+    watch()

@@ -1,0 +1,159 @@
+"""Pieces of the Run evaluation page: the models table and the register/edit form, preflight results, and the watch
+panel of one run (honest outcome, both stages' progress, failures, retry and cancel), refreshed while it runs."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.generation import jobs, models_admin, runs
+from core.generation.providers.base import ModelConfig
+from core.generation.providers.prices import default_price
+from core.review.auth import Principal
+from core.scoring.judges.names import judge_label
+from ui.auth import guarded_write
+from ui.session import engine
+
+NEW_MODEL = "(register a new model)"
+PROVIDERS = ("openai_compatible", "openai", "anthropic")
+OUTCOME_ICONS = {"done": ":material/check_circle:", "done with failures": ":material/warning:",
+                 "failed": ":material/error:", "cancelled": ":material/cancel:"}
+
+
+def models_table() -> None:
+    """Every registered model with the variables it reads and whether they are set."""
+    rows = models_admin.model_rows(engine())
+    if not rows:
+        st.info("No model registered yet: register one below, or register the offline baselines.")
+        return
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    missing = [r for r in rows if r["missing"]]
+    for row in missing:
+        st.warning(f"**{row['model']}** cannot be called: {row['missing']} not set. Set it in the app's environment "
+                   "or in .streamlit/secrets.toml and restart the app (keys never go into the database).",
+                   icon=":material/key_off:")
+
+
+def _config_from_form(name: str, base: ModelConfig | None, values: dict) -> ModelConfig:
+    settings = {k: v for k, v in (base.settings if base else {}).items() if k not in ("base_url_env", "api_key_env")}
+    settings |= {k: values[k].strip() for k in ("base_url_env", "api_key_env") if values[k].strip()}
+    model_name = values["model_name"].strip() or name
+    price_in, price_out = values["price_in"], values["price_out"]
+    if not base and not price_in and not price_out:
+        price_in, price_out = default_price(model_name)
+    return ModelConfig(name=name.strip(), provider=values["provider"], model_name=model_name,
+                       paradigm=values["paradigm"], access=values["access"], temperature=values["temperature"],
+                       max_output_tokens=int(values["max_output_tokens"]),
+                       context_window=int(values["context_window"]) or None,
+                       price_input_per_mtok=price_in, price_output_per_mtok=price_out, settings=settings)
+
+
+def model_form(principal: Principal) -> None:
+    """Register a model or edit one: the form loads the chosen model's values; keys are referenced by variable name."""
+    configs = {c.name: c for c in models_admin.model_configs(engine()) if c.provider != "baseline"}
+    pick = st.selectbox("Model to register or edit", [NEW_MODEL, *configs], key="model_pick")
+    base = configs.get(pick)
+    suffix = "new" if base is None else pick
+    with st.form(f"model_form_{suffix}", clear_on_submit=base is None):
+        cols = st.columns(3)
+        name = cols[0].text_input("Name", value=base.name if base else "", disabled=base is not None,
+                                  key=f"model_name_{suffix}", help="How runs and leaderboards name it.")
+        provider = cols[1].selectbox("Provider", PROVIDERS, key=f"model_provider_{suffix}",
+                                     index=PROVIDERS.index(base.provider) if base and base.provider in PROVIDERS else 0,
+                                     help="openai_compatible: vLLM, Ollama, llama.cpp, LM Studio, gateways.")
+        values = {
+            "provider": provider,
+            "model_name": cols[2].text_input("API model id (empty: the name)", value=base.model_name if base else "",
+                                             key=f"model_api_{suffix}"),
+            "base_url_env": cols[0].text_input(
+                "Endpoint URL variable", value=str((base.settings if base else {}).get("base_url_env", "")),
+                key=f"model_url_env_{suffix}", help="Name of the environment variable (or secrets.toml entry) that "
+                "holds the endpoint, e.g. VLLM_URL. Empty: the provider's default (OPENAI_BASE_URL, ...)."),
+            "api_key_env": cols[1].text_input(
+                "API key variable", value=str((base.settings if base else {}).get("api_key_env", "")),
+                key=f"model_key_env_{suffix}", help="Name of the variable that holds the key, e.g. VLLM_KEY. Empty: "
+                "OPENAI_API_KEY / ANTHROPIC_API_KEY. The key itself never goes into the database."),
+            "paradigm": cols[2].selectbox("Paradigm", ["standard", "reasoning"], key=f"model_paradigm_{suffix}",
+                                          index=1 if base and base.paradigm == "reasoning" else 0),
+            "access": cols[0].selectbox("Access", ["closed", "open"], key=f"model_access_{suffix}",
+                                        index=1 if base and base.access == "open" else 0),
+            "temperature": cols[1].number_input("Temperature", 0.0, 2.0, float(base.temperature or 0.0) if base else 0.0,
+                                                step=0.1, key=f"model_temperature_{suffix}"),
+            "max_output_tokens": cols[2].number_input("Max output tokens", 1, 200_000,
+                                                      base.max_output_tokens if base else 1024,
+                                                      key=f"model_max_tokens_{suffix}"),
+            "context_window": cols[0].number_input("Context window (0 = unchecked)", 0, 10_000_000,
+                                                   (base.context_window or 0) if base else 0,
+                                                   key=f"model_window_{suffix}"),
+            "price_in": cols[1].number_input("USD per million input tokens", 0.0, 1000.0,
+                                             base.price_input_per_mtok if base else 0.0, key=f"model_price_in_{suffix}",
+                                             help="New model with both prices 0: the built-in price list."),
+            "price_out": cols[2].number_input("USD per million output tokens", 0.0, 1000.0,
+                                              base.price_output_per_mtok if base else 0.0,
+                                              key=f"model_price_out_{suffix}"),
+        }
+        if st.form_submit_button("Save model", type="primary"):
+            try:
+                config = _config_from_form(name, base, values)
+            except ValueError as error:
+                st.error(f"Not saved: {error}", icon=":material/error:")
+                return
+            saved = guarded_write(lambda: models_admin.save_model(engine(), principal, config))
+            if saved:
+                missing = models_admin.missing_variables(config)
+                st.session_state["run_model_saved"] = (config.name, missing)
+                st.rerun()
+    if "run_model_saved" in st.session_state:
+        saved_name, missing = st.session_state.pop("run_model_saved")
+        st.success(f"Saved model {saved_name}.", icon=":material/check:")
+        if missing:
+            st.warning(f"{saved_name} cannot be called yet: {', '.join(missing)} not set.", icon=":material/key_off:")
+
+
+def preflight_table(results: list[models_admin.Preflight]) -> None:
+    """Each checked model: OK or the readable reason it cannot be called."""
+    for result in results:
+        if result.ok:
+            st.success(f"{result.model}: {result.message}", icon=":material/check_circle:")
+        else:
+            st.error(f"{result.model}: {result.message}", icon=":material/error:")
+
+
+def stage_text(run_id: int, label: str, line: jobs.StageLine) -> str:
+    """One progress line's caption: the stage (the run and its outcome, or the judge's name), counts and state."""
+    if line.judge is None:
+        return f"Generation · run {run_id}: {label} - {line.done}/{line.total} ({line.state})"
+    if line.state == "waiting" and not line.total:
+        return f"Scoring with {judge_label(line.judge)}: waiting for generation"
+    return f"Scoring with {judge_label(line.judge)}: {line.done}/{line.total} responses ({line.state})"
+
+
+def watch_panel(principal: Principal, run_id: int) -> None:
+    """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel."""
+    snap = runs.progress_snapshot(engine(), run_id)
+    lines = jobs.pipeline_progress(engine(), run_id, snap)
+    label = models_admin.outcome(snap, lines)
+    icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")
+    st.markdown(f"#### {icon} Run {run_id}: {label}")
+    for line in lines:
+        st.progress(line.fraction, text=stage_text(run_id, label, line))
+    cols = st.columns(5)
+    cols[0].metric("Done", snap.done)
+    cols[1].metric("Failed", snap.failed)
+    cols[2].metric("Pending", snap.pending)
+    cols[3].metric("Spent", f"${snap.spent_usd:.4f}")
+    cols[4].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
+    if snap.status in ("running", "pending", runs.CANCEL_REQUEST) and st.button("Cancel run", key=f"run_cancel_{run_id}"):
+        status = guarded_write(lambda: jobs.stop_run(engine(), principal, run_id))
+        if status:
+            st.warning(f"Run {run_id}: {status}")
+    failures = runs.failed_items(engine(), run_id)
+    if failures:
+        st.markdown(f"**{len(failures)} failed item(s)**, each with its reason:")
+        st.dataframe(failures, hide_index=True)
+        if st.button(f"Retry the {len(failures)} failed item(s)", key=f"run_retry_{run_id}",
+                     icon=":material/replay:", disabled=models_admin.job_alive(engine(), run_id)):
+            retried = guarded_write(lambda: models_admin.retry_failed_items(engine(), principal, run_id))
+            if retried:
+                st.success(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
+                           f"background (process {retried[1]}).")
