@@ -39,8 +39,8 @@ def extract_json_object(text: str) -> dict | None:
     decoder = json.JSONDecoder()
     for start in [0] + [i for i, ch in enumerate(stripped) if ch == "{"]:
         try:
-            obj, _ = decoder.raw_decode(stripped[start:])
-        except json.JSONDecodeError:
+            obj, _ = decoder.raw_decode(stripped, start)
+        except (ValueError, RecursionError):  # malformed, an over-long number, or nested too deep
             continue
         if isinstance(obj, dict):
             return obj
