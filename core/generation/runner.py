@@ -21,7 +21,15 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import DatabaseLocked, GroupWriter, LLMClient, Write, config_from_model, with_lock_patience
+from core.generation.llm import (
+    DatabaseLocked,
+    GroupWriter,
+    LLMClient,
+    Write,
+    config_from_model,
+    db_patience,
+    with_lock_patience,
+)
 from core.store.models import Model, Response, Run, utc_now
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
@@ -70,6 +78,7 @@ RESPONSE_FAILED = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).v
 RUN_SPEND = update(RUNS).where(RUNS.c.id == bindparam("p_id")).values(
     spent_usd=RUNS.c.spent_usd + bindparam("p_paid"), reserved_usd=RUNS.c.reserved_usd - bindparam("p_released"))
 BUDGET_SLACK_USD = 1e-12
+FINAL_STATUS_PATIENCE_S = 60.0  # the run's last word waits longer for a locked database than item writes do
 RESERVE_RETRY_S = 0.5
 
 
@@ -392,7 +401,7 @@ class _Execution:
             return self.snapshot(status)
         if self.stop_reason == "lease_lost":
             return self.snapshot("pending")  # the run is someone else's now: write nothing
-        status = with_lock_patience(self.engine, self._write_final_status)
+        status = with_lock_patience(self.engine, self._write_final_status, db_patience() + FINAL_STATUS_PATIENCE_S)
         log.info("run %s %s", self.run_id, status)
         return self.snapshot(status)
 

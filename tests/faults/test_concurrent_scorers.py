@@ -1,0 +1,65 @@
+"""Several `gauntlet score` processes of the same judge at once: all succeed, no unique-constraint crash, no
+duplicate verdict, and the total is what one scorer writes (idempotent); context claims are insert-or-reuse."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from core.generation import runner, runs
+from core.scoring.judges.base import ContextClaimsOutcome
+from core.scoring.scorer import score_run, store_context_claims
+from core.store.models import ContextClaims, Verdict
+from tests.factories import seed_instances
+from tests.faults.conftest import figure, finish, gauntlet, start
+
+SCORERS = 3
+INSTANCES = 60
+
+
+def verdict_counts(engine) -> tuple[int, int]:
+    """(verdict rows, distinct (response, metric, judge, constraint) keys)."""
+    with Session(engine) as session:
+        rows = session.exec(select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)).all()
+    return len(rows), len(set(rows))
+
+
+def test_concurrent_scorers_of_one_judge_are_safe_and_idempotent(engine, db_url, tmp_path):
+    seed_instances(engine, INSTANCES)
+    runs.ensure_baselines(engine)
+    run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:extractive", "baseline:always-refuse"]))
+    assert asyncio.run(runner.execute_run(engine, run_id)).status == "done"
+    env = {"GAUNTLET_DATABASE_URL": db_url, "GAUNTLET_SECRETS_FILE": str(tmp_path / "none.toml"),
+           "PATH": "/usr/bin:/bin"}
+    processes = [start(gauntlet("score", str(run_id), "--judge", "heuristic"), env) for _ in range(SCORERS)]
+    outcomes = [finish(process, timeout=120) for process in processes]
+    written = [int(m.group(1)) for _, out in outcomes for m in re.finditer(r"(\d+) verdicts written", out)]
+    rows, keys = verdict_counts(engine)
+    again = asyncio.run(score_run(engine, run_id, "heuristic"))
+    with Session(engine) as session:
+        claims = session.exec(select(func.count()).select_from(ContextClaims)).one()
+    waited = sum("waiting for it" in out for _, out in outcomes)
+    figure(f"concurrent scorers: {SCORERS} processes exit {[code for code, _ in outcomes]} ({waited} waited for the "
+           f"lease), verdicts written "
+           f"{written} (total {sum(written)}), rows {rows}, distinct keys {keys}, context-claim rows {claims} for "
+           f"{INSTANCES} instances, a fourth pass wrote {again.verdicts_written}")
+    assert all(code == 0 for code, _ in outcomes), [out for _, out in outcomes]
+    assert not any("Traceback" in out or "IntegrityError" in out for _, out in outcomes)
+    assert rows == keys == sum(written) > 0, "a verdict was stored twice"
+    assert sorted(written)[:-1] == [0] * (SCORERS - 1), "scorers of one judge take turns: the later ones skip"
+    assert again.verdicts_written == 0 and again.verdicts_skipped > 0
+    assert claims <= INSTANCES
+
+
+def test_context_claims_are_insert_or_reuse(engine):
+    instance = seed_instances(engine, 1)[0]
+    first = ContextClaimsOutcome(core=["a"], supplementary=[], calls=1)
+    second = ContextClaimsOutcome(core=["b"], supplementary=[], calls=1)
+    assert store_context_claims(engine, instance, "heuristic", first) is first
+    kept = store_context_claims(engine, instance, "heuristic", second)  # another scorer got there first
+    assert kept.core == ["a"]
+    with Session(engine) as session:
+        assert [c.core for c in session.exec(select(ContextClaims))] == [["a"]]
