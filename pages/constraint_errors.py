@@ -10,11 +10,12 @@ from ui.session import engine
 
 require_page(__file__)
 st.title("Constraint errors")
-st.caption("Share of decided constraint verdicts that failed (errors and not-applicable verdicts are left out and counted as undetermined).")
+st.caption("Share of decided constraint verdicts that failed, in % (errors and not-applicable verdicts are left out and "
+           "counted as undetermined); † on a bar: fewer than 30 decided verdicts behind it.")
 
-filters = results_view.sidebar_filters()
+filters = results_view.sidebar_filters(sets=True)
 if filters:
-    counts = results_view.failure_counts(filters.run_ids, filters.judge, filters.version)
+    counts = results_view.scoped_failure_counts(filters)
     counts = counts[counts["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:
         counts = counts[counts["domain"].isin(filters.domains)]
@@ -45,6 +46,7 @@ if filters:
         sel_sub = None
     failing = readmodel.constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
                                           sub_dimension=sel_sub, failed_only=True)
+    failing = results_view.scoped(failing, filters.run_ids, filters.scope, filters.version)
     failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:
         failing = failing[failing["domain"].isin(filters.domains)]

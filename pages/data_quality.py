@@ -6,25 +6,37 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import Col, show_table
+
+EQUIVALENCE_COLUMNS = {
+    "label": Col("Metric"), "natural": Col("Natural", "pct"), "augmented": Col("Augmented", "pct"),
+    "diff": Col("Natural − augmented", "pp"), "n_natural": Col("n natural", "int"), "n_augmented": Col("n augmented", "int"),
+    "models": Col("Models with both", "int"), "tost_low": Col("TOST 95% CI low", "pp"), "tost_high": Col("TOST 95% CI high", "pp"),
+    "tost_p": Col("TOST p", "p"), "tost_equivalent": Col("Equivalent (TOST)", "bool"),
+    "boot_low": Col("Bootstrap 95% CI low", "pp"), "boot_high": Col("Bootstrap 95% CI high", "pp"),
+    "equivalent_by_ci": Col("Equivalent (CI within margin)", "bool"),
+}
 
 require_page(__file__)
 st.title("Data quality")
 st.caption("Do augmented (synthetic) instances behave like natural ones? Differences are natural − augmented; "
            "equivalence means the 95% CI lies within ±margin.")
 
-filters = results_view.sidebar_filters()
+filters = results_view.sidebar_filters(sets=True)
 if filters:
     scores = results_view.filtered_scores(filters)
     margin = st.slider("Equivalence margin", 0.05, 0.5, 0.2, 0.05, key="dq_margin")
-    eq = results_view.equivalence(*results_view.cache_args(filters), margin)
+    eq = results_view.equivalence(*results_view.cache_args(filters), margin=margin)
     if eq[["n_natural", "n_augmented"]].min(axis=1).max() == 0:
         st.info("These runs hold only one origin (natural or augmented) in this subset; nothing to compare.")
     else:
         plot = eq.assign(diff=eq["tost_mean"].fillna(eq["diff"]), ci_low=eq["tost_low"].fillna(eq["boot_low"]), ci_high=eq["tost_high"].fillna(eq["boot_high"]))
         st.caption("CI: TOST t-interval over per-model differences when 2+ models have both origins, else a pooled bootstrap CI.")
-        charts.show_chart(charts.forest(plot.dropna(subset=["diff"]), "label", "natural − augmented (percentage points)", margin=margin), eq, "natural_vs_augmented")
-        st.dataframe(eq[["label", "natural", "augmented", "diff", "n_natural", "n_augmented", "models", "tost_low", "tost_high", "tost_p", "tost_equivalent", "boot_low", "boot_high", "equivalent_by_ci"]],
-                     hide_index=True, width="stretch")
+        sized = plot.assign(n=plot[["n_natural", "n_augmented"]].min(axis=1))
+        charts.show_chart(charts.forest(sized.dropna(subset=["diff"]), "label", "natural − augmented (percentage points)",
+                                        margin=margin, n="n"), eq, "natural_vs_augmented")
+        show_table(eq.assign(n=eq[["n_natural", "n_augmented"]].min(axis=1)), EQUIVALENCE_COLUMNS, pin="label",
+                   n_column="n", key="dq_table")
 
     st.subheader("Benchmark composition")
     comp = readmodel.benchmark_composition(engine())

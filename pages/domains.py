@@ -6,12 +6,15 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
+from ui.tables import SMALL_N_NOTE
 
 require_page(__file__)
 st.title("Domains")
-st.caption("How each model holds up per vertical domain. Radars overlay the models you choose; the heatmap pools them.")
+st.caption("How each model holds up per vertical domain, in %. Radars overlay the models you choose (each model keeps "
+           "its colour on every page; equal values show as thicker lines with the note in the hover); the heatmap "
+           "pools them.")
 
-filters = results_view.sidebar_filters(domains=False)
+filters = results_view.sidebar_filters(domains=False, sets=True)
 if filters:
     scores = results_view.filtered_scores(filters)
     per_domain = readmodel.domain_metrics(scores)
@@ -20,10 +23,19 @@ if filters:
     shown = per_domain[per_domain["model"].isin(chosen)]
 
     st.subheader("Per-domain radar")
-    charts.show_chart(charts.domain_radars(shown, chosen), shown, "domain_radars")
+    if shown.empty:
+        st.info("Choose at least one model above to draw the radars.")
+    else:
+        charts.show_chart(charts.domain_radars(shown, chosen, results_view.model_colors(filters.version)), shown, "domain_radars")
+        if (shown["responses"] < 30).any():
+            st.caption(SMALL_N_NOTE + " Under each radar: responses per model in that domain.")
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
-    matrix = readmodel.domain_heatmap(scores[scores["model"].isin(chosen)])
-    charts.show_chart(charts.domain_heatmap(matrix), matrix.reset_index(), "domain_heatmap")
+    pooled = scores[scores["model"].isin(chosen)]
+    matrix = readmodel.domain_heatmap(pooled)
+    counts = pooled.groupby("domain", sort=True)[list(readmodel.DOMAIN_METRICS)].count()
+    charts.show_chart(charts.domain_heatmap(matrix, counts), matrix.reset_index(), "domain_heatmap")
+    if (counts < 30).to_numpy().any():
+        st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
 
-    metric_drilldown(scores[scores["model"].isin(chosen)], filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))
+    metric_drilldown(pooled, filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))

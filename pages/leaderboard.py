@@ -6,20 +6,26 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
+from ui.tables import SMALL_N_NOTE
 
 require_page(__file__)
 st.title("Leaderboard")
 st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, ☆ second best among real models; "
-           "baselines are calibration rows. Cells: mean [95% CI] n, in %; † n < 30 (small sample); \"no data\" = nothing "
-           "measured (never 0). CIs: Clopper-Pearson for rates, effective-n beta for bounded scores, Student t for cost.")
+           "baselines are calibration rows. Cells: mean [95% CI] n; scores in %, cost in USD and latency in minutes "
+           "per 1k instances; † n < 30 (small sample); \"no data\" = nothing measured (never 0). CIs: Clopper-Pearson "
+           "for rates, effective-n beta for bounded scores, Student t for cost.")
 
-filters = results_view.sidebar_filters()
+filters = results_view.sidebar_filters(sets=True)
 if filters:
     board = results_view.leaderboard(*results_view.cache_args(filters))
     if board.empty:
-        st.info("No scored responses match these filters.")
+        st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
+                "'Accepted instances only'.")
     else:
-        st.dataframe(readmodel.leaderboard_table(board), hide_index=True, width="stretch")
+        st.dataframe(readmodel.leaderboard_table(board), hide_index=True, width="stretch",
+                     column_config={"Model": st.column_config.TextColumn("Model", pinned=True)})
+        if board["small_n"].any():
+            st.caption(SMALL_N_NOTE)
 
         st.subheader("RAG quality and instruction adherence")
         chosen = st.multiselect("Metrics", [m.key for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
@@ -33,7 +39,7 @@ if filters:
 
         st.subheader("Cost and latency per 1k instances")
         cost = board[board["metric"].isin(["cost_per_1k", "latency_min_per_1k"])]
-        charts.show_chart(charts.leaderboard_bars(cost, ["cost_per_1k", "latency_min_per_1k"]).update_layout(yaxis_title="USD / minutes"), cost, "cost_latency")
+        charts.show_chart(charts.cost_latency(cost), cost, "cost_latency")
 
         metric_drilldown(results_view.filtered_scores(filters), filters.judge, "lb_drill")
         results_view.corrected_section(filters)

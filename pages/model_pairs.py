@@ -6,19 +6,30 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
+from ui.tables import Col, show_table
+
+PAIR_COLUMNS = {"mode": Col("Subset"), "metric": Col("Metric"), "n": Col("n (instances both answered)", "int"),
+                "mean_a": Col("Model A", "pct"), "mean_b": Col("Model B", "pct"), "diff": Col("A − B", "pp"),
+                "ci_low": Col("95% CI low", "pp"), "ci_high": Col("95% CI high", "pp"), "test": Col("Test"),
+                "p_value": Col("p", "p"), "stars": Col("Significance")}
 
 require_page(__file__)
 st.title("Model pairs")
 st.caption("Paired comparison on the instances both models answered. Default accuracy per subset: noisy = Strict IAS, "
            "gap = rejection accuracy, conflict = conflict recognition.")
 
-filters = results_view.sidebar_filters(subset=False)
+filters = results_view.sidebar_filters(subset=False, sets=True)
 if filters:
     scores = results_view.filtered_scores(filters)
     order = readmodel.model_order(scores["model"].unique(), results_view.models(filters.version))
     c1, c2, c3 = st.columns(3)
+    results_view.url_seed("mp_a", "a", order)
     model_a = c1.selectbox("Model A", order, key="mp_a")
-    model_b = c2.selectbox("Model B", [m for m in order if m != model_a], key="mp_b")
+    results_view.url_keep("mp_a", "a")
+    others = [m for m in order if m != model_a]
+    results_view.url_seed("mp_b", "b", others)
+    model_b = c2.selectbox("Model B", others, key="mp_b")
+    results_view.url_keep("mp_b", "b")
     metric = c3.selectbox("Metric", ["subset accuracy", *[m.key for m in readmodel.QUALITY_METRICS if m.key != "over_abstention"]],
                           format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key="mp_metric")
     if model_b:
@@ -26,9 +37,10 @@ if filters:
         pair["lo_a"], pair["hi_a"] = pair["mean_a"], pair["mean_a"]
         shown = pair[pair["n"] > 0]
         st.subheader(f"{model_a} vs {model_b}")
-        charts.show_chart(charts.forest(shown.assign(label=shown["mode"] + " · " + shown["metric"] + " " + shown["stars"]), "label", "A − B (percentage points), 95% paired bootstrap CI"),
+        charts.show_chart(charts.forest(shown.assign(label=shown["mode"] + " · " + shown["metric"] + " " + shown["stars"]), "label",
+                                        "A − B (percentage points), 95% paired bootstrap CI", n="n"),
                           pair, "model_pair")
-        st.dataframe(pair[["mode", "metric", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "test", "p_value", "stars"]], hide_index=True, width="stretch")
+        show_table(pair, PAIR_COLUMNS, pin="mode", n_column="n", key="mp_table")
         with st.expander("Drill down: instances where the two disagree", icon=":material/search:"):
             mode = st.selectbox("Subset", list(shown["mode"]), key="mp_mode")
             if mode:

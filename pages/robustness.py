@@ -5,41 +5,60 @@ import streamlit as st
 from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.tables import Col, show_table
 
 require_page(__file__)
 st.title("Robustness")
-st.caption("Behaviour when the documents cannot answer (gap subset) or contradict each other (conflict subset).")
+st.caption("Behaviour when the documents cannot answer (gap subset) or contradict each other (conflict subset). "
+           "Rates in %, differences in percentage points (pts).")
 
-filters = results_view.sidebar_filters(subset=False)
+CONFLICT_COLUMNS = {"rank": Col("Rank", "int"), "model": Col("Model"), "paradigm": Col("Paradigm"),
+                    "conflict_recognition": Col("Conflict recognition", "pct"), "coverage": Col("Answer coverage", "pct"),
+                    "n": Col("n", "int"), "judge": Col("Judge")}
+EFFECT_COLUMNS = {
+    "model": Col("Model"), "acc_with": Col("Accuracy with protocol", "pct"), "n_with": Col("n with", "int"),
+    "acc_without": Col("Accuracy without protocol", "pct"), "n_without": Col("n without", "int"),
+    "diff": Col("Difference with − without", "pp"), "ci_low": Col("95% CI low", "pp"), "ci_high": Col("95% CI high", "pp"),
+    "p_value": Col("p", "p"), "test": Col("Test"), "note": Col("Note"), "judge": Col("Judge"),
+    "k_with": Col("correct with", "int", "Responses judged correct among those with protocol constraints"),
+    "k_without": Col("correct without", "int", "Responses judged correct among those without"),
+}
+CORRELATION_COLUMNS = {"paradigm": Col("Paradigm"), "rho": Col("Spearman rho", "num"), "p_value": Col("p", "p"),
+                       "models": Col("Models", "int")}
+
+filters = results_view.sidebar_filters(subset=False, sets=True)
 if filters:
     catalog = results_view.models(filters.version)
+    colors = results_view.model_colors(filters.version)
     gap, (per_model, corr), effects = results_view.robustness(*results_view.cache_args(filters))
     gap_tab, conflict_tab, protocol_tab = st.tabs(["Knowledge gaps", "Factual conflicts", "Protocol effect"])
 
     with gap_tab:
-        st.caption("Per model on the gap subset: adherence to knowledge-protocol constraints vs rejection accuracy (95% bootstrap CIs).")
-        wide = gap.pivot_table(index="model", columns="metric", values=["value", "ci_low", "ci_high"]).reindex(readmodel.model_order(gap["model"].unique(), catalog))
+        st.caption("Per model on the gap subset: adherence to knowledge-protocol constraints vs rejection accuracy (95% bootstrap CIs); † n < 30.")
+        wide = gap.pivot_table(index="model", columns="metric", values=["value", "ci_low", "ci_high", "n"]).reindex(readmodel.model_order(gap["model"].unique(), catalog))
         wide.columns = [f"{a}_{b}" for a, b in wide.columns]
         wide = wide.reset_index()
-        series = [(label, f"value_{key}", f"ci_low_{key}", f"ci_high_{key}") for key, label in (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
-                  if f"value_{key}" in wide]
+        labels = (("loose_knowledge_protocol", "Protocol adherence"), ("rejection", "Rejection accuracy"))
+        series = [(label, f"value_{key}", f"ci_low_{key}", f"ci_high_{key}") for key, label in labels if f"value_{key}" in wide]
         if wide.empty:
-            st.info("No gap instances in these runs.")
+            st.info("No gap instances in these runs: gap instances come from the benchmark (mode 'gap'); widen the "
+                    "domains or benchmark set.")
         else:
-            charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)"), gap, "knowledge_gap")
+            n_cols = {label: f"n_{key}" for key, label in labels if f"n_{key}" in wide}
+            charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)", n=n_cols), gap, "knowledge_gap")
 
     with conflict_tab:
         per_model = per_model.dropna(subset=["conflict_recognition"])
         if per_model.empty:
-            st.info("No conflict instances in these runs.")
+            st.info("No conflict instances in these runs: widen the domains or benchmark set.")
         else:
-            st.caption("Conflict recognition vs answer coverage per model on the conflict subset; Spearman rho per paradigm (real models, needs 3+).")
-            charts.show_chart(charts.scatter_models(per_model, "coverage", "conflict_recognition", "Answer coverage (%)", "Conflict recognition (%)"), per_model, "conflict_scatter")
-            st.dataframe(corr.rename(columns={"rho": "Spearman rho", "p_value": "p"}), hide_index=True)
+            st.caption("Conflict recognition vs answer coverage per model on the conflict subset (each model in its own "
+                       "colour, marker = paradigm); Spearman rho per paradigm (real models, needs 3+).")
+            charts.show_chart(charts.scatter_models(per_model, "coverage", "conflict_recognition", "Answer coverage (%)",
+                                                    "Conflict recognition (%)", colors), per_model, "conflict_scatter")
+            show_table(corr, CORRELATION_COLUMNS, pin="paradigm", key="rb_corr")
             st.markdown("**Conflict recognition ranking**")
-            st.dataframe(per_model[["rank", "model", "paradigm", "conflict_recognition", "coverage", "n"]], hide_index=True, width="stretch",
-                         column_config={"conflict_recognition": st.column_config.NumberColumn("CR", format="percent"),
-                                        "coverage": st.column_config.NumberColumn("Coverage", format="percent")})
+            show_table(per_model, CONFLICT_COLUMNS, n_column="n", key="rb_conflict")
 
     with protocol_tab:
         metric = st.radio("Accuracy", list(readmodel.PROTOCOL_EFFECT_METRICS), format_func=lambda k: readmodel.METRICS[k].label, horizontal=True, key="rb_protocol_metric")
@@ -50,6 +69,7 @@ if filters:
         if testable.empty:
             st.info("No model has instances both with and without protocol constraints in this subset.")
         else:
-            charts.show_chart(charts.forest(testable, "model", "with − without protocol (percentage points)"), effect, "protocol_effect")
-        st.dataframe(effect[["model", "k_with", "n_with", "k_without", "n_without", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]],
-                     hide_index=True, width="stretch")
+            charts.show_chart(charts.forest(testable.assign(n=testable[["n_with", "n_without"]].min(axis=1)), "model",
+                                            "with − without protocol (percentage points)", n="n"), effect, "protocol_effect")
+        show_table(effect.assign(n=effect[["n_with", "n_without"]].min(axis=1)), EFFECT_COLUMNS, n_column="n",
+                   key="rb_effect")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -12,6 +14,14 @@ from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS, METRICS
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 RADAR_LABELS = {"faithfulness": "Faithfulness", "coverage": "Coverage", "strict_ias": "Strict IAS", "loose_ias": "Loose IAS"}
+MODEL_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+                 "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
+                 "#636363", "#843c39"]
+BASELINE_COLORS = ["#7f7f7f", "#b0b0b0", "#525252", "#cccccc"]
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down", "pentagon", "hexagon"]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+PERCENT_AXIS = {"range": [0, 109], "tickvals": [0, 20, 40, 60, 80, 100], "ticksuffix": "%"}
+SMALL_N = 30
 
 
 def show_chart(fig: go.Figure, data: pd.DataFrame, key: str, *, selectable: bool = False):
@@ -33,21 +43,32 @@ def no_data_text(values: pd.Series) -> np.ndarray:
     return np.where(values.isna(), "no data", "")
 
 
+def small_n_text(values: pd.Series, n: pd.Series | None) -> np.ndarray:
+    """'no data' where a value is missing, '†' (n < 30: a small sample) where it rests on few items, else ''."""
+    if n is None:
+        return no_data_text(values)
+    small = pd.to_numeric(n, errors="coerce").to_numpy() < SMALL_N
+    return np.where(values.isna(), "no data", np.where(small, "†", ""))
+
+
 def leaderboard_bars(long: pd.DataFrame, metrics: list[str]) -> go.Figure:
-    """Grouped bars per model for the chosen metrics, 95% CI error bars, n in the hover, baselines hatched."""
+    """Grouped bars per model for the chosen metrics (percent, 0-100 axis), 95% CI error bars, n in the hover,
+    † on bars resting on fewer than 30 items, baselines hatched. Cost and latency have their own chart (cost_latency)."""
+    if set(metrics) <= set(COST_LATENCY):
+        return cost_latency(long)
     fig = go.Figure()
     for key in metrics:
         d = long[long["metric"] == key]
-        scale = 1.0 if key in ("cost_per_1k", "latency_min_per_1k") else 100.0
+        scale = 100.0
         n_text = d["n"].astype(int).astype(str) + np.where(d.get("small_n", False), " (small n)", "")
         fig.add_bar(
             name=METRICS[key].label if key in METRICS else key, x=d["model"], y=d["value"].fillna(0.0) * scale,
-            text=no_data_text(d["value"]), textposition="outside",
+            text=small_n_text(d["value"], d["n"]), textposition="outside",
             error_y={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["value"]) * scale, "arrayminus": (d["value"] - d["ci_low"]) * scale},
             marker_pattern_shape=np.where(d["is_baseline"], "/", ""), customdata=np.column_stack([d["group"], d["mark"], n_text]),
             hovertemplate="%{x}<br>%{y:.1f} (n=%{customdata[2]})<br>%{customdata[0]} %{customdata[1]}<extra>%{fullData.name}</extra>",
         )
-    fig.update_layout(barmode="group", yaxis_title="score (%)", legend_title="metric", margin={"t": 30})
+    fig.update_layout(barmode="group", yaxis={"title": "score (%)", **PERCENT_AXIS}, legend_title="metric", margin={"t": 30})
     return fig
 
 
@@ -61,36 +82,78 @@ def orchestration_gap(long: pd.DataFrame) -> go.Figure:
         fig.add_scatter(x=[strict.get(m), loose.get(m)], y=[m, m], mode="lines", line={"color": "#bbb"}, showlegend=False, hoverinfo="skip")
     fig.add_scatter(x=strict.reindex(models), y=models, mode="markers", name="Strict IAS", marker={"size": 11})
     fig.add_scatter(x=loose.reindex(models), y=models, mode="markers", name="Loose IAS", marker={"size": 11})
-    fig.update_layout(xaxis_title="IAS (%) — the distance is the orchestration gap", yaxis={"autorange": "reversed"}, margin={"t": 30})
+    fig.update_layout(xaxis={"title": "IAS (%) — the distance is the orchestration gap", **PERCENT_AXIS},
+                      yaxis={"autorange": "reversed"}, margin={"t": 30})
     return fig
 
 
-def domain_radars(dm: pd.DataFrame, models: list[str]) -> go.Figure:
-    """Figure 9: one radar per domain (Faithfulness, Coverage, Strict IAS, Loose IAS), chosen models overlaid."""
+def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | None = None) -> go.Figure:
+    """Figure 9: one radar per domain (Faithfulness, Coverage, Strict IAS, Loose IAS), chosen models overlaid.
+
+    Axis labels sit on the diagonals and the radial ticks on the free horizontal, so labels, ticks and the domain
+    titles never overprint; each model has its own colour (the same in every view), line dash and marker, so models
+    with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30.
+    """
     domains = sorted(dm["domain"].unique())
     cols = min(3, max(1, len(domains)))
     rows = int(np.ceil(len(domains) / cols)) or 1
-    fig = make_subplots(rows=rows, cols=cols, specs=[[{"type": "polar"}] * cols for _ in range(rows)], subplot_titles=domains)
+    fig = make_subplots(rows=rows, cols=cols, specs=[[{"type": "polar"}] * cols for _ in range(rows)], subplot_titles=domains,
+                        horizontal_spacing=0.14, vertical_spacing=0.22 / rows)
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+    colors = colors or model_colors(models)
     for i, domain in enumerate(domains):
+        counts = []
         for j, model in enumerate(models):
             row = dm[(dm["domain"] == domain) & (dm["model"] == model)]
             if row.empty:
                 continue
             r = [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else None for k in DOMAIN_METRICS]
-            fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0, line={"color": palette[j % len(palette)]},
-                                 connectgaps=False, hovertemplate="%{theta}: %{r:.1f}<extra>" + model + "</extra>",
+            n = int(row["responses"].iloc[0]) if "responses" in row else None
+            counts.append(n)
+            same = [m for m in models[:j] if _radar_values(dm, domain, m) == r]
+            note = f" · same values as {', '.join(same)}" if same else ""
+            fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0,
+                                 line={"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
+                                 marker={"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
+                                 connectgaps=False, mode="lines+markers",
+                                 hovertemplate="%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
+                                               + note + "<extra>" + model + "</extra>",
                                  row=i // cols + 1, col=i % cols + 1)
-    fig.update_polars(radialaxis={"range": [0, 100]})
-    fig.update_layout(height=360 * rows, margin={"t": 40})
+        _radar_n_note(fig, i, counts)
+    fig.update_polars(radialaxis={"range": [0, 100], "angle": 0, "tickangle": 0, "tickvals": [0, 50, 100],
+                                  "ticksuffix": "%", "tickfont": {"size": 9}},
+                      angularaxis={"rotation": 45, "direction": "counterclockwise", "tickfont": {"size": 11}})
+    fig.update_layout(height=380 * rows, margin={"t": 50, "b": 40, "l": 70, "r": 30})
     return fig
 
 
-def domain_heatmap(matrix: pd.DataFrame) -> go.Figure:
-    """Domain x metric heatmap (percent)."""
+def _radar_values(dm: pd.DataFrame, domain: str, model: str) -> list[float | None]:
+    row = dm[(dm["domain"] == domain) & (dm["model"] == model)]
+    if row.empty:
+        return []
+    return [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else None for k in DOMAIN_METRICS]
+
+
+def _radar_n_note(fig: go.Figure, index: int, counts: list[int | None]) -> None:
+    """Under radar `index`: the responses per model (range) and † when any model has fewer than 30."""
+    known = [c for c in counts if c is not None]
+    if not known:
+        return
+    polar = fig.layout[f"polar{index + 1 if index else ''}"]
+    span = f"{min(known)}" if min(known) == max(known) else f"{min(known)}–{max(known)}"
+    small = " † small sample" if min(known) < SMALL_N else ""
+    fig.add_annotation(text=f"n = {span} responses per model{small}", showarrow=False, xref="paper", yref="paper",
+                       x=sum(polar.domain.x) / 2, y=polar.domain.y[0], yshift=-22, font={"size": 10, "color": "#666"})
+
+
+def domain_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame | None = None) -> go.Figure:
+    """Domain x metric heatmap (percent); with `counts` (same shape: items behind each cell) cells on fewer than 30
+    items carry a †."""
     z = matrix.to_numpy(dtype=float) * 100
-    text = np.where(np.isnan(z), "no data", np.char.mod("%.1f", np.nan_to_num(z)))
+    text = np.where(np.isnan(z), "no data", np.char.mod("%.1f%%", np.nan_to_num(z)))
+    if counts is not None:
+        n = counts.reindex(index=matrix.index, columns=matrix.columns).to_numpy(dtype=float)
+        text = np.where(~np.isnan(z) & (n < SMALL_N), np.char.add(text, " †"), text)
     fig = go.Figure(go.Heatmap(z=z, x=[RADAR_LABELS.get(c, c) for c in matrix.columns], y=list(matrix.index), colorscale="Viridis",
                                zmin=0, zmax=100, text=text, texttemplate="%{text}", colorbar={"title": "%"}))
     fig.update_layout(margin={"t": 30})
@@ -105,36 +168,62 @@ def failure_bars(rates: pd.DataFrame, level: str, view: str) -> go.Figure:
     for name, d in rates.groupby(color, sort=True):
         label = CATEGORY_LABELS.get(name, name)
         fig.add_bar(name=label, x=d["model"], y=d[y] * (100 if view != "stacked" else 1),
+                    text=small_n_text(d[y], d["decided"]), textposition="outside" if view == "rate" else "inside",
                     customdata=np.column_stack([d["category"], d["sub_dimension"] if "sub_dimension" in d else [""] * len(d), d["failed"], d["decided"]]),
                     hovertemplate="%{x}<br>" + label + ": %{y:.1f}<br>%{customdata[2]} failed of %{customdata[3]}<extra></extra>")
     fig.update_layout(barmode="group" if view == "rate" else "stack", margin={"t": 30}, clickmode="event+select",
-                      yaxis_title={"rate": "failure rate (%)", "stacked": "failed constraints", "normalised": "share of the model's failures (%)"}[view])
+                      yaxis={"title": {"rate": "failure rate (%)", "stacked": "failed constraints", "normalised": "share of the model's failures (%)"}[view],
+                             **(PERCENT_AXIS if view != "stacked" else {"rangemode": "nonnegative"})})
     return fig
 
 
-def paired_bars(frame: pd.DataFrame, x: str, series: list[tuple[str, str, str, str]], y_title: str) -> go.Figure:
-    """Grouped bars with asymmetric CIs: series = (name, value col, low col, high col), values in [0, 1] shown as %."""
+def paired_bars(frame: pd.DataFrame, x: str, series: list[tuple[str, str, str, str]], y_title: str,
+                n: dict[str, str] | None = None, colors: dict[str, str] | None = None) -> go.Figure:
+    """Grouped bars with asymmetric CIs: series = (name, value col, low col, high col), values in [0, 1] shown as %
+    on a 0-100 axis; `n` maps a series name to its n column (bars on fewer than 30 items get a †)."""
     fig = go.Figure()
     for name, col, lo, hi in series:
-        fig.add_bar(name=name, x=frame[x], y=frame[col].fillna(0.0) * 100, text=no_data_text(frame[col]), textposition="outside",
+        counts = frame[n[name]] if n and name in n else None
+        fig.add_bar(name=name, x=frame[x], y=frame[col].fillna(0.0) * 100, text=small_n_text(frame[col], counts), textposition="outside",
+                    marker_color=(colors or {}).get(name),
                     error_y={"type": "data", "symmetric": False, "array": (frame[hi] - frame[col]) * 100, "arrayminus": (frame[col] - frame[lo]) * 100})
-    fig.update_layout(barmode="group", yaxis_title=y_title, margin={"t": 30})
+    fig.update_layout(barmode="group", yaxis={"title": y_title, **PERCENT_AXIS}, margin={"t": 30})
     return fig
 
 
-def scatter_models(frame: pd.DataFrame, x: str, y: str, x_title: str, y_title: str) -> go.Figure:
-    """One point per model, coloured by paradigm, labelled; values in [0, 1] shown as %."""
+def scatter_models(frame: pd.DataFrame, x: str, y: str, x_title: str, y_title: str,
+                   colors: dict[str, str] | None = None) -> go.Figure:
+    """One point per model in its own colour (the same in every view), the paradigm as the marker shape, labelled;
+    values in [0, 1] shown as %. Models on the same spot are drawn as nested rings with their labels spread, and the
+    hover names the models they coincide with."""
+    colors = colors or model_colors(frame["model"])
     fig = go.Figure()
-    for paradigm, d in frame.groupby("paradigm", sort=True):
-        fig.add_scatter(x=d[x] * 100, y=d[y] * 100, mode="markers+text", text=d["model"], textposition="top center", name=paradigm, marker={"size": 11})
-    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, margin={"t": 30})
+    spots = frame.assign(_x=(frame[x] * 100).round(6), _y=(frame[y] * 100).round(6))
+    for paradigm, d in spots.groupby("paradigm", sort=True):
+        for _, row in d.iterrows():
+            shared = spots[(spots["_x"] == row["_x"]) & (spots["_y"] == row["_y"])]["model"].tolist()
+            rank = shared.index(row["model"])
+            others = [m for m in shared if m != row["model"]]
+            fig.add_scatter(x=[row[x] * 100], y=[row[y] * 100], mode="markers+text", text=[row["model"]],
+                            textposition=LABEL_POSITIONS[rank % len(LABEL_POSITIONS)], name=f"{row['model']} ({paradigm})",
+                            marker={"size": 11 + 8 * (len(shared) - 1 - rank), "color": colors.get(row["model"]),
+                                    "symbol": "circle-open" if rank < len(shared) - 1 else PARADIGM_SYMBOLS.get(paradigm, "circle"),
+                                    "line": {"width": 2}},
+                            hovertemplate=f"{row['model']}<br>%{{x:.1f}}%, %{{y:.1f}}%"
+                                          + (f"<br>same point as {', '.join(others)}" if others else "") + "<extra></extra>")
+    fig.update_layout(xaxis={"title": x_title, **PERCENT_AXIS}, yaxis={"title": y_title, **PERCENT_AXIS}, margin={"t": 30})
     return fig
 
 
-def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None = None) -> go.Figure:
-    """Forest plot: point = diff, bar = [ci_low, ci_high] (fractions shown as percentage points), zero line, optional ± margin."""
+def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None = None, n: str | None = None) -> go.Figure:
+    """Forest plot: point = diff, bar = [ci_low, ci_high] (fractions shown as percentage points, the axis at least
+    ±10 points wide), zero line, optional ± margin; with `n` (a count column) labels of rows on fewer than 30 get †."""
+    labels = frame[label].astype(str)
+    if n is not None:
+        labels = labels + np.where(pd.to_numeric(frame[n], errors="coerce") < SMALL_N, " †", "")
+    reach = np.nanmax(np.abs(np.r_[frame["ci_low"], frame["ci_high"], frame["diff"], margin or 0.0, 0.1])) * 100 * 1.1
     fig = go.Figure(go.Scatter(
-        x=frame["diff"] * 100, y=frame[label], mode="markers",
+        x=frame["diff"] * 100, y=labels, mode="markers",
         error_x={"type": "data", "symmetric": False, "array": (frame["ci_high"] - frame["diff"]) * 100, "arrayminus": (frame["diff"] - frame["ci_low"]) * 100},
         marker={"size": 10}, name="difference",
     ))
@@ -142,7 +231,8 @@ def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None =
     if margin is not None:
         for m in (-margin, margin):
             fig.add_vline(x=m * 100, line_dash="dash", line_color="#d62728")
-    fig.update_layout(xaxis_title=x_title, yaxis={"autorange": "reversed"}, margin={"t": 30}, showlegend=False)
+    fig.update_layout(xaxis={"title": x_title, "range": [-reach, reach], "ticksuffix": " pts"},
+                      yaxis={"autorange": "reversed"}, margin={"t": 30}, showlegend=False)
     return fig
 
 
@@ -152,4 +242,51 @@ def composition_bars(comp: pd.DataFrame) -> go.Figure:
     for (mode, origin), d in comp.groupby(["mode", "origin"], sort=True):
         fig.add_bar(name=f"{mode} · {origin}", x=d["domain"], y=d["instances"])
     fig.update_layout(barmode="stack", yaxis_title="instances", margin={"t": 30})
+    return fig
+
+
+COST_LATENCY = {"cost_per_1k": ("Cost per 1k instances", "USD"), "latency_min_per_1k": ("Latency per 1k instances (sequential)", "minutes")}
+LABEL_POSITIONS = ["top center", "bottom center", "middle right", "middle left", "top right", "bottom left"]
+PARADIGM_SYMBOLS = {"standard": "circle", "reasoning": "diamond"}
+
+
+def model_colors(models) -> dict[str, str]:
+    """A colour per model that does not depend on which models a view shows: pass every model of the catalogue.
+    Each name hashes to a palette slot (the next free one on a clash, names in sorted order), so adding a model
+    rarely moves another; calibration baselines get greys."""
+    names = sorted(set(models))
+    taken: dict[int, str] = {}
+    out: dict[str, str] = {}
+    baselines = [m for m in names if m.startswith("baseline:")]
+    for i, name in enumerate(baselines):
+        out[name] = BASELINE_COLORS[i % len(BASELINE_COLORS)]
+    for name in names:
+        if name in out:
+            continue
+        slot = int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(MODEL_PALETTE)
+        for step in range(len(MODEL_PALETTE)):
+            if (slot + step) % len(MODEL_PALETTE) not in taken:
+                slot = (slot + step) % len(MODEL_PALETTE)
+                break
+        taken.setdefault(slot, name)
+        out[name] = MODEL_PALETTE[slot]
+    return out
+
+
+def cost_latency(long: pd.DataFrame) -> go.Figure:
+    """Cost and latency per 1k instances side by side, each on its own axis and unit (never one shared axis),
+    starting at zero, 95% CIs, † where n < 30, baselines hatched."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"{t} ({u})" for t, u in COST_LATENCY.values()],
+                        horizontal_spacing=0.1)
+    for col, (key, (title, unit)) in enumerate(COST_LATENCY.items(), start=1):
+        d = long[long["metric"] == key]
+        fig.add_bar(name=title, x=d["model"], y=d["value"].fillna(0.0), text=small_n_text(d["value"], d["n"]),
+                    textposition="outside", showlegend=False, marker_pattern_shape=np.where(d["is_baseline"], "/", ""),
+                    error_y={"type": "data", "symmetric": False, "array": d["ci_high"] - d["value"],
+                             "arrayminus": d["value"] - d["ci_low"]},
+                    customdata=d["n"], hovertemplate="%{x}<br>%{y:.2f} " + unit + " (n=%{customdata})<extra></extra>",
+                    row=1, col=col)
+        top = float(np.nanmax(np.r_[d["ci_high"].to_numpy(dtype=float), d["value"].to_numpy(dtype=float), 0.0]))
+        fig.update_yaxes(title_text=unit, rangemode="nonnegative", range=[0, top * 1.15 if top > 0 else 1], row=1, col=col)
+    fig.update_layout(margin={"t": 40})
     return fig

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core.analysis import readmodel
+from core.analysis.responses import judges_side_by_side, prompt_sent
+from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
 from ui.session import engine
 
@@ -27,10 +30,58 @@ def response_detail(response_id: int, judge: str) -> None:
         for doc in d["documents"]:
             st.markdown(f"**[doc {doc['position']}] {plain_markdown(doc['title'] or '')}** · role: {doc['role']}")
             st.caption(plain_markdown(doc["text"][:2000]))
-    st.markdown("**Constraints and verdicts**")
-    st.dataframe(d["constraints"], hide_index=True, width="stretch")
-    st.markdown("**Metric verdicts**")
-    st.dataframe(d["metrics"], hide_index=True, width="stretch")
+    verdicts, judges, prompt = st.tabs(["Verdicts", "All judges side by side", "Prompt sent"])
+    with verdicts:
+        st.markdown(f"**Constraints and verdicts** ({judge_label(judge)} and the rule checker)")
+        st.dataframe(d["constraints"], hide_index=True, width="stretch")
+        st.markdown("**Metric verdicts**")
+        st.dataframe(d["metrics"], hide_index=True, width="stretch")
+    with judges:
+        render_judges(int(response_id))
+    with prompt:
+        render_prompt(int(response_id))
+    compare_link(int(response_id), f"Compare every model's response to {d['instance_uid']}")
+
+
+def compare_link(response_id: int, label: str) -> None:
+    """A link to the Compare responses page opened on this response's instance (a plain link outside the app)."""
+    try:
+        st.page_link("pages/compare_responses.py", label=label, icon=":material/view_column:",
+                     query_params={"response": str(response_id)})
+    except StreamlitAPIException:
+        st.markdown(f"[{plain_markdown(label)}](compare_responses?response={response_id})")
+
+
+def render_prompt(response_id: int) -> None:
+    """The exact messages the model received (from the stored call), or the rebuilt prompt, clearly labelled."""
+    sent = prompt_sent(engine(), response_id)
+    if sent is None or not sent.messages:
+        st.info("No prompt is known for this response.")
+        return
+    if sent.source == "sent":
+        st.caption("Exactly as sent: the request stored with this response's call (the response cache).")
+    else:
+        st.warning(sent.note, icon=":material/construction:")
+    if sent.note and sent.source == "sent":
+        st.caption(plain_markdown(sent.note))
+    for number, message in enumerate(sent.messages, start=1):
+        st.markdown(f"**{number}. {plain_markdown(str(message.get('role', '')))}** ({len(str(message.get('content', '')))} characters)")
+        st.code(str(message.get("content", "")), language=None, wrap_lines=True)
+    if sent.parameters:
+        st.caption("Parameters: " + ", ".join(f"{k}={v}" for k, v in sent.parameters.items()))
+
+
+def render_judges(response_id: int) -> None:
+    """Every judge's verdict and reason on each constraint and metric of one response, side by side."""
+    table = judges_side_by_side(engine(), response_id)
+    if table.empty or len(table.columns) <= 2:
+        st.info("No judge has scored this response yet: score its run (Run evaluation page or `gauntlet score`).")
+        return
+    judges = [c for c in table.columns[2:] if not c.endswith(" · reason")]
+    st.caption(f"{len(judges)} judges: {', '.join(judges)}. A blank cell: that judge gave no verdict on the item.")
+    config = {"item": st.column_config.TextColumn("item", pinned=True), "text": st.column_config.TextColumn("constraint", width="medium")}
+    config |= {c: st.column_config.TextColumn(c, width="large") for c in table.columns if c.endswith(" · reason")}
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 
 
 def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses behind this number") -> None:

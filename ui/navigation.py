@@ -32,6 +32,7 @@ PAGES: list[PageSpec] = [
     PageSpec("pages/rag_abilities.py", "RAG abilities", ":material/psychology:", "Results"),
     PageSpec("pages/domain_abilities.py", "Domain abilities", ":material/school:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
+    PageSpec("pages/compare_responses.py", "Compare responses", ":material/view_column:", "Results"),
     PageSpec("pages/misleading_evidence.py", "Misleading evidence", ":material/report:", "Results"),
     PageSpec("pages/stress_tests.py", "Stress tests", ":material/storm:", "Results"),
     PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),

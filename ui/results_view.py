@@ -19,11 +19,25 @@ from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
 from core.scoring.judges.names import judge_label
+from core.store.sets import benchmark_sets, scoped_response_ids
+from ui import charts
 from ui.live import refresh_on_new_data
 from ui.session import engine
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
 FIRST_START_LABEL = "baselines + heuristic judge"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which instances count: one benchmark set (None: any) and, optionally, only those experts accepted."""
+
+    set_id: int | None = None
+    accepted_only: bool = False
+
+    @property
+    def narrowed(self) -> bool:
+        return self.set_id is not None or self.accepted_only
 
 
 @dataclass(frozen=True)
@@ -35,6 +49,7 @@ class Filters:
     subset: str
     domains: tuple[str, ...]
     version: tuple
+    scope: Scope = Scope()
 
     @property
     def modes(self) -> list[str]:
@@ -57,22 +72,40 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
     return readmodel.load_scores(engine(), list(run_ids), judge)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _in_scope(run_ids: tuple[int, ...], scope: Scope, version: tuple) -> frozenset[int]:
+    return frozenset(scoped_response_ids(engine(), run_ids, scope.set_id, scope.accepted_only))
+
+
+def scoped(frame: pd.DataFrame, run_ids: tuple[int, ...], scope: Scope, version: tuple) -> pd.DataFrame:
+    """Rows of a per-response frame whose instance is in the scope (benchmark set, accepted only)."""
+    if not scope.narrowed:
+        return frame
+    return frame[frame["response_id"].isin(_in_scope(run_ids, scope, version))]
+
+
+def _chosen(run_ids, judge, modes, domains, version, scope: Scope = Scope()) -> pd.DataFrame:
+    return readmodel.filter_scores(scoped(scores(run_ids, judge, version), run_ids, scope, version), modes, domains)
+
+
 def filtered_scores(f: Filters) -> pd.DataFrame:
-    """Scores narrowed to the chosen subset and domains."""
-    return readmodel.filter_scores(scores(f.run_ids, f.judge, f.version), f.modes, f.domains)
+    """Scores narrowed to the chosen subset, domains, benchmark set and verification status."""
+    return _chosen(f.run_ids, f.judge, f.modes, f.domains, f.version, f.scope)
 
 
 @st.cache_data(max_entries=16, show_spinner="Computing confidence intervals…")
-def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple) -> pd.DataFrame:
+def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
+                scope: Scope = Scope()) -> pd.DataFrame:
     """Leaderboard rows (mean, 95% CI, n) for one filter choice, with the judge's label on every row."""
-    board = readmodel.leaderboard(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version))
+    board = readmodel.leaderboard(_chosen(run_ids, judge, modes, domains, version, scope), models(version))
     return board.assign(judge=judge_label(judge))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple):
+def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
+               scope: Scope = Scope()):
     """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
-    s, m = readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), models(version)
+    s, m = _chosen(run_ids, judge, modes, domains, version, scope), models(version)
     label = judge_label(judge)
     effects = {k: readmodel.protocol_effect(s, m, k).assign(judge=label) for k in readmodel.PROTOCOL_EFFECT_METRICS}
     per_model, correlations = readmodel.conflict_view(s, m)
@@ -80,15 +113,22 @@ def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], dom
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple, margin: float) -> pd.DataFrame:
+def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
+                scope: Scope = Scope(), margin: float = 0.2) -> pd.DataFrame:
     """Natural vs augmented equivalence table for one filter choice and margin."""
-    frame = readmodel.natural_vs_augmented(readmodel.filter_scores(scores(run_ids, judge, version), modes, domains), margin=margin)
+    frame = readmodel.natural_vs_augmented(_chosen(run_ids, judge, modes, domains, version, scope), margin=margin)
     return frame.assign(judge=judge_label(judge))
 
 
 def cache_args(f: Filters) -> tuple:
     """Hashable arguments identifying a filter choice, for cached aggregations."""
-    return (f.run_ids, f.judge, tuple(f.modes), f.domains, f.version)
+    return (f.run_ids, f.judge, tuple(f.modes), f.domains, f.version, f.scope)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def model_colors(version: tuple) -> dict[str, str]:
+    """One colour per model of the catalogue, the same on every page and chart."""
+    return charts.model_colors(models(version)["model"])
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -101,6 +141,16 @@ def models(version: tuple) -> pd.DataFrame:
 def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
     return readmodel.load_failure_counts(engine(), list(run_ids), judge).assign(judge=judge_label(judge))
+
+
+def scoped_failure_counts(f: Filters) -> pd.DataFrame:
+    """Figure-4 counts for the filters; with a benchmark set or 'accepted only' they are counted from the verdicts of
+    the responses in scope (the stored counts are per run)."""
+    counts = failure_counts(f.run_ids, f.judge, f.version)
+    if f.scope.narrowed:
+        verdicts = scoped(readmodel.constraint_verdicts(engine(), list(f.run_ids), f.judge), f.run_ids, f.scope, f.version)
+        counts = readmodel.verdict_counts(verdicts).assign(judge=judge_label(f.judge))
+    return counts
 
 
 def data_version() -> tuple:
@@ -139,8 +189,10 @@ def first_start_banner(runs: pd.DataFrame) -> None:
         )
 
 
-def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: str | None = None) -> Filters | None:
-    """Run set, judge, subset and domains in the sidebar; None (with a message) when nothing is scored yet."""
+def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: str | None = None,
+                    sets: bool = False) -> Filters | None:
+    """Runs, judge, subset and domains (and with `sets`, the benchmark set and 'accepted only') in the sidebar, kept in
+    the URL so a link reopens the same view; None (with a message) when nothing is scored yet."""
     version = data_version()
     refresh_on_new_data(version, data_version)
     runs = _runs(version)
@@ -155,23 +207,34 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     with st.sidebar:
         st.subheader("Results filters")
         default = [int(runs["id"].iloc[0])]
-        chosen = st.multiselect("Runs", list(labels), default=st.session_state.get("results_runs", default), format_func=labels.get, key="results_runs_w")
-        st.session_state["results_runs"] = chosen or default
+        url_seed("results_runs_w", "runs", list(labels), multi=True, cast=int, default=default)
+        chosen = st.multiselect("Runs", list(labels), format_func=labels.get, key="results_runs_w")
+        url_keep("results_runs_w", "runs", multi=True)
         run_ids = tuple(sorted(chosen or default))
         judges = _judges(run_ids, version)
+        url_seed("results_judge", "judge", judges)
         judge = st.selectbox("Judge", judges, key="results_judge", format_func=judge_label,
                              help="Rule checks are always included; this picks who judged the rest.")
+        url_keep("results_judge", "judge")
         chosen_subset = fixed_subset or "all"
         if subset and not fixed_subset:
+            url_seed("results_subset", "subset", list(SUBSETS))
             chosen_subset = st.selectbox("Subset", list(SUBSETS), key="results_subset")
+            url_keep("results_subset", "subset")
         all_scores = scores(run_ids, judge, version)
         chosen_domains: list[str] = []
         if domains:
-            chosen_domains = st.multiselect("Domains (empty = all)", sorted(all_scores["domain"].dropna().unique()), key="results_domains")
-    filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version)
+            names = sorted(all_scores["domain"].dropna().unique())
+            url_seed("results_domains", "domains", names, multi=True)
+            chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
+            url_keep("results_domains", "domains", multi=True)
+        scope = scope_filters() if sets else Scope()
+        share_link()
+    filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope)
     st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
-               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}. Every number shows its n; "
-               "† marks n < 30 (small sample); undetermined and not-applicable items are counted, never scored 0.")
+               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope)}. Every "
+               "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
+               "never scored 0.")
     if judge == "heuristic":
         st.warning("These numbers come from the **heuristic (lexical, offline)** judge: word overlap, number and negation "
                    "checks, refusal cues. It cannot judge most behavioural instructions, so Strict IAS is mostly "
@@ -189,6 +252,9 @@ def corrected_section(f: Filters) -> None:
     """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
     table = corrected(f.run_ids, f.judge, f.version)
     st.subheader("Judge-corrected estimates (expert gold labels)")
+    if f.scope.narrowed:
+        st.caption("These use every instance of the chosen runs: the benchmark-set and 'accepted only' filters do not "
+                   "apply to this section.")
     if table.empty or table["estimate"].isna().all():
         st.info("No gold labels on these runs yet: draw a gold sample (Adjudicate page) and label it to see "
                 "judge-corrected estimates with valid confidence intervals.", icon=":material/info:")
@@ -214,3 +280,86 @@ def corrected_section(f: Filters) -> None:
     shown = shown.rename(columns={"labels_for_target": "labels for ±5 pts"})
     st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
                         "effective n", "labels for ±5 pts", "method", "note"]], hide_index=True, width="stretch")
+
+
+# --------------------------------------------------------------------------- filters in the URL
+
+
+def _decode(raw: str, cast) -> list:
+    out = []
+    for part in raw.split(","):
+        try:
+            out.append(cast(part))
+        except ValueError:
+            continue
+    return out
+
+
+def url_seed(key: str, param: str, options: list, *, multi: bool = False, cast=str, default=None) -> None:
+    """Before a widget is drawn: its value from a shared link (?param=a,b), else the choice made on another results
+    page, else `default`; values that are not among `options` are dropped."""
+    if key in st.session_state:
+        return
+    memory = st.session_state.setdefault("results_memory", {})
+    raw = st.query_params.get(param)
+    wanted = _decode(raw, cast) if raw is not None else memory.get(key, default)
+    if wanted is None:
+        return
+    values = [v for v in (wanted if isinstance(wanted, list) else [wanted]) if v in options]
+    if multi:
+        st.session_state[key] = values
+    elif values:
+        st.session_state[key] = values[0]
+
+
+def url_keep(key: str, param: str, *, multi: bool = False) -> None:
+    """After a widget: put its value in the URL (so the address is a link to this view) and remember it for the
+    other results pages."""
+    value = st.session_state.get(key)
+    st.session_state.setdefault("results_memory", {})[key] = value
+    text = ",".join(str(v) for v in value) if multi else ("" if value is None else str(value))
+    if text:
+        st.query_params[param] = text
+    else:
+        st.query_params.pop(param, None)
+
+
+def share_link() -> None:
+    """The link to the current view (the filters are in it)."""
+    url = getattr(st.context, "url", None)
+    if url:
+        query = "&".join(f"{k}={v}" for k, v in st.query_params.to_dict().items())
+        with st.expander("Share this view", icon=":material/link:"):
+            st.code(f"{url.split('?')[0]}{'?' + query if query else ''}", language=None, wrap_lines=True)
+            st.caption("The filters are in the address: anyone signed in with access opens the same view.")
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _sets(version: tuple) -> dict[int, str]:
+    return {s.id: s.label for s in benchmark_sets(engine())}
+
+
+def scope_filters() -> Scope:
+    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL)."""
+    sets = _sets(data_version())
+    options = [None, *sets]
+    url_seed("results_set", "set", options, cast=int)
+    chosen = st.selectbox("Benchmark set", options, key="results_set", format_func=lambda i: "all sets" if i is None else sets[i],
+                          help="Every import or build is a named set; choose one to compare models on it only.")
+    url_keep("results_set", "set")
+    url_seed("results_accepted", "accepted", [True, False], cast=lambda v: v == "1")
+    accepted = st.toggle("Accepted instances only", key="results_accepted",
+                         help="Only instances the experts accepted in verification.")
+    if accepted:
+        st.query_params["accepted"] = "1"
+    else:
+        st.query_params.pop("accepted", None)
+    st.session_state.setdefault("results_memory", {})["results_accepted"] = accepted
+    return Scope(chosen, bool(accepted))
+
+
+def _scope_text(scope: Scope) -> str:
+    if not scope.narrowed:
+        return ""
+    parts = [f"set {_sets(data_version()).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
+    return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))

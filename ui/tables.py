@@ -56,7 +56,7 @@ def show_table(frame: pd.DataFrame, columns: dict[str, Col | None], *, pin: str 
     shown = frame[[c for c in columns if c in frame.columns]]
     config = table_config(columns, pin)
     if n_column is not None and n_column in frame:
-        shown = with_small_n(shown, n_column)
+        shown = shown.assign(**{"small n": with_small_n(frame, n_column)["small n"]})
         config["small n"] = st.column_config.TextColumn("n < 30", help=SMALL_N_NOTE, width="small")
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config, key=key)
     if n_column is not None and n_column in frame and (pd.to_numeric(frame[n_column], errors="coerce") < SMALL_N).any():

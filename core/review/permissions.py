@@ -25,6 +25,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/rag_abilities.py": RESULTS_READERS,
     "pages/domain_abilities.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
+    "pages/compare_responses.py": RESULTS_READERS,
     "pages/misleading_evidence.py": RESULTS_READERS,
     "pages/stress_tests.py": RESULTS_READERS,
     "pages/data_quality.py": RESULTS_READERS,

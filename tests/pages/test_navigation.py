@@ -69,6 +69,7 @@ EXPECTED_PAGE_ROLES = {
     "rag_abilities": RESULTS,
     "domain_abilities": RESULTS,
     "misleading_evidence": RESULTS,
+    "compare_responses": RESULTS,
     "stress_tests": RESULTS,
     "verify_instances": {"admin", "expert"},
     "label_responses": {"admin", "expert"},

@@ -1,0 +1,134 @@
+"""Charts and tables read right: radar labels apart, coinciding models visible, one colour per model everywhere,
+percent axes 0-100, cost and latency on their own axes, small samples flagged, raw column names hidden."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.analysis.readmodel import DOMAIN_METRICS
+from ui import charts
+from ui.tables import COMPOSITION_COLUMNS, Col, table_config, with_small_n
+
+MODELS = ["alpha", "beta", "gamma", "baseline:always-refuse"]
+
+
+def radar_frame(same: bool = False, responses: int = 40) -> pd.DataFrame:
+    rows = []
+    for d, domain in enumerate(["Energy", "Legal", "Medical", "Finance"]):
+        for m, model in enumerate(MODELS):
+            values = {k: 0.5 if same and model in ("alpha", "beta") else 0.2 + 0.1 * m + 0.05 * d for k in DOMAIN_METRICS}
+            rows.append({"model": model, "domain": domain, "responses": responses, **values})
+    return pd.DataFrame(rows)
+
+
+def polars(fig) -> list:
+    """The radars' polar layouts in subplot order (polar, polar2, ...)."""
+    names = sorted((k for k in fig.layout if k.startswith("polar")), key=lambda k: int(k[5:] or 1))
+    return [fig.layout[k] for k in names]
+
+
+def test_radar_labels_ticks_and_titles_do_not_share_a_place():
+    fig = charts.domain_radars(radar_frame(), MODELS)
+    for polar in polars(fig):
+        assert polar.angularaxis.rotation == 45  # axis labels on the diagonals: never at the top (title) or sides
+        assert polar.radialaxis.angle == 0 and list(polar.radialaxis.tickvals) == [0, 50, 100]  # ticks on the free horizontal
+    titles = [a for a in fig.layout.annotations if a.text in ("Energy", "Legal", "Medical", "Finance")]
+    for title, polar in zip(titles, polars(fig)[: len(titles)], strict=True):
+        assert title.y >= polar.domain.y[1]  # above its radar
+    row = sorted(polars(fig)[:3], key=lambda p: p.domain.x[0])
+    gaps = [b.domain.x[0] - a.domain.x[1] for a, b in zip(row, row[1:], strict=False)]
+    assert min(gaps) >= 0.13  # room for the diagonal labels between neighbours
+
+
+def test_coinciding_models_stay_visible_and_say_so():
+    fig = charts.domain_radars(radar_frame(same=True), MODELS)
+    energy = [t for t in fig.data if t.subplot == "polar"]
+    alpha, beta = (next(t for t in energy if t.name == n) for n in ("alpha", "beta"))
+    assert list(alpha.r) == list(beta.r)
+    assert (alpha.line.dash, alpha.marker.symbol) != (beta.line.dash, beta.marker.symbol)
+    assert "same values as alpha" in beta.hovertemplate and beta.line.width > alpha.line.width
+
+
+def test_scatter_keeps_coinciding_points_apart():
+    frame = pd.DataFrame({"model": ["alpha", "beta", "gamma"], "paradigm": ["standard", "standard", "reasoning"],
+                          "coverage": [0.5, 0.5, 0.7], "cr": [0.4, 0.4, 0.9]})
+    fig = charts.scatter_models(frame, "coverage", "cr", "x", "y")
+    by_model = {t.text[0]: t for t in fig.data}
+    assert by_model["alpha"].marker.size != by_model["beta"].marker.size
+    assert by_model["alpha"].textposition != by_model["beta"].textposition
+    assert "same point as beta" in by_model["alpha"].hovertemplate
+
+
+def test_a_model_keeps_its_colour_whatever_the_view_shows():
+    catalogue = charts.model_colors(MODELS + ["delta", "epsilon"])
+    radar = charts.domain_radars(radar_frame(), ["gamma", "alpha"], catalogue)
+    scatter = charts.scatter_models(pd.DataFrame({"model": ["alpha", "gamma"], "paradigm": ["standard"] * 2,
+                                                  "x": [0.1, 0.2], "y": [0.3, 0.4]}), "x", "y", "x", "y", catalogue)
+    colours = {t.name: t.line.color for t in radar.data} | {t.text[0]: t.marker.color for t in scatter.data}
+    assert colours == {"alpha": catalogue["alpha"], "gamma": catalogue["gamma"]}
+    assert len(set(charts.model_colors(MODELS).values())) == len(MODELS)
+    assert charts.model_colors(MODELS)["alpha"] == charts.model_colors([*MODELS, "zeta"])["alpha"]  # adding one moves none
+    assert catalogue["baseline:always-refuse"] in charts.BASELINE_COLORS
+
+
+def board(values: list[float | None], metric: str = "loose_ias", n: int = 50) -> pd.DataFrame:
+    return pd.DataFrame({"model": MODELS[: len(values)], "metric": metric, "value": values,
+                         "ci_low": [v if v is None else max(v - 0.05, 0) for v in values],
+                         "ci_high": [v if v is None else v + 0.05 for v in values], "n": n, "small_n": n < 30,
+                         "is_baseline": False, "group": "g", "mark": ""})
+
+
+@pytest.mark.parametrize(
+    "values",
+    [pytest.param([0.0, 0.0], id="all-zero"), pytest.param([None, None], id="no-data"), pytest.param([0.4, 0.9], id="normal")],
+)
+def test_percent_axes_stay_0_to_100(values):
+    fig = charts.leaderboard_bars(board(values), ["loose_ias"])
+    assert list(fig.layout.yaxis.range) == [0, 109] and fig.layout.yaxis.ticksuffix == "%"
+    gap = charts.orchestration_gap(pd.concat([board(values, "loose_ias"), board(values, "strict_ias")]))
+    assert list(gap.layout.xaxis.range) == [0, 109]
+    if values[0] is None:
+        assert list(fig.data[0].text) == ["no data", "no data"]
+
+
+def test_cost_and_latency_have_their_own_axes_and_units():
+    long = pd.concat([board([0.0, 0.0], "cost_per_1k"), board([12.0, 30.0], "latency_min_per_1k")])
+    long["is_baseline"] = [True, False, True, False]
+    fig = charts.cost_latency(long)
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("USD", "minutes")
+    assert fig.data[0].yaxis == "y" and fig.data[1].yaxis == "y2"
+    assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] > 0  # all-zero cost: 0..1, never -1..1
+    assert fig.layout.yaxis2.range[1] > 30.05  # above the highest CI
+
+
+def test_forest_is_never_a_minus_one_to_one_axis():
+    frame = pd.DataFrame({"label": ["a", "b"], "diff": [0.0, 0.0], "ci_low": [0.0, 0.0], "ci_high": [0.0, 0.0], "n": [12, 40]})
+    fig = charts.forest(frame, "label", "pts", n="n")
+    assert fig.layout.xaxis.range[1] >= 10 and fig.layout.xaxis.ticksuffix == " pts"
+    assert list(fig.data[0].y) == ["a †", "b"]
+
+
+@pytest.mark.parametrize(
+    ("n", "value", "mark"),
+    [pytest.param(29, 0.5, "†", id="small"), pytest.param(30, 0.5, "", id="enough"), pytest.param(5, None, "no data", id="missing")],
+)
+def test_small_samples_are_flagged_on_bars(n, value, mark):
+    assert charts.small_n_text(pd.Series([value], dtype=float), pd.Series([n])).tolist() == [mark]
+    assert with_small_n(pd.DataFrame({"n": [n]}), "n")["small n"].tolist() == ["†" if n < 30 else ""]
+
+
+def test_heatmap_cells_on_few_items_carry_a_caveat():
+    matrix = pd.DataFrame({"faithfulness": [0.5, np.nan]}, index=["Energy", "Legal"])
+    counts = pd.DataFrame({"faithfulness": [12, 0]}, index=["Energy", "Legal"])
+    text = charts.domain_heatmap(matrix, counts).data[0].text
+    assert text[0][0] == "50.0% †" and text[1][0] == "no data"
+
+
+def test_tables_show_labels_not_raw_names_and_pin_the_key_column():
+    config = table_config(COMPOSITION_COLUMNS, pin="domain")
+    assert config["avg_persona"]["label"] == "Persona constraints per instance"
+    assert config["domain"]["pinned"] is True and config["ratio"]["type_config"]["format"] == "percent"
+    rates = table_config({"model": Col("Model"), "ci_low": Col("95% CI low", "pp"), "k_with": None})
+    assert rates["ci_low"]["label"] == "95% CI low (pts)" and rates["k_with"] is None and rates["model"]["pinned"]
