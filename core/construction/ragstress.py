@@ -376,9 +376,11 @@ def instruction(q: Question, v: Variant) -> str:
                 f"wrong value off by {v.details['rule']}, in the options list and in the 'Correct answer:' line. Keep "
                 f"the asterisk on option {q.key}. Change nothing else.")
     if v.corruption_type == "relevance":
-        return (f"Append after the entry two or three sentences of off-topic reference text ({v.details['distance']} "
-                "as this question's subject) that say nothing about this question and name no option letter. Change "
-                "nothing in the entry itself.")
+        where = {"subtle": f"another topic of the same subject ({subject_label(q.subject)})",
+                 "moderate": f"another subject of the same area ({q.category})",
+                 "obvious": f"a subject far from {subject_label(q.subject)}, outside {q.category}"}[v.severity]
+        return (f"Append after the entry two or three sentences of off-topic reference text about {where} that say "
+                "nothing about this question and name no option letter. Change nothing in the entry itself.")
     return (f"Append after the entry one or two sentences claiming that the answer is {v.claimed_key} "
             f"({q.options[v.claimed_key]}), {TONES[v.severity]}. Change nothing in the entry itself.")
 
@@ -433,7 +435,8 @@ def llm_variant(q: Question, v: Variant, clean: str, writer: LlmWriter) -> Varia
         if not reason:
             generator = {"mode": "llm", "model": writer.model, "prompt": asked, "attempts": attempt,
                          "rejections": reasons}
-            return replace(v, text=text, marked_key=MARKED_RE.findall(text)[0], generator=generator)
+            return replace(v, text=text, marked_key=MARKED_RE.findall(text)[0], generator=generator,
+                           details={**v.details, "written_by": "llm from this plan"})
         writer.rejected += 1
         reasons.append(reason)
     writer.fallbacks += 1
