@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 
 import pytest
 from sqlmodel import Session, select
@@ -15,6 +14,7 @@ from core.generation.providers.base import ModelConfig, ProviderError
 from core.review.auth import PermissionDenied, create_user
 from core.store.models import Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.e2e.harness import wait_until
 from tests.factories import seed_instances
 from tests.workspace_factories import principal
 
@@ -149,13 +149,6 @@ def test_outcomes_are_honest(snapshot, lines, expected):
     assert models_admin.outcome(snapshot, lines) == expected
 
 
-def _wait(check, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
-
-
 def _fail_every_item(engine, run_id: int) -> None:
     with Session(engine) as session:
         for row in session.exec(select(Response).where(Response.run_id == run_id)).all():
@@ -180,8 +173,8 @@ def test_retry_failed_items_runs_them_again_and_the_job_is_reaped(engine, env, t
         models_admin.retry_failed_items(engine, principal("ana"), run_id)
     count, pid = models_admin.retry_failed_items(engine, ADMIN, run_id)
     assert count == 3 and pid
-    _wait(lambda: models_admin.run_outcome(engine, run_id) == "done")
-    _wait(lambda: not os.path.exists(f"/proc/{pid}"), 15)
+    wait_until(lambda: models_admin.run_outcome(engine, run_id) == "done", "the retried run")
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)
     assert models_admin.retry_failed_items(engine, ADMIN, run_id) == (0, None)
 
 
@@ -191,8 +184,9 @@ def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path)
     create_user(engine, "admin", "admin", password="admin-pass-1")
     runs.ensure_baselines(engine)
     run_id, pid = models_admin.launch(engine, ADMIN, runs.RunOptions(models=["baseline:always-refuse"], name="r"))
-    _wait(lambda: runs.get_run(Session(engine), run_id).config.get("pipeline", {}).get("stage") == "finished")
-    _wait(lambda: not os.path.exists(f"/proc/{pid}"), 15)  # a zombie would keep its /proc entry
+    wait_until(lambda: runs.get_run(Session(engine), run_id).config.get("pipeline", {}).get("stage") == "finished",
+               "the pipeline")
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)  # a zombie keeps it
     assert models_admin.active_runs(engine) == []
     assert [name for _, name in models_admin.run_choices(engine)] == [f"run {run_id} · r · done"]
 

@@ -5,7 +5,6 @@ outcome labels and retry of failed items from the page."""
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,9 @@ from streamlit.testing.v1 import AppTest
 from core.generation import models_admin, runs
 from core.review.auth import create_user
 from core.store.models import Model, Response, Run
+from tests.e2e.harness import wait_until
 from tests.factories import add_model, seed_instances
-from tests.pages.signin import sign_in
+from tests.pages.test_run_evaluation_page import open_page
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "run_evaluation.py")
 
@@ -30,13 +30,6 @@ def seeded(engine, monkeypatch, tmp_path):
     create_user(engine, "tester", "admin", password="tester-pass-1")
     runs.ensure_baselines(engine)
     return engine
-
-
-def open_page() -> AppTest:
-    at = sign_in(AppTest.from_file(PAGE, default_timeout=30), "admin")
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def click(at: AppTest, label: str) -> AppTest:
@@ -119,13 +112,6 @@ def test_the_run_just_launched_is_watched_and_named(seeded):
     assert at.selectbox(key="run_selected").value == newest.id
 
 
-def _wait(check, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
-
-
 def test_a_fully_failed_run_says_failed_and_its_items_can_be_retried(seeded):
     run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
     with Session(seeded) as session:
@@ -142,6 +128,6 @@ def test_a_fully_failed_run_says_failed_and_its_items_can_be_retried(seeded):
     at.button(key=f"run_retry_{run_id}").click().run()
     assert not at.exception, at.exception
     assert any("4 item(s) back to pending" in s.value for s in at.success)
-    _wait(lambda: models_admin.run_outcome(seeded, run_id) == "done")
+    wait_until(lambda: models_admin.run_outcome(seeded, run_id) == "done", "the retried run", timeout=60)
     at.run()
     assert any(m.value.endswith(f"Run {run_id}: done") for m in at.markdown)

@@ -101,20 +101,38 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
+@contextmanager
+def chromium():
+    """A headless Debian chromium for the duration of the block."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def settle(page, timeout: int = 30_000) -> None:
     """Wait until the Streamlit script has finished its run."""
     page.wait_for_timeout(300)
     page.wait_for_selector(READY, timeout=timeout)
 
 
-def sign_in(page, url: str, username: str, password: str) -> None:
-    """Open `url` and sign in through the form."""
-    page.goto(url)
-    settle(page)
+def submit_sign_in(page, username: str, password: str) -> None:
+    """Fill the sign-in form and submit it."""
     page.get_by_role("textbox", name="Username").fill(username)
     page.get_by_role("textbox", name="Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     settle(page)
+
+
+def sign_in(page, url: str, username: str, password: str) -> None:
+    """Open `url` and sign in through the form."""
+    page.goto(url)
+    settle(page)
+    submit_sign_in(page, username, password)
     page.get_by_text(f"Signed in as {username}").wait_for(timeout=30_000)
 
 

@@ -7,7 +7,18 @@ import pytest
 from sqlmodel import Session, select
 
 from core.store.models import User
-from tests.e2e.harness import choose, launch, new_context, open_page, serve, settle, shot, sign_in, wait_until
+from tests.e2e.harness import (
+    choose,
+    chromium,
+    new_context,
+    open_page,
+    serve,
+    settle,
+    shot,
+    sign_in,
+    submit_sign_in,
+    wait_until,
+)
 from tests.workspace_factories import PASSWORDS, seeded_db
 
 pytestmark = pytest.mark.browser
@@ -27,11 +38,8 @@ def _user(seeded, name: str) -> User:
 
 
 def test_changing_only_the_password_keeps_role_and_domains(app):
-    from playwright.sync_api import sync_playwright
-
     url, seeded = app
-    with sync_playwright() as pw:
-        browser = launch(pw)
+    with chromium() as browser:
         page = new_context(browser).new_page()
         try:
             sign_in(page, url, "admin", PASSWORDS["admin"])
@@ -46,17 +54,13 @@ def test_changing_only_the_password_keeps_role_and_domains(app):
             shot(page, FOLDER, "1-users-saved")
         finally:
             shot(page, FOLDER, "last-users")
-            browser.close()
     alice = _user(seeded, "alice")
     assert (alice.role, alice.domains) == ("expert", ["Energy"])
 
 
 def test_a_session_survives_a_reload_and_a_new_tab_and_ends_on_sign_out(app):
-    from playwright.sync_api import sync_playwright
-
     url, _ = app
-    with sync_playwright() as pw:
-        browser = launch(pw)
+    with chromium() as browser:
         context = new_context(browser)
         page = context.new_page()
         try:
@@ -83,15 +87,26 @@ def test_a_session_survives_a_reload_and_a_new_tab_and_ends_on_sign_out(app):
             assert [c for c in context.cookies() if c["name"] == "gauntlet_session"] == []
         finally:
             shot(page, FOLDER, "last-session")
-            browser.close()
+
+
+def test_sign_in_is_throttled_with_a_clear_message(app):
+    url, _ = app
+    with chromium() as browser:
+        page = new_context(browser).new_page()
+        page.goto(url)
+        settle(page)
+        for attempt in range(6):
+            submit_sign_in(page, "bob", f"wrong-password-{attempt}")
+        page.get_by_text("Too many failed sign-ins for this account. Try again in 15 minutes.").wait_for()
+        shot(page, FOLDER, "5-throttled")
+        submit_sign_in(page, "bob", PASSWORDS["bob"])  # the right password is refused too, for now
+        page.get_by_text("Too many failed sign-ins for this account.").wait_for()
+        assert not page.get_by_text("Signed in as bob").count()
 
 
 def test_a_role_change_ends_the_accounts_sessions(app):
-    from playwright.sync_api import sync_playwright
-
     url, seeded = app
-    with sync_playwright() as pw:
-        browser = launch(pw)
+    with chromium() as browser:
         expert = new_context(browser).new_page()
         admin = new_context(browser).new_page()
         try:
@@ -115,4 +130,3 @@ def test_a_role_change_ends_the_accounts_sessions(app):
             shot(expert, FOLDER, "4-signed-out-after-role-change")
         finally:
             shot(admin, FOLDER, "last-role-change")
-            browser.close()

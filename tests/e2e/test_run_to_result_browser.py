@@ -16,7 +16,7 @@ from core.review.auth import create_user
 from core.store.db import make_engine
 from core.store.models import Response, Run, Verdict
 from core.testing.fake_server import FakeLLMServer
-from tests.e2e.harness import OffHost, launch, new_context, open_page, serve, settle, shot, sign_in, wait_until
+from tests.e2e.harness import OffHost, chromium, new_context, open_page, serve, settle, shot, sign_in, wait_until
 
 pytestmark = pytest.mark.browser
 FOLDER = "run_to_result"
@@ -53,12 +53,9 @@ def _register(page, name: str, url_variable: str, key_variable: str) -> None:
 
 
 def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
-    from playwright.sync_api import sync_playwright
-
     served, engine, fake = world
     off_host = OffHost()
-    with sync_playwright() as pw:
-        browser = launch(pw)
+    with chromium() as browser:
         page = new_context(browser, off_host).new_page()
         try:
             sign_in(page, served.url, "admin", "admin-pass-1")
@@ -120,7 +117,6 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
             assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
         finally:
             shot(page, FOLDER, "last")
-            browser.close()
     with Session(engine) as session:
         statuses = session.exec(select(Response.status).where(Response.run_id == run.id)).all()
         scored = session.exec(select(Verdict.response_id).where(Verdict.run_id == run.id,
