@@ -184,7 +184,7 @@ def first_start_banner(runs: pd.DataFrame) -> None:
         st.info(
             f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "
             "models, set `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for an OpenAI-compatible endpoint), "
-            "register the model and launch a run with `gauntlet run`.",
+            "then register the model and launch a run on the Run evaluation page (or with `gauntlet run`).",
             icon=":material/info:",
         )
 
