@@ -12,7 +12,7 @@ selection, and its cost at 182,546 entries extrapolated from a measured slice (s
              same whatever the vectors hold).
 
 Run:  .venv/bin/python bench/bench_ragstress.py [--queries 200] [--dense-docs 9100] [--slice 1000] [--skip-dense]
-      [--json var/bench/ragstress.json]
+      (one JSON object per section on stdout)
 Not part of the test suite.
 """
 
@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_retrieval import peak_mb, timed
 
 from core.construction.corpus import doc_from_record
 from core.construction.embedders import MiniLmOnnxEmbedder
@@ -46,23 +47,6 @@ from core.construction.retrieval import Retriever, top_chunks
 from core.protocols.ragstress import RETRIEVAL_FILTERS, TOP_K, condition_profile
 
 MMLU = ROOT.parent / "shared" / "datasets" / "mmlu"
-
-
-def rss_mb() -> float:
-    """Current resident set size in MiB."""
-    return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize() / 2**20
-
-
-def peak_mb() -> float:
-    """Peak resident set size so far in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def timed(fn):
-    """(result, seconds, RSS growth MiB) of fn()."""
-    before, start = rss_mb(), time.perf_counter()
-    result = fn()
-    return result, round(time.perf_counter() - start, 2), round(rss_mb() - before, 1)
 
 
 def percentiles(times_s: list[float]) -> dict[str, float]:
@@ -161,22 +145,16 @@ def main() -> None:
     parser.add_argument("--slice", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-dense", action="store_true")
-    parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     if not (MMLU / "test").is_dir():
         sys.exit(f"shared MMLU data not found at {MMLU}")
-    results = {"full": bench_full(args.queries, args.seed)}
-    print(json.dumps(results["full"], indent=2), flush=True)
+    sections = {"full": lambda: bench_full(args.queries, args.seed)}
     if not args.skip_dense:
-        results["dense"] = bench_dense(args.dense_docs, args.slice, args.queries, args.seed)
-        print(json.dumps(results["dense"], indent=2), flush=True)
-    results["load_average_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
-    results["cpus"] = os.cpu_count()
-    print(f"load average during the run: {results['load_average_1_5_15']} on {results['cpus']} shared cores")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2))
-
+        sections["dense"] = lambda: bench_dense(args.dense_docs, args.slice, args.queries, args.seed)
+    for name, measure in sections.items():
+        print(json.dumps({name: measure()}, indent=2), flush=True)
+    machine = {"cpus": os.cpu_count(), "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]}
+    print(json.dumps({"machine": machine}), flush=True)
 
 if __name__ == "__main__":
     main()

@@ -42,7 +42,7 @@ from core.protocols.ragstress import (
     condition_profile,
 )
 from core.scoring.judges.names import judge_label
-from core.store.models import Document, Instance, Model, Response, Verdict
+from core.store.models import Document, Instance, Response
 
 PROTOCOL = "ragstress"
 METRIC = "mcq_accuracy"
@@ -294,29 +294,29 @@ def item_rows(scores: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
 
 
 def response_documents(engine: Engine, response_id: int, judge: str) -> dict:
-    """One response for drill-down: question, options and key, the answer and its verdict, and the documents its
-    prompt held, in prompt order, each with its knowledge-base metadata."""
+    """One response for drill-down (readmodel.response_details) with its question's options and key, its
+    mcq_accuracy verdict under `judge`, and the documents its prompt held, in prompt order, with their metadata."""
+    detail = readmodel.response_details(engine, response_id, judge)
+    if not detail:
+        return {}
     with Session(engine) as session:
         resp = session.get(Response, response_id)
-        if resp is None:
-            return {}
-        inst = session.get(Instance, resp.instance_id)
-        model = session.get(Model, resp.model_id)
-        docs = session.exec(select(Document).where(col(Document.instance_id) == inst.id)
-                            .order_by(col(Document.position))).all()
-        verdicts = session.exec(select(Verdict).where(col(Verdict.response_id) == response_id,
-                                                      col(Verdict.metric) == METRIC, col(Verdict.judge) == judge)).all()
-    condition = canonical(resp.condition)
-    mine = {d.doc_uid: d for d in docs if (d.variant or {}).get("retrieved_for") == condition}
-    order = [u for u in (resp.prompt_meta or {}).get("doc_order", []) if u in mine] or list(mine)
-    own = (inst.meta or {}).get("ragstress", {}).get("source_question_id")
+        reference, meta = session.exec(select(Instance.reference, Instance.meta)
+                                       .where(col(Instance.id) == resp.instance_id)).one()
+        condition = canonical(resp.condition)
+        mine = {d.doc_uid: d for d in session.exec(select(Document).where(col(Document.instance_id) == resp.instance_id))
+                if (d.variant or {}).get("retrieved_for") == condition}
+    order = [u for u in (resp.prompt_meta or {}).get("doc_order", []) if u in mine] or sorted(
+        mine, key=lambda u: mine[u].position)
+    own = (meta or {}).get("ragstress", {}).get("source_question_id")
     rows = [{"rank": i + 1, "doc_id": uid, "own_entry": mine[uid].variant.get("source_question_id") == own,
              **{k: mine[uid].variant.get(k) for k in ("corruption_type", "severity", "is_corrupted", "marked_key",
                                                       "claimed_key")}, "text": mine[uid].text}
             for i, uid in enumerate(order)]
-    verdict = verdicts[-1] if verdicts else None
-    return {"response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid,
-            "condition": condition, "query": inst.query, "choices": (inst.reference or {}).get("choices", {}),
-            "answer_key": (inst.reference or {}).get("answer_key"), "response": resp.text or "",
-            "verdict": {"status": verdict.status, "value": verdict.value, "reason": verdict.reason} if verdict else None,
+    metrics = detail["metrics"]
+    verdicts = metrics[(metrics["metric"] == METRIC) & (metrics["judge"] == judge)]
+    verdict = verdicts.iloc[-1][["status", "value", "reason"]].to_dict() if not verdicts.empty else None
+    return {"response_id": response_id, "model": detail["model"], "instance_uid": detail["instance_uid"],
+            "condition": condition, "query": detail["query"], "choices": (reference or {}).get("choices", {}),
+            "answer_key": (reference or {}).get("answer_key"), "response": detail["response"], "verdict": verdict,
             "documents": rows}

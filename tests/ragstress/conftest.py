@@ -21,13 +21,13 @@ import pytest
 
 from core.construction.ragstress import build_ragstress
 from core.generation import runner, runs
+from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.ragstress import CONDITION_NAMES
 from core.store.db import make_engine, upgrade
 from core.store.io import import_file
 from core.testing.fake_server import FakeLLMServer, ScriptRule
-from tests.factories import add_model
 
 REPO = Path(__file__).resolve().parents[2]
 MMLU = REPO.parent / "shared" / "datasets" / "mmlu"
@@ -97,11 +97,13 @@ class World:
     questions: list[dict]
 
 
-def _register(engine, name: str, server: FakeLLMServer, env: dict[str, str]) -> None:
-    prefix = name.upper().replace("-", "_")
-    env[f"{prefix}_URL"], env[f"{prefix}_KEY"] = server.base_url + "/v1", "test-key"
-    add_model(engine, name, "openai_compatible", max_output_tokens=32,
-              settings={"base_url_env": f"{prefix}_URL", "api_key_env": f"{prefix}_KEY", "timeout_s": 10})
+def scripted(name: str, server: FakeLLMServer) -> tuple[ModelConfig, dict[str, str]]:
+    """An OpenAI-compatible model config reaching `server`, and the environment naming its URL and key."""
+    url, key = f"{name.upper().replace('-', '_')}_URL", f"{name.upper().replace('-', '_')}_KEY"
+    settings = {"base_url_env": url, "api_key_env": key, "timeout_s": 10}
+    config = ModelConfig(name=name, provider="openai_compatible", model_name=name, max_output_tokens=32,
+                         settings=settings)
+    return config, {url: server.base_url + "/v1", key: "test-key"}
 
 
 @pytest.fixture(scope="session")
@@ -121,7 +123,9 @@ def world(tmp_path_factory) -> World:
     env: dict[str, str] = {}
     try:
         for name, server in started.items():
-            _register(engine, name, server, env)
+            config, names = scripted(name, server)
+            runs.register_model(engine, config)
+            env |= names
         os.environ.update(env)
         runs.ensure_baselines(engine)
         options = runs.RunOptions(models=[REFUSE, MARKED, CLAIM, CLOSED], conditions=list(CONDITION_NAMES),
