@@ -17,7 +17,7 @@ from tests.factories import seed_instances
 from tests.faults.conftest import figure, finish, gauntlet, start
 
 SCORERS = 3
-INSTANCES = 60
+INSTANCES = 30
 
 
 def verdict_counts(engine) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from tests.faults.conftest import (
 from tests.providers.conftest import point_sdks_at
 
 ITEMS = 24
+SLOW_MS, FAST_MS = 1000, 20
 
 
 def make_run(engine, concurrency: int, workers: int = 1) -> int:
@@ -33,10 +34,12 @@ def make_run(engine, concurrency: int, workers: int = 1) -> int:
 @pytest.mark.parametrize("workers", [pytest.param(1, id="one-process"), pytest.param(2, id="workers-2")])
 def test_two_resumes_at_once_pay_every_call_once(engine, db_url, tmp_path, workers):
     run_id = make_run(engine, concurrency=4, workers=workers)
-    with FakeLLMServer(latency_ms=300) as server:
+    with FakeLLMServer(latency_ms=SLOW_MS) as server:  # slow until one process has given up, so they overlap
         env = env_for(db_url, server, tmp_path)
         first = start(gauntlet("run", "--resume", str(run_id), "--quiet"), env)
         second = start(gauntlet("run", "--resume", str(run_id), "--quiet"), env)
+        wait_until(lambda: first.poll() is not None or second.poll() is not None, timeout=60, what="a refusal")
+        server.latency_ms = FAST_MS
         outcomes = sorted([finish(first), finish(second)])
         requests = [prompt_text(body) for body in server.requests]
         billed = bill(server)
@@ -53,15 +56,18 @@ def test_two_resumes_at_once_pay_every_call_once(engine, db_url, tmp_path, worke
 
 def test_a_page_launched_job_owns_its_run_and_a_resume_waits_for_it(engine, db_url, tmp_path, monkeypatch):
     run_id = make_run(engine, concurrency=2)
-    with FakeLLMServer(latency_ms=300) as server:
+    with FakeLLMServer(latency_ms=SLOW_MS) as server:
         env = env_for(db_url, server, tmp_path, GAUNTLET_LOG_DIR=str(tmp_path))
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         pid = jobs.launch_in_background(engine, run_id, log_dir=tmp_path)
-        wait_until(lambda: statuses(engine, run_id).get("done", 0) >= 1, what="the background job's first answer")
+        wait_until(lambda: server.requests, timeout=60, what="the background job's first call")
         refusing = start(gauntlet("run", "--resume", str(run_id), "--quiet"), env)
         waiting = start(gauntlet("run", "--resume", str(run_id), "--quiet", "--wait"), env)
-        (refused_code, refused_out), (waited_code, waited_out) = finish(refusing), finish(waiting, 90)
+        refused_code, refused_out = finish(refusing)
+        time.sleep(1.0)  # the waiter started with the refused one: it is waiting by now
+        server.latency_ms = FAST_MS
+        waited_code, waited_out = finish(waiting, 90)
         wait_until(lambda: not jobs.process_alive(pid), what="the background job to exit")
         requests = [prompt_text(body) for body in server.requests]
     figure(f"page job + CLI resume: {len(requests)} provider calls for {ITEMS} items; second resume exit "
