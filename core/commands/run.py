@@ -85,8 +85,8 @@ def run(
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
     workers: Annotated[int | None, typer.Option(
         min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
-             "concurrency/N (rounded up) and rpm/tpm divided by N. A budget is checked against the spend of all "
-             "workers, so it may be overshot by the calls already in flight.")] = None,
+             "concurrency/N (rounded up) and rpm/tpm divided by N. The budget holds across workers: each call's "
+             "worst case is reserved on the run before it is sent.")] = None,
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
     resume: Annotated[int | None, typer.Option(help="Finish the pending items of this run.")] = None,
     retry_failed: Annotated[int | None, typer.Option(help="Retry the failed items of this run.")] = None,
