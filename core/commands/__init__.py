@@ -35,7 +35,8 @@ class GuardedGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort):
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort,
+                typer.TyperException):  # typer's own (vendored) click errors, e.g. typer.BadParameter: exit 2
             raise
         except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
             if os.environ.get(DEBUG_ENV):
