@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 
 from sqlalchemy import func
 from sqlmodel import Session, select
 
+from core.config import REPO_ROOT
 from core.generation import runner, runs
+from core.generation.runs import release_lease, take_lease
 from core.scoring.judges.base import ContextClaimsOutcome
-from core.scoring.scorer import score_run, store_context_claims
+from core.scoring.scorer import score_lease, score_run, store_context_claims
 from core.store.models import ContextClaims, Verdict
 from tests.factories import seed_instances
-from tests.faults.conftest import figure, finish, gauntlet, start
+from tests.faults.conftest import figure, gauntlet, wait_until
 
 SCORERS = 3
 INSTANCES = 30
@@ -34,16 +37,22 @@ def test_concurrent_scorers_of_one_judge_are_safe_and_idempotent(engine, db_url,
     assert asyncio.run(runner.execute_run(engine, run_id)).status == "done"
     env = {"GAUNTLET_DATABASE_URL": db_url, "GAUNTLET_SECRETS_FILE": str(tmp_path / "none.toml"),
            "PATH": "/usr/bin:/bin"}
-    processes = [start(gauntlet("score", str(run_id), "--judge", "heuristic"), env) for _ in range(SCORERS)]
-    outcomes = [finish(process, timeout=120) for process in processes]
+    logs = [tmp_path / f"scorer-{k}.log" for k in range(SCORERS)]
+    held = take_lease(engine, score_lease(run_id, "heuristic"), "the test")  # all of them start while it is held
+    processes = [subprocess.Popen(gauntlet("score", str(run_id), "--judge", "heuristic"), cwd=REPO_ROOT, env=env,
+                                  stdout=log.open("w"), stderr=subprocess.STDOUT) for log in logs]
+    wait_until(lambda: all("waiting for it" in log.read_text() for log in logs), timeout=90,
+               what="every scorer to wait for the lease")
+    release_lease(engine, held)
+    for process in processes:
+        process.wait(timeout=120)
+    outcomes = [(process.returncode, log.read_text()) for process, log in zip(processes, logs, strict=True)]
     written = [int(m.group(1)) for _, out in outcomes for m in re.finditer(r"(\d+) verdicts written", out)]
     rows, keys = verdict_counts(engine)
     again = asyncio.run(score_run(engine, run_id, "heuristic"))
     with Session(engine) as session:
         claims = session.exec(select(func.count()).select_from(ContextClaims)).one()
-    waited = sum("waiting for it" in out for _, out in outcomes)
-    figure(f"concurrent scorers: {SCORERS} processes exit {[code for code, _ in outcomes]} ({waited} waited for the "
-           f"lease), verdicts written "
+    figure(f"concurrent scorers: {SCORERS} processes started together, exit {[code for code, _ in outcomes]}, verdicts written "
            f"{written} (total {sum(written)}), rows {rows}, distinct keys {keys}, context-claim rows {claims} for "
            f"{INSTANCES} instances, a fourth pass wrote {again.verdicts_written}")
     assert all(code == 0 for code, _ in outcomes), [out for _, out in outcomes]
