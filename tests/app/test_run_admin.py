@@ -149,7 +149,8 @@ def test_outcomes_are_honest(snapshot, lines, expected):
     assert models_admin.outcome(snapshot, lines) == expected
 
 
-def _fail_every_item(engine, run_id: int) -> None:
+def fail_every_item(engine, run_id: int) -> None:
+    """Mark every item of the run failed ('timeout') and the run done, as a run against a dead endpoint ends."""
     with Session(engine) as session:
         for row in session.exec(select(Response).where(Response.run_id == run_id)).all():
             row.status, row.error = "failed", "timeout"
@@ -167,7 +168,7 @@ def test_retry_failed_items_runs_them_again_and_the_job_is_reaped(engine, env, t
     create_user(engine, "ana", "analyst", password="ana-pass-123")
     runs.ensure_baselines(engine)
     run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
-    _fail_every_item(engine, run_id)
+    fail_every_item(engine, run_id)
     assert models_admin.run_outcome(engine, run_id) == "failed"
     with pytest.raises(PermissionDenied):
         models_admin.retry_failed_items(engine, principal("ana"), run_id)

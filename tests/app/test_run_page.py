@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.generation import models_admin, runs
 from core.review.auth import create_user
-from core.store.models import Model, Response, Run
+from core.store.models import Model, Run
+from tests.app.test_run_admin import fail_every_item
 from tests.e2e.harness import wait_until
 from tests.factories import add_model, seed_instances
 from tests.pages.test_run_evaluation_page import open_page
@@ -114,14 +115,7 @@ def test_the_run_just_launched_is_watched_and_named(seeded):
 
 def test_a_fully_failed_run_says_failed_and_its_items_can_be_retried(seeded):
     run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
-    with Session(seeded) as session:
-        for row in session.exec(select(Response).where(Response.run_id == run_id)).all():
-            row.status, row.error = "failed", "timeout"
-            session.add(row)
-        run = session.get(Run, run_id)
-        run.status = "done"
-        session.add(run)
-        session.commit()
+    fail_every_item(seeded, run_id)
     at = open_page()
     assert any(m.value.endswith(f"Run {run_id}: failed") for m in at.markdown)
     assert f"run {run_id} · failed" in at.selectbox(key="run_selected").options

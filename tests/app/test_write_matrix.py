@@ -22,6 +22,7 @@ from core.review.auth import get_user, update_user
 from core.review.gold import draw_gold_sample
 from core.review.permissions import ACTIONS, ROLES, allowed, may_open
 from core.store.models import Annotation, Assignment, Model, Response, Run
+from tests.app.test_run_admin import fail_every_item
 from tests.workspace_factories import principal, seeded_db
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,14 +88,7 @@ def _pending_run(seeded) -> None:
 
 def _failed_run(seeded) -> None:
     _pending_run(seeded)
-    with Session(seeded.engine) as session:
-        run = session.exec(select(Run).where(Run.name == "matrix")).one()
-        for row in session.exec(select(Response).where(Response.run_id == run.id)).all():
-            row.status, row.error = "failed", "timeout"
-            session.add(row)
-        run.status = "done"
-        session.add(run)
-        session.commit()
+    fail_every_item(seeded.engine, run_where(seeded, "matrix").id)
 
 
 def _label(at, seeded):
