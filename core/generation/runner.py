@@ -342,7 +342,7 @@ class _Execution:
             return  # the parent process marked the run started and holds its pid
         with Session(self.engine) as session:
             run = get_run(session, self.run_id)
-            run.status = "running"
+            run.status = CANCEL_REQUEST if run.status == CANCEL_REQUEST else "running"  # a cancel while starting holds
             run.started_at = run.started_at or utc_now()
             run.heartbeat_at = utc_now()
             run.config = {**run.config, "pid": os.getpid()}
@@ -441,6 +441,7 @@ def recover_in_flight(engine: Engine, run_id: int) -> tuple[int, float]:
                                                  col(RESPONSES.c.reserved_usd).is_not(None)).values(reserved_usd=None))
         conn.execute(update(RUNS).where(RUNS.c.id == run_id).values(
             reserved_usd=0.0, rebought_calls=RUNS.c.rebought_calls + calls, rebought_usd=RUNS.c.rebought_usd + usd))
+        conn.execute(update(RUNS).where(RUNS.c.id == run_id, RUNS.c.status == CANCEL_REQUEST).values(status="pending"))
         return calls, usd
 
     return with_lock_patience(engine, recover)
@@ -471,7 +472,7 @@ async def execute_run(
         check_options(options)
         if overrides:
             save_options(engine, run_id, options)
-        calls, usd = recover_in_flight(engine, run_id)
+        calls, usd = recover_in_flight(engine, run_id)  # also drops a cancel request left by a dead owner
         if calls:
             log.warning("run %s: %s", run_id, rebought_note(calls, usd))
         execution = _Execution(engine, run_id, options, clock, progress, holding=holding)

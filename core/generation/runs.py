@@ -496,10 +496,12 @@ def ensure_baselines(engine: Engine) -> list[Model]:
 
 
 def request_cancel(engine: Engine, run_id: int) -> None:
-    """Ask a running run to stop (the runner polls its status); a run not running is marked cancelled at once."""
+    """Ask a running run to stop (the runner polls its status); a run not running is marked cancelled at once. A run
+    whose executor holds its lease but has not marked it running yet gets the request too (it honours it on start)."""
+    owned = lease_holder(engine, run_lease(run_id)) is not None
     with Session(engine) as session:
         run = get_run(session, run_id)
-        if run.status == "running":
+        if run.status == "running" or (owned and run.status not in FINAL_STATUSES):
             run.status = CANCEL_REQUEST
         elif run.status not in FINAL_STATUSES:
             run.status = "cancelled"
