@@ -208,3 +208,12 @@ def test_a_repeated_record_is_a_duplicate_id_on_its_source_lines(tmp_path) -> No
     report = get_importer("followrag").parse(path)
     assert [str(e) for e in report.errors] == [
         f"line {lines[3]}: id: duplicate instance id 'followrag/ifnq/0' (first on line {lines[0]})"]
+
+
+@pytest.mark.parametrize("line", [pytest.param(b"[" * 100_000 + b"]" * 100_000, id="deep-nesting"),
+                                  pytest.param(b'{"a": NaN}', id="nan"), pytest.param(b"1" * 5000, id="huge-number")])
+def test_hostile_jsonl_lines_are_line_errors_not_tracebacks(line) -> None:
+    from core.store.importers.base import read_jsonl
+
+    records, errors = read_jsonl(b'{"ok": 1}\n' + line + b"\n")
+    assert len(records) == 1 and [e.line for e in errors] == [2] and "malformed JSON" in errors[0].message

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.store.io import LineError, ValidationReport, _decode_lines, field_path, validate_lines
+from core.store.io import parse_json, LineError, ValidationReport, _decode_lines, field_path, validate_lines
 from core.store.schema import InstanceSpec
 
 Raw = Any
@@ -141,10 +141,11 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, Raw]], list[LineError]]:
         if text is None:
             errors.append(LineError(number, "", decode_error))
         elif text:
-            try:
-                records.append((number, json.loads(text)))
-            except json.JSONDecodeError as exc:
-                errors.append(LineError(number, "", f"malformed JSON: {exc.msg} (column {exc.colno})"))
+            value, problem = parse_json(text)
+            if problem:
+                errors.append(LineError(number, "", problem))
+            else:
+                records.append((number, value))
     return records, errors
 
 
