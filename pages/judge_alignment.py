@@ -57,6 +57,14 @@ judges = judges_for(engine(), run_ids)
 gold = gold_labels(engine(), run_ids)
 st.caption(f"{len(gold)} responses with a gold label · judges: {', '.join(map(judge_label, judges)) or 'none yet'} "
            "(rule-checked constraints are merged into every judge's verdicts)")
+if not judges:
+    st.info("No judge has scored these runs yet: score them on the Run evaluation page (or `gauntlet score RUN_ID`).",
+            icon=":material/info:")
+if not gold:
+    st.info("No gold labels on these runs yet, so there is nothing to compare the judges with. To get them: an admin "
+            "draws a gold sample on **Gold labels & adjudication → Draw a sample**; two experts label each sampled "
+            "response on **Label responses**; where they disagree, the admin settles it under **Disagreements**. The "
+            "tables below fill in as labels arrive.", icon=":material/info:")
 
 st.subheader("Agreement per dimension (Table 9)")
 st.caption("κ and agreement are computed on the items both raters decided (n compared). Items the judge left unjudged "

@@ -20,7 +20,7 @@ MODEL_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 BASELINE_COLORS = ["#7f7f7f", "#b0b0b0", "#525252", "#cccccc"]
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down", "pentagon", "hexagon"]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
-PERCENT_AXIS = {"range": [0, 109], "tickvals": [0, 20, 40, 60, 80, 100], "ticksuffix": "%"}
+PERCENT_AXIS = {"range": [0, 109], "tickvals": [0, 20, 40, 60, 80, 100], "ticktext": ["0%", "20%", "40%", "60%", "80%", "100%"]}
 SMALL_N = 30
 
 
@@ -121,9 +121,13 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
                                  row=i // cols + 1, col=i % cols + 1)
         _radar_n_note(fig, i, counts)
     fig.update_polars(radialaxis={"range": [0, 100], "angle": 0, "tickangle": 0, "tickvals": [0, 50, 100],
-                                  "ticksuffix": "%", "tickfont": {"size": 9}},
+                                  "ticktext": ["0", "50%", "100%"], "tickfont": {"size": 9}},
                       angularaxis={"rotation": 45, "direction": "counterclockwise", "tickfont": {"size": 11}})
-    fig.update_layout(height=380 * rows, margin={"t": 50, "b": 40, "l": 70, "r": 30})
+    height = 380 * rows + 40 + 22 * int(np.ceil(len(models) / 3))
+    margin = {"t": 50, "b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70}
+    fig.update_layout(height=height, margin=margin,
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
+                              "y": -44 / (height - margin["t"] - margin["b"])})
     return fig
 
 
@@ -141,9 +145,9 @@ def _radar_n_note(fig: go.Figure, index: int, counts: list[int | None]) -> None:
         return
     polar = fig.layout[f"polar{index + 1 if index else ''}"]
     span = f"{min(known)}" if min(known) == max(known) else f"{min(known)}–{max(known)}"
-    small = " † small sample" if min(known) < SMALL_N else ""
-    fig.add_annotation(text=f"n = {span} responses per model{small}", showarrow=False, xref="paper", yref="paper",
-                       x=sum(polar.domain.x) / 2, y=polar.domain.y[0], yshift=-22, font={"size": 10, "color": "#666"})
+    small = " †" if min(known) < SMALL_N else ""
+    fig.add_annotation(text=f"n={span} per model{small}", showarrow=False, xref="paper", yref="paper",
+                       x=sum(polar.domain.x) / 2, xanchor="center", y=polar.domain.y[0], yshift=-24, font={"size": 10, "color": "#666"})
 
 
 def domain_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame | None = None) -> go.Figure:
@@ -199,13 +203,14 @@ def scatter_models(frame: pd.DataFrame, x: str, y: str, x_title: str, y_title: s
     colors = colors or model_colors(frame["model"])
     fig = go.Figure()
     spots = frame.assign(_x=(frame[x] * 100).round(6), _y=(frame[y] * 100).round(6))
+    positions = _label_positions(spots)
     for paradigm, d in spots.groupby("paradigm", sort=True):
         for _, row in d.iterrows():
             shared = spots[(spots["_x"] == row["_x"]) & (spots["_y"] == row["_y"])]["model"].tolist()
             rank = shared.index(row["model"])
             others = [m for m in shared if m != row["model"]]
             fig.add_scatter(x=[row[x] * 100], y=[row[y] * 100], mode="markers+text", text=[row["model"]],
-                            textposition=LABEL_POSITIONS[rank % len(LABEL_POSITIONS)], name=f"{row['model']} ({paradigm})",
+                            textposition=positions[row["model"]], name=f"{row['model']} ({paradigm})",
                             marker={"size": 11 + 8 * (len(shared) - 1 - rank), "color": colors.get(row["model"]),
                                     "symbol": "circle-open" if rank < len(shared) - 1 else PARADIGM_SYMBOLS.get(paradigm, "circle"),
                                     "line": {"width": 2}},
@@ -213,6 +218,33 @@ def scatter_models(frame: pd.DataFrame, x: str, y: str, x_title: str, y_title: s
                                           + (f"<br>same point as {', '.join(others)}" if others else "") + "<extra></extra>")
     fig.update_layout(xaxis={"title": x_title, **PERCENT_AXIS}, yaxis={"title": y_title, **PERCENT_AXIS}, margin={"t": 30})
     return fig
+
+
+def _label_box(x: float, y: float, text: str, position: str) -> tuple[float, float, float, float]:
+    """The (left, right, bottom, top) pixels a point label takes at `position` on a typical 0-100 % chart."""
+    px, py, width, height, gap = x * LABEL_PX[0], y * LABEL_PX[1], len(text) * LABEL_PX[2], LABEL_PX[3], 8.0
+    vertical, horizontal = position.split()
+    left = {"center": px - width / 2, "right": px, "left": px - width}[horizontal]
+    bottom = py + gap if vertical == "top" else py - gap - height
+    return left, left + width, bottom, bottom + height
+
+
+def _label_positions(spots: pd.DataFrame) -> dict[str, str]:
+    """A label position per model, left to right, so that its label's box meets no label placed before it (the
+    least-overlapping position when every one is taken); points sharing a spot therefore get different positions."""
+    out: dict[str, str] = {}
+    placed: list[tuple[float, float, float, float]] = []
+
+    def clash(box) -> float:
+        return sum(max(0.0, min(box[1], b[1]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[2], b[2]))
+                   for b in placed)
+
+    for _, row in spots.sort_values(["_x", "_y"]).iterrows():
+        boxes = {pos: _label_box(row["_x"], row["_y"], str(row["model"]), pos) for pos in LABEL_POSITIONS}
+        best = min(LABEL_POSITIONS, key=lambda pos: (clash(boxes[pos]), LABEL_POSITIONS.index(pos)))
+        placed.append(boxes[best])
+        out[row["model"]] = best
+    return out
 
 
 def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None = None, n: str | None = None) -> go.Figure:
@@ -231,7 +263,7 @@ def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None =
     if margin is not None:
         for m in (-margin, margin):
             fig.add_vline(x=m * 100, line_dash="dash", line_color="#d62728")
-    fig.update_layout(xaxis={"title": x_title, "range": [-reach, reach], "ticksuffix": " pts"},
+    fig.update_layout(xaxis={"title": x_title, "range": [-reach, reach]},
                       yaxis={"autorange": "reversed"}, margin={"t": 30}, showlegend=False)
     return fig
 
@@ -246,7 +278,8 @@ def composition_bars(comp: pd.DataFrame) -> go.Figure:
 
 
 COST_LATENCY = {"cost_per_1k": ("Cost per 1k instances", "USD"), "latency_min_per_1k": ("Latency per 1k instances (sequential)", "minutes")}
-LABEL_POSITIONS = ["top center", "bottom center", "middle right", "middle left", "top right", "bottom left"]
+LABEL_POSITIONS = ["top center", "bottom center", "top right", "bottom right", "top left", "bottom left"]
+LABEL_PX = (6.0, 3.0, 6.5, 14.0)  # px per x %, px per y %, px per character, label height: a ~650 x 330 px plot area
 PARADIGM_SYMBOLS = {"standard": "circle", "reasoning": "diamond"}
 
 

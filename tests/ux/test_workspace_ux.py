@@ -185,3 +185,10 @@ def test_admin_sees_per_expert_progress_and_uncovered_domains(seeded):
     assert not at.exception
     warning = next(w.value for w in at.warning if "Not sampled" in w.value)
     assert "Medical (2 responses)" in warning
+
+
+def test_judge_alignment_without_labels_says_how_to_get_them(seeded):
+    at = page_as("pages/judge_alignment.py", "ana")
+    info = " ".join(i.value for i in at.info)
+    assert "No gold labels on these runs yet" in info and "Draw a sample" in info and "Label responses" in info
+    assert "No judge has scored these runs yet" in info

@@ -1,0 +1,250 @@
+"""Browser (Debian chromium, 1440 px): every page renders and is saved as a screenshot; radar labels never overprint;
+percent axes, separate cost and latency axes and one colour per model hold in the drawn charts; empty states say
+what to do; results narrow to a benchmark set and to accepted instances; a link reopens a filtered view; the Compare
+responses page shows several models side by side with the exact prompt sent and every judge's reasons."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlmodel import Session, select
+
+from bench.make_synthetic_results import make_results
+from core import first_start
+from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
+from core.review.auth import create_user
+from core.store.db import make_engine, upgrade
+from core.store.io import import_file
+from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
+from tests.e2e.harness import chromium, new_context, serve, settle, sign_in
+from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps
+from ui.navigation import PAGES
+
+pytestmark = pytest.mark.browser
+FOLDER = "ux_results"
+USERS = {"admin": ("admin", "admin-pass-1"), "ana": ("analyst", "ana-pass-123"), "eve": ("expert", "eve-pass-123")}
+ACCEPTED = 12  # instances marked accepted: fewer than 30, so the accepted-only view is flagged as a small sample
+
+
+def _users(engine) -> None:
+    for name, (role, password) in USERS.items():
+        create_user(engine, name, role, password=password, domains=["Energy"] if role == "expert" else ())
+
+
+@pytest.fixture(scope="module")
+def results_db(tmp_path_factory) -> tuple[str, int]:
+    """Four synthetic models on 90 instances (heuristic judge); a set 'half' of 45 instances; 12 accepted."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('ux-results') / 'results.db'}"
+    make_results(url, n_models=4, n_instances=90, seed=2)
+    engine = make_engine(url)
+    _users(engine)
+    with Session(engine) as s:
+        instances = s.exec(select(Instance).order_by(Instance.id)).all()
+        half = BenchmarkSet(name="half", origin="build")
+        s.add(half)
+        s.flush()
+        s.add_all(BenchmarkSetMember(set_id=half.id, instance_id=i.id) for i in instances[::2])
+        for number, inst in enumerate(instances):  # the synthetic set comes all accepted
+            inst.status = "accepted" if number < ACCEPTED else "unverified"
+            s.add(inst)
+        s.commit()
+        set_id = half.id
+    engine.dispose()
+    return url, set_id
+
+
+@pytest.fixture(scope="module")
+def analyst_db(tmp_path_factory) -> tuple[str, int, str]:
+    """The bundled sample answered by the two baselines (real calls through the runner, heuristic judge), and a
+    second judge's verdicts on the first response."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('ux-analyst') / 'g.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
+    first_start.ensure_first_start_run(engine)
+    _users(engine)
+    with Session(engine) as s:
+        response = s.exec(select(Response).where(Response.status == "done").order_by(Response.id)).first()
+        for c in s.exec(select(Constraint).where(Constraint.instance_id == response.instance_id)).all():
+            s.add(Verdict(response_id=response.id, run_id=response.run_id, judge="llm:judge-b", metric="constraint",
+                          constraint_id=c.id, passed=False, method="batched", reason=f"judge B: {c.cid} is not met"))
+        s.commit()
+        system = s.get(LLMCall, response.cache_key).request["messages"][0]["content"]
+        rid = response.id
+    engine.dispose()
+    return url, rid, system
+
+
+@pytest.fixture(scope="module")
+def browser(results_db, analyst_db):
+    """One headless chromium for the module, started after the databases are written."""
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="module")
+def results(results_db, browser):
+    url, set_id = results_db
+    with serve(url) as served:
+        yield served.url, browser, set_id
+
+
+@pytest.fixture(scope="module")
+def analyst_app(analyst_db, browser):
+    url, rid, system = analyst_db
+    with serve(url) as served:
+        yield served.url, browser, rid, system
+
+
+def _page(browser, url: str, user: str):
+    context = new_context(browser)
+    page = context.new_page()
+    sign_in(page, url, user, USERS[user][1])
+    return page
+
+
+def test_every_page_at_1440_px(results):
+    url, browser, _ = results
+    page = _page(browser, url, "admin")
+    try:
+        for spec in PAGES:
+            slug = spec.path.removeprefix("pages/").removesuffix(".py")
+            goto(page, f"{url}/{slug}")
+            page.wait_for_timeout(800)  # let plotly draw
+            no_exception(page)
+            assert page.get_by_role("heading", name=spec.title).count() or spec.default, spec.title
+            full_shot(page, FOLDER, f"page_{slug}")
+    finally:
+        page.context.close()
+
+
+def test_radar_labels_do_not_overprint(results):
+    url, browser, _ = results
+    page = _page(browser, url, "ana")
+    try:
+        goto(page, f"{url}/domains")
+        page.wait_for_selector(".js-plotly-plot .angularaxistick", timeout=30_000)
+        page.wait_for_timeout(800)
+        boxes = label_boxes(page, 0)
+        kinds = {b["cls"].split("/")[0] for b in boxes}
+        assert {"angularaxistick", "xtick", "cursor-pointer"} <= kinds, kinds  # axis labels, radial ticks, titles
+        assert sum(b["text"] == "Faithfulness" for b in boxes) == 6  # one radar per domain, all labelled
+        assert overlaps(boxes) == []
+        full_shot(page, FOLDER, "radar")
+    finally:
+        page.context.close()
+
+
+def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results):
+    url, browser, _ = results
+    page = _page(browser, url, "ana")
+    try:
+        goto(page, f"{url}/leaderboard")
+        page.wait_for_selector(".js-plotly-plot .ytick", timeout=30_000)
+        page.wait_for_timeout(500)
+        ticks = page.locator(".js-plotly-plot").nth(0).locator(".ytick text").all_text_contents()
+        assert ticks[0] == "0%" and ticks[-1] == "100%" and not any(t.startswith(("−", "-")) for t in ticks)
+        cost = page.locator(".js-plotly-plot").nth(2)
+        assert set(cost.locator(".g-ytitle, .g-y2title").all_text_contents()) == {"USD", "minutes"}
+        assert {t["yaxis"] for t in figure_data(page, 2)} == {"y", "y2"}
+        full_shot(page, FOLDER, "leaderboard")
+
+        goto(page, f"{url}/domains")
+        radar = {t["name"]: t["line"] for t in figure_data(page, 0) if t["type"] == "scatterpolar"}
+        goto(page, f"{url}/robustness")
+        page.get_by_role("tab", name="Factual conflicts").click()
+        page.wait_for_timeout(500)
+        scatter = {t["text"][0]: t["marker"] for t in figure_data(page, 1)}
+        points = [b for b in label_boxes(page, 1) if b["cls"].startswith("textpoint")]
+        assert len(points) == len(scatter) and overlaps(points) == []  # close models keep their labels apart
+        shared = set(radar) & set(scatter)
+        assert len(shared) >= 4 and {m: radar[m] for m in shared} == {m: scatter[m] for m in shared}
+        assert len(set(radar.values())) == len(radar)  # no two models share a colour
+        full_shot(page, FOLDER, "robustness_conflicts")
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize(
+    ("user", "slug", "text"),
+    [
+        pytest.param("ana", "judge_alignment", "No gold labels on these runs yet", id="judge-alignment-no-labels"),
+        pytest.param("eve", "label_responses", "none has been assigned to you yet", id="label-responses-no-sample"),
+    ],
+)
+def test_empty_states_say_what_to_do_next(results, user, slug, text):
+    url, browser, _ = results
+    page = _page(browser, url, user)
+    try:
+        goto(page, f"{url}/{slug}")
+        page.get_by_text(text).wait_for()
+        assert page.get_by_text("Draw a sample").count()
+        full_shot(page, FOLDER, f"empty_{slug}")
+    finally:
+        page.context.close()
+
+
+def _bar_counts(page) -> set[int]:
+    """The n behind each bar of the leaderboard's first chart (from its hover data)."""
+    data = figure_data(page, 0)
+    return {int(re.match(r"\d+", str(c[2])).group()) for t in data for c in t["customdata"]}
+
+
+def test_results_narrow_to_a_set_and_to_accepted_instances(results):
+    url, browser, set_id = results
+    page = _page(browser, url, "ana")
+    try:
+        goto(page, f"{url}/leaderboard")
+        everything = max(_bar_counts(page))
+        goto(page, f"{url}/leaderboard?set={set_id}")
+        page.get_by_text("set half").first.wait_for()
+        assert max(_bar_counts(page)) == 45 < everything
+        full_shot(page, FOLDER, "leaderboard_set_half")
+        goto(page, f"{url}/leaderboard?accepted=1")
+        page.get_by_text("accepted instances only").first.wait_for()
+        assert max(_bar_counts(page)) <= ACCEPTED
+        assert "†" in {str(x) for t in figure_data(page, 0) for x in (t["text"] or [])}  # n < 30 flagged on the bars
+        full_shot(page, FOLDER, "leaderboard_accepted_only")
+    finally:
+        page.context.close()
+
+
+def test_a_link_reopens_the_filtered_view(results):
+    url, browser, _ = results
+    page = _page(browser, url, "ana")
+    try:
+        goto(page, f"{url}/leaderboard?subset=gap&judge=heuristic")
+        page.get_by_text("subset gap").first.wait_for()
+        box = page.get_by_label("Subset", exact=True)
+        box.click()
+        box.fill("conflict")
+        box.press("Enter")
+        settle(page)
+        page.get_by_text("subset conflict").first.wait_for()
+        assert "subset=conflict" in page.url and "judge=heuristic" in page.url
+        shared = page.url
+        other = page.context.new_page()  # the same signed-in browser, a new tab on the shared link
+        goto(other, shared)
+        other.get_by_text("subset conflict").first.wait_for()
+        full_shot(other, FOLDER, "shared_link")
+        other.close()
+    finally:
+        page.context.close()
+
+
+def test_compare_responses_prompt_and_judges(analyst_app):
+    url, browser, rid, system = analyst_app
+    page = _page(browser, url, "ana")
+    try:
+        goto(page, f"{url}/compare_responses?response={rid}")
+        for model in ("baseline:always-refuse", "baseline:extractive"):
+            page.get_by_text(model, exact=False).first.wait_for()
+        page.get_by_text("Prompt sent").first.click()
+        page.get_by_text("Exactly as sent").first.wait_for()
+        page.locator("[data-testid=stCode]").filter(has_text=system[:60]).first.wait_for()  # the stored request
+        page.get_by_text("3 judges: rule checker, heuristic (lexical, offline), llm:judge-b").wait_for()
+        assert f"instance=" in page.url and "responses=" in page.url
+        full_shot(page, FOLDER, "compare_responses")
+    finally:
+        page.context.close()

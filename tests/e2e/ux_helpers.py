@@ -1,0 +1,74 @@
+"""Helpers of the UX browser tests: full-height screenshots at 1440 px, plotly figure data and label boxes, toasts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.harness import ARTIFACTS, settle
+
+WIDTH = 1440
+SCROLLERS = "[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]"
+
+
+def full_shot(page, folder: str, name: str) -> Path:
+    """A screenshot of the whole page at 1440 px wide: the viewport grows to the height of Streamlit's scrolling
+    main area (a plain full-page screenshot stops at the first screen), then returns to 1000 px."""
+    height = page.evaluate(f"""() => Math.max(document.body.scrollHeight,
+        ...[...document.querySelectorAll('{SCROLLERS}')].map(e => e.scrollHeight))""")
+    page.set_viewport_size({"width": WIDTH, "height": min(int(height) + 40, 16_000)})
+    page.wait_for_timeout(700)
+    path = ARTIFACTS / folder / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    return path
+
+
+def goto(page, url: str) -> None:
+    """Open `url` and wait for the script run to end."""
+    page.goto(url)
+    settle(page)
+
+
+def figure_data(page, index: int = 0) -> list[dict]:
+    """The traces of the index-th plotly chart on the page as plotly resolved them (colours, text, custom data)."""
+    page.wait_for_selector(".js-plotly-plot .main-svg", state="attached", timeout=30_000)
+    page.wait_for_function("(i) => document.querySelectorAll('.js-plotly-plot').length > i && "
+                           "document.querySelectorAll('.js-plotly-plot')[i]._fullData", arg=index, timeout=30_000)
+    return page.evaluate("""(i) => [...document.querySelectorAll('.js-plotly-plot')][i]._fullData.map(t => ({
+        name: t.name, type: t.type, text: t.text, customdata: t.customdata, y: t.y,
+        line: t.line ? t.line.color : null, marker: t.marker ? t.marker.color : null, yaxis: t.yaxis}))""", index)
+
+
+def label_boxes(page, index: int = 0) -> list[dict]:
+    """Bounding boxes of every visible text of a plotly chart: axis labels and ticks, titles, annotations, legend."""
+    return page.evaluate("""(i) => {
+        const plot = [...document.querySelectorAll('.js-plotly-plot')][i];
+        return [...plot.querySelectorAll('text')].filter(t => t.textContent.trim()).map(t => {
+            const r = t.getBoundingClientRect();
+            return {text: t.textContent, cls: (t.parentElement.getAttribute('class') || '') + '/' + (t.getAttribute('class') || ''),
+                    left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        }).filter(b => b.right > b.left && b.bottom > b.top);
+    }""", index)
+
+
+def overlaps(boxes: list[dict], tolerance: float = 1.0) -> list[tuple[str, str]]:
+    """Pairs of texts whose boxes intersect by more than `tolerance` px both ways."""
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            dx = min(a["right"], b["right"]) - max(a["left"], b["left"])
+            dy = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+            if dx > tolerance and dy > tolerance:
+                found.append((a["text"], b["text"]))
+    return found
+
+
+def toasts(page) -> list[str]:
+    """Texts of the toasts on screen."""
+    return [t.inner_text() for t in page.locator("[data-testid=stToast]").all()]
+
+
+def no_exception(page) -> None:
+    errors = page.locator("[data-testid=stException]")
+    assert not errors.count(), errors.first.inner_text()
