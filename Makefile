@@ -32,7 +32,7 @@ chromium:
 	  else echo "browser tests need Debian's chromium: sudo apt-get install chromium"; fi; }
 
 test: $(VENV)/.dev-installed chromium
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 -p no:cacheprovider
 
 bench: $(VENV)/.dev-installed
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
