@@ -129,7 +129,9 @@ def render_verification_history(history: list[tuple[int, HistoryEntry]]) -> None
                 st.caption(f"Reason: {plain_markdown(str(p['note']))}")
             continue
         with st.container(border=True):
-            st.caption(f"v{version} · {_when(entry)} · resulting status {inline_code(str(entry.payload.get('resulting_status', '')))}{undone}")
+            saved = " · saved a new version" if entry.payload.get("new_instance_id") else ""
+            st.caption(f"v{version} · {_when(entry)} · resulting status "
+                       f"{inline_code(str(entry.payload.get('resulting_status', '')))}{saved}{undone}")
             render_verification_decision(entry.author, entry.payload)
 
 

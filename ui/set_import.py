@@ -29,7 +29,8 @@ def import_as_set(principal: Principal, path: Path, default_name: str, origin: s
     counts = {a: sum(p.action == a for p in plan) for a in ACTION_LABELS}
     st.markdown(f"##### Import as a benchmark set\n{counts['new']} new · {counts['unchanged']} identical to existing "
                 f"instances · **{counts['changed']} would change existing instances**")
-    name = st.text_input("Set name", value=default_name, key=f"{key}_set_name",
+    built = f"{path.stem}_{path.stat().st_mtime_ns}"  # a new file gets a fresh name box (widgets keep their value)
+    name = st.text_input("Set name", value=default_name, key=f"{key}_set_name_{built}",
                          help="Every import is its own named set; results can be filtered by set.")
     choice = None
     if counts["changed"]:
@@ -40,7 +41,7 @@ def import_as_set(principal: Principal, path: Path, default_name: str, origin: s
         st.dataframe(changed, hide_index=True, width="stretch", key=f"{key}_changes",
                      column_config={"id": st.column_config.TextColumn("id", pinned=True)})
         choice = st.radio("What to do with them", list(ON_CHANGED), index=None, format_func=ON_CHANGED.get,
-                          key=f"{key}_on_changed")
+                          key=f"{key}_on_changed_{built}")
     if st.button("Import as a new set", type="primary", key=f"{key}_import", disabled=bool(counts["changed"]) and choice is None):
         result = guarded_write(lambda: import_benchmark_set(engine(), principal, path, name, on_changed=choice, origin=origin))
         if result is not None and result.ok:

@@ -107,13 +107,13 @@ def _confirmation(prefix: str, undo: Callable[[str], Undone]) -> None:
     """The toast of the last action, and a line repeating it with an Undo button (undo takes back your latest one)."""
     toast = st.session_state.pop(f"{prefix}_toast", None)
     if toast:
-        st.toast(toast, icon=":material/check_circle:")
+        st.toast(toast, icon=":material/check_circle:", duration="long")
     last = st.session_state.get(f"{prefix}_last")
     if not last:
         return
     text, button = st.columns([5, 1], vertical_alignment="center")
     text.caption(f":material/check_circle: Last: {plain_markdown(last)}")
-    if button.button("Undo (Alt+Z)", key=f"{prefix}_undo", shortcut="Alt+Z", icon=":material/undo:"):
+    if button.button("Undo", key=f"{prefix}_undo", shortcut="Alt+Z", icon=":material/undo:"):
         undone = guarded_write(lambda: undo(_token(f"{prefix}_undo")))
         if undone is None:
             return
@@ -128,11 +128,11 @@ def _confirmation(prefix: str, undo: Callable[[str], Undone]) -> None:
 def _nav_buttons(prefix: str, nav: dict[str, Any], current: int | None, queue: list[int]) -> None:
     """Previous (reopen the item passed last), Skip (to the end of the queue) and Back to the queue."""
     prev, skip, back = st.columns(3)
-    if prev.button("Previous (Alt+P)", key=f"{prefix}_prev", shortcut="Alt+P", icon=":material/arrow_back:",
+    if prev.button("Previous", key=f"{prefix}_prev", shortcut="Alt+P", icon=":material/arrow_back:",
                    disabled=not nav["trail"]):
         nav["open"] = nav["trail"].pop()
         _load_next()
-    if skip.button("Skip (Alt+K)", key=f"{prefix}_skip", shortcut="Alt+K", icon=":material/skip_next:",
+    if skip.button("Skip", key=f"{prefix}_skip", shortcut="Alt+K", icon=":material/skip_next:",
                    disabled=current not in queue or len(queue) < 2):
         nav["skipped"] = [i for i in nav["skipped"] if i != current] + [current]
         _passed(nav, current)
