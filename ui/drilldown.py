@@ -11,6 +11,7 @@ from core.analysis.responses import judges_side_by_side, prompt_sent
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
 from ui.session import engine
+from ui.tables import response_config
 
 MAX_ROWS = 200
 
@@ -93,7 +94,7 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
     shown = rows.head(MAX_ROWS)
     if len(rows) > MAX_ROWS:
         st.caption(f"Showing the first {MAX_ROWS} of {len(rows)} responses.")
-    st.dataframe(shown, hide_index=True, width="stretch")
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=response_config(shown))
     ids = shown["response_id"].astype(int).tolist()
     labels = {int(r["response_id"]): f"{r.get('model', '')} · {r.get('instance_uid', '')} (response {int(r['response_id'])})" for _, r in shown.iterrows()}
     chosen = st.selectbox("Open a response", ids, format_func=labels.get, key=f"{key}_pick")

@@ -279,7 +279,9 @@ def corrected_section(f: Filters) -> None:
     })
     shown = shown.rename(columns={"labels_for_target": "labels for ±5 pts"})
     st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
-                        "effective n", "labels for ±5 pts", "method", "note"]], hide_index=True, width="stretch")
+                        "effective n", "labels for ±5 pts", "method", "note"]], hide_index=True, width="stretch",
+                 column_config={"model": st.column_config.TextColumn("model", pinned=True),
+                                "label": st.column_config.TextColumn("metric")})
 
 
 # --------------------------------------------------------------------------- filters in the URL

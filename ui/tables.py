@@ -76,3 +76,19 @@ COMPOSITION_COLUMNS: dict[str, Col | None] = {
     "natural": Col("Natural", "int"),
     "augmented": Col("Augmented", "int"),
 }
+
+RESPONSE_COLUMNS: dict[str, Col | None] = {
+    "response_id": Col("Response", "int"), "model": Col("Model"), "instance_uid": Col("Instance"),
+    "domain": Col("Domain"), "mode": Col("Mode"), "category": Col("Category"), "sub_dimension": Col("Sub-dimension"),
+    "cid": Col("Constraint"), "text": Col("Constraint text"), "method": Col("Method"), "judge": Col("Judge"),
+    "reason": Col("Reason"), "faithfulness": Col("Faithfulness", "pct"), "coverage": Col("Answer coverage", "pct"),
+    "loose_ias": Col("Loose IAS", "pct"), "strict_ias": Col("Strict IAS", "pct"),
+    "loose_persona": Col("Loose IAS: persona", "pct"), "loose_output": Col("Loose IAS: output", "pct"),
+    "loose_knowledge_protocol": Col("Loose IAS: knowledge protocol", "pct"), "rejection": Col("Rejection", "pct"),
+    "conflict_recognition": Col("Conflict recognition", "pct"), "over_abstention": Col("Over-abstention", "pct"),
+}
+
+
+def response_config(frame: pd.DataFrame) -> dict[str, Any]:
+    """Labels and units for a per-response or per-verdict table, the model column pinned."""
+    return table_config({c: RESPONSE_COLUMNS[c] for c in frame.columns if c in RESPONSE_COLUMNS}, pin="model")

@@ -132,3 +132,11 @@ def test_tables_show_labels_not_raw_names_and_pin_the_key_column():
     assert config["domain"]["pinned"] is True and config["ratio"]["type_config"]["format"] == "percent"
     rates = table_config({"model": Col("Model"), "ci_low": Col("95% CI low", "pp"), "k_with": None})
     assert rates["ci_low"]["label"] == "95% CI low (pts)" and rates["k_with"] is None and rates["model"]["pinned"]
+
+
+def test_drill_down_tables_read_as_labels_with_the_model_pinned():
+    from ui.tables import response_config
+
+    config = response_config(pd.DataFrame(columns=["response_id", "model", "instance_uid", "sub_dimension", "loose_ias"]))
+    assert [config[c]["label"] for c in config] == ["Response", "Model", "Instance", "Sub-dimension", "Loose IAS (%)"]
+    assert config["model"]["pinned"] is True and config["loose_ias"]["type_config"]["format"] == "percent"
