@@ -141,7 +141,10 @@ def test_cancel_stops_dispatching(bench, monkeypatch):
 
     async def run_then_cancel():
         task = asyncio.create_task(runner.execute_run(bench, run_id))
-        await asyncio.sleep(0.25)
+        for _ in range(400):  # cancel once the executor is answering (a loaded machine may take a while to start it)
+            await asyncio.sleep(0.05)
+            if (await asyncio.to_thread(runs.progress_snapshot, bench, run_id)).done >= 1:
+                break
         await asyncio.to_thread(runs.request_cancel, bench, run_id)
         return await task
 

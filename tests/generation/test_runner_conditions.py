@@ -142,7 +142,10 @@ def test_cancel_then_resume_finishes_every_condition(mixed, monkeypatch):
 
     async def run_then_cancel():
         task = asyncio.create_task(runner.execute_run(mixed, run_id))
-        await asyncio.sleep(0.3)
+        for _ in range(400):  # cancel once the executor is answering (a loaded machine may take a while to start it)
+            await asyncio.sleep(0.05)
+            if (await asyncio.to_thread(runs.progress_snapshot, mixed, run_id)).done >= 1:
+                break
         await asyncio.to_thread(runs.request_cancel, mixed, run_id)
         return await task
 
