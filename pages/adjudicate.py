@@ -8,8 +8,25 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, import_annotations, load_bundle, malformed_annotations
-from core.review.gold import SAMPLING_STRATEGIES, active_experts, draw_gold_sample, expert_progress, label_disagreements, label_items, load_response, record_adjudication, sample_runs
+from core.review.annotations import (
+    DECISIONS,
+    DEFAULT_SAMPLE_SIZE,
+    export_labels,
+    import_annotations,
+    load_bundle,
+    malformed_annotations,
+)
+from core.review.gold import (
+    SAMPLING_STRATEGIES,
+    active_experts,
+    draw_gold_sample,
+    expert_progress,
+    label_disagreements,
+    label_items,
+    load_response,
+    record_adjudication,
+    sample_runs,
+)
 from core.review.verification import overlap_setting, record_verification_adjudication, verification_disagreements
 from core.store.sanitize import plain_markdown
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar

@@ -3,8 +3,8 @@ over the bundled or uploaded corpus, queries and atomic libraries, preview the i
 
 import json
 import os
-from datetime import datetime
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from core.review.annotations import label_history, load_bundle, new_client_token
+from core.review.annotations import Undone, label_history, load_bundle, new_client_token
 from core.review.auth import Principal
 from core.review.gold import (
     ResponseContext,
@@ -26,7 +26,6 @@ from core.review.gold import (
     undo_last_label,
 )
 from core.review.verification import (
-    Undone,
     live_decisions,
     my_decision,
     my_verifications,
@@ -40,7 +39,12 @@ from core.store.benchmark import InstanceDetail
 from core.store.sanitize import html_markdown, inline_code, plain_markdown
 from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
-from ui.instance_view import render_instance, render_label_history, render_verification_decision, render_verification_history
+from ui.instance_view import (
+    render_instance,
+    render_label_history,
+    render_verification_decision,
+    render_verification_history,
+)
 from ui.session import engine
 
 __all__ = ["render_verification_decision"]  # re-exported for the adjudication page
@@ -142,6 +146,15 @@ def _nav_buttons(prefix: str, nav: dict[str, Any], current: int | None, queue: l
         _load_next()
 
 
+def _current_item(prefix: str, nav: dict[str, Any], queue: list[int]) -> int | None:
+    """The item to show (the reopened one, else the head of the queue with skipped items last) under the
+    Previous / Skip / Back buttons."""
+    ids = _ordered(queue, nav["skipped"])
+    current = nav["open"] or (ids[0] if ids else None)
+    _nav_buttons(prefix, nav, current, ids)
+    return current
+
+
 def _revision(prior: dict[str, Any] | None) -> str:
     """A key suffix that changes with the standing label a form is pre-filled from (widgets keep their first value)."""
     if not prior:
@@ -221,9 +234,7 @@ def _verification_form(principal: Principal, instance_id: int, prefix: str, *, e
 def _verification_queue_view(principal: Principal, nav: dict[str, Any], follow_ups: int) -> None:
     queue = verification_queue(engine(), principal, overlap_setting())
     _progress(queue.decided, queue.total, "verifications")
-    ids = _ordered(queue.instance_ids, nav["skipped"])
-    current = nav["open"] or (ids[0] if ids else None)
-    _nav_buttons("v", nav, current, ids)
+    current = _current_item("v", nav, queue.instance_ids)
     if current is None:
         st.success("Your verification queue is empty.", icon=":material/task_alt:")
         if follow_ups:
@@ -376,9 +387,7 @@ def _label_queue_view(principal: Principal, nav: dict[str, Any]) -> None:
                 "here.", icon=":material/hourglass_empty:")
         return
     _progress(queue.decided, queue.total, "labels")
-    ids = _ordered(queue.instance_ids, nav["skipped"])
-    current = nav["open"] or (ids[0] if ids else None)
-    _nav_buttons("l", nav, current, ids)
+    current = _current_item("l", nav, queue.instance_ids)
     if current is None:
         st.success("No responses are waiting for your label.", icon=":material/task_alt:")
         st.caption("Revisit and re-label any of them under **My labels** above.")

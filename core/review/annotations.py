@@ -18,18 +18,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import Engine
 from pydantic import ValidationError
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
-from core.review.auth import Principal, authorize
-from core.store.benchmark import InstanceDetail, instance_detail
 from core.config import REPO_ROOT
-from core.store.io import LineError
+from core.review.auth import Principal, authorize
 from core.review.label_models import DECISIONS, KINDS, PAYLOADS, LabelLine, payload_problems, printable, problems  # noqa: F401
+from core.store.benchmark import InstanceDetail, instance_detail
+from core.store.io import LineError
 from core.store.models import Annotation, Instance, Model, Response
-
 
 GUIDELINES_PATH = REPO_ROOT / "annotations" / "guidelines.md"
 DEFAULT_OVERLAP = 0.2  # share of instances (per domain x mode) that need two independent verification decisions
@@ -184,6 +183,33 @@ def last_own_label(engine: Engine, kind: str, author: str) -> Annotation | None:
     """The author's most recent label of `kind` that they have not undone."""
     rows = live_annotations(engine, kind, author=author)
     return max(rows, key=lambda a: (a.created_at, a.id or 0)) if rows else None
+
+
+UNDO_NOUNS = {"verification": "verification decision", "gold_label": "label"}
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What an undo took back: the label, its target and (for verifications) the status the target has now."""
+
+    annotation_id: int
+    target_id: int
+    what: str
+    status: str = ""
+
+
+def start_undo(engine: Engine, principal: Principal | None, action: str, kind: str,
+               client_token: str) -> tuple[Principal, Annotation | Undone]:
+    """Check who undoes (re-checked: `action`) and find their latest label of `kind`; an Undone instead when this
+    client token already undid something (a double click), ValueError when there is nothing to undo."""
+    principal = authorize(engine, principal, action)
+    existing = _existing_by_token(engine, client_token)
+    if existing is not None:
+        return principal, Undone(existing.id or 0, existing.target_id, "already undone")
+    last = last_own_label(engine, kind, principal.username)
+    if last is None:
+        raise ValueError(f"undo: you have no {UNDO_NOUNS.get(kind, kind)} to undo")
+    return principal, last
 
 
 def retraction(label: Annotation, author: str, client_token: str, note: str = "") -> Annotation:

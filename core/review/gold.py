@@ -16,10 +16,24 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
+from core.review.annotations import (
+    DEFAULT_SAMPLE_SIZE,
+    Bundle,
+    HistoryEntry,
+    Undone,
+    append_annotation,
+    effective_annotations,
+    guidelines_version,
+    label_history,
+    live_annotations,
+    load_bundle,
+    retraction,
+    start_undo,
+    with_retry,
+)
 from core.review.auth import Principal, authorize
+from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
-from core.review.annotations import Bundle, DEFAULT_SAMPLE_SIZE, HistoryEntry, _existing_by_token, append_annotation, with_retry, effective_annotations, guidelines_version, label_history, last_own_label, live_annotations, load_bundle, retraction
-from core.review.verification import PermissionDenied_, QueueState, Undone, needs_edit_queue, verification_queue
 
 
 @dataclass(frozen=True)
@@ -413,13 +427,9 @@ def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[
 def undo_last_label(engine: Engine, principal: Principal | None, client_token: str, note: str = "") -> Undone:
     """Take back the expert's most recent gold label (append-only: a retraction row); their previous label on that
     response, if any, counts again, else the response returns to their queue."""
-    principal = authorize(engine, principal, "label_response")
-    existing = _existing_by_token(engine, client_token)
-    if existing is not None:
-        return Undone(existing.id or 0, existing.target_id, "already undone")
-    last = last_own_label(engine, "gold_label", principal.username)
-    if last is None:
-        raise ValueError("undo: you have no label to undo")
+    principal, last = start_undo(engine, principal, "label_response", "gold_label", client_token)
+    if isinstance(last, Undone):
+        return last
     row, _ = append_annotation(engine, retraction(last, principal.username, client_token, note))
     return Undone(row.id or 0, last.target_id, f"label on response {last.target_id}")
 

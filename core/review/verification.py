@@ -17,13 +17,30 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from core.config import get_secret
+from core.review.annotations import (
+    DECISION_STATUS,
+    DECISIONS,
+    DEFAULT_OVERLAP,
+    Bundle,
+    HistoryEntry,
+    Undone,
+    _existing_by_token,
+    append_annotation,
+    effective_annotations,
+    guidelines_version,
+    label_history,
+    live_annotations,
+    load_bundle,
+    retraction,
+    start_undo,
+    with_retry,
+)
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
-from core.config import get_secret
 from core.store.io import add_instance, instance_spec
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
-from core.review.annotations import Bundle, DECISIONS, DECISION_STATUS, DEFAULT_OVERLAP, HistoryEntry, append_annotation, _existing_by_token, with_retry, effective_annotations, guidelines_version, label_history, last_own_label, live_annotations, load_bundle, retraction
 
 
 def double_check_uids(instances: list[Instance], domains: dict[int, str], fraction: float) -> set[str]:
@@ -374,27 +391,13 @@ def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]
 # --------------------------------------------------------------------------- undo, revisit, follow-up, history
 
 
-@dataclass(frozen=True)
-class Undone:
-    """What an undo took back: the label, its target and (for verifications) the status the target has now."""
-
-    annotation_id: int
-    target_id: int
-    what: str
-    status: str = ""
-
-
 def undo_last_verification(engine: Engine, principal: Principal | None, client_token: str, note: str = "") -> Undone:
     """Take back the expert's most recent verification decision (append-only: a retraction row); the instance's status
     is recomputed from the decisions that remain. A decision that saved a new version, or one an admin already
     settled, cannot be undone (decide again on the latest version instead)."""
-    principal = authorize(engine, principal, "verify_instance")
-    existing = _existing_by_token(engine, client_token)
-    if existing is not None:
-        return Undone(existing.id or 0, existing.target_id, "already undone")
-    last = last_own_label(engine, "verification", principal.username)
-    if last is None:
-        raise ValueError("undo: you have no verification decision to undo")
+    principal, last = start_undo(engine, principal, "verify_instance", "verification", client_token)
+    if isinstance(last, Undone):
+        return last
     payload = last.payload
     what = f"{payload.get('instance_uid')} v{payload.get('instance_version')}: {str(payload.get('decision')).replace('_', ' ')}"
     if payload.get("new_instance_id"):

@@ -169,7 +169,7 @@ def import_set(
         prefix = set_slug(name)
         renamed = {uid: f"{prefix}/{uid}" for uid in changed if on_changed == "rename"}
         taken = _latest(session, renamed.values())
-        for uid, new_uid in renamed.items():
+        for new_uid in renamed.values():
             if new_uid in taken:
                 report.errors.append(LineError(0, "set_name", f"id {new_uid!r} already exists; choose another set name"))
         if report.errors:

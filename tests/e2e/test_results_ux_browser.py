@@ -17,8 +17,8 @@ from core.review.auth import create_user
 from core.store.db import make_engine, upgrade
 from core.store.io import import_file
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
-from tests.e2e.harness import chromium, new_context, serve, settle, sign_in
-from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps
+from tests.e2e.harness import chromium, serve, settle
+from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps, signed_in
 from ui.navigation import PAGES
 
 pytestmark = pytest.mark.browser
@@ -97,17 +97,13 @@ def analyst_app(analyst_db, browser):
         yield served.url, browser, rid, system
 
 
-def _page(browser, url: str, user: str):
-    context = new_context(browser)
-    page = context.new_page()
-    sign_in(page, url, user, USERS[user][1])
-    return page
+def _signed_in(browser, url: str, user: str):
+    return signed_in(browser, url, user, USERS[user][1])
 
 
 def test_every_page_at_1440_px(results):
     url, browser, _ = results
-    page = _page(browser, url, "admin")
-    try:
+    with _signed_in(browser, url, "admin") as page:
         for spec in PAGES:
             slug = spec.path.removeprefix("pages/").removesuffix(".py")
             goto(page, f"{url}/{slug}")
@@ -115,14 +111,11 @@ def test_every_page_at_1440_px(results):
             no_exception(page)
             assert page.get_by_role("heading", name=spec.title).count() or spec.default, spec.title
             full_shot(page, FOLDER, f"page_{slug}")
-    finally:
-        page.context.close()
 
 
 def test_radar_labels_do_not_overprint(results):
     url, browser, _ = results
-    page = _page(browser, url, "ana")
-    try:
+    with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/domains")
         page.wait_for_selector(".js-plotly-plot .angularaxistick", timeout=30_000)
         page.wait_for_timeout(800)
@@ -132,14 +125,11 @@ def test_radar_labels_do_not_overprint(results):
         assert sum(b["text"] == "Faithfulness" for b in boxes) == 6  # one radar per domain, all labelled
         assert overlaps(boxes) == []
         full_shot(page, FOLDER, "radar")
-    finally:
-        page.context.close()
 
 
 def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results):
     url, browser, _ = results
-    page = _page(browser, url, "ana")
-    try:
+    with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/leaderboard")
         page.wait_for_selector(".js-plotly-plot .ytick", timeout=30_000)
         page.wait_for_timeout(500)
@@ -162,8 +152,6 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         assert len(shared) >= 4 and {m: radar[m] for m in shared} == {m: scatter[m] for m in shared}
         assert len(set(radar.values())) == len(radar)  # no two models share a colour
         full_shot(page, FOLDER, "robustness_conflicts")
-    finally:
-        page.context.close()
 
 
 @pytest.mark.parametrize(
@@ -175,14 +163,11 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
 )
 def test_empty_states_say_what_to_do_next(results, user, slug, text):
     url, browser, _ = results
-    page = _page(browser, url, user)
-    try:
+    with _signed_in(browser, url, user) as page:
         goto(page, f"{url}/{slug}")
         page.get_by_text(text).wait_for()
         assert page.get_by_text("Draw a sample").count()
         full_shot(page, FOLDER, f"empty_{slug}")
-    finally:
-        page.context.close()
 
 
 def _bar_counts(page) -> set[int]:
@@ -193,8 +178,7 @@ def _bar_counts(page) -> set[int]:
 
 def test_results_narrow_to_a_set_and_to_accepted_instances(results):
     url, browser, set_id = results
-    page = _page(browser, url, "ana")
-    try:
+    with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/leaderboard")
         everything = max(_bar_counts(page))
         goto(page, f"{url}/leaderboard?set={set_id}")
@@ -206,14 +190,11 @@ def test_results_narrow_to_a_set_and_to_accepted_instances(results):
         assert max(_bar_counts(page)) <= ACCEPTED
         assert "†" in {str(x) for t in figure_data(page, 0) for x in (t["text"] or [])}  # n < 30 flagged on the bars
         full_shot(page, FOLDER, "leaderboard_accepted_only")
-    finally:
-        page.context.close()
 
 
 def test_a_link_reopens_the_filtered_view(results):
     url, browser, _ = results
-    page = _page(browser, url, "ana")
-    try:
+    with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/leaderboard?subset=gap&judge=heuristic")
         page.get_by_text("subset gap").first.wait_for()
         box = page.get_by_label("Subset", exact=True)
@@ -229,14 +210,11 @@ def test_a_link_reopens_the_filtered_view(results):
         other.get_by_text("subset conflict").first.wait_for()
         full_shot(other, FOLDER, "shared_link")
         other.close()
-    finally:
-        page.context.close()
 
 
 def test_compare_responses_prompt_and_judges(analyst_app):
     url, browser, rid, system = analyst_app
-    page = _page(browser, url, "ana")
-    try:
+    with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/compare_responses?response={rid}")
         for model in ("baseline:always-refuse", "baseline:extractive"):
             page.get_by_text(model, exact=False).first.wait_for()
@@ -244,7 +222,5 @@ def test_compare_responses_prompt_and_judges(analyst_app):
         page.get_by_text("Exactly as sent").first.wait_for()
         page.locator("[data-testid=stCode]").filter(has_text=system[:60]).first.wait_for()  # the stored request
         page.get_by_text("3 judges: rule checker, heuristic (lexical, offline), llm:judge-b").wait_for()
-        assert f"instance=" in page.url and "responses=" in page.url
+        assert "instance=" in page.url and "responses=" in page.url
         full_shot(page, FOLDER, "compare_responses")
-    finally:
-        page.context.close()

@@ -11,8 +11,8 @@ from sqlmodel import Session, select
 from core.review.gold import draw_gold_sample, my_label
 from core.review.verification import record_verification
 from core.store.models import Annotation, BenchmarkSet, Constraint, Instance
-from tests.e2e.harness import chromium, new_context, open_page, serve, settle, sign_in, wait_until
-from tests.e2e.ux_helpers import full_shot, no_exception
+from tests.e2e.harness import chromium, open_page, serve, settle, wait_until
+from tests.e2e.ux_helpers import full_shot, no_exception, signed_in
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
 pytestmark = pytest.mark.browser
@@ -38,9 +38,7 @@ def workspace(tmp_path, request):
 
 
 def _signed_in(browser, url: str, who: str):
-    page = new_context(browser).new_page()
-    sign_in(page, url, who, PASSWORDS[who])
-    return page
+    return signed_in(browser, url, who, PASSWORDS[who])
 
 
 def _current(page, seeded) -> str:
@@ -63,8 +61,7 @@ def _status(seeded, uid: str) -> str:
 
 def test_decision_confirmed_undone_skipped_and_reopened(browser, workspace):
     url, seeded = workspace
-    page = _signed_in(browser, url, "alice")
-    try:
+    with _signed_in(browser, url, "alice") as page:
         open_page(page, "Verify instances")
         assert _current(page, seeded) == "E-noisy"
         page.get_by_role("button", name="Reject (Alt+X)").click()
@@ -88,8 +85,6 @@ def test_decision_confirmed_undone_skipped_and_reopened(browser, workspace):
         full_shot(page, FOLDER, "3-previous")
         with Session(seeded.engine) as s:
             assert [a.kind for a in s.exec(select(Annotation).order_by(Annotation.id)).all()] == ["verification", "retraction"]
-    finally:
-        page.context.close()
 
 
 def _needs_edit(seeded) -> None:
@@ -100,9 +95,8 @@ def _needs_edit(seeded) -> None:
 
 @pytest.mark.parametrize("workspace", [pytest.param(_needs_edit, id="needs-edit")], indirect=True)
 def test_needs_edit_follow_up_then_browse_shows_the_history(browser, workspace):
-    url, seeded = workspace
-    page = _signed_in(browser, url, "bob")
-    try:
+    url, _ = workspace
+    with _signed_in(browser, url, "bob") as page:
         open_page(page, "Verify instances")
         page.get_by_text("Needs edit (1)", exact=True).click()
         settle(page)
@@ -116,10 +110,7 @@ def test_needs_edit_follow_up_then_browse_shows_the_history(browser, workspace):
         settle(page)
         page.get_by_text("No instance waits for a follow-up edit.").wait_for()
         full_shot(page, FOLDER, "4-needs-edit-done")
-    finally:
-        page.context.close()
-    viewer = _signed_in(browser, url, "vic")
-    try:
+    with _signed_in(browser, url, "vic") as viewer:
         open_page(viewer, "Browse benchmark")
         grid = viewer.locator("[data-testid=stDataFrame]").last
         grid.wait_for()
@@ -130,8 +121,6 @@ def test_needs_edit_follow_up_then_browse_shows_the_history(browser, workspace):
         viewer.get_by_text("Context note: doc 2 answers the query").first.wait_for()  # v1's decision and notes
         assert viewer.get_by_text("decision accept").count() and "instance=E-gap" in viewer.url
         full_shot(viewer, FOLDER, "5-browse-history")
-    finally:
-        viewer.context.close()
 
 
 def _conditional(seeded) -> None:
@@ -162,8 +151,7 @@ def _answer_all(page, choice: str = "no") -> None:
 @pytest.mark.parametrize("workspace", [pytest.param(_conditional, id="conditional")], indirect=True)
 def test_labelling_before_and_after_a_sample(browser, workspace):
     url, seeded = workspace
-    page = _signed_in(browser, url, "alice")
-    try:
+    with _signed_in(browser, url, "alice") as page:
         open_page(page, "Label responses")
         page.get_by_text("none has been assigned to you yet").wait_for()
         full_shot(page, FOLDER, "6-label-empty")
@@ -197,17 +185,11 @@ def test_labelling_before_and_after_a_sample(browser, workspace):
                    "the re-label")
         page.get_by_text("Your labels on this response").first.click()
         full_shot(page, FOLDER, "8-relabelled-with-history")
-    except Exception:
-        full_shot(page, FOLDER, "failed-labelling")
-        raise
-    finally:
-        page.context.close()
 
 
 def test_admin_sees_progress_and_a_sample_kept_to_domains(browser, workspace):
-    url, seeded = workspace
-    page = _signed_in(browser, url, "admin")
-    try:
+    url, _ = workspace
+    with _signed_in(browser, url, "admin") as page:
         open_page(page, "Gold labels & adjudication")
         page.get_by_role("button", name="Draw sample and assign").click()
         settle(page)
@@ -217,8 +199,6 @@ def test_admin_sees_progress_and_a_sample_kept_to_domains(browser, workspace):
         page.get_by_text("Verified: standing decisions").wait_for()
         no_exception(page)
         full_shot(page, FOLDER, "10-expert-progress")
-    finally:
-        page.context.close()
 
 
 def _build(page, seed: int) -> None:
@@ -232,9 +212,8 @@ def _build(page, seed: int) -> None:
 
 def test_a_build_is_its_own_set_and_superseding_needs_a_choice(browser, workspace):
     url, seeded = workspace
-    page = _signed_in(browser, url, "admin")
-    page.set_default_timeout(60_000)
-    try:
+    with _signed_in(browser, url, "admin") as page:
+        page.set_default_timeout(60_000)
         open_page(page, "Build benchmark")
         page.get_by_text("Dense + BM25 (hybrid)").click()  # BM25 only: faster
         _build(page, 0)
@@ -249,11 +228,8 @@ def test_a_build_is_its_own_set_and_superseding_needs_a_choice(browser, workspac
         settle(page)
         button.click()
         settle(page)
-        full_shot(page, FOLDER, "12-imported-as-own-set")
         page.get_by_text("under the set's own ids").first.wait_for()
         full_shot(page, FOLDER, "12-imported-as-own-set")
-    finally:
-        page.context.close()
     with Session(seeded.engine) as s:
         assert len(s.exec(select(BenchmarkSet)).all()) == 2
         assert {i.version for i in s.exec(select(Instance)).all()} == {1}  # nothing superseded

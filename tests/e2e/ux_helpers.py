@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.harness import ARTIFACTS, settle
+from tests.e2e.harness import ARTIFACTS, new_context, settle, sign_in
 
 WIDTH = 1440
 SCROLLERS = "[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]"
@@ -72,3 +74,14 @@ def toasts(page) -> list[str]:
 def no_exception(page) -> None:
     errors = page.locator("[data-testid=stException]")
     assert not errors.count(), errors.first.inner_text()
+
+
+@contextmanager
+def signed_in(browser, url: str, user: str, password: str) -> Iterator:
+    """A page of a new browser context signed in as `user` (closed afterwards)."""
+    page = new_context(browser).new_page()
+    try:
+        sign_in(page, url, user, password)
+        yield page
+    finally:
+        page.context.close()

@@ -3,6 +3,8 @@ percent axes 0-100, cost and latency on their own axes, small samples flagged, r
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,7 +40,7 @@ def test_radar_labels_ticks_and_titles_do_not_share_a_place():
     for title, polar in zip(titles, polars(fig)[: len(titles)], strict=True):
         assert title.y >= polar.domain.y[1]  # above its radar
     row = sorted(polars(fig)[:3], key=lambda p: p.domain.x[0])
-    gaps = [b.domain.x[0] - a.domain.x[1] for a, b in zip(row, row[1:], strict=False)]
+    gaps = [b.domain.x[0] - a.domain.x[1] for a, b in itertools.pairwise(row)]
     assert min(gaps) >= 0.13  # room for the diagonal labels between neighbours
 
 

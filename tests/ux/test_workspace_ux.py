@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core.review.gold import draw_gold_sample, my_label, record_gold_label
 from core.review.verification import record_verification
 from core.store.models import Annotation, Constraint, Instance
+from tests.pages.test_workspace_flows import page_as
 from tests.workspace_factories import principal, seeded_db
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,14 +26,6 @@ def seeded(tmp_path, monkeypatch):
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
     monkeypatch.setenv("GAUNTLET_VERIFY_OVERLAP", "0")
     return s
-
-
-def page_as(path: str, who: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / path), default_timeout=30)
-    at.session_state["gauntlet_principal"] = principal(who)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def text(at: AppTest) -> str:
