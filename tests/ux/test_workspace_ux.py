@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core.review.gold import draw_gold_sample, my_label, record_gold_label
 from core.review.verification import record_verification
 from core.store.models import Annotation, Constraint, Instance
-from tests.pages.test_workspace_flows import page_as
+from tests.pages.test_workspace_flows import _full_label, page_as
 from tests.workspace_factories import principal, seeded_db
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_labelling_auto_satisfies_skips_undoes_and_relabels(seeded):
     assert at.toast and at.toast[0].value.startswith("label on ") and my_label(seeded.engine, principal("alice"), second)
     at.button(key="l_undo").click().run()
     assert my_label(seeded.engine, principal("alice"), second) is None
-    record_gold_label(seeded.engine, principal("alice"), second, {**_all(seeded, second, True)}, "again")
+    record_gold_label(seeded.engine, principal("alice"), second, _full_label(seeded, second, True), "again")  # c3: yes is accepted
     at.segmented_control(key="l_view").set_value("mine").run()
     assert at.dataframe[0].value["response"].tolist() == [second]
     assert by_label(at.radio, "`c1`").value == "yes"  # pre-filled with the standing label
@@ -153,18 +153,6 @@ def test_labelling_auto_satisfies_skips_undoes_and_relabels(seeded):
     assert my_label(seeded.engine, principal("alice"), second)["constraints"]["c1"] is False
     history = at.dataframe[-1].value
     assert history["counts"].tolist() == ["no (undone)", "no (replaced)", "yes (latest)"]
-
-
-def _all(seeded, rid, value):
-    from core.review.gold import load_response
-
-    ctx = load_response(seeded.engine, rid)
-    payload = {"constraints": {c.cid: value for c in ctx.bundle.constraints if c.cid != "c3" or ctx.bundle.instance.mode == "gap"}}
-    if ctx.bundle.instance.mode == "gap":
-        payload["valid_refusal"] = int(value)
-    if ctx.bundle.instance.mode == "conflict":
-        payload["conflict_recognized"] = int(value)
-    return payload
 
 
 def test_admin_sees_per_expert_progress_and_uncovered_domains(seeded):
