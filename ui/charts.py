@@ -82,8 +82,11 @@ def orchestration_gap(long: pd.DataFrame) -> go.Figure:
         fig.add_scatter(x=[strict.get(m), loose.get(m)], y=[m, m], mode="lines", line={"color": "#bbb"}, showlegend=False, hoverinfo="skip")
     fig.add_scatter(x=strict.reindex(models), y=models, mode="markers", name="Strict IAS", marker={"size": 11})
     fig.add_scatter(x=loose.reindex(models), y=models, mode="markers", name="Loose IAS", marker={"size": 11})
+    pair = long[long["metric"].isin(["loose_ias", "strict_ias"])]
+    small = pair.groupby("model")["small_n"].any() if "small_n" in pair else pd.Series(dtype=bool)
+    labels = [f"{m} †" if small.get(m, False) else m for m in models]
     fig.update_layout(xaxis={"title": "IAS (%) — the distance is the orchestration gap", **PERCENT_AXIS},
-                      yaxis={"autorange": "reversed"}, margin={"t": 30})
+                      yaxis={"autorange": "reversed", "tickvals": models, "ticktext": labels}, margin={"t": 30})
     return fig
 
 
@@ -214,10 +217,17 @@ def scatter_models(frame: pd.DataFrame, x: str, y: str, x_title: str, y_title: s
                             marker={"size": 11 + 8 * (len(shared) - 1 - rank), "color": colors.get(row["model"]),
                                     "symbol": "circle-open" if rank < len(shared) - 1 else PARADIGM_SYMBOLS.get(paradigm, "circle"),
                                     "line": {"width": 2}},
-                            hovertemplate=f"{row['model']}<br>%{{x:.1f}}%, %{{y:.1f}}%"
+                            hovertemplate=f"{row['model']}<br>%{{x:.1f}}%, %{{y:.1f}}%" + _n_note(row)
                                           + (f"<br>same point as {', '.join(others)}" if others else "") + "<extra></extra>")
     fig.update_layout(xaxis={"title": x_title, **PERCENT_AXIS}, yaxis={"title": y_title, **PERCENT_AXIS}, margin={"t": 30})
     return fig
+
+
+def _n_note(row: pd.Series) -> str:
+    """' (n=12 †)' for a row with an n column (the † when n < 30), else ''."""
+    if "n" not in row or pd.isna(row["n"]):
+        return ""
+    return f" (n={int(row['n'])}{' †' if row['n'] < SMALL_N else ''})"
 
 
 def _label_box(x: float, y: float, text: str, position: str) -> tuple[float, float, float, float]:

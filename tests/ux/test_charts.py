@@ -142,3 +142,13 @@ def test_drill_down_tables_read_as_labels_with_the_model_pinned():
     config = response_config(pd.DataFrame(columns=["response_id", "model", "instance_uid", "sub_dimension", "loose_ias"]))
     assert [config[c]["label"] for c in config] == ["Response", "Model", "Instance", "Sub-dimension", "Loose IAS (%)"]
     assert config["model"]["pinned"] is True and config["loose_ias"]["type_config"]["format"] == "percent"
+
+
+def test_orchestration_gap_and_scatter_flag_small_samples():
+    long = pd.concat([board([0.4, 0.9], "loose_ias", n=12), board([0.2, 0.5], "strict_ias", n=40)])
+    gap = charts.orchestration_gap(long)
+    assert list(gap.layout.yaxis.ticktext) == ["alpha †", "beta †"] and list(gap.layout.yaxis.tickvals) == ["alpha", "beta"]
+    frame = pd.DataFrame({"model": ["alpha", "beta"], "paradigm": ["standard"] * 2, "x": [0.1, 0.5], "y": [0.3, 0.7],
+                          "n": [12, 40]})
+    hover = {t.text[0]: t.hovertemplate for t in charts.scatter_models(frame, "x", "y", "x", "y").data}
+    assert "(n=12 †)" in hover["alpha"] and "(n=40)" in hover["beta"]
