@@ -38,8 +38,11 @@ def _icon(page) -> str:
 
 
 def _sidebar_links(page) -> list[str]:
-    """The titles of the sidebar's page links (without their icon's ligature name)."""
-    links = page.locator("[data-testid=stSidebar] [data-testid=stPageLink] a").all_inner_texts()
+    """The titles of the sidebar's page links (without their icon's ligature name), once the sidebar has drawn."""
+    locator = page.locator("[data-testid=stSidebar] [data-testid=stPageLink] a")
+    locator.first.wait_for(timeout=30_000)
+    settle(page)
+    links = locator.all_inner_texts()
     return [text.split("\n")[-1] for text in links]
 
 
