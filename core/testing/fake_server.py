@@ -143,6 +143,9 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.call_count = 0
         self.fault_count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.spans: list[tuple[float, float, str]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd = _Server(("127.0.0.1", port), _make_handler(self))
@@ -191,6 +194,24 @@ class FakeLLMServer:
         with self._lock:
             self.fault_count += 1
 
+    def entered(self) -> float:
+        """Count a request being answered (peak: max_in_flight); its start time."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        return time.monotonic()
+
+    def left(self, started: float, prompt: str) -> None:
+        """A request answered: one fewer in flight, its (start, end, prompt) span kept."""
+        with self._lock:
+            self.in_flight -= 1
+            self.spans.append((started, time.monotonic(), prompt))
+
+    def stats(self) -> dict[str, int]:
+        """Calls answered, faults injected and the most requests ever in flight at once."""
+        with self._lock:
+            return {"calls": self.call_count, "faults": self.fault_count, "max_in_flight": self.max_in_flight}
+
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(_Handler):
@@ -223,6 +244,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.fake.record(body)
         prompt = prompt_text(body)
+        started = self.fake.entered()
+        try:
+            self._answer(kind, body, prompt)
+        finally:
+            self.fake.left(started, prompt)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/stats":
+            self._send_json(200, self.fake.stats())
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def _answer(self, kind: str, body: dict[str, Any], prompt: str) -> None:
         fault, reply, retry_after = self.fake.behaviour.decide(prompt)
         if self.fake.latency_ms:
             time.sleep(self.fake.latency_ms / 1000)
