@@ -40,6 +40,7 @@ def test_migrations_match_the_models(engine) -> None:
     assert diff == [], f"models and migrations disagree; add an Alembic revision: {diff}"
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_runs_with_wal_and_busy_timeout(engine) -> None:
     with engine.connect() as connection:
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"

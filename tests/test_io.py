@@ -146,17 +146,13 @@ def test_reimport_with_new_version_versions_changed_and_keeps_old(engine, tmp_pa
         assert versions[0].query != versions[1].query
 
 
-def test_import_export_import_is_lossless(engine, tmp_path, migrated_template) -> None:
-    import shutil
-
+def test_import_export_import_is_lossless(engine, tmp_path, backend_url_factory) -> None:
     from core.store.db import make_engine
 
     import_file(engine, MINI)
     first = tmp_path / "first.jsonl"
     export_instances(engine, first)
-    other_path = tmp_path / "other.db"
-    shutil.copy(migrated_template, other_path)
-    other = make_engine(f"sqlite:///{other_path}")
+    other = make_engine(backend_url_factory())
     assert import_file(other, first).ok
     second = tmp_path / "second.jsonl"
     export_instances(other, second)

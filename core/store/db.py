@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -38,14 +38,25 @@ def make_engine(url: str | None = None) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-@cache
-def _engine_for(url: str) -> Engine:
-    return make_engine(url)
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(url: str | None = None) -> Engine:
     """A process-wide engine per URL (default: GAUNTLET_DATABASE_URL), shared by the app and background jobs."""
-    return _engine_for(url or database_url())
+    url = url or database_url()
+    with _ENGINES_LOCK:
+        if url not in _ENGINES:
+            _ENGINES[url] = make_engine(url)
+        return _ENGINES[url]
+
+
+def forget_engine(url: str) -> None:
+    """Dispose of the process-wide engine of `url`, if any (before its database is dropped)."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.pop(url, None)
+    if engine is not None:
+        engine.dispose()
 
 
 def alembic_config(url: str) -> Config:
