@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import asdict
 from multiprocessing import connection as mp_connection
 from typing import Any
@@ -91,9 +92,10 @@ class _Execution:
 
     def __init__(self, engine: Engine, run_id: int, options: RunOptions, clock: Clock | None,
                  progress: ProgressFn | None, shard: tuple[int, int] | None = None,
-                 holding: Holding | None = None) -> None:
+                 holding: Holding | None = None, only: Collection[int] | None = None) -> None:
         self.engine = engine
         self.holding = holding
+        self.only = None if only is None else set(only)  # a shard given as response ids (the Ray executor's)
         self.released = asyncio.Event()
         self.shard = shard
         self.parent_pid = os.getppid()
@@ -117,6 +119,8 @@ class _Execution:
     async def run(self) -> RunProgress:
         with Session(self.engine) as session:
             items = pending_items(session, self.run_id, self.shard)
+            if self.only is not None:
+                items = [item for item in items if item.response_id in self.only]
             models = {m.id: m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
@@ -476,6 +480,10 @@ async def execute_run(
         if calls:
             log.warning("run %s: %s", run_id, rebought_note(calls, usd))
         execution = _Execution(engine, run_id, options, clock, progress, holding=holding)
+        if options.executor == "ray":
+            from core.generation.ray_executor import execute_on_ray
+
+            return await execute_on_ray(execution)
         if options.workers > 1:
             return await execution.run_sharded(options.workers)
         return await execution.run()

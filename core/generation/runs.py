@@ -34,6 +34,7 @@ from core.scoring.judges.names import HEURISTIC
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
 CONTEXT_POLICIES = ("refuse", "truncate")
+EXECUTORS = ("local", "ray")
 SECRET_WORDS = ("api_key", "apikey", "token", "secret", "password")
 
 
@@ -57,6 +58,8 @@ class RunOptions:
     workers: int = 1
     conditions: list[str] = field(default_factory=lambda: [""])
     context_policy: str = "refuse"
+    executor: str = "local"  # or "ray": core.generation.ray_executor
+    ray_address: str | None = None
 
 
 @dataclass
@@ -187,9 +190,11 @@ def instance_conditions(instances: list[Instance], conditions: list[str]) -> lis
 
 
 def check_options(options: RunOptions) -> None:
-    """Raise ValueError for a context policy that is not one of CONTEXT_POLICIES."""
+    """Raise ValueError for a context policy or executor that is not one of CONTEXT_POLICIES or EXECUTORS."""
     if options.context_policy not in CONTEXT_POLICIES:
         raise ValueError(f"unknown context policy {options.context_policy!r}; known: {', '.join(CONTEXT_POLICIES)}")
+    if options.executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {options.executor!r}; known: {', '.join(EXECUTORS)}")
 
 
 def create_run(engine: Engine, options: RunOptions) -> int:
