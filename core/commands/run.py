@@ -87,6 +87,13 @@ def run(
         min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
              "concurrency/N (rounded up) and rpm/tpm divided by N. The budget holds across workers: each call's "
              "worst case is reserved on the run before it is sent.")] = None,
+    executor: Annotated[str | None, typer.Option(
+        help="local (default: this process, or --workers processes) or ray: the items as Ray tasks, one shard per "
+             "CPU of the cluster (or --workers shards), same cache, budget, resume and re-bought accounting; needs "
+             "pip install 'rag-gauntlet[ray]' and a database file or server.")] = None,
+    address: Annotated[str | None, typer.Option(
+        help="With --executor ray: the Ray cluster (auto, HOST:PORT or ray://HOST:PORT); default: a local instance "
+             "on loopback.")] = None,
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
     resume: Annotated[int | None, typer.Option(help="Finish the pending items of this run.")] = None,
     retry_failed: Annotated[int | None, typer.Option(help="Retry the failed items of this run.")] = None,
@@ -100,7 +107,8 @@ def run(
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
-                 "max_retries": max_retries, "workers": workers, "context_policy": context_policy}
+                 "max_retries": max_retries, "workers": workers, "context_policy": context_policy,
+                 "executor": executor, "ray_address": address}
     try:
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
