@@ -246,9 +246,10 @@ class LLMClient:
             self._keys[id(messages)] = (messages, key)
         return key
 
-    def preload(self, message_lists: Iterable[list[ChatMessage]]) -> int:
-        """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits."""
-        keys = list(dict.fromkeys(self.key_for(messages, remember=True) for messages in message_lists))
+    def preload(self, message_lists: Iterable[list[ChatMessage]], *, remember: bool = True) -> int:
+        """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits.
+        With remember=False the message lists are not kept (their calls hash them again)."""
+        keys = list(dict.fromkeys(self.key_for(messages, remember=remember) for messages in message_lists))
         self._preloaded.update(dict.fromkeys(keys))
         with Session(self.engine) as session:
             for start in range(0, len(keys), PRELOAD_CHUNK):
@@ -293,6 +294,8 @@ class LLMClient:
             completion = completion.model_copy(update={"cache_key": key})
             await self._commit([self._cache_write(key, messages, completion, purpose),
                                 *(persist(completion) if persist is not None else [])])
+            if key in self._preloaded:  # preloaded as missing while this call was made: its later caller shares it
+                self._preloaded[key] = completion.model_copy(update={"cached": True, "attempts": 0})
             future.set_result(completion)
             return completion
         except BaseException as exc:
