@@ -1,33 +1,100 @@
-"""The `gauntlet` command line: each command module registers its commands on one Typer app."""
+"""The `gauntlet` command line: one table names every command, the module that registers it and its one-line help.
+
+A command's module is imported only when that command runs (or shows its own help), so `gauntlet --help` and
+`gauntlet ifeval` never pay for pandas, the database layer or the other commands' dependencies.
+Each module exposes register(app); tests/test_cli_startup.py checks the table against what the modules register.
+"""
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
 import typer
+from typer.core import TyperCommand, TyperGroup
+
+from core.commands import GuardedGroup
+
+# (command, module that registers it, the help line `gauntlet --help` shows: the command's own first line)
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("init-db", "core.commands.data",
+     "Create or migrate the database; load the bundled sample benchmark if it is empty."),
+    ("validate", "core.commands.data",
+     "Check every line of a benchmark JSONL file; report each problem with line and field; exit 1 if any."),
+    ("import", "core.commands.data",
+     "Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing."),
+    ("export", "core.commands.data", "Export the latest instance versions in the interchange format."),
+    ("stats", "core.commands.data", "Print the benchmark composition: Table 5 (per domain) and Table 6 (per mode)."),
+    ("schema", "core.commands.data",
+     "Write the JSON Schema of the interchange format (data/schema/instance.schema.json)."),
+    ("ifeval", "core.commands.checks",
+     "Score IFEval responses with our checkers; print prompt- and instruction-level accuracy, strict and loose."),
+    ("checkers", "core.commands.checks", "List every registered rule checker id with its kwargs."),
+    ("build", "core.commands.build",
+     "Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles."),
+    ("run", "core.commands.run",
+     "Generate answers for models x instances; every item ends done or failed with a reason."),
+    ("report", "core.commands.run",
+     "Per-model results of a run under one judge: generation figures and every metric with its CI and n."),
+    ("fake-server", "core.commands.run",
+     "Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."),
+    ("score", "core.commands.score",
+     "Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."),
+    ("models", "core.commands.run", "Register and list model configurations (keys stay in env / secrets.toml)."),
+    ("user", "core.commands.users", "Accounts: admins, experts (with domains), analysts, viewers."),
+    ("labels", "core.commands.users", "Human labels: export to and import from JSONL (one label per line)."),
+    ("rag-stress", "core.commands.rag_stress", "RAG-Stress: misleading evidence that overrides correct answers."),
+    ("lit-ragbench", "core.commands.lit_ragbench",
+     "LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy."),
+    ("ragstress", "core.commands.ragstress", "RAGStress: knowledge-base corruption by type and severity (MMLU)."),
+    ("domainrag", "core.commands.domainrag",
+     "DomainRAG: build the six-ability instances with their settings; report the views."),
+)
+COMMAND_MODULES: list[str] = list(dict.fromkeys(module for _, module, _ in COMMANDS))
+_MODULE_OF = {name: module for name, module, _ in COMMANDS}
+
+
+@cache
+def module_commands(module: str) -> dict[str, TyperCommand | TyperGroup]:
+    """The click commands a command module registers, by name (the module is imported here, once)."""
+    registry = typer.Typer()
+    importlib.import_module(module).register(registry)
+    return dict(typer.main.get_group(registry).commands)
+
+
+class LazyGroup(GuardedGroup):
+    """The root group: lists every command from COMMANDS and imports a command's module only to run or show it."""
+
+    def __init__(self, **attrs) -> None:
+        super().__init__(**attrs)
+        self.commands.update({name: TyperCommand(name=name, help=help_) for name, _, help_ in COMMANDS})
+        self._listing = False
+
+    def get_command(self, ctx, cmd_name: str):
+        """The real command (its module imported now), or the table's stand-in while the help lists commands."""
+        if self._listing or cmd_name not in _MODULE_OF:
+            return super().get_command(ctx, cmd_name)
+        return module_commands(_MODULE_OF[cmd_name])[cmd_name]
+
+    def format_help(self, ctx, formatter) -> None:
+        self._listing = True
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="gauntlet",
-    help="RAG Gauntlet: benchmark LLM generators for enterprise RAG under noisy, missing and conflicting retrieval.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
 
-COMMAND_MODULES: list[str] = [
-    "core.commands.data",
-    "core.commands.checks",
-    "core.commands.build",
-    "core.commands.run",
-    "core.commands.score",
-    "core.commands.users",
-    "core.commands.rag_stress",
-    "core.commands.lit_ragbench",
-    "core.commands.ragstress",
-    "core.commands.domainrag",
-]
 
-for module_name in COMMAND_MODULES:
-    importlib.import_module(module_name).register(app)
+@app.callback()
+def main() -> None:
+    """RAG Gauntlet: benchmark LLM generators for enterprise RAG under noisy, missing and conflicting retrieval."""
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
-"""CLI command modules; each exposes register(app) and is listed in core.cli.COMMAND_MODULES.
+"""CLI command modules; each exposes register(app) and its commands are listed in core.cli.COMMANDS.
 
-`install_error_guard(app)` (called by the data commands' register) makes every command's unexpected error one
-readable line on stderr and exit code 1 instead of a traceback (GAUNTLET_DEBUG=1 shows the traceback).
+The root group (core.cli.LazyGroup, a GuardedGroup) makes every command's unexpected error one readable line on
+stderr and exit code 1 instead of a traceback (GAUNTLET_DEBUG=1 shows the traceback).
+Keep these modules light to import: a command imports its heavy dependencies inside its body.
 """
 
 from __future__ import annotations
 
 import os
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -32,19 +32,13 @@ def error_line(exc: BaseException) -> str:
 class GuardedGroup(TyperGroup):
     """A command group whose commands end with one 'error: ...' line and exit 1 on any unexpected exception."""
 
-    def invoke(self, ctx: click.Context) -> object:
+    def invoke(self, ctx) -> object:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, typer.Exit, typer.Abort,
-                typer.TyperException):  # typer's own (vendored) click errors, e.g. typer.BadParameter: exit 2
+        except (typer.Exit, typer.Abort, typer.TyperException):  # typer's (vendored) click errors, e.g. BadParameter
             raise
         except Exception as exc:  # noqa: BLE001 - the CLI's last line of defence
             if os.environ.get(DEBUG_ENV):
                 raise
             typer.echo(f"error: {error_line(exc)}", err=True)
             raise typer.Exit(1) from None
-
-
-def install_error_guard(app: typer.Typer) -> None:
-    """Make `app`'s commands report unexpected errors as one line and exit 1."""
-    app.info.cls = GuardedGroup

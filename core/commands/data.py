@@ -50,10 +50,7 @@ def instance_json_schema() -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Register the data commands on the gauntlet app (and the CLI's one-line error guard)."""
-    from core.commands import install_error_guard
-
-    install_error_guard(app)
+    """Register the data commands on the gauntlet app."""
 
     @app.command("init-db")
     def init_db_command(
