@@ -296,14 +296,13 @@ class LLMClient:
                                 *(persist(completion) if persist is not None else [])])
             if key in self._preloaded:  # preloaded as missing while this call was made: its later caller shares it
                 self._preloaded[key] = completion.model_copy(update={"cached": True, "attempts": 0})
-            future.set_result(completion)
+            future.set_result(completion)  # kept: a later caller whose cache lookup missed this commit shares it
             return completion
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: waiters re-raise it themselves
-            raise
-        finally:
             del self._inflight[key]
+            raise
 
     def max_cost(self, messages: list[ChatMessage]) -> float:
         """The cost a call is reserved at: its estimated input tokens and the model's max output tokens."""
