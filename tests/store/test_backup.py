@@ -1,0 +1,218 @@
+"""Backup and restore (`core.store.backup`): SQLite -> PostgreSQL -> SQLite re-exports byte-identical, password
+hashes only on request, every corruption named by file, line and field with nothing written, a non-empty target
+refused, ids and PostgreSQL sequences restored."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, func, select
+
+from bench.bench_labelling_load import label_payload, seed_experts
+from bench.make_synthetic_results import make_results
+from core.review.annotations import new_client_token
+from core.review.auth import Principal, authenticate, create_user
+from core.review.gold import load_response, record_gold_label
+from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
+from core.store.db import make_engine, upgrade
+from core.store.models import Assignment, BenchmarkSet, BenchmarkSetMember, Domain, LLMCall, Model
+
+ADMIN_PASSWORD = "admin-pass-123"
+COVERED = ("instance", "constraint", "document", "model", "run", "response", "verdict", "annotation", "user",
+           "assignment", "llmcall", "benchmark_set", "account_change")
+
+
+@pytest.fixture(scope="module")
+def pg_cluster():
+    """A throwaway PostgreSQL cluster for this module."""
+    from core.testing.postgres import temporary_cluster, wait_ready
+
+    with temporary_cluster() as cluster:
+        wait_ready(cluster)
+        yield cluster
+
+
+def fresh_url(backend: str, tmp_path: Path, pg_cluster_request) -> str:
+    """A new migrated, empty database on `backend`."""
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / f'{uuid.uuid4().hex[:8]}.db'}"
+    else:
+        from core.testing.postgres import create_database
+
+        url = create_database(pg_cluster_request.getfixturevalue("pg_cluster"), f"t_{uuid.uuid4().hex[:12]}")
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> str:
+    """A SQLite database with a scored synthetic run, experts with labels, an admin with a password, a cache row and a
+    benchmark set (text primary keys that sort differently by locale)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('source') / 'source.db'}"
+    make_results(url, n_models=2, n_instances=12, seed=3)
+    engine = make_engine(url)
+    create_user(engine, "admin", "admin", ADMIN_PASSWORD)
+    experts = seed_experts(engine, 3)
+    now = datetime.now(UTC)
+    with Session(engine) as session:
+        assigned = session.exec(select(Assignment.assignee, Assignment.target_id).order_by(Assignment.id)).all()[:9]
+        session.add_all(LLMCall(key=key, provider="openai", model_name="m", request={"z": 1, "a": [1.5, "é"]},
+                                text="ok ✓", purpose="generate") for key in ("b", "B", "a_", "é", "ab"))
+        session.add(BenchmarkSet(name="set one", description="naïve"))
+        session.flush()
+        session.add(BenchmarkSetMember(set_id=1, instance_id=1))
+        session.commit()
+    for name, rid in assigned:
+        principal = Principal(name, "expert", (), now, now)
+        payload = label_payload(load_response(engine, rid).bundle, random.Random(rid))
+        record_gold_label(engine, principal, rid, payload, new_client_token())
+    assert experts
+    engine.dispose()
+    return url
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.jsonl"))}
+
+
+@pytest.mark.parametrize("hashes", [False, True], ids=["without-password-hashes", "with-password-hashes"])
+def test_round_trip_sqlite_postgresql_sqlite_is_byte_identical(source, tmp_path, request, hashes):
+    first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    exported = export_all(make_engine(source), first, password_hashes=hashes)
+    postgres = make_engine(fresh_url("postgresql", tmp_path, request))
+    import_all(postgres, first)
+    export_all(postgres, second, password_hashes=hashes)
+    sqlite = make_engine(fresh_url("sqlite", tmp_path, request))
+    restored = import_all(sqlite, second)
+    export_all(sqlite, third, password_hashes=hashes)
+
+    assert files(first) == files(second) == files(third)
+    assert {name for name, n in exported.rows.items() if n} >= set(COVERED)
+    assert restored.rows == exported.rows
+    manifest = json.loads((first / MANIFEST).read_text())
+    assert manifest["tables"]["verdict"]["rows"] == exported.rows["verdict"] > 0
+    assert set(files(first)) == {f"{t.name}.jsonl" for t in backup_tables()}
+    users = [json.loads(line) for line in (first / "user.jsonl").read_text().splitlines()]
+    assert all(("password_hash" in u) is hashes for u in users)
+    assert ("$argon2" in "".join(p.read_text() for p in first.iterdir())) is hashes
+    assert (authenticate(postgres, "admin", ADMIN_PASSWORD) is not None) is hashes
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_restore_keeps_ids_and_new_rows_follow_them(source, tmp_path, request, backend):
+    export_all(make_engine(source), tmp_path / "dump")
+    engine = make_engine(fresh_url(backend, tmp_path, request))
+    import_all(engine, tmp_path / "dump")
+    with Session(make_engine(source)) as before, Session(engine) as session:
+        names = select(Model.id, Model.name).order_by(Model.id)
+        assert session.exec(names).all() == before.exec(names).all()
+        session.add(Domain(name="Added after restore"))
+        session.commit()
+        assert session.exec(select(Domain.id).where(Domain.name == "Added after restore")).one() == 7
+    assert create_user(engine, "newcomer", "viewer", "newcomer-pass-1").id > 1
+
+
+def _edit(directory: Path, file: str, line: int, change) -> None:
+    path = directory / file
+    lines = path.read_text().splitlines()
+    lines[line - 1] = change(lines[line - 1])
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _set(field: str, value):
+    return lambda text: json.dumps({**json.loads(text), field: value})
+
+
+CORRUPTIONS = [
+    pytest.param("verdict.jsonl", 3, _set("passed", "yes"), "verdict.jsonl:3: passed: must be true or false",
+                 id="wrong-type"),
+    pytest.param("response.jsonl", 2, lambda t: t[:40], "response.jsonl:2: malformed JSON", id="truncated-line"),
+    pytest.param("model.jsonl", 1, _set("api_key", "sk-123"), "model.jsonl:1: api_key: unknown field",
+                 id="unknown-field"),
+    pytest.param("response.jsonl", 1, _set("model_id", 999), "response.jsonl:1: model_id: refers to model 999",
+                 id="dangling-reference"),
+    pytest.param("domain.jsonl", 2, _set("id", 1), "domain.jsonl:2: id: duplicate primary key", id="duplicate-id"),
+    pytest.param("annotation.jsonl", 1, _set("client_token", "x\u0000y"), "annotation.jsonl:1: client_token: "
+                 "contains a NUL character", id="nul-in-text"),
+    pytest.param("annotation.jsonl", 2, _set("payload", {"a": {"b": float("inf")}}),
+                 "annotation.jsonl:2: malformed JSON", id="infinity-in-json"),
+    pytest.param("run.jsonl", 1, _set("created_at", "2025-01-01T00:00:00"), "run.jsonl:1: created_at: must be an "
+                 "ISO 8601 time with a UTC offset", id="time-without-offset"),
+    pytest.param("instance.jsonl", 1, _set("version", 2**40), "instance.jsonl:1: version: 1099511627776 does not "
+                 "fit", id="integer-too-large"),
+    pytest.param("user.jsonl", 1, _set("password_hash", "$argon2id$x"), "user.jsonl:1: password_hash: must not be in "
+                 "this backup", id="hash-not-announced"),
+    pytest.param("verdict.jsonl", 1, lambda t: "", "verdict.jsonl:1: malformed JSON", id="emptied-line"),
+]
+
+
+ON_BOTH = [pytest.param(backend, *case.values, id=f"{backend}-{case.id}") for case in CORRUPTIONS
+           for backend in ("sqlite", "postgresql") if backend == "sqlite" or case.values[0] == "verdict.jsonl"]
+
+
+@pytest.mark.parametrize(("backend", "file", "line", "change", "expected"), ON_BOTH)
+def test_corrupted_backup_is_rejected_with_file_line_field_and_nothing_written(
+        source, tmp_path, request, backend, file, line, change, expected):
+    """The checks do not depend on the backend; the verdict cases (the last table restored) show on PostgreSQL too
+    that the rows already inserted are rolled back."""
+    export_all(make_engine(source), tmp_path / "dump")
+    _edit(tmp_path / "dump", file, line, change)
+    engine = make_engine(fresh_url(backend, tmp_path, request))
+    with pytest.raises(BackupError) as caught:
+        import_all(engine, tmp_path / "dump")
+    shown = [str(p) for p in caught.value.problems]
+    assert any(s.startswith(expected) for s in shown), shown
+    assert f"{file}: sha256 differs from the manifest: the file was changed or truncated" in shown
+    with Session(engine) as session:
+        assert [session.exec(select(func.count()).select_from(t)).one() for t in backup_tables()] == \
+            [0] * len(backup_tables())
+
+
+@pytest.mark.parametrize(("replace", "outcome"), [(False, "refused"), (True, "replaced")],
+                         ids=["refused-by-default", "replaced-when-asked"])
+def test_non_empty_target(source, tmp_path, request, replace, outcome):
+    export_all(make_engine(source), tmp_path / "dump")
+    engine = make_engine(fresh_url("sqlite", tmp_path, request))
+    create_user(engine, "someone", "viewer", "someone-pass-1")
+    if outcome == "refused":
+        with pytest.raises(BackupError, match=r"database: not empty: rows in account_change \(1\), user \(1\)"):
+            import_all(engine, tmp_path / "dump", replace=replace)
+        assert Session(engine).exec(select(func.count()).select_from(Model)).one() == 0
+        return
+    import_all(engine, tmp_path / "dump", replace=replace)
+    export_all(engine, tmp_path / "again")
+    assert files(tmp_path / "dump") == files(tmp_path / "again")
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("schema_revision", "0001_initial_schema", "manifest.json: schema_revision: the backup is at '0001_initial_schema'"),
+    ("format", "other/9", "manifest.json: format: expected 'gauntlet-backup/1'"),
+], ids=["older-schema", "unknown-format"])
+def test_manifest_checked(source, tmp_path, request, field, value, expected):
+    export_all(make_engine(source), tmp_path / "dump")
+    manifest = json.loads((tmp_path / "dump" / MANIFEST).read_text())
+    (tmp_path / "dump" / MANIFEST).write_text(json.dumps({**manifest, field: value}))
+    with pytest.raises(BackupError, match=expected.replace("(", r"\(")):
+        import_all(make_engine(fresh_url("sqlite", tmp_path, request)), tmp_path / "dump")
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    ({"api_key": "sk-live-123"}, "model.jsonl: settings: model 'leaky': setting 'api_key' looks like a secret"),
+    ({"base_url_env": "MY_URL"}, None),
+], ids=["secret-setting-stops-export", "variable-name-exported"])
+def test_model_secrets_never_exported(tmp_path, request, settings, expected):
+    engine = make_engine(fresh_url("sqlite", tmp_path, request))
+    with Session(engine) as session:
+        session.add(Model(name="leaky", provider="openai", settings=settings))
+        session.commit()
+    if expected is None:
+        export_all(engine, tmp_path / "dump")
+        assert "MY_URL" in (tmp_path / "dump" / "model.jsonl").read_text()
+        return
+    with pytest.raises(BackupError, match=expected):
+        export_all(engine, tmp_path / "dump")
