@@ -72,14 +72,25 @@ def register(app: typer.Typer) -> None:
 
     @app.command("import")
     def import_command(
-        file: Path,
+        file: Annotated[Path | None, typer.Argument()] = None,
         new_version: Annotated[
             bool, typer.Option("--new-version", help="Store changed existing ids as a new version.")
         ] = False,
         domains: Annotated[Path | None, typer.Option(help="Domains JSONL (name, description).")] = None,
         fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {', '.join(IMPORTERS.names())}.")] = NATIVE,
+        all_dir: Annotated[Path | None, typer.Option("--all", help="Restore a whole-database backup (export --all) "
+                                                     "into an empty database.")] = None,
+        replace: Annotated[bool, typer.Option("--replace", help="With --all: replace the database's data.")] = False,
     ) -> None:
-        """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing."""
+        """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing.
+
+        `--all DIR` restores a whole-database backup instead, in one transaction (core.commands.backup)."""
+        if all_dir is not None or file is None:
+            from core.commands.backup import import_everything
+
+            if all_dir is None:
+                raise typer.BadParameter("give a FILE, or --all DIR")
+            return import_everything(all_dir, replace)
         try:
             get_importer(fmt)
         except UnknownNameError as exc:
@@ -101,11 +112,23 @@ def register(app: typer.Typer) -> None:
 
     @app.command("export")
     def export_command(
-        out: Annotated[Path, typer.Option("--out", help="Output JSONL file.")],
+        out: Annotated[Path | None, typer.Option("--out", help="Output JSONL file.")] = None,
         domain: Annotated[str | None, typer.Option(help="Only this domain.")] = None,
         mode: Annotated[str | None, typer.Option(help="Only this mode: noisy | gap | conflict.")] = None,
+        all_dir: Annotated[Path | None, typer.Option("--all", help="Back up the whole database into this new "
+                                                     "directory: one JSONL file per table and a manifest.")] = None,
+        with_password_hashes: Annotated[bool, typer.Option("--with-password-hashes",
+                                                           help="With --all: include password hashes.")] = False,
     ) -> None:
-        """Export the latest instance versions in the interchange format."""
+        """Export the latest instance versions in the interchange format.
+
+        `--all DIR` backs up every table instead (core.commands.backup); restore with `import --all DIR`."""
+        if all_dir is not None or out is None:
+            from core.commands.backup import export_everything
+
+            if all_dir is None:
+                raise typer.BadParameter("give --out FILE, or --all DIR")
+            return export_everything(all_dir, with_password_hashes)
         count = export_instances(get_engine(), out, domain=domain, mode=mode)
         typer.echo(f"wrote {count} instances to {out}")
 
