@@ -1,25 +1,30 @@
-"""Runner benchmark: 2,000 generation calls at 100 ms fake latency with concurrency 32, against the 6.25 s floor.
+"""Runner benchmark: our per-call CPU overhead over the bare SDK, 2,000 generation calls at 100 ms fake latency with
+concurrency 32 (the wall floor is 2000 x 0.1 / 32 = 6.25 s).
 
-Phases, each runner phase on a fresh copy of one seeded database (so no phase hits another's cache); the fake
-server runs as a separate process so it does not share our GIL; every figure is the best of --repeat runs:
-  latency   - the server answers after 100 ms: wall time vs the floor 2000 x 0.1 / 32, once per --workers value
-              (`gauntlet run --workers N`: N processes, each with concurrency 32/N; CPU includes the workers');
-  zero      - the same at 0 ms latency: everything on our side per call (SDK, HTTP, cache, DB writes);
-  sdk-only  - the bare AsyncOpenAI client, same calls and concurrency, no runner: zero minus this = our overhead;
-  baseline  - the no-network baseline provider: the runner's own bookkeeping per call (cache + DB writes).
-CPU figures are CPU time per call of this process and its worker processes (the server's CPU is not counted).
-Run: .venv/bin/python bench/bench_runner.py [--calls 2000] [--concurrency 32] [--latency-ms 100] [--workers 1,2]
-     [--repeat 3]
+The fake server runs as a separate process, so its CPU is not counted and it does not share our GIL. Each round runs
+(a) the bare AsyncOpenAI client making the runner's calls with the same concurrency and HTTP client and (b) our
+runner end to end (cache writes, lease, budget reservations, response rows) on a fresh copy of one seeded database;
+the order alternates between rounds (A/B interleaved) and one untimed round warms both up. CPU is time.process_time
+of this process (every thread; the server and, with --workers, the joined worker processes via RUSAGE_CHILDREN).
+Reported: CPU ms per call of each (best and median of --repeat rounds), our overhead per call (runner - SDK, best vs
+best and median of the per-round differences) and the wall ratio runner / SDK.
+Optional: --workers N adds rounds of `gauntlet run --workers N`; --baseline times the no-network baseline provider
+(the runner's bookkeeping alone); --profile FILE writes a cProfile of one extra runner round and prints its top.
+Run: .venv/bin/python bench/bench_runner.py [--calls 2000] [--concurrency 32] [--latency-ms 100] [--repeat 3]
+     [--workers 2] [--baseline] [--profile /tmp/runner.prof]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import os
+import pstats
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,9 +37,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import core.generation.providers.openai_provider  # noqa: E402,F401 - import the SDK before timing: a one-off, not per call
-from core.generation import runner, runs# noqa: E402
+from core.generation import runner, runs  # noqa: E402
 from core.store.db import make_engine, upgrade  # noqa: E402
 from tests.factories import add_model, seed_instances  # noqa: E402
+
+Figures = tuple[float, float, dict]  # wall s, CPU s, outcome
 
 
 def free_port() -> int:
@@ -72,22 +79,23 @@ def seed(template: Path, calls: int) -> None:
 
 
 def timed_run(template: Path, workdir: Path, phase: str, model: str, concurrency: int,
-              workers: int = 1) -> tuple[float, float, dict]:
+              workers: int = 1) -> Figures:
     """(wall s, CPU s of this process and its worker processes, outcome) of one run of every instance with `model`."""
     path = workdir / f"{phase}.db"
     shutil.copy(template, path)
     engine = make_engine(f"sqlite:///{path}")
     run_id = runs.create_run(engine, runs.RunOptions(models=[model], concurrency=concurrency, max_retries=0,
-                                                         workers=workers))
+                                                     workers=workers))
     started, cpu = time.perf_counter(), time.process_time() + workers_cpu()
     result = asyncio.run(runner.execute_run(engine, run_id))
     wall, cpu = time.perf_counter() - started, time.process_time() + workers_cpu() - cpu
     engine.dispose()
+    path.unlink()
     return wall, cpu, {"done": result.done, "failed": result.failed}
 
 
 def workers_cpu() -> float:
-    """CPU seconds of this process's ended (joined) children: the run's worker processes, not the server."""
+    """CPU seconds of this process's ended (joined) children: the run's worker processes, not the live server."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -131,11 +139,58 @@ async def sdk_only(base_url: str, prompts: list[list[dict[str, str]]], concurren
     return {"done": len(prompts) - failures, "failed": failures}
 
 
-def timed_sdk(base_url: str, prompts: list[list[dict[str, str]]], concurrency: int) -> tuple[float, float, dict]:
+def timed_sdk(base_url: str, prompts: list[list[dict[str, str]]], concurrency: int) -> Figures:
     """(wall s, CPU s, outcome) of the bare SDK."""
     started, cpu = time.perf_counter(), time.process_time()
     outcome = asyncio.run(sdk_only(base_url, prompts, concurrency))
     return time.perf_counter() - started, time.process_time() - cpu, outcome
+
+
+def interleaved(repeat: int, phases: dict[str, Callable[[int], Figures]], calls: int) -> dict[str, list[Figures]]:
+    """`repeat` rounds of every phase, the order rotating each round; each run reported as it ends."""
+    names = list(phases)
+    results: dict[str, list[Figures]] = {name: [] for name in names}
+    for n in range(repeat):
+        for name in names[n % len(names):] + names[:n % len(names)]:
+            results[name].append(phases[name](n))
+            report(f"{name} #{n + 1}", *results[name][-1], calls)
+    return results
+
+
+def report(label: str, wall: float, cpu: float, result: dict, calls: int) -> None:
+    print(f"{label:14s} wall={wall:6.2f} s cpu/call={cpu / calls * 1000:6.3f} ms "
+          f"done={result['done']} failed={result['failed']}", flush=True)
+
+
+def summary(results: dict[str, list[Figures]], calls: int, floor: float) -> None:
+    """Best and median CPU ms/call of each phase, runner - SDK per call, and wall ratios to the SDK and the floor."""
+    cpu = {name: [run[1] / calls * 1000 for run in runs_] for name, runs_ in results.items()}
+    wall = {name: [run[0] for run in runs_] for name, runs_ in results.items()}
+    for name in results:
+        print(f"{name:10s} cpu/call best {min(cpu[name]):.3f} ms median {statistics.median(cpu[name]):.3f} ms; "
+              f"wall best {min(wall[name]):.2f} s median {statistics.median(wall[name]):.2f} s "
+              f"({min(wall[name]) / floor:.2f}x the {floor:.2f} s floor)")
+    for name in results:
+        if name == "sdk":
+            continue
+        diffs = [ours - sdk for ours, sdk in zip(cpu[name], cpu["sdk"], strict=True)]
+        ratios = [ours / sdk for ours, sdk in zip(wall[name], wall["sdk"], strict=True)]
+        print(f"{name} overhead over the bare SDK: CPU {min(cpu[name]) - min(cpu['sdk']):+.3f} ms/call best vs best, "
+              f"{statistics.median(diffs):+.3f} ms/call median of rounds; wall ratio best "
+              f"{min(wall[name]) / min(wall['sdk']):.2f}x, median of rounds {statistics.median(ratios):.2f}x")
+
+
+def profile(template: Path, workdir: Path, concurrency: int, path: str, calls: int) -> None:
+    """cProfile one runner round into `path`; print the top functions by own time (per call of the run)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    timed_run(template, workdir, "profile", "bench-gpt", concurrency)
+    profiler.disable()
+    profiler.dump_stats(path)
+    stats = pstats.Stats(path)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    print(f"profile ({path}): {total / calls * 1000:.3f} ms/call under cProfile; top by own time:")
+    stats.sort_stats("tottime").print_stats(25)
 
 
 def main() -> None:
@@ -143,59 +198,43 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency-ms", type=float, default=100.0)
-    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts for the latency phase")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per phase; the best is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds; best and median are reported")
+    parser.add_argument("--workers", type=int, default=1, help="also time `gauntlet run --workers N` (N > 1)")
+    parser.add_argument("--baseline", action="store_true", help="also time the no-network baseline provider")
+    parser.add_argument("--profile", default="", help="cProfile one extra runner round into this file")
     args = parser.parse_args()
-    worker_counts = [int(n) for n in args.workers.split(",") if n.strip()]
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; {args.calls} calls, "
+          f"concurrency {args.concurrency}, latency {args.latency_ms:g} ms", flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-runner-"))
     os.environ["OPENAI_API_KEY"] = "bench-not-a-real-key"
     os.environ["GAUNTLET_SECRETS_FILE"] = str(workdir / "none.toml")
+    server, base = start_server(args.latency_ms)
+    os.environ["OPENAI_BASE_URL"] = base + "/v1"
     try:
         template = workdir / "template.db"
         seed(template, args.calls)
-        floor = args.calls * args.latency_ms / 1000 / args.concurrency
-        figures = {}
-        for latency in (args.latency_ms, 0.0):
-            server, base = start_server(latency)
-            os.environ["OPENAI_BASE_URL"] = base + "/v1"
-            try:
-                for workers in worker_counts if latency else [1]:
-                    phase = f"latency-w{workers}" if latency else "zero"
-                    figures[phase] = best(args.repeat, lambda n, p=phase, w=workers: timed_run(
-                        template, workdir, f"{p}-{n}", "bench-gpt", args.concurrency, w))
-                    report(phase, latency, *figures[phase], args.calls, floor if latency else None)
-                if not latency:
-                    prompts = bench_prompts(template)
-                    figures["sdk-only"] = best(args.repeat, lambda n: timed_sdk(base, prompts, args.concurrency))
-                    report("sdk-only", latency, *figures["sdk-only"], args.calls, None)
-            finally:
-                server.terminate()
-                server.wait()
-        figures["baseline"] = best(args.repeat, lambda n: timed_run(template, workdir, f"baseline-{n}",
-                                                                     "baseline:always-refuse", args.concurrency))
-        report("baseline", 0.0, *figures["baseline"], args.calls, None)
-        own_wall = (figures["zero"][0] - figures["sdk-only"][0]) / args.calls * 1000
-        own_cpu = (figures["zero"][1] - figures["sdk-only"][1]) / args.calls * 1000
-        print(f"our overhead per call over the bare SDK: wall {own_wall:.3f} ms, CPU {own_cpu:.3f} ms; "
-              f"runner bookkeeping alone (baseline): wall {figures['baseline'][0] / args.calls * 1000:.3f} ms")
+        prompts = bench_prompts(template)
+        phases: dict[str, Callable[[int], Figures]] = {
+            "sdk": lambda n: timed_sdk(base, prompts, args.concurrency),
+            "runner": lambda n: timed_run(template, workdir, f"runner-{n}", "bench-gpt", args.concurrency),
+        }
+        if args.workers > 1:
+            phases[f"workers-{args.workers}"] = lambda n: timed_run(template, workdir, f"workers-{n}", "bench-gpt",
+                                                                    args.concurrency, args.workers)
+        if args.baseline:
+            phases["baseline"] = lambda n: timed_run(template, workdir, f"baseline-{n}", "baseline:always-refuse",
+                                                     args.concurrency)
+        for name, phase in phases.items():  # warm-up: imports, first connections, SQLite page cache
+            phase(-1)
+        results = interleaved(args.repeat, phases, args.calls)
+        summary(results, args.calls, args.calls * args.latency_ms / 1000 / args.concurrency)
+        if args.profile:
+            profile(template, workdir, args.concurrency, args.profile, args.calls)
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
     finally:
+        server.terminate()
+        server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def best(repeat: int, measure: Callable[[int], tuple[float, float, dict]]) -> tuple[float, float, dict]:
-    """The run with the lowest wall time out of `repeat` (CPU taken from that same run)."""
-    return min((measure(n) for n in range(max(1, repeat))), key=lambda figures: figures[0])
-
-
-def report(phase: str, latency: float, wall: float, cpu: float, result: dict, calls: int, floor: float | None) -> None:
-    line = (f"{phase:10s} latency={latency:5.0f} ms calls={calls} wall={wall:6.2f} s "
-            f"wall/call={wall / calls * 1000:6.3f} ms cpu/call={cpu / calls * 1000:6.3f} ms "
-            f"done={result['done']} failed={result['failed']}")
-    if floor is not None:
-        line += f" floor={floor:.2f} s over_floor={(wall / floor - 1) * 100:+.1f}%"
-    print(line, flush=True)
 
 
 if __name__ == "__main__":

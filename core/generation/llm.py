@@ -9,6 +9,7 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, insert
@@ -41,6 +42,18 @@ def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
 
 Write = tuple[Executable, dict[str, Any]]
 Unit = Callable[[Connection], Any]
+
+
+@dataclass(frozen=True)
+class Merged:
+    """A unit that a group commit merges with the other Merged units of the same `apply`: `apply(conn, items)` runs
+    once per group on all their items (in order) and returns one result per item."""
+
+    apply: Callable[[Connection, list[Any]], list[Any]]
+    item: Any
+
+
+Job = list[Write] | Unit | Merged
 DB_PATIENCE_ENV = "GAUNTLET_DB_PATIENCE_S"
 DB_PATIENCE_S = 120.0
 LOCK_RETRY_S = 0.2
@@ -83,20 +96,22 @@ def with_lock_patience(engine: Engine, unit: Unit, patience: float | None = None
 
 class GroupWriter:
     """Group commit on the event loop: the units queued in one loop turn share one transaction (the same statement
-    of several units goes as one executemany); each awaiter resumes only after its unit is committed, and a unit is
-    all or nothing. A locked database is retried (db_patience), then every waiting unit gets DatabaseLocked."""
+    of several units goes as one executemany, Merged units of one function run as one call); each awaiter resumes
+    only after its unit is committed, and a unit is all or nothing. A locked database is retried (db_patience), then
+    every waiting unit gets DatabaseLocked."""
 
     def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
-        self._jobs: list[tuple[list[Write] | Unit, asyncio.Future]] = []
+        self._jobs: list[tuple[Job, asyncio.Future]] = []
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
         """Execute `statement` with `params` and wait for the commit."""
         await self.commit([(statement, params)])
 
-    async def commit(self, writes: list[Write] | Unit) -> Any:
-        """Commit `writes` (statements with parameters, or a function of the connection) atomically; its result."""
+    async def commit(self, writes: Job) -> Any:
+        """Commit `writes` (statements with parameters, a function of the connection or a Merged unit) atomically;
+        its result."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if not self._jobs:
@@ -122,20 +137,28 @@ class GroupWriter:
         for (_, future), (result, error) in zip(jobs, outcomes, strict=True):
             _settle(future, result, error)
 
-    def _apply(self, conn: Connection, units: list[list[Write] | Unit]) -> list[Any]:
+    def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
-        for unit in units:
+        merged: dict[Callable[[Connection, list[Any]], list[Any]], list[int]] = {}
+        for index, unit in enumerate(units):
+            if isinstance(unit, Merged):
+                merged.setdefault(unit.apply, []).append(index)
             for statement, params in unit if isinstance(unit, list) else ():
                 batches.setdefault(id(statement), (statement, []))[1].append(params)
         for statement, group in batches.values():
             conn.execute(statement, group)
-        results = [None if isinstance(unit, list) else unit(conn) for unit in units]
+        results = [None if isinstance(unit, (list, Merged)) else unit(conn) for unit in units]
+        for apply, indexes in merged.items():
+            for index, result in zip(indexes, apply(conn, [units[i].item for i in indexes]), strict=True):
+                results[index] = result
         if self.observe is not None:
             self.observe(conn)
         return results
 
 
-def _run_unit(conn: Connection, unit: list[Write] | Unit) -> Any:
+def _run_unit(conn: Connection, unit: Job) -> Any:
+    if isinstance(unit, Merged):
+        return unit.apply(conn, [unit.item])[0]
     if not isinstance(unit, list):
         return unit(conn)
     for statement, params in unit:
@@ -143,7 +166,7 @@ def _run_unit(conn: Connection, unit: list[Write] | Unit) -> Any:
     return None
 
 
-def _commit_one(engine: Engine, unit: list[Write] | Unit) -> tuple[Any, BaseException | None]:
+def _commit_one(engine: Engine, unit: Job) -> tuple[Any, BaseException | None]:
     try:
         return with_lock_patience(engine, lambda conn: _run_unit(conn, unit)), None
     except IntegrityError as error:

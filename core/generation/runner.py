@@ -26,6 +26,7 @@ from core.generation.llm import (
     DatabaseLocked,
     GroupWriter,
     LLMClient,
+    Merged,
     Write,
     config_from_model,
     db_patience,
@@ -78,6 +79,12 @@ RESPONSE_FAILED = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).v
 )
 RUN_SPEND = update(RUNS).where(RUNS.c.id == bindparam("p_id")).values(
     spent_usd=RUNS.c.spent_usd + bindparam("p_paid"), reserved_usd=RUNS.c.reserved_usd - bindparam("p_released"))
+RUN_RESERVE = update(RUNS).where(RUNS.c.id == bindparam("p_id")).values(
+    reserved_usd=RUNS.c.reserved_usd + bindparam("p_amount"))
+RUN_RESERVE_WITHIN = RUN_RESERVE.where(
+    RUNS.c.spent_usd + RUNS.c.reserved_usd + RUNS.c.rebought_usd + bindparam("p_amount") <= bindparam("p_limit"))
+RESPONSE_RESERVE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
+    reserved_usd=bindparam("p_amount"))
 BUDGET_SLACK_USD = 1e-12
 FINAL_STATUS_PATIENCE_S = 60.0  # the run's last word waits longer for a locked database than item writes do
 RESERVE_RETRY_S = 0.5
@@ -231,7 +238,7 @@ class _Execution:
         """Reserve `amount` on the run before sending (marks the call in flight); waits while other calls in flight
         may free budget, raises BudgetReached when the budget cannot cover it."""
         while True:
-            ok, in_flight = await self.writer.commit(lambda conn: self._try_reserve(conn, item.response_id, amount))
+            ok, in_flight = await self.writer.commit(Merged(self._try_reserve_many, (item.response_id, amount)))
             if ok:
                 return
             if self.stop_reason or in_flight <= BUDGET_SLACK_USD:
@@ -241,6 +248,21 @@ class _Execution:
                 await asyncio.wait_for(self.released.wait(), RESERVE_RETRY_S)
             except TimeoutError:
                 pass
+
+    def _try_reserve_many(self, conn: Connection, requests: list[tuple[int, float]]) -> list[tuple[bool, float]]:
+        """Reserve every (response id, amount) at once when the budget covers them all (two statements), else one
+        by one as _try_reserve."""
+        total = sum(amount for _, amount in requests)
+        budget = self.options.budget_usd
+        if budget is None:
+            reserved = conn.execute(RUN_RESERVE, {"p_id": self.run_id, "p_amount": total}).rowcount
+        else:
+            reserved = conn.execute(RUN_RESERVE_WITHIN, {"p_id": self.run_id, "p_amount": total,
+                                                         "p_limit": budget + BUDGET_SLACK_USD}).rowcount
+        if not reserved:
+            return [self._try_reserve(conn, response_id, amount) for response_id, amount in requests]
+        conn.execute(RESPONSE_RESERVE, [{"p_id": response_id, "p_amount": amount} for response_id, amount in requests])
+        return [(True, 0.0)] * len(requests)
 
     def _try_reserve(self, conn: Connection, response_id: int, amount: float) -> tuple[bool, float]:
         condition = RUNS.c.id == self.run_id
