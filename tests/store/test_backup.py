@@ -216,3 +216,22 @@ def test_model_secrets_never_exported(tmp_path, request, settings, expected):
         return
     with pytest.raises(BackupError, match=expected):
         export_all(engine, tmp_path / "dump")
+
+
+@pytest.mark.parametrize(("args", "code", "shown"), [
+    (["export", "--all", "{dump}"], 1, "not empty: export into a new or empty directory"),
+    (["import", "--all", "{dump}"], 0, "restored"),
+    (["import", "--all", "{dump}", "--replace"], 0, "restored"),
+    (["export", "--all", "{new}", "--with-password-hashes"], 0, "password hashes included"),
+    (["export"], 2, "give --out FILE, or --all DIR"),
+], ids=["export-into-used-directory", "import-all", "import-all-replace", "export-with-hashes", "export-without-target"])
+def test_cli(source, tmp_path, monkeypatch, args, code, shown):
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    export_all(make_engine(source), tmp_path / "dump")
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", f"sqlite:///{tmp_path / 'target.db'}")
+    result = CliRunner().invoke(app, [a.format(dump=tmp_path / "dump", new=tmp_path / "new") for a in args])
+    assert result.exit_code == code, result.output
+    assert shown in result.output
