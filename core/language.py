@@ -3,7 +3,10 @@ shared Chinese / Japanese text units: content-character terms and sentence ends.
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
+import threading
 from functools import lru_cache
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
@@ -25,6 +28,12 @@ ZH_STOP_RE = re.compile(
 )
 JA_STOP_RE = re.compile("[何等各]")
 CONTENT_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30fa\u30fc\uff66-\uff9f]+")
+# Detections a process answers with langdetect itself (about 3 ms each, nothing to load but its profiles) before
+# the compiled port takes over (about 0.05 ms each, after about 0.7 s of CPU to import numba and load its kernels).
+COMPILED_AFTER = 200
+_detections = itertools.count()
+_FACTORY_LOCK = threading.Lock()
+_COMPILED_PORT = "core.scoring.checkers.langid"
 
 
 @lru_cache(maxsize=4096)
@@ -45,9 +54,7 @@ def detect_language(text: str) -> str:
     letters = LETTER_RE.findall(text or "")
     if letters and sum(bool(HANGUL_RE.match(ch)) for ch in letters) >= CJK_SHARE * len(letters):
         return "ko"
-    from core.scoring.checkers.langid import detect_language as langdetect  # lazy: loads profiles and kernels
-
-    found = langdetect(text) if letters else None
+    found = langdetect_language(text) if letters else None
     return (found or "und").split("-")[0].lower() if found not in ("zh-cn", "zh-tw") else "zh"
 
 
@@ -58,3 +65,30 @@ def cjk_terms(text: str) -> list[str]:
     stop = JA_STOP_RE if KANA_RE.search(text or "") else ZH_STOP_RE
     runs = CONTENT_RUN_RE.findall(stop.sub(" ", text or ""))
     return [run[i : i + 2] for run in runs for i in range(max(1, len(run) - 1))]
+
+
+def langdetect_language(text: str) -> str | None:
+    """langdetect's answer for `text` (seed 0), None when the text has no features: from langdetect itself for a
+    process's first COMPILED_AFTER detections, from the compiled port (core.scoring.checkers.langid) after them or
+    once something else imported it."""
+    if _COMPILED_PORT in sys.modules or next(_detections) >= COMPILED_AFTER:
+        from core.scoring.checkers.langid import detect_language
+
+        return detect_language(text)
+    return langdetect_itself(text)
+
+
+def langdetect_itself(text: str) -> str | None:
+    """langdetect.detect(text) with DetectorFactory.seed = 0, None when the text has no features."""
+    from langdetect import DetectorFactory, detector_factory
+    from langdetect.lang_detect_exception import LangDetectException
+
+    with _FACTORY_LOCK:
+        DetectorFactory.seed = 0
+        detector_factory.init_factory()
+    detector = detector_factory._factory.create()
+    detector.append(text)
+    try:
+        return detector.detect()
+    except LangDetectException:
+        return None

@@ -15,7 +15,7 @@ import types
 from functools import lru_cache
 from typing import Literal
 
-from core.language import CJK_RE
+from core.language import CJK_RE, langdetect_language
 from core.scoring.checkers.sentences import count_sentences
 
 Relation = Literal["less than", "at least"]
@@ -106,9 +106,7 @@ def capital_word_count(text: str) -> int:
 @lru_cache(maxsize=_CACHE)
 def language(text: str) -> str | None:
     """ISO 639-1 code detected for the text (deterministic), None when no language can be detected."""
-    from core.scoring.checkers.langid import detect_language  # lazy: numpy, numba kernels, langdetect profiles
-
-    return detect_language(text)
+    return langdetect_language(text)
 
 
 def clear_caches() -> None:
