@@ -61,6 +61,7 @@ log = logging.getLogger("gauntlet.ray")
 
 TASK_RETRIES = 3
 USAGE_STATS_ENV = "RAY_USAGE_STATS_ENABLED"
+LOOPBACK_ONLY_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 LOOPBACK = "127.0.0.1"
 SHARD_STOPS = {"cancelled": "cancel", "budget_stopped": "budget"}
 
@@ -70,6 +71,8 @@ def connect(address: str | None = None, **local: Any) -> ModuleType:
     HOST:PORT or ray://HOST:PORT), else to a new local instance on loopback without dashboard or usage statistics
     (`local`: more ray.init arguments, e.g. num_cpus)."""
     os.environ.setdefault(USAGE_STATS_ENV, "0")
+    if not address:  # read when ray is imported: the node's address is 127.0.0.1 and every server binds loopback only
+        os.environ.setdefault(LOOPBACK_ONLY_ENV, "0")
     try:
         import ray
     except ImportError as error:
