@@ -7,7 +7,10 @@ Keep these modules light to import: a command imports its heavy dependencies ins
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+import types
 
 import typer
 from typer.core import TyperGroup
@@ -42,3 +45,18 @@ class GuardedGroup(TyperGroup):
                 raise
             typer.echo(f"error: {error_line(exc)}", err=True)
             raise typer.Exit(1) from None
+
+
+def lazy_module(name: str) -> types.ModuleType:
+    """Module `name`, imported on first attribute access (for a command module that uses it in many functions)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
+    return module

@@ -17,11 +17,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from core.commands import lazy_module
 from core.config import database_url
-from core.store.db import get_engine, upgrade
-from core.generation import runs
-from core.generation.providers.base import ModelConfig
-from core.generation.providers.prices import PRICES_AS_OF, default_price
+
+runs = lazy_module("core.generation.runs")
 
 console = Console(stderr=True)
 models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
@@ -40,6 +39,8 @@ def _conditions(value: str | None) -> list[str]:
 
 
 def _engine():
+    from core.store.db import get_engine, upgrade
+
     url = database_url()
     upgrade(url)
     return get_engine(url)
@@ -295,6 +296,8 @@ def models_add(
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
     """Register or update a model configuration (prices default to core/providers/prices.py)."""
+    from core.generation.providers.base import ModelConfig
+    from core.generation.providers.prices import PRICES_AS_OF, default_price
 
     model_name = model_name or name
     default_in, default_out = default_price(model_name)
