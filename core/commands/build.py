@@ -62,6 +62,10 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--llm", help="Registered model for the LLM-assisted steps (offline if absent).")
         ] = None,
         augment: Annotated[bool, typer.Option(help="Let the LLM add 1-2 query-specific constraints.")] = False,
+        executor: Annotated[str, typer.Option(help="local, or ray: each domain's corpus embedded and the instances "
+                                              "simulated and fused in Ray tasks (the same file).")] = "local",
+        address: Annotated[str | None, typer.Option(help="With --executor ray: the Ray cluster (auto, HOST:PORT or "
+                                                    "ray://HOST:PORT); default: a local instance on loopback.")] = None,
     ) -> None:
         """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles."""
         from core.construction.build import build_benchmark
@@ -77,6 +81,8 @@ def register(app: typer.Typer) -> None:
             domains=[d.strip().lower().replace(" ", "_") for d in domains] if domains else None,
             complete_json=llm_complete_json(llm) if llm else None,
             augment=augment,
+            executor=executor,
+            ray_address=address,
         )
         typer.echo(json.dumps(report.to_dict(), indent=2))
         for reason in report.skipped:
