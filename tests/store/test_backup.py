@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,26 +26,9 @@ COVERED = ("instance", "constraint", "document", "model", "run", "response", "ve
            "assignment", "llmcall", "benchmark_set", "account_change")
 
 
-@pytest.fixture(scope="module")
-def pg_cluster():
-    """A throwaway PostgreSQL cluster for this module."""
-    from core.testing.postgres import temporary_cluster, wait_ready
-
-    with temporary_cluster() as cluster:
-        wait_ready(cluster)
-        yield cluster
-
-
-def fresh_url(backend: str, tmp_path: Path, pg_cluster_request) -> str:
-    """A new migrated, empty database on `backend`."""
-    if backend == "sqlite":
-        url = f"sqlite:///{tmp_path / f'{uuid.uuid4().hex[:8]}.db'}"
-    else:
-        from core.testing.postgres import create_database
-
-        url = create_database(pg_cluster_request.getfixturevalue("pg_cluster"), f"t_{uuid.uuid4().hex[:12]}")
-    upgrade(url)
-    return url
+def fresh_url(backend: str, request) -> str:
+    """A new migrated, empty database on `backend` (the conftest's url factories; dropped after the test)."""
+    return request.getfixturevalue({"sqlite": "sqlite_url_factory", "postgresql": "postgres_url_factory"}[backend])()
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +66,10 @@ def files(directory: Path) -> dict[str, bytes]:
 def test_round_trip_sqlite_postgresql_sqlite_is_byte_identical(source, tmp_path, request, hashes):
     first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     exported = export_all(make_engine(source), first, password_hashes=hashes)
-    postgres = make_engine(fresh_url("postgresql", tmp_path, request))
+    postgres = make_engine(fresh_url("postgresql", request))
     import_all(postgres, first)
     export_all(postgres, second, password_hashes=hashes)
-    sqlite = make_engine(fresh_url("sqlite", tmp_path, request))
+    sqlite = make_engine(fresh_url("sqlite", request))
     restored = import_all(sqlite, second)
     export_all(sqlite, third, password_hashes=hashes)
 
@@ -106,7 +88,7 @@ def test_round_trip_sqlite_postgresql_sqlite_is_byte_identical(source, tmp_path,
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_restore_keeps_ids_and_new_rows_follow_them(source, tmp_path, request, backend):
     export_all(make_engine(source), tmp_path / "dump")
-    engine = make_engine(fresh_url(backend, tmp_path, request))
+    engine = make_engine(fresh_url(backend, request))
     import_all(engine, tmp_path / "dump")
     with Session(make_engine(source)) as before, Session(engine) as session:
         names = select(Model.id, Model.name).order_by(Model.id)
@@ -162,7 +144,7 @@ def test_corrupted_backup_is_rejected_with_file_line_field_and_nothing_written(
     that the rows already inserted are rolled back."""
     export_all(make_engine(source), tmp_path / "dump")
     _edit(tmp_path / "dump", file, line, change)
-    engine = make_engine(fresh_url(backend, tmp_path, request))
+    engine = make_engine(fresh_url(backend, request))
     with pytest.raises(BackupError) as caught:
         import_all(engine, tmp_path / "dump")
     shown = [str(p) for p in caught.value.problems]
@@ -177,7 +159,7 @@ def test_corrupted_backup_is_rejected_with_file_line_field_and_nothing_written(
                          ids=["refused-by-default", "replaced-when-asked"])
 def test_non_empty_target(source, tmp_path, request, replace, outcome):
     export_all(make_engine(source), tmp_path / "dump")
-    engine = make_engine(fresh_url("sqlite", tmp_path, request))
+    engine = make_engine(fresh_url("sqlite", request))
     create_user(engine, "someone", "viewer", "someone-pass-1")
     if outcome == "refused":
         with pytest.raises(BackupError, match=r"database: not empty: rows in account_change \(1\), user \(1\)"):
@@ -198,7 +180,7 @@ def test_manifest_checked(source, tmp_path, request, field, value, expected):
     manifest = json.loads((tmp_path / "dump" / MANIFEST).read_text())
     (tmp_path / "dump" / MANIFEST).write_text(json.dumps({**manifest, field: value}))
     with pytest.raises(BackupError, match=expected.replace("(", r"\(")):
-        import_all(make_engine(fresh_url("sqlite", tmp_path, request)), tmp_path / "dump")
+        import_all(make_engine(fresh_url("sqlite", request)), tmp_path / "dump")
 
 
 @pytest.mark.parametrize(("settings", "expected"), [
@@ -206,7 +188,7 @@ def test_manifest_checked(source, tmp_path, request, field, value, expected):
     ({"base_url_env": "MY_URL"}, None),
 ], ids=["secret-setting-stops-export", "variable-name-exported"])
 def test_model_secrets_never_exported(tmp_path, request, settings, expected):
-    engine = make_engine(fresh_url("sqlite", tmp_path, request))
+    engine = make_engine(fresh_url("sqlite", request))
     with Session(engine) as session:
         session.add(Model(name="leaky", provider="openai", settings=settings))
         session.commit()
