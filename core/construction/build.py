@@ -7,13 +7,19 @@ import json
 import math
 import random
 import re
+import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import ModuleType
+
+import numpy as np
 
 from core.construction.corpus import CorpusDoc, load_corpus
-from core.construction.embedders import build_embedder
+from core.construction.embedders import Embedder, build_embedder
 from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
@@ -23,6 +29,7 @@ from core.store.schema import DocumentSpec, InstanceSpec
 PathLike = str | Path
 MODE_RATIOS = {"noisy": 0.455, "gap": 0.231, "conflict": 0.314}  # paper Table 6
 BUILDER_VERSION = "construction-1"
+RAY_TASK_RETRIES = 3
 DOMAIN_NAMES = {"energy": "Energy", "medical": "Medical", "legal": "Legal", "financial": "Financial",
                 "party_building": "Party Building", "web_search": "Web Search"}
 _STATUTE = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:Act|Law|Code|Regulations?|Rules)\b,?\s+Article\s+\d+")
@@ -153,14 +160,86 @@ def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomi
                         metadata=meta)
 
 
-def domain_retrievers(docs: list[CorpusDoc], domains: set[str], config: RetrievalConfig) -> dict[str, Retriever]:
-    """One retriever per query domain over that domain's documents (the whole corpus when it has none)."""
+def domain_retrievers(docs: list[CorpusDoc], domains: set[str], config: RetrievalConfig,
+                      ray: ModuleType | None = None) -> dict[str, Retriever]:
+    """One retriever per query domain over that domain's documents (the whole corpus when it has none); with `ray`,
+    the domains' indexes are built at once, each one's corpus embedded by a Ray task."""
     embedder = build_embedder(config.embedder, **config.embedder_options) if config.embedder else None
-    out = {}
-    for domain in sorted(domains):
-        own = [d for d in docs if d.domain == domain] or docs
-        out[domain] = Retriever(own, config, embedder=embedder)
+    if ray is not None and embedder is not None:
+        embedder = RayEmbedder(ray, config.embedder, config.embedder_options, embedder)
+    owned = {domain: [d for d in docs if d.domain == domain] or docs for domain in sorted(domains)}
+    if ray is None:
+        return {domain: Retriever(own, config, embedder=embedder) for domain, own in owned.items()}
+    distinct = {tuple(d.doc_id for d in own): own for own in owned.values()}  # one index folder, one writer
+    with ThreadPoolExecutor(max(1, len(distinct))) as pool:
+        built = dict(zip(distinct, pool.map(lambda own: Retriever(own, config, embedder=embedder), distinct.values())))
+    return {domain: built[tuple(d.doc_id for d in own)] for domain, own in owned.items()}
+
+
+RAY_MIN_TEXTS = 64  # fewer texts (a query) are embedded in the calling process
+_TASK_EMBEDDERS: dict[str, Embedder] = {}
+
+
+class RayEmbedder:
+    """An embedder whose embed() of many texts runs as one Ray task: the same call on the same texts, so the same
+    batches and vectors as in the calling process."""
+
+    def __init__(self, ray: ModuleType, name: str, options: dict, local: Embedder) -> None:
+        self.ray, self.name, self.options, self.local = ray, name, options, local
+        self.model_id, self.dim = local.model_id, local.dim
+        self.task = ray.remote(embed_texts).options(num_cpus=1, max_retries=RAY_TASK_RETRIES)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Vectors of `texts`, from a Ray task unless they are few."""
+        if len(texts) < RAY_MIN_TEXTS:
+            return self.local.embed(texts)
+        return np.array(self.ray.get(self.task.remote(self.name, self.options, texts)))  # writable, like local
+
+
+def embed_texts(name: str, options: dict, texts: list[str]) -> np.ndarray:
+    """A Ray task: embed `texts` with embedder `name` (built once per worker process)."""
+    key = json.dumps([name, options], sort_keys=True, default=str)
+    if key not in _TASK_EMBEDDERS:
+        _TASK_EMBEDDERS[key] = build_embedder(name, **options)
+    return _TASK_EMBEDDERS[key].embed(texts)
+
+
+Planned = list[tuple[int, dict, str]]  # (position in the plan, query, mode)
+
+
+def build_planned(planned: Planned, retrievers: dict[str, Retriever], atomics: list[Atomic], seed: int, top_k: int,
+                  complete_json: CompleteJson | None = None, augment: bool = False
+                  ) -> list[tuple[int, InstanceSpec | None, str | None]]:
+    """(position, instance, None) per planned query and mode, or (position, None, why it was not built)."""
+    out: list[tuple[int, InstanceSpec | None, str | None]] = []
+    for position, q, mode in planned:
+        try:
+            out.append((position, build_instance(q, mode, retrievers[q["domain"]], atomics, seed, top_k,
+                                                 complete_json, augment), None))
+        except ValueError as exc:
+            out.append((position, None, str(exc)))
     return out
+
+
+def build_shard(docs: list[CorpusDoc], config: RetrievalConfig, planned: Planned, atomics: list[Atomic], seed: int,
+                top_k: int, augment: bool) -> list[tuple[int, InstanceSpec | None, str | None]]:
+    """A Ray task: simulate and fuse a slice of the plan over retrievers loaded from the index folder (built there by
+    the driver; rebuilt the same way where the folder is not shared)."""
+    retrievers = domain_retrievers(docs, {q["domain"] for _, q, _ in planned}, config)
+    return build_planned(planned, retrievers, atomics, seed, top_k, augment=augment)
+
+
+def build_on_ray(ray: ModuleType, docs: list[CorpusDoc], config: RetrievalConfig, planned: Planned,
+                 atomics: list[Atomic], seed: int, top_k: int,
+                 augment: bool) -> list[tuple[int, InstanceSpec | None, str | None]]:
+    """The plan in contiguous slices (one per CPU of the cluster), each built by a Ray task; results in plan order."""
+    shards = max(1, min(len(planned), int(ray.cluster_resources().get("CPU", 1))))
+    size = -(-len(planned) // shards)
+    task = ray.remote(build_shard).options(num_cpus=1, max_retries=RAY_TASK_RETRIES)
+    docs_ref, atomics_ref = ray.put(docs), ray.put(atomics)
+    refs = [task.remote(docs_ref, config, planned[i : i + size], atomics_ref, seed, top_k, augment)
+            for i in range(0, len(planned), size)]
+    return sorted((row for part in ray.get(refs) for row in part), key=lambda row: row[0])
 
 
 def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLike | list[PathLike],
@@ -168,8 +247,12 @@ def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLi
                     top_k: int = 10, embedder: str | None = "minilm-onnx",
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
                     max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
-                    augment: bool = False) -> BuildReport:
-    """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file."""
+                    augment: bool = False, executor: str = "local", ray_address: str | None = None) -> BuildReport:
+    """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file.
+
+    executor="ray" (optionally on the cluster at `ray_address`) embeds each domain's corpus in a Ray task, all
+    domains at once, and simulates and fuses the instances in Ray tasks (in the driver when `complete_json` is given:
+    the LLM client stays in this process); the file is the same as a local build's."""
     start = time.perf_counter()
     docs = load_corpus(_paths(corpus_path))
     queries = load_queries(_paths(queries_path))
@@ -179,15 +262,25 @@ def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLi
         per: Counter = Counter()
         queries = [q for q in queries if (per.update([q["domain"]]) or per[q["domain"]]) <= max_queries_per_domain]
     atomics = load_libraries(library_files(library_path))
-    config = RetrievalConfig(embedder=embedder, top_k=top_k, index_dir=Path(index_dir) if index_dir else None)
-    retrievers = domain_retrievers(docs, {q["domain"] for q in queries}, config)
-    instances, skipped = [], []
-    for q, mode in plan_modes(queries, random.Random(seed)):
-        try:
-            retriever = retrievers[q["domain"]]
-            instances.append(build_instance(q, mode, retriever, atomics, seed, top_k, complete_json, augment))
-        except ValueError as exc:
-            skipped.append(str(exc))
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}; known: local, ray")
+    planned = [(i, q, mode) for i, (q, mode) in enumerate(plan_modes(queries, random.Random(seed)))]
+    with ExitStack() as stack:
+        if index_dir is None and executor == "ray":  # the tasks load the driver's indexes from disk
+            index_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="gauntlet-index-"))
+        config = RetrievalConfig(embedder=embedder, top_k=top_k, index_dir=Path(index_dir) if index_dir else None)
+        ray = None
+        if executor == "ray":
+            from core.generation.ray_executor import connect
+
+            ray = connect(ray_address)
+        retrievers = domain_retrievers(docs, {q["domain"] for q in queries}, config, ray)
+        if ray is not None and complete_json is None:
+            built = build_on_ray(ray, docs, config, planned, atomics, seed, top_k, augment)
+        else:
+            built = build_planned(planned, retrievers, atomics, seed, top_k, complete_json, augment)
+    instances = [instance for _, instance, _ in built if instance is not None]
+    skipped = [reason for _, _, reason in built if reason is not None]
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
