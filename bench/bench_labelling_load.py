@@ -16,8 +16,9 @@ more than once, phantom = a row of these experts that nobody intended.
 Experts run as threads sharing one engine, as the Streamlit server runs its sessions (`--mode processes` runs one
 process per expert, each with its own engine, to take the GIL out of the picture). CPU is this process's
 process_time plus RUSAGE_CHILDREN (worker processes); the PostgreSQL server's own CPU is not counted.
+Both backends run in --rounds alternating rounds (A/B interleaved, each round's experts start together).
 Run: .venv/bin/python bench/bench_labelling_load.py [--backends sqlite,postgresql] [--experts 20] [--seconds 120]
-     [--mode threads|processes] [--instances 50] [--models 3] [--double-submit 0.05] [--think-ms 0] [--seed 0]
+     [--rounds 4] [--mode threads|processes] [--instances 50] [--models 3] [--double-submit 0.05] [--think-ms 0] [--seed 0]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -192,6 +193,7 @@ def run_experts(url: str, names: list[str], seconds: float, seed: int, double_su
 def backend_url(backend: str, workdir: Path) -> Iterator[str]:
     """A fresh empty database URL on `backend` (PostgreSQL: a throwaway loopback cluster)."""
     if backend == "sqlite":
+        workdir.mkdir(parents=True, exist_ok=True)
         yield f"sqlite:///{workdir / 'load.db'}"
         return
     from core.testing.postgres import create_database, temporary_cluster, wait_ready
@@ -206,17 +208,8 @@ def _cpu() -> float:
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
 
 
-def measure(backend: str, args: argparse.Namespace) -> dict[str, Any]:
-    """Seed a database on `backend`, run the experts, audit; the figures of one backend."""
-    with tempfile.TemporaryDirectory(prefix="gauntlet-load-") as tmp, backend_url(backend, Path(tmp)) as url:
-        make_results(url, n_models=args.models, n_instances=args.instances, seed=args.seed, with_baselines=False)
-        engine = make_engine(url)
-        names = seed_experts(engine, args.experts)
-        cpu, wall = _cpu(), time.perf_counter()
-        logs = run_experts(url, names, args.seconds, args.seed, args.double_submit, args.think_ms, args.mode)
-        cpu, wall = _cpu() - cpu, time.perf_counter() - wall
-        result = audit(engine, logs)
-        engine.dispose()
+def summarise(backend: str, logs: list[ExpertLog], result: Audit, wall: float, cpu: float) -> dict[str, Any]:
+    """The figures of one backend from its experts' logs and the audit."""
     saves = [ms for log in logs for ms in log.save_ms]
     pages = [ms for log in logs for ms in log.page_ms]
     errors = [e for log in logs for e in log.errors]
@@ -232,6 +225,34 @@ def measure(backend: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def measure(backends: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Seed one database per backend, then run the experts on each in turn for `--rounds` rounds (the order
+    alternating, so both share the machine's load), audit each; the figures per backend."""
+    with tempfile.TemporaryDirectory(prefix="gauntlet-load-") as tmp, ExitStack() as stack:
+        urls = {b: stack.enter_context(backend_url(b, Path(tmp) / b)) for b in backends}
+        names = {}
+        for backend, url in urls.items():
+            make_results(url, n_models=args.models, n_instances=args.instances, seed=args.seed, with_baselines=False)
+            engine = make_engine(url)
+            names[backend] = seed_experts(engine, args.experts)
+            engine.dispose()
+        logs: dict[str, list[ExpertLog]] = {b: [] for b in backends}
+        spent = {b: [0.0, 0.0] for b in backends}
+        for number in range(args.rounds):
+            for backend in backends if number % 2 == 0 else backends[::-1]:
+                cpu, wall = _cpu(), time.perf_counter()
+                logs[backend] += run_experts(urls[backend], names[backend], args.seconds / args.rounds,
+                                             args.seed + number, args.double_submit, args.think_ms, args.mode)
+                spent[backend][0] += time.perf_counter() - wall
+                spent[backend][1] += _cpu() - cpu
+        rows = []
+        for backend, url in urls.items():
+            engine = make_engine(url)
+            rows.append(summarise(backend, logs[backend], audit(engine, logs[backend]), *spent[backend]))
+            engine.dispose()
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated: sqlite,postgresql")
@@ -243,14 +264,14 @@ def main() -> None:
     parser.add_argument("--double-submit", type=float, default=0.05)
     parser.add_argument("--think-ms", type=float, default=0.0, help="mean pause between labels (exponential)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=4, help="alternate the backends this many times")
     args = parser.parse_args()
     columns = ("backend", "saves", "saves_per_s", "save_p50_ms", "save_p95_ms", "save_max_ms", "page_p50_ms",
                "page_p95_ms", "cpu_s", "resubmits", "resubmits_mismatched", "lost", "duplicated", "phantom", "errors")
-    print(f"{args.experts} experts x {args.seconds:g} s, {args.mode}, think {args.think_ms:g} ms, "
-          f"double submits {args.double_submit:.0%}")
+    print(f"{args.experts} experts x {args.seconds:g} s per backend in {args.rounds} alternating rounds, {args.mode}, "
+          f"think {args.think_ms:g} ms, double submits {args.double_submit:.0%}")
     print(" ".join(f"{c:>12}" for c in columns))
-    for backend in args.backends.split(","):
-        row = measure(backend.strip(), args)
+    for row in measure([b.strip() for b in args.backends.split(",")], args):
         print(" ".join(f"{row[c]:>12.1f}" if isinstance(row[c], float) else f"{row[c]:>12}" for c in columns))
         if row["first_error"]:
             print(f"  first error: {row['first_error']}")
