@@ -42,16 +42,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sqlalchemy import func  # noqa: E402
-from sqlalchemy.engine import Engine  # noqa: E402
-from sqlmodel import Session, col, select  # noqa: E402
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
 
-from bench.make_synthetic_results import DOMAINS, make_results  # noqa: E402
-from core.review.annotations import new_client_token  # noqa: E402
-from core.review.auth import Principal, create_user  # noqa: E402
-from core.review.gold import expected_fields, gold_queue, load_response, my_label, record_gold_label  # noqa: E402
-from core.store.db import make_engine  # noqa: E402
-from core.store.models import Annotation, Assignment, Response  # noqa: E402
+from bench.make_synthetic_results import DOMAINS, make_results
+from core.review.annotations import new_client_token
+from core.review.auth import Principal, create_user
+from core.review.gold import expected_fields, gold_queue, load_response, my_label, record_gold_label
+from core.store.db import make_engine
+from core.store.models import Annotation, Assignment, Response
 
 BACKENDS = ("sqlite", "postgresql")
 

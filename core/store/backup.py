@@ -25,7 +25,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Boolean, DateTime, Float, Integer, String, Table, UniqueConstraint, delete, func, inspect, select, text
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Table,
+    UniqueConstraint,
+    delete,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import JSON, TypeDecorator
 from sqlmodel import SQLModel

@@ -18,7 +18,7 @@ from core.review.annotations import new_client_token
 from core.review.auth import Principal, authenticate, create_user
 from core.review.gold import load_response, record_gold_label
 from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.models import Assignment, BenchmarkSet, BenchmarkSetMember, Domain, LLMCall, Model
 
 ADMIN_PASSWORD = "admin-pass-123"
