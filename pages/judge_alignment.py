@@ -70,7 +70,7 @@ st.subheader("Agreement per dimension (Table 9)")
 st.caption("κ and agreement are computed on the items both raters decided (n compared). Items the judge left unjudged "
            "(not applicable) or failed on (error) are counted, not compared. κ is undefined when a rater gave one "
            "label only; the agreement % still shows.")
-by_judge = {j: {a.dimension: a for a in judge_vs_gold(engine(), run_ids, j)} for j in judges}
+by_judge = {j: {a.dimension: a for a in judge_vs_gold(engine(), run_ids, j, gold)} for j in judges}
 human = expert_agreement(engine(), run_ids)
 st.dataframe(agreement_table(human, {j: list(rows.values()) for j, rows in by_judge.items()}), hide_index=True)
 
@@ -84,7 +84,7 @@ if judges:
         render_response(ctx)
 
 st.subheader("What each judge is worth with these gold labels")
-value = judge_value(engine(), run_ids, judges)
+value = judge_value(engine(), run_ids, judges, gold)
 if value.empty:
     st.info("Needs gold labels on at least two responses per model and metric (draw and label a gold sample).")
 else:

@@ -104,16 +104,15 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
                         horizontal_spacing=0.14, vertical_spacing=0.22 / rows)
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
     colors = colors or model_colors(models)
+    values = _radar_values(dm)
     for i, domain in enumerate(domains):
         counts = []
         for j, model in enumerate(models):
-            row = dm[(dm["domain"] == domain) & (dm["model"] == model)]
-            if row.empty:
+            if (domain, model) not in values:
                 continue
-            r = [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else None for k in DOMAIN_METRICS]
-            n = int(row["responses"].iloc[0]) if "responses" in row else None
+            r, n = values[domain, model]
             counts.append(n)
-            same = [m for m in models[:j] if _radar_values(dm, domain, m) == r]
+            same = [m for m in models[:j] if values.get((domain, m), ([], None))[0] == r]
             note = f" · same values as {', '.join(same)}" if same else ""
             fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0,
                                  line={"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
@@ -134,11 +133,14 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
     return fig
 
 
-def _radar_values(dm: pd.DataFrame, domain: str, model: str) -> list[float | None]:
-    row = dm[(dm["domain"] == domain) & (dm["model"] == model)]
-    if row.empty:
-        return []
-    return [float(row[k].iloc[0]) * 100 if pd.notna(row[k].iloc[0]) else None for k in DOMAIN_METRICS]
+def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | None], int | None]]:
+    """Per (domain, model): the radar values in % (None where missing) and the responses behind them (first row wins)."""
+    out: dict[tuple[str, str], tuple[list[float | None], int | None]] = {}
+    for row in dm.to_dict("records"):
+        if (row["domain"], row["model"]) not in out:
+            r = [float(row[k]) * 100 if pd.notna(row[k]) else None for k in DOMAIN_METRICS]
+            out[row["domain"], row["model"]] = r, int(row["responses"]) if "responses" in row else None
+    return out
 
 
 def _radar_n_note(fig: go.Figure, index: int, counts: list[int | None]) -> None:

@@ -245,7 +245,8 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
 @st.cache_data(max_entries=8, show_spinner="Correcting with the gold labels…")
 def corrected(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Judge-corrected (PPI++) estimates of the gold-decidable metrics, with the judge's label on every row."""
-    return readmodel.load_corrected(engine(), list(run_ids), judge).assign(judge=judge_label(judge))
+    return readmodel.load_corrected(engine(), list(run_ids), judge, scores(run_ids, judge, version)).assign(
+        judge=judge_label(judge))
 
 
 def corrected_section(f: Filters) -> None:

@@ -97,8 +97,9 @@ def _strict_verdict(row: Mapping[str, Any], n_gold_constraints: int) -> tuple[st
 def judge_ratings(engine: Engine, run_ids: Sequence[int], judge: str, gold: Mapping[int, dict[str, Any]]) -> dict[str, Ratings]:
     """One judge's items per dimension on the gold responses, read from the read model (rule verdicts merged in)."""
     out = {d: Ratings() for d in DIMENSIONS}
-    verdicts = constraint_verdicts(engine, run_ids, judge)
-    verdicts = verdicts[verdicts["response_id"].isin(list(gold))]
+    if not gold:
+        return out
+    verdicts = constraint_verdicts(engine, run_ids, judge, response_ids=list(gold))
     verdicts = verdicts.assign(own=verdicts["judge"] == judge).sort_values("own", kind="stable")  # own verdict wins
     for row in verdicts.to_dict("records"):
         out["constraint"].record((int(row["response_id"]), row["cid"]), row["status"], row["passed"])
@@ -199,10 +200,12 @@ def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:
     return sorted(set(judges) - {RULE_JUDGE})
 
 
-def judge_vs_gold(engine: Engine, run_ids: Iterable[int], judge: str) -> list[Agreement]:
-    """One judge against the gold labels (adjudicated, or agreed by both experts), per dimension."""
+def judge_vs_gold(engine: Engine, run_ids: Iterable[int], judge: str,
+                  gold: Mapping[int, dict[str, Any]] | None = None) -> list[Agreement]:
+    """One judge against the gold labels (adjudicated, or agreed by both experts), per dimension; pass `gold`
+    (gold_labels of the runs) when already loaded."""
     run_ids = list(run_ids)
-    gold = gold_labels(engine, run_ids)
+    gold = gold_labels(engine, run_ids) if gold is None else gold
     reference = _merged_labels(gold)
     judged = judge_ratings(engine, run_ids, judge, gold)
     return [compare(d, reference[d], judged[d], GOLD_VS_JUDGE) for d in DIMENSIONS]
@@ -363,14 +366,18 @@ def cross_judge(engine: Engine, run_ids: Iterable[int], judges: list[str] | None
 # --------------------------------------------------------------------------- what a judge is worth with gold labels
 
 
-def judge_value(engine: Engine, run_ids: Sequence[int], judges: Sequence[str]) -> pd.DataFrame:
+def judge_value(engine: Engine, run_ids: Sequence[int], judges: Sequence[str],
+                gold: Mapping[int, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Per judge and gold-decidable metric: the mean width of the corrected (PPI++) CI over models beside the
     gold-only width on the same n, so a team sees which judge buys the narrowest intervals for its expert labels."""
     from core.analysis import readmodel
 
     rows = []
+    gold = gold_labels(engine, list(run_ids)) if gold is None else gold
     for judge in judges:
-        table = readmodel.load_corrected(engine, list(run_ids), judge).dropna(subset=["estimate"])
+        if not gold:  # no estimate without gold labels
+            continue
+        table = readmodel.load_corrected(engine, list(run_ids), judge, gold=dict(gold)).dropna(subset=["estimate"])
         for metric, g in table.groupby("metric", sort=True):
             width = float((g["ci_high"] - g["ci_low"]).mean())
             gold_width = float((g["gold_ci_high"] - g["gold_ci_low"]).mean())

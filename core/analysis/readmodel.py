@@ -182,9 +182,12 @@ def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
                         category: str | None = None, sub_dimension: str | None = None,
-                        failed_only: bool = False) -> pd.DataFrame:
-    """One row per constraint verdict (this judge's plus rule verdicts), for drill-down and Figure-4 failure counts."""
+                        failed_only: bool = False, response_ids: Iterable[int] | None = None) -> pd.DataFrame:
+    """One row per constraint verdict (this judge's plus rule verdicts), for drill-down and Figure-4 failure counts;
+    `response_ids` narrows them to those responses."""
     extra, params = "", {"judge": judge}
+    if response_ids is not None:
+        extra += f" AND v.response_id IN ({', '.join(str(int(r)) for r in response_ids) or 'NULL'})"
     for column, key, value in (("m.name", "model", model), ("c.category", "category", category),
                                ("c.sub_dimension", "sub_dimension", sub_dimension)):
         if value:
@@ -386,8 +389,18 @@ def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples."""
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n)) + (np.arange(n_resamples) * n)[:, None]
-    return np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float32)
+    draws = rng.integers(0, n, size=(n_resamples, n), dtype=np.int64)
+    weights = np.empty((n_resamples, n), dtype=np.float32)
+    block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
+    offsets = (np.arange(block) * n)[:, None]
+    for start in range(0, n_resamples, block):
+        rows = draws[start : start + block]
+        weights[start : start + len(rows)] = np.bincount((rows + offsets[: len(rows)]).ravel(),
+                                                         minlength=len(rows) * n).reshape(len(rows), n)
+    return weights
+
+
+_BINCOUNT_CELLS = 1 << 17
 
 
 def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
@@ -867,7 +880,8 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     """
     from core.analysis.ppi import ipw_ppi_mean, labels_for_width, ppi_mean
 
-    merged = scores.merge(gold, on="response_id", how="left", suffixes=("", "_gold"))
+    merged = scores[["response_id", "model", "mode", *GOLD_METRICS]].merge(gold, on="response_id", how="left",
+                                                                           suffixes=("", "_gold"))
     rows = []
     for model, g in merged.groupby("model", sort=True):
         for metric, label in GOLD_METRICS.items():
@@ -938,12 +952,16 @@ def ranking_changes(corrected: pd.DataFrame) -> list[str]:
     return changed
 
 
-def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only)."""
+def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str, scores: pd.DataFrame | None = None,
+                   gold: dict[int, dict] | None = None) -> pd.DataFrame:
+    """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only); pass
+    `scores` (load_scores of the same runs and judge) or `gold` (gold_labels of the runs) when already loaded."""
     from core.review.gold import gold_labels, gold_probabilities
 
-    return corrected_estimates(load_scores(engine, run_ids, judge), gold_values(gold_labels(engine, list(run_ids))),
-                               probabilities=gold_probabilities(engine, list(run_ids)))
+    gold = gold_labels(engine, list(run_ids)) if gold is None else gold
+    probabilities = gold_probabilities(engine, list(run_ids)) if gold else {}  # only labelled responses use them
+    return corrected_estimates(load_scores(engine, run_ids, judge) if scores is None else scores, gold_values(gold),
+                               probabilities=probabilities)
 
 
 # --------------------------------------------------------------------------- runs, judges and the run report
