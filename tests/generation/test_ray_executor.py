@@ -205,3 +205,20 @@ def test_killing_a_worker_mid_run_loses_nothing_and_pays_nothing_twice(ray_serve
     assert statuses == ["done"] * items and row["status"] == "done"
     assert paid == len(set(prompts)) == items, "a call was paid twice or an item never answered"
     assert row["rebought"] == 1  # the paused call: reserved when killed, so reported (an upper bound; unpaid here)
+
+
+@pytest.mark.parametrize(("budget_usd", "items"), [(0.004, 24)], ids=["budget-stops-then-resume-finishes"])
+def test_ray_run_keeps_the_budget_and_resume_finishes_without_paying_twice(ray_server, engine, budget_usd, items):
+    seed_instances(engine, items)
+    add_model(engine, "gpt-budget", "openai")
+    first_request = len(ray_server.requests)
+    run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-budget"], executor="ray", budget_usd=budget_usd))
+    stopped = asyncio.run(runner.execute_run(engine, run_id))
+    spent = run_summary(engine, run_id)["spent_usd"]
+    resumed = asyncio.run(runner.execute_run(engine, run_id, overrides={"budget_usd": 1.0}))
+    prompts = [prompt_text(body) for body in ray_server.requests[first_request:]]
+    print(f"\nFIGURE ray budget: stopped at {stopped.done}/{items} done, spent ${spent:.6f} of ${budget_usd}; resumed "
+          f"{resumed.status}, {len(prompts)} requests for {len(set(prompts))} prompts")
+    assert stopped.status == "budget_stopped" and 0 < stopped.done < items and spent <= budget_usd
+    assert resumed.status == "done" and resumed.done == items
+    assert len(prompts) == len(set(prompts)) == items
