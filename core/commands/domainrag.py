@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 
 from core.config import REPO_ROOT
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 domainrag_app = typer.Typer(help="DomainRAG: build the six-ability instances with their settings; report the views.",
                             no_args_is_help=True)
@@ -78,6 +80,8 @@ def build_command(
 
 def format_report(report: dict[str, pd.DataFrame]) -> str:
     """The ability x setting table and the noise, HTML and anti-reference views as text, with judge, n and CIs."""
+    import pandas as pd
+
     table = report["ability_setting"]
     if table.empty:
         return "no domainrag responses in these runs"

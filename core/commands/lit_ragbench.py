@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
-from sqlalchemy.engine import Engine
 
 from core.config import database_url
-from core.store.db import get_engine, upgrade
-from core.store.io import ImportReport, LineError, import_specs
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.engine import Engine
+
+    from core.store.io import ImportReport
 
 lit_app = typer.Typer(help="LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy.",
                       no_args_is_help=True)
@@ -23,6 +25,7 @@ def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject"
     record as a lit_ragbench instance, atomically over all files: any problem in any file imports nothing."""
     from core.protocols.lit_ragbench import as_lit_ragbench, conversion_errors
     from core.store.importers import get_importer
+    from core.store.io import ImportReport, LineError, import_specs
 
     specs, errors = [], []
     for path in paths:
@@ -60,6 +63,8 @@ def format_table(report: dict[str, pd.DataFrame]) -> str:
 
 
 def _ci(value: float, low: float, high: float) -> str:
+    import pandas as pd
+
     return "no data" if pd.isna(value) else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
@@ -74,6 +79,8 @@ def import_command(
                                               "(e.g. instances imported before with --format lit-ragbench).")] = False,
 ) -> None:
     """Import LIT-RAGBench files as lit_ragbench instances (all or nothing); `gauntlet export` round-trips them."""
+    from core.store.db import get_engine, upgrade
+
     upgrade(database_url())
     report = import_lit(get_engine(), files, on_existing="new_version" if new_version else "reject")
     for error in report.errors:
@@ -93,6 +100,7 @@ def report_command(
 ) -> None:
     """Category and aspect accuracy, category average and over-abstention per model, language and condition."""
     from core.analysis.lit_ragbench import lit_report
+    from core.store.db import get_engine
 
     report = lit_report(get_engine(), run_ids, judge)
     if fmt == "json":

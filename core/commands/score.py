@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from core.config import default_judge
-from core.store.db import get_engine
-from core.pipeline import score_and_summarise
-from core.scoring.judges.names import HEURISTIC, judge_label
-from core.scoring.scorer import ScoreReport
+
+if TYPE_CHECKING:
+    from core.scoring.scorer import ScoreReport
 
 
 def heuristic_warning(why: str) -> str:
     """The stderr line that says loudly that the heuristic judge is in use, and how to configure an LLM judge."""
+    from core.scoring.judges.names import HEURISTIC, judge_label
+
     return (f"warning: scoring with the {judge_label(HEURISTIC)} judge ({why}): its numbers come from lexical rules, "
             "not a model. To use an LLM judge, pass --judge llm:<model name>, or set GAUNTLET_JUDGE=llm:<model name>, "
             'or add judge = "llm:<model name>" to .streamlit/secrets.toml.')
@@ -23,6 +24,8 @@ def heuristic_warning(why: str) -> str:
 
 def format_report(report: ScoreReport) -> str:
     """A short human-readable summary of a scoring pass."""
+    from core.scoring.judges.names import judge_label
+
     lines = [
         f"run {report.run_id} scored by {judge_label(report.judge)} ({report.constraint_mode} constraints): "
         f"{report.responses} responses, {report.verdicts_written} verdicts written, "
@@ -39,6 +42,8 @@ def format_report(report: ScoreReport) -> str:
 
 def resolve_default(judge: str | None) -> str:
     """The --judge value, else the configured judge, else the heuristic judge announced loudly on stderr."""
+    from core.scoring.judges.names import HEURISTIC, judge_label
+
     if judge:
         return judge
     configured = default_judge()
@@ -65,6 +70,9 @@ def register(app: typer.Typer) -> None:
         concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
     ) -> None:
         """Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."""
+        from core.pipeline import score_and_summarise
+        from core.store.db import get_engine
+
         if constraint_mode not in ("single", "batched"):
             raise typer.BadParameter("must be 'single' or 'batched'", param_hint="--constraint-mode")
 

@@ -8,14 +8,19 @@ from typing import Annotated
 
 import typer
 
-from core.store.sets import check_domains
-from core.review.auth import ROLES, create_user, ensure_first_admin, generate_password, list_users, update_user
+from core.commands import lazy_module
 from core.config import database_url
-from core.store.db import get_engine, upgrade
-from core.review.annotations import KINDS, export_annotations, import_annotations
+from core.review.label_models import KINDS
+from core.review.permissions import ROLES
+
+auth = lazy_module("core.review.auth")
+sets = lazy_module("core.store.sets")
+annotations = lazy_module("core.review.annotations")
 
 
 def _engine():
+    from core.store.db import get_engine, upgrade
+
     url = database_url()
     upgrade(url)
     return get_engine(url)
@@ -40,10 +45,10 @@ def register(app: typer.Typer) -> None:
         password_stdin: Annotated[bool, typer.Option("--password-stdin", help="Read the password from stdin.")] = False,
     ) -> None:
         """Create an account; without --password-stdin a random password is generated and printed once."""
-        password = sys.stdin.readline().rstrip("\n") if password_stdin else generate_password()
+        password = sys.stdin.readline().rstrip("\n") if password_stdin else auth.generate_password()
         try:
-            check_domains(_engine(), _domains(domains))
-            create_user(_engine(), name, role, password, _domains(domains), email)
+            sets.check_domains(_engine(), _domains(domains))
+            auth.create_user(_engine(), name, role, password, _domains(domains), email)
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
@@ -60,8 +65,8 @@ def register(app: typer.Typer) -> None:
         """Change an account's role, domains, status or password."""
         password = sys.stdin.readline().rstrip("\n") if password_stdin else None
         try:
-            check_domains(_engine(), _domains(domains) if domains else [])
-            update_user(_engine(), name, role=role, domains=_domains(domains) if domains else None, active=active,
+            sets.check_domains(_engine(), _domains(domains) if domains else [])
+            auth.update_user(_engine(), name, role=role, domains=_domains(domains) if domains else None, active=active,
                         password=password)
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
@@ -71,14 +76,14 @@ def register(app: typer.Typer) -> None:
     @user_app.command("list")
     def list_() -> None:
         """List accounts (never passwords)."""
-        for u in list_users(_engine()):
+        for u in auth.list_users(_engine()):
             state = "" if u.active else " (disabled)"
             typer.echo(f"{u.username}\t{u.role}\t{','.join(u.domains)}\t{u.email or ''}{state}")
 
     @user_app.command("first-admin")
     def first_admin() -> None:
         """Create the 'admin' account with a random password when no account exists yet."""
-        typer.echo(ensure_first_admin(_engine()) or "accounts exist already; nothing to do")
+        typer.echo(auth.ensure_first_admin(_engine()) or "accounts exist already; nothing to do")
 
     @labels_app.command("export")
     def export(
@@ -86,12 +91,12 @@ def register(app: typer.Typer) -> None:
         kind: Annotated[list[str] | None, typer.Option("--kind", help=f"Only these kinds: {', '.join(KINDS)}.")] = None,
     ) -> None:
         """Write every label (verification, gold_label, adjudication) as one JSON object per line."""
-        typer.echo(f"exported {export_annotations(_engine(), path, kind or None)} labels to {path}")
+        typer.echo(f"exported {annotations.export_annotations(_engine(), path, kind or None)} labels to {path}")
 
     @labels_app.command("import")
     def import_(path: Annotated[Path, typer.Argument(help="JSONL file of labels.")]) -> None:
         """Import labels atomically: one bad line imports nothing and is reported with its line number and field."""
-        report = import_annotations(_engine(), path, cli=True)
+        report = annotations.import_annotations(_engine(), path, cli=True)
         if not report.ok:
             for error in report.errors:
                 typer.echo(str(error), err=True)
