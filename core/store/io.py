@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from core.store.schema import (
     DocumentSpec,
     DomainSpec,
     InstanceSpec,
+    NonFinite,
     storable_problems,
 )
 
@@ -105,21 +107,30 @@ def _decode_lines(data: bytes) -> Iterable[tuple[int, str | None, str]]:
             yield number, None, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
 
 
-def _finite(text: str) -> float:
+def _number(text: str, seen: list[NonFinite]) -> float:
     value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text} is out of range for a number")
+    if not math.isfinite(value):
+        value = NonFinite(value, f"{text} is out of range for a number")
+        seen.append(value)
     return value
 
 
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not valid JSON (only finite numbers are)")
+def _constant(name: str, seen: list[NonFinite]) -> float:
+    seen.append(NonFinite(float(name), f"{name} is not valid JSON (only finite numbers are)"))
+    return seen[-1]
 
 
-def parse_json(text: str) -> tuple[object, str | None]:
-    """One JSON value, or why it is not one: malformed, NaN / Infinity, a number out of range, nesting too deep."""
+def parse_json(text: str, *, non_finite: bool = False) -> tuple[object, str | None]:
+    """One JSON value, or why it is not one: malformed, NaN / Infinity, a number out of range, nesting too deep.
+
+    With `non_finite`, NaN / Infinity / overflowing numbers parse as NonFinite floats, for `storable_problems` to
+    report with their field path (one hidden by a repeated key is still an error here)."""
+    seen: list[NonFinite] = []
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_no_constant), None
+        value = json.loads(text, parse_float=lambda t: _number(t, seen), parse_constant=lambda c: _constant(c, seen))
+        if seen and not (non_finite and {n.problem for n in seen} & {p for _, p in storable_problems(value)}):
+            return None, f"malformed JSON: {seen[0].problem}"
+        return value, None
     except json.JSONDecodeError as exc:
         return None, f"malformed JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
@@ -138,7 +149,7 @@ def validate_lines(data: bytes) -> ValidationReport:
             continue
         if not text:
             continue
-        payload, problem = parse_json(text)
+        payload, problem = parse_json(text, non_finite=True)
         if problem:
             report.errors.append(LineError(number, "", problem))
             continue
@@ -187,7 +198,7 @@ def load_domain_specs(path: Path) -> list[DomainSpec]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        payload, problem = parse_json(line)
+        payload, problem = parse_json(line, non_finite=True)
         problem = problem or next((f"{where}: {msg}" for where, msg in storable_problems(payload)), None)
         if problem is None:
             try:

@@ -180,7 +180,8 @@ class InstanceSpec(BaseModel):
     protocol: str = Field(default="enterprise_rag", max_length=ID_MAX_CHARS)
     status: VerificationStatus = "unverified"
     version: int = Field(default=1, ge=1, le=VERSION_MAX)
-    language: str | None = Field(default=None, description="BCP-47 tag of the query; detected on import when absent.")
+    language: str | None = Field(default=None, max_length=ID_MAX_CHARS,
+                                 description="BCP-47 tag of the query; detected on import when absent.")
     constraints: list[ConstraintSpec] = Field(default_factory=list)
     documents: list[DocumentSpec] = Field(default_factory=list)
     reference: ReferenceSpec | None = None
@@ -215,6 +216,17 @@ class DomainSpec(BaseModel):
     description: str = ""
 
 
+class NonFinite(float):
+    """A NaN / Infinity / overflowing number read from JSON, with why it cannot be stored (its literal named)."""
+
+    problem: str
+
+    def __new__(cls, value: float, problem: str) -> NonFinite:
+        number = super().__new__(cls, value)
+        number.problem = problem
+        return number
+
+
 def storable_problems(value: Any, path: str = "") -> list[tuple[str, str]]:
     """Where a parsed JSON value holds what not every database backend can store: nesting deeper than MAX_NESTING,
     NUL characters or unpaired surrogates in text (keys included), NaN / Infinity, integers beyond 64 bits.
@@ -237,7 +249,7 @@ def storable_problems(value: Any, path: str = "") -> list[tuple[str, str]]:
             if problem := text_problem(item):
                 problems.append((where, problem))
         elif isinstance(item, float) and not math.isfinite(item):
-            problems.append((where, f"{item} is not a finite number"))
+            problems.append((where, item.problem if isinstance(item, NonFinite) else f"{item} is not a finite number"))
         elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > INT64:
             problems.append((where, "integer does not fit in 64 bits"))
     return sorted(problems)

@@ -16,7 +16,7 @@ from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.scoring.judges.parsing import extract_json_object, looks_like_judge_refusal, parse_reply
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_specs, validate_lines
 from core.store.models import Constraint, Document, Domain, Instance
 
@@ -33,10 +33,8 @@ PATHS = ["id", "domain", "query", "mode", "version", "protocol", "status", "lang
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fuzz.db'}"
-    upgrade(url)
-    eng = make_engine(url)
+def engine(session_url_factory):
+    eng = make_engine(session_url_factory())
     yield eng
     eng.dispose()
 
