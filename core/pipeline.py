@@ -53,8 +53,9 @@ def _set_stage(engine: Engine, run_id: int, stage: str, done: int, total: int, j
 
 
 async def score_and_summarise(engine: Engine, run_id: int, judges: list[str], *, constraint_mode: str = "batched",
-                              concurrency: int = 8, progress: StageProgress | None = None) -> PipelineResult:
-    """Score `run_id` with each judge in turn (idempotent), then refresh the summaries of every judge of the run."""
+                              concurrency: int | None = None, progress: StageProgress | None = None) -> PipelineResult:
+    """Score `run_id` with each judge in turn (idempotent; at most `concurrency` judge calls in flight, default the
+    scorer's), then refresh the summaries of every judge of the run."""
     from core.scoring.scorer import score_run
     from core.scoring.summaries import summarise_run
 

@@ -10,8 +10,8 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import update
@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.protocols import get_protocol
+from core.scoring.calls import JudgeCalls
 from core.scoring.judges.base import (
     ConstraintMode,
     ConstraintOutcome,
@@ -37,6 +38,9 @@ from core.store.models import Constraint, ContextClaims, Document, Instance, Res
 from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
+RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
+DEFAULT_CONCURRENCY = 16  # judge calls in flight (RAGAS' default max_workers is 16 too)
+T = TypeVar("T")
 VerdictKey = tuple[int, str, str, int | None]
 CLAIMS = ContextClaims.__table__
 log = logging.getLogger("gauntlet.scorer")
@@ -63,6 +67,11 @@ class ScoreReport(BaseModel):
     def total_calls(self) -> int:
         """All judge calls made in this pass."""
         return sum(self.calls.values())
+
+
+async def ready(value: T) -> T:
+    """`value`, as an awaitable (to gather with calls that are made)."""
+    return value
 
 
 def precondition_outcome(c: ConstraintView, mode: str) -> ConstraintOutcome:
@@ -161,8 +170,10 @@ class _Scorer:
     """One scoring pass over a run with one judge."""
 
     def __init__(self, engine: Engine, run_id: int, judge: Judge, mode: ConstraintMode, concurrency: int) -> None:
-        self.engine, self.run_id, self.judge, self.mode = engine, run_id, judge, mode
-        self.sem = asyncio.Semaphore(max(1, concurrency))
+        self.engine, self.run_id, self.mode = engine, run_id, mode
+        bind = getattr(judge, "with_client", None)
+        self.judge = bind(JudgeCalls(judge.client, concurrency)) if bind else judge  # type: ignore[attr-defined]
+        self.window = asyncio.Semaphore(RESPONSES_PER_CALL_SLOT * max(1, concurrency))
         self.data = load_run(engine, run_id, judge.name)
         self.claim_locks: dict[int, asyncio.Lock] = {}
         self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.data.responses))
@@ -229,7 +240,7 @@ class _Scorer:
 
     async def score_response(self, resp: dict[str, Any]) -> list[Verdict]:
         """All missing verdicts of one response, with the metrics of its instance's protocol."""
-        async with self.sem:
+        async with self.window:
             inst = self.data.instances[resp["instance_id"]]
             protocol = inst.get("protocol") or "enterprise_rag"
             if protocol == "enterprise_rag":
@@ -241,16 +252,23 @@ class _Scorer:
         item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=self.data.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"])
         base = {"response_id": resp["id"], "run_id": self.run_id}
-        verdicts = await self.constraints(resp["id"], item, base)
+        metrics: dict[str, Awaitable[MetricOutcome]] = {}
         for name, spec in METRICS.items():
             if self.has((resp["id"], name, self.judge.name, None)):
                 continue
             if item.mode in spec.modes:
-                verdicts.append(metric_verdict(base, name, self.judge.name, await self.metric(spec, item)))
+                metrics[name] = self.metric(spec, item)
             elif spec.not_applicable_reason:
-                na = MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason)
-                verdicts.append(metric_verdict(base, name, self.judge.name, na))
-        return verdicts
+                metrics[name] = ready(MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason))
+        return await self.together(resp["id"], item, base, True, metrics)
+
+    async def together(self, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
+                       metrics: dict[str, Awaitable[MetricOutcome]]) -> list[Verdict]:
+        """The constraint verdicts (if asked) and `metrics`' verdicts of one response, their calls made concurrently;
+        verdicts in the same order as one after another."""
+        judged, *outcomes = await asyncio.gather(
+            self.constraints(rid, item, base) if constraints else ready([]), *metrics.values())
+        return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
     async def protocol_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
         """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint'; reference
@@ -259,11 +277,9 @@ class _Scorer:
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=self.data.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
         base = {"response_id": resp["id"], "run_id": self.run_id}
-        verdicts = await self.constraints(resp["id"], item, base) if "constraint" in metrics else []
-        for name in metrics:
-            if name != "constraint" and not self.has((resp["id"], name, self.judge.name, None)):
-                verdicts.append(metric_verdict(base, name, self.judge.name, await self.reference_outcome(name, item)))
-        return verdicts
+        outcomes = {name: self.reference_outcome(name, item) for name in metrics
+                    if name != "constraint" and not self.has((resp["id"], name, self.judge.name, None))}
+        return await self.together(resp["id"], item, base, "constraint" in metrics, outcomes)
 
     async def reference_outcome(self, name: str, item: JudgeInput) -> MetricOutcome:
         """A reference metric (pure, core.scoring.reference) or a judged one (correctness, consistency) of one response."""
@@ -374,11 +390,12 @@ async def score_run(
     run_id: int,
     judge: str | Judge,
     *,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     constraint_mode: str = "batched",
     progress: Callable[[int, int], None] | None = None,
 ) -> ScoreReport:
-    """Score every done response of a run with rule checks plus `judge`; idempotent.
+    """Score every done response of a run with rule checks plus `judge`, at most `concurrency` judge calls in
+    flight (default DEFAULT_CONCURRENCY; the independent calls of a response made at once); idempotent.
 
     `judge` is 'heuristic', 'llm:<Model.name>' (judged in `constraint_mode`), 'llm:<Model.name>@single' (always
     single) or a judge object (switched to `constraint_mode` when it has modes). The judge's name, which carries
@@ -387,6 +404,7 @@ async def score_run(
     if constraint_mode not in ("single", "batched"):
         raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
     check_run(engine, run_id)
+    concurrency = concurrency or DEFAULT_CONCURRENCY
     if not isinstance(judge, str):
         with_mode = getattr(judge, "with_mode", None)
         judge = with_mode(constraint_mode) if with_mode else judge

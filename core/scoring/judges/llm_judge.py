@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
@@ -165,6 +166,10 @@ class LLMJudge:
         """The same judge (same client) in `constraint_mode`, named for it."""
         return self if constraint_mode == self.constraint_mode else LLMJudge(self.client, self.base_name, constraint_mode)
 
+    def with_client(self, client: CompletionClient) -> LLMJudge:
+        """The same judge (same name and mode) calling through `client`."""
+        return LLMJudge(client, self.base_name, self.constraint_mode)
+
     async def aclose(self) -> None:
         """Close the provider's HTTP client (if any) inside the running event loop."""
         http = getattr(getattr(self.client, "provider", None), "client", None)
@@ -183,7 +188,7 @@ class LLMJudge:
             return []
         if mode == "batched":
             return await self._batched(item, constraints)
-        return [await self._single(item, c) for c in constraints]
+        return list(await asyncio.gather(*(self._single(item, c) for c in constraints)))
 
     async def _single(self, item: JudgeInput, c: ConstraintView) -> ConstraintOutcome:
         user = f"{self._item(item)}\n\nInstruction (id {c.cid}):\n{c.text}\nCheck: {c.criterion or c.text}"

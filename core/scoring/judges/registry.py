@@ -55,9 +55,10 @@ def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode) -> Jud
 
 @JUDGES.register("llm")
 def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode) -> Judge:
-    from core.generation.llm import make_client  # lazy: the client module is optional for the heuristic judge
+    from core.generation.llm import GroupWriter, make_client  # lazy: the client module is optional for the heuristic judge
 
-    return LLMJudge(make_client(model_config(engine, model_name), engine), f"llm:{model_name}", constraint_mode)
+    client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine))  # cache rows grouped
+    return LLMJudge(client, f"llm:{model_name}", constraint_mode)
 
 
 def model_config(engine: Engine, name: str) -> ModelConfig:
