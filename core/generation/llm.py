@@ -77,11 +77,16 @@ def is_lock_error(error: BaseException) -> bool:
     return isinstance(error, OperationalError) and ("locked" in text or "busy" in text or "lock timeout" in text)
 
 
-def with_lock_patience(engine: Engine, unit: Unit, patience: float | None = None) -> Any:
-    """Run `unit` in one transaction, retrying while the database is locked; DatabaseLocked after the patience."""
+def with_lock_patience(engine: Engine, unit: Unit, patience: float | None = None, *,
+                       connection: Connection | None = None) -> Any:
+    """Run `unit` in one transaction (on `connection` if given, else a pooled one), retrying while the database is
+    locked; DatabaseLocked after the patience."""
     deadline = time.monotonic() + (db_patience() if patience is None else patience)
     while True:
         try:
+            if connection is not None:
+                with connection.begin():
+                    return unit(connection)
             with engine.begin() as conn:
                 return unit(conn)
         except OperationalError as error:
@@ -98,12 +103,14 @@ class GroupWriter:
     """Group commit on the event loop: the units queued in one loop turn share one transaction (the same statement
     of several units goes as one executemany, Merged units of one function run as one call); each awaiter resumes
     only after its unit is committed, and a unit is all or nothing. A locked database is retried (db_patience), then
-    every waiting unit gets DatabaseLocked."""
+    every waiting unit gets DatabaseLocked. The groups share one connection (no pool checkout per commit), opened on
+    the first and closed by close()."""
 
     def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
         self._jobs: list[tuple[Job, asyncio.Future]] = []
+        self._connection: Connection | None = None
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
         """Execute `statement` with `params` and wait for the commit."""
@@ -120,15 +127,21 @@ class GroupWriter:
         return await future
 
     def close(self) -> None:
-        """Commit anything still queued."""
+        """Commit anything still queued and release the connection."""
         self._flush()
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
     def _flush(self) -> None:
         jobs, self._jobs = self._jobs, []
         if not jobs:
             return
+        if self._connection is None or self._connection.closed:
+            self._connection = self.engine.connect()
         try:
-            results = with_lock_patience(self.engine, lambda conn: self._apply(conn, [unit for unit, _ in jobs]))
+            results = with_lock_patience(self.engine, lambda conn: self._apply(conn, [unit for unit, _ in jobs]),
+                                         connection=self._connection)
             outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
         except DatabaseLocked as error:
             outcomes = [(None, error)] * len(jobs)
