@@ -35,9 +35,11 @@ UPSERT_INSERTS = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
 
 
 def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
-    """An INSERT that skips rows whose primary key exists (SQLite/PostgreSQL upsert; plain INSERT elsewhere)."""
+    """An INSERT that skips rows whose key exists (ON CONFLICT DO NOTHING; plain INSERT elsewhere); its result's
+    rowcount says whether the row went in (preserve_rowcount: PostgreSQL drivers report -1 otherwise)."""
     dialect_insert = UPSERT_INSERTS.get(engine.dialect.name)
-    return dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
+    statement = dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
+    return statement.execution_options(preserve_rowcount=True)
 
 
 Write = tuple[Executable, dict[str, Any]]
