@@ -221,10 +221,9 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_seed("results_subset", "subset", list(SUBSETS))
             chosen_subset = st.selectbox("Subset", list(SUBSETS), key="results_subset")
             url_keep("results_subset", "subset")
-        all_scores = scores(run_ids, judge, version)
         chosen_domains: list[str] = []
         if domains:
-            names = sorted(all_scores["domain"].dropna().unique())
+            names = sorted(scores(run_ids, judge, version)["domain"].dropna().unique())
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)

@@ -319,8 +319,9 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
 
 def data_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
-    with Session(engine) as session:
-        vmax, vcount = session.exec(select(func.max(Verdict.id), func.count(Verdict.id))).one()
+    with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
+        vmax = session.exec(select(func.max(Verdict.id))).one()[0]
+        vcount = session.exec(select(func.count()).select_from(Verdict)).one()[0]
         rmax = session.exec(select(func.max(Response.id))).one()[0]
     return int(vmax or 0), int(vcount or 0), int(rmax or 0)
 
