@@ -49,7 +49,26 @@ def ray_and_fake_server(secrets_dir) -> Iterator[FakeLLMServer]:
         try:
             yield server
         finally:
+            print(f"\nFIGURE CPU of Ray's processes (GCS, raylet, workers, incl. reaped children): "
+                  f"{descendants_cpu_s():.1f} s")
             ray.shutdown()
+
+
+def descendants_cpu_s() -> float:
+    """User + system CPU seconds of this process's live descendants and the children they reaped (from /proc)."""
+    stats = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        stats[int(entry)] = (int(fields[1]), sum(int(v) for v in fields[11:15]))  # ppid; utime stime cutime cstime
+    mine, grew = {os.getpid()}, True
+    while grew:
+        grown = mine | {pid for pid, (ppid, _) in stats.items() if ppid in mine}
+        grew, mine = grown != mine, grown
+    return sum(stats[pid][1] for pid in mine - {os.getpid()}) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.fixture(scope="module")
