@@ -13,6 +13,8 @@ from core.generation.ray_executor import connect
 
 from conftest import REPO
 
+pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts Ray (with --dist loadgroup)
+
 
 @pytest.fixture(scope="module")
 def ray_session():

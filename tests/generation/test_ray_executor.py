@@ -31,6 +31,7 @@ PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO")  # one per kill test: the prompts the f
 PAUSE_S = 3.0  # the 429's Retry-After: the worker that got it sleeps with nothing in flight
 SCRIPT = [ScriptRule(match=mark, fault="429", retry_after=PAUSE_S, times=1) for mark in PAUSE_MARKS]
 MODELS = ("gpt-a", "gpt-b")
+pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts Ray (with --dist loadgroup)
 
 
 @contextmanager
