@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -149,19 +150,14 @@ class AnsweredInstance:
 
 def answered_instances(engine: Engine, run_ids: Sequence[int]) -> list[AnsweredInstance]:
     """Instance versions with at least one response in the runs, by id, with the number of models that answered."""
-    with Session(engine) as session:
+    columns = (Instance.id, Instance.uid, Instance.version, Domain.name, Instance.mode, Instance.query)
+    with Session(engine) as session:  # one row per instance, counted in SQL (no ORM objects per response)
         rows = session.exec(
-            select(Instance, Domain.name, Response.model_id)
+            select(*columns, func.count(func.distinct(Response.model_id)))
             .join(Response, Response.instance_id == Instance.id).join(Domain, Domain.id == Instance.domain_id)
-            .where(col(Response.run_id).in_(list(run_ids)))
+            .where(col(Response.run_id).in_(list(run_ids))).group_by(*columns)
         ).all()
-    models: dict[int, set[int]] = {}
-    info: dict[int, tuple[Instance, str]] = {}
-    for inst, domain, model_id in rows:
-        models.setdefault(inst.id, set()).add(model_id)
-        info[inst.id] = (inst, domain)
-    return [AnsweredInstance(i, info[i][0].uid, info[i][0].version, info[i][1], info[i][0].mode, info[i][0].query,
-                             len(models[i])) for i in sorted(info, key=lambda i: (info[i][0].uid, info[i][0].version))]
+    return [AnsweredInstance(*row) for row in sorted(rows, key=lambda r: (r[1], r[2]))]
 
 
 def instance_of_response(engine: Engine, response_id: int) -> int | None:
