@@ -210,6 +210,10 @@ class _Driver:
             for ref in ready:
                 self._collect(ray, ref, *submitted[ref])
             await self.execution._beat()
+            if self.execution.stop_reason == "lease_lost":  # another executor owns the run now: stop ours at once
+                for ref in running:
+                    ray.cancel(ref, force=True)
+                return
             if self.execution.stop_reason == "cancel" and not self.cancel_sent:
                 self.cancel_sent = True  # Ctrl-C / SIGTERM of the driver: the tasks see the request in the run's status
                 await asyncio.to_thread(request_cancel, self.engine, self.run_id)

@@ -27,7 +27,7 @@ from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
 from tests.factories import add_model, make_instance, seed_instances
 from tests.providers.conftest import PLANTED_KEY
 
-PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO")  # one per kill test: the prompts the fake server answers first with a 429
+PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO", "PAUSE-THREE")  # one per test: the prompts the fake server answers first with a 429
 PAUSE_S = 3.0  # the 429's Retry-After: the worker that got it sleeps with nothing in flight
 SCRIPT = [ScriptRule(match=mark, fault="429", retry_after=PAUSE_S, times=1) for mark in PAUSE_MARKS]
 MODELS = ("gpt-a", "gpt-b")
@@ -242,3 +242,28 @@ def test_ray_run_keeps_the_budget_and_resume_finishes_without_paying_twice(ray_s
     assert stopped.status == "budget_stopped" and 0 < stopped.done < items and spent <= budget_usd
     assert resumed.status == "done" and resumed.done == items
     assert len(prompts) == len(set(prompts)) == items
+
+
+@pytest.mark.parametrize("mark", [PAUSE_MARKS[2]], ids=["cancel-while-a-task-waits-then-resume"])
+def test_cancelling_a_ray_run_stops_its_tasks_and_resume_finishes_it(ray_server, engine, mark):
+    items = 40
+    add_paused_instance(engine, mark)  # the first item of its shard: that task waits out a 429 with the rest pending
+    seed_instances(engine, items - 1)
+    add_model(engine, "gpt-cancel", "openai")
+    first_request, faults = len(ray_server.requests), ray_server.stats()["faults"]
+    run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-cancel"], executor="ray", workers=2, concurrency=2))
+    with ThreadPoolExecutor(1) as pool:
+        driving = pool.submit(asyncio.run, runner.execute_run(engine, run_id))
+        deadline = time.monotonic() + 60
+        while ray_server.stats()["faults"] == faults:
+            assert time.monotonic() < deadline and not driving.done(), "the paused item was never sent"
+            time.sleep(0.01)
+        runs.request_cancel(engine, run_id)
+        cancelled = driving.result(timeout=60)
+    resumed = asyncio.run(runner.execute_run(engine, run_id))
+    prompts = [prompt_text(body) for body in ray_server.requests[first_request:]]
+    print(f"\nFIGURE ray cancel: {cancelled.done}/{items} done, {cancelled.pending} pending when cancelled; resumed "
+          f"{resumed.status}; {len(prompts)} requests (1 scripted 429) for {len(set(prompts))} prompts")
+    assert cancelled.status == "cancelled" and cancelled.pending > 0
+    assert resumed.status == "done" and resumed.done == items
+    assert len(prompts) - 1 == len(set(prompts)) == items
