@@ -8,6 +8,8 @@ Each module exposes register(app); tests/test_cli_startup.py checks the table ag
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import typer
@@ -76,12 +78,21 @@ class LazyGroup(GuardedGroup):
             return super().get_command(ctx, cmd_name)
         return module_commands(_MODULE_OF[cmd_name])[cmd_name]
 
-    def format_help(self, ctx, formatter) -> None:
+    @contextmanager
+    def _stand_ins(self) -> Iterator[None]:
         self._listing = True
         try:
-            return super().format_help(ctx, formatter)
+            yield
         finally:
             self._listing = False
+
+    def format_help(self, ctx, formatter) -> None:
+        with self._stand_ins():
+            return super().format_help(ctx, formatter)
+
+    def shell_complete(self, ctx, incomplete: str) -> list:
+        with self._stand_ins():
+            return super().shell_complete(ctx, incomplete)
 
 
 app = typer.Typer(
