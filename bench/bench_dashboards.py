@@ -5,7 +5,8 @@ render with cold caches, and a filter change on each page that has filters; wall
     .venv/bin/python -m bench.bench_dashboards var/bench.db [--repeat 3] [--pages leaderboard,domains]
 
 Targets (issue 15): first render <= 1.0 s and filter change <= 0.3 s on every page, best and median of the runs (a page
-passes when its median does). Rounds are interleaved (page 1..N, then again) so a burst of load on the shared machine
+passes when its median wall time does; 'load' marks a page over in wall time but within in CPU time, i.e. slowed by
+other processes). Rounds are interleaved (page 1..N, then again) so a burst of load on the shared machine
 spreads over the pages. CPU is this process's CPU time (the script runs in a thread of it), so it stays comparable on a
 loaded machine. The component-manifest scan AppTest does once per AppTest object is done once up front, as a server
 does it once at start, so it is not charged to any page.
@@ -131,8 +132,16 @@ def report(results: dict[str, list[Timing]]) -> int:
         else:
             line += f"{'-':>16} / {'-':>9} {'-':>5}"
         failures += not ok
-        print(f"{line}  {'pass' if ok else 'FAIL':<6} {runs[-1].note}")
+        print(f"{line}  {'pass' if ok else _cpu_verdict(runs):<6} {runs[-1].note}")
     return failures
+
+
+def _cpu_verdict(runs: list[Timing]) -> str:
+    """'FAIL', or 'load' when the wall time is over but the median CPU time of both stages is within the targets."""
+    changes = [r.change_cpu for r in runs if r.change_cpu is not None]
+    cpu_ok = _median([r.first_cpu for r in runs]) <= FIRST_RENDER_TARGET_S and (
+        not changes or _median(changes) <= FILTER_CHANGE_TARGET_S)
+    return "load" if cpu_ok else "FAIL"
 
 
 def main() -> None:
@@ -163,12 +172,15 @@ def main() -> None:
     pages = [(Path(p.path).stem, next(r for r in ROLES if r in page_roles(p.path))) for p in PAGES
              if not wanted or Path(p.path).stem in wanted]
     results: dict[str, list[Timing]] = {page: [] for page, _ in pages}
+    load_before = os.getloadavg()[0]
     for _ in range(args.repeat):
         for page, role in pages:
             results[page].append(time_page(page, role, components))
     failures = report(results)
     print(f"targets: first render <= {FIRST_RENDER_TARGET_S} s, filter change <= {FILTER_CHANGE_TARGET_S} s (median of "
-          f"{args.repeat}; wall seconds, cpu = median CPU seconds); {failures} page(s) over")
+          f"{args.repeat}; wall seconds, cpu = median CPU seconds; 'load' = over in wall time only, within in CPU "
+          f"time); {failures} page(s) over; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+          f"on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
