@@ -4,6 +4,7 @@ limits, budget, context-window policy and resume guarantees."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import multiprocessing
 import os
@@ -124,6 +125,14 @@ class _Execution:
         return budget is not None and self.spent >= budget - BUDGET_SLACK_USD
 
     async def run(self) -> RunProgress:
+        """Answer every pending item of this execution with `concurrency` calls in flight per provider."""
+        gc.freeze()  # the objects alive before and through the set-up are left out of the cyclic GC's scans
+        try:
+            return await self._run()
+        finally:
+            gc.unfreeze()
+
+    async def _run(self) -> RunProgress:
         with Session(self.engine) as session:
             items = pending_items(session, self.run_id, self.shard)
             if self.only is not None:
@@ -152,6 +161,7 @@ class _Execution:
                            if i.model_id == model_id and prompts[i.response_id].error is None)
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
+        gc.freeze()
         try:
             workers = [self._worker(queue, clients, prompts) for queue in queues.values()
                        for _ in range(max(1, self.options.concurrency))]
