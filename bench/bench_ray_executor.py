@@ -21,8 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core.store.db import upgrade  # noqa: E402
-from tests.generation.test_ray_executor import MODELS, compare_executors, ray_and_fake_server  # noqa: E402
+from core.store.db import upgrade
+from tests.generation.test_ray_executor import MODELS, compare_executors, ray_and_fake_server
 
 
 def cpu_seconds() -> float:

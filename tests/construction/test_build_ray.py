@@ -7,11 +7,10 @@ from __future__ import annotations
 import faiss
 import numpy as np
 import pytest
+from conftest import REPO
 
 from core.construction.build import build_benchmark
 from core.generation.ray_executor import connect
-
-from conftest import REPO
 
 pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts Ray (with --dist loadgroup)
 
