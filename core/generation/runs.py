@@ -400,11 +400,11 @@ def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey]], opti
                         by_condition=dict(Counter(key[1] for _, key in pairs)))
     book = PromptBook(load_prompt_plans(session, [key for _, key in pairs], options.order, options.seed),
                       options.context_policy)
-    configs = {model.id: config_from_model(model) for model, _ in pairs}
+    configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _ in pairs}.items()}
     for model, key in pairs:
         prompt = book.item(configs[model.id], key)
         if _count_context(estimate, model.name, prompt):
-            _add_to_estimate(session, estimate, model, prompt.messages)
+            _add_to_estimate(session, estimate, model, prompt.messages, configs[model.id])
     return estimate
 
 
@@ -420,8 +420,8 @@ def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
     return prompt.error is None
 
 
-def _add_to_estimate(session: Session, estimate: Estimate, model: Model, messages: list[ChatMessage]) -> None:
-    config = config_from_model(model)
+def _add_to_estimate(session: Session, estimate: Estimate, model: Model, messages: list[ChatMessage],
+                     config: ModelConfig) -> None:
     estimate.items += 1
     per_model = estimate.per_model.setdefault(model.name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0})
     if model.is_baseline or session.get(LLMCall, cache_key(config, messages)) is not None:
