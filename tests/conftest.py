@@ -8,8 +8,9 @@ the admin URL in GAUNTLET_TEST_POSTGRES_URL), migrates one template database, an
 Fixtures for any test:
 - `backend` (session): "sqlite" or "postgresql", the active backend.
 - `db_url`: a fresh migrated database on the active backend; GAUNTLET_DATABASE_URL points at it. `engine`: on it.
-- `backend_url_factory`: `backend_url_factory()` returns another fresh migrated URL on the active backend
-  (dropped after the test). `session_url_factory` (session): the same for module- or session-scoped fixtures.
+- `backend_url_factory`: `backend_url_factory()` returns another fresh migrated URL on the active backend, and
+  `backend_url_factory(template=url)` a copy of the database at `url` (dropped after the test).
+  `session_url_factory` (session): the same for module- or session-scoped fixtures.
 - `postgres_cluster` (session): a `PostgresServer` (`.admin_url`, `.url(name)`) in either pass; skipped with the
   reason when the PostgreSQL server binaries are absent. `postgres_url_factory` / `sqlite_url_factory`: fresh
   migrated URLs on that backend whatever the pass (e.g. copying between backends).
@@ -18,17 +19,14 @@ Marker `sqlite_only`: the test is about SQLite itself (WAL, files, sqlite3 locks
 
 from __future__ import annotations
 
-import itertools
 import os
-import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import make_url
 
-from core.store.db import forget_engine, make_engine, upgrade
+from core.store.db import make_engine
+from tests.backends import PostgresDatabases, PostgresServer, SqliteDatabases, UrlFactory, activate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -51,126 +49,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if "sqlite_only" in item.keywords:
             item.add_marker(skip)
-
-
-@dataclass(frozen=True)
-class PostgresServer:
-    """A PostgreSQL server reachable through its admin (maintenance database) URL."""
-
-    admin_url: str
-
-    def url(self, database: str) -> str:
-        """SQLAlchemy URL of `database` on this server."""
-        return make_url(self.admin_url).set(database=database).render_as_string(hide_password=False)
-
-    def connect(self):
-        """An autocommit psycopg connection to the maintenance database."""
-        import psycopg
-
-        url = make_url(self.admin_url)
-        return psycopg.connect(host=url.host, port=url.port, user=url.username, password=url.password,
-                               dbname=url.database, autocommit=True)
-
-
-class SqliteDatabases:
-    """Fresh migrated SQLite databases: copies of one migrated file in `folder`."""
-
-    backend = "sqlite"
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._numbers = itertools.count()
-        self._template: Path | None = None
-
-    @property
-    def template(self) -> Path:
-        """The migrated template file (migrated on first use)."""
-        if self._template is None:
-            self._template = self.folder / "template.db"
-            upgrade(f"sqlite:///{self._template}")
-        return self._template
-
-    def create(self) -> str:
-        """A fresh migrated database's URL."""
-        path = self.folder / f"db{next(self._numbers)}" / "gauntlet.db"
-        path.parent.mkdir()
-        shutil.copy(self.template, path)
-        return f"sqlite:///{path}"
-
-    def drop(self, url: str) -> None:
-        """Forget the engine of `url` and delete its files."""
-        forget_engine(url)
-        shutil.rmtree(Path(url.removeprefix("sqlite:///")).parent, ignore_errors=True)
-
-    def close(self) -> None:
-        """Nothing to do: the folder is pytest's."""
-
-
-class PostgresDatabases:
-    """Fresh migrated PostgreSQL databases: `CREATE DATABASE ... TEMPLATE` of one migrated template."""
-
-    backend = "postgresql"
-
-    def __init__(self, server: PostgresServer, prefix: str) -> None:
-        self.server = server
-        self.prefix = prefix
-        self._numbers = itertools.count()
-        self._admin = server.connect()
-        self._template: str | None = None
-        self._live: set[str] = set()
-
-    @property
-    def template(self) -> str:
-        """The migrated template database's name (migrated on first use)."""
-        if self._template is None:
-            name = f"{self.prefix}template"
-            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            self._admin.execute(f'CREATE DATABASE "{name}"')
-            url = self.server.url(name)
-            upgrade(url)
-            forget_engine(url)
-            self._template = name
-        return self._template
-
-    def create(self) -> str:
-        """A fresh migrated database's URL."""
-        name = f"{self.prefix}{next(self._numbers)}"
-        self._admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}" STRATEGY FILE_COPY')
-        self._live.add(name)
-        return self.server.url(name)
-
-    def drop(self, url: str) -> None:
-        """Forget the engine of `url` and drop its database, closing any connection still open."""
-        forget_engine(url)
-        name = make_url(url).database
-        self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        self._live.discard(name)
-
-    def close(self) -> None:
-        """Drop every database still live and the template."""
-        for name in [*self._live, *([self._template] if self._template else [])]:
-            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        self._admin.close()
-
-
-class UrlFactory:
-    """Callable: a fresh migrated URL per call, all dropped by `close()`."""
-
-    def __init__(self, databases: SqliteDatabases | PostgresDatabases) -> None:
-        self.databases = databases
-        self.backend = databases.backend
-        self._urls: list[str] = []
-
-    def __call__(self) -> str:
-        url = self.databases.create()
-        self._urls.append(url)
-        return url
-
-    def close(self) -> None:
-        """Drop every database this factory made."""
-        for url in self._urls:
-            self.databases.drop(url)
-        self._urls.clear()
 
 
 def _worker_prefix() -> str:
@@ -217,10 +95,12 @@ def postgres_databases(postgres_cluster) -> Iterator[PostgresDatabases]:
     databases.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def active_databases(request) -> SqliteDatabases | PostgresDatabases:
-    """The fresh-database source of the active backend."""
-    return request.getfixturevalue("postgres_databases" if BACKEND == "postgresql" else "sqlite_databases")
+    """The fresh-database source of the active backend (also what tests.backends.active() returns)."""
+    databases = request.getfixturevalue("postgres_databases" if BACKEND == "postgresql" else "sqlite_databases")
+    activate(databases)
+    return databases
 
 
 @pytest.fixture(scope="session")

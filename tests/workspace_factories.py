@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
-from tempfile import mkdtemp
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from core.review.auth import Principal, create_user
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
+from tests.backends import active
 
 PASSWORDS = {
     "admin": "admin-pass-1",
@@ -70,21 +69,18 @@ def _instance(session: Session, uid: str, domain_id: int, mode: str, minutes: in
 
 @cache
 def _template() -> str:
-    folder = Path(mkdtemp(prefix="gauntlet-ws-"))
-    url = f"sqlite:///{folder / 'template.db'}"
-    upgrade(url)
+    url = active().create()
     engine = make_engine(url)
     for name, role in ROLES.items():
         create_user(engine, name, role, password=PASSWORDS[name], domains=DOMAINS.get(name, ()), email=f"{name}@example.com")
     engine.dispose()
-    return str(folder / "template.db")
+    return url
 
 
 def seeded_db(folder: Path) -> Seeded:
-    """A fresh copy of the seeded database in `folder`."""
-    path = folder / "workspace.db"
-    shutil.copy(_template(), path)
-    url = f"sqlite:///{path}"
+    """A fresh copy of the seeded database on the active backend (`folder`: kept for callers; SQLite files live in
+    the session's database folder)."""
+    url = active().create(template=_template())
     engine = make_engine(url)
     with Session(engine) as session:
         energy, medical = Domain(name="Energy"), Domain(name="Medical")

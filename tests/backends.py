@@ -1,0 +1,161 @@
+"""Fresh migrated databases for the tests on SQLite (file copies) or PostgreSQL (`CREATE DATABASE ... TEMPLATE`).
+
+tests/conftest.py makes the fixtures; `active()` gives the active backend's source to plain helpers that are not
+fixtures (tests/workspace_factories.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from core.store.db import forget_engine, upgrade
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    """A PostgreSQL server reachable through its admin (maintenance database) URL."""
+
+    admin_url: str
+
+    def url(self, database: str) -> str:
+        """SQLAlchemy URL of `database` on this server."""
+        return make_url(self.admin_url).set(database=database).render_as_string(hide_password=False)
+
+    def connect(self):
+        """An autocommit psycopg connection to the maintenance database."""
+        import psycopg
+
+        url = make_url(self.admin_url)
+        return psycopg.connect(host=url.host, port=url.port, user=url.username, password=url.password,
+                               dbname=url.database, autocommit=True)
+
+
+class SqliteDatabases:
+    """Fresh migrated SQLite databases: copies of one migrated file in `folder`."""
+
+    backend = "sqlite"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._numbers = itertools.count()
+        self._template: Path | None = None
+
+    @property
+    def template(self) -> Path:
+        """The migrated template file (migrated on first use)."""
+        if self._template is None:
+            self._template = self.folder / "template.db"
+            upgrade(f"sqlite:///{self._template}")
+        return self._template
+
+    def create(self, template: str | None = None) -> str:
+        """A fresh migrated database's URL: a copy of the migrated template, or of the database at `template`."""
+        path = self.folder / f"db{next(self._numbers)}" / "gauntlet.db"
+        path.parent.mkdir()
+        if template:
+            forget_engine(template)
+        shutil.copy(template.removeprefix("sqlite:///") if template else self.template, path)
+        return f"sqlite:///{path}"
+
+    def drop(self, url: str) -> None:
+        """Forget the engine of `url` and delete its files."""
+        forget_engine(url)
+        shutil.rmtree(Path(url.removeprefix("sqlite:///")).parent, ignore_errors=True)
+
+    def close(self) -> None:
+        """Nothing to do: the folder is pytest's."""
+
+
+class PostgresDatabases:
+    """Fresh migrated PostgreSQL databases: `CREATE DATABASE ... TEMPLATE` of one migrated template."""
+
+    backend = "postgresql"
+
+    def __init__(self, server: PostgresServer, prefix: str) -> None:
+        self.server = server
+        self.prefix = prefix
+        self._numbers = itertools.count()
+        self._admin = server.connect()
+        self._template: str | None = None
+        self._live: set[str] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def template(self) -> str:
+        """The migrated template database's name (migrated on first use)."""
+        if self._template is None:
+            name = f"{self.prefix}template"
+            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            self._admin.execute(f'CREATE DATABASE "{name}"')
+            url = self.server.url(name)
+            upgrade(url)
+            forget_engine(url)
+            self._template = name
+        return self._template
+
+    def create(self, template: str | None = None) -> str:
+        """A fresh migrated database's URL: a copy of the migrated template, or of the database at `template`
+        (which must have no open connection: its process-wide engine is disposed of first)."""
+        name = f"{self.prefix}{next(self._numbers)}"
+        if template:
+            forget_engine(template)
+        source = make_url(template).database if template else self.template
+        with self._lock:
+            self._admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{source}" STRATEGY FILE_COPY')
+        self._live.add(name)
+        return self.server.url(name)
+
+    def drop(self, url: str) -> None:
+        """Forget the engine of `url` and drop its database, closing any connection still open."""
+        forget_engine(url)
+        name = make_url(url).database
+        with self._lock:
+            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self._live.discard(name)
+
+    def close(self) -> None:
+        """Drop every database still live and the template."""
+        for name in [*self._live, *([self._template] if self._template else [])]:
+            self._admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self._admin.close()
+
+
+class UrlFactory:
+    """Callable: a fresh migrated URL per call, all dropped by `close()`."""
+
+    def __init__(self, databases: SqliteDatabases | PostgresDatabases) -> None:
+        self.databases = databases
+        self.backend = databases.backend
+        self._urls: list[str] = []
+
+    def __call__(self, template: str | None = None) -> str:
+        url = self.databases.create(template)
+        self._urls.append(url)
+        return url
+
+    def close(self) -> None:
+        """Drop every database this factory made."""
+        for url in self._urls:
+            self.databases.drop(url)
+        self._urls.clear()
+
+
+_ACTIVE: list[SqliteDatabases | PostgresDatabases] = []
+
+
+def activate(databases: SqliteDatabases | PostgresDatabases) -> None:
+    """Make `databases` the source `active()` returns for this session."""
+    _ACTIVE[:] = [databases]
+
+
+def active() -> SqliteDatabases | PostgresDatabases:
+    """The active backend's fresh-database source (set by the session fixture `active_databases`)."""
+    if not _ACTIVE:
+        raise RuntimeError("no active database source: request the active_databases fixture first")
+    return _ACTIVE[0]
