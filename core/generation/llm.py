@@ -328,8 +328,7 @@ class LLMClient:
         try:
             if reserve is not None:
                 await reserve(self.max_cost(messages))
-            completion = await self._call_with_retries(messages)
-            completion = completion.model_copy(update={"cache_key": key})
+            completion = await self._call_with_retries(messages, key)
             await self._commit([self._cache_write(key, messages, completion, purpose),
                                 *(persist(completion) if persist is not None else [])])
             if key in self._preloaded:  # preloaded as missing while this call was made: its later caller shares it
@@ -346,14 +345,14 @@ class LLMClient:
         """The cost a call is reserved at: its estimated input tokens and the model's max output tokens."""
         return self.config.cost_usd(sum(count_tokens(m.content) for m in messages), self.config.max_output_tokens)
 
-    async def _call_with_retries(self, messages: list[ChatMessage]) -> Completion:
+    async def _call_with_retries(self, messages: list[ChatMessage], key: str) -> Completion:
         tokens = sum(estimate_tokens(m.content) for m in messages) + self.config.max_output_tokens
         for attempt in range(self.max_retries + 1):
             if self.limiter:
                 await self.limiter.acquire(tokens)
             try:
                 completion = await self.provider.complete(messages)
-                return completion.model_copy(update={"attempts": attempt + 1})
+                return completion.model_copy(update={"attempts": attempt + 1, "cache_key": key})
             except ProviderError as error:
                 error.attempts = attempt + 1  # type: ignore[attr-defined]
                 if not error.retryable or attempt == self.max_retries:

@@ -83,6 +83,8 @@ class RateLimiter:
 
     async def acquire(self, tokens: int = 0) -> float:
         """Wait for one request slot and `tokens` tokens; returns the seconds waited."""
+        if self.requests is None and self.tokens is None:
+            return 0.0
         waited = 0.0
         async with self._lock:
             while True:

@@ -19,5 +19,6 @@ WIDE_RE = re.compile(r"[\u1100-\u11ff\u3000-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e
 
 def count_tokens(text: str) -> int:
     """Approximate tokens of `text`: one per wide-script character, one per four other characters, at least one."""
-    wide = len(WIDE_RE.findall(text or ""))
-    return max(1, wide + (len(text or "") - wide) // CHARS_PER_TOKEN)
+    text = text or ""
+    wide = 0 if text.isascii() else len(WIDE_RE.findall(text))
+    return max(1, wide + (len(text) - wide) // CHARS_PER_TOKEN)
