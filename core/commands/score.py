@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--constraint-mode", help="batched: one call per response (stored as llm:<model>); "
                               "single: one call per constraint (stored as llm:<model>@single).")
         ] = "batched",
-        concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+        concurrency: Annotated[int, typer.Option(
+            "--concurrency", min=1, help="Judge calls in flight at once, across all responses.")] = 16,
     ) -> None:
         """Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."""
         from core.pipeline import score_and_summarise
