@@ -4,6 +4,7 @@ refused, ids and PostgreSQL sequences restored."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from datetime import UTC, datetime
@@ -133,23 +134,31 @@ CORRUPTIONS = [
 ]
 
 
-ON_BOTH = [pytest.param(backend, *case.values, id=f"{backend}-{case.id}") for case in CORRUPTIONS
-           for backend in ("sqlite", "postgresql") if backend == "sqlite" or case.values[0] == "verdict.jsonl"]
+CASES = [pytest.param(backend, resealed, *case.values, id=f"{backend}-{case.id}{'-resealed' * resealed}")
+         for case in CORRUPTIONS for backend, resealed in (("sqlite", False), ("postgresql", True))
+         if backend == "sqlite" or case.values[0] == "verdict.jsonl"]
 
 
-@pytest.mark.parametrize(("backend", "file", "line", "change", "expected"), ON_BOTH)
+@pytest.mark.parametrize(("backend", "resealed", "file", "line", "change", "expected"), CASES)
 def test_corrupted_backup_is_rejected_with_file_line_field_and_nothing_written(
-        source, tmp_path, request, backend, file, line, change, expected):
-    """The checks do not depend on the backend; the verdict cases (the last table restored) show on PostgreSQL too
-    that the rows already inserted are rolled back."""
+        source, tmp_path, request, backend, resealed, file, line, change, expected):
+    """The checks do not depend on the backend. Resealed: the manifest's checksum is updated to the corrupted file, so
+    the problem is found only on reaching that line, after every earlier table was inserted (verdict is restored
+    last): those rows are rolled back."""
     export_all(make_engine(source), tmp_path / "dump")
     _edit(tmp_path / "dump", file, line, change)
+    if resealed:
+        manifest = json.loads((tmp_path / "dump" / MANIFEST).read_text())
+        manifest["tables"][file.removesuffix(".jsonl")]["sha256"] = hashlib.sha256(
+            (tmp_path / "dump" / file).read_bytes()).hexdigest()
+        (tmp_path / "dump" / MANIFEST).write_text(json.dumps(manifest))
     engine = make_engine(fresh_url(backend, request))
     with pytest.raises(BackupError) as caught:
         import_all(engine, tmp_path / "dump")
     shown = [str(p) for p in caught.value.problems]
     assert any(s.startswith(expected) for s in shown), shown
-    assert f"{file}: sha256 differs from the manifest: the file was changed or truncated" in shown
+    checksum = f"{file}: sha256 differs from the manifest: the file was changed or truncated"
+    assert (checksum in shown) is not resealed
     with Session(engine) as session:
         assert [session.exec(select(func.count()).select_from(t)).one() for t in backup_tables()] == \
             [0] * len(backup_tables())
