@@ -43,7 +43,6 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import JSON, TypeDecorator
 from sqlmodel import SQLModel
 
-from core.generation.runs import check_settings
 from core.store import models  # noqa: F401 - registers every table on SQLModel.metadata
 from core.store.io import parse_json
 from core.store.schema import storable_problems
@@ -150,6 +149,8 @@ def _line(row: dict[str, Any]) -> bytes:
 
 def _secret_settings(table: Table, row: dict[str, Any]) -> None:
     if table.name == "model":
+        from core.generation.runs import check_settings  # the rule `models add` applies
+
         try:
             check_settings(row["settings"] or {})
         except ValueError as exc:
