@@ -129,12 +129,12 @@ def main() -> None:
     results["quality"] = quality(docs, labelled, {
         **embedders, f"int8 <= {BATCH_TOKENS} tokens a call": MiniLmOnnxEmbedder(batch_size=1 << 30)})
     for name, value in results["quality"].items():
-        print(f"  {name:<28} {value}")
+        print(f"  {name:<48} {value}")
     print("== embed() over the bundled corpus chunks, docs/s per core")
     texts = [c.text for c in Retriever(docs, RetrievalConfig(embedder=None, index_dir=None)).chunks]
     results["batching"] = batching(texts, args.reps, [int(b) for b in args.budgets.split(",")])
     for name, value in results["batching"].items():
-        print(f"  {name:<32} {value:>7} docs/s")
+        print(f"  {name:<48} {value:>7} docs/s")
     if not args.skip_throughput:
         print("== throughput at fixed token lengths, docs/s per core")
         results["throughput"] = throughput(embedders, docs, args.docs, args.reps)
@@ -144,6 +144,10 @@ def main() -> None:
             print(f"  {length:>4} tokens: best " + ", ".join(
                 f"{name} {best[name][name]} docs/s at batch {best[name]['batch']}" for name in embedders)
                 + f"; int8/fp32 at best {best['int8']['int8'] / best['fp32']['fp32']:.2f}x")
+            by_batch = {r["batch"]: r for r in rows}
+            before, after = by_batch[32]["fp32"], by_batch[1]["int8"]
+            print(f"        before (fp32, 32 per batch) {before} -> after (int8 default, 1 per call) {after} docs/s:"
+                  f" {after / before:.2f}x")
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(f"  load average before/after (2 shared cores): {results['load_average_before']} / "
           f"{results['load_average_after']}")
