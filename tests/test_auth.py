@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.generation import jobs, runs
+from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
     PermissionDenied,
     Principal,
@@ -25,12 +26,11 @@ from core.review.auth import (
     update_user,
     verify_password,
 )
-from core.review.annotations import export_labels, import_annotations
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
-from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
+from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.store.benchmark import build_benchmark_file, import_benchmark_file
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -42,9 +42,8 @@ def seeded(tmp_path):
 
 
 @pytest.fixture
-def empty_engine(tmp_path):
-    url = f"sqlite:///{tmp_path / 'empty.db'}"
-    upgrade(url)
+def empty_engine(backend_url_factory):
+    url = backend_url_factory()
     return make_engine(url)
 
 

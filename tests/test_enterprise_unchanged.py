@@ -18,7 +18,7 @@ from bench.make_synthetic_results import make_results
 from core import first_start
 from core.analysis import readmodel
 from core.config import REPO_ROOT
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_file
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
@@ -49,16 +49,15 @@ def _check(name: str, cells: dict[str, list]) -> None:
             assert (g is None and w is None) or abs(g - w) <= 1e-12, (key, got, want)
 
 
-def test_paper_scale_synthetic_set_unchanged(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'synthetic.db'}"
+def test_paper_scale_synthetic_set_unchanged(backend_url_factory) -> None:
+    url = backend_url_factory()
     make_results(url, seed=0)
     _check("synthetic_paper_scale", _cells(make_engine(url), "heuristic"))
 
 
 @pytest.mark.slow
-def test_sample_scored_end_to_end_unchanged(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'sample.db'}"
-    upgrade(url)
+def test_sample_scored_end_to_end_unchanged(backend_url_factory) -> None:
+    url = backend_url_factory()
     engine = make_engine(url)
     for name in ("enterprise_rag_sample.jsonl", "enterprise_rag_built.jsonl"):
         assert import_file(engine, SAMPLE / name, domains_path=SAMPLE / "domains.jsonl", author="sample").ok

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import export_instances, import_file, validate_lines
 
 QA = {
@@ -50,9 +50,8 @@ def test_reference_instances_without_instructions_or_titles_validate_and_detect_
     assert languages == {"qa-1": "en", "mcq-1": "zh"}
 
 
-def test_new_fields_round_trip(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'g.db'}"
-    upgrade(url)
+def test_new_fields_round_trip(tmp_path, backend_url_factory) -> None:
+    url = backend_url_factory()
     engine = make_engine(url)
     source = tmp_path / "in.jsonl"
     source.write_bytes(_lines(QA, MCQ))
@@ -63,8 +62,7 @@ def test_new_fields_round_trip(tmp_path) -> None:
     qa = next(e for e in exported if e["id"] == "qa-1")
     assert qa["reference"]["answers"][0]["aliases"] == ["Paris, France"] and qa["documents"][0]["variant"] == {"kind": "clean"}
     assert qa["attributes"]["history"] == [{"role": "user", "content": "Hi"}] and qa["documents"][0]["title"] == ""
-    other = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
-    upgrade(f"sqlite:///{tmp_path / 'h.db'}")
+    other = make_engine(backend_url_factory())
     assert import_file(other, first).ok
     export_instances(other, second)
     assert first.read_bytes() == second.read_bytes()

@@ -69,12 +69,11 @@ def _serve(replies: dict[str, str]) -> FakeLLMServer:
 
 
 @pytest.mark.parametrize(("fmt", "relative"), SLICES)
-def test_slice_calibration(fmt, relative, tmp_path, monkeypatch) -> None:
+def test_slice_calibration(fmt, relative, tmp_path, monkeypatch, backend_url_factory) -> None:
     source = DATA / relative
     if not source.is_file():
         pytest.fail(f"shared dataset not found at {source} (CI lays ../shared beside the repo)")
-    url = f"sqlite:///{tmp_path / 'g.db'}"
-    upgrade(url)
+    url = backend_url_factory()
     engine = make_engine(url)
     report = import_source(engine, _slice(source, tmp_path / source.name, PER_SLICE), fmt=fmt)
     assert report.ok, report.errors[:3]
@@ -120,14 +119,14 @@ def test_slice_calibration(fmt, relative, tmp_path, monkeypatch) -> None:
         assert unanswerable.any() and answerable.any()
 
 
-def test_report_shows_reference_metrics(tmp_path, monkeypatch) -> None:
+def test_report_shows_reference_metrics(tmp_path, monkeypatch, backend_url_factory) -> None:
     import json
 
     from typer.testing import CliRunner
 
     from core.cli import app
 
-    url = f"sqlite:///{tmp_path / 'g.db'}"
+    url = backend_url_factory()
     upgrade(url)
     engine = make_engine(url)
     source = DATA / "medqa-usmle-4opt" / "medqa_us_4opt_test_first500.jsonl"

@@ -13,9 +13,9 @@ WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER")
 
 
 @pytest.fixture(scope="module")
-def stale_db(tmp_path_factory) -> str:
+def stale_db(session_url_factory) -> str:
     """A results set whose summaries are stale for one judge (verdicts added after summarising)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('ro') / 'r.db'}"
+    url = session_url_factory()
     make_results(url, n_models=3, n_instances=60, seed=3, extra_judges=("llm:late-judge",))
     engine = get_engine(url)
     with engine.begin() as conn:

@@ -17,15 +17,15 @@ SECOND_JUDGE = "llm:synthetic-judge"
 
 
 @pytest.fixture(scope="module")
-def two_judge_db(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('report') / 'results.db'}"
+def two_judge_db(session_url_factory) -> str:
+    url = session_url_factory()
     make_results(url, n_models=5, n_instances=160, seed=4, extra_judges=(SECOND_JUDGE,))
     return url
 
 
 @pytest.fixture(scope="module")
-def paper_scale_db(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('paper') / 'results.db'}"
+def paper_scale_db(session_url_factory) -> str:
+    url = session_url_factory()
     make_results(url, seed=0)
     return url
 

@@ -38,8 +38,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def db_url(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('cache') / 'results.db'}"
+def db_url(session_url_factory) -> str:
+    url = session_url_factory()
     make_results(url, n_models=3, n_instances=60, seed=2)
     return url
 

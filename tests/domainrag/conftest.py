@@ -19,7 +19,7 @@ from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.domainrag import ANTI, DOMAINRAG, RETRIEVAL_CONDITIONS
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_file
 from core.store.schema import AnswerSpec, InstanceSpec
 from core.testing.fake_server import FakeLLMServer, ScriptRule
@@ -80,13 +80,12 @@ class World:
 
 
 @pytest.fixture(scope="session")
-def world(tmp_path_factory) -> World:
+def world(tmp_path_factory, session_url_factory) -> World:
     """The first questions of every sub-set, built, imported, answered by both bots under every condition, scored."""
     folder = tmp_path_factory.mktemp("domainrag")
     payloads, _ = build_instances(BuildOptions(data=shared_data(), embedder=None, index_dir=None, limit=PER_SUBSET))
     write_jsonl(payloads, folder / "built.jsonl")
-    url = f"sqlite:///{folder / 'g.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     assert import_file(engine, folder / "built.jsonl").ok
     chosen = [InstanceSpec.model_validate(p) for p in payloads]

@@ -31,6 +31,7 @@ def hold_write_lock(path: str, seconds: float, started: threading.Event) -> None
     conn.close()
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("hold_s, patience_s, stops", [
     pytest.param(1.0, 10.0, False, id="lock-shorter-than-patience-run-finishes"),
     pytest.param(2.0, 0.3, True, id="lock-longer-than-patience-clean-stop-then-resume"),

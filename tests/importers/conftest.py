@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import textwrap
 from pathlib import Path
 
@@ -46,11 +45,9 @@ def write_records(path: Path, records: list, layout: str) -> list[int]:
 
 
 @pytest.fixture
-def second_engine(tmp_path, migrated_template):
+def second_engine(backend_url_factory):
     """Another fresh migrated database, for import -> export -> import round trips."""
-    path = tmp_path / "second.db"
-    shutil.copy(migrated_template, path)
-    engine = make_engine(f"sqlite:///{path}")
+    engine = make_engine(backend_url_factory())
     yield engine
     engine.dispose()
 

@@ -18,7 +18,7 @@ from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.scoring.judges.prompts import ABSTENTION_HEAD
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.models import Document, Instance
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model
@@ -108,10 +108,9 @@ def _register(engine, name: str, server: FakeLLMServer, env: dict[str, str]) -> 
 
 
 @pytest.fixture(scope="session")
-def world(tmp_path_factory) -> World:
+def world(session_url_factory) -> World:
     """Both languages, every question: always-refuse and gold answers, scored by the heuristic and scripted judges."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('lit') / 'lit.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     report = import_lit(engine, [lit_file("en.jsonl"), lit_file("ja.jsonl")])
     assert report.ok, report.errors[:3]

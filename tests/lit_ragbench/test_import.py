@@ -4,7 +4,6 @@ rejection naming the line and field, conversion of earlier reference_qa imports,
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from sqlmodel import Session, func, select
@@ -32,7 +31,7 @@ def _count(engine, **where) -> int:
         return session.exec(query).one()
 
 
-def test_every_record_round_trips_through_export_unchanged(engine, tmp_path, migrated_template) -> None:
+def test_every_record_round_trips_through_export_unchanged(engine, tmp_path, backend_url_factory) -> None:
     records = {"en": _records("en.jsonl"), "ja": _records("ja.jsonl")}
     report = import_lit(engine, [lit_file("en.jsonl"), lit_file("ja.jsonl")])
     assert report.ok and len(report.created) == 228
@@ -41,8 +40,7 @@ def test_every_record_round_trips_through_export_unchanged(engine, tmp_path, mig
     export_instances(engine, first)
     checked = validate_file(first)
     assert checked.ok, checked.errors[:3]
-    shutil.copy(migrated_template, tmp_path / "second.db")
-    other = make_engine(f"sqlite:///{tmp_path / 'second.db'}")
+    other = make_engine(backend_url_factory())
     assert import_file(other, first).ok
     export_instances(other, second)
     assert first.read_bytes() == second.read_bytes()

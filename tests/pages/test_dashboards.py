@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import numpy as np
-
 import pytest
 from streamlit.testing.v1 import AppTest
-
-from pathlib import Path
 
 from bench.make_synthetic_results import make_results
 from core import first_start
 from core.analysis import picker, readmodel
-from core.review.auth import Principal, now_utc
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
-from core.store.db import make_engine, upgrade
+from core.review.auth import Principal, now_utc
+from core.store.db import make_engine
 from core.store.io import import_file
 from ui.auth import SESSION_KEY
 
@@ -35,8 +33,8 @@ def page_as(name: str, role: str) -> AppTest:
 
 
 @pytest.fixture(scope="module")
-def db_url(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'readmodel.db'}"
+def db_url(session_url_factory):
+    url = session_url_factory()
     make_results(url, n_models=4, n_instances=90, seed=1)
     return url
 
@@ -191,10 +189,9 @@ def test_pick_generator_ranks_with_floors_and_budget(app, expected, floor, budge
 
 
 @pytest.fixture(scope="module")
-def first_start_url(tmp_path_factory):
+def first_start_url(session_url_factory):
     """A fresh database with the bundled sample, after the first-start job (baselines + heuristic judge)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('first') / 'g.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     report = import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample")
     assert report.ok

@@ -16,7 +16,7 @@ from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.importers import get_importer
 from core.store.io import import_specs
 from core.store.schema import InstanceSpec
@@ -93,7 +93,7 @@ def scripts(instances: list[InstanceSpec]) -> dict[str, list[ScriptRule]]:
         known = r.gold if i % 2 == 0 else r.other
         out["ignorer"] += prompt_rules(spec, known, known, known)
         for name, table in CHECKPOINTS.items():
-            pick = lambda flag: r.gold if table[flag][i] else r.other  # noqa: E731
+            pick = lambda flag: r.gold if table[flag][i] else r.other
             out[name] += prompt_rules(spec, r.designated if table["misled"][i] else r.gold, pick("clean"),
                                       pick("closed_book"))
     return out
@@ -115,10 +115,9 @@ class Calibration:
 
 
 @pytest.fixture(scope="session")
-def calibration(tmp_path_factory) -> Calibration:
+def calibration(session_url_factory) -> Calibration:
     """A database with the scripted models' answers to every calibration instance under every condition."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('rag_stress') / 'g.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     instances = calibration_instances()
     report = import_specs(engine, list(enumerate(instances, start=1)))

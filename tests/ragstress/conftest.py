@@ -25,7 +25,7 @@ from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.ragstress import CONDITION_NAMES
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_file
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 
@@ -107,15 +107,14 @@ def scripted(name: str, server: FakeLLMServer) -> tuple[ModelConfig, dict[str, s
 
 
 @pytest.fixture(scope="session")
-def world(tmp_path_factory) -> World:
+def world(tmp_path_factory, session_url_factory) -> World:
     """The slice built, imported, answered under every condition by four models and scored (heuristic judge)."""
     root = tmp_path_factory.mktemp("ragstress")
     source = write_slice(root / "slice.jsonl")
     questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
     assert len({q["question"].strip() for q in questions}) == len(questions), "the readers need distinct stems"
     build_ragstress(source, root / "built", seed=7, embedder=None, index_dir=None)
-    url = f"sqlite:///{root / 'rs.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     assert import_file(engine, root / "built" / "instances.jsonl").ok
     servers = {MARKED: marked_reader(), CLAIM: claim_reader(), CLOSED: closed_book(questions)}

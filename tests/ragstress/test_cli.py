@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from core.cli import app
 from core.construction.ragstress import Pool, load_questions, offline_variants
 from core.protocols.ragstress import CONDITION_NAMES, TYPE_LABELS
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.models import LLMCall
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model
@@ -64,9 +64,8 @@ def writer_script(tmp_path) -> list[ScriptRule]:
     return rules
 
 
-def test_llm_mode_records_prompt_and_model_and_falls_back(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'g.db'}"
-    upgrade(url)
+def test_llm_mode_records_prompt_and_model_and_falls_back(tmp_path, monkeypatch, backend_url_factory):
+    url = backend_url_factory()
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
     with FakeLLMServer(script=writer_script(tmp_path)) as server:
         monkeypatch.setenv("WRITER_URL", server.base_url + "/v1")

@@ -3,7 +3,6 @@ that was sent, every judge's reasons side by side, several models' responses sid
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from core.analysis.responses import instance_responses, judges_side_by_side, pro
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.generation.runs import instance_prompt
 from core.review.auth import Principal, now_utc
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_file
 from core.store.models import Constraint, LLMCall, Response, Verdict
 from core.store.sets import benchmark_sets, import_set_file
@@ -26,21 +25,18 @@ OTHER_JUDGE = "llm:judge-b"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("analyst") / "g.db"
-    upgrade(f"sqlite:///{path}")
-    engine = make_engine(f"sqlite:///{path}")
+def template(session_url_factory) -> str:
+    url = session_url_factory()
+    engine = make_engine(url)
     assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
     assert first_start.ensure_first_start_run(engine) is not None
     engine.dispose()
-    return path
+    return url
 
 
 @pytest.fixture
-def db(template, tmp_path, monkeypatch):
-    path = tmp_path / "g.db"
-    shutil.copy(template, path)
-    url = f"sqlite:///{path}"
+def db(template, backend_url_factory, monkeypatch):
+    url = backend_url_factory(template=template)
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     engine = make_engine(url)
