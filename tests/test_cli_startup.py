@@ -54,7 +54,8 @@ INVOCATIONS = [
 
 
 def _python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -111,7 +112,8 @@ SWITCH_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("after", "calls", "compiled"), [c[1:] for c in SWITCH_CASES], ids=[c[0] for c in SWITCH_CASES])
+@pytest.mark.parametrize(("after", "calls", "compiled"), [c[1:] for c in SWITCH_CASES],
+                         ids=[c[0] for c in SWITCH_CASES])
 def test_language_detection_switches_to_the_compiled_port(after, calls, compiled) -> None:
     texts = ["Der Ausschuss hat den Haushalt genehmigt.", "The committee approved the budget.",
              "Le comité a approuvé le budget.", "12345"]
