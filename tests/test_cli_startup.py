@@ -105,6 +105,12 @@ def test_command_table_names_what_the_module_registers(module) -> None:
         assert (command.short_help or command.help or "").strip().split("\n\n")[0] == _table(module)[name], name
 
 
+def test_every_command_module_is_in_the_table() -> None:
+    modules = {f"core.commands.{path.stem}" for path in (ROOT / "core" / "commands").glob("*.py")
+               if "\ndef register(" in path.read_text(encoding="utf-8")}
+    assert modules == set(COMMAND_MODULES)
+
+
 SWITCH_CASES = [
     ("first-detections-use-langdetect", 2, 2, False),
     ("later-detections-use-the-compiled-port", 2, 4, True),
