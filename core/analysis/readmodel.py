@@ -450,7 +450,7 @@ LONG_COLUMNS = ["model", "metric", "value", "ci_low", "ci_high", "n", "interval"
 def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> list[dict]:
     """Long rows (by, metric, value, ci_low, ci_high, n, interval, small_n) of the column means per group."""
     rows: list[dict] = []
-    for name, group in frame.groupby(by, sort=True):
+    for name, group in frame[[by, *keys]].groupby(by, sort=True):  # only the columns used: no copy of the rest per group
         ci = stats.mean_ci(group[list(keys)].to_numpy(dtype=float))
         rows += [{by: name, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
                   "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
@@ -465,7 +465,7 @@ def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
     the difference, (L_i − mean_L)/n_L − (S_i − mean_S)/n_S (0 where a value is missing), with a Student t quantile.
     """
     rows = []
-    for model, group in scores.groupby("model", sort=True):
+    for model, group in scores[["model", "loose_ias", "strict_ias"]].groupby("model", sort=True):
         loose, strict = (group[k].to_numpy(float) for k in ("loose_ias", "strict_ias"))
         m_l, m_s = means.loc[(model, "loose_ias"), "value"], means.loc[(model, "strict_ias"), "value"]
         n_l, n_s = int(means.loc[(model, "loose_ias"), "n"]), int(means.loc[(model, "strict_ias"), "n"])
@@ -483,8 +483,9 @@ def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
 def _marks(long: pd.DataFrame) -> pd.Series:
     """'best' / 'second' per metric among non-baseline models; never for a tie of every model, nor for a 0 score."""
     marks = pd.Series("", index=long.index)
-    for metric, idx in long.groupby("metric").groups.items():
-        block = long.loc[idx]
+    used = long[["metric", "is_baseline", "value"]]
+    for metric, idx in used.groupby("metric").groups.items():
+        block = used.loc[idx]
         block = block[~block["is_baseline"] & block["value"].notna()]
         ascending = metric == GAP_KEY or (metric in METRICS and not METRICS[metric].higher_is_better)
         if not ascending:
@@ -527,7 +528,7 @@ def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
         return pd.DataFrame()
     order = list(dict.fromkeys(long["model"]))
 
-    def cell(r: pd.Series) -> str:
+    def cell(r: dict) -> str:
         if pd.isna(r["value"]):
             return "no data"
         scale = 100.0 if percent and r["metric"] not in ("cost_per_1k", "latency_min_per_1k") else 1.0
@@ -537,7 +538,8 @@ def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
         small = "†" if r["small_n"] else ""
         return f"{r['value'] * scale:.{digits}f}{bounds} n={int(r['n'])}{small}{mark}"
 
-    frame = long.assign(cell=long.apply(cell, axis=1))
+    frame = long.assign(cell=[cell(r) for r in long[["metric", "value", "ci_low", "ci_high", "n", "small_n", "mark"]]
+                              .to_dict("records")])
     wide = frame.pivot(index="model", columns="label", values="cell")
     labels = [METRICS[k].label for k in METRICS if METRICS[k].label in wide.columns]
     if GAP_LABEL in wide.columns:
