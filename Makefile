@@ -5,8 +5,10 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8501
+PG_DIR ?= .pg
+PYTEST := $(PY) -m pytest -n 2 -p no:cacheprovider
 
-.PHONY: app test init-db chromium bench clean-venv
+.PHONY: app app-postgres stop-postgres test test-postgres init-db chromium postgresql bench clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +34,26 @@ chromium:
 	  else echo "browser tests need Debian's chromium: sudo apt-get install chromium"; fi; }
 
 test: $(VENV)/.dev-installed chromium
-	$(PY) -m pytest -n 2 -p no:cacheprovider
+	$(PYTEST)
+
+# PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).
+postgresql: $(VENV)/.installed
+	@$(PY) -c "from core.testing.postgres import server_bin_dir; server_bin_dir()" 2>/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL tests need the server: sudo apt-get install postgresql"; exit 1; fi; }
+
+# The whole suite on PostgreSQL: a cluster per xdist worker, or the admin URL in GAUNTLET_TEST_POSTGRES_URL.
+test-postgres: $(VENV)/.dev-installed chromium postgresql
+	GAUNTLET_TEST_BACKEND=postgresql $(PYTEST)
+
+# A local cluster under $(PG_DIR)/ (kept between runs; stop: make stop-postgres), migrated, serving the app.
+app-postgres: $(VENV)/.installed postgresql
+	@url=$$($(PY) -m core.testing.postgres start $(PG_DIR) --database gauntlet) && echo "database: $$url" && \
+	  GAUNTLET_DATABASE_URL=$$url $(PY) -m core.cli init-db && GAUNTLET_DATABASE_URL=$$url $(PY) -m core.cli user first-admin && \
+	  GAUNTLET_DATABASE_URL=$$url exec $(PY) -m ui.serve --server.address $(HOST) --server.port $(PORT) --server.headless true
+
+stop-postgres:
+	$(PY) -m core.testing.postgres stop $(PG_DIR)
 
 bench: $(VENV)/.dev-installed
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
