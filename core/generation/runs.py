@@ -401,11 +401,24 @@ def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey]], opti
     book = PromptBook(load_prompt_plans(session, [key for _, key in pairs], options.order, options.seed),
                       options.context_policy)
     configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _ in pairs}.items()}
+    sendable = []
     for model, key in pairs:
         prompt = book.item(configs[model.id], key)
         if _count_context(estimate, model.name, prompt):
-            _add_to_estimate(session, estimate, model, prompt.messages, configs[model.id])
+            call = None if model.is_baseline else cache_key(configs[model.id], prompt.messages)
+            sendable.append((model, prompt.messages, call))
+    cached = _cached_keys(session, [call for *_, call in sendable if call])
+    for model, messages, call in sendable:
+        _add_to_estimate(estimate, model, messages, configs[model.id], model.is_baseline or call in cached)
     return estimate
+
+
+def _cached_keys(session: Session, keys: list[str]) -> set[str]:
+    """The keys among `keys` that the call cache holds, looked up in chunks (not one query per call)."""
+    unique, found = sorted(set(keys)), set()
+    for start in range(0, len(unique), PROMPT_CHUNK):
+        found.update(session.exec(select(LLMCall.key).where(col(LLMCall.key).in_(unique[start : start + PROMPT_CHUNK]))))
+    return found
 
 
 def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
@@ -420,11 +433,11 @@ def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
     return prompt.error is None
 
 
-def _add_to_estimate(session: Session, estimate: Estimate, model: Model, messages: list[ChatMessage],
-                     config: ModelConfig) -> None:
+def _add_to_estimate(estimate: Estimate, model: Model, messages: list[ChatMessage], config: ModelConfig,
+                     cached: bool) -> None:
     estimate.items += 1
     per_model = estimate.per_model.setdefault(model.name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0})
-    if model.is_baseline or session.get(LLMCall, cache_key(config, messages)) is not None:
+    if cached:
         estimate.cached += 0 if model.is_baseline else 1
         per_model["cached"] += 0 if model.is_baseline else 1
         return
