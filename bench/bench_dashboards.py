@@ -39,6 +39,10 @@ def _select(kind: str, key: str, value: Callable[[object], object]) -> Callable[
     return change
 
 
+def _real_models(widget) -> list[str]:
+    return [m for m in widget.options if not m.startswith("baseline:")][:2]
+
+
 def _subset(value: str) -> Callable[[AppTest], None]:
     return _select("selectbox", "results_subset", lambda _: value)
 
@@ -62,7 +66,7 @@ CHANGES: dict[str, Change] = {
     "compare_responses": Change("instance -> second", _select("selectbox", "cmp_instance", lambda w: w.options[1])),
     "data_quality": Change("subset -> conflict", _subset("conflict")),
     "pick_generator": Change("rejection floor -> 30%", _select("slider", "pk_floor_rejection", lambda _: 30)),
-    "run_evaluation": Change("models -> first two", _select("multiselect", "run_models", lambda w: w.options[:2])),
+    "run_evaluation": Change("models -> two real models", _select("multiselect", "run_models", _real_models)),
 }
 ROLES = ("analyst", "admin")  # the first of these that may open a page opens it (admin opens every page)
 
@@ -153,6 +157,7 @@ def main() -> None:
     os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{args.db.resolve()}"
     os.environ["GAUNTLET_FIRST_START"] = "0"
     from streamlit.components.v2.component_manager import BidiComponentManager
+
     from core.review.permissions import page_roles
     from core.store.db import upgrade
     from ui.navigation import PAGES
@@ -162,6 +167,7 @@ def main() -> None:
     # by the first page that reads it (a one-time cost per run and judge; the median reports the steady state).
     upgrade(os.environ["GAUNTLET_DATABASE_URL"])
     import plotly.graph_objects  # noqa: F401 - warm imports, as a running server has them
+
     import ui.charts  # noqa: F401
     import ui.drilldown  # noqa: F401
     import ui.results_view  # noqa: F401
