@@ -18,6 +18,10 @@ def world(tmp_path_factory):
     return s
 
 
+def _of(verdicts: pd.DataFrame, gold: dict) -> pd.DataFrame:
+    return verdicts[verdicts["response_id"].isin(list(gold))].reset_index(drop=True)
+
+
 CASES = [
     pytest.param(lambda s, gold: readmodel.load_corrected(s.engine, [s.run_id], "llm:j1"),
                  lambda s, gold: readmodel.load_corrected(s.engine, [s.run_id], "llm:j1",
@@ -27,8 +31,7 @@ CASES = [
                  lambda s, gold: judge_vs_gold(s.engine, [s.run_id], "llm:j1", gold), id="judge-vs-gold"),
     pytest.param(lambda s, gold: judge_value(s.engine, [s.run_id], ["llm:j1", "heuristic"]),
                  lambda s, gold: judge_value(s.engine, [s.run_id], ["llm:j1", "heuristic"], gold), id="judge-value"),
-    pytest.param(lambda s, gold: (lambda v: v[v["response_id"].isin(list(gold))].reset_index(drop=True))(
-                     readmodel.constraint_verdicts(s.engine, [s.run_id], "llm:j1")),
+    pytest.param(lambda s, gold: _of(readmodel.constraint_verdicts(s.engine, [s.run_id], "llm:j1"), gold),
                  lambda s, gold: readmodel.constraint_verdicts(s.engine, [s.run_id], "llm:j1", response_ids=list(gold)),
                  id="verdicts-of-gold-responses"),
 ]
