@@ -39,6 +39,7 @@ from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
 RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
+SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are written together
 DEFAULT_CONCURRENCY = 16  # judge calls in flight (RAGAS' default max_workers is 16 too)
 T = TypeVar("T")
 VerdictKey = tuple[int, str, str, int | None]
@@ -322,12 +323,21 @@ class _Scorer:
 
     async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
         started = time.perf_counter()
-        total = len(self.data.responses)
+        total, done = len(self.data.responses), 0
+        finished: asyncio.Queue[asyncio.Task[list[Verdict]]] = asyncio.Queue()
         tasks = [asyncio.create_task(self.score_response(r)) for r in self.data.responses]
-        for done, fut in enumerate(asyncio.as_completed(tasks), start=1):
-            self.save(await fut)
-            if progress:
-                progress(done, total)
+        for task in tasks:
+            task.add_done_callback(finished.put_nowait)
+        while done < total:
+            batch = [await finished.get()]
+            await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
+            while not finished.empty():
+                batch.append(finished.get_nowait())
+            self.save([v for task in batch for v in task.result()])
+            for _ in batch:
+                done += 1
+                if progress:
+                    progress(done, total)
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
         self.report.calls = dict(self.counts["calls"])
@@ -410,7 +420,7 @@ async def score_run(
         judge = with_mode(constraint_mode) if with_mode else judge
         return await _owned(engine, run_id, judge.name, lambda: _Scorer(
             engine, run_id, judge, judge_mode(judge, constraint_mode), concurrency).run(progress))
-    judge_obj = resolve_judge(judge, engine, constraint_mode)  # type: ignore[arg-type]
+    judge_obj = resolve_judge(judge, engine, constraint_mode, max_connections=concurrency)  # type: ignore[arg-type]
     try:
         return await _owned(engine, run_id, judge_obj.name, lambda: _Scorer(
             engine, run_id, judge_obj, judge_mode(judge_obj, constraint_mode), concurrency).run(progress))

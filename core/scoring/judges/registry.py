@@ -17,7 +17,7 @@ from core.store.schema import ANSWER_TYPES
 from core.generation.providers.base import ModelConfig
 from core.registry import Registry
 
-JudgeFactory = Callable[[Engine, str, ConstraintMode], Judge]
+JudgeFactory = Callable[[Engine, str, ConstraintMode, int | None], Judge]
 JUDGES: Registry[JudgeFactory] = Registry("judge")
 
 
@@ -49,15 +49,16 @@ REFERENCE_JUDGE_METRICS: Registry[JudgedReferenceMetric] = Registry("reference j
 
 
 @JUDGES.register("heuristic")
-def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode) -> Judge:
+def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode, max_connections: int | None) -> Judge:
     return HeuristicJudge()
 
 
 @JUDGES.register("llm")
-def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode) -> Judge:
+def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode, max_connections: int | None) -> Judge:
     from core.generation.llm import GroupWriter, make_client  # lazy: the client module is optional for the heuristic judge
 
-    client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine))  # cache rows grouped
+    client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine),  # cache rows grouped
+                         max_connections=max_connections)
     return LLMJudge(client, f"llm:{model_name}", constraint_mode)
 
 
@@ -73,14 +74,16 @@ def model_config(engine: Engine, name: str) -> ModelConfig:
         return config_from_model(row)
 
 
-def resolve_judge(spec: str, engine: Engine, constraint_mode: ConstraintMode = "batched") -> Judge:
-    """Build the judge 'heuristic', 'llm:<Model.name>' (in `constraint_mode`) or 'llm:<Model.name>@single' (single)."""
+def resolve_judge(spec: str, engine: Engine, constraint_mode: ConstraintMode = "batched",
+                  max_connections: int | None = None) -> Judge:
+    """Build the judge 'heuristic', 'llm:<Model.name>' (in `constraint_mode`) or 'llm:<Model.name>@single' (single);
+    an LLM judge's HTTP pool holds `max_connections` (default: its SDK's)."""
     kind, _, arg = spec.partition(":")
     if arg.endswith(SINGLE_SUFFIX):
         arg, constraint_mode = arg.removesuffix(SINGLE_SUFFIX), "single"
     if kind == "llm" and not arg:
         raise ValueError("an llm judge needs a model name: 'llm:<Model.name>'")
-    return JUDGES.get(kind)(engine, arg, constraint_mode)
+    return JUDGES.get(kind)(engine, arg, constraint_mode, max_connections)
 
 
 def register_metric(spec: MetricSpec) -> MetricSpec:
