@@ -7,7 +7,7 @@ JSON (bench_judge_calls.SCRIPT). Phases, each on a fresh copy of a seeded databa
   suite        - the same N responses (noisy, gap and conflict instances in turn) on every metric plus 3 judged
                  constraints each: the full judge suite, reported as wall time per instance.
 Each measurement runs in a child process: wall time and CPU time of that process (the server's CPU is not counted),
-judge calls, and the server's peak of requests in flight. With --before PATH (a checkout of an earlier commit, e.g.
+judge calls, and the server's peak and mean (seconds answering / wall time) of requests in flight. With --before PATH (a checkout of an earlier commit, e.g.
 `git archive COMMIT core | tar -x -C PATH`) the same phases run on that code,
 interleaved with this one, and the ratio is printed.
 Run: .venv/bin/python bench/bench_scoring.py [--samples 100] [--latency-ms 200] [--repeat 3] [--before PATH]
@@ -175,7 +175,8 @@ def measure(phase: str, code: str, template: Path, workdir: Path, args: argparse
         if out.returncode:
             raise RuntimeError(f"{code} {phase} failed:\n{out.stderr[-3000:]}")
         figures = json.loads(out.stdout.strip().splitlines()[-1])
-        figures["max_in_flight"] = stats(base)["max_in_flight"]
+        served = stats(base)
+        figures["max_in_flight"], figures["mean_in_flight"] = served["max_in_flight"], served["busy_s"] / figures["wall"]
     finally:
         server.terminate()
         server.wait()
@@ -229,7 +230,8 @@ def main() -> None:
                 print(f"{phase:12s} {code:6s} wall best {min(walls):6.2f} s median {median(walls):6.2f} s | CPU median "
                       f"{median([f['cpu'] for f in figures]):5.2f} s | calls {figures[-1]['calls']} errors "
                       f"{figures[-1]['errors']} mean faithfulness {figures[-1]['mean']:.3f} | peak in flight "
-                      f"{max(f['max_in_flight'] for f in figures)} | per instance {median(walls) / args.samples * 1000:6.1f} ms",
+                      f"{max(f['max_in_flight'] for f in figures)}, mean {median([f['mean_in_flight'] for f in figures]):4.1f} | "
+                      f"per instance {median(walls) / args.samples * 1000:6.1f} ms",
                       flush=True)
             for code in codes[1:]:
                 ratio = {k: median([f[k] for f in runs["after"]]) / median([f[k] for f in runs[code]]) for k in ("wall", "cpu")}

@@ -207,10 +207,13 @@ class FakeLLMServer:
             self.in_flight -= 1
             self.spans.append((started, time.monotonic(), prompt))
 
-    def stats(self) -> dict[str, int]:
-        """Calls answered, faults injected and the most requests ever in flight at once."""
+    def stats(self) -> dict[str, float]:
+        """Calls answered, faults injected, the most requests ever in flight at once and the seconds spent answering
+        (summed over requests: over a wall time, the mean number in flight)."""
         with self._lock:
-            return {"calls": self.call_count, "faults": self.fault_count, "max_in_flight": self.max_in_flight}
+            busy = sum(end - start for start, end, _ in self.spans)
+            return {"calls": self.call_count, "faults": self.fault_count, "max_in_flight": self.max_in_flight,
+                    "busy_s": busy}
 
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
