@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 
 import numpy as np
@@ -98,10 +100,8 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
     with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30.
     """
     domains = sorted(dm["domain"].unique())
-    cols = min(3, max(1, len(domains)))
-    rows = int(np.ceil(len(domains) / cols)) or 1
-    fig = make_subplots(rows=rows, cols=cols, specs=[[{"type": "polar"}] * cols for _ in range(rows)], subplot_titles=domains,
-                        horizontal_spacing=0.14, vertical_spacing=0.22 / rows)
+    rows = int(np.ceil(len(domains) / min(3, max(1, len(domains))))) or 1
+    fig = go.Figure(layout=copy.deepcopy(_radar_grid(tuple(domains))))
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
     colors = colors or model_colors(models)
     values = _radar_values(dm)
@@ -120,17 +120,28 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
                                  connectgaps=False, mode="lines+markers",
                                  hovertemplate="%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
                                                + note + "<extra>" + model + "</extra>",
-                                 row=i // cols + 1, col=i % cols + 1)
+                                 subplot=f"polar{i + 1 if i else ''}")
         _radar_n_note(fig, i, counts)
-    fig.update_polars(radialaxis={"range": [0, 100], "angle": 0, "tickangle": 0, "tickvals": [0, 50, 100],
-                                  "ticktext": ["0", "50%", "100%"], "tickfont": {"size": 9}},
-                      angularaxis={"rotation": 45, "direction": "counterclockwise", "tickfont": {"size": 11}})
     height = 380 * rows + 40 + 22 * int(np.ceil(len(models) / 3))
     margin = {"t": 50, "b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70}
     fig.update_layout(height=height, margin=margin,
                       legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
                               "y": -44 / (height - margin["t"] - margin["b"])})
     return fig
+
+
+@functools.lru_cache(maxsize=8)
+def _radar_grid(domains: tuple[str, ...]) -> dict:
+    """The layout of the radar grid (one polar per domain, three per row, titled), built once per set of domains:
+    make_subplots and the polar axes cost more than every trace together."""
+    cols = min(3, max(1, len(domains)))
+    rows = int(np.ceil(len(domains) / cols)) or 1
+    fig = make_subplots(rows=rows, cols=cols, specs=[[{"type": "polar"}] * cols for _ in range(rows)],
+                        subplot_titles=list(domains), horizontal_spacing=0.14, vertical_spacing=0.22 / rows)
+    fig.update_polars(radialaxis={"range": [0, 100], "angle": 0, "tickangle": 0, "tickvals": [0, 50, 100],
+                                  "ticktext": ["0", "50%", "100%"], "tickfont": {"size": 9}},
+                      angularaxis={"rotation": 45, "direction": "counterclockwise", "tickfont": {"size": 11}})
+    return fig.layout.to_plotly_json()
 
 
 def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | None], int | None]]:
