@@ -73,10 +73,17 @@ def db_patience() -> float:
         return DB_PATIENCE_S
 
 
+RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "55P03"})  # PostgreSQL: serialization failure, deadlock, lock timeout
+
+
 def is_lock_error(error: BaseException) -> bool:
-    """A 'database is locked / busy' error (SQLite past its busy timeout; lock timeouts elsewhere)."""
-    text = str(getattr(error, "orig", error)).lower()
-    return isinstance(error, OperationalError) and ("locked" in text or "busy" in text or "lock timeout" in text)
+    """A write that may succeed when retried: SQLite locked / busy past its busy timeout; on PostgreSQL a deadlock,
+    serialization failure or lock timeout (the transaction was rolled back whole)."""
+    orig = getattr(error, "orig", error)
+    text = str(orig).lower()
+    return isinstance(error, OperationalError) and (
+        "locked" in text or "busy" in text or "lock timeout" in text
+        or getattr(orig, "sqlstate", None) in RETRYABLE_SQLSTATES)
 
 
 def with_lock_patience(engine: Engine, unit: Unit, patience: float | None = None, *,

@@ -1,6 +1,7 @@
 """Concurrent writers on both backends (threads released together, a pooled connection each): the run cache's
 insert-ignore stores one answer per key, one of many racing executors takes a run's lease, and budget reservations
-never overspend (conditional UPDATE: no lost update). Label submits racing on one token: tests/review."""
+never overspend (conditional UPDATE: no lost update), and a PostgreSQL deadlock is retried. Label submits racing on
+one token: tests/review."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlmodel import Session
 
-from core.generation.llm import insert_ignore_statement
+from core.generation.llm import insert_ignore_statement, with_lock_patience
 from core.generation.runner import RUN_RESERVE_WITHIN
 from core.generation.runs import LeaseHeld, take_lease
 from core.store.db import make_engine
@@ -93,3 +94,26 @@ def test_budget_reservations_never_overspend(engine, budget, amount, granted):
     assert sum(race(reserve)) == granted
     with Session(engine) as session:
         assert session.execute(select(func.sum(Run.reserved_usd))).scalar_one() == pytest.approx(granted * amount)
+
+
+def test_a_postgresql_deadlock_is_retried_not_raised(postgres_url_factory):
+    eng = make_engine(postgres_url_factory())
+    with Session(eng) as session:
+        session.add_all([Run(name="a"), Run(name="b")])
+        session.commit()
+    first_attempt = threading.Barrier(2, timeout=30)
+    attempts = [0, 0]
+
+    def cross(i: int) -> None:
+        def unit(conn) -> None:
+            attempts[i] += 1
+            conn.execute(update(Run).where(Run.id == 1 + i).values(message=f"writer {i}"))
+            if attempts[i] == 1:
+                first_attempt.wait()
+            conn.execute(update(Run).where(Run.id == 2 - i).values(message=f"writer {i}"))
+
+        with_lock_patience(eng, unit, patience=30)
+
+    race(cross, threads=2)
+    eng.dispose()
+    assert sorted(attempts) == [1, 2], "one writer was chosen as the deadlock victim and retried"
