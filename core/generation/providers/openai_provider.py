@@ -6,11 +6,13 @@ import time
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
 from core.generation.providers.errors import http_client_for, map_exception, scrub, secret_for, timeout_for
 
 PLACEHOLDER_KEY = "not-needed"
+CHAT_PATH = "/chat/completions"
 
 
 class OpenAIChat:
@@ -54,10 +56,16 @@ class OpenAIChat:
         await self.client.close()
 
     async def complete(self, messages: list[ChatMessage]) -> Completion:
-        """Send `messages`; raise ProviderError (with retryability) on any failure."""
+        """Send `messages`; raise ProviderError (with retryability) on any failure.
+
+        The request goes through the SDK's documented custom-request path (`client.post`, same client, auth, errors
+        and response model) with the body as built: `chat.completions.create` would first run its params transform,
+        a no-op for these plain-text bodies (tests/generation/test_openai_body.py) that costs ~0.28 ms CPU per call.
+        """
         started = time.perf_counter()
         try:
-            response = await self.client.chat.completions.create(**self.request_params(messages))
+            response = await self.client.post(CHAT_PATH, body=self.request_params(messages), cast_to=ChatCompletion,
+                                              options={"security": {"bearer_auth": True}})  # as create() sends
             choice = response.choices[0]
             text = choice.message.content or ""
             usage = response.usage
