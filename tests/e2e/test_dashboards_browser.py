@@ -44,10 +44,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(session_url_factory):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); browser tests never download a browser")
-    url = f"sqlite:///{tmp_path_factory.mktemp('e2e') / 'results.db'}"
+    url = session_url_factory()
     make_results(url, n_models=4, n_instances=90, seed=2)
     engine = make_engine(url)
     for name, (role, password) in USERS.items():

@@ -22,8 +22,8 @@ ICON = "link[rel='shortcut icon']"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    url = f"sqlite:///{tmp_path_factory.mktemp('offline') / 'results.db'}"
+def served(session_url_factory):
+    url = session_url_factory()
     make_results(url, n_models=3, n_instances=40, seed=4)
     engine = make_engine(url)
     for name, (role, password) in ACCOUNTS.items():

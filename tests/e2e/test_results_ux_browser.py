@@ -14,7 +14,7 @@ from bench.make_synthetic_results import make_results
 from core import first_start
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.review.auth import create_user
-from core.store.db import make_engine, upgrade
+from core.store.db import make_engine
 from core.store.io import import_file
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
 from tests.e2e.harness import chromium, serve, settle
@@ -33,9 +33,9 @@ def _users(engine) -> None:
 
 
 @pytest.fixture(scope="module")
-def results_db(tmp_path_factory) -> tuple[str, int]:
+def results_db(session_url_factory) -> tuple[str, int]:
     """Four synthetic models on 90 instances (heuristic judge); a set 'half' of 45 instances; 12 accepted."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('ux-results') / 'results.db'}"
+    url = session_url_factory()
     make_results(url, n_models=4, n_instances=90, seed=2)
     engine = make_engine(url)
     _users(engine)
@@ -55,11 +55,10 @@ def results_db(tmp_path_factory) -> tuple[str, int]:
 
 
 @pytest.fixture(scope="module")
-def analyst_db(tmp_path_factory) -> tuple[str, int, str]:
+def analyst_db(session_url_factory) -> tuple[str, int, str]:
     """The bundled sample answered by the two baselines (real calls through the runner, heuristic judge), and a
     second judge's verdicts on the first response."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('ux-analyst') / 'g.db'}"
-    upgrade(url)
+    url = session_url_factory()
     engine = make_engine(url)
     assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
     first_start.ensure_first_start_run(engine)

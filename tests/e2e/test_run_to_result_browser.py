@@ -24,8 +24,8 @@ LIMIT = 6
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
-    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+def world(tmp_path, monkeypatch, backend_url_factory):
+    url = backend_url_factory()
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
     init_db()
     engine = make_engine(url)
