@@ -338,8 +338,6 @@ class LLMClient:
             completion = await self._call_with_retries(messages, key)
             await self._commit([self._cache_write(key, messages, completion, purpose),
                                 *(persist(completion) if persist is not None else [])])
-            if key in self._preloaded:  # preloaded as missing while this call was made: its later caller shares it
-                self._preloaded[key] = completion.model_copy(update={"cached": True, "attempts": 0})
             future.set_result(completion)  # kept: a later caller whose cache lookup missed this commit shares it
             return completion
         except BaseException as exc:
