@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -68,20 +68,11 @@ def _instance(session: Session, uid: str, domain_id: int, mode: str, minutes: in
 
 
 @cache
-def _template() -> str:
+def _template() -> Seeded:
     url = active().create()
     engine = make_engine(url)
     for name, role in ROLES.items():
         create_user(engine, name, role, password=PASSWORDS[name], domains=DOMAINS.get(name, ()), email=f"{name}@example.com")
-    engine.dispose()
-    return url
-
-
-def seeded_db(folder: Path) -> Seeded:
-    """A fresh copy of the seeded database on the active backend (`folder`: kept for callers; SQLite files live in
-    the session's database folder)."""
-    url = active().create(template=_template())
-    engine = make_engine(url)
     with Session(engine) as session:
         energy, medical = Domain(name="Energy"), Domain(name="Medical")
         session.add_all([energy, medical])
@@ -106,7 +97,16 @@ def seeded_db(folder: Path) -> Seeded:
                 responses[(m.name, uid)] = r.id
         session.commit()
         run_id = run.id
+    engine.dispose()
     return Seeded(url, engine, ids, run_id, responses)
+
+
+def seeded_db(folder: Path) -> Seeded:
+    """A fresh copy of the seeded database (seeded once per process) on the active backend (`folder`: kept for
+    callers; SQLite files live in the session's database folder)."""
+    template = _template()
+    url = active().create(template=template.url)
+    return replace(template, url=url, engine=make_engine(url))
 
 
 def add_verdicts(engine: Engine, seeded: Seeded, judge: str, values: dict[tuple[int, str], int]) -> None:
