@@ -14,6 +14,7 @@ Fixtures for any test:
 - `postgres_cluster` (session): a `PostgresServer` (`.admin_url`, `.url(name)`) in either pass; skipped with the
   reason when the PostgreSQL server binaries are absent. `postgres_url_factory` / `sqlite_url_factory`: fresh
   migrated URLs on that backend whatever the pass (e.g. copying between backends).
+Helpers that are not fixtures call `tests.backends.active().create(template=None)` (tests/workspace_factories.py).
 Marker `sqlite_only`: the test is about SQLite itself (WAL, files, sqlite3 locks) and is skipped on the PostgreSQL pass.
 """
 
