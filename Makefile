@@ -56,7 +56,7 @@ stop-postgres:
 	$(PY) -m core.testing.postgres stop $(PG_DIR)
 
 bench: $(VENV)/.dev-installed
-	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	for f in bench/bench_*.py; do m=bench.$$(basename $$f .py); echo "== $$m"; $(PY) -m $$m || exit 1; done
 
 clean-venv:
 	rm -rf $(VENV)

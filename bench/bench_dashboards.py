@@ -150,10 +150,18 @@ def _cpu_verdict(runs: list[Timing]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("db", type=Path)
+    parser.add_argument("db", type=Path, nargs="?", help="results database (default: a paper-scale synthetic set "
+                        "built once into var/bench-paper.db)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds over the pages; best and median are reported")
     parser.add_argument("--pages", default="", help="comma-separated page names (default: every page)")
     args = parser.parse_args()
+    if args.db is None:
+        args.db = Path("var/bench-paper.db")
+        if not args.db.exists():
+            from bench.make_synthetic_results import make_results
+
+            args.db.parent.mkdir(exist_ok=True)
+            make_results(f"sqlite:///{args.db.resolve()}", n_models=15)
     os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{args.db.resolve()}"
     os.environ["GAUNTLET_FIRST_START"] = "0"
     from streamlit.components.v2.component_manager import BidiComponentManager
