@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8501
 PG_DIR ?= .pg
-PYTEST := $(PY) -m pytest -n 2 -p no:cacheprovider
+PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider
 
 .PHONY: app app-postgres stop-postgres test test-postgres init-db chromium postgresql bench clean-venv
 
