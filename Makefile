@@ -33,7 +33,7 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else echo "browser tests need Debian's chromium: sudo apt-get install chromium"; fi; }
 
-test: $(VENV)/.dev-installed chromium
+test: $(VENV)/.dev-installed chromium postgresql
 	$(PYTEST)
 
 # PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).

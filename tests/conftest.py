@@ -11,8 +11,8 @@ Fixtures for any test:
 - `backend_url_factory`: `backend_url_factory()` returns another fresh migrated URL on the active backend, and
   `backend_url_factory(template=url)` a copy of the database at `url` (dropped after the test).
   `session_url_factory` (session): the same for module- or session-scoped fixtures.
-- `postgres_cluster` (session): a `PostgresServer` (`.admin_url`, `.url(name)`) in either pass; skipped with the
-  reason when the PostgreSQL server binaries are absent. `postgres_url_factory` / `sqlite_url_factory`: fresh
+- `postgres_cluster` (session): a `PostgresServer` (`.admin_url`, `.url(name)`) in either pass; fails with an
+  install hint when the PostgreSQL server binaries are absent (`make test` installs them). `postgres_url_factory` / `sqlite_url_factory`: fresh
   migrated URLs on that backend whatever the pass (e.g. copying between backends).
 Helpers that are not fixtures call `tests.backends.active().create(template=None)` (tests/workspace_factories.py).
 Marker `sqlite_only`: the test is about SQLite itself (WAL, files, sqlite3 locks) and is skipped on the PostgreSQL pass.
@@ -64,7 +64,7 @@ def backend() -> str:
 
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PostgresServer]:
-    """A PostgreSQL server: GAUNTLET_TEST_POSTGRES_URL, else a temporary cluster for this worker (skip if absent)."""
+    """A PostgreSQL server: GAUNTLET_TEST_POSTGRES_URL, else a temporary cluster for this worker (fails if absent)."""
     given = os.environ.get("GAUNTLET_TEST_POSTGRES_URL")
     if given:
         yield PostgresServer(given)
@@ -74,9 +74,7 @@ def postgres_cluster() -> Iterator[PostgresServer]:
     try:
         server_bin_dir()
     except RuntimeError as exc:
-        if BACKEND == "postgresql":
-            raise
-        pytest.skip(f"PostgreSQL unavailable: {exc}")
+        pytest.fail(f"{exc} (make test installs it when run as root)")
     with temporary_cluster() as cluster:
         wait_ready(cluster)
         yield PostgresServer(cluster.admin_url)
@@ -130,7 +128,7 @@ def backend_url_factory(active_databases) -> Iterator[UrlFactory]:
 
 @pytest.fixture
 def postgres_url_factory(postgres_databases) -> Iterator[UrlFactory]:
-    """Fresh migrated PostgreSQL URLs whatever the pass (skipped when PostgreSQL is unavailable)."""
+    """Fresh migrated PostgreSQL URLs whatever the pass (the server binaries are required: make test installs them)."""
     yield from _factory(postgres_databases)
 
 
