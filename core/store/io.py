@@ -40,7 +40,8 @@ class LineError:
     message: str
 
     def __str__(self) -> str:
-        where = f"line {self.line}: {self.field}: " if self.field else f"line {self.line}: "
+        field = self.field if self.field.strip() == self.field and self.field.isprintable() else json.dumps(self.field)
+        where = f"line {self.line}: {field}: " if self.field else f"line {self.line}: "
         return where + self.message
 
 

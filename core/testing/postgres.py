@@ -86,7 +86,7 @@ def start_cluster(directory: Path, port: int | None = None) -> Cluster:
     if _is_running(bindir, data):
         return Cluster(directory, int((directory / "port").read_text()))
     options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={directory} "
-               "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+               "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 "
                "-c shared_buffers=64MB")
     _run([str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(directory / "server.log"), "-w",
           "-t", "60", "start"])

@@ -78,10 +78,10 @@ def test_decision_confirmed_undone_skipped_and_reopened(browser, workspace):
         settle(page)
         page.get_by_role("button", name="Skip").click()
         settle(page)
-        assert _current(page, seeded) == "E-gap"
+        wait_until(lambda: _current(page, seeded) == "E-gap", "Skip to show E-gap")
         page.get_by_role("button", name="Previous").click()
         settle(page)
-        assert _current(page, seeded) == "E-noisy"
+        wait_until(lambda: _current(page, seeded) == "E-noisy", "Previous to show E-noisy")
         full_shot(page, FOLDER, "3-previous")
         with Session(seeded.engine) as s:
             assert [a.kind for a in s.exec(select(Annotation).order_by(Annotation.id)).all()] == ["verification", "retraction"]
