@@ -20,6 +20,7 @@ from core.store.models import Instance, Run
 LABEL = "baselines + heuristic judge"
 RUN_NAME = f"First start: sample through {LABEL}"
 JUDGE = "heuristic"
+FAILED_KEY = "first_start_failed"
 log = logging.getLogger(__name__)
 
 
@@ -28,6 +29,29 @@ def first_start_run(engine: Engine) -> Run | None:
     with Session(engine) as session:
         runs = session.exec(select(Run).order_by(Run.id.desc())).all()
         return next((r for r in runs if (r.config or {}).get("first_start")), None)
+
+
+def first_start_pending(config: dict | None) -> bool:
+    """True for a first-start run still to be generated or scored (not scored, and its last attempt did not fail)."""
+    config = config or {}
+    return bool(config.get("first_start")) and not config.get("scored") and not config.get(FAILED_KEY)
+
+
+def first_start_failure(config: dict | None) -> str | None:
+    """Why the last attempt of a first-start run failed, or None."""
+    return (config or {}).get(FAILED_KEY) if (config or {}).get("first_start") else None
+
+
+def _record_attempt(engine: Engine, run_id: int, failure: str | None) -> None:
+    """Store the outcome of an attempt on the run: the failure (shown by the results pages) or, starting one, none."""
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        config = {k: v for k, v in (run.config or {}).items() if k != FAILED_KEY}
+        run.config = config | ({FAILED_KEY: failure} if failure else {})
+        if failure:
+            run.message = f"{LABEL}: failed: {failure}"
+        session.add(run)
+        session.commit()
 
 
 def _set_message(engine: Engine, run_id: int, message: str) -> None:
@@ -50,6 +74,7 @@ def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
     from core.generation.runs import RunOptions, create_run, ensure_baselines
     from core.pipeline import run_and_score
+    from core.scoring.judges.text import snippet
 
     existing = first_start_run(engine)
     if existing is not None and existing.status == "done" and (existing.config or {}).get("scored"):
@@ -72,8 +97,14 @@ def ensure_first_start_run(engine: Engine) -> int | None:
         if stage.startswith("scoring") and (done == total or done % 5 == 0):
             _set_message(engine, run_id, f"{LABEL}: scoring {done}/{total}")
 
-    result = asyncio.run(run_and_score(engine, run_id, judges=[JUDGE], generation_progress=generation_progress,
-                                       progress=scoring_progress))
+    _record_attempt(engine, run_id, None)
+    try:
+        result = asyncio.run(run_and_score(engine, run_id, judges=[JUDGE], generation_progress=generation_progress,
+                                           progress=scoring_progress))
+    except Exception as exc:
+        first_line = (str(exc).splitlines() or [""])[0]
+        _record_attempt(engine, run_id, f"{type(exc).__name__}: {snippet(first_line)}")
+        raise
     if not result.scores:
         return run_id
     report = result.scores[0]
@@ -93,7 +124,11 @@ def main() -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s first-start %(message)s")
     log.info(init_db())
-    run_id = ensure_first_start_run(get_engine())
+    try:
+        run_id = ensure_first_start_run(get_engine())
+    except Exception:
+        log.exception("first start failed (recorded on the run; the results pages show it)")
+        return 1
     log.info("first-start run %s", "already present" if run_id is None else f"#{run_id} done")
     return 0
 

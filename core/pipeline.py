@@ -72,6 +72,7 @@ async def score_and_summarise(engine: Engine, run_id: int, judges: list[str], *,
     result.summarised = summarise_run(engine, run_id)
     if progress:
         progress("summarise", 1, 1)
+    _set_stage(engine, run_id, "finished", 1, 1)  # `gauntlet score` alone must not leave the run marked as scoring
     return result
 
 

@@ -16,6 +16,9 @@ st.caption("Share of decided constraint verdicts that failed, in % (errors and n
 filters = results_view.sidebar_filters(sets=True)
 if filters:
     counts = results_view.scoped_failure_counts(filters)
+    if modeless := readmodel.modeless_verdicts(counts):
+        st.caption(f"Left out: {modeless:,} constraint verdicts of instances without an EnterpriseRAG mode (e.g. IFEval "
+                   f"prompts), counted under mode '{readmodel.NO_MODE}'.")
     counts = counts[counts["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:
         counts = counts[counts["domain"].isin(filters.domains)]

@@ -180,6 +180,9 @@ def first_start_banner(runs: pd.DataFrame) -> None:
     running = readmodel.unscored_first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
+    for run_id, why in readmodel.failed_first_start_runs(engine()):
+        st.error(f"First start failed: run #{run_id} could not be generated or scored ({why}). Its numbers are "
+                 "incomplete; retry with `python -m core.first_start`.", icon=":material/error:")
     if not first.empty and len(runs) == len(first):
         st.info(
             f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "

@@ -18,18 +18,20 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core.analysis import stats
+from core.first_start import first_start_failure, first_start_pending
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
+    MODE_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
     runs_sql,
     stale_summary_runs,
 )
-from core.store.schema import CATEGORIES
+from core.store.schema import CATEGORIES, NO_MODE
 
 RULE_JUDGE = "rule"
 RESPONSE_COLUMNS: tuple[str, ...] = (
@@ -117,13 +119,13 @@ def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: s
 
 
 _CONSTRAINT_VERDICTS_SQL = """
-SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, c.category,
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, %s AS mode, c.category,
        c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
 WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
 ORDER BY v.response_id, c.position
-""" % JUDGE_FILTER_SQL
+""" % (MODE_SQL, JUDGE_FILTER_SQL)
 
 
 def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
@@ -589,6 +591,11 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     return out
 
 
+def modeless_verdicts(counts: pd.DataFrame) -> int:
+    """Constraint verdicts in `counts` of instances without a mode (counted under NO_MODE, outside Figure 4's modes)."""
+    return int(counts.loc[counts["mode"] == NO_MODE, "verdicts"].sum()) if not counts.empty else 0
+
+
 def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = None, sub_dimension: str | None = None) -> pd.DataFrame:
     """The failed constraint verdicts behind one bar: response, instance, constraint text, method, judge, reason."""
     mask = (verdicts["model"] == model) & (verdicts["status"] == "ok") & (verdicts["passed"].astype(object) == False)  # noqa: E712
@@ -991,11 +998,19 @@ def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
 
 
-def unscored_first_start_runs(engine: Engine) -> list[Run]:
-    """First-start runs still being generated or scored."""
+def _configured_runs(engine: Engine) -> list[Run]:
     with Session(engine) as session:
-        runs = session.exec(select(Run).where(Run.config.is_not(None))).scalars().all()
-    return [r for r in runs if (r.config or {}).get("first_start") and not (r.config or {}).get("scored")]
+        return list(session.exec(select(Run).where(Run.config.is_not(None))).scalars().all())
+
+
+def unscored_first_start_runs(engine: Engine) -> list[Run]:
+    """First-start runs still being generated or scored (not those whose last attempt failed)."""
+    return [r for r in _configured_runs(engine) if first_start_pending(r.config)]
+
+
+def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
+    """(run id, why) of first-start runs whose last attempt failed."""
+    return [(int(r.id), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
 
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:

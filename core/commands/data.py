@@ -65,10 +65,13 @@ def register(app: typer.Typer) -> None:
         report = validate_file(file)
         for error in report.errors:
             typer.echo(str(error), err=True)
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         if not report.ok:
             typer.echo(f"{len(report.errors)} problem(s) in {file}", err=True)
             raise typer.Exit(1)
-        typer.echo(f"{file}: {len(report.instances)} valid instances")
+        warned = f", {len(report.warnings)} warning(s)" if report.warnings else ""
+        typer.echo(f"{file}: {len(report.instances)} valid instances{warned}")
 
     @app.command("import")
     def import_command(

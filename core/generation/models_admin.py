@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.config import get_secret, redact
+from core.first_start import first_start_pending
 from core.generation import jobs, runs
 from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
@@ -274,7 +275,7 @@ def active_runs(engine: Engine) -> list[int]:
         config = config or {}
         stage = (config.get("pipeline") or {}).get("stage")
         working = status in ACTIVE_STATUSES or stage in ("generation", "scoring")
-        first_start = config.get("first_start") and not config.get("scored")
+        first_start = first_start_pending(config)
         if first_start or (working and jobs.process_alive(jobs.executor_pid(engine, int(run_id), config))):
             active.append(int(run_id))
     return active

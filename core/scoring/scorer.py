@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 
 from core.protocols import get_protocol
 from core.scoring.calls import JudgeCalls
+from core.scoring.checkers.guard import RegexPass
 from core.scoring.judges.base import (
     ConstraintMode,
     ConstraintOutcome,
@@ -179,6 +180,7 @@ class _Scorer:
         self.claim_locks: dict[int, asyncio.Lock] = {}
         self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.data.responses))
         self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "calls": Counter()}
+        self.regexes = RegexPass()  # one regex time budget per response; a pattern that ran over is not retried
 
     def has(self, key: VerdictKey) -> bool:
         if key in self.data.existing:
@@ -220,16 +222,17 @@ class _Scorer:
         out: list[Verdict] = []
         name = self.judge.name
         to_judge: list[ConstraintView] = []
-        for c in self.data.constraints[item.instance_id or 0]:
-            judge = RULE_JUDGE if c.judge_method == "rule" else name
-            if self.has((rid, "constraint", judge, c.id)):
-                continue
-            if not precondition_triggered(c.precondition, item.mode):
-                out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
-            elif c.judge_method == "rule":
-                out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response)))
-            else:
-                to_judge.append(c)
+        with self.regexes.response(f"response {rid}"):
+            for c in self.data.constraints[item.instance_id or 0]:
+                judge = RULE_JUDGE if c.judge_method == "rule" else name
+                if self.has((rid, "constraint", judge, c.id)):
+                    continue
+                if not precondition_triggered(c.precondition, item.mode):
+                    out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
+                elif c.judge_method == "rule":
+                    out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response)))
+                else:
+                    to_judge.append(c)
         if to_judge:
             try:
                 outcomes = await self.judge.judge_constraints(item, to_judge, self.mode)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from core.store.schema import CATEGORIES
+from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
 JUDGE_FILTER_SQL = "(v.judge = :judge OR (v.judge = 'rule' AND c.judge_method = 'rule'))"
 OK_DECIDED_SQL = "v.status = 'ok' AND v.passed IS NOT NULL"
+MODE_SQL = f"COALESCE(i.mode, '{NO_MODE}')"  # failure counts are keyed by mode, and an IFEval prompt has none
 COUNT_COLUMNS: tuple[str, ...] = ("n", "judged", "passed", "errors",
                                   *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")))
 SUMMARY_COLUMNS: tuple[str, ...] = (*COUNT_COLUMNS, *(x for m in METRIC_NAMES for x in (m, f"{m}_status")),
@@ -56,13 +57,13 @@ GROUP BY v.response_id, v.run_id
 def _failure_select(run_filter: str) -> str:
     """SELECT of failure_count rows for :judge over `run_filter`."""
     return f"""
-SELECT v.run_id, CAST(:judge AS VARCHAR) AS judge, r.model_id, i.domain_id, i.mode, c.category, c.sub_dimension,
+SELECT v.run_id, CAST(:judge AS VARCHAR) AS judge, r.model_id, i.domain_id, {MODE_SQL} AS mode, c.category, c.sub_dimension,
        COUNT(*) AS verdicts, SUM(CASE WHEN {OK_DECIDED_SQL} THEN 1 ELSE 0 END) AS decided,
        SUM(CASE WHEN {OK_DECIDED_SQL} AND NOT v.passed THEN 1 ELSE 0 END) AS failed
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id
 WHERE v.metric = 'constraint' AND {run_filter} AND {JUDGE_FILTER_SQL}
-GROUP BY v.run_id, r.model_id, i.domain_id, i.mode, c.category, c.sub_dimension
+GROUP BY v.run_id, r.model_id, i.domain_id, {MODE_SQL}, c.category, c.sub_dimension
 """
 
 

@@ -51,6 +51,7 @@ class ValidationReport:
 
     instances: list[tuple[int, InstanceSpec]] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
+    warnings: list[LineError] = field(default_factory=list)  # valid but risky (a regex that may backtrack badly)
 
     @property
     def ok(self) -> bool:
@@ -92,6 +93,14 @@ def _checker_errors(spec: InstanceSpec, line: int) -> list[LineError]:
         for path, message in kwargs_errors(constraint.checker_id, constraint.checker_kwargs):
             errors.append(LineError(line, f"constraints[{i}].{path}", message))
     return errors
+
+
+def _checker_warnings(spec: InstanceSpec, line: int) -> list[LineError]:
+    from core.scoring.checkers import kwargs_warnings
+
+    return [LineError(line, f"constraints[{i}].{path}", message)
+            for i, c in enumerate(spec.constraints) if c.judge_method == "rule" and c.checker_id
+            for path, message in kwargs_warnings(c.checker_id, c.checker_kwargs)]
 
 
 def _protocol_errors(spec: InstanceSpec, line: int) -> list[LineError]:
@@ -181,6 +190,7 @@ def validate_lines(data: bytes) -> ValidationReport:
             continue
         first_line_of[spec.id] = number
         report.instances.append((number, spec))
+        report.warnings += _checker_warnings(spec, number)
     return report
 
 

@@ -38,6 +38,7 @@ INT64 = 2**63 - 1
 VERSION_MAX = 2**31 - 1
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
+NO_MODE = "none"  # the mode that counts name for an instance without one (protocols other than EnterpriseRAG)
 CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
 SUB_DIMENSIONS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
     "persona": ("role", "audience"),

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.registry import Registry, UnknownNameError
+from core.scoring.checkers.guard import GuardedPattern, nested_quantifier, time_limit
 
 
 class UnsupportedLanguageError(ValueError):
@@ -97,6 +98,39 @@ def kwargs_errors(checker_id: str, kwargs: dict[str, Any] | None) -> list[tuple[
     except ValidationError as exc:
         return _validation_errors(exc)
     return []
+
+
+def kwargs_warnings(checker_id: str, kwargs: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """Risky but valid kwargs of a checker as (field_path, message) pairs: user regexes with nested quantifiers."""
+    try:
+        checker = build_checker(checker_id, kwargs)
+    except (LookupError, ValueError):
+        return []  # reported by kwargs_errors
+    fields = [(path, text) for name, value in (kwargs or {}).items() for path, text in _texts(name, value)]
+    warnings = []
+    for pattern in guarded_patterns(checker):
+        if not nested_quantifier(pattern.pattern, pattern.flags):
+            continue
+        path, text = next(((p, t) for p, t in fields if t and t.casefold() in pattern.pattern.casefold()),
+                          ("", pattern.pattern))
+        why = (f"regex {text!r} has nested quantifiers and may backtrack catastrophically (scoring gives all the "
+               f"regexes of one response {time_limit():g} s in total)")
+        warnings.append((f"checker_kwargs{'.' + path if path else ''}", why))
+    return warnings
+
+
+def _texts(name: str, value: Any) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(name, value)]
+    return [(f"{name}[{i}]", v) for i, v in enumerate(value) if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def guarded_patterns(checker: Checker) -> list[GuardedPattern]:
+    """The time-limited user regexes a checker holds."""
+    found: list[GuardedPattern] = []
+    for value in vars(checker).values():
+        found += [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, GuardedPattern)]
+    return found
 
 
 def build_checker(checker_id: str, kwargs: dict[str, Any] | None) -> Checker:

@@ -1,6 +1,10 @@
 """Time-limited matching for the regexes that come from benchmark files (checker kwargs), so a pattern with
 catastrophic backtracking records a checker error instead of hanging scoring.
 
+Within a scoring pass (RegexPass) the limit is a budget per response shared by all its patterns, and a pattern that
+ran over it once is not tried again in that pass: its later uses are errors naming the first timeout, so N responses x
+K hostile patterns cost about K limits, not N x K.
+
 Python's `re` semantics are kept (the IFEval checkers are defined by them; RE2 differs on Unicode word boundaries and
 classes). In the main thread a match runs under a SIGALRM timer (`re` checks for signals while it backtracks); in any
 other thread it runs in a helper process that is killed at the limit.
@@ -12,15 +16,20 @@ import concurrent.futures
 import multiprocessing
 import os
 import re
+import re._constants as sre_constants
+import re._parser as sre_parse
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 REGEX_TIME_LIMIT_ENV = "GAUNTLET_REGEX_TIME_LIMIT_S"
 REGEX_TIME_LIMIT_S = 2.0
+MIN_TIMER_S = 0.001  # a zero interval would disarm the timer
 
 
 class RegexTimeout(TimeoutError):
@@ -28,7 +37,8 @@ class RegexTimeout(TimeoutError):
 
 
 def time_limit() -> float:
-    """Seconds one guarded match may take ($GAUNTLET_REGEX_TIME_LIMIT_S, default 2)."""
+    """Seconds one guarded match may take, in a scoring pass all of one response's matches together
+    ($GAUNTLET_REGEX_TIME_LIMIT_S, default 2)."""
     try:
         return max(0.01, float(os.environ.get(REGEX_TIME_LIMIT_ENV, REGEX_TIME_LIMIT_S)))
     except ValueError:
@@ -42,6 +52,41 @@ def regex_error(pattern: str, flags: int = 0) -> str | None:
     except (re.error, OverflowError, RecursionError, ValueError) as exc:
         return f"not a valid regex ({exc}): {pattern!r}"
     return None
+
+
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
+def nested_quantifier(pattern: str, flags: int = 0) -> bool:
+    """True when an unbounded quantifier sits inside a repeated group, as in (a+)+ or (\\w*)*: such a pattern can
+    backtrack catastrophically (a warning sign, not a proof: (\\d+,)+ is one too and is harmless)."""
+    try:
+        return _nests(sre_parse.parse(pattern, flags), repeated=False)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return False
+
+
+def _nests(items: Any, repeated: bool) -> bool:
+    for op, av in items:
+        if op in _REPEATS:
+            _low, high, body = av
+            possessive = op == sre_constants.POSSESSIVE_REPEAT  # gives nothing back: no backtracking into it
+            if repeated and high == sre_constants.MAXREPEAT and not possessive:
+                return True
+            if _nests(body, repeated or (high > 1 and not possessive)):
+                return True
+        elif any(_nests(sub, repeated) for sub in _subpatterns(av)):
+            return True
+    return False
+
+
+def _subpatterns(av: Any) -> Iterator[sre_parse.SubPattern]:
+    """The sub-patterns inside an opcode's argument (groups, branches, lookarounds, conditionals)."""
+    for item in av if isinstance(av, tuple | list) else (av,):
+        if isinstance(item, sre_parse.SubPattern):
+            yield item
+        elif isinstance(item, tuple | list):
+            yield from _subpatterns(item)
 
 
 @dataclass(frozen=True)
@@ -79,10 +124,67 @@ class GuardedPattern:
         return self._run("split", text)
 
     def _run(self, op: str, text: str) -> list[Any]:
-        limit = time_limit()
+        budget = _BUDGET.get()
+        if budget is None:
+            return self.match_within(op, text, time_limit(), time_limit())
+        return budget.run(self, op, text)
+
+    def match_within(self, op: str, text: str, seconds: float, limit: float) -> list[Any]:
+        """`op` on `text`, stopped after `seconds` with RegexTimeout (which names the `limit` it belongs to)."""
+        seconds = max(MIN_TIMER_S, seconds)
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            return _with_alarm(lambda: _apply(self.regex, op, text), limit, self.pattern)
-        return _in_helper(self.pattern, self.flags, op, text, limit)
+            return _with_alarm(lambda: _apply(self.regex, op, text), seconds, self.pattern, limit)
+        return _in_helper(self.pattern, self.flags, op, text, seconds, limit)
+
+
+class RegexPass:
+    """The guarded regexes of one scoring pass: each response gets time_limit() seconds for all its patterns
+    together, and a pattern that ran over (with at least half of the budget to spend) is not tried again in the pass."""
+
+    def __init__(self) -> None:
+        self.timed_out: dict[tuple[str, int], str] = {}  # (pattern, flags) -> where it first ran over
+
+    @contextmanager
+    def response(self, label: str) -> Iterator[None]:
+        """Guarded matches inside share one budget of time_limit() seconds; `label` names the response in errors."""
+        token = _BUDGET.set(_Budget(self, label, time_limit()))
+        try:
+            yield
+        finally:
+            _BUDGET.reset(token)
+
+
+@dataclass
+class _Budget:
+    """What is left of one response's regex time, in its scoring pass."""
+
+    scoring_pass: RegexPass
+    label: str
+    limit: float
+    spent: float = 0.0
+
+    def run(self, pattern: GuardedPattern, op: str, text: str) -> list[Any]:
+        key, shown = (pattern.pattern, pattern.flags), _shown(pattern.pattern)
+        if earlier := self.scoring_pass.timed_out.get(key):
+            raise RegexTimeout(f"regex {shown} not tried: it ran over the {self.limit:g} s limit earlier in this "
+                               f"scoring pass ({earlier})")
+        left = self.limit - self.spent
+        if left <= 0:
+            raise RegexTimeout(f"regex {shown} not tried: this response's {self.limit:g} s regex budget is spent")
+        started = time.monotonic()
+        try:
+            return pattern.match_within(op, text, left, self.limit)
+        except RegexTimeout as exc:
+            if left >= self.limit / 2:  # ran over most of a budget: hostile, not just last in a slow response
+                self.scoring_pass.timed_out[key] = self.label
+                raise
+            raise RegexTimeout(f"{exc} (only {left:.2g} s of this response's budget were left; tried again on the "
+                               "next response)") from None
+        finally:
+            self.spent += time.monotonic() - started
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("regex_budget", default=None)
 
 
 def guarded(pattern: str, flags: int = 0) -> GuardedPattern:
@@ -99,17 +201,20 @@ def _apply(regex: re.Pattern[str], op: str, text: str) -> list[Any]:
     return list(regex.finditer(text))
 
 
+def _shown(pattern: str) -> str:
+    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
+
+
 def _timeout(pattern: str, limit: float) -> RegexTimeout:
-    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
-    return RegexTimeout(f"regex {shown!r} ran over the {limit:g} s limit (catastrophic backtracking?)")
+    return RegexTimeout(f"regex {_shown(pattern)} ran over the {limit:g} s limit (catastrophic backtracking?)")
 
 
-def _with_alarm(run: Callable[[], list[Any]], limit: float, pattern: str) -> list[Any]:
+def _with_alarm(run: Callable[[], list[Any]], seconds: float, pattern: str, limit: float) -> list[Any]:
     def on_alarm(_signum: int, _frame: Any) -> None:
         raise _timeout(pattern, limit)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, limit)
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
     started = time.monotonic()
     try:
         return run()
@@ -129,7 +234,7 @@ def _helper_run(pattern: str, flags: int, op: str, text: str) -> list[Any]:
     return out if op == "split" else [Found(m.group(), m.groups()) for m in out]
 
 
-def _in_helper(pattern: str, flags: int, op: str, text: str, limit: float) -> list[Any]:
+def _in_helper(pattern: str, flags: int, op: str, text: str, seconds: float, limit: float) -> list[Any]:
     global _HELPER
     with _HELPER_LOCK:
         if _HELPER is None:
@@ -138,7 +243,7 @@ def _in_helper(pattern: str, flags: int, op: str, text: str, limit: float) -> li
         helper = _HELPER
         future = helper.submit(_helper_run, pattern, flags, op, text)
         try:
-            return future.result(timeout=limit)
+            return future.result(timeout=seconds)
         except concurrent.futures.TimeoutError:
             for process in list(getattr(helper, "_processes", {}).values()):
                 process.kill()

@@ -1,0 +1,156 @@
+"""The regex budget of scoring: the time limit applies per response across all its patterns, a pattern that ran over
+once is not tried again in the scoring pass (its later uses are checker errors naming the first timeout), and
+`validate` warns (exit 0) about patterns with nested quantifiers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+from sqlmodel import Session, col, select
+from typer.testing import CliRunner
+
+from core.cli import app
+from core.generation import runner, runs
+from core.pipeline import score_and_summarise
+from core.scoring.checkers import build_checker, guard
+from core.scoring.checkers.guard import RegexPass, RegexTimeout
+from core.store.io import import_file
+from core.store.models import Constraint, Verdict
+from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.factories import add_model
+from tests.faults.conftest import figure
+from tests.faults.test_hostile_regex import REPLY, instance_with
+from tests.providers.conftest import point_sdks_at
+
+LIMIT = 0.2
+HOSTILE = {  # six catastrophic patterns, one per checker that takes a user regex; REPLY ("a" * 40 + "!") fails them all
+    "enterprise:citation_count": {"pattern": "(a+)+$"},
+    "keywords:existence": {"keywords": ["(a*)*$"]},
+    "keywords:frequency": {"keyword": "((a+))+$", "frequency": 1, "relation": "at least"},
+    "keywords:forbidden_words": {"forbidden_words": ["(a|aa)+$"]},
+    "detectable_content:postscript": {"postscript_marker": "(a+)+b"},
+    "detectable_format:multiple_sections": {"section_spliter": "(aa?)+", "num_sections": 2},
+}
+
+
+def _outcome(checker_id: str, kwargs: dict) -> str:
+    try:
+        build_checker(checker_id, kwargs).check(REPLY)
+    except RegexTimeout as exc:
+        return str(exc)
+    return "matched"
+
+
+def _in_worker(work: Callable[[], None]) -> None:
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+
+
+@pytest.mark.parametrize("where, restart_s", [
+    pytest.param(lambda work: work(), 0.0, id="main-thread-alarm"),
+    pytest.param(_in_worker, 1.0, id="worker-thread-helper-process"),  # a timeout there restarts the helper process
+])
+def test_one_response_spends_at_most_the_limit_on_all_its_patterns(where, restart_s, monkeypatch) -> None:
+    monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", str(LIMIT))
+    responses, outcomes, scoring = 4, [], RegexPass()
+
+    def work() -> None:
+        for n in range(responses):  # fresh patterns for every response: only the per-response budget bounds them
+            with scoring.response(f"response {n}"):
+                outcomes.extend(_outcome("enterprise:citation_count", {"pattern": f"(a+)+(?:x{n}_{k})?$"})
+                                for k in range(6))
+
+    started = time.monotonic()
+    where(work)
+    seconds = time.monotonic() - started
+    figure(f"{responses} responses x 6 fresh hostile patterns, limit {LIMIT} s: {seconds:.2f} s "
+           f"(a limit per pattern: {responses * 6 * LIMIT:.1f} s)")
+    assert sum("ran over the 0.2 s limit" in o for o in outcomes) == responses
+    assert sum("this response's 0.2 s regex budget is spent" in o for o in outcomes) == responses * 5
+    assert seconds < responses * (LIMIT + restart_s) + 1.5
+
+
+def test_a_pattern_that_ran_out_of_a_nearly_spent_budget_is_tried_again(monkeypatch) -> None:
+    monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", str(LIMIT))
+    scoring, hostile = RegexPass(), HOSTILE["enterprise:citation_count"]
+    with scoring.response("response 0"):
+        guard._BUDGET.get().spent = LIMIT * 0.9  # a slow response: the patterns before this one took most of it
+        squeezed = _outcome("enterprise:citation_count", hostile)
+    with scoring.response("response 1"):
+        full = _outcome("enterprise:citation_count", hostile)
+    assert "were left; tried again on the next response" in squeezed
+    assert full.endswith("ran over the 0.2 s limit (catastrophic backtracking?)")
+    assert list(scoring.timed_out.values()) == ["response 1"]
+
+
+def test_a_scoring_pass_tries_a_pattern_that_ran_over_no_more(engine, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", str(LIMIT))
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    responses = 30
+    record = instance_with("enterprise:citation_count", HOSTILE["enterprise:citation_count"])
+    record["constraints"] = [c for c in record["constraints"] if c["id"] != "hostile"] + [
+        {**record["constraints"][-1], "id": f"hostile{k}", "checker_id": checker, "checker_kwargs": kwargs}
+        for k, (checker, kwargs) in enumerate(HOSTILE.items())]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps(record | {"id": f"hostile-{n}"}) + "\n" for n in range(responses)),
+                    encoding="utf-8")
+    assert import_file(engine, path).ok
+    add_model(engine, "gpt-x", "openai")
+    with FakeLLMServer([ScriptRule(match="", reply=REPLY)]) as server:
+        point_sdks_at(monkeypatch, server)
+        run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"]))
+        assert asyncio.run(runner.execute_run(engine, run_id)).status == "done"
+
+    started = time.monotonic()
+    report = asyncio.run(score_and_summarise(engine, run_id, ["heuristic"])).scores[0]
+    seconds = time.monotonic() - started
+    with Session(engine) as session:
+        rows = session.exec(select(Constraint.checker_kwargs, Verdict.response_id, Verdict.status, Verdict.reason)
+                            .join(Verdict, col(Verdict.constraint_id) == Constraint.id)
+                            .where(col(Constraint.cid).startswith("hostile")).order_by(Verdict.id)).all()
+    figure(f"{responses} responses x {len(HOSTILE)} hostile patterns, limit {LIMIT} s: scored in {seconds:.2f} s "
+           f"(a limit per pattern and response: {responses * len(HOSTILE) * LIMIT:.0f} s)")
+    assert len(rows) == responses * len(HOSTILE) and {status for _, _, status, _ in rows} == {"error"}
+    assert report.errors == {"constraint": responses * len(HOSTILE)}
+    first: dict[str, int] = {}
+    for kwargs, response_id, _, reason in rows:
+        key = json.dumps(kwargs, sort_keys=True)
+        if "ran over the 0.2 s limit (catastrophic" in reason:
+            assert key not in first, reason
+            first[key] = response_id
+        elif key in first:
+            assert re.search(rf"not tried: it ran over .* earlier in this scoring pass \(response {first[key]}\)",
+                             reason), reason
+        else:
+            assert "this response's 0.2 s regex budget is spent" in reason, reason
+    assert len(first) == len(HOSTILE)
+    assert seconds < len(HOSTILE) * LIMIT + 8.0
+
+
+@pytest.mark.parametrize("checker_id, kwargs, field, warned", [
+    pytest.param("enterprise:citation_count", {"pattern": "(a+)+$"}, "pattern", True, id="plus-in-plus"),
+    pytest.param("keywords:existence", {"keywords": ["fine", r"(\w*)*x"]}, "keywords[1]", True, id="star-in-star"),
+    pytest.param("detectable_content:postscript", {"postscript_marker": "P(A+)+S"}, "postscript_marker", True,
+                 id="postscript-marker"),
+    pytest.param("keywords:existence", {"keywords": ["(ab)+", r"\d+"]}, "keywords", False, id="single-quantifiers"),
+    pytest.param("keywords:existence", {"keywords": ["(a++)+"]}, "keywords", False, id="possessive-inside"),
+])
+def test_validate_warns_on_nested_quantifiers_without_failing(checker_id, kwargs, field, warned, tmp_path) -> None:
+    path = tmp_path / "nested.jsonl"
+    path.write_text(json.dumps(instance_with(checker_id, kwargs)) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert "1 valid instances" in result.output
+    if warned:
+        assert len(warnings) == 1 and f"constraints[8].checker_kwargs.{field}: regex" in warnings[0], warnings
+        assert "has nested quantifiers" in warnings[0] and "1 warning(s)" in result.output
+    else:
+        assert not warnings, warnings
