@@ -84,6 +84,10 @@ def run(
              "fails unsent) or truncate (drop whole documents from the end of the bundle until it fits; "
              "recorded in prompt_meta).")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
+    repeats: Annotated[int | None, typer.Option(
+        min=1, help="Answers per item (default 1): each repeat has its own seed (the model's seed setting + repeat) "
+                    "and cache key, so each is paid once; `gauntlet gate` uses per-item pass rates and reports flaky "
+                    "items apart.")] = None,
     workers: Annotated[int | None, typer.Option(
         min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
              "concurrency/N (rounded up) and rpm/tpm divided by N. The budget holds across workers: each call's "
@@ -109,7 +113,7 @@ def run(
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
                  "max_retries": max_retries, "workers": workers, "context_policy": context_policy,
-                 "executor": executor, "ray_address": address}
+                 "executor": executor, "ray_address": address, "repeats": repeats}
     try:
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
