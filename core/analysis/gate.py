@@ -10,7 +10,7 @@ the false-alarm rate under equal quality stays at or below alpha and reports the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +108,7 @@ def load_rules(path: str | Path) -> GateRules:
 class Comparison:
     """Candidate minus baseline on one metric and segment: means, difference with its CI, the one-sided p-value."""
 
-    n_shared: int  # items with a value in both runs
-    n_tested: int  # items the test used
+    n_shared: int  # items with a value in both runs (each tested once, by its pass rate)
     n_flaky: int
     flaky: tuple[int, ...]  # row indices of the flaky items
     baseline: float | None
@@ -151,7 +150,7 @@ def compare_items(baseline: ArrayLike, candidate: ArrayLike, *, binary: bool, ma
     shared = ~np.isnan(b_rate) & ~np.isnan(c_rate)
     flaky = shared & binary & (((b_rate > 0) & (b_rate < 1)) | ((c_rate > 0) & (c_rate < 1)))
     n_shared = int(shared.sum())
-    empty = Comparison(n_shared, n_shared, int(flaky.sum()), tuple(np.flatnonzero(flaky).tolist()),
+    empty = Comparison(n_shared, int(flaky.sum()), tuple(np.flatnonzero(flaky).tolist()),
                        None, None, None, None, None, None, "", max_drop)
     if n_shared < 2:
         return empty
@@ -165,7 +164,7 @@ def compare_items(baseline: ArrayLike, candidate: ArrayLike, *, binary: bool, ma
         p, test = _shifted_paired_t(sign * (c - b) + max_drop), "paired t (one-sided)"
     stable = ~flaky[shared]
     stable_diff = float(sign * np.sum((c - b)[stable]) / n_shared)
-    return Comparison(n_shared, n_shared, empty.n_flaky, empty.flaky, float(b.mean()), float(c.mean()),
+    return Comparison(n_shared, empty.n_flaky, empty.flaky, float(b.mean()), float(c.mean()),
                       float(c.mean() - b.mean()), low, high, float(p), test, max_drop, stable_diff,
                       bool(flaky.any() and stable_diff >= -max_drop))
 
@@ -253,10 +252,9 @@ def gate_row(metric: str, dimension: str, segment: str, baseline: np.ndarray, ca
     comparison = compare_items(baseline, candidate, binary=binary, max_drop=rule.max_drop,
                                higher_is_better=higher_is_better, n_resamples=rules.n_resamples, seed=rules.seed)
     note = ""
-    if comparison.n_tested < rules.min_shared:
-        note = (f"{comparison.n_tested} tested item(s) (shared {comparison.n_shared}, flaky {comparison.n_flaky}); "
-                f"the rules need at least {rules.min_shared}")
-        comparison = Comparison(**{**asdict(comparison), "p_value": None, "test": "not tested"})
+    if comparison.n_shared < rules.min_shared:
+        note = f"{comparison.n_shared} shared item(s); the rules need at least {rules.min_shared}"
+        comparison = replace(comparison, p_value=None, test="not tested")
     return GateRow(metric, dimension, segment, binary, higher_is_better, comparison, gated, note)
 
 
@@ -286,16 +284,17 @@ def markdown_summary(result: GateResult) -> str:
              f"{'metrics and segments' if rules.gate_segments else 'metrics'}) · repeats "
              f"{result.repeats[0]} / {result.repeats[1]}", ""]
     lines += [f"- {reason}" for reason in result.reasons]
-    lines += ["" if result.reasons else "", "| metric | segment | baseline | candidate | Δ (pts) [95% CI] | "
-              "tolerated drop | n tested | flaky | test | p | p (Holm) | |",
+    lines += ["", "| metric | segment | baseline | candidate | Δ (pts) [95% CI] | tolerated drop | n | flaky | test | "
+              "p | p (Holm) | |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in result.rows:
         c = row.comparison
         ci = "" if c.ci_low is None else f" [{_pct(c.ci_low, True)}, {_pct(c.ci_high, True)}]"
-        mark = "❌" if row.regression else ("" if row.gated else "info")
+        mark = "❌" if row.regression else ("flaky only" if c.flaky_only and c.diff and c.diff < 0 else
+                                           "" if row.gated else "info")
         segment = "all" if row.dimension == "overall" else f"{row.dimension}={row.segment or '(default)'}"
         lines.append(f"| {row.metric} | {segment} | {_pct(c.baseline)} | {_pct(c.candidate)} | "
-                     f"{_pct(c.diff, True)}{ci} | {_pct(c.max_drop)} | {c.n_tested} / {c.n_shared} | {c.n_flaky} | "
+                     f"{_pct(c.diff, True)}{ci} | {_pct(c.max_drop)} | {c.n_shared} | {c.n_flaky} | "
                      f"{c.test or '–'}{' · ' + row.note if row.note else ''} | {_p(c.p_value)} | {_p(row.adjusted_p)} "
                      f"| {mark} |")
     if result.flaky:

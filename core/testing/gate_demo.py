@@ -26,8 +26,10 @@ def write_benchmark(path: Path, n: int) -> Path:
     return path
 
 
-def write_script(path: Path, n: int, wrong: int = 0) -> Path:
-    """A fake-server script answering item i with its code, except the first `wrong` items (answered wrongly)."""
-    rules = [{"match": re.escape(question(i)), "reply": "I am not sure." if i < wrong else f"K{i}X"} for i in range(n)]
+def write_script(path: Path, n: int, wrong: int = 0, flaky: int = 0) -> Path:
+    """A fake-server script answering item i with its code, except the first `wrong` items (answered wrongly); the
+    next `flaky` items are answered wrongly on a run's second repeat only (the request carrying seed 1)."""
+    rules = [{"match": re.escape(question(i)), "seed": 1, "reply": "I am not sure."} for i in range(wrong, wrong + flaky)]
+    rules += [{"match": re.escape(question(i)), "reply": "I am not sure." if i < wrong else f"K{i}X"} for i in range(n)]
     path.write_text(yaml.safe_dump(rules), encoding="utf-8")
     return path
