@@ -60,3 +60,17 @@ def test_action_script_gates_scripted_candidates(tmp_path, wrong, rules, code, v
     if code != 1:
         assert overall["exact_match"]["diff"] == pytest.approx(-wrong / N)
         assert overall["exact_match"]["regression"] is (code == 2)
+
+
+def test_the_action_runs_the_script_with_every_input_it_reads():
+    """action.yml is a composite action whose gate step runs ci/gauntlet-gate.sh with the variables the script reads."""
+    import re
+
+    action = yaml.safe_load((REPO_ROOT / "action.yml").read_text())
+    script = (REPO_ROOT / "ci" / "gauntlet-gate.sh").read_text()
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
+    assert action["runs"]["using"] == "composite" and "ci/gauntlet-gate.sh" in step["run"]
+    read = set(re.findall(r"\$\{?(GAUNTLET_[A-Z_]+)", script)) - {"GAUNTLET_CMD", "GAUNTLET_PYTHON"}
+    assert read == set(step["env"])
+    inputs = {m for value in step["env"].values() for m in re.findall(r"inputs\.(\w+)", value)}
+    assert inputs <= set(action["inputs"]) and {"benchmark", "baseline", "candidate", "rules"} <= inputs

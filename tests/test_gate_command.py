@@ -118,6 +118,7 @@ UNDECIDED_CASES = [
     ("candidate-incomplete", "base", "pending", RULES, (), f"is incomplete: {N} item(s) pending"),
     ("candidate-unscored", "base", "unscored", RULES, (), "no single judge scored both runs"),
     ("several-models", "base", "two-models", RULES, (), "holds several models (base, same): name one"),
+    ("unknown-model", "base", "same", RULES, ("--candidate-model", "nobody"), "model 'nobody' is not in run"),
     ("unknown-judge", "base", "same", RULES, ("--judge", "llm:nobody"), "judge 'llm:nobody' did not score both runs"),
     ("unknown-metric", "base", "same", {**RULES, "metrics": ["no_such_metric"]}, (), "no_such_metric: no value"),
     ("too-few-shared", "base", "same", {**RULES, "min_shared": 41}, (), "40 shared item(s); the rules need at least 41"),
@@ -140,3 +141,28 @@ def test_naming_the_model_of_a_run_with_several_models_decides(gated, tmp_path, 
                                "--candidate-model", "same")
     assert code == gate.PASS, summary
     assert doc["reasons"] == [] and doc["rows"][0]["n_shared"] == N
+
+
+FITNESS_CASES = [
+    ("judge-below-the-minimum-kappa", 0.99, ["judge 'llm:j1' not fit: mean kappa against gold 0.50 < 0.99"]),
+    ("judge-fit", 0.4, ["rejection: 1 shared item(s); the rules need at least 2"]),
+]
+
+
+@pytest.mark.parametrize(("kappa", "reasons"), [c[1:] for c in FITNESS_CASES], ids=[c[0] for c in FITNESS_CASES])
+def test_gold_labels_check_the_judge_and_correct_the_difference(tmp_path, kappa, reasons):
+    """Two models of one run with gold labels (tests/test_alignment.build): the judge's mean kappa against gold is
+    0.50; when it is fit, the PPI++ corrected difference of Strict IAS is shown beside the judge's."""
+    from tests.test_alignment import build
+
+    s, _ = build(tmp_path)
+    rules = gate.parse_rules({"min_shared": 2, "min_judge_kappa": kappa, "metrics": ["strict_ias", "rejection"]})
+    result = gate.run_gate(s.engine, s.run_id, s.run_id, rules, "llm:j1", "model-a", "model-b")
+    assert result.code == gate.UNDECIDED and result.reasons == reasons
+    corrected = {c["metric"]: c for c in result.corrected}
+    if kappa < 0.5:
+        assert corrected["strict_ias"]["judge_diff"] == -0.5 and corrected["strict_ias"]["n"] == 2
+        assert corrected["rejection"]["estimate"] is None and "needs gold labels" in corrected["rejection"]["note"]
+        assert "Judge-corrected differences" in gate.markdown_summary(result)
+    else:
+        assert corrected == {} and result.rows == []

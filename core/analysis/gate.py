@@ -354,12 +354,13 @@ def run_values(engine, run_id: int, judge: str, model: str | None = None) -> tup
     frames = [readmodel.prepare_scores(readmodel.response_scores(engine, [run_id], judge))]
     frames += [readmodel.reference_scores(engine, [run_id], judge, protocol).drop(columns=["condition", "language"])
                for protocol in sorted(set(items["protocol"]) - {"enterprise_rag"})]
-    scores = pd.concat([f for f in frames if not f.empty], ignore_index=True) if any(
-        not f.empty for f in frames) else frames[0]
+    scores = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
     scores = scores.merge(items, on="response_id", how="inner")
     models = sorted(scores["model"].unique())
     if model is None and len(models) > 1:
         raise ValueError(f"run {run_id} holds several models ({', '.join(models)}): name one")
+    if model is not None and model not in models:
+        raise ValueError(f"model {model!r} is not in run {run_id} (models: {', '.join(models) or 'none done'})")
     model = model or (models[0] if models else "")
     return scores[scores["model"] == model].reset_index(drop=True), model
 

@@ -113,15 +113,17 @@ def run(
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
                  "max_retries": max_retries, "workers": workers, "context_policy": context_policy,
-                 "executor": executor, "ray_address": address, "repeats": repeats}
+                 "executor": executor, "ray_address": address}
     try:
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
                 raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
+        if repeats is not None and (resume is not None or retry_failed is not None):
+            raise ValueError("--repeats applies to a new run (its items are made when the run is created)")
         if wait and (resume or retry_failed) is not None:
             _wait_for_owner(engine, resume if resume is not None else retry_failed)
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
-                             resume, retry_failed, dry_run, _conditions(conditions))
+                             resume, retry_failed, dry_run, _conditions(conditions), repeats or 1)
         if run_id is None:
             return
         print_estimate(runs.estimate_run(engine, run_id))
@@ -150,7 +152,7 @@ def _wait_for_owner(engine, run_id: int) -> None:
 
 
 def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
-                dry_run, conditions) -> int | None:
+                dry_run, conditions, repeats: int = 1) -> int | None:
     if resume is not None:
         runs.run_options(engine, resume)  # ValueError for an unknown run
         holder = runs.lease_holder(engine, runs.run_lease(resume))
@@ -162,7 +164,8 @@ def _target_run(engine, models, domains, modes, limit, order, seed, name, overri
         console.print(f"run {retry_failed}: {count} failed item(s) back to pending")
         return retry_failed
     options = runs.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
-                                name=name, order=order or "stored", seed=seed or 0, conditions=conditions)
+                                name=name, order=order or "stored", seed=seed or 0, conditions=conditions,
+                                repeats=repeats)
     for key, value in overrides.items():
         if value is not None:
             setattr(options, key, value)

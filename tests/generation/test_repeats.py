@@ -79,3 +79,23 @@ def test_resume_after_a_budget_stop_never_pays_a_repeat_twice(mixed, monkeypatch
 def test_repeats_out_of_range_are_refused(mixed, repeats):
     with pytest.raises(ValueError, match="--repeats must be between 1"):
         runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], repeats=repeats))
+
+
+def test_ray_shards_plan_each_repeat_as_its_own_call(mixed):
+    from core.generation import ray_executor
+
+    run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], repeats=2))
+    groups = ray_executor.plan_shards(mixed, run_id, runs.run_options(mixed, run_id), 4 * ITEMS)
+    assert len(groups) == 2 * ITEMS and all(len(group) == 1 for group in groups)
+
+
+def test_repeats_belong_to_a_new_run(mixed, monkeypatch):
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", mixed.url.render_as_string(hide_password=False))
+    run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-x"]))
+    result = CliRunner().invoke(app, ["run", "--resume", str(run_id), "--repeats", "3"])
+    assert result.exit_code == 2 and "--repeats applies to a new run" in result.output
+    assert len(responses(mixed, run_id)) == ITEMS
