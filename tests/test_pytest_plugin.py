@@ -4,6 +4,7 @@ green on a scripted good candidate and red on a scripted bad one; pyproject regi
 from __future__ import annotations
 
 import tomllib
+from importlib.metadata import entry_points
 
 from core.config import REPO_ROOT
 
@@ -46,8 +47,9 @@ def test_the_fixture_is_green_on_a_good_candidate_and_red_on_a_bad_one(pytester,
     monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
     monkeypatch.syspath_prepend(str(REPO_ROOT))
     pytester.makepyfile(test_team=TEAM_TEST)
-    result = pytester.runpytest_subprocess("-p", "core.testing.pytest_plugin", "-p", "no:cacheprovider",
-                                           "-o", f"pythonpath={REPO_ROOT}")
+    installed = any(e.value == "core.testing.pytest_plugin" for e in entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "core.testing.pytest_plugin"]  # an editable install not yet refreshed
+    result = pytester.runpytest_subprocess(*load, "-p", "no:cacheprovider", "-o", f"pythonpath={REPO_ROOT}")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_rag?bad-candidate?*", "*significant regression*"])
 
