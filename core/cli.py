@@ -40,6 +40,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "Per-model results of a run under one judge: generation figures and every metric with its CI and n."),
     ("fake-server", "core.commands.run",
      "Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."),
+    ("gate", "core.commands.gate",
+     "Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide."),
     ("score", "core.commands.score",
      "Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."),
     ("models", "core.commands.run", "Register and list model configurations (keys stay in env / secrets.toml)."),

@@ -46,6 +46,7 @@ INVOCATIONS = [
     ("run-help", _INVOKE.format(args=["run", "--help"])),
     ("models-help", _INVOKE.format(args=["models", "add", "--help"])),
     ("score-help", _INVOKE.format(args=["score", "--help"])),
+    ("gate-help", _INVOKE.format(args=["gate", "--help"])),
     ("user-help", _INVOKE.format(args=["user", "add", "--help"])),
     ("lit-ragbench-help", _INVOKE.format(args=["lit-ragbench", "report", "--help"])),
     ("domainrag-help", _INVOKE.format(args=["domainrag", "report", "--help"])),

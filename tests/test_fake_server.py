@@ -65,6 +65,18 @@ def test_script_rules(rules, prompts, expected_status):
     assert server.call_count == statuses.count(200)
 
 
+SEED_CASES = [("no-seed-skips-the-seeded-rule", None, "plain"), ("seed-1-takes-it", 1, "seeded"),
+              ("other-seed-skips-it", 2, "plain")]
+
+
+@pytest.mark.parametrize(("seed", "reply"), [c[1:] for c in SEED_CASES], ids=[c[0] for c in SEED_CASES])
+def test_a_seeded_rule_answers_only_requests_with_its_seed(seed, reply):
+    rules = [ScriptRule(match="alpha", seed=1, reply="seeded"), ScriptRule(match="alpha", reply="plain")]
+    body = {"model": "m", "messages": [{"role": "user", "content": "alpha"}]} | ({} if seed is None else {"seed": seed})
+    with FakeLLMServer(rules) as server:
+        assert post(server.base_url + "/v1/chat/completions", body)[1]["choices"][0]["message"]["content"] == reply
+
+
 def test_429_carries_retry_after_and_reply_rule_is_used():
     rules = [ScriptRule(match="slow", fault="429", retry_after=2.5, times=1), ScriptRule(match="slow", reply="fine")]
     with FakeLLMServer(rules) as server:

@@ -543,21 +543,27 @@ def test_equivalent_by_ci(low: float, high: float, margin: float, expected: bool
     assert S.equivalent_by_ci(low, high, margin) is expected
 
 
-# --------------------------------------------------------------------------- Bonferroni
+# --------------------------------------------------------------------------- Bonferroni and Holm
 
 
-@pytest.mark.parametrize(
-    ("pvalues", "alpha"),
-    [
-        pytest.param([0.001, 0.01, 0.02, 0.2, 0.5], 0.05, id="five"),
-        pytest.param([0.0004, 0.003, 0.006, 0.9, 0.04, 0.01, 0.005, 0.2, 0.0049, 0.05], 0.05, id="paper-ten-planned"),
-        pytest.param([0.3], 0.05, id="single"),
-        pytest.param([0.01, 0.02], 0.01, id="alpha-0.01"),
-    ],
-)
-def test_bonferroni_matches_statsmodels(pvalues: list, alpha: float) -> None:
-    reject, adjusted, *_ = multipletests(pvalues, alpha=alpha, method="bonferroni")
-    got = S.bonferroni(pvalues, alpha)
+MULTIPLE_TESTING_CASES = [
+    ("bonferroni", [0.001, 0.01, 0.02, 0.2, 0.5], 0.05, "five"),
+    ("bonferroni", [0.0004, 0.003, 0.006, 0.9, 0.04, 0.01, 0.005, 0.2, 0.0049, 0.05], 0.05, "paper-ten-planned"),
+    ("bonferroni", [0.3], 0.05, "single"),
+    ("bonferroni", [0.01, 0.02], 0.01, "alpha-0.01"),
+    ("holm", [0.01, 0.04, 0.03, 0.005], 0.05, "four-mixed"),
+    ("holm", [0.2, 0.2, 0.01], 0.05, "ties"),
+    ("holm", [0.5], 0.05, "single"),
+    ("holm", [0.001, 0.9, 0.02, 0.0125], 0.05, "step-down-stops"),
+    ("holm", [0.6, 0.7], 0.05, "capped-at-one"),
+]
+
+
+@pytest.mark.parametrize(("method", "pvalues", "alpha"), [c[:3] for c in MULTIPLE_TESTING_CASES],
+                         ids=[f"{c[0]}-{c[3]}" for c in MULTIPLE_TESTING_CASES])
+def test_multiple_testing_matches_statsmodels(method: str, pvalues: list, alpha: float) -> None:
+    reject, adjusted, *_ = multipletests(pvalues, alpha=alpha, method=method)
+    got = getattr(S, method)(pvalues, alpha)
     np.testing.assert_allclose(got.adjusted, adjusted, atol=TOL)
     np.testing.assert_array_equal(got.reject, reject)
     assert got.adjusted.max() <= 1.0

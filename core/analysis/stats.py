@@ -623,15 +623,41 @@ class BonferroniResult:
     alpha: float
 
 
-def bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> BonferroniResult:
-    """Bonferroni correction over m p-values (as statsmodels multipletests(method="bonferroni"))."""
+def _pvalues(pvalues: ArrayLike, alpha: float) -> NDArray[np.float64]:
+    """p-values as a float array in [0, 1], with 0 < alpha < 1 checked, or ValueError."""
     p = _as_numeric_1d(pvalues, "pvalues")
     if ((p < 0) | (p > 1)).any():
         raise ValueError("pvalues must lie in [0, 1]")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return p
+
+
+def bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> BonferroniResult:
+    """Bonferroni correction over m p-values (as statsmodels multipletests(method="bonferroni"))."""
+    p = _pvalues(pvalues, alpha)
     m = p.shape[0]
     return BonferroniResult(np.minimum(p * m, 1.0), p <= alpha / m, alpha)
+
+
+@dataclass(frozen=True)
+class HolmResult:
+    """Holm step-down adjusted p-values and rejections (family-wise error rate at most alpha)."""
+
+    adjusted: NDArray[np.float64]  # running max of min(p_(i) * (m - i + 1), 1) in p order, back in input order
+    reject: NDArray[np.bool_]  # adjusted <= alpha
+    alpha: float
+
+
+def holm(pvalues: ArrayLike, alpha: float = 0.05) -> HolmResult:
+    """Holm's step-down correction over m p-values (as statsmodels multipletests(method="holm"))."""
+    p = _pvalues(pvalues, alpha)
+    m = p.shape[0]
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(np.minimum(p[order] * (m - np.arange(m)), 1.0))
+    adjusted = np.empty(m)
+    adjusted[order] = stepped
+    return HolmResult(adjusted, adjusted <= alpha, alpha)
 
 
 # --------------------------------------------------------------------------- means with small-sample intervals

@@ -84,6 +84,10 @@ def run(
              "fails unsent) or truncate (drop whole documents from the end of the bundle until it fits; "
              "recorded in prompt_meta).")] = None,
     max_retries: Annotated[int | None, typer.Option(help="Retries per call after the first attempt.")] = None,
+    repeats: Annotated[int | None, typer.Option(
+        min=1, help="Answers per item (default 1): each repeat has its own seed (the model's seed setting + repeat) "
+                    "and cache key, so each is paid once; `gauntlet gate` uses per-item pass rates and reports flaky "
+                    "items apart.")] = None,
     workers: Annotated[int | None, typer.Option(
         min=1, help="Worker processes (default 1). The pending items are sharded by id modulo N; each worker gets "
              "concurrency/N (rounded up) and rpm/tpm divided by N. The budget holds across workers: each call's "
@@ -114,10 +118,12 @@ def run(
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
                 raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
+        if repeats is not None and (resume is not None or retry_failed is not None):
+            raise ValueError("--repeats applies to a new run (its items are made when the run is created)")
         if wait and (resume or retry_failed) is not None:
             _wait_for_owner(engine, resume if resume is not None else retry_failed)
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
-                             resume, retry_failed, dry_run, _conditions(conditions))
+                             resume, retry_failed, dry_run, _conditions(conditions), repeats or 1)
         if run_id is None:
             return
         print_estimate(runs.estimate_run(engine, run_id))
@@ -146,7 +152,7 @@ def _wait_for_owner(engine, run_id: int) -> None:
 
 
 def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
-                dry_run, conditions) -> int | None:
+                dry_run, conditions, repeats: int = 1) -> int | None:
     if resume is not None:
         runs.run_options(engine, resume)  # ValueError for an unknown run
         holder = runs.lease_holder(engine, runs.run_lease(resume))
@@ -158,7 +164,8 @@ def _target_run(engine, models, domains, modes, limit, order, seed, name, overri
         console.print(f"run {retry_failed}: {count} failed item(s) back to pending")
         return retry_failed
     options = runs.RunOptions(models=_split(models), domains=_split(domains), modes=_split(modes), limit=limit,
-                                name=name, order=order or "stored", seed=seed or 0, conditions=conditions)
+                                name=name, order=order or "stored", seed=seed or 0, conditions=conditions,
+                                repeats=repeats)
     for key, value in overrides.items():
         if value is not None:
             setattr(options, key, value)

@@ -230,6 +230,15 @@ def cache_key(config: ModelConfig, messages: list[ChatMessage]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def repeat_config(config: ModelConfig, repeat: int) -> ModelConfig:
+    """The config that answers repeat `repeat` of an item: unchanged for 0 (so its cache key is today's), else the
+    model's seed setting (0 when unset) plus `repeat`, which providers that take a seed send and the cache key holds."""
+    if repeat == 0:
+        return config
+    settings = {**config.settings, "seed": int(config.settings.get("seed") or 0) + repeat}
+    return config.model_copy(update={"settings": settings})
+
+
 def estimate_tokens(text: str) -> int:
     """Rough token estimate for budgeting and rate limiting (about four characters per token)."""
     return max(1, len(text) // 4)

@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import cache_key, config_from_model, with_lock_patience
+from core.generation.llm import cache_key, config_from_model, repeat_config, with_lock_patience
 from core.generation.runner import (
     MONITOR_INTERVAL_S,
     RESPONSES,
@@ -100,7 +100,8 @@ def plan_shards(engine: Engine, run_id: int, options: RunOptions, shards: int) -
     shard_of: dict[str, int] = {}
     for item in items:
         prompt = book.item(configs[item.model_id], item.key)
-        key = cache_key(configs[item.model_id], prompt.messages) if prompt.error is None else f"#{item.response_id}"
+        config = repeat_config(configs[item.model_id], item.repeat)
+        key = cache_key(config, prompt.messages) if prompt.error is None else f"#{item.response_id}"
         groups[shard_of.setdefault(key, len(shard_of) % len(groups))].append(item.response_id)
     return [group for group in groups if group]
 

@@ -31,6 +31,7 @@ from core.generation.llm import (
     Write,
     config_from_model,
     db_patience,
+    repeat_config,
     with_lock_patience,
 )
 from core.store.models import Model, Response, Run, utc_now
@@ -155,10 +156,10 @@ class _Execution:
         queues = self._queues(items, models)
         shared_budget = self.shard is not None and self.options.budget_usd is not None
         self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None)
-        clients = {mid: self._client(models[mid]) for mid in {item.model_id for item in items}}
-        for model_id, client in clients.items():
+        clients = {(mid, r): self._client(models[mid], r) for mid, r in {(i.model_id, i.repeat) for i in items}}
+        for (model_id, repeat), client in clients.items():
             client.preload(prompts[i.response_id].messages for i in items
-                           if i.model_id == model_id and prompts[i.response_id].error is None)
+                           if (i.model_id, i.repeat) == (model_id, repeat) and prompts[i.response_id].error is None)
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
         gc.freeze()
@@ -180,13 +181,13 @@ class _Execution:
         self.models = models
         return queues
 
-    def _client(self, model: Model) -> LLMClient:
+    def _client(self, model: Model, repeat: int) -> LLMClient:
         limiter = None if model.is_baseline else self.limiters.get(model.provider)
-        return LLMClient(config_from_model(model), self.engine, max_retries=self.options.max_retries,
+        return LLMClient(repeat_config(config_from_model(model), repeat), self.engine, max_retries=self.options.max_retries,
                          limiter=limiter, clock=self.clock, writer=self.writer,
                          max_connections=max(1, self.options.concurrency))
 
-    async def _worker(self, queue: asyncio.Queue[PendingItem], clients: dict[int, LLMClient],
+    async def _worker(self, queue: asyncio.Queue[PendingItem], clients: dict[tuple[int, int], LLMClient],
                       prompts: dict[int, ItemPrompt]) -> None:
         while not queue.empty():
             if self.stop_reason or self.budget_reached():
@@ -197,7 +198,7 @@ class _Execution:
             if prompt.error is not None:  # over the context window under 'refuse': never sent, never paid
                 await self._write_failed(item, f"context_window: {prompt.error}", 0, prompt.meta)
                 continue
-            await self._process(item, clients[item.model_id], prompt.messages, prompt.meta)
+            await self._process(item, clients[(item.model_id, item.repeat)], prompt.messages, prompt.meta)
 
     async def _process(self, item: PendingItem, client: LLMClient, messages: list[ChatMessage], meta: dict) -> None:
         """Reserve the call's cost, send it, and persist the answer with its spend in one transaction on arrival."""

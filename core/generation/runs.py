@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 
 from core.generation.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values
-from core.generation.llm import cache_key, config_from_model, insert_ignore_statement
+from core.generation.llm import cache_key, config_from_model, insert_ignore_statement, repeat_config
 from core.generation.providers.prices import price_errors
 from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
 from core.generation.prompting import InstanceView, fit_documents
@@ -35,6 +35,7 @@ FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
 CONTEXT_POLICIES = ("refuse", "truncate")
 EXECUTORS = ("local", "ray")
+MAX_REPEATS = 20
 SECRET_WORDS = ("api_key", "apikey", "token", "secret", "password")
 
 
@@ -57,6 +58,7 @@ class RunOptions:
     name: str = ""
     workers: int = 1
     conditions: list[str] = field(default_factory=lambda: [""])
+    repeats: int = 1  # answers per item, each with its own seed and cache key (repeat 0 is the plain call)
     context_policy: str = "refuse"
     executor: str = "local"  # or "ray": core.generation.ray_executor
     ray_address: str | None = None
@@ -195,10 +197,13 @@ def check_options(options: RunOptions) -> None:
         raise ValueError(f"unknown context policy {options.context_policy!r}; known: {', '.join(CONTEXT_POLICIES)}")
     if options.executor not in EXECUTORS:
         raise ValueError(f"unknown executor {options.executor!r}; known: {', '.join(EXECUTORS)}")
+    if not 1 <= options.repeats <= MAX_REPEATS:
+        raise ValueError(f"--repeats must be between 1 and {MAX_REPEATS}, got {options.repeats}")
 
 
 def create_run(engine: Engine, options: RunOptions) -> int:
-    """Record a run with its config and code version, and one pending Response per (model, instance, condition)."""
+    """Record a run with its config and code version, and one pending Response per (model, instance, condition,
+    repeat)."""
     check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
@@ -213,7 +218,8 @@ def create_run(engine: Engine, options: RunOptions) -> int:
         session.flush()
         for model in models:
             for instance, condition in items:
-                session.add(Response(run_id=run.id, model_id=model.id, instance_id=instance.id, condition=condition))
+                session.add_all(Response(run_id=run.id, model_id=model.id, instance_id=instance.id, condition=condition,
+                                         repeat=repeat) for repeat in range(options.repeats))
         session.commit()
         return int(run.id)
 
@@ -380,7 +386,7 @@ def estimate_run(engine: Engine, run_id: int) -> Estimate:
     options = run_options(engine, run_id)
     with Session(engine) as session:
         models = {m.id: m for m in session.exec(select(Model))}
-        pairs = [(models[i.model_id], (i.instance_id, i.condition)) for i in pending_items(session, run_id)]
+        pairs = [(models[i.model_id], (i.instance_id, i.condition), i.repeat) for i in pending_items(session, run_id)]
         return _estimate_pairs(session, pairs, options)
 
 
@@ -391,21 +397,22 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
         models = resolve_models(session, options.models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
         items = instance_conditions(instances, options.conditions) if instances else []
-        pairs = [(m, (i.id, condition)) for m in models for i, condition in items]
+        pairs = [(m, (i.id, condition), repeat) for m in models for i, condition in items
+                 for repeat in range(options.repeats)]
         return _estimate_pairs(session, pairs, options)
 
 
-def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey]], options: RunOptions) -> Estimate:
-    estimate = Estimate(context_policy=options.context_policy, instances=len({key[0] for _, key in pairs}),
-                        by_condition=dict(Counter(key[1] for _, key in pairs)))
-    book = PromptBook(load_prompt_plans(session, [key for _, key in pairs], options.order, options.seed),
+def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]], options: RunOptions) -> Estimate:
+    estimate = Estimate(context_policy=options.context_policy, instances=len({key[0] for _, key, _ in pairs}),
+                        by_condition=dict(Counter(key[1] for _, key, _ in pairs)))
+    book = PromptBook(load_prompt_plans(session, [key for _, key, _ in pairs], options.order, options.seed),
                       options.context_policy)
-    configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _ in pairs}.items()}
+    configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _, _ in pairs}.items()}
     sendable = []
-    for model, key in pairs:
+    for model, key, repeat in pairs:
         prompt = book.item(configs[model.id], key)
         if _count_context(estimate, model.name, prompt):
-            call = None if model.is_baseline else cache_key(configs[model.id], prompt.messages)
+            call = None if model.is_baseline else cache_key(repeat_config(configs[model.id], repeat), prompt.messages)
             sendable.append((model, prompt.messages, call))
     cached = _cached_keys(session, [call for *_, call in sendable if call])
     for model, messages, call in sendable:
@@ -600,6 +607,7 @@ class PendingItem:
     model_id: int
     instance_id: int
     condition: str = ""
+    repeat: int = 0
 
     @property
     def key(self) -> PromptKey:
@@ -609,7 +617,7 @@ class PendingItem:
 
 def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None = None) -> list[PendingItem]:
     """The run's items still pending, in id order; with `shard` (k, n) only those whose id modulo n is k."""
-    query = select(Response.id, Response.model_id, Response.instance_id, Response.condition).where(
+    query = select(Response.id, Response.model_id, Response.instance_id, Response.condition, Response.repeat).where(
         Response.run_id == run_id, Response.status == "pending")
     if shard is not None:
         query = query.where(col(Response.id) % shard[1] == shard[0])

@@ -123,15 +123,20 @@ class Run(SQLModel, table=True):
 
 
 class Response(SQLModel, table=True):
-    """One generator answer for one (run, model, instance, condition); every item ends done or failed with a reason."""
+    """One generator answer for one (run, model, instance, condition, repeat); every item ends done or failed with a
+    reason."""
 
-    __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", "condition", name="uq_response_item"),)
+    __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", "condition", "repeat",
+                                       name="uq_response_item"),)
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
     model_id: int = Field(foreign_key="model.id", index=True)
     instance_id: int = Field(foreign_key="instance.id", index=True)
     condition: str = Field(default="", index=True, description="The protocol condition the prompt was built under.")
+    repeat: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                        description="Which of the run's --repeats answers to this item (0 = the first; its own seed "
+                                    "and cache key from 1 on).")
     status: str = Field(default="pending", index=True, description="pending | done | failed")
     text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))

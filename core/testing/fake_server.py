@@ -33,6 +33,7 @@ class ScriptRule(BaseModel):
     fault: Fault | None = None
     times: int | None = None
     retry_after: float | None = None
+    seed: int | None = None  # when set, the rule applies only to requests carrying this seed (e.g. a run's repeats)
 
 
 def load_script(path: str | Path) -> list[ScriptRule]:
@@ -93,11 +94,11 @@ class _Behaviour:
         self.hits = [0] * len(script)
         self.lock = threading.Lock()
 
-    def decide(self, prompt: str) -> tuple[str | None, str, float | None]:
-        """(fault or None, reply text, retry_after) for this prompt."""
+    def decide(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None]:
+        """(fault or None, reply text, retry_after) for this prompt (and the request's seed, if any)."""
         with self.lock:
             for index, rule in enumerate(self.script):
-                if not re.search(rule.match, prompt):
+                if not re.search(rule.match, prompt) or (rule.seed is not None and rule.seed != seed):
                     continue
                 self.hits[index] += 1
                 within = rule.times is None or self.hits[index] <= rule.times
@@ -260,7 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def _answer(self, kind: str, body: dict[str, Any], prompt: str) -> None:
-        fault, reply, retry_after = self.fake.behaviour.decide(prompt)
+        fault, reply, retry_after = self.fake.behaviour.decide(prompt, body.get("seed"))
         if self.fake.latency_ms:
             time.sleep(self.fake.latency_ms / 1000)
         if fault:
