@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 
 from core.analysis import stats
 from core.analysis.readmodel import REFERENCE_SUMMARY_COLUMNS, reference_scores, reference_summary
+from core.metrics import get_metric
 from core.scoring.scorer import score_run
 from core.store.models import Verdict
 from tests.scoring.conftest import ALWAYS_REFUSE, CASES, RefWorld
@@ -62,8 +63,8 @@ def test_reference_summary_counts(scored: RefWorld) -> None:
     gold = cell.loc[("gold-model", "", "correctness")]
     assert (gold["value"], gold["n"], gold["n_not_applicable"], gold["n_error"]) == (1.0, 12, 3, 0)
     assert gold["small_n"] and gold["judge_label"] == "heuristic (lexical, offline)" and gold["interval"] == "clopper-pearson"
-    ci = stats.mean_ci(np.ones(12))
-    assert (gold["ci_low"], gold["ci_high"]) == (pytest.approx(float(ci.ci_low[0])), pytest.approx(float(ci.ci_high[0])))
+    ci = stats.interval(np.ones(12), get_metric("correctness"))
+    assert (gold["ci_low"], gold["ci_high"]) == (pytest.approx(ci.ci_low), pytest.approx(ci.ci_high))
     refuse = cell.loc[("refuser", "", "rejection")]
     assert (refuse["value"], refuse["n"], refuse["n_not_applicable"]) == (1.0, 3, 12)
     assert cell.loc[("refuser", "", "correctness"), "value"] == 0.0
@@ -99,3 +100,4 @@ def test_no_responses_gives_empty_frames_with_the_columns(ref_world: RefWorld) -
     assert df.empty and "correctness_status" in df.columns and "answer_type" in df.columns
     summary = reference_summary(df)
     assert summary.empty and list(summary.columns) == REFERENCE_SUMMARY_COLUMNS
+
