@@ -58,7 +58,8 @@ if filters:
                                                                         rates["any_wrong_high"], rates["small_n"],
                                                                         strict=True)]})
     st.dataframe(shown[["model", "policy", "position", "MR [95% CI]", "any wrong [95% CI]", "n",
-                        "n_closed_book_correct", "n_undetermined", "judge_label"]], hide_index=True, width="stretch")
+                        "n_closed_book_correct", "n_undetermined", "n_unparseable", "judge_label"]], hide_index=True,
+                 width="stretch")
 
     st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
     gap = rag_stress.policy_gap(out)
