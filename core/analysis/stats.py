@@ -421,39 +421,6 @@ def two_proportions(k1: int, n1: int, k2: int, n2: int, confidence: float = 0.95
     return TwoProportionsResult(p1, p2, diff, diff - half, diff + half, float(odds), _fisher_two_sided(table), "fisher")
 
 
-# --------------------------------------------------------------------------- single proportion
-
-
-@dataclass(frozen=True)
-class ProportionCI:
-    """A proportion with a confidence interval."""
-
-    p: float
-    ci_low: float
-    ci_high: float
-    method: str
-
-
-def wald_ci(p: float, n: int, confidence: float = 0.95) -> ProportionCI:
-    """Wald interval p +/- z*sqrt(p(1-p)/n), clipped to [0, 1] (as statsmodels' method="normal")."""
-    _check_confidence(confidence)
-    if not 0.0 <= p <= 1.0 or n < 1:
-        raise ValueError(f"need 0 <= p <= 1 and n >= 1, got p={p}, n={n}")
-    half = _z(confidence) * np.sqrt(p * (1 - p) / n)
-    return ProportionCI(float(p), float(max(0.0, p - half)), float(min(1.0, p + half)), "wald")
-
-
-def proportion_ci(k: int, n: int, confidence: float = 0.95) -> ProportionCI:
-    """Wilson score interval for k successes out of n; sensible near 0 and 1, for dashboards."""
-    _check_confidence(confidence)
-    _check_counts(k, n, "proportion")
-    z = _z(confidence)
-    p = k / n
-    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
-    half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
-    return ProportionCI(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), "wilson")
-
-
 # --------------------------------------------------------------------------- bootstrap
 
 Statistic = Callable[..., NDArray]
