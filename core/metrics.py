@@ -168,7 +168,7 @@ _bounded("exact_match", "Exact match (containment)", ("lexical",),
 _rate("strict_exact_match", "Strict exact match", ("lexical",))
 _bounded("token_f1", "Token F1", ("lexical",))
 _bounded("rouge_l", "ROUGE-L", ("lexical",))
-_rate("mcq_accuracy", "MCQ accuracy", ("lexical",), states=("scored", "not_applicable", "unparseable", "unjudged"),
+_rate("mcq_accuracy", "MCQ accuracy", ("lexical",), states=(*USUAL_STATES, "unparseable"),
       unparseable="wrong", description="the option letter read from the response is the key; no readable letter: "
                                        "unparseable, counted as wrong")
 _rate("all_gold_no_wrong", "All gold, no wrong answer", ("lexical",))

@@ -158,3 +158,12 @@ def test_the_scoring_pass_reports_the_unparseable_answers(ref_world: RefWorld) -
     report = asyncio.run(score_run(ref_world.engine, ref_world.run_id, "heuristic"))
     assert report.unparseable == {"mcq_accuracy": 3}  # the English, Chinese and Japanese MCQ cases
     assert "unparseable answers (no option letter; counted as declared): {'mcq_accuracy': 3}" in format_report(report)
+
+
+def test_every_stored_status_is_a_state_its_metric_declares(scored: RefWorld) -> None:
+    from core.metrics import VERDICT_STATES
+
+    with Session(scored.engine) as session:
+        pairs = set(session.exec(select(Verdict.metric, Verdict.status)).all())
+    assert ("mcq_accuracy", "unparseable") in pairs
+    assert all(VERDICT_STATES[status] in get_metric(metric).states for metric, status in pairs), sorted(pairs)
