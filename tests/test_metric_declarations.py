@@ -100,5 +100,5 @@ def test_an_excluded_unparseable_answer_is_left_out_of_the_mean() -> None:
 
 def test_the_leaderboard_takes_labels_and_scales_from_the_declarations() -> None:
     assert all(readmodel.METRICS[key] is DECLARATIONS.get(key) for key in readmodel.METRICS)
-    assert readmodel.GAP_LABEL == get_metric("orchestration_gap").label
+    assert get_metric("orchestration_gap").label == readmodel.GAP_LABEL
     assert {m.id: m.scale for m in readmodel.COST_METRICS} == {"cost_per_1k": 1.0, "latency_min_per_1k": 1.0}

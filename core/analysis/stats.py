@@ -702,7 +702,7 @@ def _unit_interval(u: NDArray, present: NDArray, n: NDArray, m: NDArray, var: ND
                    confidence: float) -> tuple[NDArray, NDArray, NDArray]:
     """Clopper-Pearson (0/1 values) or effective-n beta bounds of values in [0, 1], clipped to [0, 1] around the mean;
     and whether each column is 0/1."""
-    binary = np.where(present, (u == 0) | (u == 1), True).all(axis=0)
+    binary = np.asarray(np.where(present, (u == 0) | (u == 1), True).all(axis=0))
     var_mean = var / n * (tq / _z(confidence)) ** 2
     n_eff = np.where(binary, n, np.where(var_mean > 0, m * (1 - m) / var_mean, n))
     n_eff = np.where((m <= 0) | (m >= 1), n, np.maximum(n_eff, 1.0))
