@@ -40,3 +40,5 @@ def test_unparseable_answers_are_counted_in_the_tables(statuses, clean_accuracy,
     rates = rag_stress.misleading_rates(out).set_index("condition").loc[MISLEADING]
     assert (rates["n"], rates["n_undetermined"], rates["n_unparseable"]) == (1, 0, misleading_unparseable)
     assert not np.isnan(rates["any_wrong"])
+    summary = rag_stress.model_summary(rag_stress.misleading_rates(out), rag_stress.accuracy(out)).iloc[0]
+    assert (summary["clean_n_unparseable"], summary["closed_book_n_unparseable"]) == (clean_unparseable, 0)
