@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from difflib import get_close_matches
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -13,6 +14,14 @@ class UnknownNameError(KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+def unknown_name_message(kind: str, name: str, known: Iterable[str]) -> str:
+    """'unknown <kind> <name>; known: ...', ending with the close matches (difflib) when there are any."""
+    names = sorted(known)
+    close = get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean: {', '.join(close)}" if close else ""
+    return f"unknown {kind} {name!r}; known: {', '.join(names) or '(none)'}{hint}"
 
 
 class Registry(Generic[T]):
@@ -42,8 +51,7 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "(none)"
-            raise UnknownNameError(f"unknown {self.kind} {name!r}; known: {known}") from None
+            raise UnknownNameError(unknown_name_message(self.kind, name, self._items)) from None
 
     def names(self) -> list[str]:
         """Sorted registered names."""

@@ -28,7 +28,7 @@ if filters:
             st.caption(SMALL_N_NOTE)
 
         st.subheader("RAG quality and instruction adherence")
-        chosen = st.multiselect("Metrics", [m.key for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
+        chosen = st.multiselect("Metrics", [m.id for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
                                 format_func=lambda k: readmodel.METRICS[k].label, key="lb_metrics")
         shown = board[board["metric"].isin(chosen)]
         charts.show_chart(charts.leaderboard_bars(shown, chosen), shown, "leaderboard_metrics")

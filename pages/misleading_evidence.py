@@ -58,7 +58,8 @@ if filters:
                                                                         rates["any_wrong_high"], rates["small_n"],
                                                                         strict=True)]})
     st.dataframe(shown[["model", "policy", "position", "MR [95% CI]", "any wrong [95% CI]", "n",
-                        "n_closed_book_correct", "n_undetermined", "judge_label"]], hide_index=True, width="stretch")
+                        "n_closed_book_correct", "n_undetermined", "n_unparseable", "judge_label"]], hide_index=True,
+                 width="stretch")
 
     st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
     gap = rag_stress.policy_gap(out)
@@ -82,7 +83,8 @@ if filters:
     if missing:
         st.caption(f"No data for: {', '.join(plain_markdown(m) for m in missing)}.")
     st.dataframe(summary[["model", "mr_documents", "mr_prior_knowledge", "n_closed_book_correct", "clean_accuracy",
-                          "clean_n", "closed_book_accuracy", "closed_book_n", "small_n"]], hide_index=True,
+                          "clean_n", "clean_n_unparseable", "closed_book_accuracy", "closed_book_n",
+                          "closed_book_n_unparseable", "small_n"]], hide_index=True,
                  width="stretch")
 
     st.subheader("Paired audit of two models or checkpoints")

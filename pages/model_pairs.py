@@ -30,7 +30,7 @@ if filters:
     results_view.url_seed("mp_b", "b", others)
     model_b = c2.selectbox("Model B", others, key="mp_b")
     results_view.url_keep("mp_b", "b")
-    metric = c3.selectbox("Metric", ["subset accuracy", *[m.key for m in readmodel.QUALITY_METRICS if m.key != "over_abstention"]],
+    metric = c3.selectbox("Metric", ["subset accuracy", *[m.id for m in readmodel.QUALITY_METRICS if m.id != "over_abstention"]],
                           format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key="mp_metric")
     if model_b:
         pair = readmodel.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric)

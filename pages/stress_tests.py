@@ -34,13 +34,13 @@ def load(run_ids: tuple[int, ...], judge: str, version: tuple) -> dict[str, pd.D
             "retrieval": ragstress.retrieval_profile(engine(), scores["instance_uid"].unique())}
 
 
-def pct(value: float, low: float = np.nan, high: float = np.nan, n: int | None = None) -> str:
-    """'62.0% [55.1, 68.4] n=120†' (no data when missing, † when n < 30)."""
+def pct(value: float, low: float = np.nan, high: float = np.nan, n: int | None = None, unparseable: int = 0) -> str:
+    """'62.0% [55.1, 68.4] n=120† unparseable=3' (no data when missing, † when n < 30, unparseable when any)."""
     if pd.isna(value):
         return "no data"
     ci = f" [{low:.1%}, {high:.1%}]" if not pd.isna(low) else ""
     size = "" if n is None else f" n={n}" + ("†" if 0 < n < 30 else "")
-    return f"{value:.1%}{ci}{size}"
+    return f"{value:.1%}{ci}{size}" + (f" unparseable={unparseable}" if unparseable else "")
 
 
 def delta_heatmap(impact: pd.DataFrame, label: str) -> go.Figure:
@@ -134,8 +134,11 @@ if filters:
                     "Resilience gaps", "Retrieval", "Drill-down"])
 
     with tabs[0]:
-        wide = table.assign(cell=[pct(a, lo, hi, n) for a, lo, hi, n in
-                                  zip(table["accuracy"], table["ci_low"], table["ci_high"], table["n"], strict=True)])
+        wide = table.assign(cell=[pct(a, lo, hi, n, u) for a, lo, hi, n, u in
+                                  zip(table["accuracy"], table["ci_low"], table["ci_high"], table["n"],
+                                      table["n_unparseable"], strict=True)])
+        st.caption(f"Unparseable answers (no option letter read; counted as wrong): "
+                   f"{int(table['n_unparseable'].sum())} in all.")
         grid = wide.pivot(index="condition", columns="model", values="cell").reindex(
             [c for c in CONDITION_NAMES if c in set(wide["condition"])])
         st.dataframe(grid, width="stretch")

@@ -1,42 +1,55 @@
-"""Small-sample intervals by simulation against a known truth: stats.mean_ci covers >= 94% at n = 20."""
+"""Intervals chosen by the metric's declared kind (stats.interval / stats.metric_intervals): coverage by simulation
+against a known truth (>= 94% at n = 20), hand-worked and edge cases, and bounded intervals never leaving the range."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as st
 
 from core.analysis import readmodel, stats
+from core.metrics import MetricDeclaration, get_metric
 
 N, REPS = 20, 4_000
 RNG_SEED = 20261130
+RATE, BOUNDED, AMOUNT = get_metric("strict_ias"), get_metric("loose_ias"), get_metric("cost_per_1k")
+LIKERT = MetricDeclaration("likert_test", "A 1-5 rating (test only)", "bounded", ("llm",), range=(1.0, 5.0))
+T975 = {1: 12.706204736174698, 2: 4.302652729749464}
+EDGE_5 = 0.025 ** (1 / 5)  # Clopper-Pearson lower bound of 5 successes out of 5 (closed form)
 
 
-def _coverage(samples: np.ndarray, truth: float) -> float:
-    """Share of replications (columns) whose mean_ci contains the truth."""
-    ci = stats.mean_ci(samples)
+def _coverage(samples: np.ndarray, truth: float, metric: MetricDeclaration) -> float:
+    """Share of replications (columns) whose interval contains the truth."""
+    ci = stats.metric_intervals(samples, [metric] * samples.shape[1])
     return float(np.mean((ci.ci_low <= truth) & (truth <= ci.ci_high)))
 
 
 CASES = [
-    pytest.param(lambda r: r.binomial(1, 0.05, (N, REPS)).astype(float), 0.05, id="proportion-0.05"),
-    pytest.param(lambda r: r.binomial(1, 0.43, (N, REPS)).astype(float), 0.43, id="proportion-0.43"),
-    pytest.param(lambda r: r.binomial(1, 0.5, (N, REPS)).astype(float), 0.5, id="proportion-0.5"),
-    pytest.param(lambda r: r.binomial(1, 0.9, (N, REPS)).astype(float), 0.9, id="proportion-0.9"),
-    pytest.param(lambda r: r.binomial(8, 0.9, (N, REPS)) / 8, 0.9, id="loose-ias-8-constraints-p0.9"),
-    pytest.param(lambda r: r.binomial(8, 0.97, (N, REPS)) / 8, 0.97, id="loose-ias-8-constraints-p0.97"),
-    pytest.param(lambda r: r.beta(8, 1, (N, REPS)), 8 / 9, id="skewed-high-beta-8-1"),
-    pytest.param(lambda r: r.beta(1, 10, (N, REPS)), 1 / 11, id="skewed-low-beta-1-10"),
-    pytest.param(lambda r: r.beta(0.5, 0.5, (N, REPS)), 0.5, id="u-shaped-beta"),
-    pytest.param(lambda r: r.choice([0.0, 0.5, 1.0], p=[0.2, 0.3, 0.5], size=(N, REPS)), 0.65, id="three-point"),
+    pytest.param(lambda r: r.binomial(1, 0.05, (N, REPS)).astype(float), 0.05, RATE, id="proportion-0.05"),
+    pytest.param(lambda r: r.binomial(1, 0.43, (N, REPS)).astype(float), 0.43, RATE, id="proportion-0.43"),
+    pytest.param(lambda r: r.binomial(1, 0.5, (N, REPS)).astype(float), 0.5, RATE, id="proportion-0.5"),
+    pytest.param(lambda r: r.binomial(1, 0.9, (N, REPS)).astype(float), 0.9, RATE, id="proportion-0.9"),
+    pytest.param(lambda r: r.binomial(8, 0.9, (N, REPS)) / 8, 0.9, BOUNDED, id="loose-ias-8-constraints-p0.9"),
+    pytest.param(lambda r: r.binomial(8, 0.97, (N, REPS)) / 8, 0.97, BOUNDED, id="loose-ias-8-constraints-p0.97"),
+    pytest.param(lambda r: r.beta(8, 1, (N, REPS)), 8 / 9, BOUNDED, id="skewed-high-beta-8-1"),
+    pytest.param(lambda r: r.beta(1, 10, (N, REPS)), 1 / 11, BOUNDED, id="skewed-low-beta-1-10"),
+    pytest.param(lambda r: r.beta(0.5, 0.5, (N, REPS)), 0.5, BOUNDED, id="u-shaped-beta"),
+    pytest.param(lambda r: r.choice([0.0, 0.5, 1.0], p=[0.2, 0.3, 0.5], size=(N, REPS)), 0.65, BOUNDED,
+                 id="three-point"),
+    pytest.param(lambda r: 1 + 4 * r.beta(8, 1, (N, REPS)), 1 + 4 * 8 / 9, LIKERT, id="skewed-high-on-range-1-5"),
+    pytest.param(lambda r: r.normal(50.0, 10.0, (N, REPS)), 50.0, AMOUNT, id="amount-normal"),
+    pytest.param(lambda r: r.gamma(4.0, 1.5, (N, REPS)), 6.0, AMOUNT, id="amount-skewed-gamma-4"),
 ]
 
 
-@pytest.mark.parametrize(("draw", "truth"), CASES)
-def test_mean_ci_covers_at_n20(draw, truth) -> None:
+@pytest.mark.parametrize(("draw", "truth", "metric"), CASES)
+def test_interval_covers_at_n20(draw, truth, metric) -> None:
     samples = draw(np.random.default_rng(RNG_SEED))
     # Monte-Carlo standard error at 95% coverage with 4,000 replications is 0.0034: 0.94 is > 2.9 SE below 0.95
-    assert _coverage(samples, truth) >= 0.94
+    assert _coverage(samples, truth, metric) >= 0.94
 
 
 def test_percentile_bootstrap_undercovers_where_mean_ci_does_not() -> None:
@@ -49,29 +62,79 @@ def test_percentile_bootstrap_undercovers_where_mean_ci_does_not() -> None:
         low, high = readmodel._ci(replicates)
         hits += bool(low[0] <= truth <= high[0])
     assert hits / reps < 0.94
-    assert _coverage(samples, truth) >= 0.94
+    assert _coverage(samples, truth, BOUNDED) >= 0.94
 
 
 @pytest.mark.parametrize(
-    ("values", "method", "low", "high"),
+    ("values", "metric", "method", "low", "high"),
     [
-        pytest.param([0.0] * 20, "clopper-pearson", 0.0, 0.16843347, id="all-zero-proportion-has-an-upper-bound"),
-        pytest.param([1.0] * 20, "clopper-pearson", 0.83156653, 1.0, id="all-one-proportion-has-a-lower-bound"),
-        pytest.param([1.0, 0.0, 1.0, 1.0], "clopper-pearson", 0.19412045, 0.99369054, id="k3-of-4"),
-        pytest.param([2.0, 4.0, 6.0], "student-t", 4 - 4.30265273 * 2 / np.sqrt(3), 4 + 4.30265273 * 2 / np.sqrt(3),
-                     id="unbounded-student-t"),
+        pytest.param([0.0] * 20, RATE, "clopper-pearson", 0.0, 0.16843347, id="rate-all-zero-has-an-upper-bound"),
+        pytest.param([1.0] * 20, RATE, "clopper-pearson", 0.83156653, 1.0, id="rate-all-one-has-a-lower-bound"),
+        pytest.param([1.0, 0.0, 1.0, 1.0], RATE, "clopper-pearson", 0.19412045, 0.99369054, id="rate-k3-of-4"),
+        pytest.param([0.0], RATE, "clopper-pearson", 0.0, 0.975, id="rate-n1"),
+        pytest.param([1.0, 0.0], RATE, "clopper-pearson", 0.01257912, 0.98742088, id="rate-n2"),
+        pytest.param([1.0] * 5, BOUNDED, "clopper-pearson", EDGE_5, 1.0, id="bounded-at-the-upper-edge"),
+        pytest.param([0.0] * 5, BOUNDED, "clopper-pearson", 0.0, 1 - EDGE_5, id="bounded-at-the-lower-edge"),
+        pytest.param([5.0] * 5, LIKERT, "clopper-pearson", 1 + 4 * EDGE_5, 5.0, id="bounded-at-the-edge-of-1-5"),
+        pytest.param([2.0, 4.0, 6.0], AMOUNT, "student-t", 4 - T975[2] * 2 / np.sqrt(3), 4 + T975[2] * 2 / np.sqrt(3),
+                     id="amount-student-t"),
+        pytest.param([0.0] * 20, AMOUNT, "student-t", 0.0, 0.0, id="amount-all-zero-cost-is-degenerate"),
+        pytest.param([1 / 60] * 983, AMOUNT, "student-t", 1 / 60, 1 / 60, id="amount-constant-latency-is-degenerate"),
+        pytest.param([0.3, 0.3, 0.3], AMOUNT, "student-t", 0.3, 0.3, id="amount-constant-with-rounding-is-degenerate"),
+        pytest.param([2.0, 4.0], AMOUNT, "student-t", 3 - T975[1], 3 + T975[1], id="amount-n2"),
+        pytest.param([5.0], AMOUNT, "student-t", math.nan, math.nan, id="amount-n1-has-no-interval"),
     ],
 )
-def test_mean_ci_hand_worked(values, method, low, high) -> None:
-    ci = stats.mean_ci(np.array(values))
-    assert ci.method[0] == method and ci.n[0] == len(values)
-    assert ci.ci_low[0] == pytest.approx(low, abs=1e-7) and ci.ci_high[0] == pytest.approx(high, abs=1e-7)
+def test_interval_hand_worked(values, metric, method, low, high) -> None:
+    ci = stats.interval(np.array(values), metric)
+    assert ci.method == method and ci.n == len(values)
+    assert ci.ci_low == pytest.approx(low, abs=1e-7, nan_ok=True) and ci.ci_high == pytest.approx(high, abs=1e-7,
+                                                                                                   nan_ok=True)
+    assert math.isnan(low) or ci.ci_low <= ci.mean <= ci.ci_high
 
 
-def test_mean_ci_missing_values_and_empty_columns() -> None:
-    ci = stats.mean_ci(np.array([[1.0, np.nan], [0.0, np.nan], [np.nan, np.nan]]))
-    assert list(ci.n) == [2, 0] and ci.mean[0] == 0.5
+@pytest.mark.parametrize(
+    ("values", "metric"),
+    [
+        pytest.param([0.3, 0.3, 0.30000000000000004], BOUNDED, id="bounded-equal-up-to-rounding"),
+        pytest.param([0.1] * 3, BOUNDED, id="bounded-constant-interior"),
+        pytest.param([0.7] * 10, BOUNDED, id="bounded-constant-interior-n10"),
+        pytest.param([1 / 3] * 7, BOUNDED, id="bounded-constant-thirds"),
+        pytest.param([0.999999, 1.0, 1.0], BOUNDED, id="bounded-next-to-the-edge"),
+        pytest.param([4.999, 5.0, 5.0, 5.0], LIKERT, id="bounded-next-to-the-edge-of-1-5"),
+    ],
+)
+def test_constant_and_near_constant_values_give_an_ordered_interval_in_range(values, metric) -> None:
+    ci = stats.interval(np.array(values), metric)
+    assert metric.range[0] <= ci.ci_low <= ci.mean <= ci.ci_high <= metric.range[1], ci
+
+
+def test_bounded_intervals_never_leave_the_range_by_simulation() -> None:
+    """Small samples piled at the ends of the range, on [0, 1] and on [1, 5]: every interval is ordered and inside."""
+    rng = np.random.default_rng(RNG_SEED)
+    for metric in (BOUNDED, LIKERT):
+        low, width = metric.range[0], metric.range[1] - metric.range[0]
+        for n in (1, 2, 3, 5, 20):
+            for a, b in ((0.05, 5.0), (5.0, 0.05), (0.3, 0.3), (1.0, 1.0)):
+                samples = low + width * np.round(rng.beta(a, b, (n, 2_000)), 3)
+                ci = stats.metric_intervals(samples, [metric] * samples.shape[1])
+                assert (metric.range[0] <= ci.ci_low).all() and (ci.ci_high <= metric.range[1]).all(), (metric.id, n)
+                assert ((ci.ci_low <= ci.mean) & (ci.mean <= ci.ci_high)).all(), (metric.id, n, a, b)
+
+
+def test_a_value_outside_the_declared_range_raises_naming_the_metric() -> None:
+    with pytest.raises(ValueError, match="metric 'loose_ias' has values outside its range"):
+        stats.interval(np.array([0.5, 1.2]), BOUNDED)
+
+
+def test_missing_values_and_empty_columns() -> None:
+    ci = stats.metric_intervals(np.array([[1.0, np.nan], [0.0, np.nan], [np.nan, np.nan]]), [RATE, AMOUNT])
+    assert list(ci.n) == [2, 0] and ci.mean[0] == 0.5 and list(ci.method) == ["clopper-pearson", ""]
     assert np.isnan(ci.mean[1]) and np.isnan(ci.ci_low[1]) and np.isnan(ci.ci_high[1])
+
+
+def test_the_t_quantiles_used_above() -> None:
+    assert all(T975[df] == pytest.approx(st.t.ppf(0.975, df), abs=1e-12) for df in T975)
 
 
 def test_orchestration_gap_ci_covers_the_true_gap() -> None:

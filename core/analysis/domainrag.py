@@ -4,7 +4,7 @@ vs text on structural QA, ability x setting per model, and adherence to anti-ref
 
 Definitions (DomainRAG, Wang et al. 2024, sections 4.2 and 4.4-4.6):
 - every cell is the mean of one per-response metric (default `exact_match`: an alternative's share of parts contained,
-  the best alternative) over the questions, with its 95% CI (stats.mean_ci) and n; not-applicable (e.g. consistency on
+  the best alternative) over the questions, with its 95% CI (stats.interval) and n; not-applicable (e.g. consistency on
   short answers), judge errors and unscored responses are counted per cell and left out of the denominators;
 - a setting that groups several conditions (noisy = 15 noise count x position conditions, repeated gold = 5) is first
   averaged per question, so n counts questions, not prompts;
@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel import read_sql, reference_scores, run_judges
+from core.metrics import get_metric
 from core.protocols.domainrag import (
     ANTI, ANTI_REFERENCE, CLOSED_BOOK, GOLDEN, HTML, HTML_AS_TEXT, NAME, NOISE_CONDITIONS,
     REPEATED_CONDITIONS, RETRIEVAL_CONDITIONS,
@@ -105,10 +106,10 @@ def domainrag_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
 
 def cell(values: pd.Series, statuses: pd.Series, judge: str, metric: str) -> dict[str, Any]:
     """Mean, 95% CI and n of one cell, with the responses left out counted by reason."""
-    ci = stats.mean_ci(values.to_numpy(dtype=float))
-    n = int(ci.n[0])
-    return {"judge": judge, "judge_label": judge_label(judge), "metric": metric, "value": float(ci.mean[0]),
-            "ci_low": float(ci.ci_low[0]), "ci_high": float(ci.ci_high[0]), "n": n,
+    ci = stats.interval(values.to_numpy(dtype=float), get_metric(metric))
+    n = ci.n
+    return {"judge": judge, "judge_label": judge_label(judge), "metric": metric, "value": ci.mean,
+            "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n,
             "n_not_applicable": int((statuses == "not_applicable").sum()), "n_error": int((statuses == "error").sum()),
             "n_unscored": int(statuses.isna().sum()), "small_n": bool(0 < n < stats.SMALL_N)}
 

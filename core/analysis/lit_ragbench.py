@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel import read_sql, reference_scores
 from core.generation.html import html_to_text
+from core.metrics import get_metric
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
 from core.scoring.judges.names import judge_label
 
@@ -116,12 +116,12 @@ def _explode(scores: pd.DataFrame, level: str) -> pd.DataFrame:
 
 
 def _cell(group: pd.DataFrame, judge: str) -> dict[str, Any]:
-    """Mean accuracy with its 95% CI (stats.mean_ci), n, and the responses left out by status."""
-    ci = stats.mean_ci(group[ACCURACY].to_numpy(dtype=float))
+    """Mean accuracy with its 95% CI (stats.interval), n, and the responses left out by status."""
+    ci = stats.interval(group[ACCURACY].to_numpy(dtype=float), get_metric(ACCURACY))
     status = group[f"{ACCURACY}_status"]
-    n = int(ci.n[0])
-    return {"judge": judge, "judge_label": judge_label(judge), "value": float(ci.mean[0]) if n else np.nan,
-            "ci_low": float(ci.ci_low[0]) if n else np.nan, "ci_high": float(ci.ci_high[0]) if n else np.nan, "n": n,
+    n = ci.n
+    return {"judge": judge, "judge_label": judge_label(judge), "value": ci.mean, "ci_low": ci.ci_low,
+            "ci_high": ci.ci_high, "n": n,
             "n_error": int((status == "error").sum()), "n_not_applicable": int((status == "not_applicable").sum()),
             "n_unscored": int(status.isna().sum()), "small_n": bool(0 < n < stats.SMALL_N)}
 
@@ -150,10 +150,8 @@ def averaged_ci(values: np.ndarray, counts: np.ndarray, confidence: float = 0.95
     equal-weight average of strata (exact when every category has the same n)."""
     mean = float(np.mean(values))
     n_eff = len(counts) ** 2 / float(np.sum(1.0 / counts))
-    k, alpha = mean * n_eff, 1 - confidence
-    low = float(st.beta.ppf(alpha / 2, k, n_eff - k + 1)) if k > 0 else 0.0
-    high = float(st.beta.ppf(1 - alpha / 2, k + 1, n_eff - k)) if k < n_eff else 1.0
-    return mean, low, high
+    low, high = stats.effective_n_bounds(mean, n_eff, confidence)
+    return mean, float(low), float(high)
 
 
 def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFrame:
@@ -163,16 +161,14 @@ def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFram
     for (model, language, condition), cells in categories.groupby(GROUP, sort=False):
         present = cells[cells["n"] > 0]
         mine = scores[(scores["model"] == model) & (scores["language"] == language) & (scores["condition"] == condition)]
-        micro = stats.mean_ci(mine[ACCURACY].to_numpy(dtype=float))
+        micro = stats.interval(mine[ACCURACY].to_numpy(dtype=float), get_metric(ACCURACY))
         value, low, high = (averaged_ci(present["value"].to_numpy(float), present["n"].to_numpy(float))
                             if not present.empty else (np.nan, np.nan, np.nan))
-        n = int(micro.n[0])
+        n = micro.n
         rows.append({"model": model, "language": language, "condition": condition,
                      "judge": cells["judge"].iloc[0], "judge_label": cells["judge_label"].iloc[0], "value": value,
                      "ci_low": low, "ci_high": high, "n_categories": len(present), "n": n,
-                     "micro_value": float(micro.mean[0]) if n else np.nan,
-                     "micro_ci_low": float(micro.ci_low[0]) if n else np.nan,
-                     "micro_ci_high": float(micro.ci_high[0]) if n else np.nan,
+                     "micro_value": micro.mean, "micro_ci_low": micro.ci_low, "micro_ci_high": micro.ci_high,
                      "small_n": bool((present["n"] < stats.SMALL_N).any())})
     return pd.DataFrame(rows, columns=OVERALL_COLUMNS)
 
@@ -183,16 +179,14 @@ def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataF
     rows = []
     for (model, language, condition), mine in scores.groupby(GROUP, sort=False):
         main = mine[~mine["categories"].map(lambda cs: ABSTENTION in cs)]
-        oa = stats.mean_ci(main[OVER_ABSTENTION].to_numpy(dtype=float))
+        oa = stats.interval(main[OVER_ABSTENTION].to_numpy(dtype=float), get_metric(OVER_ABSTENTION))
         cell = categories[(categories["model"] == model) & (categories["language"] == language)
                           & (categories["condition"] == condition) & (categories["key"] == ABSTENTION)]
-        n_oa, judge = int(oa.n[0]), str(mine["judge"].iloc[0])
+        n_oa, judge = oa.n, str(mine["judge"].iloc[0])
         aa = cell.iloc[0] if not cell.empty else None
         rows.append({"model": model, "language": language, "condition": condition, "judge": judge,
                      "judge_label": judge_label(judge),
-                     "over_abstention": float(oa.mean[0]) if n_oa else np.nan,
-                     "oa_ci_low": float(oa.ci_low[0]) if n_oa else np.nan,
-                     "oa_ci_high": float(oa.ci_high[0]) if n_oa else np.nan, "oa_n": n_oa,
+                     "over_abstention": oa.mean, "oa_ci_low": oa.ci_low, "oa_ci_high": oa.ci_high, "oa_n": n_oa,
                      "oa_undetermined": int(len(main) - n_oa),
                      "abstention_accuracy": aa["value"] if aa is not None else np.nan,
                      "aa_ci_low": aa["ci_low"] if aa is not None else np.nan,

@@ -3,7 +3,8 @@
 Per response: `correct` is the reference metric of its answer type (mcq_accuracy for MCQ, exact_match = 1 for open
 QA: containment, language-aware), `designated` is the `wrong_answer` metric (the response gives the designated wrong
 answer of `reference.wrong_answers`, by the same containment; for MCQ its option letter), and `misled` is designated
-and not correct. Undetermined values (a metric not ok) stay NaN and are counted, never read as 0.
+and not correct. Undetermined values (a metric not ok) stay NaN and are counted, never read as 0. An MCQ answer whose
+letter cannot be read is `unparseable`: counted as wrong (mcq_accuracy's declaration) and counted in every table.
 
 - Misleading rate (MR): on a model's closed-book-correct questions, the share of misled responses under a misleading
   condition; "any wrong" is the share no longer correct (a refusal counts as wrong).
@@ -24,15 +25,17 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import readmodel, stats
+from core.metrics import get_metric
 from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICIES, POSITIONS
 from core.scoring.judges.names import judge_label
 
 OUTCOME_COLUMNS = ["judge", "model", "instance_uid", "domain", "language", "answer_type", "condition",
-                   "response_id", "correct", "designated", "misled"]
+                   "response_id", "correct", "designated", "misled", "unparseable"]
 RATE_COLUMNS = ["judge", "judge_label", "model", "condition", "policy", "position", "n_closed_book_correct", "n",
-                "n_undetermined", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
+                "n_undetermined", "n_unparseable", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
                 "small_n"]
-ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "accuracy", "ci_low",
+ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "n_unparseable", "accuracy",
+                    "ci_low",
                     "ci_high", "small_n"]
 GAP_COLUMNS = ["judge", "judge_label", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge", "gap",
                "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
@@ -41,8 +44,12 @@ AUDIT_COLUMNS = ["judge", "judge_label", "outcome", "condition", "model_a", "mod
 ALL_POSITIONS = "all"
 
 
-def _status_ok(frame: pd.DataFrame, metric: str) -> pd.Series:
-    return frame[f"{metric}_status"] == "ok"
+MISLEADING_RATE, ANY_WRONG, CORRECT = "misleading_rate", "any_wrong_rate", "rag_stress_correct"
+
+
+def _counted(frame: pd.DataFrame, metric: str) -> pd.Series:
+    """Whether each response's `metric` enters the mean: its status is one the metric's declaration counts."""
+    return frame[f"{metric}_status"].isin(get_metric(metric).counted_statuses())
 
 
 def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
@@ -52,8 +59,9 @@ def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
     latest = scores.loc[scores.groupby(["model", "instance_uid", "condition"])["response_id"].idxmax()]
     mcq = latest["answer_type"] == "mcq"
     correct = np.where(mcq, latest["mcq_accuracy"], (latest["exact_match"] >= 1).astype(float))
-    known = np.where(mcq, _status_ok(latest, "mcq_accuracy"), _status_ok(latest, "exact_match"))
-    out = latest.assign(correct=np.where(known, correct, np.nan), designated=latest["wrong_answer"])
+    known = np.where(mcq, _counted(latest, "mcq_accuracy"), _counted(latest, "exact_match"))
+    out = latest.assign(correct=np.where(known, correct, np.nan), designated=latest["wrong_answer"],
+                        unparseable=(mcq & (latest["mcq_accuracy_status"] == "unparseable")).astype(float))
     out["misled"] = np.where(out["correct"].notna() & out["designated"].notna(),
                              ((out["designated"] == 1) & (out["correct"] == 0)).astype(float), np.nan)
     return out.reindex(columns=OUTCOME_COLUMNS).sort_values(["model", "instance_uid", "condition"],
@@ -78,11 +86,11 @@ def closed_book_correct(out: pd.DataFrame) -> pd.DataFrame:
     return rows[["model", "instance_uid"]].reset_index(drop=True)
 
 
-def _mean_ci(values: np.ndarray) -> tuple[float, float, float, int]:
+def _mean_ci(values: np.ndarray, metric: str) -> tuple[float, float, float, int]:
     if not np.isfinite(values).any():
         return np.nan, np.nan, np.nan, 0
-    ci = stats.mean_ci(values.astype(float))
-    return float(ci.mean[0]), float(ci.ci_low[0]), float(ci.ci_high[0]), int(ci.n[0])
+    ci = stats.interval(values.astype(float), get_metric(metric))
+    return ci.mean, ci.ci_low, ci.ci_high, ci.n
 
 
 def _judge(out: pd.DataFrame) -> str:
@@ -100,12 +108,13 @@ def misleading_rates(out: pd.DataFrame) -> pd.DataFrame:
         mine = out[(out["model"] == model) & out["instance_uid"].isin(subset)]
         for condition, (policy, position) in MISLEADING_CONDITIONS.items():
             cell = mine[mine["condition"] == condition]
-            mr, mr_low, mr_high, n = _mean_ci(cell["misled"].to_numpy(dtype=float))
+            mr, mr_low, mr_high, n = _mean_ci(cell["misled"].to_numpy(dtype=float), MISLEADING_RATE)
             wrong = 1.0 - cell["correct"].to_numpy(dtype=float)
-            any_wrong, aw_low, aw_high, _ = _mean_ci(wrong)
+            any_wrong, aw_low, aw_high, _ = _mean_ci(wrong, ANY_WRONG)
             rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
                          "policy": policy, "position": position, "n_closed_book_correct": len(subset), "n": n,
-                         "n_undetermined": int(len(cell) - n), "mr": mr, "mr_low": mr_low, "mr_high": mr_high,
+                         "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()),
+                         "mr": mr, "mr_low": mr_low, "mr_high": mr_high,
                          "any_wrong": any_wrong, "any_wrong_low": aw_low, "any_wrong_high": aw_high,
                          "small_n": bool(0 < n < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=RATE_COLUMNS)
@@ -116,9 +125,9 @@ def accuracy(out: pd.DataFrame, conditions: Sequence[str] = (CLOSED_BOOK, CLEAN)
     rows = []
     judge = _judge(out)
     for (model, condition), cell in out[out["condition"].isin(conditions)].groupby(["model", "condition"]):
-        value, low, high, n = _mean_ci(cell["correct"].to_numpy(dtype=float))
+        value, low, high, n = _mean_ci(cell["correct"].to_numpy(dtype=float), CORRECT)
         rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
-                     "n": n, "n_undetermined": int(len(cell) - n), "accuracy": value, "ci_low": low, "ci_high": high,
+                     "n": n, "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()), "accuracy": value, "ci_low": low, "ci_high": high,
                      "small_n": bool(0 < n < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
@@ -184,15 +193,17 @@ def position_means(rates: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_summary(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
-    """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n
-    (the scatter of MR against clean accuracy)."""
+    """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
+    unparseable answers (the scatter of MR against clean accuracy)."""
     mr = rates.groupby(["model", "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
     mr.columns = [f"mr_{c}" for c in mr.columns]
     n_known = rates.groupby("model")["n_closed_book_correct"].max().rename("n_closed_book_correct")
-    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n"], aggfunc="first")
+    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", "n_unparseable"],
+                           aggfunc="first")
     wide.columns = [f"{c}_{m}" if m != "accuracy" else f"{c}_accuracy" for m, c in wide.columns]
     frame = pd.concat([mr, n_known, wide], axis=1).reset_index().rename(columns={"index": "model"})
-    for column in ("clean_accuracy", "closed_book_accuracy", "clean_n", "closed_book_n"):
+    for column in ("clean_accuracy", "closed_book_accuracy", "clean_n", "closed_book_n", "clean_n_unparseable",
+                   "closed_book_n_unparseable"):
         if column not in frame:
             frame[column] = np.nan
     frame["small_n"] = frame["n_closed_book_correct"].fillna(0).between(1, stats.SMALL_N - 1)

@@ -1,10 +1,11 @@
 """RAGStress aggregates, all on readmodel.reference_scores (each response's mcq_accuracy verdict; nothing recomputed).
 
-Per response, `correct` is its mcq_accuracy (1/0) when the verdict is ok and the condition applies to the item; a
+Per response, `correct` is its mcq_accuracy (1/0) when the verdict is ok (or unparseable: no letter read, counted as
+wrong by mcq_accuracy's declaration and counted in the accuracy table) and the condition applies to the item; a
 numeric-typo condition on an item whose correct option holds no number is `not_applicable` (recorded at build time in
 metadata.ragstress.not_applicable_types), counted and left out, never read as 0.
 
-- Accuracy per (model, condition): mean with the exact (Clopper-Pearson) 95% CI of stats.mean_ci, n, what was left out.
+- Accuracy per (model, condition): mean with the exact (Clopper-Pearson) 95% CI of stats.interval, n, what was left out.
 - Corruption impact D(model, type, severity) = clean accuracy - corrupted accuracy on the questions answered under
   both: the mean of per-question differences, a Student-t 95% CI and McNemar's test.
 - Resilience gap G(M1, M2, type) = mean over severities of D(M2) - D(M1): per shared question (clean and all three
@@ -28,6 +29,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.analysis import readmodel, stats
+from core.metrics import get_metric
 from core.protocols.ragstress import (
     CLEAN,
     CONDITION_NAMES,
@@ -49,7 +51,7 @@ METRIC = "mcq_accuracy"
 SCORE_COLUMNS = ["run_id", "response_id", "judge", "model", "instance_uid", "condition", "type", "severity",
                  "applicable", "status", "correct"]
 ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "type", "severity", "accuracy", "ci_low", "ci_high",
-                    "n", "n_not_applicable", "n_error", "n_unscored", "small_n"]
+                    "n", "n_not_applicable", "n_error", "n_unscored", "n_unparseable", "small_n"]
 IMPACT_COLUMNS = ["judge", "judge_label", "model", "type", "severity", "condition", "clean_accuracy",
                   "corrupted_accuracy", "delta", "ci_low", "ci_high", "p_value", "n", "small_n"]
 GAP_COLUMNS = ["judge", "judge_label", "model_1", "model_2", "type", "gamma", "ci_low", "ci_high", "t", "p_value",
@@ -87,7 +89,7 @@ def stress_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Data
     frame["applicable"] = [t is None or t not in absent.get(u, {}).get("not_applicable_types", [])
                            for u, t in zip(frame["instance_uid"], frame["type"], strict=True)]
     frame["status"] = frame[f"{METRIC}_status"].where(frame["applicable"], "not_applicable")
-    frame["correct"] = frame[METRIC].where(frame["applicable"] & (frame["status"] == "ok"))
+    frame["correct"] = frame[METRIC].where(frame["applicable"] & frame["status"].isin(get_metric(METRIC).counted_statuses()))
     return frame.reindex(columns=SCORE_COLUMNS).reset_index(drop=True)
 
 
@@ -104,14 +106,14 @@ def accuracy(scores: pd.DataFrame) -> pd.DataFrame:
             sub = group[group["condition"] == condition]
             if sub.empty:
                 continue
-            ci = stats.mean_ci(sub["correct"].to_numpy(dtype=float))
+            ci = stats.interval(sub["correct"].to_numpy(dtype=float), get_metric(METRIC))
             kind, severity = condition_parts(condition)
             rows.append({**_judge_fields(scores), "model": model, "condition": condition, "type": kind,
-                         "severity": severity, "accuracy": float(ci.mean[0]), "ci_low": float(ci.ci_low[0]),
-                         "ci_high": float(ci.ci_high[0]), "n": int(ci.n[0]),
-                         "n_not_applicable": int((sub["status"] == "not_applicable").sum()),
+                         "severity": severity, "accuracy": ci.mean, "ci_low": ci.ci_low, "ci_high": ci.ci_high,
+                         "n": ci.n, "n_not_applicable": int((sub["status"] == "not_applicable").sum()),
                          "n_error": int((sub["status"] == "error").sum()), "n_unscored": int(sub["status"].isna().sum()),
-                         "small_n": bool(0 < ci.n[0] < stats.SMALL_N)})
+                         "n_unparseable": int((sub["status"] == "unparseable").sum()),
+                         "small_n": bool(0 < ci.n < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 

@@ -19,7 +19,7 @@ from sqlmodel import Session
 
 from core.analysis import stats
 from core.first_start import first_start_failure, first_start_pending
-from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
+from core.metrics import MetricDeclaration, get_metric
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
@@ -31,6 +31,7 @@ from core.scoring.summaries import (
     runs_sql,
     stale_summary_runs,
 )
+from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.store.schema import CATEGORIES, NO_MODE
 
 RULE_JUDGE = "rule"
@@ -251,34 +252,11 @@ MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
 CATEGORY_LABELS = {"persona": "Persona definition", "output": "Output constraints", "knowledge_protocol": "Knowledge protocol"}
 
 
-@dataclass(frozen=True)
-class MetricDef:
-    """A dashboard metric: the response_scores column it averages, its label and direction."""
-
-    key: str
-    label: str
-    higher_is_better: bool = True
-    binary: bool = False
-
-
-QUALITY_METRICS: tuple[MetricDef, ...] = (
-    MetricDef("faithfulness", "Faithfulness"),
-    MetricDef("coverage", "Answer Coverage"),
-    MetricDef("loose_ias", "Loose IAS"),
-    MetricDef("strict_ias", "Strict IAS", binary=True),
-    MetricDef("loose_persona", "Loose IAS: persona"),
-    MetricDef("loose_output", "Loose IAS: output"),
-    MetricDef("loose_knowledge_protocol", "Loose IAS: knowledge protocol"),
-    MetricDef("rejection", "Rejection accuracy", binary=True),
-    MetricDef("conflict_recognition", "Conflict recognition", binary=True),
-    MetricDef("over_abstention", "Over-abstention", higher_is_better=False, binary=True),
-)
-COST_METRICS: tuple[MetricDef, ...] = (
-    MetricDef("cost_per_1k", "Cost per 1k instances (USD)", higher_is_better=False),
-    MetricDef("latency_min_per_1k", "Latency per 1k instances (min, sequential)", higher_is_better=False),
-)
-METRICS: dict[str, MetricDef] = {m.key: m for m in QUALITY_METRICS + COST_METRICS}
-BINARY_COLUMNS = ("strict_ias", "rejection", "conflict_recognition", "refusal")
+QUALITY_METRICS: tuple[MetricDeclaration, ...] = tuple(get_metric(key) for key in (
+    "faithfulness", "coverage", "loose_ias", "strict_ias", "loose_persona", "loose_output", "loose_knowledge_protocol",
+    "rejection", "conflict_recognition", "over_abstention"))
+COST_METRICS: tuple[MetricDeclaration, ...] = (get_metric("cost_per_1k"), get_metric("latency_min_per_1k"))
+METRICS: dict[str, MetricDeclaration] = {m.id: m for m in QUALITY_METRICS + COST_METRICS}  # the dashboards' metrics
 NUMERIC_COLUMNS = (
     "loose_ias",
     "strict_ias",
@@ -445,15 +423,18 @@ def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, n
 # --------------------------------------------------------------------------- leaderboard
 
 
-GAP_KEY, GAP_LABEL = "orchestration_gap", "Orchestration gap (Loose − Strict)"
+GAP_KEY = "orchestration_gap"
+GAP_LABEL = get_metric(GAP_KEY).label
 LONG_COLUMNS = ["model", "metric", "value", "ci_low", "ci_high", "n", "interval", "small_n"]
 
 
 def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> list[dict]:
-    """Long rows (by, metric, value, ci_low, ci_high, n, interval, small_n) of the column means per group."""
+    """Long rows (by, metric, value, ci_low, ci_high, n, interval, small_n) of the column means per group, each with
+    the interval of its declared kind (stats.metric_intervals)."""
     rows: list[dict] = []
+    declared = [get_metric(key) for key in keys]
     for name, group in frame[[by, *keys]].groupby(by, sort=True):  # only the columns used: no copy of the rest per group
-        ci = stats.mean_ci(group[list(keys)].to_numpy(dtype=float))
+        ci = stats.metric_intervals(group[list(keys)].to_numpy(dtype=float), declared)
         rows += [{by: name, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
                   "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
                   "small_n": bool(0 < ci.n[j] < stats.SMALL_N)} for j, key in enumerate(keys)]
@@ -489,7 +470,7 @@ def _marks(long: pd.DataFrame) -> pd.Series:
     for metric, idx in used.groupby("metric").groups.items():
         block = used.loc[idx]
         block = block[~block["is_baseline"] & block["value"].notna()]
-        ascending = metric == GAP_KEY or (metric in METRICS and not METRICS[metric].higher_is_better)
+        ascending = not get_metric(metric).higher_is_better
         if not ascending:
             block = block[block["value"] > 0]
         if block.empty or (len(block) > 1 and block["value"].nunique() == 1):
@@ -501,20 +482,20 @@ def _marks(long: pd.DataFrame) -> pd.Series:
 
 
 def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """Per model and metric: mean, 95% CI (stats.mean_ci), n, interval method, small-n flag and rank mark.
+    """Per model and metric: mean, 95% CI (stats.interval), n, interval method, small-n flag and rank mark.
 
     `scores` is prepared (see prepare_scores) and already filtered. Long format, one row per (model, metric),
     including the orchestration gap (Loose minus Strict IAS as shown) and cost/latency per 1k instances.
     Ranks are assigned among non-baseline models only; baselines are calibration rows.
     """
-    keys = [m.key for m in QUALITY_METRICS]
+    keys = [m.id for m in QUALITY_METRICS]
     frame = scores.assign(cost_per_1k=scores["cost_usd"].fillna(0.0) * 1000.0,
                           latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
     rows = mean_rows(frame, [*keys, "cost_per_1k", "latency_min_per_1k"])
     means = pd.DataFrame(rows, columns=LONG_COLUMNS).set_index(["model", "metric"])
     rows += _gap_rows(frame, means) if len(frame) else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
-    long["label"] = long["metric"].map(lambda k: METRICS[k].label if k in METRICS else GAP_LABEL)
+    long["label"] = long["metric"].map(lambda k: get_metric(k).label)
     long["mark"] = _marks(long)
     order = model_order(long["model"].unique(), models)
     long["model"] = pd.Categorical(long["model"], categories=order, ordered=True)
@@ -533,7 +514,7 @@ def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
     def cell(r: dict) -> str:
         if pd.isna(r["value"]):
             return "no data"
-        scale = 100.0 if percent and r["metric"] not in ("cost_per_1k", "latency_min_per_1k") else 1.0
+        scale = get_metric(r["metric"]).scale if percent else 1.0
         digits = 1 if scale == 100.0 else 2
         mark = {"best": " ★", "second": " ☆"}.get(r["mark"], "")
         bounds = "" if pd.isna(r["ci_low"]) else f" [{r['ci_low'] * scale:.{digits}f}, {r['ci_high'] * scale:.{digits}f}]"
@@ -706,7 +687,7 @@ def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: 
         x, y = joined["a"].to_numpy(float), joined["b"].to_numpy(float)
         diff_reps = bootstrap_means((x - y)[:, None], n_resamples, seed)
         low, high = _ci(diff_reps)
-        if METRICS[key].binary if key in METRICS else key in BINARY_COLUMNS:
+        if get_metric(key).kind == "rate":
             res = stats.mcnemar(x.astype(int), y.astype(int))
             p, test = res.p_value, f"McNemar ({res.method})"
         elif len(joined) >= 2 and np.std(x - y) > 0:
@@ -1124,7 +1105,7 @@ def _num(value):
 REFERENCE_ID_COLUMNS = ("run_id", "response_id", "judge", "model", "instance_uid", "domain", "language", "condition",
                         "answer_type")
 REFERENCE_SUMMARY_COLUMNS = ["model", "condition", "metric", "judge", "judge_label", "value", "ci_low", "ci_high", "n",
-                             "n_not_applicable", "n_error", "n_unscored", "interval", "small_n"]
+                             "n_not_applicable", "n_error", "n_unscored", "n_unparseable", "interval", "small_n"]
 _REFERENCE_RESPONSES_SQL = """
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.language,
        r.condition, i.reference
@@ -1156,8 +1137,10 @@ def _answer_type(reference) -> str | None:
 
 def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protocol: str = "reference_qa") -> pd.DataFrame:
     """One row per done response of a reference protocol: ids, model, instance, domain, language, condition,
-    answer_type, and per metric its value (NaN unless ok) and `<metric>_status` (ok, error, not_applicable, or None
-    when `judge` has not scored it). Reference metrics are lexical; correctness and consistency are `judge`'s."""
+    answer_type, and per metric its value and `<metric>_status` (ok, unparseable, error, not_applicable, or None when
+    `judge` has not scored it). The value is NaN unless the status is counted by the metric's declaration: ok, and
+    unparseable where an unreadable answer counts as wrong (its stored value, 0). Reference metrics are lexical;
+    correctness and consistency are `judge`'s."""
     metrics = reference_metric_names(protocol)
     runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"
     frame = read_sql(engine, _REFERENCE_RESPONSES_SQL.replace("{runs}", runs), {"protocol": protocol})
@@ -1171,21 +1154,24 @@ def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protoco
         got = verdicts[verdicts["metric"] == metric].set_index("response_id")
         status = frame["response_id"].map(got["status"]) if not got.empty else pd.Series(None, index=frame.index)
         values = frame["response_id"].map(got["value"]) if not got.empty else pd.Series(np.nan, index=frame.index)
-        frame[metric] = pd.to_numeric(values, errors="coerce").astype(float).where(status == "ok")
+        counted = status.isin(get_metric(metric).counted_statuses())
+        frame[metric] = pd.to_numeric(values, errors="coerce").astype(float).where(counted)
         frame[f"{metric}_status"] = status.astype(object).where(status.notna(), None)
     columns = [*REFERENCE_ID_COLUMNS, *(c for m in metrics for c in (m, f"{m}_status"))]
     return frame.reindex(columns=columns)
 
 
 def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> pd.DataFrame:
-    """Per model x condition x metric: mean with its 95% CI (stats.mean_ci), n with a value, and the responses left
-    out: not_applicable, error (judge failed) and unscored; small_n flags 0 < n < stats.SMALL_N."""
+    """Per model x condition x metric: mean with the 95% CI of its declared kind (stats.metric_intervals), n with a
+    value, the responses left out: not_applicable, error (judge failed) and unscored; and the unparseable answers
+    (counted as wrong or left out, as the metric declares); small_n flags 0 < n < stats.SMALL_N."""
     from core.scoring.judges.names import judge_label
 
     metrics = [m for m in reference_metric_names(protocol) if m in scores.columns]
+    declared = [get_metric(m) for m in metrics]
     rows: list[dict] = []
     for (model, condition), group in scores.groupby(["model", "condition"], sort=True):
-        ci = stats.mean_ci(group[metrics].to_numpy(dtype=float))
+        ci = stats.metric_intervals(group[metrics].to_numpy(dtype=float), declared)
         judge = str(group["judge"].iloc[0])
         for j, metric in enumerate(metrics):
             status = group[f"{metric}_status"]
@@ -1194,5 +1180,6 @@ def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> p
                          "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]),
                          "n_not_applicable": int((status == "not_applicable").sum()),
                          "n_error": int((status == "error").sum()), "n_unscored": int(status.isna().sum()),
+                         "n_unparseable": int((status == "unparseable").sum()),
                          "interval": str(ci.method[j]), "small_n": bool(0 < ci.n[j] < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=REFERENCE_SUMMARY_COLUMNS)

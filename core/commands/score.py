@@ -37,6 +37,9 @@ def format_report(report: ScoreReport) -> str:
         lines.append(f"judge errors (excluded from denominators): {dict(sorted(report.errors.items()))}")
     if report.not_applicable:
         lines.append(f"not applicable / unjudged: {dict(sorted(report.not_applicable.items()))}")
+    if report.unparseable:
+        lines.append(f"unparseable answers (no option letter; counted as declared): "
+                     f"{dict(sorted(report.unparseable.items()))}")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.metrics import check_declared
 from core.protocols.base import Condition, Protocol
 from core.registry import Registry
 from core.store.schema import InstanceSpec
@@ -10,7 +11,9 @@ PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 
 def register(protocol: Protocol) -> Protocol:
-    """Add a protocol to the registry (a duplicate name raises)."""
+    """Add a protocol to the registry (a duplicate name raises; so does a metric not declared in core.metrics, naming
+    the close matches)."""
+    check_declared(protocol.metrics, f"protocol {protocol.name!r}")
     PROTOCOLS.add(protocol.name, protocol)
     return protocol
 

@@ -10,6 +10,7 @@ the designated wrong answer. The conditions select among them with the generic c
 
 from __future__ import annotations
 
+from core.metrics import JUDGED, MetricDeclaration, declare
 from core.protocols import register
 from core.protocols.base import Condition, Protocol
 from core.protocols.reference_qa import reference_prompt
@@ -61,6 +62,13 @@ def _conditions() -> tuple[Condition, ...]:
         *misleading,
     )
 
+
+for _id, _label, _better in (
+        ("misleading_rate", "Misleading rate (on closed-book-correct questions)", False),
+        ("any_wrong_rate", "Any wrong (on closed-book-correct questions)", False),
+        ("rag_stress_correct", "Accuracy (MCQ letter or exact-match containment)", True)):
+    declare(MetricDeclaration(_id, _label, "rate", ("lexical", *JUDGED), higher_is_better=_better,
+                              states=("scored", "not_applicable", "unparseable", "judge_error", "unjudged")))
 
 RAG_STRESS = register(Protocol(
     name=NAME,

@@ -86,6 +86,12 @@ def not_applicable(reason: str, **details) -> MetricOutcome:
     return MetricOutcome(status="not_applicable", reason=reason, method=METHOD, details=details)
 
 
+def unparseable(reason: str, **details) -> MetricOutcome:
+    """An answer that cannot be read (no option letter): value 0 (stored for metrics that count it as wrong), passed
+    False, status 'unparseable' so that it is counted (core.metrics decides whether the mean includes it)."""
+    return MetricOutcome(status="unparseable", value=0.0, passed=False, reason=reason, method=METHOD, details=details)
+
+
 def scored(value: float, reason: str, **details) -> MetricOutcome:
     """An ok outcome; `passed` is set for 0/1 values."""
     passed = bool(value) if value in (0.0, 1.0) else None
@@ -359,13 +365,14 @@ def rouge_l(p: Prepared) -> MetricOutcome:
 
 
 def mcq_accuracy(p: Prepared) -> MetricOutcome:
-    """1 when the option letter extracted by `extract_option` equals the answer key, else 0 (no letter is 0)."""
+    """1 when the option letter extracted by `extract_option` equals the answer key, else 0; no letter: unparseable
+    (value 0: counted as wrong by mcq_accuracy's declaration, and counted as unparseable)."""
     if p.ref.answer_type != "mcq":
         return not_applicable(NOT_MCQ_REASON)
     key = (p.ref.answer_key or "").upper()
     letter = extract_option(p.response, p.ref.choices)
     if letter is None:
-        return scored(0.0, "no option letter found", option=None, key=key)
+        return unparseable("no option letter found", option=None, key=key)
     return scored(float(letter == key), f"option {letter} chosen, key {key}", option=letter, key=key)
 
 

@@ -59,6 +59,7 @@ class ScoreReport(BaseModel):
     verdicts_skipped: int = 0
     errors: dict[str, int] = Field(default_factory=dict)
     not_applicable: dict[str, int] = Field(default_factory=dict)
+    unparseable: dict[str, int] = Field(default_factory=dict)  # answers that could not be read (e.g. no MCQ letter)
     calls: dict[str, int] = Field(default_factory=dict)
     cost_usd: float = 0.0
     context_claims_extracted: int = 0
@@ -179,7 +180,8 @@ class _Scorer:
         self.data = load_run(engine, run_id, judge.name)
         self.claim_locks: dict[int, asyncio.Lock] = {}
         self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.data.responses))
-        self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "calls": Counter()}
+        self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "unparseable": Counter(),
+                                           "calls": Counter()}
         self.regexes = RegexPass()  # one regex time budget per response; a pattern that ran over is not retried
 
     def has(self, key: VerdictKey) -> bool:
@@ -323,6 +325,8 @@ class _Scorer:
                 self.counts["errors"][v.metric] += 1
             elif v.status == "not_applicable":
                 self.counts["na"][v.metric] += 1
+            elif v.status == "unparseable":
+                self.counts["unparseable"][v.metric] += 1
 
     async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
         started = time.perf_counter()
@@ -343,6 +347,7 @@ class _Scorer:
                     progress(done, total)
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
+        self.report.unparseable = dict(self.counts["unparseable"])
         self.report.calls = dict(self.counts["calls"])
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report

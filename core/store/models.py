@@ -183,7 +183,7 @@ class Verdict(SQLModel, table=True):
         description="constraint | faithfulness | coverage | rejection | conflict_recognition | refusal",
     )
     constraint_id: int | None = Field(default=None, foreign_key="constraint.id", index=True)
-    status: str = Field(default="ok", description="ok | error | not_applicable")
+    status: str = Field(default="ok", description="ok | error | not_applicable | unparseable")
     passed: bool | None = None
     value: float | None = None
     method: str = Field(default="", description="rule | single | batched | heuristic | precondition")

@@ -15,6 +15,7 @@ from core.analysis.lit_ragbench import (
     over_abstention,
     overall_table,
 )
+from core.metrics import get_metric
 from core.protocols.lit_ragbench import categories_of
 
 NAN = float("nan")
@@ -60,8 +61,8 @@ def test_a_question_counts_for_each_of_its_aspects_and_categories() -> None:
 
 def test_averaged_ci_equals_the_exact_interval_when_categories_are_equal_in_size() -> None:
     value, low, high = averaged_ci(np.array([0.5, 1.0]), np.array([10, 10]))
-    exact = stats.mean_ci(np.array([1.0] * 15 + [0.0] * 5))  # n_eff = 2^2 / (1/10 + 1/10) = 20, k = 15
-    assert value == 0.75 and (low, high) == pytest.approx((exact.ci_low[0], exact.ci_high[0]))
+    exact = stats.interval(np.array([1.0] * 15 + [0.0] * 5), get_metric("judged_accuracy"))  # n_eff = 2^2 / (1/10 + 1/10) = 20, k = 15
+    assert value == 0.75 and (low, high) == pytest.approx((exact.ci_low, exact.ci_high))
 
 
 def test_overall_averages_the_categories_present_and_counts_them() -> None:

@@ -111,3 +111,10 @@ def test_an_error_verdict_is_counted_not_scored():
     scores.loc[0, ["status", "correct"]] = ["error", np.nan]
     row = ragstress.accuracy(scores).iloc[0]
     assert (row["accuracy"], row["n"], row["n_error"]) == (1.0, 2, 1)
+
+
+def test_accuracy_counts_unparseable_answers_as_wrong_and_shows_the_count():
+    scores = frame({("m", "clean"): [1, 1, 0, 0]}, status={("m", "clean"): "ok"})
+    scores.loc[scores["instance_uid"].isin(["q2", "q3"]), "status"] = ["unparseable", "ok"]
+    row = ragstress.accuracy(scores).set_index("condition").loc["clean"]
+    assert row[["accuracy", "n", "n_unparseable", "n_error", "n_not_applicable"]].tolist() == [0.5, 4, 1, 0, 0]

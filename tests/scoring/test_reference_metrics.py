@@ -39,7 +39,7 @@ UNANSWERABLE = ReferenceSpec(answer_type="unanswerable")
 
 def value(metric: str, ref: ReferenceSpec, response: str, language: str | None = "en") -> float | None:
     out = reference_metric(metric, ref, response, language)
-    assert out.status in ("ok", "not_applicable"), out
+    assert out.status in ("ok", "not_applicable", "unparseable"), out
     return out.value
 
 
@@ -264,17 +264,20 @@ def test_option_letter_rule(response: str, expected: str | None) -> None:
 
 
 @pytest.mark.parametrize(
-    ("ref", "response", "expected"),
+    ("ref", "response", "expected", "status"),
     [
-        pytest.param(MCQ_EN, "Answer: C", 1.0, id="en_right"),
-        pytest.param(MCQ_EN, "Answer: B", 0.0, id="en_wrong"),
-        pytest.param(MCQ_EN, "Rome", 0.0, id="no_letter_is_wrong"),
-        pytest.param(MCQ_ZH, "答案是E", 1.0, id="zh_five_options"),
-        pytest.param(MCQ_ZH, "选A", 0.0, id="zh_wrong"),
+        pytest.param(MCQ_EN, "Answer: C", 1.0, "ok", id="en_right"),
+        pytest.param(MCQ_EN, "Answer: B", 0.0, "ok", id="en_wrong"),
+        pytest.param(MCQ_EN, "Rome", 0.0, "unparseable", id="no_letter_is_unparseable_valued_wrong"),
+        pytest.param(MCQ_EN, "", 0.0, "unparseable", id="empty_is_unparseable"),
+        pytest.param(MCQ_ZH, "答案是E", 1.0, "ok", id="zh_five_options"),
+        pytest.param(MCQ_ZH, "选A", 0.0, "ok", id="zh_wrong"),
+        pytest.param(MCQ_ZH, "我不确定", 0.0, "unparseable", id="zh_no_letter_is_unparseable"),
     ],
 )
-def test_mcq_accuracy(ref: ReferenceSpec, response: str, expected: float) -> None:
-    assert value("mcq_accuracy", ref, response, "zh" if ref is MCQ_ZH else "en") == expected
+def test_mcq_accuracy(ref: ReferenceSpec, response: str, expected: float, status: str) -> None:
+    out = reference_metric("mcq_accuracy", ref, response, "zh" if ref is MCQ_ZH else "en")
+    assert (out.value, out.status) == (expected, status)
 
 
 # --------------------------------------------------------------------------- applicability and languages

@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 
 from core.analysis import stats
 from core.analysis.readmodel import REFERENCE_SUMMARY_COLUMNS, reference_scores, reference_summary
+from core.metrics import get_metric
 from core.scoring.scorer import score_run
 from core.store.models import Verdict
 from tests.scoring.conftest import ALWAYS_REFUSE, CASES, RefWorld
@@ -62,8 +63,8 @@ def test_reference_summary_counts(scored: RefWorld) -> None:
     gold = cell.loc[("gold-model", "", "correctness")]
     assert (gold["value"], gold["n"], gold["n_not_applicable"], gold["n_error"]) == (1.0, 12, 3, 0)
     assert gold["small_n"] and gold["judge_label"] == "heuristic (lexical, offline)" and gold["interval"] == "clopper-pearson"
-    ci = stats.mean_ci(np.ones(12))
-    assert (gold["ci_low"], gold["ci_high"]) == (pytest.approx(float(ci.ci_low[0])), pytest.approx(float(ci.ci_high[0])))
+    ci = stats.interval(np.ones(12), get_metric("correctness"))
+    assert (gold["ci_low"], gold["ci_high"]) == (pytest.approx(ci.ci_low), pytest.approx(ci.ci_high))
     refuse = cell.loc[("refuser", "", "rejection")]
     assert (refuse["value"], refuse["n"], refuse["n_not_applicable"]) == (1.0, 3, 12)
     assert cell.loc[("refuser", "", "correctness"), "value"] == 0.0
@@ -99,3 +100,70 @@ def test_no_responses_gives_empty_frames_with_the_columns(ref_world: RefWorld) -
     assert df.empty and "correctness_status" in df.columns and "answer_type" in df.columns
     summary = reference_summary(df)
     assert summary.empty and list(summary.columns) == REFERENCE_SUMMARY_COLUMNS
+
+
+def _excluding_unparseable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Declare mcq_accuracy with unparseable answers left out of the mean (the other policy a declaration can take)."""
+    from dataclasses import replace
+
+    from core.metrics import DECLARATIONS
+
+    monkeypatch.setitem(DECLARATIONS._items, "mcq_accuracy", replace(get_metric("mcq_accuracy"), unparseable="excluded"))
+
+
+@pytest.mark.parametrize(
+    ("policy", "refuser_value", "refuser_n"),
+    [
+        pytest.param("wrong", 0.0, 3, id="counted-as-wrong-by-default"),
+        pytest.param("excluded", None, 0, id="left-out-when-declared-so"),
+    ],
+)
+def test_unparseable_mcq_answers_are_counted_whatever_the_policy(scored: RefWorld, monkeypatch: pytest.MonkeyPatch,
+                                                                 policy: str, refuser_value: float | None,
+                                                                 refuser_n: int) -> None:
+    if policy == "excluded":
+        _excluding_unparseable(monkeypatch)
+    scores = reference_scores(scored.engine, [scored.run_id], "heuristic")
+    refuser = scores[(scores["model"] == "refuser") & (scores["answer_type"] == "mcq")]
+    assert list(refuser["mcq_accuracy_status"]) == ["unparseable"] * 3  # a refusal names no option letter
+    cell = reference_summary(scores).set_index(["model", "condition", "metric"])
+    mine = cell.loc[("refuser", "", "mcq_accuracy")]
+    assert (mine["n"], mine["n_unparseable"]) == (refuser_n, 3)
+    assert (np.isnan(mine["value"]) if refuser_value is None else mine["value"] == refuser_value)
+    gold = cell.loc[("gold-model", "", "mcq_accuracy")]
+    assert (gold["value"], gold["n"], gold["n_unparseable"]) == (1.0, 3, 0)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_gauntlet_report_shows_the_unparseable_count(scored: RefWorld, fmt: str) -> None:
+    import json
+
+    from core.analysis.readmodel import run_report
+    from core.commands.run import render_report
+
+    text = render_report(run_report(scored.engine, scored.run_id, "heuristic"), fmt, [])
+    if fmt == "table":
+        assert "n_unparseable" in text
+        return
+    rows = {(r["model"], r["condition"], r["metric"]): r for r in json.loads(text)["reference_metrics"]}
+    assert rows[("refuser", "", "mcq_accuracy")]["n_unparseable"] == 3
+    assert rows[("gold-model", "", "mcq_accuracy")]["n_unparseable"] == 0
+
+
+def test_the_scoring_pass_reports_the_unparseable_answers(ref_world: RefWorld) -> None:
+    from core.commands.score import format_report
+
+    for c in CASES:
+        ref_world.respond("refuser", c.uid, ALWAYS_REFUSE)
+    report = asyncio.run(score_run(ref_world.engine, ref_world.run_id, "heuristic"))
+    assert report.unparseable == {"mcq_accuracy": 3}  # the English, Chinese and Japanese MCQ cases
+    assert "unparseable answers (no option letter; counted as declared): {'mcq_accuracy': 3}" in format_report(report)
+
+
+def test_every_stored_status_is_a_state_its_metric_declares(scored: RefWorld) -> None:
+    from core.metrics import VERDICT_STATES
+
+    with Session(scored.engine) as session:
+        pairs = set(session.exec(select(Verdict.metric, Verdict.status)).all())
+    assert ("mcq_accuracy", "unparseable") in pairs
+    assert all(VERDICT_STATES[status] in get_metric(metric).states for metric, status in pairs), sorted(pairs)

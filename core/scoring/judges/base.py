@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from core.generation.providers.base import ChatMessage, Completion
 from core.store.schema import ReferenceSpec
 
-Status = Literal["ok", "error", "not_applicable"]
+Status = Literal["ok", "error", "not_applicable", "unparseable"]
 ConstraintMode = Literal["single", "batched"]
 CORE_WEIGHT = 0.7
 NO_CLAIMS_REASON = "no factual claims (refusal)"

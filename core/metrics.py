@@ -1,0 +1,178 @@
+"""Metric declarations: every metric the product reports is declared once, with what its numbers mean.
+
+A declaration holds the id, label, unit and display scale, range, direction, kind, the judges that can produce it,
+and the states a score can take. The kind picks the interval family (core.analysis.stats.interval): a rate (share of
+0/1 outcomes) gets the exact Clopper-Pearson interval, a bounded score (a value within a fixed range) the
+effective-n beta interval inside that range, an amount (cost, latency) a Student t interval. Protocols name their
+metrics by id; registering a protocol with an undeclared id fails, naming the close matches.
+
+This module imports nothing from the rest of core but the registry, so every layer may import it. Metrics shared by
+several protocols are declared here; a protocol's own aggregates are declared in its module with `declare`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from core.registry import Registry, UnknownNameError, unknown_name_message
+
+MetricKind = Literal["rate", "bounded", "amount"]
+ScoreState = Literal["scored", "not_applicable", "unparseable", "judge_error", "unjudged", "skipped"]
+Producer = Literal["lexical", "rule", "heuristic", "llm", "measured", "derived"]
+UnparseablePolicy = Literal["wrong", "excluded"]
+
+KINDS: tuple[MetricKind, ...] = ("rate", "bounded", "amount")
+STATES: tuple[ScoreState, ...] = ("scored", "not_applicable", "unparseable", "judge_error", "unjudged", "skipped")
+INTERVAL_FAMILIES: dict[MetricKind, str] = {"rate": "clopper-pearson", "bounded": "beta-effective-n",
+                                            "amount": "student-t"}
+VERDICT_STATES: dict[str, ScoreState] = {"ok": "scored", "error": "judge_error", "not_applicable": "not_applicable",
+                                         "unparseable": "unparseable"}  # stored verdict status -> score state
+JUDGED: tuple[Producer, ...] = ("heuristic", "llm")
+USUAL_STATES: tuple[ScoreState, ...] = ("scored", "not_applicable", "judge_error", "unjudged")
+UNIT_RANGE = (0.0, 1.0)
+NON_NEGATIVE = (0.0, math.inf)
+
+
+@dataclass(frozen=True)
+class MetricDeclaration:
+    """One metric: what it is called, what its values mean, which interval it gets and which states it can take.
+
+    `scale` multiplies values for display (100: a share shown in percent); `unparseable` says whether a response
+    whose answer cannot be read counts as wrong (value 0, the default) or is left out; either way it is counted.
+    """
+
+    id: str
+    label: str
+    kind: MetricKind
+    judges: tuple[Producer, ...]
+    range: tuple[float, float] = UNIT_RANGE
+    higher_is_better: bool = True
+    unit: str = "share"
+    scale: float = 100.0
+    states: tuple[ScoreState, ...] = USUAL_STATES
+    unparseable: UnparseablePolicy = "wrong"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        problems = [*self._kind_problems(), *self._state_problems()]
+        if not self.id or not self.label or not self.judges:
+            problems.append("needs an id, a label and at least one judge")
+        if problems:
+            raise ValueError(f"metric {self.id!r}: {'; '.join(problems)}")
+
+    def _kind_problems(self) -> list[str]:
+        low, high = self.range
+        if self.kind not in KINDS:
+            return [f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}"]
+        if not low < high:
+            return [f"range must be (low, high) with low < high, got {self.range}"]
+        if self.kind != "amount" and not (math.isfinite(low) and math.isfinite(high)):
+            return [f"a {self.kind} needs a finite range, got {self.range}"]
+        if self.kind == "rate" and self.range != UNIT_RANGE:
+            return [f"a rate is a share of 0/1 outcomes: its range is {UNIT_RANGE}, got {self.range}"]
+        return []
+
+    def _state_problems(self) -> list[str]:
+        unknown = [s for s in self.states if s not in STATES]
+        problems = [f"unknown states {unknown}; known: {', '.join(STATES)}"] if unknown else []
+        if "scored" not in self.states:
+            problems.append("its states must include 'scored'")
+        if self.unparseable not in ("wrong", "excluded"):
+            problems.append(f"unparseable must be 'wrong' or 'excluded', got {self.unparseable!r}")
+        return problems
+
+    @property
+    def interval_family(self) -> str:
+        """The interval method the kind selects (a rate on 0/1 values: Clopper-Pearson)."""
+        return INTERVAL_FAMILIES[self.kind]
+
+    @property
+    def counts_unparseable_as_wrong(self) -> bool:
+        """Whether an unparseable response enters the mean as 0 (else it is left out); counted either way."""
+        return "unparseable" in self.states and self.unparseable == "wrong"
+
+    def counted_statuses(self) -> tuple[str, ...]:
+        """The stored verdict statuses whose value enters the mean: 'ok', and 'unparseable' when it counts as wrong."""
+        return ("ok", "unparseable") if self.counts_unparseable_as_wrong else ("ok",)
+
+    def within_range(self, value: float) -> bool:
+        """Whether `value` lies in the declared range (NaN never does)."""
+        return self.range[0] <= value <= self.range[1]
+
+
+DECLARATIONS: Registry[MetricDeclaration] = Registry("metric")
+
+
+def declare(metric: MetricDeclaration) -> MetricDeclaration:
+    """Add a declaration to the registry (a duplicate id raises ValueError)."""
+    DECLARATIONS.add(metric.id, metric)
+    return metric
+
+
+def get_metric(metric_id: str) -> MetricDeclaration:
+    """The declaration of `metric_id`; an unknown id lists the known ones and the close matches."""
+    return DECLARATIONS.get(metric_id)
+
+
+def check_declared(names: Iterable[str], owner: str) -> None:
+    """Raise UnknownNameError when a name in `names` (of `owner`, e.g. "protocol 'x'") is not a declared metric."""
+    for name in names:
+        if name not in DECLARATIONS:
+            message = unknown_name_message("metric", name, DECLARATIONS.names())
+            raise UnknownNameError(f"{owner} names an undeclared metric: {message}")
+
+
+def _rate(metric_id: str, label: str, judges: tuple[Producer, ...], **more) -> MetricDeclaration:
+    return declare(MetricDeclaration(metric_id, label, "rate", judges, **more))
+
+
+def _bounded(metric_id: str, label: str, judges: tuple[Producer, ...], **more) -> MetricDeclaration:
+    return declare(MetricDeclaration(metric_id, label, "bounded", judges, **more))
+
+
+# --------------------------------------------------------------------------- EnterpriseRAG and instruction following
+
+_rate("constraint", "Constraint satisfied", ("rule", *JUDGED),
+      description="one constraint of a response judged satisfied (1) or not (0)")
+_bounded("loose_ias", "Loose IAS", ("derived",), description="share of a response's judged constraints satisfied")
+_rate("strict_ias", "Strict IAS", ("derived",),
+      description="every constraint judged and satisfied (complete-case: undetermined on any error or unjudged)")
+_bounded("loose_persona", "Loose IAS: persona", ("derived",))
+_bounded("loose_output", "Loose IAS: output", ("derived",))
+_bounded("loose_knowledge_protocol", "Loose IAS: knowledge protocol", ("derived",))
+_bounded("faithfulness", "Faithfulness", JUDGED, description="share of the response's claims supported")
+_bounded("coverage", "Answer Coverage", JUDGED, description="core claims covered, supplementary ones weighted")
+_rate("rejection", "Rejection accuracy", ("lexical", *JUDGED), description="a refusal where the answer is absent")
+_rate("conflict_recognition", "Conflict recognition", JUDGED, description="the response names the conflict")
+_rate("refusal", "Refusal", ("lexical", *JUDGED), higher_is_better=False,
+      description="the response declines to answer")
+_rate("over_abstention", "Over-abstention", ("derived",), higher_is_better=False,
+      description="a refusal where the documents hold the answer")
+declare(MetricDeclaration("orchestration_gap", "Orchestration gap (Loose − Strict)", "bounded", ("derived",),
+                          range=(-1.0, 1.0), higher_is_better=False, unit="difference of shares",
+                          description="shown Loose IAS minus shown Strict IAS; its interval is the delta method "
+                                      "for a difference of two means"))
+declare(MetricDeclaration("cost_per_1k", "Cost per 1k instances (USD)", "amount", ("measured",), range=NON_NEGATIVE,
+                          higher_is_better=False, unit="USD per 1k instances", scale=1.0, states=("scored",)))
+declare(MetricDeclaration("latency_min_per_1k", "Latency per 1k instances (min, sequential)", "amount", ("measured",),
+                          range=NON_NEGATIVE, higher_is_better=False, unit="minutes per 1k instances", scale=1.0,
+                          states=("scored",)))
+
+# --------------------------------------------------------------------------- reference metrics (lexical and judged)
+
+_bounded("exact_match", "Exact match (containment)", ("lexical",),
+         description="an accepted answer contained; share of parts, or of gold answers for 'multi'")
+_rate("strict_exact_match", "Strict exact match", ("lexical",))
+_bounded("token_f1", "Token F1", ("lexical",))
+_bounded("rouge_l", "ROUGE-L", ("lexical",))
+_rate("mcq_accuracy", "MCQ accuracy", ("lexical",), states=(*USUAL_STATES, "unparseable"),
+      unparseable="wrong", description="the option letter read from the response is the key; no readable letter: "
+                                       "unparseable, counted as wrong")
+_rate("all_gold_no_wrong", "All gold, no wrong answer", ("lexical",))
+_rate("wrong_answer", "Gives a designated wrong answer", ("lexical",), higher_is_better=False)
+_rate("correctness", "Correctness (judge)", JUDGED)
+_bounded("consistency", "Consistency (judge)", JUDGED)
+_rate("judged_accuracy", "Judged accuracy", JUDGED)
