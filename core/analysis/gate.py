@@ -382,12 +382,11 @@ def pd_index(items: list[tuple]):
 
 
 def metric_shape(metric: str, rule: MetricRule, values: np.ndarray) -> tuple[bool, bool]:
-    """(binary, higher_is_better) of a metric: the read model's definition where it has one, else the values."""
-    from core.analysis import readmodel
+    """(binary, higher_is_better) of a metric: its declaration (core.metrics) where it has one, else the values."""
+    from core.metrics import DECLARATIONS
 
-    known = readmodel.METRICS.get(metric)
-    binary = (known.binary if known else metric in readmodel.BINARY_COLUMNS) or bool(
-        np.isin(values[~np.isnan(values)], (0.0, 1.0)).all())
+    known = DECLARATIONS.get(metric) if metric in DECLARATIONS else None
+    binary = (known.kind == "rate" if known else False) or bool(np.isin(values[~np.isnan(values)], (0.0, 1.0)).all())
     higher = rule.higher_is_better if rule.higher_is_better is not None else (known.higher_is_better if known else True)
     return binary, higher
 
