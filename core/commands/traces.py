@@ -81,3 +81,23 @@ def register(app: typer.Typer) -> None:
             return
         v = report.version
         typer.echo(f"set {v.name!r}: {v.kept} kept from the previous version, {v.added} added ({waiting})")
+
+    @traces_app.command("estimate")
+    def estimate(
+        run_id: int,
+        judge: Annotated[str, typer.Option("--judge", help="The judge whose faithfulness scores are corrected.")] = "heuristic",
+    ) -> None:
+        """Faithfulness of RUN_ID's answers: the judge's mean, corrected by the experts' labels on the sample
+        (inverse-probability weighted, so the recorded probabilities keep it unbiased)."""
+        from core.review.traces import faithfulness_estimate
+
+        e = faithfulness_estimate(_engine(), run_id, judge)
+        judge_part = "no scores" if e.judge_mean is None else f"mean {e.judge_mean:.3f}"
+        typer.echo(f"faithfulness by {judge}: {judge_part} over {e.judged} of {e.answers} answers (n judged / N)")
+        if e.corrected is None:
+            typer.echo(f"corrected: not available ({e.reason}); {e.labelled} labelled")
+            return
+        c = e.corrected
+        typer.echo(f"corrected ({c.method}): {c.estimate:.3f} [{max(c.ci_low, 0.0):.3f}, {min(c.ci_high, 1.0):.3f}] "
+                   f"from {c.n_labeled} expert labels; gold only (Horvitz-Thompson): {c.gold_mean:.3f} "
+                   f"[{max(c.gold_ci_low, 0.0):.3f}, {min(c.gold_ci_high, 1.0):.3f}]")

@@ -279,6 +279,16 @@ def expected_fields(bundle: Bundle) -> tuple[list[str], bool, bool]:
     return [c.cid for c in bundle.constraints], bundle.instance.mode == "gap", bundle.instance.mode == "conflict"
 
 
+PRODUCTION = "production_rag"
+LABEL_ITEM_APPLIES = {"valid_refusal": "gap", "conflict_recognized": "conflict", "faithful": PRODUCTION}
+
+
+def wants_faithful(bundle: Bundle) -> bool:
+    """Whether the label asks if the answer is faithful to the documents: production items (no reference, no
+    constraints) are labelled on that."""
+    return bundle.instance.protocol == PRODUCTION
+
+
 def _as_binary(value: Any, name: str) -> int:
     if isinstance(value, bool):
         return int(value)
@@ -296,7 +306,7 @@ def auto_satisfied(bundle: Bundle) -> dict[str, str]:
 
 def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
     """Normalise a gold label: every constraint answered yes/no (conditional ones that cannot apply are satisfied
-    automatically), refusal for gap, conflict recognition for conflict."""
+    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items."""
     cids, wants_refusal, wants_conflict = expected_fields(bundle)
     given = payload.get("constraints")
     if not isinstance(given, dict):
@@ -314,14 +324,16 @@ def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, 
     if extra:
         raise ValueError(f"constraints: unknown constraint ids {extra}")
     out: dict[str, Any] = {"constraints": {c: bool(_as_binary(given[c], f"constraints.{c}")) for c in cids}}
-    for name, wanted in (("valid_refusal", wants_refusal), ("conflict_recognized", wants_conflict)):
+    kind = bundle.instance.protocol if bundle.instance.protocol == PRODUCTION else bundle.instance.mode
+    for name, wanted in (("valid_refusal", wants_refusal), ("conflict_recognized", wants_conflict),
+                         ("faithful", wants_faithful(bundle))):
         value = payload.get(name)
         if wanted:
             if value is None:
-                raise ValueError(f"{name}: required for a {bundle.instance.mode} instance")
+                raise ValueError(f"{name}: required for a {kind} instance")
             out[name] = _as_binary(value, name)
         elif value is not None:
-            raise ValueError(f"{name}: only applies to {'gap' if name == 'valid_refusal' else 'conflict'} instances")
+            raise ValueError(f"{name}: only applies to {LABEL_ITEM_APPLIES[name]} instances")
     note = payload.get("note", "")
     if not isinstance(note, str):
         raise ValueError("note: must be text")
@@ -375,9 +387,10 @@ def record_adjudication(
 
 
 def label_items(payload: dict[str, Any]) -> dict[str, int]:
-    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized'."""
+    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized',
+    'faithful'."""
     items = {f"constraint:{c}": int(v) for c, v in (payload.get("constraints") or {}).items()}
-    for name in ("valid_refusal", "conflict_recognized"):
+    for name in LABEL_ITEM_APPLIES:
         if payload.get(name) is not None:
             items[name] = int(payload[name])
     return items

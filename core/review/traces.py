@@ -9,15 +9,16 @@ Horvitz-Thompson) stay unbiased for the whole run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.analysis.ppi import CorrectedEstimate, ipw_ppi_mean
 from core.review.annotations import with_retry
 from core.review.auth import Principal, authorize
-from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample
-from core.store.models import Assignment, Instance, Response
+from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample, gold_labels, gold_probabilities
+from core.store.models import Assignment, Instance, Response, Verdict
 from core.store.sets import SetVersion, add_set_version, set_instance_ids, set_versions
 
 
@@ -78,3 +79,42 @@ def promote_verified(engine: Engine, principal: Principal | None, run_id: int, b
         return PromoteReport(None, len(accepted), waiting, rejected)  # nothing new since the last version
     version = add_set_version(engine, base, accepted, origin="promote", source=f"run {run_id}", author=who.username)
     return PromoteReport(version, len(accepted), waiting, rejected)
+
+
+@dataclass(frozen=True)
+class FaithfulnessEstimate:
+    """Faithfulness of a deployed run's answers: the judge's raw mean over every answer, and, once experts labelled
+    at least two sampled answers, the inverse-probability-weighted PPI estimate and the gold-only Horvitz-Thompson
+    mean (both unbiased under the recorded sampling probabilities)."""
+
+    judge: str
+    answers: int
+    judged: int
+    judge_mean: float | None
+    labelled: int
+    corrected: CorrectedEstimate | None
+    reason: str = ""
+
+
+def faithfulness_estimate(engine: Engine, run_id: int, judge: str, confidence: float = 0.95) -> FaithfulnessEstimate:
+    """The judge's faithfulness on the run corrected by the experts' 'faithful' labels, weighted by 1 / pi_i."""
+    with Session(engine) as session:
+        answers = session.exec(select(Response.id).where(Response.run_id == run_id, Response.status == "done")
+                               .order_by(Response.id)).all()
+        scored = dict(session.exec(select(Verdict.response_id, Verdict.value).where(
+            Verdict.run_id == run_id, Verdict.judge == judge, Verdict.metric == "faithfulness", Verdict.status == "ok",
+            col(Verdict.value).is_not(None))).all())
+    judged = [float(scored[r]) for r in answers if r in scored]
+    judge_mean = sum(judged) / len(judged) if judged else None
+    gold = {rid: p["faithful"] for rid, p in gold_labels(engine, [run_id]).items() if p.get("faithful") is not None}
+    pi = gold_probabilities(engine, [run_id])
+    labelled = [r for r in answers if r in gold and r in pi]
+    base = FaithfulnessEstimate(judge, len(answers), len(judged), judge_mean, len(labelled), None)
+    if judge_mean is None:
+        return replace(base, reason=f"no faithfulness scores by {judge}: run gauntlet score {run_id} --judge {judge}")
+    if len(labelled) < 2:
+        return replace(base, reason="fewer than two sampled answers have an agreed expert label yet")
+    predictions = [float(scored.get(r, judge_mean)) for r in answers]  # any fixed prediction keeps it unbiased
+    gold_values = [float(gold[r]) if r in labelled else float("nan") for r in answers]
+    weights = [pi[r] if r in labelled else 1.0 for r in answers]  # unlabelled answers' pi does not enter z_i
+    return replace(base, corrected=ipw_ppi_mean(predictions, gold_values, weights, confidence=confidence))

@@ -187,3 +187,60 @@ def test_sampling_needs_an_admin(engine, deployed) -> None:
         sample_traces(engine, _principal("alice", "expert"), deployed, n=2)
     result = runner.invoke(app, ["traces", "sample", str(deployed), "--as", "alice"])
     assert result.exit_code == 1 and "may not" in result.output
+
+
+@pytest.mark.parametrize(
+    ("protocol", "payload", "error"),
+    [
+        pytest.param("production_rag", {"constraints": {}, "faithful": 1}, None, id="production-faithful-given"),
+        pytest.param("production_rag", {"constraints": {}}, "faithful: required for a production_rag instance",
+                     id="production-faithful-missing"),
+        pytest.param("production_rag", {"constraints": {}, "faithful": 0.5}, "faithful: must be 0/1",
+                     id="production-faithful-not-binary"),
+        pytest.param("reference_qa", {"constraints": {}, "faithful": 1},
+                     "faithful: only applies to production_rag instances", id="other-protocol-refuses-faithful"),
+    ],
+)
+def test_production_labels_ask_whether_the_answer_is_faithful(engine, deployed, protocol, payload, error) -> None:
+    from dataclasses import replace
+
+    from core.review.annotations import load_bundle
+    from core.review.gold import validate_gold_payload
+
+    with Session(engine) as session:
+        iid = session.exec(select(Response.instance_id).where(Response.run_id == deployed)).first()
+    bundle = load_bundle(engine, iid)
+    bundle = replace(bundle, instance=bundle.instance.model_copy(update={"protocol": protocol}))
+    if error is None:
+        assert validate_gold_payload(payload, bundle)["faithful"] == 1
+    else:
+        with pytest.raises(ValueError, match=error):
+            validate_gold_payload(payload, bundle)
+
+
+def test_the_corrected_faithfulness_weights_labels_by_their_recorded_probabilities(engine, deployed) -> None:
+    from core.analysis.ppi import ipw_ppi_mean
+    from core.review.gold import record_gold_label
+    from core.review.traces import faithfulness_estimate
+
+    before = faithfulness_estimate(engine, deployed, "heuristic")
+    assert (before.answers, before.judged, before.labelled, before.corrected) == (30, 30, 0, None)
+    assert before.judge_mean == pytest.approx((10 * 0.5 + 20 * 1.0) / 30)
+    sample_traces(engine, _principal("admin", "admin"), deployed, n=8, seed=2)
+    with Session(engine) as session:
+        drawn = dict(session.exec(select(Assignment.target_id, Assignment.probability).where(
+            Assignment.kind == "gold_label")).all())
+        scores = dict(session.exec(select(Verdict.response_id, Verdict.value)).all())
+    truth = {rid: int(scores[rid] == 1.0 and rid % 2 == 0) for rid in drawn}  # the experts find some unfaithful
+    for who in ("alice", "bob"):
+        for rid in drawn:
+            record_gold_label(engine, _principal(who, "expert"), rid, {"constraints": {}, "faithful": truth[rid]},
+                              f"{who}-{rid}")
+    after = faithfulness_estimate(engine, deployed, "heuristic")
+    ids = sorted(scores)
+    expected = ipw_ppi_mean([scores[r] for r in ids], [truth.get(r, float("nan")) for r in ids],
+                            [drawn.get(r, 1.0) for r in ids])
+    assert after.labelled == 8 and after.corrected == expected
+    assert after.corrected.gold_mean == pytest.approx(horvitz_thompson_mean(truth, drawn, 30))
+    shown = runner.invoke(app, ["traces", "estimate", str(deployed)])
+    assert shown.exit_code == 0 and "over 30 of 30 answers" in shown.output and "from 8 expert labels" in shown.output
