@@ -122,3 +122,11 @@ def test_redaction_runs_before_anything_is_stored(engine, flag, stored) -> None:
     found = any("maria.keller@example.org" in t or "7946 0958" in t or "Maria Keller" in t for t in texts)
     assert found is stored
     assert ("redactions" in meta) is not stored
+
+
+def test_a_deployed_model_cannot_be_run_again(engine) -> None:
+    from core.generation.runs import RunOptions, create_run
+
+    assert _import("otel", "otel_rag_export.json").exit_code == 0
+    with pytest.raises(ValueError, match="deployed:support-bot holds a deployed system's imported answers"):
+        create_run(engine, RunOptions(models=[f"deployed:{SERVICE}"]))
