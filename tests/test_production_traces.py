@@ -6,6 +6,7 @@ listed in tests/importers/test_traces.py and tests/fixtures/traces/README.md.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -73,6 +74,13 @@ def test_a_trace_export_imports_scores_and_reaches_the_experts(engine, fmt, name
     assert sorted({m for m, _ in verdicts}) == ["coverage", "faithfulness"] and {s for _, s in verdicts} <= STATES
     assert len(verdicts) == 2 * traces
     assert not documents or ("faithfulness", "ok") in verdicts  # judged against the documents, no reference needed
+    shown = runner.invoke(app, ["report", str(run.id), "--judge", "heuristic", "--format", "json"])
+    cells = {(r["model"], r["metric"]): r for r in json.loads(shown.stdout)["production_metrics"]}
+    for metric in ("faithfulness", "coverage"):
+        cell = cells[(f"deployed:{SERVICE}", metric)]
+        assert (cell["n"], cell["n_not_applicable"]) == (verdicts.count((metric, "ok")),
+                                                         verdicts.count((metric, "not_applicable")))
+        assert cell["n"] == 0 or 0 <= cell["ci_low"] <= cell["value"] <= cell["ci_high"] <= 1
 
     alice, _ = _expert(engine, "alice"), _expert(engine, "bob")
     create_user(engine, "admin", "admin", password="admin-pass-123")
