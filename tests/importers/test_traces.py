@@ -64,6 +64,17 @@ def test_traces_read_from_each_format(fmt, name, expected) -> None:
     assert all(d.text for t in traces for d in t.documents)
 
 
+def test_indexed_genai_prompt_and_completion_attributes_give_question_and_answer(tmp_path) -> None:
+    chat = {"gen_ai.operation.name": "chat", "gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "Be brief.",
+            "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": "Where is the invoice?",
+            "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "In the billing tab."}
+    path = tmp_path / "genai.json"
+    path.write_text(_otlp([{"traceId": "t9", "spanId": "s9", "attributes": [
+        {"key": k, "value": {"stringValue": v}} for k, v in chat.items()]}]), encoding="utf-8")
+    (trace,), errors = read_traces(path, "otel")
+    assert (errors, trace.question, trace.answer) == ([], "Where is the invoice?", "In the billing tab.")
+
+
 def test_the_published_otel_example_has_no_rag_content_and_is_refused_with_line_and_field() -> None:
     traces, errors = read_traces(TRACES / "otel_example_trace.json", "otel")
     assert traces == []

@@ -192,18 +192,33 @@ def _first(spans: list[Span], read: Callable[[Span], str]) -> tuple[str, str]:
     return "", ""
 
 
+def indexed_messages(attributes: dict[str, Any], pattern: str) -> list[tuple[str, str]]:
+    """(role, text) of indexed message attributes in index order: pattern 'llm.output_messages.{}.message' reads
+    '...N.message.role' / '...N.message.content'; 'gen_ai.prompt.{}' reads 'gen_ai.prompt.N.role' / '.content'."""
+    head, _, tail = pattern.partition("{}")
+    found = re.compile(re.escape(head) + r"(\d+)" + re.escape(tail) + r"\.content$")
+    indices = sorted(int(m[1]) for k in attributes if (m := found.match(k)))
+    return [(str(attributes.get(f"{head}{i}{tail}.role") or ""), text_of(attributes.get(f"{head}{i}{tail}.content")))
+            for i in indices]
+
+
+def _last(messages: list[tuple[str, str]], role: str = "") -> str:
+    texts = [text for who, text in messages if text and (not role or who in (role, ""))]
+    return texts[-1] if texts else ""
+
+
 def _llm_output(span: Span) -> str:
     a = span.attributes
-    messages = sorted((k for k in a if re.fullmatch(r"llm\.output_messages\.\d+\.message\.content", k)),
-                      key=lambda k: int(k.split(".")[2]))
-    return (text_of(a[messages[-1]]) if messages else "") or text_of(a.get("output.value")) or \
-        text_of(a.get("gen_ai.completion")) or text_of(a.get("gen_ai.output.messages"))
+    return _last(indexed_messages(a, "llm.output_messages.{}.message")) or text_of(a.get("output.value")) or \
+        text_of(a.get("gen_ai.completion")) or text_of(a.get("gen_ai.output.messages")) or \
+        _last(indexed_messages(a, "gen_ai.completion.{}"))
 
 
 def _question(span: Span) -> str:
     a = span.attributes
     return text_of(a.get("input.value")) or text_of(a.get("gen_ai.prompt")) or \
-        text_of(a.get("gen_ai.input.messages")) or text_of(a.get("gen_ai.retrieval.query.text"))
+        text_of(a.get("gen_ai.input.messages")) or _last(indexed_messages(a, "gen_ai.prompt.{}"), "user") or \
+        text_of(a.get("gen_ai.retrieval.query.text"))
 
 
 def assemble(spans: list[Span]) -> tuple[Trace | None, list[LineError]]:
