@@ -165,3 +165,24 @@ def test_input_and_output_values_give_their_text(value, expected) -> None:
 )
 def test_attributes_flatten_to_dotted_keys(nested, expected) -> None:
     assert flatten(nested) == expected
+
+
+def test_a_phoenix_spans_dataframe_saved_as_parquet_reads_like_the_jsonl_export(tmp_path) -> None:
+    import pandas as pd
+
+    rows = []
+    for line in (TRACES / "phoenix_llama_index_rag_spans.jsonl").read_text(encoding="utf-8").splitlines():
+        span = json.loads(line)
+        a = span["attributes"]
+        docs = [{f"document.{k}": v for k, v in d["document"].items()} for d in a.get("retrieval", {}).get("documents", [])]
+        rows.append({"name": span["name"], "span_kind": span["span_kind"], "parent_id": span["parent_id"],
+                     "start_time": pd.Timestamp(span["start_time"]), "context.span_id": span["span_id"],
+                     "context.trace_id": span["trace_id"], "attributes.input.value": a.get("input", {}).get("value"),
+                     "attributes.output.value": a.get("output", {}).get("value"),
+                     "attributes.retrieval.documents": docs or None})
+    pd.DataFrame(rows).to_parquet(tmp_path / "spans.parquet")  # the columns of Phoenix's get_spans_dataframe
+    from_parquet, errors = read_traces(tmp_path / "spans.parquet", "phoenix")
+    from_jsonl, _ = read_traces(TRACES / "phoenix_llama_index_rag_spans.jsonl", "phoenix")
+    assert errors == []
+    assert [(t.question, t.answer, t.documents) for t in from_parquet] == \
+        [(t.question, t.answer, t.documents) for t in from_jsonl]

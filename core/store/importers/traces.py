@@ -345,13 +345,47 @@ def _span_json(raw: dict[str, Any], line: int, where: str) -> tuple[Span | None,
                 _oi_kind(attributes, raw.get("span_kind")), attributes, line, str(start)), []
 
 
+def _plain(value: Any) -> Any:
+    """A dataframe cell as plain JSON-like Python: arrays as lists, numpy scalars as numbers, NaN / NaT as None."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, np.ndarray | list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return None if isinstance(value, float) and value != value else value
+
+
+def read_parquet_rows(path: Path) -> tuple[list[tuple[int, Any]], list[LineError]]:
+    """The rows of a Parquet span table (Phoenix's spans dataframe saved with `to_parquet`), numbered from 1."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError, ImportError) as exc:
+        return [], [LineError(1, "", f"not a readable Parquet file: {exc}")]
+    return [(n, {k: _plain(v) for k, v in row.items()}) for n, row in enumerate(frame.to_dict("records"), start=1)], []
+
+
 def read_span_json(path: Path) -> tuple[list[Span], list[LineError]]:
-    """OpenInference span JSON (the spec's span objects) or a Phoenix span export: JSON Lines, a JSON array, or an
-    object with a 'spans' list."""
+    """OpenInference span JSON (the spec's span objects) or a Phoenix span export: JSON Lines, a JSON array, an
+    object with a 'spans' list, or a Parquet span table (line numbers are then row numbers)."""
+    if Path(path).suffix == ".parquet":
+        records, errors = read_parquet_rows(path)
+        return _spans_of(records, errors)
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     records, errors = read_records(path)
     if len(records) == 1 and isinstance(records[0][1], dict) and isinstance(records[0][1].get("spans"), list):
         records = [(_line_of(text, json.dumps(_span_id(s)), records[0][0]), s) for s in records[0][1]["spans"]]
+    return _spans_of(records, errors)
+
+
+def _spans_of(records: list[tuple[int, Any]], errors: list[LineError]) -> tuple[list[Span], list[LineError]]:
     spans = []
     for line, raw in records:
         span, problems = _span_json(raw, line, "")
