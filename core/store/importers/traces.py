@@ -12,6 +12,7 @@ maps each format's fields.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -358,7 +359,7 @@ def _plain(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, np.generic):
         value = value.item()
-    return None if isinstance(value, float) and value != value else value
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def read_parquet_rows(path: Path) -> tuple[list[tuple[int, Any]], list[LineError]]:
