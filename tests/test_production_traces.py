@@ -138,3 +138,24 @@ def test_a_deployed_model_cannot_be_run_again(engine) -> None:
     assert _import("otel", "otel_rag_export.json").exit_code == 0
     with pytest.raises(ValueError, match="deployed:support-bot holds a deployed system's imported answers"):
         create_run(engine, RunOptions(models=[f"deployed:{SERVICE}"]))
+
+
+@pytest.mark.parametrize(
+    ("name", "flag", "code", "shown"),
+    [
+        pytest.param("mixed", [], 1, "mixed.jsonl:6: output.value: trace t-bad: no generated answer", id="atomic-by-default"),
+        pytest.param("mixed", ["--skip-incomplete"], 0, "left out: ", id="incomplete-left-out-and-listed"),
+        pytest.param("published-otel", ["--skip-incomplete"], 1, "no trace has a question and an answer (2 problem(s) of incomplete traces)",
+                     id="nothing-left-imports-nothing"),
+    ],
+)
+def test_incomplete_traces_can_be_left_out_on_request(engine, tmp_path, name, flag, code, shown) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_text((TRACES / "openinference_rag_spans.jsonl").read_text(encoding="utf-8") +
+                    '{"context": {"trace_id": "t-bad", "span_id": "s"}, "attributes": {"input.value": "Where?"}}\n',
+                    encoding="utf-8")
+    target = (path, "openinference") if name == "mixed" else (TRACES / "otel_example_trace.json", "otel")
+    result = runner.invoke(app, ["import", "--format", target[1], str(target[0]), *flag])
+    assert result.exit_code == code and shown in result.output
+    with Session(engine) as session:
+        assert len(session.exec(select(Instance)).all()) == (2 if code == 0 else 0)

@@ -50,19 +50,23 @@ def instance_json_schema() -> str:
     return json.dumps(InstanceSpec.model_json_schema(), indent=2, sort_keys=True) + "\n"
 
 
-def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact: bool) -> None:
+def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact: bool, skip_incomplete: bool) -> None:
     """`gauntlet import --format otel|openinference|langfuse|phoenix FILE`: a set plus the run as deployed."""
     from core.generation.deployed import import_traces
     from core.store.importers.redaction import redaction_text
 
     upgrade(database_url())
-    report = import_traces(get_engine(), file, fmt, set_name=set_name, service=service, redact=redact)
+    report = import_traces(get_engine(), file, fmt, set_name=set_name, service=service, redact=redact,
+                           skip_incomplete=skip_incomplete)
+    for error in report.left_out:
+        typer.echo(f"left out: {file}:{error.line}: {error.field or '-'}: {error.message}", err=True)
     for error in report.errors:
         typer.echo(f"{file}:{error.line}: {error.field or '-'}: {error.message}", err=True)
     if not report.ok:
         typer.echo("nothing imported; the database is unchanged", err=True)
         raise typer.Exit(1)
-    typer.echo(f"{report.set_report.summary}; {report.traces} traces, {report.documents} retrieved documents")
+    left_out = f"; {len(report.left_out)} incomplete trace problem(s) left out" if report.left_out else ""
+    typer.echo(f"{report.set_report.summary}; {report.traces} traces, {report.documents} retrieved documents{left_out}")
     typer.echo(f"run {report.run_id} as deployed ({report.model}): {report.traces} production answers; "
                f"score it with: gauntlet score {report.run_id}")
     typer.echo(redaction_text(report.redactions) if report.redactions is not None
@@ -108,6 +112,9 @@ def register(app: typer.Typer) -> None:
                                              "the traces' service.name / trace name, else the file name).")] = "",
         redact: Annotated[bool, typer.Option("--redact", help="Trace formats: replace emails, phone numbers and "
                                              "names (by pattern) before anything is stored; counts are shown.")] = False,
+        skip_incomplete: Annotated[bool, typer.Option("--skip-incomplete", help="Trace formats: leave out (and list) "
+                                                      "traces without a question, an answer or a document's text "
+                                                      "instead of importing nothing.")] = False,
     ) -> None:
         """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing.
 
@@ -119,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter("give a FILE, or --all DIR")
             return import_everything(all_dir, replace)
         if fmt in trace_formats():
-            return import_trace_file(file, fmt, set_name, service, redact)
+            return import_trace_file(file, fmt, set_name, service, redact, skip_incomplete)
         try:
             get_importer(fmt)
         except UnknownNameError as exc:

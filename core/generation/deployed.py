@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from core.store.importers.redaction import Redactor
-from core.store.importers.traces import Trace, read_traces
+from core.store.importers.traces import Trace, read_trace_parts
 from core.store.io import LineError, validate_lines
 from core.store.models import Model, Response, Run, utc_now
 from core.store.schema import InstanceSpec
@@ -39,6 +39,7 @@ class TraceImportReport:
     traces: int = 0
     documents: int = 0
     redactions: dict[str, int] | None = None  # None: no redaction pass was asked for
+    left_out: list[LineError] = field(default_factory=list)  # incomplete traces skipped on request, with why
     errors: list[LineError] = field(default_factory=list)
 
     @property
@@ -122,23 +123,30 @@ def _record_run(session: Session, member_of: dict[str, int], answers: dict[str, 
 
 
 def import_traces(engine: Engine, path: Path, fmt: str, *, set_name: str = "", service: str = "", redact: bool = False,
-                  author: str = "") -> TraceImportReport:
+                  author: str = "", skip_incomplete: bool = False) -> TraceImportReport:
     """Read a trace export, (optionally) redact it, and import its traces as a new set plus a deployed run, in one
-    transaction; any bad trace imports nothing."""
+    transaction; any bad trace imports nothing, unless `skip_incomplete` leaves out (and lists) the traces that lack
+    a question, an answer or a document's text. A malformed record always imports nothing."""
     path = Path(path)
-    traces, errors = read_traces(path, fmt)
+    traces, errors, incomplete = read_trace_parts(path, fmt)
+    left_out = incomplete if skip_incomplete else []
+    errors = sorted(errors + ([] if skip_incomplete else incomplete), key=lambda e: e.line)
+    if not errors and not traces:
+        errors = [LineError(1, "", f"no trace has a question and an answer ({len(left_out)} problem(s) of incomplete traces)")]
     if errors:
-        return TraceImportReport(errors=errors)
+        return TraceImportReport(left_out=left_out, errors=errors)
     service = service.strip() or next((t.service for t in traces if t.service), "") or path.stem
     redactor = Redactor() if redact else None
     specs, answers, errors = trace_specs(traces, fmt, service, path.name, redactor)
     report = TraceImportReport(model=deployed_model_name(service), traces=len(traces),
                                documents=sum(len(t.documents) for t in traces),
-                               redactions=redactor.summary() if redactor else None, errors=errors)
+                               redactions=redactor.summary() if redactor else None, left_out=left_out,
+                               errors=errors)
     if errors:
         return report
     name = set_name.strip() or f"{service} traces ({path.name})"
     config = {"format": fmt, "file": path.name, "set": name, "service": service, "traces": len(traces),
+              "left_out": [str(e) for e in left_out],
               "redactions": report.redactions, "name": f"deployed {service} ({path.name})"}
 
     def record(session: Session, member_of: dict[str, int]) -> None:

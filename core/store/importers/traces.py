@@ -476,11 +476,18 @@ TRACE_FORMATS.add("phoenix", read_span_json)
 
 def read_traces(path: Path, fmt: str) -> tuple[list[Trace], list[LineError]]:
     """The traces of a file of format `fmt` (a TRACE_FORMATS name), and every problem with line and field."""
+    traces, errors, incomplete = read_trace_parts(path, fmt)
+    return traces, sorted(errors + incomplete, key=lambda e: e.line)
+
+
+def read_trace_parts(path: Path, fmt: str) -> tuple[list[Trace], list[LineError], list[LineError]]:
+    """(traces, problems of the file's records, problems of traces that lack a question, an answer or a document's
+    text): the last kind can be left out of an import on request, the others never."""
     spans, errors = TRACE_FORMATS.get(fmt)(Path(path))
     if not spans and not errors:
         errors.append(LineError(1, "", f"no spans found: is this a {fmt} trace export?"))
-    traces, problems = assemble_all(spans)
-    return traces, sorted(errors + problems, key=lambda e: e.line)
+    traces, incomplete = assemble_all(spans)
+    return traces, sorted(errors, key=lambda e: e.line), incomplete
 
 
 def trace_formats() -> list[str]:
