@@ -51,6 +51,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("lit-ragbench", "core.commands.lit_ragbench",
      "LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy."),
     ("ragstress", "core.commands.ragstress", "RAGStress: knowledge-base corruption by type and severity (MMLU)."),
+    ("traces", "core.commands.traces",
+     "Production traces: sample items into the experts' queues; promote verified ones into a versioned set."),
     ("domainrag", "core.commands.domainrag",
      "DomainRAG: build the six-ability instances with their settings; report the views."),
 )

@@ -144,6 +144,6 @@ def render_label_history(entries: list[HistoryEntry]) -> None:
         counts = "no (undone)" if e.undone else "yes (latest)" if live and i == live[-1] else "no (replaced)"
         row = {"when": _when(e), "counts": counts}
         row |= {cid: "yes" if v else "no" for cid, v in (p.get("constraints") or {}).items()}
-        row |= {k: p[k] for k in ("valid_refusal", "conflict_recognized") if p.get(k) is not None}
+        row |= {k: p[k] for k in ("valid_refusal", "conflict_recognized", "faithful") if p.get(k) is not None}
         rows.append(row | {"note": p.get("note", "")})
     st.dataframe(rows, hide_index=True, width="stretch")

@@ -24,6 +24,7 @@ from core.review.gold import (
     my_labels,
     record_gold_label,
     undo_last_label,
+    wants_faithful,
 )
 from core.review.verification import (
     live_decisions,
@@ -328,6 +329,11 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
         choice = st.radio("Conflict recognised (names the disagreement and what each source says)", ["1", "0"],
                           horizontal=True, key=f"{key}_conflict", index=None if prior is None else (0 if prior else 1))
         payload["conflict_recognized"] = None if choice is None else int(choice)
+    if wants_faithful(ctx.bundle):
+        prior = initial.get("faithful")
+        choice = st.radio("Faithful (every claim of the answer is supported by the retrieved documents)", ["1", "0"],
+                          horizontal=True, key=f"{key}_faithful", index=None if prior is None else (0 if prior else 1))
+        payload["faithful"] = None if choice is None else int(choice)
     payload["note"] = st.text_input("Note (optional)", key=f"{key}_note", value=initial.get("note", ""))
     return payload
 
@@ -335,7 +341,7 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
 def missing_answers(payload: dict[str, Any]) -> list[str]:
     """Items left unanswered in a label form."""
     missing = [cid for cid, v in payload["constraints"].items() if v is None]
-    return missing + [k for k in ("valid_refusal", "conflict_recognized") if k in payload and payload[k] is None]
+    return missing + [k for k in ("valid_refusal", "conflict_recognized", "faithful") if k in payload and payload[k] is None]
 
 
 def render_response(ctx: ResponseContext) -> None:

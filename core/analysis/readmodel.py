@@ -1023,6 +1023,7 @@ class RunReport:
     counts: pd.DataFrame
     note: str = ""
     reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
+    production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
 
 
 def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
@@ -1050,7 +1051,10 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
     counts = model_counts(scores)
     reference = reference_scores(engine, [run_id], judge)
     summary = reference_summary(reference) if not reference.empty else None
-    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary)
+    production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
+    production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
+    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
+                     production=production_summary)
 
 
 def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
@@ -1085,8 +1089,10 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
                     "metrics": metrics_doc})
     reference = [] if report.reference is None else [{k: _num(v) for k, v in row.items()}
                                                      for row in report.reference.to_dict("records")]
+    production = [] if report.production is None else [{k: _num(v) for k, v in row.items()}
+                                                       for row in report.production.to_dict("records")]
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
-            "models": out, "reference_metrics": reference, "failed": failures}
+            "models": out, "reference_metrics": reference, "production_metrics": production, "failed": failures}
 
 
 def _num(value):
@@ -1102,6 +1108,7 @@ def _num(value):
 
 # --------------------------------------------------------------------------- reference-answer protocols (reference_qa)
 
+PRODUCTION_PROTOCOL = "production_rag"  # imported traces: faithfulness and coverage, no reference
 REFERENCE_ID_COLUMNS = ("run_id", "response_id", "judge", "model", "instance_uid", "domain", "language", "condition",
                         "answer_type")
 REFERENCE_SUMMARY_COLUMNS = ["model", "condition", "metric", "judge", "judge_label", "value", "ci_low", "ci_high", "n",

@@ -12,6 +12,7 @@ from core.config import REPO_ROOT, database_url
 from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
 from core.store.importers import IMPORTERS, NATIVE, get_importer, import_source
+from core.store.importers.traces import trace_formats
 from core.store.io import composition, export_instances, import_file, validate_file
 from core.store.schema import InstanceSpec
 
@@ -49,6 +50,29 @@ def instance_json_schema() -> str:
     return json.dumps(InstanceSpec.model_json_schema(), indent=2, sort_keys=True) + "\n"
 
 
+def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact: bool, skip_incomplete: bool) -> None:
+    """`gauntlet import --format otel|openinference|langfuse|phoenix FILE`: a set plus the run as deployed."""
+    from core.generation.deployed import import_traces
+    from core.store.importers.redaction import redaction_text
+
+    upgrade(database_url())
+    report = import_traces(get_engine(), file, fmt, set_name=set_name, service=service, redact=redact,
+                           skip_incomplete=skip_incomplete)
+    for error in report.left_out:
+        typer.echo(f"left out: {file}:{error.line}: {error.field or '-'}: {error.message}", err=True)
+    for error in report.errors:
+        typer.echo(f"{file}:{error.line}: {error.field or '-'}: {error.message}", err=True)
+    if not report.ok:
+        typer.echo("nothing imported; the database is unchanged", err=True)
+        raise typer.Exit(1)
+    left_out = f"; {len(report.left_out)} incomplete trace problem(s) left out" if report.left_out else ""
+    typer.echo(f"{report.set_report.summary}; {report.traces} traces, {report.documents} retrieved documents{left_out}")
+    typer.echo(f"run {report.run_id} as deployed ({report.model}): {report.traces} production answers; "
+               f"score it with: gauntlet score {report.run_id}")
+    typer.echo(redaction_text(report.redactions) if report.redactions is not None
+               else "no redaction pass (--redact replaces emails, phone numbers and names before storing)")
+
+
 def register(app: typer.Typer) -> None:
     """Register the data commands on the gauntlet app."""
 
@@ -80,10 +104,20 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--new-version", help="Store changed existing ids as a new version.")
         ] = False,
         domains: Annotated[Path | None, typer.Option(help="Domains JSONL (name, description).")] = None,
-        fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {', '.join(IMPORTERS.names())}.")] = NATIVE,
+        fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {', '.join(IMPORTERS.names())}; or a trace "
+                                         f"export: {', '.join(trace_formats())}.")] = NATIVE,
         all_dir: Annotated[Path | None, typer.Option("--all", help="Restore a whole-database backup (export --all) "
                                                      "into an empty database.")] = None,
         replace: Annotated[bool, typer.Option("--replace", help="With --all: replace the database's data.")] = False,
+        set_name: Annotated[str, typer.Option("--set", help="Trace formats: the name of the new set "
+                                              "(default '<service> traces (<file>)').")] = "",
+        service: Annotated[str, typer.Option("--service", help="Trace formats: the deployed service's name (default: "
+                                             "the traces' service.name / trace name, else the file name).")] = "",
+        redact: Annotated[bool, typer.Option("--redact", help="Trace formats: replace emails, phone numbers and "
+                                             "names (by pattern) before anything is stored; counts are shown.")] = False,
+        skip_incomplete: Annotated[bool, typer.Option("--skip-incomplete", help="Trace formats: leave out (and list) "
+                                                      "traces without a question, an answer or a document's text "
+                                                      "instead of importing nothing.")] = False,
     ) -> None:
         """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing.
 
@@ -94,10 +128,12 @@ def register(app: typer.Typer) -> None:
             if all_dir is None:
                 raise typer.BadParameter("give a FILE, or --all DIR")
             return import_everything(all_dir, replace)
+        if fmt in trace_formats():
+            return import_trace_file(file, fmt, set_name, service, redact, skip_incomplete)
         try:
             get_importer(fmt)
         except UnknownNameError as exc:
-            typer.echo(str(exc), err=True)
+            typer.echo(f"{exc}; trace exports: {', '.join(trace_formats())}", err=True)
             raise typer.Exit(2) from None
         upgrade(database_url())
         report = import_source(

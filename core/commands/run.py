@@ -271,7 +271,9 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
                          ("Undetermined and not-applicable counts", result.counts),
-                         ("Reference-answer metrics (mean [95% CI] n per model and condition)", result.reference)):
+                         ("Reference-answer metrics (mean [95% CI] n per model and condition)", result.reference),
+                         ("Production answers, no reference (mean [95% CI] n per model and condition)",
+                          result.production)):
         if frame is None or frame.empty:
             continue
         table = Table(title=title)

@@ -176,6 +176,14 @@ def resolve_models(session: Session, names: list[str]) -> list[Model]:
     return [rows[n] for n in names]
 
 
+def check_generators(models: list[Model]) -> None:
+    """Refuse models that hold a deployed system's imported answers (provider 'deployed'): they cannot answer."""
+    deployed = [m.name for m in models if m.provider == "deployed"]
+    if deployed:
+        raise ValueError(f"{', '.join(deployed)} holds a deployed system's imported answers and cannot answer new "
+                         "prompts; run candidate models on its set instead")
+
+
 def instance_conditions(instances: list[Instance], conditions: list[str]) -> list[tuple[Instance, str]]:
     """(instance, condition) for each requested condition its protocol declares and that applies to the instance's
     question type ('' = the protocol's default); a condition no selected instance's protocol declares raises
@@ -207,6 +215,7 @@ def create_run(engine: Engine, options: RunOptions) -> int:
     check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
+        check_generators(models)
         check_prices(models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
         if not instances:

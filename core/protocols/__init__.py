@@ -35,5 +35,6 @@ from core.protocols import rag_stress  # noqa: E402,F401  (registers it)
 from core.protocols import lit_ragbench  # noqa: E402,F401  (registers it)
 from core.protocols import domainrag  # noqa: E402,F401  (registers it)
 from core.protocols import ragstress  # noqa: E402,F401  (registers it)
+from core.protocols import production_rag  # noqa: E402,F401  (registers it)
 
 __all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]

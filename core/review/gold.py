@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
+from core.analysis.trace_sampling import add_remainders
 from core.review.annotations import (
     DEFAULT_SAMPLE_SIZE,
     Bundle,
@@ -62,13 +63,7 @@ def _allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
     quotas = {k: left * spare[k] / spare_total if spare_total else 0 for k in keys}
     for k in keys:
         alloc[k] += int(quotas[k])
-    rest = n - sum(alloc.values())
-    for k in sorted(keys, key=lambda k: (-(quotas[k] - int(quotas[k])), str(k))):
-        if rest <= 0:
-            break
-        if alloc[k] < sizes[k]:
-            alloc[k] += 1
-            rest -= 1
+    add_remainders(alloc, quotas, sizes, n)
     return alloc
 
 
@@ -119,8 +114,8 @@ def draw_gold_sample(
     (readmodel.response_uncertainty), so expert time goes where the judges disagree or could not decide; the recorded
     probabilities let the corrected estimates stay unbiased (inverse-probability weighting).
     """
-    if strategy not in SAMPLING_STRATEGIES:
-        raise ValueError(f"strategy: must be one of {', '.join(SAMPLING_STRATEGIES)}")
+    if strategy not in (*SAMPLING_STRATEGIES, SEGMENT_UNCERTAINTY):
+        raise ValueError(f"strategy: must be one of {', '.join((*SAMPLING_STRATEGIES, SEGMENT_UNCERTAINTY))}")
     principal = authorize(engine, principal, "draw_gold_sample")
     if n < 1:
         raise ValueError("n: must be at least 1")
@@ -137,6 +132,7 @@ def draw_gold_sample(
     pool = {name: set(doms) for name, doms in experts_by_name.items() if experts is None or name in experts}
     if len(pool) < 2:
         raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
+    key_of = _segment_key(engine, run_id) if strategy == SEGMENT_UNCERTAINTY else _design_key
     strata: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     uncovered: dict[str, int] = defaultdict(int)
     for resp, inst, dom, model in rows:
@@ -145,18 +141,19 @@ def draw_gold_sample(
         if len(_covering(pool, dom.name)) < 2:
             uncovered[dom.name] += 1
             continue
-        strata[(dom.name, inst.mode, model.name)].append(resp.id)
+        strata[key_of(resp, inst, dom, model)].append(resp.id)
     if not strata:
         short = f" ({_uncovered_text(uncovered)})" if uncovered else ""
         raise ValueError(f"run_id: no finished, not yet sampled responses in this run that two of the chosen experts' "
                          f"domains cover{short}")
-    alloc = _allocate({k: len(v) for k, v in strata.items()}, n)
+    alloc = (_segment_allocation(engine, run_id, strata, n) if strategy == SEGMENT_UNCERTAINTY
+             else _allocate({k: len(v) for k, v in strata.items()}, n))
     rng = random.Random(seed)
     load = {name: 0 for name in pool}
     batch = f"run{run_id}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
     chosen: list[tuple[int, str]] = []
     probability: dict[int, float] = {}
-    if strategy == "stratified":
+    if strategy in ("stratified", SEGMENT_UNCERTAINTY):
         for key in sorted(strata):
             ids = sorted(strata[key])
             chosen.extend((rid, key[0]) for rid in rng.sample(ids, alloc[key]))
@@ -177,7 +174,7 @@ def draw_gold_sample(
             session.commit()
 
     with_retry(write)
-    if strategy != "stratified":
+    if strategy == "uncertainty":
         alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
     return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
                         dict(sorted(uncovered.items())))
@@ -193,6 +190,33 @@ def _uncovered_text(uncovered: dict[str, int]) -> str:
 
 
 SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty")
+SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
+
+
+def _design_key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str, str]:
+    return (dom.name, inst.mode, model.name)
+
+
+def _segment_key(engine: Engine, run_id: int):
+    """Strata of production items: (domain, language, band of the judges' uncertainty on the response)."""
+    from core.analysis.trace_sampling import uncertainty_band, verdict_uncertainty
+
+    uncertainty = verdict_uncertainty(engine, run_id)
+
+    def key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str, str]:
+        return (dom.name, inst.language or "und", uncertainty_band(uncertainty.get(resp.id)))
+
+    return key
+
+
+def _segment_allocation(engine: Engine, run_id: int, strata: dict[tuple[str, str, str], list[int]],
+                        n: int) -> dict[tuple[str, str, str], int]:
+    """Neyman-like allocation over the segment x uncertainty strata (more where the judges are less sure)."""
+    from core.analysis.trace_sampling import UNDECIDED, neyman_allocation, verdict_uncertainty
+
+    uncertainty = verdict_uncertainty(engine, run_id)
+    weights = {k: sum(uncertainty.get(rid, UNDECIDED) for rid in ids) / len(ids) for k, ids in strata.items()}
+    return neyman_allocation({k: len(v) for k, v in strata.items()}, weights, n)
 
 
 def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str, str], list[int]], n: int,
@@ -255,6 +279,16 @@ def expected_fields(bundle: Bundle) -> tuple[list[str], bool, bool]:
     return [c.cid for c in bundle.constraints], bundle.instance.mode == "gap", bundle.instance.mode == "conflict"
 
 
+PRODUCTION = "production_rag"
+LABEL_ITEM_APPLIES = {"valid_refusal": "gap", "conflict_recognized": "conflict", "faithful": PRODUCTION}
+
+
+def wants_faithful(bundle: Bundle) -> bool:
+    """Whether the label asks if the answer is faithful to the documents: production items (no reference, no
+    constraints) are labelled on that."""
+    return bundle.instance.protocol == PRODUCTION
+
+
 def _as_binary(value: Any, name: str) -> int:
     if isinstance(value, bool):
         return int(value)
@@ -272,7 +306,7 @@ def auto_satisfied(bundle: Bundle) -> dict[str, str]:
 
 def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
     """Normalise a gold label: every constraint answered yes/no (conditional ones that cannot apply are satisfied
-    automatically), refusal for gap, conflict recognition for conflict."""
+    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items."""
     cids, wants_refusal, wants_conflict = expected_fields(bundle)
     given = payload.get("constraints")
     if not isinstance(given, dict):
@@ -290,14 +324,16 @@ def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, 
     if extra:
         raise ValueError(f"constraints: unknown constraint ids {extra}")
     out: dict[str, Any] = {"constraints": {c: bool(_as_binary(given[c], f"constraints.{c}")) for c in cids}}
-    for name, wanted in (("valid_refusal", wants_refusal), ("conflict_recognized", wants_conflict)):
+    kind = bundle.instance.protocol if bundle.instance.protocol == PRODUCTION else bundle.instance.mode
+    for name, wanted in (("valid_refusal", wants_refusal), ("conflict_recognized", wants_conflict),
+                         ("faithful", wants_faithful(bundle))):
         value = payload.get(name)
         if wanted:
             if value is None:
-                raise ValueError(f"{name}: required for a {bundle.instance.mode} instance")
+                raise ValueError(f"{name}: required for a {kind} instance")
             out[name] = _as_binary(value, name)
         elif value is not None:
-            raise ValueError(f"{name}: only applies to {'gap' if name == 'valid_refusal' else 'conflict'} instances")
+            raise ValueError(f"{name}: only applies to {LABEL_ITEM_APPLIES[name]} instances")
     note = payload.get("note", "")
     if not isinstance(note, str):
         raise ValueError("note: must be text")
@@ -351,9 +387,10 @@ def record_adjudication(
 
 
 def label_items(payload: dict[str, Any]) -> dict[str, int]:
-    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized'."""
+    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized',
+    'faithful'."""
     items = {f"constraint:{c}": int(v) for c, v in (payload.get("constraints") or {}).items()}
-    for name in ("valid_refusal", "conflict_recognized"):
+    for name in LABEL_ITEM_APPLIES:
         if payload.get(name) is not None:
             items[name] = int(payload[name])
     return items

@@ -62,6 +62,7 @@ class GoldPayload(_Strict):
     constraints: dict[Text, Binary]
     valid_refusal: Binary | None = None
     conflict_recognized: Binary | None = None
+    faithful: Binary | None = None  # production items (production_rag): the answer is supported by its documents
     note: Text = ""
 
 

@@ -39,6 +39,7 @@ from core.store.models import Constraint, ContextClaims, Document, Instance, Res
 from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
+RAG_METRICS = ("faithfulness", "coverage")  # judged against the documents alone: any protocol may declare them
 RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
 SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are written together
 DEFAULT_CONCURRENCY = 16  # judge calls in flight (RAGAS' default max_workers is 16 too)
@@ -283,9 +284,16 @@ class _Scorer:
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=self.data.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
         base = {"response_id": resp["id"], "run_id": self.run_id}
-        outcomes = {name: self.reference_outcome(name, item) for name in metrics
+        outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
                     if name != "constraint" and not self.has((resp["id"], name, self.judge.name, None))}
         return await self.together(resp["id"], item, base, "constraint" in metrics, outcomes)
+
+    def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
+        """A reference-free RAG metric (faithfulness, coverage: no reference needed, whatever the mode) or a
+        reference metric."""
+        if name in RAG_METRICS:
+            return self.metric(METRICS.get(name), item)
+        return self.reference_outcome(name, item)
 
     async def reference_outcome(self, name: str, item: JudgeInput) -> MetricOutcome:
         """A reference metric (pure, core.scoring.reference) or a judged one (correctness, consistency) of one response."""

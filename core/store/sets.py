@@ -5,7 +5,7 @@ instance silently: the plan previews what would change, and instances whose cont
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Engine
@@ -144,11 +144,14 @@ def import_set(
     origin: str = "import",
     source: str = "",
     author: str = "",
+    on_members: Callable[[Session, dict[str, int]], None] | None = None,
 ) -> SetImportReport:
     """Import validated instances as a new named set in one transaction; any problem imports nothing.
 
     New ids are created, identical ones join the set as they are; when some existing instances would change,
-    `on_changed` must say what to do with them (a key of ON_CHANGED), else nothing is imported.
+    `on_changed` must say what to do with them (a key of ON_CHANGED), else nothing is imported. `on_members`, if
+    given, runs in the same transaction before it commits, with each imported spec id's member instance version id
+    (so rows that refer to the set's instances, like a deployed run's answers, commit with it or not at all).
     """
     if on_changed is not None and on_changed not in ON_CHANGED:
         raise ValueError(f"on_changed: must be one of {', '.join(ON_CHANGED)}")
@@ -180,8 +183,10 @@ def import_set(
         latest = _latest(session, plan)
         domain_ids = _domain_ids(session, (s.domain for _, s in specs), {})
         members: list[int] = []
+        member_of: dict[str, int] = {}
         for _, spec in specs:
             action = plan[spec.id].action
+            count = len(members)
             if action == "unchanged":
                 members.append(latest[spec.id].id)
                 report.unchanged.append(spec.id)
@@ -202,6 +207,10 @@ def import_set(
                 members.append(add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1,
                                             author=author).id)
                 report.superseded.append(spec.id)
+            if len(members) > count:
+                member_of[spec.id] = members[-1]
+        if on_members is not None:
+            on_members(session, member_of)
         session.add_all(BenchmarkSetMember(set_id=bench_set.id, instance_id=i) for i in dict.fromkeys(members))
         session.commit()
     return report
@@ -266,3 +275,46 @@ def check_domains(engine: Engine, names: Iterable[str]) -> None:
         with Session(engine) as session:
             known = sorted(session.exec(select(Domain.name)).all())
         raise ValueError(f"domains: unknown domain {', '.join(map(repr, unknown))}; known: {', '.join(known) or 'none yet'}")
+
+
+VERSION_SUFFIX = re.compile(r"^(?P<base>.+) v(?P<n>\d+)$")
+
+
+def set_versions(engine: Engine, base: str) -> list[tuple[int, int]]:
+    """(version, set id) of the sets named '<base> vN', oldest first."""
+    with Session(engine) as session:
+        rows = session.exec(select(BenchmarkSet.id, BenchmarkSet.name).where(
+            col(BenchmarkSet.name).startswith(f"{base.strip()} v"))).all()
+    found = [(int(m["n"]), sid) for sid, name in rows if (m := VERSION_SUFFIX.match(name)) and m["base"] == base.strip()]
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class SetVersion:
+    """A new version of a versioned set: its name, the instances it kept from the previous version and those added."""
+
+    name: str
+    version: int
+    kept: int
+    added: int
+
+
+def add_set_version(engine: Engine, base: str, instance_ids: Iterable[int], *, origin: str = "promote",
+                    source: str = "", author: str = "") -> SetVersion:
+    """Create '<base> v(N+1)': the members of '<base> vN' (none for v1) plus `instance_ids`, in one transaction;
+    earlier versions stay as they were, so results scored on them remain comparable."""
+    if not base.strip():
+        raise ValueError("set_name: give the set a name")
+    versions = set_versions(engine, base)
+    previous = set_instance_ids(engine, versions[-1][1]) if versions else set()
+    number = versions[-1][0] + 1 if versions else 1
+    new = sorted(set(instance_ids) - previous)
+    with Session(engine) as session:
+        name = _check_name(session, f"{base.strip()} v{number}")
+        bench_set = BenchmarkSet(name=name, origin=origin, source=source, created_by=author,
+                                 description=f"version {number} of {base.strip()}")
+        session.add(bench_set)
+        session.flush()
+        session.add_all(BenchmarkSetMember(set_id=bench_set.id, instance_id=i) for i in sorted(previous | set(new)))
+        session.commit()
+    return SetVersion(name, number, len(previous), len(new))

@@ -1,0 +1,160 @@
+"""Production traces into the benchmark: a named set of instances plus a run "as deployed" holding the answers the
+production system gave, so `gauntlet score RUN` scores them like any run and candidate models can be run on the
+same set.
+
+One transaction: the set, its instances, the `deployed:<service>` model, the run and its done responses commit
+together or not at all. The optional redaction pass runs before anything is built, so no personal data it catches
+reaches the database; its counts are kept on the run's config and each instance's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.store.importers.redaction import Redactor
+from core.store.importers.traces import Trace, read_trace_parts
+from core.store.io import LineError, validate_lines
+from core.store.models import Model, Response, Run, utc_now
+from core.store.schema import InstanceSpec
+from core.store.sets import SetImportReport, import_set, set_slug
+
+PROTOCOL = "production_rag"
+DEPLOYED_PREFIX = "deployed:"
+DEPLOYED_PROVIDER = "deployed"
+
+
+@dataclass
+class TraceImportReport:
+    """What importing a trace export did: the set, the deployed run, the traces, redaction counts, or the errors."""
+
+    set_report: SetImportReport | None = None
+    run_id: int | None = None
+    model: str = ""
+    traces: int = 0
+    documents: int = 0
+    redactions: dict[str, int] | None = None  # None: no redaction pass was asked for
+    left_out: list[LineError] = field(default_factory=list)  # incomplete traces skipped on request, with why
+    errors: list[LineError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def deployed_model_name(service: str) -> str:
+    """The model a deployed service's answers are recorded under: 'deployed:<service>'."""
+    return f"{DEPLOYED_PREFIX}{service}"
+
+
+def trace_payload(trace: Trace, fmt: str, service: str, source: str, clean) -> dict[str, Any]:
+    """The instance payload of one trace: question, documents in retrieval order (rank and score kept), provenance.
+    `clean` is applied to every stored text (the redaction pass, or identity)."""
+    iid = f"trace/{set_slug(service)}/{trace.trace_id}"
+    documents = [
+        {"doc_id": f"{iid}#retrieval[{d.rank - 1}]", "text": clean(d.text), "source": d.source_id, "role": "supporting",
+         "variant": {"kind": "retrieved", "rank": d.rank, "score": d.score}}
+        for d in trace.documents
+    ]
+    return {
+        "id": iid, "domain": service, "query": clean(trace.question), "protocol": PROTOCOL, "documents": documents,
+        "metadata": {"trace": {"format": fmt, "trace_id": trace.trace_id, "service": service, "file": source,
+                               "spans": trace.spans}},
+    }
+
+
+def trace_specs(traces: list[Trace], fmt: str, service: str, source: str, redactor: Redactor | None
+                ) -> tuple[list[tuple[int, InstanceSpec]], dict[str, str], list[LineError]]:
+    """Validated instances of the traces (line = the trace's first line), their answers by instance id, errors."""
+    before: dict[str, int] = {}
+
+    def clean(text: str) -> str:
+        return redactor(text) if redactor is not None else text
+
+    payloads, answers, lines = [], {}, []
+    for trace in traces:
+        if redactor is not None:
+            before = dict(redactor.counts)
+        payload = trace_payload(trace, fmt, service, source, clean)
+        answers[payload["id"]] = clean(trace.answer)
+        if redactor is not None:
+            payload["metadata"]["redactions"] = {k: redactor.counts[k] - before.get(k, 0) for k in redactor.summary()}
+        payloads.append(payload)
+        lines.append(trace.line)
+    checked = validate_lines("".join(json.dumps(p) + "\n" for p in payloads).encode())
+    errors = [LineError(lines[e.line - 1], e.field, e.message) for e in checked.errors]
+    return [(lines[n - 1], spec) for n, spec in checked.instances], answers, errors
+
+
+def _deployed_model(session: Session, service: str) -> Model:
+    name = deployed_model_name(service)
+    model = session.exec(select(Model).where(Model.name == name)).first()
+    if model is None:
+        model = Model(name=name, provider=DEPLOYED_PROVIDER, model_name=service, is_baseline=True, temperature=None,
+                      settings={"deployed": True})
+        session.add(model)
+        session.flush()
+    return model
+
+
+def _record_run(session: Session, member_of: dict[str, int], answers: dict[str, str], service: str,
+                config: dict[str, Any]) -> int:
+    """The run 'as deployed': one done response per trace, holding the production answer (no model was called)."""
+    from core.generation.runs import RunOptions, code_version
+
+    model = _deployed_model(session, service)
+    now = utc_now()
+    options = RunOptions(models=[model.name], name=config["name"], concurrency=1)
+    run = Run(name=config["name"], status="done", config=asdict(options) | {"deployed": config},
+              code_version=code_version(), started_at=now, finished_at=now,
+              message=f"production answers of {service} imported from {config['file']}")
+    session.add(run)
+    session.flush()
+    session.add_all(Response(run_id=run.id, model_id=model.id, instance_id=instance_id, condition="", status="done",
+                             text=answers[uid], prompt_meta={"deployed": True, "format": config["format"]},
+                             finished_at=now)
+                    for uid, instance_id in member_of.items())
+    return int(run.id)
+
+
+def import_traces(engine: Engine, path: Path, fmt: str, *, set_name: str = "", service: str = "", redact: bool = False,
+                  author: str = "", skip_incomplete: bool = False) -> TraceImportReport:
+    """Read a trace export, (optionally) redact it, and import its traces as a new set plus a deployed run, in one
+    transaction; any bad trace imports nothing, unless `skip_incomplete` leaves out (and lists) the traces that lack
+    a question, an answer or a document's text. A malformed record always imports nothing."""
+    path = Path(path)
+    traces, errors, incomplete = read_trace_parts(path, fmt)
+    left_out = incomplete if skip_incomplete else []
+    errors = sorted(errors + ([] if skip_incomplete else incomplete), key=lambda e: e.line)
+    if not errors and not traces:
+        errors = [LineError(1, "", f"no trace has a question and an answer ({len(left_out)} problem(s) of incomplete traces)")]
+    if errors:
+        return TraceImportReport(left_out=left_out, errors=errors)
+    service = service.strip() or next((t.service for t in traces if t.service), "") or path.stem
+    redactor = Redactor() if redact else None
+    specs, answers, errors = trace_specs(traces, fmt, service, path.name, redactor)
+    report = TraceImportReport(model=deployed_model_name(service), traces=len(traces),
+                               documents=sum(len(t.documents) for t in traces),
+                               redactions=redactor.summary() if redactor else None, left_out=left_out,
+                               errors=errors)
+    if errors:
+        return report
+    name = set_name.strip() or f"{service} traces ({path.name})"
+    config = {"format": fmt, "file": path.name, "set": name, "service": service, "traces": len(traces),
+              "left_out": [str(e) for e in left_out],
+              "redactions": report.redactions, "name": f"deployed {service} ({path.name})"}
+
+    def record(session: Session, member_of: dict[str, int]) -> None:
+        report.run_id = _record_run(session, member_of, answers, service, config)
+
+    report.set_report = import_set(engine, specs, name, on_changed="rename", origin="traces", source=path.name,
+                                   author=author, on_members=record)
+    report.errors = report.set_report.errors
+    if not report.ok:
+        report.run_id = None
+    return report
