@@ -51,6 +51,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("lit-ragbench", "core.commands.lit_ragbench",
      "LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy."),
     ("ragstress", "core.commands.ragstress", "RAGStress: knowledge-base corruption by type and severity (MMLU)."),
+    ("judge", "core.commands.judge",
+     "Check a judge against human labels (judge check) and probe it for biases (judge probe)."),
     ("domainrag", "core.commands.domainrag",
      "DomainRAG: build the six-ability instances with their settings; report the views."),
 )
