@@ -194,6 +194,18 @@ def fill_missing(deltas: Sequence[float | None]) -> np.ndarray:
     return arr
 
 
+def rescale(deltas: np.ndarray) -> np.ndarray:
+    """Differences min-max rescaled to the labels' [-2, 2], as meta_eval.py does (the same float steps, so equal
+    differences tie in Spearman's ranks exactly as in the source)."""
+    low, high = float(np.min(deltas)), float(np.max(deltas))
+    return deltas if high == low else ((deltas - low) / (high - low) - 0.5) * 4
+
+
+def normalised(deltas: Sequence[float | None]) -> np.ndarray:
+    """meta_eval.py's judge side: missing differences filled with the median, then rescaled to [-2, 2]."""
+    return rescale(fill_missing(deltas))
+
+
 def expand(deltas: np.ndarray, labels: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's difference repeated once per annotator label, beside those labels (meta_eval.py's 560 points)."""
     xs = [d for d, ls in zip(deltas, labels, strict=True) for _ in ls]
@@ -246,7 +258,7 @@ def clip_ci(low: float, high: float) -> tuple[float, float]:
 
 def dimension_result(dimension: str, deltas: Sequence[float | None], labels: Sequence[Sequence[float]]) -> DimensionResult:
     """The figures of one dimension."""
-    filled = fill_missing(deltas)
+    filled = normalised(deltas)
     pearson, spearman = correlations(filled, labels)
     p_ci, s_ci = correlation_cis(filled, labels)
     k = agreement(deltas, labels)
