@@ -169,3 +169,54 @@ def test_checks_are_stored_with_the_judge_version(engine, tmp_path) -> None:
     rows = latest_checks(engine, "suite")
     assert [(r.judge, r.judge_model, r.prompt_hash, r.n) for r in rows] == [("heuristic", "heuristic", result.prompt_hash, 4)]
     assert rows[0].figures["dimensions"]["overall"]["n_labels"] == 8 and rows[0].fitness == result.fitness.label
+
+
+CLI_CASES = [
+    ("check-prints-figures-fitness-and-stores", ["judge", "check", "heuristic", "--suite", "{suite}"],
+     ["overall", "fitness: FIT TO DECIDE (kappa 1.00 on 32 human labels >= 0.7", "stored as judge check"], 1),
+    ("check-no-store", ["judge", "check", "heuristic", "--suite", "{suite}", "--no-store"], ["fitness: FIT TO DECIDE"], 0),
+    ("probe-estimates-before-it-runs", ["judge", "probe", "position", "heuristic", "--suite", "{suite}"],
+     ["probe position: estimated 0 judge calls", "prefers the answer shown first", "detected: no bias"], 1),
+    ("probe-estimate-only", ["judge", "probe", "length", "heuristic", "--suite", "{suite}", "--estimate-only"],
+     ["probe length: estimated 0 judge calls"], 0),
+]
+
+
+@pytest.mark.parametrize(("args", "expected", "stored"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES])
+def test_judge_cli_runs_offline(engine, tmp_path, args, expected, stored) -> None:
+    from sqlmodel import Session, select
+    from typer.testing import CliRunner
+
+    from core.cli import app
+    from core.store.models import JudgeCheck
+
+    suite = synthetic_suite(tmp_path, 16)
+    result = CliRunner().invoke(app, [a.format(suite=suite) for a in args])
+    assert result.exit_code == 0, result.output
+    for text in expected:
+        assert text in result.output
+    with Session(engine) as session:
+        assert len(session.exec(select(JudgeCheck)).all()) == stored
+
+
+FITNESS_OF_CASES = [
+    ("never-checked", False, [], "undetermined"),
+    ("checked-no-probe", True, [], "fit to decide"),
+    ("checked-and-biased", True, ["prefers the answer shown first"], "fit to explore"),
+]
+
+
+@pytest.mark.parametrize(("checked", "biases", "label"), [c[1:] for c in FITNESS_OF_CASES],
+                         ids=[c[0] for c in FITNESS_OF_CASES])
+def test_fitness_of_a_stored_judge(engine, tmp_path, checked, biases, label) -> None:
+    from core.analysis.judge_check import fitness_of, save_check
+
+    suite = synthetic_suite(tmp_path, 16)
+    result = asyncio.run(check_judge(HeuristicJudge(), suite, load_suite(suite)))
+    if checked:
+        store_check(engine, result)
+    save_check(engine, "probe:position", "heuristic", result.judge_model, result.prompt_hash, suite, 16,
+               {"rows": [], "biases": biases, "errors": 0})
+    save_check(engine, "probe:length", "heuristic", "other-version", "000000000000", suite, 16,
+               {"rows": [], "biases": ["prefers the longer answer"], "errors": 0})  # another version: ignored
+    assert fitness_of(engine, "heuristic").label == label

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
@@ -18,23 +19,28 @@ from tests.providers.conftest import point_sdks_at
 from tests.test_judge_check import llm_judge, synthetic_suite
 
 TASK = r"task: pairwise-preference[\s\S]*"
-A, B, TIE = ('{"better": "%s", "reason": "scripted"}' % side for side in ("A", "B", "tie"))
+A, B = (json.dumps({"better": side, "reason": "scripted"}) for side in ("A", "B"))
 CONTENT = [ScriptRule(match=TASK + r"Answer A:\n[^\n]*MW", reply=A), ScriptRule(match=TASK + r"Answer B:\n[^\n]*MW", reply=B)]
 PADDED = "This answer was prepared"
 JUDGES = {
     "content-reader": CONTENT,
     "prefers-first": [ScriptRule(match=TASK, reply=A)],
+    "prefers-second": [ScriptRule(match=TASK, reply=B)],
     "prefers-longer": [ScriptRule(match=TASK + rf"Answer A:[\s\S]*{PADDED}[\s\S]*Answer B:", reply=A),
                        ScriptRule(match=TASK + rf"Answer B:[\s\S]*{PADDED}", reply=B), *CONTENT],
+    "penalises-longer": [ScriptRule(match=TASK + rf"Answer A:[\s\S]*{PADDED}[\s\S]*Answer B:", reply=B),
+                         ScriptRule(match=TASK + rf"Answer B:[\s\S]*{PADDED}", reply=A), *CONTENT],
     "flips-at-random": [ScriptRule(match=TASK, choices=[A, B])],
 }
 PROBE_CASES = [
-    ("position-finds-first-preference", "prefers-first", "position", ["prefers a position"]),
+    ("position-finds-first-preference", "prefers-first", "position", ["prefers the answer shown first"]),
+    ("position-finds-second-preference", "prefers-second", "position", ["prefers the answer shown second"]),
     ("position-clears-content-reader", "content-reader", "position", []),
     ("position-clears-longer-preference", "prefers-longer", "position", []),
     ("length-finds-longer-preference", "prefers-longer", "length", ["prefers the longer answer"]),
     ("length-clears-content-reader", "content-reader", "length", []),
     ("length-clears-first-preference", "prefers-first", "length", []),
+    ("length-finds-a-length-penalty", "penalises-longer", "length", ["penalises the longer answer"]),
     ("repeat-finds-random-flips", "flips-at-random", "repeat", ["flips between repeats"]),
     ("repeat-clears-content-reader", "content-reader", "repeat", []),
     ("repeat-clears-first-preference", "prefers-first", "repeat", []),
@@ -66,7 +72,8 @@ def test_repeat_probe_bypasses_the_cache(engine, tmp_path, monkeypatch) -> None:
 
 def test_language_probe_reports_each_language(engine, tmp_path, monkeypatch) -> None:
     path = tmp_path / "suite.jsonl"
-    rows = [json.loads(line) for line in open(synthetic_suite(tmp_path, 8), encoding="utf-8")]
+    lines = Path(synthetic_suite(tmp_path, 8)).read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
     for row in rows:
         row["language"] = "de" if row["instance_id"] > 4 else "en"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -74,8 +81,8 @@ def test_language_probe_reports_each_language(engine, tmp_path, monkeypatch) -> 
     with FakeLLMServer([ScriptRule(match=TASK, reply=A)]) as fake:
         point_sdks_at(monkeypatch, fake)
         result = asyncio.run(run_probe(llm_judge(engine), "language", load_suite(str(path))))
-    assert [(r["figure"], r["value"], r["n"]) for r in result.rows] == [
-        ("agreement with humans (de)", 0.5, 8), ("agreement with humans (en)", 0.5, 8)]
+    assert [(r["figure"], r["value"], r["agreement"], r["n"]) for r in result.rows] == [
+        ("kappa with humans (de)", 0.0, 0.5, 8), ("kappa with humans (en)", 0.0, 0.5, 8)]
 
 
 ESTIMATE_CASES = [("repeat", 3, 3 * 5), ("position", 3, 2 * 5), ("length", 3, 3 * 5), ("language", 3, 5)]

@@ -407,3 +407,31 @@ def framework_deltas(rows: Sequence[dict[str, Any]], framework: str, dimension: 
         a, b = row["model1"][framework].get(f"{dimension}_label"), row["model2"][framework].get(f"{dimension}_label")
         out.append(None if a is None or b is None else float(b) - float(a))
     return out
+
+
+def stored_biases(engine: Engine, judge: str, judge_model: str, prompt_hash: str) -> list[str]:
+    """The biases the newest stored probes of this judge version detected."""
+    rows = [r for r in latest_checks(engine, "probe:")
+            if (r.judge, r.judge_model, r.prompt_hash) == (judge, judge_model, prompt_hash)]
+    return sorted({b for r in rows for b in r.figures.get("biases", [])})
+
+
+def with_probe_biases(engine: Engine, result: CheckResult) -> CheckResult:
+    """The result with its fitness recomputed from the overall kappa and the stored probes of the same version."""
+    overall = next(d for d in result.dimensions if d.dimension == "overall")
+    biases = stored_biases(engine, result.judge, result.judge_model, result.prompt_hash)
+    result.fitness = judge_fitness(overall.kappa, overall.n_agreement, biases)
+    return result
+
+
+def fitness_of(engine: Engine, judge: str) -> Fitness:
+    """The fitness of a judge id ('heuristic', 'llm:<model>') from its newest stored suite check and probes of that
+    version; undetermined when it was never checked (for the Leaderboard, the picker and the decision report)."""
+    checks = [r for r in latest_checks(engine, "suite") if r.judge == judge]
+    if not checks:
+        return Fitness("undetermined", f"never checked: run `gauntlet judge check {judge} --suite ragchecker-meta`")
+    newest = checks[0]
+    overall = newest.figures["dimensions"]["overall"]
+    biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
+    fitness = judge_fitness(overall["kappa"], overall["n_agreement"], biases)
+    return Fitness(fitness.label, f"{fitness.reason} (suite {newest.suite}, {newest.created_at:%Y-%m-%d})")

@@ -7,8 +7,9 @@ answer with the higher overall (F1 of correctness and completeness, as in core.a
 - position: every pair in both orders; the share of decided verdicts that pick the answer shown first (0.5 when
   unbiased, by design) and the share of pairs whose verdict follows the swap;
 - length: one answer padded with neutral text, each side once; the share of decided verdicts for the padded answer;
-- language: the judge's verdicts against the human overall labels, per language of the suite.
-A position or length share whose 95% Wilson CI excludes 0.5, or a flip rate above FLIP_LIMIT, is a detected bias.
+- language: the judge's verdicts against the human overall labels, per language of the suite (kappa, agreement).
+A position or length share whose 95% Wilson CI excludes 0.5 (either way: a judge may also penalise length), or a flip
+rate above FLIP_LIMIT, is a detected bias.
 """
 
 from __future__ import annotations
@@ -131,6 +132,13 @@ def share_row(name: str, hits: int, n: int, biased_if_not_half: bool) -> dict[st
     return {"figure": name, "value": ci.p, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n, "bias": biased}
 
 
+def leaning(row: dict[str, Any], above: str, below: str) -> list[str]:
+    """The bias a flagged share shows: `above` when it leans over 0.5, `below` under it; none when not flagged."""
+    if not row["bias"]:
+        return []
+    return [above if row["value"] > 0.5 else below]
+
+
 async def gather_verdicts(calls: list[Callable[[], Awaitable[Verdict | None]]], concurrency: int = 8) -> list[Verdict | None]:
     """Run verdict calls, at most `concurrency` at once, in order."""
     gate = asyncio.Semaphore(concurrency)
@@ -172,7 +180,8 @@ async def position_probe(judge: Judge, pairs: Sequence[SuitePair]) -> ProbeResul
     decided = [v for a, b in complete for v in (a, b) if v != "tie"]
     rows = [share_row("prefers the answer shown first", decided.count("first"), len(decided), True),
             share_row("verdict follows the swap", sum(MIRROR[a] == b for a, b in complete), len(complete), False)]
-    return ProbeResult("position", len(pairs), rows, ["prefers a position"] if rows[0]["bias"] else [],
+    return ProbeResult("position", len(pairs), rows, leaning(rows[0], "prefers the answer shown first",
+                                                             "prefers the answer shown second"),
                        errors=len(both) - len(complete))
 
 
@@ -189,7 +198,8 @@ async def length_probe(judge: Judge, pairs: Sequence[SuitePair]) -> ProbeResult:
     changed = sum(t[1] != t[0] or t[2] != t[0] for t in complete)
     rows = [share_row("prefers the padded answer", sum(padded), len(padded), True),
             share_row("verdict changed by padding", changed, len(complete), False)]
-    return ProbeResult("length", len(pairs), rows, ["prefers the longer answer"] if rows[0]["bias"] else [],
+    return ProbeResult("length", len(pairs), rows, leaning(rows[0], "prefers the longer answer",
+                                                           "penalises the longer answer"),
                        errors=len(triples) - len(complete))
 
 
@@ -208,7 +218,7 @@ async def language_probe(judge: Judge, pairs: Sequence[SuitePair]) -> ProbeResul
     rows = []
     for language, (judge_side, human_side) in sorted(by_language.items()):
         k = stats.cohen_kappa(judge_side, human_side)
-        rows.append({"figure": f"agreement with humans ({language})", "value": k.agreement, "kappa": k.kappa,
+        rows.append({"figure": f"kappa with humans ({language})", "value": k.kappa, "agreement": k.agreement,
                      "ci_low": max(-1.0, k.ci_low), "ci_high": min(1.0, k.ci_high), "n": k.n, "bias": False})
     return ProbeResult("language", len(pairs), rows, [], errors=sum(v is None for v in verdicts))
 

@@ -62,7 +62,7 @@ def format_probe(result: ProbeResult) -> str:
     for row in result.rows:
         ci = "" if row["ci_low"] is None else f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
         value = "-" if row["value"] is None else f"{row['value']:.3f}"
-        extra = f" kappa {row['kappa']:.2f}" if "kappa" in row else ""
+        extra = f" agreement {row['agreement'] * 100:.1f}%" if "agreement" in row else ""
         lines.append(f"{row['figure']:<46} {value:>7} {ci:<16} {row['n']:>5} {'YES' if row['bias'] else 'no'}{extra}")
     lines.append(f"detected: {', '.join(result.biases) or 'no bias'}")
     return "\n".join(lines)
@@ -87,11 +87,11 @@ def register(app: typer.Typer) -> None:
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import check_judge, load_suite, store_check
+        from core.analysis.judge_check import check_judge, load_suite, store_check, with_probe_biases
         from core.store.db import get_engine
 
         pairs = load_suite(suite, limit)
-        result = asyncio.run(check_judge(_judge(judge), suite, pairs))
+        result = with_probe_biases(get_engine(), asyncio.run(check_judge(_judge(judge), suite, pairs)))
         typer.echo(format_check(result))
         if store:
             typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
