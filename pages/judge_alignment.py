@@ -15,7 +15,7 @@ from core.analysis.alignment import (
     verification_agreement,
 )
 from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE, MIN_LABELS
-from core.analysis.judge_check import PUBLISHED, SOURCE, latest_checks
+from core.analysis.judge_check import PUBLISHED, SOURCE, fitness_of, latest_checks
 from core.review.gold import gold_labels, load_response
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code
@@ -24,6 +24,7 @@ from ui.alignment_view import (
     confusion_section,
     cross_scores_table,
     cross_stats_table,
+    fitness_line,
     probe_table,
     published_table,
     suite_check_table,
@@ -60,6 +61,8 @@ def judge_checks_section():
         st.info("No judge has been checked yet: `gauntlet judge check heuristic --suite ragchecker-meta` "
                 "(or `llm:<model>`).", icon=":material/info:")
     else:
+        for judge in dict.fromkeys(c.judge for c in checks):
+            st.markdown(fitness_line(judge, fitness_of(engine(), judge)))
         st.dataframe(suite_check_table(checks), hide_index=True)
     st.caption(f"Published, for comparison: {SOURCE}, Pearson / Spearman ×100 against the same human labels.")
     st.dataframe(published_table(PUBLISHED), hide_index=True)

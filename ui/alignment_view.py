@@ -130,13 +130,13 @@ def suite_check_table(checks: Sequence) -> pd.DataFrame:
     rows = []
     for c in checks:
         for dim, d in c.figures["dimensions"].items():
-            rows.append({"Judge": judge_label(c.judge), "Model": c.judge_model, "Prompt hash": c.prompt_hash,
-                         "Suite": c.suite, "Dimension": dim, "Pearson ×100": pct(d["pearson"]),
+            rows.append({"Judge": judge_label(c.judge), "Fitness": c.fitness, "Suite": c.suite, "Dimension": dim,
+                         "Pearson ×100": pct(d["pearson"]),
                          "Pearson 95% CI": _ci100(d["pearson_ci"]), "Spearman ×100": pct(d["spearman"]),
                          "Spearman 95% CI": _ci100(d["spearman_ci"]), "Agreement %": pct(d["agreement"]),
                          "κ": kappa(d["kappa"]), "κ 95% CI": kappa_ci(*(d["kappa_ci"] or (None, None))),
-                         "n labels": d["n_agreement"], "n unscored pairs": d["n_missing"], "Fitness": c.fitness,
-                         "Checked": c.created_at.strftime("%Y-%m-%d %H:%M")})
+                         "n labels": d["n_agreement"], "n unscored pairs": d["n_missing"], "Model": c.judge_model,
+                         "Prompt hash": c.prompt_hash, "Checked": c.created_at.strftime("%Y-%m-%d %H:%M")})
     return pd.DataFrame(rows)
 
 
@@ -157,3 +157,8 @@ def probe_table(checks: Sequence) -> pd.DataFrame:
                          "95% CI": "—" if r["ci_low"] is None else f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]",
                          "n": r["n"], "Bias detected": "yes" if r["bias"] else "no"})
     return pd.DataFrame(rows)
+
+
+def fitness_line(judge: str, fitness) -> str:
+    """One judge's fitness statement as a markdown line."""
+    return f"**{judge_label(judge)}**: {fitness.label.upper()} ({fitness.reason})"

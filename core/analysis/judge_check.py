@@ -434,4 +434,4 @@ def fitness_of(engine: Engine, judge: str) -> Fitness:
     overall = newest.figures["dimensions"]["overall"]
     biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
     fitness = judge_fitness(overall["kappa"], overall["n_agreement"], biases)
-    return Fitness(fitness.label, f"{fitness.reason} (suite {newest.suite}, {newest.created_at:%Y-%m-%d})")
+    return Fitness(fitness.label, f"{fitness.reason}; suite {newest.suite}, checked {newest.created_at:%Y-%m-%d}")

@@ -229,6 +229,9 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
     assert published.iloc[0]["overall (P / S)"] == "61.93 / 60.90"
     probes = next(df.value for df in at.dataframe if "Probe" in df.value.columns)
     assert probes.iloc[0][["Probe", "Bias detected", "n"]].tolist() == ["position", "yes", 32]
+    statements = [m.value for m in at.markdown if "FIT" in m.value]
+    assert len(statements) == 1
+    assert statements[0].startswith("**heuristic (lexical, offline)**: FIT TO DECIDE (kappa 1.00 on 32 human labels")
 
 
 def test_users_page_creates_an_expert(seeded):
