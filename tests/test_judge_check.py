@@ -14,6 +14,7 @@ import json
 import pytest
 
 from core.analysis.fitness import judge_fitness
+from core.analysis.judge_probes import estimate_check_cost
 from core.analysis.judge_check import (
     DIMENSIONS,
     PUBLISHED,
@@ -159,6 +160,8 @@ def test_llm_judge_check_through_the_fake_server(engine, tmp_path, monkeypatch) 
     assert all(by_dim[d].kappa == pytest.approx(1.0) for d in DIMENSIONS)
     assert result.judge_model == "judge-test" and len(result.prompt_hash) == 12
     assert result.calls == 6 * 7  # per pair: reference claims once, then claims, verify and coverage per answer
+    estimate = estimate_check_cost(judge, load_suite(suite))
+    assert estimate.calls == result.calls and estimate.cost_usd > 0
 
 
 def test_checks_are_stored_with_the_judge_version(engine, tmp_path) -> None:
@@ -174,7 +177,10 @@ def test_checks_are_stored_with_the_judge_version(engine, tmp_path) -> None:
 CLI_CASES = [
     ("check-prints-figures-fitness-and-stores", ["judge", "check", "heuristic", "--suite", "{suite}"],
      ["overall", "fitness: FIT TO DECIDE (kappa 1.00 on 32 human labels >= 0.7", "stored as judge check"], 1),
-    ("check-no-store", ["judge", "check", "heuristic", "--suite", "{suite}", "--no-store"], ["fitness: FIT TO DECIDE"], 0),
+    ("check-no-store", ["judge", "check", "heuristic", "--suite", "{suite}", "--no-store"],
+     ["judge check: estimated 0 judge calls", "fitness: FIT TO DECIDE"], 0),
+    ("check-estimate-only", ["judge", "check", "heuristic", "--suite", "{suite}", "--estimate-only"],
+     ["judge check: estimated 0 judge calls"], 0),
     ("probe-estimates-before-it-runs", ["judge", "probe", "position", "heuristic", "--suite", "{suite}"],
      ["probe position: estimated 0 judge calls", "prefers the answer shown first", "detected: no bias"], 1),
     ("probe-estimate-only", ["judge", "probe", "length", "heuristic", "--suite", "{suite}", "--estimate-only"],

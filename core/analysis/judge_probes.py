@@ -123,6 +123,25 @@ def estimate_cost(judge: Judge, probe: str, pairs: Sequence[SuitePair], k: int =
     return CostEstimate(calls, tokens, client.config.cost_usd(tokens, calls * PAIRWISE_OUTPUT_TOKENS))
 
 
+CHECK_CALLS_PER_PAIR = 7  # reference claims once; per answer: its claims, their verification, coverage
+CHECK_OUTPUT_TOKENS = 200  # a rough allowance per judge reply (claim lists are short)
+
+
+def estimate_check_cost(judge: Judge, pairs: Sequence[SuitePair]) -> CostEstimate:
+    """Calls, input tokens and dollars of `judge check` before it runs (an upper bound: cached calls are free)."""
+    client = getattr(judge, "client", None)
+    if client is None:
+        return CostEstimate(0, 0, 0.0)
+    from core.scoring.judges import prompts
+
+    system = sum(len(p) for p in (prompts.CONTEXT_CLAIMS_SYSTEM, prompts.RESPONSE_CLAIMS_SYSTEM,
+                                  prompts.CLAIM_VERIFY_SYSTEM, prompts.COVERAGE_SYSTEM))
+    chars = sum(len(p.query) + len(p.reference) + 2 * system
+                + sum(3 * len(a) + 2 * len(p.reference) + len(p.query) for a in p.answers) for p in pairs)
+    calls = CHECK_CALLS_PER_PAIR * len(pairs)
+    return CostEstimate(calls, chars // 4, client.config.cost_usd(chars // 4, calls * CHECK_OUTPUT_TOKENS))
+
+
 def share_row(name: str, hits: int, n: int, biased_if_not_half: bool) -> dict[str, Any]:
     """A share with its Wilson 95% CI; flags it when the CI excludes 0.5 (and the row is a bias test)."""
     if n == 0:

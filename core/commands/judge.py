@@ -49,9 +49,9 @@ def format_check(result: CheckResult) -> str:
     return "\n".join(lines)
 
 
-def format_estimate(probe: str, estimate: CostEstimate) -> str:
-    """The line printed before a probe runs."""
-    return (f"probe {probe}: estimated {estimate.calls} judge calls, ~{estimate.input_tokens} input tokens, "
+def format_estimate(what: str, estimate: CostEstimate) -> str:
+    """The line printed before a probe or a check runs."""
+    return (f"{what}: estimated {estimate.calls} judge calls, ~{estimate.input_tokens} input tokens, "
             f"${estimate.cost_usd:.4f}")
 
 
@@ -85,13 +85,19 @@ def register(app: typer.Typer) -> None:
         suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta' or a JSON / JSONL file (docs/judges.md).")],
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N pairs.")] = None,
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
+        estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
         from core.analysis.judge_check import check_judge, load_suite, store_check, with_probe_biases
         from core.store.db import get_engine
 
-        pairs = load_suite(suite, limit)
-        result = with_probe_biases(get_engine(), asyncio.run(check_judge(_judge(judge), suite, pairs)))
+        from core.analysis.judge_probes import estimate_check_cost
+
+        pairs, resolved = load_suite(suite, limit), _judge(judge)
+        typer.echo(format_estimate("judge check", estimate_check_cost(resolved, pairs)))
+        if estimate_only:
+            return
+        result = with_probe_biases(get_engine(), asyncio.run(check_judge(resolved, suite, pairs)))
         typer.echo(format_check(result))
         if store:
             typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
@@ -114,7 +120,7 @@ def register(app: typer.Typer) -> None:
         if probe not in PROBES:
             raise typer.BadParameter(f"one of {', '.join(PROBES)}", param_hint="PROBE")
         pairs, resolved = load_suite(suite, limit), _judge(judge)
-        typer.echo(format_estimate(probe, estimate_cost(resolved, probe, pairs, k)))
+        typer.echo(format_estimate(f"probe {probe}", estimate_cost(resolved, probe, pairs, k)))
         if estimate_only:
             return
         result = asyncio.run(run_probe(resolved, probe, pairs, k))
