@@ -106,3 +106,37 @@ def test_fake_server_draws_scripted_choices_from_its_seed() -> None:
 
     first = replies(3)
     assert set(first) == {"x", "y"} and replies(3) == first
+
+
+CLI_PROBE_CASES = [
+    ("position-finds-first-preference", "position", "prefers-first", "estimated 16 judge calls",
+     "detected: prefers the answer shown first"),
+    ("repeat-finds-random-flips", "repeat", "flips-at-random", "estimated 24 judge calls",
+     "detected: flips between repeats"),
+    ("length-clears-content-reader", "length", "content-reader", "estimated 24 judge calls", "detected: no bias"),
+]
+
+
+@pytest.mark.parametrize(("probe", "judge", "estimate", "verdict"), [c[1:] for c in CLI_PROBE_CASES],
+                         ids=[c[0] for c in CLI_PROBE_CASES])
+def test_probe_command_with_a_registered_llm_judge(engine, tmp_path, monkeypatch, probe, judge, estimate, verdict):
+    from typer.testing import CliRunner
+
+    from core.cli import app
+    from core.store.models import JudgeCheck, Model
+
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    with Session(engine) as session:
+        session.add(Model(name="judge-test", provider="openai", model_name="judge-test", price_input_per_mtok=1.0,
+                          price_output_per_mtok=2.0, settings={"timeout_s": 2}))
+        session.commit()
+    suite = synthetic_suite(tmp_path, 8)
+    with FakeLLMServer(JUDGES[judge], seed=7) as fake:
+        point_sdks_at(monkeypatch, fake)
+        result = CliRunner().invoke(app, ["judge", "probe", probe, "llm:judge-test", "--suite", suite])
+    assert result.exit_code == 0, result.output
+    first, *rest = result.output.splitlines()
+    assert estimate in first and verdict in rest[-2]
+    with Session(engine) as session:
+        stored = session.exec(select(JudgeCheck)).one()
+    assert (stored.kind, stored.judge, stored.judge_model, stored.n) == (f"probe:{probe}", "llm:judge-test", "judge-test", 8)
