@@ -140,3 +140,25 @@ def test_probe_command_with_a_registered_llm_judge(engine, tmp_path, monkeypatch
     with Session(engine) as session:
         stored = session.exec(select(JudgeCheck)).one()
     assert (stored.kind, stored.judge, stored.judge_model, stored.n) == (f"probe:{probe}", "llm:judge-test", "judge-test", 8)
+
+
+REPLY_CASES = [
+    ("lower-case-side", {"better": "a"}, "A"),
+    ("padded-side", {"better": " B "}, "B"),
+    ("capitalised-tie", {"better": "Tie"}, "tie"),
+    ("no-side", {"better": None}, None),
+    ("other-word", {"better": "both"}, None),
+]
+
+
+@pytest.mark.parametrize(("raw", "side"), [c[1:] for c in REPLY_CASES], ids=[c[0] for c in REPLY_CASES])
+def test_pairwise_reply_sides(raw, side) -> None:
+    from pydantic import ValidationError
+
+    from core.analysis.judge_probes import PairwiseReply
+
+    if side is None:
+        with pytest.raises(ValidationError):
+            PairwiseReply.model_validate(raw)
+    else:
+        assert PairwiseReply.model_validate(raw).better == side

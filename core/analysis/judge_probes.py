@@ -42,14 +42,18 @@ Reply with one JSON object and nothing else: {"better": "A" | "B" | "tie", "reas
 PAIRWISE_OUTPUT_TOKENS = 60
 
 
-def _upper(value: Any) -> Any:
-    return value.strip().upper() if isinstance(value, str) and value.strip().lower() != "tie" else "tie"
+def _side(value: Any) -> Any:
+    """'a' / ' B ' / 'Tie' as 'A' / 'B' / 'tie'; anything else is left for validation to reject."""
+    if not isinstance(value, str):
+        return value
+    value = value.strip()
+    return "tie" if value.lower() == "tie" else value.upper()
 
 
 class PairwiseReply(BaseModel):
     """The judge's pairwise answer."""
 
-    better: Annotated[Literal["A", "B", "tie"], BeforeValidator(_upper)]
+    better: Annotated[Literal["A", "B", "tie"], BeforeValidator(_side)]
     reason: str = ""
 
 
