@@ -53,6 +53,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("ragstress", "core.commands.ragstress", "RAGStress: knowledge-base corruption by type and severity (MMLU)."),
     ("traces", "core.commands.traces",
      "Production traces: sample items into the experts' queues; promote verified ones into a versioned set."),
+    ("judge", "core.commands.judge",
+     "Check a judge against human labels (judge check) and probe it for biases (judge probe)."),
     ("domainrag", "core.commands.domainrag",
      "DomainRAG: build the six-ability instances with their settings; report the views."),
 )

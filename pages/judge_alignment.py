@@ -14,6 +14,8 @@ from core.analysis.alignment import (
     run_choices,
     verification_agreement,
 )
+from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE, MIN_LABELS
+from core.analysis.judge_check import PUBLISHED, SOURCE, fitness_of, latest_checks
 from core.review.gold import gold_labels, load_response
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code
@@ -22,6 +24,10 @@ from ui.alignment_view import (
     confusion_section,
     cross_scores_table,
     cross_stats_table,
+    fitness_line,
+    probe_table,
+    published_table,
+    suite_check_table,
     verification_table,
 )
 from ui.auth import require_page
@@ -43,6 +49,29 @@ def verification_agreement_section():
                                       columns=[f"second: {c}" for c in r.categories]))
 
 
+def judge_checks_section():
+    """Each judge against public human labels (`gauntlet judge check`), its fitness, and its bias probes."""
+    st.subheader("Judge checks against human-labelled suites")
+    st.caption(f"Fitness from κ of the judge's preference against each human label (overall dimension): below "
+               f"{FIT_TO_EXPLORE} not fit, {FIT_TO_EXPLORE}–{FIT_TO_DECIDE} fit to explore, {FIT_TO_DECIDE} and above fit "
+               f"to decide (Landis & Koch 1977; McHugh 2012); fewer than {MIN_LABELS} labels: undetermined; a detected "
+               "bias caps it at fit to explore. See docs/judges.md.")
+    checks = latest_checks(engine(), "suite")
+    if not checks:
+        st.info("No judge has been checked yet: `gauntlet judge check heuristic --suite ragchecker-meta` "
+                "(or `llm:<model>`).", icon=":material/info:")
+    else:
+        for judge in dict.fromkeys(c.judge for c in checks):
+            st.markdown(fitness_line(judge, fitness_of(engine(), judge)))
+        st.dataframe(suite_check_table(checks), hide_index=True)
+    st.caption(f"Published, for comparison: {SOURCE}, Pearson / Spearman ×100 against the same human labels.")
+    st.dataframe(published_table(PUBLISHED), hide_index=True)
+    probes = latest_checks(engine(), "probe:")
+    if probes:
+        st.markdown("**Bias probes** (`gauntlet judge probe`)")
+        st.dataframe(probe_table(probes), hide_index=True)
+
+
 principal = require_page(__file__)
 st.title("Judge alignment")
 
@@ -51,6 +80,7 @@ run_ids = st.multiselect("Runs", list(runs), default=list(runs)[:1], key="align_
 if not run_ids:
     st.info("Choose at least one run.")
     verification_agreement_section()
+    judge_checks_section()
     st.stop()
 
 judges = judges_for(engine(), run_ids)
@@ -105,3 +135,4 @@ else:
     st.dataframe(cross_stats_table(cj), hide_index=True)
 
 verification_agreement_section()
+judge_checks_section()

@@ -119,3 +119,46 @@ def confusion_section(by_judge: dict[str, dict[str, Agreement]]) -> int | None:
     picked = st.dataframe(items, hide_index=True, on_select="rerun", selection_mode="single-row", key="align_items")
     selected = picked.selection.rows if picked else []
     return int(items.iloc[selected[0]]["response"]) if selected else None
+
+
+def _ci100(ci: Sequence[float] | None) -> str:
+    return "—" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def suite_check_table(checks: Sequence) -> pd.DataFrame:
+    """Stored `judge check` results: one row per judge version, suite and dimension, with n and the fitness."""
+    rows = []
+    for c in checks:
+        for dim, d in c.figures["dimensions"].items():
+            rows.append({"Judge": judge_label(c.judge), "Fitness": c.fitness, "Suite": c.suite, "Dimension": dim,
+                         "Pearson ×100": pct(d["pearson"]),
+                         "Pearson 95% CI": _ci100(d["pearson_ci"]), "Spearman ×100": pct(d["spearman"]),
+                         "Spearman 95% CI": _ci100(d["spearman_ci"]), "Agreement %": pct(d["agreement"]),
+                         "κ": kappa(d["kappa"]), "κ 95% CI": kappa_ci(*(d["kappa_ci"] or (None, None))),
+                         "n labels": d["n_agreement"], "n unscored pairs": d["n_missing"], "Model": c.judge_model,
+                         "Prompt hash": c.prompt_hash, "Checked": c.created_at.strftime("%Y-%m-%d %H:%M")})
+    return pd.DataFrame(rows)
+
+
+def published_table(published: dict[str, dict[str, tuple[float, float]]]) -> pd.DataFrame:
+    """The published anchors (Pearson / Spearman x 100 per dimension), cited as facts."""
+    return pd.DataFrame([{"Framework": name, **{f"{dim} (P / S)": f"{p:.2f} / {s:.2f}" for dim, (p, s) in figs.items()}}
+                         for name, figs in published.items()])
+
+
+def probe_table(checks: Sequence) -> pd.DataFrame:
+    """Stored probe results: one row per figure, with its CI, n and whether it shows a bias."""
+    rows = []
+    for c in checks:
+        for r in c.figures["rows"]:
+            rows.append({"Judge": judge_label(c.judge), "Model": c.judge_model, "Prompt hash": c.prompt_hash,
+                         "Probe": c.kind.removeprefix("probe:"), "Suite": c.suite, "Figure": r["figure"],
+                         "Value": None if r["value"] is None else round(r["value"], 3),
+                         "95% CI": "—" if r["ci_low"] is None else f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]",
+                         "n": r["n"], "Bias detected": "yes" if r["bias"] else "no"})
+    return pd.DataFrame(rows)
+
+
+def fitness_line(judge: str, fitness) -> str:
+    """One judge's fitness statement as a markdown line."""
+    return f"**{judge_label(judge)}**: {fitness.label.upper()} ({fitness.reason})"

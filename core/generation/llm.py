@@ -355,6 +355,10 @@ class LLMClient:
             del self._inflight[key]
             raise
 
+    async def fresh(self, messages: list[ChatMessage]) -> Completion:
+        """The provider's answer to `messages`, sent now with retries: the cache is neither read nor written."""
+        return await self._call_with_retries(messages, self.key_for(messages))
+
     def max_cost(self, messages: list[ChatMessage]) -> float:
         """The cost a call is reserved at: its estimated input tokens and the model's max output tokens."""
         return self.config.cost_usd(sum(count_tokens(m.content) for m in messages), self.config.max_output_tokens)

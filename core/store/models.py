@@ -405,3 +405,22 @@ class Lease(SQLModel, table=True):
     pid: int = 0
     acquired_at: float = Field(default=0.0, description="Unix time the holder took it.")
     expires_at: float = Field(default=0.0, description="Unix time after which another executor may take it over.")
+
+
+class JudgeCheck(SQLModel, table=True):
+    """One check of a judge: its figures against a human-labelled suite ('suite') or one bias probe ('probe:<name>'),
+    with the judge's version (model and prompt hash) so a later check of a changed judge is a new row."""
+
+    __tablename__ = "judge_check"
+    __table_args__ = (Index("ix_judge_check_judge", "judge", "kind"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(description="'suite' or 'probe:repeat' / 'probe:position' / 'probe:length' / 'probe:language'.")
+    judge: str = Field(description="The judge id: 'heuristic' or 'llm:<model>'.")
+    judge_model: str = Field(description="The model behind the judge ('heuristic' for the offline rules).")
+    prompt_hash: str = Field(description="sha256 (12 hex) of the prompt texts (or rule source) the judge used.")
+    suite: str
+    n: int = Field(description="Pairs compared.")
+    figures: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    fitness: str = ""
+    created_at: datetime = Field(default_factory=utc_now)

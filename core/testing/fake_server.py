@@ -34,6 +34,7 @@ class ScriptRule(BaseModel):
     times: int | None = None
     retry_after: float | None = None
     seed: int | None = None  # when set, the rule applies only to requests carrying this seed (e.g. a run's repeats)
+    choices: list[str] | None = None  # when set, the reply is drawn from these by the server's seeded random generator
 
 
 def load_script(path: str | Path) -> list[ScriptRule]:
@@ -105,7 +106,8 @@ class _Behaviour:
                 if rule.fault and not within and rule.reply is None:
                     continue  # an exhausted fault rule without a reply lets later rules answer
                 fault = rule.fault if within else None
-                return fault, rule.reply if rule.reply is not None else canned_answer(prompt), rule.retry_after
+                reply = self.rng.choice(rule.choices) if rule.choices else rule.reply
+                return fault, reply if reply is not None else canned_answer(prompt), rule.retry_after
             if self.error_rate and self.rng.random() < self.error_rate:
                 return self.rng.choice(FAULT_KINDS), canned_answer(prompt), 0.05
         return None, canned_answer(prompt), None

@@ -202,6 +202,38 @@ def test_alignment_page_shows_table9_and_table7(seeded):
     assert scores.loc["model-a", ("Loose IAS", "heuristic (lexical, offline)")] == "100.0 (n=4)"
 
 
+JUDGE_CHECK_CASES = [("runs-chosen", True), ("no-run-chosen", False)]
+
+
+@pytest.mark.parametrize("runs_chosen", [c[1] for c in JUDGE_CHECK_CASES], ids=[c[0] for c in JUDGE_CHECK_CASES])
+def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_chosen):
+    import asyncio
+
+    from core.analysis.judge_check import check_judge, load_suite, save_check, store_check
+    from core.scoring.judges import HeuristicJudge
+    from tests.test_judge_check import synthetic_suite
+
+    suite = synthetic_suite(tmp_path, 16)
+    result = asyncio.run(check_judge(HeuristicJudge(), suite, load_suite(suite)))
+    store_check(seeded.engine, result)
+    row = {"figure": "prefers the answer shown first", "value": 1.0, "ci_low": 0.9, "ci_high": 1.0, "n": 32, "bias": True}
+    save_check(seeded.engine, "probe:position", "llm:j1", "j1", "abc123def456", suite, 16,
+               {"rows": [row], "biases": ["prefers a position"], "errors": 0})
+    at = page_as("pages/judge_alignment.py", "ana")
+    if not runs_chosen:
+        at.multiselect(key="align_runs").set_value([]).run()
+    checks = next(df.value for df in at.dataframe if "Fitness" in df.value.columns).set_index("Dimension")
+    assert checks.loc["overall", "Fitness"] == "fit to decide" and checks.loc["overall", "n labels"] == 32
+    assert checks.loc["overall", "Prompt hash"] == result.prompt_hash
+    published = next(df.value for df in at.dataframe if "Framework" in df.value.columns)
+    assert published.iloc[0]["overall (P / S)"] == "61.93 / 60.90"
+    probes = next(df.value for df in at.dataframe if "Probe" in df.value.columns)
+    assert probes.iloc[0][["Probe", "Bias detected", "n"]].tolist() == ["position", "yes", 32]
+    statements = [m.value for m in at.markdown if "FIT" in m.value]
+    assert len(statements) == 1
+    assert statements[0].startswith("**heuristic (lexical, offline)**: FIT TO DECIDE (kappa 1.00 on 32 human labels")
+
+
 def test_users_page_creates_an_expert(seeded):
     at = page_as("pages/users.py", "admin")
     at.text_input(key="new_username").set_value("dora")

@@ -1,0 +1,437 @@
+"""Judge check: a judge against a human-labelled suite of answer pairs, computed as the RAGChecker meta-evaluation does.
+
+The computation follows `data/meta_evaluation/meta_eval.py` of amazon-science/RAGChecker (read at commit 657d54ba,
+unchanged at 6091f08c; paper arXiv 2408.08067, Section 4 / Table 2):
+- each pair has two answers (model1, model2) and one row per annotator with a preference in -2..2 on correctness,
+  completeness and overall (negative: model1 better, positive: model2 better);
+- a framework's score for a pair is its score of model2 minus its score of model1; a missing difference is replaced
+  by the median of the others; the differences are min-max rescaled to [-2, 2] (which changes no correlation);
+- each pair's difference is repeated once per annotator label (280 pairs x 2 = 560 points) and Pearson and Spearman
+  are computed against the 560 human labels; the paper reports them x 100;
+- the human "sanity check" correlates the first annotator's labels with the second's.
+
+On top of that, this module reports agreement (the sign of the judge's difference against the sign of each human
+label: model1 / tie / model2) with Cohen's kappa, 95% CIs (bootstrap over pairs for the correlations, the asymptotic
+SE for kappa, clipped to [-1, 1]), and the fitness statement of core.analysis.fitness.
+
+What a judge scores here (the suite has no retrieved documents: the reference answer is the judge's only evidence):
+- correctness  = the judge's faithfulness of the answer against the reference (share of the answer's claims the
+  reference supports: claim precision, RAGChecker's "precision");
+- completeness = the judge's coverage of the reference's claims by the answer (claim recall);
+- overall      = F1 of the two (RAGChecker's overall F1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.analysis import stats
+from core.analysis.fitness import Fitness, judge_fitness
+from core.config import REPO_ROOT
+from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
+from core.store.models import JudgeCheck
+
+DIMENSIONS: tuple[str, ...] = ("correctness", "completeness", "overall")
+LABEL_RANGE = (-2.0, 2.0)
+SHARED_DATASETS = REPO_ROOT.parent / "shared" / "datasets"
+SUITES: dict[str, Path] = {"ragchecker-meta": SHARED_DATASETS / "ragchecker-meta" / "human_labeled_data.json"}
+BOOTSTRAP_RESAMPLES = 1000
+SOURCE = "RAGChecker meta-evaluation (Ru et al., arXiv 2408.08067, Sec. 4 / Table 2)"
+
+# Published figures, x 100 as the paper prints them (Pearson, Spearman): RAGChecker's own scores of the 280 pairs
+# (baseline_ragchecker.json at amazon-science/RAGChecker 6091f08c) and the annotators' sanity check, both under the
+# source's meta_eval.py computation; tests/test_judge_check.py reproduces them with this module from the shipped data.
+PUBLISHED: dict[str, dict[str, tuple[float, float]]] = {
+    "RAGChecker (its published outputs)": {
+        "correctness": (49.66, 46.95), "completeness": (60.67, 58.11), "overall": (61.93, 60.90)},
+    "Human annotator vs annotator": {
+        "correctness": (63.67, 59.19), "completeness": (71.91, 68.36), "overall": (70.09, 68.89)},
+}
+
+
+@dataclass(frozen=True)
+class SuitePair:
+    """One human-labelled pair: a question, the reference answer, two answers and each annotator's preferences."""
+
+    key: str
+    query: str
+    reference: str
+    answers: tuple[str, str]
+    labels: dict[str, tuple[float, ...]]  # dimension -> one preference per annotator, in -2..2
+    language: str = "en"
+
+
+@dataclass(frozen=True)
+class AnswerScores:
+    """A judge's reference-based scores of one answer (None: the judge could not score it)."""
+
+    correctness: float | None
+    completeness: float | None
+    overall: float | None
+    calls: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class DimensionResult:
+    """A judge's figures on one dimension against the human labels."""
+
+    dimension: str
+    n_pairs: int
+    n_labels: int
+    n_missing: int  # pairs the judge could not score (filled with the median for the correlations, as the source)
+    pearson: float
+    pearson_ci: tuple[float, float]
+    spearman: float
+    spearman_ci: tuple[float, float]
+    agreement: float | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    n_agreement: int
+
+
+@dataclass
+class CheckResult:
+    """Everything `judge check` reports for one judge on one suite."""
+
+    judge: str
+    judge_model: str
+    prompt_hash: str
+    suite: str
+    n_pairs: int
+    dimensions: list[DimensionResult]
+    human: dict[str, dict[str, float]] = field(default_factory=dict)
+    fitness: Fitness | None = None
+    calls: int = 0
+    cost_usd: float = 0.0
+
+    def figures(self) -> dict[str, Any]:
+        """The stored figures: per dimension, the human sanity check and the published anchors."""
+        return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
+                "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd}
+
+
+def _dimension_json(d: DimensionResult) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.__dict__.items()}
+
+
+# --------------------------------------------------------------------------- the suite format
+
+
+def suite_path(name: str) -> Path:
+    """The file of a named suite, or `name` itself as a path."""
+    if name in SUITES:
+        return SUITES[name]
+    path = Path(name)
+    if not path.exists():
+        raise FileNotFoundError(f"no suite {name!r}: known suites {', '.join(SUITES)}, or give a JSON / JSONL path")
+    return path
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a suite file: a JSON array, or JSONL (one object per line)."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _label(row: dict[str, Any], dimension: str, where: str) -> float:
+    value = row.get(f"{dimension}_label")
+    if not isinstance(value, int | float) or not LABEL_RANGE[0] <= value <= LABEL_RANGE[1]:
+        raise ValueError(f"{where}: {dimension}_label must be a number in -2..2, got {value!r}")
+    return float(value)
+
+
+def _answer(row: dict[str, Any], side: str, where: str) -> str:
+    answer = row.get(side)
+    text = answer.get("response") if isinstance(answer, dict) else answer
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: {side} needs a 'response' text")
+    return text
+
+
+def load_suite(name: str, limit: int | None = None) -> list[SuitePair]:
+    """The pairs of a suite (rows of one pair by several annotators are merged, in file order); first `limit` pairs."""
+    pairs: dict[str, dict[str, Any]] = {}
+    for index, row in enumerate(read_rows(suite_path(name)), start=1):
+        where = f"row {index}"
+        answers = (_answer(row, "model1", where), _answer(row, "model2", where))
+        key = str(row.get("instance_id", row.get("query")))
+        key = f"{key}:{hashlib.sha256('|'.join(answers).encode()).hexdigest()[:8]}"
+        pair = pairs.setdefault(key, {"query": row.get("query", ""), "reference": row.get("gt_answer", ""),
+                                      "answers": answers, "labels": {d: [] for d in DIMENSIONS},
+                                      "language": row.get("language") or "en"})
+        for dimension in DIMENSIONS:
+            pair["labels"][dimension].append(_label(row, dimension, where))
+    out = [SuitePair(key=k, query=p["query"], reference=p["reference"], answers=p["answers"],
+                     labels={d: tuple(v) for d, v in p["labels"].items()}, language=p["language"])
+           for k, p in pairs.items()]
+    return out[:limit] if limit else out
+
+
+# --------------------------------------------------------------------------- the meta-evaluation computation
+
+
+def fill_missing(deltas: Sequence[float | None]) -> np.ndarray:
+    """Score differences with a missing one replaced by the median of the others (as meta_eval.py)."""
+    arr = np.array([np.nan if d is None else d for d in deltas], dtype=float)
+    if np.isnan(arr).all():
+        raise ValueError("the judge scored no pair")
+    arr[np.isnan(arr)] = np.nanmedian(arr)
+    return arr
+
+
+def rescale(deltas: np.ndarray) -> np.ndarray:
+    """Differences min-max rescaled to the labels' [-2, 2], as meta_eval.py does (the same float steps, so equal
+    differences tie in Spearman's ranks exactly as in the source)."""
+    low, high = float(np.min(deltas)), float(np.max(deltas))
+    return deltas if high == low else ((deltas - low) / (high - low) - 0.5) * 4
+
+
+def normalised(deltas: Sequence[float | None]) -> np.ndarray:
+    """meta_eval.py's judge side: missing differences filled with the median, then rescaled to [-2, 2]."""
+    return rescale(fill_missing(deltas))
+
+
+def expand(deltas: np.ndarray, labels: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's difference repeated once per annotator label, beside those labels (meta_eval.py's 560 points)."""
+    xs = [d for d, ls in zip(deltas, labels, strict=True) for _ in ls]
+    ys = [label for ls in labels for label in ls]
+    return np.array(xs, dtype=float), np.array(ys, dtype=float)
+
+
+def correlations(deltas: np.ndarray, labels: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """(Pearson, Spearman) of the judge's differences against the human labels, in [-1, 1]."""
+    x, y = expand(deltas, labels)
+    return float(sps.pearsonr(x, y)[0]), float(sps.spearmanr(x, y)[0])
+
+
+def correlation_cis(deltas: np.ndarray, labels: Sequence[Sequence[float]], resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = 0) -> tuple[tuple[float, float], tuple[float, float]]:
+    """95% percentile-bootstrap CIs of (Pearson, Spearman), resampling pairs (an annotator's labels stay together)."""
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        idx = rng.integers(0, len(deltas), len(deltas))
+        x, y = expand(deltas[idx], [labels[i] for i in idx])
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            continue
+        draws.append((sps.pearsonr(x, y)[0], sps.spearmanr(x, y)[0]))
+    arr = np.clip(np.array(draws, dtype=float), -1.0, 1.0)
+    low, high = np.quantile(arr, [0.025, 0.975], axis=0)
+    return (float(low[0]), float(high[0])), (float(low[1]), float(high[1]))
+
+
+def direction(value: float) -> int:
+    """-1 (model1 better), 0 (tie), 1 (model2 better)."""
+    return int(np.sign(value))
+
+
+def agreement(deltas: Sequence[float | None], labels: Sequence[Sequence[float]]) -> stats.KappaResult | None:
+    """Cohen's kappa and agreement of the judge's preference direction with each human label (scored pairs only)."""
+    judge, human = [], []
+    for d, ls in zip(deltas, labels, strict=True):
+        if d is None:
+            continue
+        judge += [direction(d)] * len(ls)
+        human += [direction(label) for label in ls]
+    return stats.cohen_kappa(judge, human) if judge else None
+
+
+def clip_ci(low: float, high: float) -> tuple[float, float]:
+    """An interval kept inside [-1, 1] (kappa's asymptotic CI can overshoot)."""
+    return max(-1.0, low), min(1.0, high)
+
+
+def dimension_result(dimension: str, deltas: Sequence[float | None], labels: Sequence[Sequence[float]]) -> DimensionResult:
+    """The figures of one dimension."""
+    filled = normalised(deltas)
+    pearson, spearman = correlations(filled, labels)
+    p_ci, s_ci = correlation_cis(filled, labels)
+    k = agreement(deltas, labels)
+    return DimensionResult(
+        dimension=dimension, n_pairs=len(deltas), n_labels=sum(map(len, labels)),
+        n_missing=sum(d is None for d in deltas), pearson=pearson, pearson_ci=p_ci, spearman=spearman,
+        spearman_ci=s_ci, agreement=k.agreement if k else None, kappa=None if k is None or k.degenerate else k.kappa,
+        kappa_ci=clip_ci(k.ci_low, k.ci_high) if k and not k.degenerate else None, n_agreement=k.n if k else 0)
+
+
+def human_sanity(pairs: Sequence[SuitePair]) -> dict[str, dict[str, float]]:
+    """First annotator against the second, per dimension (pairs with two labels): Pearson, Spearman, kappa."""
+    out = {}
+    for dimension in DIMENSIONS:
+        two = [p.labels[dimension][:2] for p in pairs if len(p.labels[dimension]) >= 2]
+        if len(two) < 3:
+            continue
+        a, b = np.array([t[0] for t in two]), np.array([t[1] for t in two])
+        k = stats.cohen_kappa([direction(v) for v in a], [direction(v) for v in b])
+        out[dimension] = {"pearson": float(sps.pearsonr(a, b)[0]), "spearman": float(sps.spearmanr(a, b)[0]),
+                          "kappa": k.kappa, "agreement": k.agreement, "n": len(two)}
+    return out
+
+
+# --------------------------------------------------------------------------- scoring answers with a judge
+
+
+def reference_input(pair: SuitePair, answer: str) -> JudgeInput:
+    """The judge's view of one answer: the reference answer is the only document."""
+    doc = DocumentView(position=1, doc_uid="reference", title="Reference answer", text=pair.reference)
+    return JudgeInput(query=pair.query, mode="noisy", documents=[doc], response=answer, language=pair.language)
+
+
+def _value(outcome: MetricOutcome) -> float | None:
+    return outcome.value if outcome.status == "ok" else None
+
+
+def f1(precision: float | None, recall: float | None) -> float | None:
+    """Harmonic mean of claim precision and recall (0 when both are 0; None when either is missing)."""
+    if precision is None or recall is None:
+        return None
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+async def score_pair(judge: Judge, pair: SuitePair) -> tuple[AnswerScores, AnswerScores]:
+    """The judge's correctness / completeness / overall of both answers (reference claims extracted once)."""
+    claims = await judge.context_claims(reference_input(pair, pair.answers[0]))
+
+    async def one(answer: str) -> AnswerScores:
+        item = reference_input(pair, answer)
+        faith = await judge.faithfulness(item)
+        cover = await judge.coverage(item, claims)
+        p, r = _value(faith), _value(cover) if claims.status == "ok" else None
+        return AnswerScores(p, r, f1(p, r), faith.calls + cover.calls, faith.cost_usd + cover.cost_usd)
+
+    first, second = await asyncio.gather(one(pair.answers[0]), one(pair.answers[1]))
+    extra = {"calls": first.calls + claims.calls, "cost_usd": first.cost_usd + claims.cost_usd}
+    return AnswerScores(first.correctness, first.completeness, first.overall, **extra), second
+
+
+def pair_delta(scores: tuple[AnswerScores, AnswerScores], dimension: str) -> float | None:
+    """model2's score minus model1's on a dimension (None when either is missing)."""
+    a, b = getattr(scores[0], dimension), getattr(scores[1], dimension)
+    return None if a is None or b is None else b - a
+
+
+async def score_suite(judge: Judge, pairs: Sequence[SuitePair], concurrency: int = 8) -> list[tuple[AnswerScores, AnswerScores]]:
+    """Every pair scored by the judge (at most `concurrency` pairs at once)."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def bounded(pair: SuitePair) -> tuple[AnswerScores, AnswerScores]:
+        async with gate:
+            return await score_pair(judge, pair)
+
+    return list(await asyncio.gather(*(bounded(p) for p in pairs)))
+
+
+# --------------------------------------------------------------------------- the judge's version
+
+
+def judge_version(judge: Judge) -> tuple[str, str]:
+    """(model, prompt hash): the model behind the judge and a hash of the prompts (LLM) or rule source (heuristic)."""
+    from core.scoring.judges import heuristic, prompts, text
+
+    client = getattr(judge, "client", None)
+    config = getattr(client, "config", None)
+    if config is None:
+        blob = inspect.getsource(heuristic) + inspect.getsource(text)
+        return judge.name, hashlib.sha256(blob.encode()).hexdigest()[:12]
+    blob = "\n".join(getattr(prompts, n) for n in sorted(dir(prompts)) if n.endswith("_SYSTEM"))
+    return config.model_name, hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- the check, stored
+
+
+async def check_judge(judge: Judge, suite: str, pairs: Sequence[SuitePair]) -> CheckResult:
+    """Score the suite with the judge and compute its figures against the human labels."""
+    scores = await score_suite(judge, pairs)
+    dims = [dimension_result(d, [pair_delta(s, d) for s in scores], [p.labels[d] for p in pairs]) for d in DIMENSIONS]
+    model, prompt_hash = judge_version(judge)
+    overall = next(d for d in dims if d.dimension == "overall")
+    result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=suite,
+                         n_pairs=len(pairs), dimensions=dims, human=human_sanity(pairs),
+                         calls=sum(a.calls + b.calls for a, b in scores),
+                         cost_usd=sum(a.cost_usd + b.cost_usd for a, b in scores))
+    result.fitness = judge_fitness(overall.kappa, overall.n_agreement)
+    return result
+
+
+def save_check(engine: Engine, kind: str, judge: str, judge_model: str, prompt_hash: str, suite: str, n: int,
+               figures: dict[str, Any], fitness: str = "") -> int:
+    """Store one judge check or probe result; its id."""
+    row = JudgeCheck(kind=kind, judge=judge, judge_model=judge_model, prompt_hash=prompt_hash, suite=suite, n=n,
+                     figures=figures, fitness=fitness)
+    with Session(engine) as session:
+        session.add(row)
+        session.commit()
+        return int(row.id)
+
+
+def store_check(engine: Engine, result: CheckResult) -> int:
+    """Store a suite check with the judge's version; its id."""
+    return save_check(engine, "suite", result.judge, result.judge_model, result.prompt_hash, result.suite,
+                      result.n_pairs, result.figures(), result.fitness.label if result.fitness else "")
+
+
+def latest_checks(engine: Engine, kind_prefix: str = "") -> list[JudgeCheck]:
+    """The newest stored check per (judge, version, kind, suite), newest first; kinds starting with `kind_prefix`."""
+    with Session(engine) as session:
+        rows = session.exec(select(JudgeCheck).order_by(col(JudgeCheck.id).desc())).all()
+    seen, out = set(), []
+    for row in rows:
+        key = (row.judge, row.judge_model, row.prompt_hash, row.kind, row.suite)
+        if row.kind.startswith(kind_prefix) and key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def framework_deltas(rows: Sequence[dict[str, Any]], framework: str, dimension: str) -> list[float | None]:
+    """A framework's published model2 - model1 scores per pair from a meta-evaluation baseline file (e.g. RAGChecker's
+    baseline_ragchecker.json, whose rows carry model1/model2[framework][<dimension>_label])."""
+    out = []
+    for row in rows:
+        a, b = row["model1"][framework].get(f"{dimension}_label"), row["model2"][framework].get(f"{dimension}_label")
+        out.append(None if a is None or b is None else float(b) - float(a))
+    return out
+
+
+def stored_biases(engine: Engine, judge: str, judge_model: str, prompt_hash: str) -> list[str]:
+    """The biases the newest stored probes of this judge version detected."""
+    rows = [r for r in latest_checks(engine, "probe:")
+            if (r.judge, r.judge_model, r.prompt_hash) == (judge, judge_model, prompt_hash)]
+    return sorted({b for r in rows for b in r.figures.get("biases", [])})
+
+
+def with_probe_biases(engine: Engine, result: CheckResult) -> CheckResult:
+    """The result with its fitness recomputed from the overall kappa and the stored probes of the same version."""
+    overall = next(d for d in result.dimensions if d.dimension == "overall")
+    biases = stored_biases(engine, result.judge, result.judge_model, result.prompt_hash)
+    result.fitness = judge_fitness(overall.kappa, overall.n_agreement, biases)
+    return result
+
+
+def fitness_of(engine: Engine, judge: str) -> Fitness:
+    """The fitness of a judge id ('heuristic', 'llm:<model>') from its newest stored suite check and probes of that
+    version; undetermined when it was never checked (for the Leaderboard, the picker and the decision report)."""
+    checks = [r for r in latest_checks(engine, "suite") if r.judge == judge]
+    if not checks:
+        return Fitness("undetermined", f"never checked: run `gauntlet judge check {judge} --suite ragchecker-meta`")
+    newest = checks[0]
+    overall = newest.figures["dimensions"]["overall"]
+    biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
+    fitness = judge_fitness(overall["kappa"], overall["n_agreement"], biases)
+    return Fitness(fitness.label, f"{fitness.reason}; suite {newest.suite}, checked {newest.created_at:%Y-%m-%d}")

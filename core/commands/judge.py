@@ -1,0 +1,135 @@
+"""`gauntlet judge check` (a judge against a human-labelled suite) and `gauntlet judge probe` (its biases)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from core.analysis.judge_check import CheckResult
+    from core.analysis.judge_probes import CostEstimate, ProbeResult
+
+HELP = "Check a judge against human labels (judge check) and probe it for biases (judge probe)."
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:6.2f}"
+
+
+def _ci(ci: tuple[float, float] | list[float] | None) -> str:
+    return "" if ci is None else f"[{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
+
+
+def format_check(result: CheckResult) -> str:
+    """The check's table (x 100 as the source paper), the published anchors, the human sanity check and the fitness."""
+    from core.analysis.judge_check import PUBLISHED, SOURCE
+
+    lines = [f"judge {result.judge} (model {result.judge_model}, prompt hash {result.prompt_hash}) on suite "
+             f"{result.suite}: {result.n_pairs} pairs; judge calls {result.calls}, cost ${result.cost_usd:.4f}",
+             f"{'dimension':<13} {'Pearson':>7} {'95% CI':<14} {'Spearman':>8} {'95% CI':<14} {'agree':>6} "
+             f"{'kappa':>6} {'95% CI':<14} {'n labels':>8} {'unscored':>8}"]
+    for d in result.dimensions:
+        kappa = "-" if d.kappa is None else f"{d.kappa:6.2f}"
+        kci = "" if d.kappa_ci is None else f"[{d.kappa_ci[0]:.2f}, {d.kappa_ci[1]:.2f}]"
+        lines.append(f"{d.dimension:<13} {_pct(d.pearson):>7} {_ci(d.pearson_ci):<14} {_pct(d.spearman):>8} "
+                     f"{_ci(d.spearman_ci):<14} {_pct(d.agreement):>6} {kappa:>6} {kci:<14} {d.n_agreement:>8} "
+                     f"{d.n_missing:>8}")
+    if result.suite == "ragchecker-meta":
+        lines.append(f"published, {SOURCE} (Pearson / Spearman x 100):")
+        for name, figures in PUBLISHED.items():
+            cells = "  ".join(f"{dim} {p:.2f} / {s:.2f}" for dim, (p, s) in figures.items())
+            lines.append(f"  {name:<46} {cells}")
+    for dim, h in result.human.items():
+        lines.append(f"human vs human on this suite, {dim}: Pearson {h['pearson'] * 100:.2f}, Spearman "
+                     f"{h['spearman'] * 100:.2f}, kappa {h['kappa']:.2f} (n={h['n']})")
+    if result.fitness:
+        lines.append(f"fitness: {result.fitness.label.upper()} ({result.fitness.reason}; see docs/judges.md)")
+    return "\n".join(lines)
+
+
+def format_estimate(what: str, estimate: CostEstimate) -> str:
+    """The line printed before a probe or a check runs."""
+    return (f"{what}: estimated {estimate.calls} judge calls, ~{estimate.input_tokens} input tokens, "
+            f"${estimate.cost_usd:.4f}")
+
+
+def format_probe(result: ProbeResult) -> str:
+    """A probe's table, its detected biases and unusable verdicts."""
+    lines = [f"probe {result.probe} on {result.n_pairs} pairs ({result.errors} with an unusable verdict)",
+             f"{'figure':<46} {'value':>7} {'95% CI':<16} {'n':>5} bias"]
+    for row in result.rows:
+        ci = "" if row["ci_low"] is None else f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+        value = "-" if row["value"] is None else f"{row['value']:.3f}"
+        extra = f" agreement {row['agreement'] * 100:.1f}%" if "agreement" in row else ""
+        lines.append(f"{row['figure']:<46} {value:>7} {ci:<16} {row['n']:>5} {'YES' if row['bias'] else 'no'}{extra}")
+    lines.append(f"detected: {', '.join(result.biases) or 'no bias'}")
+    return "\n".join(lines)
+
+
+def _judge(spec: str):
+    from core.scoring.judges import resolve_judge
+    from core.store.db import get_engine
+
+    return resolve_judge(spec, get_engine())
+
+
+def register(app: typer.Typer) -> None:
+    """Register the `judge` command group on the app."""
+    judge_app = typer.Typer(help=HELP, no_args_is_help=True)
+
+    @judge_app.command("check")
+    def check_command(
+        judge: Annotated[str, typer.Argument(help="'heuristic' or 'llm:<model name>'.")],
+        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta' or a JSON / JSONL file (docs/judges.md).")],
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N pairs.")] = None,
+        store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
+        estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+    ) -> None:
+        """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
+        from core.analysis.judge_check import check_judge, load_suite, store_check, with_probe_biases
+        from core.store.db import get_engine
+
+        from core.analysis.judge_probes import estimate_check_cost
+
+        pairs, resolved = load_suite(suite, limit), _judge(judge)
+        typer.echo(format_estimate("judge check", estimate_check_cost(resolved, pairs)))
+        if estimate_only:
+            return
+        result = with_probe_biases(get_engine(), asyncio.run(check_judge(resolved, suite, pairs)))
+        typer.echo(format_check(result))
+        if store:
+            typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
+
+    @judge_app.command("probe")
+    def probe_command(
+        probe: Annotated[str, typer.Argument(help="repeat, position, length or language.")],
+        judge: Annotated[str, typer.Argument(help="'heuristic' or 'llm:<model name>'.")],
+        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta' or a JSON / JSONL file (docs/judges.md).")],
+        k: Annotated[int, typer.Option("--k", min=2, help="Repeats per pair (repeat probe).")] = 3,
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N pairs.")] = 20,
+        estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+        store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
+    ) -> None:
+        """Probe JUDGE for a bias on the suite's pairs; the cost is estimated and printed before it runs."""
+        from core.analysis.judge_check import judge_version, load_suite, save_check
+        from core.analysis.judge_probes import PROBES, estimate_cost, run_probe
+        from core.store.db import get_engine
+
+        if probe not in PROBES:
+            raise typer.BadParameter(f"one of {', '.join(PROBES)}", param_hint="PROBE")
+        pairs, resolved = load_suite(suite, limit), _judge(judge)
+        typer.echo(format_estimate(f"probe {probe}", estimate_cost(resolved, probe, pairs, k)))
+        if estimate_only:
+            return
+        result = asyncio.run(run_probe(resolved, probe, pairs, k))
+        typer.echo(format_probe(result))
+        if store:
+            model, prompt_hash = judge_version(resolved)
+            figures = {"rows": result.rows, "biases": result.biases, "errors": result.errors}
+            check_id = save_check(get_engine(), f"probe:{probe}", resolved.name, model, prompt_hash, suite,
+                                  result.n_pairs, figures)
+            typer.echo(f"stored as judge check {check_id}")
+
+    app.add_typer(judge_app, name="judge", help=HELP)
