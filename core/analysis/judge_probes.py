@@ -8,7 +8,7 @@ answer with the higher overall (F1 of correctness and completeness, as in core.a
   unbiased, by design) and the share of pairs whose verdict follows the swap;
 - length: one answer padded with neutral text, each side once; the share of decided verdicts for the padded answer;
 - language: the judge's verdicts against the human overall labels, per language of the suite (kappa, agreement).
-A position or length share whose 95% Wilson CI excludes 0.5 (either way: a judge may also penalise length), or a flip
+A position or length share whose 95% exact (Clopper-Pearson) CI excludes 0.5 (either way: a judge may also penalise length), or a flip
 rate above FLIP_LIMIT, is a detected bias.
 """
 
@@ -20,13 +20,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, BeforeValidator
 
 from core.analysis import stats
 from core.analysis.judge_check import SuitePair, direction, score_pair
 from core.generation.providers.base import ChatMessage
+from core.metrics import MetricDeclaration, declare
 from core.scoring.judges.base import Judge
 from core.scoring.judges.parsing import ask_json
+
+PROBE_SHARE = declare(MetricDeclaration(
+    "judge_probe_share", "Share of probe verdicts", "rate", ("heuristic", "llm"),
+    description="share of a probe's decided verdicts that fall on one side (first answer, padded answer, a flip)"))
 
 Verdict = Literal["first", "second", "tie"]
 PROBES: tuple[str, ...] = ("repeat", "position", "length", "language")
@@ -147,12 +153,12 @@ def estimate_check_cost(judge: Judge, pairs: Sequence[SuitePair]) -> CostEstimat
 
 
 def share_row(name: str, hits: int, n: int, biased_if_not_half: bool) -> dict[str, Any]:
-    """A share with its Wilson 95% CI; flags it when the CI excludes 0.5 (and the row is a bias test)."""
+    """A share with its 95% CI (a rate's interval); flags it when the CI excludes 0.5 (and the row is a bias test)."""
     if n == 0:
         return {"figure": name, "value": None, "ci_low": None, "ci_high": None, "n": 0, "bias": False}
-    ci = stats.proportion_ci(hits, n)
+    ci = stats.interval(np.r_[np.ones(hits), np.zeros(n - hits)], PROBE_SHARE)
     biased = biased_if_not_half and not ci.ci_low <= 0.5 <= ci.ci_high
-    return {"figure": name, "value": ci.p, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n, "bias": biased}
+    return {"figure": name, "value": ci.mean, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n, "bias": biased}
 
 
 def leaning(row: dict[str, Any], above: str, below: str) -> list[str]:
