@@ -113,11 +113,14 @@ class GroupWriter:
     of several units goes as one executemany, Merged units of one function run as one call); each awaiter resumes
     only after its unit is committed, and a unit is all or nothing. A locked database is retried (db_patience), then
     every waiting unit gets DatabaseLocked. The groups share one connection (no pool checkout per commit), opened on
-    the first and closed by close()."""
+    the first and closed by close(). A `guard` runs first in every transaction (e.g. the lease fence): what it raises
+    rolls the transaction back and reaches every unit of it."""
 
-    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
+    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None,
+                 guard: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
+        self.guard = guard
         self._jobs: list[tuple[Job, asyncio.Future]] = []
         self._connection: Connection | None = None
 
@@ -155,11 +158,13 @@ class GroupWriter:
         except DatabaseLocked as error:
             outcomes = [(None, error)] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
-            outcomes = [_commit_one(self.engine, unit) for unit, _ in jobs]
+            outcomes = [_commit_one(self.engine, unit, self.guard) for unit, _ in jobs]
         for (_, future), (result, error) in zip(jobs, outcomes, strict=True):
             _settle(future, result, error)
 
     def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
+        if self.guard is not None:
+            self.guard(conn)
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
         merged: dict[Callable[[Connection, list[Any]], list[Any]], list[int]] = {}
         for index, unit in enumerate(units):
@@ -188,9 +193,16 @@ def _run_unit(conn: Connection, unit: Job) -> Any:
     return None
 
 
-def _commit_one(engine: Engine, unit: Job) -> tuple[Any, BaseException | None]:
+def _guarded_unit(conn: Connection, unit: Job, guard: Callable[[Connection], None] | None) -> Any:
+    if guard is not None:
+        guard(conn)
+    return _run_unit(conn, unit)
+
+
+def _commit_one(engine: Engine, unit: Job,
+                guard: Callable[[Connection], None] | None = None) -> tuple[Any, BaseException | None]:
     try:
-        return with_lock_patience(engine, lambda conn: _run_unit(conn, unit)), None
+        return with_lock_patience(engine, lambda conn: _guarded_unit(conn, unit, guard)), None
     except IntegrityError as error:
         if isinstance(unit, list) and len(unit) == 1:
             return None, None  # a lone cache row that already exists (dialects without insert-or-ignore)
@@ -353,6 +365,8 @@ class LLMClient:
     async def _call_with_retries(self, messages: list[ChatMessage], key: str) -> Completion:
         tokens = sum(estimate_tokens(m.content) for m in messages) + self.config.max_output_tokens
         for attempt in range(self.max_retries + 1):
+            if attempt and self.writer is not None and self.writer.guard is not None:
+                await self.writer.commit([])  # a retry is another paid call: the writer's guard (fence) passes first
             if self.limiter:
                 await self.limiter.acquire(tokens)
             try:
