@@ -59,6 +59,7 @@ Job = list[Write] | Unit | Merged
 DB_PATIENCE_ENV = "GAUNTLET_DB_PATIENCE_S"
 DB_PATIENCE_S = 120.0
 LOCK_RETRY_S = 0.2
+GUARD_FRESH_S = 0.25  # a paid call is sent only if the writer's guard passed this recently (else it is checked again)
 
 
 class DatabaseLocked(RuntimeError):
@@ -121,8 +122,16 @@ class GroupWriter:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
         self.guard = guard
+        self.guarded_at = time.monotonic()  # when the guard of the last committed transaction was checked
+        self._checking = self.guarded_at
         self._jobs: list[tuple[Job, asyncio.Future]] = []
         self._connection: Connection | None = None
+
+    async def confirm_guard(self) -> None:
+        """Before an action outside the database (a paid call): check the guard again unless a commit passed it
+        within GUARD_FRESH_S (so a process paused since its last write re-checks its fence before sending)."""
+        if self.guard is not None and time.monotonic() - self.guarded_at > GUARD_FRESH_S:
+            await self.commit([])
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
         """Execute `statement` with `params` and wait for the commit."""
@@ -155,6 +164,7 @@ class GroupWriter:
             results = with_lock_patience(self.engine, lambda conn: self._apply(conn, [unit for unit, _ in jobs]),
                                          connection=self._connection)
             outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
+            self.guarded_at = self._checking  # checked before a pause, if any: its locks held until the commit
         except DatabaseLocked as error:
             outcomes = [(None, error)] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
@@ -164,6 +174,7 @@ class GroupWriter:
 
     def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
         if self.guard is not None:
+            self._checking = time.monotonic()
             self.guard(conn)
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
         merged: dict[Callable[[Connection, list[Any]], list[Any]], list[int]] = {}
@@ -365,10 +376,10 @@ class LLMClient:
     async def _call_with_retries(self, messages: list[ChatMessage], key: str) -> Completion:
         tokens = sum(estimate_tokens(m.content) for m in messages) + self.config.max_output_tokens
         for attempt in range(self.max_retries + 1):
-            if attempt and self.writer is not None and self.writer.guard is not None:
-                await self.writer.commit([])  # a retry is another paid call: the writer's guard (fence) passes first
             if self.limiter:
                 await self.limiter.acquire(tokens)
+            if self.writer is not None:
+                await self.writer.confirm_guard()  # e.g. the lease fence, after a pause, a rate-limit wait or a backoff
             try:
                 completion = await self.provider.complete(messages)
                 return completion.model_copy(update={"attempts": attempt + 1, "cache_key": key})

@@ -5,6 +5,7 @@ recorded spend is that of the distinct answers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -13,10 +14,13 @@ import time
 
 import pytest
 from sqlalchemy import text, update
+from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.generation import runs
-from core.store.models import Lease
+from core.generation.llm import GroupWriter, LLMClient, config_from_model
+from core.generation.providers.base import ChatMessage
+from core.store.models import Lease, Model
 from core.testing.fake_server import FakeLLMServer, canned_answer, count_tokens, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.faults.conftest import (
@@ -33,6 +37,7 @@ from tests.faults.conftest import (
     statuses,
     wait_until,
 )
+from tests.providers.conftest import point_sdks_at
 
 ITEMS = 24
 CONCURRENCY = 4
@@ -150,3 +155,39 @@ def test_each_take_over_raises_the_generation_and_fences_out_the_previous_holder
         with engine.begin() as conn:
             runs.check_fences(conn, [first.fence])
     assert (first.generation, second.generation) == (1, 2)
+
+
+async def send_after_a_pause(engine, holding: runs.Holding) -> None:
+    """One paid call from a client whose writer is fenced by `holding` and last passed its fence a second ago (as
+    after a pause between reserving a call and sending it)."""
+    with Session(engine) as session:
+        config = config_from_model(session.exec(select(Model).where(Model.name == "gpt-x")).one())
+    writer = GroupWriter(engine, guard=lambda conn: runs.check_fences(conn, [holding.fence]))
+    writer.guarded_at -= 1.0
+    client = LLMClient(config, engine, writer=writer, max_retries=0)
+    try:
+        await client.complete([ChatMessage(role="user", content="sent after a pause?")])
+    finally:
+        writer.close()
+        await client.aclose()
+
+
+@pytest.mark.parametrize("taken_over, sent", [
+    pytest.param(False, 1, id="lease-still-held-the-call-goes-out"),
+    pytest.param(True, 0, id="lease-taken-over-the-call-is-not-sent"),
+])
+def test_a_call_is_sent_only_after_a_fresh_fence_check(engine, monkeypatch, tmp_path, taken_over, sent):
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    add_model(engine, "gpt-x", "openai")
+    holding = runs.take_lease(engine, "run:1", "paused")
+    if taken_over:
+        expire(engine, holding)
+        runs.take_lease(engine, "run:1", "the new owner")
+    with FakeLLMServer() as server:
+        point_sdks_at(monkeypatch, server)
+        if taken_over:
+            with pytest.raises(runs.LeaseLost, match=r"taken over by .*\(the new owner\)"):
+                asyncio.run(send_after_a_pause(engine, holding))
+        else:
+            asyncio.run(send_after_a_pause(engine, holding))
+        assert len(server.requests) == sent
