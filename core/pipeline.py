@@ -9,11 +9,14 @@ background `gauntlet run --resume`) and first start all call these functions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
+
+if TYPE_CHECKING:
+    from core.generation.runs import Fence
 
 StageProgress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -34,13 +37,17 @@ def split_judges(value: str | list[str] | None) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
 
 
-def _set_stage(engine: Engine, run_id: int, stage: str, done: int, total: int, judge: str | None = None) -> None:
-    """Record the current stage and its progress on the run row (read by the Run page)."""
+def _set_stage(engine: Engine, run_id: int, stage: str, done: int, total: int, judge: str | None = None,
+               fences: Iterable[Fence] = ()) -> None:
+    """Record the current stage and its progress on the run row (read by the Run page); under the executor's lease
+    when `fences` are given (LeaseLost once it was taken over)."""
     from sqlmodel import Session
 
+    from core.generation.runs import check_fences
     from core.store.models import Run
 
     with Session(engine) as session:
+        check_fences(session.connection(), fences)
         run = session.get(Run, run_id)
         if run is None:
             return
@@ -86,7 +93,7 @@ async def run_and_score(engine: Engine, run_id: int, *, overrides: dict[str, Any
 
     def on_generation(p: Any) -> None:
         if p.finished == p.total or p.finished % 10 == 0:
-            _set_stage(engine, run_id, "generation", p.finished, p.total)
+            _set_stage(engine, run_id, "generation", p.finished, p.total, fences=p.fences)
         if generation_progress:
             generation_progress(p)
 

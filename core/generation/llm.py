@@ -59,6 +59,7 @@ Job = list[Write] | Unit | Merged
 DB_PATIENCE_ENV = "GAUNTLET_DB_PATIENCE_S"
 DB_PATIENCE_S = 120.0
 LOCK_RETRY_S = 0.2
+GUARD_FRESH_S = 0.25  # a paid call is sent only if the writer's guard passed this recently (else it is checked again)
 
 
 class DatabaseLocked(RuntimeError):
@@ -113,13 +114,24 @@ class GroupWriter:
     of several units goes as one executemany, Merged units of one function run as one call); each awaiter resumes
     only after its unit is committed, and a unit is all or nothing. A locked database is retried (db_patience), then
     every waiting unit gets DatabaseLocked. The groups share one connection (no pool checkout per commit), opened on
-    the first and closed by close()."""
+    the first and closed by close(). A `guard` runs first in every transaction (e.g. the lease fence): what it raises
+    rolls the transaction back and reaches every unit of it."""
 
-    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None) -> None:
+    def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None,
+                 guard: Callable[[Connection], None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
+        self.guard = guard
+        self.guarded_at = time.monotonic()  # when the guard of the last committed transaction was checked
+        self._checking = self.guarded_at
         self._jobs: list[tuple[Job, asyncio.Future]] = []
         self._connection: Connection | None = None
+
+    async def confirm_guard(self) -> None:
+        """Before an action outside the database (a paid call): check the guard again unless a commit passed it
+        within GUARD_FRESH_S (so a process paused since its last write re-checks its fence before sending)."""
+        if self.guard is not None and time.monotonic() - self.guarded_at > GUARD_FRESH_S:
+            await self.commit([])
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
         """Execute `statement` with `params` and wait for the commit."""
@@ -152,14 +164,18 @@ class GroupWriter:
             results = with_lock_patience(self.engine, lambda conn: self._apply(conn, [unit for unit, _ in jobs]),
                                          connection=self._connection)
             outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
+            self.guarded_at = self._checking  # checked before a pause, if any: its locks held until the commit
         except DatabaseLocked as error:
             outcomes = [(None, error)] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
-            outcomes = [_commit_one(self.engine, unit) for unit, _ in jobs]
+            outcomes = [_commit_one(self.engine, unit, self.guard) for unit, _ in jobs]
         for (_, future), (result, error) in zip(jobs, outcomes, strict=True):
             _settle(future, result, error)
 
     def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
+        if self.guard is not None:
+            self._checking = time.monotonic()
+            self.guard(conn)
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
         merged: dict[Callable[[Connection, list[Any]], list[Any]], list[int]] = {}
         for index, unit in enumerate(units):
@@ -188,9 +204,16 @@ def _run_unit(conn: Connection, unit: Job) -> Any:
     return None
 
 
-def _commit_one(engine: Engine, unit: Job) -> tuple[Any, BaseException | None]:
+def _guarded_unit(conn: Connection, unit: Job, guard: Callable[[Connection], None] | None) -> Any:
+    if guard is not None:
+        guard(conn)
+    return _run_unit(conn, unit)
+
+
+def _commit_one(engine: Engine, unit: Job,
+                guard: Callable[[Connection], None] | None = None) -> tuple[Any, BaseException | None]:
     try:
-        return with_lock_patience(engine, lambda conn: _run_unit(conn, unit)), None
+        return with_lock_patience(engine, lambda conn: _guarded_unit(conn, unit, guard)), None
     except IntegrityError as error:
         if isinstance(unit, list) and len(unit) == 1:
             return None, None  # a lone cache row that already exists (dialects without insert-or-ignore)
@@ -368,6 +391,8 @@ class LLMClient:
         for attempt in range(self.max_retries + 1):
             if self.limiter:
                 await self.limiter.acquire(tokens)
+            if self.writer is not None:
+                await self.writer.confirm_guard()  # e.g. the lease fence, after a pause, a rate-limit wait or a backoff
             try:
                 completion = await self.provider.complete(messages)
                 return completion.model_copy(update={"attempts": attempt + 1, "cache_key": key})

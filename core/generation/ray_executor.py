@@ -7,6 +7,10 @@ database by URL (a SQLite file or a server), takes its shard's lease and runs th
 items: the LLM call cache, each call's worst case reserved against the budget before it is sent, each answer saved
 with its spend on arrival. Items with the same cache key share a shard, so a prompt is paid once, as in one process.
 
+Every write of a task is fenced by the run's lease generation (handed down by the driver) and its shard's: once
+either was taken over (the driver or the task paused past the lease TTL while another executor took the run or the
+shard over), the task's writes are refused, it sends no further call and ends with status "lease_lost".
+
 A task whose worker dies is retried by Ray (TASK_RETRIES): the retry skips every answer already saved, and the calls
 the dead worker had in flight are counted as re-bought (as after a kill -9 of a local run). A shard whose task still
 fails has its pending items failed with the reason (`gauntlet run --retry-failed RUN` retries them).
@@ -43,9 +47,12 @@ from core.generation.runner import (
 from core.generation.runs import (
     CANCEL_REQUEST,
     LEASE_POLL_S,
+    Fence,
+    LeaseLost,
     PromptBook,
     RunOptions,
     RunProgress,
+    check_fences,
     lease_holder,
     lease_ttl,
     load_prompt_plans,
@@ -111,12 +118,14 @@ def shard_lease(run_id: int, shard: int) -> str:
     return f"run:{run_id}:ray-shard:{shard}"
 
 
-def recover_shard(engine: Engine, run_id: int, response_ids: list[int]) -> tuple[int, float]:
-    """Before a shard's task sends anything: its items still marked in flight were lost with a dead earlier attempt;
-    count them as re-bought on the run and release their reservations (the other shards' stay)."""
+def recover_shard(engine: Engine, run_id: int, response_ids: list[int], fences: list[Fence]) -> tuple[int, float]:
+    """Before a shard's task sends anything (its leases checked: `fences`): its items still marked in flight were lost
+    with a dead earlier attempt; count them as re-bought on the run and release their reservations (the other shards'
+    stay)."""
     wanted = set(response_ids)
 
     def recover(conn: Connection) -> tuple[int, float]:
+        check_fences(conn, fences)
         rows = conn.execute(select(RESPONSES.c.id, RESPONSES.c.reserved_usd).where(
             RESPONSES.c.run_id == run_id, col(RESPONSES.c.reserved_usd).is_not(None))).all()
         lost = [row for row in rows if row.id in wanted]
@@ -133,36 +142,46 @@ def recover_shard(engine: Engine, run_id: int, response_ids: list[int]) -> tuple
     return with_lock_patience(engine, recover)
 
 
-def run_shard(url: str, run_id: int, shard: int, response_ids: list[int], options: dict[str, Any]) -> dict[str, Any]:
+def run_shard(url: str, run_id: int, shard: int, response_ids: list[int], options: dict[str, Any],
+              run_fences: list[Fence]) -> dict[str, Any]:
     """A Ray task: one shard's pending items on its own engine and clients, under the shard's lease (a retry waits for
-    a previous attempt that may still live); how it ended: status, notes and the calls re-bought from a dead attempt."""
+    a previous attempt that may still live), every write fenced by the run's lease (`run_fences`, the driver's) and
+    the shard's; how it ended: status ("lease_lost" when a fence refused a write), notes and the calls re-bought from
+    a dead attempt."""
     from core.store.db import make_engine
 
     engine = make_engine(url)
+    rebought = 0
     try:
         holding = take_lease(engine, shard_lease(run_id, shard), "gauntlet run: Ray task",
                              wait_s=lease_ttl() + LEASE_POLL_S)
+        fences = [*map(tuple, run_fences), holding.fence]
         try:
-            rebought, _ = recover_shard(engine, run_id, response_ids)
+            rebought, _ = recover_shard(engine, run_id, response_ids, fences)
             execution = _Execution(engine, run_id, RunOptions(**options), None, None, shard=(0, 1), holding=holding,
-                                   only=response_ids)
-            result = asyncio.run(execution.run())
+                                   only=response_ids, fences=fences)
+            status, notes = asyncio.run(execution.run()).status, execution.notes
+        except LeaseLost as error:
+            status, notes = "lease_lost", [str(error)]
         finally:
             release_lease(engine, holding)
     finally:
         engine.dispose()
-    return {"status": result.status, "notes": execution.notes, "rebought": rebought, "pid": os.getpid()}
+    return {"status": status, "notes": notes, "rebought": rebought, "pid": os.getpid()}
 
 
-def fail_shard(engine: Engine, run_id: int, shard: int, response_ids: list[int], reason: str) -> int:
+def fail_shard(engine: Engine, run_id: int, shard: int, response_ids: list[int], reason: str,
+               fences: list[Fence]) -> int:
     """After a shard's task failed for good: its items still pending fail with `reason` (those in flight counted as
-    re-bought first); left pending while another live task holds the shard. Returns the items failed."""
+    re-bought first), under the driver's lease (`fences`); left pending while another live task holds the shard.
+    Returns the items failed."""
     if lease_holder(engine, shard_lease(run_id, shard)) is not None:
         return 0
-    recover_shard(engine, run_id, response_ids)
+    recover_shard(engine, run_id, response_ids, fences)
     wanted = set(response_ids)
 
     def fail(conn: Connection) -> int:
+        check_fences(conn, fences)
         pending = [i for i in conn.execute(select(RESPONSES.c.id).where(
             RESPONSES.c.run_id == run_id, RESPONSES.c.status == "pending")).scalars() if i in wanted]
         if pending:
@@ -195,7 +214,8 @@ class _Driver:
             execution._mark_started()
             share = asdict(shard_options(options, len(groups)))
             task = ray.remote(run_shard).options(max_retries=TASK_RETRIES, num_cpus=1)
-            submitted = {task.remote(url, self.run_id, k, ids, share): (k, ids) for k, ids in enumerate(groups)}
+            fences = execution.fences
+            submitted = {task.remote(url, self.run_id, k, ids, share, fences): (k, ids) for k, ids in enumerate(groups)}
             execution._install_signal_handler()
             await self._wait(ray, submitted)
         snapshot = progress_snapshot(self.engine, self.run_id)
@@ -222,8 +242,7 @@ class _Driver:
                                                time.monotonic() - self.execution.started)
             if snapshot.status == CANCEL_REQUEST:
                 self.execution.stop_reason = "cancel"
-            if self.execution.progress:
-                self.execution.progress(snapshot)
+            self.execution.report(snapshot)
 
     def _collect(self, ray: ModuleType, ref: Any, shard: int, ids: list[int]) -> None:
         execution = self.execution
@@ -232,7 +251,11 @@ class _Driver:
         except ray.exceptions.RayError as error:
             first = (str(error).strip().splitlines() or [type(error).__name__])[-1]
             reason = f"ray: the task of shard {shard} failed ({type(error).__name__}: {redact(first)[:300]})"
-            failed = fail_shard(self.engine, self.run_id, shard, ids, reason)
+            try:
+                failed = fail_shard(self.engine, self.run_id, shard, ids, reason, execution.fences)
+            except LeaseLost as lost:
+                execution._lose_lease(lost)
+                return
             log.warning("run %s: %s; %s item(s) failed", self.run_id, reason, failed)
             execution.notes.append(f"{reason}; {failed} item(s) failed with it")
             return

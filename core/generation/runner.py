@@ -13,7 +13,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Collection
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from multiprocessing import connection as mp_connection
 from typing import Any
 
@@ -39,13 +39,16 @@ from core.generation.providers.base import ChatMessage, Completion, ProviderErro
 from core.generation.ratelimit import Clock, RateLimiter
 from core.generation.runs import (
     CANCEL_REQUEST,
+    Fence,
     Holding,
     ItemPrompt,
+    LeaseLost,
     PendingItem,
     ProgressFn,
     PromptBook,
     RunOptions,
     RunProgress,
+    check_fences,
     check_options,
     check_prices,
     get_run,
@@ -97,13 +100,22 @@ class BudgetReached(Exception):
 
 
 class _Execution:
-    """State of one execution of a run's pending items: one process, or one shard of a multi-process run."""
+    """State of one execution of a run's pending items: one process, or one shard of a multi-process run.
+
+    Every write it makes checks `fences` (its holding's, or the run lease's generation handed down by the process
+    holding it) in the same transaction: once a lease was taken over, each write is refused (LeaseLost), the
+    execution stops at once (no further call is sent: a call's reservation is a write) and the run is left to the
+    new owner."""
 
     def __init__(self, engine: Engine, run_id: int, options: RunOptions, clock: Clock | None,
                  progress: ProgressFn | None, shard: tuple[int, int] | None = None,
-                 holding: Holding | None = None, only: Collection[int] | None = None) -> None:
+                 holding: Holding | None = None, only: Collection[int] | None = None,
+                 fences: list[Fence] | None = None) -> None:
         self.engine = engine
         self.holding = holding
+        self.fences = list(fences) if fences is not None else [holding.fence] if holding is not None else []
+        self.lost: LeaseLost | None = None
+        self.dispatch: asyncio.Future[Any] | None = None
         self.only = None if only is None else set(only)  # a shard given as response ids (the Ray executor's)
         self.released = asyncio.Event()
         self.shard = shard
@@ -155,7 +167,8 @@ class _Execution:
         self._mark_started()
         queues = self._queues(items, models)
         shared_budget = self.shard is not None and self.options.budget_usd is not None
-        self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None)
+        self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None,
+                                  guard=self._guard if self.fences else None)
         clients = {(mid, r): self._client(models[mid], r) for mid, r in {(i.model_id, i.repeat) for i in items}}
         for (model_id, repeat), client in clients.items():
             client.preload(prompts[i.response_id].messages for i in items
@@ -164,9 +177,12 @@ class _Execution:
         self._install_signal_handler()
         gc.freeze()
         try:
-            workers = [self._worker(queue, clients, prompts) for queue in queues.values()
-                       for _ in range(max(1, self.options.concurrency))]
-            await asyncio.gather(*workers)
+            self.dispatch = asyncio.gather(*(self._worker(queue, clients, prompts) for queue in queues.values()
+                                             for _ in range(max(1, self.options.concurrency))))
+            await self.dispatch
+        except asyncio.CancelledError:
+            if self.lost is None:
+                raise  # cancelled from outside; a lost lease cancels the workers and ends below
         finally:
             monitor.cancel()
             self.writer.close()
@@ -214,6 +230,9 @@ class _Execution:
                                                persist=lambda c: self._done_writes(item, c, meta, reserved))
         except BudgetReached:
             self.stop_reason = self.stop_reason or "budget"  # never sent: the item stays pending
+            return
+        except LeaseLost as error:  # the reservation or the answer was refused: the run is someone else's now
+            self._lose_lease(error)
             return
         except DatabaseLocked as error:
             self._stop_for_database(error)  # the item stays pending; a reserved call in flight is re-bought on resume
@@ -291,6 +310,20 @@ class _Execution:
         if reserved:
             self.released.set()
 
+    def _guard(self, conn: Connection) -> None:
+        """First in every write transaction: the fences still hold (LeaseLost otherwise)."""
+        check_fences(conn, self.fences)
+
+    def _lose_lease(self, error: LeaseLost) -> None:
+        """A write was refused by the fence: stop at once (cancel every worker, calls in flight included; their
+        answers could not be recorded, and the new owner counted them as re-bought when it took the run over)."""
+        if self.lost is None:
+            self.lost = error
+            log.error("%s", error)
+        self.stop_reason = "lease_lost"
+        if self.dispatch is not None and not self.dispatch.done():
+            self.dispatch.cancel()
+
     def _stop_for_database(self, error: DatabaseLocked) -> None:
         if self.stop_reason != "database":
             self.notes.append(f"stopped: {error}; resume with gauntlet run --resume {self.run_id}")
@@ -307,6 +340,9 @@ class _Execution:
         except DatabaseLocked as error:
             self._stop_for_database(error)
             return
+        except LeaseLost as error:
+            self._lose_lease(error)
+            return
         self._release_wakeup(reserved)
         log.warning("item %s failed: %s", item.response_id, reason)
         self._advance("failed")
@@ -314,8 +350,17 @@ class _Execution:
     def _advance(self, status: str) -> None:
         self.counts[status] += 1
         self.pending -= 1
-        if self.progress:
-            self.progress(self.snapshot())
+        self.report(self.snapshot())
+
+    def report(self, snapshot: RunProgress) -> None:
+        """Hand `snapshot` to the progress callback with this execution's fences (its writes check them: a refusal
+        stops the execution as ours do); nothing once the lease is lost."""
+        if self.progress is None or self.stop_reason == "lease_lost":
+            return
+        try:
+            self.progress(replace(snapshot, fences=tuple(self.fences)))
+        except LeaseLost as error:
+            self._lose_lease(error)
 
     def snapshot(self, status: str = "running") -> RunProgress:
         return RunProgress(self.run_id, self.total, self.counts["done"], self.counts["failed"],
@@ -328,7 +373,7 @@ class _Execution:
         self._mark_started()
         context = _process_context()
         share = asdict(shard_options(self.options, workers))
-        processes = [context.Process(target=_shard_main, args=(url, self.run_id, k, workers, share),
+        processes = [context.Process(target=_shard_main, args=(url, self.run_id, k, workers, share, self.fences),
                                      name=f"gauntlet-run-{self.run_id}-worker-{k}") for k in range(workers)]
         for process in processes:
             process.start()
@@ -345,8 +390,7 @@ class _Execution:
                                                time.monotonic() - self.started)
             if snapshot.status == CANCEL_REQUEST:
                 self.stop_reason = "cancel"
-            if self.progress:
-                self.progress(snapshot)
+            self.report(snapshot)
         for process in processes:
             process.join()
             self._collect_exit(process)
@@ -357,13 +401,16 @@ class _Execution:
 
     def _collect_exit(self, process: Any) -> None:
         reason = SHARD_EXIT_REASONS.get(process.exitcode)
-        if reason:
+        if "lease_lost" in (reason, self.stop_reason):
+            self.stop_reason = "lease_lost"
+        elif reason:
             self.stop_reason = "cancel" if "cancel" in (reason, self.stop_reason) else reason
         elif process.exitcode:
             self.notes.append(f"{process.name} exited with code {process.exitcode}; resume finishes its items")
 
     def _record_workers(self, pids: list[int]) -> None:
         with Session(self.engine) as session:
+            check_fences(session.connection(), self.fences)
             run = get_run(session, self.run_id)
             run.config = {**run.config, "worker_pids": pids}
             session.add(run)
@@ -378,6 +425,7 @@ class _Execution:
         if self.shard is not None:
             return  # the parent process marked the run started and holds its pid
         with Session(self.engine) as session:
+            check_fences(session.connection(), self.fences)
             run = get_run(session, self.run_id)
             run.status = CANCEL_REQUEST if run.status == CANCEL_REQUEST else "running"  # a cancel while starting holds
             run.started_at = run.started_at or utc_now()
@@ -398,25 +446,27 @@ class _Execution:
                     self.stop_reason = "cancel"  # the parent is gone: stop dispatching, leave the rest pending
 
     async def _beat(self) -> tuple[str, float]:
-        """Heartbeat (and lease renewal); a locked database skips a beat, a lost lease stops dispatching."""
+        """Heartbeat (and lease renewal); a locked database skips a beat, a lost lease stops the execution at once."""
         try:
-            status, spent, owned = await asyncio.to_thread(self._heartbeat)
+            status, spent = await asyncio.to_thread(self._heartbeat)
         except OperationalError as error:
             log.warning("heartbeat of run %s skipped: %s", self.run_id, str(error).splitlines()[0])
             return "running", self.spent
+        except LeaseLost as error:
+            self._lose_lease(error)
+            return "running", self.spent
         if status == CANCEL_REQUEST:
             self.stop_reason = "cancel"
-        if not owned and self.stop_reason != "lease_lost":
-            self.notes.append("stopped: another executor took the run over (this one missed its heartbeats)")
-            self.stop_reason = "lease_lost"
         return status, spent
 
-    def _heartbeat(self) -> tuple[str, float, bool]:
+    def _heartbeat(self) -> tuple[str, float]:
         with self.engine.begin() as conn:
-            owned = self.holding is None or renew_lease(conn, self.holding)
+            check_fences(conn, self.fences)
+            if self.holding is not None:
+                renew_lease(conn, self.holding)
             conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(heartbeat_at=utc_now()))
             row = conn.execute(select(RUNS.c.status, RUNS.c.spent_usd).where(RUNS.c.id == self.run_id)).one()
-            return row.status, float(row.spent_usd or 0.0), owned
+            return row.status, float(row.spent_usd or 0.0)
 
     def _install_signal_handler(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -433,16 +483,17 @@ class _Execution:
                 os.kill(child.pid, signal.SIGTERM)
 
     def _finish(self) -> RunProgress:
+        if self.stop_reason == "lease_lost":
+            raise self.lost or LeaseLost(f"lease of run {self.run_id} taken over; stopping")  # write nothing more
         if self.shard is not None:
             status = {"cancel": "cancelled", "budget": "budget_stopped"}.get(self.stop_reason or "", "done")
             return self.snapshot(status)
-        if self.stop_reason == "lease_lost":
-            return self.snapshot("pending")  # the run is someone else's now: write nothing
         status = with_lock_patience(self.engine, self._write_final_status, db_patience() + FINAL_STATUS_PATIENCE_S)
         log.info("run %s %s", self.run_id, status)
         return self.snapshot(status)
 
     def _write_final_status(self, conn: Connection) -> str:
+        check_fences(conn, self.fences)
         run = conn.execute(select(RUNS).where(RUNS.c.id == self.run_id)).one()
         pending = conn.execute(select(RESPONSES.c.id).where(RESPONSES.c.run_id == self.run_id,
                                                             RESPONSES.c.status == "pending")).all()
@@ -466,10 +517,12 @@ def rebought_note(calls: int, usd: float) -> str:
     return f"re-bought: {calls} calls, ${usd:.4f} (in flight when an executor died; reserved at max output tokens)"
 
 
-def recover_in_flight(engine: Engine, run_id: int) -> tuple[int, float]:
-    """Under the run's lease, before anything is sent: the calls still marked in flight were lost with a dead
-    executor (their answers never saved); count them as re-bought on the run and clear every reservation."""
+def recover_in_flight(engine: Engine, run_id: int, fences: list[Fence]) -> tuple[int, float]:
+    """Under the run's lease (checked: `fences`), before anything is sent: the calls still marked in flight were
+    lost with a dead or taken-over executor (their answers never saved); count them as re-bought on the run and clear
+    every reservation."""
     def recover(conn: Connection) -> tuple[int, float]:
+        check_fences(conn, fences)
         lost = conn.execute(select(RESPONSES.c.reserved_usd).where(
             RESPONSES.c.run_id == run_id, col(RESPONSES.c.reserved_usd).is_not(None))).scalars().all()
         calls, usd = len(lost), float(sum(lost))
@@ -508,8 +561,8 @@ async def execute_run(
                 setattr(options, key, value)
         check_options(options)
         if overrides:
-            save_options(engine, run_id, options)
-        calls, usd = recover_in_flight(engine, run_id)  # also drops a cancel request left by a dead owner
+            save_options(engine, run_id, options, [holding.fence])
+        calls, usd = recover_in_flight(engine, run_id, [holding.fence])  # also drops a cancel request left by a dead owner
         if calls:
             log.warning("run %s: %s", run_id, rebought_note(calls, usd))
         execution = _Execution(engine, run_id, options, clock, progress, holding=holding)
@@ -522,13 +575,14 @@ async def execute_run(
         return await execution.run()
     finally:
         try:
-            release_lease(engine, holding)
+            release_lease(engine, holding)  # only if still ours
         except OperationalError as error:  # the lease expires on its own
             log.warning("could not release the lease of run %s: %s", run_id, str(error).splitlines()[0])
 
 
 SHARD_EXIT_CODES = {"cancelled": 3, "budget_stopped": 4}
-SHARD_EXIT_REASONS = {3: "cancel", 4: "budget"}
+SHARD_LEASE_LOST = 5
+SHARD_EXIT_REASONS = {3: "cancel", 4: "budget", SHARD_LEASE_LOST: "lease_lost"}
 
 
 def shard_options(options: RunOptions, workers: int) -> RunOptions:
@@ -554,8 +608,9 @@ def _process_context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[str, Any]) -> None:
-    """A worker process: run shard `shard` of `shards` on its own engine and client; exit code tells how it ended."""
+def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[str, Any], fences: list[Fence]) -> None:
+    """A worker process: run shard `shard` of `shards` on its own engine and client, its writes fenced by the run's
+    lease (held by the parent); exit code tells how it ended."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
     try:
@@ -566,7 +621,11 @@ def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[st
 
     engine = make_engine(url)
     try:
-        result = asyncio.run(_Execution(engine, run_id, RunOptions(**options), None, None, (shard, shards)).run())
+        result = asyncio.run(_Execution(engine, run_id, RunOptions(**options), None, None, (shard, shards),
+                                        fences=fences).run())
+    except LeaseLost as error:
+        print(error, file=sys.stderr)
+        sys.exit(SHARD_LEASE_LOST)
     finally:
         engine.dispose()
     sys.exit(SHARD_EXIT_CODES.get(result.status, 0))

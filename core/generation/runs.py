@@ -8,13 +8,13 @@ import subprocess
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from importlib import metadata
 from typing import Any
 
-from sqlalchemy import delete, update
+from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -118,6 +118,7 @@ class RunProgress:
     status: str = "running"
     rebought_calls: int = 0
     rebought_usd: float = 0.0
+    fences: tuple[Fence, ...] = ()  # the leases of the executor reporting it: a progress callback's writes check them
 
     @property
     def finished(self) -> int:
@@ -560,8 +561,10 @@ def retry_failed(engine: Engine, run_id: int) -> int:
         return len(rows)
 
 
-def save_options(engine: Engine, run_id: int, options: RunOptions) -> None:
+def save_options(engine: Engine, run_id: int, options: RunOptions, fences: list[Fence] | None = None) -> None:
+    """Store `options` on the run (under the run's lease when `fences` are given: LeaseLost once taken over)."""
     with Session(engine) as session:
+        check_fences(session.connection(), fences or [])
         run = get_run(session, run_id)
         run.config = {**run.config, **asdict(options)}
         session.add(run)
@@ -645,13 +648,28 @@ class LeaseHeld(RuntimeError):
     """Another live executor holds the lease; the message names it."""
 
 
+class LeaseLost(LeaseHeld):
+    """A write was refused: the lease it was fenced by was taken over (the message names the new owner)."""
+
+
 @dataclass(frozen=True)
 class Holding:
-    """A lease this process holds: renew and release it with its token."""
+    """A lease this process holds: renew and release it with its token; its writes are fenced by its generation."""
 
     name: str
     token: str
     owner: str
+    generation: int = 1
+
+    @property
+    def fence(self) -> Fence:
+        """The (lease name, generation) every write under this holding is checked against."""
+        return self.name, self.generation
+
+
+Fence = tuple[str, int]  # (lease name, generation): a holding's fencing token, shareable with worker processes
+FENCE = update(LEASES).where(LEASES.c.name == bindparam("p_name"), LEASES.c.generation == bindparam("p_generation")
+                             ).values(generation=LEASES.c.generation)
 
 
 def lease_ttl() -> float:
@@ -695,9 +713,27 @@ def lease_holder(engine: Engine, name: str) -> Any | None:
     return None if row is None or _stale(row, time.time()) else row
 
 
+def lease_subject(name: str) -> str:
+    """What a lease guards, in words: 'run 7', 'run 7 shard 2' (a Ray task's), else the name."""
+    parts = name.split(":")
+    if parts[0] != "run":
+        return name
+    return f"run {parts[1]}" + (f" shard {parts[3]}" if len(parts) == 4 else "")
+
+
+def check_fences(conn: Any, fences: Iterable[Fence]) -> None:
+    """Inside a write transaction, before its writes: lock each lease at its generation (a take-over waits for the
+    commit); LeaseLost naming the new owner when one was taken over, so the transaction writes nothing."""
+    for name, generation in fences:
+        if conn.execute(FENCE, {"p_name": name, "p_generation": generation}).rowcount != 1:
+            row = conn.execute(select(LEASES.c.owner, LEASES.c.generation).where(LEASES.c.name == name)).first()
+            owner = f"{row.owner} (generation {row.generation})" if row is not None else "nobody (the lease is gone)"
+            raise LeaseLost(f"lease of {lease_subject(name)} taken over by {owner}; stopping")
+
+
 def held_message(name: str, row: Any) -> str:
     """Who holds a lease, in words."""
-    what = f"run {name.split(':')[1]}" if name.startswith("run:") else name
+    what = lease_subject(name)
     left = max(0.0, row.expires_at - time.time())
     return (f"{what} is owned by {row.owner} (heartbeat valid {left:.0f} s more); wait for it to finish or cancel "
             "it, or pass --wait")
@@ -717,20 +753,24 @@ def take_lease(engine: Engine, name: str, purpose: str, *, wait_s: float = 0.0) 
 
 
 def _try_take(engine: Engine, name: str, purpose: str) -> tuple[Holding | None, Any]:
+    """Insert the lease at generation 1, or take over a stale one at its next generation if it did not change since
+    it was read (a holder that renewed it in between keeps it)."""
     now, host, pid = time.time(), socket.gethostname(), os.getpid()
     holding = Holding(name, uuid.uuid4().hex, f"pid {pid} on {host} ({purpose})")
     values = {"name": name, "token": holding.token, "owner": holding.owner, "host": host, "pid": pid,
               "acquired_at": now, "expires_at": now + lease_ttl()}
     with engine.begin() as conn:
-        if conn.execute(insert_ignore_statement(engine, LEASES).values(**values)).rowcount == 1:
+        if conn.execute(insert_ignore_statement(engine, LEASES).values(**values, generation=1)).rowcount == 1:
             return holding, None
     with engine.begin() as conn:
         row = conn.execute(select(LEASES).where(LEASES.c.name == name)).first()
         if row is None or not _stale(row, now):
             return None, row
-        taken = conn.execute(update(LEASES).where(LEASES.c.name == name, LEASES.c.token == row.token)
-                             .values(**values)).rowcount
-    return (holding, None) if taken == 1 else (None, row)
+        generation = row.generation + 1
+        taken = conn.execute(update(LEASES).where(LEASES.c.name == name, LEASES.c.generation == row.generation,
+                                                  LEASES.c.expires_at == row.expires_at)
+                             .values(**values, generation=generation)).rowcount
+    return (replace(holding, generation=generation), None) if taken == 1 else (None, row)
 
 
 def renew_lease(conn: Any, holding: Holding) -> bool:
@@ -741,9 +781,10 @@ def renew_lease(conn: Any, holding: Holding) -> bool:
 
 
 def release_lease(engine: Engine, holding: Holding) -> None:
-    """Give the lease up (only if still ours)."""
+    """Give the lease up (only if still ours): it expires now; its row stays, so its generation keeps counting."""
     with engine.begin() as conn:
-        conn.execute(delete(LEASES).where(LEASES.c.name == holding.name, LEASES.c.token == holding.token))
+        conn.execute(update(LEASES).where(LEASES.c.name == holding.name, LEASES.c.token == holding.token)
+                     .values(expires_at=0.0))
 
 
 def check_prices(models: list[Model]) -> None:

@@ -393,7 +393,9 @@ class Lease(SQLModel, table=True):
     """Who executes a run (or scores it with one judge) right now: one live holder at a time, kept by a heartbeat.
 
     Taken atomically (insert, or take over a row whose holder stopped renewing it or whose process is gone on this
-    host); renewed and released only by the holding token.
+    host); renewed and released only by the holding token. Every take-over raises `generation`, the fencing token:
+    each write of a run executor checks its generation in the same transaction, so a holder whose lease was taken
+    over writes nothing more. A released lease keeps its row (expired), so generations never repeat.
     """
 
     __tablename__ = "lease"
@@ -405,6 +407,8 @@ class Lease(SQLModel, table=True):
     pid: int = 0
     acquired_at: float = Field(default=0.0, description="Unix time the holder took it.")
     expires_at: float = Field(default=0.0, description="Unix time after which another executor may take it over.")
+    generation: int = Field(default=1, sa_column_kwargs={"server_default": "1"},
+                            description="Fencing token: 1 when first taken, one more at each take-over.")
 
 
 class JudgeCheck(SQLModel, table=True):

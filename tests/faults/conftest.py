@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from core.config import REPO_ROOT
 from core.store.models import LLMCall, Response, Run
@@ -67,6 +67,24 @@ def statuses(engine, run_id: int) -> dict[str, int]:
 def cached_calls(engine) -> int:
     with Session(engine) as session:
         return len(session.exec(select(LLMCall.key)).all())
+
+
+def in_flight(engine, run_id: int) -> int:
+    """Items marked in flight (a reservation and no saved answer)."""
+    with Session(engine) as session:
+        return len(session.exec(select(Response.id).where(Response.run_id == run_id,
+                                                          col(Response.reserved_usd).is_not(None))).all())
+
+
+def recorded(engine, run_id: int) -> tuple:
+    """Everything a stale owner could still write: the run row and every response."""
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        rows = session.exec(select(Response.id, Response.status, Response.text, Response.cost_usd, Response.attempts,
+                                   Response.reserved_usd, Response.finished_at)
+                            .where(Response.run_id == run_id).order_by(Response.id)).all()
+        return (run.status, run.spent_usd, run.reserved_usd, run.rebought_calls, run.rebought_usd, run.message,
+                run.finished_at, dict(run.config), tuple(tuple(row) for row in rows))
 
 
 def wait_until(predicate: Any, timeout: float = 30.0, what: str = "condition") -> None:

@@ -17,14 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import pytest
+from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from core.config import REPO_ROOT
 from core.generation import ray_executor, runner, runs
 from core.store.db import make_engine
-from core.store.models import Document, Domain, Instance, LLMCall, Model, Response, Run
+from core.store.models import Document, Domain, Instance, Lease, LLMCall, Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
 from tests.factories import add_model, make_instance, seed_instances
+from tests.faults.conftest import in_flight, recorded, statuses as fault_statuses, wait_until
 from tests.providers.conftest import PLANTED_KEY
 
 PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO", "PAUSE-THREE")  # one per test: the prompts the fake server answers first with a 429
@@ -269,3 +271,36 @@ def test_cancelling_a_ray_run_stops_its_tasks_and_resume_finishes_it(ray_server,
     assert cancelled.status == "cancelled" and cancelled.pending > 0
     assert resumed.status == "done" and resumed.done == items
     assert len(prompts) - 1 == len(set(prompts)) == items
+
+
+def take_over(engine, run_id: int) -> None:
+    """What another executor taking the run over does to its lease: the next generation, its owner."""
+    with engine.begin() as conn:
+        conn.execute(update(Lease.__table__).where(Lease.__table__.c.name == runs.run_lease(run_id)).values(
+            generation=Lease.__table__.c.generation + 1, token="other", owner="pid 1 on elsewhere (gauntlet run)",
+            host="elsewhere", pid=1, expires_at=time.time() + 3600))
+
+
+@pytest.mark.parametrize("items", [40], ids=["taken-over-mid-run"])
+def test_a_ray_run_whose_lease_is_taken_over_stops_and_writes_nothing_more(ray_server, engine, items):
+    seed_instances(engine, items)
+    add_model(engine, "gpt-fence", "openai")
+    run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-fence"], executor="ray", workers=2, concurrency=4))
+    ray_server.latency_ms = 150  # answers in flight when the lease is taken over
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            driving = pool.submit(asyncio.run, runner.execute_run(engine, run_id))
+            wait_until(lambda: fault_statuses(engine, run_id).get("done", 0) >= 4 or driving.done(), timeout=120,
+                       what="the first answers")
+            take_over(engine, run_id)
+            taken, flying, calls = recorded(engine, run_id), in_flight(engine, run_id), len(ray_server.requests)
+            with pytest.raises(runs.LeaseLost, match=f"lease of run {run_id} taken over by pid 1 on elsewhere"):
+                driving.result(timeout=60)
+        time.sleep(1.0)  # anything a task still wrote or sent would show by now
+        after = len(ray_server.requests) - calls
+    finally:
+        ray_server.latency_ms = 2
+    print(f"\nFIGURE ray lease taken over: {fault_statuses(engine, run_id)} at the take-over with {flying} calls in "
+          f"flight; {after} calls after it")
+    assert recorded(engine, run_id) == taken, "a fenced task or driver wrote after the take-over"
+    assert after <= flying, "a fenced task sent calls not in flight at the take-over"
