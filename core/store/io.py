@@ -43,9 +43,13 @@ class LineError:
     message: str
 
     def __str__(self) -> str:
-        field = self.field if self.field.strip() == self.field and self.field.isprintable() else json.dumps(self.field)
-        where = f"line {self.line}: {field}: " if self.field else f"line {self.line}: "
+        where = f"line {self.line}: {shown_field(self.field)}: " if self.field else f"line {self.line}: "
         return where + self.message
+
+
+def shown_field(name: str) -> str:
+    """A field name for a message: as is, or JSON-quoted when blank, padded or unprintable."""
+    return name if name.strip() == name and name.isprintable() else json.dumps(name)
 
 
 @dataclass
