@@ -277,14 +277,16 @@ def _time(value: Any) -> tuple[Any, str | None]:
 def _text(value: Any, column) -> tuple[Any, str | None]:
     if not isinstance(value, str):
         return value, f"must be text, got {_shown(value)}"
-    if column.index or column.unique or column.primary_key or _in_index(column):
-        if (size := len(value.encode("utf-8", "surrogatepass"))) > INDEXED_TEXT_BYTES:
-            return value, f"{size} bytes: an indexed column holds at most {INDEXED_TEXT_BYTES} (PostgreSQL's limit)"
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > INDEXED_TEXT_BYTES and _indexed(column):
+        return value, f"{size} bytes: an indexed column holds at most {INDEXED_TEXT_BYTES} (PostgreSQL's limit)"
     return value, _storable(value)
 
 
-def _in_index(column) -> bool:
-    return any(column.name in index.columns for index in column.table.indexes)
+def _indexed(column) -> bool:
+    """Whether the column is in a key, an index or a unique constraint (a btree entry on PostgreSQL)."""
+    groups = [*column.table.indexes, *(c for c in column.table.constraints if isinstance(c, UniqueConstraint))]
+    return column.primary_key or column.unique or any(column.name in group.columns for group in groups)
 
 
 def _decode(value: Any, column) -> tuple[Any, str | None]:

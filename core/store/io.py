@@ -18,11 +18,11 @@ from core.language import detect_language
 from core.store.models import Constraint, Document, Domain, Instance
 from core.store.schema import (
     CATEGORIES,
+    MAX_NESTING,
     MODES,
     ConstraintSpec,
     DocumentSpec,
     DomainSpec,
-    MAX_NESTING,
     InstanceSpec,
     NonFinite,
     storable_problems,

@@ -20,6 +20,7 @@ from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
 from core.store.db import make_engine
+from core.store.io import shown_field
 from core.store.models import Annotation, Assignment, BenchmarkSet, BenchmarkSetMember, ContextClaims, LLMCall
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
@@ -134,6 +135,9 @@ def test_any_row_shape_is_restored_or_named_by_file_line_and_field(dump, engine,
     pytest.param("llmcall", "key", '{"a": 1}', "must be text, got {'a': 1}", id="object-as-text-key"),
     pytest.param("run", "created_at", '"0001-01-01T00:00:00+05:00"', "out of range in UTC",
                  id="time-before-year-1-in-utc"),
+    pytest.param("verdict", "judge", '"' + "j" * 3000 + '"', "3000 bytes: an indexed column holds at most 2000",
+                 id="long-text-in-an-indexed-column"),
+    pytest.param("domain", " ", "null", "unknown field", id="blank-field-name"),
 ])
 def test_odd_values_are_file_line_field_errors(dump, engine, tmp_path, table, column, raw, message):
     row = json.loads((dump / f"{table}.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -142,5 +146,5 @@ def test_odd_values_are_file_line_field_errors(dump, engine, tmp_path, table, co
     with pytest.raises(BackupError) as caught:
         import_all(engine, resealed(dump, tmp_path / "dump", table, [line]), replace=True, with_accounts=True)
     shown = [str(p) for p in caught.value.problems]
-    assert any(s.startswith(f"{table}.jsonl:1: {column}: ") and message in s for s in shown), shown
+    assert any(s.startswith(f"{table}.jsonl:1: {shown_field(column)}: ") and message in s for s in shown), shown
     assert counts(engine) == before
