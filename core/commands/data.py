@@ -118,6 +118,13 @@ def register(app: typer.Typer) -> None:
         skip_incomplete: Annotated[bool, typer.Option("--skip-incomplete", help="Trace formats: leave out (and list) "
                                                       "traces without a question, an answer or a document's text "
                                                       "instead of importing nothing.")] = False,
+        with_accounts: Annotated[bool, typer.Option("--with-accounts", help="With --all: restore the backup's "
+                                                    "accounts too (without it, a backup holding accounts is refused, "
+                                                    "each listed).")] = False,
+        verify_key_env: Annotated[str | None, typer.Option("--verify-key-env", metavar="VAR", help="With --all: "
+                                                           "refuse the backup unless its manifest is signed with the "
+                                                           "key in environment variable VAR and every file matches "
+                                                           "it.")] = None,
     ) -> None:
         """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing.
 
@@ -127,7 +134,7 @@ def register(app: typer.Typer) -> None:
 
             if all_dir is None:
                 raise typer.BadParameter("give a FILE, or --all DIR")
-            return import_everything(all_dir, replace)
+            return import_everything(all_dir, replace, with_accounts, verify_key_env)
         if fmt in trace_formats():
             return import_trace_file(file, fmt, set_name, service, redact, skip_incomplete)
         try:
@@ -158,6 +165,9 @@ def register(app: typer.Typer) -> None:
                                                      "directory: one JSONL file per table and a manifest.")] = None,
         with_password_hashes: Annotated[bool, typer.Option("--with-password-hashes",
                                                            help="With --all: include password hashes.")] = False,
+        sign_key_env: Annotated[str | None, typer.Option("--sign-key-env", metavar="VAR", help="With --all: sign the "
+                                                         "manifest (HMAC-SHA256) with the key in environment "
+                                                         "variable VAR.")] = None,
     ) -> None:
         """Export the latest instance versions in the interchange format.
 
@@ -167,7 +177,7 @@ def register(app: typer.Typer) -> None:
 
             if all_dir is None:
                 raise typer.BadParameter("give --out FILE, or --all DIR")
-            return export_everything(all_dir, with_password_hashes)
+            return export_everything(all_dir, with_password_hashes, sign_key_env)
         count = export_instances(get_engine(), out, domain=domain, mode=mode)
         typer.echo(f"wrote {count} instances to {out}")
 

@@ -12,11 +12,18 @@ A restore is one transaction: every line is checked first (JSON, known and requi
 backend stores, duplicate keys, references to rows of the backup); any problem names file, line and field and nothing
 is written. It needs a database at the backup's schema revision with no data (or `replace=True`), restores the ids
 and moves PostgreSQL's id sequences past them.
+
+Accounts are restored only when asked (`with_accounts`): otherwise a backup holding accounts is refused, each account
+it would create listed by line, name and role, so a planted account (an admin with a known password hash) is never
+restored unseen. An export can sign its manifest with a key the operator keeps (HMAC-SHA256 in SIGNATURE; the
+manifest holds every file's sha256), and a restore given the key refuses a missing or wrong signature, or any file
+whose checksum differs, before reading a row.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 from collections.abc import Iterator
@@ -44,22 +51,26 @@ from sqlalchemy.types import JSON, TypeDecorator
 from sqlmodel import SQLModel
 
 from core.store import models  # noqa: F401 - registers every table on SQLModel.metadata
-from core.store.io import parse_json
+from core.store.io import parse_json, shown_field
 from core.store.schema import storable_problems
 
 FORMAT = "gauntlet-backup/1"
 MANIFEST = "manifest.json"
+SIGNATURE = "manifest.hmac-sha256"  # hex HMAC-SHA256 of manifest.json under a key the operator keeps
+ACCOUNTS = "user"  # the table of accounts: restored only when asked
+ACCOUNTS_FILE = f"{ACCOUNTS}.jsonl"
 NOT_BACKED_UP = {
     "session_token": "sign-in sessions (secret)",
     "app_secret": "the session-signing key (secret)",
     "lease": "who executes a run right now (transient)",
     "login_failure": "failed sign-ins (transient throttle)",
 }
-PASSWORD_COLUMN = ("user", "password_hash")
+PASSWORD_COLUMN = (ACCOUNTS, "password_hash")
 INT32 = 2**31 - 1
 INT64 = 2**63 - 1
 CHUNK = 1000
 MAX_PROBLEMS = 100
+INDEXED_TEXT_BYTES = 2000  # PostgreSQL refuses btree index entries over about 2,700 bytes
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,7 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return f"{where}: {shown_field(self.field)}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class BackupError(ValueError):
@@ -87,10 +98,14 @@ class BackupError(ValueError):
 
 @dataclass
 class BackupReport:
-    """What an export wrote or an import restored: rows per table, and the manifest."""
+    """What an export wrote or an import restored: rows per table, the manifest, whether it is signed (and the
+    signature was checked), and the accounts restored (name, role)."""
 
     rows: dict[str, int] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
+    signed: bool = False
+    verified: bool = False
+    accounts: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -164,8 +179,10 @@ def _snapshot(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
 
-def export_all(engine: Engine, directory: Path, password_hashes: bool = False) -> BackupReport:
-    """Write every backed-up table of the database to `directory` (new or empty) from one consistent snapshot."""
+def export_all(engine: Engine, directory: Path, password_hashes: bool = False,
+               sign_key: bytes | None = None) -> BackupReport:
+    """Write every backed-up table of the database to `directory` (new or empty) from one consistent snapshot;
+    with `sign_key`, also the manifest's HMAC-SHA256 (SIGNATURE)."""
     directory = Path(directory)
     if directory.exists() and any(directory.iterdir()):
         raise BackupError([Problem(str(directory), 0, "", "not empty: export into a new or empty directory")])
@@ -200,10 +217,76 @@ def export_all(engine: Engine, directory: Path, password_hashes: bool = False) -
         "not_included": NOT_BACKED_UP,
     }
     (directory / MANIFEST).write_text(json.dumps(report.manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if sign_key is not None:
+        (directory / SIGNATURE).write_text(manifest_signature(directory, sign_key) + "\n", encoding="utf-8")
+        report.signed = True
     return report
 
 
+def manifest_signature(directory: Path, key: bytes) -> str:
+    """The HMAC-SHA256 of the backup's manifest file under `key`, in hex."""
+    return hmac.new(key, (Path(directory) / MANIFEST).read_bytes(), hashlib.sha256).hexdigest()
+
+
+def signature_problems(directory: Path, key: bytes) -> list[Problem]:
+    """Why the manifest's signature does not hold under `key` (none when it does)."""
+    path = Path(directory) / SIGNATURE
+    if not path.is_file():
+        return [Problem(SIGNATURE, 0, "", "missing: the backup is not signed")]
+    given = path.read_text(encoding="utf-8", errors="replace").strip()
+    if not hmac.compare_digest(given.encode(), manifest_signature(directory, key).encode()):
+        return [Problem(MANIFEST, 0, "", "the signature does not match: the manifest was changed, or signed with "
+                                         "another key")]
+    return []
+
+
 # --------------------------------------------------------------------------- restore
+
+
+def _shown(value: Any) -> str:
+    """A value for a message: a long integer by its digits, anything else by its repr cut to 60 characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64:
+        return f"a {len(str(abs(value)))}-digit integer"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(value: Any) -> tuple[Any, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value, f"must be a finite number, got {_shown(value)}"
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    return (number, None) if math.isfinite(number) else (value, f"must be a finite number, got {_shown(value)}")
+
+
+def _time(value: Any) -> tuple[Any, str | None]:
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.utcoffset() is None:
+        return value, f"must be an ISO 8601 time with a UTC offset, got {_shown(value)}"
+    try:
+        return parsed.astimezone(UTC), None
+    except OverflowError:
+        return value, f"{_shown(value)} is out of range in UTC"
+
+
+def _text(value: Any, column) -> tuple[Any, str | None]:
+    if not isinstance(value, str):
+        return value, f"must be text, got {_shown(value)}"
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > INDEXED_TEXT_BYTES and _indexed(column):
+        return value, f"{size} bytes: an indexed column holds at most {INDEXED_TEXT_BYTES} (PostgreSQL's limit)"
+    return value, _storable(value)
+
+
+def _indexed(column) -> bool:
+    """Whether the column is in a key, an index or a unique constraint (a btree entry on PostgreSQL)."""
+    groups = [*column.table.indexes, *(c for c in column.table.constraints if isinstance(c, UniqueConstraint))]
+    return column.primary_key or column.unique or any(column.name in group.columns for group in groups)
 
 
 def _decode(value: Any, column) -> tuple[Any, str | None]:
@@ -214,27 +297,18 @@ def _decode(value: Any, column) -> tuple[Any, str | None]:
     if isinstance(kind, JSON):
         return value, _storable(value)
     if isinstance(kind, Boolean):
-        return value, None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+        return value, None if isinstance(value, bool) else f"must be true or false, got {_shown(value)}"
     if isinstance(kind, Integer):
         if not isinstance(value, int) or isinstance(value, bool):
-            return value, f"must be an integer, got {value!r}"
+            return value, f"must be an integer, got {_shown(value)}"
         limit = INT64 if kind.__class__.__name__ == "BigInteger" else INT32
-        return value, None if abs(value) <= limit else f"{value} does not fit the column's {limit.bit_length() + 1} bits"
+        return value, None if abs(value) <= limit else f"{_shown(value)} does not fit the column's {limit.bit_length() + 1} bits"
     if isinstance(kind, Float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        return (float(value), None) if ok else (value, f"must be a finite number, got {value!r}")
+        return _number(value)
     if isinstance(kind, DateTime):
-        try:
-            parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
-        except ValueError:
-            parsed = None
-        if parsed is None or parsed.utcoffset() is None:
-            return value, f"must be an ISO 8601 time with a UTC offset, got {value!r}"
-        return parsed, None
+        return _time(value)
     if isinstance(kind, String):
-        if not isinstance(value, str):
-            return value, f"must be text, got {value!r}"
-        return value, _storable(value)
+        return _text(value, column)
     return value, None
 
 
@@ -262,13 +336,11 @@ def _check_row(table: Table, raw: Any, wanted: list[str], keys: _Keys, problem) 
     for name in sorted(set(raw) - set(wanted)):
         problem(name, "unknown field" if name not in table.c else "must not be in this backup (see the manifest)")
     for name in wanted:
-        if name not in raw:
-            problem(name, "missing")
-            continue
-        value, error = _decode(raw[name], table.c[name])
+        value, error = _decode(raw[name], table.c[name]) if name in raw else (None, "missing")
         if error:
             problem(name, error)
-        row[name] = value
+        else:
+            row[name] = value
     if len(row) < len(wanted):
         return None
     pk = tuple(row[c.name] for c in table.primary_key.columns)
@@ -394,14 +466,45 @@ def _restore_table(conn: Connection, directory: Path, table: Table, wanted: list
     return count
 
 
-def import_all(engine: Engine, directory: Path, replace: bool = False) -> BackupReport:
-    """Restore a backup into the database at `engine` in one transaction; BackupError lists every problem found."""
+def _checked_files(directory: Path, manifest: dict[str, Any], verify_key: bytes | None) -> list[Problem]:
+    """The file problems a restore can go on from (checksums, unless the manifest is signed); others raise."""
+    problems = [p for t in backup_tables() for p in _file_problems(directory, t, manifest["tables"][t.name])]
+    if verify_key is not None:
+        problems = signature_problems(directory, verify_key) + problems
+    if problems and (verify_key is not None or any(p.message == "missing" for p in problems)):
+        raise BackupError(problems)
+    return problems
+
+
+def backup_accounts(directory: Path) -> list[tuple[int, str, str]]:
+    """(line, username, role) of every account a backup would create (lines that are no account are left out)."""
+    accounts = []
+    for number, raw in _lines(Path(directory) / ACCOUNTS_FILE):
+        value, _ = parse_json(raw.decode("utf-8", errors="replace"))
+        if isinstance(value, dict):
+            accounts.append((number, str(value.get("username")), str(value.get("role"))))
+    return accounts
+
+
+def _account_problems(directory: Path) -> list[Problem]:
+    return [Problem(ACCOUNTS_FILE, line, "username", f"account {name!r} ({role}) would be created: restore "
+                    "accounts only with --with-accounts, after checking each is yours")
+            for line, name, role in backup_accounts(directory)]
+
+
+def import_all(engine: Engine, directory: Path, replace: bool = False, with_accounts: bool = False,
+               verify_key: bytes | None = None) -> BackupReport:
+    """Restore a backup into the database at `engine` in one transaction; BackupError lists every problem found.
+
+    A backup holding accounts is refused, each account listed, unless `with_accounts`; with `verify_key` the
+    manifest's signature and every file's checksum must match before anything is read."""
     manifest = read_manifest(directory)
     hashes = manifest.get("password_hashes") is True
-    problems = [p for t in backup_tables() for p in _file_problems(directory, t, manifest["tables"][t.name])]
-    if any(p.message == "missing" for p in problems):
-        raise BackupError(problems)
-    report = BackupReport(manifest=manifest)
+    problems = _checked_files(directory, manifest, verify_key)
+    if not with_accounts and (accounts := _account_problems(directory)):
+        raise BackupError(problems + accounts)
+    report = BackupReport(manifest=manifest, signed=(Path(directory) / SIGNATURE).is_file(),
+                          verified=verify_key is not None)
     with engine.connect() as conn:
         revision = schema_revision(conn)
         conn.rollback()
@@ -418,11 +521,12 @@ def import_all(engine: Engine, directory: Path, replace: bool = False) -> Backup
             keys = _Keys()
             for table in backup_tables():
                 count = _restore_table(conn, directory, table, _columns(table, hashes), keys, problems)
-                listed = manifest["tables"][table.name].get("rows")
+                listed = manifest["tables"][table.name].get("rows") if not problems else None
                 if not problems and count != listed:
                     problems.append(Problem(_file(table), 0, "", f"{count} rows, the manifest says {listed}"))
                 report.rows[table.name] = count
             if problems:
                 raise BackupError(problems)
             reset_sequences(conn)
+    report.accounts = [(name, role) for _, name, role in backup_accounts(directory)]
     return report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from core.language import detect_language
 from core.store.models import Constraint, Document, Domain, Instance
 from core.store.schema import (
     CATEGORIES,
+    MAX_NESTING,
     MODES,
     ConstraintSpec,
     DocumentSpec,
@@ -27,6 +29,7 @@ from core.store.schema import (
 )
 
 ON_EXISTING = ("reject", "new_version")
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 CONSTRAINT_FIELDS = set(ConstraintSpec.model_fields) - {"id"}
 DOCUMENT_FIELDS = set(DocumentSpec.model_fields) - {"doc_id"}
 
@@ -40,9 +43,13 @@ class LineError:
     message: str
 
     def __str__(self) -> str:
-        field = self.field if self.field.strip() == self.field and self.field.isprintable() else json.dumps(self.field)
-        where = f"line {self.line}: {field}: " if self.field else f"line {self.line}: "
+        where = f"line {self.line}: {shown_field(self.field)}: " if self.field else f"line {self.line}: "
         return where + self.message
+
+
+def shown_field(name: str) -> str:
+    """A field name for a message: as is, or JSON-quoted when blank, padded or unprintable."""
+    return name if name.strip() == name and name.isprintable() else json.dumps(name)
 
 
 @dataclass
@@ -130,6 +137,25 @@ def _constant(name: str, seen: list[NonFinite]) -> float:
     return seen[-1]
 
 
+def nesting_overflow(text: str, start: int = 0) -> int | None:
+    """Where the JSON value starting at `start` first opens a level deeper than MAX_NESTING (strings skipped), or None."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text, start):
+        depth += 1 if token[0] in "[{" else -1 if token[0] in "]}" else 0
+        if depth > MAX_NESTING:
+            return token.start()
+        if depth <= 0 and token[0] in "]}":
+            return None
+    return None
+
+
+def too_deep(text: str, start: int = 0) -> str:
+    """The message for a JSON value nested too deeply to parse, with the column where it passes MAX_NESTING."""
+    where = nesting_overflow(text, start)
+    column = "" if where is None else f" at column {where - text.rfind(chr(10), 0, where)}"
+    return f"malformed JSON: nested too deeply (more than {MAX_NESTING} levels{column})"
+
+
 def parse_json(text: str, *, non_finite: bool = False) -> tuple[object, str | None]:
     """One JSON value, or why it is not one: malformed, NaN / Infinity, a number out of range, nesting too deep.
 
@@ -144,7 +170,7 @@ def parse_json(text: str, *, non_finite: bool = False) -> tuple[object, str | No
     except json.JSONDecodeError as exc:
         return None, f"malformed JSON: {exc.msg} (column {exc.colno})"
     except RecursionError:
-        return None, "malformed JSON: nested too deeply"
+        return None, too_deep(text)
     except ValueError as exc:
         return None, f"malformed JSON: {exc}"
 

@@ -68,10 +68,10 @@ def test_round_trip_sqlite_postgresql_sqlite_is_byte_identical(source, tmp_path,
     first, second, third = tmp_path / "a", tmp_path / "b", tmp_path / "c"
     exported = export_all(make_engine(source), first, password_hashes=hashes)
     postgres = make_engine(fresh_url("postgresql", request))
-    import_all(postgres, first)
+    import_all(postgres, first, with_accounts=True)
     export_all(postgres, second, password_hashes=hashes)
     sqlite = make_engine(fresh_url("sqlite", request))
-    restored = import_all(sqlite, second)
+    restored = import_all(sqlite, second, with_accounts=True)
     export_all(sqlite, third, password_hashes=hashes)
 
     assert files(first) == files(second) == files(third)
@@ -90,7 +90,7 @@ def test_round_trip_sqlite_postgresql_sqlite_is_byte_identical(source, tmp_path,
 def test_restore_keeps_ids_and_new_rows_follow_them(source, tmp_path, request, backend):
     export_all(make_engine(source), tmp_path / "dump")
     engine = make_engine(fresh_url(backend, request))
-    import_all(engine, tmp_path / "dump")
+    import_all(engine, tmp_path / "dump", with_accounts=True)
     with Session(make_engine(source)) as before, Session(engine) as session:
         names = select(Model.id, Model.name).order_by(Model.id)
         assert session.exec(names).all() == before.exec(names).all()
@@ -154,7 +154,7 @@ def test_corrupted_backup_is_rejected_with_file_line_field_and_nothing_written(
         (tmp_path / "dump" / MANIFEST).write_text(json.dumps(manifest))
     engine = make_engine(fresh_url(backend, request))
     with pytest.raises(BackupError) as caught:
-        import_all(engine, tmp_path / "dump")
+        import_all(engine, tmp_path / "dump", with_accounts=True)
     shown = [str(p) for p in caught.value.problems]
     assert any(s.startswith(expected) for s in shown), shown
     checksum = f"{file}: sha256 differs from the manifest: the file was changed or truncated"
@@ -172,10 +172,10 @@ def test_non_empty_target(source, tmp_path, request, replace, outcome):
     create_user(engine, "someone", "viewer", "someone-pass-1")
     if outcome == "refused":
         with pytest.raises(BackupError, match=r"database: not empty: rows in account_change \(1\), user \(1\)"):
-            import_all(engine, tmp_path / "dump", replace=replace)
+            import_all(engine, tmp_path / "dump", replace=replace, with_accounts=True)
         assert Session(engine).exec(select(func.count()).select_from(Model)).one() == 0
         return
-    import_all(engine, tmp_path / "dump", replace=replace)
+    import_all(engine, tmp_path / "dump", replace=replace, with_accounts=True)
     export_all(engine, tmp_path / "again")
     assert files(tmp_path / "dump") == files(tmp_path / "again")
 
@@ -189,7 +189,7 @@ def test_manifest_checked(source, tmp_path, request, field, value, expected):
     manifest = json.loads((tmp_path / "dump" / MANIFEST).read_text())
     (tmp_path / "dump" / MANIFEST).write_text(json.dumps({**manifest, field: value}))
     with pytest.raises(BackupError, match=expected.replace("(", r"\(")):
-        import_all(make_engine(fresh_url("sqlite", request)), tmp_path / "dump")
+        import_all(make_engine(fresh_url("sqlite", request)), tmp_path / "dump", with_accounts=True)
 
 
 @pytest.mark.parametrize(("settings", "expected"), [
@@ -211,8 +211,8 @@ def test_model_secrets_never_exported(tmp_path, request, settings, expected):
 
 @pytest.mark.parametrize(("args", "code", "shown"), [
     (["export", "--all", "{dump}"], 1, "not empty: export into a new or empty directory"),
-    (["import", "--all", "{dump}"], 0, "restored"),
-    (["import", "--all", "{dump}", "--replace"], 0, "restored"),
+    (["import", "--all", "{dump}", "--with-accounts"], 0, "created 4 accounts: admin (admin), expert01 (expert)"),
+    (["import", "--all", "{dump}", "--replace", "--with-accounts"], 0, "restored"),
     (["export", "--all", "{new}", "--with-password-hashes"], 0, "password hashes included"),
     (["export"], 2, "give --out FILE, or --all DIR"),
 ], ids=["export-into-used-directory", "import-all", "import-all-replace", "export-with-hashes", "export-without-target"])
@@ -224,5 +224,108 @@ def test_cli(source, tmp_path, monkeypatch, args, code, shown):
     export_all(make_engine(source), tmp_path / "dump")
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", f"sqlite:///{tmp_path / 'target.db'}")
     result = CliRunner().invoke(app, [a.format(dump=tmp_path / "dump", new=tmp_path / "new") for a in args])
+    assert result.exit_code == code, result.output
+    assert shown in result.output
+
+
+# --------------------------------------------------------------------------- accounts and signed manifests
+
+KEY = b"operator-key-0123456789abcdef"
+INTRUDER = "intruder-pass-123"
+
+
+def _reseal(directory: Path, file: str) -> None:
+    """Update the manifest to the changed file, as someone planting rows would (the checksum alone proves nothing)."""
+    manifest = json.loads((directory / MANIFEST).read_text())
+    data = (directory / file).read_bytes()
+    manifest["tables"][file.removesuffix(".jsonl")] |= {"sha256": hashlib.sha256(data).hexdigest(),
+                                                       "rows": data.count(b"\n"), "bytes": len(data)}
+    (directory / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def _plant_admin(directory: Path) -> None:
+    """Add an admin account with a known password hash to a backup and reseal its manifest."""
+    from core.review.auth import hash_password
+
+    users = directory / "user.jsonl"
+    row = json.loads(users.read_text().splitlines()[0])
+    row |= {"id": 99, "username": "intruder", "role": "admin", "password_hash": hash_password(INTRUDER)}
+    users.write_text(users.read_text() + json.dumps(row, sort_keys=True, separators=(",", ":")) + "\n")
+    _reseal(directory, "user.jsonl")
+
+
+def _empty(engine) -> bool:
+    with Session(engine) as session:
+        return all(session.exec(select(func.count()).select_from(t)).one() == 0 for t in backup_tables())
+
+
+TRUST = [
+    pytest.param(False, None, None, None, "user.jsonl:1: username: account 'admin' (admin) would be created",
+                 id="accounts-refused-without-with-accounts"),
+    pytest.param(False, None, _plant_admin, None, "user.jsonl:5: username: account 'intruder' (admin) would be "
+                 "created", id="planted-admin-listed-and-refused"),
+    pytest.param(True, KEY, _plant_admin, KEY, "manifest.json: the signature does not match",
+                 id="planted-admin-in-signed-backup-refused"),
+    pytest.param(True, KEY, lambda d: _edit(d, "verdict.jsonl", 1, _set("passed", False)), KEY,
+                 "verdict.jsonl: sha256 differs from the manifest", id="changed-file-of-signed-backup-refused"),
+    pytest.param(True, KEY, None, b"another-key-0123456789abcdef", "manifest.json: the signature does not match",
+                 id="wrong-key-refused"),
+    pytest.param(True, None, None, KEY, "manifest.hmac-sha256: missing: the backup is not signed",
+                 id="unsigned-backup-refused-when-verifying"),
+    pytest.param(True, KEY, None, KEY, None, id="signed-backup-verified-and-restored"),
+    pytest.param(True, None, None, None, None, id="accounts-restored-when-asked"),
+]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize(("with_accounts", "sign_key", "tamper", "verify_key", "refused"), TRUST)
+def test_accounts_only_when_asked_and_a_signed_manifest_refuses_tampering(
+        source, tmp_path, request, backend, with_accounts, sign_key, tamper, verify_key, refused):
+    dump = tmp_path / "dump"
+    export_all(make_engine(source), dump, password_hashes=True, sign_key=sign_key)
+    if tamper:
+        tamper(dump)
+    engine = make_engine(fresh_url(backend, request))
+    if refused is None:
+        report = import_all(engine, dump, with_accounts=with_accounts, verify_key=verify_key)
+        assert report.accounts == [("admin", "admin"), ("expert01", "expert"), ("expert02", "expert"),
+                                   ("expert03", "expert")]
+        assert authenticate(engine, "admin", ADMIN_PASSWORD) is not None
+        return
+    with pytest.raises(BackupError) as caught:
+        import_all(engine, dump, with_accounts=with_accounts, verify_key=verify_key)
+    shown = [str(p) for p in caught.value.problems]
+    assert any(s.startswith(refused) for s in shown), shown
+    assert _empty(engine)
+    assert authenticate(engine, "intruder", INTRUDER) is None
+
+
+@pytest.mark.parametrize(("export_args", "import_args", "code", "shown"), [
+    pytest.param(["--sign-key-env", "BACKUP_KEY"], ["--with-accounts", "--verify-key-env", "BACKUP_KEY"], 0,
+                 "manifest signature verified (key from BACKUP_KEY)", id="signed-and-verified"),
+    pytest.param(["--sign-key-env", "BACKUP_KEY"], ["--with-accounts"], 0,
+                 "the backup is signed but its signature was not checked", id="signed-not-verified"),
+    pytest.param([], ["--verify-key-env", "BACKUP_KEY", "--with-accounts"], 1,
+                 "manifest.hmac-sha256: missing: the backup is not signed", id="unsigned-refused-when-verifying"),
+    pytest.param([], [], 1, "user.jsonl:4: username: account 'expert03' (expert) would be created: restore accounts "
+                 "only with --with-accounts", id="accounts-listed-without-with-accounts"),
+    pytest.param([], ["--with-accounts", "--verify-key-env", "UNSET_KEY"], 2,
+                 "environment variable UNSET_KEY is not set", id="verify-key-unset"),
+    pytest.param([], ["--with-accounts", "--verify-key-env", "SHORT_KEY"], 2,
+                 "environment variable SHORT_KEY holds 5 bytes: a signing key needs at least 16", id="key-too-short"),
+])
+def test_cli_accounts_and_signatures(source, tmp_path, monkeypatch, export_args, import_args, code, shown):
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    monkeypatch.setenv("BACKUP_KEY", KEY.decode())
+    monkeypatch.setenv("SHORT_KEY", "short")
+    monkeypatch.delenv("UNSET_KEY", raising=False)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", source)
+    exported = CliRunner().invoke(app, ["export", "--all", str(tmp_path / "dump"), *export_args])
+    assert exported.exit_code == 0, exported.output
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", f"sqlite:///{tmp_path / 'target.db'}")
+    result = CliRunner().invoke(app, ["import", "--all", str(tmp_path / "dump"), *import_args])
     assert result.exit_code == code, result.output
     assert shown in result.output

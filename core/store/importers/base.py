@@ -18,13 +18,22 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.store.io import parse_json, LineError, ValidationReport, _decode_lines, field_path, validate_lines
-from core.store.schema import InstanceSpec
+from core.store.io import (
+    LineError,
+    ValidationReport,
+    _decode_lines,
+    field_path,
+    nesting_overflow,
+    parse_json,
+    validate_lines,
+)
+from core.store.schema import MAX_NESTING, InstanceSpec, storable_problems
 
 Raw = Any
 ABSENT = "$absent"  # residue key: fields the typed part has but the record had not
 _MISSING = object()
 _PATH_INDEX = re.compile(r"\[(\d+)\]")
+_SPACE = re.compile(r"\s*")
 _FIRST_ON = re.compile(r"first on line (\d+)")  # validate_lines' duplicate-id message, in payload line numbers
 
 
@@ -149,25 +158,57 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     return records, errors
 
 
+def _line_error(text: str, pos: int, message: str) -> LineError:
+    """A problem at character `pos` of `text`, as its line with the column in the message."""
+    line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
+    return LineError(line, "", f"malformed JSON: {message} (column {column})")
+
+
+def _element(decoder: json.JSONDecoder, text: str, pos: int) -> tuple[Raw, int, LineError | None]:
+    """The JSON value at `pos` and where it ends, or the problem with its position (nesting included)."""
+    try:
+        value, end = decoder.raw_decode(text, pos)
+        return value, end, None
+    except json.JSONDecodeError as exc:
+        return None, pos, _line_error(text, exc.pos, exc.msg)
+    except ValueError as exc:  # an integer longer than Python converts
+        return None, pos, _line_error(text, pos, str(exc))
+    except RecursionError:
+        where = nesting_overflow(text, pos)
+        return None, pos, _line_error(text, pos if where is None else where,
+                                      f"nested too deeply (more than {MAX_NESTING} levels)")
+
+
+def _array_end(text: str, pos: int, after_comma: bool) -> LineError | None:
+    """Why the array cannot end at `pos`: not closed, a trailing comma, or text after its ']'."""
+    if pos >= len(text):
+        return _line_error(text, pos, "the array is not closed (no ']' before the end of the file)")
+    if after_comma:
+        return _line_error(text, pos, "a ',' before ']' (trailing comma)")
+    rest = _SPACE.match(text, pos + 1).end()
+    return _line_error(text, rest, "text after the array's closing ']'") if rest < len(text) else None
+
+
 def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
-    """The elements of a top-level JSON array, each with the line it starts on."""
+    """The elements of a top-level JSON array, each with the line it starts on; the whole text must be that array
+    (not closed, a trailing comma or anything after it is an error with its position)."""
     decoder, records = json.JSONDecoder(), []
-    ws = re.compile(r"\s*")
-    pos, line, counted = ws.match(text, text.index("[") + 1).end(), 1, 0
+    pos, line, counted, after_comma = _SPACE.match(text, text.index("[") + 1).end(), 1, 0, False
     while pos < len(text) and text[pos] != "]":
         line += text.count("\n", counted, pos)
         counted = pos
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            return records, [LineError(exc.lineno, "", f"malformed JSON: {exc.msg} (column {exc.colno})")]
+        value, pos, problem = _element(decoder, text, pos)
+        if problem:
+            return records, [problem]
         records.append((line, value))
-        pos = ws.match(text, pos).end()
-        if pos < len(text) and text[pos] == ",":
-            pos = ws.match(text, pos + 1).end()
-        elif pos >= len(text) or text[pos] != "]":
-            return records, [LineError(text.count("\n", 0, pos) + 1, "", "malformed JSON: expected ',' or ']'")]
-    return records, []
+        pos = _SPACE.match(text, pos).end()
+        after_comma = pos < len(text) and text[pos] == ","
+        if after_comma:
+            pos = _SPACE.match(text, pos + 1).end()
+        elif pos < len(text) and text[pos] != "]":
+            return records, [_line_error(text, pos, "expected ',' or ']'")]
+    problem = _array_end(text, pos, after_comma)
+    return records, [problem] if problem else []
 
 
 def read_json(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
@@ -228,6 +269,8 @@ class Importer:
 
     def payload(self, raw: Raw, index: int, path: Path) -> dict[str, Any]:
         """The full payload of one raw record: typed fields, plus the residue under metadata.source."""
+        if unstorable := storable_problems(raw):
+            raise RecordError(*unstorable)
         payload = self.build(self.record(raw), index, path)
         try:
             spec = InstanceSpec.model_validate(payload)

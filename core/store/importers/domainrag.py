@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from core.store.importers.base import Importer, Raw, Source, doc_id, placed, validated
 from core.store.schema import AnswerSpec, DocumentSpec, InstanceSpec
@@ -49,7 +49,7 @@ class Structural(Source):
 class Faithful(Source):
     question: str
     answers: list[list[str]]
-    counterfact_answers: list[list[str]]
+    counterfact_answers: list[list[str]] = Field(min_length=1)
     positive_reference: Passage
     counterfact_reference: Passage
 

@@ -17,6 +17,7 @@ from core.store.schema import InstanceSpec
 CSV = "csv"  # metadata.layout of instances read from a subject CSV
 CSV_COLUMNS = ("question", "A", "B", "C", "D", "answer")
 CATEGORIES_FILE = "subject_categories.json"
+LETTERS = tuple(string.ascii_uppercase)
 
 
 class CsvRow(Source):
@@ -75,7 +76,9 @@ class MMLU(Importer):
             category = _categories(path.resolve().parent).get(subject, {}).get("category")
         else:
             subject, row, choices, category = record.subject, record.row, record.choices, record.category
-        letters = string.ascii_uppercase[: len(choices)]
+        if len(choices) > len(LETTERS):
+            raise RecordError(("choices", f"{len(choices)} choices: at most {len(LETTERS)}, one per letter A to Z"))
+        letters = LETTERS[: len(choices)]
         if record.answer not in letters:
             raise RecordError(("answer", f"{record.answer!r} is not one of the choice letters {', '.join(letters)}"))
         return {

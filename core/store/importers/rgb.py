@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from core.language import cjk_language
 from core.store.importers.base import Importer, Source, doc_id, doc_index
 from core.store.schema import InstanceSpec
 
+Aliases = Annotated[list[str], Field(min_length=1)]  # an answer and its other spellings
+
 
 class RGBRecord(Source):
     id: int | str
     query: str
-    answer: str | list[str | list[str]]
+    answer: str | list[str | Aliases]
     positive: list[str] | list[list[str]]
     negative: list[str]
     fakeanswer: str | None = None
