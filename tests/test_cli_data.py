@@ -26,8 +26,8 @@ def test_validate_reports_every_bad_line_and_exits_1(tmp_path) -> None:
     bad.write_text("\n".join([lines[0], json.dumps(broken), "{", lines[2]]) + "\n")
     result = invoke("validate", str(bad))
     assert result.exit_code == 1
-    assert "line 2: constraints[1].checker_id: unknown checker 'detectable_format:bullets'" in result.output
-    assert "line 3: malformed JSON" in result.output
+    assert f"{bad}:2: constraints[1].checker_id: unknown checker 'detectable_format:bullets'" in result.output
+    assert f"{bad}:3: malformed JSON" in result.output
     assert "2 problem(s)" in result.output
 
 

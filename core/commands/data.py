@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         """Check every line of a benchmark JSONL file; report each problem with line and field; exit 1 if any."""
         report = validate_file(file)
         for error in report.errors:
-            typer.echo(str(error), err=True)
+            typer.echo(error.located(file), err=True)
         for warning in report.warnings:
             typer.echo(f"warning: {warning}", err=True)
         if not report.ok:
@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
             get_engine(), file, fmt=fmt, on_existing="new_version" if new_version else "reject", domains_path=domains
         )
         for error in report.errors:
-            typer.echo(str(error), err=True)
+            typer.echo(error.located(file), err=True)
         if not report.ok:
             typer.echo("nothing imported; the database is unchanged", err=True)
             raise typer.Exit(1)

@@ -46,6 +46,11 @@ class LineError:
         where = f"line {self.line}: {shown_field(self.field)}: " if self.field else f"line {self.line}: "
         return where + self.message
 
+    def located(self, path: object) -> str:
+        """The problem as `file:line: field: message`, the form every command prints."""
+        field = f" {shown_field(self.field)}:" if self.field else ""
+        return f"{path}:{self.line}:{field} {self.message}"
+
 
 def shown_field(name: str) -> str:
     """A field name for a message: as is, or JSON-quoted when blank, padded or unprintable."""

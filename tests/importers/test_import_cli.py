@@ -38,7 +38,7 @@ def test_a_corrupt_record_names_line_and_field_and_imports_nothing(db_url, tmp_p
     bad.write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n", encoding="utf-8")
     result = runner.invoke(app, ["import", "--format", "lit-ragbench", str(bad)])
     assert result.exit_code == 1
-    assert "line 3: answer: missing" in result.output and "nothing imported" in result.output
+    assert f"{bad}:3: answer: missing" in result.output and "nothing imported" in result.output
     stats = runner.invoke(app, ["stats"])
     assert "LIT-RAGBench" not in stats.output
 

@@ -125,7 +125,7 @@ def test_a_truncated_array_exits_1_on_the_command_line(db_url, tmp_path):
     path.write_text(_array("crag").rstrip().removesuffix("]").rstrip() + ",\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["import", "--format", "crag", str(path)])
     assert result.exit_code == 1, result.output
-    assert "line 4: malformed JSON: the array is not closed" in result.output and "nothing imported" in result.output
+    assert f"{path}:4: malformed JSON: the array is not closed" in result.output and "nothing imported" in result.output
 
 
 def _with(seed: str, path: tuple, value: Any) -> Any:
