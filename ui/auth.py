@@ -14,9 +14,11 @@ from typing import TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from streamlit import runtime
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core.review.addresses import client_address, trusted_proxies
 from core.review.annotations import guidelines_text, guidelines_version
 from core.review.auth import (
     FAILURE_WINDOW,
@@ -223,12 +225,15 @@ def account_sidebar(principal: Principal) -> None:
 
 
 def _client_address() -> str | None:
-    """The browser's address as the server sees it (None on the same machine; sign-ins are throttled per address)."""
-    try:
-        address = st.context.ip_address
-    except Exception:  # noqa: BLE001  (no client context)
+    """The browser's address sign-ins are throttled by: the connection's peer (loopback too), or the address a
+    trusted proxy forwarded (core.review.addresses); None without a browser connection (AppTest)."""
+    ctx = get_script_run_ctx()
+    client = runtime.get_instance().get_client(ctx.session_id) if ctx and runtime.exists() else None
+    context = getattr(client, "client_context", None)
+    if not isinstance(getattr(context, "remote_ip", None), str):
         return None
-    return address if isinstance(address, str) else None
+    forwarded = ", ".join(value for name, value in context.headers if name.lower() == "x-forwarded-for")
+    return client_address(context.remote_ip, forwarded, trusted_proxies())
 
 
 def start_browser_session(principal: Principal) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 import sys
 from contextlib import suppress
@@ -37,6 +38,7 @@ from streamlit.web import cli as streamlit_cli
 from streamlit.web.server.starlette import starlette_app
 
 from core.config import database_url
+from core.review.addresses import trusted_proxies
 from core.review.sessions import COOKIE_NAME, SESSION_LIFETIME, redeem_handoff, revoke
 from core.store.db import get_engine
 
@@ -170,9 +172,17 @@ def install_security_headers() -> None:
     starlette_app.create_streamlit_middleware = with_security_headers
 
 
+def trust_configured_proxies() -> None:
+    """Let the web server (uvicorn) rewrite the client address and scheme from X-Forwarded-For/-Proto only for peers
+    in GAUNTLET_TRUSTED_PROXIES, instead of its default of any loopback peer (which any local client could spoof)."""
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(str(network) for network in trusted_proxies())
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on."""
+    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on,
+    forwarded headers honoured only from the configured trusted proxies."""
     PagesManager.uses_pages_directory = False
+    trust_configured_proxies()
     install_security_headers()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     streamlit_cli.main()

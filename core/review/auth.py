@@ -13,8 +13,11 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import case
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, delete, func, select
+from sqlmodel import Session, col, delete, func, select, update
 
 from core.review.permissions import ROLES, NotPermitted, require
 from core.review.sessions import resolve as resolve_session
@@ -253,29 +256,57 @@ def _dummy_hash() -> str:
     return _hasher.hash(secrets.token_urlsafe(16))
 
 
-def _throttle(session: Session, scope: str, key: str, now: datetime) -> None:
-    recent = session.exec(
-        select(LoginFailure.at)
-        .where(LoginFailure.scope == scope, LoginFailure.key == key, LoginFailure.at > now - FAILURE_WINDOW)
-        .order_by(col(LoginFailure.at).desc())
-        .limit(MAX_FAILURES)
-    ).all()
-    if len(recent) >= MAX_FAILURES:
-        raise LoginThrottled(scope, recent[-1].astimezone(UTC) + FAILURE_WINDOW - now)
+def _reserve(session: Session, scope: str, key: str, now: datetime) -> None:
+    """Count one attempt for `key` before its password is checked, in one conditional statement (insert the counter,
+    or restart an elapsed window, or add one while under MAX_FAILURES); LoginThrottled when the window is full."""
+    elapsed = col(LoginFailure.at) <= now - FAILURE_WINDOW
+    counted = session.connection().execute(
+        _upsert(session)(LoginFailure.__table__)
+        .values(scope=scope, key=key, at=now, failures=1)
+        .on_conflict_do_update(
+            index_elements=["scope", "key"],
+            set_={"failures": case((elapsed, 1), else_=col(LoginFailure.failures) + 1),
+                  "at": case((elapsed, now), else_=col(LoginFailure.at))},
+            where=elapsed | (col(LoginFailure.failures) < MAX_FAILURES),
+        )
+        .execution_options(preserve_rowcount=True)
+    ).rowcount
+    if counted != 1:
+        started = session.exec(select(LoginFailure.at).where(LoginFailure.scope == scope, LoginFailure.key == key)).one()
+        raise LoginThrottled(scope, started.astimezone(UTC) + FAILURE_WINDOW - now)
 
 
-def _record_failure(engine: Engine, account: str, address: str | None, now: datetime) -> None:
+def _upsert(session: Session):
+    """The INSERT construct of the session's dialect (SQLite or PostgreSQL: both have ON CONFLICT ... DO UPDATE)."""
+    return {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[session.get_bind().dialect.name]
+
+
+def _reserve_attempt(engine: Engine, account: str, address: str | None, now: datetime) -> None:
+    """Reserve this attempt against the account and, when known, the address; both or neither (LoginThrottled)."""
     with Session(engine) as session:
-        session.exec(delete(LoginFailure).where(col(LoginFailure.at) <= now - FAILURE_WINDOW))
-        session.add(LoginFailure(scope="account", key=account, at=now))
+        _reserve(session, "account", account, now)
         if address:
-            session.add(LoginFailure(scope="address", key=address, at=now))
+            _reserve(session, "address", address, now)
+        session.commit()
+    _forget_elapsed(engine, now)
+
+
+def _forget_elapsed(engine: Engine, now: datetime) -> None:
+    """Delete counters whose window has passed (skipping rows another sign-in holds, so this never waits on one)."""
+    with Session(engine) as session:
+        elapsed = select(LoginFailure.id).where(col(LoginFailure.at) <= now - FAILURE_WINDOW)
+        session.exec(delete(LoginFailure).where(col(LoginFailure.id).in_(elapsed.with_for_update(skip_locked=True))))
         session.commit()
 
 
-def _clear_account(engine: Engine, account: str) -> None:
+def _release(engine: Engine, account: str, address: str | None) -> None:
+    """A successful sign-in: clear the account's count and take this attempt back from the address's."""
     with Session(engine) as session:
         session.exec(delete(LoginFailure).where(LoginFailure.scope == "account", LoginFailure.key == account))
+        if address:
+            session.exec(update(LoginFailure)
+                         .where(LoginFailure.scope == "address", LoginFailure.key == address, LoginFailure.failures > 0)
+                         .values(failures=col(LoginFailure.failures) - 1))
         session.commit()
 
 
@@ -284,24 +315,21 @@ def authenticate(
 ) -> Principal | None:
     """A new session principal when the username/password pair is right and the account active, else None.
 
-    After MAX_FAILURES failures within FAILURE_WINDOW for the account (its normalised name, whether it exists or not)
-    or from the client `address`, attempts are refused with LoginThrottled (saying how long to wait) without checking
-    the password. A wrong password and an unknown or disabled user cost the same (one argon2 verification). When the
+    Every attempt is counted for the account (its normalised name, whether it exists or not) and the client `address`
+    before the password is checked, in one conditional update each: once MAX_FAILURES are counted within
+    FAILURE_WINDOW, attempts are refused with LoginThrottled (saying how long to wait) without checking the password,
+    so N concurrent attempts check at most MAX_FAILURES passwords. A successful sign-in takes its count back. A wrong password and an unknown or disabled user cost the same (one argon2 verification). When the
     client address is unknown (a browser on the same machine, or behind a proxy that hides it) only the account is
     throttled: one shared "unknown address" key would let anyone lock every user out.
     """
     now = (now or now_utc()).astimezone(UTC)
     account, address = username_key(username)[:200], (address or "")[:200] or None
-    with Session(engine) as session:
-        _throttle(session, "account", account, now)
-        if address:
-            _throttle(session, "address", address, now)
+    _reserve_attempt(engine, account, address, now)
     user = _login_user(engine, username)
     usable = user is not None and user.active and bool(user.password_hash)
     if not verify_password(user.password_hash if usable else _dummy_hash(), password or "") or not usable:
-        _record_failure(engine, account, address, now)
         return None
-    _clear_account(engine, account)
+    _release(engine, account, address)
     if _hasher.check_needs_rehash(user.password_hash):
         _rehash(engine, user.username, password)
     return _principal(user, now)
