@@ -56,6 +56,16 @@ class LoginThrottled(AuthError):
         self.retry_after = retry_after
 
 
+class AccountChanged(ValueError):
+    """An account edit read an older version of the account than the stored one: nothing was saved."""
+
+    def __init__(self, user: User) -> None:
+        by = user.changed_by or "someone"
+        at = f"{user.changed_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if user.changed_at else "an unknown time"
+        super().__init__(f"{user.username} was changed by {by} at {at} after you opened it: reload")
+        self.version = user.version
+
+
 @dataclass(frozen=True)
 class Principal:
     """The signed-in user as the app sees it: who, which role and domains, when they logged in and were last active."""
@@ -141,6 +151,8 @@ def create_user(
             email=(email or None) and email.strip().lower(),
             display_name=display_name or username,
             password_hash=hash_password(password) if password else "",
+            changed_by=actor,
+            changed_at=now_utc(),
         )
         session.add(user)
         session.add(AccountChange(actor=actor, username=username, field="created", after=role))
@@ -159,33 +171,50 @@ def update_user(
     active: bool | None = None,
     password: str | None = None,
     actor: str = "cli",
+    version: int | None = None,
 ) -> User:
     """Change an account's role, domains, email, active flag or password; raises ValueError for bad values.
 
-    Only fields that differ from the stored ones change; each change is written to the audit log (account_change:
-    `actor`, when, before, after; a password change is logged without any value) in the same transaction, and a
-    role or password change, or disabling the account, revokes its sessions (it must sign in again).
+    Only fields that differ from the stored ones are written, in one UPDATE conditional on the version read (bumped
+    by it), so a concurrent edit is never overwritten; `version` is the one the caller read the account at, and when
+    the account has changed since, AccountChanged ("changed by X at T: reload") and nothing is written. Each change is
+    written to the audit log (account_change: `actor`, when, before, after; a password change is logged without any
+    value) in the same transaction, and a role or password change, or disabling the account, revokes its sessions.
     """
     with Session(engine) as session:
         user = session.exec(select(User).where(User.username == username)).first()
         if user is None:
             raise ValueError(f"username: no account {username!r}")
+        if version is not None and version != user.version:
+            raise AccountChanged(user)
         changes = _account_changes(user, role, domains, email, active, password)
-        for field, (_, after) in changes.items():
-            if field == "password":
-                user.password_hash = hash_password(password or "")
-            else:
-                setattr(user, field, after)
-        session.add(user)
+        if not changes:
+            return user
+        _write_changes(session, user, changes, password, actor)
         session.add_all(AccountChange(actor=actor, username=user.username, field=field, before=_shown(before),
                                       after=_shown(after)) for field, (before, after) in changes.items())
         session.commit()
-        session.refresh(user)
+        user = session.exec(select(User).where(User.id == user.id)).one()
     revoking = [f for f in ("role", "password") if f in changes]
     revoking += ["active"] if active is False and "active" in changes else []
     if revoking:
         revoke_user_sessions(engine, username, f"{' and '.join(revoking)} changed by {actor}")
     return user
+
+
+def _write_changes(session: Session, user: User, changes: dict[str, tuple[object, object]], password: str | None,
+                   actor: str) -> None:
+    """UPDATE only the changed columns of `user`, if it is still at the version read (else AccountChanged)."""
+    values = {("password_hash" if f == "password" else f): (hash_password(password or "") if f == "password" else after)
+              for f, (_, after) in changes.items()}
+    written = session.exec(
+        update(User).where(col(User.id) == user.id, col(User.version) == user.version)
+        .values(**values, version=user.version + 1, changed_by=actor, changed_at=now_utc())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if written != 1:
+        session.rollback()
+        raise AccountChanged(session.exec(select(User).where(User.id == user.id)).one())
 
 
 def _account_changes(user: User, role: str | None, domains: list[str] | None, email: str | None,
@@ -331,16 +360,16 @@ def authenticate(
         return None
     _release(engine, account, address)
     if _hasher.check_needs_rehash(user.password_hash):
-        _rehash(engine, user.username, password)
+        _rehash(engine, user, password)
     return _principal(user, now)
 
 
-def _rehash(engine: Engine, username: str, password: str) -> None:
-    """Store the same password under the current argon2 parameters (not a change: no audit, sessions kept)."""
+def _rehash(engine: Engine, user: User, password: str) -> None:
+    """Store the same password under the current argon2 parameters (not a change: no audit, sessions kept, version
+    unchanged), unless the password was changed meanwhile."""
     with Session(engine) as session:
-        user = session.exec(select(User).where(User.username == username)).one()
-        user.password_hash = hash_password(password)
-        session.add(user)
+        session.exec(update(User).where(col(User.id) == user.id, col(User.password_hash) == user.password_hash)
+                     .values(password_hash=hash_password(password)))
         session.commit()
 
 
@@ -447,10 +476,11 @@ def change_account(
     active: bool | None = None,
     password: str | None = None,
     email: str | None = None,
+    version: int | None = None,
 ) -> User:
     """An admin changes an account (re-checked: manage_users): only the given fields that differ change, every change
-    is audited; nobody takes away their own admin rights (so the acting admin, and with them the last active admin,
-    stays an active admin)."""
+    is audited; with `version` (the one the admin's form read) a stale save is refused (AccountChanged); nobody takes
+    away their own admin rights (so the acting admin, and with them the last active admin, stays an active admin)."""
     admin = authorize(engine, principal, "manage_users")
     if username == admin.username and ((role is not None and role != admin.role) or active is False):
         if _active_admins(engine) <= 1:
@@ -461,7 +491,7 @@ def change_account(
         target = get_user(engine, username)
         _check_new_domains(engine, domains, target.domains if target else ())
     return update_user(engine, username, role=role, domains=domains, active=active, password=password or None,
-                       email=email, actor=admin.username)
+                       email=email, actor=admin.username, version=version)
 
 
 def _check_new_domains(engine: Engine, domains, current) -> None:
