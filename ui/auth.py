@@ -33,7 +33,7 @@ from core.review.auth import (
     touch,
 )
 from core.review.permissions import page_roles
-from core.review.sessions import COOKIE_NAME, issue_handoff, revoke, revoked_reason
+from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, issue_handoff, revoke, revoked_reason
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"
@@ -71,13 +71,18 @@ def sign_in(principal: Principal, *, bound: bool = False) -> None:
     st.session_state.pop(NOTICE_KEY, None)
 
 
-def _session_cookie() -> str | None:
-    """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
+def _cookie(name: str) -> str | None:
+    """A cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
     try:
-        value = st.context.cookies.get(COOKIE_NAME)
+        value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001  (no client context)
         return None
     return value if isinstance(value, str) and value else None
+
+
+def _session_cookie() -> str | None:
+    """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
+    return _cookie(COOKIE_NAME)
 
 
 def _app_path(path: str) -> str:
@@ -237,8 +242,13 @@ def _client_address() -> str | None:
 
 
 def start_browser_session(principal: Principal) -> None:
-    """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here."""
-    code = issue_handoff(engine(), principal.username)
+    """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here; the
+    code is bound to this browser's sign-in nonce. Without a nonce (a tab opened before the server set one, or no
+    browser) the sign-in holds for this tab only."""
+    nonce = _cookie(NONCE_COOKIE)
+    if nonce is None or _no_browser():
+        return
+    code = issue_handoff(engine(), principal.username, nonce)
     if browser_redirect(f"{_app_path(SESSION_ENDPOINT)}?{urlencode({'code': code, 'next': _current_path()})}"):
         st.info("Signing you in…", icon=":material/login:")
         st.stop()
