@@ -1,9 +1,10 @@
 """Sign-in and session handling for the app: password login, optional OIDC single sign-on, idle expiry, page guards.
 
 A password sign-in also starts a browser session that survives a reload and a new tab: the form issues a one-minute
-code and sends the browser to the cookie endpoint (ui.serve), which sets the HttpOnly session cookie and comes back;
-every script run then reads the cookie (st.context.cookies) and restores the principal from the database, so a
-revoked session (sign-out, role or password changed, account disabled) or an expired one signs the tab out.
+code, bound to this browser's sign-in nonce cookie, and sends the browser to the cookie endpoint (ui.serve), which
+sets the HttpOnly session cookie and comes back; every script run then reads the cookie (st.context.cookies) and
+restores the principal from the database, so a revoked session (sign-out, role or password changed, account
+disabled) or an expired one signs the tab out.
 """
 
 from __future__ import annotations
