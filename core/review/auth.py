@@ -347,9 +347,10 @@ def authenticate(
     Every attempt is counted for the account (its normalised name, whether it exists or not) and the client `address`
     before the password is checked, in one conditional update each: once MAX_FAILURES are counted within
     FAILURE_WINDOW, attempts are refused with LoginThrottled (saying how long to wait) without checking the password,
-    so N concurrent attempts check at most MAX_FAILURES passwords. A successful sign-in takes its count back. A wrong password and an unknown or disabled user cost the same (one argon2 verification). When the
-    client address is unknown (a browser on the same machine, or behind a proxy that hides it) only the account is
-    throttled: one shared "unknown address" key would let anyone lock every user out.
+    so N concurrent attempts check at most MAX_FAILURES passwords. A successful sign-in takes its count back. A wrong
+    password and an unknown or disabled user cost the same (one argon2 verification). The address is the connection's
+    peer, loopback included, or what a trusted proxy forwarded (core.review.addresses); when it is unknown (no browser
+    connection) only the account is throttled: one shared "unknown address" key would let anyone lock every user out.
     """
     now = (now or now_utc()).astimezone(UTC)
     account, address = username_key(username)[:200], (address or "")[:200] or None

@@ -35,7 +35,7 @@ def attacker_site(host: str, link: str) -> Iterator[str]:
     body = f'<!doctype html><title>Win a prize</title><a id="prize" href="{link}">Claim your prize</a>'.encode()
 
     class Page(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.end_headers()

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from core.review import auth
 from core.review.auth import AccountChanged, account_changes, change_account, create_user, get_user, update_user
 from tests.workspace_factories import principal, seeded_db
 
@@ -87,8 +88,6 @@ def test_two_admins_saving_at_once_one_wins(seeded, first, second):
 
 def test_the_cli_path_without_a_version_still_refuses_to_overwrite_a_concurrent_edit(seeded, monkeypatch):
     """update_user conditions its UPDATE on the version it read itself: an edit landing in between is not lost."""
-    import core.review.auth as auth
-
     original = auth._account_changes
 
     def slow_changes(*args):
