@@ -1,5 +1,6 @@
 """Users: every account with its role and domains; add accounts; change one account's role, domains, email, status or
-password (the form loads that account's values and saves only what was edited); the audit log of account changes."""
+password (the form loads that account's values and saves only what was edited, refused when the account changed since
+the form was opened); the audit log of account changes."""
 
 import pandas as pd
 import streamlit as st
@@ -9,6 +10,7 @@ from core.store.benchmark import domain_names
 from ui.auth import guarded_write, require_page
 from ui.session import engine
 
+FORM_FIELDS = ("role", "domains", "email", "active", "password")
 principal = require_page(__file__)
 st.title("Users")
 if "users_saved" in st.session_state:
@@ -40,26 +42,38 @@ with edit:
     target = st.selectbox("Account", [u.username for u in users], key="edit_username")
     current = next((u for u in users if u.username == target), None)
 if current is not None:
+    opened = st.session_state.get("edit_opened")
+    if opened is None or opened["id"] != current.id:  # what the form was filled with, and the version it read
+        opened = {"id": current.id, "version": current.version, "role": current.role, "domains": list(current.domains),
+                  "email": current.email or "", "active": current.active}
+        st.session_state["edit_opened"] = opened
+    if current.version != opened["version"]:
+        edit.warning(f"{current.username} was changed by {current.changed_by or 'someone'} since you opened this form; "
+                     "saving it would be refused.", icon=":material/sync_problem:")
+        if edit.button("Reload the account", key="edit_reload", icon=":material/refresh:"):
+            for key in ["edit_opened", *(f"edit_{field}_{current.id}" for field in FORM_FIELDS)]:
+                st.session_state.pop(key, None)
+            st.rerun()
     with edit, st.form(f"edit_user_{current.id}"):
-        loaded = {"role": current.role, "domains": list(current.domains), "email": current.email or "",
-                  "active": current.active}
         values = {
-            "role": st.selectbox("Role", ROLES, index=ROLES.index(current.role), key=f"edit_role_{current.id}"),
-            "domains": st.multiselect("Domains", sorted(set(domains) | set(current.domains)), default=current.domains,
-                                      key=f"edit_domains_{current.id}"),
-            "email": st.text_input("Email (for single sign-on)", value=current.email or "",
-                                   key=f"edit_email_{current.id}"),
-            "active": st.checkbox("Active", value=current.active, key=f"edit_active_{current.id}"),
+            "role": st.selectbox("Role", ROLES, index=ROLES.index(opened["role"]), key=f"edit_role_{current.id}"),
+            "domains": st.multiselect("Domains", sorted(set(domains) | set(opened["domains"])),
+                                      default=opened["domains"], key=f"edit_domains_{current.id}"),
+            "email": st.text_input("Email (for single sign-on)", value=opened["email"], key=f"edit_email_{current.id}"),
+            "active": st.checkbox("Active", value=opened["active"], key=f"edit_active_{current.id}"),
         }
         new_password = st.text_input("New password (empty: unchanged)", type="password",
                                      key=f"edit_password_{current.id}")
-        st.caption("Only the fields you change are saved. A role or password change signs the account out everywhere.")
+        st.caption("Only the fields you change are saved, and only if nobody changed the account since you opened it. "
+                   "A role or password change signs the account out everywhere.")
         if st.form_submit_button("Save changes"):
-            edited = {field: value for field, value in values.items() if value != loaded[field]}
+            edited = {field: value for field, value in values.items() if value != opened[field]}
             edited |= {"password": new_password} if new_password else {}
             if not edited:
                 st.info("Nothing to save: no field was changed.")
-            elif guarded_write(lambda: change_account(engine(), principal, current.username, **edited)):
+            elif guarded_write(lambda: change_account(engine(), principal, current.username, version=opened["version"],
+                                                      **edited)):
+                st.session_state.pop("edit_opened", None)
                 st.session_state["users_saved"] = f"Saved {current.username}: {', '.join(edited)} changed."
                 st.rerun()
 

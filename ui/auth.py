@@ -1,9 +1,10 @@
 """Sign-in and session handling for the app: password login, optional OIDC single sign-on, idle expiry, page guards.
 
 A password sign-in also starts a browser session that survives a reload and a new tab: the form issues a one-minute
-code and sends the browser to the cookie endpoint (ui.serve), which sets the HttpOnly session cookie and comes back;
-every script run then reads the cookie (st.context.cookies) and restores the principal from the database, so a
-revoked session (sign-out, role or password changed, account disabled) or an expired one signs the tab out.
+code, bound to this browser's sign-in nonce cookie, and sends the browser to the cookie endpoint (ui.serve), which
+sets the HttpOnly session cookie and comes back; every script run then reads the cookie (st.context.cookies) and
+restores the principal from the database, so a revoked session (sign-out, role or password changed, account
+disabled) or an expired one signs the tab out.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
+from streamlit import runtime
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from core.review.addresses import client_address, trusted_proxies
 from core.review.annotations import guidelines_text, guidelines_version
 from core.review.auth import (
     FAILURE_WINDOW,
@@ -31,7 +34,7 @@ from core.review.auth import (
     touch,
 )
 from core.review.permissions import page_roles
-from core.review.sessions import COOKIE_NAME, issue_handoff, revoke, revoked_reason
+from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, issue_handoff, revoke, revoked_reason
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"
@@ -69,13 +72,18 @@ def sign_in(principal: Principal, *, bound: bool = False) -> None:
     st.session_state.pop(NOTICE_KEY, None)
 
 
-def _session_cookie() -> str | None:
-    """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
+def _cookie(name: str) -> str | None:
+    """A cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
     try:
-        value = st.context.cookies.get(COOKIE_NAME)
+        value = st.context.cookies.get(name)
     except Exception:  # noqa: BLE001  (no client context)
         return None
     return value if isinstance(value, str) and value else None
+
+
+def _session_cookie() -> str | None:
+    """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
+    return _cookie(COOKIE_NAME)
 
 
 def _app_path(path: str) -> str:
@@ -223,17 +231,25 @@ def account_sidebar(principal: Principal) -> None:
 
 
 def _client_address() -> str | None:
-    """The browser's address as the server sees it (None on the same machine; sign-ins are throttled per address)."""
-    try:
-        address = st.context.ip_address
-    except Exception:  # noqa: BLE001  (no client context)
+    """The browser's address sign-ins are throttled by: the connection's peer (loopback too), or the address a
+    trusted proxy forwarded (core.review.addresses); None without a browser connection (AppTest)."""
+    ctx = get_script_run_ctx()
+    client = runtime.get_instance().get_client(ctx.session_id) if ctx and runtime.exists() else None
+    context = getattr(client, "client_context", None)
+    if not isinstance(getattr(context, "remote_ip", None), str):
         return None
-    return address if isinstance(address, str) else None
+    forwarded = ", ".join(value for name, value in context.headers if name.lower() == "x-forwarded-for")
+    return client_address(context.remote_ip, forwarded, trusted_proxies())
 
 
 def start_browser_session(principal: Principal) -> None:
-    """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here."""
-    code = issue_handoff(engine(), principal.username)
+    """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here; the
+    code is bound to this browser's sign-in nonce. Without a nonce (a tab opened before the server set one, or no
+    browser) the sign-in holds for this tab only."""
+    nonce = _cookie(NONCE_COOKIE)
+    if nonce is None or _no_browser():
+        return
+    code = issue_handoff(engine(), principal.username, nonce)
     if browser_redirect(f"{_app_path(SESSION_ENDPOINT)}?{urlencode({'code': code, 'next': _current_path()})}"):
         st.info("Signing you in…", icon=":material/login:")
         st.stop()

@@ -11,17 +11,18 @@ whatever slips through the sanitising must still not make a viewer's browser con
 
 Sessions survive a reload because two small endpoints set and clear the session cookie (HttpOnly, so no script can
 read it; SameSite=Strict): GET /_gauntlet/session?code=...&next=/page exchanges the one-minute code the sign-in form
-issued for a session token, GET /_gauntlet/signout revokes the session and clears the cookie; both redirect back
-into the app, which reads the cookie through st.context.cookies (core.review.sessions).
+issued for a session token, only in the browser the code was issued to (its sign-in nonce cookie, set on its first
+page load); GET /_gauntlet/signout clears a cookie whose session the app has already ended; both redirect back into
+the app, which reads the cookies through st.context.cookies (core.review.sessions).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 import sys
-from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
@@ -32,12 +33,14 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from streamlit import config as streamlit_config
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli as streamlit_cli
 from streamlit.web.server.starlette import starlette_app
 
 from core.config import database_url
-from core.review.sessions import COOKIE_NAME, SESSION_LIFETIME, redeem_handoff, revoke
+from core.review.addresses import trusted_proxies
+from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, SESSION_LIFETIME, is_live, new_nonce, redeem_handoff
 from core.store.db import get_engine
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -117,43 +120,95 @@ def safe_next(target: str | None, base: str) -> str:
     return target
 
 
+def started_elsewhere(headers: Headers) -> bool:
+    """True when the browser says another origin started this request (Sec-Fetch-Site: same-site or cross-site); a
+    request from this origin, typed in the address bar, or from a client that does not say, is not."""
+    return headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none")
+
+
+def _cookie_path(base: str) -> str:
+    return base + "/"
+
+
+def nonce_cookie(base: str, secure: bool) -> str:
+    """A Set-Cookie value giving this browser a new sign-in nonce (HttpOnly, SameSite=Strict)."""
+    return (f"{NONCE_COOKIE}={new_nonce()}; HttpOnly; Path={_cookie_path(base)}; SameSite=Strict"
+            + ("; Secure" if secure else ""))
+
+
 class SessionCookies:
-    """ASGI middleware: the two cookie endpoints (sign-in handoff and sign-out); everything else passes through."""
+    """ASGI middleware: the two cookie endpoints (sign-in handoff and sign-out), and a sign-in nonce for every browser
+    that loads a page without one; everything else passes through.
+
+    The handoff redeems a code only with the nonce of the browser it was issued to; the sign-out endpoint only clears
+    a session cookie whose session the app has already ended (sign-out itself happens in the app, over its
+    WebSocket), so a link from another site can neither sign a visitor in as someone else nor sign them out. Requests
+    another origin started change no cookie at all.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
         endpoint = next((e for e in (SESSION_PATH, SIGNOUT_PATH) if path.endswith(e)), None)
         if endpoint is None:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, self._with_nonce(Request(scope), send))
             return
         request, base = Request(scope), path[: -len(endpoint)]
         response = RedirectResponse(safe_next(request.query_params.get("next"), base), status_code=303)
         response.headers["Cache-Control"] = "no-store"
-        cookie = {"key": COOKIE_NAME, "path": base + "/", "httponly": True, "samesite": "strict",
-                  "secure": request.url.scheme == "https"}
-        if endpoint == SESSION_PATH:
-            token = await run_in_threadpool(_redeem, request.query_params.get("code"))
-            if token:
-                response.set_cookie(value=token, max_age=int(SESSION_LIFETIME.total_seconds()), **cookie)
-        else:
-            await run_in_threadpool(_revoke, request.cookies.get(COOKIE_NAME))
-            response.delete_cookie(**cookie)
+        if not started_elsewhere(request.headers):
+            await _set_or_clear(request, response, endpoint, base)
         await response(scope, receive, send)
 
+    @staticmethod
+    def _with_nonce(request: Request, send: Send) -> Send:
+        """`send`, adding a sign-in nonce cookie to a page load from a browser that has none."""
+        if request.method != "GET" or "text/html" not in request.headers.get("accept", "") or \
+                request.cookies.get(NONCE_COOKIE):
+            return send
+        base = (streamlit_config.get_option("server.baseUrlPath") or "").strip("/")
 
-def _redeem(code: str | None) -> str | None:
+        async def send_with_nonce(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).append(
+                    "set-cookie", nonce_cookie(f"/{base}" if base else "", request.url.scheme == "https"))
+            await send(message)
+
+        return send_with_nonce
+
+
+async def _set_or_clear(request: Request, response: RedirectResponse, endpoint: str, base: str) -> None:
+    """Set the session cookie for a handoff code redeemed with this browser's nonce, or clear an ended session's."""
+    cookie = {"key": COOKIE_NAME, "path": _cookie_path(base), "httponly": True, "samesite": "strict",
+              "secure": request.url.scheme == "https"}
+    if endpoint == SESSION_PATH:
+        token = await run_in_threadpool(_redeem, request.query_params.get("code"), request.cookies.get(NONCE_COOKIE))
+        if token:
+            response.set_cookie(value=token, max_age=int(SESSION_LIFETIME.total_seconds()), **cookie)
+    elif await run_in_threadpool(_ended, request.cookies.get(COOKIE_NAME)):
+        response.delete_cookie(**cookie)
+
+
+def _redeem(code: str | None, nonce: str | None) -> str | None:
     try:
-        return redeem_handoff(get_engine(database_url()), code)
+        return redeem_handoff(get_engine(database_url()), code, nonce)
     except Exception:  # noqa: BLE001  (no database yet, or a bad code: no cookie, back to the sign-in form)
         return None
 
 
-def _revoke(token: str | None) -> None:
-    with suppress(Exception):  # the cookie is cleared either way
-        revoke(get_engine(database_url()), token)
+def _ended(token: str | None) -> bool:
+    """True when the browser sent a session cookie whose session is over (signed out, revoked, expired, forged)."""
+    if not token:
+        return False
+    try:
+        return not is_live(get_engine(database_url()), token)
+    except Exception:  # noqa: BLE001  (no database: nothing is live)
+        return True
 
 
 def install_security_headers() -> None:
@@ -170,9 +225,17 @@ def install_security_headers() -> None:
     starlette_app.create_streamlit_middleware = with_security_headers
 
 
+def trust_configured_proxies() -> None:
+    """Let the web server (uvicorn) rewrite the client address and scheme from X-Forwarded-For/-Proto only for peers
+    in GAUNTLET_TRUSTED_PROXIES, instead of its default of any loopback peer (which any local client could spoof)."""
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(str(network) for network in trusted_proxies())
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on."""
+    """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on,
+    forwarded headers honoured only from the configured trusted proxies."""
     PagesManager.uses_pages_directory = False
+    trust_configured_proxies()
     install_security_headers()
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     streamlit_cli.main()

@@ -13,8 +13,11 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import case
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, delete, func, select
+from sqlmodel import Session, col, delete, func, select, update
 
 from core.review.permissions import ROLES, NotPermitted, require
 from core.review.sessions import resolve as resolve_session
@@ -51,6 +54,16 @@ class LoginThrottled(AuthError):
         super().__init__(f"Too many failed sign-ins {where}. Try again in {minutes} minute{'s' if minutes > 1 else ''}.")
         self.scope = scope
         self.retry_after = retry_after
+
+
+class AccountChanged(ValueError):
+    """An account edit read an older version of the account than the stored one: nothing was saved."""
+
+    def __init__(self, user: User) -> None:
+        by = user.changed_by or "someone"
+        at = f"{user.changed_at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if user.changed_at else "an unknown time"
+        super().__init__(f"{user.username} was changed by {by} at {at} after you opened it: reload")
+        self.version = user.version
 
 
 @dataclass(frozen=True)
@@ -138,6 +151,8 @@ def create_user(
             email=(email or None) and email.strip().lower(),
             display_name=display_name or username,
             password_hash=hash_password(password) if password else "",
+            changed_by=actor,
+            changed_at=now_utc(),
         )
         session.add(user)
         session.add(AccountChange(actor=actor, username=username, field="created", after=role))
@@ -156,33 +171,50 @@ def update_user(
     active: bool | None = None,
     password: str | None = None,
     actor: str = "cli",
+    version: int | None = None,
 ) -> User:
     """Change an account's role, domains, email, active flag or password; raises ValueError for bad values.
 
-    Only fields that differ from the stored ones change; each change is written to the audit log (account_change:
-    `actor`, when, before, after; a password change is logged without any value) in the same transaction, and a
-    role or password change, or disabling the account, revokes its sessions (it must sign in again).
+    Only fields that differ from the stored ones are written, in one UPDATE conditional on the version read (bumped
+    by it), so a concurrent edit is never overwritten; `version` is the one the caller read the account at, and when
+    the account has changed since, AccountChanged ("changed by X at T: reload") and nothing is written. Each change is
+    written to the audit log (account_change: `actor`, when, before, after; a password change is logged without any
+    value) in the same transaction, and a role or password change, or disabling the account, revokes its sessions.
     """
     with Session(engine) as session:
         user = session.exec(select(User).where(User.username == username)).first()
         if user is None:
             raise ValueError(f"username: no account {username!r}")
+        if version is not None and version != user.version:
+            raise AccountChanged(user)
         changes = _account_changes(user, role, domains, email, active, password)
-        for field, (_, after) in changes.items():
-            if field == "password":
-                user.password_hash = hash_password(password or "")
-            else:
-                setattr(user, field, after)
-        session.add(user)
+        if not changes:
+            return user
+        _write_changes(session, user, changes, password, actor)
         session.add_all(AccountChange(actor=actor, username=user.username, field=field, before=_shown(before),
                                       after=_shown(after)) for field, (before, after) in changes.items())
         session.commit()
-        session.refresh(user)
+        user = session.exec(select(User).where(User.id == user.id)).one()
     revoking = [f for f in ("role", "password") if f in changes]
     revoking += ["active"] if active is False and "active" in changes else []
     if revoking:
         revoke_user_sessions(engine, username, f"{' and '.join(revoking)} changed by {actor}")
     return user
+
+
+def _write_changes(session: Session, user: User, changes: dict[str, tuple[object, object]], password: str | None,
+                   actor: str) -> None:
+    """UPDATE only the changed columns of `user`, if it is still at the version read (else AccountChanged)."""
+    values = {("password_hash" if f == "password" else f): (hash_password(password or "") if f == "password" else after)
+              for f, (_, after) in changes.items()}
+    written = session.exec(
+        update(User).where(col(User.id) == user.id, col(User.version) == user.version)
+        .values(**values, version=user.version + 1, changed_by=actor, changed_at=now_utc())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if written != 1:
+        session.rollback()
+        raise AccountChanged(session.exec(select(User).where(User.id == user.id)).one())
 
 
 def _account_changes(user: User, role: str | None, domains: list[str] | None, email: str | None,
@@ -253,29 +285,57 @@ def _dummy_hash() -> str:
     return _hasher.hash(secrets.token_urlsafe(16))
 
 
-def _throttle(session: Session, scope: str, key: str, now: datetime) -> None:
-    recent = session.exec(
-        select(LoginFailure.at)
-        .where(LoginFailure.scope == scope, LoginFailure.key == key, LoginFailure.at > now - FAILURE_WINDOW)
-        .order_by(col(LoginFailure.at).desc())
-        .limit(MAX_FAILURES)
-    ).all()
-    if len(recent) >= MAX_FAILURES:
-        raise LoginThrottled(scope, recent[-1].astimezone(UTC) + FAILURE_WINDOW - now)
+def _reserve(session: Session, scope: str, key: str, now: datetime) -> None:
+    """Count one attempt for `key` before its password is checked, in one conditional statement (insert the counter,
+    or restart an elapsed window, or add one while under MAX_FAILURES); LoginThrottled when the window is full."""
+    elapsed = col(LoginFailure.at) <= now - FAILURE_WINDOW
+    counted = session.connection().execute(
+        _upsert(session)(LoginFailure.__table__)
+        .values(scope=scope, key=key, at=now, failures=1)
+        .on_conflict_do_update(
+            index_elements=["scope", "key"],
+            set_={"failures": case((elapsed, 1), else_=col(LoginFailure.failures) + 1),
+                  "at": case((elapsed, now), else_=col(LoginFailure.at))},
+            where=elapsed | (col(LoginFailure.failures) < MAX_FAILURES),
+        )
+        .execution_options(preserve_rowcount=True)
+    ).rowcount
+    if counted != 1:
+        started = session.exec(select(LoginFailure.at).where(LoginFailure.scope == scope, LoginFailure.key == key)).one()
+        raise LoginThrottled(scope, started.astimezone(UTC) + FAILURE_WINDOW - now)
 
 
-def _record_failure(engine: Engine, account: str, address: str | None, now: datetime) -> None:
+def _upsert(session: Session):
+    """The INSERT construct of the session's dialect (SQLite or PostgreSQL: both have ON CONFLICT ... DO UPDATE)."""
+    return {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[session.get_bind().dialect.name]
+
+
+def _reserve_attempt(engine: Engine, account: str, address: str | None, now: datetime) -> None:
+    """Reserve this attempt against the account and, when known, the address; both or neither (LoginThrottled)."""
     with Session(engine) as session:
-        session.exec(delete(LoginFailure).where(col(LoginFailure.at) <= now - FAILURE_WINDOW))
-        session.add(LoginFailure(scope="account", key=account, at=now))
+        _reserve(session, "account", account, now)
         if address:
-            session.add(LoginFailure(scope="address", key=address, at=now))
+            _reserve(session, "address", address, now)
+        session.commit()
+    _forget_elapsed(engine, now)
+
+
+def _forget_elapsed(engine: Engine, now: datetime) -> None:
+    """Delete counters whose window has passed (skipping rows another sign-in holds, so this never waits on one)."""
+    with Session(engine) as session:
+        elapsed = select(LoginFailure.id).where(col(LoginFailure.at) <= now - FAILURE_WINDOW)
+        session.exec(delete(LoginFailure).where(col(LoginFailure.id).in_(elapsed.with_for_update(skip_locked=True))))
         session.commit()
 
 
-def _clear_account(engine: Engine, account: str) -> None:
+def _release(engine: Engine, account: str, address: str | None) -> None:
+    """A successful sign-in: clear the account's count and take this attempt back from the address's."""
     with Session(engine) as session:
         session.exec(delete(LoginFailure).where(LoginFailure.scope == "account", LoginFailure.key == account))
+        if address:
+            session.exec(update(LoginFailure)
+                         .where(LoginFailure.scope == "address", LoginFailure.key == address, LoginFailure.failures > 0)
+                         .values(failures=col(LoginFailure.failures) - 1))
         session.commit()
 
 
@@ -284,35 +344,33 @@ def authenticate(
 ) -> Principal | None:
     """A new session principal when the username/password pair is right and the account active, else None.
 
-    After MAX_FAILURES failures within FAILURE_WINDOW for the account (its normalised name, whether it exists or not)
-    or from the client `address`, attempts are refused with LoginThrottled (saying how long to wait) without checking
-    the password. A wrong password and an unknown or disabled user cost the same (one argon2 verification). When the
-    client address is unknown (a browser on the same machine, or behind a proxy that hides it) only the account is
-    throttled: one shared "unknown address" key would let anyone lock every user out.
+    Every attempt is counted for the account (its normalised name, whether it exists or not) and the client `address`
+    before the password is checked, in one conditional update each: once MAX_FAILURES are counted within
+    FAILURE_WINDOW, attempts are refused with LoginThrottled (saying how long to wait) without checking the password,
+    so N concurrent attempts check at most MAX_FAILURES passwords. A successful sign-in takes its count back. A wrong
+    password and an unknown or disabled user cost the same (one argon2 verification). The address is the connection's
+    peer, loopback included, or what a trusted proxy forwarded (core.review.addresses); when it is unknown (no browser
+    connection) only the account is throttled: one shared "unknown address" key would let anyone lock every user out.
     """
     now = (now or now_utc()).astimezone(UTC)
     account, address = username_key(username)[:200], (address or "")[:200] or None
-    with Session(engine) as session:
-        _throttle(session, "account", account, now)
-        if address:
-            _throttle(session, "address", address, now)
+    _reserve_attempt(engine, account, address, now)
     user = _login_user(engine, username)
     usable = user is not None and user.active and bool(user.password_hash)
     if not verify_password(user.password_hash if usable else _dummy_hash(), password or "") or not usable:
-        _record_failure(engine, account, address, now)
         return None
-    _clear_account(engine, account)
+    _release(engine, account, address)
     if _hasher.check_needs_rehash(user.password_hash):
-        _rehash(engine, user.username, password)
+        _rehash(engine, user, password)
     return _principal(user, now)
 
 
-def _rehash(engine: Engine, username: str, password: str) -> None:
-    """Store the same password under the current argon2 parameters (not a change: no audit, sessions kept)."""
+def _rehash(engine: Engine, user: User, password: str) -> None:
+    """Store the same password under the current argon2 parameters (not a change: no audit, sessions kept, version
+    unchanged), unless the password was changed meanwhile."""
     with Session(engine) as session:
-        user = session.exec(select(User).where(User.username == username)).one()
-        user.password_hash = hash_password(password)
-        session.add(user)
+        session.exec(update(User).where(col(User.id) == user.id, col(User.password_hash) == user.password_hash)
+                     .values(password_hash=hash_password(password)))
         session.commit()
 
 
@@ -419,10 +477,11 @@ def change_account(
     active: bool | None = None,
     password: str | None = None,
     email: str | None = None,
+    version: int | None = None,
 ) -> User:
     """An admin changes an account (re-checked: manage_users): only the given fields that differ change, every change
-    is audited; nobody takes away their own admin rights (so the acting admin, and with them the last active admin,
-    stays an active admin)."""
+    is audited; with `version` (the one the admin's form read) a stale save is refused (AccountChanged); nobody takes
+    away their own admin rights (so the acting admin, and with them the last active admin, stays an active admin)."""
     admin = authorize(engine, principal, "manage_users")
     if username == admin.username and ((role is not None and role != admin.role) or active is False):
         if _active_admins(engine) <= 1:
@@ -433,7 +492,7 @@ def change_account(
         target = get_user(engine, username)
         _check_new_domains(engine, domains, target.domains if target else ())
     return update_user(engine, username, role=role, domains=domains, active=active, password=password or None,
-                       email=email, actor=admin.username)
+                       email=email, actor=admin.username, version=version)
 
 
 def _check_new_domains(engine: Engine, domains, current) -> None:

@@ -4,7 +4,9 @@ A token reads `v1.<row id>.<secret>.<expiry epoch>.<signature>`: the signature i
 key generated once per database (table app_secret), the database keeps only the SHA-256 of the secret. A token is
 valid while its signature matches, it has not expired (absolute lifetime, and idle limit), it was not revoked and its
 account is still active. Sign-in never puts a session token in a URL: the app issues a one-minute, single-use handoff
-code that the cookie endpoint (ui.serve) redeems for the session token it sets as the cookie.
+code that the cookie endpoint (ui.serve) redeems for the session token it sets as the cookie. The code is bound to the
+sign-in nonce of the browser that signed in (an HttpOnly, SameSite=Strict cookie the server set before the sign-in), and
+redeemed only with that nonce: another site cannot hand its own code to a visitor's browser (login CSRF).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlmodel import Session, col, select, update
 from core.store.models import AppSecret, SessionToken, User
 
 COOKIE_NAME = "gauntlet_session"
+NONCE_COOKIE = "gauntlet_signin_nonce"
 SESSION_LIFETIME = timedelta(hours=12)
 IDLE_LIMIT = timedelta(hours=8)
 HANDOFF_LIFETIME = timedelta(minutes=1)
@@ -69,12 +72,12 @@ def _sign(key: bytes, body: str) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-def _create(engine: Engine, username: str, kind: str, lifetime: timedelta, now: datetime) -> str:
+def _create(engine: Engine, username: str, kind: str, lifetime: timedelta, now: datetime, bound_to: str = "") -> str:
     secret = secrets.token_urlsafe(32)
     expires = now + lifetime
     with Session(engine) as session:
         row = SessionToken(kind=kind, username=username, token_hash=_digest(secret), created_at=now,
-                           expires_at=expires, last_seen=now)
+                           expires_at=expires, last_seen=now, bound_to=bound_to)
         session.add(row)
         session.commit()
         body = f"{VERSION}.{row.id}.{secret}.{int(expires.timestamp())}"
@@ -106,17 +109,26 @@ def _live_row(session: Session, token: str | None, kind: str, now: datetime, eng
     return row
 
 
-def issue_handoff(engine: Engine, username: str, now: datetime | None = None) -> str:
-    """A single-use code, valid HANDOFF_LIFETIME, that the cookie endpoint exchanges for a session of `username`."""
-    return _create(engine, username, "handoff", HANDOFF_LIFETIME, _now(now))
+def new_nonce() -> str:
+    """A browser's sign-in nonce (the cookie NONCE_COOKIE), set before it signs in."""
+    return secrets.token_urlsafe(32)
 
 
-def redeem_handoff(engine: Engine, code: str | None, now: datetime | None = None) -> str | None:
-    """The new session token for a valid, unused handoff code (which is used up); None otherwise."""
+def issue_handoff(engine: Engine, username: str, nonce: str, now: datetime | None = None) -> str:
+    """A single-use code, valid HANDOFF_LIFETIME, that the cookie endpoint exchanges for a session of `username`, only
+    in the browser whose sign-in nonce is `nonce` (ValueError without one)."""
+    if not nonce:
+        raise ValueError("a sign-in handoff needs the browser's sign-in nonce")
+    return _create(engine, username, "handoff", HANDOFF_LIFETIME, _now(now), bound_to=_digest(nonce))
+
+
+def redeem_handoff(engine: Engine, code: str | None, nonce: str | None, now: datetime | None = None) -> str | None:
+    """The new session token for a valid, unused handoff code (which is used up) presented with the nonce of the
+    browser it was issued to; None otherwise (a code from another browser is left as it is)."""
     now = _now(now)
     with Session(engine) as session:
         row = _live_row(session, code, "handoff", now, engine)
-        if row is None:
+        if row is None or not nonce or not hmac.compare_digest(row.bound_to, _digest(nonce)):
             return None
         used = session.exec(update(SessionToken).where(col(SessionToken.id) == row.id,
                                                        col(SessionToken.revoked_at).is_(None))
@@ -160,6 +172,14 @@ def revoked_reason(engine: Engine, token: str | None) -> str:
     if row is None or not hmac.compare_digest(row.token_hash, _digest(parsed[1])):
         return ""
     return row.revoked_reason if row.revoked_at is not None else ""
+
+
+def is_live(engine: Engine, token: str | None, now: datetime | None = None) -> bool:
+    """True when `token` is a live session (valid, unexpired, not idle past the limit, not revoked)."""
+    now = _now(now)
+    with Session(engine) as session:
+        row = _live_row(session, token, "session", now, engine)
+        return row is not None and now - _aware(row.last_seen) <= IDLE_LIMIT
 
 
 def revoke(engine: Engine, token: str | None, reason: str = "signed out", now: datetime | None = None) -> bool:

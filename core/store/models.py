@@ -284,6 +284,9 @@ class User(SQLModel, table=True):
     password_hash: str = ""
     active: bool = True
     created_at: datetime = Field(default_factory=utc_now)
+    version: int = Field(default=1, description="Bumped by every account edit; a save carries the version it read.")
+    changed_by: str = Field(default="", description="Who made the latest account edit.")
+    changed_at: datetime | None = Field(default=None, description="When the latest account edit was made.")
 
 
 class Annotation(SQLModel, table=True):
@@ -315,14 +318,17 @@ class Assignment(SQLModel, table=True):
 
 
 class LoginFailure(SQLModel, table=True):
-    """A failed sign-in, counted per account (normalised name) and per client address to throttle guessing."""
+    """Sign-in attempts counted per account (normalised name) or client address in the current window, to throttle
+    guessing: an attempt is counted before its password is checked, and a successful one is taken back."""
 
     __tablename__ = "login_failure"
+    __table_args__ = (UniqueConstraint("scope", "key", name="uq_login_failure_scope_key"),)
 
     id: int | None = Field(default=None, primary_key=True)
     scope: str = Field(index=True, description="account | address")
     key: str = Field(index=True, description="The casefolded username, or the client address.")
-    at: datetime = Field(default_factory=utc_now, index=True)
+    at: datetime = Field(default_factory=utc_now, index=True, description="When the current window started.")
+    failures: int = Field(default=0, description="Attempts counted in the window (checked or being checked).")
 
 
 class BenchmarkSet(SQLModel, table=True):
@@ -363,6 +369,7 @@ class SessionToken(SQLModel, table=True):
     last_seen: datetime = Field(default_factory=utc_now)
     revoked_at: datetime | None = None
     revoked_reason: str = ""
+    bound_to: str = Field(default="", description="Handoff: SHA-256 of the sign-in nonce of the browser it is for.")
 
 
 class AccountChange(SQLModel, table=True):

@@ -28,16 +28,32 @@ def engine(tmp_path, monkeypatch):
     return seeded.engine
 
 
+NONCE = "browser-nonce-of-the-signing-in-browser"
+
+
 def new_session(engine, who: str = "alice", at: datetime = T0) -> str:
-    return sessions.redeem_handoff(engine, sessions.issue_handoff(engine, who, at), at)
+    return sessions.redeem_handoff(engine, sessions.issue_handoff(engine, who, NONCE, at), NONCE, at)
 
 
 def test_a_handoff_code_is_used_once(engine):
-    code = sessions.issue_handoff(engine, "alice", T0)
-    token = sessions.redeem_handoff(engine, code, T0 + timedelta(seconds=5))
+    code = sessions.issue_handoff(engine, "alice", NONCE, T0)
+    token = sessions.redeem_handoff(engine, code, NONCE, T0 + timedelta(seconds=5))
     assert token and sessions.resolve(engine, token, T0 + timedelta(seconds=6)).username == "alice"
-    assert sessions.redeem_handoff(engine, code, T0 + timedelta(seconds=7)) is None
+    assert sessions.redeem_handoff(engine, code, NONCE, T0 + timedelta(seconds=7)) is None
     assert sessions.resolve(engine, code, T0) is None  # a handoff code is not a session
+
+
+@pytest.mark.parametrize("nonce", [pytest.param("another-browsers-nonce", id="another-browser"),
+                                   pytest.param("", id="no-nonce"), pytest.param(None, id="no-cookie")])
+def test_a_handoff_code_is_redeemed_only_in_the_browser_it_was_issued_to(engine, nonce):
+    code = sessions.issue_handoff(engine, "alice", NONCE, T0)
+    assert sessions.redeem_handoff(engine, code, nonce, T0 + timedelta(seconds=5)) is None
+    assert sessions.redeem_handoff(engine, code, NONCE, T0 + timedelta(seconds=6))  # not used up by the refusal
+
+
+def test_a_handoff_needs_a_nonce(engine):
+    with pytest.raises(ValueError, match="nonce"):
+        sessions.issue_handoff(engine, "alice", "", T0)
 
 
 def _tamper(token: str, part: int, value: str) -> str:
@@ -122,8 +138,17 @@ def client(engine):
     return TestClient(SessionCookies(inner), base_url="http://127.0.0.1:8501", follow_redirects=False)
 
 
+def _with_nonce(client) -> str:
+    """Load a page as a browser does: the server gives this browser a sign-in nonce (HttpOnly, SameSite=Strict)."""
+    page = client.get("/", headers={"accept": "text/html"})
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith(f"{sessions.NONCE_COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "set-cookie" not in client.get("/", headers={"accept": "text/html"}).headers  # one nonce per browser
+    return client.cookies[sessions.NONCE_COOKIE]
+
+
 def test_the_endpoint_sets_an_httponly_strict_cookie_and_returns(client, engine):
-    code = sessions.issue_handoff(engine, "ana")
+    code = sessions.issue_handoff(engine, "ana", _with_nonce(client))
     response = client.get("/_gauntlet/session", params={"code": code, "next": "/judge_alignment"})
     assert response.status_code == 303 and response.headers["location"] == "/judge_alignment"
     cookie = response.headers["set-cookie"]
@@ -134,10 +159,44 @@ def test_the_endpoint_sets_an_httponly_strict_cookie_and_returns(client, engine)
     assert "set-cookie" not in again.headers  # the code was used up
 
     client.cookies.set(sessions.COOKIE_NAME, token)
+    assert sessions.revoke(engine, token)  # the app signs out over its WebSocket, then sends the browser here
     out = client.get("/_gauntlet/signout")
     assert out.status_code == 303 and 'gauntlet_session=""' in out.headers["set-cookie"]
     assert "Max-Age=0" in out.headers["set-cookie"] and sessions.resolve(engine, token) is None
     assert client.get("/anything").text == "app"
+
+
+def test_another_browsers_code_sets_no_cookie(client, engine):
+    _with_nonce(client)
+    attackers = sessions.issue_handoff(engine, "bob", "the-attackers-own-nonce")
+    response = client.get("/_gauntlet/session", params={"code": attackers, "next": "/"})
+    assert response.status_code == 303 and "set-cookie" not in response.headers
+
+
+@pytest.mark.parametrize(
+    ("fetch_site", "revoked", "cleared"),
+    [
+        pytest.param("same-origin", False, False, id="live-session-is-kept"),
+        pytest.param("cross-site", False, False, id="cross-site-link"),
+        pytest.param("same-site", False, False, id="other-origin-same-site"),
+        pytest.param("cross-site", True, False, id="cross-site-changes-no-cookie"),
+        pytest.param("same-origin", True, True, id="ended-session-is-cleared"),
+    ],
+)
+def test_the_signout_endpoint_only_clears_an_ended_session(client, engine, fetch_site, revoked, cleared):
+    token = new_session(engine, at=datetime.now(UTC))
+    if revoked:
+        sessions.revoke(engine, token)
+    client.cookies.set(sessions.COOKIE_NAME, token)
+    out = client.get("/_gauntlet/signout", params={"next": "/"}, headers={"sec-fetch-site": fetch_site})
+    assert out.status_code == 303 and ("set-cookie" in out.headers) is cleared
+    assert sessions.is_live(engine, token) is not revoked
+
+
+def test_a_handoff_started_by_another_origin_sets_no_cookie(client, engine):
+    code = sessions.issue_handoff(engine, "ana", _with_nonce(client))
+    response = client.get("/_gauntlet/session", params={"code": code}, headers={"sec-fetch-site": "cross-site"})
+    assert "set-cookie" not in response.headers
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ was edited, never removes the last admin, and every change lands in the audit lo
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -116,3 +117,35 @@ def test_an_unknown_domain_is_refused(seeded):
     with pytest.raises(ValueError, match="unknown domain"):
         change_account(seeded.engine, principal("admin"), "alice", domains=["Enregy"])
     assert get_user(seeded.engine, "alice").domains == ["Energy"]
+
+
+# --------------------------------------------------------------------------- no lost updates (versioned edits)
+
+
+ELSEWHERE = [
+    pytest.param({"role": "viewer"}, {"role": "viewer"}, id="demoted-elsewhere"),
+    pytest.param({"active": False}, {"active": False}, id="disabled-elsewhere"),
+    pytest.param({"domains": ["Medical"]}, {"domains": ["Medical"]}, id="domains-changed-elsewhere"),
+]
+
+
+@pytest.mark.parametrize(("elsewhere", "kept"), ELSEWHERE)
+def test_a_stale_form_is_refused_and_nothing_is_restored(seeded, elsewhere, kept):
+    at = open_as_admin("alice")
+    create_user(seeded.engine, "root", "admin", password="root-pass-12")
+    change_account(seeded.engine, replace(principal("admin"), username="root"), "alice", **elsewhere)
+    at.text_input(key=form_key(seeded, "email", "alice")).set_value("alice@new.example")
+    save(at)
+    assert any(re.search(r"alice was changed by root at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC .*: reload", e.value)
+               for e in at.error), [e.value for e in at.error]
+    alice = get_user(seeded.engine, "alice")
+    assert {k: getattr(alice, k) for k in kept} == kept and alice.email != "alice@new.example"
+    assert all(c.actor != "admin" for c in account_changes(seeded.engine, "alice"))
+
+    next(b for b in at.button if b.label == "Reload the account").click().run()
+    at.text_input(key=form_key(seeded, "email", "alice")).set_value("alice@new.example")
+    save(at)
+    alice = get_user(seeded.engine, "alice")
+    assert {k: getattr(alice, k) for k in kept} == kept and alice.email == "alice@new.example"
+    assert [(c.actor, c.field) for c in account_changes(seeded.engine, "alice") if c.actor == "admin"] == \
+        [("admin", "email")]
