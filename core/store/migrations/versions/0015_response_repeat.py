@@ -1,7 +1,7 @@
 """response repeats: `repeat` (0 = the first answer) joins the item's uniqueness
 
 Revision ID: 0015
-Revises: 0009
+Revises: 0011
 Create Date: 2026-12-01 16:30:00
 """
 

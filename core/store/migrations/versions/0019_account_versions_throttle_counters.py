@@ -1,7 +1,7 @@
 """account versions (no lost updates), sign-in throttle counters reserved atomically, handoffs bound to a browser
 
-Revision ID: 0012
-Revises: 0009
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-12-01 16:00:00
 """
 
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0012"
-down_revision = "0009"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
