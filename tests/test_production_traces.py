@@ -46,6 +46,8 @@ def _import(fmt: str, name: str, *extra: str):
                      "0 name(s)", id="langfuse-published"),
         pytest.param("openinference", "openinference_spec_traces.jsonl", 1, 0, "redacted 0 email(s), 0 phone "
                      "number(s), 0 name(s)", id="openinference-published"),
+        pytest.param("otel", "otel_langwatch_openai_requests.jsonl", 2, 0, "redacted 0 email(s), 0 phone number(s), "
+                     "0 name(s)", id="otel-published-langwatch"),
         pytest.param("otel", "otel_rag_export.json", 3, 6, "redacted 1 email(s), 1 phone number(s), 1 name(s)",
                      id="otel-paired"),
         pytest.param("langfuse", "langfuse_rag_traces.jsonl", 2, 3, "redacted 1 email(s), 1 phone number(s), 1 name(s)",

@@ -10,6 +10,10 @@ Published files (tests/fixtures/traces/README.md names repository, path and comm
 - langfuse_llamaindex-2025-06-05.json: langfuse/langfuse
   packages/shared/scripts/seeder/utils/framework-traces/llamaindex-2025-06-05.json
   @ 1f4beec9db59dc9242274e2c244558140ae76e98 (no retriever observation: paired with our langfuse_rag_traces.jsonl)
+- otel_langwatch_openai_requests.jsonl: langwatch/langwatch platform/app/src/server/tracer/otel.traces.test.ts
+  @ 6ce6cbb33f46ff576cbadab622326c6b3477f7e7 (its openInferenceOpenAIRequest and openllmetryOpenAIRequest: OTLP JSON
+  with base64 ids, a question and an answer under OpenInference and under GenAI gen_ai.prompt.N / gen_ai.completion.N
+  attributes; no retrieval span)
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 
 import pytest
 
-from core.store.importers.traces import flatten, otlp_value, read_traces, text_of
+from core.store.importers.traces import flatten, otlp_id, otlp_value, read_traces, text_of
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"
@@ -39,6 +43,10 @@ REFUND_Q = "Hi, I'm Maria Keller (maria.keller@example.org). Can I still return 
         pytest.param("openinference", "openinference_spec_traces.jsonl", [
             ("ed7b336d-e71a-46f0-a334-5f2e87cb6cfc", "Is anybody there?", "Yes, I am here.", [])],
             id="openinference-published"),
+        pytest.param("otel", "otel_langwatch_openai_requests.jsonl", [
+            ("03cb2eb84dd52ac9bc1496a99c733880", "hi", "Hey there! \U0001f60a\U0001f44b What's up?", []),
+            ("8615098c2c72e72330e800ef3ab1d8b8", "yous", "Hey there! \U0001f60a What's on your mind?", [])],
+            id="otel-published-langwatch"),
         pytest.param("otel", "otel_rag_export.json", [
             ("4bf92f3577b34da6a3ce929d0e0e4700", REFUND_Q, "Yes: refunds are accepted", [(1, 0.91, "kb-12"), (2, 0.42, "kb-40")]),
             ("4bf92f3577b34da6a3ce929d0e0e4701", "When can I call premium support? My number is +44 20 7946 0958.",
@@ -134,6 +142,22 @@ def test_problems_name_line_and_field(tmp_path, fmt, text, expected) -> None:
 )
 def test_otlp_values_decode(value, expected) -> None:
     assert otlp_value(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("5b8efff798038103d269b633813fc60c", "5b8efff798038103d269b633813fc60c", id="hex-trace-id-kept"),
+        pytest.param("eee19b7ec3c1b174", "eee19b7ec3c1b174", id="hex-span-id-kept"),
+        pytest.param("A8suuE3VKsm8FJapnHM4gA==", "03cb2eb84dd52ac9bc1496a99c733880", id="base64-trace-id-to-hex"),
+        pytest.param("m6IZGoTJqJE=", "9ba2191a84c9a891", id="base64-span-id-to-hex"),
+        pytest.param("not base64 at all!!!!!==", "not base64 at all!!!!!==", id="not-base64-kept"),
+        pytest.param("t1", "t1", id="short-id-kept"),
+        pytest.param(None, "", id="absent"),
+    ],
+)
+def test_otlp_ids_read_as_hex(value, expected) -> None:
+    assert otlp_id(value) == expected
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ maps each format's fields.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import re
@@ -109,6 +111,18 @@ def otlp_value(value: dict[str, Any]) -> Any:
     if "kvlistValue" in value:
         return {kv["key"]: otlp_value(kv.get("value", {})) for kv in value["kvlistValue"].get("values", [])}
     return None
+
+
+def otlp_id(value: Any) -> str:
+    """A trace or span id as OTLP/JSON writes it (hex); an id in protobuf's JSON mapping (base64 of 16 or 8 bytes,
+    as exporters that serialise with `MessageToJson` write it: 'A8suuE3VKsm8FJapnHM4gA==') is turned into that hex."""
+    text = str(value or "")
+    if (len(text), text[-2:].count("=")) in ((24, 2), (12, 1)):
+        try:
+            return base64.b64decode(text, validate=True).hex()
+        except (binascii.Error, ValueError):
+            return text
+    return text
 
 
 def otlp_attributes(items: list[dict[str, Any]] | None) -> dict[str, Any]:
@@ -321,7 +335,8 @@ def read_otel(path: Path) -> tuple[list[Span], list[LineError]]:
                         errors.append(LineError(span_line, f"{where}.{missing[0]}", "missing"))
                         continue
                     attributes = otlp_attributes(raw.get("attributes"))
-                    spans.append(Span(str(raw["traceId"]), str(raw["spanId"]), raw.get("parentSpanId") or None,
+                    parent = otlp_id(raw.get("parentSpanId")) or None
+                    spans.append(Span(otlp_id(raw["traceId"]), otlp_id(raw["spanId"]), parent,
                                       str(raw.get("name", "")), _oi_kind(attributes), attributes, span_line,
                                       str(raw.get("startTimeUnixNano", "")).zfill(20), service))
     return spans, errors
