@@ -14,6 +14,12 @@ read it; SameSite=Strict): GET /_gauntlet/session?code=...&next=/page exchanges 
 issued for a session token, only in the browser the code was issued to (its sign-in nonce cookie, set on its first
 page load); GET /_gauntlet/signout clears a cookie whose session the app has already ended; both redirect back into
 the app, which reads the cookies through st.context.cookies (core.review.sessions).
+
+A browser request that says it comes from another origin (an Origin header that is not this server's own
+scheme://host:port, as the browser addressed it) may not open the app's WebSocket nor send a state-changing request:
+SameOriginOnly refuses it with 403 before Streamlit sees it. Streamlit's own check admits any localhost origin, so a
+page on another port of the same host, whose requests carry the visitor's SameSite cookies, could drive a signed-in
+session. Requests without an Origin header (programs, not browsers) pass.
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ import re
 import sys
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import streamlit
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse
+from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from streamlit import config as streamlit_config
 from streamlit.runtime.pages_manager import PagesManager
@@ -39,7 +46,7 @@ from streamlit.web import cli as streamlit_cli
 from streamlit.web.server.starlette import starlette_app
 
 from core.config import database_url
-from core.review.addresses import trusted_proxies
+from core.review.addresses import trusted_proxies, via_trusted_proxy
 from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, SESSION_LIFETIME, is_live, new_nonce, redeem_handoff
 from core.store.db import get_engine
 
@@ -106,6 +113,66 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+Origin = tuple[str, str, int]  # scheme (http/https), host (lower case), port
+
+
+def parse_origin(text: str) -> Origin | None:
+    """An Origin header (or scheme://host:port) as (scheme, host, port), default port filled in; None when it is not
+    an http(s) origin ("null", another scheme, a path, a bad port)."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/") or \
+            parts.query or parts.username or parts.password:
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS[scheme]
+
+
+def own_origins(scope: Scope, headers: Headers) -> set[Origin]:
+    """This server's origins for a request: the scheme and Host it was addressed with (X-Forwarded-Host when a
+    trusted proxy forwarded it; the web server already applied X-Forwarded-Proto for trusted peers only), and the
+    origins listed in Streamlit's server.corsAllowedOrigins."""
+    scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
+    host = headers.get("host", "")
+    client = (scope.get("client") or (None,))[0]
+    forwarded_for = ", ".join(headers.getlist("x-forwarded-for"))
+    if headers.get("x-forwarded-host") and via_trusted_proxy(client, forwarded_for, trusted_proxies()):
+        host = headers["x-forwarded-host"].split(",")[0].strip()
+    listed = streamlit_config.get_option("server.corsAllowedOrigins") or []
+    candidates = [f"{scheme}://{host}" if HOST.fullmatch(host) else "", *listed]
+    return {origin for origin in map(parse_origin, candidates) if origin}
+
+
+def foreign_origin(scope: Scope) -> bool:
+    """True when a WebSocket upgrade or a state-changing request carries an Origin that is not this server's own."""
+    if scope["type"] not in ("http", "websocket") or scope.get("method") in SAFE_METHODS:
+        return False
+    headers = Headers(scope=scope)
+    origin = headers.get("origin")
+    return origin is not None and parse_origin(origin) not in own_origins(scope, headers)
+
+
+class SameOriginOnly:
+    """ASGI middleware: refuses (403) a WebSocket upgrade or a state-changing request from another origin (an Origin
+    header that is present and not this server's own); requests without an Origin header pass."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not foreign_origin(scope):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # before accept: the server answers 403
+        else:
+            await PlainTextResponse("Cross-origin request refused", status_code=403)(scope, receive, send)
 
 
 SESSION_PATH = "/_gauntlet/session"
@@ -212,14 +279,14 @@ def _ended(token: str | None) -> bool:
 
 
 def install_security_headers() -> None:
-    """Put SecurityHeaders outermost, then the session-cookie endpoints, in the middleware of the Starlette app
-    Streamlit builds (once)."""
+    """Put SecurityHeaders outermost, then the same-origin check, then the session-cookie endpoints, in the middleware
+    of the Starlette app Streamlit builds (once)."""
     original = starlette_app.create_streamlit_middleware
     if getattr(original, "adds_security_headers", False):
         return
 
     def with_security_headers() -> list[Middleware]:
-        return [Middleware(SecurityHeaders), Middleware(SessionCookies), *original()]
+        return [Middleware(SecurityHeaders), Middleware(SameOriginOnly), Middleware(SessionCookies), *original()]
 
     with_security_headers.adds_security_headers = True  # type: ignore[attr-defined]
     starlette_app.create_streamlit_middleware = with_security_headers

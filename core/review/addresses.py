@@ -61,10 +61,26 @@ def client_address(peer: str | None, forwarded_for: str | None, trusted: tuple[N
         return peer or None
     if not _trusted(peer_ip, trusted):
         return str(peer_ip)
+    return forwarded_client(forwarded_for, trusted) or str(peer_ip)
+
+
+def forwarded_client(forwarded_for: str | None, trusted: tuple[Network, ...]) -> str | None:
+    """The right-most X-Forwarded-For entry that is not itself a trusted proxy (the client a trusted proxy saw);
+    None when there is no such usable entry."""
     for entry in reversed((forwarded_for or "").split(",")):
         hop = _ip(entry)
         if hop is None:
             break
         if not _trusted(hop, trusted):
             return str(hop)
-    return str(peer_ip)
+    return None
+
+
+def via_trusted_proxy(client: str | None, forwarded_for: str | None, trusted: tuple[Network, ...]) -> bool:
+    """True when a request reached the app through a trusted proxy, judged from the client address the web server
+    reports after it applied X-Forwarded-For for trusted peers only (ui.serve sets FORWARDED_ALLOW_IPS to `trusted`):
+    that address is itself a trusted proxy, or it is the hop a trusted proxy forwarded."""
+    client_ip = _ip(client or "")
+    if client_ip is None or not trusted:
+        return False
+    return _trusted(client_ip, trusted) or forwarded_client(forwarded_for, trusted) == str(client_ip)

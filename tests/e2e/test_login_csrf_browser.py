@@ -54,11 +54,11 @@ def attacker_site(host: str, link: str) -> Iterator[str]:
         server.server_close()
 
 
-def loopback_context(browser):
-    """A browser context that may reach the app and the attacker's loopback sites, nothing else."""
+def loopback_context(browser, hosts: set[str] = LOOPBACK):
+    """A browser context that may reach the app and the attacker's loopback sites (`hosts`), nothing else."""
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     context.set_default_timeout(20_000)
-    context.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname in LOOPBACK
+    context.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).hostname in hosts
                   else route.abort())
     return context
 
