@@ -8,7 +8,7 @@ PORT ?= 8501
 PG_DIR ?= .pg
 PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider
 
-.PHONY: app app-postgres stop-postgres test test-postgres init-db chromium postgresql bench clean-venv
+.PHONY: app app-postgres stop-postgres test test-postgres lint init-db chromium postgresql bench clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ chromium:
 
 test: $(VENV)/.dev-installed chromium postgresql
 	$(PYTEST)
+
+# Lint (pyflakes, bugbear, pyupgrade, simplify, isort rules: [tool.ruff.lint] in pyproject.toml); CI runs it first.
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check core tests bench pages ui app.py
 
 # PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).
 postgresql: $(VENV)/.installed

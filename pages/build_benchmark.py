@@ -90,7 +90,7 @@ if report:
     st.success(f"Built {report['instances']} instances in {report['seconds']} s "
                f"(average {report['avg_constraints']} constraints per instance).")
     metrics = st.columns(3)
-    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain")):
+    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain"), strict=True):
         counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
         counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
         col.dataframe(counts, hide_index=True)

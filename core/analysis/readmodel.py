@@ -121,9 +121,9 @@ SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name A
        c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND """ + JUDGE_FILTER_SQL + """ {extra}
 ORDER BY v.response_id, c.position
-""" % JUDGE_FILTER_SQL
+"""
 
 
 def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:

@@ -45,15 +45,15 @@ def register(app: typer.Typer) -> None:
     @app.command("build")
     def build_command(
         out: Annotated[Path, typer.Option("--out", help="Where to write the benchmark JSONL.")],
-        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.")] = [
-            REPO_ROOT / "data" / "queries"
-        ],
-        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.")] = [
-            REPO_ROOT / "data" / "corpus"
-        ],
-        library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.")] = [
-            REPO_ROOT / "data" / "libraries"
-        ],
+        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "queries"],
+                                                  show_default="data/queries")],
+        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "corpus"],
+                                                  show_default="data/corpus")],
+        library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "libraries"],
+                                                  show_default="data/libraries")],
         seed: Annotated[int, typer.Option(help="Same seed, same file.")] = 0,
         top_k: Annotated[int, typer.Option("--top-k", help="Documents retrieved per query.")] = 10,
         bm25_only: Annotated[bool, typer.Option("--bm25-only", help="Skip the dense retriever.")] = False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -368,10 +369,8 @@ def fake_server(
     rules = load_script(script) if script else None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)
     typer.echo(f"fake LLM server on {server.base_url} (OpenAI base_url {server.base_url}/v1)", err=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 def register(app: typer.Typer) -> None:

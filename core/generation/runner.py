@@ -4,6 +4,7 @@ limits, budget, context-window policy and resume guarantees."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import multiprocessing
@@ -254,10 +255,8 @@ class _Execution:
             if self.stop_reason or in_flight <= BUDGET_SLACK_USD:
                 raise BudgetReached()
             self.released.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.released.wait(), RESERVE_RETRY_S)
-            except TimeoutError:
-                pass
 
     def _try_reserve_many(self, conn: Connection, requests: list[tuple[int, float]]) -> list[tuple[bool, float]]:
         """Reserve every (response id, amount) at once when the budget covers them all (two statements), else one
@@ -419,10 +418,8 @@ class _Execution:
 
     def _install_signal_handler(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().add_signal_handler(signum, self._on_signal)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
 
     def _on_signal(self) -> None:
         """SIGTERM (the app's cancel) or Ctrl-C: stop dispatching, let in-flight calls finish, end as cancelled."""
@@ -557,10 +554,8 @@ def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[st
     """A worker process: run shard `shard` of `shards` on its own engine and client; exit code tells how it ended."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
-    try:
+    with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)  # a forked child must not wake the parent's event loop
-    except ValueError:
-        pass
     from core.store.db import make_engine
 
     engine = make_engine(url)

@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
 from core.store.io import ImportReport, LineError, import_file, validate_file
+from core.store.db import saved_id
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 
@@ -25,7 +26,7 @@ class InstanceRow:
     uid: str
     version: int
     domain: str
-    mode: str
+    mode: str | None
     origin: str
     status: str
     constraints: int
@@ -63,12 +64,12 @@ def instance_rows(
     document text."""
     with Session(engine) as session:
         n_constraints = (
-            select(Constraint.instance_id, func.count().label("n")).group_by(Constraint.instance_id).subquery()
+            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
         )
-        n_documents = select(Document.instance_id, func.count().label("n")).group_by(Document.instance_id).subquery()
+        n_documents = select(Document.instance_id, func.count().label("n")).group_by(col(Document.instance_id)).subquery()
         query = (
             select(Instance, Domain.name, n_constraints.c.n, n_documents.c.n)
-            .join(Domain, Domain.id == Instance.domain_id)
+            .join(Domain, col(Domain.id) == Instance.domain_id)
             .outerjoin(n_constraints, n_constraints.c.instance_id == Instance.id)
             .outerjoin(n_documents, n_documents.c.instance_id == Instance.id)
         )
@@ -91,10 +92,10 @@ def instance_rows(
             query = query.where(
                 or_(col(Instance.query).ilike(pattern), col(Instance.uid).ilike(pattern), col(Instance.id).in_(in_documents))
             )
-        results = session.exec(query.order_by(Instance.uid, Instance.version)).all()
+        results = session.exec(query.order_by(col(Instance.uid), col(Instance.version))).all()
     return [
         InstanceRow(
-            id=i.id,
+            id=saved_id(i),
             uid=i.uid,
             version=i.version,
             domain=name,
@@ -117,11 +118,12 @@ def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
             return None
         domain = session.get(Domain, instance.domain_id)
         constraints = session.exec(
-            select(Constraint).where(Constraint.instance_id == instance_id).order_by(Constraint.position)
+            select(Constraint).where(Constraint.instance_id == instance_id).order_by(col(Constraint.position))
         ).all()
         documents = session.exec(
-            select(Document).where(Document.instance_id == instance_id).order_by(Document.position)
+            select(Document).where(Document.instance_id == instance_id).order_by(col(Document.position))
         ).all()
+        assert domain is not None, f"instance {instance.uid} names a missing domain"
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
 
 

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from alembic import command
 from alembic.config import Config
@@ -85,3 +86,14 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+class _Row(Protocol):
+    id: int | None
+
+
+def saved_id(row: _Row) -> int:
+    """The primary key of a row the session has flushed; an unflushed row has none, which is a bug, so it raises."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id yet: flush the session before reading it")
+    return row.id

@@ -128,7 +128,7 @@ def _alphabet_supported(items: list[str]) -> None:
 
 
 def _non_decreasing(keys: list) -> bool:
-    return all(a <= b for a, b in zip(keys, keys[1:]))
+    return all(a <= b for a, b in zip(keys, keys[1:], strict=False))
 
 
 @CHECKERS.register("enterprise:ordered_list_items")

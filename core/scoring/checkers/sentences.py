@@ -63,7 +63,7 @@ def count_sentences(text: str) -> int:
 def _count_piece(text: str) -> int:
     tokens = text.split()
     breaks = sum(
-        1 for token, following in zip(tokens, tokens[1:]) if token[-1] in _MAYBE_END and _is_break(token, following)
+        1 for token, following in zip(tokens, tokens[1:], strict=False) if token[-1] in _MAYBE_END and _is_break(token, following)
     )
     return breaks + (1 if tokens else 0)
 

@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -103,7 +103,7 @@ def placed(spec: InstanceSpec, field: str, render, hole: Raw = None) -> list:
     return [found.get(i, hole) for i in range(max(found, default=-1) + 1)]
 
 
-def loose_message(error: dict) -> str:
+def loose_message(error: Mapping[str, Any]) -> str:
     """A pydantic error message in the importers' style ('missing', 'input should be a valid string')."""
     if error["type"] == "missing":
         return "missing"
@@ -149,11 +149,20 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     return records, errors
 
 
+_WHITESPACE = re.compile(r"\s*")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """The first position at or after `pos` that is not whitespace."""
+    match = _WHITESPACE.match(text, pos)
+    assert match is not None  # `\s*` matches the empty string
+    return match.end()
+
+
 def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     """The elements of a top-level JSON array, each with the line it starts on."""
-    decoder, records = json.JSONDecoder(), []
-    ws = re.compile(r"\s*")
-    pos, line, counted = ws.match(text, text.index("[") + 1).end(), 1, 0
+    decoder, records = json.JSONDecoder(), list[tuple[int, Raw]]()
+    pos, line, counted = _skip_ws(text, text.index("[") + 1), 1, 0
     while pos < len(text) and text[pos] != "]":
         line += text.count("\n", counted, pos)
         counted = pos
@@ -162,9 +171,9 @@ def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
         except json.JSONDecodeError as exc:
             return records, [LineError(exc.lineno, "", f"malformed JSON: {exc.msg} (column {exc.colno})")]
         records.append((line, value))
-        pos = ws.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
-            pos = ws.match(text, pos + 1).end()
+            pos = _skip_ws(text, pos + 1)
         elif pos >= len(text) or text[pos] != "]":
             return records, [LineError(text.count("\n", 0, pos) + 1, "", "malformed JSON: expected ',' or ']'")]
     return records, []
