@@ -115,8 +115,9 @@ def run(
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
                 raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
-        if wait and (resume or retry_failed) is not None:
-            _wait_for_owner(engine, resume if resume is not None else retry_failed)
+        owner_run = resume if resume is not None else retry_failed
+        if wait and owner_run is not None:
+            _wait_for_owner(engine, owner_run)
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
                              resume, retry_failed, dry_run, _conditions(conditions))
         if run_id is None:
@@ -260,7 +261,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue().rstrip("\n")
-    out = Console(file=io.StringIO(), width=10_000)
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=10_000)
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
@@ -276,7 +278,7 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         out.print(table)
     for failure in doc["failed"]:
         out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
-    return out.file.getvalue().rstrip("\n")
+    return buffer.getvalue().rstrip("\n")
 
 
 @models_app.command("add")
