@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, or_
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
@@ -110,7 +110,7 @@ def instance_rows(
     ]
 
 
-def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
+def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDetail | None:
     """One instance version with its constraints and documents in order, or None if it does not exist."""
     with Session(engine) as session:
         instance = session.get(Instance, instance_id)
