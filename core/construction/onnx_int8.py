@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 

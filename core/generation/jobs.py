@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -67,7 +68,7 @@ def process_alive(pid: int | None) -> bool:
     return True
 
 
-def executor_pid(engine: Engine, run_id: int, config: dict[str, Any]) -> int | None:
+def executor_pid(engine: Engine, run_id: int, config: Mapping[str, Any]) -> int | None:
     """The pid of the process executing the run: its live lease holder on this host, else the one last recorded."""
     holder = lease_holder(engine, run_lease(run_id))
     if holder is not None and holder.host == socket.gethostname():
@@ -81,7 +82,7 @@ def cancel_run(engine: Engine, run_id: int) -> str:
     with Session(engine) as session:
         run = get_run(session, run_id)
         pid = executor_pid(engine, run_id, run.config)
-        if run.status == CANCEL_REQUEST and process_alive(pid):
+        if run.status == CANCEL_REQUEST and pid is not None and process_alive(pid):
             os.kill(pid, signal.SIGTERM)
         elif run.status == CANCEL_REQUEST:
             run.status, run.finished_at = "cancelled", utc_now()

@@ -34,6 +34,7 @@ from core.generation.llm import (
     db_patience,
     with_lock_patience,
 )
+from core.store.db import saved_id, table_of
 from core.store.models import Model, Response, Run, utc_now
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
@@ -65,8 +66,8 @@ log = logging.getLogger("gauntlet.runner")
 
 MONITOR_INTERVAL_S = 0.5
 
-RESPONSES = Response.__table__
-RUNS = Run.__table__
+RESPONSES = table_of(Response)
+RUNS = table_of(Run)
 RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
     status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
     cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
@@ -138,7 +139,7 @@ class _Execution:
             items = pending_items(session, self.run_id, self.shard)
             if self.only is not None:
                 items = [item for item in items if item.response_id in self.only]
-            models = {m.id: m for m in session.exec(select(Model))}
+            models = {saved_id(m): m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
             plans = load_prompt_plans(session, [item.key for item in items], self.options.order, self.options.seed)
@@ -439,7 +440,7 @@ class _Execution:
         return self.snapshot(status)
 
     def _write_final_status(self, conn: Connection) -> str:
-        run = conn.execute(select(RUNS).where(RUNS.c.id == self.run_id)).one()
+        run = conn.execute(RUNS.select().where(RUNS.c.id == self.run_id)).one()
         pending = conn.execute(select(RESPONSES.c.id).where(RESPONSES.c.run_id == self.run_id,
                                                             RESPONSES.c.status == "pending")).all()
         if self.stop_reason == "cancel" or run.status == CANCEL_REQUEST:

@@ -38,8 +38,8 @@ from core.review.annotations import (
 )
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
-from core.store.io import add_instance, instance_spec
 from core.store.db import saved_id
+from core.store.io import add_instance, instance_spec
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 

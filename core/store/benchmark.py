@@ -12,8 +12,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
-from core.store.io import ImportReport, LineError, import_file, validate_file
 from core.store.db import saved_id
+from core.store.io import ImportReport, LineError, import_file, validate_file
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 

@@ -280,7 +280,7 @@ class LLMJudge:
         if missing:
             return MetricOutcome(status="error", method="llm", calls=reply.calls, cost_usd=reply.cost_usd,
                                  reason=f"coverage answer has no verdict for claims {missing}; raw: {snippet(reply.raw)}")
-        rows = {"core": [], "supplementary": []}
+        rows: dict[str, list[dict[str, Any]]] = {"core": [], "supplementary": []}
         for cid, text, kind in ids:
             found = by_id[match_key(cid)]
             rows[kind].append({"claim": text, "covered": found["covered"], "reason": found["reason"]})

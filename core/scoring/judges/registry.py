@@ -92,9 +92,16 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     return spec
 
 
+def _coverage(judge: Judge, item: JudgeInput, claims: ContextClaimsOutcome | None) -> Awaitable[MetricOutcome]:
+    """Coverage against the context claims the scorer extracted first (needs_context_claims)."""
+    if claims is None:
+        raise ValueError("coverage needs the context claims: extract them before scoring coverage")
+    return judge.coverage(item, claims)
+
+
 register_metric(MetricSpec("faithfulness", ("noisy", "gap", "conflict"), lambda j, i, c: j.faithfulness(i)))
 register_metric(MetricSpec(
-    "coverage", ("noisy", "conflict"), lambda j, i, c: j.coverage(i, c),
+    "coverage", ("noisy", "conflict"), _coverage,
     not_applicable_reason="gap instance: the documents hold no answer, so there is nothing to cover",
     needs_context_claims=True,
 ))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Set as AbstractSet
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -244,7 +245,7 @@ def clauses(text: str) -> list[str]:
     return [c for c in CLAUSE_SPLIT_RE.split(text or "") if c and c.strip()]
 
 
-def overlap(claim: set[str], reference: set[str]) -> float:
+def overlap(claim: AbstractSet[str], reference: AbstractSet[str]) -> float:
     """Share of the claim's tokens that also appear in the reference (0 when the claim is empty)."""
     return len(claim & reference) / len(claim) if claim else 0.0
 
@@ -308,7 +309,7 @@ def spelled_quantities(text: str) -> frozenset[tuple[str, str | None]]:
                      for m in NUMBER_WORD_RE.finditer(text or ""))
 
 
-def quantity_found(q: tuple[str, str | None], pool: set[tuple[str, str | None]]) -> bool:
+def quantity_found(q: tuple[str, str | None], pool: AbstractSet[tuple[str, str | None]]) -> bool:
     """True if the pool states the same value in a compatible unit (equal, or either side without a unit)."""
     value, unit = q
     return any(v == value and (unit is None or u is None or u == unit) for v, u in pool)
