@@ -36,9 +36,10 @@ chromium:
 test: $(VENV)/.dev-installed chromium postgresql
 	$(PYTEST)
 
-# Lint (pyflakes, bugbear, pyupgrade, simplify, isort rules: [tool.ruff.lint] in pyproject.toml); CI runs it first.
+# Lint and types ([tool.ruff.lint], [tool.mypy] in pyproject.toml: zero errors on core/); CI runs it before the tests.
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check core tests bench pages ui app.py
+	$(VENV)/bin/mypy core
 
 # PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).
 postgresql: $(VENV)/.installed
