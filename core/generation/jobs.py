@@ -16,7 +16,6 @@ from sqlmodel import Session
 
 from core.config import REPO_ROOT
 from core.store.models import utc_now
-from core.pipeline import split_judges
 from core.review.auth import Principal, authorize
 from core.generation.runs import (
     CANCEL_REQUEST,
@@ -137,6 +136,12 @@ def _scoring_line(judges: list[str], position: int, info: dict[str, Any], run_st
         return StageLine("scoring", judge, 0, total, "waiting")
     done = int(info.get("done", 0))
     return StageLine("scoring", judge, done, total, "finished" if done >= total else "running")
+
+
+def split_judges(value: str | list[str] | None) -> list[str]:
+    """Judge names from a comma-separated option or a list, order kept, duplicates and blanks dropped."""
+    parts = value.split(",") if isinstance(value, str) else list(value or [])
+    return list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
 
 
 def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None) -> list[StageLine]:
