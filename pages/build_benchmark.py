@@ -11,8 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.construction.build import DOMAIN_NAMES
-from core.store.benchmark import build_benchmark_file
+from core.construction.build import DOMAIN_NAMES, build_benchmark_file
 from ui.auth import guarded_write, require_page
 from ui.session import engine
 from ui.set_import import import_as_set

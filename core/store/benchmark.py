@@ -1,11 +1,10 @@
-"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's build and
-import (re-checked against the permission table)."""
+"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's import
+(re-checked against the permission table; the admin's build is core.construction.build.build_benchmark_file)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import func, or_
 from sqlalchemy.engine import Connection, Engine
@@ -125,15 +124,6 @@ def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDe
         ).all()
         assert domain is not None, f"instance {instance.uid} names a missing domain"
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
-
-
-def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
-                         libraries: list[Path], out: Path, seed: int, **options: Any) -> Any:
-    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the construction BuildReport."""
-    authorize(engine, principal, "build_benchmark")
-    from core.construction.build import build_benchmark  # heavy (retrieval, embedder): loaded only when building
-
-    return build_benchmark(queries, corpus, libraries, out, seed, **options)
 
 
 def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:
