@@ -108,8 +108,8 @@ def core_sources() -> dict[str, tuple[str, bool, str]]:
 # Remove this mark once the import graph has no cycle; strict, so it fails the day the cycles are gone.
 @pytest.mark.xfail(
     strict=True,
-    reason="one cycle left: core.analysis / core.generation / core.language / core.protocols / core.review / "
-    "core.scoring / core.store (run with --runxfail for its edges, file:line)",
+    reason="one cycle left: core.analysis / core.generation / core.protocols / core.review / core.scoring / core.store "
+    "(run with --runxfail for its edges, file:line)",
 )
 def test_core_subpackages_import_no_cycle() -> None:
     edges = import_edges(core_sources())
