@@ -8,7 +8,7 @@ PORT ?= 8501
 PG_DIR ?= .pg
 PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider
 
-.PHONY: app app-postgres stop-postgres test test-postgres init-db chromium postgresql bench clean-venv
+.PHONY: app app-postgres stop-postgres test test-postgres lint init-db chromium postgresql bench clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ chromium:
 
 test: $(VENV)/.dev-installed chromium postgresql
 	$(PYTEST)
+
+# Lint and types ([tool.ruff.lint], [tool.mypy] in pyproject.toml: zero errors on core/); CI runs it before the tests.
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check core tests bench pages ui app.py
+	$(VENV)/bin/mypy core
 
 # PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).
 postgresql: $(VENV)/.installed

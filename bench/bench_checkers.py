@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.langid import clear_tables, warm_up  # noqa: E402
 from core.scoring.checkers import build_checker  # noqa: E402
 from core.scoring.checkers.base import loose_variants  # noqa: E402
-from core.scoring.checkers.langid import clear_tables, warm_up  # noqa: E402
 from core.scoring.checkers.text import clear_caches  # noqa: E402
 from core.scoring.ifeval_conformance import _kwargs_for  # noqa: E402
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from sqlmodel import Session, delete
 
-from core.store.db import make_engine, upgrade
-from core.testing.fake_server import FakeLLMServer, ScriptRule
-from core.store.models import Constraint, ContextClaims, Document, Domain, Instance, LLMCall, Model, Response, Run
 from core.scoring.scorer import score_run
+from core.store.db import make_engine, upgrade
+from core.store.models import Constraint, ContextClaims, Document, Domain, Instance, LLMCall, Model, Response, Run
+from core.testing.fake_server import FakeLLMServer, ScriptRule
 
 N_PER_MODE = {"noisy": 4, "gap": 3, "conflict": 3}
 LLM_CONSTRAINTS = [

@@ -33,7 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.construction.corpus import CorpusDoc, load_corpus  # noqa: E402
 from core.construction.embedders import MiniLmOnnxEmbedder  # noqa: E402
 from core.construction.retrieval import (  # noqa: E402
-    RankBm25Backend, RetrievalConfig, Retriever, ranked, rrf, tokenize,
+    RankBm25Backend,
+    RetrievalConfig,
+    Retriever,
+    ranked,
+    rrf,
+    tokenize,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,13 +126,13 @@ def bench_synthetic(n: int, sample: int, queries: list[str], embedder: MiniLmOnn
     per_s = sample / t_embed
     vectors = rng.standard_normal((n, embedder.dim), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    index, t_faiss, m_faiss = timed(lambda: _flat_index(faiss, vectors))
+    index, t_faiss, m_faiss = timed(lambda v=vectors: _flat_index(faiss, v))
     del vectors
     chunk_ids = [c.doc_id for c in bm25.chunks]
 
     def dense(q: str) -> dict[str, float]:
         sims, ids = index.search(embedder.embed([q]), 40)
-        return {chunk_ids[i]: float(s) for s, i in zip(sims[0], ids[0]) if i >= 0}
+        return {chunk_ids[i]: float(s) for s, i in zip(sims[0], ids[0], strict=True) if i >= 0}
 
     def hybrid(q: str) -> list[str]:
         return ranked(rrf([ranked(bm25.bm25_scores(q, 40)), ranked(dense(q))], 60))[:10]

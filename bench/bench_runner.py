@@ -233,7 +233,7 @@ def main() -> None:
         if args.baseline:
             phases["baseline"] = lambda n: timed_run(template, workdir, f"baseline-{n}", "baseline:always-refuse",
                                                      args.concurrency)
-        for name, phase in phases.items():  # warm-up: imports, first connections, SQLite page cache
+        for phase in phases.values():  # warm-up: imports, first connections, SQLite page cache
             phase(-1)
         results = interleaved(args.repeat, phases, args.calls)
         summary(results, args.calls, args.calls * args.latency_ms / 1000 / args.concurrency)

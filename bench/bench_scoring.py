@@ -86,11 +86,11 @@ def child(phase: str, db: Path, repo: Path, concurrency: int | None) -> dict:
     sys.path.insert(0, str(repo))
     import asyncio
 
+    from sqlmodel import Session, func, select
+
     import core.generation.llm  # noqa: F401 - library imports are one-offs, as RAGAS' are (done before its timer)
     import core.generation.providers.openai_provider  # noqa: F401
     import core.generation.runs  # noqa: F401
-    from sqlmodel import Session, func, select
-
     from core.scoring.judges.registry import METRICS
     from core.scoring.scorer import score_run
     from core.store.db import make_engine

@@ -20,8 +20,8 @@ import numpy as np
 from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 
-from core.store.db import make_engine, upgrade
 from core.scoring.summaries import summarise_run
+from core.store.db import make_engine, upgrade
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 

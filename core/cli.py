@@ -67,7 +67,8 @@ def module_commands(module: str) -> dict[str, TyperCommand | TyperGroup]:
     """The click commands a command module registers, by name (the module is imported here, once)."""
     registry = typer.Typer()
     importlib.import_module(module).register(registry)
-    return dict(typer.main.get_group(registry).commands)
+    commands = typer.main.get_group(registry).commands.items()
+    return {name: c for name, c in commands if isinstance(c, TyperCommand | TyperGroup)}  # typer builds only these
 
 
 class LazyGroup(GuardedGroup):

@@ -13,8 +13,9 @@ import logging
 import sys
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
+from core.store.db import saved_id
 from core.store.models import Instance, Run
 
 LABEL = "baselines + heuristic judge"
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 def first_start_run(engine: Engine) -> Run | None:
     """The most recent first-start run, if any."""
     with Session(engine) as session:
-        runs = session.exec(select(Run).order_by(Run.id.desc())).all()
+        runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
         return next((r for r in runs if (r.config or {}).get("first_start")), None)
 
 
@@ -56,7 +57,7 @@ def _record_attempt(engine: Engine, run_id: int, failure: str | None) -> None:
 
 def _set_message(engine: Engine, run_id: int, message: str) -> None:
     with Session(engine) as session:
-        run = session.get(Run, run_id)
+        run = session.get_one(Run, run_id)
         run.message = message
         session.add(run)
         session.commit()
@@ -64,7 +65,7 @@ def _set_message(engine: Engine, run_id: int, message: str) -> None:
 
 def _mark(engine: Engine, run_id: int) -> None:
     with Session(engine) as session:
-        run = session.get(Run, run_id)
+        run = session.get_one(Run, run_id)
         run.config = {**(run.config or {}), "first_start": True, "label": LABEL, "judge": JUDGE}
         session.add(run)
         session.commit()
@@ -88,7 +89,7 @@ def ensure_first_start_run(engine: Engine) -> int | None:
         run_id = create_run(engine, RunOptions(models=models, name=RUN_NAME, judge=JUDGE, concurrency=4))
         _mark(engine, run_id)
     else:
-        run_id = int(existing.id)
+        run_id = saved_id(existing)
 
     def generation_progress(p) -> None:
         _set_message(engine, run_id, f"{LABEL}: generating {p.finished}/{p.total}")
@@ -109,7 +110,7 @@ def ensure_first_start_run(engine: Engine) -> int | None:
         return run_id
     report = result.scores[0]
     with Session(engine) as session:
-        run = session.get(Run, run_id)
+        run = session.get_one(Run, run_id)
         run.config = {**(run.config or {}), "scored": True}
         run.message = f"{LABEL}: {report.responses} responses scored, {report.verdicts_written} verdicts written"
         session.add(run)

@@ -33,7 +33,7 @@ CONTENT_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u3
 COMPILED_AFTER = 200
 _detections = itertools.count()
 _FACTORY_LOCK = threading.Lock()
-_COMPILED_PORT = "core.scoring.checkers.langid"
+_COMPILED_PORT = "core.langid"
 
 
 @lru_cache(maxsize=4096)
@@ -69,10 +69,10 @@ def cjk_terms(text: str) -> list[str]:
 
 def langdetect_language(text: str) -> str | None:
     """langdetect's answer for `text` (seed 0), None when the text has no features: from langdetect itself for a
-    process's first COMPILED_AFTER detections, from the compiled port (core.scoring.checkers.langid) after them or
+    process's first COMPILED_AFTER detections, from the compiled port (core.langid) after them or
     once something else imported it."""
     if _COMPILED_PORT in sys.modules or next(_detections) >= COMPILED_AFTER:
-        from core.scoring.checkers.langid import detect_language
+        from core.langid import detect_language
 
         return detect_language(text)
     return langdetect_itself(text)

@@ -31,12 +31,6 @@ class PipelineResult:
     summarised: list[str] = field(default_factory=list)
 
 
-def split_judges(value: str | list[str] | None) -> list[str]:
-    """Judge names from a comma-separated option or a list, order kept, duplicates and blanks dropped."""
-    parts = value.split(",") if isinstance(value, str) else list(value or [])
-    return list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
-
-
 def _set_stage(engine: Engine, run_id: int, stage: str, done: int, total: int, judge: str | None = None,
                fences: Iterable[Fence] = ()) -> None:
     """Record the current stage and its progress on the run row (read by the Run page); under the executor's lease
@@ -88,6 +82,7 @@ async def run_and_score(engine: Engine, run_id: int, *, overrides: dict[str, Any
                         generation_progress: Callable[[Any], None] | None = None,
                         progress: StageProgress | None = None) -> PipelineResult:
     """Generate the run's pending items, then, if generation finished, score with its judges and summarise."""
+    from core.generation.jobs import split_judges
     from core.generation.runner import execute_run
     from core.generation.runs import run_options
 

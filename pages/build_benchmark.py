@@ -11,8 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.construction.build import DOMAIN_NAMES
-from core.store.benchmark import build_benchmark_file
+from core.construction.build import DOMAIN_NAMES, build_benchmark_file
 from ui.auth import guarded_write, require_page
 from ui.session import engine
 from ui.set_import import import_as_set
@@ -90,7 +89,7 @@ if report:
     st.success(f"Built {report['instances']} instances in {report['seconds']} s "
                f"(average {report['avg_constraints']} constraints per instance).")
     metrics = st.columns(3)
-    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain")):
+    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain"), strict=True):
         counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
         counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
         col.dataframe(counts, hide_index=True)

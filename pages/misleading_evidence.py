@@ -44,7 +44,7 @@ if filters:
 
     st.subheader("Misleading rate by policy and position")
     models = rates.drop_duplicates("model")
-    names = {m: f"{m} (n={n}{'†' if 0 < n < 30 else ''})" for m, n in zip(models["model"], models["n_closed_book_correct"])}
+    names = {m: f"{m} (n={n}{'†' if 0 < n < 30 else ''})" for m, n in zip(models["model"], models["n_closed_book_correct"], strict=True)}
     wide = rates.pivot(index="model", columns="condition", values=["mr", "mr_low", "mr_high"])
     wide.columns = [f"{c}:{v}" for v, c in wide.columns]
     wide = wide.reset_index().assign(label=lambda f: f["model"].map(names))

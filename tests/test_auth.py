@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from core.construction.build import build_benchmark_file
 from core.generation import jobs, runs
 from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
@@ -29,7 +30,7 @@ from core.review.auth import (
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
 from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
-from core.store.benchmark import build_benchmark_file, import_benchmark_file
+from core.store.benchmark import import_benchmark_file
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 

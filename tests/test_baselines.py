@@ -7,10 +7,10 @@ import asyncio
 import pytest
 
 from core.generation.baselines import REFUSAL_TEXT, always_refuse, extractive, split_prompt
-from core.store.models import Document, Instance
 from core.generation.prompting import build_messages
 from core.generation.providers import get_provider
 from core.generation.providers.base import ModelConfig, ProviderError
+from core.store.models import Document, Instance
 
 
 def prompt(query: str, texts: list[str]) -> str:

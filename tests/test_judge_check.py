@@ -14,7 +14,6 @@ import json
 import pytest
 
 from core.analysis.fitness import judge_fitness
-from core.analysis.judge_probes import estimate_check_cost
 from core.analysis.judge_check import (
     DIMENSIONS,
     PUBLISHED,
@@ -28,6 +27,7 @@ from core.analysis.judge_check import (
     normalised,
     store_check,
 )
+from core.analysis.judge_probes import estimate_check_cost
 from core.generation.llm import make_client
 from core.generation.providers.base import ModelConfig
 from core.scoring.judges import HeuristicJudge, LLMJudge

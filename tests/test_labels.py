@@ -9,10 +9,24 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
-from core.review.auth import PermissionDenied, SessionExpired
 from core.review.annotations import export_annotations, import_annotations
-from core.review.gold import _allocate, draw_gold_sample, gold_labels, gold_queue, label_disagreements, record_adjudication, record_gold_label
-from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication, verification_disagreements, verification_queue
+from core.review.auth import PermissionDenied, SessionExpired
+from core.review.gold import (
+    _allocate,
+    draw_gold_sample,
+    gold_labels,
+    gold_queue,
+    label_disagreements,
+    record_adjudication,
+    record_gold_label,
+)
+from core.review.verification import (
+    PermissionDenied_,
+    record_verification,
+    record_verification_adjudication,
+    verification_disagreements,
+    verification_queue,
+)
 from core.store.models import Annotation, Assignment, Constraint, Document, Instance
 from tests.workspace_factories import principal, seeded_db
 

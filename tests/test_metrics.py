@@ -18,8 +18,8 @@ from core.analysis.readmodel import (
     model_subset_summary,
     response_scores,
     stale_summary_runs,
+    verdict_counts,
 )
-from core.analysis.readmodel import verdict_counts
 from core.pipeline import score_and_summarise
 from tests.judges.conftest import REFUSAL, World, world  # noqa: F401
 
@@ -215,9 +215,7 @@ def _verdict_level(world: World, judge: str) -> pd.DataFrame:
     """The per-response scores recomputed from the verdict rows with ias() (the reference for the summary table)."""
     from sqlmodel import Session, select
 
-    from core.store.models import Verdict
-
-    from core.store.models import Constraint, Response
+    from core.store.models import Constraint, Response, Verdict
 
     cv = constraint_verdicts(world.engine, [world.run_id], judge)
     with Session(world.engine) as s:
@@ -242,13 +240,9 @@ def _verdict_level(world: World, judge: str) -> pd.DataFrame:
 
 
 def _add_verdicts_after_first_read(world: World) -> None:
-    from sqlmodel import Session
+    from sqlmodel import Session, select
 
-    from core.store.models import Verdict
-
-    from sqlmodel import select
-
-    from core.store.models import Constraint
+    from core.store.models import Constraint, Verdict
 
     with Session(world.engine) as s:
         persona = s.exec(select(Constraint.id).where(Constraint.instance_id == world.instances["noisy"],

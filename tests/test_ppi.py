@@ -39,7 +39,10 @@ def test_corrected_ci_covers_where_the_raw_judge_does_not(accuracy: float, n: in
     assert raw_covered / REPS < 0.6  # the raw judge estimate is biased for every one of these judges
 
 
-def _paper_ppi(y, f, fu, lam, z=st.norm.ppf(0.975)):
+Z_975 = st.norm.ppf(0.975)
+
+
+def _paper_ppi(y, f, fu, lam, z=Z_975):
     """Independent implementation of the paper's estimator and CLT interval (Angelopoulos et al. 2023, PPI++)."""
     n, big_n = len(y), len(fu)
     rectifier = [yi - lam * fi for yi, fi in zip(y, f, strict=True)]

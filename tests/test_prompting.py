@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.store.models import Constraint, Document, Instance
 from core.generation.prompting import build_messages
+from core.store.models import Constraint, Document, Instance
 
 
 def docs(roles: list[str]) -> list[Document]:

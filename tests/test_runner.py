@@ -13,13 +13,13 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.analysis import readmodel
-from core.generation import runner, runs
 from core.cli import app
 from core.commands.run import render_report
-from core.testing.fake_server import FakeLLMServer, ScriptRule
-from core.store.models import Model, Response, Run, Verdict
+from core.generation import runner, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
+from core.store.models import Model, Response, Run
+from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model, seed_instances
 from tests.providers.conftest import PLANTED_KEY, point_sdks_at
 
@@ -218,8 +218,8 @@ def test_cli_models_run_and_report(bench, db_url):
 def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
     from collections import defaultdict
 
-    from core.store.models import Constraint, Document, Instance
     from core.generation.prompting import build_messages
+    from core.store.models import Constraint, Document, Instance
 
     with Session(bench) as session:
         instances = session.exec(select(Instance)).all()

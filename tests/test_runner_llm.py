@@ -7,11 +7,11 @@ import asyncio
 import pytest
 from sqlmodel import Session, select
 
-from core.testing.fake_server import FakeLLMServer, ScriptRule
 from core.generation.llm import LLMClient, cache_key, make_client
-from core.store.models import LLMCall
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
 from core.generation.ratelimit import ManualClock, RateLimiter
+from core.store.models import LLMCall
+from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.providers.conftest import PLANTED_KEY, point_sdks_at
 
 

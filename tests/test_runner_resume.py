@@ -12,8 +12,8 @@ import pytest
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.testing.fake_server import FakeLLMServer, prompt_text
 from core.store.models import LLMCall, Response, Run
+from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.providers.conftest import PLANTED_KEY
 

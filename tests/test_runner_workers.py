@@ -11,10 +11,10 @@ import sys
 
 from sqlmodel import Session, select
 
-from core.generation import runner, runs
 from core.config import REPO_ROOT
-from core.testing.fake_server import FakeLLMServer, prompt_text
+from core.generation import runner, runs
 from core.store.models import LLMCall, Run
+from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.providers.conftest import point_sdks_at
 from tests.test_runner_resume import cli_env, done_rows, wait_for_done

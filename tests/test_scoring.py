@@ -9,8 +9,8 @@ import pytest
 from sqlmodel import Session, select
 
 from core.scoring.judges.llm_judge import LLMJudge
-from core.store.models import Constraint, ContextClaims, Verdict
 from core.scoring.scorer import score_run
+from core.store.models import Constraint, ContextClaims, Verdict
 from tests.judges.conftest import REFUSAL, ScriptedClient, World, world  # noqa: F401
 
 BATCH_TAG = "[task: constraint-batched]"

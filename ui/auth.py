@@ -215,9 +215,8 @@ def guarded_write(action: Callable[[], T]) -> T | None:
 
 def show_guidelines_sidebar() -> None:
     """The annotation guidelines in the sidebar, with their version (recorded on every label)."""
-    with st.sidebar:
-        with st.expander(f"Guidelines (version {guidelines_version()})", expanded=False):
-            st.markdown(guidelines_text() or "No guidelines file found (annotations/guidelines.md).")
+    with st.sidebar, st.expander(f"Guidelines (version {guidelines_version()})", expanded=False):
+        st.markdown(guidelines_text() or "No guidelines file found (annotations/guidelines.md).")
 
 
 def account_sidebar(principal: Principal) -> None:

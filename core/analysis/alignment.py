@@ -24,6 +24,7 @@ from core.analysis.readmodel import RULE_JUDGE, constraint_verdicts, load_scores
 from core.review.annotations import DECISIONS
 from core.review.gold import expert_labels, gold_labels
 from core.review.verification import verification_decisions
+from core.store.db import saved_id
 from core.store.models import Run, Verdict
 
 DIMENSIONS: dict[str, str] = {
@@ -167,7 +168,7 @@ def compare(dimension: str, reference: dict[Item, int], other: Ratings, names: t
     n_error = len(set(reference) & other.errors)
     a = [reference[i] for i in common]
     b = [other.values[i] for i in common]
-    k = kappa_of(a, b, names, OUTCOMES.get)
+    k = kappa_of(a, b, names, lambda value: str(OUTCOMES.get(value)))
     confusion = [[sum(1 for x, y in zip(a, b, strict=True) if (x, y) == (r, o)) for o in (0, 1)] for r in (0, 1)]
     disagreements = [(i[0], i[1], reference[i], other.values[i]) for i in common if reference[i] != other.values[i]]
     agreement = float(np.mean(np.array(a) == np.array(b))) if common else None
@@ -190,7 +191,7 @@ def expert_agreement(engine: Engine, run_ids: Iterable[int] | None = None) -> li
 def run_choices(engine: Engine) -> dict[int, str]:
     """Every run as id -> '#id name', newest first (the page's run picker)."""
     with Session(engine) as session:
-        return {r.id: f"#{r.id} {r.name}" for r in session.exec(select(Run).order_by(col(Run.id).desc())).all()}
+        return {saved_id(r): f"#{r.id} {r.name}" for r in session.exec(select(Run).order_by(col(Run.id).desc())).all()}
 
 
 def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:
@@ -252,7 +253,8 @@ class CategoricalAgreement:
         return 0 < self.n < stats.SMALL_N
 
 
-def compare_categorical(dimension: str, categories: tuple[str, ...], pairs: list[tuple[str, str]]) -> CategoricalAgreement:
+def compare_categorical(dimension: str, categories: tuple[str, ...],
+                        pairs: list[tuple[str | None, str | None]]) -> CategoricalAgreement:
     """Cohen's kappa, observed agreement and a categories x categories confusion table of (first, second) pairs."""
     pairs = [(a, b) for a, b in pairs if a in categories and b in categories]
     confusion = [[sum(1 for a, b in pairs if (a, b) == (r, c)) for c in categories] for r in categories]
@@ -273,7 +275,7 @@ def verification_values(payload: dict[str, Any]) -> dict[str, str | None]:
 
 def verification_agreement(engine: Engine) -> list[CategoricalAgreement]:
     """Expert-expert agreement on double-checked instances (first two deciders by name), per verification verdict."""
-    pairs: dict[str, list[tuple[str, str]]] = {d: [] for d in VERIFICATION_DIMENSIONS}
+    pairs: dict[str, list[tuple[str | None, str | None]]] = {d: [] for d in VERIFICATION_DIMENSIONS}
     for _iid, by_author in sorted(verification_decisions(engine).items()):
         if len(by_author) < 2:
             continue
@@ -351,8 +353,9 @@ def cross_judge(engine: Engine, run_ids: Iterable[int], judges: list[str] | None
         if len(complete) < FEW_MODELS:
             notes[metric].append(FEW_MODELS_NOTE)
         try:
-            icc_out[metric] = stats.icc(matrix, kind="2,k")
-            notes[metric] += [icc_out[metric].note] if icc_out[metric].note else []
+            icc = stats.icc(matrix, kind="2,k")
+            icc_out[metric] = icc
+            notes[metric] += [icc.note] if icc.note else []
         except ValueError as exc:
             notes[metric].append(str(exc))
         if len(complete) >= 3:

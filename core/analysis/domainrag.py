@@ -29,8 +29,16 @@ from core.analysis import stats
 from core.analysis.readmodel import read_sql, reference_scores, run_judges
 from core.metrics import get_metric
 from core.protocols.domainrag import (
-    ANTI, ANTI_REFERENCE, CLOSED_BOOK, GOLDEN, HTML, HTML_AS_TEXT, NAME, NOISE_CONDITIONS,
-    REPEATED_CONDITIONS, RETRIEVAL_CONDITIONS,
+    ANTI,
+    ANTI_REFERENCE,
+    CLOSED_BOOK,
+    GOLDEN,
+    HTML,
+    HTML_AS_TEXT,
+    NAME,
+    NOISE_CONDITIONS,
+    REPEATED_CONDITIONS,
+    RETRIEVAL_CONDITIONS,
 )
 from core.scoring.judges.names import judge_label
 

@@ -135,10 +135,13 @@ def accuracy_table(scores: pd.DataFrame, level: str = "category") -> pd.DataFram
     order = list(CATEGORIES) if level == "category" else list(ASPECTS)
     rows = []
     for (model, language, condition, key), group in _explode(scores, level).groupby([*GROUP, "key"], sort=False):
-        aspect = ASPECTS.get(key)
-        label = key if level == "category" else f"{aspect.category}: {aspect.label}"
+        if level == "category":
+            label = category = key
+        else:
+            aspect = ASPECTS[key]
+            label, category = f"{aspect.category}: {aspect.label}", aspect.category
         rows.append({"model": model, "language": language, "condition": condition, "level": level, "key": key,
-                     "label": label, "category": key if level == "category" else aspect.category,
+                     "label": label, "category": category,
                      **_cell(group, judge)})
     table = pd.DataFrame(rows, columns=CELL_COLUMNS)
     table["_order"] = table["key"].map(order.index)

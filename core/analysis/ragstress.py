@@ -302,7 +302,7 @@ def response_documents(engine: Engine, response_id: int, judge: str) -> dict:
     if not detail:
         return {}
     with Session(engine) as session:
-        resp = session.get(Response, response_id)
+        resp = session.get_one(Response, response_id)
         reference, meta = session.exec(select(Instance.reference, Instance.meta)
                                        .where(col(Instance.id) == resp.instance_id)).one()
         condition = canonical(resp.condition)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from core.analysis import stats
 from core.first_start import first_start_failure, first_start_pending
@@ -120,13 +121,14 @@ def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: s
 
 
 _CONSTRAINT_VERDICTS_SQL = """
-SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, %s AS mode, c.category,
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, """ + MODE_SQL + """ AS mode,
+       c.category,
        c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
-WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND %s {extra}
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND """ + JUDGE_FILTER_SQL + """ {extra}
 ORDER BY v.response_id, c.position
-""" % (MODE_SQL, JUDGE_FILTER_SQL)
+"""
 
 
 def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
@@ -280,7 +282,7 @@ MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
 def model_catalog(engine: Engine) -> pd.DataFrame:
     """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
     with Session(engine) as session:
-        rows = session.exec(select(Model)).scalars().all()
+        rows = session.execute(select(Model)).scalars().all()
     return pd.DataFrame(
         [
             {
@@ -300,22 +302,24 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
 def data_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
     with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
-        vmax = session.exec(select(func.max(Verdict.id))).one()[0]
-        vcount = session.exec(select(func.count()).select_from(Verdict)).one()[0]
-        rmax = session.exec(select(func.max(Response.id))).one()[0]
+        vmax = session.execute(select(func.max(Verdict.id))).one()[0]
+        vcount = session.execute(select(func.count()).select_from(Verdict)).one()[0]
+        rmax = session.execute(select(func.max(Response.id))).one()[0]
     return int(vmax or 0), int(vcount or 0), int(rmax or 0)
 
 
 def benchmark_composition(engine: Engine) -> pd.DataFrame:
     """Latest benchmark instances counted by domain, mode and origin."""
+    from sqlmodel import col
+
     stmt = (
-        select(Domain.name, Instance.mode, Instance.origin, func.count(Instance.id))
-        .join(Domain, Domain.id == Instance.domain_id)
-        .where(Instance.is_latest == True)  # noqa: E712 (SQL expression)
-        .group_by(Domain.name, Instance.mode, Instance.origin)
+        select(col(Domain.name), col(Instance.mode), col(Instance.origin), func.count(col(Instance.id)))
+        .join(Domain, col(Domain.id) == Instance.domain_id)
+        .where(col(Instance.is_latest) == True)  # noqa: E712 (SQL expression)
+        .group_by(col(Domain.name), col(Instance.mode), col(Instance.origin))
     )
     with Session(engine) as session:
-        rows = session.exec(stmt).all()
+        rows = session.execute(stmt).all()
     return pd.DataFrame(rows, columns=["domain", "mode", "origin", "instances"]).sort_values(["domain", "mode", "origin"])
 
 
@@ -688,11 +692,11 @@ def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: 
         diff_reps = bootstrap_means((x - y)[:, None], n_resamples, seed)
         low, high = _ci(diff_reps)
         if get_metric(key).kind == "rate":
-            res = stats.mcnemar(x.astype(int), y.astype(int))
-            p, test = res.p_value, f"McNemar ({res.method})"
+            mcnemar = stats.mcnemar(x.astype(int), y.astype(int))
+            p, test = mcnemar.p_value, f"McNemar ({mcnemar.method})"
         elif len(joined) >= 2 and np.std(x - y) > 0:
-            res = stats.paired_t(x, y)
-            p, test = res.p_value, "paired t"
+            paired = stats.paired_t(x, y)
+            p, test = paired.p_value, "paired t"
         else:
             p, test = np.nan, "paired t (no variance)"
         rows.append(row | {"mean_a": x.mean(), "mean_b": y.mean(), "diff": x.mean() - y.mean(), "ci_low": float(low[0]), "ci_high": float(high[0]), "p_value": p, "test": test, "stars": significance_stars(p)})
@@ -723,7 +727,7 @@ def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Seq
     rows = []
     for i, key in enumerate(metrics):
         nat, aug = nat_all[nat_all[key].notna()], aug_all[aug_all[key].notna()]
-        row = {"metric": key, "label": METRICS[key].label if key in METRICS else key, "natural": nat[key].mean() if len(nat) else np.nan,
+        row: dict[str, Any] = {"metric": key, "label": METRICS[key].label if key in METRICS else key, "natural": nat[key].mean() if len(nat) else np.nan,
                "augmented": aug[key].mean() if len(aug) else np.nan, "n_natural": len(nat), "n_augmented": len(aug)}
         row["diff"] = row["natural"] - row["augmented"]
         has_both = bool(len(nat) and len(aug))
@@ -789,11 +793,11 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
         resp = session.get(Response, response_id)
         if resp is None:
             return {}
-        inst = session.get(Instance, resp.instance_id)
+        inst = session.get_one(Instance, resp.instance_id)
         model = session.get(Model, resp.model_id)
-        docs = session.exec(select(Document).where(col(Document.instance_id) == inst.id).order_by(col(Document.position))).scalars().all()
-        cons = {c.id: c for c in session.exec(select(Constraint).where(col(Constraint.instance_id) == inst.id)).scalars().all()}
-        verdicts = session.exec(select(Verdict).where(col(Verdict.response_id) == response_id)).scalars().all()
+        docs = session.execute(select(Document).where(col(Document.instance_id) == inst.id).order_by(col(Document.position))).scalars().all()
+        cons = {c.id: c for c in session.execute(select(Constraint).where(col(Constraint.instance_id) == inst.id)).scalars().all()}
+        verdicts = session.execute(select(Verdict).where(col(Verdict.response_id) == response_id)).scalars().all()
     constraint_rows = []
     for c in sorted(cons.values(), key=lambda c: c.position):
         for v in verdicts:
@@ -965,23 +969,31 @@ FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
 
 def scored_runs(engine: Engine) -> pd.DataFrame:
     """Runs that have verdicts, newest first: id, name, status, config, verdicts."""
+    from sqlmodel import col
+
     with Session(engine) as session:
-        rows = session.exec(select(Run.id, Run.name, Run.status, Run.config, func.count(Verdict.id))
-                            .join(Verdict, Verdict.run_id == Run.id).group_by(Run.id).order_by(Run.id.desc())).all()
+        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config),
+                                      func.count(col(Verdict.id)))
+                               .join(Verdict, col(Verdict.run_id) == Run.id).group_by(col(Run.id))
+                               .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
 
 def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran."""
+    from sqlmodel import col
+
     with Session(engine) as session:
-        judges = session.exec(select(Verdict.judge).where(Verdict.run_id.in_(list(run_ids))).distinct()).scalars().all()
+        judges = session.execute(select(col(Verdict.judge)).where(col(Verdict.run_id).in_(list(run_ids))).distinct()).scalars().all()
     named = sorted(j for j in judges if j != RULE_JUDGE)
     return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
 
 
 def _configured_runs(engine: Engine) -> list[Run]:
+    from sqlmodel import col
+
     with Session(engine) as session:
-        return list(session.exec(select(Run).where(Run.config.is_not(None))).scalars().all())
+        return list(session.execute(select(Run).where(col(Run.config).is_not(None))).scalars().all())
 
 
 def unscored_first_start_runs(engine: Engine) -> list[Run]:

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.scoring.judges.names import judge_label
+from core.store.db import saved_id, select_columns
 from core.store.models import Constraint, Domain, Instance, LLMCall, Model, Response, Run, Verdict
 
 RULE = "rule"
@@ -69,8 +70,10 @@ def _verdict_cell(v: Verdict) -> str:
     if v.status == "not_applicable":
         return "not applicable"
     if v.constraint_id is not None or v.value is None:
-        return {True: "pass", False: "fail"}.get(v.passed, "undecided")
-    return f"{v.value:.0%}" if v.metric in ("faithfulness", "coverage") else {True: "yes", False: "no"}.get(v.passed, f"{v.value:g}")
+        return "undecided" if v.passed is None else "pass" if v.passed else "fail"
+    if v.metric in ("faithfulness", "coverage"):
+        return f"{v.value:.0%}"
+    return f"{v.value:g}" if v.passed is None else "yes" if v.passed else "no"
 
 
 def judges_side_by_side(engine: Engine, response_id: int) -> pd.DataFrame:
@@ -81,24 +84,24 @@ def judges_side_by_side(engine: Engine, response_id: int) -> pd.DataFrame:
         if response is None:
             return pd.DataFrame()
         constraints = session.exec(select(Constraint).where(Constraint.instance_id == response.instance_id)
-                                   .order_by(Constraint.position)).all()
-        verdicts = session.exec(select(Verdict).where(Verdict.response_id == response_id).order_by(Verdict.id)).all()
+                                   .order_by(col(Constraint.position))).all()
+        verdicts = session.exec(select(Verdict).where(Verdict.response_id == response_id).order_by(col(Verdict.id))).all()
     judges = sorted({v.judge for v in verdicts}, key=lambda j: (j != RULE, j))
-    items = [(("constraint", c.id), c.cid, c.text) for c in constraints]
+    items: list[tuple[tuple[str, Any], str, str]] = [(("constraint", c.id), c.cid, c.text) for c in constraints]
     metrics = sorted({v.metric for v in verdicts if v.constraint_id is None})
     items += [(("metric", m), m, "") for m in metrics]
     cells: dict[tuple, dict[str, Verdict]] = {}
     for v in verdicts:
-        key = ("constraint", v.constraint_id) if v.constraint_id is not None else ("metric", v.metric)
+        key: tuple[str, Any] = ("constraint", v.constraint_id) if v.constraint_id is not None else ("metric", v.metric)
         cells.setdefault(key, {})[v.judge] = v  # the latest verdict of a judge counts
     rows = []
     for key, item, text in items:
         row: dict[str, Any] = {"item": item, "text": text}
         for judge in judges:
-            v = cells.get(key, {}).get(judge)
+            verdict = cells.get(key, {}).get(judge)
             name = "rule checker" if judge == RULE else judge_label(judge)
-            row[name] = "" if v is None else _verdict_cell(v)
-            row[f"{name} · reason"] = "" if v is None else v.reason
+            row[name] = "" if verdict is None else _verdict_cell(verdict)
+            row[f"{name} · reason"] = "" if verdict is None else verdict.reason
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -121,13 +124,13 @@ class ModelResponse:
 
 def instance_responses(engine: Engine, instance_id: int, run_ids: Sequence[int] | None = None) -> list[ModelResponse]:
     """Every model's responses to one instance version (optionally in some runs), by model, run and condition."""
-    query = (select(Response, Model.name).join(Model, Model.id == Response.model_id)
+    query = (select(Response, Model.name).join(Model, col(Model.id) == Response.model_id)
              .where(Response.instance_id == instance_id))
     if run_ids:
         query = query.where(col(Response.run_id).in_(list(run_ids)))
     with Session(engine) as session:
-        rows = session.exec(query.order_by(Model.name, Response.run_id, Response.condition)).all()
-    return [ModelResponse(r.id, r.run_id, name, r.condition, r.status, r.text or "", r.error or "", r.latency_ms,
+        rows = session.exec(query.order_by(col(Model.name), col(Response.run_id), col(Response.condition))).all()
+    return [ModelResponse(saved_id(r), r.run_id, name, r.condition, r.status, r.text or "", r.error or "", r.latency_ms,
                           r.cost_usd, r.output_tokens) for r, name in rows]
 
 
@@ -153,7 +156,7 @@ def answered_instances(engine: Engine, run_ids: Sequence[int]) -> list[AnsweredI
     columns = (Instance.id, Instance.uid, Instance.version, Domain.name, Instance.mode, Instance.query)
     with Session(engine) as session:  # one row per instance, counted in SQL (no ORM objects per response)
         rows = session.exec(
-            select(*columns, func.count(func.distinct(Response.model_id)))
+            select_columns(*columns, func.count(func.distinct(Response.model_id)))
             .join(Response, Response.instance_id == Instance.id).join(Domain, Domain.id == Instance.domain_id)
             .where(col(Response.run_id).in_(list(run_ids))).group_by(*columns)
         ).all()

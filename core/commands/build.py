@@ -17,11 +17,11 @@ def llm_complete_json(model_name: str) -> Callable[[str], dict]:
     """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client."""
     from sqlmodel import Session, select
 
-    from core.store.db import get_engine
-    from core.scoring.judges.parsing import extract_json_object
     from core.generation.llm import config_from_model, make_client
-    from core.store.models import Model
     from core.generation.providers.base import ChatMessage
+    from core.scoring.judges.parsing import extract_json_object
+    from core.store.db import get_engine
+    from core.store.models import Model
 
     engine = get_engine()
     with Session(engine) as session:
@@ -45,15 +45,15 @@ def register(app: typer.Typer) -> None:
     @app.command("build")
     def build_command(
         out: Annotated[Path, typer.Option("--out", help="Where to write the benchmark JSONL.")],
-        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.")] = [
-            REPO_ROOT / "data" / "queries"
-        ],
-        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.")] = [
-            REPO_ROOT / "data" / "corpus"
-        ],
-        library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.")] = [
-            REPO_ROOT / "data" / "libraries"
-        ],
+        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "queries"],
+                                                  show_default="data/queries")],
+        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "corpus"],
+                                                  show_default="data/corpus")],
+        library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.",
+                                                  default_factory=lambda: [REPO_ROOT / "data" / "libraries"],
+                                                  show_default="data/libraries")],
         seed: Annotated[int, typer.Option(help="Same seed, same file.")] = 0,
         top_k: Annotated[int, typer.Option("--top-k", help="Documents retrieved per query.")] = 10,
         bm25_only: Annotated[bool, typer.Option("--bm25-only", help="Skip the dense retriever.")] = False,

@@ -89,9 +89,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
         from core.analysis.judge_check import check_judge, load_suite, store_check, with_probe_biases
-        from core.store.db import get_engine
-
         from core.analysis.judge_probes import estimate_check_cost
+        from core.store.db import get_engine
 
         pairs, resolved = load_suite(suite, limit), _judge(judge)
         typer.echo(format_estimate("judge check", estimate_check_cost(resolved, pairs)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -120,8 +121,9 @@ def run(
                 raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
         if repeats is not None and (resume is not None or retry_failed is not None):
             raise ValueError("--repeats applies to a new run (its items are made when the run is created)")
-        if wait and (resume or retry_failed) is not None:
-            _wait_for_owner(engine, resume if resume is not None else retry_failed)
+        owner_run = resume if resume is not None else retry_failed
+        if wait and owner_run is not None:
+            _wait_for_owner(engine, owner_run)
         run_id = _target_run(engine, models, domains, modes, limit, order, seed, name, overrides,
                              resume, retry_failed, dry_run, _conditions(conditions), repeats or 1)
         if run_id is None:
@@ -266,7 +268,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         writer.writeheader()
         writer.writerows(rows)
         return buffer.getvalue().rstrip("\n")
-    out = Console(file=io.StringIO(), width=10_000)
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=10_000)
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
@@ -284,7 +287,7 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         out.print(table)
     for failure in doc["failed"]:
         out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
-    return out.file.getvalue().rstrip("\n")
+    return buffer.getvalue().rstrip("\n")
 
 
 @models_app.command("add")
@@ -377,10 +380,8 @@ def fake_server(
     rules = load_script(script) if script else None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)
     typer.echo(f"fake LLM server on {server.base_url} (OpenAI base_url {server.base_url}/v1)", err=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ from core.review.permissions import ROLES
 
 auth = lazy_module("core.review.auth")
 sets = lazy_module("core.store.sets")
-annotations = lazy_module("core.review.annotations")
+labels = lazy_module("core.review.annotations")  # not `annotations`: that name is the __future__ import's
 
 
 def _engine():
@@ -91,12 +91,12 @@ def register(app: typer.Typer) -> None:
         kind: Annotated[list[str] | None, typer.Option("--kind", help=f"Only these kinds: {', '.join(KINDS)}.")] = None,
     ) -> None:
         """Write every label (verification, gold_label, adjudication) as one JSON object per line."""
-        typer.echo(f"exported {annotations.export_annotations(_engine(), path, kind or None)} labels to {path}")
+        typer.echo(f"exported {labels.export_annotations(_engine(), path, kind or None)} labels to {path}")
 
     @labels_app.command("import")
     def import_(path: Annotated[Path, typer.Argument(help="JSONL file of labels.")]) -> None:
         """Import labels atomically: one bad line imports nothing and is reported with its line number and field."""
-        report = annotations.import_annotations(_engine(), path, cli=True)
+        report = labels.import_annotations(_engine(), path, cli=True)
         if not report.ok:
             for error in report.errors:
                 typer.echo(str(error), err=True)

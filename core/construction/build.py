@@ -10,13 +10,16 @@ import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
+from sqlalchemy.engine import Engine
 
 from core.construction.corpus import CorpusDoc, load_corpus
 from core.construction.embedders import Embedder, build_embedder
@@ -24,6 +27,7 @@ from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
+from core.review.auth import Principal, authorize
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -43,7 +47,7 @@ class BuildReport:
 
     out_path: str
     instances: int
-    by_mode: dict[str, int]
+    by_mode: dict[str | None, int]
     by_domain: dict[str, int]
     by_origin: dict[str, int]
     avg_constraints: float
@@ -56,7 +60,7 @@ class BuildReport:
         return asdict(self)
 
 
-def _paths(value: PathLike | list[PathLike]) -> list[Path]:
+def _paths(value: PathLike | Sequence[PathLike]) -> list[Path]:
     items = [value] if isinstance(value, (str, Path)) else value
     out: list[Path] = []
     for item in map(Path, items):
@@ -64,7 +68,7 @@ def _paths(value: PathLike | list[PathLike]) -> list[Path]:
     return out
 
 
-def library_files(value: PathLike | list[PathLike]) -> list[Path]:
+def library_files(value: PathLike | Sequence[PathLike]) -> list[Path]:
     """Library YAML files from paths and/or directories (a directory contributes all its *.yaml)."""
     items = [value] if isinstance(value, (str, Path)) else value
     files: list[Path] = []
@@ -165,14 +169,14 @@ def domain_retrievers(docs: list[CorpusDoc], domains: set[str], config: Retrieva
     """One retriever per query domain over that domain's documents (the whole corpus when it has none); with `ray`,
     the domains' indexes are built at once, each one's corpus embedded by a Ray task."""
     embedder = build_embedder(config.embedder, **config.embedder_options) if config.embedder else None
-    if ray is not None and embedder is not None:
+    if ray is not None and embedder is not None and config.embedder is not None:
         embedder = RayEmbedder(ray, config.embedder, config.embedder_options, embedder)
     owned = {domain: [d for d in docs if d.domain == domain] or docs for domain in sorted(domains)}
     if ray is None:
         return {domain: Retriever(own, config, embedder=embedder) for domain, own in owned.items()}
     distinct = {tuple(d.doc_id for d in own): own for own in owned.values()}  # one index folder, one writer
     with ThreadPoolExecutor(max(1, len(distinct))) as pool:
-        built = dict(zip(distinct, pool.map(lambda own: Retriever(own, config, embedder=embedder), distinct.values())))
+        built = dict(zip(distinct, pool.map(lambda own: Retriever(own, config, embedder=embedder), distinct.values()), strict=True))
     return {domain: built[tuple(d.doc_id for d in own)] for domain, own in owned.items()}
 
 
@@ -242,8 +246,8 @@ def build_on_ray(ray: ModuleType, docs: list[CorpusDoc], config: RetrievalConfig
     return sorted((row for part in ray.get(refs) for row in part), key=lambda row: row[0])
 
 
-def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLike | list[PathLike],
-                    library_path: PathLike | list[PathLike], out_path: PathLike, seed: int = 0, *,
+def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike],
+                    library_path: PathLike | Sequence[PathLike], out_path: PathLike, seed: int = 0, *,
                     top_k: int = 10, embedder: str | None = "minilm-onnx",
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
                     max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
@@ -292,3 +296,10 @@ def build_benchmark(queries_path: PathLike | list[PathLike], corpus_path: PathLi
         avg_constraints=round(sum(len(i.constraints) for i in instances) / n, 2) if n else 0.0, seed=seed,
         seconds=round(time.perf_counter() - start, 2), skipped=skipped,
     )
+
+
+def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
+                         libraries: list[Path], out: Path, seed: int, **options: Any) -> BuildReport:
+    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport."""
+    authorize(engine, principal, "build_benchmark")
+    return build_benchmark(queries, corpus, libraries, out, seed, **options)

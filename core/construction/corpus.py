@@ -6,6 +6,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -94,7 +95,7 @@ def doc_from_record(record: dict) -> CorpusDoc:
     )
 
 
-def load_corpus(paths: str | Path | list[str | Path]) -> list[CorpusDoc]:
+def load_corpus(paths: str | Path | Sequence[str | Path]) -> list[CorpusDoc]:
     """Load one or more corpus JSONL files; duplicate doc_ids raise."""
     paths = [paths] if isinstance(paths, (str, Path)) else paths
     docs: list[CorpusDoc] = []

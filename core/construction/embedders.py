@@ -138,7 +138,7 @@ class MiniLmOnnxEmbedder:
     def _run(self, ids: list[list[int]]) -> np.ndarray:
         width = max(map(len, ids))
         tokens = np.zeros((len(ids), width), dtype=np.int64)
-        for row, seq in zip(tokens, ids):
+        for row, seq in zip(tokens, ids, strict=True):
             row[: len(seq)] = seq
         mask = (np.arange(width) < np.array([len(seq) for seq in ids])[:, None]).astype(np.int64)
         feeds = {"input_ids": tokens, "attention_mask": mask, "token_type_ids": np.zeros_like(tokens)}

@@ -91,15 +91,14 @@ def _numeric_conflict(a: Atomic, b: Atomic) -> str | None:
     kw = {a.checker_id: a.kwargs, b.checker_id: b.kwargs}
     words, chars = kw.get("enterprise:word_count_range"), kw.get("enterprise:char_count_range")
     sections, paras = kw.get("enterprise:section_count"), kw.get("enterprise:paragraph_count_range")
-    if words and chars and words.get("min_words") and chars.get("max_chars"):
-        if words["min_words"] * 6 > chars["max_chars"]:  # about six characters per word with its space
-            return f"{words['min_words']} words do not fit in {chars['max_chars']} characters"
-    if words and sections and words.get("max_words") is not None:
-        if words["max_words"] < 50 * sections["min_sections"]:
-            return f"{sections['min_sections']} sections do not fit in {words['max_words']} words"
-    if paras and sections and paras.get("max_paragraphs") is not None:
-        if paras["max_paragraphs"] < sections["min_sections"]:
-            return f"{sections['min_sections']} sections need more than {paras['max_paragraphs']} paragraphs"
+    if (words and chars and words.get("min_words") and chars.get("max_chars")
+            and words["min_words"] * 6 > chars["max_chars"]):  # about six characters per word with its space
+        return f"{words['min_words']} words do not fit in {chars['max_chars']} characters"
+    if words and sections and words.get("max_words") is not None and words["max_words"] < 50 * sections["min_sections"]:
+        return f"{sections['min_sections']} sections do not fit in {words['max_words']} words"
+    if (paras and sections and paras.get("max_paragraphs") is not None
+            and paras["max_paragraphs"] < sections["min_sections"]):
+        return f"{sections['min_sections']} sections need more than {paras['max_paragraphs']} paragraphs"
     return None
 
 
@@ -270,7 +269,7 @@ def llm_quality(constraints: list[ConstraintSpec], domain: str, complete_json: C
         '"evaluation_clarity": n, "complexity": n, "remarks": "<one sentence>"}'
     )
     reply = complete_json(prompt)
-    scores = {d: int(reply[d]) for d in QUALITY_DIMENSIONS if isinstance(reply.get(d), (int, float))}
+    scores: dict[str, float] = {d: int(reply[d]) for d in QUALITY_DIMENSIONS if isinstance(reply.get(d), (int, float))}
     if scores:
         scores["average"] = round(sum(scores.values()) / len(scores), 2)
     return {**scores, "remarks": str(reply.get("remarks", ""))}

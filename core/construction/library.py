@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def load_library(path: str | Path) -> list[Atomic]:
     return [atomic_from_record(rec, domain) for rec in data.get("atomics", [])]
 
 
-def load_libraries(paths: list[str | Path]) -> list[Atomic]:
+def load_libraries(paths: Sequence[str | Path]) -> list[Atomic]:
     """Load and merge several library files; duplicate atomic ids raise."""
     atomics = [a for p in paths for a in load_library(p)]
     ids = [a.id for a in atomics]
@@ -110,7 +111,7 @@ def checker_errors(atomics: list[Atomic]) -> list[str]:
     for a in atomics:
         if a.judge_method != "rule":
             continue
-        if a.checker_id not in CHECKERS:
+        if a.checker_id is None or a.checker_id not in CHECKERS:
             problems.append(f"{a.id}: unknown checker {a.checker_id}")
             continue
         problems += [f"{a.id}: {e}" for e in kwargs_errors(a.checker_id, a.kwargs)]

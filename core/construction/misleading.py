@@ -348,6 +348,7 @@ def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
 
 def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
     """The edit of a HotpotQA-style instance (gold paragraphs with supporting sentences, distractors as noise)."""
+    assert spec.reference is not None, "a HotpotQA-style instance carries its reference answer"
     answer = spec.reference.answers[0].text.strip()
     if spec.reference.answer_type == "boolean" or answer.lower() in ("yes", "no"):
         raise NoSafeEdit("yes/no answer: no entity span to replace")
@@ -367,6 +368,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
     texts = {d.title: d.text for d in spec.documents}
     noise_text = "\n".join(texts[para.title] for para in noise)
     shape = numeric_shape(answer)
+    kind: str | None
+    options: list[tuple[str, ...]]
     if shape:
         kind, pattern, m = shape
         core = m.group(0)
@@ -414,6 +417,7 @@ def split_sentences(text: str, language: str) -> list[str]:
 def plan_mcq(spec: InstanceSpec, seed: int = 0) -> Plan:
     """The edit of an MCQ instance: the review note's assertion names a wrong option's text instead of the key's."""
     ref = spec.reference
+    assert ref is not None and ref.answer_key is not None, "an MCQ instance carries its choices and key"
     language = "zh" if (spec.language or "").startswith("zh") or cjk_language(spec.query) == "zh" else "en"
     kind = scheme_for(language, ref).kind or "word"
     key_text = ref.choices[ref.answer_key].strip()
@@ -517,6 +521,7 @@ def stress_instance(spec: InstanceSpec, plan: Plan, seed: int = 0) -> InstanceSp
     documents += [evidence_document(iid, f"misleading-{position}", misleading.text(position), "counterfactual", {
         EVIDENCE_KEY: "misleading", "position": position, "answer": plan.wrong_answer,
         "edit": edit_record(misleading, plan.edit, plan.edit.after, position)}) for position in POSITIONS]
+    assert spec.reference is not None, "a stress instance keeps its source's reference"
     reference = spec.reference.model_copy(update={"wrong_answers": list(plan.wrong_forms)})
     meta = {"source_id": spec.id, "source_format": spec.metadata.get("format", ""), "seed": seed,
             "wrong_answer": plan.wrong_answer, "wrong_key": plan.wrong_key, "entity_type": plan.entity_type,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class _Graph:
             for name in node.input:
                 self.consumers.setdefault(name, []).append(node)
         self.array = lambda name: numpy_helper.to_array(self.init[name])
-        self.replacements: dict[str, object] = {}  # output name -> the node that now produces it
+        self.replacements: dict[str, Any] = {}  # output name -> the node that now produces it
         self.new_init: list = []
 
     def op(self, name: str, op_type: str):
@@ -78,7 +79,7 @@ def _weight_matmuls(g: _Graph, helper) -> int:
     for node in g.graph.node:
         mul = g.op(node.input[1], "Mul") if node.op_type == "MatMul" else None
         cast = g.op(mul.input[0], "Cast") if mul is not None else None
-        if cast is None or cast.input[0] not in g.init or mul.input[1] not in g.init:
+        if mul is None or cast is None or cast.input[0] not in g.init or mul.input[1] not in g.init:
             continue
         weight, scale = cast.input[0], g.array(mul.input[1]).reshape(-1).astype(np.float32)
         if g.array(weight).dtype != np.int8 or scale.shape[0] != g.array(weight).shape[1]:
@@ -129,7 +130,7 @@ def _gelu(g: _Graph, helper) -> int:
         plus = g.only_consumer(erf.output[0], ("Add",))
         half = g.only_consumer(plus.output[0], ("Mul",)) if plus is not None else None
         final = g.only_consumer(half.output[0], ("Mul",)) if half is not None else None
-        if div is None or final is None or div.input[0] not in final.input:
+        if div is None or plus is None or half is None or final is None or div.input[0] not in final.input:
             continue
         constants = [float(g.array(div.input[1])), *(float(g.array(n)) for n in (*plus.input, *half.input)
                                                       if n in g.init)]

@@ -327,6 +327,7 @@ def offline_variants(q: Question, pool: Pool, seed: int) -> list[Variant]:
             out.append(Variant("numeric", severity, render_entry(q, q.key), applicable=False, marked_key=q.key,
                                generator=offline, details={"not_applicable": "the correct option holds no number"}))
         else:
+            assert typo is not None  # every severity's typo exists when all(typos.values())
             options = {**q.options, q.key: typo["option_text"]}
             out.append(Variant("numeric", severity, render_entry(q, q.key, options), marked_key=q.key,
                                generator=offline, details=typo))
@@ -366,7 +367,9 @@ class LlmWriter:
 
 def instruction(q: Question, v: Variant) -> str:
     """What the LLM must change, from the offline plan of the variant (so both modes corrupt the same thing)."""
+    assert v.severity is not None, "only a corrupted variant has an instruction"
     if v.corruption_type == "factual":
+        assert v.marked_key is not None, "a factual variant marks a wrong option"
         rank = {"subtle": "most", "moderate": "second most", "obvious": "least"}[v.severity]
         return (f"Make the entry present option {v.marked_key} ({q.options[v.marked_key]}) as the correct answer, the "
                 f"{rank} plausible wrong option: move the asterisk to option {v.marked_key} and change the 'Correct "
@@ -381,6 +384,7 @@ def instruction(q: Question, v: Variant) -> str:
                  "obvious": f"a subject far from {subject_label(q.subject)}, outside {q.category}"}[v.severity]
         return (f"Append after the entry two or three sentences of off-topic reference text about {where} that say "
                 "nothing about this question and name no option letter. Change nothing in the entry itself.")
+    assert v.claimed_key is not None, "a claim variant names the option it claims"
     return (f"Append after the entry one or two sentences claiming that the answer is {v.claimed_key} "
             f"({q.options[v.claimed_key]}), {TONES[v.severity]}. Change nothing in the entry itself.")
 
@@ -426,7 +430,7 @@ def validation_error(q: Question, v: Variant, clean: str, text: str) -> str:
 
 def llm_variant(q: Question, v: Variant, clean: str, writer: LlmWriter) -> Variant:
     """The LLM-written form of a corrupted entry, or the offline one when every attempt fails validation."""
-    prompt, reasons = llm_prompt(q, v, clean), []
+    prompt, reasons = llm_prompt(q, v, clean), list[str]()
     for attempt in range(1, writer.attempts + 1):
         asked = prompt if not reasons else f"{prompt}\n\nYour previous reply was rejected: {reasons[-1]}."
         writer.calls += 1
@@ -591,7 +595,7 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
     mode = "hybrid" if embedder else "bm25"
     settings = {"mode": mode, "embedder": retriever.embedder.model_id if retriever.embedder else None,
                 "top_k": top_k, "fusion": retriever.config.fusion, "chunking": "document", "index_key": retriever.key}
-    provenance = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path), "retriever": settings}
+    provenance: dict[str, Any] = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path), "retriever": settings}
     instances = [build_instance(q, retrieve(retriever, q, applicable_conditions(q, kb), top_k, mode), kb, provenance)
                  for q in questions]
     (out / "instances.jsonl").write_text("".join(i.model_dump_json(exclude_none=True) + "\n" for i in instances),

@@ -35,8 +35,7 @@ DEFAULT_INDEX_DIR = REPO_ROOT / "var" / "index"
 K1, B = 1.5, 0.75
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.,'][a-z0-9]+)*")
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i in is it its may must of on or our "
-    "should that the their there this to was what when where which who will with within would you your".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "in", "is", "it", "its", "may", "must", "of", "on", "or", "our", "should", "that", "the", "their", "there", "this", "to", "was", "what", "when", "where", "which", "who", "will", "with", "within", "would", "you", "your"]
 )
 _CJK_GAP = re.compile(rf"(?<={CJK_RE.pattern})\s+(?={CJK_RE.pattern})")
 TOKENIZER_VERSION = "words+cjk-bigrams"  # part of the index key: an index built by another tokeniser is not reused
@@ -135,7 +134,7 @@ class RetrievalConfig:
 def doc_max(chunks: list[Chunk], chunk_scores: np.ndarray) -> dict[str, float]:
     """Document score = best chunk score."""
     best: dict[str, float] = {}
-    for chunk, score in zip(chunks, chunk_scores):
+    for chunk, score in zip(chunks, chunk_scores, strict=True):
         if chunk.doc_id not in best or score > best[chunk.doc_id]:
             best[chunk.doc_id] = float(score)
     return best
@@ -272,6 +271,7 @@ class Retriever:
         """Cosine similarity of the best `depth` chunks, aggregated to documents."""
         if self.dense is None:
             return {}
+        assert self.embedder is not None  # the dense index exists only with an embedder
         q = self.embedder.embed([query])
         depth = min(depth, len(self.chunks))
         sims, ids = self.dense.search(q, depth)
@@ -315,6 +315,8 @@ class Retriever:
 
     def dense_similarities(self, query: str) -> np.ndarray:
         """Cosine similarity of the query to every chunk (exact, the flat index's vectors)."""
+        if self.dense is None or self.embedder is None:
+            raise ValueError("dense similarities need a dense index: this retriever is BM25-only")
         if self._vectors is None:
             self._vectors = self.dense.reconstruct_n(0, self.dense.ntotal)
         return self._vectors @ self.embedder.embed([query])[0]

@@ -192,9 +192,9 @@ def place(supporting: list[str], noise: list[str], k: int, rng: random.Random) -
     slots = [i for i in range(size) if i not in positions]
     slots.sort(key=lambda s: (min((abs(s - p) for p in positions), default=0), s))
     order: list[str | None] = [None] * size
-    for pos, doc_id in zip(positions, supporting):
+    for pos, doc_id in zip(positions, supporting, strict=True):
         order[pos] = doc_id
-    for slot, doc_id in zip(slots, noise):
+    for slot, doc_id in zip(slots, noise, strict=False):
         order[slot] = doc_id
     return [d for d in order if d is not None], positions
 
@@ -211,7 +211,7 @@ def noisy_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random) -> B
     noise = retrieved_ids(retriever, q["query"], k * 3, exclude)
     order, positions = place(support, noise, k, rng)
     docs = [to_spec(retriever.docs[d], "supporting" if d in support else "noise") for d in order]
-    return Bundle(docs, "natural", {"supporting_positions": dict(zip(support, positions))})
+    return Bundle(docs, "natural", {"supporting_positions": dict(zip(support, positions, strict=True))})
 
 
 def answers_query(doc: CorpusDoc, q: dict, bm25: float, threshold: float) -> bool:
@@ -230,7 +230,7 @@ def gap_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random) -> Bun
     removed = set(q["supporting_doc_ids"]) | set(q.get("conflicting_doc_ids", []))
     bm25 = retriever.bm25_scores(q["query"])
     threshold = 0.8 * min((bm25.get(d, 0.0) for d in removed if d in bm25), default=float("inf"))
-    kept, dropped = [], []
+    kept, dropped = list[str](), list[str]()
     for doc_id in retrieved_ids(retriever, q["query"], k * 3, removed):
         if len(kept) >= k:
             break
@@ -267,7 +267,7 @@ def conflict_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, n
     docs = [specs.get(d) or to_spec(retriever.docs[d], "supporting" if d in support else "noise",
                                     **({"conflict_group": group} if d == support[0] else {}))
             for d in order]
-    placed = dict(zip(support + [conflict.doc_id], positions))
+    placed = dict(zip(support + [conflict.doc_id], positions, strict=True))
     return Bundle(docs, origin, {**meta, "conflict_group": group, "positions": placed})
 
 

@@ -24,9 +24,7 @@ DOC_HEADER = re.compile(r"^\[doc (\d+)\][^\n]*\n", re.MULTILINE)
 SENTENCE_SPLIT = re.compile(rf"(?<=[.!?])\s+|(?:{CJK_SENTENCE_BREAK})\s*|\n+")
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
-    "a an and are as at be by can could did do does for from had has have how i in is it its of on or our "
-    "should that the their them there these this to was we were what when where which who why will with "
-    "would you your about into than then any all".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "in", "is", "it", "its", "of", "on", "or", "our", "should", "that", "the", "their", "them", "there", "these", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your", "about", "into", "than", "then", "any", "all"]
 )
 MIN_OVERLAP = 0.34
 MAX_SENTENCES = 3

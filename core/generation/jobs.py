@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,9 +15,6 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core.config import REPO_ROOT
-from core.store.models import utc_now
-from core.pipeline import split_judges
-from core.review.auth import Principal, authorize
 from core.generation.runs import (
     CANCEL_REQUEST,
     FINAL_STATUSES,
@@ -29,7 +27,8 @@ from core.generation.runs import (
     request_cancel,
     run_lease,
 )
-
+from core.review.auth import Principal, authorize
+from core.store.models import utc_now
 
 _LAUNCHED: dict[int, subprocess.Popen] = {}
 
@@ -67,7 +66,7 @@ def process_alive(pid: int | None) -> bool:
     return True
 
 
-def executor_pid(engine: Engine, run_id: int, config: dict[str, Any]) -> int | None:
+def executor_pid(engine: Engine, run_id: int, config: Mapping[str, Any]) -> int | None:
     """The pid of the process executing the run: its live lease holder on this host, else the one last recorded."""
     holder = lease_holder(engine, run_lease(run_id))
     if holder is not None and holder.host == socket.gethostname():
@@ -81,7 +80,7 @@ def cancel_run(engine: Engine, run_id: int) -> str:
     with Session(engine) as session:
         run = get_run(session, run_id)
         pid = executor_pid(engine, run_id, run.config)
-        if run.status == CANCEL_REQUEST and process_alive(pid):
+        if run.status == CANCEL_REQUEST and pid is not None and process_alive(pid):
             os.kill(pid, signal.SIGTERM)
         elif run.status == CANCEL_REQUEST:
             run.status, run.finished_at = "cancelled", utc_now()
@@ -136,6 +135,12 @@ def _scoring_line(judges: list[str], position: int, info: dict[str, Any], run_st
         return StageLine("scoring", judge, 0, total, "waiting")
     done = int(info.get("done", 0))
     return StageLine("scoring", judge, done, total, "finished" if done >= total else "running")
+
+
+def split_judges(value: str | list[str] | None) -> list[str]:
+    """Judge names from a comma-separated option or a list, order kept, duplicates and blanks dropped."""
+    parts = value.split(",") if isinstance(value, str) else list(value or [])
+    return list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
 
 
 def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None) -> list[StageLine]:

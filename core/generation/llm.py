@@ -12,33 +12,34 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, insert
+from sqlalchemy import Insert, Table, insert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.sql.base import Executable
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.sql.base import Executable
 from sqlmodel import Session, col, select
 
-from core.store.models import LLMCall, Model, utc_now
 from core.generation.providers import get_provider
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, Provider, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter, SystemClock
 from core.generation.tokens import count_tokens
+from core.store.db import table_of
+from core.store.models import LLMCall, Model, utc_now
 
 NON_SEMANTIC_SETTINGS = frozenset({"api_key_env", "base_url_env", "base_url", "timeout_s", "send_temperature"})
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
 PRELOAD_CHUNK = 500
-UPSERT_INSERTS = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
 
 
-def insert_ignore_statement(engine: Engine, table: Table) -> Executable:
+def insert_ignore_statement(engine: Engine, table: Table) -> Insert:
     """An INSERT that skips rows whose key exists (ON CONFLICT DO NOTHING; plain INSERT elsewhere); its result's
     rowcount says whether the row went in (preserve_rowcount: PostgreSQL drivers report -1 otherwise)."""
-    dialect_insert = UPSERT_INSERTS.get(engine.dialect.name)
-    statement = dialect_insert(table).on_conflict_do_nothing() if dialect_insert else insert(table)
+    dialect = engine.dialect.name
+    statement = (postgresql_insert(table).on_conflict_do_nothing() if dialect == "postgresql"
+                 else sqlite_insert(table).on_conflict_do_nothing() if dialect == "sqlite" else insert(table))
     return statement.execution_options(preserve_rowcount=True)
 
 
@@ -177,17 +178,17 @@ class GroupWriter:
             self._checking = time.monotonic()
             self.guard(conn)
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
-        merged: dict[Callable[[Connection, list[Any]], list[Any]], list[int]] = {}
+        merged: dict[Callable[[Connection, list[Any]], list[Any]], list[tuple[int, Any]]] = {}
         for index, unit in enumerate(units):
             if isinstance(unit, Merged):
-                merged.setdefault(unit.apply, []).append(index)
+                merged.setdefault(unit.apply, []).append((index, unit.item))
             for statement, params in unit if isinstance(unit, list) else ():
                 batches.setdefault(id(statement), (statement, []))[1].append(params)
         for statement, group in batches.values():
             conn.execute(statement, group)
         results = [None if isinstance(unit, (list, Merged)) else unit(conn) for unit in units]
-        for apply, indexes in merged.items():
-            for index, result in zip(indexes, apply(conn, [units[i].item for i in indexes]), strict=True):
+        for apply, entries in merged.items():
+            for (index, _), result in zip(entries, apply(conn, [item for _, item in entries]), strict=True):
                 results[index] = result
         if self.observe is not None:
             self.observe(conn)
@@ -308,7 +309,7 @@ class LLMClient:
         self.provider = provider or get_provider(config, max_connections=max_connections)
         self.rng = random.Random(seed)
         self.writer = writer
-        self._insert = insert_ignore_statement(engine, LLMCall.__table__)
+        self._insert = insert_ignore_statement(engine, table_of(LLMCall))
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._preloaded: dict[str, Completion | None] = {}
         self._keys: dict[int, tuple[list[ChatMessage], str]] = {}

@@ -23,6 +23,7 @@ from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
 from core.review.auth import Principal, authorize
+from core.store.db import saved_id, select_columns
 from core.store.models import Model, Run
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
@@ -261,7 +262,7 @@ def run_outcome(engine: Engine, run_id: int) -> str:
 
 def run_choices(engine: Engine, limit: int = 20) -> list[tuple[int, str]]:
     """The most recent runs, newest first, as (id, 'run N · name · outcome')."""
-    return [(int(r.id), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, int(r.id))) if p))
+    return [(saved_id(r), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, saved_id(r))) if p))
             for r in runs.recent_runs(engine, limit)]
 
 
@@ -269,7 +270,7 @@ def active_runs(engine: Engine) -> list[int]:
     """Runs whose background job is generating or scoring right now (their process is alive), and unfinished
     first-start runs."""
     with Session(engine) as session:
-        rows = session.exec(select(Run.id, Run.status, Run.config)).all()
+        rows = session.exec(select_columns(Run.id, Run.status, Run.config)).all()
     active = []
     for run_id, status, config in rows:
         config = config or {}

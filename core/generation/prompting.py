@@ -8,7 +8,7 @@ import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from core.generation.html import html_to_text
 from core.generation.providers.base import ChatMessage
@@ -16,6 +16,7 @@ from core.store.models import Constraint, Document, Instance
 
 DocumentOrder = Literal["stored", "shuffle", "support_first", "support_middle", "support_last"]
 ORDERS: tuple[str, ...] = ("stored", "shuffle", "support_first", "support_middle", "support_last")
+Rendered = TypeVar("Rendered")  # what a prompt renderer returns (messages, or messages with their metadata)
 SUPPORT_ROLES = ("supporting", "partial", "conflicting")
 QUESTION_MARKER = "Question:"
 DOCUMENTS_HEADER = "Documents:"
@@ -231,13 +232,13 @@ def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], orde
     return order_documents(kept, order, seed), meta
 
 
-def fit_documents(documents: Sequence[Any], render: Callable[[Sequence[Any]], list[ChatMessage]],
-                  count: Callable[[list[ChatMessage]], int], limit: int) -> tuple[int, list[ChatMessage], int] | None:
+def fit_documents(documents: list[Any], render: Callable[[list[Any]], Rendered],
+                  count: Callable[[Rendered], int], limit: int) -> tuple[int, Rendered, int] | None:
     """(kept, messages, tokens) of the longest prefix of `documents` (at least one document when there are any)
     whose rendered prompt counts at most `limit` tokens; None when none fits. Whole documents are dropped from the
     end of the bundle, so the lowest-priority (last) ones go first."""
     low, high = (1 if documents else 0), len(documents)
-    best: tuple[int, list[ChatMessage], int] | None = None
+    best: tuple[int, Rendered, int] | None = None
     while low <= high:
         middle = (low + high) // 2
         messages = render(documents[:middle])

@@ -85,7 +85,7 @@ def connect(address: str | None = None, **local: Any) -> ModuleType:
     except ImportError as error:
         raise ValueError("--executor ray needs Ray: pip install 'rag-gauntlet[ray]'") from error
     if not ray.is_initialized():
-        quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
         if address:
             ray.init(address=address, **quiet)
         else:

@@ -4,6 +4,7 @@ limits, budget, context-window policy and resume guarantees."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import multiprocessing
@@ -34,7 +35,6 @@ from core.generation.llm import (
     repeat_config,
     with_lock_patience,
 )
-from core.store.models import Model, Response, Run, utc_now
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
 from core.generation.runs import (
@@ -53,23 +53,24 @@ from core.generation.runs import (
     check_prices,
     get_run,
     load_prompt_plans,
-    save_options,
     pending_items,
     progress_snapshot,
     release_lease,
     renew_lease,
     run_lease,
     run_options,
+    save_options,
     take_lease,
 )
-
+from core.store.db import saved_id, table_of
+from core.store.models import Model, Response, Run, utc_now
 
 log = logging.getLogger("gauntlet.runner")
 
 MONITOR_INTERVAL_S = 0.5
 
-RESPONSES = Response.__table__
-RUNS = Run.__table__
+RESPONSES = table_of(Response)
+RUNS = table_of(Run)
 RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
     status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
     cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
@@ -150,7 +151,7 @@ class _Execution:
             items = pending_items(session, self.run_id, self.shard)
             if self.only is not None:
                 items = [item for item in items if item.response_id in self.only]
-            models = {m.id: m for m in session.exec(select(Model))}
+            models = {saved_id(m): m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
             plans = load_prompt_plans(session, [item.key for item in items], self.options.order, self.options.seed)
@@ -274,10 +275,8 @@ class _Execution:
             if self.stop_reason or in_flight <= BUDGET_SLACK_USD:
                 raise BudgetReached()
             self.released.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.released.wait(), RESERVE_RETRY_S)
-            except TimeoutError:
-                pass
 
     def _try_reserve_many(self, conn: Connection, requests: list[tuple[int, float]]) -> list[tuple[bool, float]]:
         """Reserve every (response id, amount) at once when the budget covers them all (two statements), else one
@@ -470,10 +469,8 @@ class _Execution:
 
     def _install_signal_handler(self) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().add_signal_handler(signum, self._on_signal)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
 
     def _on_signal(self) -> None:
         """SIGTERM (the app's cancel) or Ctrl-C: stop dispatching, let in-flight calls finish, end as cancelled."""
@@ -613,10 +610,8 @@ def _shard_main(url: str, run_id: int, shard: int, shards: int, options: dict[st
     lease (held by the parent); exit code tells how it ended."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
-    try:
+    with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)  # a forked child must not wake the parent's event loop
-    except ValueError:
-        pass
     from core.store.db import make_engine
 
     engine = make_engine(url)

@@ -18,18 +18,18 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.generation.baselines import BASELINES
 from core.config import REPO_ROOT, known_secret_values
+from core.generation.baselines import BASELINES
 from core.generation.llm import cache_key, config_from_model, insert_ignore_statement, repeat_config
-from core.generation.providers.prices import price_errors
-from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
 from core.generation.prompting import InstanceView, fit_documents
 from core.generation.providers.base import ChatMessage, ModelConfig
+from core.generation.providers.prices import price_errors
 from core.generation.tokens import count_tokens
 from core.protocols import Protocol, get_protocol
 from core.review.auth import Principal, authorize
 from core.scoring.judges.names import HEURISTIC
-
+from core.store.db import saved_id, select_columns, table_of
+from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
@@ -228,10 +228,10 @@ def create_run(engine: Engine, options: RunOptions) -> int:
         session.flush()
         for model in models:
             for instance, condition in items:
-                session.add_all(Response(run_id=run.id, model_id=model.id, instance_id=instance.id, condition=condition,
-                                         repeat=repeat) for repeat in range(options.repeats))
+                session.add_all(Response(run_id=saved_id(run), model_id=saved_id(model), instance_id=saved_id(instance),
+                                         condition=condition, repeat=repeat) for repeat in range(options.repeats))
         session.commit()
-        return int(run.id)
+        return saved_id(run)
 
 
 def run_options(engine: Engine, run_id: int) -> RunOptions:
@@ -307,15 +307,15 @@ def load_prompt_plans(session: Session, keys: list[PromptKey], order: str, seed:
     unique = sorted(conditions)
     for start in range(0, len(unique), PROMPT_CHUNK):
         chunk = unique[start : start + PROMPT_CHUNK]
-        instances = session.exec(select(Instance.id, Instance.query, Instance.protocol, Instance.mode,
+        instances = session.exec(select_columns(Instance.id, Instance.query, Instance.protocol, Instance.mode,
                                         Instance.language, Instance.reference, Instance.attributes)
                                  .where(col(Instance.id).in_(chunk))).all()
         constraints: dict[int, list[Any]] = defaultdict(list)
-        for c in session.exec(select(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid)
+        for c in session.exec(select_columns(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid)
                               .where(col(Constraint.instance_id).in_(chunk))):
             constraints[c.instance_id].append(c)
         documents: dict[int, list[Any]] = defaultdict(list)
-        for d in session.exec(select(Document.instance_id, Document.position, Document.title, Document.text,
+        for d in session.exec(select_columns(Document.instance_id, Document.position, Document.title, Document.text,
                                      Document.role, Document.doc_uid, Document.content_type, Document.variant)
                               .where(col(Document.instance_id).in_(chunk))):
             documents[d.instance_id].append(d)
@@ -407,7 +407,7 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
         models = resolve_models(session, options.models)
         instances = select_instances(session, options.domains, options.modes, options.limit)
         items = instance_conditions(instances, options.conditions) if instances else []
-        pairs = [(m, (i.id, condition), repeat) for m in models for i, condition in items
+        pairs = [(m, (saved_id(i), condition), repeat) for m in models for i, condition in items
                  for repeat in range(options.repeats)]
         return _estimate_pairs(session, pairs, options)
 
@@ -432,7 +432,7 @@ def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]],
 
 def _cached_keys(session: Session, keys: list[str]) -> set[str]:
     """The keys among `keys` that the call cache holds, looked up in chunks (not one query per call)."""
-    unique, found = sorted(set(keys)), set()
+    unique, found = sorted(set(keys)), set[str]()
     for start in range(0, len(unique), PROMPT_CHUNK):
         found.update(session.exec(select(LLMCall.key).where(col(LLMCall.key).in_(unique[start : start + PROMPT_CHUNK]))))
     return found
@@ -501,7 +501,7 @@ def register_model(engine: Engine, config: ModelConfig) -> Model:
         raise ValueError(f"model {config.name}: " + "; ".join(problems))
     fields = config.model_dump(exclude={"name"})
     with Session(engine) as session:
-        row = session.exec(select(Model).where(Model.name == config.name)).first() or Model(name=config.name)
+        row = session.exec(select(Model).where(Model.name == config.name)).first() or Model(name=config.name, provider=config.provider)
         for key, value in fields.items():
             setattr(row, key, value)
         session.add(row)
@@ -638,7 +638,7 @@ def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None =
 
 # --- ownership: one live executor per run (and one scorer per run and judge) ------------------------------------
 
-LEASES = Lease.__table__
+LEASES = table_of(Lease)
 LEASE_TTL_ENV = "GAUNTLET_LEASE_TTL_S"
 LEASE_TTL_S = 30.0
 LEASE_POLL_S = 0.5
@@ -709,7 +709,7 @@ def _stale(row: Any, now: float) -> bool:
 def lease_holder(engine: Engine, name: str) -> Any | None:
     """The live holding of lease `name` (owner, pid, host, expires_at), or None when free or stale."""
     with engine.connect() as conn:
-        row = conn.execute(select(LEASES).where(LEASES.c.name == name)).first()
+        row = conn.execute(LEASES.select().where(LEASES.c.name == name)).first()
     return None if row is None or _stale(row, time.time()) else row
 
 
@@ -763,7 +763,7 @@ def _try_take(engine: Engine, name: str, purpose: str) -> tuple[Holding | None, 
         if conn.execute(insert_ignore_statement(engine, LEASES).values(**values, generation=1)).rowcount == 1:
             return holding, None
     with engine.begin() as conn:
-        row = conn.execute(select(LEASES).where(LEASES.c.name == name)).first()
+        row = conn.execute(LEASES.select().where(LEASES.c.name == name)).first()
         if row is None or not _stale(row, now):
             return None, row
         generation = row.generation + 1

@@ -30,11 +30,15 @@ def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
     return PROTOCOLS.get(spec.protocol).errors(spec)
 
 
-from core.protocols import enterprise_rag, instruction_following, reference_qa  # noqa: E402,F401  (registers them)
-from core.protocols import rag_stress  # noqa: E402,F401  (registers it)
-from core.protocols import lit_ragbench  # noqa: E402,F401  (registers it)
-from core.protocols import domainrag  # noqa: E402,F401  (registers it)
-from core.protocols import ragstress  # noqa: E402,F401  (registers it)
-from core.protocols import production_rag  # noqa: E402,F401  (registers it)
+from core.protocols import (  # noqa: E402,F401  (registers them)
+    domainrag,  # noqa: E402,F401  (registers it)
+    enterprise_rag,
+    instruction_following,
+    lit_ragbench,  # noqa: E402,F401  (registers it)
+    production_rag,  # noqa: E402,F401  (registers it)
+    rag_stress,  # noqa: E402,F401  (registers it)
+    ragstress,  # noqa: E402,F401  (registers it)
+    reference_qa,
+)
 
 __all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]

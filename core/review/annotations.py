@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
@@ -58,7 +58,7 @@ def new_client_token() -> str:
 Bundle = InstanceDetail  # an instance version with its domain name, constraints and documents in order
 
 
-def load_bundle(engine: Engine, instance_id: int) -> InstanceDetail:
+def load_bundle(engine: Engine | Connection, instance_id: int) -> InstanceDetail:
     detail = instance_detail(engine, instance_id)
     if detail is None:
         raise ValueError(f"target_id: no instance {instance_id}")
@@ -117,14 +117,14 @@ def retracted_tokens(session: Session) -> set[str]:
         return set()
     authors = dict(session.exec(select(Annotation.client_token, Annotation.author)
                                 .where(col(Annotation.client_token).in_(list(undone)))).all())
-    return {token for token, who in undone.items() if authors.get(token) == who}
+    return {token for token, who in undone.items() if token is not None and authors.get(token) == who}
 
 
 MAX_IN_LIST = 500
 
 
 def live_annotations(
-    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None,
+    engine: Engine | Connection, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None,
     author: str | None = None,
 ) -> list[Annotation]:
     """Well-formed annotations of `kind` that their authors did not undo, oldest first."""
@@ -137,7 +137,7 @@ def live_annotations(
             query = query.where(col(Annotation.target_id).in_(list(targets)))
         if author is not None:
             query = query.where(Annotation.author == author)
-        rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
+        rows = session.exec(query.order_by(col(Annotation.created_at), col(Annotation.id))).all()
         undone = retracted_tokens(session)
     return [r for r in rows if _well_formed(r) and r.client_token not in undone
             and (targets is None or r.target_id in targets)]
@@ -178,7 +178,7 @@ def label_history(engine: Engine, target_type: str, target_ids: Iterable[int], k
                                          col(Annotation.target_id).in_(list(target_ids)))
         if author is not None:
             query = query.where(Annotation.author == author)
-        rows = session.exec(query.order_by(Annotation.created_at, Annotation.id)).all()
+        rows = session.exec(query.order_by(col(Annotation.created_at), col(Annotation.id))).all()
         undone = retracted_tokens(session)
     return [HistoryEntry(r.id or 0, r.kind, r.target_id, r.author, r.created_at, r.payload, r.client_token in undone)
             for r in rows if _well_formed(r)]
@@ -240,7 +240,7 @@ class MalformedAnnotation:
 def malformed_annotations(engine: Engine) -> list[MalformedAnnotation]:
     """Stored labels whose payload does not have the shape of their kind (skipped by every reader), oldest first."""
     with Session(engine) as session:
-        rows = session.exec(select(Annotation).order_by(Annotation.id)).all()
+        rows = session.exec(select(Annotation).order_by(col(Annotation.id))).all()
     out = []
     for row in rows:
         found = payload_problems(row.kind, row.target_type, row.payload)
@@ -255,7 +255,7 @@ def malformed_annotations(engine: Engine) -> list[MalformedAnnotation]:
 def export_annotations(engine: Engine, path: Path, kinds: Iterable[str] | None = None) -> int:
     """Write every annotation (optionally of some kinds) as one JSON object per line; returns the count."""
     with Session(engine) as session:
-        query = select(Annotation).order_by(Annotation.id)
+        query = select(Annotation).order_by(col(Annotation.id))
         if kinds:
             query = query.where(col(Annotation.kind).in_(list(kinds)))
         rows = session.exec(query).all()
@@ -373,7 +373,7 @@ def _response_target(session: Session, line: LabelLine) -> Response:
     ref = line.target_ref
     model = session.get(Model, found.model_id)
     instance = session.get(Instance, found.instance_id)
-    actual = {"run_id": found.run_id, "model": model.name if model else "", "instance_uid": instance.uid if instance else ""}
+    actual: dict[str, Any] = {"run_id": found.run_id, "model": model.name if model else "", "instance_uid": instance.uid if instance else ""}
     claimed = {"run_id": ref.run_id, "model": ref.model, "instance_uid": ref.instance_uid}
     if any(value and value != actual[key] for key, value in claimed.items()):
         raise _LineProblem("target_ref", "names a different response than target_id "
@@ -443,7 +443,7 @@ def _parse_line(session: Session, text: str) -> Annotation:
         raise _LineProblem(*problems(exc)[0], *problems(exc)[1:]) from None
     created_at = _created_at(line.created_at)
     target_id, payload = _checked_payload(session, line)
-    extra = {"created_at": created_at} if created_at else {}
+    extra: dict[str, Any] = {"created_at": created_at} if created_at else {}
     return Annotation(kind=line.kind, target_type=line.target_type, target_id=target_id, author=line.author,
                       payload=payload, guidelines_version=line.guidelines_version,
                       client_token=line.client_token or _fallback_token(row), **extra)

@@ -7,6 +7,7 @@ import math
 import re
 import secrets
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -195,7 +196,7 @@ def update_user(
                                       after=_shown(after)) for field, (before, after) in changes.items())
         session.commit()
         user = session.exec(select(User).where(User.id == user.id)).one()
-    revoking = [f for f in ("role", "password") if f in changes]
+    revoking: list[str] = [f for f in ("role", "password") if f in changes]
     revoking += ["active"] if active is False and "active" in changes else []
     if revoking:
         revoke_user_sessions(engine, username, f"{' and '.join(revoking)} changed by {actor}")
@@ -268,7 +269,7 @@ def _principal(user: User, at: datetime) -> Principal:
 
 
 def _users_by_key(session: Session, key: str) -> list[User]:
-    return [u for u in session.exec(select(User).order_by(User.id)).all() if username_key(u.username) == key]
+    return [u for u in session.exec(select(User).order_by(col(User.id))).all() if username_key(u.username) == key]
 
 
 def _login_user(engine: Engine, typed: str) -> User | None:
@@ -331,10 +332,11 @@ def _forget_elapsed(engine: Engine, now: datetime) -> None:
 def _release(engine: Engine, account: str, address: str | None) -> None:
     """A successful sign-in: clear the account's count and take this attempt back from the address's."""
     with Session(engine) as session:
-        session.exec(delete(LoginFailure).where(LoginFailure.scope == "account", LoginFailure.key == account))
+        session.exec(delete(LoginFailure).where(col(LoginFailure.scope) == "account", col(LoginFailure.key) == account))
         if address:
             session.exec(update(LoginFailure)
-                         .where(LoginFailure.scope == "address", LoginFailure.key == address, LoginFailure.failures > 0)
+                         .where(col(LoginFailure.scope) == "address", col(LoginFailure.key) == address,
+                                col(LoginFailure.failures) > 0)
                          .values(failures=col(LoginFailure.failures) - 1))
         session.commit()
 
@@ -357,8 +359,9 @@ def authenticate(
     _reserve_attempt(engine, account, address, now)
     user = _login_user(engine, username)
     usable = user is not None and user.active and bool(user.password_hash)
-    if not verify_password(user.password_hash if usable else _dummy_hash(), password or "") or not usable:
+    if not verify_password(user.password_hash if usable and user is not None else _dummy_hash(), password or "") or not usable:
         return None
+    assert user is not None  # usable implies a user
     _release(engine, account, address)
     if _hasher.check_needs_rehash(user.password_hash):
         _rehash(engine, user, password)
@@ -420,7 +423,7 @@ def touch(principal: Principal, now: datetime | None = None) -> Principal:
 def check_access(
     engine: Engine,
     principal: Principal | None,
-    roles: set[str] | frozenset[str],
+    roles: Collection[str],
     now: datetime | None = None,
 ) -> Principal:
     """Re-check before a write: signed in, not expired, account still active and its current role in `roles`.

@@ -34,6 +34,7 @@ from core.review.annotations import (
 )
 from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
+from core.store.db import saved_id
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
 
 
@@ -94,8 +95,8 @@ def sample_runs(engine: Engine) -> list[RunChoice]:
     with Session(engine) as session:
         runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
         done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
-                                 .group_by(Response.run_id)).all())
-    return [RunChoice(r.id, r.name, r.status, done.get(r.id, 0)) for r in runs]
+                                 .group_by(col(Response.run_id))).all())
+    return [RunChoice(saved_id(r), r.name, r.status, done.get(saved_id(r), 0)) for r in runs]
 
 
 def draw_gold_sample(
@@ -123,9 +124,9 @@ def draw_gold_sample(
     with Session(engine) as session:
         rows = session.exec(
             select(Response, Instance, Domain, Model)
-            .join(Instance, Instance.id == Response.instance_id)
-            .join(Domain, Domain.id == Instance.domain_id)
-            .join(Model, Model.id == Response.model_id)
+            .join(Instance, col(Instance.id) == Response.instance_id)
+            .join(Domain, col(Domain.id) == Instance.domain_id)
+            .join(Model, col(Model.id) == Response.model_id)
             .where(Response.run_id == run_id, Response.status == "done")
         ).all()
         already = set(session.exec(select(Assignment.target_id).where(Assignment.kind == "gold_label")).all())
@@ -133,7 +134,7 @@ def draw_gold_sample(
     if len(pool) < 2:
         raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
     key_of = _segment_key(engine, run_id) if strategy == SEGMENT_UNCERTAINTY else _design_key
-    strata: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    strata: dict[tuple[str, str | None, str], list[int]] = defaultdict(list)
     uncovered: dict[str, int] = defaultdict(int)
     for resp, inst, dom, model in rows:
         if resp.id in already:
@@ -141,7 +142,7 @@ def draw_gold_sample(
         if len(_covering(pool, dom.name)) < 2:
             uncovered[dom.name] += 1
             continue
-        strata[key_of(resp, inst, dom, model)].append(resp.id)
+        strata[key_of(resp, inst, dom, model)].append(saved_id(resp))
     if not strata:
         short = f" ({_uncovered_text(uncovered)})" if uncovered else ""
         raise ValueError(f"run_id: no finished, not yet sampled responses in this run that two of the chosen experts' "
@@ -219,7 +220,7 @@ def _segment_allocation(engine: Engine, run_id: int, strata: dict[tuple[str, str
     return neyman_allocation({k: len(v) for k, v in strata.items()}, weights, n)
 
 
-def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str, str], list[int]], n: int,
+def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str | None, str], list[int]], n: int,
                       rng: random.Random) -> tuple[list[tuple[int, str]], dict[int, float]]:
     """Poisson sample with probabilities proportional to the square root of the judges' uncertainty (with a floor)."""
     from core.analysis.ppi import sampling_probabilities
@@ -239,8 +240,8 @@ def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> 
     scope = _response_ids_for_runs(engine, run_ids)
     with Session(engine) as session:
         rows = session.exec(select(Assignment.target_id, Assignment.probability).where(
-            Assignment.kind == "gold_label", col(Assignment.probability).is_not(None)).order_by(Assignment.id)).all()
-    return {int(t): float(p) for t, p in rows if scope is None or t in scope}
+            Assignment.kind == "gold_label", col(Assignment.probability).is_not(None)).order_by(col(Assignment.id))).all()
+    return {int(t): float(p) for t, p in rows if p is not None and (scope is None or t in scope)}
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,7 @@ def gold_queue(engine: Engine, principal: Principal) -> QueueState:
         assigned = session.exec(
             select(Assignment.target_id)
             .where(Assignment.kind == "gold_label", Assignment.assignee == principal.username)
-            .order_by(Assignment.id)
+            .order_by(col(Assignment.id))
         ).all()
     done = {a.target_id for a in live_annotations(engine, "gold_label", author=principal.username)}
     return QueueState([t for t in assigned if t not in done], len([t for t in assigned if t in done]))
@@ -410,7 +411,8 @@ def _response_ids_for_runs(engine: Engine, run_ids: Iterable[int] | None) -> set
     if run_ids is None:
         return None
     with Session(engine) as session:
-        return set(session.exec(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).all())
+        rows = session.exec(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).all()
+        return {i for i in rows if i is not None}  # primary keys: never None once stored
 
 
 def label_disagreements(engine: Engine, run_ids: Iterable[int] | None = None) -> list[Disagreement]:

@@ -70,7 +70,8 @@ class NotPermitted(PermissionError):
 
 
 class HasRole(Protocol):
-    role: str
+    @property
+    def role(self) -> str: ...
 
 
 P = TypeVar("P", bound=HasRole)

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select, update
 
+from core.store.db import saved_id
 from core.store.models import AppSecret, SessionToken, User
 
 COOKIE_NAME = "gauntlet_session"
@@ -64,7 +65,7 @@ def signing_key(engine: Engine) -> bytes:
                 session.commit()
             except IntegrityError:
                 session.rollback()
-            row = session.get(AppSecret, SIGNING_KEY)
+            row = session.get_one(AppSecret, SIGNING_KEY)
         return bytes.fromhex(row.value)
 
 
@@ -158,7 +159,7 @@ def resolve(engine: Engine, token: str | None, now: datetime | None = None) -> S
             row.last_seen = now
             session.add(row)
             session.commit()
-        info = SessionInfo(int(row.id), row.username, _aware(row.created_at))
+        info = SessionInfo(saved_id(row), row.username, _aware(row.created_at))
     return info if _active(engine, info.username) else None
 
 

@@ -38,16 +38,17 @@ from core.review.annotations import (
 )
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
+from core.store.db import saved_id
 from core.store.io import add_instance, instance_spec
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 
 
-def double_check_uids(instances: list[Instance], domains: dict[int, str], fraction: float) -> set[str]:
+def double_check_uids(instances: list[Instance], domains: dict[int | None, str], fraction: float) -> set[str]:
     """Instance uids that need two decisions: ceil(fraction * n) per (domain, mode) stratum, picked by a stable hash."""
     if fraction <= 0:
         return set()
-    strata: dict[tuple[str, str], list[str]] = defaultdict(list)
+    strata: dict[tuple[str, str | None], list[str]] = defaultdict(list)
     for inst in instances:
         strata[(domains.get(inst.domain_id, ""), inst.mode)].append(inst.uid)
     chosen: set[str] = set()
@@ -97,12 +98,12 @@ def verification_queue(engine: Engine, principal: Principal, overlap: float = DE
         i
         for i in mine
         if i.status == "unverified"
-        and principal.username not in deciders[i.id]
-        and len(deciders[i.id]) < (2 if i.uid in doubles else 1)
+        and principal.username not in deciders[saved_id(i)]
+        and len(deciders[saved_id(i)]) < (2 if i.uid in doubles else 1)
     ]
     queue.sort(key=lambda i: (i.created_at, i.id))
     decided = len({t for t, who in deciders.items() if principal.username in who})
-    return QueueState([i.id for i in queue], decided)
+    return QueueState([saved_id(i) for i in queue], decided)
 
 
 def check_verification(
@@ -227,21 +228,21 @@ def record_verification(
         with Session(engine) as session:
             new_id = None
             if new_spec is not None:
-                status = new_spec.status
+                status: str = new_spec.status
                 new = _add_next_version(session, bundle, new_spec, principal.username)
-                old = session.get(Instance, bundle.instance.id)
+                old = session.get_one(Instance, bundle.instance.id)
                 old.status = DECISION_STATUS[decision]
                 session.add(old)
                 new_id = new.id
             else:
                 status = _status_after(session, bundle.instance, principal.username, decision, overlap)
-                inst = session.get(Instance, bundle.instance.id)
+                inst = session.get_one(Instance, bundle.instance.id)
                 inst.status = status
                 session.add(inst)
             ann = Annotation(
                 kind="verification",
                 target_type="instance",
-                target_id=bundle.instance.id,
+                target_id=saved_id(bundle.instance),
                 author=principal.username,
                 payload={**payload, "resulting_status": status, "new_instance_id": new_id},
                 guidelines_version=gv,
@@ -263,7 +264,7 @@ def record_verification(
             Annotation(
                 kind="verification",
                 target_type="instance",
-                target_id=bundle.instance.id,
+                target_id=saved_id(bundle.instance),
                 author=principal.username,
                 payload={**payload, "resulting_status": "unverified", "edit_conflict": True},
                 guidelines_version=gv,
@@ -284,8 +285,8 @@ def _adjudicated(engine: Engine, instance_id: int) -> bool:
 def _status_after(session: Session, inst: Instance, author: str, decision: str | None, overlap: float) -> str:
     """The instance status once this decision is counted (None: once the author's last one is undone): settled when
     enough deciders agree, else unverified."""
-    rows = live_annotations(session.get_bind(), "verification", [inst.id], "instance")
-    latest = {a.author: a.payload.get("decision") for a in rows}
+    rows = live_annotations(session.get_bind(), "verification", [saved_id(inst)], "instance")
+    latest: dict[str, Any] = {a.author: a.payload.get("decision") for a in rows}
     if decision is None:
         latest.pop(author, None)
     else:
@@ -407,7 +408,7 @@ def undo_last_verification(engine: Engine, principal: Principal | None, client_t
 
     def write() -> Undone:
         with Session(engine) as session:
-            inst = session.get(Instance, last.target_id)
+            inst = session.get_one(Instance, last.target_id)
             status = inst.status
             if inst.is_latest:
                 status = _status_after(session, inst, principal.username, None, overlap_setting())
@@ -426,8 +427,8 @@ def needs_edit_queue(engine: Engine, principal: Principal) -> list[int]:
     with Session(engine) as session:
         domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
         rows = session.exec(select(Instance).where(Instance.is_latest == True, Instance.status == "needs_edit")  # noqa: E712
-                            .order_by(Instance.created_at, Instance.id)).all()
-    return [i.id for i in rows if _covers(principal, domains.get(i.domain_id, ""))]
+                            .order_by(col(Instance.created_at), col(Instance.id))).all()
+    return [saved_id(i) for i in rows if _covers(principal, domains.get(i.domain_id, ""))]
 
 
 @dataclass(frozen=True)
@@ -469,7 +470,7 @@ def verification_history(engine: Engine, instance_id: int) -> list[tuple[int, Hi
         inst = session.get(Instance, instance_id)
         if inst is None:
             return []
-        versions = {i.id: i.version for i in session.exec(select(Instance).where(Instance.uid == inst.uid)).all()}
+        versions = {saved_id(i): i.version for i in session.exec(select(Instance).where(Instance.uid == inst.uid)).all()}
     entries = label_history(engine, "instance", versions, ("verification", "adjudication"))
     return [(versions[e.target_id], e) for e in entries]
 

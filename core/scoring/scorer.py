@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
@@ -35,6 +35,7 @@ from core.scoring.judges.base import (
 from core.scoring.judges.registry import METRICS, REFERENCE_JUDGE_METRICS, MetricSpec, resolve_judge
 from core.scoring.judges.text import snippet
 from core.scoring.reference import REFERENCE_METRICS, reference_metric
+from core.store.db import table_of
 from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Run, Verdict, utc_now
 from core.store.schema import ReferenceSpec
 
@@ -45,7 +46,7 @@ SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are
 DEFAULT_CONCURRENCY = 16  # judge calls in flight (RAGAS' default max_workers is 16 too)
 T = TypeVar("T")
 VerdictKey = tuple[int, str, str, int | None]
-CLAIMS = ContextClaims.__table__
+CLAIMS = table_of(ContextClaims)
 log = logging.getLogger("gauntlet.scorer")
 
 
@@ -136,10 +137,10 @@ def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
         ids = sorted({r["instance_id"] for r in responses})
         instances = {i.id: i.model_dump() for i in s.exec(select(Instance).where(col(Instance.id).in_(ids)))}
         constraints: dict[int, list[ConstraintView]] = {i: [] for i in ids}
-        for c in s.exec(select(Constraint).where(col(Constraint.instance_id).in_(ids)).order_by(Constraint.position)):
+        for c in s.exec(select(Constraint).where(col(Constraint.instance_id).in_(ids)).order_by(col(Constraint.position))):
             constraints[c.instance_id].append(ConstraintView.model_validate(c.model_dump()))
         documents: dict[int, list[DocumentView]] = {i: [] for i in ids}
-        for d in s.exec(select(Document).where(col(Document.instance_id).in_(ids)).order_by(Document.position)):
+        for d in s.exec(select(Document).where(col(Document.instance_id).in_(ids)).order_by(col(Document.position))):
             documents[d.instance_id].append(DocumentView.model_validate(d.model_dump()))
         rows = s.exec(select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
                       .where(Verdict.run_id == run_id, col(Verdict.judge).in_([judge, RULE_JUDGE]))).all()
@@ -163,7 +164,7 @@ def store_context_claims(engine: Engine, instance_id: int, judge: str, out: Cont
     with engine.begin() as conn:
         if conn.execute(insert_ignore_statement(engine, CLAIMS).values(**values)).rowcount == 1:
             return out
-        stored = conn.execute(select(CLAIMS).where(where)).first()
+        stored = conn.execute(CLAIMS.select().where(where)).first()
         if stored is not None and stored.status == "ok":
             return ContextClaimsOutcome(core=stored.core, supplementary=stored.supplementary, calls=stored.calls)
         conn.execute(update(CLAIMS).where(where).values(**{k: v for k, v in values.items() if k != "created_at"}))
@@ -270,11 +271,11 @@ class _Scorer:
         return await self.together(resp["id"], item, base, True, metrics)
 
     async def together(self, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
-                       metrics: dict[str, Awaitable[MetricOutcome]]) -> list[Verdict]:
+                       metrics: Mapping[str, Awaitable[MetricOutcome]]) -> list[Verdict]:
         """The constraint verdicts (if asked) and `metrics`' verdicts of one response, their calls made concurrently;
         verdicts in the same order as one after another."""
-        judged, *outcomes = await asyncio.gather(
-            self.constraints(rid, item, base) if constraints else ready([]), *metrics.values())
+        judged, outcomes = await asyncio.gather(
+            self.constraints(rid, item, base) if constraints else ready([]), asyncio.gather(*metrics.values()))
         return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
     async def protocol_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
@@ -361,7 +362,7 @@ class _Scorer:
         return self.report
 
 
-def judge_mode(judge: Judge, requested: str) -> ConstraintMode:
+def judge_mode(judge: Judge, requested: ConstraintMode) -> ConstraintMode:
     """The constraint mode a judge works in: its own when it has one (its id says it), else the requested one."""
     return getattr(judge, "constraint_mode", requested)
 
@@ -429,17 +430,18 @@ async def score_run(
     """
     if constraint_mode not in ("single", "batched"):
         raise ValueError(f"constraint_mode must be 'single' or 'batched', not {constraint_mode!r}")
+    mode: ConstraintMode = "single" if constraint_mode == "single" else "batched"
     check_run(engine, run_id)
     concurrency = concurrency or DEFAULT_CONCURRENCY
     if not isinstance(judge, str):
         with_mode = getattr(judge, "with_mode", None)
-        judge = with_mode(constraint_mode) if with_mode else judge
+        judge = with_mode(mode) if with_mode else judge
         return await _owned(engine, run_id, judge.name, lambda: _Scorer(
-            engine, run_id, judge, judge_mode(judge, constraint_mode), concurrency).run(progress))
-    judge_obj = resolve_judge(judge, engine, constraint_mode, max_connections=concurrency)  # type: ignore[arg-type]
+            engine, run_id, judge, judge_mode(judge, mode), concurrency).run(progress))
+    judge_obj = resolve_judge(judge, engine, mode, max_connections=concurrency)
     try:
         return await _owned(engine, run_id, judge_obj.name, lambda: _Scorer(
-            engine, run_id, judge_obj, judge_mode(judge_obj, constraint_mode), concurrency).run(progress))
+            engine, run_id, judge_obj, judge_mode(judge_obj, mode), concurrency).run(progress))
     finally:
         close = getattr(judge_obj, "aclose", None)
         if close is not None:

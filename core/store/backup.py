@@ -379,7 +379,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise BackupError([Problem(MANIFEST, 0, "", error or "must be a JSON object")])
     if manifest.get("format") != FORMAT:
         raise BackupError([Problem(MANIFEST, 0, "format", f"expected {FORMAT!r}, got {manifest.get('format')!r}")])
-    listed = manifest.get("tables") if isinstance(manifest.get("tables"), dict) else {}
+    listed = manifest["tables"] if isinstance(manifest.get("tables"), dict) else {}
     expected = {t.name for t in backup_tables()}
     problems = [Problem(MANIFEST, 0, "tables", f"table {name!r} missing") for name in sorted(expected - set(listed))]
     problems += [Problem(MANIFEST, 0, "tables", f"unknown table {name!r}") for name in sorted(set(listed) - expected)]

@@ -1,17 +1,17 @@
-"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's build and
-import (re-checked against the permission table)."""
+"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's import
+(re-checked against the permission table; the admin's build is core.construction.build.build_benchmark_file)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import func, or_
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.review.auth import Principal, authorize
+from core.store.db import saved_id
 from core.store.io import ImportReport, LineError, import_file, validate_file
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
@@ -25,7 +25,7 @@ class InstanceRow:
     uid: str
     version: int
     domain: str
-    mode: str
+    mode: str | None
     origin: str
     status: str
     constraints: int
@@ -63,12 +63,12 @@ def instance_rows(
     document text."""
     with Session(engine) as session:
         n_constraints = (
-            select(Constraint.instance_id, func.count().label("n")).group_by(Constraint.instance_id).subquery()
+            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
         )
-        n_documents = select(Document.instance_id, func.count().label("n")).group_by(Document.instance_id).subquery()
+        n_documents = select(Document.instance_id, func.count().label("n")).group_by(col(Document.instance_id)).subquery()
         query = (
             select(Instance, Domain.name, n_constraints.c.n, n_documents.c.n)
-            .join(Domain, Domain.id == Instance.domain_id)
+            .join(Domain, col(Domain.id) == Instance.domain_id)
             .outerjoin(n_constraints, n_constraints.c.instance_id == Instance.id)
             .outerjoin(n_documents, n_documents.c.instance_id == Instance.id)
         )
@@ -91,10 +91,10 @@ def instance_rows(
             query = query.where(
                 or_(col(Instance.query).ilike(pattern), col(Instance.uid).ilike(pattern), col(Instance.id).in_(in_documents))
             )
-        results = session.exec(query.order_by(Instance.uid, Instance.version)).all()
+        results = session.exec(query.order_by(col(Instance.uid), col(Instance.version))).all()
     return [
         InstanceRow(
-            id=i.id,
+            id=saved_id(i),
             uid=i.uid,
             version=i.version,
             domain=name,
@@ -109,7 +109,7 @@ def instance_rows(
     ]
 
 
-def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
+def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDetail | None:
     """One instance version with its constraints and documents in order, or None if it does not exist."""
     with Session(engine) as session:
         instance = session.get(Instance, instance_id)
@@ -117,21 +117,13 @@ def instance_detail(engine: Engine, instance_id: int) -> InstanceDetail | None:
             return None
         domain = session.get(Domain, instance.domain_id)
         constraints = session.exec(
-            select(Constraint).where(Constraint.instance_id == instance_id).order_by(Constraint.position)
+            select(Constraint).where(Constraint.instance_id == instance_id).order_by(col(Constraint.position))
         ).all()
         documents = session.exec(
-            select(Document).where(Document.instance_id == instance_id).order_by(Document.position)
+            select(Document).where(Document.instance_id == instance_id).order_by(col(Document.position))
         ).all()
+        assert domain is not None, f"instance {instance.uid} names a missing domain"
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
-
-
-def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
-                         libraries: list[Path], out: Path, seed: int, **options: Any) -> Any:
-    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the construction BuildReport."""
-    authorize(engine, principal, "build_benchmark")
-    from core.construction.build import build_benchmark  # heavy (retrieval, embedder): loaded only when building
-
-    return build_benchmark(queries, corpus, libraries, out, seed, **options)
 
 
 def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:

@@ -6,12 +6,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import Table, event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, create_engine
+from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel.sql.expression import Select
 
 from core.config import database_url
 
@@ -85,3 +87,27 @@ def session_scope(engine: Engine | None = None) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+class _Row(Protocol):
+    id: int | None
+
+
+def saved_id(row: _Row) -> int:
+    """The primary key of a row the session has flushed; an unflushed row has none, which is a bug, so it raises."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id yet: flush the session before reading it")
+    return row.id
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The SQLAlchemy Table of a table model (SQLModel sets `__table__` on the class; its stubs do not declare it)."""
+    table = vars(model)["__table__"]
+    assert isinstance(table, Table), f"{model.__name__} is not a table model"
+    return table
+
+
+def select_columns(*columns: Any) -> Any:
+    """A SELECT of columns whose rows are read by column name (`row.query`), which sqlmodel's typed `select` types as
+    plain tuples (and covers only up to four columns)."""
+    return Select(*columns)

@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from core.language import detect_language
+from core.store.db import saved_id
 from core.store.models import Constraint, Document, Domain, Instance
 from core.store.schema import (
     CATEGORIES,
@@ -263,7 +264,7 @@ def _domain_ids(session: Session, names: Iterable[str], descriptions: dict[str, 
         elif descriptions.get(name) and not existing[name].description:
             existing[name].description = descriptions[name]
     session.flush()
-    return {name: d.id for name, d in existing.items()}
+    return {name: saved_id(d) for name, d in existing.items()}
 
 
 def add_instance(session: Session, spec: InstanceSpec, domain_id: int, *, version: int, author: str = "") -> Instance:
@@ -287,9 +288,9 @@ def add_instance(session: Session, spec: InstanceSpec, domain_id: int, *, versio
     session.add(instance)
     session.flush()
     for position, c in enumerate(spec.constraints):
-        session.add(Constraint(instance_id=instance.id, position=position, cid=c.id, **c.model_dump(exclude={"id"})))
+        session.add(Constraint(instance_id=saved_id(instance), position=position, cid=c.id, **c.model_dump(exclude={"id"})))
     for position, d in enumerate(spec.documents):
-        session.add(Document(instance_id=instance.id, position=position, doc_uid=d.doc_id, **d.model_dump(exclude={"doc_id"})))
+        session.add(Document(instance_id=saved_id(instance), position=position, doc_uid=d.doc_id, **d.model_dump(exclude={"doc_id"})))
     return instance
 
 
@@ -381,11 +382,12 @@ def instance_spec(session: Session, instance: Instance) -> InstanceSpec:
     """Rebuild the interchange form of one stored instance version."""
     domain = session.get(Domain, instance.domain_id)
     constraints = session.exec(
-        select(Constraint).where(Constraint.instance_id == instance.id).order_by(Constraint.position)
+        select(Constraint).where(Constraint.instance_id == instance.id).order_by(col(Constraint.position))
     ).all()
     documents = session.exec(
-        select(Document).where(Document.instance_id == instance.id).order_by(Document.position)
+        select(Document).where(Document.instance_id == instance.id).order_by(col(Document.position))
     ).all()
+    assert domain is not None, f"instance {instance.uid} names a missing domain"
     return InstanceSpec(
         id=instance.uid,
         domain=domain.name,
@@ -408,7 +410,7 @@ def latest_instances(session: Session, *, domain: str | None = None, mode: str |
     """Latest version of every instance, optionally filtered by domain name and mode, ordered by uid."""
     query = select(Instance).where(Instance.is_latest == True)  # noqa: E712
     if domain:
-        query = query.join(Domain, Domain.id == Instance.domain_id).where(Domain.name == domain)
+        query = query.join(Domain, col(Domain.id) == Instance.domain_id).where(Domain.name == domain)
     if mode:
         query = query.where(Instance.mode == mode)
     return list(session.exec(query.order_by(Instance.uid)).all())
@@ -453,10 +455,10 @@ def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
     with Session(engine) as session:
         rows = session.exec(
             select(Instance.id, Domain.name, Instance.mode, Instance.origin)
-            .join(Domain, Domain.id == Instance.domain_id)
+            .join(Domain, col(Domain.id) == Instance.domain_id)
             .where(Instance.is_latest == True)  # noqa: E712
         ).all()
-        ids = [r[0] for r in rows]
+        ids = [r[0] for r in rows if r[0] is not None]  # stored rows always have their primary key
         counts = session.exec(
             select(Constraint.instance_id, Constraint.category).where(col(Constraint.instance_id).in_(ids))
         ).all()

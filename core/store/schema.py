@@ -204,7 +204,7 @@ class InstanceSpec(BaseModel):
             groups = {d.conflict_group for d in self.documents if d.role == "conflicting"}
             summaries = [d.conflict_summary for d in self.documents if d.role == "conflicting"]
             if not all(s and s.strip() for s in summaries):
-                raise ValueError(f"conflicting documents need a conflict_summary (groups: {sorted(groups)})")
+                raise ValueError(f"conflicting documents need a conflict_summary (groups: {sorted(map(str, groups))})")
         return self
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
+from core.store.db import saved_id
 from core.store.io import LineError, _domain_ids, add_instance, instance_spec, validate_file
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Domain, Instance, Response
 from core.store.schema import InstanceSpec
@@ -188,30 +189,30 @@ def import_set(
             action = plan[spec.id].action
             count = len(members)
             if action == "unchanged":
-                members.append(latest[spec.id].id)
+                members.append(saved_id(latest[spec.id]))
                 report.unchanged.append(spec.id)
             elif action == "new":
-                members.append(add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author).id)
+                members.append(saved_id(add_instance(session, spec, domain_ids[spec.domain], version=spec.version, author=author)))
                 report.created.append(spec.id)
             elif on_changed == "skip":
                 report.skipped.append(spec.id)
             elif on_changed == "rename":
                 own = spec.model_copy(update={"id": renamed[spec.id], "version": 1})
-                members.append(add_instance(session, own, domain_ids[spec.domain], version=1, author=author).id)
+                members.append(saved_id(add_instance(session, own, domain_ids[spec.domain], version=1, author=author)))
                 report.renamed.append(own.id)
             else:
                 current = latest[spec.id]
                 current.is_latest = False
                 session.add(current)
                 session.flush()
-                members.append(add_instance(session, spec, domain_ids[spec.domain], version=current.version + 1,
-                                            author=author).id)
+                members.append(saved_id(add_instance(session, spec, domain_ids[spec.domain],
+                                                     version=current.version + 1, author=author)))
                 report.superseded.append(spec.id)
             if len(members) > count:
                 member_of[spec.id] = members[-1]
         if on_members is not None:
             on_members(session, member_of)
-        session.add_all(BenchmarkSetMember(set_id=bench_set.id, instance_id=i) for i in dict.fromkeys(members))
+        session.add_all(BenchmarkSetMember(set_id=saved_id(bench_set), instance_id=i) for i in dict.fromkeys(members))
         session.commit()
     return report
 
@@ -229,15 +230,15 @@ def import_set_file(engine: Engine, path, set_name: str, *, on_changed: str | No
 def benchmark_sets(engine: Engine) -> list[SetInfo]:
     """Every benchmark set with its instance count, newest first."""
     with Session(engine) as session:
-        counts = dict(session.exec(select(BenchmarkSetMember.set_id, func.count()).group_by(BenchmarkSetMember.set_id)).all())
+        counts = dict(session.exec(select(BenchmarkSetMember.set_id, func.count()).group_by(col(BenchmarkSetMember.set_id))).all())
         rows = session.exec(select(BenchmarkSet).order_by(col(BenchmarkSet.id).desc())).all()
-    return [SetInfo(s.id, s.name, s.origin, s.source, counts.get(s.id, 0), s.created_by) for s in rows]
+    return [SetInfo(saved_id(s), s.name, s.origin, s.source, counts.get(saved_id(s), 0), s.created_by) for s in rows]
 
 
 def set_names_of(engine: Engine, instance_id: int) -> list[str]:
     """Names of the sets an instance version belongs to."""
     with Session(engine) as session:
-        rows = session.exec(select(BenchmarkSet.name).join(BenchmarkSetMember, BenchmarkSetMember.set_id == BenchmarkSet.id)
+        rows = session.exec(select(BenchmarkSet.name).join(BenchmarkSetMember, col(BenchmarkSetMember.set_id) == BenchmarkSet.id)
                             .where(BenchmarkSetMember.instance_id == instance_id).order_by(BenchmarkSet.name)).all()
     return list(rows)
 
@@ -251,14 +252,14 @@ def set_instance_ids(engine: Engine, set_id: int) -> set[int]:
 def scoped_response_ids(engine: Engine, run_ids: Sequence[int], set_id: int | None = None,
                         accepted_only: bool = False) -> set[int]:
     """Responses of the runs whose instance version is in the set (None: any) and, optionally, accepted by experts."""
-    query = select(Response.id).join(Instance, Instance.id == Response.instance_id).where(col(Response.run_id).in_(list(run_ids)))
+    query = select(Response.id).join(Instance, col(Instance.id) == Response.instance_id).where(col(Response.run_id).in_(list(run_ids)))
     if set_id is not None:
-        query = query.join(BenchmarkSetMember, BenchmarkSetMember.instance_id == Instance.id).where(
+        query = query.join(BenchmarkSetMember, col(BenchmarkSetMember.instance_id) == Instance.id).where(
             BenchmarkSetMember.set_id == set_id)
     if accepted_only:
         query = query.where(Instance.status == "accepted")
     with Session(engine) as session:
-        return set(session.exec(query).all())
+        return {i for i in session.exec(query).all() if i is not None}  # primary keys: never None once stored
 
 
 def unknown_domains(engine: Engine, names: Iterable[str]) -> list[str]:

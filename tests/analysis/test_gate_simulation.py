@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.analysis.gate import REGRESSION, GateResult, MetricRule, compare_items, decide, gate_row, parse_rules
+from core.analysis.gate import REGRESSION, GateResult, compare_items, decide, gate_row, parse_rules
 
 N, REPETITIONS, ALPHA = 200, 500, 0.05
 RULES = parse_rules({"alpha": ALPHA, "min_shared": 30, "n_resamples": 200,

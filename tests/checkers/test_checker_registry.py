@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.scoring.checkers import CHECKERS, Checker, build_checker, kwargs_errors
 from core.registry import Registry, UnknownNameError
+from core.scoring.checkers import CHECKERS, Checker, build_checker, kwargs_errors
 
 IFEVAL_IDS = [
     "keywords:existence", "keywords:frequency", "keywords:forbidden_words", "keywords:letter_frequency",

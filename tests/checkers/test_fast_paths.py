@@ -9,8 +9,8 @@ import pytest
 from langdetect import DetectorFactory, detect
 from langdetect.lang_detect_exception import LangDetectException
 
+from core.langid import detect_language, extract_ngrams
 from core.scoring.checkers.base import loose_variants
-from core.scoring.checkers.langid import detect_language, extract_ngrams
 from core.scoring.checkers.sentences import split_sentences
 from core.scoring.checkers.text import capital_word_count, treebank_capital_count
 
@@ -120,7 +120,7 @@ def test_language_kernel_compiles_in_a_fresh_process_without_cache(tmp_path):
     import sys
 
     code = (
-        "from core.scoring.checkers.langid import warm_up, detect_language\n"
+        "from core.langid import warm_up, detect_language\n"
         "seconds, cached = warm_up()\n"
         "print(cached, detect_language('Der Ausschuss hat den Haushalt genehmigt.'))\n"
     )

@@ -79,7 +79,7 @@ def test_format_report_lists_levels_and_categories(report):
 def test_build_report_accuracies(strict, loose, expected):
     verdicts = [
         KeyVerdicts(key=i, instruction_id_list=["punctuation:no_comma"] * 2, strict=s, loose=l)
-        for i, (s, l) in enumerate(zip(strict, loose))
+        for i, (s, l) in enumerate(zip(strict, loose, strict=True))
     ]
     built = build_report(verdicts)
     assert (built.prompt_strict, built.instruction_strict, built.prompt_loose, built.instruction_loose) == expected

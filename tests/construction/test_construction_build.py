@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 
 import pytest
-
-from core.scoring.checkers import kwargs_errors
-from core.construction.build import build_benchmark, plan_modes
-from core.store.schema import InstanceSpec
-
 from conftest import REPO
+
+from core.construction.build import build_benchmark, plan_modes
+from core.scoring.checkers import kwargs_errors
+from core.store.schema import InstanceSpec
 
 GENERATED = REPO / "data/sample/enterprise_rag_built.jsonl"
 

@@ -6,10 +6,9 @@ import json
 from collections import Counter
 
 import pytest
+from conftest import REPO
 
 from core.construction.corpus import chunk_words, corpus_hash, doc_from_record, html_to_text, load_corpus
-
-from conftest import REPO
 
 DOMAINS = ["energy", "medical", "legal", "financial", "party_building", "web_search"]
 

@@ -6,16 +6,23 @@ import random
 from collections import Counter
 
 import pytest
+from conftest import REPO
 
 from core.construction.fusion import (
-    CONFLICT_TABLE, conflict_reason, fuse, llm_conflict_check, remove_conflicts, sample_atomics,
+    CONFLICT_TABLE,
+    conflict_reason,
+    fuse,
+    llm_conflict_check,
+    remove_conflicts,
+    sample_atomics,
 )
 from core.construction.library import (
-    Atomic, checker_errors, domain_library_paths, load_libraries,
+    Atomic,
+    checker_errors,
+    domain_library_paths,
+    load_libraries,
 )
 from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
-
-from conftest import REPO
 
 DOMAINS = ["energy", "medical", "legal", "financial", "party_building", "web_search"]
 ALL_FEATURES = {"statutes", "tables", "multi_source", "numbers", "dates"}

@@ -10,14 +10,19 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from core.construction.corpus import chunk_corpus, load_corpus
 from core.construction.embedders import ApiEmbedder, MiniLmOnnxEmbedder, sha256_file, verify_file
 from core.construction.retrieval import (
-    Bm25sBackend, RankBm25Backend, RetrievalConfig, Retriever, rrf, tokenize, weighted,
+    Bm25sBackend,
+    RankBm25Backend,
+    RetrievalConfig,
+    Retriever,
+    rrf,
+    tokenize,
+    weighted,
 )
-
-from conftest import REPO
 
 
 def bm25_only(tmp_path=None) -> RetrievalConfig:

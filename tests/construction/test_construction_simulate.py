@@ -6,12 +6,11 @@ import json
 import random
 
 import pytest
+from conftest import REPO
 
 from core.construction.corpus import CorpusDoc, load_corpus
 from core.construction.retrieval import RetrievalConfig, Retriever
 from core.construction.simulate import answers_query, edit_fact, make_conflict, place, simulate
-
-from conftest import REPO
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,12 @@ from core.protocols.domainrag import ABILITIES, ANTI, applicable_conditions
 from core.scoring.reference import reference_metric
 from core.store.db import make_engine
 from tests.domainrag.conftest import (
-    ANTI_BOT, CONDITIONS, GOLD, HEURISTIC, PER_SUBSET, first_alternative,
+    ANTI_BOT,
+    CONDITIONS,
+    GOLD,
+    HEURISTIC,
+    PER_SUBSET,
+    first_alternative,
 )
 
 

@@ -9,7 +9,13 @@ import re
 import pytest
 
 from core.protocols.domainrag import (
-    GOLDEN, NOISE_CONDITIONS, NOISE_COUNTS, REPEATED_CONDITIONS, applicable_conditions, declared_position, spec_prompt,
+    GOLDEN,
+    NOISE_CONDITIONS,
+    NOISE_COUNTS,
+    REPEATED_CONDITIONS,
+    applicable_conditions,
+    declared_position,
+    spec_prompt,
 )
 
 CONTROLS = [GOLDEN, *REPEATED_CONDITIONS]

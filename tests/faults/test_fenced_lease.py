@@ -151,9 +151,9 @@ def test_each_take_over_raises_the_generation_and_fences_out_the_previous_holder
     second = runs.take_lease(engine, "run:1", "second")
     with engine.begin() as conn:
         runs.check_fences(conn, [second.fence])
-    with pytest.raises(runs.LeaseLost, match=r"lease of run 1 taken over by pid \d+ on .* \(second\) \(generation 2\)"):
-        with engine.begin() as conn:
-            runs.check_fences(conn, [first.fence])
+    lost = r"lease of run 1 taken over by pid \d+ on .* \(second\) \(generation 2\)"
+    with pytest.raises(runs.LeaseLost, match=lost), engine.begin() as conn:
+        runs.check_fences(conn, [first.fence])
     assert (first.generation, second.generation) == (1, 2)
 
 

@@ -8,7 +8,6 @@ import asyncio
 import json
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select

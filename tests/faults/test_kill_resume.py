@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 import random
 import signal
+import time
 
 import pytest
 
 from core.generation import runner, runs
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
-from tests.providers.conftest import point_sdks_at
 from tests.faults.conftest import bill, env_for, figure, finish, gauntlet, run_row, start, statuses, wait_until
+from tests.providers.conftest import point_sdks_at
 
 ITEMS = 12
 CONCURRENCY = 4

@@ -17,7 +17,15 @@ from core.store.models import Lease
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.faults.conftest import (
-    bill, env_for, figure, finish, gauntlet, run_row, start, statuses, wait_until,
+    bill,
+    env_for,
+    figure,
+    finish,
+    gauntlet,
+    run_row,
+    start,
+    statuses,
+    wait_until,
 )
 from tests.providers.conftest import point_sdks_at
 

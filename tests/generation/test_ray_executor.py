@@ -26,7 +26,8 @@ from core.store.db import make_engine
 from core.store.models import Document, Domain, Instance, Lease, LLMCall, Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
 from tests.factories import add_model, make_instance, seed_instances
-from tests.faults.conftest import in_flight, recorded, statuses as fault_statuses, wait_until
+from tests.faults.conftest import in_flight, recorded, wait_until
+from tests.faults.conftest import statuses as fault_statuses
 from tests.providers.conftest import PLANTED_KEY
 
 PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO", "PAUSE-THREE")  # one per test: the prompts the fake server answers first with a 429

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.test_expert_flow import CHROMIUM, READY, _free_port, _settle, _sign_in
+from tests.e2e.test_expert_flow import CHROMIUM, _free_port, _settle, _sign_in
 from tests.hardening.untrusted import EXFIL, poisoned_db
 
 ROOT = Path(__file__).resolve().parents[2]

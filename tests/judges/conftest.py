@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.scoring.judges.base import DocumentView, JudgeInput
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run
-from core.generation.providers.base import ChatMessage, Completion, ProviderError
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample" / "enterprise_rag_sample.jsonl"
 

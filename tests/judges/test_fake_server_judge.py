@@ -10,9 +10,9 @@ from sqlmodel import Session, select
 
 from core.analysis.readmodel import response_scores
 from core.scoring.judges.registry import resolve_judge
-from core.testing.fake_server import FakeLLMServer, ScriptRule
-from core.store.models import Verdict
 from core.scoring.scorer import score_run
+from core.store.models import Verdict
+from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.judges.conftest import REFUSAL, World, point_judge
 
 JUDGE = "llm:judge-x"

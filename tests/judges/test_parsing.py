@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from core.generation.providers.base import ChatMessage, ProviderError
 from core.scoring.judges.llm_judge import ConstraintReply
 from core.scoring.judges.parsing import ask_json, extract_json_object, looks_like_judge_refusal, match_key
-from core.generation.providers.base import ChatMessage, ProviderError
 from tests.judges.conftest import ScriptedClient
 
 MSGS = [ChatMessage(role="system", content="[task: t]"), ChatMessage(role="user", content="judge this")]

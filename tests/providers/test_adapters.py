@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from core.testing.fake_server import canned_answer, count_tokens
 from core.generation.providers import PROVIDERS, get_provider
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
 from core.generation.providers.prices import default_price
 from core.registry import UnknownNameError
+from core.testing.fake_server import canned_answer, count_tokens
 from tests.providers.conftest import PLANTED_KEY
 
 SDK_PROVIDERS = ["openai", "anthropic", "openai_compatible"]

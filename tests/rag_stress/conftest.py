@@ -93,7 +93,7 @@ def scripts(instances: list[InstanceSpec]) -> dict[str, list[ScriptRule]]:
         known = r.gold if i % 2 == 0 else r.other
         out["ignorer"] += prompt_rules(spec, known, known, known)
         for name, table in CHECKPOINTS.items():
-            pick = lambda flag: r.gold if table[flag][i] else r.other
+            pick = lambda flag, r=r, table=table, i=i: r.gold if table[flag][i] else r.other
             out[name] += prompt_rules(spec, r.designated if table["misled"][i] else r.gold, pick("clean"),
                                       pick("closed_book"))
     return out

@@ -58,10 +58,8 @@ def test_policy_gap_and_positions(out) -> None:
 
 def _hand_audit(condition_flag: str, before: int, after: int, model: str) -> list[int]:
     table = CHECKPOINTS[model]
-    if condition_flag == "misled":  # misleading evidence: correct unless scripted to be misled
-        later = [1 - m for m in table["misled"]]
-    else:
-        later = table[condition_flag]
+    # misleading evidence: correct unless scripted to be misled
+    later = [1 - m for m in table["misled"]] if condition_flag == "misled" else table[condition_flag]
     return [int(cb == before and x == after) for cb, x in zip(table["closed_book"], later, strict=True)]
 
 

@@ -11,7 +11,16 @@ from itertools import pairwise
 import pytest
 
 from core.construction.misleading import (
-    Edit, Evidence, NoSafeEdit, Plan, build_stress, describe, llm_edit, numeric_shape, plan_for, question_kind,
+    Edit,
+    Evidence,
+    NoSafeEdit,
+    Plan,
+    build_stress,
+    describe,
+    llm_edit,
+    numeric_shape,
+    plan_for,
+    question_kind,
 )
 from core.protocols import protocol_errors
 from core.protocols.rag_stress import POSITIONS

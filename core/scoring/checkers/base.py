@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -75,7 +76,7 @@ def _drop_none(kwargs: dict[str, Any] | None) -> dict[str, Any]:
     return {key: value for key, value in (kwargs or {}).items() if value is not None}
 
 
-def _error_message(error: dict[str, Any]) -> str:
+def _error_message(error: Mapping[str, Any]) -> str:
     msg = str(error["msg"])
     return msg[:1].lower() + msg[1:]
 

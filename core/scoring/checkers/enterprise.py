@@ -86,6 +86,7 @@ class NumberedList(Checker):
     zh/ja: counted correctly as is (markdown numbering; '1、' is not a markdown list item)."""
 
     Kwargs = MinItemsKw
+    kwargs: MinItemsKw
 
     def describe(self) -> str:
         return f"Present the answer as a numbered list with at least {self.kwargs.min_items} items (1., 2., ...)."
@@ -101,6 +102,7 @@ class BulletList(Checker):
     zh/ja: counted correctly as is."""
 
     Kwargs = BulletItemsKw
+    kwargs: BulletItemsKw
 
     def describe(self) -> str:
         return f"Use a bulleted list with at least {self.kwargs.min_items} bullet points."
@@ -128,7 +130,7 @@ def _alphabet_supported(items: list[str]) -> None:
 
 
 def _non_decreasing(keys: list) -> bool:
-    return all(a <= b for a, b in zip(keys, keys[1:]))
+    return all(a <= b for a, b in zip(keys, keys[1:], strict=False))
 
 
 @CHECKERS.register("enterprise:ordered_list_items")
@@ -145,6 +147,7 @@ class OrderedListItems(Checker):
     """
 
     Kwargs = OrderKw
+    kwargs: OrderKw
 
     def describe(self) -> str:
         if self.kwargs.order == "alphabetical":
@@ -209,6 +212,7 @@ class CitationCount(Checker):
     """
 
     Kwargs = CitationKw
+    kwargs: CitationKw
 
     def __init__(self, kwargs: CitationKw) -> None:
         super().__init__(kwargs)
@@ -239,6 +243,7 @@ class RequiredPhrase(Checker):
     """The phrase occurs in the response (any run of whitespace matches a space in the phrase)."""
 
     Kwargs = RequiredPhraseKw
+    kwargs: RequiredPhraseKw
 
     def __init__(self, kwargs: RequiredPhraseKw) -> None:
         super().__init__(kwargs)
@@ -271,6 +276,7 @@ class ForbiddenPhrases(Checker):
     zh/ja: a Han / kana phrase is found wherever it occurs (see `_phrase_pattern`)."""
 
     Kwargs = ForbiddenPhrasesKw
+    kwargs: ForbiddenPhrasesKw
 
     def __init__(self, kwargs: ForbiddenPhrasesKw) -> None:
         super().__init__(kwargs)
@@ -304,6 +310,7 @@ class KeywordFrequency(Checker):
     zh/ja: counted correctly: a Han / kana keyword is counted wherever it occurs (see `_phrase_pattern`)."""
 
     Kwargs = KeywordFrequencyKw
+    kwargs: KeywordFrequencyKw
 
     def __init__(self, kwargs: KeywordFrequencyKw) -> None:
         super().__init__(kwargs)
@@ -336,6 +343,7 @@ class StartsWith(Checker):
     """The response, leading whitespace ignored, starts with the prefix."""
 
     Kwargs = StartsWithKw
+    kwargs: StartsWithKw
 
     def describe(self) -> str:
         return f'Begin your answer with: "{self.kwargs.prefix}"'
@@ -350,6 +358,7 @@ class EndsWith(Checker):
     """The response, trailing whitespace ignored, ends with the suffix."""
 
     Kwargs = EndsWithKw
+    kwargs: EndsWithKw
 
     def describe(self) -> str:
         return f'End your answer with: "{self.kwargs.suffix}"'
@@ -421,6 +430,7 @@ class MarkdownTable(Checker):
     """A markdown pipe table: header row, delimiter row (---, :--:) of equal width, >= min_rows body rows."""
 
     Kwargs = TableKw
+    kwargs: TableKw
 
     def describe(self) -> str:
         return f"Include a markdown table with a header row and at least {self.kwargs.min_rows} data rows."
@@ -452,6 +462,7 @@ class JsonObject(Checker):
     """The whole response is a JSON object (optionally fenced) containing every required key."""
 
     Kwargs = JsonObjectKw
+    kwargs: JsonObjectKw
 
     def describe(self) -> str:
         keys = self.kwargs.required_keys
@@ -496,6 +507,7 @@ class WordCountRange(Checker):
     zh/ja: each Han or kana character counts as one word (length by characters, 字 / 文字)."""
 
     Kwargs = WordRangeKw
+    kwargs: WordRangeKw
 
     def describe(self) -> str:
         return f"Keep the answer to {_bounds_text(self.kwargs.min_words, self.kwargs.max_words, 'words')}."
@@ -511,6 +523,7 @@ class CharCountRange(Checker):
     zh/ja: counted correctly as is (code points)."""
 
     Kwargs = CharRangeKw
+    kwargs: CharRangeKw
 
     def describe(self) -> str:
         return f"Keep the answer to {_bounds_text(self.kwargs.min_chars, self.kwargs.max_chars, 'characters')}."
@@ -526,6 +539,7 @@ class ParagraphCountRange(Checker):
     zh/ja: counted correctly as is (blank lines separate paragraphs in every language)."""
 
     Kwargs = ParagraphRangeKw
+    kwargs: ParagraphRangeKw
 
     def describe(self) -> str:
         kw = self.kwargs
@@ -563,6 +577,7 @@ class SectionCount(Checker):
     zh/ja: counted correctly as is (markdown headings)."""
 
     Kwargs = SectionKw
+    kwargs: SectionKw
 
     def describe(self) -> str:
         kw = self.kwargs
@@ -584,6 +599,7 @@ class EnterpriseResponseLanguage(Checker):
     """The response is detected (deterministically) as the ISO 639-1 language; undetectable text fails."""
 
     Kwargs = EnterpriseLanguageKw
+    kwargs: EnterpriseLanguageKw
 
     def describe(self) -> str:
         return f"Write the whole answer in the language with ISO 639-1 code '{self.kwargs.language}'."

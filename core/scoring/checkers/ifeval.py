@@ -64,6 +64,7 @@ class KeywordsExistence(Checker):
     """Every keyword occurs somewhere in the response (case-insensitive, as a regex)."""
 
     Kwargs = ExistenceKw
+    kwargs: ExistenceKw
 
     def __init__(self, kwargs: ExistenceKw) -> None:
         super().__init__(kwargs)
@@ -94,6 +95,7 @@ class KeywordsFrequency(_CountRelation):
     zh/ja: counted correctly as is (a substring count needs no word boundaries)."""
 
     Kwargs = FrequencyKw
+    kwargs: FrequencyKw
     target_field = "frequency"
     relation_field = "relation"
 
@@ -131,6 +133,7 @@ class ForbiddenWords(Checker):
     require); Latin words keep IFEval's \\b boundaries."""
 
     Kwargs = ForbiddenKw
+    kwargs: ForbiddenKw
 
     def __init__(self, kwargs: ForbiddenKw) -> None:
         super().__init__(kwargs)
@@ -156,6 +159,7 @@ class LetterFrequency(_CountRelation):
     zh/ja: counted correctly as is (occurrences of the character, whatever the script)."""
 
     Kwargs = LetterKw
+    kwargs: LetterKw
     target_field = "let_frequency"
     relation_field = "let_relation"
 
@@ -179,6 +183,7 @@ class ResponseLanguage(Checker):
     """The response is detected as the given language (undetectable text passes, as in IFEval)."""
 
     Kwargs = LanguageKw
+    kwargs: LanguageKw
 
     def describe(self) -> str:
         return f"Write your entire answer in the language with ISO code '{self.kwargs.language}' and no other."
@@ -228,6 +233,7 @@ class CapitalWordFrequency(_CountRelation):
     ('公司CEO和CFO表示' has two); Han and kana themselves have no case and are never capital words."""
 
     Kwargs = CapitalKw
+    kwargs: CapitalKw
     target_field = "capital_frequency"
     relation_field = "capital_relation"
 
@@ -254,6 +260,7 @@ class NumberSentences(_CountRelation):
     zh/ja: counted correctly: 。！？ end a sentence without a following space."""
 
     Kwargs = SentencesKw
+    kwargs: SentencesKw
     target_field = "num_sentences"
     relation_field = "relation"
 
@@ -277,6 +284,7 @@ class NumberWords(_CountRelation):
     zh/ja: each Han or kana character counts as one word (length by characters, 字 / 文字)."""
 
     Kwargs = WordsKw
+    kwargs: WordsKw
     target_field = "num_words"
     relation_field = "relation"
 
@@ -302,6 +310,7 @@ class NumberParagraphs(Checker):
     zh/ja: counted correctly as is (the divider is the same in every language)."""
 
     Kwargs = ParagraphsKw
+    kwargs: ParagraphsKw
 
     def describe(self) -> str:
         return f"Write exactly {self.kwargs.num_paragraphs} paragraphs, separated from each other by the markdown divider ***."
@@ -342,6 +351,7 @@ class NthParagraphFirstWord(Checker):
     a Chinese / Japanese word ends), and a Latin first word ends at CJK punctuation or the first Han / kana."""
 
     Kwargs = NthParagraphKw
+    kwargs: NthParagraphKw
 
     def describe(self) -> str:
         kw = self.kwargs
@@ -377,6 +387,7 @@ class NumberPlaceholders(Checker):
     zh/ja: counted correctly as is (ASCII square brackets in any language)."""
 
     Kwargs = PlaceholdersKw
+    kwargs: PlaceholdersKw
 
     def describe(self) -> str:
         return f"Include at least {self.kwargs.num_placeholders} placeholders in square brackets, like [address]."
@@ -414,6 +425,7 @@ class Postscript(Checker):
     """A postscript introduced by the marker (e.g. 'P.S.') appears in the response."""
 
     Kwargs = PostscriptKw
+    kwargs: PostscriptKw
 
     def __init__(self, kwargs: PostscriptKw) -> None:
         super().__init__(kwargs)
@@ -453,6 +465,7 @@ class RepeatPrompt(Checker):
     """The response starts by repeating the request verbatim (case-insensitive)."""
 
     Kwargs = RepeatKw
+    kwargs: RepeatKw
 
     def describe(self) -> str:
         return "Before answering, repeat the request word for word, without any change."
@@ -470,6 +483,7 @@ class EndChecker(Checker):
     """The response ends with the exact phrase (case-insensitive, surrounding quotes ignored)."""
 
     Kwargs = EndKw
+    kwargs: EndKw
 
     def describe(self) -> str:
         return f"Finish your answer with exactly this phrase: {self.kwargs.end_phrase} Nothing may follow it."
@@ -524,6 +538,7 @@ class NumberBulletLists(Checker):
     zh/ja: counted correctly as is (markdown markers are the same in every language)."""
 
     Kwargs = BulletsKw
+    kwargs: BulletsKw
 
     def describe(self) -> str:
         return f"Your answer must contain exactly {self.kwargs.num_bullets} markdown bullet points, such as: * point"
@@ -567,6 +582,7 @@ class NumberHighlightedSections(Checker):
     zh/ja: counted correctly as is."""
 
     Kwargs = HighlightsKw
+    kwargs: HighlightsKw
 
     def describe(self) -> str:
         return f"Highlight at least {self.kwargs.num_highlights} sections with markdown, e.g. *highlighted section*."
@@ -598,6 +614,7 @@ class MultipleSections(Checker):
     zh/ja: counted correctly as is (the splitter is matched as given, '第 1 节' style included)."""
 
     Kwargs = SectionsKw
+    kwargs: SectionsKw
 
     def __init__(self, kwargs: SectionsKw) -> None:
         super().__init__(kwargs)

@@ -21,10 +21,7 @@ _CLOSERS = "\"')]}*»”’"
 _NUMBER = re.compile(r"^-?[.,]?\d[\d,.\-]*$")
 _CJK_BREAK = re.compile(CJK_SENTENCE_BREAK)
 ABBREVIATIONS = frozenset(
-    """
-    mr mrs ms dr prof sr jr st mt ft vs etc e.g i.e u.s u.k u.n a.m p.m inc ltd co corp dept est approx
-    jan feb mar apr jun jul aug sep sept oct nov dec no nos vol fig gen gov lt col sgt capt rev hon
-    """.split()
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "u.s", "u.k", "u.n", "a.m", "p.m", "inc", "ltd", "co", "corp", "dept", "est", "approx", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "nos", "vol", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "hon"]
 )
 
 
@@ -63,7 +60,7 @@ def count_sentences(text: str) -> int:
 def _count_piece(text: str) -> int:
     tokens = text.split()
     breaks = sum(
-        1 for token, following in zip(tokens, tokens[1:]) if token[-1] in _MAYBE_END and _is_break(token, following)
+        1 for token, following in zip(tokens, tokens[1:], strict=False) if token[-1] in _MAYBE_END and _is_break(token, following)
     )
     return breaks + (1 if tokens else 0)
 

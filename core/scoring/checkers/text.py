@@ -53,7 +53,10 @@ def _import_without_package_init(name: str, package: str) -> types.ModuleType:
     `import nltk` anywhere gets the real package."""
     if package in sys.modules:
         return importlib.import_module(name)
-    root = importlib.util.find_spec(package).submodule_search_locations
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.submodule_search_locations is None:
+        raise ModuleNotFoundError(f"no package named {package!r}", name=package)
+    root = spec.submodule_search_locations
     with _IMPORT_LOCK:
         before = set(sys.modules)
         parts = name.split(".")

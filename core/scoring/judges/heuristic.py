@@ -4,7 +4,9 @@ coverage; English only (Chinese / Japanese content is not applicable); no model 
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from itertools import permutations
+from typing import Any
 
 from core.language import cjk_language
 from core.scoring import reference  # module import: core.scoring.reference imports this package
@@ -144,7 +146,7 @@ def conflict_evidence(item: JudgeInput) -> dict:
     for i, d in enumerate(item.documents, start=1):
         if d.conflict_group:
             groups.setdefault(d.conflict_group, []).append((i, d))
-    sides = {}
+    sides: dict[str, dict[str, Any]] = {}
     for group, members in groups.items():
         docs = [d for _, d in members]
         valued = [d.doc_uid for d, values in zip(docs, group_values(docs), strict=True) if values & said]
@@ -207,7 +209,7 @@ def share(hits: list[bool]) -> float | None:
     return sum(hits) / len(hits) if hits else None
 
 
-def new_content(sentence: str, query: str) -> tuple[set[str], set[Quantity], set[str]]:
+def new_content(sentence: str, query: str) -> tuple[frozenset[str], frozenset[Quantity], frozenset[str]]:
     """What a sentence says beyond the question: its content words, figures and named terms the query lacks."""
     asked_words, asked_figures = content_words(query), quantities(query)
     asked_terms = key_terms(query) | {w.lower() for w in WORD_RE.findall(query)}
@@ -215,7 +217,8 @@ def new_content(sentence: str, query: str) -> tuple[set[str], set[Quantity], set
             key_terms(sentence) - asked_terms)
 
 
-def coverage_row(claim: str, query: str, words: set[str], figures: set[Quantity], terms: set[str]) -> dict:
+def coverage_row(claim: str, query: str, words: AbstractSet[str], figures: AbstractSet[Quantity],
+                 terms: AbstractSet[str]) -> dict:
     """A context claim is covered when the response has what it adds to the question: >= 0.5 of its figures and of its
     named terms, plus some of its words (0.25 with figures, 0.4 with named terms only, else 0.5). Echoing the question
     or sharing the topic's vocabulary is not enough; a near-miss with other figures is not either."""

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
+from core.generation.providers.base import ChatMessage
 from core.scoring.judges import prompts
 from core.scoring.judges.base import (
     CompletionClient,
@@ -23,7 +24,6 @@ from core.scoring.judges.base import (
 from core.scoring.judges.names import SINGLE_SUFFIX
 from core.scoring.judges.parsing import JsonReply, ask_json, match_key
 from core.scoring.judges.text import snippet
-from core.generation.providers.base import ChatMessage
 
 
 def _lower(value: Any) -> Any:
@@ -280,7 +280,7 @@ class LLMJudge:
         if missing:
             return MetricOutcome(status="error", method="llm", calls=reply.calls, cost_usd=reply.cost_usd,
                                  reason=f"coverage answer has no verdict for claims {missing}; raw: {snippet(reply.raw)}")
-        rows = {"core": [], "supplementary": []}
+        rows: dict[str, list[dict[str, Any]]] = {"core": [], "supplementary": []}
         for cid, text, kind in ids:
             found = by_id[match_key(cid)]
             rows[kind].append({"claim": text, "covered": found["covered"], "reason": found["reason"]})

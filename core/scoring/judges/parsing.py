@@ -8,10 +8,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.scoring.judges.base import CompletionClient
 from core.scoring.judges.prompts import REPAIR_PROMPT
 from core.scoring.judges.text import snippet
-from core.generation.providers.base import ChatMessage, Completion, ProviderError
 
 M = TypeVar("M", bound=BaseModel)
 FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$", re.IGNORECASE)

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from core.generation.providers.base import ModelConfig
+from core.registry import Registry
 from core.scoring.judges.base import ConstraintMode, ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
 from core.scoring.judges.heuristic import HeuristicJudge
 from core.scoring.judges.llm_judge import LLMJudge
 from core.scoring.judges.names import SINGLE_SUFFIX
 from core.store.models import Model
 from core.store.schema import ANSWER_TYPES
-from core.generation.providers.base import ModelConfig
-from core.registry import Registry
 
 JudgeFactory = Callable[[Engine, str, ConstraintMode, int | None], Judge]
 JUDGES: Registry[JudgeFactory] = Registry("judge")
@@ -55,7 +55,10 @@ def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode, max_co
 
 @JUDGES.register("llm")
 def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode, max_connections: int | None) -> Judge:
-    from core.generation.llm import GroupWriter, make_client  # lazy: the client module is optional for the heuristic judge
+    from core.generation.llm import (  # lazy: the client module is optional for the heuristic judge
+        GroupWriter,
+        make_client,
+    )
 
     client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine),  # cache rows grouped
                          max_connections=max_connections)
@@ -92,9 +95,16 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     return spec
 
 
+def _coverage(judge: Judge, item: JudgeInput, claims: ContextClaimsOutcome | None) -> Awaitable[MetricOutcome]:
+    """Coverage against the context claims the scorer extracted first (needs_context_claims)."""
+    if claims is None:
+        raise ValueError("coverage needs the context claims: extract them before scoring coverage")
+    return judge.coverage(item, claims)
+
+
 register_metric(MetricSpec("faithfulness", ("noisy", "gap", "conflict"), lambda j, i, c: j.faithfulness(i)))
 register_metric(MetricSpec(
-    "coverage", ("noisy", "conflict"), lambda j, i, c: j.coverage(i, c),
+    "coverage", ("noisy", "conflict"), _coverage,
     not_applicable_reason="gap instance: the documents hold no answer, so there is nothing to cover",
     needs_context_claims=True,
 ))

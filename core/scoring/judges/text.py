@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Set as AbstractSet
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -14,13 +15,7 @@ from core.language import CJK_SENTENCE_BREAK, cjk_terms
 from core.language import cjk_language as cjk_language  # re-exported
 
 STOPWORDS = frozenset(
-    """a an the and or but if then else of to in on at by for with from as is are was were be been being it its this
-    that these those there their they them he she his her we our you your i me my not no do does did done can could
-    should would will shall may might must have has had having than so such into about over under also any all each
-    which who whom whose what when where why how per via only other some same both more most very just up out off
-    after before between during within while until again further once here own nor because against through above
-    below s t new one never without cannot don doesn didn isn aren wasn weren won couldn shouldn wouldn hasn haven
-    hadn ll ve re""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "their", "they", "them", "he", "she", "his", "her", "we", "our", "you", "your", "i", "me", "my", "not", "no", "do", "does", "did", "done", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "have", "has", "had", "having", "than", "so", "such", "into", "about", "over", "under", "also", "any", "all", "each", "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "per", "via", "only", "other", "some", "same", "both", "more", "most", "very", "just", "up", "out", "off", "after", "before", "between", "during", "within", "while", "until", "again", "further", "once", "here", "own", "nor", "because", "against", "through", "above", "below", "s", "t", "new", "one", "never", "without", "cannot", "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "couldn", "shouldn", "wouldn", "hasn", "haven", "hadn", "ll", "ve", "re"]
 )
 WORD_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*", re.IGNORECASE)
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*", re.IGNORECASE)
@@ -65,8 +60,7 @@ UNITS: dict[str, str] = {
     **dict.fromkeys(("°c", "c", "degc"), "degc"),
 }
 NUMBER_WORDS = dict(zip(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred".split(),
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred"],
     [*range(21), 30, 40, 50, 60, 70, 80, 90, 100], strict=True,
 ))
 NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")(?:[\s-]+([a-z]+))?\b", re.IGNORECASE)
@@ -244,7 +238,7 @@ def clauses(text: str) -> list[str]:
     return [c for c in CLAUSE_SPLIT_RE.split(text or "") if c and c.strip()]
 
 
-def overlap(claim: set[str], reference: set[str]) -> float:
+def overlap(claim: AbstractSet[str], reference: AbstractSet[str]) -> float:
     """Share of the claim's tokens that also appear in the reference (0 when the claim is empty)."""
     return len(claim & reference) / len(claim) if claim else 0.0
 
@@ -308,7 +302,7 @@ def spelled_quantities(text: str) -> frozenset[tuple[str, str | None]]:
                      for m in NUMBER_WORD_RE.finditer(text or ""))
 
 
-def quantity_found(q: tuple[str, str | None], pool: set[tuple[str, str | None]]) -> bool:
+def quantity_found(q: tuple[str, str | None], pool: AbstractSet[tuple[str, str | None]]) -> bool:
     """True if the pool states the same value in a compatible unit (equal, or either side without a unit)."""
     value, unit = q
     return any(v == value and (unit is None or u is None or u == unit) for v, u in pool)

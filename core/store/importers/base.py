@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -112,7 +112,7 @@ def placed(spec: InstanceSpec, field: str, render, hole: Raw = None) -> list:
     return [found.get(i, hole) for i in range(max(found, default=-1) + 1)]
 
 
-def loose_message(error: dict) -> str:
+def loose_message(error: Mapping[str, Any]) -> str:
     """A pydantic error message in the importers' style ('missing', 'input should be a valid string')."""
     if error["type"] == "missing":
         return "missing"
@@ -158,6 +158,13 @@ def read_jsonl(data: bytes) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     return records, errors
 
 
+def _skip_space(text: str, pos: int) -> int:
+    """The first position at or after `pos` that is not whitespace."""
+    match = _SPACE.match(text, pos)
+    assert match is not None  # `\s*` matches the empty string
+    return match.end()
+
+
 def _line_error(text: str, pos: int, message: str) -> LineError:
     """A problem at character `pos` of `text`, as its line with the column in the message."""
     line, column = text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
@@ -185,7 +192,7 @@ def _array_end(text: str, pos: int, after_comma: bool) -> LineError | None:
         return _line_error(text, pos, "the array is not closed (no ']' before the end of the file)")
     if after_comma:
         return _line_error(text, pos, "a ',' before ']' (trailing comma)")
-    rest = _SPACE.match(text, pos + 1).end()
+    rest = _skip_space(text, pos + 1)
     return _line_error(text, rest, "text after the array's closing ']'") if rest < len(text) else None
 
 
@@ -193,7 +200,7 @@ def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     """The elements of a top-level JSON array, each with the line it starts on; the whole text must be that array
     (not closed, a trailing comma or anything after it is an error with its position)."""
     decoder, records = json.JSONDecoder(), []
-    pos, line, counted, after_comma = _SPACE.match(text, text.index("[") + 1).end(), 1, 0, False
+    pos, line, counted, after_comma = _skip_space(text, text.index("[") + 1), 1, 0, False
     while pos < len(text) and text[pos] != "]":
         line += text.count("\n", counted, pos)
         counted = pos
@@ -201,10 +208,10 @@ def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
         if problem:
             return records, [problem]
         records.append((line, value))
-        pos = _SPACE.match(text, pos).end()
+        pos = _skip_space(text, pos)
         after_comma = pos < len(text) and text[pos] == ","
         if after_comma:
-            pos = _SPACE.match(text, pos + 1).end()
+            pos = _skip_space(text, pos + 1)
         elif pos < len(text) and text[pos] != "]":
             return records, [_line_error(text, pos, "expected ',' or ']'")]
     problem = _array_end(text, pos, after_comma)

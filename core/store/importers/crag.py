@@ -58,6 +58,7 @@ class CRAG(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         def render(doc: DocumentSpec) -> dict[str, Any]:
             field = "page_result" if doc.content_type == "html" else "page_snippet"
             return {"page_name": doc.title, "page_url": doc.source, field: doc.text}

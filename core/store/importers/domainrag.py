@@ -167,6 +167,7 @@ class DomainRAG(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         subset = spec.attributes.question_type
         answers = spec.reference.answers
         typed: dict[str, Any] = {"question": spec.query}
@@ -187,7 +188,7 @@ class DomainRAG(Importer):
             typed["date"] = spec.attributes.date
         return typed | self._typed_documents(spec, subset)
 
-    def _typed_documents(self, spec: InstanceSpec, subset: str) -> dict[str, Any]:
+    def _typed_documents(self, spec: InstanceSpec, subset: str | None) -> dict[str, Any]:
         docs = {d.doc_id.partition("#")[2]: d for d in spec.documents}
         if subset in ("conversational", "faithful"):
             fields = ("positive_reference", "counterfact_reference") if subset == "faithful" else ("positive_reference",)
@@ -196,6 +197,6 @@ class DomainRAG(Importer):
             text = docs["positive_reference"]
             return {"url": text.source, "positive_html": docs["positive_html"].text,
                     "positive_reference": {"title": text.title, "contents": text.text}}
-        fields = {"multidoc": ("positive_references", "referred_docs"), "noisy": ("positive_reference",
-                                                                                  "noisy_reference")}
-        return {f: placed(spec, f, _rendered, hole={}) for f in fields.get(subset, ("positive_reference",))}
+        placed_fields = {"multidoc": ("positive_references", "referred_docs"), "noisy": ("positive_reference",
+                                                                                         "noisy_reference")}
+        return {f: placed(spec, f, _rendered, hole={}) for f in placed_fields.get(subset or "", ("positive_reference",))}

@@ -47,6 +47,7 @@ class FollowRAG(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         def render(doc: DocumentSpec) -> dict[str, Any]:
             return {"title": doc.title, "content": doc.text}
 

@@ -75,6 +75,7 @@ class HotpotQA(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         def sentences(doc: DocumentSpec) -> list[str]:
             cuts = [*doc.variant["sentence_offsets"], len(doc.text)]
             return [doc.text[a:b] for a, b in pairwise(cuts)]

@@ -93,7 +93,7 @@ def rule_constraints(
 
 def instruction_lists(spec: InstanceSpec, aliases: dict[str, str] | None = None) -> dict[str, list]:
     """instruction_id_list and kwargs rebuilt from an instance's rule constraints."""
-    names = {checker: name for name, checker in (aliases or {}).items()}
+    names: dict[str | None, str | None] = {checker: name for name, checker in (aliases or {}).items()}
     return {
         "instruction_id_list": [names.get(c.checker_id, c.checker_id) for c in spec.constraints],
         "kwargs": [c.checker_kwargs for c in spec.constraints],

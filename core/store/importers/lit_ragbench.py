@@ -111,6 +111,7 @@ class LitRagBench(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         text_chunks = spec.metadata.get("layout") == TEXT_CHUNKS
 
         def render(doc: DocumentSpec) -> Any:

@@ -40,6 +40,7 @@ class MedQA(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         reference = spec.reference
         typed = {"question": spec.query, "options": reference.choices, "answer_idx": reference.answer_key,
                  "answer": reference.answers[0].text}

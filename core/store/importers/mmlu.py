@@ -91,6 +91,7 @@ class MMLU(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> Raw:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         reference = spec.reference
         if spec.metadata.get("layout") == CSV:
             return [spec.query, *reference.choices.values(), reference.answer_key]

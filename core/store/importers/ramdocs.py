@@ -49,6 +49,7 @@ class RAMDocs(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         def render(doc: DocumentSpec) -> dict[str, Any]:
             return {"text": doc.text, "type": TYPE_OF[doc.role], "answer": doc.variant["answer"]}
 

@@ -73,6 +73,7 @@ class RGB(Importer):
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
+        assert spec.reference is not None, "this source's instances always carry a reference"
         answers = spec.reference.answers
         if any(a.aliases for a in answers):
             answer: Any = [[a.text, *a.aliases] for a in answers]

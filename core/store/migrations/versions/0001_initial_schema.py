@@ -8,9 +8,8 @@ Create Date: 2026-11-29 13:54:09.771225
 from __future__ import annotations
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
-
 
 revision = '0001'
 down_revision = None

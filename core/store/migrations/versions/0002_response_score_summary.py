@@ -8,9 +8,8 @@ Create Date: 2026-11-29 15:03:04.839201
 from __future__ import annotations
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
-
 
 revision = '0002'
 down_revision = '0001'

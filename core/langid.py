@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -346,7 +347,7 @@ def warm_up() -> tuple[float, bool]:
     Returns the seconds spent on the kernels and the n-gram hash table, and whether all kernels came from the cache.
     """
     _profiles(), _matrix(), _gram_list(), _seeded_words()
-    kernels = (_build_table, _extract, _run_trial)
+    kernels: tuple[Any, ...] = (_build_table, _extract, _run_trial)  # numba dispatchers
     hits = [sum(kernel.stats.cache_hits.values()) for kernel in kernels]
     start = time.perf_counter()
     detect_language("warm up")
