@@ -14,11 +14,14 @@ from core.analysis.alignment import (
     run_choices,
     verification_agreement,
 )
-from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE, MIN_LABELS
+from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE
+from core.analysis.fitness import MIN_LABELS as MIN_FITNESS_LABELS
 from core.analysis.judge_check import PUBLISHED, SOURCE, fitness_of, latest_checks
+from core.analysis.ppi import MIN_LABELS
 from core.review.gold import gold_labels, load_response
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code
+from ui import results_view
 from ui.alignment_view import (
     agreement_table,
     confusion_section,
@@ -31,6 +34,7 @@ from ui.alignment_view import (
     verification_table,
 )
 from ui.auth import require_page
+from ui.live import refresh_on_new_data
 from ui.session import engine
 from ui.workspace import render_bundle, render_response
 
@@ -54,7 +58,7 @@ def judge_checks_section():
     st.subheader("Judge checks against human-labelled suites")
     st.caption(f"Fitness from κ of the judge's preference against each human label (overall dimension): below "
                f"{FIT_TO_EXPLORE} not fit, {FIT_TO_EXPLORE}–{FIT_TO_DECIDE} fit to explore, {FIT_TO_DECIDE} and above fit "
-               f"to decide (Landis & Koch 1977; McHugh 2012); fewer than {MIN_LABELS} labels: undetermined; a detected "
+               f"to decide (Landis & Koch 1977; McHugh 2012); fewer than {MIN_FITNESS_LABELS} labels: undetermined; a detected "
                "bias caps it at fit to explore. See docs/judges.md.")
     checks = latest_checks(engine(), "suite")
     if not checks:
@@ -74,6 +78,7 @@ def judge_checks_section():
 
 principal = require_page(__file__)
 st.title("Judge alignment")
+refresh_on_new_data(results_view.versions(), results_view.versions)  # new gold labels or verdicts: rerun, no reload
 
 runs = run_choices(engine())
 run_ids = st.multiselect("Runs", list(runs), default=list(runs)[:1], key="align_runs", format_func=runs.get)
@@ -115,11 +120,13 @@ if judges:
 
 st.subheader("What each judge is worth with these gold labels")
 value = judge_value(engine(), run_ids, judges, gold)
-if value.empty:
-    st.info("Needs gold labels on at least two responses per model and metric (draw and label a gold sample).")
+if value.empty or value["corrected_ci_width"].isna().all():
+    st.info(f"Needs gold labels on at least {MIN_LABELS} responses per model and metric (draw and label a gold "
+            "sample): below that a corrected interval says too little to compare judges.")
 else:
     st.caption("Mean width of the judge-corrected (PPI++) 95% CI over models, against gold labels alone on the same n; "
-               "'labels saved' is the share of expert labels the judge spares for the same precision.")
+               f"'models' counts those with at least {MIN_LABELS} gold labels (the widths are over them), n every "
+               "gold label; 'labels saved' is the share of expert labels the judge spares for the same precision.")
     st.dataframe(value.assign(judge=value["judge"].map(judge_label)), hide_index=True,
                  column_config={"corrected_ci_width": st.column_config.NumberColumn(format="%.3f"),
                                 "gold_only_ci_width": st.column_config.NumberColumn(format="%.3f"),

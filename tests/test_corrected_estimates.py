@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from core.analysis import readmodel
+from core.analysis.ppi import MIN_LABELS
 from tests.test_alignment import build
 
 
@@ -49,7 +50,7 @@ def test_undetermined_judge_values_are_predicted_by_the_judge_mean_and_metrics_w
     out = readmodel.corrected_estimates(scores, gold).set_index(["model", "metric"])
     row = out.loc[("m0", "strict_ias")]
     assert row["N"] == 600 and row["judge_n"] == 400 and np.isfinite(row["estimate"])
-    assert "needs at least 2 gold labels" in out.loc[("m0", "rejection"), "note"]
+    assert f"needs at least {MIN_LABELS} gold labels (has 0)" in out.loc[("m0", "rejection"), "note"]
 
 
 def test_ranking_change_is_reported() -> None:
@@ -98,13 +99,23 @@ def test_paired_difference_is_corrected_and_covers_the_true_gap() -> None:
     assert hits / reps >= 0.93
 
 
-def test_judge_value_compares_corrected_and_gold_only_widths(tmp_path) -> None:
+@pytest.mark.parametrize(("labels", "models"), [pytest.param(MIN_LABELS - 1, 0, id="below-the-minimum-no-width"),
+                                                pytest.param(2 * MIN_LABELS, 2, id="enough-labels-both-models")])
+def test_judge_value_compares_corrected_and_gold_only_widths(backend_url_factory, labels, models) -> None:
+    from bench.make_synthetic_results import make_results
     from core.analysis.alignment import judge_value
+    from core.store.db import make_engine
 
-    s, _ = build(tmp_path)
-    out = judge_value(s.engine, [s.run_id], ["llm:j1", "heuristic"])
-    assert set(out["judge"]) <= {"llm:j1", "heuristic"} and not out.empty
-    assert (out["corrected_ci_width"] <= out["gold_only_ci_width"] + 1e-12).all()
+    url = backend_url_factory()
+    make_results(url, n_models=2, n_instances=60, seed=3, with_baselines=False, extra_judges=("llm:j1",))
+    engine = make_engine(url)
+    scores = readmodel.load_scores(engine, [1], "heuristic")
+    labelled = scores.groupby("model").head(labels)["response_id"]  # gold: Strict IAS passes on every third response
+    gold = {int(r): {"constraints": {"c1": int(r) % 3 == 0}} for r in labelled}
+    out = judge_value(engine, [1], ["llm:j1", "heuristic"], gold).query("metric == 'Strict IAS'")
+    assert list(out["models"]) == [models, models] and (out["n"] == 2 * labels).all()
+    assert set(out["judge"]) == {"llm:j1", "heuristic"} and out["corrected_ci_width"].notna().all() == bool(models)
+    assert (out["corrected_ci_width"] <= out["gold_only_ci_width"] + 1e-12).all() or not models
 
 
 @pytest.mark.parametrize(

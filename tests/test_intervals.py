@@ -138,7 +138,7 @@ def test_the_t_quantiles_used_above() -> None:
 
 
 def test_orchestration_gap_ci_covers_the_true_gap() -> None:
-    """Gap = mean Loose (all judged responses) − mean Strict (complete cases); its delta-method CI covers the truth."""
+    """Gap = mean Loose (all judged responses) − mean Strict (complete cases); its MOVER CI covers the truth."""
     rng = np.random.default_rng(RNG_SEED)
     reps, n, k, p, err = 300, 150, 8, 0.85, 0.1
     passed = rng.random((reps, n, k)) < p

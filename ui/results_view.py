@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
+from core.analysis.ppi import MIN_LABELS
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
@@ -50,6 +51,7 @@ class Filters:
     domains: tuple[str, ...]
     version: tuple
     scope: Scope = Scope()
+    gold: tuple = ()  # gold-label version: the judge-corrected estimates are cached per (data, gold) version
 
     @property
     def modes(self) -> list[str]:
@@ -158,6 +160,17 @@ def data_version() -> tuple:
     return (*readmodel.data_version(engine()), engine().url.render_as_string(hide_password=True))
 
 
+def gold_version() -> tuple:
+    """Current gold-label version (max annotation id, annotation count, max assignment id): keys the corrected
+    estimates, so a saved label shows on the next run of a page without re-reading the scores."""
+    return readmodel.gold_version(engine())
+
+
+def versions() -> tuple:
+    """What the results pages watch for a refresh: the data version and the gold-label version."""
+    return data_version(), gold_version()
+
+
 def _run_label(row: pd.Series) -> str:
     tag = f" — {FIRST_START_LABEL}" if (row["config"] or {}).get("first_start") else ""
     return f"#{row['id']} {row['name'] or 'run'} ({row['status']}){tag}"
@@ -196,8 +209,8 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                     sets: bool = False) -> Filters | None:
     """Runs, judge, subset and domains (and with `sets`, the benchmark set and 'accepted only') in the sidebar, kept in
     the URL so a link reopens the same view; None (with a message) when nothing is scored yet."""
-    version = data_version()
-    refresh_on_new_data(version, data_version)
+    version, gold = versions()
+    refresh_on_new_data((version, gold), versions)
     runs = _runs(version)
     first_start_banner(runs)
     if runs.empty:
@@ -232,7 +245,7 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_keep("results_domains", "domains", multi=True)
         scope = scope_filters() if sets else Scope()
         share_link()
-    filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope)
+    filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope, gold)
     st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
                f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope)}. Every "
                "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
@@ -245,36 +258,41 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
 
 
 @st.cache_data(max_entries=8, show_spinner="Correcting with the gold labels…")
-def corrected(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
-    """Judge-corrected (PPI++) estimates of the gold-decidable metrics, with the judge's label on every row."""
+def corrected(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tuple) -> pd.DataFrame:
+    """Judge-corrected (PPI++) estimates of the gold-decidable metrics, with the judge's label on every row (cached
+    per data version and gold-label version: new labels recompute them)."""
     return readmodel.load_corrected(engine(), list(run_ids), judge, scores(run_ids, judge, version)).assign(
         judge=judge_label(judge))
 
 
 def corrected_section(f: Filters) -> None:
     """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
-    table = corrected(f.run_ids, f.judge, f.version)
+    table = corrected(f.run_ids, f.judge, f.version, f.gold)
     st.subheader("Judge-corrected estimates (expert gold labels)")
     if f.scope.narrowed:
         st.caption("These use every instance of the chosen runs: the benchmark-set and 'accepted only' filters do not "
                    "apply to this section.")
-    if table.empty or table["estimate"].isna().all():
+    if table.empty or not table["n"].fillna(0).any():
         st.info("No gold labels on these runs yet: draw a gold sample (Adjudicate page) and label it to see "
                 "judge-corrected estimates with valid confidence intervals.", icon=":material/info:")
         return
+    if table["estimate"].isna().all():
+        st.info(f"{int(table['n'].sum())} gold label values so far: a corrected estimate needs at least {MIN_LABELS} "
+                "gold labels per model and metric (fewer give intervals too wide to say anything); label more on the "
+                "Label responses page.", icon=":material/info:")
     changed = readmodel.ranking_changes(table)
     if changed:
-        st.warning(f"The correction changes the ranking on: {', '.join(changed)}. Trust the corrected column.",
-                   icon=":material/swap_vert:")
+        st.warning(f"The correction changes the ranking on: {', '.join(changed)}. "
+                   + readmodel.corrected_trust(table), icon=":material/swap_vert:")
     st.caption(f"Judge {judge_label(f.judge)}: its raw mean over N responses, and the prediction-powered (PPI++) "
                "estimate that uses the n expert gold labels to remove the judge's bias; effective n is how many gold "
                "labels alone would give the same precision; 'labels for ±5 pts' is how many gold labels this judge "
-               "needs for a 95% CI of ±5 points. † n < 30.")
+               "needs for a 95% CI of ±5 points. † n < 30. No corrected value below {MIN_LABELS} gold labels.")
     shown = table.assign(**{
         "raw judge": table["judge_value"].map(lambda v: "no data" if pd.isna(v) else f"{v:.1%}"),
         "corrected [95% CI]": [("—" if pd.isna(e) else f"{e:.1%} [{lo:.1%}, {hi:.1%}]") + ("†" if s else "")
                                for e, lo, hi, s in zip(table["estimate"], table["ci_low"], table["ci_high"],
-                                                       table["small_n"].fillna(False), strict=True)],
+                                                       table["small_n"].eq(True), strict=True)],
         "gold only [95% CI]": ["—" if pd.isna(g) else f"{g:.1%} [{lo:.1%}, {hi:.1%}]"
                                for g, lo, hi in zip(table["gold_mean"], table["gold_ci_low"], table["gold_ci_high"],
                                                     strict=True)],

@@ -372,7 +372,9 @@ def cross_judge(engine: Engine, run_ids: Iterable[int], judges: list[str] | None
 def judge_value(engine: Engine, run_ids: Sequence[int], judges: Sequence[str],
                 gold: Mapping[int, dict[str, Any]] | None = None) -> pd.DataFrame:
     """Per judge and gold-decidable metric: the mean width of the corrected (PPI++) CI over models beside the
-    gold-only width on the same n, so a team sees which judge buys the narrowest intervals for its expert labels."""
+    gold-only width on the same n, so a team sees which judge buys the narrowest intervals for its expert labels.
+    `models` counts those with at least ppi.MIN_LABELS gold labels (the widths are NaN when none has), `n` every
+    gold label on the metric."""
     from core.analysis import readmodel
 
     rows = []
@@ -380,12 +382,13 @@ def judge_value(engine: Engine, run_ids: Sequence[int], judges: Sequence[str],
     for judge in judges:
         if not gold:  # no estimate without gold labels
             continue
-        table = readmodel.load_corrected(engine, list(run_ids), judge, gold=dict(gold)).dropna(subset=["estimate"])
-        for metric, g in table.groupby("metric", sort=True):
-            width = float((g["ci_high"] - g["ci_low"]).mean())
-            gold_width = float((g["gold_ci_high"] - g["gold_ci_low"]).mean())
+        table = readmodel.load_corrected(engine, list(run_ids), judge, gold=dict(gold))
+        for metric, labelled in table[table["n"] > 0].groupby("metric", sort=True):
+            g = labelled.dropna(subset=["estimate"])  # models with at least MIN_LABELS labels; NaN widths without
+            width = float((g["ci_high"] - g["ci_low"]).mean()) if len(g) else np.nan
+            gold_width = float((g["gold_ci_high"] - g["gold_ci_low"]).mean()) if len(g) else np.nan
             rows.append({"judge": judge, "metric": readmodel.GOLD_METRICS[metric], "models": int(len(g)),
-                         "n": int(g["n"].sum()), "corrected_ci_width": width, "gold_only_ci_width": gold_width,
+                         "n": int(labelled["n"].sum()), "corrected_ci_width": width, "gold_only_ci_width": gold_width,
                          "labels_saved_share": 1 - (width / gold_width) ** 2 if gold_width > 0 else np.nan})
     return pd.DataFrame(rows, columns=["judge", "metric", "models", "n", "corrected_ci_width", "gold_only_ci_width",
                                        "labels_saved_share"])

@@ -14,6 +14,7 @@ import pandas as pd
 import scipy.stats as sps
 
 from core.analysis import readmodel, stats
+from core.analysis.ppi import MIN_LABELS
 from core.scoring.judges.names import judge_label
 
 SMALL_N = stats.SMALL_N
@@ -398,14 +399,18 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
 
 
 def corrected_choice(result: PickResult, corrected: pd.DataFrame) -> str | None:
-    """Whether the judge-corrected (PPI++) means change the choice, as a sentence; None without gold labels.
+    """Whether the judge-corrected (PPI++) means change the choice, as a sentence; None without gold labels, and how
+    many are missing while fewer than MIN_LABELS back every corrected mean.
 
     The corrected means replace the judge's means for the metrics gold labels decide; the rest stay. Only for the
     whole run (the gold sample is not stratified by the picker's domain and subset filters).
     """
     usable = corrected.dropna(subset=["estimate"]) if not corrected.empty else corrected
-    if usable.empty or result.leader is None:
+    if result.leader is None or corrected.empty or not corrected["n"].fillna(0).any():
         return None
+    if usable.empty:
+        return (f"{int(corrected['n'].sum())} expert gold label values so far: checking the choice against them needs "
+                f"at least {MIN_LABELS} gold labels per model and metric.")
     if result.spec.domains or result.spec.modes:
         return "Judge-corrected estimates exist for the whole run only: clear the domain and subset filters to check them."
     means = {m: dict(zip(usable.loc[usable["metric"] == m, "model"], usable.loc[usable["metric"] == m, "estimate"],

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 from scipy import stats as st
 
 SMALL_N = 30
+MIN_LABELS = 10  # below this many gold labels no corrected value is shown (bench/bench_ppi_coverage.py)
 
 
 @dataclass(frozen=True)
@@ -142,17 +143,46 @@ def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *,
     effective = float(gold_variance / variance * n) if variance > 0 else float("inf")
     method = "gold only" if lam == 0 else "PPI" if lam == 1 else "PPI++"
     judge_mean = float(np.concatenate([f, fu]).mean())
-    return CorrectedEstimate(float(estimate), float(centre - half), float(centre + half), lam, n, big_n,
-                             effective, judge_mean, float(y.mean()), float(gold_centre - gold_half),
-                             float(gold_centre + gold_half), method)
+    low, high = _clipped(centre - half, centre + half, bounds)
+    gold_low, gold_high = _clipped(gold_centre - gold_half, gold_centre + gold_half, bounds)
+    return CorrectedEstimate(float(np.clip(estimate, *bounds)), low, high, lam, n, big_n, effective, judge_mean,
+                             float(y.mean()), gold_low, gold_high, method)
+
+
+def _clipped(low: float, high: float, bounds: tuple[float, float]) -> tuple[float, float]:
+    """A CI cut to the metric's range (the truth lies inside it, so cutting never loses coverage)."""
+    return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+
+
+def _smoothed_z_variances(grid: np.ndarray, f: np.ndarray, y: np.ndarray, weight: np.ndarray,
+                          bounds: tuple[float, float], confidence: float) -> tuple[np.ndarray, ...]:
+    """(z values, CI centres, variances of the mean) of z(lam) = lam * f * (1 - w) + Y * w for each lam, with
+    Agresti-Coull's pseudo-disagreements: z^2/2 pseudo-labelled responses at each end of the rectifier's range,
+    weighted like the mean labelled response (w = 1/pi). Without them the variance collapses when every sampled label
+    agrees with the judge; with z^2/4 (as the unweighted interval) coverage fell to 92.5% at n = 30."""
+    c = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 2
+    low, high = bounds
+    labeled = weight > 0
+    big_n, w_bar, judged_mean = f.size, float(weight[labeled].mean()), float(f[labeled].mean())
+    slope, base = f * (1 - weight), np.nan_to_num(y) * weight
+    z = grid[:, None] * slope[None, :] + base[None, :]  # z(lam) per response
+    pseudo = [grid * judged_mean + w_bar * (end - grid * other) for end, other in ((low, high), (high, low))]
+    total = big_n + 2 * c
+    centre = (z.sum(axis=1) + c * (pseudo[0] + pseudo[1])) / total
+    squares = ((z - centre[:, None]) ** 2).sum(axis=1) + c * ((pseudo[0] - centre) ** 2 + (pseudo[1] - centre) ** 2)
+    return z, centre, squares / (total - 1) / total
 
 
 def ipw_ppi_mean(judged: ArrayLike, gold: ArrayLike, probabilities: ArrayLike, *, lam: float | None = None,
-                 confidence: float = 0.95) -> CorrectedEstimate:
+                 confidence: float = 0.95, bounds: tuple[float, float] = (0.0, 1.0)) -> CorrectedEstimate:
     """Corrected mean when item i was sent to experts with probability pi_i (gold NaN where not sampled).
 
     Each response contributes z_i = lam * f_i + (Y_i - lam * f_i) * xi_i / pi_i (xi_i = 1 if labelled); the estimate
-    is mean(z), unbiased for any pi_i > 0 and any fixed lam (Horvitz-Thompson), with CI mean(z) +/- t * sd(z)/sqrt(N).
+    is mean(z), unbiased for any pi_i > 0 and any fixed lam (Horvitz-Thompson). Its CI is centre +/- t * sd/sqrt(N),
+    where the centre and sd come from the z values plus z^2/2 pseudo-disagreements at each end of the range
+    (_smoothed_z_variances) and t has the Kish effective number of labels minus 1 degrees of freedom; cut to
+    `bounds`. bench/bench_ppi_coverage.py measures >= 93% coverage for n >= 30 over true rates 0.05-0.95 and judge
+    accuracies 0.6-0.95 under the product's uncertainty sampling.
     lam = 0 is the gold-only (Horvitz-Thompson) estimate; lam=None picks the lam on a 0.01 grid with the smallest
     variance, so the CI is never wider than the gold-only one on the same data.
     """
@@ -166,19 +196,18 @@ def ipw_ppi_mean(judged: ArrayLike, gold: ArrayLike, probabilities: ArrayLike, *
     if n < 2:
         raise ValueError("need at least 2 gold labels")
     weight = np.where(labeled, 1.0 / pi, 0.0)
-    slope, base = f * (1 - weight), np.nan_to_num(y) * weight  # z(lam) = lam * slope + base
-    grid = LAMBDA_GRID if lam is None else np.array([float(lam)])
-    z = grid[:, None] * slope[None, :] + base[None, :]
-    variances = z.var(axis=1, ddof=1) / big_n
-    best = int(np.argmin(variances))
-    q = _quantile(confidence, n)
-    estimate, half = float(z[best].mean()), float(q * np.sqrt(variances[best]))
-    gold_z = base
-    gold_mean, gold_half = float(gold_z.mean()), float(q * gold_z.std(ddof=1) / np.sqrt(big_n))
-    gold_variance = gold_z.var(ddof=1) / big_n
-    effective = float(n * gold_variance / variances[best]) if variances[best] > 0 else float("inf")
-    return CorrectedEstimate(estimate, estimate - half, estimate + half, float(grid[best]), n, big_n - n, effective,
-                             float(f.mean()), gold_mean, gold_mean - gold_half, gold_mean + gold_half,
+    grid = np.unique(np.r_[LAMBDA_GRID if lam is None else [float(lam)], 0.0])
+    z, centres, variances = _smoothed_z_variances(grid, f, y, weight, bounds, confidence)
+    best = int(np.argmin(variances)) if lam is None else int(np.flatnonzero(grid == float(lam))[0])
+    gold = int(np.flatnonzero(grid == 0.0)[0])
+    kish_n = weight.sum() ** 2 / (weight**2).sum()  # labels of equal weight carrying the same information
+    q = _quantile(confidence, max(int(kish_n), 2))
+    half, gold_half = float(q * np.sqrt(variances[best])), float(q * np.sqrt(variances[gold]))
+    effective = float(n * variances[gold] / variances[best]) if variances[best] > 0 else float("inf")
+    low, high = _clipped(centres[best] - half, centres[best] + half, bounds)
+    gold_low, gold_high = _clipped(centres[gold] - gold_half, centres[gold] + gold_half, bounds)
+    return CorrectedEstimate(float(np.clip(z[best].mean(), *bounds)), low, high, float(grid[best]), n, big_n - n,
+                             effective, float(f.mean()), float(np.clip(z[gold].mean(), *bounds)), gold_low, gold_high,
                              "PPI++ (inverse-probability weighted)")
 
 

@@ -32,7 +32,18 @@ from core.scoring.summaries import (
     runs_sql,
     stale_summary_runs,
 )
-from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
+from core.store.models import (
+    Annotation,
+    Assignment,
+    Constraint,
+    Document,
+    Domain,
+    Instance,
+    Model,
+    Response,
+    Run,
+    Verdict,
+)
 from core.store.schema import CATEGORIES, NO_MODE
 
 RULE_JUDGE = "rule"
@@ -308,6 +319,19 @@ def data_version(engine: Engine) -> tuple[int, int, int]:
     return int(vmax or 0), int(vcount or 0), int(rmax or 0)
 
 
+def gold_version(engine: Engine) -> tuple[int, int, int]:
+    """A cheap fingerprint of the expert labels: (max annotation id, annotation count, max assignment id).
+
+    Annotations are append-only (a label, an adjudication or an undo adds a row) and a gold draw adds assignments
+    (with their sampling probabilities), so any change to the gold labels or their probabilities changes it.
+    """
+    with Session(engine) as session:
+        amax = session.exec(select(func.max(Annotation.id))).one()[0]
+        acount = session.exec(select(func.count()).select_from(Annotation)).one()[0]
+        smax = session.exec(select(func.max(Assignment.id))).one()[0]
+    return int(amax or 0), int(acount or 0), int(smax or 0)
+
+
 def benchmark_composition(engine: Engine) -> pd.DataFrame:
     """Latest benchmark instances counted by domain, mode and origin."""
     from sqlmodel import col
@@ -445,25 +469,39 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
     return rows
 
 
-def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
-    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a delta-method (influence) CI.
+GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
 
-    The two means use different rows (Strict is complete-case), so the CI comes from each response's influence on
-    the difference, (L_i − mean_L)/n_L − (S_i − mean_S)/n_S (0 where a value is missing), with a Student t quantile.
+
+def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: pd.DataFrame) -> tuple[float, float]:
+    """MOVER interval (Zou and Donner 2008) for shown Loose minus shown Strict IAS, from their shown intervals and
+    the correlation of the two means (each response's influence on both), cut to [-1, 1].
+
+    It inherits the small-n honesty of each metric's own interval, where a delta-method interval collapses when the
+    few determined Strict values agree (bench/bench_ppi_coverage.py: >= 93% at any share of Strict determined).
     """
+    (m_l, l_l, u_l, n_l), (m_s, l_s, u_s, n_s) = (shown.loc[k, ["value", "ci_low", "ci_high", "n"]] for k in
+                                                  ("loose_ias", "strict_ias"))
+    dev_l, dev_s = np.nan_to_num((loose - m_l) / n_l), np.nan_to_num((strict - m_s) / n_s)
+    spread = np.sqrt((dev_l**2).sum() * (dev_s**2).sum())
+    r = float((dev_l * dev_s).sum() / spread) if spread > 0 else 0.0
+    below = np.sqrt(max((m_l - l_l) ** 2 + (u_s - m_s) ** 2 - 2 * r * (m_l - l_l) * (u_s - m_s), 0.0))
+    above = np.sqrt(max((u_l - m_l) ** 2 + (m_s - l_s) ** 2 - 2 * r * (u_l - m_l) * (m_s - l_s), 0.0))
+    return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
+
+
+def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
+    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a MOVER interval (_gap_interval);
+    "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS."""
     rows = []
     for model, group in scores[["model", "loose_ias", "strict_ias"]].groupby("model", sort=True):
-        loose, strict = (group[k].to_numpy(float) for k in ("loose_ias", "strict_ias"))
-        m_l, m_s = means.loc[(model, "loose_ias"), "value"], means.loc[(model, "strict_ias"), "value"]
-        n_l, n_s = int(means.loc[(model, "loose_ias"), "n"]), int(means.loc[(model, "strict_ias"), "n"])
-        low = high = np.nan
-        if n_s >= 2 and n_l >= 2:
-            influence = np.nan_to_num((loose - m_l) / n_l) - np.nan_to_num((strict - m_s) / n_s)
-            rows_used = int((~np.isnan(loose)).sum())
-            half = float(stats.st.t.ppf(0.975, rows_used - 1) * np.sqrt((influence**2).sum() * rows_used / (rows_used - 1)))
-            low, high = m_l - m_s - half, m_l - m_s + half
-        rows.append({"model": model, "metric": GAP_KEY, "value": float(m_l - m_s), "ci_low": low, "ci_high": high,
-                     "n": n_s, "interval": "delta method" if n_s >= 2 else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
+        shown = means.loc[model]
+        n_s, n_l = int(shown.loc["strict_ias", "n"]), int(shown.loc["loose_ias", "n"])
+        enough = n_s >= GAP_MIN_STRICT and n_l >= 2
+        value = float(shown.loc["loose_ias", "value"] - shown.loc["strict_ias", "value"]) if enough else np.nan
+        low, high = (_gap_interval(*(group[k].to_numpy(float) for k in ("loose_ias", "strict_ias")), shown)
+                     if enough else (np.nan, np.nan))
+        rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
+                     "n": n_s, "interval": "MOVER" if enough else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
     return rows
 
 
@@ -873,7 +911,7 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
     estimator is core.analysis.ppi.ipw_ppi_mean).
     """
-    from core.analysis.ppi import ipw_ppi_mean, labels_for_width, ppi_mean
+    from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, labels_for_width, ppi_mean
 
     merged = scores[["response_id", "model", "mode", *GOLD_METRICS]].merge(gold, on="response_id", how="left",
                                                                            suffixes=("", "_gold"))
@@ -890,8 +928,9 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
             labeled = ~np.isnan(y)
             row = {"model": model, "metric": metric, "label": label, "judge_value": float(judge.mean()),
                    "judge_n": int(judge.notna().sum()), "N": int(len(sub)), "n": int(labeled.sum())}
-            if labeled.sum() < 2 or (~labeled).sum() < 1:
-                rows.append(row | {"note": "needs at least 2 gold labels and 1 unlabelled response"})
+            if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
+                rows.append(row | {"note": f"needs at least {MIN_LABELS} gold labels (has {int(labeled.sum())}) "
+                                           "and 1 unlabelled response"})
                 continue
             pi = sub["response_id"].map(probabilities or {}).to_numpy(float)
             weighted = bool(probabilities) and not np.isnan(pi[labeled]).any()
@@ -914,7 +953,7 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
     difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere.
     """
-    from core.analysis.ppi import ppi_mean
+    from core.analysis.ppi import MIN_LABELS, ppi_mean
 
     def side(model: str) -> pd.DataFrame:
         mine = scores[scores["model"] == model].merge(gold[["response_id", metric]].rename(columns={metric: "gold"}),
@@ -929,9 +968,9 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     labeled = ~np.isnan(d_y)
     out = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
            "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) else np.nan}
-    if labeled.sum() < 2 or (~labeled).sum() < 1:
+    if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
         return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                      "note": "needs gold labels on both models' responses for at least 2 shared instances"}
+                      "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
     e = ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0))
     return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
                   "note": "small sample of gold labels" if e.small_n else ""}
@@ -945,6 +984,16 @@ def ranking_changes(corrected: pd.DataFrame) -> list[str]:
                 g.sort_values("estimate", ascending=False)["model"]):
             changed.append(GOLD_METRICS.get(metric, metric))
     return changed
+
+
+def corrected_trust(corrected: pd.DataFrame) -> str:
+    """What to make of a ranking the correction changed: trust the corrected column only where every corrected cell
+    rests on at least SMALL_N gold labels; otherwise compare the intervals first."""
+    shown = corrected.dropna(subset=["estimate"])
+    if not shown.empty and (shown["n"] >= stats.SMALL_N).all():
+        return "Trust the corrected column: it removes the judge's bias."
+    return (f"Some corrected cells rest on fewer than {stats.SMALL_N} gold labels: compare their intervals before "
+            "re-ranking, and label more to settle it.")
 
 
 def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str, scores: pd.DataFrame | None = None,

@@ -1,5 +1,6 @@
 """A filter change on a results page reuses the cached base frames (scores, failure counts, gold labels): it reads only
-the data version, never the per-response scores again, and still shows the new filter's numbers."""
+the data and gold-label versions, never the per-response scores or the labels again, and still shows the new
+filter's numbers."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ BASE_READS = {  # a statement fragment -> what re-running it would mean
     "FROM response r JOIN instance i": "per-response scores re-read",
     "FROM failure_count": "failure counts re-read",
     "FROM verdict v JOIN \"constraint\"": "constraint verdicts re-read",
-    "FROM annotation": "gold labels re-read",
+    "FROM annotation WHERE": "gold labels re-read",  # the gold-label version is a lone max/count, without WHERE
 }
 
 
@@ -69,5 +70,6 @@ def test_a_filter_change_reuses_the_cached_base_frames(db_url, monkeypatch, page
     assert not at.exception, at.exception
     assert any(caption in c.value for c in at.caption), "the page shows the new filter"
     assert any("FROM verdict" in s and "max(" in s.lower() for s in seen), "the data version is checked"
+    assert any("FROM annotation" in s and "max(" in s.lower() for s in seen), "the gold-label version is checked"
     reread = [why for fragment, why in BASE_READS.items() if any(fragment in s for s in seen)]
     assert reread == []

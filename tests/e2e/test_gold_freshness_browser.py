@@ -1,0 +1,55 @@
+"""Browser test (Debian chromium): an analyst has the Leaderboard, Pick a generator or Judge alignment open; experts
+save gold labels (through core.review.gold, as the Label responses page does); the open page shows them without a
+reload (it watches the gold-label version). Screenshots go to test-artifacts/gold_freshness/."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
+from tests.e2e.harness import chromium, new_context, serve, shot, sign_in, wait_until
+from tests.test_alignment import _labels, store
+from tests.workspace_factories import PASSWORDS, principal, seeded_db
+
+pytestmark = pytest.mark.browser
+
+CASES = [
+    pytest.param("leaderboard", "No gold labels on these runs yet", "gold label values so far", id="leaderboard"),
+    pytest.param("pick_generator", "", "expert gold label values so far", id="pick-generator"),
+    pytest.param("judge_alignment", "0 responses with a gold label", "4 responses with a gold label",
+                 id="judge-alignment"),
+]
+
+
+def _label(seeded, rids: list[int]) -> None:
+    for i, rid in enumerate(rids):
+        label = _labels(1, i % 2, **({"valid_refusal": 1} if i >= 2 else {}))
+        record_gold_label(seeded.engine, principal("alice"), rid, label, f"browser-a{i}")
+        record_gold_label(seeded.engine, principal("bob"), rid, label, f"browser-b{i}")
+    record_adjudication(seeded.engine, principal("admin"), rids[0], _labels(1, 1), "browser-adj")
+
+
+@pytest.mark.parametrize(("page_name", "before", "after"), CASES)
+def test_saved_labels_show_on_the_open_page_without_a_reload(tmp_path, page_name: str, before: str,
+                                                               after: str) -> None:
+    seeded = seeded_db(tmp_path)
+    rids = [seeded.responses[k] for k in [("model-a", "E-noisy"), ("model-b", "E-noisy"), ("model-a", "E-gap"),
+                                          ("model-b", "E-gap")]]
+    store(seeded.engine, "llm:j1", {**{(r, c): 1 for r in rids for c in ("c1", "c2")},
+                                    **{(r, "rejection"): 1 for r in rids[2:]}})
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
+    with serve(seeded.url) as app, chromium() as browser:
+        page = new_context(browser).new_page()
+        sign_in(page, f"{app.url}/{page_name}", "ana", PASSWORDS["ana"])
+        body = page.locator("[data-testid=stMain]")
+        if before:
+            page.get_by_text(before).first.wait_for(timeout=30_000)
+        assert after not in body.inner_text()
+        navigations: list[str] = []
+        page.on("framenavigated", lambda frame: navigations.append(frame.url))
+        _label(seeded, rids)
+        wait_until(lambda: after in body.inner_text(), f"'{after}' on {page_name}", timeout=40)
+        shot(page, "gold_freshness", page_name)
+        assert not before or before not in body.inner_text()
+        assert navigations == [], "the page was reloaded"
+        assert not page.locator("[data-testid=stException]").count()
