@@ -326,9 +326,9 @@ def gold_version(engine: Engine) -> tuple[int, int, int]:
     (with their sampling probabilities), so any change to the gold labels or their probabilities changes it.
     """
     with Session(engine) as session:
-        amax = session.exec(select(func.max(Annotation.id))).one()[0]
-        acount = session.exec(select(func.count()).select_from(Annotation)).one()[0]
-        smax = session.exec(select(func.max(Assignment.id))).one()[0]
+        amax = session.execute(select(func.max(Annotation.id))).one()[0]
+        acount = session.execute(select(func.count()).select_from(Annotation)).one()[0]
+        smax = session.execute(select(func.max(Assignment.id))).one()[0]
     return int(amax or 0), int(acount or 0), int(smax or 0)
 
 
