@@ -358,6 +358,11 @@ def _bare(text: str, allowed: str) -> re.Match[str] | None:
     return m
 
 
+def _article(text: str, m: re.Match[str]) -> bool:
+    """True for the English article read as a letter after a concluding word ("So A patient with ...")."""
+    return m.group(1) == "A" and re.match(r"[ \t]+[a-z]", text[m.end(1):]) is not None
+
+
 def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]:
     """The option letter a response chooses and the rule that read it ('unread' when none, 'several' for a list)."""
     allowed = "".join(sorted({str(x).strip().upper() for x in letters if len(str(x).strip()) == 1}))
@@ -367,7 +372,7 @@ def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]
     ordered = [("boxed", _boxed_patterns, -1), ("final", _final_patterns, -1), ("cue", _cue_patterns, 0),
                ("choice", _choice_patterns, -1), ("format", _format_patterns, 0)]
     for rule, patterns, pick in ordered:
-        found = _matches(patterns(allowed), text)
+        found = [m for m in _matches(patterns(allowed), text) if rule != "choice" or not _article(text, m)]
         if found:
             m = found[pick]
             return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
