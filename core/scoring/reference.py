@@ -360,7 +360,8 @@ def _bare(text: str, allowed: str) -> re.Match[str] | None:
 
 def _article(text: str, m: re.Match[str]) -> bool:
     """True for the English article read as a letter after a concluding word ("So A patient with ...")."""
-    return m.group(1) == "A" and re.match(r"[ \t]+[a-z]", text[m.end(1):]) is not None
+    concluding = re.match(r"(?i:therefore|thus|hence|so)\b", m.group(0)) is not None
+    return concluding and m.group(1) == "A" and re.match(r"[ \t]+[a-z]", text[m.end(1):]) is not None
 
 
 def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]:
