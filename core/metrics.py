@@ -163,8 +163,9 @@ declare(MetricDeclaration("latency_min_per_1k", "Latency per 1k instances (min, 
 
 # --------------------------------------------------------------------------- reference metrics (lexical and judged)
 
-_bounded("exact_match", "Exact match (containment)", ("lexical",),
-         description="an accepted answer contained; share of parts, or of gold answers for 'multi'")
+_bounded("exact_match", "Exact match (containment)", ("lexical",), states=(*USUAL_STATES, "unparseable"),
+         unparseable="wrong", description="an accepted answer contained; share of parts, or of gold answers for "
+                                          "'multi'; a yes/no gold by polarity (none read: unparseable, counted as wrong)")
 _rate("strict_exact_match", "Strict exact match", ("lexical",))
 _bounded("token_f1", "Token F1", ("lexical",))
 _bounded("rouge_l", "ROUGE-L", ("lexical",))

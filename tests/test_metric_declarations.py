@@ -85,7 +85,8 @@ def test_the_kind_gives_the_interval_family(metric: str, kind: str, family: str,
     ("metric", "counted"),
     [
         pytest.param("mcq_accuracy", ("ok", "unparseable"), id="mcq-unparseable-counts-as-wrong"),
-        pytest.param("exact_match", ("ok",), id="no-unparseable-state"),
+        pytest.param("exact_match", ("ok", "unparseable"), id="unread-yes-no-counts-as-wrong"),
+        pytest.param("token_f1", ("ok",), id="no-unparseable-state"),
     ],
 )
 def test_the_declaration_decides_which_states_enter_the_mean(metric: str, counted: tuple[str, ...]) -> None:

@@ -2,11 +2,14 @@
 
 Normalisation (docs/metrics.md, "Reference metrics"):
 - **By word** (English and other space-delimited languages): SQuAD v1.1 normalisation: lowercase, punctuation removed
-  (ASCII punctuation deleted as in SQuAD; other Unicode punctuation, such as curly quotes and dashes, replaced by a
-  space), the articles a / an / the removed, whitespace collapsed; tokens are the words.
+  (ASCII punctuation deleted as in SQuAD; other Unicode punctuation, such as dashes, replaced by a space), the
+  articles a / an / the removed, whitespace collapsed; tokens are the words.
 - **By character** (Chinese `zh`, Japanese `ja`): NFKC (full-width letters and digits become ASCII), lowercase,
   punctuation removed (ASCII, full-width and CJK punctuation), whitespace ignored; tokens are the characters, so
   segmented and unsegmented text score the same.
+- Both: NFKC, apostrophe and quote variants made ASCII, decimal points and percent signs of numbers kept (6.4% is not
+  64); by character, containment has number boundaries ("3天" is not in "13天"). Gold texts with slashes between words
+  are alternatives (`slash_alternatives`); yes/no golds are read by polarity (`read_polarity`).
 - Languages written without spaces that have no segmenter here (th, lo, km, my, bo): the text metrics are
   `not_applicable` with reason "unsupported for language X", never a number.
 - No language (None / 'und'): by character when the reference is mostly Chinese / Japanese script, else by word.
@@ -20,6 +23,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise
 
 from core.language import cjk_language
 from core.scoring.judges.base import MetricOutcome
@@ -37,6 +42,10 @@ CUT = "\x00"
 ARTICLE_FOLLOWS_RE = re.compile(r"[ \t]+[^\W_]")
 CONNECTORS = {"word": frozenset({"and", "or", "both", "as", "well"}),
               "character": ("以及", "还有", "還有", "および", "及び", "和", "与", "與", "及", "と", "や")}
+QUOTE_VARIANTS = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "＇": "'", "“": '"', "”": '"'})
+SPACED_PERCENT_RE = re.compile(r"(?<=\d)[ \t]+%")
+SLASH_LEFT_RE = re.compile(r"[^\W\d_]*\s*$")
+SLASH_RIGHT_RE = re.compile(r"\s*[^\W\d_]*")
 UNANSWERABLE_REASON = "unanswerable reference: scored by rejection"
 MCQ_TEXT_REASON = "multiple-choice reference: scored by the option letter (mcq_accuracy)"
 NOT_MCQ_REASON = "not a multiple-choice reference"
@@ -103,17 +112,37 @@ def is_punctuation(ch: str) -> bool:
     return ch in ASCII_PUNCTUATION or unicodedata.category(ch).startswith("P")
 
 
+def unify_marks(text: str) -> str:
+    """NFKC (full-width to half-width), apostrophe and quote variants made ASCII (’ ‘ ʼ ＇ -> ', “ ” -> "), and a
+    percent sign set apart from its number joined to it ("6.4 %" -> "6.4%")."""
+    text = unicodedata.normalize("NFKC", text or "").translate(QUOTE_VARIANTS)
+    return SPACED_PERCENT_RE.sub("%", text)
+
+
+def number_mark(text: str, i: int) -> bool:
+    """True for a decimal point between two digits or a percent sign after a digit: kept when numbers are compared."""
+    ch, before = text[i], text[i - 1] if i else ""
+    if ch == "%":
+        return before.isdigit()
+    return ch == "." and before.isdigit() and text[i + 1:i + 2].isdigit()
+
+
 def squad_normalize(text: str) -> str:
-    """SQuAD v1.1 answer normalisation (lowercase, punctuation, articles, whitespace); ASCII punctuation is deleted as in
-    SQuAD, other Unicode punctuation (curly quotes, dashes, CJK marks) becomes a space so it never joins two words."""
-    text = "".join("" if ch in ASCII_PUNCTUATION else " " if is_punctuation(ch) else ch for ch in (text or "").lower())
+    """SQuAD v1.1 answer normalisation (lowercase, punctuation, articles, whitespace) after `unify_marks`; ASCII
+    punctuation is deleted as in SQuAD (decimal points and percent signs of numbers kept: 6.4% is not 64), other
+    Unicode punctuation (dashes, CJK marks) becomes a space so it never joins two words."""
+    text = unify_marks(text).lower()
+    text = "".join(ch if number_mark(text, i) else "" if ch in ASCII_PUNCTUATION else " " if is_punctuation(ch) else ch
+                   for i, ch in enumerate(text))
     return " ".join(ARTICLES_RE.sub(" ", text).split())
 
 
 def character_normalize(text: str) -> str:
-    """NFKC, lowercase, punctuation and whitespace removed: one string whose characters are the tokens."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    return "".join(ch for ch in text if not is_punctuation(ch) and not ch.isspace())
+    """`unify_marks`, lowercase, punctuation (but decimal points and percent signs of numbers) and whitespace removed:
+    one string whose characters are the tokens."""
+    text = unify_marks(text).lower()
+    return "".join(ch for i, ch in enumerate(text)
+                   if number_mark(text, i) or not is_punctuation(ch) and not ch.isspace())
 
 
 def normalize(text: str, kind: str) -> str:
@@ -127,18 +156,29 @@ def tokens(text: str, kind: str) -> list[str]:
     return norm.split() if kind == "word" else list(norm)
 
 
+@lru_cache(maxsize=4096)
+def needle_pattern(needle: str) -> re.Pattern[str]:
+    """Character-level occurrence of a normalised needle with number boundaries: a needle that starts (ends) with a
+    digit is not found right after (before) a digit, a decimal point or a percent sign ("3天" is not in "13天",
+    "3" is not in "2023年" nor in "3.5")."""
+    before = r"(?<![0-9.])" if needle[0].isdigit() else ""
+    after = r"(?![0-9.%])" if needle[-1].isdigit() else ""
+    return re.compile(before + re.escape(needle) + after)
+
+
 def contains(haystack: str, needle: str, kind: str) -> bool:
-    """True when normalised `needle` occurs in normalised `haystack`, on word boundaries for 'word'; empty never does."""
+    """True when normalised `needle` occurs in normalised `haystack`, on word boundaries for 'word', on number
+    boundaries for 'character'; empty never does."""
     if not needle:
         return False
-    return f" {needle} " in f" {haystack} " if kind == "word" else needle in haystack
+    return f" {needle} " in f" {haystack} " if kind == "word" else needle_pattern(needle).search(haystack) is not None
 
 
 def remove_all(haystack: str, needles: Iterable[str], kind: str) -> list[str]:
     """The pieces of normalised `haystack` left after removing every occurrence of the needles (longest first)."""
     text = f" {haystack} " if kind == "word" else haystack
     for needle in sorted({n for n in needles if n}, key=len, reverse=True):
-        text = text.replace(f" {needle} " if kind == "word" else needle, f" {CUT} " if kind == "word" else CUT)
+        text = text.replace(f" {needle} ", f" {CUT} ") if kind == "word" else needle_pattern(needle).sub(CUT, text)
     return [p.strip() for p in text.split(CUT) if p.strip()]
 
 
@@ -154,9 +194,32 @@ def only_connectors(pieces: list[str], kind: str) -> bool:
     return all(re.fullmatch("(?:" + "|".join(CONNECTORS["character"]) + ")+", p) for p in pieces)
 
 
+def _alternative_word(word: str) -> bool:
+    """A word that can stand on either side of an alternatives slash: letters only, at least two CJK characters or
+    three other letters (so "km/h", "m/s", "TCP/IP" and "1/2" stay one answer)."""
+    if not word or not all(ch.isalpha() for ch in word):
+        return False
+    return len(word) >= (2 if cjk_language(word) else 3)
+
+
+def slash_alternatives(text: str) -> list[str]:
+    """The alternatives of a gold text written with slashes ("Gravity/Gravity, or gravitation" -> both), when every
+    slash has an alternative word right on each side (`_alternative_word`); else the text alone."""
+    pieces = text.split("/")
+    if len(pieces) < 2:
+        return [text]
+    edges = pairwise(pieces)
+    if not all(_alternative_word(SLASH_LEFT_RE.search(a).group().strip())
+               and _alternative_word(SLASH_RIGHT_RE.match(b).group().strip())
+               for a, b in edges):
+        return [text]
+    return [p.strip() for p in pieces if p.strip()]
+
+
 def answer_forms(answer: AnswerSpec) -> list[str]:
-    """An answer's accepted surface forms: its text and its aliases."""
-    return [answer.text, *answer.aliases]
+    """An answer's accepted surface forms: its text and its aliases, each with its slash alternatives."""
+    forms = [answer.text, *answer.aliases]
+    return list(dict.fromkeys(f for form in forms for f in (form, *slash_alternatives(form))))
 
 
 def answer_score(response_norm: str, answer: AnswerSpec, kind: str) -> float:
@@ -200,54 +263,192 @@ def rouge_l_score(prediction: list[str], gold: list[str]) -> float:
 
 # --------------------------------------------------------------------------- option letters (MCQ)
 
+NOT_WORD = r"(?!not\b|never\b|neither\b|nor\b|\S*n't\b|unlikely\b|incorrect\b|wrong\b|false\b)"
+BETWEEN = rf"(?:\s+{NOT_WORD}[a-z']+){{0,4}}?"  # up to four lower-case words ("is probably", "to this question is")
+OPENING = r"[\s*_\"'`]*(?:(?i:option|choice|letter)\s+)?[(\[【「]?\s*"
+ZH_FILLER = r"(?:应该|應該|应当|應當|应|應|就|可能|大概|也许|也許|或许|或許|肯定|显然|顯然|必然|选|選|是|为|為|は|:|\s)*"
+SPACE_RUN_RE = re.compile(r"\s{2,}")
+LATEX_WRAP_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit)\s*\{([^{}]*)\}")
+
+
+def _letter(letters: str) -> str:
+    return rf"({'[' + re.escape(letters) + ']'})(?![A-Za-z0-9]|\.[ \t]*[a-z]|-[A-Za-z])"
+
+
+def _boxed_patterns(letters: str) -> list[re.Pattern[str]]:
+    return [re.compile(r"\\boxed\s*\{\s*[(]?\s*" + _letter(letters))]
+
+
+def _final_patterns(letters: str) -> list[re.Pattern[str]]:
+    return [re.compile(r"(?i:\bfinal\s+(?:answer|choice|option|pick)s?\b)" + BETWEEN + r"\s*[:=-]?" + OPENING
+                       + _letter(letters)),
+            re.compile(r"(?:最终答案|最終答案|最终选择|最終選擇|最終的な答え|最終的な回答|最終回答|結論)" + ZH_FILLER + r"[(\[【「]?\s*"
+                       + _letter(letters))]
+
+
 def _cue_patterns(letters: str) -> list[re.Pattern[str]]:
-    cls = f"[{re.escape(letters)}]"
-    after = r"(?![A-Za-z0-9])"
+    cls = _letter(letters)
     return [
-        re.compile(r"(?i:\b(?:answer|option|choice)s?\b)(?:\s+(?i:is|would be|should be|will be))?\s*[:=-]?\s*"
-                   rf"(?:(?i:option|choice)\s+)?[(\[【]?\s*({cls}){after}"),
-        re.compile(r"(?:正确答案|正確答案|答案|答え|正解|解答|应选|應選|故选|故選|选择|選擇|选|選|答)\s*"
-                   rf"(?:应该|應該|应|應)?\s*(?:是|为|為|は|:)?\s*(?:选项|選項)?\s*[(\[【]?\s*({cls}){after}"),
-        re.compile(rf"(?<![A-Za-z0-9])({cls})\s*(?:(?i:is|was)\s+(?i:the\s+)?(?i:correct|right|best)\b|项|項|选项|選項"
-                   r"|が正解|が正しい)"),
+        re.compile(r"(?i:\b(?:answer|response)s?\b)" + BETWEEN + r"\s*[:=-]?" + OPENING + cls),
+        re.compile(r"(?i:\b(?:option|choice)s?\b)(?=\s+(?:is|would be|should be|will be|must be|:|-)|\s*[:=])"
+                   + BETWEEN + r"\s*[:=-]?" + OPENING + cls),
+        re.compile(r"(?:正确答案|正確答案|正确选项|正確選項|答案|答え|正解|解答|回答|应选|應選|故选|故選|所以选|所以選|我选|我選"
+                   r"|选择|選擇|选|選|答)" + ZH_FILLER + r"(?:选项|選項|選択肢)?\s*[(\[【「]?\s*" + cls),
+        re.compile(rf"(?<![A-Za-z0-9])({'[' + re.escape(letters) + ']'})[)\]】」]?\s*(?:(?i:is|was|seems|looks)(?:\s+(?i:the|to\s+be|most\s+likely|likely|probably))*"
+                   r"\s+(?i:correct|right|best|answer)\b|(?:项|項|选项|選項)?\s*(?:是|為|为)?(?:正确|正確|对的|對的)"
+                   r"|\s+(?i:seems|looks)\s+(?i:the\s+)?(?i:most\s+)?(?i:likely|plausible|right|correct|best)\b"
+                   r"|が正解|が正しい|が答え|が適切|が妥当|が該当|が当てはま|を選|です|でしょう|にします|だと思|と思|かな|かも)"),
     ]
+
+
+def _choice_patterns(letters: str) -> list[re.Pattern[str]]:
+    return [re.compile(r"(?i:\b(?:go(?:ing)?\s+with|pick|choose|chose|select|opt\s+for|lean(?:ing)?\s+towards?"
+                       r"|vote\s+for|settle\s+on|points?\s+to|pointing\s+to|leads?\s+to|indicates?|say|guess(?:\s+is)?|probably|likely|perhaps|maybe|therefore|thus|hence"
+                       r"|so|must\s+be|it'?s|it\s+(?:is|might\s+be|may\s+be|could\s+be|should\s+be|would\s+be|must\s+be))\b)[,:]?"
+                       + OPENING + _letter(letters)),
+            re.compile(r"(?:所以|因此|故|则|則|よって|したがって|従って|たぶん|おそらく|恐らく|多分|大概|可能是|可能|也许是|也許是"
+                       r"|或许是|或許是|应该是|應該是|倾向于|傾向於)[,，、:]?\s*"
+                       r"[(\[【「]?\s*" + _letter(letters))]
 
 
 def _format_patterns(letters: str) -> list[re.Pattern[str]]:
     cls = f"[{re.escape(letters)}]"
-    return [re.compile(rf"(?<![A-Za-z0-9])[(\[【]\s*({cls})\s*[)\]】]"),
+    return [re.compile(rf"(?<![A-Za-z0-9])[(\[【「]\s*({cls})\s*[)\]】」]"),
+            re.compile(r"(?i:\b(?:option|choice)\s+)" + _letter(letters)),
             re.compile(rf"(?m)^[ \t]*(?:[*_>#-]+[ \t]*)?({cls})[*_]*[ \t]*(?:[):、。]|\.(?![ \t]*[a-z]))")]
 
 
-def _earliest(patterns: list[re.Pattern[str]], text: str) -> str | None:
-    found = [(m.start(), m.group(1)) for p in patterns for m in [p.search(text)] if m]
-    return min(found)[1] if found else None
+def _alone_patterns(letters: str) -> list[re.Pattern[str]]:
+    """A letter standing alone as the response's last clause, after punctuation ("Hmm, C.", "Not sure... C")."""
+    return [re.compile(rf"(?:[,:;!?、，。：…]|\.\.)\s*[(\[]?\s*({'[' + re.escape(letters) + ']'})[)\]]?\s*[.!。]?\s*$")]
+
+
+def _matches(patterns: list[re.Pattern[str]], text: str) -> list[re.Match[str]]:
+    return sorted((m for p in patterns for m in p.finditer(text)), key=lambda m: m.start(1))
+
+
+def _several(text: str, m: re.Match[str], letters: str) -> bool:
+    """True when the letter read is one of a list ("A and C", "A, C", "A和C", "AとC", "B or C")."""
+    cls = f"[{re.escape(letters)}]"
+    word = r"(?:&|/|\+|和|与|與|及|或|と|や|か|(?i:and|or|as\s+well\s+as))"
+    joined = (rf"\s*[)\]】]?\s*(?:{word}\s*(?:(?i:option)\s+)?[(\[【]?\s*{cls}(?![A-Za-z0-9])"
+              rf"|[,、，]\s*{cls}(?=\s*(?:$|[.。!！]|都|が|は|です|(?i:are|and)\b)))")
+    joined_before = rf"(?<![A-Za-z0-9]){cls}\s*[)\]】]?\s*(?:{word}|[,、，])\s*[(\[【]?\s*$"
+    return re.match(joined, text[m.end(1):]) is not None or re.search(joined_before, text[:m.start(1)]) is not None
+
+
+def option_text(response: str) -> str:
+    """A response prepared for letter reading: NFKC (full-width Ｃ is C), Markdown emphasis, code and math marks and
+    LaTeX text wrappers removed (`**C**`, `$\\text{C}$`), so the rules see the plain letter."""
+    text = collapse_space(unicodedata.normalize("NFKC", response or ""))
+    text = LATEX_WRAP_RE.sub(r"\1", text)
+    return re.sub(r"[*`$]", "", text)
+
+
+def collapse_space(text: str) -> str:
+    """Runs of white space made one space (one line break where they hold one), so that no reading pattern meets a long
+    run of white space (several of them allow white space in more than one place: bounded work on any response)."""
+    return SPACE_RUN_RE.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
+
+
+def _bare(text: str, allowed: str) -> re.Match[str] | None:
+    m = re.match(rf"\s*[_\"'#>\-\s]*([{re.escape(allowed)}])(?=$|[\s):,;!?、。，_\]）】」]|\.(?!\s*[a-z])|项|項|で|に)", text)
+    if m is None or (m.group(1) == "A" and ARTICLE_FOLLOWS_RE.match(text, m.end())):
+        return None
+    return m
+
+
+def _article(text: str, m: re.Match[str]) -> bool:
+    """True for the English article read as a letter after a concluding word ("So A patient with ...")."""
+    concluding = re.match(r"(?i:therefore|thus|hence|so)\b", m.group(0)) is not None
+    return concluding and m.group(1) == "A" and re.match(r"[ \t]+[a-z]", text[m.end(1):]) is not None
+
+
+def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]:
+    """The option letter a response chooses and the rule that read it ('unread' when none, 'several' for a list)."""
+    allowed = "".join(sorted({str(x).strip().upper() for x in letters if len(str(x).strip()) == 1}))
+    if not allowed:
+        return None, "unread"
+    text = option_text(response)
+    ordered = [("boxed", _boxed_patterns, -1), ("final", _final_patterns, -1), ("cue", _cue_patterns, 0),
+               ("choice", _choice_patterns, -1), ("format", _format_patterns, 0)]
+    for rule, patterns, pick in ordered:
+        found = [m for m in _matches(patterns(allowed), text) if rule != "choice" or not _article(text, m)]
+        if found:
+            m = found[pick]
+            return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
+    for rule, m in (("bare", _bare(text, allowed)), ("alone", next(iter(_matches(_alone_patterns(allowed), text)), None))):
+        if m is not None:
+            return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
+    return None, "unread"
 
 
 def extract_option(response: str, letters: Iterable[str]) -> str | None:
-    """The option letter a response chooses, by the first rule that finds one (NFKC first, so full-width Ｃ is C):
+    """The option letter a response chooses (NFKC first, so full-width Ｃ is C; Markdown and LaTeX marks ignored), by the
+    first rule that finds one:
 
-    1. cue: the earliest letter after an answer cue ("Answer: C", "the answer is (C)", "option C", "答案是C",
-       "答案：C", "选C", "故选C", "正解はC", "答えは C") or before a confirmation ("C is correct", "C项", "Cが正解");
-    2. format: the earliest bracketed letter ("(C)", "[C]", "【C】"; not inside a word as in "V(D)J") or a letter opening a line followed by
-       ) : 、 。 or . ("C. Paris", "C)"), but not "C." before a lower-case word (the abbreviation in "C. difficile");
-    3. bare: the response opens with the letter standing alone: followed by the end, a space, a line break or
-       ) : , ; ! ? 、 。 ("C", "**C**", "C\\nbecause ..."), not by a hyphen or a letter ("D-glutamate"), not by ". "
-       and a lower-case word ("E. coli"), and not "A" followed by a word (the English article: "A patient", "A 45-year-old").
+    1. boxed: the last `\\boxed{C}`;
+    2. final: the last letter after a final-answer cue ("Final answer: D", "最终答案：D", "最終的な答えは D");
+    3. cue: the earliest letter after an answer cue ("Answer: C", "the answer is probably (C)", "the correct option is
+       C", "答案是C", "正确选项：D", "选C", "正解はC") or before a confirmation ("C is correct", "C项", "Cが正解"); a
+       negated cue ("the answer is not A") reads nothing;
+    4. choice: the last letter after a choosing or concluding word ("I would go with C", "I'd pick C", "probably C",
+       "so C", "所以C", "たぶんC");
+    5. format: the earliest bracketed letter ("(C)", "[C]", "【C】"; not inside a word as in "V(D)J") or a letter opening a
+       line followed by ) : 、 。 or . ("C. Paris", "C)"), but not "C." before a lower-case word ("C. difficile");
+    6. bare: the response opens with the letter standing alone (not "D-glutamate", "E. coli", nor the article "A patient");
+    7. alone: the response ends with the letter standing alone after punctuation ("Hmm, hard to say... C.").
+    A letter that is one of a list ("A and C", "A、C", "AとC") reads nothing: several letters are not one choice.
     Only the instance's option letters count; cue words are case-insensitive, letters must be upper-case.
-    None when no rule finds a letter.
+    None when no rule finds a letter (the metric records 'unparseable').
     """
-    allowed = "".join(sorted({str(x).strip().upper() for x in letters if len(str(x).strip()) == 1}))
-    if not allowed:
+    return read_option(response, letters)[0]
+
+
+# --------------------------------------------------------------------------- yes / no (polarity)
+
+POLARITY_GOLD = {"yes": "yes", "true": "yes", "correct": "yes", "是": "yes", "是的": "yes", "对": "yes", "對": "yes",
+                 "はい": "yes", "no": "no", "false": "no", "incorrect": "no", "否": "no", "不是": "no", "不": "no",
+                 "不对": "no", "不對": "no", "いいえ": "no"}
+NO_WORDS = (r"(?i:no(?!\s+doubt)|nope|not\s+really|false|incorrect|(?:probably|likely|most\s+likely|almost\s+certainly|definitely"
+            r"|certainly)\s+not|unlikely|i\s+don'?t\s+think\s+so|i\s+doubt\s+it|negative)\b"
+            r"|不是|不对|不對|不会|不會|不能|没有|沒有|不|否|错误|錯誤|可能不|恐怕不|应该不|應該不"
+            r"|いいえ|いや|違います|ちがいます|ではありません|じゃない|ありません|おそらく違|たぶん違")
+YES_WORDS = (r"(?i:yes|yeah|yep|yup|true|correct|indeed|(?:probably|likely|most\s+likely|almost\s+certainly|definitely"
+             r"|certainly)(?:\s+(?:yes|so|true))?|i\s+(?:think|believe)\s+so|affirmative|absolutely|of\s+course)\b"
+             r"|应该是|應該是|可能是|大概是|也许是|也許是|是的|是|对|對|正确|正確|没错|沒錯|确实|確實|会|會|能|可以|有"
+             r"|はい|ええ|そうです|その通り|正しい|あります")
+POLARITY_LEAD_RE = re.compile(rf"[\s*_\"'#>`:-]*(?:(?i:answer|verdict)\s*[:：]?\s*|(?:答案|回答|答え|結論)\s*(?:是|は|:)?\s*)?"
+                              rf"(?:({NO_WORDS})|({YES_WORDS}))")
+POLARITY_CUE_RE = re.compile(r"(?:(?i:\b(?:final\s+)?answer(?:\s+is)?|\bso|\btherefore|\bthus)\s*[:：,]?\s*"
+                             r"|(?:答案|回答|答え|結論|所以|因此|よって)\s*(?:是|は|:|,|，)?\s*)[*_\"']*"
+                             r"(?:((?i:no(?!\s+doubt)|false)\b|否|不是|いいえ)|((?i:yes|true)\b|是|はい))")
+POLARITY_BOTH_RE = re.compile(r"(?i:\b(?:yes\s+(?:and|or)\s+no|no\s+(?:and|or)\s+yes)\b)|是也不是|是或否|是与否|はいともいいえとも")
+POLARITY_WORD_RE = re.compile(r"(?i:\b(?:(no)|(yes))\b)|(いいえ|不是)|(はい)")
+
+
+def read_polarity(response: str) -> str | None:
+    """'yes' or 'no' read from a response by its polarity, not by containment: the last answer cue ("Answer: no",
+    "so, yes", "答案是否", "結論はいいえ"), else the opening word or hedge ("Yes, there is no doubt" is yes; "No, it is
+    not", "probably not", "不是", "いいえ" are no), else the one polarity word the response holds; None when it holds
+    both or neither (unparseable)."""
+    text = collapse_space(unify_marks(response)).strip()
+    if POLARITY_BOTH_RE.search(text):
         return None
-    text = unicodedata.normalize("NFKC", response or "")
-    found = _earliest(_cue_patterns(allowed), text) or _earliest(_format_patterns(allowed), text)
-    if found:
-        return found
-    m = re.match(rf"\s*[*_\"'`]*([{re.escape(allowed)}])(?=$|[\s):,;!?、。，*_\]）】]|\.(?!\s*[a-z]))", text)
-    if m is None or (m.group(1) == "A" and ARTICLE_FOLLOWS_RE.match(text, m.end())):
-        return None
-    return m.group(1)
+    cued = list(POLARITY_CUE_RE.finditer(text))
+    if cued:
+        return "no" if cued[-1].group(1) else "yes"
+    lead = POLARITY_LEAD_RE.match(text)
+    if lead:
+        return "no" if lead.group(1) else "yes"
+    found = {"no" if m.group(1) or m.group(3) else "yes" for m in POLARITY_WORD_RE.finditer(text)}
+    return found.pop() if len(found) == 1 else None
+
+
+def gold_polarity(ref: ReferenceSpec) -> str | None:
+    """'yes' or 'no' when every accepted form of every answer is a polarity word (a yes/no question), else None."""
+    forms = {POLARITY_GOLD.get(f.strip().strip(".!。").lower()) for a in ref.answers for f in answer_forms(a)}
+    return forms.pop() if len(forms) == 1 and None not in forms else None
 
 
 # --------------------------------------------------------------------------- metrics
@@ -301,11 +502,24 @@ def _mcq_exact(p: Prepared) -> MetricOutcome:
     return scored(float(ok), why, option=None, key=key)
 
 
+def _polarity_exact(p: Prepared, gold: str) -> MetricOutcome:
+    said = read_polarity(p.response)
+    if said is None and p.ref.answer_type == "boolean":
+        return unparseable("no yes/no read (both or neither)", polarity=None, gold=gold)
+    if said is None:
+        return scored(0.0, "no single yes/no read (both or neither)", polarity=None, gold=gold)
+    return scored(float(said == gold), f"reads {said}, gold {gold}", polarity=said, gold=gold)
+
+
 def exact_match(p: Prepared) -> MetricOutcome:
     """Containment: the best answer's score (1 if it or an alias is contained, else its share of parts contained);
-    for 'multi' the mean over all gold answers; for 'mcq' the chosen option letter (or the option text) equals the key."""
+    for 'multi' the mean over all gold answers; for 'mcq' the chosen option letter (or the option text) equals the key;
+    for a yes/no gold the polarity read by `read_polarity` equals it (none read: unparseable for a 'boolean'
+    reference, 0 for a 'short' one)."""
     if p.ref.answer_type == "mcq":
         return _mcq_exact(p)
+    if p.ref.answer_type in ("short", "boolean") and (gold := gold_polarity(p.ref)):  # a yes/no question
+        return _polarity_exact(p, gold)
     per_answer = [answer_score(p.norm, a, p.kind) for a in p.ref.answers]
     if p.ref.answer_type == "multi":
         value = sum(per_answer) / len(per_answer)

@@ -255,6 +255,8 @@ OPTION_CASES = [
     pytest.param("答えは C", "C", id="ja_kotae_wa"),
     pytest.param("（C）東京", "C", id="fullwidth_brackets"),
     pytest.param("I cannot answer this from the documents.", None, id="refusal_has_no_letter"),
+    pytest.param("Therefore A patient with fever needs antibiotics.", None, id="article_a_after_a_concluding_word"),
+    pytest.param("So A, as the passage says.", "A", id="letter_a_after_a_concluding_word"),
 ]
 
 
