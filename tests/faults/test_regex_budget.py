@@ -154,3 +154,20 @@ def test_validate_warns_on_nested_quantifiers_without_failing(checker_id, kwargs
         assert "has nested quantifiers" in warnings[0] and "1 warning(s)" in result.output
     else:
         assert not warnings, warnings
+
+
+def test_a_helper_process_that_died_on_its_own_is_replaced(monkeypatch) -> None:
+    monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", "5")
+    found: list[object] = []
+
+    def work() -> None:
+        assert guard.guarded("a+").search("caaat") is not None  # starts the helper process
+        helper = guard._HELPER
+        assert helper is not None
+        for process in list(getattr(helper, "_processes", {}).values()):
+            process.kill()  # dies under the scorer (OOM killer, a crash), not at a limit
+            process.join()
+        found.append(guard.guarded("b+").search("cbbbt"))
+
+    _in_worker(work)
+    assert found and found[0] is not None and found[0].group() == "bbb"

@@ -13,6 +13,7 @@ other thread it runs in a helper process that is killed at the limit.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import multiprocessing
 import os
 import re
@@ -234,19 +235,31 @@ def _helper_run(pattern: str, flags: int, op: str, text: str) -> list[Any]:
     return out if op == "split" else [Found(m.group(), m.groups()) for m in out]
 
 
+def _started_helper() -> concurrent.futures.ProcessPoolExecutor:
+    """The helper process, started (and its imports done) before any limit runs; a new one if there is none."""
+    global _HELPER
+    if _HELPER is None:
+        _HELPER = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        _HELPER.submit(_helper_run, "", 0, "search", "").result()
+    return _HELPER
+
+
 def _in_helper(pattern: str, flags: int, op: str, text: str, seconds: float, limit: float) -> list[Any]:
     global _HELPER
     with _HELPER_LOCK:
-        if _HELPER is None:
-            _HELPER = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-            _HELPER.submit(_helper_run, "", 0, "search", "").result()  # started and imported before any limit runs
-        helper = _HELPER
-        future = helper.submit(_helper_run, pattern, flags, op, text)
-        try:
-            return future.result(timeout=seconds)
-        except concurrent.futures.TimeoutError:
-            for process in list(getattr(helper, "_processes", {}).values()):
-                process.kill()
-            helper.shutdown(wait=False, cancel_futures=True)
-            _HELPER = None
-            raise _timeout(pattern, limit) from None
+        for attempt in range(2):  # a helper that died on its own (not killed at a limit) is replaced once
+            helper = _started_helper()
+            try:
+                return helper.submit(_helper_run, pattern, flags, op, text).result(timeout=seconds)
+            except concurrent.futures.TimeoutError:
+                for process in list(getattr(helper, "_processes", {}).values()):
+                    process.kill()
+                helper.shutdown(wait=False, cancel_futures=True)
+                _HELPER = None
+                raise _timeout(pattern, limit) from None
+            except concurrent.futures.process.BrokenProcessPool:
+                helper.shutdown(wait=False, cancel_futures=True)
+                _HELPER = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
