@@ -47,6 +47,8 @@ def _record_attempt(engine: Engine, run_id: int, failure: str | None) -> None:
     """Store the outcome of an attempt on the run: the failure (shown by the results pages) or, starting one, none."""
     with Session(engine) as session:
         run = session.get(Run, run_id)
+        if run is None:
+            raise ValueError(f"no run with id {run_id}")
         config = {k: v for k, v in (run.config or {}).items() if k != FAILED_KEY}
         run.config = config | ({FAILED_KEY: failure} if failure else {})
         if failure:

@@ -229,10 +229,10 @@ class GateResult:
 def decide(result: GateResult) -> GateResult:
     """Holm across the gated rows that could be tested; exit 2 on a significant regression, 1 when a gated metric
     could not be tested or a precondition failed (result.reasons), else 0."""
-    gated = [row for row in result.rows if row.gated and row.comparison.p_value is not None]
-    if gated:
-        holm = stats.holm([row.comparison.p_value for row in gated], result.rules.alpha)
-        for row, adjusted, reject in zip(gated, holm.adjusted, holm.reject, strict=True):
+    tested = [(row, p) for row in result.rows if row.gated and (p := row.comparison.p_value) is not None]
+    if tested:
+        holm = stats.holm([p for _, p in tested], result.rules.alpha)
+        for (row, _), adjusted, reject in zip(tested, holm.adjusted, holm.reject, strict=True):
             row.adjusted_p, row.regression = float(adjusted), bool(reject) and not row.comparison.flaky_only
     for row in result.rows:
         if row.gated and row.dimension == "overall" and row.comparison.p_value is None:

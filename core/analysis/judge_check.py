@@ -41,6 +41,7 @@ from core.analysis import stats
 from core.analysis.fitness import Fitness, judge_fitness
 from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
+from core.store.db import saved_id
 from core.store.models import JudgeCheck
 
 DIMENSIONS: tuple[str, ...] = ("correctness", "completeness", "overall")
@@ -315,8 +316,8 @@ async def score_pair(judge: Judge, pair: SuitePair) -> tuple[AnswerScores, Answe
         return AnswerScores(p, r, f1(p, r), faith.calls + cover.calls, faith.cost_usd + cover.cost_usd)
 
     first, second = await asyncio.gather(one(pair.answers[0]), one(pair.answers[1]))
-    extra = {"calls": first.calls + claims.calls, "cost_usd": first.cost_usd + claims.cost_usd}
-    return AnswerScores(first.correctness, first.completeness, first.overall, **extra), second
+    return AnswerScores(first.correctness, first.completeness, first.overall, calls=first.calls + claims.calls,
+                        cost_usd=first.cost_usd + claims.cost_usd), second
 
 
 def pair_delta(scores: tuple[AnswerScores, AnswerScores], dimension: str) -> float | None:
@@ -377,7 +378,7 @@ def save_check(engine: Engine, kind: str, judge: str, judge_model: str, prompt_h
     with Session(engine) as session:
         session.add(row)
         session.commit()
-        return int(row.id)
+        return saved_id(row)
 
 
 def store_check(engine: Engine, result: CheckResult) -> int:

@@ -87,13 +87,15 @@ async def prefer(judge: Judge, pair: SuitePair, first: str, second: str) -> Verd
         a, b = await score_pair(judge, view)
         if a.overall is None or b.overall is None:
             return None
-        return {1: "first", -1: "second", 0: "tie"}[direction(a.overall - b.overall)]
+        by_direction: dict[int, Verdict] = {1: "first", -1: "second", 0: "tie"}
+        return by_direction[direction(a.overall - b.overall)]
     messages = [ChatMessage(role="system", content=PAIRWISE_SYSTEM),
                 ChatMessage(role="user", content=pairwise_user(pair.query, pair.reference, first, second))]
     reply = await ask_json(FreshClient(client), messages, PairwiseReply, "judge:pairwise")
     if reply.parsed is None:
         return None
-    return {"A": "first", "B": "second", "tie": "tie"}[reply.parsed["better"]]
+    by_letter: dict[str, Verdict] = {"A": "first", "B": "second", "tie": "tie"}
+    return by_letter[reply.parsed["better"]]
 
 
 @dataclass

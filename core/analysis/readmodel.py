@@ -32,6 +32,7 @@ from core.scoring.summaries import (
     runs_sql,
     stale_summary_runs,
 )
+from core.store.db import saved_id
 from core.store.models import (
     Annotation,
     Assignment,
@@ -498,7 +499,7 @@ def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
         n_s, n_l = int(shown.loc["strict_ias", "n"]), int(shown.loc["loose_ias", "n"])
         enough = n_s >= GAP_MIN_STRICT and n_l >= 2
         value = float(shown.loc["loose_ias", "value"] - shown.loc["strict_ias", "value"]) if enough else np.nan
-        low, high = (_gap_interval(*(group[k].to_numpy(float) for k in ("loose_ias", "strict_ias")), shown)
+        low, high = (_gap_interval(group["loose_ias"].to_numpy(float), group["strict_ias"].to_numpy(float), shown)
                      if enough else (np.nan, np.nan))
         rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
                      "n": n_s, "interval": "MOVER" if enough else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
@@ -1052,7 +1053,7 @@ def unscored_first_start_runs(engine: Engine) -> list[Run]:
 
 def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     """(run id, why) of first-start runs whose last attempt failed."""
-    return [(int(r.id), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
+    return [(saved_id(r), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
 
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -21,6 +22,7 @@ UNDECIDED = 0.25  # the largest expected squared error of a 0/1 verdict: nobody 
 HIGH = 0.16  # a score in [0.2, 0.8] (or judges disagreeing as much) is "high" uncertainty
 BANDS = ("undecided", "high", "low")
 WEIGHT_FLOOR = 0.01
+K = TypeVar("K", bound=Hashable)  # a stratum's key
 
 
 def value_uncertainty(values: Sequence[float]) -> float:
@@ -39,6 +41,7 @@ def verdict_uncertainty(engine: Engine, run_id: int, metrics: Iterable[str] = RA
             Verdict.judge != "rule", col(Verdict.value).is_not(None))).all()
     values: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for rid, metric, value in rows:
+        assert value is not None  # the query keeps non-null values only
         values[int(rid)][metric].append(min(max(float(value), 0.0), 1.0))
     return {rid: sum(value_uncertainty(v) for v in by.values()) / len(by) for rid, by in values.items()}
 
@@ -50,7 +53,7 @@ def uncertainty_band(uncertainty: float | None) -> str:
     return "high" if uncertainty >= HIGH else "low"
 
 
-def neyman_allocation(sizes: Mapping[Hashable, int], weights: Mapping[Hashable, float], n: int) -> dict[Hashable, int]:
+def neyman_allocation(sizes: Mapping[K, int], weights: Mapping[K, float], n: int) -> dict[K, int]:
     """n items over strata in proportion to N_h * sqrt(w_h) (w_h: the stratum's mean uncertainty), every stratum at
     least one when n allows, none above its size; integer by largest remainder. n >= the total takes everything."""
     keys = sorted(sizes, key=str)
@@ -68,7 +71,7 @@ def neyman_allocation(sizes: Mapping[Hashable, int], weights: Mapping[Hashable, 
     return alloc
 
 
-def add_remainders(alloc: dict[Hashable, int], quotas: Mapping[Hashable, float], sizes: Mapping[Hashable, int],
+def add_remainders(alloc: dict[K, int], quotas: Mapping[K, float], sizes: Mapping[K, int],
                    n: int) -> None:
     """Largest remainder: one more item to the strata with the largest fractional quota until n are allocated
     (never beyond a stratum's size; ties by name)."""

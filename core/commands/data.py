@@ -65,6 +65,7 @@ def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact:
     if not report.ok:
         typer.echo("nothing imported; the database is unchanged", err=True)
         raise typer.Exit(1)
+    assert report.set_report is not None  # an import without errors has its set's report
     left_out = f"; {len(report.left_out)} incomplete trace problem(s) left out" if report.left_out else ""
     typer.echo(f"{report.set_report.summary}; {report.traces} traces, {report.documents} retrieved documents{left_out}")
     typer.echo(f"run {report.run_id} as deployed ({report.model}): {report.traces} production answers; "

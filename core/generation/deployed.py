@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from core.store.db import saved_id
 from core.store.importers.redaction import Redactor
 from core.store.importers.traces import Trace, read_trace_parts
 from core.store.io import LineError, validate_lines
@@ -115,11 +116,11 @@ def _record_run(session: Session, member_of: dict[str, int], answers: dict[str, 
               message=f"production answers of {service} imported from {config['file']}")
     session.add(run)
     session.flush()
-    session.add_all(Response(run_id=run.id, model_id=model.id, instance_id=instance_id, condition="", status="done",
-                             text=answers[uid], prompt_meta={"deployed": True, "format": config["format"]},
+    session.add_all(Response(run_id=saved_id(run), model_id=saved_id(model), instance_id=instance_id, condition="",
+                             status="done", text=answers[uid], prompt_meta={"deployed": True, "format": config["format"]},
                              finished_at=now)
                     for uid, instance_id in member_of.items())
-    return int(run.id)
+    return saved_id(run)
 
 
 def import_traces(engine: Engine, path: Path, fmt: str, *, set_name: str = "", service: str = "", redact: bool = False,

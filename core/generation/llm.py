@@ -166,8 +166,8 @@ class GroupWriter:
                                          connection=self._connection)
             outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
             self.guarded_at = self._checking  # checked before a pause, if any: its locks held until the commit
-        except DatabaseLocked as error:
-            outcomes = [(None, error)] * len(jobs)
+        except DatabaseLocked as locked:
+            outcomes = [(None, locked)] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
             outcomes = [_commit_one(self.engine, unit, self.guard) for unit, _ in jobs]
         for (_, future), (result, error) in zip(jobs, outcomes, strict=True):

@@ -155,7 +155,7 @@ def run_shard(url: str, run_id: int, shard: int, response_ids: list[int], option
     try:
         holding = take_lease(engine, shard_lease(run_id, shard), "gauntlet run: Ray task",
                              wait_s=lease_ttl() + LEASE_POLL_S)
-        fences = [*map(tuple, run_fences), holding.fence]
+        fences: list[Fence] = [*((name, generation) for name, generation in run_fences), holding.fence]
         try:
             rebought, _ = recover_shard(engine, run_id, response_ids, fences)
             execution = _Execution(engine, run_id, RunOptions(**options), None, None, shard=(0, 1), holding=holding,

@@ -62,7 +62,7 @@ from core.generation.runs import (
     save_options,
     take_lease,
 )
-from core.store.db import saved_id, table_of
+from core.store.db import saved_id, select_columns, table_of
 from core.store.models import Model, Response, Run, utc_now
 
 log = logging.getLogger("gauntlet.runner")
@@ -491,7 +491,7 @@ class _Execution:
 
     def _write_final_status(self, conn: Connection) -> str:
         check_fences(conn, self.fences)
-        run = conn.execute(select(RUNS).where(RUNS.c.id == self.run_id)).one()
+        run = conn.execute(select_columns(RUNS).where(RUNS.c.id == self.run_id)).one()
         pending = conn.execute(select(RESPONSES.c.id).where(RESPONSES.c.run_id == self.run_id,
                                                             RESPONSES.c.status == "pending")).all()
         if self.stop_reason == "cancel" or run.status == CANCEL_REQUEST:

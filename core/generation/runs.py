@@ -629,7 +629,8 @@ class PendingItem:
 
 def pending_items(session: Session, run_id: int, shard: tuple[int, int] | None = None) -> list[PendingItem]:
     """The run's items still pending, in id order; with `shard` (k, n) only those whose id modulo n is k."""
-    query = select(Response.id, Response.model_id, Response.instance_id, Response.condition, Response.repeat).where(
+    query = select_columns(Response.id, Response.model_id, Response.instance_id, Response.condition,
+                           Response.repeat).where(
         Response.run_id == run_id, Response.status == "pending")
     if shard is not None:
         query = query.where(col(Response.id) % shard[1] == shard[0])

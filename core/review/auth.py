@@ -23,6 +23,7 @@ from sqlmodel import Session, col, delete, func, select, update
 from core.review.permissions import ROLES, NotPermitted, require
 from core.review.sessions import resolve as resolve_session
 from core.review.sessions import revoke_user_sessions
+from core.store.db import table_of
 from core.store.models import AccountChange, LoginFailure, User
 
 SESSION_IDLE_LIMIT = timedelta(hours=8)
@@ -291,7 +292,7 @@ def _reserve(session: Session, scope: str, key: str, now: datetime) -> None:
     or restart an elapsed window, or add one while under MAX_FAILURES); LoginThrottled when the window is full."""
     elapsed = col(LoginFailure.at) <= now - FAILURE_WINDOW
     counted = session.connection().execute(
-        _upsert(session)(LoginFailure.__table__)
+        _upsert(session)(table_of(LoginFailure))
         .values(scope=scope, key=key, at=now, failures=1)
         .on_conflict_do_update(
             index_elements=["scope", "key"],

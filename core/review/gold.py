@@ -194,7 +194,7 @@ SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty")
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
 
 
-def _design_key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str, str]:
+def _design_key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str | None, str]:
     return (dom.name, inst.mode, model.name)
 
 
@@ -205,13 +205,13 @@ def _segment_key(engine: Engine, run_id: int):
     uncertainty = verdict_uncertainty(engine, run_id)
 
     def key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str, str]:
-        return (dom.name, inst.language or "und", uncertainty_band(uncertainty.get(resp.id)))
+        return (dom.name, inst.language or "und", uncertainty_band(uncertainty.get(saved_id(resp))))
 
     return key
 
 
-def _segment_allocation(engine: Engine, run_id: int, strata: dict[tuple[str, str, str], list[int]],
-                        n: int) -> dict[tuple[str, str, str], int]:
+def _segment_allocation(engine: Engine, run_id: int, strata: dict[tuple[str, str | None, str], list[int]],
+                        n: int) -> dict[tuple[str, str | None, str], int]:
     """Neyman-like allocation over the segment x uncertainty strata (more where the judges are less sure)."""
     from core.analysis.trace_sampling import UNDECIDED, neyman_allocation, verdict_uncertainty
 

@@ -18,6 +18,7 @@ from core.analysis.ppi import CorrectedEstimate, ipw_ppi_mean
 from core.review.annotations import with_retry
 from core.review.auth import Principal, authorize
 from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample, gold_labels, gold_probabilities
+from core.store.db import saved_id
 from core.store.models import Assignment, Instance, Response, Verdict
 from core.store.sets import SetVersion, add_set_version, set_instance_ids, set_versions
 
@@ -28,7 +29,8 @@ def sample_traces(engine: Engine, principal: Principal | None, run_id: int, n: i
     and its instance to their verification queue, both with the item's inclusion probability."""
     report = draw_gold_sample(engine, principal, run_id, n=n, experts=experts, seed=seed, strategy=SEGMENT_UNCERTAINTY)
     with Session(engine) as session:
-        rows = session.exec(select(Assignment, Response.instance_id).join(Response, Response.id == Assignment.target_id)
+        rows = session.exec(select(Assignment, Response.instance_id)
+                            .join(Response, col(Response.id) == col(Assignment.target_id))
                             .where(Assignment.kind == "gold_label", Assignment.batch == report.batch)).all()
     verification = {(instance_id, a.assignee): Assignment(kind="verification", target_id=instance_id,
                                                          assignee=a.assignee, batch=report.batch,
@@ -59,8 +61,8 @@ class PromoteReport:
 def sampled_instances(engine: Engine, run_id: int) -> list[Instance]:
     """The latest versions of the instances whose answers in this run were sampled for the experts."""
     with Session(engine) as session:
-        uids = session.exec(select(Instance.uid).join(Response, Response.instance_id == Instance.id)
-                            .join(Assignment, Assignment.target_id == Response.id)
+        uids = session.exec(select(Instance.uid).join(Response, col(Response.instance_id) == col(Instance.id))
+                            .join(Assignment, col(Assignment.target_id) == col(Response.id))
                             .where(Response.run_id == run_id, Assignment.kind == "gold_label",
                                    col(Assignment.probability).is_not(None))).all()
         return list(session.exec(select(Instance).where(col(Instance.uid).in_(sorted(set(uids))),
@@ -71,7 +73,7 @@ def promote_verified(engine: Engine, principal: Principal | None, run_id: int, b
     """Put the sampled items the experts accepted (their latest, accepted version) into '<base> v(N+1)'."""
     who = authorize(engine, principal, "import_benchmark")
     latest = sampled_instances(engine, run_id)
-    accepted = [i.id for i in latest if i.status == "accepted"]
+    accepted = [saved_id(i) for i in latest if i.status == "accepted"]
     waiting = sum(1 for i in latest if i.status in ("unverified", "needs_edit"))
     rejected = sum(1 for i in latest if i.status == "rejected")
     versions = set_versions(engine, base)
@@ -99,11 +101,13 @@ class FaithfulnessEstimate:
 def faithfulness_estimate(engine: Engine, run_id: int, judge: str, confidence: float = 0.95) -> FaithfulnessEstimate:
     """The judge's faithfulness on the run corrected by the experts' 'faithful' labels, weighted by 1 / pi_i."""
     with Session(engine) as session:
-        answers = session.exec(select(Response.id).where(Response.run_id == run_id, Response.status == "done")
-                               .order_by(Response.id)).all()
-        scored = dict(session.exec(select(Verdict.response_id, Verdict.value).where(
+        done = session.exec(select(Response.id).where(Response.run_id == run_id, Response.status == "done")
+                            .order_by(col(Response.id))).all()
+        values = session.exec(select(Verdict.response_id, Verdict.value).where(
             Verdict.run_id == run_id, Verdict.judge == judge, Verdict.metric == "faithfulness", Verdict.status == "ok",
-            col(Verdict.value).is_not(None))).all())
+            col(Verdict.value).is_not(None))).all()
+    answers = [rid for rid in done if rid is not None]  # stored rows always have an id
+    scored = {rid: value for rid, value in values if value is not None}  # the query keeps non-null values only
     judged = [float(scored[r]) for r in answers if r in scored]
     judge_mean = sum(judged) / len(judged) if judged else None
     gold = {rid: p["faithful"] for rid, p in gold_labels(engine, [run_id]).items() if p.get("faithful") is not None}

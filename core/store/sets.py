@@ -286,7 +286,8 @@ def set_versions(engine: Engine, base: str) -> list[tuple[int, int]]:
     with Session(engine) as session:
         rows = session.exec(select(BenchmarkSet.id, BenchmarkSet.name).where(
             col(BenchmarkSet.name).startswith(f"{base.strip()} v"))).all()
-    found = [(int(m["n"]), sid) for sid, name in rows if (m := VERSION_SUFFIX.match(name)) and m["base"] == base.strip()]
+    found = [(int(m["n"]), sid) for sid, name in rows
+             if sid is not None and (m := VERSION_SUFFIX.match(name)) and m["base"] == base.strip()]
     return sorted(found)
 
 
@@ -316,6 +317,6 @@ def add_set_version(engine: Engine, base: str, instance_ids: Iterable[int], *, o
                                  description=f"version {number} of {base.strip()}")
         session.add(bench_set)
         session.flush()
-        session.add_all(BenchmarkSetMember(set_id=bench_set.id, instance_id=i) for i in sorted(previous | set(new)))
+        session.add_all(BenchmarkSetMember(set_id=saved_id(bench_set), instance_id=i) for i in sorted(previous | set(new)))
         session.commit()
     return SetVersion(name, number, len(previous), len(new))

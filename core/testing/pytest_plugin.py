@@ -60,7 +60,10 @@ class Gauntlet:
         """Run and score one registered model on the domains; the run id."""
         out = self.cli("run", "--models", model, "--domains", ",".join(domains), "--judge", judge,
                        "--repeats", str(repeats), "--quiet")
-        return int(re.search(r"^run (\d+) created$", out, re.M).group(1))
+        created = re.search(r"^run (\d+) created$", out, re.M)
+        if created is None:
+            raise RuntimeError(f"gauntlet run printed no run id:\n{out}")
+        return int(created.group(1))
 
     def gate(self, benchmark: str | Path, *, baseline: dict, candidate: dict, rules: str | Path | dict,
              judge: str = "heuristic", repeats: int = 1) -> GateOutcome:

@@ -17,8 +17,8 @@ import concurrent.futures.process
 import multiprocessing
 import os
 import re
-import re._constants as sre_constants
-import re._parser as sre_parse
+import re._constants as sre_constants  # type: ignore[import-not-found]  # typeshed stubs `re` as one module
+import re._parser as sre_parse  # type: ignore[import-not-found]  # typeshed stubs `re` as one module
 import signal
 import threading
 import time

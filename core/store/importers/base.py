@@ -199,7 +199,8 @@ def _array_end(text: str, pos: int, after_comma: bool) -> LineError | None:
 def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     """The elements of a top-level JSON array, each with the line it starts on; the whole text must be that array
     (not closed, a trailing comma or anything after it is an error with its position)."""
-    decoder, records = json.JSONDecoder(), []
+    decoder = json.JSONDecoder()
+    records: list[tuple[int, Raw]] = []
     pos, line, counted, after_comma = _skip_space(text, text.index("[") + 1), 1, 0, False
     while pos < len(text) and text[pos] != "]":
         line += text.count("\n", counted, pos)

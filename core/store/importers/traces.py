@@ -130,6 +130,12 @@ def otlp_attributes(items: list[dict[str, Any]] | None) -> dict[str, Any]:
     return {item["key"]: otlp_value(item.get("value", {})) for item in items or [] if isinstance(item, dict) and "key" in item}
 
 
+def _object_at(raw: dict[str, Any], key: str) -> dict[str, Any]:
+    """The JSON object under `key` ({} when absent or not an object)."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _decoded(value: Any) -> Any:
     """A JSON-encoded attribute value decoded (Langfuse stores '"What is X?"'); anything else as it is."""
     if isinstance(value, str) and value[:1] in ('"', "{", "["):
@@ -347,7 +353,7 @@ def _span_json(raw: dict[str, Any], line: int, where: str) -> tuple[Span | None,
     span_kind, attributes (flat dotted keys or nested objects), or Phoenix dataframe columns 'attributes.x.y'."""
     if not isinstance(raw, dict):
         return None, [LineError(line, where, "expected a JSON object (one span)")]
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    context = _object_at(raw, "context")
     trace_id = context.get("trace_id") or raw.get("trace_id") or raw.get("context.trace_id")
     span_id = context.get("span_id") or raw.get("span_id") or raw.get("context.span_id")
     problems = [LineError(line, f"{where}context.{name}", "missing") for name, value
@@ -414,7 +420,7 @@ def _spans_of(records: list[tuple[int, Any]], errors: list[LineError]) -> tuple[
 def _langfuse_spans(record: dict[str, Any], line: int, text: str) -> tuple[list[Span], list[LineError]]:
     """A Langfuse trace with its observations ({'trace': {...}, 'observations': [...]}, or a trace object holding an
     'observations' list, as the public API's GET /traces/{id} returns)."""
-    trace = record.get("trace") if isinstance(record.get("trace"), dict) else record
+    trace = nested if isinstance(nested := record.get("trace"), dict) else record
     observations = record.get("observations", trace.get("observations", []))
     if not trace.get("id"):
         return [], [LineError(line, "trace.id", "missing: a Langfuse trace export needs the trace's id")]
@@ -430,7 +436,7 @@ def _langfuse_spans(record: dict[str, Any], line: int, text: str) -> tuple[list[
         if not isinstance(obs, dict) or not obs.get("id"):
             errors.append(LineError(line, f"observations[{k}].id", "missing"))
             continue
-        meta = obs.get("metadata") if isinstance(obs.get("metadata"), dict) else {}
+        meta = _object_at(obs, "metadata")
         attributes = flatten(meta.get("attributes") or {})
         attributes.setdefault("input.value", obs.get("input"))
         attributes.setdefault("output.value", obs.get("output"))
@@ -477,7 +483,7 @@ def read_langfuse(path: Path) -> tuple[list[Span], list[LineError]]:
 def _span_id(raw: Any) -> str:
     if not isinstance(raw, dict):
         return ""
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    context = _object_at(raw, "context")
     return str(context.get("span_id") or raw.get("span_id") or "")
 
 

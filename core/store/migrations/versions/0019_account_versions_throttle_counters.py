@@ -8,7 +8,7 @@ Create Date: 2026-12-01 16:00:00
 from __future__ import annotations
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision = "0019"
