@@ -235,6 +235,21 @@ def test_sample_assigns_each_response_to_two_experts_of_its_domain(seeded):
         draw_gold_sample(seeded.engine, principal("alice"), seeded.run_id)
 
 
+@pytest.mark.parametrize("modes", [pytest.param("all", id="every-instance-without-a-mode"),
+                                   pytest.param("one", id="modes-mixed-with-none")])
+def test_sample_draws_instances_without_a_mode(seeded, modes):
+    """IFEval, FollowRAG and production instances have no EnterpriseRAG mode: they are drawn under mode 'none'."""
+    with Session(seeded.engine) as s:
+        rows = s.exec(select(Instance)).all()
+        for inst in rows if modes == "all" else rows[:1]:
+            inst.mode = None
+            s.add(inst)
+        s.commit()
+    report = draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=6)
+    assert report.sampled == 6 and report.assignments == 12
+    assert any("/none/" in stratum for stratum in report.strata), report.strata
+
+
 def _sample_two(seeded):
     draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
 

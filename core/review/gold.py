@@ -36,6 +36,7 @@ from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.db import saved_id
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
+from core.store.schema import NO_MODE
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,7 @@ SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judg
 
 
 def _design_key(resp: Response, inst: Instance, dom: Domain, model: Model) -> tuple[str, str | None, str]:
-    return (dom.name, inst.mode, model.name)
+    return (dom.name, inst.mode or NO_MODE, model.name)  # IFEval, FollowRAG, production items: no EnterpriseRAG mode
 
 
 def _segment_key(engine: Engine, run_id: int):

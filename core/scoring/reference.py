@@ -202,6 +202,11 @@ def _alternative_word(word: str) -> bool:
     return len(word) >= (2 if cjk_language(word) else 3)
 
 
+def _matched(match: re.Match[str] | None) -> str:
+    """The stripped text of a match, '' for none."""
+    return match.group().strip() if match else ""
+
+
 def slash_alternatives(text: str) -> list[str]:
     """The alternatives of a gold text written with slashes ("Gravity/Gravity, or gravitation" -> both), when every
     slash has an alternative word right on each side (`_alternative_word`); else the text alone."""
@@ -209,8 +214,7 @@ def slash_alternatives(text: str) -> list[str]:
     if len(pieces) < 2:
         return [text]
     edges = pairwise(pieces)
-    if not all(_alternative_word(SLASH_LEFT_RE.search(a).group().strip())
-               and _alternative_word(SLASH_RIGHT_RE.match(b).group().strip())
+    if not all(_alternative_word(_matched(SLASH_LEFT_RE.search(a))) and _alternative_word(_matched(SLASH_RIGHT_RE.match(b)))
                for a, b in edges):
         return [text]
     return [p.strip() for p in pieces if p.strip()]
@@ -377,9 +381,11 @@ def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]
         if found:
             m = found[pick]
             return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
-    for rule, m in (("bare", _bare(text, allowed)), ("alone", next(iter(_matches(_alone_patterns(allowed), text)), None))):
-        if m is not None:
-            return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
+    last_resort: list[tuple[str, re.Match[str] | None]] = [
+        ("bare", _bare(text, allowed)), ("alone", next(iter(_matches(_alone_patterns(allowed), text)), None))]
+    for rule, maybe in last_resort:
+        if maybe is not None:
+            return (None, "several") if _several(text, maybe, allowed) else (maybe.group(1), rule)
     return None, "unread"
 
 
