@@ -55,7 +55,7 @@ def _in_worker(work: Callable[[], None]) -> None:
 
 @pytest.mark.parametrize("where, restart_s", [
     pytest.param(lambda work: work(), 0.0, id="main-thread-alarm"),
-    pytest.param(_in_worker, 2.5, id="worker-thread-helper-process"),  # a timeout restarts the helper: ~0.6 s, >1 s loaded
+    pytest.param(_in_worker, 2.5, id="worker-thread-helper-process"),  # helper restart: ~0.6 s, >1 s loaded
 ])
 def test_one_response_spends_at_most_the_limit_on_all_its_patterns(where, restart_s, monkeypatch) -> None:
     monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", str(LIMIT))
