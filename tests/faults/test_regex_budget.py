@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 
 import pytest
@@ -171,3 +173,23 @@ def test_a_helper_process_that_died_on_its_own_is_replaced(monkeypatch) -> None:
 
     _in_worker(work)
     assert found and found[0] is not None and found[0].group() == "bbb"
+
+
+def test_the_helper_process_does_not_run_the_parents_main_script_again(tmp_path, monkeypatch) -> None:
+    """A Streamlit page (or any script) as __main__ must not run again in the spawned helper (it crashed there)."""
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('the parent script ran again in the regex helper')\n", encoding="utf-8")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", "5")
+    found: list[object] = []
+    earlier, guard._HELPER = guard._HELPER, None  # a fresh helper, started with the page script as __main__
+    try:
+        _in_worker(lambda: found.append(guard.guarded("b+").search("cbbbt")))
+    finally:
+        if guard._HELPER is not None:
+            guard._HELPER.shutdown(wait=False, cancel_futures=True)
+        guard._HELPER = earlier
+    assert found and found[0] is not None and found[0].group() == "bbb"
+    assert sys.modules["__main__"] is page

@@ -21,7 +21,15 @@ from core.review.auth import create_user
 from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
 from core.store.db import make_engine
 from core.store.io import shown_field
-from core.store.models import Annotation, Assignment, BenchmarkSet, BenchmarkSetMember, ContextClaims, LLMCall
+from core.store.models import (
+    Annotation,
+    Assignment,
+    BenchmarkSet,
+    BenchmarkSetMember,
+    ContextClaims,
+    JudgeCheck,
+    LLMCall,
+)
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -50,7 +58,9 @@ def dump(tmp_path_factory) -> Path:
                                     payload={"a": [1.5]}, client_token="t1"),
                          Assignment(kind="gold_label", target_id=1, assignee="admin", probability=0.5),
                          BenchmarkSet(name="set"), LLMCall(key="k", provider="openai", model_name="m", text="ok"),
-                         ContextClaims(instance_id=1, judge="llm:j", core=["c"])])
+                         ContextClaims(instance_id=1, judge="llm:j", core=["c"]),
+                         JudgeCheck(kind="suite", judge="heuristic", judge_model="heuristic", prompt_hash="0" * 12,
+                                    suite="ragchecker-meta", n=2, figures={"overall": {"pearson": 0.5}})])
         session.flush()
         session.add(BenchmarkSetMember(set_id=1, instance_id=1))
         session.commit()

@@ -20,8 +20,10 @@ import re
 import re._constants as sre_constants  # type: ignore[import-not-found]  # typeshed stubs `re` as one module
 import re._parser as sre_parse  # type: ignore[import-not-found]  # typeshed stubs `re` as one module
 import signal
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -235,12 +237,28 @@ def _helper_run(pattern: str, flags: int, op: str, text: str) -> list[Any]:
     return out if op == "split" else [Found(m.group(), m.groups()) for m in out]
 
 
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """Hide the parent's __main__ while a helper starts: spawn would run its script again in the helper (a Streamlit
+    page or any script importing this module), and the helper needs nothing from it."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 def _started_helper() -> concurrent.futures.ProcessPoolExecutor:
     """The helper process, started (and its imports done) before any limit runs; a new one if there is none."""
     global _HELPER
     if _HELPER is None:
-        _HELPER = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        _HELPER.submit(_helper_run, "", 0, "search", "").result()
+        helper = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        with _bare_main():  # the process starts in submit(), in this thread
+            ready = helper.submit(_helper_run, "", 0, "search", "")
+        ready.result()
+        _HELPER = helper
     return _HELPER
 
 
