@@ -134,7 +134,8 @@ def _scoring_line(judges: list[str], position: int, info: dict[str, Any], run_st
     if position > current:
         return StageLine("scoring", judge, 0, total, "waiting")
     done = int(info.get("done", 0))
-    return StageLine("scoring", judge, done, total, "finished" if done >= total else "running")
+    last = position == len(judges) - 1  # its scores are in, but the summaries are refreshed before the run finishes
+    return StageLine("scoring", judge, done, total, "finished" if done >= total and not last else "running")
 
 
 def split_judges(value: str | list[str] | None) -> list[str]:
