@@ -55,6 +55,7 @@ if current is not None:
                 st.session_state.pop(key, None)
             st.rerun()
     with edit, st.form(f"edit_user_{current.id}"):
+        st.caption(f"Editing {current.username}, as read at version {opened['version']}")
         values = {
             "role": st.selectbox("Role", ROLES, index=ROLES.index(opened["role"]), key=f"edit_role_{current.id}"),
             "domains": st.multiselect("Domains", sorted(set(domains) | set(opened["domains"])),

@@ -37,6 +37,16 @@ def _user(seeded, name: str) -> User:
         return session.exec(select(User).where(User.username == name)).one()
 
 
+def edit_form(page, username: str):
+    """Choose `username` in the Users page and return its edit form once it is rendered (settle alone can return
+    before the rerun has started on a loaded machine, leaving the previous account's form on screen)."""
+    choose(page, "Account", username)
+    settle(page)
+    form = page.get_by_test_id("stForm").filter(has_text="Save changes").filter(has_text=f"Editing {username},")
+    form.wait_for()
+    return form
+
+
 def test_changing_only_the_password_keeps_role_and_domains(app):
     url, seeded = app
     with chromium() as browser:
@@ -44,9 +54,7 @@ def test_changing_only_the_password_keeps_role_and_domains(app):
         try:
             sign_in(page, url, "admin", PASSWORDS["admin"])
             open_page(page, "Users")
-            choose(page, "Account", "alice")
-            settle(page)
-            form = page.get_by_test_id("stForm").filter(has_text="Save changes")
+            form = edit_form(page, "alice")
             form.get_by_label("New password (empty: unchanged)").fill("alice-new-pass-1")
             form.get_by_role("button", name="Save changes").click()
             settle(page)
@@ -113,9 +121,7 @@ def test_a_role_change_ends_the_accounts_sessions(app):
             sign_in(expert, url, "alice", PASSWORDS["alice"])
             sign_in(admin, url, "admin", PASSWORDS["admin"])
             open_page(admin, "Users")
-            choose(admin, "Account", "alice")
-            settle(admin)
-            form = admin.get_by_test_id("stForm").filter(has_text="Save changes")
+            form = edit_form(admin, "alice")
             choose(admin, "Role", "viewer", scope=form)
             form.get_by_role("button", name="Save changes").click()
             settle(admin)
