@@ -2,7 +2,7 @@
 alpha = 0.05 with 80% power.
 
 The world: POPULATION instances both models answered, model A right with rate `rate_a`, B with `rate_a - gap`; a
-judge right on a response with the row's accuracy, three times as often wrong on the HARD_SHARE of instances the
+judge right on a response with the row's accuracy, `ratio` times as often wrong on the HARD_SHARE of instances the
 judges disagree on (uncertainty 0.25 per response against 0.02); FIRST labelled items drawn uniformly before the
 plan. Per row (means over WORLDS seeded worlds): the number of further items each design states
 (core.analysis.gold_budget.labels_needed at the population's true difference, its disagreement model fitted on the
@@ -32,7 +32,8 @@ HARD_SHARE = 0.3
 FIRST = 30
 TOLERANCE = 0.08
 STEP = 10
-ROWS = ((0.6, 0.15, 0.8), (0.6, 0.15, 0.9), (0.6, 0.1, 0.9), (0.7, 0.1, 0.95), (0.5, 0.2, 0.7))  # rate A, gap, judge
+ROWS = ((0.6, 0.15, 0.8, 3), (0.6, 0.15, 0.9, 3), (0.6, 0.1, 0.9, 3), (0.7, 0.1, 0.95, 3), (0.5, 0.2, 0.7, 3),
+        (0.6, 0.15, 0.9, 10), (0.7, 0.1, 0.95, 10))  # rate A, gap, judge accuracy, hard-to-easy error ratio
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,12 @@ class World:
     difference: float  # its population mean
 
 
-def world(rate_a: float, gap: float, accuracy: float, seed: int) -> World:
+def world(rate_a: float, gap: float, accuracy: float, seed: int, ratio: float = 3) -> World:
     """One seeded population of POPULATION paired instances with FIRST of them labelled."""
     rng = np.random.default_rng(seed)
     hard = rng.random(POPULATION) < HARD_SHARE
-    easy_error = (1 - accuracy) / (1 - HARD_SHARE + 3 * HARD_SHARE)
-    error = np.where(hard, min(0.5, 3 * easy_error), easy_error)
+    easy_error = (1 - accuracy) / (1 - HARD_SHARE + ratio * HARD_SHARE)
+    error = np.where(hard, min(0.5, ratio * easy_error), easy_error)
 
     def model(rate: float) -> tuple[np.ndarray, np.ndarray]:
         y = (rng.random(POPULATION) < rate).astype(float)
@@ -106,10 +107,10 @@ class Row:
     uniform_need: int | None
 
 
-def row(rate_a: float, gap: float, accuracy: float, reps: int, seed: int, needs: bool = True) -> Row:
+def row(rate_a: float, gap: float, accuracy: float, ratio: float, reps: int, seed: int, needs: bool = True) -> Row:
     """The planner's and uniform sampling's stated and simulated numbers on one seeded world (`needs`: also search
     the simulated numbers needed, the costly part)."""
-    w = world(rate_a, gap, accuracy, seed)
+    w = world(rate_a, gap, accuracy, seed, ratio)
     stated = labels_needed(w.pairs, w.difference)
     uniform_stated = labels_needed(w.pairs, w.difference, uniform=True)
     nan = float("nan")
@@ -136,14 +137,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reps", type=int, default=400)
     args = parser.parse_args()
-    lines = ["| rate A × gap × judge accuracy | true difference | planner states | power there (simulated) | "
+    lines = ["| rate A × gap × judge accuracy × error ratio | true difference | planner states | power there (simulated) | "
              "planner needs (simulated) | uniform states | power there (simulated) | uniform needs (simulated) |",
              "|---" * 8 + "|"]
     powers = []
-    for i, (rate_a, gap, accuracy) in enumerate(ROWS):
-        rows = [row(rate_a, gap, accuracy, args.reps, 1000 * i + k) for k in range(1, WORLDS + 1)]
+    for i, (rate_a, gap, accuracy, ratio) in enumerate(ROWS):
+        rows = [row(rate_a, gap, accuracy, ratio, args.reps, 1000 * i + k) for k in range(1, WORLDS + 1)]
         powers += [r.stated_power for r in rows if r.stated]
-        lines.append(f"| {rate_a} × {gap} × {accuracy} | {_mean([r.difference for r in rows], '+.3f')} | "
+        lines.append(f"| {rate_a} × {gap} × {accuracy} × {ratio} | {_mean([r.difference for r in rows], '+.3f')} | "
                      f"{_mean([r.stated for r in rows], '.0f')} | {_mean([r.stated_power for r in rows], '.1%')} | "
                      f"{_mean([r.planner_need for r in rows], '.0f')} | {_mean([r.uniform_stated for r in rows], '.0f')}"
                      f" | {_mean([r.uniform_power for r in rows], '.1%')} | "

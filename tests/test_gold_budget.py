@@ -18,8 +18,8 @@ WORLD_FLOOR = 0.5  # any single world: its first 30 labels can misjudge the disa
 
 
 def test_the_stated_number_reaches_the_stated_power_on_average() -> None:
-    rows = [row(a, g, acc, REPS, 1000 * i + k, needs=False)
-            for i, (a, g, acc) in enumerate(ROWS) if i in (0, 1, 4) for k in (1, 2)]
+    rows = [row(a, g, acc, ratio, REPS, 1000 * i + k, needs=False)
+            for i, (a, g, acc, ratio) in enumerate(ROWS) if i in (0, 1, 4) for k in (1, 2)]
     powers = [r.stated_power for r in rows if r.stated]
     assert len(powers) == len(rows)
     assert abs(np.mean(powers) - POWER) <= TOLERANCE, powers
@@ -44,12 +44,13 @@ def test_the_planners_weighted_estimate_is_unbiased(rate_a: float, gap: float, a
     assert abs(np.mean(estimates) - w.difference) <= 4 * error, (np.mean(estimates), w.difference)
 
 
-@pytest.mark.parametrize(("rate_a", "gap", "accuracy"), [
+@pytest.mark.parametrize(("rate_a", "gap", "accuracy", "ratio"), [
     pytest.param(*ROWS[0], id="judge-0.8"),
     pytest.param(*ROWS[3], id="judge-0.95"),
 ])
-def test_the_planner_states_no_more_than_uniform_sampling(rate_a: float, gap: float, accuracy: float) -> None:
-    w = world(rate_a, gap, accuracy, seed=11)
+def test_the_planner_states_no_more_than_uniform_sampling(rate_a: float, gap: float, accuracy: float,
+                                                          ratio: float) -> None:
+    w = world(rate_a, gap, accuracy, seed=11, ratio=ratio)
     planner, uniform = labels_needed(w.pairs, w.difference), labels_needed(w.pairs, w.difference, uniform=True)
     assert planner is not None and uniform is not None and planner <= uniform
 
