@@ -248,12 +248,17 @@ def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str |
     return chosen, probability
 
 
+GOLD_DESIGN = "gold_design"  # an assignment row that assigns no work: a later draw's weight for a sampled response
+
+
 def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, float]:
-    """Recorded inclusion probability per gold-sampled response (the latest draw that sampled it)."""
+    """Recorded inclusion probability per gold-sampled response: the latest draw that sampled it, or the latest
+    design record (core.review.gold_plan: probability 1 for a response sampled before a planned second draw)."""
     scope = _response_ids_for_runs(engine, run_ids)
     with Session(engine) as session:
         rows = session.exec(select(Assignment.target_id, Assignment.probability).where(
-            Assignment.kind == "gold_label", col(Assignment.probability).is_not(None)).order_by(col(Assignment.id))).all()
+            col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]), col(Assignment.probability).is_not(None))
+            .order_by(col(Assignment.id))).all()
     return {int(t): float(p) for t, p in rows if p is not None and (scope is None or t in scope)}
 
 

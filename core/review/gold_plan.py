@@ -1,11 +1,18 @@
 """The gold budget planner on stored runs: read the judge-versus-gold disagreement of two models on one metric, plan
 the next gold labels (core.analysis.gold_budget) and put the drawn items into the experts' queue with their
-inclusion probabilities (core.review.gold's assignments), so the weighted corrected estimate stays unbiased."""
+inclusion probabilities (core.review.gold's assignments), so the weighted corrected estimate stays unbiased.
+
+Unbiased across the two draws: in the plan's population (both models' responses on the instances they share, on
+the metric's mode, in domains two of the experts cover: drawn instances elsewhere cannot be queued) every response
+sampled before (assigned or labelled) is recorded at probability 1 (a GOLD_DESIGN row: no work, a weight), every
+newly drawn one at its planned probability, and every other one kept a positive probability. Conditional on the first sample, each such response's weighted rectifier then has expectation its
+true value; outside the population the first draw's probabilities stand. Horvitz-Thompson sums over the two parts,
+so the corrected estimates (readmodel.corrected_estimates, any metric) stay unbiased."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import pandas as pd
@@ -15,6 +22,7 @@ from sqlmodel import Session, col, select
 from core.analysis import gold_budget, readmodel
 from core.review.auth import Principal, authorize
 from core.review.gold import (
+    GOLD_DESIGN,
     SampleReport,
     _covering,
     active_experts,
@@ -53,6 +61,8 @@ class GoldPlan:
     plan: gold_budget.Plan | None  # None: fewer than 2 shared instances
     items: list[PlanItem] = field(default_factory=list)
     version: tuple[int, int, int] = (0, 0, 0)
+    population: tuple[tuple[int, str], ...] = ()  # (response id, domain) of both models on every shared instance
+    labeled_ids: tuple[int, ...] = ()  # those of them with a gold label when the plan was read
 
 
 def ranked_models(scores: pd.DataFrame, metric: str) -> list[str]:
@@ -93,10 +103,14 @@ def plan_gold_budget(engine: Engine, run_ids: Sequence[int], judge: str, metric:
     uncertainty: dict[int, float] = {}
     for run_id in run_ids:
         uncertainty |= readmodel.response_uncertainty(engine, run_id)
-    table = paired(readmodel.load_scores(engine, run_ids, judge),
-                   readmodel.gold_values(gold_labels(engine, list(run_ids))), uncertainty, metric, model_a, model_b)
+    gold = gold_labels(engine, list(run_ids))
+    table = paired(readmodel.load_scores(engine, run_ids, judge), readmodel.gold_values(gold), uncertainty, metric,
+                   model_a, model_b)
+    population = tuple((int(r), str(d)) for side in ("response_a", "response_b")
+                       for r, d in zip(table[side], table["domain"], strict=True))
     base = GoldPlan(tuple(run_ids), judge, metric, model_a, model_b, len(table), int(table["gold"].notna().sum()),
-                    None, version=version)
+                    None, version=version, population=population,
+                    labeled_ids=tuple(r for r, _ in population if r in gold))
     if len(table) < 2:
         return base
     pairs = gold_budget.Pairs.of(table["judged"], table["gold"], table["uncertainty"])
@@ -105,14 +119,14 @@ def plan_gold_budget(engine: Engine, run_ids: Sequence[int], judge: str, metric:
     items = [PlanItem(str(row.instance_uid), str(row.domain), int(row.response_a), int(row.response_b),
                       float(result.probabilities[i]), float(row.judged))
              for i, row in zip(chosen, table.iloc[chosen].itertuples(), strict=True)]
-    return GoldPlan(tuple(run_ids), judge, metric, model_a, model_b, len(table), int(pairs.labeled.sum()), result,
-                    items, version)
+    return replace(base, plan=result, items=items)
 
 
 def enqueue_plan(engine: Engine, principal: Principal | None, plan: GoldPlan,
                  experts: list[str] | None = None) -> SampleReport:
     """Put the plan's items into the experts' gold queue: both responses of each item to the two least-loaded experts
-    covering its domain, with the item's inclusion probability. Re-checks the role server-side and refuses a plan
+    covering its domain, with the item's inclusion probability, and record probability 1 for the population's
+    responses sampled before (the module's note: unbiased across the two draws). Re-checks the role server-side and refuses a plan
     read at an older gold-label version (labels or draws since then change what to label)."""
     authorize(engine, principal, "draw_gold_sample")
     if readmodel.gold_version(engine) != plan.version:
@@ -122,13 +136,16 @@ def enqueue_plan(engine: Engine, principal: Principal | None, plan: GoldPlan,
     pool = {name: set(doms) for name, doms in active_experts(engine).items() if experts is None or name in experts}
     if len(pool) < 2:
         raise ValueError("experts: at least two active experts are needed (each response is labelled twice)")
-    already = _assigned(engine, [r for item in plan.items for r in (item.response_a, item.response_b)])
+    reachable = [r for r, domain in plan.population if len(_covering(pool, domain)) >= 2]
+    before = (_assigned(engine, reachable) | set(plan.labeled_ids)) & set(reachable)
     covered = [item for item in plan.items if len(_covering(pool, item.domain)) >= 2]
-    chosen = [(rid, item.domain) for item in covered for rid in (item.response_a, item.response_b) if rid not in already]
+    chosen = [(rid, item.domain) for item in covered for rid in (item.response_a, item.response_b) if rid not in before]
     probability = {rid: item.probability for item in covered for rid in (item.response_a, item.response_b)}
-    batch = f"{PLAN_BATCH}-{plan.metric}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
+    batch = f"{PLAN_BATCH}-{plan.metric}-{datetime.now().strftime('%Y%m%d%H%M%S%f')}"
+    design = [Assignment(kind=GOLD_DESIGN, target_id=rid, assignee=batch, batch=batch, probability=1.0)
+              for rid in sorted(before)]
     assignments = assign_pairs(chosen, probability, pool, batch)
-    write_assignments(engine, assignments)
+    write_assignments(engine, design + assignments)
     uncovered: dict[str, int] = {}
     for item in plan.items:
         if item not in covered:

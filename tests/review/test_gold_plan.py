@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 
 from core.analysis import readmodel
 from core.review.auth import PermissionDenied
-from core.review.gold import gold_probabilities, gold_queue, record_gold_label
+from core.review.gold import GOLD_DESIGN, draw_gold_sample, gold_probabilities, gold_queue, record_gold_label
 from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
 from core.store.models import Assignment, Domain, Model, Response
 from tests.workspace_factories import Seeded, _instance, add_verdicts, principal, seeded_db
@@ -52,9 +52,9 @@ def _plan(s):
     return plan_gold_budget(s.engine, [s.run_id], "llm:j1", "strict_ias", "model-a", "model-b", seed=3)
 
 
-def _assignments(engine) -> list[Assignment]:
+def _assignments(engine, kind: str = "gold_label") -> list[Assignment]:
     with Session(engine) as session:
-        return list(session.exec(select(Assignment).order_by(Assignment.id)).all())
+        return list(session.exec(select(Assignment).where(Assignment.kind == kind).order_by(Assignment.id)).all())
 
 
 def test_the_first_two_are_the_judges_leaders(planned) -> None:
@@ -84,6 +84,25 @@ def test_enqueue_assigns_both_responses_to_two_experts_with_their_probability(pl
     assert sorted({a.assignee for a in rows}) == ["alice", "bob"] and all(a.batch.startswith("plan-") for a in rows)
     assert gold_probabilities(s.engine, [s.run_id]) == pytest.approx(expected)
     assert set(gold_queue(s.engine, principal("alice")).instance_ids) == set(expected)
+    assert _assignments(s.engine, GOLD_DESIGN) == []  # nothing was sampled before
+
+
+def test_responses_sampled_before_count_at_probability_one_after_the_plan(planned) -> None:
+    s, responses = planned
+    first = draw_gold_sample(s.engine, principal("admin"), s.run_id, n=6, experts=["alice", "bob"], seed=2)
+    before = {a.target_id: a.probability for a in _assignments(s.engine)}
+    assert first.sampled == len(before) and any(p < 1 for r, p in before.items() if r in dict(_plan(s).population))
+    rid = next(r for r in before if r in {v for (_, uid), v in responses.items() if uid[2:] not in ("gap", "conflict")})
+    record_gold_label(s.engine, principal("alice"), rid, _labels(1, 1), "t0")
+    plan = _plan(s)
+    enqueue_plan(s.engine, principal("admin"), plan)
+    recorded = gold_probabilities(s.engine, [s.run_id])
+    in_plan = {r for r, domain in plan.population if domain == "Energy"}
+    assert {r for r in before if r in in_plan} == {a.target_id for a in _assignments(s.engine, GOLD_DESIGN)}
+    assert all(recorded[r] == 1.0 for r in before if r in in_plan)
+    drawn = {r: i.probability for i in plan.items if i.domain == "Energy" for r in (i.response_a, i.response_b)}
+    assert all(recorded[r] == pytest.approx(p) for r, p in drawn.items() if r not in before)
+    assert set(gold_queue(s.engine, principal("alice")).instance_ids) >= {r for r in drawn if r not in before}
 
 
 @pytest.mark.parametrize("who", [pytest.param("alice", id="expert"), pytest.param("ana", id="analyst"),
@@ -117,3 +136,5 @@ def test_responses_already_queued_are_not_queued_twice_and_uncovered_domains_are
     report = enqueue_plan(s.engine, principal("admin"), again)
     assert (report.sampled, report.assignments, report.uncovered) == (0, 0, {"Medical": 2})
     assert len(_assignments(s.engine)) == first.assignments
+    queued = {a.target_id for a in _assignments(s.engine)}
+    assert {a.target_id for a in _assignments(s.engine, GOLD_DESIGN)} == queued  # sampled by the first plan
