@@ -11,6 +11,7 @@ from core.analysis import readmodel
 from core.review.auth import Principal
 from core.review.gold import RunChoice
 from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
+from core.store.sanitize import plain_markdown
 from ui import results_view
 from ui.auth import guarded_write
 from ui.session import engine
@@ -47,7 +48,7 @@ def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
     if plan is None or (plan.run_ids, plan.judge, plan.metric, plan.model_a, plan.model_b) != (
             (run.id,), judge, metric, model_a, model_b):
         return
-    st.info(plan_summary(plan), icon=":material/calculate:")
+    st.info(plain_markdown(plan_summary(plan)), icon=":material/calculate:")
     if not plan.items:
         return
     st.dataframe(plan_table(plan), hide_index=True, width="stretch",
@@ -61,5 +62,6 @@ def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
             st.success(f"Queued {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
             if report.uncovered:
                 st.warning("Not queued, because fewer than two active experts cover their domain: "
-                           + "; ".join(f"{d} ({n} responses)" for d, n in report.uncovered.items()) + ".",
+                           + "; ".join(f"{plain_markdown(d)} ({n} responses)" for d, n in report.uncovered.items())
+                           + ".",
                            icon=":material/warning:")
