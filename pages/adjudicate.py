@@ -1,5 +1,5 @@
 """Gold labels and adjudication: draw a stratified sample of a run for two experts each, settle label and
-verification disagreements, and move labels in and out as JSONL."""
+verification disagreements, move labels in and out as JSONL, and plan the next labels (gold budget planner)."""
 
 import tempfile
 from pathlib import Path
@@ -29,6 +29,7 @@ from core.review.gold import (
 )
 from core.review.verification import overlap_setting, record_verification_adjudication, verification_disagreements
 from core.store.sanitize import plain_markdown
+from ui import gold_plan_view
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
 from ui.session import engine
 from ui.workspace import (
@@ -54,8 +55,9 @@ runs = sample_runs(engine())
 experts_domains = active_experts(engine())
 experts = list(experts_domains)
 
-sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab = st.tabs(
-    ["Draw a sample", "Disagreements", "Verification disagreements", "Expert progress", "Export / import"])
+sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab, plan_tab = st.tabs(
+    ["Draw a sample", "Disagreements", "Verification disagreements", "Expert progress", "Export / import",
+     "Plan the next labels"])
 
 with sample_tab, st.form("draw_sample"):
     run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
@@ -180,3 +182,6 @@ with io_tab:
             st.success(f"Imported {report.imported} labels ({report.skipped} already present).")
         elif report is not None:
             st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {plain_markdown(str(e))}" for e in report.errors))
+
+with plan_tab:
+    gold_plan_view.show(principal, runs)

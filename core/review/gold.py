@@ -151,7 +151,6 @@ def draw_gold_sample(
     alloc = (_segment_allocation(engine, run_id, strata, n) if strategy == SEGMENT_UNCERTAINTY
              else _allocate({k: len(v) for k, v in strata.items()}, n))
     rng = random.Random(seed)
-    load = {name: 0 for name in pool}
     batch = f"run{run_id}-{datetime.now().strftime('%Y%m%d%H%M%S')}"
     chosen: list[tuple[int, str]] = []
     probability: dict[int, float] = {}
@@ -162,13 +161,30 @@ def draw_gold_sample(
             probability.update({rid: alloc[key] / len(ids) for rid in ids})
     else:
         chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
+    assignments = assign_pairs(chosen, probability, pool, batch)
+    write_assignments(engine, assignments)
+    if strategy == "uncertainty":
+        alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
+    return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
+                        dict(sorted(uncovered.items())))
+
+
+def assign_pairs(chosen: list[tuple[int, str]], probability: dict[int, float], pool: dict[str, set[str]],
+                 batch: str) -> list[Assignment]:
+    """Gold-label assignments of each chosen (response id, domain) to the two least-loaded experts covering its
+    domain, each carrying the response's inclusion probability."""
+    load = {name: 0 for name in pool}
     assignments = []
     for rid, domain in chosen:
-        pair = sorted(_covering(pool, domain), key=lambda u: (load[u], u))[:2]
-        for who in pair:
+        for who in sorted(_covering(pool, domain), key=lambda u: (load[u], u))[:2]:
             load[who] += 1
             assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch,
                                           probability=probability[rid]))
+    return assignments
+
+
+def write_assignments(engine: Engine, assignments: list[Assignment]) -> None:
+    """Store the assignments in one transaction (retried on a transient error)."""
 
     def write() -> None:
         with Session(engine) as session:
@@ -176,10 +192,6 @@ def draw_gold_sample(
             session.commit()
 
     with_retry(write)
-    if strategy == "uncertainty":
-        alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
-    return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
-                        dict(sorted(uncovered.items())))
 
 
 def _covering(pool: dict[str, set[str]], domain: str) -> list[str]:
@@ -236,12 +248,17 @@ def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str |
     return chosen, probability
 
 
+GOLD_DESIGN = "gold_design"  # an assignment row that assigns no work: a later draw's weight for a sampled response
+
+
 def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, float]:
-    """Recorded inclusion probability per gold-sampled response (the latest draw that sampled it)."""
+    """Recorded inclusion probability per gold-sampled response: the latest draw that sampled it, or the latest
+    design record (core.review.gold_plan: probability 1 for a response sampled before a planned second draw)."""
     scope = _response_ids_for_runs(engine, run_ids)
     with Session(engine) as session:
         rows = session.exec(select(Assignment.target_id, Assignment.probability).where(
-            Assignment.kind == "gold_label", col(Assignment.probability).is_not(None)).order_by(col(Assignment.id))).all()
+            col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]), col(Assignment.probability).is_not(None))
+            .order_by(col(Assignment.id))).all()
     return {int(t): float(p) for t, p in rows if p is not None and (scope is None or t in scope)}
 
 

@@ -1,0 +1,63 @@
+"""The gold budget planner panel on Gold labels & adjudication (AppTest): it states the number and the instances,
+and its button puts them into the experts' queue, re-checking the role server-side when clicked."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import Session, func, select
+from streamlit.testing.v1 import AppTest
+
+from core.review.auth import update_user
+from core.store.models import Assignment
+from tests.app.test_write_matrix import ROOT
+from tests.review.test_gold_plan import planned_run
+from tests.workspace_factories import principal
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    s, _ = planned_run(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
+    at.session_state["gauntlet_principal"] = principal("admin")
+    return s, at.run()
+
+
+def _assignments(s) -> int:
+    with Session(s.engine) as session:
+        return session.exec(select(func.count()).select_from(Assignment)).one()
+
+
+def _planned(at: AppTest) -> AppTest:
+    at.button(key="plan_compute").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_panel_states_the_number_and_the_instances(page) -> None:
+    _, at = page
+    assert not at.exception, at.exception
+    assert [at.selectbox(key=k).value for k in ("plan_model_a", "plan_model_b")] == ["model-a", "model-b"]
+    at = _planned(at)
+    summary = next(i.value for i in at.info if "model-a vs model-b" in i.value)
+    assert "more instances" in summary and "uniform sampling would need" in summary
+    table = next(d.value for d in at.dataframe if "inclusion probability" in d.value.columns)
+    assert len(table) > 0 and table["inclusion probability"].between(0, 1).all()
+
+
+@pytest.mark.parametrize(("role", "writes"), [pytest.param("admin", True, id="admin-enqueues"),
+                                              pytest.param("analyst", False, id="demoted-to-analyst-refused"),
+                                              pytest.param("expert", False, id="demoted-to-expert-refused")])
+def test_the_button_enqueues_only_with_the_role(page, role: str, writes: bool) -> None:
+    s, at = page
+    at = _planned(at)
+    rows = len(next(d.value for d in at.dataframe if "inclusion probability" in d.value.columns))
+    update_user(s.engine, "admin", role=role)
+    at.button(key="plan_enqueue").click().run()
+    assert not at.exception, at.exception
+    if writes:
+        assert _assignments(s) > 0 and any(f"Queued {2 * rows} responses" in m.value for m in at.success)
+    else:
+        assert _assignments(s) == 0
+        assert any(f"Your role ({role}) may not draw a gold-label sample" in e.value for e in at.error)

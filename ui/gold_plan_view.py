@@ -1,0 +1,67 @@
+"""The gold budget planner panel: how many more gold labels, on which instances, would separate the first two models
+at α = 0.05, and a button that puts those instances into the experts' queue (core.review.gold_plan)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from core.analysis import readmodel
+from core.review.auth import Principal
+from core.review.gold import RunChoice
+from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
+from core.store.sanitize import plain_markdown
+from ui import results_view
+from ui.auth import guarded_write
+from ui.session import engine
+
+PLAN_KEY = "gold_budget_plan"
+
+
+def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
+    """Choose run, judge, metric and the two models (default: the judge's first two), plan, then enqueue."""
+    st.caption("Before labelling: how many more gold labels, on which instances, would separate two models at "
+               "α = 0.05 with 80% power, from the current judge-versus-gold disagreement. Instances are drawn where "
+               "the judges are least sure, each with its inclusion probability recorded, so the weighted corrected "
+               "estimate stays unbiased.")
+    run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="plan_run")
+    judges = readmodel.run_judges(engine(), [run.id]) if run is not None else []
+    if run is None or not judges:
+        st.info("No scored run yet: the planner needs a judge's verdicts on the run.")
+        return
+    c1, c2 = st.columns(2)
+    judge = c1.selectbox("Judge", judges, key="plan_judge")
+    metric = c2.selectbox("Metric", list(readmodel.GOLD_METRICS), format_func=readmodel.GOLD_METRICS.get,
+                          key="plan_metric")
+    ranked = ranked_models(results_view.scores((run.id,), judge, results_view.data_version()), metric)
+    if len(ranked) < 2:
+        st.info("Fewer than two models have judge values on this metric: nothing to separate.")
+        return
+    m1, m2 = st.columns(2)
+    model_a = m1.selectbox("Model A (default: the judge's first)", ranked, index=0, key="plan_model_a")
+    model_b = m2.selectbox("Model B (default: the judge's second)", [m for m in ranked if m != model_a], index=0,
+                           key="plan_model_b")
+    if st.button("Plan the next gold labels", key="plan_compute"):
+        st.session_state[PLAN_KEY] = plan_gold_budget(engine(), [run.id], judge, metric, model_a, model_b)
+    plan = st.session_state.get(PLAN_KEY)
+    if plan is None or (plan.run_ids, plan.judge, plan.metric, plan.model_a, plan.model_b) != (
+            (run.id,), judge, metric, model_a, model_b):
+        return
+    st.info(plain_markdown(plan_summary(plan)), icon=":material/calculate:")
+    if not plan.items:
+        return
+    st.dataframe(plan_table(plan), hide_index=True, width="stretch",
+                 column_config={"inclusion probability": st.column_config.NumberColumn(format="%.3f"),
+                                "judge A − B": st.column_config.NumberColumn(format="%+.2f")})
+    if st.button(f"Put these {len(plan.items)} instances into the experts' queue", type="primary",
+                 key="plan_enqueue"):
+        report = guarded_write(lambda: enqueue_plan(engine(), principal, plan))
+        if report:
+            st.session_state.pop(PLAN_KEY, None)
+            st.success(f"Queued {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
+            if report.uncovered:
+                st.warning("Not queued, because fewer than two active experts cover their domain: "
+                           + "; ".join(f"{plain_markdown(d)} ({n} responses)" for d, n in report.uncovered.items())
+                           + ".",
+                           icon=":material/warning:")
