@@ -264,7 +264,11 @@ def doc_matches(doc: CorpusDoc, where: Mapping[str, Any]) -> bool:
 def top_chunks(doc_ids: Sequence[str], scores: np.ndarray, keep: np.ndarray, depth: int) -> dict[str, float]:
     """Document scores (best chunk) over the `depth` best chunks among those `keep` marks (`doc_ids`: each chunk's
     document)."""
-    idx = np.flatnonzero(keep)
+    return top_of(doc_ids, scores, np.flatnonzero(keep), depth)
+
+
+def top_of(doc_ids: Sequence[str], scores: np.ndarray, idx: np.ndarray, depth: int) -> dict[str, float]:
+    """Document scores (best chunk) over the `depth` best chunks among the chunk numbers `idx` (ascending)."""
     if len(idx) > depth:
         idx = idx[np.argpartition(-scores[idx], depth - 1)[:depth]]
     return doc_max([doc_ids[i] for i in idx.tolist()], scores[idx])
@@ -315,6 +319,20 @@ def retrieval_quality(retriever: Retriever, labelled: list[tuple[str, set[str]]]
     return {f"recall@{k}": float(np.mean(recall)), f"mrr@{k}": float(np.mean(mrr))}
 
 
+def filter_key(where: Where) -> str | None:
+    """The cache key of a dict filter (None for a predicate, which is not cached)."""
+    return None if callable(where) else json.dumps(where, sort_keys=True, default=str)
+
+
+def flat_vectors(index: Any) -> np.ndarray:
+    """The vectors of a faiss flat index as a view of the index's own storage (no copy of the matrix)."""
+    import faiss
+
+    if index.ntotal == 0:
+        return np.zeros((0, index.d), dtype=np.float32)
+    return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d).reshape(index.ntotal, index.d)
+
+
 class Retriever:
     """BM25 + optional dense retrieval over chunked documents, with on-disk index reuse."""
 
@@ -332,6 +350,7 @@ class Retriever:
         self.bm25 = self._bm25_index()
         self.dense = self._dense_index() if self.embedder else None
         self._masks: dict[str, np.ndarray] = {}
+        self._members: dict[str, np.ndarray] = {}
         self._vectors: np.ndarray | None = None
 
     @property
@@ -409,9 +428,20 @@ class Retriever:
         order = ranked(fused)[:k]
         return [Hit(d, fused[d], r, bm.get(d, 0.0), de.get(d, 0.0)) for r, d in enumerate(order)]
 
+    def chunk_members(self, where: Where) -> np.ndarray:
+        """The numbers of the chunks that belong to documents matching `where`, ascending: the filter's sub-index, so
+        a filtered search looks at its own chunks only (dict filters are cached per retriever)."""
+        key = filter_key(where)
+        if key is not None and key in self._members:
+            return self._members[key]
+        members = np.flatnonzero(self.chunk_mask(where))
+        if key is not None:
+            self._members[key] = members
+        return members
+
     def chunk_mask(self, where: Where) -> np.ndarray:
         """Which chunks belong to documents matching `where` (dict filters are cached per retriever)."""
-        key = None if callable(where) else json.dumps(where, sort_keys=True, default=str)
+        key = filter_key(where)
         if key is not None and key in self._masks:
             return self._masks[key]
         test = where if callable(where) else (lambda doc: doc_matches(doc, where))
@@ -426,7 +456,7 @@ class Retriever:
         if self.dense is None or self.embedder is None:
             raise ValueError("dense similarities need a dense index: this retriever is BM25-only")
         if self._vectors is None:
-            self._vectors = self.dense.reconstruct_n(0, self.dense.ntotal)
+            self._vectors = flat_vectors(self.dense)
         return self._vectors @ self.embedder.embed([query])[0]
 
     def search_filtered(self, query: str, filters: Mapping[str, Where], k: int | None = None,
@@ -439,9 +469,10 @@ class Retriever:
         bm_all = self.bm25.scores(tokenize(query)) if mode in ("bm25", "hybrid") or self.dense is None else None
         de_all = self.dense_similarities(query) if mode in ("dense", "hybrid") and self.dense is not None else None
         out: dict[str, list[Hit]] = {}
+        doc_ids = self.chunks.doc_ids
         for name, where in filters.items():
-            mask = self.chunk_mask(where)
-            bm = top_chunks(self.chunks.doc_ids, bm_all, mask & (bm_all > 0), depth) if bm_all is not None else {}
-            de = top_chunks(self.chunks.doc_ids, de_all, mask, depth) if de_all is not None else {}
+            members = self.chunk_members(where)
+            bm = top_of(doc_ids, bm_all, members[bm_all[members] > 0], depth) if bm_all is not None else {}
+            de = top_of(doc_ids, de_all, members, depth) if de_all is not None else {}
             out[name] = self._fuse(bm, de, mode, k)
         return out

@@ -99,3 +99,34 @@ def test_retriever_keeps_no_second_copy_of_the_texts(window):
     index_bytes = sum(retriever.bm25.model.scores[k].nbytes for k in ("data", "indices", "indptr"))
     beside_index = held - index_bytes
     assert beside_index < 0.2 * text_bytes, f"{beside_index} bytes beside the index for {text_bytes} bytes of text"
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words vectors (word hash -> dimension), L2-normalised: a dense index without a model."""
+
+    model_id, dim = "hash-64", 64
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(map(ord, word)) % self.dim] += 1.0
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+        return out
+
+
+@pytest.mark.parametrize("n_docs", [2_000, 6_000], ids=["2k chunks", "6k chunks"])
+def test_dense_similarities_read_the_index_without_copying_it(n_docs):
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(300)]
+    docs = [CorpusDoc(f"d{i}", "x", f"T{i}", " ".join(rng.choice(words) for _ in range(12))) for i in range(n_docs)]
+    retriever = Retriever(docs, RetrievalConfig(embedder=None, index_dir=None), embedder=HashEmbedder())
+    matrix = retriever.dense.reconstruct_n(0, retriever.dense.ntotal)
+    expected = matrix @ HashEmbedder().embed(["w1 w2 w3"])[0]
+    gc.collect()
+    tracemalloc.start()
+    got = retriever.dense_similarities("w1 w2 w3")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert np.array_equal(got, expected)
+    assert peak < matrix.nbytes / 2, f"{peak} bytes allocated for a {matrix.nbytes}-byte index"
