@@ -128,7 +128,7 @@ def bench_synthetic(n: int, sample: int, queries: list[str], embedder: MiniLmOnn
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     index, t_faiss, m_faiss = timed(lambda v=vectors: _flat_index(faiss, v))
     del vectors
-    chunk_ids = [c.doc_id for c in bm25.chunks]
+    chunk_ids = bm25.chunks.doc_ids
 
     def dense(q: str) -> dict[str, float]:
         sims, ids = index.search(embedder.embed([q]), 40)

@@ -6,7 +6,8 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -126,13 +127,55 @@ def chunk_words(text: str, window: int = 200, overlap: int = 40) -> list[str]:
     return [" ".join(words[s : s + window]) for s in starts]
 
 
+def chunk_count(text: str, window: int = 200, overlap: int = 40) -> int:
+    """How many chunks chunk_words cuts from `text` (without building them)."""
+    words = len(text.split())
+    return len(range(0, max(words - overlap, 1), window - overlap)) if words else 0
+
+
+class ChunkTable(Sequence[Chunk]):
+    """The chunks of a corpus held as (document, piece) numbers and doc ids: a chunk's text is cut from its document
+    when asked for (`texts()` streams them all), so the corpus text is not held a second time."""
+
+    def __init__(self, docs: Sequence[CorpusDoc], window: int = 200, overlap: int = 40) -> None:
+        if window < 1 or not 0 <= overlap < window:
+            raise ValueError(f"need window >= 1 and 0 <= overlap < window, got window={window} overlap={overlap}")
+        self.docs, self.window, self.overlap = docs, window, overlap
+        self.doc_ids: list[str] = []  # per chunk, the document's own id string (not a copy)
+        self._doc_pos, self._piece = array("i"), array("i")
+        for pos, doc in enumerate(docs):
+            n = chunk_count(doc.plain, window, overlap)
+            self.doc_ids.extend([doc.doc_id] * n)
+            self._doc_pos.extend([pos] * n)
+            self._piece.extend(range(n))
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def __getitem__(self, i):  # an int index; slices are not needed here
+        doc = self.docs[self._doc_pos[i]]
+        piece = self._piece[i]
+        return Chunk(doc.doc_id, piece, f"{doc.title}. {chunk_words(doc.plain, self.window, self.overlap)[piece]}")
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return iter_chunks(self.docs, self.window, self.overlap)
+
+    def texts(self) -> Iterator[str]:
+        """Every chunk's text in order, cut one document at a time."""
+        return (chunk.text for chunk in self)
+
+
+def iter_chunks(docs: Sequence[CorpusDoc], window: int = 200, overlap: int = 40) -> Iterator[Chunk]:
+    """Chunks of every document, one document at a time; the title is prefixed to each chunk so it counts for
+    retrieval."""
+    for doc in docs:
+        for i, piece in enumerate(chunk_words(doc.plain, window, overlap)):
+            yield Chunk(doc.doc_id, i, f"{doc.title}. {piece}")
+
+
 def chunk_corpus(docs: list[CorpusDoc], window: int = 200, overlap: int = 40) -> list[Chunk]:
-    """Chunks of every document; the title is prefixed to each chunk so it counts for retrieval."""
-    return [
-        Chunk(doc.doc_id, i, f"{doc.title}. {piece}")
-        for doc in docs
-        for i, piece in enumerate(chunk_words(doc.plain, window, overlap))
-    ]
+    """Chunks of every document (see iter_chunks)."""
+    return list(iter_chunks(docs, window, overlap))
 
 
 def corpus_hash(docs: list[CorpusDoc], extra: str = "") -> str:

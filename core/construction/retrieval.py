@@ -6,6 +6,11 @@ BM25Okapi replaces it with epsilon * mean_idf, so epsilon=0 makes them equal. Th
 parts differ by the constant factor (k1 + 1), which BM25Okapi includes and bm25s "robertson" omits;
 `RankBm25Backend` divides rank-bm25's scores by (k1 + 1) so both backends return identical numbers.
 
+Build memory: chunk texts are cut from the documents one at a time (`ChunkTable`, no second copy of the corpus),
+tokenised straight into per-document term counts and appended to flat int32 arrays (`Postings`), from which the
+bm25s score matrix is computed with numpy and scipy in bm25s's own float arithmetic (bit-identical scores, see
+`bm25_csc`); no per-document token lists are kept, so the build's peak stays near the index's own size.
+
 Indexes persist under <index_dir>/<corpus hash>/ and are rebuilt only when the documents, the chunking
 settings or the embedder change.
 
@@ -17,8 +22,11 @@ that matches nothing, or under which nothing scores, returns no documents.
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Callable, Mapping
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,7 +34,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from core.config import REPO_ROOT
-from core.construction.corpus import Chunk, CorpusDoc, chunk_corpus, corpus_hash
+from core.construction.corpus import ChunkTable, CorpusDoc, corpus_hash
 from core.construction.embedders import Embedder, build_embedder
 from core.language import CJK_RE, cjk_terms
 from core.registry import Registry
@@ -51,25 +59,119 @@ def tokenize(text: str) -> list[str]:
     return words + cjk_terms(_CJK_GAP.sub("", lowered)) if CJK_RE.search(lowered) else words
 
 
+def term_counts(text: str) -> Counter[str]:
+    """Counter(tokenize(text)), built without the intermediate token lists: stopwords are dropped from the counts."""
+    lowered = text.lower()
+    counts = Counter(_TOKEN.findall(lowered))
+    for word in STOPWORDS.intersection(counts):
+        del counts[word]
+    if CJK_RE.search(lowered):
+        counts.update(cjk_terms(_CJK_GAP.sub("", lowered)))
+    return counts
+
+
+@dataclass
+class Postings:
+    """A corpus's term counts in flat int32 arrays: per document its distinct terms' ids and counts (concatenated),
+    how many distinct terms it has and its length in tokens; `vocab` maps a term to its id."""
+
+    vocab: dict[str, int] = field(default_factory=dict)
+    terms: array = field(default_factory=lambda: array("i"))
+    counts: array = field(default_factory=lambda: array("i"))
+    sizes: array = field(default_factory=lambda: array("i"))
+    lengths: array = field(default_factory=lambda: array("i"))
+
+    @classmethod
+    def of(cls, documents: Iterable[Mapping[str, int]]) -> Postings:
+        """Postings of documents given as {term: count}, consumed one at a time."""
+        postings = cls()
+        for counts in documents:
+            postings.add(counts)
+        return postings
+
+    def add(self, counts: Mapping[str, int]) -> None:
+        """Append one document's {term: count}."""
+        vocab = self.vocab
+        setdefault = vocab.setdefault
+        self.terms.fromlist([setdefault(term, len(vocab)) for term in counts])
+        tfs = list(counts.values())
+        self.counts.fromlist(tfs)
+        self.sizes.append(len(tfs))
+        self.lengths.append(sum(tfs))
+
+
+def robertson_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """bm25s's Robertson idf per term, ln((N - df + 0.5) / (df + 0.5)) floored at 0, as float32; computed with
+    math.log once per distinct df, as bm25s does, so the values are bit-identical to its own."""
+    values, inverse = np.unique(df, return_inverse=True)
+    table = [math.log(max((n_docs - d + 0.5) / (d + 0.5), 1)) if d else 0.0 for d in values.tolist()]
+    return np.asarray(table, dtype=np.float32)[inverse]
+
+
+SCORE_BLOCK = 1 << 20  # postings scored per numpy step: bounds the float64 temporaries to a few MB
+
+
+def bm25_csc(postings: Postings, k1: float = K1, b: float = B) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bm25s "robertson" score matrix (data, indices, indptr of the documents x terms CSC matrix) of the postings.
+    Same arithmetic as bm25s's build: float64 idf(float32) * tf / (tf + k1 * ((1 - b) + b * len / avg_len)), stored
+    as float32, so every stored score equals bm25s's bit for bit."""
+    from scipy.sparse import csr_matrix
+
+    n_docs, n_terms = len(postings.lengths), len(postings.vocab)
+    terms = np.frombuffer(postings.terms, dtype=np.intc)
+    lengths = np.frombuffer(postings.lengths, dtype=np.intc).astype(np.float64)
+    norm = k1 * ((1 - b) + b * lengths / lengths.mean()) if n_docs else lengths
+    idf = robertson_idf(np.bincount(terms, minlength=n_terms), n_docs)
+    sizes = np.frombuffer(postings.sizes, dtype=np.intc)
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.intc), sizes)
+    tf_all = np.frombuffer(postings.counts, dtype=np.intc)
+    data = np.empty(len(terms), dtype=np.float32)
+    for start in range(0, len(terms), SCORE_BLOCK):
+        part = slice(start, start + SCORE_BLOCK)
+        tf = tf_all[part].astype(np.float64)
+        data[part] = idf[terms[part]].astype(np.float64) * (tf / (norm[doc_of[part]] + tf))
+    del doc_of, tf_all
+    indptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    csc = csr_matrix((data, terms, indptr), shape=(n_docs, n_terms)).tocsc()
+    return csc.data, csc.indices, csc.indptr
+
+
 class BM25Backend(Protocol):
-    """A BM25 index over token lists that scores every chunk for a query."""
+    """A BM25 index over chunk texts that scores every chunk for a query."""
 
     def scores(self, query_tokens: list[str]) -> np.ndarray: ...
 
 
-BM25_BACKENDS: Registry[Callable[[list[list[str]]], BM25Backend]] = Registry("bm25 backend")
+BM25_BACKENDS: Registry[Callable[[Iterable[str]], BM25Backend]] = Registry("bm25 backend")
 
 
-@BM25_BACKENDS.register("bm25s")
 class Bm25sBackend:
-    """bm25s with the Robertson idf/tf variant (see module docstring)."""
+    """bm25s with the Robertson idf/tf variant (see module docstring); the index is built from streamed term counts
+    (`from_texts`, `bm25_csc`) and scored by bm25s itself."""
 
-    def __init__(self, corpus_tokens: list[list[str]], k1: float = K1, b: float = B) -> None:
+    def __init__(self, corpus_tokens: Iterable[list[str]], k1: float = K1, b: float = B) -> None:
+        self._index(Postings.of(Counter(tokens) for tokens in corpus_tokens), k1, b)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], k1: float = K1, b: float = B) -> Bm25sBackend:
+        """The index of texts tokenised one at a time (see `tokenize`)."""
+        backend = cls.__new__(cls)
+        backend._index(Postings.of(term_counts(text) for text in texts), k1, b)
+        return backend
+
+    def _index(self, postings: Postings, k1: float, b: float) -> None:
         import bm25s
 
         self.model = bm25s.BM25(method="robertson", k1=k1, b=b)
-        self.model.index(corpus_tokens, show_progress=False)
-        self.vocab = set(self.model.vocab_dict)
+        data, indices, indptr = bm25_csc(postings, k1, b)
+        vocab, n_docs = postings.vocab, len(postings.lengths)
+        vocab.setdefault("", len(vocab))  # bm25s's empty token: in the vocabulary, never in a column
+        self.model.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+        self.model.vocab_dict = vocab
+        self.model.unique_token_ids_set = set(vocab.values())
+        self.model.nonoccurrence_array = None
+        self.vocab = vocab
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         known = [t for t in query_tokens if t in self.vocab]
@@ -86,11 +188,13 @@ class Bm25sBackend:
 
         obj = cls.__new__(cls)
         obj.model = bm25s.BM25.load(str(path))
-        obj.vocab = set(obj.model.vocab_dict)
+        obj.vocab = obj.model.vocab_dict
         return obj
 
 
-@BM25_BACKENDS.register("rank_bm25")
+BM25_BACKENDS.add("bm25s", Bm25sBackend.from_texts)
+
+
 class RankBm25Backend:
     """rank_bm25.BM25Okapi (epsilon=0), scores divided by (k1 + 1) to match bm25s robertson."""
 
@@ -102,6 +206,9 @@ class RankBm25Backend:
 
     def scores(self, query_tokens: list[str]) -> np.ndarray:
         return (np.asarray(self.model.get_scores(query_tokens)) / (self.k1 + 1)).astype(np.float32)
+
+
+BM25_BACKENDS.add("rank_bm25", lambda texts: RankBm25Backend([tokenize(text) for text in texts]))
 
 
 @dataclass(frozen=True)
@@ -131,12 +238,12 @@ class RetrievalConfig:
     index_dir: Path | None = DEFAULT_INDEX_DIR
 
 
-def doc_max(chunks: list[Chunk], chunk_scores: np.ndarray) -> dict[str, float]:
-    """Document score = best chunk score."""
+def doc_max(doc_ids: Iterable[str], chunk_scores: np.ndarray) -> dict[str, float]:
+    """Document score = best chunk score (`doc_ids`: each chunk's document)."""
     best: dict[str, float] = {}
-    for chunk, score in zip(chunks, chunk_scores, strict=True):
-        if chunk.doc_id not in best or score > best[chunk.doc_id]:
-            best[chunk.doc_id] = float(score)
+    for doc_id, score in zip(doc_ids, chunk_scores, strict=True):
+        if doc_id not in best or score > best[doc_id]:
+            best[doc_id] = float(score)
     return best
 
 
@@ -154,12 +261,17 @@ def doc_matches(doc: CorpusDoc, where: Mapping[str, Any]) -> bool:
     return True
 
 
-def top_chunks(chunks: list[Chunk], scores: np.ndarray, keep: np.ndarray, depth: int) -> dict[str, float]:
-    """Document scores (best chunk) over the `depth` best chunks among those `keep` marks."""
-    idx = np.flatnonzero(keep)
+def top_chunks(doc_ids: Sequence[str], scores: np.ndarray, keep: np.ndarray, depth: int) -> dict[str, float]:
+    """Document scores (best chunk) over the `depth` best chunks among those `keep` marks (`doc_ids`: each chunk's
+    document)."""
+    return top_of(doc_ids, scores, np.flatnonzero(keep), depth)
+
+
+def top_of(doc_ids: Sequence[str], scores: np.ndarray, idx: np.ndarray, depth: int) -> dict[str, float]:
+    """Document scores (best chunk) over the `depth` best chunks among the chunk numbers `idx` (ascending)."""
     if len(idx) > depth:
         idx = idx[np.argpartition(-scores[idx], depth - 1)[:depth]]
-    return doc_max([chunks[i] for i in idx], scores[idx])
+    return doc_max([doc_ids[i] for i in idx.tolist()], scores[idx])
 
 
 def ranked(scores: dict[str, float]) -> list[str]:
@@ -207,6 +319,20 @@ def retrieval_quality(retriever: Retriever, labelled: list[tuple[str, set[str]]]
     return {f"recall@{k}": float(np.mean(recall)), f"mrr@{k}": float(np.mean(mrr))}
 
 
+def filter_key(where: Where) -> str | None:
+    """The cache key of a dict filter (None for a predicate, which is not cached)."""
+    return None if callable(where) else json.dumps(where, sort_keys=True, default=str)
+
+
+def flat_vectors(index: Any) -> np.ndarray:
+    """The vectors of a faiss flat index as a view of the index's own storage (no copy of the matrix)."""
+    import faiss
+
+    if index.ntotal == 0:
+        return np.zeros((0, index.d), dtype=np.float32)
+    return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d).reshape(index.ntotal, index.d)
+
+
 class Retriever:
     """BM25 + optional dense retrieval over chunked documents, with on-disk index reuse."""
 
@@ -214,7 +340,7 @@ class Retriever:
                  embedder: Embedder | None = None) -> None:
         self.config = config or RetrievalConfig()
         self.docs = {d.doc_id: d for d in docs}
-        self.chunks = chunk_corpus(docs, self.config.window, self.config.overlap)
+        self.chunks = ChunkTable(docs, self.config.window, self.config.overlap)
         self.embedder = embedder
         if self.embedder is None and self.config.embedder:
             self.embedder = build_embedder(self.config.embedder, **self.config.embedder_options)
@@ -224,6 +350,7 @@ class Retriever:
         self.bm25 = self._bm25_index()
         self.dense = self._dense_index() if self.embedder else None
         self._masks: dict[str, np.ndarray] = {}
+        self._members: dict[str, np.ndarray] = {}
         self._vectors: np.ndarray | None = None
 
     @property
@@ -235,7 +362,7 @@ class Retriever:
         if self.config.bm25_backend == "bm25s" and path and (path / "params.index.json").exists():
             self.loaded_from_disk["bm25"] = True
             return Bm25sBackend.load(path)
-        backend = BM25_BACKENDS.get(self.config.bm25_backend)([tokenize(c.text) for c in self.chunks])
+        backend = BM25_BACKENDS.get(self.config.bm25_backend)(self.chunks.texts())
         self.loaded_from_disk["bm25"] = False
         if path and isinstance(backend, Bm25sBackend):
             path.mkdir(parents=True, exist_ok=True)
@@ -249,7 +376,7 @@ class Retriever:
         if path and path.exists():
             self.loaded_from_disk["dense"] = True
             return faiss.read_index(str(path))
-        vectors = self.embedder.embed([c.text for c in self.chunks])
+        vectors = self.embedder.embed(list(self.chunks.texts()))
         index = faiss.IndexFlatIP(vectors.shape[1])
         index.add(vectors)
         self.loaded_from_disk["dense"] = False
@@ -265,7 +392,7 @@ class Retriever:
         idx = np.flatnonzero(scores > 0)
         if depth is not None and len(idx) > depth:
             idx = idx[np.argpartition(-scores[idx], depth - 1)[:depth]]
-        return doc_max([self.chunks[i] for i in idx], scores[idx])
+        return doc_max([self.chunks.doc_ids[i] for i in idx], scores[idx])
 
     def dense_scores(self, query: str, depth: int = 100) -> dict[str, float]:
         """Cosine similarity of the best `depth` chunks, aggregated to documents."""
@@ -275,7 +402,7 @@ class Retriever:
         q = self.embedder.embed([query])
         depth = min(depth, len(self.chunks))
         sims, ids = self.dense.search(q, depth)
-        picked = [self.chunks[i] for i in ids[0] if i >= 0]
+        picked = [self.chunks.doc_ids[i] for i in ids[0] if i >= 0]
         return doc_max(picked, sims[0][: len(picked)])
 
     def search(self, query: str, k: int | None = None, mode: str = "hybrid", where: Where | None = None) -> list[Hit]:
@@ -301,14 +428,25 @@ class Retriever:
         order = ranked(fused)[:k]
         return [Hit(d, fused[d], r, bm.get(d, 0.0), de.get(d, 0.0)) for r, d in enumerate(order)]
 
+    def chunk_members(self, where: Where) -> np.ndarray:
+        """The numbers of the chunks that belong to documents matching `where`, ascending: the filter's sub-index, so
+        a filtered search looks at its own chunks only (dict filters are cached per retriever)."""
+        key = filter_key(where)
+        if key is not None and key in self._members:
+            return self._members[key]
+        members = np.flatnonzero(self.chunk_mask(where))
+        if key is not None:
+            self._members[key] = members
+        return members
+
     def chunk_mask(self, where: Where) -> np.ndarray:
         """Which chunks belong to documents matching `where` (dict filters are cached per retriever)."""
-        key = None if callable(where) else json.dumps(where, sort_keys=True, default=str)
+        key = filter_key(where)
         if key is not None and key in self._masks:
             return self._masks[key]
         test = where if callable(where) else (lambda doc: doc_matches(doc, where))
         keep = {doc_id for doc_id, doc in self.docs.items() if test(doc)}
-        mask = np.fromiter((c.doc_id in keep for c in self.chunks), dtype=bool, count=len(self.chunks))
+        mask = np.fromiter((doc_id in keep for doc_id in self.chunks.doc_ids), dtype=bool, count=len(self.chunks))
         if key is not None:
             self._masks[key] = mask
         return mask
@@ -318,7 +456,7 @@ class Retriever:
         if self.dense is None or self.embedder is None:
             raise ValueError("dense similarities need a dense index: this retriever is BM25-only")
         if self._vectors is None:
-            self._vectors = self.dense.reconstruct_n(0, self.dense.ntotal)
+            self._vectors = flat_vectors(self.dense)
         return self._vectors @ self.embedder.embed([query])[0]
 
     def search_filtered(self, query: str, filters: Mapping[str, Where], k: int | None = None,
@@ -331,9 +469,10 @@ class Retriever:
         bm_all = self.bm25.scores(tokenize(query)) if mode in ("bm25", "hybrid") or self.dense is None else None
         de_all = self.dense_similarities(query) if mode in ("dense", "hybrid") and self.dense is not None else None
         out: dict[str, list[Hit]] = {}
+        doc_ids = self.chunks.doc_ids
         for name, where in filters.items():
-            mask = self.chunk_mask(where)
-            bm = top_chunks(self.chunks, bm_all, mask & (bm_all > 0), depth) if bm_all is not None else {}
-            de = top_chunks(self.chunks, de_all, mask, depth) if de_all is not None else {}
+            members = self.chunk_members(where)
+            bm = top_of(doc_ids, bm_all, members[bm_all[members] > 0], depth) if bm_all is not None else {}
+            de = top_of(doc_ids, de_all, members, depth) if de_all is not None else {}
             out[name] = self._fuse(bm, de, mode, k)
         return out
