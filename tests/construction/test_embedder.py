@@ -35,7 +35,8 @@ def fp32() -> MiniLmOnnxEmbedder:
     return build_embedder("minilm-onnx", precision="fp32")
 
 
-# The empty text is [CLS] [SEP] alone: two token rows, so one rounded activation weighs more (0.982 with a scale per call, 0.988 per row).
+# The empty text is [CLS] [SEP] alone: two token rows, so one rounded activation weighs more
+# (0.982 with a scale per call, 0.988 per row).
 MIN_COSINE = {name: 0.98 if name == "empty" else 0.99 for name in TEXTS}
 
 
