@@ -170,7 +170,8 @@ def ragstress_indexing(size: int, seed: int = 0) -> dict:
     tokens = [len(e.ids) for e in embedder.tokenizer.encode_batch(texts)]
     cpu, wall = timed(lambda: embedder.embed(texts))
     scale = RAGSTRESS_ENTRIES / len(texts)
-    return {"slice_entries": len(texts), "slice_questions": len(picked), "mean_tokens": round(float(np.mean(tokens)), 1),
+    return {"slice_entries": len(texts), "slice_questions": len(picked),
+            "mean_tokens": round(float(np.mean(tokens)), 1),
             "slice_cpu_s": round(cpu, 2), "slice_wall_s": round(wall, 2), "docs_per_cpu_s": round(len(texts) / cpu, 1),
             "extrapolated_182546_cpu_min": round(cpu * scale / 60, 1),
             "extrapolated_182546_wall_min": round(wall * scale / 60, 1)}
@@ -279,7 +280,8 @@ def main() -> None:
                 + f"; int8/fp32 at best {best['int8']['int8'] / best['fp32']['fp32']:.2f}x")
             by_batch = {r["batch"]: r for r in rows}
             before, after = by_batch[32]["fp32"], best["int8"]["int8"]
-            print(f"        fp32, 32 per batch {before} -> int8 at its best batch {after} docs/s: {after / before:.2f}x")
+            print(f"        fp32, 32 per batch {before} -> int8 at its best batch {after} docs/s:"
+                  f" {after / before:.2f}x")
     finish(results, args.json)
 
 

