@@ -74,6 +74,12 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
     return readmodel.load_scores(engine(), list(run_ids), judge)
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _domains(run_ids: tuple[int, ...], version: tuple) -> list[str]:
+    """The runs' EnterpriseRAG domains, for the domain filter (without loading the scores)."""
+    return readmodel.response_domains(engine(), list(run_ids))
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _in_scope(run_ids: tuple[int, ...], scope: Scope, version: tuple) -> frozenset[int]:
     return frozenset(scoped_response_ids(engine(), run_ids, scope.set_id, scope.accepted_only))
@@ -153,6 +159,15 @@ def scoped_failure_counts(f: Filters) -> pd.DataFrame:
         verdicts = scoped(readmodel.constraint_verdicts(engine(), list(f.run_ids), f.judge), f.run_ids, f.scope, f.version)
         counts = readmodel.verdict_counts(verdicts).assign(judge=judge_label(f.judge))
     return counts
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def failing_verdicts(run_ids: tuple[int, ...], judge: str, model: str | None, category: str | None,
+                     sub_dimension: str | None, version: tuple) -> pd.DataFrame:
+    """The failed constraint verdicts of one model (and category, sub-dimension) in the runs (cached per data version:
+    a subset or domain change filters them without a query)."""
+    return readmodel.constraint_verdicts(engine(), list(run_ids), judge, model=model, category=category,
+                                         sub_dimension=sub_dimension, failed_only=True)
 
 
 def data_version() -> tuple:
@@ -239,7 +254,7 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_keep("results_subset", "subset")
         chosen_domains: list[str] = []
         if domains:
-            names = sorted(scores(run_ids, judge, version)["domain"].dropna().unique())
+            names = _domains(run_ids, version)
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)
@@ -267,7 +282,8 @@ def corrected(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tuple)
 
 def corrected_section(f: Filters) -> None:
     """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
-    table = corrected(f.run_ids, f.judge, f.version, f.gold)
+    labelled = not f.gold or f.gold[1] > 0  # gold version (max id, count, max assignment id): no annotation, no label
+    table = corrected(f.run_ids, f.judge, f.version, f.gold) if labelled else pd.DataFrame()
     st.subheader("Judge-corrected estimates (expert gold labels)")
     if f.scope.narrowed:
         st.caption("These use every instance of the chosen runs: the benchmark-set and 'accepted only' filters do not "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,29 +18,40 @@ GAP_LABEL = get_metric(GAP_KEY).label
 
 LONG_COLUMNS = ["model", "metric", "value", "ci_low", "ci_high", "n", "interval", "small_n"]
 
+def group_positions(column: pd.Series) -> list[tuple[Any, np.ndarray]]:
+    """(value, row positions in row order) per distinct non-missing value of `column`, by sorted value: the groups of
+    groupby(column, sort=True) as positions, without building a frame per group."""
+    codes, uniques = pd.factorize(column, sort=True)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))  # missing values (code -1) sort first
+    return [(uniques[k], order[bounds[k] : bounds[k + 1]]) for k in range(len(uniques))]
+
+
 def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> list[dict]:
     """Long rows (by, metric, value, ci_low, ci_high, n, interval, small_n) of the column means per group, each with
     the interval of its declared kind (stats.metric_intervals)."""
     rows: list[dict] = []
     declared = [get_metric(key) for key in keys]
-    for name, group in frame[[by, *keys]].groupby(by, sort=True):  # only the columns used: no copy of the rest per group
-        ci = stats.metric_intervals(group[list(keys)].to_numpy(dtype=float), declared)
+    values = frame[list(keys)].to_numpy(dtype=float)  # one conversion; each group is a row selection of it
+    for name, positions in group_positions(frame[by]):
+        ci = stats.metric_intervals(np.asfortranarray(values[positions]), declared)
         rows += [{by: name, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
                   "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
                   "small_n": bool(0 < ci.n[j] < stats.SMALL_N)} for j, key in enumerate(keys)]
     return rows
 
+
 GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
 
-def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: pd.DataFrame) -> tuple[float, float]:
+def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: dict[str, dict]) -> tuple[float, float]:
     """MOVER interval (Zou and Donner 2008) for shown Loose minus shown Strict IAS, from their shown intervals and
     the correlation of the two means (each response's influence on both), cut to [-1, 1].
 
     It inherits the small-n honesty of each metric's own interval, where a delta-method interval collapses when the
     few determined Strict values agree (bench/bench_ppi_coverage.py: >= 93% at any share of Strict determined).
     """
-    (m_l, l_l, u_l, n_l), (m_s, l_s, u_s, n_s) = (shown.loc[k, ["value", "ci_low", "ci_high", "n"]] for k in
-                                                  ("loose_ias", "strict_ias"))
+    (m_l, l_l, u_l, n_l), (m_s, l_s, u_s, n_s) = ((shown[k]["value"], shown[k]["ci_low"], shown[k]["ci_high"],
+                                                   shown[k]["n"]) for k in ("loose_ias", "strict_ias"))
     dev_l, dev_s = np.nan_to_num((loose - m_l) / n_l), np.nan_to_num((strict - m_s) / n_s)
     spread = np.sqrt((dev_l**2).sum() * (dev_s**2).sum())
     r = float((dev_l * dev_s).sum() / spread) if spread > 0 else 0.0
@@ -47,37 +59,48 @@ def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: pd.DataFrame) ->
     above = np.sqrt(max((u_l - m_l) ** 2 + (m_s - l_s) ** 2 - 2 * r * (u_l - m_l) * (m_s - l_s), 0.0))
     return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
 
-def _gap_rows(scores: pd.DataFrame, means: pd.DataFrame) -> list[dict]:
+
+def _gap_rows(scores: pd.DataFrame, means: list[dict]) -> list[dict]:
     """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a MOVER interval (_gap_interval);
-    "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS."""
+    "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS. `means` are mean_rows' rows."""
+    shown_by_model: dict[Any, dict[str, dict]] = {}
+    for row in means:
+        shown_by_model.setdefault(row["model"], {})[row["metric"]] = row
+    values = scores[["loose_ias", "strict_ias"]].to_numpy(dtype=float)
     rows = []
-    for model, group in scores[["model", "loose_ias", "strict_ias"]].groupby("model", sort=True):
-        shown = means.loc[model]
-        n_s, n_l = int(shown.loc["strict_ias", "n"]), int(shown.loc["loose_ias", "n"])
+    for model, positions in group_positions(scores["model"]):
+        shown = shown_by_model[model]
+        n_s, n_l = int(shown["strict_ias"]["n"]), int(shown["loose_ias"]["n"])
         enough = n_s >= GAP_MIN_STRICT and n_l >= 2
-        value = float(shown.loc["loose_ias", "value"] - shown.loc["strict_ias", "value"]) if enough else np.nan
-        low, high = (_gap_interval(group["loose_ias"].to_numpy(float), group["strict_ias"].to_numpy(float), shown)
-                     if enough else (np.nan, np.nan))
+        value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
+        low, high = (_gap_interval(values[positions, 0], values[positions, 1], shown) if enough else (np.nan, np.nan))
         rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
                      "n": n_s, "interval": "MOVER" if enough else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
     return rows
 
+
 def _marks(long: pd.DataFrame) -> pd.Series:
-    """'best' / 'second' per metric among non-baseline models; never for a tie of every model, nor for a 0 score."""
-    marks = pd.Series("", index=long.index)
-    used = long[["metric", "is_baseline", "value"]]
-    for metric, idx in used.groupby("metric").groups.items():
-        block = used.loc[idx]
-        block = block[~block["is_baseline"] & block["value"].notna()]
-        ascending = not get_metric(metric).higher_is_better
-        if not ascending:
-            block = block[block["value"] > 0]
-        if block.empty or (len(block) > 1 and block["value"].nunique() == 1):
+    """'best' / 'second' per metric among non-baseline models; never for a tie of every model, nor for a 0 score.
+
+    Ranks as rank(method='min'): a value's rank is 1 + the number of strictly better values."""
+    marks = np.full(len(long), "", dtype=object)
+    metric = long["metric"].to_numpy(dtype=object)
+    value = long["value"].to_numpy(dtype=float)
+    eligible = ~long["is_baseline"].to_numpy(dtype=bool) & ~np.isnan(value)
+    for key in dict.fromkeys(metric):
+        higher = get_metric(key).higher_is_better
+        positions = np.flatnonzero((metric == key) & eligible & ((value > 0) if higher else True))
+        block = value[positions]
+        if block.size == 0 or (block.size > 1 and np.unique(block).size == 1):
             continue
-        order = block["value"].rank(method="min", ascending=ascending)
-        marks[order[order == 1].index] = "best"
-        marks[order[order == 2].index] = "second"
-    return marks
+        better = (block[None, :] > block[:, None]) if higher else (block[None, :] < block[:, None])
+        rank = 1 + better.sum(axis=1)
+        marks[positions[rank == 1]] = "best"
+        marks[positions[rank == 2]] = "second"
+    out = pd.Series("", index=long.index)
+    out[:] = marks
+    return out
+
 
 def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Per model and metric: mean, 95% CI (stats.interval), n, interval method, small-n flag and rank mark.
@@ -90,8 +113,7 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     frame = scores.assign(cost_per_1k=scores["cost_usd"].fillna(0.0) * 1000.0,
                           latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
     rows = mean_rows(frame, [*keys, "cost_per_1k", "latency_min_per_1k"])
-    means = pd.DataFrame(rows, columns=LONG_COLUMNS).set_index(["model", "metric"])
-    rows += _gap_rows(frame, means) if len(frame) else []
+    rows += _gap_rows(frame, rows) if len(frame) else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
     long["label"] = long["metric"].map(lambda k: get_metric(k).label)
     long["mark"] = _marks(long)

@@ -163,6 +163,18 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
         out[col] = out[col].astype("int64")
     return out[list(RESPONSE_COLUMNS)]
 
+_DOMAINS_SQL = """
+SELECT DISTINCT d.name AS domain FROM response r JOIN instance i ON i.id = r.instance_id
+JOIN domain d ON d.id = i.domain_id
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = 'enterprise_rag'
+"""
+
+
+def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """The domains of the runs' done EnterpriseRAG responses (the domains response_scores has rows for), sorted."""
+    return sorted(str(d) for d in read_sql(engine, runs_sql(_DOMAINS_SQL, run_ids))["domain"])
+
+
 def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
