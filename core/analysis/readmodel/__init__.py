@@ -108,4 +108,21 @@ from core.analysis.readmodel.scope import (
 from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
-__all__ = ["RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql", "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts", "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS", "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version", "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order", "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights", "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions", "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view", "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH", "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference", "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges", "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report", "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS", "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE"]
+__all__ = [
+    "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
+    "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
+    "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",
+    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version",
+    "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
+    "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
+    "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
+    "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
+    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view",
+    "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison",
+    "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
+    "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
+    "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
+    "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
+    "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
+    "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE",
+]

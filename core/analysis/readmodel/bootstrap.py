@@ -18,7 +18,9 @@ def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
                                                          minlength=len(rows) * n).reshape(len(rows), n)
     return weights
 
+
 _BINCOUNT_CELLS = 1 << 17
+
 
 def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
@@ -37,6 +39,7 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
     with np.errstate(invalid="ignore", divide="ignore"):
         return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+
 
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bounds per column, NaN-safe (matches np.quantile linear interpolation)."""

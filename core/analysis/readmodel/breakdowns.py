@@ -10,6 +10,7 @@ from core.store.schema import NO_MODE
 
 DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "loose_ias")
 
+
 def domain_metrics(scores: pd.DataFrame) -> pd.DataFrame:
     """Mean Faithfulness, Coverage, Strict IAS and Loose IAS per (model, domain), with n per metric and responses."""
     grouped = scores.groupby(["model", "domain"], sort=True)
@@ -19,9 +20,11 @@ def domain_metrics(scores: pd.DataFrame) -> pd.DataFrame:
     out["responses"] = grouped.size()
     return out.reset_index()
 
+
 def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
     """Domain x metric matrix of means over the given responses (all selected models pooled)."""
     return scores.groupby("domain", sort=True)[list(metrics)].mean()
+
 
 def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
     """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
@@ -38,9 +41,11 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     out["share_of_failures"] = out["failed"] / totals.where(totals > 0)
     return out
 
+
 def modeless_verdicts(counts: pd.DataFrame) -> int:
     """Constraint verdicts in `counts` of instances without a mode (counted under NO_MODE, outside Figure 4's modes)."""
     return int(counts.loc[counts["mode"] == NO_MODE, "verdicts"].sum()) if not counts.empty else 0
+
 
 def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = None, sub_dimension: str | None = None) -> pd.DataFrame:
     """The failed constraint verdicts behind one bar: response, instance, constraint text, method, judge, reason."""

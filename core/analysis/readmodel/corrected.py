@@ -22,6 +22,7 @@ CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "esti
                      "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n",
                      "labels_for_target", "note"]
 
+
 def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
     """Per gold-labelled response, the expert value of each metric gold labels can decide (NaN where it cannot)."""
     rows = []
@@ -34,6 +35,7 @@ def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
                      "conflict_recognition": float(payload["conflict_recognized"])
                      if payload.get("conflict_recognized") is not None else np.nan})
     return pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
+
 
 def response_uncertainty(engine: Engine, run_id: int) -> dict[int, float]:
     """How unsure the judges are about each response of a run, as an expected squared error of a 0/1 verdict.
@@ -52,6 +54,7 @@ def response_uncertainty(engine: Engine, run_id: int) -> dict[int, float]:
         spread = np.nanvar(stacked, axis=0) if len(frames) > 1 else np.zeros(stacked.shape[1:])
     per_metric = np.where(decided == 0, 0.25, np.where(decided == 1, 0.05, spread))
     return {int(r): float(u) + 0.01 for r, u in zip(frames[0].index, per_metric.mean(axis=1), strict=True)}
+
 
 def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: float = 0.95,
                         probabilities: dict[int, float] | None = None) -> pd.DataFrame:
@@ -101,6 +104,7 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
                                                  if x)})
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
+
 def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
                          metric: str = "strict_ias", confidence: float = 0.95) -> dict:
     """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
@@ -130,6 +134,7 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
                   "note": "small sample of gold labels" if e.small_n else ""}
 
+
 def ranking_changes(corrected: pd.DataFrame) -> list[str]:
     """Metrics on which the corrected means order the models differently from the raw judge means."""
     changed = []
@@ -139,6 +144,7 @@ def ranking_changes(corrected: pd.DataFrame) -> list[str]:
             changed.append(GOLD_METRICS.get(metric, metric))
     return changed
 
+
 def corrected_trust(corrected: pd.DataFrame) -> str:
     """What to make of a ranking the correction changed: trust the corrected column only where every corrected cell
     rests on at least SMALL_N gold labels; otherwise compare the intervals first."""
@@ -147,6 +153,7 @@ def corrected_trust(corrected: pd.DataFrame) -> str:
         return "Trust the corrected column: it removes the judge's bias."
     return (f"Some corrected cells rest on fewer than {stats.SMALL_N} gold labels: compare their intervals before "
             "re-ranking, and label more to settle it.")
+
 
 def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str, scores: pd.DataFrame | None = None,
                    gold: dict[int, dict] | None = None) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from core.analysis.readmodel.scope import METRICS
 
 EQUIVALENCE_METRICS: tuple[str, ...] = ("conflict_recognition", "strict_ias", "loose_ias", "coverage", "faithfulness")
 
+
 def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Sequence[str] = EQUIVALENCE_METRICS, n_resamples: int = 1_000, seed: int = 0) -> pd.DataFrame:
     """Figure 8 / Table 8: natural minus augmented means per metric with equivalence testing at +/- margin.
 
@@ -49,6 +50,7 @@ def natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, metrics: Seq
     out = pd.DataFrame(rows)
     out["margin"] = margin
     return out
+
 
 def evaluated_composition(scores: pd.DataFrame) -> pd.DataFrame:
     """Distinct evaluated instances by domain, mode and origin."""

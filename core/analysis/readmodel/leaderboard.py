@@ -18,6 +18,7 @@ GAP_LABEL = get_metric(GAP_KEY).label
 
 LONG_COLUMNS = ["model", "metric", "value", "ci_low", "ci_high", "n", "interval", "small_n"]
 
+
 def group_positions(column: pd.Series) -> list[tuple[Any, np.ndarray]]:
     """(value, row positions in row order) per distinct non-missing value of `column`, by sorted value: the groups of
     groupby(column, sort=True) as positions, without building a frame per group."""
@@ -42,6 +43,7 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
 
 
 GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
+
 
 def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: dict[str, dict]) -> tuple[float, float]:
     """MOVER interval (Zou and Donner 2008) for shown Loose minus shown Strict IAS, from their shown intervals and
@@ -120,6 +122,7 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     order = model_order(long["model"].unique(), models)
     long["model"] = pd.Categorical(long["model"], categories=order, ordered=True)
     return long.sort_values(["model", "metric"]).reset_index(drop=True).assign(model=lambda d: d["model"].astype(str))
+
 
 def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
     """Wide display table: one row per model (Table 2 order), 'value [low, high] n=N' cells, best ★ second ☆.

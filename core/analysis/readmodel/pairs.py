@@ -12,11 +12,13 @@ from core.metrics import get_metric
 
 SUBSET_ACCURACY = {"noisy": "strict_ias", "gap": "rejection", "conflict": "conflict_recognition"}
 
+
 def significance_stars(p: float) -> str:
     """'***' p<.001, '**' p<.01, '*' p<.05, 'n.s.' otherwise ('' for NaN)."""
     if p is None or np.isnan(p):
         return ""
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+
 
 def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: str | None = None, n_resamples: int = 2_000, seed: int = 0) -> pd.DataFrame:
     """Figure 5: model A vs model B on the same instances, per subset.

@@ -34,11 +34,13 @@ WHERE v.run_id IN ({runs}) AND v.judge = :judge AND v.constraint_id IS NULL AND 
 ORDER BY v.id
 """
 
+
 def reference_metric_names(protocol: str = "reference_qa") -> tuple[str, ...]:
     """The response-level metrics a reference protocol declares (its `metrics`, without 'constraint')."""
     from core.protocols import get_protocol
 
     return tuple(m for m in get_protocol(protocol).metrics if m != "constraint")
+
 
 def _answer_type(reference) -> str | None:
     import json
@@ -46,6 +48,7 @@ def _answer_type(reference) -> str | None:
     if isinstance(reference, str):
         reference = json.loads(reference)
     return (reference or {}).get("answer_type", "short") if reference else None
+
 
 def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protocol: str = "reference_qa") -> pd.DataFrame:
     """One row per done response of a reference protocol: ids, model, instance, domain, language, condition,
@@ -71,6 +74,7 @@ def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protoco
         frame[f"{metric}_status"] = status.astype(object).where(status.notna(), None)
     columns = [*REFERENCE_ID_COLUMNS, *(c for m in metrics for c in (m, f"{m}_status"))]
     return frame.reindex(columns=columns)
+
 
 def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> pd.DataFrame:
     """Per model x condition x metric: mean with the 95% CI of its declared kind (stats.metric_intervals), n with a

@@ -32,6 +32,7 @@ class RunReport:
     reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
     production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
 
+
 def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
     """The `gauntlet report` content: the same leaderboard the dashboards show, for one run and one judge.
 
@@ -62,6 +63,7 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
                      production=production_summary)
 
+
 def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
     """Per model: responses, Strict-undetermined responses, constraint errors and unjudged, metric errors / not applicable."""
     rows = []
@@ -74,6 +76,7 @@ def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
             row[f"n_{metric}_na"] = int((g[f"{metric}_status"] == "not_applicable").sum())
         rows.append(row)
     return pd.DataFrame(rows)
+
 
 def report_document(report: RunReport, failures: list[dict]) -> dict:
     """The report as one JSON-ready document: per model its generation figures, every metric cell and the counts."""
@@ -97,6 +100,7 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
                                                        for row in report.production.to_dict("records")]
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
             "models": out, "reference_metrics": reference, "production_metrics": production, "failed": failures}
+
 
 def _num(value):
     """A JSON-safe scalar: NaN becomes None, numpy scalars become Python numbers."""

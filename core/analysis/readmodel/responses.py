@@ -40,6 +40,7 @@ CONSTRAINT_COLUMNS: tuple[str, ...] = (
     "method", "judge", "status", "passed", "reason",
 )
 
+
 @dataclass(frozen=True)
 class IAS:
     """Instruction adherence of one response: Loose (share satisfied) and Strict (all satisfied), with counts."""
@@ -50,6 +51,7 @@ class IAS:
     n_failed: int
     n_errors: int
     n_unjudged: int
+
 
 def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
     """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
@@ -66,6 +68,7 @@ def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.nd
     strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
     return loose, strict
 
+
 def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     """IAS of one response from its (status, passed) pairs, by ias_from_counts (None where undetermined)."""
     pairs = list(verdicts)
@@ -75,6 +78,7 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     loose, strict = (float(x) for x in ias_from_counts(len(judged), sum(judged), n_errors, n_unjudged))
     return IAS(None if np.isnan(loose) else loose, None if np.isnan(strict) else strict, len(judged),
                judged.count(False), n_errors, n_unjudged)
+
 
 _PROTOCOL_JOIN = """
 LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
@@ -102,11 +106,13 @@ WHERE f.judge = :judge AND f.run_id IN ({runs})
 GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
 """
 
+
 def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: str, select_sql: str) -> str:
     """The stored summary table when every run's summaries are current, else the same SELECT inline (reads only)."""
     if stale_summary_runs(engine, run_ids, judge):
         return "(" + runs_sql(select_sql, run_ids) + ")"
     return table
+
 
 _CONSTRAINT_VERDICTS_SQL = """
 SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, """ + MODE_SQL + """ AS mode,
@@ -118,6 +124,7 @@ WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND """ + JUDGE_FILTER_SQ
 ORDER BY v.response_id, c.position
 """
 
+
 def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
     """A DataFrame from a textual SQL query with bound parameters (rows taken straight off the DB-API cursor)."""
     with engine.connect() as conn:
@@ -126,13 +133,16 @@ def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFra
         rows = result.cursor.fetchall() if result.cursor is not None else []
     return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
 
+
 def _empty_scores() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=float if c in _FLOAT_COLUMNS else object) for c in RESPONSE_COLUMNS})
+
 
 _FLOAT_COLUMNS = frozenset({"loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
                             "cost_usd", "latency_ms", "judge_cost_usd"})
 
 _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "judge_calls")
+
 
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
@@ -163,6 +173,7 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
         out[col] = out[col].astype("int64")
     return out[list(RESPONSE_COLUMNS)]
 
+
 _DOMAINS_SQL = """
 SELECT DISTINCT d.name AS domain FROM response r JOIN instance i ON i.id = r.instance_id
 JOIN domain d ON d.id = i.domain_id
@@ -179,6 +190,7 @@ def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd
     """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
     return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL.replace("{source}", source), run_ids), {"judge": judge})
+
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
                         category: str | None = None, sub_dimension: str | None = None,
@@ -199,9 +211,11 @@ def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, m
     frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
     return frame[list(CONSTRAINT_COLUMNS)]
 
+
 def _mean(series: pd.Series) -> float | None:
     s = series.dropna().astype(float)
     return float(s.mean()) if len(s) else None
+
 
 def model_subset_summary(scores: pd.DataFrame) -> pd.DataFrame:
     """Per model x mode: means (Strict over determined responses only), with error / not-applicable counts."""
@@ -222,6 +236,7 @@ def model_subset_summary(scores: pd.DataFrame) -> pd.DataFrame:
         out.append(row)
     return pd.DataFrame(out)
 
+
 def failure_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per model x category x sub-dimension: judged, failed, failure rate, errors, unjudged (the Figure 4 data)."""
     if verdicts.empty:
@@ -238,6 +253,7 @@ def failure_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     g["failure_rate"] = (g["n_failed"] / g["n_judged"]).where(g["n_judged"] > 0)
     return g.reset_index()[["model", "category", "sub_dimension", "n_judged", "n_failed", "failure_rate",
                             "n_errors", "n_unjudged"]]
+
 
 def response_details(engine: Engine, response_id: int, judge: str) -> dict:
     """Everything behind one response for drill-down: query, documents, response text, constraint and metric verdicts."""

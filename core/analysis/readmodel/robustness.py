@@ -18,6 +18,7 @@ def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFra
     out.insert(2, "label", out["metric"].map(labels))
     return with_model_info(out, models)
 
+
 def conflict_view(scores: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 3 / Table 3: per model conflict recognition and coverage on the conflict subset, ranked by CR;
     and Spearman rho between the two per paradigm (needs >= 3 models with both values)."""
@@ -41,7 +42,9 @@ def conflict_view(scores: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFr
             corr_rows.append({"paradigm": paradigm, "rho": np.nan, "p_value": np.nan, "models": len(block)})
     return per_model, pd.DataFrame(corr_rows, columns=["paradigm", "rho", "p_value", "models"])
 
+
 PROTOCOL_EFFECT_METRICS = {"rejection": "gap", "conflict_recognition": "conflict"}
+
 
 def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Figure 6: per model accuracy with vs without knowledge-protocol constraints (independent groups).

@@ -20,6 +20,7 @@ SELECT m.name AS model, r.status, r.cached, r.input_tokens, r.output_tokens, r.c
 FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
 """
 
+
 def scored_runs(engine: Engine) -> pd.DataFrame:
     """Runs that have verdicts, newest first: id, name, status, config, verdicts."""
     from sqlmodel import col
@@ -31,6 +32,7 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
                                .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
+
 def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran."""
     from sqlmodel import col
@@ -40,19 +42,23 @@ def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     named = sorted(j for j in judges if j != RULE_JUDGE)
     return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
 
+
 def _configured_runs(engine: Engine) -> list[Run]:
     from sqlmodel import col
 
     with Session(engine) as session:
         return list(session.execute(select(Run).where(col(Run.config).is_not(None))).scalars().all())
 
+
 def unscored_first_start_runs(engine: Engine) -> list[Run]:
     """First-start runs still being generated or scored (not those whose last attempt failed)."""
     return [r for r in _configured_runs(engine) if first_start_pending(r.config)]
 
+
 def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     """(run id, why) of first-start runs whose last attempt failed."""
     return [(saved_id(r), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
+
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:
     """Per model of one run: items, done, failed, pending, cached, tokens, cost, paid spend, latency mean and p95."""

@@ -43,6 +43,7 @@ NUMERIC_COLUMNS = (
 
 MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
 
+
 def model_catalog(engine: Engine) -> pd.DataFrame:
     """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
     with Session(engine) as session:
@@ -62,6 +63,7 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
         columns=[*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok"],
     )
 
+
 def data_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
     with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
@@ -69,6 +71,7 @@ def data_version(engine: Engine) -> tuple[int, int, int]:
         vcount = session.execute(select(func.count()).select_from(Verdict)).one()[0]
         rmax = session.execute(select(func.max(Response.id))).one()[0]
     return int(vmax or 0), int(vcount or 0), int(rmax or 0)
+
 
 def gold_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the expert labels: (max annotation id, annotation count, max assignment id).
@@ -81,6 +84,7 @@ def gold_version(engine: Engine) -> tuple[int, int, int]:
         acount = session.execute(select(func.count()).select_from(Annotation)).one()[0]
         smax = session.execute(select(func.max(Assignment.id))).one()[0]
     return int(amax or 0), int(acount or 0), int(smax or 0)
+
 
 def benchmark_composition(engine: Engine) -> pd.DataFrame:
     """Latest benchmark instances counted by domain, mode and origin."""
@@ -96,6 +100,7 @@ def benchmark_composition(engine: Engine) -> pd.DataFrame:
         rows = session.execute(stmt).all()
     return pd.DataFrame(rows, columns=["domain", "mode", "origin", "instances"]).sort_values(["domain", "mode", "origin"])
 
+
 def prepare_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """Normalise response_scores: numeric float columns (None -> NaN) and the derived over_abstention column.
 
@@ -109,6 +114,7 @@ def prepare_scores(scores: pd.DataFrame) -> pd.DataFrame:
     out["over_abstention"] = out["refusal"].where(answerable)
     return out
 
+
 def filter_scores(scores: pd.DataFrame, modes: Iterable[str] | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
     """Rows of `scores` in the chosen modes and domains (None or empty = all)."""
     mask = pd.Series(True, index=scores.index)
@@ -118,6 +124,7 @@ def filter_scores(scores: pd.DataFrame, modes: Iterable[str] | None = None, doma
     if domains:
         mask &= scores["domain"].isin(domains)
     return scores[mask]
+
 
 def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Join paradigm/access/is_baseline onto a frame with a 'model' column (unknown models: standard/closed)."""
@@ -129,6 +136,7 @@ def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     out["group"] = np.where(out["is_baseline"], "calibration baseline", out["access"] + "-source · " + out["paradigm"])
     return out
 
+
 def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
     """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last."""
     frame = with_model_info(pd.DataFrame({"model": sorted(set(models_in_view))}), models)
@@ -137,6 +145,7 @@ def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str
     frame = frame.sort_values(["is_baseline", "k_access", "k_paradigm", "model"])
     return frame["model"].tolist()
 
+
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, instance): the latest response (highest response_id) when several runs overlap."""
     if scores.empty or not scores.duplicated(["model", "instance_uid"]).any():
@@ -144,13 +153,16 @@ def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
     keep = scores.groupby(["model", "instance_uid"], sort=False)["response_id"].idxmax()
     return scores.loc[sorted(keep)]
 
+
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge`, one per (model, instance): the latest response wins."""
     return prepare_scores(latest_per_model_instance(response_scores(engine, run_ids, judge)))
 
+
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.analysis.readmodel.failure_count_rows)."""
     return failure_count_rows(engine, run_ids, judge)
+
 
 def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns)."""
