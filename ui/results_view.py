@@ -258,11 +258,11 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)
-        scope = scope_filters() if sets else Scope()
+        scope = scope_filters(version) if sets else Scope()
         share_link()
     filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope, gold)
     st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
-               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope)}. Every "
+               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope, version)}. Every "
                "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
                "never scored 0.")
     if judge == "heuristic":
@@ -378,9 +378,9 @@ def _sets(version: tuple) -> dict[int, str]:
     return {s.id: s.label for s in benchmark_sets(engine())}
 
 
-def scope_filters() -> Scope:
-    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL)."""
-    sets = _sets(data_version())
+def scope_filters(version: tuple | None = None) -> Scope:
+    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL); `version`: the data version if read."""
+    sets = _sets(data_version() if version is None else version)
     options = [None, *sets]
     url_seed("results_set", "set", options, cast=int)
     chosen = st.selectbox("Benchmark set", options, key="results_set", format_func=lambda i: "all sets" if i is None else sets[i],
@@ -397,8 +397,8 @@ def scope_filters() -> Scope:
     return Scope(chosen, bool(accepted))
 
 
-def _scope_text(scope: Scope) -> str:
+def _scope_text(scope: Scope, version: tuple) -> str:
     if not scope.narrowed:
         return ""
-    parts = [f"set {_sets(data_version()).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
+    parts = [f"set {_sets(version).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
     return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))
