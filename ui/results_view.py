@@ -280,10 +280,17 @@ def corrected(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tuple)
         judge=judge_label(judge))
 
 
+def corrected_for(f: Filters) -> pd.DataFrame:
+    """corrected() for the filters; empty while no annotation exists (the gold version counts them): no gold label,
+    nothing to correct with, so the PPI computation is skipped."""
+    if f.gold and not f.gold[1]:
+        return pd.DataFrame()
+    return corrected(f.run_ids, f.judge, f.version, f.gold)
+
+
 def corrected_section(f: Filters) -> None:
     """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
-    labelled = not f.gold or f.gold[1] > 0  # gold version (max id, count, max assignment id): no annotation, no label
-    table = corrected(f.run_ids, f.judge, f.version, f.gold) if labelled else pd.DataFrame()
+    table = corrected_for(f)
     st.subheader("Judge-corrected estimates (expert gold labels)")
     if f.scope.narrowed:
         st.caption("These use every instance of the chosen runs: the benchmark-set and 'accepted only' filters do not "
