@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import stats
-from core.analysis.readmodel.leaderboard import LONG_COLUMNS, mean_rows
+from core.analysis.readmodel.leaderboard import LONG_COLUMNS, group_positions, mean_rows
 from core.analysis.readmodel.scope import with_model_info
 
 
@@ -53,11 +53,11 @@ def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> 
     difference (with - without) has a Wald CI. Models lacking either group get a row with a note.
     """
     mode = PROTOCOL_EFFECT_METRICS[metric]
-    subset = scores[(scores["mode"] == mode) & scores[metric].notna()]
+    subset = scores.loc[(scores["mode"] == mode) & scores[metric].notna(), ["model", metric, "has_protocol"]]
+    values, protocol = subset[metric].to_numpy(dtype=float), subset["has_protocol"].astype(bool).to_numpy()
     rows = []
-    for model, group in subset.groupby("model", sort=True):
-        with_p = group[group["has_protocol"].astype(bool)][metric]
-        without = group[~group["has_protocol"].astype(bool)][metric]
+    for model, positions in group_positions(subset["model"]):  # groupby("model") as row positions: no frame per model
+        with_p, without = values[positions][protocol[positions]], values[positions][~protocol[positions]]
         k1, n1, k2, n2 = int(with_p.sum()), int(with_p.size), int(without.sum()), int(without.size)
         row = {"model": model, "metric": metric, "k_with": k1, "n_with": n1, "k_without": k2, "n_without": n2,
                "small_n": min(n1, n2) < stats.SMALL_N}
