@@ -6,7 +6,6 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
-from ui.session import engine
 
 require_page(__file__)
 st.title("Constraint errors")
@@ -47,8 +46,7 @@ if filters:
         model = d1.selectbox("Model", order, key="ce_model")
         sel_category = category or d2.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_fail_cat")
         sel_sub = None
-    failing = readmodel.constraint_verdicts(engine(), list(filters.run_ids), filters.judge, model=model, category=sel_category,
-                                          sub_dimension=sel_sub, failed_only=True)
+    failing = results_view.failing_verdicts(filters.run_ids, filters.judge, model, sel_category, sel_sub, filters.version)
     failing = results_view.scoped(failing, filters.run_ids, filters.scope, filters.version)
     failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
     if filters.domains:

@@ -34,6 +34,6 @@ if filters:
     spec = picker.PickSpec(tuple(domains), tuple(modes), weights, floors, budget or None)
     result = picker.rank(scores, results_view.models(filters.version), spec)
     picker_view.show(result, filters.judge, ", ".join(f"#{r}" for r in filters.run_ids))
-    check = picker.corrected_choice(result, results_view.corrected(filters.run_ids, filters.judge, filters.version, filters.gold))
+    check = picker.corrected_choice(result, results_view.corrected_for(filters))
     if check:
         st.info(check, icon=":material/fact_check:")

@@ -308,3 +308,20 @@ def test_natural_vs_augmented_bootstrap_matches_stats_unpaired():
     ref = stats.bootstrap_ci(stats.mean_diff, nat.to_numpy(), aug.to_numpy(), paired=False, n_resamples=4_000)
     assert out["boot_low"] == pytest.approx(ref.ci_low, abs=0.01) and out["boot_high"] == pytest.approx(ref.ci_high, abs=0.01)
     assert np.isnan(out["tost_p"])  # one model: no TOST over per-model differences
+
+
+GROUP_CASES = [
+    pytest.param(["b", "a", "b", "c", "a"], id="unsorted-keys"),
+    pytest.param(["m", None, "m", None], id="missing-keys-dropped"),
+    pytest.param(["only", "only"], id="one-group"),
+    pytest.param([], id="empty"),
+]
+
+
+@pytest.mark.parametrize("keys", GROUP_CASES)
+def test_group_positions_are_groupby_groups(keys):
+    """The leaderboard's groups (readmodel.group_positions) are groupby(sort=True)'s, rows in their original order."""
+    frame = pd.DataFrame({"model": pd.Series(keys, dtype="str"), "x": np.arange(len(keys), dtype=float)})
+    expected = [(name, group["x"].to_numpy().astype(int).tolist()) for name, group in frame.groupby("model", sort=True)]
+    got = [(name, positions.tolist()) for name, positions in readmodel.group_positions(frame["model"])]
+    assert got == expected

@@ -31,8 +31,8 @@ def show_chart(fig: go.Figure, data: pd.DataFrame, key: str, *, selectable: bool
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"], "filename": key}}
     event = st.plotly_chart(fig, key=key, config=config, on_select="rerun" if selectable else "ignore",
                             selection_mode=("points",) if selectable else ("points", "box", "lasso"))
-    st.download_button("Download chart data (CSV)", data.to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
-                       mime="text/csv", key=f"{key}_csv", icon=":material/download:")
+    st.download_button("Download chart data (CSV)", lambda: data.to_csv(index=False).encode("utf-8"),  # on click only
+                       file_name=f"{key}.csv", mime="text/csv", key=f"{key}_csv", icon=":material/download:")
     return event
 
 

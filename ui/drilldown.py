@@ -96,7 +96,8 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
         st.caption(f"Showing the first {MAX_ROWS} of {len(rows)} responses.")
     st.dataframe(shown, hide_index=True, width="stretch", column_config=response_config(shown))
     ids = shown["response_id"].astype(int).tolist()
-    labels = {int(r["response_id"]): f"{r.get('model', '')} · {r.get('instance_uid', '')} (response {int(r['response_id'])})" for _, r in shown.iterrows()}
+    models, uids = ([""] * len(ids) if c not in shown else shown[c].tolist() for c in ("model", "instance_uid"))
+    labels = {i: f"{m} · {u} (response {i})" for i, m, u in zip(ids, models, uids, strict=True)}
     chosen = st.selectbox("Open a response", ids, format_func=labels.get, key=f"{key}_pick")
     if chosen is not None:
         response_detail(chosen, judge)

@@ -74,6 +74,12 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
     return readmodel.load_scores(engine(), list(run_ids), judge)
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _domains(run_ids: tuple[int, ...], version: tuple) -> list[str]:
+    """The runs' EnterpriseRAG domains, for the domain filter (without loading the scores)."""
+    return readmodel.response_domains(engine(), list(run_ids))
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _in_scope(run_ids: tuple[int, ...], scope: Scope, version: tuple) -> frozenset[int]:
     return frozenset(scoped_response_ids(engine(), run_ids, scope.set_id, scope.accepted_only))
@@ -153,6 +159,15 @@ def scoped_failure_counts(f: Filters) -> pd.DataFrame:
         verdicts = scoped(readmodel.constraint_verdicts(engine(), list(f.run_ids), f.judge), f.run_ids, f.scope, f.version)
         counts = readmodel.verdict_counts(verdicts).assign(judge=judge_label(f.judge))
     return counts
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def failing_verdicts(run_ids: tuple[int, ...], judge: str, model: str | None, category: str | None,
+                     sub_dimension: str | None, version: tuple) -> pd.DataFrame:
+    """The failed constraint verdicts of one model (and category, sub-dimension) in the runs (cached per data version:
+    a subset or domain change filters them without a query)."""
+    return readmodel.constraint_verdicts(engine(), list(run_ids), judge, model=model, category=category,
+                                         sub_dimension=sub_dimension, failed_only=True)
 
 
 def data_version() -> tuple:
@@ -239,15 +254,15 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_keep("results_subset", "subset")
         chosen_domains: list[str] = []
         if domains:
-            names = sorted(scores(run_ids, judge, version)["domain"].dropna().unique())
+            names = _domains(run_ids, version)
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)
-        scope = scope_filters() if sets else Scope()
+        scope = scope_filters(version) if sets else Scope()
         share_link()
     filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope, gold)
     st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
-               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope)}. Every "
+               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope, version)}. Every "
                "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
                "never scored 0.")
     if judge == "heuristic":
@@ -265,9 +280,17 @@ def corrected(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tuple)
         judge=judge_label(judge))
 
 
+def corrected_for(f: Filters) -> pd.DataFrame:
+    """corrected() for the filters; empty while no annotation exists (the gold version counts them): no gold label,
+    nothing to correct with, so the PPI computation is skipped."""
+    if f.gold and not f.gold[1]:
+        return pd.DataFrame()
+    return corrected(f.run_ids, f.judge, f.version, f.gold)
+
+
 def corrected_section(f: Filters) -> None:
     """The leaderboard's judge-corrected estimates beside the raw judge numbers, or what to do to get them."""
-    table = corrected(f.run_ids, f.judge, f.version, f.gold)
+    table = corrected_for(f)
     st.subheader("Judge-corrected estimates (expert gold labels)")
     if f.scope.narrowed:
         st.caption("These use every instance of the chosen runs: the benchmark-set and 'accepted only' filters do not "
@@ -362,9 +385,9 @@ def _sets(version: tuple) -> dict[int, str]:
     return {s.id: s.label for s in benchmark_sets(engine())}
 
 
-def scope_filters() -> Scope:
-    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL)."""
-    sets = _sets(data_version())
+def scope_filters(version: tuple | None = None) -> Scope:
+    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL); `version`: the data version if read."""
+    sets = _sets(data_version() if version is None else version)
     options = [None, *sets]
     url_seed("results_set", "set", options, cast=int)
     chosen = st.selectbox("Benchmark set", options, key="results_set", format_func=lambda i: "all sets" if i is None else sets[i],
@@ -381,8 +404,8 @@ def scope_filters() -> Scope:
     return Scope(chosen, bool(accepted))
 
 
-def _scope_text(scope: Scope) -> str:
+def _scope_text(scope: Scope, version: tuple) -> str:
     if not scope.narrowed:
         return ""
-    parts = [f"set {_sets(data_version()).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
+    parts = [f"set {_sets(version).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
     return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))

@@ -1,0 +1,128 @@
+"""The read model: every metric the product reports is computed here, once, from the stored verdicts.
+
+The dashboards, `gauntlet report`, the picker, judge alignment and every export call these functions; nothing here
+writes to the database. Per-response scores come from the summary tables that the scoring pipeline's summarise stage
+writes (core.scoring.summaries); for a run whose verdicts changed since its summaries were built, the same SELECT runs
+inline instead, so a stale summary can never change a number.
+
+The package is split by job: responses (per-response scores and verdicts from the store), scope (metric catalogue,
+inputs, prepared scores and filters), bootstrap, leaderboard, breakdowns (domains, constraint errors), robustness,
+pairs, data_quality, corrected (gold-label corrections), runs, report and reference (reference-answer protocols).
+Every public name is re-exported here, so `from core.analysis.readmodel import X` keeps working.
+"""
+
+from __future__ import annotations
+
+from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_weights
+from core.analysis.readmodel.breakdowns import (
+    DOMAIN_METRICS,
+    domain_heatmap,
+    domain_metrics,
+    failing_verdicts,
+    failure_rates,
+    modeless_verdicts,
+)
+from core.analysis.readmodel.corrected import (
+    CORRECTED_COLUMNS,
+    GOLD_METRICS,
+    TARGET_CI_WIDTH,
+    corrected_difference,
+    corrected_estimates,
+    corrected_trust,
+    gold_values,
+    load_corrected,
+    ranking_changes,
+    response_uncertainty,
+)
+from core.analysis.readmodel.data_quality import EQUIVALENCE_METRICS, evaluated_composition, natural_vs_augmented
+from core.analysis.readmodel.leaderboard import (
+    GAP_KEY,
+    GAP_LABEL,
+    GAP_MIN_STRICT,
+    LONG_COLUMNS,
+    group_positions,
+    leaderboard,
+    leaderboard_table,
+    mean_rows,
+)
+from core.analysis.readmodel.pairs import SUBSET_ACCURACY, paired_comparison, significance_stars
+from core.analysis.readmodel.reference import (
+    PRODUCTION_PROTOCOL,
+    REFERENCE_ID_COLUMNS,
+    REFERENCE_SUMMARY_COLUMNS,
+    reference_metric_names,
+    reference_scores,
+    reference_summary,
+)
+from core.analysis.readmodel.report import RunReport, model_counts, report_document, run_report
+from core.analysis.readmodel.responses import (
+    CONSTRAINT_COLUMNS,
+    IAS,
+    RESPONSE_COLUMNS,
+    RULE_JUDGE,
+    constraint_verdicts,
+    failure_count_rows,
+    failure_counts,
+    ias,
+    ias_from_counts,
+    model_subset_summary,
+    read_sql,
+    response_details,
+    response_domains,
+    response_scores,
+)
+from core.analysis.readmodel.robustness import (
+    PROTOCOL_EFFECT_METRICS,
+    conflict_view,
+    knowledge_gap_view,
+    protocol_effect,
+)
+from core.analysis.readmodel.runs import (
+    failed_first_start_runs,
+    generation_summary,
+    run_judges,
+    scored_runs,
+    unscored_first_start_runs,
+)
+from core.analysis.readmodel.scope import (
+    CATEGORY_LABELS,
+    COST_METRICS,
+    METRICS,
+    MODEL_COLUMNS,
+    MODES,
+    NUMERIC_COLUMNS,
+    QUALITY_METRICS,
+    benchmark_composition,
+    data_version,
+    filter_scores,
+    gold_version,
+    latest_per_model_instance,
+    load_failure_counts,
+    load_scores,
+    model_catalog,
+    model_order,
+    prepare_scores,
+    verdict_counts,
+    with_model_info,
+)
+from core.scoring.summaries import stale_summary_runs
+from core.store.schema import CATEGORIES, NO_MODE
+
+__all__ = [
+    "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
+    "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
+    "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",
+    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version",
+    "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
+    "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
+    "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
+    "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
+    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view",
+    "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison",
+    "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
+    "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
+    "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
+    "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
+    "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
+    "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE",
+]

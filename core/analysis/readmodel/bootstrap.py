@@ -1,0 +1,58 @@
+"""Percentile-bootstrap replicates of column means and their percentile bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(n_resamples, n), dtype=np.int64)
+    weights = np.empty((n_resamples, n), dtype=np.float32)
+    block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
+    offsets = (np.arange(block) * n)[:, None]
+    for start in range(0, n_resamples, block):
+        rows = draws[start : start + block]
+        weights[start : start + len(rows)] = np.bincount((rows + offsets[: len(rows)]).ravel(),
+                                                         minlength=len(rows) * n).reshape(len(rows), n)
+    return weights
+
+
+_BINCOUNT_CELLS = 1 << 17
+
+
+def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
+
+    Every column is resampled with the same row indices (as stats.bootstrap_ci with paired=True) and the
+    mean of each replicate ignores missing cells. Implemented as resampling counts (how often each row was
+    drawn) times the data, so all metrics cost one matrix product; pass `weights` (bootstrap_weights) to reuse
+    one resample matrix for several blocks of columns with the same number of rows.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    n = values.shape[0]
+    mask = ~np.isnan(values)
+    filled = np.where(mask, values, 0.0)
+    w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+
+
+def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bounds per column, NaN-safe (matches np.quantile linear interpolation)."""
+    lo, hi = (1 - confidence) / 2, (1 + confidence) / 2
+    missing = np.isnan(replicates)
+    if not missing.any():
+        bounds = np.quantile(replicates, [lo, hi], axis=0)
+    else:  # nanquantile is slow; only columns with an empty resample need it
+        bounds = np.full((2, replicates.shape[1]), np.nan)
+        full = ~missing.any(axis=0)
+        bounds[:, full] = np.quantile(replicates[:, full], [lo, hi], axis=0)
+        for j in np.flatnonzero(~full):
+            col = replicates[:, j][~missing[:, j]]
+            if col.size:
+                bounds[:, j] = np.quantile(col, [lo, hi])
+    return bounds[0], bounds[1]

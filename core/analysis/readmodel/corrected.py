@@ -1,0 +1,167 @@
+"""Judge-corrected estimates from expert gold labels (PPI and PPI++)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from core.analysis import stats
+from core.analysis.readmodel.responses import RULE_JUDGE
+from core.analysis.readmodel.runs import run_judges
+from core.analysis.readmodel.scope import load_scores
+
+GOLD_METRICS: dict[str, str] = {"strict_ias": "Strict IAS", "loose_ias": "Loose IAS", "rejection": "Rejection accuracy",
+                                "conflict_recognition": "Conflict recognition"}
+
+TARGET_CI_WIDTH = 0.10  # +/- 5 points
+
+CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "estimate", "ci_low", "ci_high", "lam",
+                     "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n",
+                     "labels_for_target", "note"]
+
+
+def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
+    """Per gold-labelled response, the expert value of each metric gold labels can decide (NaN where it cannot)."""
+    rows = []
+    for rid, payload in gold.items():
+        cons = [bool(v) for v in (payload.get("constraints") or {}).values()]
+        rows.append({"response_id": int(rid),
+                     "strict_ias": float(all(cons)) if cons else np.nan,
+                     "loose_ias": float(np.mean(cons)) if cons else np.nan,
+                     "rejection": float(payload["valid_refusal"]) if payload.get("valid_refusal") is not None else np.nan,
+                     "conflict_recognition": float(payload["conflict_recognized"])
+                     if payload.get("conflict_recognized") is not None else np.nan})
+    return pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
+
+
+def response_uncertainty(engine: Engine, run_id: int) -> dict[int, float]:
+    """How unsure the judges are about each response of a run, as an expected squared error of a 0/1 verdict.
+
+    Per response, over the gold-decidable metrics: 0.25 where no judge could decide, the variance of the judges'
+    verdicts where several judges decided (0 when they agree), and 0.05 for a single judge's decision; plus a floor
+    of 0.01. Used to spend expert labels where they shrink the corrected CIs most (core.review.gold).
+    """
+    judges = [j for j in run_judges(engine, [run_id]) if j != RULE_JUDGE]
+    frames = [load_scores(engine, [run_id], j).set_index("response_id")[list(GOLD_METRICS)] for j in judges]
+    if not frames:
+        return {}
+    stacked = np.stack([f.reindex(frames[0].index).to_numpy(float) for f in frames])  # judges x responses x metrics
+    decided = (~np.isnan(stacked)).sum(axis=0)
+    with np.errstate(invalid="ignore"):
+        spread = np.nanvar(stacked, axis=0) if len(frames) > 1 else np.zeros(stacked.shape[1:])
+    per_metric = np.where(decided == 0, 0.25, np.where(decided == 1, 0.05, spread))
+    return {int(r): float(u) + 0.01 for r, u in zip(frames[0].index, per_metric.mean(axis=1), strict=True)}
+
+
+def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: float = 0.95,
+                        probabilities: dict[int, float] | None = None) -> pd.DataFrame:
+    """Per model and gold-decidable metric: the judge's raw mean beside the PPI++ corrected mean and CI.
+
+    `scores` are the prepared per-response scores of one judge (one row per model and instance), `gold` the
+    gold_values of the labelled responses. N counts the model's responses the metric applies to (every response for
+    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label. With
+    `probabilities` recorded for every labelled response (draw_gold_sample), the inverse-probability-weighted PPI is
+    used, which stays unbiased under stratified or uncertainty-weighted sampling; otherwise PPI++ assumes the labels
+    are a uniform sample within the model, and the note says so. Where the judge left a response undetermined its prediction
+    is the judge's own mean on that model (any fixed prediction keeps PPI unbiased). Gold labels are treated as a
+    uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
+    estimator is core.analysis.ppi.ipw_ppi_mean).
+    """
+    from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, labels_for_width, ppi_mean
+
+    merged = scores[["response_id", "model", "mode", *GOLD_METRICS]].merge(gold, on="response_id", how="left",
+                                                                           suffixes=("", "_gold"))
+    rows = []
+    for model, g in merged.groupby("model", sort=True):
+        for metric, label in GOLD_METRICS.items():
+            gold_col = f"{metric}_gold"
+            mode = {"rejection": "gap", "conflict_recognition": "conflict"}.get(metric)
+            sub = g[g["mode"] == mode] if mode else g
+            judge = sub[metric].astype(float)
+            fill = judge.mean() if judge.notna().any() else 0.5
+            f = judge.fillna(fill).to_numpy(float)
+            y = sub[gold_col].to_numpy(float)
+            labeled = ~np.isnan(y)
+            row = {"model": model, "metric": metric, "label": label, "judge_value": float(judge.mean()),
+                   "judge_n": int(judge.notna().sum()), "N": int(len(sub)), "n": int(labeled.sum())}
+            if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
+                rows.append(row | {"note": f"needs at least {MIN_LABELS} gold labels (has {int(labeled.sum())}) "
+                                           "and 1 unlabelled response"})
+                continue
+            pi = sub["response_id"].map(probabilities or {}).to_numpy(float)
+            weighted = bool(probabilities) and not np.isnan(pi[labeled]).any()
+            e = (ipw_ppi_mean(f, np.where(labeled, y, np.nan), np.where(labeled, pi, 1.0), confidence=confidence)
+                 if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], confidence=confidence))
+            note = "" if weighted else "sampling probabilities not recorded: labels assumed a uniform sample"
+            rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
+                               "effective_n": e.effective_n, "gold_mean": e.gold_mean, "gold_ci_low": e.gold_ci_low,
+                               "gold_ci_high": e.gold_ci_high, "method": e.method, "small_n": e.small_n,
+                               "labels_for_target": labels_for_width(e, TARGET_CI_WIDTH),
+                               "note": "; ".join(x for x in ("small sample of gold labels" if e.small_n else "", note)
+                                                 if x)})
+    return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
+
+
+def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
+                         metric: str = "strict_ias", confidence: float = 0.95) -> dict:
+    """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
+
+    Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
+    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere.
+    """
+    from core.analysis.ppi import MIN_LABELS, ppi_mean
+
+    def side(model: str) -> pd.DataFrame:
+        mine = scores[scores["model"] == model].merge(gold[["response_id", metric]].rename(columns={metric: "gold"}),
+                                                      on="response_id", how="left")
+        judged = mine[metric].astype(float)
+        return mine.assign(f=judged.fillna(judged.mean() if judged.notna().any() else 0.5)).set_index("instance_uid")
+
+    a, b = side(model_a), side(model_b)
+    shared = a.index.intersection(b.index)
+    d_f = (a.loc[shared, "f"] - b.loc[shared, "f"]).to_numpy(float)
+    d_y = (a.loc[shared, "gold"] - b.loc[shared, "gold"]).to_numpy(float)
+    labeled = ~np.isnan(d_y)
+    out = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
+           "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) else np.nan}
+    if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
+        return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                      "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
+    e = ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0))
+    return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
+                  "note": "small sample of gold labels" if e.small_n else ""}
+
+
+def ranking_changes(corrected: pd.DataFrame) -> list[str]:
+    """Metrics on which the corrected means order the models differently from the raw judge means."""
+    changed = []
+    for metric, g in corrected.dropna(subset=["estimate", "judge_value"]).groupby("metric"):
+        if len(g) >= 2 and list(g.sort_values("judge_value", ascending=False)["model"]) != list(
+                g.sort_values("estimate", ascending=False)["model"]):
+            changed.append(GOLD_METRICS.get(metric, metric))
+    return changed
+
+
+def corrected_trust(corrected: pd.DataFrame) -> str:
+    """What to make of a ranking the correction changed: trust the corrected column only where every corrected cell
+    rests on at least SMALL_N gold labels; otherwise compare the intervals first."""
+    shown = corrected.dropna(subset=["estimate"])
+    if not shown.empty and (shown["n"] >= stats.SMALL_N).all():
+        return "Trust the corrected column: it removes the judge's bias."
+    return (f"Some corrected cells rest on fewer than {stats.SMALL_N} gold labels: compare their intervals before "
+            "re-ranking, and label more to settle it.")
+
+
+def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str, scores: pd.DataFrame | None = None,
+                   gold: dict[int, dict] | None = None) -> pd.DataFrame:
+    """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only); pass
+    `scores` (load_scores of the same runs and judge) or `gold` (gold_labels of the runs) when already loaded."""
+    from core.review.gold import gold_labels, gold_probabilities
+
+    gold = gold_labels(engine, list(run_ids)) if gold is None else gold
+    probabilities = gold_probabilities(engine, list(run_ids)) if gold else {}  # only labelled responses use them
+    return corrected_estimates(load_scores(engine, run_ids, judge) if scores is None else scores, gold_values(gold),
+                               probabilities=probabilities)

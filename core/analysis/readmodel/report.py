@@ -1,0 +1,113 @@
+"""The `gauntlet report` content and its JSON document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from core.analysis.readmodel.leaderboard import LONG_COLUMNS, leaderboard
+from core.analysis.readmodel.reference import PRODUCTION_PROTOCOL, reference_scores, reference_summary
+from core.analysis.readmodel.responses import RULE_JUDGE
+from core.analysis.readmodel.runs import generation_summary, run_judges
+from core.analysis.readmodel.scope import load_scores, model_catalog
+from core.scoring.summaries import METRIC_NAMES
+from core.store.models import Run
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One run under one judge: generation per model, the leaderboard cells and the undetermined counts."""
+
+    run_id: int
+    judge: str | None
+    judge_label: str
+    generation: pd.DataFrame
+    board: pd.DataFrame
+    counts: pd.DataFrame
+    note: str = ""
+    reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
+    production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
+
+
+def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
+    """The `gauntlet report` content: the same leaderboard the dashboards show, for one run and one judge.
+
+    With no judge given, the run's only judge is used; several judges raise ValueError naming them.
+    """
+    from core.scoring.judges.names import judge_label
+
+    with Session(engine) as session:
+        if session.get(Run, int(run_id)) is None:
+            raise ValueError(f"run {run_id} not found")
+    judges = [j for j in run_judges(engine, [run_id]) if j != RULE_JUDGE]
+    if judge is None and len(judges) > 1:
+        raise ValueError(f"run {run_id} was scored by several judges ({', '.join(judges)}): pick one with --judge")
+    judge = judge or (judges[0] if judges else None)
+    generation = generation_summary(engine, run_id)
+    if judge is None:
+        return RunReport(run_id, None, "not scored", generation, pd.DataFrame(columns=LONG_COLUMNS),
+                         pd.DataFrame(), note=f"run {run_id} has no judge verdicts yet: gauntlet score {run_id}")
+    if judge not in judges:
+        raise ValueError(f"judge {judge!r} did not score run {run_id}; judges: {', '.join(judges) or '(none)'}")
+    scores = load_scores(engine, [run_id], judge)
+    board = leaderboard(scores, model_catalog(engine))
+    counts = model_counts(scores)
+    reference = reference_scores(engine, [run_id], judge)
+    summary = reference_summary(reference) if not reference.empty else None
+    production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
+    production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
+    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
+                     production=production_summary)
+
+
+def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model: responses, Strict-undetermined responses, constraint errors and unjudged, metric errors / not applicable."""
+    rows = []
+    for model, g in scores.groupby("model", sort=True):
+        row = {"model": model, "responses": len(g), "n_strict_undetermined": int(g["strict_ias"].isna().sum()),
+               "n_constraint_errors": int(g["n_constraint_errors"].sum()),
+               "n_constraint_unjudged": int(g["n_constraint_unjudged"].sum())}
+        for metric in METRIC_NAMES:
+            row[f"n_{metric}_error"] = int((g[f"{metric}_status"] == "error").sum())
+            row[f"n_{metric}_na"] = int((g[f"{metric}_status"] == "not_applicable").sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def report_document(report: RunReport, failures: list[dict]) -> dict:
+    """The report as one JSON-ready document: per model its generation figures, every metric cell and the counts."""
+    models = sorted(set(report.generation.get("model", pd.Series(dtype=object))) | set(report.board.get("model", [])))
+    gen = report.generation.set_index("model") if not report.generation.empty else pd.DataFrame()
+    counts = report.counts.set_index("model") if not report.counts.empty else pd.DataFrame()
+    out = []
+    for model in models:
+        cells = report.board[report.board["model"] == model]
+        metrics_doc = {r["metric"]: {"label": r["label"], "value": _num(r["value"]), "ci_low": _num(r["ci_low"]),
+                                     "ci_high": _num(r["ci_high"]), "n": int(r["n"]), "interval": r["interval"],
+                                     "small_n": bool(r["small_n"]), "mark": r["mark"]}
+                       for r in cells.to_dict("records")}
+        out.append({"model": model,
+                    "generation": {k: _num(v) for k, v in gen.loc[model].items()} if model in gen.index else {},
+                    "counts": {k: int(v) for k, v in counts.loc[model].items()} if model in counts.index else {},
+                    "metrics": metrics_doc})
+    reference = [] if report.reference is None else [{k: _num(v) for k, v in row.items()}
+                                                     for row in report.reference.to_dict("records")]
+    production = [] if report.production is None else [{k: _num(v) for k, v in row.items()}
+                                                       for row in report.production.to_dict("records")]
+    return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
+            "models": out, "reference_metrics": reference, "production_metrics": production, "failed": failures}
+
+
+def _num(value):
+    """A JSON-safe scalar: NaN becomes None, numpy scalars become Python numbers."""
+    if value is None:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value

@@ -1,0 +1,286 @@
+"""Per-response scores, constraint verdicts and failure counts read from the store (the IAS rules live here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from core.scoring.summaries import (
+    COUNT_COLUMNS,
+    FAILURE_SELECT_SQL,
+    JUDGE_FILTER_SQL,
+    METRIC_NAMES,
+    MODE_SQL,
+    SUMMARY_COLUMNS,
+    SUMMARY_SELECT_SQL,
+    runs_sql,
+    stale_summary_runs,
+)
+from core.store.models import Constraint, Document, Instance, Model, Response, Verdict
+from core.store.schema import CATEGORIES
+
+RULE_JUDGE = "rule"
+
+RESPONSE_COLUMNS: tuple[str, ...] = (
+    "run_id", "response_id", "model", "instance_uid", "domain", "mode", "origin",
+    "loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
+    *(f"{m}_status" for m in METRIC_NAMES),
+    "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "has_protocol",
+    "cost_usd", "latency_ms", "judge_calls", "judge_cost_usd",
+)
+
+CONSTRAINT_COLUMNS: tuple[str, ...] = (
+    "response_id", "run_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text",
+    "method", "judge", "status", "passed", "reason",
+)
+
+
+@dataclass(frozen=True)
+class IAS:
+    """Instruction adherence of one response: Loose (share satisfied) and Strict (all satisfied), with counts."""
+
+    loose: float | None
+    strict: float | None
+    n_judged: int
+    n_failed: int
+    n_errors: int
+    n_unjudged: int
+
+
+def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
+    """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
+
+    Loose = passed / judged over judged constraints (errors and unjudged leave the denominator). Strict is
+    complete-case: 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one
+    failed, undetermined as soon as any constraint is an error or unjudged, whatever the others say (keeping
+    "error + failure" as 0 while dropping "error + no failure" biases Strict down: tests/test_strict_ias_simulation.py).
+    """
+    judged, passed = np.asarray(judged, dtype=float), np.asarray(passed, dtype=float)
+    hidden = np.asarray(errors, dtype=float) + np.asarray(unjudged, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loose = np.where(judged > 0, passed / judged, np.nan)
+    strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
+    return loose, strict
+
+
+def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
+    """IAS of one response from its (status, passed) pairs, by ias_from_counts (None where undetermined)."""
+    pairs = list(verdicts)
+    judged = [bool(p) for s, p in pairs if s == "ok" and p is not None]
+    n_errors = sum(s == "error" for s, _ in pairs)
+    n_unjudged = sum(s == "not_applicable" or (s == "ok" and p is None) for s, p in pairs)
+    loose, strict = (float(x) for x in ias_from_counts(len(judged), sum(judged), n_errors, n_unjudged))
+    return IAS(None if np.isnan(loose) else loose, None if np.isnan(strict) else strict, len(judged),
+               judged.count(False), n_errors, n_unjudged)
+
+
+_PROTOCOL_JOIN = """
+LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
+           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
+       ON p.instance_id = r.instance_id"""
+
+_SCORES_SQL = f"""
+SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
+       r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
+       COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
+JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
+LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
+       ON k.instance_id = r.instance_id
+LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
+WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
+ORDER BY r.id
+"""
+
+_FAILURE_COUNTS_SQL = """
+SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, SUM(f.verdicts) AS verdicts,
+       SUM(f.decided) AS decided, SUM(f.failed) AS failed
+FROM {source} f JOIN model m ON m.id = f.model_id JOIN domain d ON d.id = f.domain_id
+WHERE f.judge = :judge AND f.run_id IN ({runs})
+GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
+"""
+
+
+def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: str, select_sql: str) -> str:
+    """The stored summary table when every run's summaries are current, else the same SELECT inline (reads only)."""
+    if stale_summary_runs(engine, run_ids, judge):
+        return "(" + runs_sql(select_sql, run_ids) + ")"
+    return table
+
+
+_CONSTRAINT_VERDICTS_SQL = """
+SELECT v.response_id, v.run_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, """ + MODE_SQL + """ AS mode,
+       c.category,
+       c.sub_dimension, c.cid, c.text, v.method, v.judge, v.status, v.passed, v.reason
+FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
+JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id
+WHERE v.metric = 'constraint' AND v.run_id IN ({runs}) AND """ + JUDGE_FILTER_SQL + """ {extra}
+ORDER BY v.response_id, c.position
+"""
+
+
+def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
+    """A DataFrame from a textual SQL query with bound parameters (rows taken straight off the DB-API cursor)."""
+    with engine.connect() as conn:
+        result = conn.execute(text(sql), params or {})
+        columns = list(result.keys())
+        rows = result.cursor.fetchall() if result.cursor is not None else []
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+
+
+def _empty_scores() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=float if c in _FLOAT_COLUMNS else object) for c in RESPONSE_COLUMNS})
+
+
+_FLOAT_COLUMNS = frozenset({"loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
+                            "cost_usd", "latency_ms", "judge_cost_usd"})
+
+_INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "judge_calls")
+
+
+def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
+    judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
+    source = _summary_source(engine, run_ids, judge, "response_score", SUMMARY_SELECT_SQL)
+    out = read_sql(engine, runs_sql(_SCORES_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    if out.empty:
+        return _empty_scores()
+    counts = [*COUNT_COLUMNS, "judge_calls"]
+    out[counts] = out[counts].fillna(0).astype("int64")
+    # unjudged = not_applicable, ok without a decision, or no verdict of this judge at all for a constraint
+    out["n"] = np.maximum(out["n"].to_numpy(), out["instance_constraints"].fillna(0).to_numpy().astype("int64"))
+    unjudged = out["n"].to_numpy() - out["judged"].to_numpy() - out["errors"].to_numpy()
+    out["loose_ias"], out["strict_ias"] = ias_from_counts(out["judged"], out["passed"], out["errors"], unjudged)
+    for c in CATEGORIES:
+        out[f"loose_{c}"] = ias_from_counts(out[f"judged_{c}"], out[f"passed_{c}"], 0, 0)[0]
+    out["n_constraints"] = out["n"]
+    out["n_constraint_errors"] = out["errors"]
+    out["n_constraint_unjudged"] = unjudged
+    out["has_protocol"] = out["has_protocol"].astype(bool)
+    for m in METRIC_NAMES:
+        status = out[f"{m}_status"]
+        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
+    for col in _FLOAT_COLUMNS:
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+    out["judge_cost_usd"] = out["judge_cost_usd"].fillna(0.0)
+    for col in _INT_COLUMNS:
+        out[col] = out[col].astype("int64")
+    return out[list(RESPONSE_COLUMNS)]
+
+
+_DOMAINS_SQL = """
+SELECT DISTINCT d.name AS domain FROM response r JOIN instance i ON i.id = r.instance_id
+JOIN domain d ON d.id = i.domain_id
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = 'enterprise_rag'
+"""
+
+
+def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """The domains of the runs' done EnterpriseRAG responses (the domains response_scores has rows for), sorted."""
+    return sorted(str(d) for d in read_sql(engine, runs_sql(_DOMAINS_SQL, run_ids))["domain"])
+
+
+def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
+    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
+    return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL.replace("{source}", source), run_ids), {"judge": judge})
+
+
+def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
+                        category: str | None = None, sub_dimension: str | None = None,
+                        failed_only: bool = False, response_ids: Iterable[int] | None = None) -> pd.DataFrame:
+    """One row per constraint verdict (this judge's plus rule verdicts), for drill-down and Figure-4 failure counts;
+    `response_ids` narrows them to those responses."""
+    extra, params = "", {"judge": judge}
+    if response_ids is not None:
+        extra += f" AND v.response_id IN ({', '.join(str(int(r)) for r in response_ids) or 'NULL'})"
+    for column, key, value in (("m.name", "model", model), ("c.category", "category", category),
+                               ("c.sub_dimension", "sub_dimension", sub_dimension)):
+        if value:
+            extra += f" AND {column} = :{key}"
+            params[key] = value
+    if failed_only:
+        extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
+    frame = read_sql(engine, runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
+    frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
+    return frame[list(CONSTRAINT_COLUMNS)]
+
+
+def _mean(series: pd.Series) -> float | None:
+    s = series.dropna().astype(float)
+    return float(s.mean()) if len(s) else None
+
+
+def model_subset_summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model x mode: means (Strict over determined responses only), with error / not-applicable counts."""
+    out = []
+    for (model, mode), g in scores.groupby(["model", "mode"], sort=True):
+        row = {"model": model, "mode": mode, "n_responses": len(g),
+               "loose_ias": _mean(g["loose_ias"]), "strict_ias": _mean(g["strict_ias"]),
+               "n_strict_undetermined": int(g["strict_ias"].isna().sum()),
+               "n_constraint_errors": int(g["n_constraint_errors"].sum()),
+               "n_constraint_unjudged": int(g["n_constraint_unjudged"].sum())}
+        row |= {f"loose_{c}": _mean(g[f"loose_{c}"]) for c in CATEGORIES}
+        for metric in METRIC_NAMES:
+            row[metric] = _mean(g[metric])
+            row[f"n_{metric}_error"] = int((g[f"{metric}_status"] == "error").sum())
+            row[f"n_{metric}_na"] = int((g[f"{metric}_status"] == "not_applicable").sum())
+        row["over_abstention"] = row["refusal"] if mode == "noisy" else None
+        row["judge_cost_usd"] = float(g["judge_cost_usd"].sum())
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def failure_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per model x category x sub-dimension: judged, failed, failure rate, errors, unjudged (the Figure 4 data)."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=["model", "category", "sub_dimension", "n_judged", "n_failed", "failure_rate",
+                                     "n_errors", "n_unjudged"])
+    v = verdicts.assign(
+        judged=(verdicts["status"] == "ok") & verdicts["passed"].notna(),
+        failed=(verdicts["status"] == "ok") & (verdicts["passed"] == False),  # noqa: E712 - pandas elementwise
+        error=verdicts["status"] == "error",
+        unjudged=verdicts["status"] == "not_applicable",
+    )
+    g = v.groupby(["model", "category", "sub_dimension"], sort=True).agg(
+        n_judged=("judged", "sum"), n_failed=("failed", "sum"), n_errors=("error", "sum"), n_unjudged=("unjudged", "sum"))
+    g["failure_rate"] = (g["n_failed"] / g["n_judged"]).where(g["n_judged"] > 0)
+    return g.reset_index()[["model", "category", "sub_dimension", "n_judged", "n_failed", "failure_rate",
+                            "n_errors", "n_unjudged"]]
+
+
+def response_details(engine: Engine, response_id: int, judge: str) -> dict:
+    """Everything behind one response for drill-down: query, documents, response text, constraint and metric verdicts."""
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        resp = session.get(Response, response_id)
+        if resp is None:
+            return {}
+        inst = session.get_one(Instance, resp.instance_id)
+        model = session.get(Model, resp.model_id)
+        docs = session.execute(select(Document).where(col(Document.instance_id) == inst.id).order_by(col(Document.position))).scalars().all()
+        cons = {c.id: c for c in session.execute(select(Constraint).where(col(Constraint.instance_id) == inst.id)).scalars().all()}
+        verdicts = session.execute(select(Verdict).where(col(Verdict.response_id) == response_id)).scalars().all()
+    constraint_rows = []
+    for c in sorted(cons.values(), key=lambda c: c.position):
+        for v in verdicts:
+            if v.constraint_id == c.id and v.judge in (judge, "rule"):
+                constraint_rows.append({"cid": c.cid, "constraint": c.text, "category": c.category, "sub_dimension": c.sub_dimension,
+                                        "judge": v.judge, "method": v.method, "status": v.status, "passed": v.passed, "reason": v.reason})
+    metric_rows = [{"metric": v.metric, "judge": v.judge, "method": v.method, "status": v.status, "value": v.value, "passed": v.passed, "reason": v.reason}
+                   for v in verdicts if v.constraint_id is None]
+    return {
+        "response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid, "mode": inst.mode, "origin": inst.origin,
+        "query": inst.query, "response": resp.text or "", "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
+        "documents": [{"position": d.position + 1, "title": d.title, "role": d.role, "source": d.source, "text": d.text} for d in docs],
+        "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
+        "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
+        "judges": sorted({v.judge for v in verdicts}),
+    }

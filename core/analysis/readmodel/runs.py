@@ -1,0 +1,77 @@
+"""Scored runs, their judges, first-start runs and per-model generation figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from core.analysis.readmodel.responses import RULE_JUDGE, read_sql
+from core.first_start import first_start_failure, first_start_pending
+from core.store.db import saved_id
+from core.store.models import Run, Verdict
+
+_GENERATION_SQL = """
+SELECT m.name AS model, r.status, r.cached, r.input_tokens, r.output_tokens, r.cost_usd, r.latency_ms
+FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
+"""
+
+
+def scored_runs(engine: Engine) -> pd.DataFrame:
+    """Runs that have verdicts, newest first: id, name, status, config, verdicts."""
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config),
+                                      func.count(col(Verdict.id)))
+                               .join(Verdict, col(Verdict.run_id) == Run.id).group_by(col(Run.id))
+                               .order_by(col(Run.id).desc())).all()
+    return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
+
+
+def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran."""
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        judges = session.execute(select(col(Verdict.judge)).where(col(Verdict.run_id).in_(list(run_ids))).distinct()).scalars().all()
+    named = sorted(j for j in judges if j != RULE_JUDGE)
+    return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
+
+
+def _configured_runs(engine: Engine) -> list[Run]:
+    from sqlmodel import col
+
+    with Session(engine) as session:
+        return list(session.execute(select(Run).where(col(Run.config).is_not(None))).scalars().all())
+
+
+def unscored_first_start_runs(engine: Engine) -> list[Run]:
+    """First-start runs still being generated or scored (not those whose last attempt failed)."""
+    return [r for r in _configured_runs(engine) if first_start_pending(r.config)]
+
+
+def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
+    """(run id, why) of first-start runs whose last attempt failed."""
+    return [(saved_id(r), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
+
+
+def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:
+    """Per model of one run: items, done, failed, pending, cached, tokens, cost, paid spend, latency mean and p95."""
+    frame = read_sql(engine, _GENERATION_SQL, {"run": int(run_id)})
+    rows = []
+    for model, g in frame.groupby("model", sort=True):
+        done = g[g["status"] == "done"]
+        latency = done.loc[~done["cached"].astype(bool), "latency_ms"].dropna().to_numpy(float)
+        rows.append({"model": model, "items": len(g), "done": len(done), "failed": int((g["status"] == "failed").sum()),
+                     "pending": int((g["status"] == "pending").sum()), "cached": int(done["cached"].astype(bool).sum()),
+                     "input_tokens": int(done["input_tokens"].sum()), "output_tokens": int(done["output_tokens"].sum()),
+                     "cost_usd": round(float(done["cost_usd"].sum()), 6),
+                     "spent_usd": round(float(done.loc[~done["cached"].astype(bool), "cost_usd"].sum()), 6),
+                     "latency_ms_mean": round(float(latency.mean()), 1) if latency.size else None,
+                     "latency_ms_p95": round(float(np.percentile(latency, 95, method="nearest")), 1) if latency.size else None})
+    return pd.DataFrame(rows)

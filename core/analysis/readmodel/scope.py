@@ -1,0 +1,173 @@
+"""The dashboards' metric catalogue and inputs: models, data versions, prepared scores and their filters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from core.analysis.readmodel.responses import failure_count_rows, response_scores
+from core.metrics import MetricDeclaration, get_metric
+from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Verdict
+
+MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
+
+CATEGORY_LABELS = {"persona": "Persona definition", "output": "Output constraints", "knowledge_protocol": "Knowledge protocol"}
+
+QUALITY_METRICS: tuple[MetricDeclaration, ...] = tuple(get_metric(key) for key in (
+    "faithfulness", "coverage", "loose_ias", "strict_ias", "loose_persona", "loose_output", "loose_knowledge_protocol",
+    "rejection", "conflict_recognition", "over_abstention"))
+
+COST_METRICS: tuple[MetricDeclaration, ...] = (get_metric("cost_per_1k"), get_metric("latency_min_per_1k"))
+
+METRICS: dict[str, MetricDeclaration] = {m.id: m for m in QUALITY_METRICS + COST_METRICS}  # the dashboards' metrics
+
+NUMERIC_COLUMNS = (
+    "loose_ias",
+    "strict_ias",
+    "loose_persona",
+    "loose_output",
+    "loose_knowledge_protocol",
+    "faithfulness",
+    "coverage",
+    "rejection",
+    "conflict_recognition",
+    "refusal",
+    "cost_usd",
+    "latency_ms",
+)
+
+MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
+
+
+def model_catalog(engine: Engine) -> pd.DataFrame:
+    """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
+    with Session(engine) as session:
+        rows = session.execute(select(Model)).scalars().all()
+    return pd.DataFrame(
+        [
+            {
+                "model": m.name,
+                "paradigm": m.paradigm,
+                "access": m.access,
+                "is_baseline": bool(m.is_baseline),
+                "price_input_per_mtok": m.price_input_per_mtok,
+                "price_output_per_mtok": m.price_output_per_mtok,
+            }
+            for m in rows
+        ],
+        columns=[*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok"],
+    )
+
+
+def data_version(engine: Engine) -> tuple[int, int, int]:
+    """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
+    with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
+        vmax = session.execute(select(func.max(Verdict.id))).one()[0]
+        vcount = session.execute(select(func.count()).select_from(Verdict)).one()[0]
+        rmax = session.execute(select(func.max(Response.id))).one()[0]
+    return int(vmax or 0), int(vcount or 0), int(rmax or 0)
+
+
+def gold_version(engine: Engine) -> tuple[int, int, int]:
+    """A cheap fingerprint of the expert labels: (max annotation id, annotation count, max assignment id).
+
+    Annotations are append-only (a label, an adjudication or an undo adds a row) and a gold draw adds assignments
+    (with their sampling probabilities), so any change to the gold labels or their probabilities changes it.
+    """
+    with Session(engine) as session:
+        amax = session.execute(select(func.max(Annotation.id))).one()[0]
+        acount = session.execute(select(func.count()).select_from(Annotation)).one()[0]
+        smax = session.execute(select(func.max(Assignment.id))).one()[0]
+    return int(amax or 0), int(acount or 0), int(smax or 0)
+
+
+def benchmark_composition(engine: Engine) -> pd.DataFrame:
+    """Latest benchmark instances counted by domain, mode and origin."""
+    from sqlmodel import col
+
+    stmt = (
+        select(col(Domain.name), col(Instance.mode), col(Instance.origin), func.count(col(Instance.id)))
+        .join(Domain, col(Domain.id) == Instance.domain_id)
+        .where(col(Instance.is_latest) == True)  # noqa: E712 (SQL expression)
+        .group_by(col(Domain.name), col(Instance.mode), col(Instance.origin))
+    )
+    with Session(engine) as session:
+        rows = session.execute(stmt).all()
+    return pd.DataFrame(rows, columns=["domain", "mode", "origin", "instances"]).sort_values(["domain", "mode", "origin"])
+
+
+def prepare_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """Normalise response_scores: numeric float columns (None -> NaN) and the derived over_abstention column.
+
+    Over-abstention is the refusal rate on instances that can be answered (every mode except 'gap').
+    """
+    out = scores.copy()
+    for col in NUMERIC_COLUMNS:
+        if col in out and out[col].dtype != float:  # float columns (response_scores' own) are already normalised
+            out[col] = pd.to_numeric(out[col].astype(object).where(out[col].notna()), errors="coerce").astype(float)
+    answerable = out["mode"] != "gap"
+    out["over_abstention"] = out["refusal"].where(answerable)
+    return out
+
+
+def filter_scores(scores: pd.DataFrame, modes: Iterable[str] | None = None, domains: Iterable[str] | None = None) -> pd.DataFrame:
+    """Rows of `scores` in the chosen modes and domains (None or empty = all)."""
+    mask = pd.Series(True, index=scores.index)
+    modes, domains = list(modes or []), list(domains or [])
+    if modes:
+        mask &= scores["mode"].isin(modes)
+    if domains:
+        mask &= scores["domain"].isin(domains)
+    return scores[mask]
+
+
+def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """Join paradigm/access/is_baseline onto a frame with a 'model' column (unknown models: standard/closed)."""
+    info = models[list(MODEL_COLUMNS)].drop_duplicates("model")
+    out = frame.merge(info, on="model", how="left")
+    out["paradigm"] = out["paradigm"].fillna("standard")
+    out["access"] = out["access"].fillna("closed")
+    out["is_baseline"] = out["is_baseline"].fillna(False).astype(bool)
+    out["group"] = np.where(out["is_baseline"], "calibration baseline", out["access"] + "-source · " + out["paradigm"])
+    return out
+
+
+def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
+    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last."""
+    frame = with_model_info(pd.DataFrame({"model": sorted(set(models_in_view))}), models)
+    frame["k_access"] = frame["access"].map({"open": 0, "closed": 1}).fillna(2)
+    frame["k_paradigm"] = frame["paradigm"].map({"reasoning": 0, "standard": 1}).fillna(2)
+    frame = frame.sort_values(["is_baseline", "k_access", "k_paradigm", "model"])
+    return frame["model"].tolist()
+
+
+def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, instance): the latest response (highest response_id) when several runs overlap."""
+    if scores.empty or not scores.duplicated(["model", "instance_uid"]).any():
+        return scores
+    keep = scores.groupby(["model", "instance_uid"], sort=False)["response_id"].idxmax()
+    return scores.loc[sorted(keep)]
+
+
+def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Prepared per-response scores of the runs under `judge`, one per (model, instance): the latest response wins."""
+    return prepare_scores(latest_per_model_instance(response_scores(engine, run_ids, judge)))
+
+
+def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Constraint verdict counts per model, domain, mode, category and sub-dimension (core.analysis.readmodel.failure_count_rows)."""
+    return failure_count_rows(engine, run_ids, judge)
+
+
+def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns)."""
+    decided = (verdicts["status"] == "ok") & verdicts["passed"].notna()
+    failed = decided & (verdicts["passed"].astype(object) == False)  # noqa: E712
+    frame = verdicts.assign(verdicts=1, decided=decided.astype(int), failed=failed.astype(int))
+    keys = ["model", "domain", "mode", "category", "sub_dimension"]
+    return frame.groupby(keys, as_index=False)[["verdicts", "decided", "failed"]].sum()
