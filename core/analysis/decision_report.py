@@ -37,7 +37,7 @@ def _is_missing(value: object) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
-_FORMATS = {"pct": "{:.1%}", "int": "{:,.0f}", "usd": "${:,.4f}", "ms": "{:,.0f} ms", "p": "{:.3g}", "float": "{:.3f}"}
+_FORMATS = {"pct": "{:.1%}", "int": "{:,.0f}", "usd": "${:,.4f}", "ms": "{:,.0f} ms", "p": "{:.3g}", "float": "{:.3f}", "g": "{:g}"}
 
 
 def _display(value: float, kind: str) -> str:
@@ -113,7 +113,7 @@ def _recommendation(d: Decision) -> str:
 
 def _spec(d: Decision) -> str:
     s = d.spec
-    weights = ", ".join(f"{_e(_label(m))} ×{num(f'weight|{m}', w, 'float')}" for m, w in s.weights.items() if w > 0)
+    weights = ", ".join(f"{_e(_label(m))} ×{num(f'weight|{m}', w, 'g')}" for m, w in s.weights.items() if w > 0)
     floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
                        for m, v in s.floors.items())
     budget = "none" if s.budget_per_1k is None else num("budget", s.budget_per_1k, "usd")
