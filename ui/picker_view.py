@@ -88,5 +88,8 @@ def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec,
         st.session_state["pk_decision"] = (key, decision_report.render_html(made))
     stored = st.session_state.get("pk_decision")
     if stored and stored[0] == key:
-        st.download_button("Download decision report (HTML)", stored[1], "decision_report.html", "text/html",
+        c1, c2 = st.columns(2)
+        c1.download_button("Download decision report (HTML)", stored[1], "decision_report.html", "text/html",
                            key="pk_decision_html")
+        c2.download_button("Download decision report (PDF)", lambda: decision_report.render_pdf(stored[1]),
+                           "decision_report.pdf", "application/pdf", key="pk_decision_pdf")

@@ -279,6 +279,22 @@ def render_html(d: Decision) -> str:
             f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{body}</body></html>\n")
 
 
+def render_pdf(document: str) -> bytes:
+    """The report as PDF, rendered by WeasyPrint (a Python package on Pango: no browser) with every fetch refused;
+    RuntimeError naming the `pdf` extra when WeasyPrint is not installed."""
+    try:
+        import weasyprint  # type: ignore[import-untyped]
+    except ImportError as error:  # pragma: no cover - the dev and pdf extras install it
+        raise RuntimeError("PDF needs WeasyPrint: pip install 'rag-gauntlet[pdf]' (and the system's Pango)") from error
+    from weasyprint.urls import FatalURLFetchingError, URLFetcher  # type: ignore[import-untyped]
+
+    class Refuse(URLFetcher):
+        def fetch(self, url: str, headers: object = None) -> None:
+            raise FatalURLFetchingError(f"the decision report must fetch nothing, but asked for {url}")
+
+    return bytes(weasyprint.HTML(string=document, url_fetcher=Refuse()).write_pdf())
+
+
 def numbers(document: str) -> dict[str, float]:
     """Every number of a rendered report by key (data-k -> data-v): what the tests compare to the read model."""
     import re

@@ -30,6 +30,7 @@ def _pairs(values: list[str], option: str) -> dict[str, float]:
 def decide(
     run_ids: Annotated[list[int], typer.Argument(help="Run ids the decision rests on.")],
     out: Annotated[Path, typer.Option("--out", help="Write the HTML report here.")] = Path("decision_report.html"),
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="Also write it as PDF here (WeasyPrint, no browser).")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge whose verdicts to use (needed when several scored the "
                                                    "runs).")] = None,
     question: Annotated[str | None, typer.Option(help="The question the decision answers.")] = None,
@@ -62,8 +63,16 @@ def decide(
                            _pairs(weight, "--weight") if weight else dict(picker.DEFAULT_WEIGHTS), floors, budget)
     result = decision.decide(engine, run_ids, judge or judges[0], spec, question or decision.DEFAULT_QUESTION,
                              generated_at)
-    out.write_text(decision_report.render_html(result), encoding="utf-8")
+    document = decision_report.render_html(result)
+    out.write_text(document, encoding="utf-8")
     typer.echo(f"wrote {out}: {picker.headline(result.result)}")
+    if pdf is not None:
+        try:
+            pdf.write_bytes(decision_report.render_pdf(document))
+        except RuntimeError as error:
+            typer.echo(str(error), err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"wrote {pdf}")
 
 
 def register(app: typer.Typer) -> None:

@@ -139,3 +139,20 @@ def test_the_cli_rejects_bad_weights_and_floors(db, tmp_path, monkeypatch, args,
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
     result = CliRunner().invoke(app, ["decide", "1", "--out", str(tmp_path / "x.html"), *args])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_the_report_renders_as_pdf_without_a_browser(db) -> None:
+    _, engine = db
+    pdf = decision_report.render_pdf(decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC)))
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
+
+
+@pytest.mark.parametrize("reference", [
+    pytest.param("<img src='http://example.com/logo.png'>", id="image"),
+    pytest.param("<link rel='stylesheet' href='https://example.com/a.css'>", id="stylesheet"),
+])
+def test_the_pdf_renderer_fetches_nothing(reference) -> None:
+    from weasyprint.urls import FatalURLFetchingError
+
+    with pytest.raises(FatalURLFetchingError, match="must fetch nothing"):
+        decision_report.render_pdf(f"<!doctype html><html><head>{reference}</head><body>x</body></html>")
