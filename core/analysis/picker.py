@@ -182,14 +182,23 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
 
 def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str] = PICK_METRICS,
                  n_resamples: int = N_RESAMPLES, seed: int = 0) -> list[PairedTest]:
-    """paired_test of a against b on each metric alone (the same numbers as compare with that metric's weight only),
-    from one bootstrap of the shared instances."""
+    """paired_test of a against b on each metric alone (weight 1, over-abstention as 1 − value), from one bootstrap
+    of the shared instances for all metrics (the same resampled rows as paired_test with that seed)."""
     pa = scoped[scoped["model"] == a].set_index("instance_uid")
     pb = scoped[scoped["model"] == b].set_index("instance_uid")
     shared = pa.index.intersection(pb.index).sort_values()
     keys = list(metrics)
-    xa, xb = pa.loc[shared, keys].to_numpy(float), pb.loc[shared, keys].to_numpy(float)
-    return [paired_test(a, b, xa[:, [i]], xb[:, [i]], [m], {m: 1.0}, n_resamples, seed) for i, m in enumerate(keys)]
+    inverted = np.array([m == "over_abstention" for m in keys])
+    ua, ub = (np.where(inverted, 1.0 - x, x) for x in (p.loc[shared, keys].to_numpy(float) for p in (pa, pb)))
+    n, k = ua.shape
+    if n < 2:
+        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in keys]
+    both = np.column_stack([ua, ub])
+    counts = (~np.isnan(both)).sum(axis=0)
+    means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
+    reps = readmodel.bootstrap_means(both, n_resamples, seed)
+    return [_from_replicates(a, b, n, float(means[i] - means[k + i]), reps[:, i] - reps[:, k + i], n_resamples)
+            for i in range(k)]
 
 
 def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resamples: int = N_RESAMPLES,
@@ -294,7 +303,11 @@ def paired_test(a: str, b: str, xa: np.ndarray, xb: np.ndarray, keys: Sequence[s
     means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
     diff = float(_weighted_rows(means[None, :k], w)[0] - _weighted_rows(means[None, k:], w)[0])
     reps = readmodel.bootstrap_means(both, n_resamples, seed)
-    d = _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w)
+    return _from_replicates(a, b, n, diff, _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w), n_resamples)
+
+
+def _from_replicates(a: str, b: str, n: int, diff: float, d: np.ndarray, n_resamples: int) -> PairedTest:
+    """The PairedTest of a difference and its bootstrap replicates (NaN replicates dropped): expanded percentile CI."""
     d = d[~np.isnan(d)]
     if np.isnan(diff) or not d.size:
         return PairedTest(a, b, n, diff, np.nan, np.nan, n_resamples)
