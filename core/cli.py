@@ -42,6 +42,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
      "Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."),
     ("gate", "core.commands.gate",
      "Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide."),
+    ("decide", "core.commands.decide",
+     "The decision report: candidates, data, judges, corrected estimates, rank-sets, segments, cost, recommendation."),
     ("score", "core.commands.score",
      "Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."),
     ("models", "core.commands.run", "Register and list model configurations (keys stay in env / secrets.toml)."),

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.analysis import picker, readmodel
+from core.analysis import decision, picker, readmodel
 from ui import picker_view, results_view
 from ui.auth import require_page
 
@@ -25,8 +25,9 @@ if filters:
 
     st.subheader("Hard floors and budget")
     f1, f2, f3, f4 = st.columns(4)
-    floors = {"rejection": f1.slider("Rejection accuracy ≥ (%)", 0, 100, 40, key="pk_floor_rejection") / 100,
-              "strict_ias": f2.slider("Strict IAS ≥ (%)", 0, 100, 20, key="pk_floor_strict") / 100,
+    default_floor = {m: round(v * 100) for m, v in picker.DEFAULT_FLOORS.items()}
+    floors = {"rejection": f1.slider("Rejection accuracy ≥ (%)", 0, 100, default_floor["rejection"], key="pk_floor_rejection") / 100,
+              "strict_ias": f2.slider("Strict IAS ≥ (%)", 0, 100, default_floor["strict_ias"], key="pk_floor_strict") / 100,
               "faithfulness": f3.slider("Faithfulness ≥ (%)", 0, 100, 0, key="pk_floor_faith") / 100}
     floors = {k: v for k, v in floors.items() if v > 0}
     budget = f4.number_input("Budget per 1k queries (USD, 0 = none)", 0.0, 10_000.0, 0.0, 1.0, key="pk_budget")
@@ -37,3 +38,8 @@ if filters:
     check = picker.corrected_choice(result, results_view.corrected_for(filters))
     if check:
         st.info(check, icon=":material/fact_check:")
+    picker_view.honest_ranks(result, filters)
+
+    st.subheader("Decision report")
+    question = st.text_input("The question the decision answers", decision.DEFAULT_QUESTION, key="pk_question")
+    picker_view.decision_report_button(filters, spec, question)

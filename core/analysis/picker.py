@@ -7,13 +7,14 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from core.analysis import readmodel, stats
+from core.analysis import ppi, readmodel, stats
 from core.analysis.ppi import MIN_LABELS
 from core.scoring.judges.names import judge_label
 
@@ -24,6 +25,7 @@ PICK_METRICS: tuple[str, ...] = (
 ALPHA = 0.05
 N_RESAMPLES = 2_000
 DEFAULT_WEIGHTS = {"faithfulness": 1.0, "coverage": 1.0, "strict_ias": 2.0, "rejection": 1.0, "conflict_recognition": 1.0}
+DEFAULT_FLOORS = {"rejection": 0.4, "strict_ias": 0.2}  # the Pick a generator page's sliders and `gauntlet decide`
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,42 @@ class PickSpec:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     floors: dict[str, float] = field(default_factory=dict)
     budget_per_1k: float | None = None
+
+
+SAFETY_METRICS: tuple[str, ...] = ("rejection", "conflict_recognition")
+NEAR_ZERO = 0.10  # a safety metric at or below this is flagged in red: the pick barely ever refuses / recognises
+BARELY_MARGIN = 0.05  # a floor cleared by less than this many points (as a fraction) is listed as barely cleared
+
+
+@dataclass(frozen=True)
+class FloorMargin:
+    """A hard floor (or ceiling) the pick meets by less than BARELY_MARGIN."""
+
+    metric: str
+    value: float
+    floor: float
+
+    @property
+    def margin(self) -> float:
+        """How far inside the floor the value is (always >= 0 for a met floor)."""
+        return self.floor - self.value if self.metric == "over_abstention" else self.value - self.floor
+
+
+@dataclass(frozen=True)
+class Weakness:
+    """A metric on which the pick is significantly worse than another candidate or a baseline: test is pick − other."""
+
+    metric: str
+    test: PairedTest
+
+
+@dataclass(frozen=True)
+class SafetyFlag:
+    """A safety metric (rejection, conflict recognition) on which the pick is at or near 0."""
+
+    metric: str
+    value: float
+    n: int
 
 
 @dataclass
@@ -51,6 +89,14 @@ class PickResult:
     floor: PairedTest | None = None  # leader against best_baseline
     recommended: str | None = None  # the leader, when it beats the best baseline (or none was scored)
     n_superseded: int = 0  # older responses in scope left out because a later run answered the same (model, instance)
+    weaknesses: list[Weakness] = field(default_factory=list)  # metrics where another model is significantly better
+    near_floors: list[FloorMargin] = field(default_factory=list)  # floors the pick clears by less than BARELY_MARGIN
+    safety_flags: list[SafetyFlag] = field(default_factory=list)  # safety metrics where the pick is at or near 0
+
+    @property
+    def pick(self) -> str | None:
+        """The model the recommendation is about: the recommended one, else the leader (weaknesses are shown for it)."""
+        return self.recommended or self.leader
 
 
 def _utility(metric: str, value: float) -> float:
@@ -65,8 +111,8 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
     return float(_weighted_rows(values, np.array([weights[m] for m in keys], dtype=float))[0])
 
 
-RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "responses", *PICK_METRICS,
-                   *(f"n_{m}" for m in PICK_METRICS)]
+RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "judge_cost_per_1k",
+                   "total_cost_per_1k", "latency_ms_mean", "responses", *PICK_METRICS, *(f"n_{m}" for m in PICK_METRICS)]
 
 
 def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> list[str]:
@@ -90,11 +136,15 @@ def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec) 
     """One ranking row: metric means, weighted score, cost, floors met; baselines are never eligible."""
     means = {m: float(group[m].mean()) if group[m].notna().any() else np.nan for m in PICK_METRICS}
     cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
+    judge_1k = float(group["judge_cost_usd"].fillna(0).mean() * 1000) if "judge_cost_usd" in group else 0.0
+    latency = group["latency_ms"].dropna() if "latency_ms" in group else pd.Series(dtype=float)
     fails = _floor_fails(means, cost_1k, spec)
     contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
     strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
     return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
-            "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "responses": len(group), **means,
+            "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
+            "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": float(latency.mean()) if len(latency) else np.nan,
+            "responses": len(group), **means,
             **{f"n_{m}": int(group[m].notna().sum()) for m in PICK_METRICS}}
 
 
@@ -120,7 +170,62 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     floor = compare(scoped, leader, best_baseline, spec.weights, n_resamples, seed) if leader and best_baseline else None
     recommended = leader if leader and (floor is None or floor.significant) else None
     note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
-    return PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded)
+    result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded)
+    if result.pick:
+        row = ranking.set_index("model").loc[result.pick]
+        others = [m for m in ranking["model"] if m != result.pick]
+        result.weaknesses = weaknesses(scoped, result.pick, others, n_resamples, seed)
+        result.near_floors = near_floors(row, spec)
+        result.safety_flags = safety_flags(row)
+    return result
+
+
+def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str] = PICK_METRICS,
+                 n_resamples: int = N_RESAMPLES, seed: int = 0) -> list[PairedTest]:
+    """paired_test of a against b on each metric alone (weight 1, over-abstention as 1 − value), from one bootstrap
+    of the shared instances for all metrics (the same resampled rows as paired_test with that seed)."""
+    pa = scoped[scoped["model"] == a].set_index("instance_uid")
+    pb = scoped[scoped["model"] == b].set_index("instance_uid")
+    shared = pa.index.intersection(pb.index).sort_values()
+    keys = list(metrics)
+    inverted = np.array([m == "over_abstention" for m in keys])
+    ua, ub = (np.where(inverted, 1.0 - x, x) for x in (p.loc[shared, keys].to_numpy(float) for p in (pa, pb)))
+    n, k = ua.shape
+    if n < 2:
+        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in keys]
+    both = np.column_stack([ua, ub])
+    counts = (~np.isnan(both)).sum(axis=0)
+    means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
+    reps = readmodel.bootstrap_means(both, n_resamples, seed)
+    return [_from_replicates(a, b, n, float(means[i] - means[k + i]), reps[:, i] - reps[:, k + i], n_resamples)
+            for i in range(k)]
+
+
+def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resamples: int = N_RESAMPLES,
+               seed: int = 0) -> list[Weakness]:
+    """Every (metric, other model or baseline) where the pick is significantly worse (the paired 95% CI of pick −
+    other on that metric alone lies below 0; over-abstention as 1 − value, so higher is better), in metric order."""
+    found = [Weakness(metric, test) for other in others
+             for metric, test in zip(PICK_METRICS, metric_tests(scoped, pick, other, PICK_METRICS, n_resamples, seed),
+                                     strict=True) if test.outcome == "b_better"]
+    return sorted(found, key=lambda w: (PICK_METRICS.index(w.metric), w.test.b))
+
+
+def near_floors(row: pd.Series, spec: PickSpec) -> list[FloorMargin]:
+    """Floors (and the over-abstention ceiling) the row meets by less than BARELY_MARGIN."""
+    out = []
+    for metric, floor in spec.floors.items():
+        value = float(row[metric])
+        margin = FloorMargin(metric, value, floor)
+        if not np.isnan(value) and 0 <= margin.margin < BARELY_MARGIN:
+            out.append(margin)
+    return out
+
+
+def safety_flags(row: pd.Series) -> list[SafetyFlag]:
+    """Safety metrics the row has values for and scores at or below NEAR_ZERO on."""
+    return [SafetyFlag(m, float(row[m]), int(row[f"n_{m}"])) for m in SAFETY_METRICS
+            if int(row[f"n_{m}"]) > 0 and float(row[m]) <= NEAR_ZERO]
 
 
 def _reason(row: dict, best_baseline: pd.Series | None) -> str:
@@ -198,7 +303,11 @@ def paired_test(a: str, b: str, xa: np.ndarray, xb: np.ndarray, keys: Sequence[s
     means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
     diff = float(_weighted_rows(means[None, :k], w)[0] - _weighted_rows(means[None, k:], w)[0])
     reps = readmodel.bootstrap_means(both, n_resamples, seed)
-    d = _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w)
+    return _from_replicates(a, b, n, diff, _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w), n_resamples)
+
+
+def _from_replicates(a: str, b: str, n: int, diff: float, d: np.ndarray, n_resamples: int) -> PairedTest:
+    """The PairedTest of a difference and its bootstrap replicates (NaN replicates dropped): expanded percentile CI."""
     d = d[~np.isnan(d)]
     if np.isnan(diff) or not d.size:
         return PairedTest(a, b, n, diff, np.nan, np.nan, n_resamples)
@@ -261,7 +370,8 @@ def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> 
     out = pd.DataFrame({
         "rank": ["baseline" if b else str(k) for k, b in zip(r["rank"], r["baseline"], strict=True)],
         "model": r["model"], "baseline": r["baseline"], "score": r["score"].map(_pct), "eligible": r["eligible"],
-        "cost_per_1k": r["cost_per_1k"], "responses": r["responses"],
+        "cost_per_1k": r["cost_per_1k"], "judge_cost_per_1k": r["judge_cost_per_1k"],
+        "total_cost_per_1k": r["total_cost_per_1k"], "responses": r["responses"],
     })
     for m in metrics:
         out[m] = [metric_cell(v, n) for v, n in zip(r[m], r[f"n_{m}"], strict=True)]
@@ -288,8 +398,10 @@ def _metric_header(metric: str, spec: PickSpec) -> str:
 def _summary_table(result: PickResult) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the summary's ranking table: every weighted or floored metric as 'value n=…'."""
     metrics = _summary_metrics(result.spec)
-    header = ["#", "Model", "Weighted score", "Eligible", "Cost / 1k", "Responses", *(_metric_header(m, result.spec) for m in metrics), "Why"]
+    header = ["#", "Model", "Weighted score", "Eligible", "Generation / 1k", "Judging / 1k", "Total / 1k", "Responses",
+              *(_metric_header(m, result.spec) for m in metrics), "Why"]
     rows = [[r["rank"], r["model"], r["score"], "floor" if r["baseline"] else "yes" if r["eligible"] else "no", f"${r['cost_per_1k']:.2f}",
+             f"${r['judge_cost_per_1k']:.2f}", f"${r['total_cost_per_1k']:.2f}",
              str(r["responses"]), *(r[m] for m in metrics), r["reason"]] for r in ranking_table(result, metrics).to_dict("records")]
     return header, rows
 
@@ -361,6 +473,23 @@ def decision_lines(result: PickResult) -> list[str]:
     return lines
 
 
+def safety_lines(result: PickResult) -> list[str]:
+    """Each safety metric the pick is at or near 0 on, in words (shown in red)."""
+    return [f"{result.pick} scores {f.value:.1%} on {readmodel.METRICS[f.metric].label} (n={f.n}): at or near 0, it "
+            f"almost never {'refuses when the answer is missing' if f.metric == 'rejection' else 'recognises a conflict'}"
+            for f in result.safety_flags]
+
+
+def weakness_lines(result: PickResult) -> list[str]:
+    """Every metric where the pick is significantly worse than another model, and every floor it barely clears."""
+    lines = [f"{readmodel.METRICS[w.metric].label}: significantly worse than {w.test.b} — {_test_figures(w.test)}"
+             for w in result.weaknesses]
+    lines += [f"{readmodel.METRICS[f.metric].label} {f.value:.1%} clears the "
+              f"{'ceiling' if f.metric == 'over_abstention' else 'floor'} {f.floor:.0%} by only {f.margin * 100:.1f} points"
+              for f in result.near_floors]
+    return lines
+
+
 def _title() -> str:
     return f"Generator choice — {datetime.now(UTC):%Y-%m-%d}"
 
@@ -370,6 +499,8 @@ def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     header, rows = _summary_table(result)
     lines = [f"# {_title()}", "", f"**{headline(result)}**", ""]
     lines += [f"- {x}." for x in decision_lines(result)] + ([""] if decision_lines(result) else [])
+    flagged = [f"- **Safety: {x}.**" for x in safety_lines(result)] + [f"- Weakness: {x}." for x in weakness_lines(result)]
+    lines += flagged + ([""] if flagged else [])
     if result.note:
         lines += [f"> {result.note}", ""]
     lines += ["## Scope", ""] + [f"- {x}" for x in _scope_lines(result, judge, runs)] + ["", "## Ranking", "", metrics_note(judge), ""]
@@ -389,7 +520,9 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{e(_title())}</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>",
         f"</head><body><h1>{e(_title())}</h1><p><strong>{e(headline(result))}</strong></p>",
-        "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in decision_lines(result)) + "</ul>",
+        "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in decision_lines(result))
+        + "".join(f"<li style='color:#b00020'><strong>Safety: {e(x)}.</strong></li>" for x in safety_lines(result))
+        + "".join(f"<li>Weakness: {e(x)}.</li>" for x in weakness_lines(result)) + "</ul>",
     ]
     if result.note:
         parts.append(f"<p><em>{e(result.note)}</em></p>")
@@ -426,3 +559,81 @@ def corrected_choice(result: PickResult, corrected: pd.DataFrame) -> str | None:
     return (f"With the {n} expert gold labels correcting the judge, {best} would rank first instead of {result.leader} "
             f"(corrected weighted score {scores[best]:.1%} vs {scores[result.leader]:.1%}): check the corrected estimates "
             "on the Leaderboard before deciding.")
+
+
+# --------------------------------------------------------------------------- honest ranks with gold labels
+
+RANK_SET_COLUMNS = ["metric", "model", "estimate", "ci_low", "ci_high", "n", "confidence", "rank_low", "rank_high",
+                    "could_be_first", "note"]
+
+
+def gold_metrics(spec: PickSpec) -> list[str]:
+    """The gold-decidable metrics the product owner weighted (those gold labels can correct)."""
+    return [m for m in readmodel.GOLD_METRICS if spec.weights.get(m, 0) > 0]
+
+
+def rank_sets(scores: pd.DataFrame, gold: pd.DataFrame, candidates: Sequence[str], metrics: Sequence[str],
+              probabilities: dict[int, float] | None = None, alpha: float = ALPHA) -> pd.DataFrame:
+    """Prediction-powered rank-sets: per metric, each candidate's corrected interval at 1 − α/K (Bonferroni over the K
+    candidates, so all K hold together with probability ≥ 1 − α) and the ranks it could take: rank_low = 1 + the
+    candidates whose interval lies wholly above its, rank_high = K − those wholly below. With probability ≥ 1 − α
+    every true rank lies in its set, so the true first is among those that `could_be_first`. A candidate without
+    enough gold labels for a corrected value gets the metric's whole range [0, 1] (it could be anywhere)."""
+    k = len(candidates)
+    rows: list[dict] = []
+    if k < 2:
+        return pd.DataFrame(rows, columns=RANK_SET_COLUMNS)
+    confidence = 1 - alpha / k
+    mine = scores[scores["model"].isin(list(candidates))]
+    corrected = readmodel.corrected_estimates(mine, gold, confidence=confidence, probabilities=probabilities)
+    for metric in metrics:
+        g = corrected[corrected["metric"] == metric].set_index("model").reindex(list(candidates))
+        known = g["estimate"].notna()
+        low = g["ci_low"].where(known, 0.0).to_numpy(float)
+        high = g["ci_high"].where(known, 1.0).to_numpy(float)
+        for i, model in enumerate(candidates):
+            above, below = int((low > high[i]).sum()), int((high < low[i]).sum())
+            note = "" if known.iloc[i] else f"no corrected value ({int(g['n'].fillna(0).iloc[i])} gold labels): whole range"
+            rows.append({"metric": metric, "model": model, "estimate": float(g["estimate"].iloc[i]),
+                         "ci_low": float(low[i]), "ci_high": float(high[i]), "n": int(g["n"].fillna(0).iloc[i]),
+                         "confidence": confidence, "rank_low": 1 + above, "rank_high": k - below,
+                         "could_be_first": above == 0, "note": note})
+    return pd.DataFrame(rows, columns=RANK_SET_COLUMNS)
+
+
+SEGMENT_KEYS = ("domain", "condition", "language")
+SEGMENT_COLUMNS = ["domain", "condition", "language", "metric", "model_a", "model_b", "shared", "n", "judge_diff",
+                   "estimate", "ci_low", "ci_high", "p_value", "p_holm", "significant", "note"]
+
+
+def segment_differences(scores: pd.DataFrame, gold: pd.DataFrame, segments: pd.DataFrame, a: str, b: str,
+                        metrics: Sequence[str], alpha: float = ALPHA) -> pd.DataFrame:
+    """Per segment (domain × condition × language) and metric: the corrected difference a − b on the shared instances
+    (readmodel.corrected_difference) with its two-sided p-value (the interval inverted) and Holm's adjustment over every
+    tested cell. `segments` maps response_id to condition and language. Cells with too few shared gold labels carry
+    the note and no p-value."""
+    merged = scores.merge(segments[["response_id", "condition", "language"]], on="response_id", how="left")
+    merged[["condition", "language"]] = merged[["condition", "language"]].fillna("").replace("", "(none)")
+    rows = []
+    for key, g in merged.groupby(list(SEGMENT_KEYS), sort=True):
+        for metric in metrics:
+            d = readmodel.corrected_difference(g, gold, a, b, metric)
+            p = (ppi.p_value_by_inversion(partial(_difference_interval, g, gold, a, b, metric))
+                 if not np.isnan(d["estimate"]) else np.nan)
+            rows.append({**dict(zip(SEGMENT_KEYS, key, strict=True)), "metric": metric, "model_a": a, "model_b": b,
+                         "shared": d["shared"], "n": d["n"], "judge_diff": d["judge_diff"], "estimate": d["estimate"],
+                         "ci_low": d["ci_low"], "ci_high": d["ci_high"], "p_value": p, "note": d["note"]})
+    out = pd.DataFrame(rows, columns=SEGMENT_COLUMNS)
+    tested = out["p_value"].notna()
+    out["p_holm"] = np.nan
+    if tested.any():
+        out.loc[tested, "p_holm"] = stats.holm(out.loc[tested, "p_value"].to_numpy(float), alpha).adjusted
+    out["significant"] = out["p_holm"] <= alpha
+    return out
+
+
+def _difference_interval(scores: pd.DataFrame, gold: pd.DataFrame, a: str, b: str, metric: str,
+                         confidence: float) -> tuple[float, float]:
+    """The corrected difference's interval at `confidence` (what p_value_by_inversion inverts)."""
+    d = readmodel.corrected_difference(scores, gold, a, b, metric, confidence)
+    return d["ci_low"], d["ci_high"]

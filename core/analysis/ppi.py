@@ -11,6 +11,7 @@ lam^2 var(f~) / N + var(Y - lam * f) / n. lam = 1 is PPI, lam = 0 the gold-only 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -239,3 +240,25 @@ def labels_for_width(estimate: CorrectedEstimate, target_width: float) -> int:
         return estimate.n_labeled
     # the labelled term dominates: width scales with 1/sqrt(n)
     return int(np.ceil(estimate.n_labeled * (estimate.width / target_width) ** 2))
+
+
+def p_value_by_inversion(interval_at: Callable[[float], tuple[float, float]], null: float = 0.0,
+                         steps: int = 40) -> float:
+    """Two-sided p-value of `null` from a family of intervals: the smallest alpha whose (1 - alpha) interval leaves
+    `null` out (bisection on log alpha over [1e-12, 1]), so the p-value agrees with the intervals shown beside it.
+    `interval_at(confidence)` returns (low, high); NaN when the interval is undefined."""
+    def excludes(alpha: float) -> bool:
+        low, high = interval_at(1.0 - alpha)
+        return not low <= null <= high
+
+    if np.isnan(interval_at(0.95)[0]):
+        return float("nan")
+    low_log, high_log = np.log(1e-12), 0.0
+    if excludes(1e-12):
+        return 1e-12
+    if not excludes(1.0 - 1e-9):
+        return 1.0
+    for _ in range(steps):
+        middle = (low_log + high_log) / 2
+        low_log, high_log = (low_log, middle) if excludes(float(np.exp(middle))) else (middle, high_log)
+    return float(np.exp(high_log))

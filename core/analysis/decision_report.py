@@ -1,0 +1,303 @@
+"""The decision report: one self-contained, print-ready HTML file rendered from a Decision (core.analysis.decision).
+
+Inline CSS, charts as inline SVG, no script and no external reference, so it opens offline and fetches nothing.
+Every number is printed from a field of the Decision, inside <span data-k="what" data-v="repr(value)">, so a test
+(tests/analysis/test_decision_report.py) checks each against the read model to 1e-12. The file depends only on its
+inputs: the time shown is the Decision's generated_at (the data's newest time unless one is passed).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from core.analysis import picker, readmodel
+from core.analysis.decision import Decision
+from core.scoring.judges.names import judge_label
+
+_CSS = """
+body{font-family:Georgia,'DejaVu Serif',serif;max-width:64em;margin:2em auto;color:#222;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid #999;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.85em}td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;
+vertical-align:top}th{background:#eee}.red{color:#b00020;font-weight:bold}.flag{border:2px solid #b00020;padding:.4em .8em;
+background:#fdecee}.muted{color:#666}.num{text-align:right;font-variant-numeric:tabular-nums}
+@media print{body{margin:0;max-width:none;font-size:10pt}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
+@page{size:A4;margin:15mm}}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _is_missing(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+_FORMATS = {"pct": "{:.1%}", "int": "{:,.0f}", "usd": "${:,.4f}", "ms": "{:,.0f} ms", "p": "{:.3g}", "float": "{:.3f}", "g": "{:g}"}
+
+
+def _display(value: float, kind: str) -> str:
+    """A number as the report shows it: percent, signed points, count, dollars, milliseconds, p-value or plain."""
+    return f"{value * 100:+.1f}" if kind == "pts" else _FORMATS[kind].format(value)
+
+
+def num(key: str, value: object, kind: str = "pct") -> str:
+    """A number as <span data-k data-v>shown</span>; '—' (data-v 'nan') when missing."""
+    if _is_missing(value):
+        return f"<span data-k='{_e(key)}' data-v='nan'>—</span>"
+    v = float(value)  # type: ignore[arg-type]
+    return f"<span data-k='{_e(key)}' data-v='{v!r}'>{_e(_display(v, kind))}</span>"
+
+
+def _interval(key: str, low: object, high: object, kind: str = "pct") -> str:
+    return f"[{num(key + '|ci_low', low, kind)}, {num(key + '|ci_high', high, kind)}]"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str = "") -> str:
+    """An HTML table; header cells are escaped, row cells are HTML already."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    cap = f"<caption class='muted'>{_e(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _label(metric: str) -> str:
+    return readmodel.METRICS[metric].label if metric in readmodel.METRICS else metric
+
+
+def _test_line(key: str, t: picker.PairedTest) -> str:
+    return (f"{_e(t.a)} − {_e(t.b)}: {num(key + '|diff', t.diff, 'pts')} points, 95% CI "
+            f"{_interval(key, t.ci_low, t.ci_high, 'pts')} on {num(key + '|shared', t.shared, 'int')} shared instances")
+
+
+def _headline(d: Decision) -> str:
+    r = d.result
+    flags = "".join(f"<p class='flag red'>Safety: {_e(r.pick)} scores {num(f'safety|{f.metric}|value', f.value)} on "
+                    f"{_e(_label(f.metric))} (n = {num(f'safety|{f.metric}|n', f.n, 'int')}), at or near 0 "
+                    f"(≤ {picker.NEAR_ZERO:.0%}).</p>" for f in r.safety_flags)
+    tests = []
+    if r.floor:
+        tests.append(f"Against the best baseline ({_e(picker.floor_verdict(r).split(' — ')[0])}): "
+                     + _test_line("test|floor", r.floor))
+    if r.top_two:
+        tests.append(f"Top two ({_e(r.top_two.outcome.replace('_', ' '))}): " + _test_line("test|top_two", r.top_two))
+    items = "".join(f"<li>{t}</li>" for t in tests)
+    return f"<p><strong>{_e(picker.headline(r))}</strong></p>{flags}<ul>{items}</ul>"
+
+
+def _recommendation(d: Decision) -> str:
+    r = d.result
+    if not r.pick:
+        return "<p>No candidate meets every floor and the budget: nothing to weigh.</p>"
+    row = r.ranking.set_index("model").loc[r.pick]
+    contributions = sorted(((w * picker._utility(m, row[m]), m) for m, w in r.spec.weights.items()
+                            if w > 0 and not _is_missing(row[m])), reverse=True)
+    strengths = "".join(f"<li>{_e(_label(m))} {num(f'ranking|{r.pick}|{m}', row[m])}</li>" for _, m in contributions[:2])
+    weak = "".join(f"<li class='red'>{_e(_label(w.metric))}: significantly worse than {_e(w.test.b)} — "
+                   f"{_test_line(f'weakness|{w.metric}|{w.test.b}', w.test)}</li>" for w in r.weaknesses)
+    barely = "".join(f"<li>{_e(_label(f.metric))} {num(f'near_floor|{f.metric}|value', f.value)} against the "
+                     f"{'ceiling' if f.metric == 'over_abstention' else 'floor'} {num(f'near_floor|{f.metric}|floor', f.floor)}"
+                     f" (margin {num(f'near_floor|{f.metric}|margin', f.margin, 'pts')} points)</li>"
+                     for f in r.near_floors)
+    change = "".join(f"<li>{_e(x)}</li>" for x in d.what_would_change)
+    return (f"<h3>Strengths of {_e(r.pick)}</h3><ul>{strengths or '<li>none weighted</li>'}</ul>"
+            f"<h3>Weaknesses (paired bootstrap, α = {picker.ALPHA:g}, each metric alone)</h3>"
+            f"<ul>{weak or '<li>No metric on which another candidate or baseline is significantly better.</li>'}</ul>"
+            f"<h3>Floors barely cleared (by less than {picker.BARELY_MARGIN * 100:.0f} points)</h3>"
+            f"<ul>{barely or '<li>none</li>'}</ul><h3>What would change it</h3><ul>{change or '<li>—</li>'}</ul>")
+
+
+def _spec(d: Decision) -> str:
+    s = d.spec
+    weights = ", ".join(f"{_e(_label(m))} ×{num(f'weight|{m}', w, 'g')}" for m, w in s.weights.items() if w > 0)
+    floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
+                       for m, v in s.floors.items())
+    budget = "none" if s.budget_per_1k is None else num("budget", s.budget_per_1k, "usd")
+    scope = f"domains: {_e(', '.join(s.domains) or 'all')}; subsets: {_e(', '.join(s.modes) or 'all')}"
+    return (f"<ul><li>Weights: {weights or 'none'}</li><li>Hard floors: {floors or 'none'}</li>"
+            f"<li>Budget per 1k queries (generation): {budget}</li><li>Scope: {scope}</li></ul>")
+
+
+_RANK_COLUMNS = (("score", "pct"), ("cost_per_1k", "usd"), ("judge_cost_per_1k", "usd"), ("total_cost_per_1k", "usd"),
+                 ("latency_ms_mean", "ms"), ("responses", "int"))
+
+
+def _ranking(d: Decision) -> str:
+    rows = []
+    for r in d.result.ranking.to_dict("records"):
+        m = r["model"]
+        cells = [_e("baseline" if r["baseline"] else r["rank"]), _e(m), "yes" if r["eligible"] else "no"]
+        cells += [num(f"ranking|{m}|{c}", r[c], k) for c, k in _RANK_COLUMNS]
+        cells += [f"{num(f'ranking|{m}|{x}', r[x])} n={num(f'ranking|{m}|n_{x}', r[f'n_{x}'], 'int')}"
+                  for x in picker.PICK_METRICS]
+        rows.append(cells)
+    header = ["#", "Model", "Eligible", "Weighted score", "Generation $/1k", "Judging $/1k", "Total $/1k",
+              "Latency (mean)", "Responses", *(_label(x) for x in picker.PICK_METRICS)]
+    return _table(header, rows, picker.metrics_note(d.judge))
+
+
+def _datasets(d: Decision) -> str:
+    rows = [[_e(r["benchmark_set"]), num(f"dataset|{r['benchmark_set']}|instances", r["instances"], "int"),
+             _e(r["versions"]), f"<code>{_e(r['content_hash'])}</code>", _e(r["languages"]), _e(r["protocols"]),
+             _e(r["conditions"])] for r in d.datasets.to_dict("records")]
+    return _table(["Benchmark set", "Instances", "Versions", "Content hash", "Languages", "Protocols", "Conditions"],
+                  rows, "content hash: sha256 (12 hex) of each instance's uid, version, query, reference and attributes")
+
+
+_JUDGE_NUMBERS = (("n_compared", "int"), ("n_unjudged", "int"), ("n_error", "int"), ("kappa", "float"),
+                  ("kappa_low", "float"), ("kappa_high", "float"), ("agreement", "pct"))
+
+
+def _judges(d: Decision) -> str:
+    rows = [[_e(judge_label(r["judge"])), _e(r["label"]),
+             *(num(f"judge|{r['judge']}|{r['dimension']}|{c}", r[c], k) for c, k in _JUDGE_NUMBERS), _e(r["note"])]
+            for r in d.judges.to_dict("records")]
+    table = _table(["Judge", "Dimension", "Compared", "Unjudged", "Errors", "κ", "κ low", "κ high", "Agreement",
+                    "Note"], rows, f"against the {d.gold_labels} responses with a gold label")
+    fit = "".join(f"<li>{_e(judge_label(j))}: against gold <strong>{_e(g.label)}</strong> ({_e(g.reason)}); stored "
+                  f"check <strong>{_e(c.label)}</strong> ({_e(c.reason)})</li>" for j, (g, c) in d.judge_fitness.items())
+    return table + f"<ul>{fit}</ul>"
+
+
+_CORRECTED_NUMBERS = (("judge_value", "pct"), ("judge_n", "int"), ("estimate", "pct"))
+
+
+def _corrected(d: Decision) -> str:
+    rows = []
+    for r in d.corrected.to_dict("records"):
+        key = f"corrected|{r['model']}|{r['metric']}"
+        rows.append([_e(r["model"]), _e(r["label"]), *(num(f"{key}|{c}", r[c], k) for c, k in _CORRECTED_NUMBERS),
+                     _interval(key, r["ci_low"], r["ci_high"]), num(f"{key}|N", r["N"], "int"),
+                     num(f"{key}|n", r["n"], "int"), num(f"{key}|effective_n", r["effective_n"], "float"),
+                     _e(r["method"] if isinstance(r["method"], str) else ""), _e(r["note"] or "")])
+    return _table(["Model", "Metric", "Raw judge", "Judge n", "Corrected", "95% CI", "N", "Gold n", "Effective n",
+                   "Method", "Note"], rows)
+
+
+def _counts(d: Decision) -> str:
+    columns = [c for c in d.counts.columns if c != "model"]
+    rows = [[_e(r["model"]), *(num(f"counts|{r['model']}|{c}", r[c], "int") for c in columns)]
+            for r in d.counts.to_dict("records")]
+    return _table(["Model", *(c.replace("n_", "").replace("_", " ") for c in columns)], rows,
+                  "responses and the states of their scores: undetermined, judge errors, unjudged, not applicable")
+
+
+def _svg_intervals(frame: pd.DataFrame) -> str:
+    """Corrected intervals per model as an inline SVG: a dot at the estimate, a bar over the interval, 0–100%."""
+    width, left, row = 520, 170, 18
+    lines = []
+    for i, r in enumerate(frame.to_dict("records")):
+        y = 20 + i * row
+        x0, x1 = left + r["ci_low"] * (width - left - 10), left + r["ci_high"] * (width - left - 10)
+        colour = "#1a5fb4" if r["could_be_first"] else "#888"
+        dot = ("" if _is_missing(r["estimate"]) else
+               f"<circle cx='{left + r['estimate'] * (width - left - 10):.1f}' cy='{y}' r='3.5' fill='{colour}'/>")
+        lines.append(f"<text x='4' y='{y + 4}' font-size='11'>{_e(r['model'])}</text>"
+                     f"<line x1='{x0:.1f}' x2='{x1:.1f}' y1='{y}' y2='{y}' stroke='{colour}' stroke-width='3'/>{dot}")
+    height = 30 + len(frame) * row
+    axis = "".join(f"<text x='{left + t * (width - left - 10) - 8:.1f}' y='{height - 2}' font-size='10'>{t:.0%}</text>"
+                   for t in (0, 0.5, 1))
+    return (f"<svg width='{width}' height='{height}' role='img'>"
+            + "".join(lines) + axis + "</svg>")
+
+
+def _rank_sets(d: Decision) -> str:
+    if d.rank_sets.empty:
+        return "<p>No rank-sets: they need gold labels and at least two candidates.</p>"
+    parts = []
+    for metric, g in d.rank_sets.groupby("metric", sort=False):
+        rows = []
+        for r in g.to_dict("records"):
+            key = f"rankset|{metric}|{r['model']}"
+            rows.append([_e(r["model"]), num(f"{key}|estimate", r["estimate"]), _interval(key, r["ci_low"], r["ci_high"]),
+                         num(f"{key}|n", r["n"], "int"),
+                         f"{num(f'{key}|rank_low', r['rank_low'], 'int')}–{num(f'{key}|rank_high', r['rank_high'], 'int')}",
+                         "<strong>yes</strong>" if r["could_be_first"] else "no", _e(r["note"])])
+        confidence = num(f"rankset|{metric}|confidence", g["confidence"].iloc[0], "pct")
+        parts.append(f"<h3>{_e(_label(str(metric)))}</h3><p>Simultaneous intervals at {confidence} each "
+                     f"(Bonferroni over {len(g)} candidates: all hold together with probability ≥ "
+                     f"{1 - picker.ALPHA:.0%}).</p>" + _table(["Candidate", "Corrected", "Interval", "Gold n", "Ranks",
+                                                                "Could be first", "Note"], rows) + _svg_intervals(g))
+    return "".join(parts)
+
+
+_SEGMENT_NUMBERS = (("shared", "int"), ("n", "int"), ("judge_diff", "pts"), ("estimate", "pts"))
+
+
+def _segments(d: Decision) -> str:
+    if d.segments.empty:
+        return "<p>No segment differences: they need gold labels and two candidates.</p>"
+    rows = []
+    for r in d.segments.to_dict("records"):
+        key = f"segment|{r['domain']}|{r['condition']}|{r['language']}|{r['metric']}"
+        rows.append([_e(r["domain"]), _e(r["condition"]), _e(r["language"]), _e(_label(r["metric"])),
+                     *(num(f"{key}|{c}", r[c], k) for c, k in _SEGMENT_NUMBERS),
+                     _interval(key, r["ci_low"], r["ci_high"], "pts"), num(f"{key}|p_value", r["p_value"], "p"),
+                     num(f"{key}|p_holm", r["p_holm"], "p"),
+                     "<strong>yes</strong>" if r["significant"] is True else "no", _e(r["note"] or "")])
+    a, b = d.segments["model_a"].iloc[0], d.segments["model_b"].iloc[0]
+    return (f"<p>{_e(a)} − {_e(b)}, judge-corrected (PPI++) on the instances both answered, in points; p-values by "
+            f"inverting the interval, Holm-adjusted over the tested cells (α = {picker.ALPHA:g}).</p>"
+            + _table(["Domain", "Condition", "Language", "Metric", "Shared", "Gold n", "Raw judge Δ", "Corrected Δ",
+                      "95% CI", "p", "p (Holm)", "Significant", "Note"], rows))
+
+
+def _provenance(d: Decision) -> str:
+    runs = [[num(f"run|{r['id']}|id", r["id"], "int"), _e(r["name"]), _e(r["status"]), _e(r["code_version"]),
+             _e(r["created_at"]), _e(r["finished_at"])] for r in d.runs.to_dict("records")]
+    hashes = "".join(f"<li>{_e(k)}: <code>{_e(v)}</code></li>" for k, v in d.prompt_hashes.items())
+    return (_table(["Run", "Name", "Status", "Code version", "Created", "Finished"], runs)
+            + f"<ul>{hashes}<li>Product version: RAG Gauntlet {_e(d.product_version)}</li>"
+              f"<li>Judge: {_e(judge_label(d.judge))}</li></ul>")
+
+
+def render_html(d: Decision) -> str:
+    """The decision report as one self-contained HTML document."""
+    title = f"Decision: {d.question}"
+    candidates = ", ".join(d.result.ranking.loc[~d.result.ranking["baseline"], "model"]) or "none"
+    baselines = ", ".join(d.result.ranking.loc[d.result.ranking["baseline"], "model"]) or "none"
+    sections = [
+        ("The question and the candidates", f"<p>{_e(d.question)}</p><p>Candidates: {_e(candidates)}. "
+                                            f"Calibration baselines: {_e(baselines)}.</p>" + _spec(d)),
+        ("Recommendation", _headline(d) + _recommendation(d)),
+        ("Ranking, cost and latency", _ranking(d)),
+        ("The data", _datasets(d)),
+        ("Judges and their agreement with gold", _judges(d)),
+        ("Raw and judge-corrected estimates", _corrected(d) + _counts(d)),
+        ("Rank-sets: which candidates could be first", _rank_sets(d)),
+        ("Segment differences between the top two", _segments(d)),
+        ("Runs, prompts and product version", _provenance(d)),
+    ]
+    body = "".join(f"<section><h2>{_e(h)}</h2>{c}</section>" for h, c in sections)
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+            f"<h1>{_e(title)}</h1><p class='muted'>Data as of {_e(d.generated_at)}; runs "
+            f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{body}</body></html>\n")
+
+
+def render_pdf(document: str) -> bytes:
+    """The report as PDF, rendered by WeasyPrint (a Python package on Pango: no browser) with every fetch refused;
+    RuntimeError naming the `pdf` extra when WeasyPrint is not installed."""
+    try:
+        import weasyprint  # type: ignore[import-untyped]
+    except ImportError as error:  # pragma: no cover - the dev and pdf extras install it
+        raise RuntimeError("PDF needs WeasyPrint: pip install 'rag-gauntlet[pdf]' (and the system's Pango)") from error
+    from weasyprint.urls import FatalURLFetchingError, URLFetcher  # type: ignore[import-untyped]
+
+    class Refuse(URLFetcher):
+        def fetch(self, url: str, headers: object = None) -> None:
+            raise FatalURLFetchingError(f"the decision report must fetch nothing, but asked for {url}")
+
+    return bytes(weasyprint.HTML(string=document, url_fetcher=Refuse()).write_pdf())
+
+
+def numbers(document: str) -> dict[str, float]:
+    """Every number of a rendered report by key (data-k -> data-v): what the tests compare to the read model."""
+    import re
+
+    return {html.unescape(k): float(v) for k, v in re.findall(r"data-k='([^']*)' data-v='([^']*)'", document)}
+

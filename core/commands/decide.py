@@ -1,0 +1,80 @@
+"""The decide command: the decision report (one self-contained HTML file) for runs under one judge and the picker's
+weights, floors and budget; the Pick a generator page's button writes the same file for the same inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from core.config import database_url
+
+
+def _pairs(values: list[str], option: str) -> dict[str, float]:
+    """'metric=value' options as a dict (a bad metric name or value is a usage error)."""
+    from core.analysis import picker
+
+    out = {}
+    for item in values:
+        metric, _, value = item.partition("=")
+        if metric not in picker.PICK_METRICS:
+            raise typer.BadParameter(f"{metric!r} is not one of {', '.join(picker.PICK_METRICS)}", param_hint=option)
+        try:
+            out[metric] = float(value)
+        except ValueError:
+            raise typer.BadParameter(f"{item!r}: expected metric=number", param_hint=option) from None
+    return out
+
+
+def decide(
+    run_ids: Annotated[list[int], typer.Argument(help="Run ids the decision rests on.")],
+    out: Annotated[Path, typer.Option("--out", help="Write the HTML report here.")] = Path("decision_report.html"),
+    pdf: Annotated[Path | None, typer.Option("--pdf", help="Also write it as PDF here (WeasyPrint, no browser).")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge whose verdicts to use (needed when several scored the "
+                                                   "runs).")] = None,
+    question: Annotated[str | None, typer.Option(help="The question the decision answers.")] = None,
+    weight: Annotated[list[str] | None, typer.Option(help="metric=weight, repeatable; any given replaces the default "
+                                                          "weights (the page's).")] = None,
+    floor: Annotated[list[str] | None, typer.Option(help="metric=fraction, repeatable; any given replaces the default "
+                                                         "floors (the page's: rejection 0.4, strict_ias 0.2).")] = None,
+    no_floors: Annotated[bool, typer.Option("--no-floors", help="No hard floors.")] = False,
+    budget: Annotated[float | None, typer.Option(help="Generation budget per 1k queries (USD).")] = None,
+    domain: Annotated[list[str] | None, typer.Option(help="Restrict to a domain (repeatable).")] = None,
+    subset: Annotated[list[str] | None, typer.Option(help="Restrict to a subset: noisy, gap, conflict (repeatable).")] = None,
+    generated_at: Annotated[str | None, typer.Option("--at", help="The time the report states (default: the newest "
+                                                                   "time in its data, so the file depends on the data "
+                                                                   "only).")] = None,
+) -> None:
+    """The decision report: candidates, data, judges, corrected estimates, rank-sets, segments, cost, recommendation."""
+    from core.analysis import decision, decision_report, picker, readmodel
+    from core.store.db import get_engine, upgrade
+
+    url = database_url()
+    upgrade(url)
+    engine = get_engine(url)
+    judges = [j for j in readmodel.run_judges(engine, run_ids) if j != readmodel.RULE_JUDGE]
+    if judge is None and len(judges) != 1:
+        typer.echo(f"runs {', '.join(map(str, run_ids))} were scored by {len(judges)} judges "
+                   f"({', '.join(judges) or 'none'}): pick one with --judge", err=True)
+        raise typer.Exit(2)
+    floors = {} if no_floors else (_pairs(floor, "--floor") if floor else dict(picker.DEFAULT_FLOORS))
+    spec = picker.PickSpec(tuple(domain or ()), tuple(subset or ()),
+                           _pairs(weight, "--weight") if weight else dict(picker.DEFAULT_WEIGHTS), floors, budget)
+    result = decision.decide(engine, run_ids, judge or judges[0], spec, question or decision.DEFAULT_QUESTION,
+                             generated_at)
+    document = decision_report.render_html(result)
+    out.write_text(document, encoding="utf-8")
+    typer.echo(f"wrote {out}: {picker.headline(result.result)}")
+    if pdf is not None:
+        try:
+            pdf.write_bytes(decision_report.render_pdf(document))
+        except RuntimeError as error:
+            typer.echo(str(error), err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"wrote {pdf}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the decide command."""
+    app.command("decide")(decide)

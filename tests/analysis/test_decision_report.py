@@ -1,0 +1,158 @@
+"""The decision report: every number equals the read model's to 1e-12, it fetches nothing, and it depends only on its
+inputs (the CLI and the page button give the same file: tests/pages/test_decision_button.py; Chromium:
+tests/e2e/test_decision_report_browser.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from core.analysis import alignment, decision, decision_report, picker, readmodel
+from core.review.gold import gold_labels, gold_probabilities
+from core.store.db import make_engine
+from tests.analysis.decision_factories import decision_db
+
+SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})
+
+
+@pytest.fixture(scope="module")
+def db(session_url_factory):
+    url = decision_db(session_url_factory(), share=0.85)
+    return url, make_engine(url)
+
+
+def expected_numbers(engine, spec: picker.PickSpec) -> dict[str, float]:
+    """The read model's numbers under the report's keys, computed here from the read model and the picker directly."""
+    scores = readmodel.load_scores(engine, [1], "heuristic")
+    result = picker.rank(scores, readmodel.model_catalog(engine), spec)
+    gold = gold_labels(engine, [1])
+    out: dict[str, float] = {}
+    for r in result.ranking.to_dict("records"):
+        for c in ("score", "cost_per_1k", "judge_cost_per_1k", "total_cost_per_1k", "latency_ms_mean", "responses",
+                  *picker.PICK_METRICS, *(f"n_{m}" for m in picker.PICK_METRICS)):
+            out[f"ranking|{r['model']}|{c}"] = r[c]
+    for name, t in (("floor", result.floor), ("top_two", result.top_two)):
+        if t:
+            out |= {f"test|{name}|{c}": getattr(t, c) for c in ("diff", "ci_low", "ci_high", "shared")}
+    for w in result.weaknesses:
+        out |= {f"weakness|{w.metric}|{w.test.b}|{c}": getattr(w.test, c) for c in ("diff", "ci_low", "ci_high", "shared")}
+    for f in result.near_floors:
+        out |= {f"near_floor|{f.metric}|value": f.value, f"near_floor|{f.metric}|floor": f.floor,
+                f"near_floor|{f.metric}|margin": f.margin}
+    for f in result.safety_flags:
+        out |= {f"safety|{f.metric}|value": f.value, f"safety|{f.metric}|n": f.n}
+    out |= {f"weight|{m}": w for m, w in spec.weights.items() if w > 0} | {f"floor|{m}": v for m, v in spec.floors.items()}
+    for r in readmodel.load_corrected(engine, [1], "heuristic").to_dict("records"):
+        for c in ("judge_value", "judge_n", "estimate", "ci_low", "ci_high", "N", "n", "effective_n"):
+            out[f"corrected|{r['model']}|{r['metric']}|{c}"] = r[c]
+    for r in readmodel.model_counts(scores).to_dict("records"):
+        out |= {f"counts|{r['model']}|{c}": v for c, v in r.items() if c != "model"}
+    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold)
+    candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
+    sets = picker.rank_sets(scoped, frame, candidates, picker.gold_metrics(spec), gold_probabilities(engine, [1]))
+    for r in sets.to_dict("records"):
+        out |= {f"rankset|{r['metric']}|{r['model']}|{c}": r[c] for c in ("estimate", "ci_low", "ci_high", "n",
+                                                                           "rank_low", "rank_high")}
+        out[f"rankset|{r['metric']}|confidence"] = r["confidence"]
+    segments = picker.segment_differences(scoped, frame, decision.datasets(engine, [1])[1], result.top_two.a,
+                                          result.top_two.b, picker.gold_metrics(spec))
+    for r in segments.to_dict("records"):
+        key = f"segment|{r['domain']}|{r['condition']}|{r['language']}|{r['metric']}"
+        out |= {f"{key}|{c}": r[c] for c in ("shared", "n", "judge_diff", "estimate", "ci_low", "ci_high", "p_value",
+                                              "p_holm")}
+    for a in alignment.judge_vs_gold(engine, [1], "heuristic", gold):
+        key = f"judge|heuristic|{a.dimension}"
+        out |= {f"{key}|n_compared": a.n_compared, f"{key}|n_unjudged": a.n_unjudged, f"{key}|n_error": a.n_error,
+                f"{key}|kappa": a.kappa, f"{key}|kappa_low": a.ci_low, f"{key}|kappa_high": a.ci_high,
+                f"{key}|agreement": a.agreement}
+    out |= {"dataset|(no set)|instances": scores["instance_uid"].nunique(), "run|1|id": 1}
+    return {k: math.nan if v is None else float(v) for k, v in out.items()}
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
+
+
+def test_every_number_in_the_report_equals_the_read_model(db) -> None:
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    shown, expected = decision_report.numbers(document), expected_numbers(engine, SPEC)
+    assert set(shown) == set(expected), (sorted(set(shown) - set(expected))[:5], sorted(set(expected) - set(shown))[:5])
+    wrong = {k: (shown[k], expected[k]) for k in expected if not _same(shown[k], expected[k])}
+    assert not wrong, list(wrong.items())[:5]
+    tested = [k for k in shown if k.endswith("|p_holm") and not math.isnan(shown[k])]
+    assert tested and any(k.startswith("rankset|") for k in shown)  # segments were tested, rank-sets shown
+
+
+@pytest.mark.parametrize("needle", [
+    pytest.param("<script", id="no-script"), pytest.param("http://", id="no-http-reference"),
+    pytest.param("https://", id="no-https-reference"), pytest.param("src=", id="no-source-attribute"),
+    pytest.param("@import", id="no-css-import"), pytest.param("url(", id="no-css-url"),
+])
+def test_the_report_references_nothing_outside_itself(db, needle) -> None:
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    assert needle not in document.lower()
+
+
+@pytest.mark.parametrize("section", [
+    "The question and the candidates", "Recommendation", "Ranking, cost and latency", "The data",
+    "Judges and their agreement with gold", "Raw and judge-corrected estimates",
+    "Rank-sets: which candidates could be first", "Segment differences between the top two",
+    "Runs, prompts and product version",
+])
+def test_the_report_has_every_section(db, section) -> None:
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC, "Which model for support?"))
+    assert f"<h2>{section}</h2>" in document and "Which model for support?" in document
+    assert re.search(r"content hash|Content hash", document) and "<svg" in document
+
+
+def test_the_cli_writes_the_same_file_twice_and_states_the_data_time(db, tmp_path, monkeypatch) -> None:
+    from core.cli import app
+
+    url, engine = db
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
+    runner = CliRunner()
+    files = [tmp_path / "a.html", tmp_path / "b.html"]
+    for f in files:
+        result = runner.invoke(app, ["decide", "1", "--out", str(f), "--floor", "rejection=0.2",
+                                     "--floor", "strict_ias=0.05"])
+        assert result.exit_code == 0, result.output
+    assert files[0].read_bytes() == files[1].read_bytes()
+    direct = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    assert files[0].read_text(encoding="utf-8") == direct
+    assert f"Data as of {decision.as_of(engine, [1])}" in direct
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["--weight", "speed=1"], "not one of", id="unknown-metric"),
+    pytest.param(["--floor", "rejection=high"], "expected metric=number", id="bad-number"),
+])
+def test_the_cli_rejects_bad_weights_and_floors(db, tmp_path, monkeypatch, args, message) -> None:
+    from core.cli import app
+
+    url, _ = db
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
+    result = CliRunner().invoke(app, ["decide", "1", "--out", str(tmp_path / "x.html"), *args])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_the_report_renders_as_pdf_without_a_browser(db) -> None:
+    _, engine = db
+    pdf = decision_report.render_pdf(decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC)))
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
+
+
+@pytest.mark.parametrize("reference", [
+    pytest.param("<img src='http://example.com/logo.png'>", id="image"),
+    pytest.param("<link rel='stylesheet' href='https://example.com/a.css'>", id="stylesheet"),
+])
+def test_the_pdf_renderer_fetches_nothing(reference) -> None:
+    from weasyprint.urls import FatalURLFetchingError
+
+    with pytest.raises(FatalURLFetchingError, match="must fetch nothing"):
+        decision_report.render_pdf(f"<!doctype html><html><head>{reference}</head><body>x</body></html>")
