@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.generation import models_admin, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
+from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
 from ui.run_admin import model_form, models_table, preflight_table, watch_panel
@@ -20,7 +21,7 @@ with st.expander("Models", expanded=open_models):
     models_table()
     if (not any(name.startswith("baseline:") for name in runs.model_names(engine()))
             and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
-            and guarded_write(lambda: runs.register_baselines(engine(), principal))):
+            and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
         st.rerun()
     model_form(principal)
 
@@ -68,12 +69,12 @@ if chosen_models:
     if check.button("Check models", key="run_preflight", disabled=blocked,
                     help="One tiny call per model (and LLM judge) to see that it answers."):
         st.session_state["run_preflight_results"] = guarded_write(
-            lambda: models_admin.preflight(engine(), principal, to_check))
+            lambda: run_services.preflight(engine(), principal, to_check))
     if launch.button("Launch run", type="primary", disabled=estimate.items == 0 or blocked, key="run_launch"):
-        checked = guarded_write(lambda: models_admin.preflight(engine(), principal, to_check))
+        checked = guarded_write(lambda: run_services.preflight(engine(), principal, to_check))
         st.session_state["run_preflight_results"] = checked
         if checked and all(result.ok for result in checked):
-            launched = guarded_write(lambda: models_admin.launch(engine(), principal, options))
+            launched = guarded_write(lambda: run_services.launch(engine(), principal, options))
             if launched:
                 run_id, pid = launched
                 st.session_state["run_selected"] = run_id

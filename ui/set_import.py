@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.review.auth import Principal
-from core.store.benchmark import import_benchmark_set, preview_benchmark_file
+from core.services.benchmarks import import_benchmark_set, preview_benchmark_file
 from core.store.sets import ON_CHANGED
 from ui.auth import guarded_write
 from ui.session import engine

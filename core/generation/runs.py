@@ -26,7 +26,6 @@ from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.providers.prices import price_errors
 from core.generation.tokens import count_tokens
 from core.protocols import Protocol, get_protocol
-from core.review.auth import Principal, authorize
 from core.scoring.judges.names import HEURISTIC
 from core.store.db import saved_id, select_columns, table_of
 from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
@@ -605,12 +604,6 @@ def judge_choices(engine: Engine) -> list[str]:
     with Session(engine) as session:
         names = session.exec(select(Model.name).where(col(Model.is_baseline) == False).order_by(Model.name)).all()  # noqa: E712
     return [HEURISTIC, *(f"llm:{name}" for name in names)]
-
-
-def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
-    """An admin registers the offline baselines (re-checked: register_models); their names."""
-    authorize(engine, principal, "register_models")
-    return [model.name for model in ensure_baselines(engine)]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 from core.generation import jobs, models_admin, runs
 from core.generation.providers.base import ModelConfig, ProviderError
 from core.review.auth import PermissionDenied, create_user
+from core.services import runs as run_services
 from core.store.models import Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.e2e.harness import wait_until
@@ -95,10 +96,10 @@ def test_preflight_reports_each_model_readably(engine, env, fake, faulty):
     env.setenv("DOWN_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     env.setenv("BAD_URL", f"{faulty.base_url}/v1")
     for name, variable in (("ok", "OK_URL"), ("down", "DOWN_URL"), ("broken", "BAD_URL"), ("unset", "UNSET_URL")):
-        models_admin.save_model(engine, ADMIN, compat(base_url_env=variable, timeout_s=5).model_copy(
+        run_services.save_model(engine, ADMIN, compat(base_url_env=variable, timeout_s=5).model_copy(
             update={"name": name, "model_name": name}))
     runs.ensure_baselines(engine)
-    results = {r.model: r for r in models_admin.preflight(
+    results = {r.model: r for r in run_services.preflight(
         engine, ADMIN, ["ok", "down", "broken", "unset", "baseline:extractive"])}
     assert results["ok"].ok and results["ok"].message.startswith("answered in")
     assert results["baseline:extractive"].ok
@@ -171,12 +172,12 @@ def test_retry_failed_items_runs_them_again_and_the_job_is_reaped(engine, env, t
     fail_every_item(engine, run_id)
     assert models_admin.run_outcome(engine, run_id) == "failed"
     with pytest.raises(PermissionDenied):
-        models_admin.retry_failed_items(engine, principal("ana"), run_id)
-    count, pid = models_admin.retry_failed_items(engine, ADMIN, run_id)
+        run_services.retry_failed_items(engine, principal("ana"), run_id)
+    count, pid = run_services.retry_failed_items(engine, ADMIN, run_id)
     assert count == 3 and pid
     wait_until(lambda: models_admin.run_outcome(engine, run_id) == "done", "the retried run")
     wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)
-    assert models_admin.retry_failed_items(engine, ADMIN, run_id) == (0, None)
+    assert run_services.retry_failed_items(engine, ADMIN, run_id) == (0, None)
 
 
 def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path):
@@ -184,7 +185,7 @@ def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path)
     seed_instances(engine, 2)
     create_user(engine, "admin", "admin", password="admin-pass-1")
     runs.ensure_baselines(engine)
-    run_id, pid = models_admin.launch(engine, ADMIN, runs.RunOptions(models=["baseline:always-refuse"], name="r"))
+    run_id, pid = run_services.launch(engine, ADMIN, runs.RunOptions(models=["baseline:always-refuse"], name="r"))
     wait_until(lambda: runs.get_run(Session(engine), run_id).config.get("pipeline", {}).get("stage") == "finished",
                "the pipeline")
     wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)  # a zombie keeps it
@@ -195,6 +196,6 @@ def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path)
 def test_saving_a_model_needs_the_role(engine):
     create_user(engine, "ana", "analyst", password="ana-pass-123")
     with pytest.raises(PermissionDenied, match="may not register models"):
-        models_admin.save_model(engine, principal("ana"), compat(base_url_env="X_URL"))
+        run_services.save_model(engine, principal("ana"), compat(base_url_env="X_URL"))
     with Session(engine) as session:
         assert session.exec(select(Model)).all() == []
