@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.generation import models_admin, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
+from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
@@ -32,7 +33,7 @@ run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
 domains = left.multiselect("Domains", runs.domain_names(engine()), key="run_domains", placeholder="all domains")
 modes = left.multiselect("Modes", MODES, key="run_modes", placeholder="all modes")
-judges = left.multiselect("Judges (score after generation, in this order)", runs.judge_choices(engine()),
+judges = left.multiselect("Judges (score after generation, in this order)", judge_choices(engine()),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
 limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, step=10, key="run_limit")

@@ -19,7 +19,6 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.analysis import stats
-from core.first_start import first_start_failure, first_start_pending
 from core.metrics import MetricDeclaration, get_metric
 from core.scoring.summaries import (
     COUNT_COLUMNS,
@@ -33,6 +32,7 @@ from core.scoring.summaries import (
     stale_summary_runs,
 )
 from core.store.db import saved_id
+from core.store.first_start_state import first_start_failure, first_start_pending
 from core.store.models import (
     Annotation,
     Assignment,

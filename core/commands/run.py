@@ -375,7 +375,7 @@ def fake_server(
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
-    from core.testing.fake_server import FakeLLMServer, load_script
+    from core.generation.fake_server import FakeLLMServer, load_script
 
     rules = load_script(script) if script else None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)

@@ -17,12 +17,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.config import get_secret, redact
-from core.first_start import first_start_pending
 from core.generation import jobs, runs
 from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
 from core.store.db import saved_id, select_columns
+from core.store.first_start_state import first_start_pending
+from core.store.model_settings import check_settings
 from core.store.models import Model, Run
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
@@ -100,7 +101,7 @@ def check_model(config: ModelConfig) -> None:
             raise ValueError(f"{setting}: {value!r} is not a variable name (letters, digits and _)")
     if config.max_output_tokens < 1:
         raise ValueError("max_output_tokens: at least 1")
-    runs.check_settings(config.settings)
+    check_settings(config.settings)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.config import REPO_ROOT, known_secret_values
+from core.config import REPO_ROOT
 from core.generation.baselines import BASELINES
 from core.generation.llm import cache_key, config_from_model, insert_ignore_statement, repeat_config
 from core.generation.prompting import InstanceView, fit_documents
@@ -26,8 +26,8 @@ from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.providers.prices import price_errors
 from core.generation.tokens import count_tokens
 from core.protocols import Protocol, get_protocol
-from core.scoring.judges.names import HEURISTIC
 from core.store.db import saved_id, select_columns, table_of
+from core.store.model_settings import check_settings
 from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
@@ -35,7 +35,6 @@ CANCEL_REQUEST = "cancelling"
 CONTEXT_POLICIES = ("refuse", "truncate")
 EXECUTORS = ("local", "ray")
 MAX_REPEATS = 20
-SECRET_WORDS = ("api_key", "apikey", "token", "secret", "password")
 
 
 @dataclass
@@ -509,17 +508,6 @@ def register_model(engine: Engine, config: ModelConfig) -> Model:
         return row
 
 
-def check_settings(settings: dict[str, Any]) -> None:
-    """Refuse settings that look like secrets (key/token/secret fields, or a configured secret's value)."""
-    secrets = set(known_secret_values())
-    for key, value in settings.items():
-        lowered = key.lower()
-        if any(word in lowered for word in SECRET_WORDS) and not lowered.endswith("_env"):
-            raise ValueError(f"setting {key!r} looks like a secret; store the env var name in '<name>_env' instead")
-        if isinstance(value, str) and value in secrets:
-            raise ValueError(f"setting {key!r} holds a secret value; reference it by env var name instead")
-
-
 def ensure_baselines(engine: Engine) -> list[Model]:
     """Register the no-network baselines (baseline:always-refuse, baseline:extractive) as Model rows."""
     return [
@@ -597,13 +585,6 @@ def domain_names(engine: Engine) -> list[str]:
     """Domain names in the benchmark."""
     with Session(engine) as session:
         return sorted(session.exec(select(Domain.name)).all())
-
-
-def judge_choices(engine: Engine) -> list[str]:
-    """Judge ids a run can be scored with: the offline heuristic judge, then `llm:<name>` per non-baseline model."""
-    with Session(engine) as session:
-        names = session.exec(select(Model.name).where(col(Model.is_baseline) == False).order_by(Model.name)).all()  # noqa: E712
-    return [HEURISTIC, *(f"llm:{name}" for name in names)]
 
 
 @dataclass
