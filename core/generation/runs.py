@@ -21,11 +21,11 @@ from sqlmodel import Session, col, select
 from core.config import REPO_ROOT
 from core.generation.baselines import BASELINES
 from core.generation.llm import cache_key, config_from_model, insert_ignore_statement, repeat_config
-from core.generation.prompting import InstanceView, fit_documents
 from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.providers.prices import price_errors
 from core.generation.tokens import count_tokens
 from core.protocols import Protocol, get_protocol
+from core.protocols.prompting import InstanceView, fit_documents
 from core.store.db import saved_id, select_columns, table_of
 from core.store.model_settings import check_settings
 from core.store.models import Constraint, Document, Domain, Instance, Lease, LLMCall, Model, Response, Run, utc_now

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.generation import llm, runner, runs
-from core.generation.prompting import DocumentView, InstanceView
 from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.protocols import get_protocol
+from core.protocols.prompting import DocumentView, InstanceView
 from core.store.models import Model, Response
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.generation.conftest import add_qa_instance
