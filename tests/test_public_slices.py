@@ -15,9 +15,9 @@ from core.analysis import readmodel
 from core.config import REPO_ROOT
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
+from core.ingest.importers import import_source
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine, upgrade
-from core.store.importers import import_source
 from core.store.models import Instance
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model

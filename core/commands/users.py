@@ -14,7 +14,7 @@ from core.review.label_models import KINDS
 from core.review.permissions import ROLES
 
 auth = lazy_module("core.review.auth")
-sets = lazy_module("core.store.sets")
+sets = lazy_module("core.ingest.sets")
 labels = lazy_module("core.review.annotations")  # not `annotations`: that name is the __future__ import's
 
 

@@ -24,10 +24,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from core.config import REPO_ROOT
+from core.ingest.io import LineError
 from core.review.auth import Principal, authorize
 from core.review.label_models import DECISIONS, KINDS, PAYLOADS, LabelLine, payload_problems, printable, problems  # noqa: F401
 from core.store.benchmark import InstanceDetail, instance_detail
-from core.store.io import LineError
 from core.store.models import Annotation, Instance, Model, Response
 
 GUIDELINES_PATH = REPO_ROOT / "annotations" / "guidelines.md"

@@ -501,7 +501,7 @@ def change_account(
 
 def _check_new_domains(engine: Engine, domains, current) -> None:
     """Domains given to an account must exist (a typo is an error); domains it already has are kept as they are."""
-    from core.store.sets import check_domains
+    from core.ingest.sets import check_domains
 
     check_domains(engine, set(domains) - set(current or ()))
 

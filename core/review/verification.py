@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from core.config import get_secret
+from core.ingest.io import add_instance, instance_spec
 from core.review.annotations import (
     DECISION_STATUS,
     DECISIONS,
@@ -39,7 +40,6 @@ from core.review.annotations import (
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
 from core.store.db import saved_id
-from core.store.io import add_instance, instance_spec
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 

@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from core.construction.build import BuildReport, build_benchmark
+from core.ingest.io import ImportReport, LineError, import_file, validate_file
+from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 from core.review.auth import Principal, authorize
-from core.store.io import ImportReport, LineError, import_file, validate_file
-from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 
 
 def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
@@ -37,6 +37,6 @@ def preview_benchmark_file(engine: Engine, principal: Principal | None, path: Pa
 def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path, set_name: str, *,
                          on_changed: str | None = None, origin: str = "import") -> SetImportReport:
     """An admin imports a benchmark JSONL as its own named set (re-checked: import_benchmark); existing instances
-    that would change need the explicit `on_changed` choice (core.store.sets.ON_CHANGED)."""
+    that would change need the explicit `on_changed` choice (core.ingest.sets.ON_CHANGED)."""
     admin = authorize(engine, principal, "import_benchmark")
     return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)

@@ -19,7 +19,7 @@ from core.analysis import readmodel
 from core.config import REPO_ROOT
 from core.generation import runner, runs
 from core.generation.models_admin import active_runs
-from core.store.importers import IMPORTERS, NATIVE, import_source
+from core.ingest.importers import IMPORTERS, NATIVE, import_source
 from core.store.models import FailureCount, Instance, Response, Run, Verdict
 from core.store.schema import NO_MODE
 from tests.importers.test_importers import CASES, _records, _slice

@@ -8,6 +8,7 @@ from functools import cache
 
 import pytest
 
+from core.ingest.importers import get_importer
 from core.protocols import get_protocol
 from core.protocols.lit_ragbench import (
     ABSTENTION,
@@ -19,7 +20,6 @@ from core.protocols.lit_ragbench import (
     categories_of,
 )
 from core.protocols.prompting import DocumentView, InstanceView, check_condition_settings
-from core.store.importers import get_importer
 from core.store.schema import InstanceSpec
 from tests.lit_ragbench.conftest import lit_file
 

@@ -12,9 +12,9 @@ from core.analysis import rag_stress
 from core.commands.data import SAMPLE_FILE
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine
-from core.store.io import import_file
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import values
 from tests.rag_stress.conftest import repo_path

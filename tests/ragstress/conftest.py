@@ -23,10 +23,10 @@ from core.construction.ragstress import build_ragstress
 from core.generation import runner, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.protocols.ragstress import CONDITION_NAMES
 from core.store.db import make_engine
-from core.store.io import import_file
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 
 REPO = Path(__file__).resolve().parents[2]

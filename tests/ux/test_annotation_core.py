@@ -8,6 +8,7 @@ import json
 import pytest
 from sqlmodel import Session, select
 
+from core.ingest.sets import check_domains
 from core.review.annotations import export_annotations, import_annotations, label_history
 from core.review.auth import change_account, create_account
 from core.review.gold import (
@@ -32,7 +33,6 @@ from core.review.verification import (
     verification_queue,
 )
 from core.store.models import Annotation, Assignment, Constraint, Instance
-from core.store.sets import check_domains
 from tests.workspace_factories import principal, seeded_db
 
 YES = {"constraints": {"c1": True, "c2": True}}

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.store.io import (
+from core.ingest.io import (
     LineError,
     ValidationReport,
     _decode_lines,
