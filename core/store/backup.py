@@ -50,8 +50,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.types import JSON, TypeDecorator
 from sqlmodel import SQLModel
 
-from core.ingest.io import parse_json, shown_field
 from core.store import models  # noqa: F401 - registers every table on SQLModel.metadata
+from core.store.jsonl import parse_json, shown_field
 from core.store.model_settings import check_settings  # the rule `models add` applies
 from core.store.schema import storable_problems
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from sqlmodel import Session, func, select
 
 from bench.make_synthetic_results import make_results
-from core.ingest.io import shown_field
 from core.review.auth import create_user
 from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
 from core.store.db import make_engine
+from core.store.jsonl import shown_field
 from core.store.models import (
     Annotation,
     Assignment,

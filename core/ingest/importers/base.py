@@ -23,10 +23,9 @@ from core.ingest.io import (
     ValidationReport,
     _decode_lines,
     field_path,
-    nesting_overflow,
-    parse_json,
     validate_lines,
 )
+from core.store.jsonl import nesting_overflow, parse_json
 from core.store.schema import MAX_NESTING, InstanceSpec, storable_problems
 
 Raw = Any
