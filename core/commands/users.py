@@ -10,8 +10,8 @@ import typer
 
 from core.commands import lazy_module
 from core.config import database_url
-from core.review.label_models import KINDS
 from core.review.permissions import ROLES
+from core.store.label_models import KINDS
 
 auth = lazy_module("core.review.auth")
 sets = lazy_module("core.ingest.sets")

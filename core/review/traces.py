@@ -18,8 +18,9 @@ from core.analysis.ppi import CorrectedEstimate, ipw_ppi_mean
 from core.ingest.sets import SetVersion, add_set_version, set_instance_ids, set_versions
 from core.review.annotations import with_retry
 from core.review.auth import Principal, authorize
-from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample, gold_labels, gold_probabilities
+from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample
 from core.store.db import saved_id
+from core.store.labels import gold_labels, gold_probabilities
 from core.store.models import Assignment, Instance, Response, Verdict
 
 

@@ -14,7 +14,6 @@ from core.review.auth import change_account, create_account
 from core.review.gold import (
     draw_gold_sample,
     expert_progress,
-    gold_labels,
     gold_queue,
     label_history_of,
     load_response,
@@ -32,6 +31,7 @@ from core.review.verification import (
     verification_history,
     verification_queue,
 )
+from core.store.labels import gold_labels
 from core.store.models import Annotation, Assignment, Constraint, Instance
 from tests.workspace_factories import principal, seeded_db
 
