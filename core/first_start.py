@@ -64,7 +64,8 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.generation.runs import RunOptions, create_run, ensure_baselines
+    from core.generation.registered_models import ensure_baselines
+    from core.generation.runs import RunOptions, create_run
     from core.pipeline import run_and_score
     from core.scoring.judges.text import snippet
 

@@ -4,7 +4,7 @@ items and cancel."""
 
 import streamlit as st
 
-from core.generation import models_admin, runs
+from core.generation import models_admin, registered_models, run_estimates, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
 from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
@@ -17,17 +17,17 @@ principal = require_page(__file__)
 st.title("Run evaluation")
 
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
-    "run_models_open", not any(not n.startswith("baseline:") for n in runs.model_names(engine())))
+    "run_models_open", not any(not n.startswith("baseline:") for n in registered_models.model_names(engine())))
 with st.expander("Models", expanded=open_models):
     models_table()
-    if (not any(name.startswith("baseline:") for name in runs.model_names(engine()))
+    if (not any(name.startswith("baseline:") for name in registered_models.model_names(engine()))
             and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
             and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
         st.rerun()
     model_form(principal)
 
 st.subheader("New run")
-models = runs.model_names(engine())
+models = registered_models.model_names(engine())
 left, right = st.columns(2)
 run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1 vs qwen3, noisy only")
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
@@ -46,7 +46,7 @@ options = runs.RunOptions(models=chosen_models, domains=domains, modes=modes, li
 to_check = list(dict.fromkeys([*chosen_models, *models_admin.judge_models(judges)]))
 
 if chosen_models:
-    estimate = runs.estimate_options(engine(), options)
+    estimate = run_estimates.estimate_options(engine(), options)
     cols = st.columns(4)
     cols[0].metric("Items", estimate.items)
     cols[1].metric("Paid calls", estimate.calls)

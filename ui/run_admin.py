@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.generation import jobs, models_admin, runs
+from core.generation import jobs, models_admin, run_progress, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.providers.prices import default_price
 from core.review.auth import Principal
@@ -131,7 +131,7 @@ def stage_text(run_id: int, label: str, line: jobs.StageLine) -> str:
 
 def watch_panel(principal: Principal, run_id: int) -> None:
     """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel."""
-    snap = runs.progress_snapshot(engine(), run_id)
+    snap = run_progress.progress_snapshot(engine(), run_id)
     lines = jobs.pipeline_progress(engine(), run_id, snap)
     label = models_admin.outcome(snap, lines)
     icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")

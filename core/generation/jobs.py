@@ -15,16 +15,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core.config import REPO_ROOT
-from core.generation.runs import (
-    CANCEL_REQUEST,
-    FINAL_STATUSES,
-    RunProgress,
-    get_run,
-    lease_holder,
-    progress_snapshot,
-    request_cancel,
-    run_lease,
-)
+from core.generation.run_progress import RunProgress, progress_snapshot
+from core.generation.runs import CANCEL_REQUEST, FINAL_STATUSES, get_run, request_cancel
+from core.store.leases import lease_holder, run_lease
 from core.store.models import utc_now
 
 _LAUNCHED: dict[int, subprocess.Popen] = {}

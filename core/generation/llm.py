@@ -12,9 +12,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Insert, Table, insert
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql.base import Executable
@@ -24,7 +21,7 @@ from core.generation.providers import get_provider
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, Provider, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter, SystemClock
 from core.generation.tokens import count_tokens
-from core.store.db import table_of
+from core.store.db import insert_ignore_statement, table_of
 from core.store.models import LLMCall, Model, utc_now
 
 NON_SEMANTIC_SETTINGS = frozenset({"api_key_env", "base_url_env", "base_url", "timeout_s", "send_temperature"})
@@ -32,15 +29,6 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 RETRY_AFTER_CAP_S = 120.0
 PRELOAD_CHUNK = 500
-
-
-def insert_ignore_statement(engine: Engine, table: Table) -> Insert:
-    """An INSERT that skips rows whose key exists (ON CONFLICT DO NOTHING; plain INSERT elsewhere); its result's
-    rowcount says whether the row went in (preserve_rowcount: PostgreSQL drivers report -1 otherwise)."""
-    dialect = engine.dialect.name
-    statement = (postgresql_insert(table).on_conflict_do_nothing() if dialect == "postgresql"
-                 else sqlite_insert(table).on_conflict_do_nothing() if dialect == "sqlite" else insert(table))
-    return statement.execution_options(preserve_rowcount=True)
 
 
 Write = tuple[Executable, dict[str, Any]]

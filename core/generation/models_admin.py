@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.config import get_secret, redact
-from core.generation import jobs, runs
+from core.generation import jobs, run_progress, runs
 from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
@@ -196,7 +196,7 @@ def job_alive(engine: Engine, run_id: int) -> bool:
     return jobs.process_alive(jobs.executor_pid(engine, run_id, config))
 
 
-def outcome(snapshot: runs.RunProgress, lines: list[jobs.StageLine]) -> str:
+def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> str:
     """What happened to a run, honestly: done, done with failures, failed (every item failed), cancelled, stopped
     at the budget, or while it lasts waiting / generating / scoring / cancelling; 'stopped' when its process ended
     before it finished."""
@@ -218,7 +218,7 @@ def outcome(snapshot: runs.RunProgress, lines: list[jobs.StageLine]) -> str:
 
 def run_outcome(engine: Engine, run_id: int) -> str:
     """outcome() of one run, read from the database."""
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
 
 

@@ -7,7 +7,7 @@ import asyncio
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.generation import jobs, models_admin, runs
+from core.generation import jobs, models_admin, registered_models, runs
 from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
 from core.review.auth import Principal, authorize
@@ -17,14 +17,14 @@ from core.store.models import Model
 def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
     """An admin registers the offline baselines (re-checked: register_models); their names."""
     authorize(engine, principal, "register_models")
-    return [model.name for model in runs.ensure_baselines(engine)]
+    return [model.name for model in registered_models.ensure_baselines(engine)]
 
 
 def save_model(engine: Engine, principal: Principal | None, config: ModelConfig) -> Model:
     """An admin registers a model or edits one (re-checked: register_models); settings never hold secrets."""
     authorize(engine, principal, "register_models")
     models_admin.check_model(config)
-    return runs.register_model(engine, config.model_copy(update={"is_baseline": config.provider == "baseline"}))
+    return registered_models.register_model(engine, config.model_copy(update={"is_baseline": config.provider == "baseline"}))
 
 
 def preflight(engine: Engine, principal: Principal | None, names: list[str]) -> list[models_admin.Preflight]:
@@ -32,7 +32,7 @@ def preflight(engine: Engine, principal: Principal | None, names: list[str]) -> 
     per non-baseline model, not recorded in the run or the cache)."""
     authorize(engine, principal, "launch_run")
     with Session(engine) as session:
-        configs = [config_from_model(m) for m in runs.resolve_models(session, list(dict.fromkeys(names)))]
+        configs = [config_from_model(m) for m in registered_models.resolve_models(session, list(dict.fromkeys(names)))]
     return asyncio.run(models_admin.preflight_configs(configs))
 
 

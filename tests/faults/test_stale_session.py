@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import runs
+from core.generation import registered_models, runs
 from core.review.auth import PermissionDenied, Principal, create_user, now_utc, update_user
 from core.services import runs as run_services
 from core.store.models import Run
@@ -29,7 +29,7 @@ WRITES = {
 def admin(engine, monkeypatch, tmp_path):
     monkeypatch.setenv("GAUNTLET_LOG_DIR", str(tmp_path / "logs"))
     seed_instances(engine, 3)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     create_user(engine, "tester", "admin", password="tester-pass-1")
     now = now_utc()
     return Principal(username="tester", role="admin", domains=(), login_at=now, last_seen=now)

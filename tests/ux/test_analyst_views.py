@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core import first_start
 from core.analysis.responses import instance_responses, judges_side_by_side, prompt_sent
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
-from core.generation.runs import instance_prompt
+from core.generation.run_prompts import instance_prompt
 from core.ingest.io import import_file
 from core.ingest.sets import benchmark_sets, import_set_file
 from core.review.auth import Principal, now_utc
