@@ -35,7 +35,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import cache_key, config_from_model, repeat_config, with_lock_patience
+from core.generation.llm import cache_key, config_from_model, repeat_config
 from core.generation.run_progress import RunProgress, progress_snapshot
 from core.generation.run_prompts import PromptBook, load_prompt_plans
 from core.generation.runner import (
@@ -58,6 +58,7 @@ from core.store.leases import (
     take_lease,
 )
 from core.store.models import Model, utc_now
+from core.store.writes import with_lock_patience
 
 log = logging.getLogger("gauntlet.ray")
 

@@ -24,17 +24,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import (
-    DatabaseLocked,
-    GroupWriter,
-    LLMClient,
-    Merged,
-    Write,
-    config_from_model,
-    db_patience,
-    repeat_config,
-    with_lock_patience,
-)
+from core.generation.llm import LLMClient, config_from_model, repeat_config
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
 from core.generation.registered_models import check_prices
@@ -53,6 +43,7 @@ from core.generation.runs import (
 from core.store.db import saved_id, select_columns, table_of
 from core.store.leases import Fence, Holding, LeaseLost, check_fences, release_lease, renew_lease, run_lease, take_lease
 from core.store.models import Model, Response, Run, utc_now
+from core.store.writes import DatabaseLocked, GroupWriter, Merged, Write, db_patience, with_lock_patience
 
 log = logging.getLogger("gauntlet.runner")
 

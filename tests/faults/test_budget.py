@@ -12,8 +12,8 @@ import pytest
 from sqlmodel import Session, select
 
 from core.generation import registered_models, run_estimates, runner, runs
+from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
-from core.generation.runs import config_from_model
 from core.store.models import Model, Response
 from core.testing.fake_server import FakeLLMServer
 from tests.factories import add_model, seed_instances

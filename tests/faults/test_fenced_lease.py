@@ -18,10 +18,11 @@ from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.generation import runs
-from core.generation.llm import GroupWriter, LLMClient, config_from_model
+from core.generation.llm import LLMClient, config_from_model
 from core.generation.providers.base import ChatMessage
 from core.store import leases
 from core.store.models import Lease, Model
+from core.store.writes import GroupWriter
 from core.testing.fake_server import FakeLLMServer, canned_answer, count_tokens, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.faults.conftest import (

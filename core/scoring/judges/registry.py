@@ -55,10 +55,8 @@ def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode, max_co
 
 @JUDGES.register("llm")
 def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode, max_connections: int | None) -> Judge:
-    from core.generation.llm import (  # lazy: the client module is optional for the heuristic judge
-        GroupWriter,
-        make_client,
-    )
+    from core.generation.llm import make_client  # lazy: the client module is optional for the heuristic judge
+    from core.store.writes import GroupWriter
 
     client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine),  # cache rows grouped
                          max_connections=max_connections)
