@@ -15,9 +15,7 @@ from core.review.auth import (
     SessionExpired,
     authenticate,
     authorize,
-    change_account,
     check_access,
-    create_account,
     create_user,
     ensure_first_admin,
     hash_password,
@@ -30,6 +28,7 @@ from core.review.gold import draw_gold_sample, record_adjudication, record_gold_
 from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.services import runs as run_services
+from core.services.accounts import change_account, create_account
 from core.services.benchmarks import build_benchmark_file, import_benchmark_file
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db

@@ -10,7 +10,6 @@ from sqlmodel import Session, select
 
 from core.ingest.sets import check_domains
 from core.review.annotations import export_annotations, import_annotations, label_history
-from core.review.auth import change_account, create_account
 from core.review.gold import (
     draw_gold_sample,
     expert_progress,
@@ -31,6 +30,7 @@ from core.review.verification import (
     verification_history,
     verification_queue,
 )
+from core.services.accounts import change_account, create_account
 from core.store.labels import gold_labels
 from core.store.models import Annotation, Assignment, Constraint, Instance
 from tests.workspace_factories import principal, seeded_db
