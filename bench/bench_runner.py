@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import core.generation.providers.openai_provider  # noqa: E402,F401 - import the SDK before timing: a one-off, not per call
-from core.generation import runner, runs  # noqa: E402
+from core.generation import registered_models, run_prompts, runner, runs  # noqa: E402
 from core.store.db import make_engine, upgrade  # noqa: E402
 from tests.factories import add_model, seed_instances  # noqa: E402
 
@@ -78,7 +78,7 @@ def seed(template: Path, calls: int) -> None:
     engine = make_engine(url)
     seed_instances(engine, calls)
     add_model(engine, "bench-gpt", "openai", max_output_tokens=64)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     engine.dispose()
 
 
@@ -113,7 +113,7 @@ def bench_prompts(template: Path) -> list[list[dict[str, str]]]:
     engine = make_engine(f"sqlite:///{template}")
     with Session(engine) as session:
         ids = list(session.exec(select(Instance.id)))
-        prompts = runs.load_prompts(session, ids, "stored", 0)
+        prompts = run_prompts.load_prompts(session, ids, "stored", 0)
     engine.dispose()
     return [[{"role": m.role, "content": m.content} for m in prompts[i][0]] for i in ids]
 

@@ -16,12 +16,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.store.db import saved_id
+from core.store.first_start_state import FAILED_KEY
 from core.store.models import Instance, Run
 
 LABEL = "baselines + heuristic judge"
 RUN_NAME = f"First start: sample through {LABEL}"
 JUDGE = "heuristic"
-FAILED_KEY = "first_start_failed"
 log = logging.getLogger(__name__)
 
 
@@ -30,17 +30,6 @@ def first_start_run(engine: Engine) -> Run | None:
     with Session(engine) as session:
         runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
         return next((r for r in runs if (r.config or {}).get("first_start")), None)
-
-
-def first_start_pending(config: dict | None) -> bool:
-    """True for a first-start run still to be generated or scored (not scored, and its last attempt did not fail)."""
-    config = config or {}
-    return bool(config.get("first_start")) and not config.get("scored") and not config.get(FAILED_KEY)
-
-
-def first_start_failure(config: dict | None) -> str | None:
-    """Why the last attempt of a first-start run failed, or None."""
-    return (config or {}).get(FAILED_KEY) if (config or {}).get("first_start") else None
 
 
 def _record_attempt(engine: Engine, run_id: int, failure: str | None) -> None:
@@ -75,7 +64,8 @@ def _mark(engine: Engine, run_id: int) -> None:
 
 def ensure_first_start_run(engine: Engine) -> int | None:
     """Create, generate and score the first-start run; None when a finished one exists or there is no instance."""
-    from core.generation.runs import RunOptions, create_run, ensure_baselines
+    from core.generation.registered_models import ensure_baselines
+    from core.generation.runs import RunOptions, create_run
     from core.pipeline import run_and_score
     from core.scoring.judges.text import snippet
 

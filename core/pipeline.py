@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 if TYPE_CHECKING:
-    from core.generation.runs import Fence
+    from core.store.leases import Fence
 
 StageProgress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -37,7 +37,7 @@ def _set_stage(engine: Engine, run_id: int, stage: str, done: int, total: int, j
     when `fences` are given (LeaseLost once it was taken over)."""
     from sqlmodel import Session
 
-    from core.generation.runs import check_fences
+    from core.store.leases import check_fences
     from core.store.models import Run
 
     with Session(engine) as session:

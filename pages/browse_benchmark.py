@@ -5,11 +5,11 @@ URL (?instance=<id>), so a link opens it."""
 import pandas as pd
 import streamlit as st
 
+from core.ingest.io import composition
+from core.ingest.sets import benchmark_sets, set_names_of
 from core.review.verification import verification_history
 from core.store.benchmark import domain_names, instance_detail, instance_rows
-from core.store.io import composition
 from core.store.schema import MODES
-from core.store.sets import benchmark_sets, set_names_of
 from ui.auth import require_page
 from ui.instance_view import MODE_LABELS, render_instance, render_verification_history
 from ui.session import engine

@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.construction.build import DOMAIN_NAMES, build_benchmark_file
+from core.construction.build import DOMAIN_NAMES
+from core.services.benchmarks import build_benchmark_file
 from ui.auth import guarded_write, require_page
 from ui.session import engine
 from ui.set_import import import_as_set

@@ -18,8 +18,9 @@ from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE
 from core.analysis.fitness import MIN_LABELS as MIN_FITNESS_LABELS
 from core.analysis.judge_check import PUBLISHED, SOURCE, fitness_of, latest_checks
 from core.analysis.ppi import MIN_LABELS
-from core.review.gold import gold_labels, load_response
+from core.review.gold import load_response
 from core.scoring.judges.names import judge_label
+from core.store.labels import gold_labels
 from core.store.sanitize import inline_code
 from ui import results_view
 from ui.alignment_view import (

@@ -4,8 +4,10 @@ items and cancel."""
 
 import streamlit as st
 
-from core.generation import models_admin, runs
+from core.generation import models_admin, registered_models, run_estimates, runs
 from core.scoring.judges.names import HEURISTIC, judge_label
+from core.scoring.judges.registry import judge_choices
+from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
 from ui.run_admin import model_form, models_table, preflight_table, watch_panel
@@ -15,23 +17,23 @@ principal = require_page(__file__)
 st.title("Run evaluation")
 
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
-    "run_models_open", not any(not n.startswith("baseline:") for n in runs.model_names(engine())))
+    "run_models_open", not any(not n.startswith("baseline:") for n in registered_models.model_names(engine())))
 with st.expander("Models", expanded=open_models):
     models_table()
-    if (not any(name.startswith("baseline:") for name in runs.model_names(engine()))
+    if (not any(name.startswith("baseline:") for name in registered_models.model_names(engine()))
             and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
-            and guarded_write(lambda: runs.register_baselines(engine(), principal))):
+            and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
         st.rerun()
     model_form(principal)
 
 st.subheader("New run")
-models = runs.model_names(engine())
+models = registered_models.model_names(engine())
 left, right = st.columns(2)
 run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1 vs qwen3, noisy only")
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
 domains = left.multiselect("Domains", runs.domain_names(engine()), key="run_domains", placeholder="all domains")
 modes = left.multiselect("Modes", MODES, key="run_modes", placeholder="all modes")
-judges = left.multiselect("Judges (score after generation, in this order)", runs.judge_choices(engine()),
+judges = left.multiselect("Judges (score after generation, in this order)", judge_choices(engine()),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
 limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, step=10, key="run_limit")
@@ -44,7 +46,7 @@ options = runs.RunOptions(models=chosen_models, domains=domains, modes=modes, li
 to_check = list(dict.fromkeys([*chosen_models, *models_admin.judge_models(judges)]))
 
 if chosen_models:
-    estimate = runs.estimate_options(engine(), options)
+    estimate = run_estimates.estimate_options(engine(), options)
     cols = st.columns(4)
     cols[0].metric("Items", estimate.items)
     cols[1].metric("Paid calls", estimate.calls)
@@ -68,12 +70,12 @@ if chosen_models:
     if check.button("Check models", key="run_preflight", disabled=blocked,
                     help="One tiny call per model (and LLM judge) to see that it answers."):
         st.session_state["run_preflight_results"] = guarded_write(
-            lambda: models_admin.preflight(engine(), principal, to_check))
+            lambda: run_services.preflight(engine(), principal, to_check))
     if launch.button("Launch run", type="primary", disabled=estimate.items == 0 or blocked, key="run_launch"):
-        checked = guarded_write(lambda: models_admin.preflight(engine(), principal, to_check))
+        checked = guarded_write(lambda: run_services.preflight(engine(), principal, to_check))
         st.session_state["run_preflight_results"] = checked
         if checked and all(result.ok for result in checked):
-            launched = guarded_write(lambda: models_admin.launch(engine(), principal, options))
+            launched = guarded_write(lambda: run_services.launch(engine(), principal, options))
             if launched:
                 run_id, pid = launched
                 st.session_state["run_selected"] = run_id

@@ -5,7 +5,8 @@ the form was opened); the audit log of account changes."""
 import pandas as pd
 import streamlit as st
 
-from core.review.auth import ROLES, account_changes, change_account, create_account, generate_password, list_users
+from core.review.auth import ROLES, account_changes, generate_password, list_users
+from core.services.accounts import change_account, create_account
 from core.store.benchmark import domain_names
 from ui.auth import guarded_write, require_page
 from ui.session import engine

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.construction.build import build_benchmark_file
-from core.generation import jobs, runs
+from core.generation import runs
 from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
     PermissionDenied,
@@ -16,9 +15,7 @@ from core.review.auth import (
     SessionExpired,
     authenticate,
     authorize,
-    change_account,
     check_access,
-    create_account,
     create_user,
     ensure_first_admin,
     hash_password,
@@ -30,7 +27,9 @@ from core.review.auth import (
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
 from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
-from core.store.benchmark import import_benchmark_file
+from core.services import runs as run_services
+from core.services.accounts import change_account, create_account
+from core.services.benchmarks import build_benchmark_file, import_benchmark_file
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -218,9 +217,9 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "draw_gold_sample": [lambda p: draw_gold_sample(engine, p, seeded.run_id, n=0)],
         "export_labels": [lambda p: export_labels(engine, p, tmp_path / "export")],
         "import_labels": [lambda p: import_annotations(engine, missing, p)],
-        "register_models": [lambda p: runs.register_baselines(engine, p)],
-        "launch_run": [lambda p: jobs.launch_run(engine, p, runs.RunOptions(models=["no-such-model"]))],
-        "cancel_run": [lambda p: jobs.stop_run(engine, p, 999_999)],
+        "register_models": [lambda p: run_services.register_baselines(engine, p)],
+        "launch_run": [lambda p: run_services.launch_run(engine, p, runs.RunOptions(models=["no-such-model"]))],
+        "cancel_run": [lambda p: run_services.stop_run(engine, p, 999_999)],
         "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],

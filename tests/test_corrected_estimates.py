@@ -140,7 +140,8 @@ def test_picker_says_whether_the_correction_changes_the_choice(estimates, expect
 
 @pytest.mark.parametrize("strategy", ["stratified", "uncertainty"])
 def test_gold_draw_records_inclusion_probabilities(tmp_path, strategy) -> None:
-    from core.review.gold import draw_gold_sample, gold_probabilities
+    from core.review.gold import draw_gold_sample
+    from core.store.labels import gold_probabilities
     from tests.test_alignment import principal, seeded_db
 
     s = seeded_db(tmp_path)

@@ -18,8 +18,8 @@ from bench.make_synthetic_results import make_results
 from core import first_start
 from core.analysis import readmodel
 from core.config import REPO_ROOT
+from core.ingest.io import import_file
 from core.store.db import make_engine
-from core.store.io import import_file
 
 GOLDEN = Path(__file__).parent / "fixtures" / "golden"
 SAMPLE = REPO_ROOT / "data" / "sample"

@@ -4,6 +4,8 @@ Nodes are core's subpackages (core.store, core.scoring, ...) and its top-level m
 An edge A -> B is any `import` / `from ... import` in a file of A naming a module of B, wherever it sits in the file
 (imports under `if TYPE_CHECKING:` are type hints only and left out). A cycle is a strongly connected component of
 more than one node; the failure lists the edges inside it with the file:line of every import that makes them.
+The layer order is the ```layers block of docs/layers.md: an edge to a higher row, or to a package it does not
+place, fails with its file:line too.
 """
 
 from __future__ import annotations
@@ -104,17 +106,32 @@ def core_sources() -> dict[str, tuple[str, bool, str]]:
     }
 
 
-# The cycles still on main (issue 23, item 6): the store, protocols, generation and scoring layers import each other.
-# Remove this mark once the import graph has no cycle; strict, so it fails the day the cycles are gone.
-@pytest.mark.xfail(
-    strict=True,
-    reason="one cycle left: core.analysis / core.generation / core.protocols / core.review / core.scoring / core.store "
-    "(run with --runxfail for its edges, file:line)",
-)
 def test_core_subpackages_import_no_cycle() -> None:
     edges = import_edges(core_sources())
     found = cycles(edges)
     assert not found, "\n".join(describe(component, edges) for component in found)
+
+
+def documented_layers(text: str) -> dict[str, int]:
+    """Node -> row of the ```layers block in docs/layers.md (rows top to bottom; the bottom row is 0)."""
+    block = text.split("```layers\n", 1)[1].split("```", 1)[0]
+    rows = [line.split() for line in block.splitlines() if line.strip()]
+    return {node: len(rows) - 1 - i for i, row in enumerate(rows) for node in row}
+
+
+def upward_imports(edges: Edges, rows: dict[str, int]) -> list[str]:
+    """Edges to a higher row than their source, and edges naming a node the rows do not place, with file:line."""
+    unplaced = sorted({n for edge in edges for n in edge} - set(rows))
+    upward = sorted((a, b) for a, b in edges if a in rows and b in rows and rows[b] > rows[a])
+    return [f"{node}: not placed in docs/layers.md" for node in unplaced] + [
+        f"{a} -> {b} points up: {', '.join(edges[(a, b)])}" for a, b in upward
+    ]
+
+
+def test_core_imports_point_down_the_documented_layers() -> None:
+    rows = documented_layers((REPO / "docs" / "layers.md").read_text("utf-8"))
+    found = upward_imports(import_edges(core_sources()), rows)
+    assert not found, "\n".join(found)
 
 
 def _sources(**files: str) -> dict[str, tuple[str, bool, str]]:
@@ -159,6 +176,26 @@ def _sources(**files: str) -> dict[str, tuple[str, bool, str]]:
 )
 def test_cycles_found_in_synthetic_graphs(files: dict[str, str], expected: list[list[str]]) -> None:
     assert cycles(import_edges(_sources(**files))) == expected
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        pytest.param({"core__a__x": "from core.b import y\n"}, [], id="down"),
+        pytest.param({"core__c__x": "from core.d import y\n"}, [], id="peer-in-one-row"),
+        pytest.param(
+            {"core__b__y": "def f():\n    from core.a import x\n"},
+            ["core.b -> core.a points up: core/b/y.py:2"],
+            id="up-inside-function",
+        ),
+        pytest.param(
+            {"core__a__x": "import core.e.z\n"}, ["core.e: not placed in docs/layers.md"], id="unplaced-package"
+        ),
+    ],
+)
+def test_upward_imports_in_synthetic_graphs(files: dict[str, str], expected: list[str]) -> None:
+    rows = documented_layers("text\n```layers\ncore.a\ncore.c core.d\ncore.b\n```\nmore\n")
+    assert upward_imports(import_edges(_sources(**files)), rows) == expected
 
 
 def test_cycle_report_names_file_and_line() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, func, select
 
-from core.store.io import composition, export_instances, import_file, validate_lines
+from core.ingest.io import composition, export_instances, import_file, validate_lines
 from core.store.models import Constraint, Document, Domain, Instance
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -14,7 +14,6 @@ from core.review.auth import PermissionDenied, SessionExpired
 from core.review.gold import (
     _allocate,
     draw_gold_sample,
-    gold_labels,
     gold_queue,
     label_disagreements,
     record_adjudication,
@@ -27,6 +26,7 @@ from core.review.verification import (
     verification_disagreements,
     verification_queue,
 )
+from core.store.labels import gold_labels
 from core.store.models import Annotation, Assignment, Constraint, Document, Instance
 from tests.workspace_factories import principal, seeded_db
 

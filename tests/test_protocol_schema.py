@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from core.ingest.io import export_instances, import_file, validate_lines
 from core.store.db import make_engine
-from core.store.io import export_instances, import_file, validate_lines
 
 QA = {
     "id": "qa-1", "domain": "Open QA", "query": "Which city hosted the 1900 Olympics?", "protocol": "reference_qa",

@@ -13,11 +13,11 @@ from sqlmodel import Session, select
 
 from core.analysis import readmodel
 from core.config import REPO_ROOT
-from core.generation import runner, runs
+from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
+from core.ingest.importers import import_source
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine, upgrade
-from core.store.importers import import_source
 from core.store.models import Instance
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model
@@ -89,7 +89,7 @@ def test_slice_calibration(fmt, relative, tmp_path, monkeypatch, backend_url_fac
             add_model(engine, name, "openai_compatible", max_output_tokens=256,
                       settings={"base_url_env": f"{name.upper().replace('-', '_')}_URL",
                                 "api_key_env": f"{name.upper().replace('-', '_')}_KEY", "timeout_s": 5})
-        runs.ensure_baselines(engine)
+        registered_models.ensure_baselines(engine)
         run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:always-refuse", "gold-bot", "wrong-bot"]))
         result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
         assert result.status == "done" and result.failed == 0
@@ -131,7 +131,7 @@ def test_report_shows_reference_metrics(tmp_path, monkeypatch, backend_url_facto
     engine = make_engine(url)
     source = DATA / "medqa-usmle-4opt" / "medqa_us_4opt_test_first500.jsonl"
     assert import_source(engine, _slice(source, tmp_path / "m.jsonl", 6), fmt="medqa").ok
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:always-refuse", "baseline:extractive"]))
     asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
     asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))

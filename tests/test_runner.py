@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from core.analysis import readmodel
 from core.cli import app
 from core.commands.run import render_report
-from core.generation import runner, runs
+from core.generation import registered_models, run_estimates, run_progress, run_prompts, runner, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.store.models import Model, Response, Run
@@ -33,7 +33,7 @@ def bench(engine, monkeypatch, tmp_path):
     seed_instances(engine, 6)
     add_model(engine, "gpt-x", "openai", settings=FAST)
     add_model(engine, "claude-x", "anthropic", settings=FAST)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     return engine
 
 
@@ -84,7 +84,7 @@ def test_identical_calls_hit_the_cache_across_runs(bench, monkeypatch):
         execute(bench, first)
         calls_after_first = server.call_count
         second = runs.create_run(bench, runs.RunOptions(models=["gpt-x"]))
-        assert runs.estimate_run(bench, second).calls == 0
+        assert run_estimates.estimate_run(bench, second).calls == 0
         result = execute(bench, second)
     finally:
         server.stop()
@@ -103,7 +103,7 @@ def test_budget_stops_cleanly_and_resume_finishes(bench, monkeypatch):
     server = serve(monkeypatch)
     try:
         run_id = runs.create_run(bench, runs.RunOptions(models=["gpt-x"], concurrency=1))
-        estimate = runs.estimate_run(bench, run_id)
+        estimate = run_estimates.estimate_run(bench, run_id)
         budget = estimate.max_cost_usd / 3  # room for about two calls at their worst case
         stopped = execute(bench, run_id, budget_usd=budget)
         pending_at_stop = statuses(bench, run_id).get("pending", 0)
@@ -143,7 +143,7 @@ def test_cancel_stops_dispatching(bench, monkeypatch):
         task = asyncio.create_task(runner.execute_run(bench, run_id))
         for _ in range(400):  # cancel once the executor is answering (a loaded machine may take a while to start it)
             await asyncio.sleep(0.05)
-            if (await asyncio.to_thread(runs.progress_snapshot, bench, run_id)).done >= 1:
+            if (await asyncio.to_thread(run_progress.progress_snapshot, bench, run_id)).done >= 1:
                 break
         await asyncio.to_thread(runs.request_cancel, bench, run_id)
         return await task
@@ -192,7 +192,7 @@ def test_keys_never_reach_db_logs_or_exports(bench, monkeypatch, tmp_path):
 def test_model_settings_refuse_secrets(bench, monkeypatch, settings, message):
     monkeypatch.setenv("OPENAI_API_KEY", PLANTED_KEY)
     with pytest.raises(ValueError, match=message):
-        runs.register_model(bench, ModelConfig(name="bad", provider="openai", settings=settings))
+        registered_models.register_model(bench, ModelConfig(name="bad", provider="openai", settings=settings))
 
 
 def test_cli_models_run_and_report(bench, db_url):
@@ -218,12 +218,12 @@ def test_cli_models_run_and_report(bench, db_url):
 def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
     from collections import defaultdict
 
-    from core.generation.prompting import build_messages
+    from core.protocols.prompting import build_messages
     from core.store.models import Constraint, Document, Instance
 
     with Session(bench) as session:
         instances = session.exec(select(Instance)).all()
-        loaded = runs.load_prompts(session, [i.id for i in instances], "support_middle", 3)
+        loaded = run_prompts.load_prompts(session, [i.id for i in instances], "support_middle", 3)
         constraints, documents = defaultdict(list), defaultdict(list)
         for c in session.exec(select(Constraint)):
             constraints[c.instance_id].append(c)

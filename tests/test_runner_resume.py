@@ -75,7 +75,7 @@ def test_kill_9_then_resume_loses_nothing_and_pays_nothing_twice(engine, db_url,
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_cancel_signals_the_background_process(engine, db_url, tmp_path, monkeypatch, workers):
-    from core.generation import jobs, runs
+    from core.generation import jobs, run_progress, runs
 
     seed_instances(engine, ITEMS)
     add_model(engine, "gpt-x", "openai")
@@ -93,6 +93,6 @@ def test_cancel_signals_the_background_process(engine, db_url, tmp_path, monkeyp
         while any(jobs.process_alive(p) for p in pids):
             assert time.monotonic() < deadline, "the runner (or one of its workers) ignored the cancel"
             time.sleep(0.1)
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     assert snapshot.status == "cancelled" and snapshot.pending > 0 and snapshot.done >= 1
     assert snapshot.done + snapshot.failed + snapshot.pending == ITEMS

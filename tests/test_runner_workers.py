@@ -12,7 +12,7 @@ import sys
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.generation import runner, runs
+from core.generation import run_progress, runner, runs
 from core.store.models import LLMCall, Run
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
@@ -31,7 +31,7 @@ def test_two_workers_finish_every_item_paying_each_call_once(engine, monkeypatch
         run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=4, workers=2))
         result = asyncio.run(runner.execute_run(engine, run_id))
         calls = len(server.requests)
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     assert result.status == snapshot.status == "done"
     assert (snapshot.done, snapshot.failed, snapshot.pending) == (ITEMS, 0, 0)
     assert calls == ITEMS
@@ -86,12 +86,12 @@ def test_budget_is_checked_across_workers(engine, monkeypatch, tmp_path):
         point_sdks_at(monkeypatch, server)
         probe = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], limit=1))
         asyncio.run(runner.execute_run(engine, probe))
-        per_call = runs.progress_snapshot(engine, probe).spent_usd
+        per_call = run_progress.progress_snapshot(engine, probe).spent_usd
         budget = per_call * 8
         run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=2, workers=2,
                                                              budget_usd=budget))
         result = asyncio.run(runner.execute_run(engine, run_id))
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     assert result.status == snapshot.status == "budget_stopped"
     assert snapshot.pending > 0 and snapshot.done + snapshot.failed + snapshot.pending == 40
     # every call's worst case (max output tokens) is reserved on the run before it is sent, across the workers

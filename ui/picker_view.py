@@ -50,7 +50,7 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
 @st.cache_data(max_entries=8, show_spinner="Ranking with the gold labels…")
 def _gold_ranks(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tuple, candidates: tuple[str, ...],
                 metrics: tuple[str, ...], top: tuple[str, str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from core.review.gold import gold_labels
+    from core.store.labels import gold_labels
 
     labels = gold_labels(engine(), list(run_ids))
     return decision.gold_ranks(engine(), run_ids, results_view.scores(run_ids, judge, version), labels,

@@ -19,8 +19,8 @@ from core.analysis.ppi import MIN_LABELS
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
+from core.ingest.sets import benchmark_sets, scoped_response_ids
 from core.scoring.judges.names import judge_label
-from core.store.sets import benchmark_sets, scoped_response_ids
 from ui import charts
 from ui.live import refresh_on_new_data
 from ui.session import engine

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.generation import jobs, models_admin, runs
+from core.generation import jobs, models_admin, run_progress, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.providers.prices import default_price
 from core.review.auth import Principal
 from core.scoring.judges.names import judge_label
+from core.services import runs as run_services
 from ui.auth import guarded_write
 from ui.session import engine
 
@@ -98,7 +99,7 @@ def model_form(principal: Principal) -> None:
             except ValueError as error:
                 st.error(f"Not saved: {error}", icon=":material/error:")
                 return
-            saved = guarded_write(lambda: models_admin.save_model(engine(), principal, config))
+            saved = guarded_write(lambda: run_services.save_model(engine(), principal, config))
             if saved:
                 missing = models_admin.missing_variables(config)
                 st.session_state["run_model_saved"] = (config.name, missing)
@@ -130,7 +131,7 @@ def stage_text(run_id: int, label: str, line: jobs.StageLine) -> str:
 
 def watch_panel(principal: Principal, run_id: int) -> None:
     """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel."""
-    snap = runs.progress_snapshot(engine(), run_id)
+    snap = run_progress.progress_snapshot(engine(), run_id)
     lines = jobs.pipeline_progress(engine(), run_id, snap)
     label = models_admin.outcome(snap, lines)
     icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")
@@ -144,7 +145,7 @@ def watch_panel(principal: Principal, run_id: int) -> None:
     cols[3].metric("Spent", f"${snap.spent_usd:.4f}")
     cols[4].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
     if snap.status in ("running", "pending", runs.CANCEL_REQUEST) and st.button("Cancel run", key=f"run_cancel_{run_id}"):
-        status = guarded_write(lambda: jobs.stop_run(engine(), principal, run_id))
+        status = guarded_write(lambda: run_services.stop_run(engine(), principal, run_id))
         if status:
             st.warning(f"Run {run_id}: {status}")
     failures = runs.failed_items(engine(), run_id)
@@ -153,7 +154,7 @@ def watch_panel(principal: Principal, run_id: int) -> None:
         st.dataframe(failures, hide_index=True)
         if st.button(f"Retry the {len(failures)} failed item(s)", key=f"run_retry_{run_id}",
                      icon=":material/replay:", disabled=models_admin.job_alive(engine(), run_id)):
-            retried = guarded_write(lambda: models_admin.retry_failed_items(engine(), principal, run_id))
+            retried = guarded_write(lambda: run_services.retry_failed_items(engine(), principal, run_id))
             if retried:
                 st.success(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
                            f"background (process {retried[1]}).")

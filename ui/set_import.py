@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core.ingest.sets import ON_CHANGED
 from core.review.auth import Principal
-from core.store.benchmark import import_benchmark_set, preview_benchmark_file
-from core.store.sets import ON_CHANGED
+from core.services.benchmarks import import_benchmark_set, preview_benchmark_file
 from ui.auth import guarded_write
 from ui.session import engine
 

@@ -21,10 +21,9 @@ from sqlmodel import Session, col, select
 
 from core.analysis import stats
 from core.analysis.readmodel import RULE_JUDGE, constraint_verdicts, load_scores, response_scores
-from core.review.annotations import DECISIONS
-from core.review.gold import expert_labels, gold_labels
-from core.review.verification import verification_decisions
 from core.store.db import saved_id
+from core.store.label_models import DECISIONS
+from core.store.labels import expert_labels, gold_labels, verification_decisions
 from core.store.models import Run, Verdict
 
 DIMENSIONS: dict[str, str] = {

@@ -70,7 +70,7 @@ def _hash(text: str) -> str:
 def prompt_hashes() -> dict[str, str]:
     """sha256 (12 hex) of the prompt sources this product version uses: the generator's prompt builder, the LLM
     judge's system prompts (as judge_check.judge_version) and the heuristic judge's rules."""
-    from core.generation import prompting
+    from core.protocols import prompting
     from core.scoring.judges import heuristic, prompts, text
 
     judge_prompts = "\n".join(getattr(prompts, n) for n in sorted(dir(prompts)) if n.endswith("_SYSTEM"))
@@ -139,7 +139,7 @@ def gold_ranks(engine: Engine, run_ids: Sequence[int], scores: pd.DataFrame, gol
                metrics: Sequence[str], top: tuple[str, str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(picker.rank_sets of the candidates, picker.segment_differences of the top two) on the latest response per
     model and instance, from the gold labels and their recorded probabilities; empty frames without gold labels."""
-    from core.review.gold import gold_probabilities
+    from core.store.labels import gold_probabilities
 
     sets, segments = pd.DataFrame(columns=picker.RANK_SET_COLUMNS), pd.DataFrame(columns=picker.SEGMENT_COLUMNS)
     if not gold:
@@ -163,7 +163,7 @@ def as_of(engine: Engine, run_ids: Sequence[int]) -> str:
 def decide(engine: Engine, run_ids: Sequence[int], judge: str, spec: picker.PickSpec,
            question: str = DEFAULT_QUESTION, generated_at: str | None = None) -> Decision:
     """The decision for runs under one judge and one PickSpec (reads only); `generated_at` defaults to as_of."""
-    from core.review.gold import gold_labels
+    from core.store.labels import gold_labels
 
     run_ids = tuple(sorted(int(r) for r in run_ids))
     scores = readmodel.load_scores(engine, run_ids, judge)

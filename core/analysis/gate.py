@@ -451,7 +451,7 @@ def corrected_differences(frames: tuple[Any, Any], gold: dict, rules: GateRules)
 def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, judge: str | None = None,
              baseline_model: str | None = None, candidate_model: str | None = None) -> GateResult:
     """Compare the candidate run with the baseline run under the rules: every gated metric overall and per segment."""
-    from core.review.gold import gold_labels
+    from core.store.labels import gold_labels
 
     judge, reasons = preconditions(engine, (baseline_run, candidate_run), judge)
     result = GateResult(baseline_run, candidate_run, judge, rules, reasons=reasons)

@@ -24,8 +24,8 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel import read_sql, reference_scores
-from core.generation.html import html_to_text
 from core.metrics import get_metric
+from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
 from core.scoring.judges.names import judge_label
 

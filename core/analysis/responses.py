@@ -43,7 +43,9 @@ def prompt_sent(engine: Engine, response_id: int) -> PromptSent | None:
                               _context_note(response.prompt_meta))
         run = session.get(Run, response.run_id)
         config = (run.config if run else {}) or {}
-        from core.generation.runs import instance_prompt  # the prompt builder: loaded only when a prompt is rebuilt
+        from core.generation.run_prompts import (
+            instance_prompt,  # the prompt builder: loaded only when a prompt is rebuilt
+        )
 
         messages, _ = instance_prompt(session, response.instance_id, config.get("order", "stored"),
                                       int(config.get("seed", 0)), response.condition)

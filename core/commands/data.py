@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 
 from core.config import REPO_ROOT, database_url
+from core.ingest.importers import IMPORTERS, NATIVE, get_importer, import_source
+from core.ingest.importers.traces import trace_formats
+from core.ingest.io import composition, export_instances, import_file, validate_file
 from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
-from core.store.importers import IMPORTERS, NATIVE, get_importer, import_source
-from core.store.importers.traces import trace_formats
-from core.store.io import composition, export_instances, import_file, validate_file
 from core.store.schema import InstanceSpec
 
 SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl"
@@ -52,8 +52,8 @@ def instance_json_schema() -> str:
 
 def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact: bool, skip_incomplete: bool) -> None:
     """`gauntlet import --format otel|openinference|langfuse|phoenix FILE`: a set plus the run as deployed."""
-    from core.generation.deployed import import_traces
-    from core.store.importers.redaction import redaction_text
+    from core.ingest.deployed import import_traces
+    from core.ingest.importers.redaction import redaction_text
 
     upgrade(database_url())
     report = import_traces(get_engine(), file, fmt, set_name=set_name, service=service, redact=redact,

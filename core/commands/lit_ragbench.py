@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from sqlalchemy.engine import Engine
 
-    from core.store.io import ImportReport
+    from core.ingest.io import ImportReport
 
 lit_app = typer.Typer(help="LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy.",
                       no_args_is_help=True)
@@ -23,9 +23,9 @@ lit_app = typer.Typer(help="LIT-RAGBench: import under the lit_ragbench protocol
 def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject") -> ImportReport:
     """Read LIT-RAGBench files with the lit-ragbench importer (lossless, metadata.source kept) and import every
     record as a lit_ragbench instance, atomically over all files: any problem in any file imports nothing."""
+    from core.ingest.importers import get_importer
+    from core.ingest.io import ImportReport, LineError, import_specs
     from core.protocols.lit_ragbench import as_lit_ragbench, conversion_errors
-    from core.store.importers import get_importer
-    from core.store.io import ImportReport, LineError, import_specs
 
     specs, errors = [], []
     for path in paths:

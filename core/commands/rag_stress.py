@@ -35,8 +35,8 @@ def register(app: typer.Typer) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
         from core.construction.misleading import build_stress
+        from core.ingest.importers import get_importer
         from core.protocols.rag_stress import CLOSED_BOOK, MISLEADING_CONDITIONS
-        from core.store.importers import get_importer
 
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")

@@ -22,6 +22,10 @@ from core.commands import lazy_module
 from core.config import database_url
 
 runs = lazy_module("core.generation.runs")
+run_estimates = lazy_module("core.generation.run_estimates")
+run_progress = lazy_module("core.generation.run_progress")
+registered_models = lazy_module("core.generation.registered_models")
+leases = lazy_module("core.store.leases")
 
 console = Console(stderr=True)
 models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
@@ -128,9 +132,9 @@ def run(
                              resume, retry_failed, dry_run, _conditions(conditions), repeats or 1)
         if run_id is None:
             return
-        print_estimate(runs.estimate_run(engine, run_id))
+        print_estimate(run_estimates.estimate_run(engine, run_id))
         result = _execute(engine, run_id, overrides, quiet)
-    except runs.LeaseHeld as error:
+    except leases.LeaseHeld as error:
         _error(error)
         raise typer.Exit(3) from None
     except ValueError as error:
@@ -146,20 +150,20 @@ def _error(error: BaseException) -> None:
 def _wait_for_owner(engine, run_id: int) -> None:
     """Block while another live process owns run `run_id` (--wait)."""
     announced = False
-    while (holder := runs.lease_holder(engine, runs.run_lease(run_id))) is not None:
+    while (holder := leases.lease_holder(engine, leases.run_lease(run_id))) is not None:
         if not announced:
-            console.print(f"waiting: {runs.held_message(runs.run_lease(run_id), holder)}", highlight=False)
+            console.print(f"waiting: {leases.held_message(leases.run_lease(run_id), holder)}", highlight=False)
             announced = True
-        time.sleep(runs.LEASE_POLL_S)
+        time.sleep(leases.LEASE_POLL_S)
 
 
 def _target_run(engine, models, domains, modes, limit, order, seed, name, overrides, resume, retry_failed,
                 dry_run, conditions, repeats: int = 1) -> int | None:
     if resume is not None:
         runs.run_options(engine, resume)  # ValueError for an unknown run
-        holder = runs.lease_holder(engine, runs.run_lease(resume))
+        holder = leases.lease_holder(engine, leases.run_lease(resume))
         if holder is not None:
-            raise runs.LeaseHeld(runs.held_message(runs.run_lease(resume), holder))
+            raise leases.LeaseHeld(leases.held_message(leases.run_lease(resume), holder))
         return resume
     if retry_failed is not None:
         count = runs.retry_failed(engine, retry_failed)
@@ -174,7 +178,7 @@ def _target_run(engine, models, domains, modes, limit, order, seed, name, overri
     if not options.models:
         raise ValueError("--models is required (see `gauntlet models list`)")
     if dry_run:
-        print_estimate(runs.estimate_options(engine, options))
+        print_estimate(run_estimates.estimate_options(engine, options))
         return None
     run_id = runs.create_run(engine, options)
     typer.echo(f"run {run_id} created")
@@ -194,7 +198,7 @@ def _execute(engine, run_id: int, overrides: dict[str, Any], quiet: bool):
                TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
                TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
-        snap = runs.progress_snapshot(engine, run_id)
+        snap = run_progress.progress_snapshot(engine, run_id)
         task = bar.add_task("run", total=snap.total, completed=snap.finished, run=run_id, failed=snap.failed,
                             rate=0.0, spent=snap.spent_usd)
 
@@ -210,13 +214,13 @@ def _finish(engine, run_id: int, outcome) -> None:
     failures = runs.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
                f"spent ${result.spent_usd:.4f}")
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     if snapshot.rebought_calls:
         from core.generation.runner import rebought_note
 
         typer.echo(rebought_note(snapshot.rebought_calls, snapshot.rebought_usd))
     if result.status == "pending" and result.pending:
-        typer.echo(f"stopped early ({runs.run_message(engine, run_id)}); finish with: gauntlet run --resume {run_id}")
+        typer.echo(f"stopped early ({run_progress.run_message(engine, run_id)}); finish with: gauntlet run --resume {run_id}")
     for failure in failures:
         condition = f" [{failure['condition']}]" if failure["condition"] else ""
         typer.echo(f"  failed #{failure['response_id']} {failure['model']} {failure['instance']}{condition} "
@@ -323,7 +327,7 @@ def models_add(
         from core.generation.providers import PROVIDERS
 
         PROVIDERS.get(provider)
-        row = runs.register_model(_engine(), config)
+        row = registered_models.register_model(_engine(), config)
     except (ValueError, KeyError) as error:
         _error(error)
         raise typer.Exit(2) from None
@@ -345,7 +349,7 @@ def _parse_setting(text: str) -> tuple[str, Any]:
 def models_baselines() -> None:
     """Register baseline:always-refuse and baseline:extractive."""
 
-    for row in runs.ensure_baselines(_engine()):
+    for row in registered_models.ensure_baselines(_engine()):
         typer.echo(f"model {row.name} (baseline)")
 
 
@@ -375,7 +379,7 @@ def fake_server(
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
-    from core.testing.fake_server import FakeLLMServer, load_script
+    from core.generation.fake_server import FakeLLMServer, load_script
 
     rules = load_script(script) if script else None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)

@@ -10,11 +10,11 @@ import typer
 
 from core.commands import lazy_module
 from core.config import database_url
-from core.review.label_models import KINDS
 from core.review.permissions import ROLES
+from core.store.label_models import KINDS
 
 auth = lazy_module("core.review.auth")
-sets = lazy_module("core.store.sets")
+sets = lazy_module("core.ingest.sets")
 labels = lazy_module("core.review.annotations")  # not `annotations`: that name is the __future__ import's
 
 

@@ -16,10 +16,8 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
-from sqlalchemy.engine import Engine
 
 from core.construction.corpus import CorpusDoc, load_corpus
 from core.construction.embedders import Embedder, build_embedder
@@ -27,7 +25,6 @@ from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
-from core.review.auth import Principal, authorize
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -297,9 +294,3 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         seconds=round(time.perf_counter() - start, 2), skipped=skipped,
     )
 
-
-def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
-                         libraries: list[Path], out: Path, seed: int, **options: Any) -> BuildReport:
-    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport."""
-    authorize(engine, principal, "build_benchmark")
-    return build_benchmark(queries, corpus, libraries, out, seed, **options)

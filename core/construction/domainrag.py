@@ -30,9 +30,9 @@ from typing import Any
 from core.config import REPO_ROOT
 from core.construction.corpus import CorpusDoc
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
+from core.ingest.importers import get_importer
+from core.ingest.importers.domainrag import JOIN, composite
 from core.protocols.domainrag import ANTI, NAME, OURS, RELEASED, RELEASED_TYPES, RETRIEVAL_TYPES, SETTING_KEY
-from core.store.importers import get_importer
-from core.store.importers.domainrag import JOIN, composite
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "datasets" / "domainrag"
 PREFIX = "domainrag-abilities"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from core.generation.prompting import QUESTION_MARKER
 from core.language import CJK_SENTENCE_BREAK, cjk_language, cjk_terms
+from core.protocols.prompting import QUESTION_MARKER
 
 REFUSAL_TEXT = (
     "Based on the provided documents, I cannot directly answer your question: "
@@ -41,7 +41,7 @@ def always_refuse(user_message: str) -> str:
 
 
 def split_prompt(user_message: str) -> tuple[list[tuple[int, str]], str]:
-    """([(doc number, body)], query) parsed from a prompt built by core.generation.prompting.user_prompt."""
+    """([(doc number, body)], query) parsed from a prompt built by core.protocols.prompting.user_prompt."""
     head, _, query = user_message.rpartition(QUESTION_MARKER)
     if not _:
         head, query = "", user_message

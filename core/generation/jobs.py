@@ -15,19 +15,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from core.config import REPO_ROOT
-from core.generation.runs import (
-    CANCEL_REQUEST,
-    FINAL_STATUSES,
-    RunOptions,
-    RunProgress,
-    create_run,
-    get_run,
-    lease_holder,
-    progress_snapshot,
-    request_cancel,
-    run_lease,
-)
-from core.review.auth import Principal, authorize
+from core.generation.run_progress import RunProgress, progress_snapshot
+from core.generation.runs import CANCEL_REQUEST, FINAL_STATUSES, get_run, request_cancel
+from core.store.leases import lease_holder, run_lease
 from core.store.models import utc_now
 
 _LAUNCHED: dict[int, subprocess.Popen] = {}
@@ -87,22 +77,6 @@ def cancel_run(engine: Engine, run_id: int) -> str:
             session.add(run)
             session.commit()
         return run.status
-
-
-def launch_run(engine: Engine, principal: Principal | None, options: RunOptions) -> tuple[int, int]:
-    """An admin creates a run from `options` and starts it (generation, then scoring) in the background.
-
-    Re-checked server-side (launch_run); returns (run id, process id).
-    """
-    authorize(engine, principal, "launch_run")
-    run_id = create_run(engine, options)
-    return run_id, launch_in_background(engine, run_id)
-
-
-def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
-    """An admin cancels a run (re-checked: cancel_run); the run's status afterwards."""
-    authorize(engine, principal, "cancel_run")
-    return cancel_run(engine, run_id)
 
 
 @dataclass(frozen=True)

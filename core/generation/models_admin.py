@@ -17,13 +17,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.config import get_secret, redact
-from core.first_start import first_start_pending
-from core.generation import jobs, runs
+from core.generation import jobs, run_progress, runs
 from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
 from core.generation.providers.base import ChatMessage, ModelConfig, ProviderError
-from core.review.auth import Principal, authorize
 from core.store.db import saved_id, select_columns
+from core.store.first_start_state import first_start_pending
+from core.store.model_settings import check_settings
 from core.store.models import Model, Run
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
@@ -101,14 +101,7 @@ def check_model(config: ModelConfig) -> None:
             raise ValueError(f"{setting}: {value!r} is not a variable name (letters, digits and _)")
     if config.max_output_tokens < 1:
         raise ValueError("max_output_tokens: at least 1")
-    runs.check_settings(config.settings)
-
-
-def save_model(engine: Engine, principal: Principal | None, config: ModelConfig) -> Model:
-    """An admin registers a model or edits one (re-checked: register_models); settings never hold secrets."""
-    authorize(engine, principal, "register_models")
-    check_model(config)
-    return runs.register_model(engine, config.model_copy(update={"is_baseline": config.provider == "baseline"}))
+    check_settings(config.settings)
 
 
 @dataclass(frozen=True)
@@ -176,15 +169,6 @@ async def preflight_configs(configs: list[ModelConfig]) -> list[Preflight]:
     return list(await asyncio.gather(*(_preflight_one(c) for c in configs)))
 
 
-def preflight(engine: Engine, principal: Principal | None, names: list[str]) -> list[Preflight]:
-    """An admin checks that each named model answers before a launch (re-checked: launch_run; costs one tiny call
-    per non-baseline model, not recorded in the run or the cache)."""
-    authorize(engine, principal, "launch_run")
-    with Session(engine) as session:
-        configs = [config_from_model(m) for m in runs.resolve_models(session, list(dict.fromkeys(names)))]
-    return asyncio.run(preflight_configs(configs))
-
-
 def judge_models(judges: list[str]) -> list[str]:
     """The registered models behind LLM judge ids (llm:<name> and llm:<name>@single)."""
     return [j.removeprefix("llm:").split("@", 1)[0] for j in judges if j.startswith("llm:")]
@@ -205,14 +189,6 @@ def reap_when_done(job: int | subprocess.Popen, poll_s: float = 1.0) -> threadin
     return thread
 
 
-def launch(engine: Engine, principal: Principal | None, options: runs.RunOptions) -> tuple[int, int]:
-    """An admin launches a run (generation, then scoring) in the background (re-checked: launch_run); its process
-    is reaped when it ends. Returns (run id, process id)."""
-    run_id, pid = jobs.launch_run(engine, principal, options)
-    reap_when_done(pid)
-    return run_id, pid
-
-
 def job_alive(engine: Engine, run_id: int) -> bool:
     """Whether a process is executing the run right now (its live owner, else the process last launched for it)."""
     with Session(engine) as session:
@@ -220,21 +196,7 @@ def job_alive(engine: Engine, run_id: int) -> bool:
     return jobs.process_alive(jobs.executor_pid(engine, run_id, config))
 
 
-def retry_failed_items(engine: Engine, principal: Principal | None, run_id: int) -> tuple[int, int | None]:
-    """An admin puts a run's failed items back to pending and resumes it in the background, scoring included
-    (re-checked: launch_run). Returns (items retried, process id or None when nothing failed)."""
-    authorize(engine, principal, "launch_run")
-    if job_alive(engine, run_id):
-        raise ValueError(f"run {run_id} is still running; wait for it to finish or cancel it first")
-    count = runs.retry_failed(engine, run_id)
-    if not count:
-        return 0, None
-    pid = jobs.launch_in_background(engine, run_id)
-    reap_when_done(pid)
-    return count, pid
-
-
-def outcome(snapshot: runs.RunProgress, lines: list[jobs.StageLine]) -> str:
+def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> str:
     """What happened to a run, honestly: done, done with failures, failed (every item failed), cancelled, stopped
     at the budget, or while it lasts waiting / generating / scoring / cancelling; 'stopped' when its process ended
     before it finished."""
@@ -256,7 +218,7 @@ def outcome(snapshot: runs.RunProgress, lines: list[jobs.StageLine]) -> str:
 
 def run_outcome(engine: Engine, run_id: int) -> str:
     """outcome() of one run, read from the database."""
-    snapshot = runs.progress_snapshot(engine, run_id)
+    snapshot = run_progress.progress_snapshot(engine, run_id)
     return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
 
 

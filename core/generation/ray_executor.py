@@ -35,7 +35,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import cache_key, config_from_model, repeat_config, with_lock_patience
+from core.generation.llm import cache_key, config_from_model, repeat_config
+from core.generation.run_progress import RunProgress, progress_snapshot
+from core.generation.run_prompts import PromptBook, load_prompt_plans
 from core.generation.runner import (
     MONITOR_INTERVAL_S,
     RESPONSES,
@@ -44,25 +46,19 @@ from core.generation.runner import (
     shard_options,
     shareable_url,
 )
-from core.generation.runs import (
-    CANCEL_REQUEST,
+from core.generation.runs import CANCEL_REQUEST, RunOptions, pending_items, request_cancel
+from core.store.leases import (
     LEASE_POLL_S,
     Fence,
     LeaseLost,
-    PromptBook,
-    RunOptions,
-    RunProgress,
     check_fences,
     lease_holder,
     lease_ttl,
-    load_prompt_plans,
-    pending_items,
-    progress_snapshot,
     release_lease,
-    request_cancel,
     take_lease,
 )
 from core.store.models import Model, utc_now
+from core.store.writes import with_lock_patience
 
 log = logging.getLogger("gauntlet.ray")
 

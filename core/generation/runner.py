@@ -24,46 +24,26 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col, select
 
 from core.config import redact
-from core.generation.llm import (
-    DatabaseLocked,
-    GroupWriter,
-    LLMClient,
-    Merged,
-    Write,
-    config_from_model,
-    db_patience,
-    repeat_config,
-    with_lock_patience,
-)
+from core.generation.llm import LLMClient, config_from_model, repeat_config
 from core.generation.providers.base import ChatMessage, Completion, ProviderError
 from core.generation.ratelimit import Clock, RateLimiter
+from core.generation.registered_models import check_prices
+from core.generation.run_progress import ProgressFn, RunProgress, progress_snapshot
+from core.generation.run_prompts import ItemPrompt, PromptBook, load_prompt_plans
 from core.generation.runs import (
     CANCEL_REQUEST,
-    Fence,
-    Holding,
-    ItemPrompt,
-    LeaseLost,
     PendingItem,
-    ProgressFn,
-    PromptBook,
     RunOptions,
-    RunProgress,
-    check_fences,
     check_options,
-    check_prices,
     get_run,
-    load_prompt_plans,
     pending_items,
-    progress_snapshot,
-    release_lease,
-    renew_lease,
-    run_lease,
     run_options,
     save_options,
-    take_lease,
 )
 from core.store.db import saved_id, select_columns, table_of
+from core.store.leases import Fence, Holding, LeaseLost, check_fences, release_lease, renew_lease, run_lease, take_lease
 from core.store.models import Model, Response, Run, utc_now
+from core.store.writes import DatabaseLocked, GroupWriter, Merged, Write, db_patience, with_lock_patience
 
 log = logging.getLogger("gauntlet.runner")
 

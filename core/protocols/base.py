@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.generation.prompting import InstanceView, bundle_meta, check_condition_settings, condition_bundle
-from core.generation.providers.base import ChatMessage
+from core.protocols.messages import ChatMessage
+from core.protocols.prompting import InstanceView, bundle_meta, check_condition_settings, condition_bundle
 from core.store.schema import InstanceSpec
 
 Requirement = Callable[[InstanceSpec], str | None]  # returns an error message, or None when satisfied
@@ -17,7 +17,7 @@ Prompt = tuple[list[ChatMessage], dict[str, Any]]  # (messages, prompt_meta)
 @dataclass(frozen=True)
 class Condition:
     """A named transformation of an instance into a prompt (document subset, order, noise, policy, format); the
-    settings are those of core.generation.prompting.CONDITION_SETTINGS, checked when the condition is made."""
+    settings are those of core.protocols.prompting.CONDITION_SETTINGS, checked when the condition is made."""
 
     name: str
     description: str

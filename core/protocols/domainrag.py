@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.generation.prompting import DocumentView, InstanceView, reference_messages
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.prompting import DocumentView, InstanceView, reference_messages
 from core.store.schema import InstanceSpec
 
 NAME = "domainrag"

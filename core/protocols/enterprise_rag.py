@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.generation.prompting import InstanceView, constraint_meta, enterprise_messages
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
 
 
 def enterprise_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
-    """The EnterpriseRAG prompt (core.generation.prompting.build_messages, byte for byte, under the default)."""
+    """The EnterpriseRAG prompt (core.protocols.prompting.build_messages, byte for byte, under the default)."""
     messages = enterprise_messages(instance.constraints, documents, instance.query, condition.settings.get("policy"))
     return messages, constraint_meta(instance.constraints)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.generation.prompting import InstanceView, constraint_meta, query_messages
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.prompting import InstanceView, constraint_meta, query_messages
 
 
 def instruction_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:

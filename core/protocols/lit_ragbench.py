@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.generation.prompting import QUESTION_MARKER, InstanceView, numbered_documents
-from core.generation.providers.base import ChatMessage
 from core.protocols import protocol_errors, register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.messages import ChatMessage
+from core.protocols.prompting import QUESTION_MARKER, InstanceView, numbered_documents
 from core.store.schema import InstanceSpec
 
 NAME = "lit_ragbench"

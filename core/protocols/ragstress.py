@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.generation.prompting import InstanceView, reference_messages
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol
+from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
 
 TYPES: tuple[str, ...] = ("factual", "numeric", "relevance", "contradiction")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.generation.prompting import InstanceView, reference_messages
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.prompting import InstanceView, reference_messages
 
 
 def reference_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
-    """The neutral answering prompt (core.generation.prompting.reference_messages); no extra prompt_meta."""
+    """The neutral answering prompt (core.protocols.prompting.reference_messages); no extra prompt_meta."""
     return reference_messages(instance, documents, condition.settings.get("policy")), {}
 
 

@@ -11,7 +11,6 @@ import json
 import re
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,10 +23,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 from core.config import REPO_ROOT
+from core.ingest.io import LineError
 from core.review.auth import Principal, authorize
-from core.review.label_models import DECISIONS, KINDS, PAYLOADS, LabelLine, payload_problems, printable, problems  # noqa: F401
 from core.store.benchmark import InstanceDetail, instance_detail
-from core.store.io import LineError
+from core.store.label_models import DECISIONS, KINDS, PAYLOADS, LabelLine, payload_problems, printable, problems  # noqa: F401
+from core.store.labels import live_annotations, retracted_tokens, well_formed
 from core.store.models import Annotation, Instance, Model, Response
 
 GUIDELINES_PATH = REPO_ROOT / "annotations" / "guidelines.md"
@@ -105,58 +105,6 @@ def append_annotation(engine: Engine, annotation: Annotation) -> tuple[Annotatio
         return existing, False
 
 
-def _well_formed(row: Annotation) -> bool:
-    return not payload_problems(row.kind, row.target_type, row.payload)
-
-
-def retracted_tokens(session: Session) -> set[str]:
-    """Client tokens of the labels their authors undid (well-formed retractions by the label's own author)."""
-    rows = session.exec(select(Annotation).where(Annotation.kind == "retraction")).all()
-    undone = {r.payload.get("retracts"): r.author for r in rows if _well_formed(r)}
-    if not undone:
-        return set()
-    authors = dict(session.exec(select(Annotation.client_token, Annotation.author)
-                                .where(col(Annotation.client_token).in_(list(undone)))).all())
-    return {token for token, who in undone.items() if token is not None and authors.get(token) == who}
-
-
-MAX_IN_LIST = 500
-
-
-def live_annotations(
-    engine: Engine | Connection, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None,
-    author: str | None = None,
-) -> list[Annotation]:
-    """Well-formed annotations of `kind` that their authors did not undo, oldest first."""
-    with Session(engine) as session:
-        query = select(Annotation).where(Annotation.kind == kind)
-        if target_type is not None:
-            query = query.where(Annotation.target_type == target_type)
-        targets = None if target_ids is None else set(target_ids)
-        if targets is not None and len(targets) <= MAX_IN_LIST:  # a long IN list costs more than filtering here
-            query = query.where(col(Annotation.target_id).in_(list(targets)))
-        if author is not None:
-            query = query.where(Annotation.author == author)
-        rows = session.exec(query.order_by(col(Annotation.created_at), col(Annotation.id))).all()
-        undone = retracted_tokens(session)
-    return [r for r in rows if _well_formed(r) and r.client_token not in undone
-            and (targets is None or r.target_id in targets)]
-
-
-def effective_annotations(
-    engine: Engine, kind: str, target_ids: Iterable[int] | None = None, target_type: str | None = None
-) -> dict[int, dict[str, Annotation]]:
-    """The latest well-formed annotation of `kind` per (target, author): later labels supersede earlier ones, and an
-    undone label gives way to the one before it.
-
-    Rows whose payload does not have the shape of their kind are left out (malformed_annotations lists them).
-    """
-    out: dict[int, dict[str, Annotation]] = defaultdict(dict)
-    for row in live_annotations(engine, kind, target_ids, target_type):
-        out[row.target_id][row.author] = row
-    return dict(out)
-
-
 @dataclass(frozen=True)
 class HistoryEntry:
     """One stored label in a target's history: who, when, what, and whether its author undid it."""
@@ -181,7 +129,7 @@ def label_history(engine: Engine, target_type: str, target_ids: Iterable[int], k
         rows = session.exec(query.order_by(col(Annotation.created_at), col(Annotation.id))).all()
         undone = retracted_tokens(session)
     return [HistoryEntry(r.id or 0, r.kind, r.target_id, r.author, r.created_at, r.payload, r.client_token in undone)
-            for r in rows if _well_formed(r)]
+            for r in rows if well_formed(r)]
 
 
 def last_own_label(engine: Engine, kind: str, author: str) -> Annotation | None:
@@ -458,7 +406,7 @@ def _read_lines(path: Path) -> list[str]:
 def import_annotations(engine: Engine, path: Path, principal: Principal | None = None, *, cli: bool = False) -> AnnotationImportReport:
     """Import a JSONL file of labels atomically: any bad line imports nothing; already-stored tokens are skipped.
 
-    Each line is checked against the typed model of its kind (core/review/label_models.py) and the write paths'
+    Each line is checked against the typed model of its kind (core/store/label_models.py) and the write paths'
     rules for its target; every problem is reported as `line N: field.path: message`, never raised.
     From the app an admin principal is required; the command line (`cli=True`) runs with the operator's rights.
     """

@@ -23,10 +23,8 @@ from core.review.annotations import (
     HistoryEntry,
     Undone,
     append_annotation,
-    effective_annotations,
     guidelines_version,
     label_history,
-    live_annotations,
     load_bundle,
     retraction,
     start_undo,
@@ -35,6 +33,14 @@ from core.review.annotations import (
 from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.db import saved_id
+from core.store.labels import (
+    LABEL_ITEM_APPLIES,
+    PRODUCTION,
+    effective_annotations,
+    label_items,
+    live_annotations,
+    response_ids_for_runs,
+)
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
 from core.store.schema import NO_MODE
 
@@ -248,20 +254,6 @@ def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str |
     return chosen, probability
 
 
-GOLD_DESIGN = "gold_design"  # an assignment row that assigns no work: a later draw's weight for a sampled response
-
-
-def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, float]:
-    """Recorded inclusion probability per gold-sampled response: the latest draw that sampled it, or the latest
-    design record (core.review.gold_plan: probability 1 for a response sampled before a planned second draw)."""
-    scope = _response_ids_for_runs(engine, run_ids)
-    with Session(engine) as session:
-        rows = session.exec(select(Assignment.target_id, Assignment.probability).where(
-            col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]), col(Assignment.probability).is_not(None))
-            .order_by(col(Assignment.id))).all()
-    return {int(t): float(p) for t, p in rows if p is not None and (scope is None or t in scope)}
-
-
 @dataclass(frozen=True)
 class ResponseContext:
     """What a labeller sees: the response text, its model, and the instance bundle (never judge verdicts)."""
@@ -298,8 +290,7 @@ def expected_fields(bundle: Bundle) -> tuple[list[str], bool, bool]:
     return [c.cid for c in bundle.constraints], bundle.instance.mode == "gap", bundle.instance.mode == "conflict"
 
 
-PRODUCTION = "production_rag"
-LABEL_ITEM_APPLIES = {"valid_refusal": "gap", "conflict_recognized": "conflict", "faithful": PRODUCTION}
+
 
 
 def wants_faithful(bundle: Bundle) -> bool:
@@ -405,16 +396,6 @@ def record_adjudication(
     return _append_response_label(engine, "adjudication", principal, response_id, payload, client_token)
 
 
-def label_items(payload: dict[str, Any]) -> dict[str, int]:
-    """Flatten a gold label into comparable items: 'constraint:<cid>', 'valid_refusal', 'conflict_recognized',
-    'faithful'."""
-    items = {f"constraint:{c}": int(v) for c, v in (payload.get("constraints") or {}).items()}
-    for name in LABEL_ITEM_APPLIES:
-        if payload.get(name) is not None:
-            items[name] = int(payload[name])
-    return items
-
-
 @dataclass(frozen=True)
 class Disagreement:
     """A response whose two experts' latest labels differ on at least one item."""
@@ -425,17 +406,9 @@ class Disagreement:
     adjudicated: bool
 
 
-def _response_ids_for_runs(engine: Engine, run_ids: Iterable[int] | None) -> set[int] | None:
-    if run_ids is None:
-        return None
-    with Session(engine) as session:
-        rows = session.exec(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).all()
-        return {i for i in rows if i is not None}  # primary keys: never None once stored
-
-
 def label_disagreements(engine: Engine, run_ids: Iterable[int] | None = None) -> list[Disagreement]:
     """Responses with at least two expert labels that differ on some item, adjudicated or not."""
-    scope = _response_ids_for_runs(engine, run_ids)
+    scope = response_ids_for_runs(engine, run_ids)
     labels = effective_annotations(engine, "gold_label", scope, "response")
     adjudicated = set(effective_annotations(engine, "adjudication", scope, "response"))
     out = []
@@ -448,29 +421,6 @@ def label_disagreements(engine: Engine, run_ids: Iterable[int] | None = None) ->
         if differing:
             out.append(Disagreement(rid, {a: ann.payload for a, ann in sorted(by_author.items())}, differing, rid in adjudicated))
     return out
-
-
-def gold_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
-    """Gold label per response: the latest adjudication, else the experts' label when at least two agree fully."""
-    scope = _response_ids_for_runs(engine, run_ids)
-    out: dict[int, dict[str, Any]] = {}
-    for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items():
-        if len(by_author) >= 2:
-            flats = [label_items(a.payload) for a in by_author.values()]
-            if all(f == flats[0] for f in flats):
-                out[rid] = next(iter(by_author.values())).payload
-    for rid, by_author in effective_annotations(engine, "adjudication", scope, "response").items():
-        out[rid] = max(by_author.values(), key=lambda a: (a.created_at, a.id or 0)).payload
-    return out
-
-
-def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, dict[str, Any]]]:
-    """Latest expert label payloads per response and author (for agreement statistics; admins and analysts only)."""
-    scope = _response_ids_for_runs(engine, run_ids)
-    return {
-        rid: {a: ann.payload for a, ann in by_author.items()}
-        for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items()
-    }
 
 
 # --------------------------------------------------------------------------- export / import

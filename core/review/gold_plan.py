@@ -21,15 +21,8 @@ from sqlmodel import Session, col, select
 
 from core.analysis import gold_budget, readmodel
 from core.review.auth import Principal, authorize
-from core.review.gold import (
-    GOLD_DESIGN,
-    SampleReport,
-    _covering,
-    active_experts,
-    assign_pairs,
-    gold_labels,
-    write_assignments,
-)
+from core.review.gold import SampleReport, _covering, active_experts, assign_pairs, write_assignments
+from core.store.labels import GOLD_DESIGN, gold_labels
 from core.store.models import Assignment
 
 PLAN_BATCH = "plan"

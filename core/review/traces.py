@@ -15,12 +15,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.analysis.ppi import CorrectedEstimate, ipw_ppi_mean
+from core.ingest.sets import SetVersion, add_set_version, set_instance_ids, set_versions
 from core.review.annotations import with_retry
 from core.review.auth import Principal, authorize
-from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample, gold_labels, gold_probabilities
+from core.review.gold import SEGMENT_UNCERTAINTY, SampleReport, draw_gold_sample
 from core.store.db import saved_id
+from core.store.labels import gold_labels, gold_probabilities
 from core.store.models import Assignment, Instance, Response, Verdict
-from core.store.sets import SetVersion, add_set_version, set_instance_ids, set_versions
 
 
 def sample_traces(engine: Engine, principal: Principal | None, run_id: int, n: int, seed: int = 0,

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from core.config import get_secret
+from core.ingest.io import add_instance, instance_spec
 from core.review.annotations import (
     DECISION_STATUS,
     DECISIONS,
@@ -27,10 +28,8 @@ from core.review.annotations import (
     Undone,
     _existing_by_token,
     append_annotation,
-    effective_annotations,
     guidelines_version,
     label_history,
-    live_annotations,
     load_bundle,
     retraction,
     start_undo,
@@ -39,7 +38,7 @@ from core.review.annotations import (
 from core.review.auth import Principal, authorize
 from core.review.permissions import allowed
 from core.store.db import saved_id
-from core.store.io import add_instance, instance_spec
+from core.store.labels import effective_annotations, live_annotations
 from core.store.models import Annotation, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 
@@ -374,14 +373,6 @@ def record_verification_adjudication(
         if again is None:
             raise
         return VerificationResult(again.id or 0, False, again.payload.get("resulting_status", ""))
-
-
-def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]]]:
-    """Latest verification payload per instance version and author (for agreement statistics)."""
-    return {
-        iid: {a: ann.payload for a, ann in by_author.items()}
-        for iid, by_author in effective_annotations(engine, "verification", target_type="instance").items()
-    }
 
 
 # --------------------------------------------------------------------------- gold labels

@@ -156,7 +156,7 @@ def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
 def store_context_claims(engine: Engine, instance_id: int, judge: str, out: ContextClaimsOutcome) -> ContextClaimsOutcome:
     """Insert the claims of (instance, judge), or reuse good ones another scorer stored first (a stored error is
     replaced); the claims in force."""
-    from core.generation.llm import insert_ignore_statement
+    from core.store.db import insert_ignore_statement
 
     values = {"instance_id": instance_id, "judge": judge, "status": out.status, "core": out.core,
               "supplementary": out.supplementary, "error": out.error, "calls": out.calls, "created_at": utc_now()}
@@ -375,7 +375,7 @@ def score_lease(run_id: int, judge: str) -> str:
 async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[], Any]) -> ScoreReport:
     """Score under the (run, judge) lease: a second scorer of the same judge waits for the first, then skips what
     it stored (idempotent); the lease is renewed while scoring."""
-    from core.generation.runs import LeaseHeld, lease_ttl, release_lease, renew_lease, take_lease
+    from core.store.leases import LeaseHeld, lease_ttl, release_lease, renew_lease, take_lease
 
     name = score_lease(run_id, judge_name)
     try:

@@ -51,7 +51,8 @@ from sqlalchemy.types import JSON, TypeDecorator
 from sqlmodel import SQLModel
 
 from core.store import models  # noqa: F401 - registers every table on SQLModel.metadata
-from core.store.io import parse_json, shown_field
+from core.store.jsonl import parse_json, shown_field
+from core.store.model_settings import check_settings  # the rule `models add` applies
 from core.store.schema import storable_problems
 
 FORMAT = "gauntlet-backup/1"
@@ -164,8 +165,6 @@ def _line(row: dict[str, Any]) -> bytes:
 
 def _secret_settings(table: Table, row: dict[str, Any]) -> None:
     if table.name == "model":
-        from core.generation.runs import check_settings  # the rule `models add` applies
-
         try:
             check_settings(row["settings"] or {})
         except ValueError as exc:

@@ -1,20 +1,16 @@
-"""The stored benchmark for the app: filtered instance lists, one instance with its bundle, and the admin's import
-(re-checked against the permission table; the admin's build is core.construction.build.build_benchmark_file)."""
+"""The stored benchmark for the app: filtered instance lists and one instance with its bundle (the admin's build and
+import, re-checked against the permission table, are in core.services.benchmarks)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from sqlalchemy import func, or_
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from core.review.auth import Principal, authorize
 from core.store.db import saved_id
-from core.store.io import ImportReport, LineError, import_file, validate_file
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
-from core.store.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 
 
 @dataclass(frozen=True)
@@ -125,24 +121,3 @@ def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDe
         assert domain is not None, f"instance {instance.uid} names a missing domain"
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
 
-
-def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:
-    """An admin imports a benchmark JSONL, changed instances as new versions (re-checked: import_benchmark)."""
-    admin = authorize(engine, principal, "import_benchmark")
-    return import_file(engine, path, on_existing="new_version", author=admin.username)
-
-
-def preview_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> tuple[list[LineError], list[PlannedInstance]]:
-    """An admin's preview of importing a benchmark JSONL (re-checked: import_benchmark): its validation errors, or
-    per instance whether it is new, unchanged or would change an existing instance (and how)."""
-    authorize(engine, principal, "import_benchmark")
-    validation = validate_file(path)
-    return validation.errors, ([] if validation.errors else plan_import(engine, validation.instances))
-
-
-def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path, set_name: str, *,
-                         on_changed: str | None = None, origin: str = "import") -> SetImportReport:
-    """An admin imports a benchmark JSONL as its own named set (re-checked: import_benchmark); existing instances
-    that would change need the explicit `on_changed` choice (core.store.sets.ON_CHANGED)."""
-    admin = authorize(engine, principal, "import_benchmark")
-    return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)

@@ -10,7 +10,9 @@ from typing import Any, Protocol
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Table, event
+from sqlalchemy import Insert, Table, event, insert
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, create_engine
 from sqlmodel.sql.expression import Select
@@ -111,3 +113,12 @@ def select_columns(*columns: Any) -> Any:
     """A SELECT of columns whose rows are read by column name (`row.query`), which sqlmodel's typed `select` types as
     plain tuples (and covers only up to four columns)."""
     return Select(*columns)
+
+
+def insert_ignore_statement(engine: Engine, table: Table) -> Insert:
+    """An INSERT that skips rows whose key exists (ON CONFLICT DO NOTHING; plain INSERT elsewhere); its result's
+    rowcount says whether the row went in (preserve_rowcount: PostgreSQL drivers report -1 otherwise)."""
+    dialect = engine.dialect.name
+    statement = (postgresql_insert(table).on_conflict_do_nothing() if dialect == "postgresql"
+                 else sqlite_insert(table).on_conflict_do_nothing() if dialect == "sqlite" else insert(table))
+    return statement.execution_options(preserve_rowcount=True)

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from core.store.db import make_engine, upgrade
-from core.store.io import composition, import_file
+from core.ingest.io import composition, import_file
 
 REPO = Path(__file__).resolve().parents[2]
 

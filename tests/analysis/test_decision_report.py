@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from core.analysis import alignment, decision, decision_report, picker, readmodel
-from core.review.gold import gold_labels, gold_probabilities
 from core.store.db import make_engine
+from core.store.labels import gold_labels, gold_probabilities
 from tests.analysis.decision_factories import decision_db
 
 SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})

@@ -8,7 +8,7 @@ import pytest
 
 from core.analysis import readmodel
 from core.analysis.alignment import judge_value, judge_vs_gold
-from core.review.gold import gold_labels
+from core.store.labels import gold_labels
 from tests.test_alignment import build
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.review.gold import draw_gold_sample, gold_labels, record_adjudication, record_gold_label
+from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
+from core.store.labels import gold_labels
 from tests.pages.test_dashboards import page_as
 from tests.test_alignment import _labels, store
 from tests.workspace_factories import principal, seeded_db

@@ -9,9 +9,10 @@ import socket
 import pytest
 from sqlmodel import Session, select
 
-from core.generation import jobs, models_admin, runs
+from core.generation import jobs, models_admin, registered_models, run_progress, runs
 from core.generation.providers.base import ModelConfig, ProviderError
 from core.review.auth import PermissionDenied, create_user
+from core.services import runs as run_services
 from core.store.models import Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.e2e.harness import wait_until
@@ -95,10 +96,10 @@ def test_preflight_reports_each_model_readably(engine, env, fake, faulty):
     env.setenv("DOWN_URL", f"http://127.0.0.1:{_closed_port()}/v1")
     env.setenv("BAD_URL", f"{faulty.base_url}/v1")
     for name, variable in (("ok", "OK_URL"), ("down", "DOWN_URL"), ("broken", "BAD_URL"), ("unset", "UNSET_URL")):
-        models_admin.save_model(engine, ADMIN, compat(base_url_env=variable, timeout_s=5).model_copy(
+        run_services.save_model(engine, ADMIN, compat(base_url_env=variable, timeout_s=5).model_copy(
             update={"name": name, "model_name": name}))
-    runs.ensure_baselines(engine)
-    results = {r.model: r for r in models_admin.preflight(
+    registered_models.ensure_baselines(engine)
+    results = {r.model: r for r in run_services.preflight(
         engine, ADMIN, ["ok", "down", "broken", "unset", "baseline:extractive"])}
     assert results["ok"].ok and results["ok"].message.startswith("answered in")
     assert results["baseline:extractive"].ok
@@ -123,8 +124,8 @@ def test_errors_are_explained(env, kind, expected):
     assert models_admin.explain(ProviderError("boom", retryable=False, kind=kind), config).startswith(expected)
 
 
-def _snap(status: str, done: int, failed: int, pending: int = 0) -> runs.RunProgress:
-    return runs.RunProgress(1, done + failed + pending, done, failed, pending, 0, 0.0, 1.0, status)
+def _snap(status: str, done: int, failed: int, pending: int = 0) -> run_progress.RunProgress:
+    return run_progress.RunProgress(1, done + failed + pending, done, failed, pending, 0, 0.0, 1.0, status)
 
 
 GEN = jobs.StageLine("generation", None, 0, 0, "finished")
@@ -166,25 +167,25 @@ def test_retry_failed_items_runs_them_again_and_the_job_is_reaped(engine, env, t
     seed_instances(engine, 3)
     create_user(engine, "admin", "admin", password="admin-pass-1")
     create_user(engine, "ana", "analyst", password="ana-pass-123")
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
     fail_every_item(engine, run_id)
     assert models_admin.run_outcome(engine, run_id) == "failed"
     with pytest.raises(PermissionDenied):
-        models_admin.retry_failed_items(engine, principal("ana"), run_id)
-    count, pid = models_admin.retry_failed_items(engine, ADMIN, run_id)
+        run_services.retry_failed_items(engine, principal("ana"), run_id)
+    count, pid = run_services.retry_failed_items(engine, ADMIN, run_id)
     assert count == 3 and pid
     wait_until(lambda: models_admin.run_outcome(engine, run_id) == "done", "the retried run")
     wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)
-    assert models_admin.retry_failed_items(engine, ADMIN, run_id) == (0, None)
+    assert run_services.retry_failed_items(engine, ADMIN, run_id) == (0, None)
 
 
 def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path):
     env.setenv("GAUNTLET_LOG_DIR", str(tmp_path / "logs"))
     seed_instances(engine, 2)
     create_user(engine, "admin", "admin", password="admin-pass-1")
-    runs.ensure_baselines(engine)
-    run_id, pid = models_admin.launch(engine, ADMIN, runs.RunOptions(models=["baseline:always-refuse"], name="r"))
+    registered_models.ensure_baselines(engine)
+    run_id, pid = run_services.launch(engine, ADMIN, runs.RunOptions(models=["baseline:always-refuse"], name="r"))
     wait_until(lambda: runs.get_run(Session(engine), run_id).config.get("pipeline", {}).get("stage") == "finished",
                "the pipeline")
     wait_until(lambda: not os.path.exists(f"/proc/{pid}"), "the job to be reaped", timeout=15)  # a zombie keeps it
@@ -195,6 +196,6 @@ def test_launch_reaps_its_process_without_anyone_watching(engine, env, tmp_path)
 def test_saving_a_model_needs_the_role(engine):
     create_user(engine, "ana", "analyst", password="ana-pass-123")
     with pytest.raises(PermissionDenied, match="may not register models"):
-        models_admin.save_model(engine, principal("ana"), compat(base_url_env="X_URL"))
+        run_services.save_model(engine, principal("ana"), compat(base_url_env="X_URL"))
     with Session(engine) as session:
         assert session.exec(select(Model)).all() == []

@@ -11,7 +11,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import models_admin, runs
+from core.generation import models_admin, registered_models, runs
 from core.review.auth import create_user
 from core.store.models import Model, Run
 from tests.app.test_run_admin import fail_every_item
@@ -29,7 +29,7 @@ def seeded(engine, monkeypatch, tmp_path):
     monkeypatch.delenv("NOPE_URL", raising=False)
     seed_instances(engine, 4)
     create_user(engine, "tester", "admin", password="tester-pass-1")
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     return engine
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.review.auth import account_changes, change_account, create_user, get_user
+from core.review.auth import account_changes, create_user, get_user
+from core.services.accounts import change_account
 from tests.workspace_factories import principal, seeded_db
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "users.py")

@@ -17,7 +17,7 @@ import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import jobs, runs
+from core.generation import jobs, registered_models, runs
 from core.review.auth import get_user, update_user
 from core.review.gold import draw_gold_sample
 from core.review.permissions import ACTIONS, ROLES, allowed, may_open
@@ -82,7 +82,7 @@ def _choose_and(button: str):
 
 
 def _pending_run(seeded) -> None:
-    runs.ensure_baselines(seeded.engine)
+    registered_models.ensure_baselines(seeded.engine)
     runs.create_run(seeded.engine, runs.RunOptions(models=["baseline:extractive"], name="matrix", limit=1))
 
 
@@ -112,9 +112,9 @@ WRITES = {
     "run-save-model": Write("pages/run_evaluation.py", "register_models", "admin", _save_model,
                             lambda s: count(s, select(func.count()).where(Model.name == "m-new")) == 1),
     "run-preflight": Write("pages/run_evaluation.py", "launch_run", "admin", _choose_and("run_preflight"),
-                           lambda s: False, setup=lambda s: runs.ensure_baselines(s.engine)),
+                           lambda s: False, setup=lambda s: registered_models.ensure_baselines(s.engine)),
     "run-launch": Write("pages/run_evaluation.py", "launch_run", "admin", _choose_and("run_launch"),
-                        lambda s: run_where(s, "matrix") is not None, setup=lambda s: runs.ensure_baselines(s.engine)),
+                        lambda s: run_where(s, "matrix") is not None, setup=lambda s: registered_models.ensure_baselines(s.engine)),
     "run-cancel": Write("pages/run_evaluation.py", "cancel_run", "admin",
                         lambda at, s: click(at, "Cancel run"), lambda s: run_where(s, "matrix").status == "cancelled",
                         setup=_pending_run),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from core.ingest.importers.domainrag import composite
 from core.scoring.reference import reference_metric
-from core.store.importers.domainrag import composite
 from core.store.schema import ReferenceSpec
 
 

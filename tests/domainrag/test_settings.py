@@ -9,9 +9,9 @@ import pytest
 
 from core.construction.corpus import CorpusDoc
 from core.construction.retrieval import RetrievalConfig, Retriever, tokenize
-from core.generation.prompting import DocumentView, condition_bundle
 from core.generation.runs import instance_conditions
 from core.protocols import Condition
+from core.protocols.prompting import DocumentView, condition_bundle
 
 
 @pytest.mark.parametrize(

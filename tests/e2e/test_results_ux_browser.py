@@ -13,9 +13,9 @@ from sqlmodel import Session, select
 from bench.make_synthetic_results import make_results
 from core import first_start
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
+from core.ingest.io import import_file
 from core.review.auth import create_user
 from core.store.db import make_engine
-from core.store.io import import_file
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
 from tests.e2e.harness import chromium, serve, settle
 from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps, signed_in

@@ -11,9 +11,9 @@ import math
 import pytest
 from sqlmodel import Session, select
 
-from core.generation import runner, runs
+from core.generation import registered_models, run_estimates, runner, runs
+from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
-from core.generation.runs import config_from_model
 from core.store.models import Model, Response
 from core.testing.fake_server import FakeLLMServer
 from tests.factories import add_model, seed_instances
@@ -38,7 +38,7 @@ def test_budget_with_16_in_flight(engine, monkeypatch, tmp_path, max_output_toke
     with FakeLLMServer(latency_ms=80) as server:
         point_sdks_at(monkeypatch, server)
         run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-x"], concurrency=IN_FLIGHT))
-        estimate = runs.estimate_run(engine, run_id)
+        estimate = run_estimates.estimate_run(engine, run_id)
         budget = estimate.max_cost_usd * share
         result = asyncio.run(runner.execute_run(engine, run_id, overrides={"budget_usd": budget}))
         billed = bill(server, PRICE, PRICE)
@@ -70,7 +70,7 @@ def test_budget_with_16_in_flight(engine, monkeypatch, tmp_path, max_output_toke
 def test_prices_must_be_finite_and_not_negative(engine, price_in, price_out, problem):
     config = ModelConfig(name="bad", provider="openai", price_input_per_mtok=price_in, price_output_per_mtok=price_out)
     with pytest.raises(ValueError, match=problem):
-        runs.register_model(engine, config)
+        registered_models.register_model(engine, config)
     if any(math.isnan(price) for price in (price_in, price_out)):
         return  # SQLite stores NaN as NULL, which the price columns refuse: such a row cannot exist
     seed_instances(engine, 2)

@@ -11,10 +11,10 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.generation import runner, runs
-from core.generation.runs import release_lease, take_lease
+from core.generation import registered_models, runner, runs
 from core.scoring.judges.base import ContextClaimsOutcome
 from core.scoring.scorer import score_lease, score_run, store_context_claims
+from core.store.leases import release_lease, take_lease
 from core.store.models import ContextClaims, Verdict
 from tests.factories import seed_instances
 from tests.faults.conftest import figure, gauntlet, wait_until
@@ -32,7 +32,7 @@ def verdict_counts(engine) -> tuple[int, int]:
 
 def test_concurrent_scorers_of_one_judge_are_safe_and_idempotent(engine, db_url, tmp_path):
     seed_instances(engine, INSTANCES)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:extractive", "baseline:always-refuse"]))
     assert asyncio.run(runner.execute_run(engine, run_id)).status == "done"
     env = {"GAUNTLET_DATABASE_URL": db_url, "GAUNTLET_SECRETS_FILE": str(tmp_path / "none.toml"),

@@ -18,9 +18,11 @@ from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.generation import runs
-from core.generation.llm import GroupWriter, LLMClient, config_from_model
+from core.generation.llm import LLMClient, config_from_model
 from core.generation.providers.base import ChatMessage
+from core.store import leases
 from core.store.models import Lease, Model
+from core.store.writes import GroupWriter
 from core.testing.fake_server import FakeLLMServer, canned_answer, count_tokens, prompt_text
 from tests.factories import add_model, seed_instances
 from tests.faults.conftest import (
@@ -135,7 +137,7 @@ def test_a_paused_owner_whose_lease_was_taken_over_writes_nothing_and_stops(engi
     assert row.reserved_usd == pytest.approx(0.0)
 
 
-def expire(engine, holding: runs.Holding) -> None:
+def expire(engine, holding: leases.Holding) -> None:
     """What a paused holder's lease looks like once its TTL passed."""
     with engine.begin() as conn:
         conn.execute(update(Lease.__table__).where(Lease.__table__.c.name == holding.name).values(expires_at=0.0))
@@ -143,26 +145,26 @@ def expire(engine, holding: runs.Holding) -> None:
 
 @pytest.mark.parametrize("end_first", [
     pytest.param(expire, id="expired-then-taken-over"),
-    pytest.param(runs.release_lease, id="released-then-taken-again"),
+    pytest.param(leases.release_lease, id="released-then-taken-again"),
 ])
 def test_each_take_over_raises_the_generation_and_fences_out_the_previous_holder(engine, end_first):
-    first = runs.take_lease(engine, "run:1", "first")
+    first = leases.take_lease(engine, "run:1", "first")
     end_first(engine, first)
-    second = runs.take_lease(engine, "run:1", "second")
+    second = leases.take_lease(engine, "run:1", "second")
     with engine.begin() as conn:
-        runs.check_fences(conn, [second.fence])
+        leases.check_fences(conn, [second.fence])
     lost = r"lease of run 1 taken over by pid \d+ on .* \(second\) \(generation 2\)"
-    with pytest.raises(runs.LeaseLost, match=lost), engine.begin() as conn:
-        runs.check_fences(conn, [first.fence])
+    with pytest.raises(leases.LeaseLost, match=lost), engine.begin() as conn:
+        leases.check_fences(conn, [first.fence])
     assert (first.generation, second.generation) == (1, 2)
 
 
-async def send_after_a_pause(engine, holding: runs.Holding) -> None:
+async def send_after_a_pause(engine, holding: leases.Holding) -> None:
     """One paid call from a client whose writer is fenced by `holding` and last passed its fence a second ago (as
     after a pause between reserving a call and sending it)."""
     with Session(engine) as session:
         config = config_from_model(session.exec(select(Model).where(Model.name == "gpt-x")).one())
-    writer = GroupWriter(engine, guard=lambda conn: runs.check_fences(conn, [holding.fence]))
+    writer = GroupWriter(engine, guard=lambda conn: leases.check_fences(conn, [holding.fence]))
     writer.guarded_at -= 1.0
     client = LLMClient(config, engine, writer=writer, max_retries=0)
     try:
@@ -179,14 +181,14 @@ async def send_after_a_pause(engine, holding: runs.Holding) -> None:
 def test_a_call_is_sent_only_after_a_fresh_fence_check(engine, monkeypatch, tmp_path, taken_over, sent):
     monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
     add_model(engine, "gpt-x", "openai")
-    holding = runs.take_lease(engine, "run:1", "paused")
+    holding = leases.take_lease(engine, "run:1", "paused")
     if taken_over:
         expire(engine, holding)
-        runs.take_lease(engine, "run:1", "the new owner")
+        leases.take_lease(engine, "run:1", "the new owner")
     with FakeLLMServer() as server:
         point_sdks_at(monkeypatch, server)
         if taken_over:
-            with pytest.raises(runs.LeaseLost, match=r"taken over by .*\(the new owner\)"):
+            with pytest.raises(leases.LeaseLost, match=r"taken over by .*\(the new owner\)"):
                 asyncio.run(send_after_a_pause(engine, holding))
         else:
             asyncio.run(send_after_a_pause(engine, holding))

@@ -15,9 +15,9 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
+from core.ingest.io import import_specs, validate_lines
 from core.scoring.judges.parsing import extract_json_object, looks_like_judge_refusal, parse_reply
 from core.store.db import make_engine
-from core.store.io import import_specs, validate_lines
 from core.store.models import Constraint, Document, Domain, Instance
 
 SAMPLE = (REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl").read_text(encoding="utf-8").splitlines()

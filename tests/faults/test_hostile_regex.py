@@ -14,9 +14,9 @@ from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
 from core.generation import runner, runs
+from core.ingest.io import import_file, validate_lines
 from core.scoring.checkers import build_checker
 from core.scoring.checkers.guard import RegexTimeout
-from core.store.io import import_file, validate_lines
 from core.store.models import Constraint, Verdict
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model

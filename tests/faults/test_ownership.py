@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import insert
 
 from core.generation import jobs, runner, runs
+from core.store import leases
 from core.store.models import Lease
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, seed_instances
@@ -102,18 +103,18 @@ def test_a_dead_owners_lease_is_taken_over(engine, monkeypatch, tmp_path, host, 
     host = socket.gethostname() if host == "here" else host
     pid = pid or dead_pid()
     with engine.begin() as conn:
-        conn.execute(insert(Lease.__table__).values(name=runs.run_lease(run_id), token="old", owner=f"pid {pid} on {host}",
+        conn.execute(insert(Lease.__table__).values(name=leases.run_lease(run_id), token="old", owner=f"pid {pid} on {host}",
                                                      host=host, pid=pid, acquired_at=time.time(),
                                                      expires_at=time.time() + expires_in))
     with FakeLLMServer() as server:
         point_sdks_at(monkeypatch, server)
         if refused:
-            with pytest.raises(runs.LeaseHeld, match=f"owned by pid {pid} on {host}"):
+            with pytest.raises(leases.LeaseHeld, match=f"owned by pid {pid} on {host}"):
                 asyncio.run(runner.execute_run(engine, run_id))
-            with pytest.raises(runs.LeaseHeld):
+            with pytest.raises(leases.LeaseHeld):
                 runs.retry_failed(engine, run_id)
             assert not server.requests
             time.sleep(expires_in + 0.1)
         result = asyncio.run(runner.execute_run(engine, run_id))
     assert result.status == "done" and len(server.requests) == ITEMS
-    assert runs.lease_holder(engine, runs.run_lease(run_id)) is None, "the lease is released at the end"
+    assert leases.lease_holder(engine, leases.run_lease(run_id)) is None, "the lease is released at the end"

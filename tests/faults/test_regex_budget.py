@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.generation import runner, runs
+from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.scoring.checkers import build_checker, guard
 from core.scoring.checkers.guard import RegexPass, RegexTimeout
-from core.store.io import import_file
 from core.store.models import Constraint, Verdict
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model

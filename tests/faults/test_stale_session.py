@@ -9,18 +9,19 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import jobs, runs
+from core.generation import registered_models, runs
 from core.review.auth import PermissionDenied, Principal, create_user, now_utc, update_user
+from core.services import runs as run_services
 from core.store.models import Run
 from tests.factories import seed_instances
 from tests.pages.signin import sign_in
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "run_evaluation.py")
 WRITES = {
-    "launch_run": lambda engine, p: jobs.launch_run(engine, p, runs.RunOptions(models=["baseline:extractive"])),
-    "stop_run": lambda engine, p: jobs.stop_run(engine, p, runs.create_run(engine, runs.RunOptions(
+    "launch_run": lambda engine, p: run_services.launch_run(engine, p, runs.RunOptions(models=["baseline:extractive"])),
+    "stop_run": lambda engine, p: run_services.stop_run(engine, p, runs.create_run(engine, runs.RunOptions(
         models=["baseline:extractive"]))),
-    "register_baselines": lambda engine, p: runs.register_baselines(engine, p),
+    "register_baselines": lambda engine, p: run_services.register_baselines(engine, p),
 }
 
 
@@ -28,7 +29,7 @@ WRITES = {
 def admin(engine, monkeypatch, tmp_path):
     monkeypatch.setenv("GAUNTLET_LOG_DIR", str(tmp_path / "logs"))
     seed_instances(engine, 3)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     create_user(engine, "tester", "admin", password="tester-pass-1")
     now = now_utc()
     return Principal(username="tester", role="admin", domains=(), login_at=now, last_seen=now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from core.generation import runs
+from core.generation import registered_models
 from core.store.models import Document, Instance
 from tests.factories import add_model, make_domain, seed_instances
 
@@ -52,5 +52,5 @@ def mixed(engine, monkeypatch, tmp_path):
     seed_qa(engine)
     seed_instances(engine, 2)
     add_model(engine, "gpt-x", "openai", settings={"timeout_s": 0.3})
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     return engine

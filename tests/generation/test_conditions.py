@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.generation.prompting import (
+from core.protocols import Condition, Protocol, get_protocol
+from core.protocols.prompting import (
     SOURCE_POLICIES,
     DocumentView,
     InstanceView,
@@ -13,7 +14,6 @@ from core.generation.prompting import (
     condition_bundle,
     fit_documents,
 )
-from core.protocols import Condition, Protocol, get_protocol
 from core.store.models import Constraint, Document, Instance
 
 ENTERPRISE = get_protocol("enterprise_rag")

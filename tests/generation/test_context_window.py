@@ -10,11 +10,11 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.generation import llm, runner, runs
-from core.generation.prompting import DocumentView, InstanceView
+from core.generation import llm, registered_models, run_estimates, run_prompts, runner, runs
 from core.generation.providers.base import ChatMessage, ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.protocols import get_protocol
+from core.protocols.prompting import DocumentView, InstanceView
 from core.store.models import Model, Response
 from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.generation.conftest import add_qa_instance
@@ -46,7 +46,7 @@ def big(engine, monkeypatch, tmp_path):
 
 
 def with_window(engine, window: int | None, name: str = "gpt-x") -> None:
-    runs.register_model(engine, ModelConfig(name=name, provider="openai", model_name=name, context_window=window,
+    registered_models.register_model(engine, ModelConfig(name=name, provider="openai", model_name=name, context_window=window,
                                             max_output_tokens=MAX_OUTPUT, price_input_per_mtok=2.0,
                                             price_output_per_mtok=8.0, settings={"timeout_s": 0.3}))
 
@@ -75,7 +75,7 @@ def sent_markers(server: FakeLLMServer) -> set[str]:
 def test_refuse_fails_the_370k_prompt_unsent_and_unpaid(big, monkeypatch):
     with_window(big, 128_000)
     options = runs.RunOptions(models=["gpt-x"])
-    estimate = runs.estimate_options(big, options)
+    estimate = run_estimates.estimate_options(big, options)
     run_id, server = run_all(big, monkeypatch, options)
     item = big_item(big, run_id)
     tokens = item.prompt_meta["context"]["tokens_before"]
@@ -102,7 +102,7 @@ def test_refuse_fails_the_370k_prompt_unsent_and_unpaid(big, monkeypatch):
 def test_truncate_drops_whole_documents_from_the_end_and_records_them(big, monkeypatch, condition, kept, dropped):
     with_window(big, 200_000)
     options = runs.RunOptions(models=["gpt-x"], conditions=[condition], context_policy="truncate")
-    estimate = runs.estimate_options(big, options)
+    estimate = run_estimates.estimate_options(big, options)
     run_id, server = run_all(big, monkeypatch, options)
     item = big_item(big, run_id)
     context = item.prompt_meta["context"]
@@ -117,7 +117,7 @@ def test_truncate_drops_whole_documents_from_the_end_and_records_them(big, monke
 def test_truncate_fails_when_even_the_first_document_does_not_fit(big, monkeypatch):
     with_window(big, 50_000)
     options = runs.RunOptions(models=["gpt-x"], context_policy="truncate")
-    estimate = runs.estimate_options(big, options)
+    estimate = run_estimates.estimate_options(big, options)
     run_id, server = run_all(big, monkeypatch, options)
     item = big_item(big, run_id)
     assert item.status == "failed" and item.error.endswith("it does not fit even with only its first document")
@@ -145,19 +145,19 @@ def test_a_refused_item_retried_with_the_truncate_policy_is_answered(big, monkey
 
 def test_no_window_means_no_check_and_models_without_one_are_unaffected(big, monkeypatch):
     with_window(big, None)
-    estimate = runs.estimate_options(big, runs.RunOptions(models=["gpt-x"]))
+    estimate = run_estimates.estimate_options(big, runs.RunOptions(models=["gpt-x"]))
     assert estimate.over_window == 0 and estimate.calls == 2 and estimate.context_summary() == ""
 
 
 PROTOCOL = get_protocol("reference_qa")
 
 
-def plan_of(text_tokens: int) -> runs.PromptPlan:
+def plan_of(text_tokens: int) -> run_prompts.PromptPlan:
     documents = [DocumentView(doc_uid="d", position=0, title="", text="x" * (text_tokens * 4), role="supporting")]
     view = InstanceView(query="q", reference={"answer_type": "short"})
     bundle, meta = PROTOCOL.bundle(documents, "")
     messages, prompt_meta = PROTOCOL.render_prompt(view, bundle, "", meta)
-    return runs.PromptPlan(PROTOCOL, view, "", bundle, meta, messages, prompt_meta)
+    return run_prompts.PromptPlan(PROTOCOL, view, "", bundle, meta, messages, prompt_meta)
 
 
 @pytest.mark.parametrize(
@@ -174,7 +174,7 @@ def test_fit_context_boundaries(window, over, policy, error):
     plan = plan_of((window or 0) - MAX_OUTPUT - base + over)
     assert plan.tokens + MAX_OUTPUT == (window or 0) + over
     config = ModelConfig(name="m", provider="openai", context_window=window, max_output_tokens=MAX_OUTPUT)
-    prompt = runs.fit_context(plan, config, policy)
+    prompt = run_prompts.fit_context(plan, config, policy)
     assert (prompt.error is not None) is error and prompt.over_window is error
     assert prompt.messages is plan.messages
 

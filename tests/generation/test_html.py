@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.generation.html import html_to_text
+from core.protocols.html import html_to_text
 
 STRUCTURAL_QA = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "domainrag" / "structural_qa.jsonl"
 

@@ -22,6 +22,7 @@ from sqlmodel import Session, col, select
 
 from core.config import REPO_ROOT
 from core.generation import ray_executor, runner, runs
+from core.store import leases
 from core.store.db import make_engine
 from core.store.models import Document, Domain, Instance, Lease, LLMCall, Model, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
@@ -214,7 +215,7 @@ def test_killing_a_worker_mid_run_loses_nothing_and_pays_nothing_twice(ray_serve
     with ThreadPoolExecutor(1) as pool:
         driving = pool.submit(asyncio.run, runner.execute_run(engine, run_id))
         wait_for_the_pause(ray_server, faults, driving)
-        holder = runs.lease_holder(engine, ray_executor.shard_lease(run_id, shard))
+        holder = leases.lease_holder(engine, ray_executor.shard_lease(run_id, shard))
         os.kill(holder.pid, signal.SIGKILL)
         result = driving.result(timeout=120)
     failed = runs.failed_items(engine, run_id)
@@ -277,7 +278,7 @@ def test_cancelling_a_ray_run_stops_its_tasks_and_resume_finishes_it(ray_server,
 def take_over(engine, run_id: int) -> None:
     """What another executor taking the run over does to its lease: the next generation, its owner."""
     with engine.begin() as conn:
-        conn.execute(update(Lease.__table__).where(Lease.__table__.c.name == runs.run_lease(run_id)).values(
+        conn.execute(update(Lease.__table__).where(Lease.__table__.c.name == leases.run_lease(run_id)).values(
             generation=Lease.__table__.c.generation + 1, token="other", owner="pid 1 on elsewhere (gauntlet run)",
             host="elsewhere", pid=1, expires_at=time.time() + 3600))
 
@@ -295,7 +296,7 @@ def test_a_ray_run_whose_lease_is_taken_over_stops_and_writes_nothing_more(ray_s
                        what="the first answers")
             take_over(engine, run_id)
             taken, flying, calls = recorded(engine, run_id), in_flight(engine, run_id), len(ray_server.requests)
-            with pytest.raises(runs.LeaseLost, match=f"lease of run {run_id} taken over by pid 1 on elsewhere"):
+            with pytest.raises(leases.LeaseLost, match=f"lease of run {run_id} taken over by pid 1 on elsewhere"):
                 driving.result(timeout=60)
         time.sleep(1.0)  # anything a task still wrote or sent would show by now
         after = len(ray_server.requests) - calls

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from sqlmodel import Session, select
 
-from core.generation import runs
+from core.generation import run_estimates, runs
 from core.generation.llm import cache_key, config_from_model, repeat_config
 from core.store.models import Model, Response
 from tests.test_runner import execute, serve
@@ -26,7 +26,7 @@ def test_each_repeat_is_an_item_with_its_own_seed_and_cache_key(mixed, monkeypat
     server = serve(monkeypatch)
     try:
         run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], repeats=repeats))
-        estimate = runs.estimate_run(mixed, run_id)
+        estimate = run_estimates.estimate_run(mixed, run_id)
         result = execute(mixed, run_id)
     finally:
         server.stop()
@@ -54,7 +54,7 @@ def test_a_second_run_with_repeats_pays_nothing_and_more_repeats_pay_only_the_ne
         paid = server.call_count
         again = execute(mixed, runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], repeats=2)))
         more_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], repeats=3))
-        estimate = runs.estimate_run(mixed, more_id)
+        estimate = run_estimates.estimate_run(mixed, more_id)
         more = execute(mixed, more_id)
     finally:
         server.stop()

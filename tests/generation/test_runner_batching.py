@@ -10,8 +10,8 @@ from sqlalchemy import event
 from sqlmodel import Session, select
 
 from core.generation import runner, runs
-from core.generation.llm import GroupWriter, Merged
 from core.store.models import Response, Run
+from core.store.writes import GroupWriter, Merged
 from tests.factories import add_model, seed_instances
 
 

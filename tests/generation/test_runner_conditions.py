@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.config import REPO_ROOT
-from core.generation import runner, runs
+from core.generation import run_estimates, run_progress, runner, runs
 from core.store.models import Instance, LLMCall, Response, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
 from tests.factories import add_model
@@ -70,7 +70,7 @@ def test_the_same_conditions_again_are_all_cache_hits(mixed, monkeypatch):
         execute(mixed, first)
         paid = server.call_count
         second = runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], conditions=["closed_book", ""]))
-        estimate = runs.estimate_run(mixed, second)
+        estimate = run_estimates.estimate_run(mixed, second)
         result = execute(mixed, second)
     finally:
         server.stop()
@@ -90,7 +90,7 @@ def test_an_unknown_condition_is_an_error_listing_the_known_ones(mixed, conditio
     with pytest.raises(ValueError, match=message):
         runs.create_run(mixed, runs.RunOptions(models=["gpt-x"], conditions=conditions))
     with pytest.raises(ValueError, match=message):
-        runs.estimate_options(mixed, runs.RunOptions(models=["gpt-x"], conditions=conditions))
+        run_estimates.estimate_options(mixed, runs.RunOptions(models=["gpt-x"], conditions=conditions))
     with Session(mixed) as session:
         assert session.exec(select(Run)).all() == []
 
@@ -123,7 +123,7 @@ def test_budget_stop_then_resume_pays_each_condition_prompt_once(mixed, monkeypa
     server = serve(monkeypatch)
     try:
         run_id = runs.create_run(mixed, runs.RunOptions(models=["gpt-dear"], conditions=CONDITIONS, concurrency=1))
-        budget = runs.estimate_run(mixed, run_id).max_cost_usd / 4  # room for a few calls at their worst case
+        budget = run_estimates.estimate_run(mixed, run_id).max_cost_usd / 4  # room for a few calls at their worst case
         stopped = execute(mixed, run_id, budget_usd=budget)
         finished = execute(mixed, run_id, budget_usd=100.0)
     finally:
@@ -144,7 +144,7 @@ def test_cancel_then_resume_finishes_every_condition(mixed, monkeypatch):
         task = asyncio.create_task(runner.execute_run(mixed, run_id))
         for _ in range(400):  # cancel once the executor is answering (a loaded machine may take a while to start it)
             await asyncio.sleep(0.05)
-            if (await asyncio.to_thread(runs.progress_snapshot, mixed, run_id)).done >= 1:
+            if (await asyncio.to_thread(run_progress.progress_snapshot, mixed, run_id)).done >= 1:
                 break
         await asyncio.to_thread(runs.request_cancel, mixed, run_id)
         return await task

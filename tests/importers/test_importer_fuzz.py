@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.config import REPO_ROOT
+from core.ingest.importers import get_importer, import_source
+from core.ingest.io import LineError
 from core.store.db import make_engine
-from core.store.importers import get_importer, import_source
-from core.store.io import LineError
 from tests.importers.conftest import FIXTURES, shared, table_counts, write_records
 
 SOURCES: dict[str, Callable[[], Path]] = {

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
+from core.ingest.importers import IMPORTERS, get_importer, source_record
+from core.ingest.importers.base import _MISSING, read_json_array, residue, restore
+from core.ingest.importers.domainrag import subset_of
+from core.ingest.importers.instructions import FOLLOWRAG_IDS, sub_dimension
+from core.ingest.importers.lit_ragbench import content_type
 from core.registry import UnknownNameError
 from core.scoring.checkers import CHECKERS
-from core.store.importers import IMPORTERS, get_importer, source_record
-from core.store.importers.base import _MISSING, read_json_array, residue, restore
-from core.store.importers.domainrag import subset_of
-from core.store.importers.instructions import FOLLOWRAG_IDS, sub_dimension
-from core.store.importers.lit_ragbench import content_type
 from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 from tests.importers.conftest import FIXTURES, shared, write_records
 
@@ -213,7 +213,7 @@ def test_a_repeated_record_is_a_duplicate_id_on_its_source_lines(tmp_path) -> No
 @pytest.mark.parametrize("line", [pytest.param(b"[" * 100_000 + b"]" * 100_000, id="deep-nesting"),
                                   pytest.param(b'{"a": NaN}', id="nan"), pytest.param(b"1" * 5000, id="huge-number")])
 def test_hostile_jsonl_lines_are_line_errors_not_tracebacks(line) -> None:
-    from core.store.importers.base import read_jsonl
+    from core.ingest.importers.base import read_jsonl
 
     records, errors = read_jsonl(b'{"ok": 1}\n' + line + b"\n")
     assert len(records) == 1 and [e.line for e in errors] == [2] and "malformed JSON" in errors[0].message

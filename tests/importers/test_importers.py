@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlmodel import Session, func, select
 
-from core.store.importers import get_importer, import_source, source_record
-from core.store.io import export_instances, import_file, validate_file
+from core.ingest.importers import get_importer, import_source, source_record
+from core.ingest.io import export_instances, import_file, validate_file
 from core.store.models import Document, Instance
 from tests.importers.conftest import FIXTURES, shared, table_counts, write_records
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.store.importers.redaction import Redactor, redaction_text
+from core.ingest.importers.redaction import Redactor, redaction_text
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,9 @@ from sqlmodel import Session, select
 from core import first_start
 from core.analysis import readmodel
 from core.config import REPO_ROOT
-from core.generation import runner, runs
+from core.generation import registered_models, runner, runs
 from core.generation.models_admin import active_runs
-from core.store.importers import IMPORTERS, NATIVE, import_source
+from core.ingest.importers import IMPORTERS, NATIVE, import_source
 from core.store.models import FailureCount, Instance, Response, Run, Verdict
 from core.store.schema import NO_MODE
 from tests.importers.test_importers import CASES, _records, _slice
@@ -69,7 +69,7 @@ def _first_start(engine, db_url: str, tmp_path: Path) -> tuple[subprocess.Comple
 
 
 def _gauntlet_score(engine, db_url: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, int]:
-    models = [m.name for m in runs.ensure_baselines(engine)]
+    models = [m.name for m in registered_models.ensure_baselines(engine)]
     run_id = runs.create_run(engine, runs.RunOptions(models=models, concurrency=4))
     assert asyncio.run(runner.execute_run(engine, run_id)).status == "done"
     done = _python("core.cli", "score", str(run_id), "--judge", "heuristic", env=_env(db_url, tmp_path))

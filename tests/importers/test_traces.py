@@ -22,7 +22,7 @@ import json
 
 import pytest
 
-from core.store.importers.traces import flatten, otlp_id, otlp_value, read_traces, text_of
+from core.ingest.importers.traces import flatten, otlp_id, otlp_value, read_traces, text_of
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"

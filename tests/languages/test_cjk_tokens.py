@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from core.generation import runs
+from core.generation import run_estimates, run_prompts, runs
 from core.generation.llm import estimate_tokens
 from core.generation.tokens import count_tokens
 from tests.factories import add_model, make_instance
@@ -43,9 +43,9 @@ def test_run_estimate_counts_cjk_characters(engine) -> None:
         session.commit()
         instance_id = instance.id
     add_model(engine, "gpt-x")
-    estimate = runs.estimate_options(engine, runs.RunOptions(models=["gpt-x"]))
+    estimate = run_estimates.estimate_options(engine, runs.RunOptions(models=["gpt-x"]))
     with Session(engine) as session:
-        messages = runs.instance_prompt(session, instance_id, "stored", 0)[0]
+        messages = run_prompts.instance_prompt(session, instance_id, "stored", 0)[0]
     assert estimate.calls == 1
     assert estimate.input_tokens == sum(count_tokens(m.content) for m in messages)
     assert estimate.input_tokens > 2 * sum(estimate_tokens(m.content) for m in messages)

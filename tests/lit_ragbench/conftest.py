@@ -14,7 +14,7 @@ import pytest
 from sqlmodel import Session, select
 
 from core.commands.lit_ragbench import import_lit
-from core.generation import runner, runs
+from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.scoring.judges.prompts import ABSTENTION_HEAD
@@ -121,7 +121,7 @@ def world(session_url_factory) -> World:
         _register(engine, GOLD, gold, env)
         _register(engine, JUDGE.removeprefix("llm:"), judge, env)
         os.environ.update(env)
-        runs.ensure_baselines(engine)
+        registered_models.ensure_baselines(engine)
         run_id = runs.create_run(engine, runs.RunOptions(models=[REFUSE, GOLD], concurrency=16))
         result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
         assert result.status == "done" and result.failed == 0

@@ -8,7 +8,7 @@ from functools import cache
 
 import pytest
 
-from core.generation.prompting import DocumentView, InstanceView, check_condition_settings
+from core.ingest.importers import get_importer
 from core.protocols import get_protocol
 from core.protocols.lit_ragbench import (
     ABSTENTION,
@@ -19,7 +19,7 @@ from core.protocols.lit_ragbench import (
     as_lit_ragbench,
     categories_of,
 )
-from core.store.importers import get_importer
+from core.protocols.prompting import DocumentView, InstanceView, check_condition_settings
 from core.store.schema import InstanceSpec
 from tests.lit_ragbench.conftest import lit_file
 

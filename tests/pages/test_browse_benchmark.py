@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.store.io import import_file
+from core.ingest.io import import_file
 from tests.pages.signin import sign_in
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

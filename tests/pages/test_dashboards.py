@@ -14,9 +14,9 @@ from bench.make_synthetic_results import make_results
 from core import first_start
 from core.analysis import picker, readmodel
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
+from core.ingest.io import import_file
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
-from core.store.io import import_file
 from ui.auth import SESSION_KEY
 
 TIMEOUT = 60

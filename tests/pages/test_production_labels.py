@@ -10,7 +10,7 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation.deployed import import_traces
+from core.ingest.deployed import import_traces
 from core.review.auth import Principal, create_user
 from core.review.traces import sample_traces
 from core.store.models import Annotation

@@ -10,7 +10,7 @@ import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import jobs, runs
+from core.generation import jobs, registered_models, runs
 from core.review.auth import create_user, update_user
 from core.store.models import Response, Run, Verdict
 from tests.factories import add_model, seed_instances
@@ -71,7 +71,7 @@ def test_registers_baselines_when_missing(seeded):
     [pytest.param([], 0, 12, id="all"), pytest.param(["gap"], 0, 4, id="gap-only"), pytest.param([], 3, 6, id="limit")],
 )
 def test_estimate_follows_the_choices(seeded, modes, limit, items):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive", "baseline:always-refuse"])
     at.multiselect(key="run_modes").set_value(modes)
@@ -80,7 +80,7 @@ def test_estimate_follows_the_choices(seeded, modes, limit, items):
 
 
 def test_judges_offered_are_heuristic_and_llm_per_real_model(seeded):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     add_model(seeded, "gpt-test")
     at = open_page()
     judges = at.multiselect(key="run_judges")
@@ -92,7 +92,7 @@ def test_judges_offered_are_heuristic_and_llm_per_real_model(seeded):
 
 
 def test_launch_generates_and_scores_with_the_chosen_judge(seeded):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive"])
     at.multiselect(key="run_judges").set_value(["heuristic"]).run()
@@ -118,7 +118,7 @@ def test_launch_generates_and_scores_with_the_chosen_judge(seeded):
 
 
 def test_launch_without_a_judge_generates_only(seeded):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:always-refuse"])
     at.multiselect(key="run_judges").set_value([]).run()
@@ -132,7 +132,7 @@ def test_launch_without_a_judge_generates_only(seeded):
 
 
 def test_launch_is_refused_when_the_role_was_taken_away(seeded):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     at = open_page()
     at.multiselect(key="run_models").set_value(["baseline:extractive"]).run()
     update_user(seeded, "tester", role="viewer")
@@ -144,7 +144,7 @@ def test_launch_is_refused_when_the_role_was_taken_away(seeded):
 
 
 def test_cancel_a_run_that_is_not_running(seeded):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
     at = open_page()
     assert f"{HEURISTIC_LINE}: waiting for generation" in progress_texts(at)
@@ -187,7 +187,7 @@ PROGRESS_CASES = [
 
 @pytest.mark.parametrize(("status", "pipeline", "extra", "expected"), PROGRESS_CASES)
 def test_pipeline_progress_reads_the_run_row(seeded, status, pipeline, extra, expected):
-    runs.ensure_baselines(seeded)
+    registered_models.ensure_baselines(seeded)
     run_id = runs.create_run(seeded, runs.RunOptions(models=["baseline:extractive"], judge="heuristic,llm:j"))
     with Session(seeded) as session:
         run = session.get(Run, run_id)

@@ -14,11 +14,11 @@ from core.config import REPO_ROOT
 from core.construction.misleading import build_stress
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
+from core.ingest.importers import get_importer
+from core.ingest.io import import_specs
 from core.pipeline import score_and_summarise
 from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
 from core.store.db import make_engine
-from core.store.importers import get_importer
-from core.store.io import import_specs
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model

@@ -10,11 +10,11 @@ from streamlit.testing.v1 import AppTest
 
 from core.analysis import rag_stress
 from core.commands.data import SAMPLE_FILE
-from core.generation import runner, runs
+from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine
-from core.store.io import import_file
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import values
 from tests.rag_stress.conftest import repo_path
@@ -59,7 +59,7 @@ def test_bars_scatter_audit_and_drilldown(page, calibration) -> None:
 
 def test_no_rag_stress_runs_says_what_to_do(db_url, monkeypatch) -> None:
     engine = make_engine(db_url)
-    runs.ensure_baselines(engine)
+    registered_models.ensure_baselines(engine)
     assert import_file(engine, SAMPLE_FILE).ok  # an EnterpriseRAG-only run: nothing for this page
     run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:always-refuse"], limit=2))
     asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from core.construction.ragstress import build_ragstress
-from core.generation import runner, runs
+from core.generation import registered_models, runner, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.protocols.ragstress import CONDITION_NAMES
 from core.store.db import make_engine
-from core.store.io import import_file
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,10 +123,10 @@ def world(tmp_path_factory, session_url_factory) -> World:
     try:
         for name, server in started.items():
             config, names = scripted(name, server)
-            runs.register_model(engine, config)
+            registered_models.register_model(engine, config)
             env |= names
         os.environ.update(env)
-        runs.ensure_baselines(engine)
+        registered_models.ensure_baselines(engine)
         options = runs.RunOptions(models=[REFUSE, MARKED, CLAIM, CLOSED], conditions=list(CONDITION_NAMES),
                                   concurrency=16)
         run_id = runs.create_run(engine, options)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.analysis import ragstress
-from core.generation import runs
+from core.generation import run_estimates, runs
 from core.protocols.ragstress import CONDITION_NAMES, CORRUPTED_CONDITIONS, SEVERITIES
 from core.store.db import make_engine
 from tests.ragstress.conftest import CLAIM, CLOSED, HEURISTIC, MARKED, REFUSE
@@ -128,6 +128,6 @@ def test_retrieval_profile_matches_the_build_report(world, scores):
 
 def test_estimate_shows_items_by_condition(world):
     options = runs.RunOptions(models=[MARKED], conditions=list(CONDITION_NAMES))
-    shape = runs.estimate_options(make_engine(world.url), options).shape()
+    shape = run_estimates.estimate_options(make_engine(world.url), options).shape()
     assert "items 159 = 1 model(s) x 159 instance-conditions (12 instances x 15 conditions" in shape
     assert "numeric_subtle 5" in shape and "clean 12" in shape

@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from core.review import auth
-from core.review.auth import AccountChanged, account_changes, change_account, create_user, get_user, update_user
+from core.review.auth import AccountChanged, account_changes, create_user, get_user, update_user
+from core.services.accounts import change_account
 from tests.workspace_factories import principal, seeded_db
 
 ROOT = replace(principal("admin"), username="root")

@@ -11,8 +11,9 @@ from sqlmodel import Session, select
 
 from core.analysis import readmodel
 from core.review.auth import PermissionDenied
-from core.review.gold import GOLD_DESIGN, draw_gold_sample, gold_probabilities, gold_queue, record_gold_label
+from core.review.gold import draw_gold_sample, gold_queue, record_gold_label
 from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
+from core.store.labels import GOLD_DESIGN, gold_probabilities
 from core.store.models import Assignment, Domain, Model, Response
 from tests.workspace_factories import Seeded, _instance, add_verdicts, principal, seeded_db
 

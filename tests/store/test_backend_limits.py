@@ -11,7 +11,7 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from core.config import REPO_ROOT
-from core.store.io import export_instances, import_file, validate_lines
+from core.ingest.io import export_instances, import_file, validate_lines
 from core.store.models import Instance
 from core.store.schema import ID_MAX_CHARS, INT64, VERSION_MAX
 

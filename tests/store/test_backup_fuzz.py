@@ -20,7 +20,7 @@ from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.backup import MANIFEST, BackupError, backup_tables, export_all, import_all
 from core.store.db import make_engine
-from core.store.io import shown_field
+from core.store.jsonl import shown_field
 from core.store.models import (
     Annotation,
     Assignment,

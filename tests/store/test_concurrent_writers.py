@@ -14,11 +14,11 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlmodel import Session
 
-from core.generation.llm import insert_ignore_statement, with_lock_patience
 from core.generation.runner import RUN_RESERVE_WITHIN
-from core.generation.runs import LeaseHeld, take_lease
-from core.store.db import make_engine
+from core.store.db import insert_ignore_statement, make_engine
+from core.store.leases import LeaseHeld, take_lease
 from core.store.models import LLMCall, Run
+from core.store.writes import with_lock_patience
 
 THREADS = 12
 BACKENDS = [pytest.param("sqlite_url_factory", id="sqlite"), pytest.param("postgres_url_factory", id="postgresql")]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.store.io import LineError
+from core.ingest.io import LineError
 
 
 @pytest.mark.parametrize(("field", "shown"), [

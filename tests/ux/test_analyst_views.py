@@ -12,12 +12,12 @@ from streamlit.testing.v1 import AppTest
 from core import first_start
 from core.analysis.responses import instance_responses, judges_side_by_side, prompt_sent
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
-from core.generation.runs import instance_prompt
+from core.generation.run_prompts import instance_prompt
+from core.ingest.io import import_file
+from core.ingest.sets import benchmark_sets, import_set_file
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
-from core.store.io import import_file
 from core.store.models import Constraint, LLMCall, Response, Verdict
-from core.store.sets import benchmark_sets, import_set_file
 from ui.auth import SESSION_KEY
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,11 @@ import json
 import pytest
 from sqlmodel import Session, select
 
+from core.ingest.sets import check_domains
 from core.review.annotations import export_annotations, import_annotations, label_history
-from core.review.auth import change_account, create_account
 from core.review.gold import (
     draw_gold_sample,
     expert_progress,
-    gold_labels,
     gold_queue,
     label_history_of,
     load_response,
@@ -31,8 +30,9 @@ from core.review.verification import (
     verification_history,
     verification_queue,
 )
+from core.services.accounts import change_account, create_account
+from core.store.labels import gold_labels
 from core.store.models import Annotation, Assignment, Constraint, Instance
-from core.store.sets import check_domains
 from tests.workspace_factories import principal, seeded_db
 
 YES = {"constraints": {"c1": True, "c2": True}}

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from core.store.io import import_file, validate_file
+from core.ingest.io import import_file, validate_file
+from core.ingest.sets import benchmark_sets, import_set_file, plan_import, scoped_response_ids, set_instance_ids
 from core.store.models import Instance, Model, Response, Run
-from core.store.sets import benchmark_sets, import_set_file, plan_import, scoped_response_ids, set_instance_ids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MINI = FIXTURES / "mini.jsonl"

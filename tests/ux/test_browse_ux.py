@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.ingest.sets import import_set_file
 from core.review.verification import record_verification, undo_last_verification
-from core.store.sets import import_set_file
 from tests.workspace_factories import principal, seeded_db
 
 ROOT = Path(__file__).resolve().parents[2]

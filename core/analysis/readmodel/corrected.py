@@ -159,7 +159,7 @@ def load_corrected(engine: Engine, run_ids: Sequence[int], judge: str, scores: p
                    gold: dict[int, dict] | None = None) -> pd.DataFrame:
     """corrected_estimates of the runs under `judge` from the stored scores and the gold labels (reads only); pass
     `scores` (load_scores of the same runs and judge) or `gold` (gold_labels of the runs) when already loaded."""
-    from core.review.gold import gold_labels, gold_probabilities
+    from core.store.labels import gold_labels, gold_probabilities
 
     gold = gold_labels(engine, list(run_ids)) if gold is None else gold
     probabilities = gold_probabilities(engine, list(run_ids)) if gold else {}  # only labelled responses use them

@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.analysis.readmodel.responses import RULE_JUDGE, read_sql
-from core.first_start import first_start_failure, first_start_pending
 from core.store.db import saved_id
+from core.store.first_start_state import first_start_failure, first_start_pending
 from core.store.models import Run, Verdict
 
 _GENERATION_SQL = """

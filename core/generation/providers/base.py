@@ -6,12 +6,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-
-class ChatMessage(BaseModel):
-    """One chat message."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
+from core.protocols.messages import ChatMessage
 
 
 class ModelConfig(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from core.generation.baselines import BASELINES
+from core.generation.fake_server import count_tokens
 from core.generation.providers.base import ChatMessage, Completion, ModelConfig, ProviderError
-from core.testing.fake_server import count_tokens
 
 
 class BaselineProvider:

@@ -6,14 +6,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from core.generation.providers.base import ModelConfig
 from core.registry import Registry
 from core.scoring.judges.base import ConstraintMode, ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
 from core.scoring.judges.heuristic import HeuristicJudge
 from core.scoring.judges.llm_judge import LLMJudge
-from core.scoring.judges.names import SINGLE_SUFFIX
+from core.scoring.judges.names import HEURISTIC, SINGLE_SUFFIX
 from core.store.models import Model
 from core.store.schema import ANSWER_TYPES
 
@@ -55,10 +55,8 @@ def _heuristic(engine: Engine, arg: str, constraint_mode: ConstraintMode, max_co
 
 @JUDGES.register("llm")
 def _llm(engine: Engine, model_name: str, constraint_mode: ConstraintMode, max_connections: int | None) -> Judge:
-    from core.generation.llm import (  # lazy: the client module is optional for the heuristic judge
-        GroupWriter,
-        make_client,
-    )
+    from core.generation.llm import make_client  # lazy: the client module is optional for the heuristic judge
+    from core.store.writes import GroupWriter
 
     client = make_client(model_config(engine, model_name), engine, writer=GroupWriter(engine),  # cache rows grouped
                          max_connections=max_connections)
@@ -122,3 +120,10 @@ REFERENCE_JUDGE_METRICS.add("refusal", JudgedReferenceMetric(
 REFERENCE_JUDGE_METRICS.add("consistency", JudgedReferenceMetric(
     "consistency", ("long",), lambda j, i: j.consistency(i),
     not_applicable_reason="consistency applies to long answers only"))
+
+
+def judge_choices(engine: Engine) -> list[str]:
+    """Judge ids a run can be scored with: the offline heuristic judge, then `llm:<name>` per non-baseline model."""
+    with Session(engine) as session:
+        names = session.exec(select(Model.name).where(col(Model.is_baseline) == False).order_by(Model.name)).all()  # noqa: E712
+    return [HEURISTIC, *(f"llm:{name}" for name in names)]

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from core.store.importers.base import Importer, Raw, Source, doc_id, placed, validated
+from core.ingest.importers.base import Importer, Raw, Source, doc_id, placed, validated
 from core.store.schema import AnswerSpec, DocumentSpec, InstanceSpec
 
 JOIN = "；"  # joins the parts of a composite answer into its display text

@@ -6,7 +6,7 @@ from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import Any
 
-from core.store.importers.base import Importer, RecordError, Source, doc_id, placed
+from core.ingest.importers.base import Importer, RecordError, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.ingest.importers.base import RecordError
 from core.scoring.checkers import CHECKERS, build_checker, kwargs_errors
-from core.store.importers.base import RecordError
 from core.store.schema import InstanceSpec
 
 SUB_DIMENSION_OF_GROUP = {

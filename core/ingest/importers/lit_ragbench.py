@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import field_validator
 
+from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.language import cjk_language
-from core.store.importers.base import Importer, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
 
 CATEGORIES = {"I": "Integration", "R": "Reasoning", "L": "Logic", "T": "Table", "A": "Abstention"}

@@ -17,13 +17,13 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from core.ingest.importers.redaction import Redactor
+from core.ingest.importers.traces import Trace, read_trace_parts
+from core.ingest.io import LineError, validate_lines
+from core.ingest.sets import SetImportReport, import_set, set_slug
 from core.store.db import saved_id
-from core.store.importers.redaction import Redactor
-from core.store.importers.traces import Trace, read_trace_parts
-from core.store.io import LineError, validate_lines
 from core.store.models import Model, Response, Run, utc_now
 from core.store.schema import InstanceSpec
-from core.store.sets import SetImportReport, import_set, set_slug
 
 PROTOCOL = "production_rag"
 DEPLOYED_PREFIX = "deployed:"

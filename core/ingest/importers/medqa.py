@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from core.ingest.importers.base import Importer, RecordError, Source
 from core.language import cjk_language
-from core.store.importers.base import Importer, RecordError, Source
 from core.store.schema import InstanceSpec
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from core.generation.html import html_to_text
-from core.generation.providers.base import ChatMessage
+from core.protocols.html import html_to_text
+from core.protocols.messages import ChatMessage
 from core.store.models import Constraint, Document, Instance
 
 DocumentOrder = Literal["stored", "shuffle", "support_first", "support_middle", "support_last"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.store.importers.base import Importer
-from core.store.io import ValidationReport, validate_file
+from core.ingest.importers.base import Importer
+from core.ingest.io import ValidationReport, validate_file
 from core.store.schema import InstanceSpec
 
 

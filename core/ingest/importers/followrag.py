@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.store.importers.base import Importer, Source, doc_id, placed
-from core.store.importers.instructions import FOLLOWRAG_IDS, instruction_lists, rule_constraints
+from core.ingest.importers.base import Importer, Source, doc_id, placed
+from core.ingest.importers.instructions import FOLLOWRAG_IDS, instruction_lists, rule_constraints
 from core.store.schema import DocumentSpec, InstanceSpec
 
 

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from core.ingest.importers.base import Importer, Source, doc_id, doc_index
 from core.language import cjk_language
-from core.store.importers.base import Importer, Source, doc_id, doc_index
 from core.store.schema import InstanceSpec
 
 Aliases = Annotated[list[str], Field(min_length=1)]  # an answer and its other spellings

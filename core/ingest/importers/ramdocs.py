@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core.store.importers.base import Importer, Source, doc_id, placed
+from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
 
 ROLE_OF = {"correct": "supporting", "misinfo": "counterfactual", "noise": "noise"}

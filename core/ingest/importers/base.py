@@ -18,15 +18,14 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.store.io import (
+from core.ingest.io import (
     LineError,
     ValidationReport,
     _decode_lines,
     field_path,
-    nesting_overflow,
-    parse_json,
     validate_lines,
 )
+from core.store.jsonl import nesting_overflow, parse_json
 from core.store.schema import MAX_NESTING, InstanceSpec, storable_problems
 
 Raw = Any

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
+from core.ingest.io import LineError, _domain_ids, add_instance, instance_spec, validate_file
 from core.store.db import saved_id
-from core.store.io import LineError, _domain_ids, add_instance, instance_spec, validate_file
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Domain, Instance, Response
 from core.store.schema import InstanceSpec
 

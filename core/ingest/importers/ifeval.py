@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.store.importers.base import Importer, Source
-from core.store.importers.instructions import instruction_lists, rule_constraints
+from core.ingest.importers.base import Importer, Source
+from core.ingest.importers.instructions import instruction_lists, rule_constraints
 from core.store.schema import InstanceSpec
 
 

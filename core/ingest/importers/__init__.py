@@ -6,20 +6,20 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from core.ingest.importers.base import Importer
+from core.ingest.importers.crag import CRAG
+from core.ingest.importers.domainrag import DomainRAG
+from core.ingest.importers.followrag import FollowRAG
+from core.ingest.importers.hotpotqa import HotpotQA
+from core.ingest.importers.ifeval import IFEval
+from core.ingest.importers.lit_ragbench import LitRagBench
+from core.ingest.importers.medqa import MedQA
+from core.ingest.importers.mmlu import MMLU
+from core.ingest.importers.native import NativeJSONL
+from core.ingest.importers.ramdocs import RAMDocs
+from core.ingest.importers.rgb import RGB
+from core.ingest.io import ImportReport, import_specs, load_domain_specs
 from core.registry import Registry
-from core.store.importers.base import Importer
-from core.store.importers.crag import CRAG
-from core.store.importers.domainrag import DomainRAG
-from core.store.importers.followrag import FollowRAG
-from core.store.importers.hotpotqa import HotpotQA
-from core.store.importers.ifeval import IFEval
-from core.store.importers.lit_ragbench import LitRagBench
-from core.store.importers.medqa import MedQA
-from core.store.importers.mmlu import MMLU
-from core.store.importers.native import NativeJSONL
-from core.store.importers.ramdocs import RAMDocs
-from core.store.importers.rgb import RGB
-from core.store.io import ImportReport, import_specs, load_domain_specs
 from core.store.schema import InstanceSpec
 
 NATIVE = "jsonl"

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.ingest.importers.base import _bad_bytes, read_json_array, read_jsonl
+from core.ingest.io import LineError
 from core.registry import Registry
-from core.store.importers.base import _bad_bytes, read_json_array, read_jsonl
-from core.store.io import LineError
 
 DOC_PREFIXES = ("reranker.output_documents", "retrieval.documents")  # the final context wins: reranked, else retrieved
 DOC_FIELD = re.compile(r"^(?P<prefix>retrieval\.documents|reranker\.output_documents)\.(?P<i>\d+)\.document\.(?P<f>content|score|id)$")

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from core.store.importers.base import Importer, Raw, RecordError, Source, read_csv, read_json, validated
-from core.store.io import LineError
+from core.ingest.importers.base import Importer, Raw, RecordError, Source, read_csv, read_json, validated
+from core.ingest.io import LineError
 from core.store.schema import InstanceSpec
 
 CSV = "csv"  # metadata.layout of instances read from a subject CSV

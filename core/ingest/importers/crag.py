@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.store.importers.base import Importer, Source, doc_id, placed
+from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
 
 FALSE_PREMISE = "false_premise"  # the answer is "invalid question": the right response rejects the premise

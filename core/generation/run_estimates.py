@@ -1,0 +1,142 @@
+"""What a run would cost before it is sent: calls, tokens, cache hits, an upper-bound cost, and the prompts over
+their model's context window."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.generation.llm import cache_key, config_from_model, repeat_config
+from core.generation.providers.base import ChatMessage, ModelConfig
+from core.generation.registered_models import resolve_models
+from core.generation.run_prompts import PROMPT_CHUNK, ItemPrompt, PromptBook, PromptKey, load_prompt_plans
+from core.generation.runs import (
+    RunOptions,
+    check_options,
+    instance_conditions,
+    pending_items,
+    run_options,
+    select_instances,
+)
+from core.generation.tokens import count_tokens
+from core.store.db import saved_id
+from core.store.models import LLMCall, Model
+
+
+@dataclass
+class Estimate:
+    """Calls, tokens and cost a run would need (cached calls are free; output at the max is an upper bound), and the
+    prompts over their model's context window: with the 'refuse' policy they fail unsent (`refused`), with
+    'truncate' they lose documents from the end (`truncated`; `refused` counts those that still do not fit)."""
+
+    items: int = 0
+    calls: int = 0
+    cached: int = 0
+    input_tokens: int = 0
+    max_output_tokens: int = 0
+    max_cost_usd: float = 0.0
+    per_model: dict[str, dict[str, float]] = field(default_factory=dict)
+    context_policy: str = "refuse"
+    over_window: int = 0
+    truncated: int = 0
+    refused: int = 0
+    instances: int = 0
+    by_condition: dict[str, int] = field(default_factory=dict)  # items per condition name ('' = default)
+
+    def shape(self) -> str:
+        """The items as models x (instances x conditions), with each condition's items per model (a condition that
+        applies to some question types only has fewer)."""
+        models = len(self.per_model) or 1
+        parts = ", ".join(f"{name or 'default'} {count // models}" for name, count in self.by_condition.items())
+        return (f"items {self.items} = {models} model(s) x {self.items // models} instance-conditions ({self.instances} "
+                f"instances x {len(self.by_condition)} conditions; per condition: {parts})")
+
+    def context_summary(self) -> str:
+        """What the context policy does with the prompts over their model's context window ('' when none is)."""
+        if not self.over_window:
+            return ""
+        head = f"{self.over_window} prompt(s) exceed their model's context window (policy {self.context_policy}): "
+        if self.context_policy == "truncate":
+            return head + (f"{self.truncated} will lose documents from the end of the bundle until they fit"
+                           + (f"; {self.refused} do not fit even so and will fail unsent" if self.refused else ""))
+        return head + f"{self.refused} will fail unsent and cost nothing (--context-policy truncate drops documents)"
+
+
+def estimate_run(engine: Engine, run_id: int) -> Estimate:
+    """Calls, tokens and an upper-bound cost for the run's pending items (cache hits cost nothing)."""
+    options = run_options(engine, run_id)
+    with Session(engine) as session:
+        models = {m.id: m for m in session.exec(select(Model))}
+        pairs = [(models[i.model_id], (i.instance_id, i.condition), i.repeat) for i in pending_items(session, run_id)]
+        return _estimate_pairs(session, pairs, options)
+
+
+def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
+    """The estimate of a run that `options` would create, without creating it."""
+    check_options(options)
+    with Session(engine) as session:
+        models = resolve_models(session, options.models)
+        instances = select_instances(session, options.domains, options.modes, options.limit)
+        items = instance_conditions(instances, options.conditions) if instances else []
+        pairs = [(m, (saved_id(i), condition), repeat) for m in models for i, condition in items
+                 for repeat in range(options.repeats)]
+        return _estimate_pairs(session, pairs, options)
+
+
+def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]], options: RunOptions) -> Estimate:
+    estimate = Estimate(context_policy=options.context_policy, instances=len({key[0] for _, key, _ in pairs}),
+                        by_condition=dict(Counter(key[1] for _, key, _ in pairs)))
+    book = PromptBook(load_prompt_plans(session, [key for _, key, _ in pairs], options.order, options.seed),
+                      options.context_policy)
+    configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _, _ in pairs}.items()}
+    sendable = []
+    for model, key, repeat in pairs:
+        prompt = book.item(configs[model.id], key)
+        if _count_context(estimate, model.name, prompt):
+            call = None if model.is_baseline else cache_key(repeat_config(configs[model.id], repeat), prompt.messages)
+            sendable.append((model, prompt.messages, call))
+    cached = _cached_keys(session, [call for *_, call in sendable if call])
+    for model, messages, call in sendable:
+        _add_to_estimate(estimate, model, messages, configs[model.id], model.is_baseline or call in cached)
+    return estimate
+
+
+def _cached_keys(session: Session, keys: list[str]) -> set[str]:
+    """The keys among `keys` that the call cache holds, looked up in chunks (not one query per call)."""
+    unique, found = sorted(set(keys)), set[str]()
+    for start in range(0, len(unique), PROMPT_CHUNK):
+        found.update(session.exec(select(LLMCall.key).where(col(LLMCall.key).in_(unique[start : start + PROMPT_CHUNK]))))
+    return found
+
+
+def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
+    """Count the item and whether it is over its context window; False when it will fail unsent (no call, no cost)."""
+    per_model = estimate.per_model.setdefault(name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0, "over_window": 0})
+    estimate.over_window += prompt.over_window
+    estimate.truncated += prompt.truncated
+    estimate.refused += prompt.error is not None
+    per_model["over_window"] += prompt.over_window
+    if prompt.error is not None:
+        estimate.items += 1
+    return prompt.error is None
+
+
+def _add_to_estimate(estimate: Estimate, model: Model, messages: list[ChatMessage], config: ModelConfig,
+                     cached: bool) -> None:
+    estimate.items += 1
+    per_model = estimate.per_model.setdefault(model.name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0})
+    if cached:
+        estimate.cached += 0 if model.is_baseline else 1
+        per_model["cached"] += 0 if model.is_baseline else 1
+        return
+    tokens_in = sum(count_tokens(m.content) for m in messages)
+    cost = config.cost_usd(tokens_in, config.max_output_tokens)
+    estimate.calls += 1
+    estimate.input_tokens += tokens_in
+    estimate.max_output_tokens += config.max_output_tokens
+    estimate.max_cost_usd += cost
+    per_model["calls"] += 1
+    per_model["max_cost_usd"] += cost

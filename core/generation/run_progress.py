@@ -1,0 +1,76 @@
+"""A run's progress: counts by status, cache hits, spend and rate, read from the database."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.generation.runs import get_run
+from core.store.leases import Fence
+from core.store.models import Response, utc_now
+
+
+@dataclass
+class RunProgress:
+    """A snapshot of a run's progress for progress bars and the app page."""
+
+    run_id: int
+    total: int
+    done: int
+    failed: int
+    pending: int
+    cached: int
+    spent_usd: float
+    elapsed_s: float
+    status: str = "running"
+    rebought_calls: int = 0
+    rebought_usd: float = 0.0
+    fences: tuple[Fence, ...] = ()  # the leases of the executor reporting it: a progress callback's writes check them
+
+    @property
+    def finished(self) -> int:
+        """Items done or failed."""
+        return self.done + self.failed
+
+    @property
+    def rate(self) -> float:
+        """Finished items per second so far."""
+        return self.finished / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the current rate, if known."""
+        return self.pending / self.rate if self.rate > 0 else None
+
+
+ProgressFn = Callable[[RunProgress], None]
+
+
+def progress_snapshot(engine: Engine, run_id: int, elapsed_s: float = 0.0) -> RunProgress:
+    """Counts of the run's items by status, cached count and spend, read from the database."""
+    with Session(engine) as session:
+        run = get_run(session, run_id)
+        rows = session.exec(select(Response.status, Response.cached).where(Response.run_id == run_id)).all()
+    counts: dict[str, int] = defaultdict(int)
+    for status, _ in rows:
+        counts[status] += 1
+    cached = sum(1 for status, was_cached in rows if status == "done" and was_cached)
+    if not elapsed_s and run.started_at:
+        elapsed_s = (utc_now() - _aware(run.started_at)).total_seconds()
+    return RunProgress(run_id, len(rows), counts["done"], counts["failed"], counts["pending"], cached,
+                       run.spent_usd, elapsed_s, run.status, run.rebought_calls, run.rebought_usd)
+
+
+def run_message(engine: Engine, run_id: int) -> str:
+    """The run's last status message."""
+    with Session(engine) as session:
+        return get_run(session, run_id).message
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=utc_now().tzinfo)

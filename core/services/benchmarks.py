@@ -1,0 +1,42 @@
+"""Authorised benchmark writes: build a benchmark file, preview and import one into the store or as a named set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from core.construction.build import BuildReport, build_benchmark
+from core.ingest.io import ImportReport, LineError, import_file, validate_file
+from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
+from core.review.auth import Principal, authorize
+
+
+def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
+                         libraries: list[Path], out: Path, seed: int, **options: Any) -> BuildReport:
+    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport."""
+    authorize(engine, principal, "build_benchmark")
+    return build_benchmark(queries, corpus, libraries, out, seed, **options)
+
+
+def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:
+    """An admin imports a benchmark JSONL, changed instances as new versions (re-checked: import_benchmark)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_file(engine, path, on_existing="new_version", author=admin.username)
+
+
+def preview_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> tuple[list[LineError], list[PlannedInstance]]:
+    """An admin's preview of importing a benchmark JSONL (re-checked: import_benchmark): its validation errors, or
+    per instance whether it is new, unchanged or would change an existing instance (and how)."""
+    authorize(engine, principal, "import_benchmark")
+    validation = validate_file(path)
+    return validation.errors, ([] if validation.errors else plan_import(engine, validation.instances))
+
+
+def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path, set_name: str, *,
+                         on_changed: str | None = None, origin: str = "import") -> SetImportReport:
+    """An admin imports a benchmark JSONL as its own named set (re-checked: import_benchmark); existing instances
+    that would change need the explicit `on_changed` choice (core.ingest.sets.ON_CHANGED)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)
