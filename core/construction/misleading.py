@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import Any
 
 from core.language import cjk_language
-from core.protocols.rag_stress import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
+from core.protocols.misleading_evidence import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import DocumentSpec, InstanceSpec
 

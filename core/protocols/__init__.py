@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from core.metrics import check_declared
 from core.protocols.base import Condition, Protocol
-from core.registry import Registry
-from core.store.schema import InstanceSpec
+from core.registry import Registry, unknown_name_message
+from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
+for _old, _new in RENAMED_PROTOCOLS.items():
+    PROTOCOLS.rename(_old, _new)
 
 
 def register(protocol: Protocol) -> Protocol:
@@ -26,7 +28,7 @@ def get_protocol(name: str) -> Protocol:
 def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
     """(field, message) problems of `spec` under its protocol, including an unknown protocol name."""
     if spec.protocol not in PROTOCOLS:
-        return [("protocol", f"unknown protocol {spec.protocol!r}; known: {', '.join(PROTOCOLS.names())}")]
+        return [("protocol", unknown_name_message("protocol", spec.protocol, PROTOCOLS.names()))]
     return PROTOCOLS.get(spec.protocol).errors(spec)
 
 
@@ -34,10 +36,10 @@ from core.protocols import (  # noqa: E402,F401  (registers them)
     domainrag,  # noqa: E402,F401  (registers it)
     enterprise_rag,
     instruction_following,
+    kb_corruption,  # noqa: E402,F401  (registers it)
     lit_ragbench,  # noqa: E402,F401  (registers it)
+    misleading_evidence,  # noqa: E402,F401  (registers it)
     production_rag,  # noqa: E402,F401  (registers it)
-    rag_stress,  # noqa: E402,F401  (registers it)
-    ragstress,  # noqa: E402,F401  (registers it)
     reference_qa,
 )
 

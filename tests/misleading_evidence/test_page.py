@@ -8,16 +8,16 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import rag_stress
+from core.analysis import misleading_evidence
 from core.commands.data import SAMPLE_FILE
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine
 from core.store.io import import_file
+from tests.misleading_evidence.conftest import repo_path
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import values
-from tests.rag_stress.conftest import repo_path
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_bars_scatter_audit_and_drilldown(page, calibration) -> None:
     assert len(at.code) == 3  # the model's answers closed book, with clean and with misleading evidence
 
 
-def test_no_rag_stress_runs_says_what_to_do(db_url, monkeypatch) -> None:
+def test_no_misleading_evidence_runs_says_what_to_do(db_url, monkeypatch) -> None:
     engine = make_engine(db_url)
     runs.ensure_baselines(engine)
     assert import_file(engine, SAMPLE_FILE).ok  # an EnterpriseRAG-only run: nothing for this page
@@ -68,7 +68,7 @@ def test_no_rag_stress_runs_says_what_to_do(db_url, monkeypatch) -> None:
     at = sign_in(AppTest.from_file(str(repo_path("pages", "misleading_evidence.py")), default_timeout=60),
                  "viewer").run()
     assert not at.exception, at.exception
-    assert any("gauntlet rag-stress build" in i.value for i in at.info)
+    assert any("gauntlet misleading-evidence build" in i.value for i in at.info)
     assert not at.get("plotly_chart")
 
 
@@ -83,4 +83,4 @@ def test_no_rag_stress_runs_says_what_to_do(db_url, monkeypatch) -> None:
                  "<del>&lt;/mark&gt;&lt;script&gt;</del> &lt;img src=x&gt;", id="untrusted-escaped"),
 ])
 def test_edit_markdown_escapes_untrusted_text(document, expected) -> None:
-    assert rag_stress.edit_markdown(document) == expected
+    assert misleading_evidence.edit_markdown(document) == expected

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import rag_stress
-from core.protocols.rag_stress import CLEAN, CLOSED_BOOK
+from core.analysis import misleading_evidence
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK
 
 MISLEADING = "misleading_documents_end"
 
@@ -33,12 +33,12 @@ def scores(statuses: list[str]) -> pd.DataFrame:
 )
 def test_unparseable_answers_are_counted_in_the_tables(statuses, clean_accuracy, clean_unparseable,
                                                         misleading_unparseable) -> None:
-    out = rag_stress.outcomes(scores(statuses))
-    accuracy = rag_stress.accuracy(out).set_index("condition")
+    out = misleading_evidence.outcomes(scores(statuses))
+    accuracy = misleading_evidence.accuracy(out).set_index("condition")
     assert (accuracy.loc[CLEAN, "accuracy"], accuracy.loc[CLEAN, "n"]) == (clean_accuracy, 1)
     assert accuracy.loc[CLEAN, "n_unparseable"] == clean_unparseable
-    rates = rag_stress.misleading_rates(out).set_index("condition").loc[MISLEADING]
+    rates = misleading_evidence.misleading_rates(out).set_index("condition").loc[MISLEADING]
     assert (rates["n"], rates["n_undetermined"], rates["n_unparseable"]) == (1, 0, misleading_unparseable)
     assert not np.isnan(rates["any_wrong"])
-    summary = rag_stress.model_summary(rag_stress.misleading_rates(out), rag_stress.accuracy(out)).iloc[0]
+    summary = misleading_evidence.model_summary(misleading_evidence.misleading_rates(out), misleading_evidence.accuracy(out)).iloc[0]
     assert (summary["clean_n_unparseable"], summary["closed_book_n_unparseable"]) == (clean_unparseable, 0)

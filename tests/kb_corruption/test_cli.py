@@ -1,4 +1,4 @@
-"""`gauntlet ragstress build`: offline, and in LLM mode through the provider layer against a scripted fake server
+"""`gauntlet kb-corruption build`: offline, and in LLM mode through the provider layer against a scripted fake server
 (prompt and model recorded on every entry; an invalid reply is retried, then replaced by the offline entry)."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.construction.ragstress import Pool, load_questions, offline_variants
-from core.protocols.ragstress import CONDITION_NAMES, TYPE_LABELS
+from core.construction.kb_corruption import Pool, load_questions, offline_variants
+from core.protocols.kb_corruption import CONDITION_NAMES, TYPE_LABELS
 from core.store.db import make_engine
 from core.store.models import LLMCall
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model
-from tests.ragstress.conftest import write_slice
+from tests.kb_corruption.conftest import write_slice
 
 RETRY = "Your previous reply was rejected"
 
@@ -24,7 +24,7 @@ RETRY = "Your previous reply was rejected"
 def build(tmp_path, *extra: str):
     source = write_slice(tmp_path / "slice.jsonl")
     out = tmp_path / "out"
-    result = CliRunner().invoke(app, ["ragstress", "build", "--questions", str(source), "--out", str(out),
+    result = CliRunner().invoke(app, ["kb-corruption", "build", "--questions", str(source), "--out", str(out),
                                       "--bm25-only", "--index-dir", str(tmp_path / "index"), *extra])
     assert result.exit_code == 0, result.output
     return result.output, out

@@ -31,8 +31,9 @@ from typing import Any
 
 from core.construction.corpus import CorpusDoc, doc_from_record
 from core.construction.retrieval import DEFAULT_INDEX_DIR, Hit, RetrievalConfig, Retriever
-from core.protocols.ragstress import (
+from core.protocols.kb_corruption import (
     CONDITION_NAMES,
+    NAME,
     NUMERIC_ANSWER,
     RETRIEVAL_FILTERS,
     SEVERITIES,
@@ -539,7 +540,7 @@ def build_instance(q: Question, hits: dict[str, list[Hit]], kb: dict[str, Corpus
     meta = {"ragstress": {**provenance, "source_question_id": q.qid, "not_applicable_types": not_applicable,
                           "retrieval": {name: retrieval_record(q, hits[name], kb) for name in hits}}}
     return InstanceSpec(
-        id=f"ragstress/{q.qid}", domain=DOMAIN, query=q.stem, protocol="ragstress", language="en",
+        id=f"ragstress/{q.qid}", domain=DOMAIN, query=q.stem, protocol=NAME, language="en",
         reference={"answer_type": "mcq", "choices": q.options, "answer_key": q.key},
         attributes={"categories": [q.category] if q.category else [], "aspects": [q.subject],
                     "question_type": "text_answer" if "numeric" in not_applicable else NUMERIC_ANSWER},

@@ -1,4 +1,4 @@
-"""`gauntlet ragstress build`: the RAGStress knowledge base and instances from MMLU questions. They are imported with
+"""`gauntlet kb-corruption build`: the RAGStress knowledge base and instances from MMLU questions. They are imported with
 `gauntlet import` and answered by the ordinary `gauntlet run` under the protocol's conditions."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Annotated
 import typer
 
 from core.construction.retrieval import DEFAULT_INDEX_DIR
-from core.protocols.ragstress import CONDITION_NAMES, TOP_K
+from core.protocols.kb_corruption import CONDITION_NAMES, TOP_K
 
-ragstress_app = typer.Typer(help="RAGStress: knowledge-base corruption by type and severity (MMLU).",
+kb_corruption_app = typer.Typer(help="RAGStress: knowledge-base corruption by type and severity (MMLU).",
                             no_args_is_help=True)
 
 
@@ -34,9 +34,9 @@ def next_steps(out: Path, questions: int, numeric: int) -> list[str]:
 
 
 def register(app: typer.Typer) -> None:
-    """Register `gauntlet ragstress build` on the app."""
+    """Register `gauntlet kb-corruption build` on the app."""
 
-    @ragstress_app.command("build")
+    @kb_corruption_app.command("build")
     def build(
         questions: Annotated[list[Path], typer.Option(
             "--questions", help="MMLU questions: the JSONL selection, subject CSVs, or a folder of them.")],
@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
             "--llm", help="Registered model that writes the corrupted entries (offline when absent).")] = None,
     ) -> None:
         """Build the knowledge base (13 entries per question), index it once and retrieve under every condition."""
-        from core.construction.ragstress import LlmWriter, build_ragstress
+        from core.construction.kb_corruption import LlmWriter, build_ragstress
 
         writer = None
         if llm:
@@ -71,4 +71,4 @@ def register(app: typer.Typer) -> None:
         for line in next_steps(out, report.questions, numeric):
             typer.echo(line)
 
-    app.add_typer(ragstress_app, name="ragstress")
+    app.add_typer(kb_corruption_app, name="kb-corruption")

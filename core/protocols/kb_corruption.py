@@ -1,7 +1,7 @@
 """RAGStress: MCQ answering over one knowledge base holding a clean and 12 corrupted variants of every item; the 15
 conditions are metadata filters over that one index (no retrieval, clean only, unfiltered mixed, type x severity).
 
-The retrieval itself happens when the benchmark is built (core.construction.ragstress): each instance stores the
+The retrieval itself happens when the benchmark is built (core.construction.kb_corruption): each instance stores the
 top-k documents every filter returned, tagged `variant.retrieved_for = <condition>`, and each condition here keeps
 exactly those. Scoring is mcq_accuracy (core.scoring.reference: the first-letter rule shared with every MCQ
 protocol) under the neutral reference answering prompt."""
@@ -17,6 +17,7 @@ from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol
 from core.store.schema import InstanceSpec
 
+NAME = "kb_corruption"
 TYPES: tuple[str, ...] = ("factual", "numeric", "relevance", "contradiction")
 TYPE_LABELS = {"factual": "factual corruption", "numeric": "numeric typo", "relevance": "relevance poisoning",
                "contradiction": "contradiction injection"}
@@ -45,7 +46,7 @@ def canonical(name: str) -> str:
     return name or CLEAN
 
 
-def ragstress_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+def kb_corruption_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
     """The neutral reference answering prompt (option letter only, no source-priority line); the filter in the meta."""
     name = canonical(condition.name)
     return reference_messages(instance, documents), {"ragstress_filter": RETRIEVAL_FILTERS.get(name)}
@@ -54,7 +55,7 @@ def ragstress_prompt(instance: InstanceView, documents: Sequence[Any], condition
 def needs_mcq(spec: InstanceSpec) -> str | None:
     """A RAGStress instance needs an MCQ reference (choices and the answer key)."""
     ref = spec.reference
-    return None if ref is not None and ref.answer_type == "mcq" else "a ragstress instance needs an mcq reference"
+    return None if ref is not None and ref.answer_type == "mcq" else "a kb_corruption instance needs an mcq reference"
 
 
 def condition_profile(records: Iterable[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -95,12 +96,12 @@ class RagStressProtocol(Protocol):
 
 
 RAGSTRESS = register(RagStressProtocol(
-    name="ragstress",
+    name=NAME,
     title="RAGStress (knowledge-base corruption)",
     description="MMLU questions answered from one knowledge base with clean and corrupted variants of every item "
                 "(4 corruption types x 3 severities); conditions are metadata filters over the one index, top-5.",
     required={"reference": needs_mcq},
-    render=ragstress_prompt,
+    render=kb_corruption_prompt,
     conditions=(
         _retrieved("", "the default: clean-only retrieval (the same documents as 'clean')"),
         Condition(NO_RETRIEVAL, "no documents: the question alone", {"documents": "none"}),

@@ -30,11 +30,12 @@ from sqlmodel import Session, col, select
 
 from core.analysis import readmodel, stats
 from core.metrics import get_metric
-from core.protocols.ragstress import (
+from core.protocols.kb_corruption import (
     CLEAN,
     CONDITION_NAMES,
     CORRUPTED_CONDITIONS,
     MIXED,
+    NAME,
     NO_RETRIEVAL,
     SEVERITIES,
     TYPE_LABELS,
@@ -46,7 +47,7 @@ from core.protocols.ragstress import (
 from core.scoring.judges.names import judge_label
 from core.store.models import Document, Instance, Response
 
-PROTOCOL = "ragstress"
+PROTOCOL = NAME
 METRIC = "mcq_accuracy"
 SCORE_COLUMNS = ["run_id", "response_id", "judge", "model", "instance_uid", "condition", "type", "severity",
                  "applicable", "status", "correct"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core.construction.corpus import CorpusDoc
-from core.construction.ragstress import build_ragstress
+from core.construction.kb_corruption import build_ragstress
 from core.construction.retrieval import RetrievalConfig, Retriever, doc_matches
-from tests.ragstress.conftest import write_slice
+from tests.kb_corruption.conftest import write_slice
 
 DOCS = [
     CorpusDoc("g1", "energy", "Gearbox oil", "Replace the gearbox oil every 4,000 hours.", meta={"kind": "clean", "v": 1}),

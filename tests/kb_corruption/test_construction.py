@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from core.construction.corpus import doc_from_record
-from core.construction.ragstress import (
+from core.construction.kb_corruption import (
     MARK_NOTE,
     NUMBER_RE,
     Pool,
@@ -30,7 +30,7 @@ from core.construction.ragstress import (
     retrieve,
 )
 from core.construction.retrieval import Retriever, doc_matches
-from core.protocols.ragstress import (
+from core.protocols.kb_corruption import (
     CONDITION_NAMES,
     NUMERIC_ANSWER,
     RETRIEVAL_FILTERS,
@@ -39,7 +39,7 @@ from core.protocols.ragstress import (
     TYPES,
     condition_profile,
 )
-from tests.ragstress.conftest import mmlu_path, write_slice
+from tests.kb_corruption.conftest import mmlu_path, write_slice
 
 META_KEYS = {"subject", "category", "corruption_type", "severity", "is_corrupted", "applicable", "source_question_id"}
 

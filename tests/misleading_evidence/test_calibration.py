@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import rag_stress
-from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
-from tests.rag_stress.conftest import CHECKPOINTS
+from core.analysis import misleading_evidence
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
+from tests.misleading_evidence.conftest import CHECKPOINTS
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def out(calibration):
     from core.store.db import make_engine
 
     engine = make_engine(calibration.url)
-    frame = rag_stress.load_outcomes(engine, [calibration.run_id], "heuristic")
+    frame = misleading_evidence.load_outcomes(engine, [calibration.run_id], "heuristic")
     engine.dispose()
     return frame
 
@@ -29,7 +29,7 @@ def test_every_response_is_scored(out, calibration) -> None:
 
 
 def test_follower_is_always_misled_under_document_priority(out, calibration) -> None:
-    rates = rag_stress.misleading_rates(out).set_index(["model", "condition"])
+    rates = misleading_evidence.misleading_rates(out).set_index(["model", "condition"])
     follower = rates.loc["follower"]
     assert (follower["n_closed_book_correct"] == len(calibration.instances)).all()
     assert (follower["n"] == len(calibration.instances)).all()
@@ -40,19 +40,19 @@ def test_follower_is_always_misled_under_document_priority(out, calibration) -> 
 
 
 def test_ignorer_is_never_misled_and_clean_equals_closed_book(out) -> None:
-    rates = rag_stress.misleading_rates(out).set_index(["model", "condition"]).loc["ignorer"]
+    rates = misleading_evidence.misleading_rates(out).set_index(["model", "condition"]).loc["ignorer"]
     assert (rates["mr"] == 0.0).all() and (rates["any_wrong"] == 0.0).all() and (rates["n"] == 5).all()
-    acc = rag_stress.accuracy(out).set_index(["model", "condition"])
+    acc = misleading_evidence.accuracy(out).set_index(["model", "condition"])
     assert acc.loc[("ignorer", CLEAN), "accuracy"] == acc.loc[("ignorer", CLOSED_BOOK), "accuracy"] == 0.5
     assert acc.loc[("follower", CLEAN), "accuracy"] == 1.0
 
 
 def test_policy_gap_and_positions(out) -> None:
-    gap = rag_stress.policy_gap(out).set_index(["model", "position"])
+    gap = misleading_evidence.policy_gap(out).set_index(["model", "position"])
     assert gap.loc[("follower", "all"), "gap"] == 0.0 and gap.loc[("follower", "all"), "p_value"] == 1.0
     assert gap.loc[("follower", "all"), "n_pairs"] == 10
     assert gap.loc[("follower", "all"), "test"] == "sign test over questions (exact)"
-    means = rag_stress.position_means(rag_stress.misleading_rates(out))
+    means = misleading_evidence.position_means(misleading_evidence.misleading_rates(out))
     assert list(means["position"][:3]) == ["beginning", "middle", "end"] and (means["n_models"] == 4).all()
 
 
@@ -64,7 +64,7 @@ def _hand_audit(condition_flag: str, before: int, after: int, model: str) -> lis
 
 
 def test_audit_counts_equal_hand_computed(out) -> None:
-    audit = rag_stress.audit(out, "ckpt-a", "ckpt-b").set_index(["outcome", "condition"])
+    audit = misleading_evidence.audit(out, "ckpt-a", "ckpt-b").set_index(["outcome", "condition"])
     # Hand count from CHECKPOINTS: harmful override with misleading evidence = closed-book correct and misled:
     # ckpt-a questions 1, 4 (2 of 10); ckpt-b questions 0, 1, 2, 4, 6, 9 (6 of 10); discordant a-only 0, b-only 4.
     for condition in MISLEADING_CONDITIONS:
@@ -84,7 +84,7 @@ def test_audit_counts_equal_hand_computed(out) -> None:
 
 
 def test_checkpoint_misleading_rates(out) -> None:
-    rates = rag_stress.misleading_rates(out).set_index(["model", "condition"])
+    rates = misleading_evidence.misleading_rates(out).set_index(["model", "condition"])
     # ckpt-b: closed-book correct on 0, 1, 2, 4, 6, 9 and misled on all six of them; ckpt-a: 2 misled of 6 known.
     assert rates.loc[("ckpt-b", "misleading_prior_knowledge_middle"), "mr"] == 1.0
     assert rates.loc[("ckpt-a", "misleading_prior_knowledge_middle"), "mr"] == pytest.approx(2 / 6)
@@ -98,8 +98,8 @@ def test_undetermined_outcomes_stay_nan() -> None:
         "response_id": [1, 2, 3], "exact_match": [1.0, np.nan, 1.0], "exact_match_status": ["ok", "error", "ok"],
         "mcq_accuracy": np.nan, "mcq_accuracy_status": "not_applicable", "wrong_answer": [0.0, 1.0, 0.0],
         "wrong_answer_status": "ok"})
-    out = rag_stress.outcomes(scores)
+    out = misleading_evidence.outcomes(scores)
     assert out["misled"].isna().tolist() == [False, True, False]
-    rates = rag_stress.misleading_rates(out).set_index("condition").loc["misleading_documents_end"]
+    rates = misleading_evidence.misleading_rates(out).set_index("condition").loc["misleading_documents_end"]
     assert (rates["n"], rates["n_undetermined"], rates["n_closed_book_correct"]) == (0, 1, 2)
     assert np.isnan(rates["mr"])

@@ -1,4 +1,4 @@
-"""`gauntlet rag-stress build` writes importable instances and lists the skipped items; `report` reads the runs."""
+"""`gauntlet misleading-evidence build` writes importable instances and lists the skipped items; `report` reads the runs."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
-from tests.rag_stress.conftest import DATA, SLICES
+from tests.misleading_evidence.conftest import DATA, SLICES
 
 
 @pytest.mark.parametrize("name", ["hotpotqa", "medqa-zh"])
 def test_build_writes_importable_instances_and_lists_skipped(name, tmp_path, db_url) -> None:
     fmt, relative = SLICES[name]
     out = tmp_path / "stress.jsonl"
-    result = CliRunner().invoke(app, ["rag-stress", "build", str(DATA / relative), "--format", fmt, "--out", str(out),
+    result = CliRunner().invoke(app, ["misleading-evidence", "build", str(DATA / relative), "--format", fmt, "--out", str(out),
                                       "--limit", "30", "--seed", "1"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout[:result.stdout.rindex("}") + 1])
@@ -29,14 +29,14 @@ def test_build_writes_importable_instances_and_lists_skipped(name, tmp_path, db_
 
 
 def test_build_rejects_unknown_format(tmp_path) -> None:
-    result = CliRunner().invoke(app, ["rag-stress", "build", "x.jsonl", "--format", "mmlu", "--out",
+    result = CliRunner().invoke(app, ["misleading-evidence", "build", "x.jsonl", "--format", "mmlu", "--out",
                                       str(tmp_path / "o.jsonl")])
     assert result.exit_code != 0 and "format must be one of hotpotqa, medqa" in result.output
 
 
 def test_report_json(calibration, monkeypatch) -> None:
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", calibration.url)
-    result = CliRunner().invoke(app, ["rag-stress", "report", str(calibration.run_id), "--audit-a", "ckpt-a",
+    result = CliRunner().invoke(app, ["misleading-evidence", "report", str(calibration.run_id), "--audit-a", "ckpt-a",
                                       "--audit-b", "ckpt-b", "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
@@ -44,5 +44,5 @@ def test_report_json(calibration, monkeypatch) -> None:
     follower = [r for r in doc["misleading_rate"] if r["model"] == "follower" and r["policy"] == "documents"]
     assert [r["mr"] for r in follower] == [1.0, 1.0, 1.0]
     assert {r["outcome"] for r in doc["audit"]} == {"harmful override", "beneficial correction"}
-    table = CliRunner().invoke(app, ["rag-stress", "report", str(calibration.run_id)]).output
+    table = CliRunner().invoke(app, ["misleading-evidence", "report", str(calibration.run_id)]).output
     assert "judge: heuristic (lexical, offline)" in table and "misleading_rate" in table

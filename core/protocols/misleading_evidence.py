@@ -16,7 +16,7 @@ from core.protocols.base import Condition, Protocol
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
-NAME = "rag_stress"
+NAME = "misleading_evidence"
 POLICIES: tuple[str, ...] = ("documents", "prior_knowledge")
 POSITIONS: tuple[str, ...] = ("beginning", "middle", "end")
 CLOSED_BOOK = "closed_book"
@@ -38,14 +38,14 @@ def _evidence_errors(spec: InstanceSpec) -> str | None:
     kinds = [(d.variant.get(EVIDENCE_KEY), d.variant.get("position")) for d in spec.documents]
     wanted = [(CLEAN, None), *(("misleading", p) for p in POSITIONS)]
     missing = [f"{k}{' ' + p if p else ''}" for k, p in wanted if sum(x == (k, p) for x in kinds) != 1]
-    return f"a rag_stress instance needs exactly one evidence document of each kind; missing or repeated: " \
+    return f"a misleading_evidence instance needs exactly one evidence document of each kind; missing or repeated: " \
            f"{', '.join(missing)}" if missing else None
 
 
 def _reference_errors(spec: InstanceSpec) -> str | None:
     if spec.reference is None or spec.reference.answer_type == "unanswerable":
-        return "a rag_stress instance needs an answered reference"
-    return None if spec.reference.wrong_answers else "a rag_stress instance needs the designated wrong answer in " \
+        return "a misleading_evidence instance needs an answered reference"
+    return None if spec.reference.wrong_answers else "a misleading_evidence instance needs the designated wrong answer in " \
                                                      "reference.wrong_answers"
 
 

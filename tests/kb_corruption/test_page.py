@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.kb_corruption.conftest import MARKED, REPO
 from tests.pages.signin import sign_in
-from tests.ragstress.conftest import MARKED, REPO
 
 TIMEOUT = 60
 

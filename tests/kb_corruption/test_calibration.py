@@ -8,21 +8,21 @@ import json
 import numpy as np
 import pytest
 
-from core.analysis import ragstress
+from core.analysis import kb_corruption
 from core.generation import runs
-from core.protocols.ragstress import CONDITION_NAMES, CORRUPTED_CONDITIONS, SEVERITIES
+from core.protocols.kb_corruption import CONDITION_NAMES, CORRUPTED_CONDITIONS, SEVERITIES
 from core.store.db import make_engine
-from tests.ragstress.conftest import CLAIM, CLOSED, HEURISTIC, MARKED, REFUSE
+from tests.kb_corruption.conftest import CLAIM, CLOSED, HEURISTIC, MARKED, REFUSE
 
 
 @pytest.fixture(scope="module")
 def scores(world):
-    return ragstress.stress_scores(make_engine(world.url), [world.run_id], HEURISTIC)
+    return kb_corruption.stress_scores(make_engine(world.url), [world.run_id], HEURISTIC)
 
 
 @pytest.fixture(scope="module")
 def table(scores):
-    return ragstress.accuracy(scores)
+    return kb_corruption.accuracy(scores)
 
 
 def built_instances(world) -> list[dict]:
@@ -96,23 +96,23 @@ def test_closed_book_scores_the_same_in_every_condition(scores, table):
 
 
 def test_impact_and_gaps_on_calibrated_models(scores):
-    impact = ragstress.corruption_impact(scores).set_index(["model", "type", "severity"])
+    impact = kb_corruption.corruption_impact(scores).set_index(["model", "type", "severity"])
     for severity in SEVERITIES:
         assert impact.loc[(MARKED, "factual", severity), "delta"] == 1.0
         assert impact.loc[(MARKED, "contradiction", severity), "delta"] == 0.0
         assert impact.loc[(CLAIM, "contradiction", severity), "delta"] == 1.0
         assert impact.loc[(CLOSED, "factual", severity), ["delta", "n"]].tolist() == [0.0, 12]
-    gaps = ragstress.resilience_gaps(scores, [MARKED, CLAIM]).set_index("type")
+    gaps = kb_corruption.resilience_gaps(scores, [MARKED, CLAIM]).set_index("type")
     assert gaps.loc["contradiction", "gamma"] == 1.0 and gaps.loc["contradiction", "p_value"] == 0.0
     assert gaps.loc["factual", "gamma"] == 0.0 and gaps.loc["factual", "p_value"] == 1.0
     assert gaps.loc["numeric", "n"] == 5 and gaps.loc["relevance", "n"] == 12
 
 
 def test_mixed_vs_worst_and_capability(scores, table):
-    mixed = ragstress.mixed_vs_worst(scores, table).set_index("model")
+    mixed = kb_corruption.mixed_vs_worst(scores, table).set_index("model")
     assert mixed.loc[MARKED, "worst_accuracy"] == 0.0 and mixed.loc[MARKED, "worst_condition"].startswith("factual")
     assert bool(mixed.loc[MARKED, "mixed_above_worst"]) and mixed.loc[MARKED, "n_shared"] == 12
-    per_model, corr = ragstress.capability_vs_robustness(table, exclude=[REFUSE])
+    per_model, corr = kb_corruption.capability_vs_robustness(table, exclude=[REFUSE])
     assert REFUSE in set(per_model["model"])
     overall = corr.set_index("robustness").loc["all corruptions"]
     assert overall["n_models"] == 3 and np.isfinite(overall["rho"])
@@ -121,7 +121,7 @@ def test_mixed_vs_worst_and_capability(scores, table):
 
 
 def test_retrieval_profile_matches_the_build_report(world, scores):
-    profile = ragstress.retrieval_profile(make_engine(world.url), scores["instance_uid"].unique())
+    profile = kb_corruption.retrieval_profile(make_engine(world.url), scores["instance_uid"].unique())
     report = json.loads((world.out / "build.json").read_text())["conditions"]
     assert profile.set_index("condition").to_dict("index") == report
 

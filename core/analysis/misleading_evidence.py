@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import readmodel, stats
 from core.metrics import get_metric
-from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICIES, POSITIONS
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICIES, POSITIONS
 from core.scoring.judges.names import judge_label
 
 OUTCOME_COLUMNS = ["judge", "model", "instance_uid", "domain", "language", "answer_type", "condition",

@@ -23,10 +23,10 @@ from core.construction.misleading import (
     question_kind,
 )
 from core.protocols import protocol_errors
-from core.protocols.rag_stress import POSITIONS
+from core.protocols.misleading_evidence import POSITIONS
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import InstanceSpec
-from tests.rag_stress.conftest import source_specs
+from tests.misleading_evidence.conftest import source_specs
 
 BUILDS: dict[str, object] = {}
 
@@ -126,7 +126,7 @@ def test_question_and_reference_stay_fixed() -> None:
     by_id = {s.id: s for s in sources}
     for stress in result.instances[:50]:
         source = by_id[stress.metadata["rag_stress"]["source_id"]]
-        assert stress.query == source.query and stress.protocol == "rag_stress"
+        assert stress.query == source.query and stress.protocol == "misleading_evidence"
         assert stress.reference.answers == source.reference.answers
         assert stress.reference.wrong_answers[0] == stress.metadata["rag_stress"]["wrong_answer"]
 

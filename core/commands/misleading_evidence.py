@@ -1,6 +1,6 @@
-"""`gauntlet rag-stress`: build RAG-Stress instances (misleading evidence) from an imported layout, and report MR.
+"""`gauntlet misleading-evidence`: build RAG-Stress instances (misleading evidence) from an imported layout, and report MR.
 
-The instances run through the ordinary `gauntlet run --conditions ...` (the conditions of protocol 'rag_stress').
+The instances run through the ordinary `gauntlet run --conditions ...` (the conditions of protocol 'misleading_evidence').
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ FORMATS = ("hotpotqa", "medqa")
 
 
 def register(app: typer.Typer) -> None:
-    """Register `gauntlet rag-stress build|report` on the app."""
+    """Register `gauntlet misleading-evidence build|report` on the app."""
     group = typer.Typer(help="RAG-Stress: misleading evidence that overrides correct answers.", no_args_is_help=True)
-    app.add_typer(group, name="rag-stress")
+    app.add_typer(group, name="misleading-evidence")
 
     @group.command("build")
     def build_command(
@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
         from core.construction.misleading import build_stress
-        from core.protocols.rag_stress import CLOSED_BOOK, MISLEADING_CONDITIONS
+        from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
         from core.store.importers import get_importer
 
         if fmt not in FORMATS:
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """MR per model x policy x position, clean and closed-book accuracy, the policy gap with its paired test,
         MR by position, and optionally the paired audit of two models."""
-        from core.analysis import rag_stress, readmodel
+        from core.analysis import misleading_evidence, readmodel
         from core.store.db import get_engine
 
         engine = get_engine()
@@ -86,12 +86,12 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"choose a judge with --judge: the runs were scored by {', '.join(judges) or 'no judge'}",
                        err=True)
             raise typer.Exit(2)
-        out = rag_stress.load_outcomes(engine, run_ids, chosen)
-        rates = rag_stress.misleading_rates(out)
-        tables = {"misleading_rate": rates, "accuracy": rag_stress.accuracy(out),
-                  "policy_gap": rag_stress.policy_gap(out), "by_position": rag_stress.position_means(rates)}
+        out = misleading_evidence.load_outcomes(engine, run_ids, chosen)
+        rates = misleading_evidence.misleading_rates(out)
+        tables = {"misleading_rate": rates, "accuracy": misleading_evidence.accuracy(out),
+                  "policy_gap": misleading_evidence.policy_gap(out), "by_position": misleading_evidence.position_means(rates)}
         if model_a and model_b:
-            tables["audit"] = rag_stress.audit(out, model_a, model_b)
+            tables["audit"] = misleading_evidence.audit(out, model_a, model_b)
         typer.echo(render(tables, chosen, fmt))
 
 
