@@ -5,8 +5,9 @@ checkpoints; and a drill-down to the edited evidence with the edit highlighted."
 import pandas as pd
 import streamlit as st
 
-from core.analysis import misleading_evidence, readmodel
+from core.analysis import readmodel
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, POLICY_LABELS
+from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import plain_markdown
 from ui import charts, results_view

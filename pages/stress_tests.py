@@ -5,8 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.analysis import kb_corruption
 from core.protocols.kb_corruption import CONDITION_NAMES, SEVERITIES, TYPE_LABELS, TYPES
+from core.protocols.kb_corruption import analysis as kb_corruption
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
 from ui import charts, results_view

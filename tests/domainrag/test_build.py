@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.construction.domainrag import FILES, BuildOptions, build_instances, write_jsonl
 from core.protocols.domainrag import ANTI
+from core.protocols.domainrag.builder import FILES, BuildOptions, build_instances, write_jsonl
 from core.store.importers import get_importer, source_record
 from core.store.io import export_instances, import_file, validate_file
 from tests.domainrag.conftest import shared_data

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from core.construction.kb_corruption import build_ragstress
 from core.generation import runner, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.kb_corruption import CONDITION_NAMES
+from core.protocols.kb_corruption.builder import build_ragstress
 from core.store.db import make_engine
 from core.store.io import import_file
 from core.testing.fake_server import FakeLLMServer, ScriptRule

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from core.analysis import kb_corruption
+from core.protocols.kb_corruption import analysis as kb_corruption
 from core.protocols.kb_corruption import condition_parts
 
 

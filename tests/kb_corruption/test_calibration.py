@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from core.analysis import kb_corruption
 from core.generation import runs
 from core.protocols.kb_corruption import CONDITION_NAMES, CORRUPTED_CONDITIONS, SEVERITIES
+from core.protocols.kb_corruption import analysis as kb_corruption
 from core.store.db import make_engine
 from tests.kb_corruption.conftest import CLAIM, CLOSED, HEURISTIC, MARKED, REFUSE
 

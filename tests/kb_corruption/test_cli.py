@@ -10,8 +10,8 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.construction.kb_corruption import Pool, load_questions, offline_variants
 from core.protocols.kb_corruption import CONDITION_NAMES, TYPE_LABELS
+from core.protocols.kb_corruption.builder import Pool, load_questions, offline_variants
 from core.store.db import make_engine
 from core.store.models import LLMCall
 from core.testing.fake_server import FakeLLMServer, ScriptRule

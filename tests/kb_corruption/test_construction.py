@@ -11,7 +11,17 @@ from decimal import Decimal
 import pytest
 
 from core.construction.corpus import doc_from_record
-from core.construction.kb_corruption import (
+from core.construction.retrieval import Retriever, doc_matches
+from core.protocols.kb_corruption import (
+    CONDITION_NAMES,
+    NUMERIC_ANSWER,
+    RETRIEVAL_FILTERS,
+    SEVERITIES,
+    TOP_K,
+    TYPES,
+    condition_profile,
+)
+from core.protocols.kb_corruption.builder import (
     MARK_NOTE,
     NUMBER_RE,
     Pool,
@@ -28,16 +38,6 @@ from core.construction.kb_corruption import (
     retrieval_config,
     retrieval_record,
     retrieve,
-)
-from core.construction.retrieval import Retriever, doc_matches
-from core.protocols.kb_corruption import (
-    CONDITION_NAMES,
-    NUMERIC_ANSWER,
-    RETRIEVAL_FILTERS,
-    SEVERITIES,
-    TOP_K,
-    TYPES,
-    condition_profile,
 )
 from tests.kb_corruption.conftest import mmlu_path, write_slice
 

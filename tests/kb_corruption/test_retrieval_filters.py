@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core.construction.corpus import CorpusDoc
-from core.construction.kb_corruption import build_ragstress
 from core.construction.retrieval import RetrievalConfig, Retriever, doc_matches
+from core.protocols.kb_corruption.builder import build_ragstress
 from tests.kb_corruption.conftest import write_slice
 
 DOCS = [

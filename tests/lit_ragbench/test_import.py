@@ -10,8 +10,8 @@ from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.commands.lit_ragbench import import_lit
 from core.protocols.lit_ragbench import ASPECTS, categories_of, conversion_errors
+from core.protocols.lit_ragbench.command import import_lit
 from core.store.db import make_engine
 from core.store.importers import get_importer, import_source, source_record
 from core.store.io import export_instances, import_file, validate_file

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from core.config import REPO_ROOT
-from core.construction.misleading import build_stress
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
+from core.protocols.misleading_evidence.builder import build_stress
 from core.store.db import make_engine
 from core.store.importers import get_importer
 from core.store.io import import_specs

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import misleading_evidence
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
+from core.protocols.misleading_evidence import analysis as misleading_evidence
 from tests.misleading_evidence.conftest import CHECKPOINTS
 
 

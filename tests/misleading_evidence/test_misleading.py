@@ -10,7 +10,9 @@ from itertools import pairwise
 
 import pytest
 
-from core.construction.misleading import (
+from core.protocols import protocol_errors
+from core.protocols.misleading_evidence import POSITIONS
+from core.protocols.misleading_evidence.builder import (
     Edit,
     Evidence,
     NoSafeEdit,
@@ -22,8 +24,6 @@ from core.construction.misleading import (
     plan_for,
     question_kind,
 )
-from core.protocols import protocol_errors
-from core.protocols.misleading_evidence import POSITIONS
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs

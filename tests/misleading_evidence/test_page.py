@@ -8,11 +8,11 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.analysis import misleading_evidence
 from core.commands.data import SAMPLE_FILE
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
+from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.store.db import make_engine
 from core.store.io import import_file
 from tests.misleading_evidence.conftest import repo_path

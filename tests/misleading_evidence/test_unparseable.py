@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis import misleading_evidence
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK
+from core.protocols.misleading_evidence import analysis as misleading_evidence
 
 MISLEADING = "misleading_documents_end"
 

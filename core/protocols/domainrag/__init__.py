@@ -3,7 +3,7 @@
 An instance is one question of one ability (`attributes.question_type`: extractive, conversational, structural,
 faithful, time_sensitive, multidoc; plus faithful_anti, the same faithful question whose reference is the
 anti-answer). It carries every document its settings need, told apart by the variant key `setting` (built by
-`gauntlet domainrag build`, core/construction/domainrag.py): 'gold' (the annotated positive passages; for
+`gauntlet domainrag build`, core/protocols/domainrag/builder.py): 'gold' (the annotated positive passages; for
 structural QA the plain-text page), 'html' (the cleaned HTML page), 'page' (multi-doc's full pages), 'anti' (the
 anti-reference), 'noise' (24 irrelevant passages, in draw order) and one setting per retriever with its `rank`
 ('bm25' and 'dense' from the construction pipeline's retrievers over the corpus slice, 'released_bm25' and

@@ -39,8 +39,8 @@ def build_summary(report, prompts: dict[str, int]) -> str:
 
 def prompt_counts(payloads: list[dict]) -> dict[str, int]:
     """How many (instance, condition) prompts the built instances give, by family (noise sweep, controls, rest)."""
-    from core.analysis.domainrag import describe
     from core.protocols.domainrag import applicable_conditions
+    from core.protocols.domainrag.analysis import describe
     from core.store.schema import InstanceSpec
 
     counts: dict[str, int] = {}
@@ -64,7 +64,7 @@ def build_command(
 ) -> None:
     """Build every DomainRAG question with the documents of its settings (golden, HTML/text, anti-reference, 24 noise
     passages, BM25/dense and released top-3); then `gauntlet import OUT` and `gauntlet run --conditions ...`."""
-    from core.construction.domainrag import BuildOptions, build_instances, write_jsonl
+    from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
 
     options = BuildOptions(data=data, embedder=None if embedder == "none" else embedder, index_dir=index_dir,
                            limit=limit)
@@ -109,7 +109,7 @@ def report_command(
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Ability x setting, score vs noise count per gold position, HTML vs text and anti-reference adherence."""
-    from core.analysis.domainrag import domainrag_report
+    from core.protocols.domainrag.analysis import domainrag_report
     from core.store.db import get_engine
 
     report = domainrag_report(get_engine(), run_ids, judge, metric)

@@ -1,7 +1,7 @@
 """RAGStress: MCQ answering over one knowledge base holding a clean and 12 corrupted variants of every item; the 15
 conditions are metadata filters over that one index (no retrieval, clean only, unfiltered mixed, type x severity).
 
-The retrieval itself happens when the benchmark is built (core.construction.kb_corruption): each instance stores the
+The retrieval itself happens when the benchmark is built (core.protocols.kb_corruption.builder): each instance stores the
 top-k documents every filter returned, tagged `variant.retrieved_for = <condition>`, and each condition here keeps
 exactly those. Scoring is mcq_accuracy (core.scoring.reference: the first-letter rule shared with every MCQ
 protocol) under the neutral reference answering prompt."""

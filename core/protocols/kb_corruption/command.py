@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
             "--llm", help="Registered model that writes the corrupted entries (offline when absent).")] = None,
     ) -> None:
         """Build the knowledge base (13 entries per question), index it once and retrieve under every condition."""
-        from core.construction.kb_corruption import LlmWriter, build_ragstress
+        from core.protocols.kb_corruption.builder import LlmWriter, build_ragstress
 
         writer = None
         if llm:

@@ -5,7 +5,7 @@ it has and for the category of each. The generator sees the question with its po
 a seeded order (tables in their own format) and is told to decline when the documents do not carry the answer. One
 judge decides 1/0 per response against the reference answer and reasoning (`judged_accuracy`: on abstention items a
 refusal is the correct answer) and whether the response declines (`refusal`, for the over-abstention rate on the
-other four categories). Aggregates: core.analysis.lit_ragbench.
+other four categories). Aggregates: core.protocols.lit_ragbench.analysis.
 """
 
 from __future__ import annotations

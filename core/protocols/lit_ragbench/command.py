@@ -99,7 +99,7 @@ def report_command(
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Category and aspect accuracy, category average and over-abstention per model, language and condition."""
-    from core.analysis.lit_ragbench import lit_report
+    from core.protocols.lit_ragbench.analysis import lit_report
     from core.store.db import get_engine
 
     report = lit_report(get_engine(), run_ids, judge)

@@ -2,7 +2,7 @@
 evidence comes clean or with exactly one assertion edited to support a designated wrong answer, under two
 source-priority policies and with the edited sentence at the beginning, middle or end of the evidence text.
 
-An instance carries its evidence as documents told apart by variant keys (core/construction/misleading.py builds
+An instance carries its evidence as documents told apart by variant keys (core/protocols/misleading_evidence/builder.py builds
 them): one clean document ({"evidence": "clean"}) and one misleading document per position ({"evidence":
 "misleading", "position": "beginning" | "middle" | "end"}, role 'counterfactual'); `reference.wrong_answers` holds
 the designated wrong answer. The conditions select among them with the generic condition settings.

@@ -34,8 +34,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
-        from core.construction.misleading import build_stress
         from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
+        from core.protocols.misleading_evidence.builder import build_stress
         from core.store.importers import get_importer
 
         if fmt not in FORMATS:
@@ -76,7 +76,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """MR per model x policy x position, clean and closed-book accuracy, the policy gap with its paired test,
         MR by position, and optionally the paired audit of two models."""
-        from core.analysis import misleading_evidence, readmodel
+        from core.analysis import readmodel
+        from core.protocols.misleading_evidence import analysis as misleading_evidence
         from core.store.db import get_engine
 
         engine = get_engine()
