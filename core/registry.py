@@ -70,6 +70,11 @@ class Registry(Generic[T]):
         except KeyError:
             raise UnknownNameError(unknown_name_message(self.kind, name, self._items)) from None
 
+    def remove(self, name: str) -> None:
+        """Take `name` out of the registry (a test's temporary registration); an unknown name raises."""
+        self.get(name)
+        del self._items[name]
+
     def names(self) -> list[str]:
         """Sorted registered names."""
         return sorted(self._items)

@@ -98,7 +98,7 @@ def _table(module: str) -> dict[str, str]:
     return {name: help_ for name, mod, help_ in COMMANDS if mod == module}
 
 
-@pytest.mark.parametrize("module", COMMAND_MODULES, ids=[m.rsplit(".", 1)[1] for m in COMMAND_MODULES])
+@pytest.mark.parametrize("module", COMMAND_MODULES, ids=[m.removeprefix("core.") for m in COMMAND_MODULES])
 def test_command_table_names_what_the_module_registers(module) -> None:
     registered = module_commands(module)
     assert sorted(registered) == sorted(_table(module))

@@ -19,6 +19,7 @@ from streamlit import runtime
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+import core.protocols  # noqa: F401  (each protocol's page joins the permission table when it registers)
 from core.review.addresses import client_address, trusted_proxies
 from core.review.annotations import guidelines_text, guidelines_version
 from core.review.auth import (

@@ -32,6 +32,17 @@ class Condition:
         return not self.question_types or (attributes or {}).get("question_type") in self.question_types
 
 
+@dataclass(frozen=True)
+class ProtocolPage:
+    """The app page a protocol's results show on: its script, title and icon, and its audience (a key of
+    core.review.permissions.AUDIENCES: who may open it). Navigation and the permission table are derived from it."""
+
+    path: str
+    title: str
+    icon: str
+    audience: str = "results"
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -48,6 +59,8 @@ class Protocol:
     views: tuple[str, ...] = ()
     description: str = ""
     render: Renderer | None = None
+    page: ProtocolPage | None = None
+    doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.conditions]

@@ -16,18 +16,19 @@ REVIEWERS: frozenset[str] = frozenset({"admin", "expert"})
 RESULTS_READERS: frozenset[str] = frozenset({"admin", "analyst", "viewer"})
 ANALYSTS: frozenset[str] = frozenset({"admin", "analyst"})
 
+# Who may open a protocol's page, by the audience its declaration names (core.protocols.base.ProtocolPage).
+AUDIENCES: dict[str, frozenset[str]] = {"everyone": EVERYONE, "results": RESULTS_READERS, "reviewers": REVIEWERS,
+                                        "analysts": ANALYSTS, "admins": ADMINS}
+
+# The app's own pages; each protocol's page joins when the protocol registers (add_page, from core.protocols).
 PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/browse_benchmark.py": EVERYONE,
     "pages/leaderboard.py": RESULTS_READERS,
     "pages/domains.py": RESULTS_READERS,
     "pages/constraint_errors.py": RESULTS_READERS,
     "pages/robustness.py": RESULTS_READERS,
-    "pages/rag_abilities.py": RESULTS_READERS,
-    "pages/domain_abilities.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
     "pages/compare_responses.py": RESULTS_READERS,
-    "pages/misleading_evidence.py": RESULTS_READERS,
-    "pages/stress_tests.py": RESULTS_READERS,
     "pages/data_quality.py": RESULTS_READERS,
     "pages/pick_generator.py": RESULTS_READERS,
     "pages/verify_instances.py": REVIEWERS,
@@ -38,6 +39,20 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/adjudicate.py": ADMINS,
     "pages/users.py": ADMINS,
 }
+
+
+def add_page(path: str, audience: str) -> None:
+    """Add a protocol's page to the permission table; a page listed already or an unknown audience raises."""
+    if path in PAGE_ROLES:
+        raise ValueError(f"page {path!r} is in the permission table already")
+    if audience not in AUDIENCES:
+        raise ValueError(f"unknown page audience {audience!r}; known: {', '.join(AUDIENCES)}")
+    PAGE_ROLES[path] = AUDIENCES[audience]
+
+
+def remove_page(path: str) -> None:
+    """Take a protocol's page out of the permission table again."""
+    del PAGE_ROLES[path]
 
 
 @dataclass(frozen=True)

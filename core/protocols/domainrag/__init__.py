@@ -18,7 +18,7 @@ from typing import Any
 
 from core.generation.prompting import DocumentView, InstanceView, reference_messages
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
 from core.store.schema import InstanceSpec
 
 NAME = "domainrag"
@@ -123,6 +123,8 @@ DOMAINRAG = register(Protocol(
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "consistency"),
     aggregates=("noise_curve", "html_vs_text", "ability_setting", "anti_adherence"),
     views=("domain_abilities",),
+    page=ProtocolPage("pages/domain_abilities.py", "Domain abilities", ":material/school:"),
+    doc="docs/domainrag.md",
 ))
 
 

@@ -13,7 +13,9 @@ from core.config import REPO_ROOT
 if TYPE_CHECKING:
     import pandas as pd
 
-domainrag_app = typer.Typer(help="DomainRAG: build the six-ability instances with their settings; report the views.",
+COMMAND = "domainrag"  # `gauntlet domainrag` (core.cli reads COMMAND and HELP without importing this module)
+HELP = "DomainRAG: build the six-ability instances with their settings; report the views."
+domainrag_app = typer.Typer(help=HELP,
                             no_args_is_help=True)
 DEFAULT_OUT = REPO_ROOT / "var" / "built" / "domainrag.jsonl"
 
@@ -123,4 +125,4 @@ def report_command(
 
 def register(app: typer.Typer) -> None:
     """Register the domainrag command group on the gauntlet app."""
-    app.add_typer(domainrag_app, name="domainrag")
+    app.add_typer(domainrag_app, name=COMMAND)

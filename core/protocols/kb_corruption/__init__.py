@@ -14,7 +14,7 @@ from typing import Any
 
 from core.generation.prompting import InstanceView, reference_messages
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol
+from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage
 from core.store.schema import InstanceSpec
 
 NAME = "kb_corruption"
@@ -115,4 +115,5 @@ RAGSTRESS = register(RagStressProtocol(
     metrics=("mcq_accuracy",),
     aggregates=("accuracy", "corruption_impact", "resilience_gap", "mixed_vs_worst", "capability_vs_robustness"),
     views=("stress_tests",),
+    page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
 ))

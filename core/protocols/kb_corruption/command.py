@@ -12,7 +12,9 @@ import typer
 from core.construction.retrieval import DEFAULT_INDEX_DIR
 from core.protocols.kb_corruption import CONDITION_NAMES, TOP_K
 
-kb_corruption_app = typer.Typer(help="RAGStress: knowledge-base corruption by type and severity (MMLU).",
+COMMAND = "kb-corruption"  # `gauntlet kb-corruption` (core.cli reads COMMAND and HELP without importing this module)
+HELP = "RAGStress: knowledge-base corruption by type and severity (MMLU)."
+kb_corruption_app = typer.Typer(help=HELP,
                             no_args_is_help=True)
 
 
@@ -71,4 +73,4 @@ def register(app: typer.Typer) -> None:
         for line in next_steps(out, report.questions, numeric):
             typer.echo(line)
 
-    app.add_typer(kb_corruption_app, name="kb-corruption")
+    app.add_typer(kb_corruption_app, name=COMMAND)

@@ -17,7 +17,7 @@ from typing import Any
 from core.generation.prompting import QUESTION_MARKER, InstanceView, numbered_documents
 from core.generation.providers.base import ChatMessage
 from core.protocols import protocol_errors, register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
 from core.store.schema import InstanceSpec
 
 NAME = "lit_ragbench"
@@ -158,5 +158,7 @@ LIT_RAGBENCH = register(Protocol(
     metrics=("judged_accuracy", "refusal"),
     aggregates=("category_accuracy", "aspect_accuracy", "mean_category_accuracy", "over_abstention"),
     views=("rag_abilities",),
+    page=ProtocolPage("pages/rag_abilities.py", "RAG abilities", ":material/psychology:"),
+    doc="docs/lit_ragbench.md",
     render=lit_prompt,
 ))

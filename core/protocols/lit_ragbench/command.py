@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
     from core.store.io import ImportReport
 
-lit_app = typer.Typer(help="LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy.",
+COMMAND = "lit-ragbench"  # `gauntlet lit-ragbench` (core.cli reads COMMAND and HELP without importing this module)
+HELP = "LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy."
+lit_app = typer.Typer(help=HELP,
                       no_args_is_help=True)
 
 
@@ -112,4 +114,4 @@ def report_command(
 
 def register(app: typer.Typer) -> None:
     """Register the lit-ragbench command group on the gauntlet app."""
-    app.add_typer(lit_app, name="lit-ragbench")
+    app.add_typer(lit_app, name=COMMAND)

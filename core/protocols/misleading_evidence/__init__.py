@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from core.metrics import JUDGED, MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Condition, Protocol
+from core.protocols.base import Condition, Protocol, ProtocolPage
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -83,4 +83,6 @@ RAG_STRESS = register(Protocol(
     aggregates=("misleading_rate", "any_wrong_rate", "clean_accuracy", "closed_book_accuracy", "policy_gap",
                 "position", "paired_audit"),
     views=("misleading_evidence",),
+    page=ProtocolPage("pages/misleading_evidence.py", "Misleading evidence", ":material/report:"),
+    doc="docs/misleading_evidence.md",
 ))

@@ -12,13 +12,15 @@ from typing import Annotated
 
 import typer
 
+COMMAND = "misleading-evidence"  # `gauntlet misleading-evidence` (core.cli reads COMMAND and HELP without importing this module)
+HELP = "RAG-Stress: misleading evidence that overrides correct answers."
 FORMATS = ("hotpotqa", "medqa")
 
 
 def register(app: typer.Typer) -> None:
     """Register `gauntlet misleading-evidence build|report` on the app."""
-    group = typer.Typer(help="RAG-Stress: misleading evidence that overrides correct answers.", no_args_is_help=True)
-    app.add_typer(group, name="misleading-evidence")
+    group = typer.Typer(help=HELP, no_args_is_help=True)
+    app.add_typer(group, name=COMMAND)
 
     @group.command("build")
     def build_command(
