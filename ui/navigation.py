@@ -33,6 +33,7 @@ CORE_PAGES: list[PageSpec] = [
     PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
     PageSpec("pages/compare_responses.py", "Compare responses", ":material/view_column:", "Results"),
+    PageSpec("pages/protocol_views.py", "Protocol views", ":material/view_list:", "Results"),
     PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),
     PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results"),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review"),

@@ -29,6 +29,7 @@ PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/robustness.py": RESULTS_READERS,
     "pages/model_pairs.py": RESULTS_READERS,
     "pages/compare_responses.py": RESULTS_READERS,
+    "pages/protocol_views.py": RESULTS_READERS,
     "pages/data_quality.py": RESULTS_READERS,
     "pages/pick_generator.py": RESULTS_READERS,
     "pages/verify_instances.py": REVIEWERS,

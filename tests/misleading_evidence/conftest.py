@@ -20,8 +20,8 @@ from core.store.db import make_engine
 from core.store.importers import get_importer
 from core.store.io import import_specs
 from core.store.schema import InstanceSpec
-from core.testing.fake_server import FakeLLMServer, ScriptRule
-from tests.factories import add_model
+from core.testing.fake_server import ScriptRule
+from tests.factories import scripted_models
 
 DATA = REPO_ROOT.parent / "shared" / "datasets"
 SLICES = {
@@ -122,24 +122,13 @@ def calibration(session_url_factory) -> Calibration:
     instances = calibration_instances()
     report = import_specs(engine, list(enumerate(instances, start=1)))
     assert report.ok, report.errors[:3]
-    servers = {name: FakeLLMServer(script=rules).start() for name, rules in scripts(instances).items()}
-    patch = pytest.MonkeyPatch()
-    try:
-        for name, server in servers.items():
-            env = name.upper().replace("-", "_")
-            patch.setenv(f"{env}_URL", server.base_url + "/v1")
-            patch.setenv(f"{env}_KEY", "test-key")
-            add_model(engine, name, "openai_compatible", max_output_tokens=64,
-                      settings={"base_url_env": f"{env}_URL", "api_key_env": f"{env}_KEY", "timeout_s": 5})
-        run_id = runs.create_run(engine, runs.RunOptions(models=list(servers), conditions=CONDITIONS,
+    models = scripts(instances)
+    with scripted_models(engine, models):
+        run_id = runs.create_run(engine, runs.RunOptions(models=list(models), conditions=CONDITIONS,
                                                          concurrency=16))
         result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
         assert result.status == "done" and result.failed == 0
         asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
-    finally:
-        for server in servers.values():
-            server.stop()
-        patch.undo()
     engine.dispose()
     return Calibration(url, run_id, instances)
 

@@ -71,6 +71,7 @@ EXPECTED_PAGE_ROLES = {
     "misleading_evidence": RESULTS,
     "compare_responses": RESULTS,
     "stress_tests": RESULTS,
+    "protocol_views": RESULTS,
     "verify_instances": {"admin", "expert"},
     "label_responses": {"admin", "expert"},
     "judge_alignment": {"admin", "analyst"},

@@ -40,6 +40,7 @@ from core.protocols.domainrag import (
     REPEATED_CONDITIONS,
     RETRIEVAL_CONDITIONS,
 )
+from core.protocols.views import protocol_runs
 from core.scoring.judges.names import judge_label
 
 METRIC = "exact_match"
@@ -54,11 +55,6 @@ CELL_STATS = ["judge", "judge_label", "metric", "value", "ci_low", "ci_high", "n
 _ATTRIBUTES_SQL = """
 SELECT r.id AS response_id, i.attributes FROM response r JOIN instance i ON i.id = r.instance_id
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = :protocol
-"""
-_RUNS_SQL = """
-SELECT r.run_id, run.name, run.status, COUNT(*) AS responses FROM response r
-JOIN instance i ON i.id = r.instance_id JOIN run ON run.id = r.run_id
-WHERE i.protocol = :protocol AND r.status = 'done' GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
 """
 
 
@@ -80,7 +76,7 @@ def describe(condition: str) -> dict[str, Any]:
 
 def domainrag_runs(engine: Engine) -> pd.DataFrame:
     """Runs holding done domainrag responses, newest first: run_id, name, status, responses."""
-    return read_sql(engine, _RUNS_SQL, {"protocol": NAME})
+    return protocol_runs(engine, NAME)
 
 
 def domainrag_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:

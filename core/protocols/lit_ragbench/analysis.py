@@ -27,6 +27,7 @@ from core.analysis.readmodel import read_sql, reference_scores
 from core.generation.html import html_to_text
 from core.metrics import get_metric
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
+from core.protocols.views import protocol_runs
 from core.scoring.judges.names import judge_label
 
 ACCURACY = "judged_accuracy"
@@ -45,11 +46,6 @@ LANGUAGE_COLUMNS = ["model", "condition", "level", "key", "label", "judge_label"
 _ATTRIBUTES_SQL = """
 SELECT r.id AS response_id, i.attributes, i.uid AS instance_uid FROM response r JOIN instance i ON i.id = r.instance_id
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = :protocol
-"""
-_RUNS_SQL = """
-SELECT r.run_id, run.name, run.status, COUNT(*) AS responses FROM response r
-JOIN instance i ON i.id = r.instance_id JOIN run ON run.id = r.run_id
-WHERE i.protocol = :protocol AND r.status = 'done' GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
 """
 _DETAIL_SQL = """
 SELECT r.id AS response_id, r.instance_id, r.text, r.condition, r.prompt_meta, m.name AS model, i.uid AS instance_uid,
@@ -77,7 +73,7 @@ def _language(tag: Any) -> str:
 
 def lit_runs(engine: Engine) -> pd.DataFrame:
     """Runs holding done lit_ragbench responses, newest first: run_id, name, status, responses."""
-    return read_sql(engine, _RUNS_SQL, {"protocol": NAME})
+    return protocol_runs(engine, NAME)
 
 
 def over_abstention(frame: pd.DataFrame) -> pd.Series:
