@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,3 +124,19 @@ def test_renders_its_page(world, monkeypatch) -> None:
     table = at.dataframe[0].value.set_index("model")
     assert table.loc["echo-right", "exact_match"] == 1.0 and table.loc["echo-wrong", "n"] == 3
     assert len(at.get("plotly_chart")) == 1 and any("each state's count" in c.value for c in at.caption)
+
+
+ARCHITECTURE = Path(REPO_ROOT, "docs", "architecture.md")
+NAMED_PATHS = sorted(set(re.findall(r"`((?:core|tests|pages|ui|docs)/[\w/.]*\w)`", ARCHITECTURE.read_text("utf-8"))))
+
+
+@pytest.mark.parametrize("path", NAMED_PATHS, ids=NAMED_PATHS)
+def test_architecture_doc_names_files_that_exist(path: str) -> None:
+    assert Path(REPO_ROOT, path.replace("<id>", "kb_corruption")).exists(), f"docs/architecture.md names {path}"
+
+
+def test_walkthrough_names_the_toy_package_and_its_test() -> None:
+    text = ARCHITECTURE.read_text("utf-8")
+    assert "`tests/toy_protocol/`" in text and "`tests/test_toy_protocol.py`" in text
+    assert {p.name for p in Path(REPO_ROOT, "tests", "toy_protocol").glob("*.py")} == \
+           {"__init__.py", "analysis.py", "views.py", "command.py"}
