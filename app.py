@@ -8,10 +8,11 @@ by URL asks to sign in first, then opens.
 import streamlit as st
 
 from ui.auth import account_sidebar, current_principal
-from ui.navigation import PAGES, sections_for
+from ui.navigation import all_pages, sections_for
 
 st.set_page_config(page_title="RAG Gauntlet", page_icon="🛡️", layout="wide")
 
+PAGES = all_pages()  # the app's pages and every registered protocol's page
 pages = {spec.path: st.Page(spec.path, title=spec.title, icon=spec.icon, default=spec.default) for spec in PAGES}
 principal = current_principal()
 if principal is None:

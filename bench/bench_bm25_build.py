@@ -57,7 +57,10 @@ def ensure_kb(path: Path) -> None:
     """Write the 182,546-entry knowledge base of every MMLU test question once."""
     if path.exists():
         return
-    from core.construction.ragstress import build_knowledge_base, load_questions
+    try:
+        from core.protocols.kb_corruption.builder import build_knowledge_base, load_questions
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import build_knowledge_base, load_questions  # type: ignore[no-redef]
 
     records = build_knowledge_base(load_questions(MMLU / "test"), seed=0)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,7 +68,10 @@ def ensure_kb(path: Path) -> None:
 
 
 def build_product():
-    from core.construction.ragstress import retrieval_config
+    try:
+        from core.protocols.kb_corruption.builder import retrieval_config
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import retrieval_config  # type: ignore[no-redef]
     from core.construction.retrieval import Retriever
 
     return lambda docs: Retriever(docs, retrieval_config(None, None))
@@ -85,8 +91,14 @@ def build_bm25s():
 
 def top5(retriever, n_queries: int, seed: int) -> list[list[list[str]]]:
     """Top-5 BM25 ids of the sampled queries, unfiltered and under one seeded condition filter each."""
-    from core.construction.ragstress import load_questions, query_text
-    from core.protocols.ragstress import RETRIEVAL_FILTERS
+    try:
+        from core.protocols.kb_corruption.builder import load_questions, query_text
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import load_questions, query_text  # type: ignore[no-redef]
+    try:
+        from core.protocols.kb_corruption import RETRIEVAL_FILTERS
+    except ImportError:
+        from core.protocols.ragstress import RETRIEVAL_FILTERS  # type: ignore[no-redef]
 
     rng = random.Random(seed)
     questions = rng.sample(load_questions(SELECTION), n_queries)

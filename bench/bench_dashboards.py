@@ -193,7 +193,7 @@ def main() -> None:
     os.environ["GAUNTLET_FIRST_START"] = "0"
     from streamlit.components.v2.component_manager import BidiComponentManager
 
-    from core.review.permissions import page_roles
+    from core.permissions import page_roles
     from core.store.db import upgrade
     from ui.navigation import PAGES
 

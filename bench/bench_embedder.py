@@ -161,7 +161,10 @@ def ragstress_indexing(size: int, seed: int = 0) -> dict:
     """Dense indexing time of the 182,546-entry RAGStress base, EXTRAPOLATED from a measured slice of `size` entries."""
     import random
 
-    from core.construction.ragstress import build_knowledge_base, load_questions
+    try:
+        from core.protocols.kb_corruption.builder import build_knowledge_base, load_questions
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import build_knowledge_base, load_questions  # type: ignore[no-redef]
 
     questions = load_questions(MMLU / "test")
     picked = random.Random(seed).sample(questions, max(1, size // 13))

@@ -35,7 +35,9 @@ from bench_retrieval import peak_mb, timed
 
 from core.construction.corpus import doc_from_record
 from core.construction.embedders import MiniLmOnnxEmbedder
-from core.construction.ragstress import (
+from core.construction.retrieval import Retriever, top_chunks
+from core.protocols.kb_corruption import RETRIEVAL_FILTERS, TOP_K, condition_profile
+from core.protocols.kb_corruption.builder import (
     applicable_conditions,
     build_knowledge_base,
     load_questions,
@@ -43,8 +45,6 @@ from core.construction.ragstress import (
     retrieval_config,
     retrieval_record,
 )
-from core.construction.retrieval import Retriever, top_chunks
-from core.protocols.ragstress import RETRIEVAL_FILTERS, TOP_K, condition_profile
 
 MMLU = ROOT.parent / "shared" / "datasets" / "mmlu"
 

@@ -2,7 +2,7 @@
 the 182,546-entry knowledge base of every MMLU test question, against the issue's targets, one run.
 
 Each variant runs in its own subprocess: it loads the knowledge base (var/bench/ragstress_kb_all.jsonl, written by
-bench_bm25_build.py's ensure_kb), builds the BM25 index (core.construction.ragstress.retrieval_config without an
+bench_bm25_build.py's ensure_kb), builds the BM25 index (core.protocols.kb_corruption.builder.retrieval_config without an
 embedder), resets the kernel's peak-RSS mark, then retrieves exactly as build_ragstress does (`retrieve` with each
 question's `applicable_conditions`, 14 filters; the 15th condition, no retrieval, retrieves nothing) and measures
 wall and CPU seconds, peak RSS above the built index and RSS kept.
@@ -39,8 +39,14 @@ TARGET_WALL_S, TARGET_MEMORY_MB = 120.0, 1024.0
 
 def run_retrievals(retriever, questions, kb, mode: str) -> dict[str, list[list[str]]]:
     """{question id: every applicable condition's top-5 ids, in condition order}, as build_ragstress retrieves."""
-    from core.construction.ragstress import applicable_conditions, retrieve
-    from core.protocols.ragstress import TOP_K
+    try:
+        from core.protocols.kb_corruption.builder import applicable_conditions, retrieve
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import applicable_conditions, retrieve  # type: ignore[no-redef]
+    try:
+        from core.protocols.kb_corruption import TOP_K
+    except ImportError:
+        from core.protocols.ragstress import TOP_K  # type: ignore[no-redef]
 
     out = {}
     for q in questions:
@@ -69,7 +75,10 @@ def attach_random_dense(retriever, seed: int = 0) -> None:
 def child(kb_path: Path, n_questions: int, mode: str) -> dict:
     """Build the index, then measure the filtered retrievals in this (fresh) process."""
     from core.construction.corpus import load_corpus
-    from core.construction.ragstress import load_questions, retrieval_config
+    try:
+        from core.protocols.kb_corruption.builder import load_questions, retrieval_config
+    except ImportError:  # a --main revision from before the protocol packages
+        from core.construction.ragstress import load_questions, retrieval_config  # type: ignore[no-redef]
     from core.construction.retrieval import Retriever
 
     docs = load_corpus(kb_path)

@@ -16,9 +16,11 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from core.commands import GuardedGroup
+from core.plugins import protocol_commands
 
-# (command, module that registers it, the help line `gauntlet --help` shows: the command's own first line)
-COMMANDS: tuple[tuple[str, str, str], ...] = (
+# (command, module that registers it, the help line `gauntlet --help` shows: the command's own first line);
+# a protocol package's command (core/protocols/<id>/command.py) is not listed here: core.plugins finds it.
+CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("init-db", "core.commands.data",
      "Create or migrate the database; load the bundled sample benchmark if it is empty."),
     ("validate", "core.commands.data",
@@ -49,19 +51,22 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("models", "core.commands.run", "Register and list model configurations (keys stay in env / secrets.toml)."),
     ("user", "core.commands.users", "Accounts: admins, experts (with domains), analysts, viewers."),
     ("labels", "core.commands.users", "Human labels: export to and import from JSONL (one label per line)."),
-    ("rag-stress", "core.commands.rag_stress", "RAG-Stress: misleading evidence that overrides correct answers."),
-    ("lit-ragbench", "core.commands.lit_ragbench",
-     "LIT-RAGBench: import under the lit_ragbench protocol; category and aspect accuracy."),
-    ("ragstress", "core.commands.ragstress", "RAGStress: knowledge-base corruption by type and severity (MMLU)."),
     ("traces", "core.commands.traces",
      "Production traces: sample items into the experts' queues; promote verified ones into a versioned set."),
     ("judge", "core.commands.judge",
      "Check a judge against human labels (judge check) and probe it for biases (judge probe)."),
-    ("domainrag", "core.commands.domainrag",
-     "DomainRAG: build the six-ability instances with their settings; report the views."),
 )
+# Renamed commands: the old name still runs the new command, after a deprecation notice on stderr (not listed in help).
+RENAMED_COMMANDS: dict[str, str] = {"ragstress": "kb-corruption", "rag-stress": "misleading-evidence"}
+
+
+def all_commands() -> tuple[tuple[str, str, str], ...]:
+    """The core commands, then every protocol package's command (including extra packages registered so far)."""
+    return (*CORE_COMMANDS, *protocol_commands())
+
+
+COMMANDS = all_commands()
 COMMAND_MODULES: list[str] = list(dict.fromkeys(module for _, module, _ in COMMANDS))
-_MODULE_OF = {name: module for name, module, _ in COMMANDS}
 
 
 @cache
@@ -73,19 +78,30 @@ def module_commands(module: str) -> dict[str, TyperCommand | TyperGroup]:
     return {name: c for name, c in commands if isinstance(c, TyperCommand | TyperGroup)}  # typer builds only these
 
 
+def deprecated_name(old: str) -> str:
+    """The current name of renamed command `old`, after telling stderr that the old name is deprecated."""
+    new = RENAMED_COMMANDS[old]
+    typer.echo(f"warning: `gauntlet {old}` is deprecated; use `gauntlet {new}` (same options)", err=True)
+    return new
+
+
 class LazyGroup(GuardedGroup):
     """The root group: lists every command from COMMANDS and imports a command's module only to run or show it."""
 
     def __init__(self, **attrs) -> None:
         super().__init__(**attrs)
-        self.commands.update({name: TyperCommand(name=name, help=help_) for name, _, help_ in COMMANDS})
+        listed = all_commands()
+        self._module_of = {name: module for name, module, _ in listed}
+        self.commands.update({name: TyperCommand(name=name, help=help_) for name, _, help_ in listed})
         self._listing = False
 
     def get_command(self, ctx, cmd_name: str):
         """The real command (its module imported now), or the table's stand-in while the help lists commands."""
-        if self._listing or cmd_name not in _MODULE_OF:
+        if not self._listing and cmd_name in RENAMED_COMMANDS:
+            cmd_name = deprecated_name(cmd_name)
+        if self._listing or cmd_name not in self._module_of:
             return super().get_command(ctx, cmd_name)
-        return module_commands(_MODULE_OF[cmd_name])[cmd_name]
+        return module_commands(self._module_of[cmd_name])[cmd_name]
 
     @contextmanager
     def _stand_ins(self) -> Iterator[None]:

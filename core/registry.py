@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from difflib import get_close_matches
 from typing import Generic, TypeVar
@@ -30,6 +31,7 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._renamed: dict[str, str] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering the decorated object under `name`."""
@@ -46,12 +48,32 @@ class Registry(Generic[T]):
             raise ValueError(f"duplicate {self.kind} name {name!r}")
         self._items[name] = obj
 
+    def rename(self, old: str, new: str) -> None:
+        """Let the retired name `old` still find what is registered as `new` (get warns that it is deprecated)."""
+        if old in self._items:
+            raise ValueError(f"{self.kind} name {old!r} is registered; it cannot also be a retired name")
+        self._renamed[old] = new
+
+    def current_name(self, name: str) -> str:
+        """`name`, or the name a retired name was renamed to (with a DeprecationWarning)."""
+        if name not in self._renamed:
+            return name
+        new = self._renamed[name]
+        warnings.warn(f"{self.kind} {name!r} is now called {new!r}", DeprecationWarning, stacklevel=3)
+        return new
+
     def get(self, name: str) -> T:
-        """Return the object registered as `name`, or raise UnknownNameError listing the known names."""
+        """Return the object registered as `name` (or renamed from it), or raise UnknownNameError listing the known
+        names and the close matches."""
         try:
-            return self._items[name]
+            return self._items[self.current_name(name)]
         except KeyError:
             raise UnknownNameError(unknown_name_message(self.kind, name, self._items)) from None
+
+    def remove(self, name: str) -> None:
+        """Take `name` out of the registry (a test's temporary registration); an unknown name raises."""
+        self.get(name)
+        del self._items[name]
 
     def names(self) -> list[str]:
         """Sorted registered names."""

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.analysis import domainrag as dr
+from core.protocols.domainrag import analysis as dr
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page

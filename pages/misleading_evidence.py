@@ -5,8 +5,9 @@ checkpoints; and a drill-down to the edited evidence with the edit highlighted."
 import pandas as pd
 import streamlit as st
 
-from core.analysis import rag_stress, readmodel
-from core.protocols.rag_stress import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, POLICY_LABELS
+from core.analysis import readmodel
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, POLICY_LABELS
+from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import plain_markdown
 from ui import charts, results_view
@@ -22,7 +23,7 @@ st.caption("RAG-Stress: the question and reference answer stay fixed; the eviden
 
 @st.cache_data(max_entries=8, show_spinner="Loading RAG-Stress outcomes…")
 def outcomes(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
-    return rag_stress.load_outcomes(engine(), list(run_ids), judge)
+    return misleading_evidence.load_outcomes(engine(), list(run_ids), judge)
 
 
 def cell(value: float, low: float, high: float, small: bool) -> str:
@@ -34,11 +35,11 @@ if filters:
     out = outcomes(filters.run_ids, filters.judge, filters.version)
     label = judge_label(filters.judge)
     if out.empty:
-        st.info("No RAG-Stress responses in these runs. Build instances with `gauntlet rag-stress build`, import them, "
+        st.info("No RAG-Stress responses in these runs. Build instances with `gauntlet misleading-evidence build`, import them, "
                 f"and run with `--conditions {CLOSED_BOOK},{CLEAN},{','.join(MISLEADING_CONDITIONS)}`.",
                 icon=":material/info:")
         st.stop()
-    rates, acc = rag_stress.misleading_rates(out), rag_stress.accuracy(out)
+    rates, acc = misleading_evidence.misleading_rates(out), misleading_evidence.accuracy(out)
     st.caption(f"Judge: **{label}** (the lexical reference metrics it stored) · every cell shows its n; † n < 30 "
                "(small sample); undetermined responses are counted, never scored 0.")
 
@@ -62,15 +63,15 @@ if filters:
                  width="stretch")
 
     st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
-    gap = rag_stress.policy_gap(out)
+    gap = misleading_evidence.policy_gap(out)
     st.dataframe(gap.drop(columns=["judge"]), hide_index=True, width="stretch")
     st.caption("Paired on the same closed-book-correct questions: McNemar per position; over all positions a sign test "
                "over questions (each question counts once).")
-    st.dataframe(rag_stress.position_means(rates), hide_index=True, width="stretch")
+    st.dataframe(misleading_evidence.position_means(rates), hide_index=True, width="stretch")
     st.caption("MR by position, averaged over the models that have a value (n_models); min and max model MR.")
 
     st.subheader("MR against clean accuracy")
-    summary = readmodel.with_model_info(rag_stress.model_summary(rates, acc), results_view.models(filters.version))
+    summary = readmodel.with_model_info(misleading_evidence.model_summary(rates, acc), results_view.models(filters.version))
     plotted = summary.dropna(subset=["mr_documents", "clean_accuracy"])
     if plotted.empty:
         st.info("No data: no model has both a misleading rate and a clean accuracy.")
@@ -93,7 +94,7 @@ if filters:
     model_a = c1.selectbox("Model A", order, key="rs_a")
     model_b = c2.selectbox("Model B", [m for m in order if m != model_a], key="rs_b")
     if model_b:
-        st.dataframe(rag_stress.audit(out, model_a, model_b), hide_index=True, width="stretch")
+        st.dataframe(misleading_evidence.audit(out, model_a, model_b), hide_index=True, width="stretch")
         st.caption("Harmful override: closed-book correct, wrong with the evidence. Beneficial correction: closed-book "
                    "wrong, correct with clean evidence. Counts per question both answered (n); McNemar A vs B.")
 
@@ -102,7 +103,7 @@ if filters:
     model = c1.selectbox("Model", order, key="rs_model")
     condition = c2.selectbox("Misleading condition", list(MISLEADING_CONDITIONS), key="rs_condition")
     mine = out[(out["model"] == model) & (out["condition"] == condition)]
-    known = set(rag_stress.closed_book_correct(out).query("model == @model")["instance_uid"])
+    known = set(misleading_evidence.closed_book_correct(out).query("model == @model")["instance_uid"])
     choices = mine[mine["instance_uid"].isin(known)].sort_values(["misled", "instance_uid"], ascending=[False, True])
     if choices.empty:
         st.info("No data: this model has no closed-book-correct question answered under this condition.")
@@ -110,7 +111,7 @@ if filters:
         marks = {r.instance_uid: f"{r.instance_uid} — {'misled' if r.misled == 1 else 'not misled'}"
                  for r in choices.itertuples()}
         uid = st.selectbox("Question (closed-book correct)", list(marks), format_func=marks.get, key="rs_uid")
-        detail = rag_stress.evidence(engine(), uid)
+        detail = misleading_evidence.evidence(engine(), uid)
         reference = detail["reference"]
         gold = reference.get("choices", {}).get(reference.get("answer_key"), "") or \
             "; ".join(a["text"] for a in reference.get("answers", []))
@@ -123,8 +124,8 @@ if filters:
             if document["evidence"] == CLEAN or document["position"] == position:
                 title = "Clean evidence" if document["evidence"] == CLEAN else f"Misleading evidence ({position})"
                 with st.expander(title, expanded=True):
-                    st.markdown(rag_stress.edit_markdown(document), unsafe_allow_html=True)
-        answers = rag_stress.responses(engine(), filters.run_ids, uid)
+                    st.markdown(misleading_evidence.edit_markdown(document), unsafe_allow_html=True)
+        answers = misleading_evidence.responses(engine(), filters.run_ids, uid)
         answers = answers[(answers["model"] == model) & answers["condition"].isin([CLOSED_BOOK, CLEAN, condition])]
         for row in answers.itertuples():
             st.markdown(f"**{plain_markdown(row.condition)}** (response #{row.response_id}):")

@@ -6,8 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.analysis import lit_ragbench as lit
 from core.analysis import readmodel
+from core.protocols.lit_ragbench import analysis as lit
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page

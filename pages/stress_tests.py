@@ -5,8 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.analysis import ragstress
-from core.protocols.ragstress import CONDITION_NAMES, SEVERITIES, TYPE_LABELS, TYPES
+from core.protocols.kb_corruption import CONDITION_NAMES, SEVERITIES, TYPE_LABELS, TYPES
+from core.protocols.kb_corruption import analysis as kb_corruption
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
 from ui import charts, results_view
@@ -24,14 +24,14 @@ st.caption("RAGStress: one knowledge base holds a clean and 12 corrupted entries
 @st.cache_data(max_entries=8, show_spinner="Loading RAGStress results…")
 def load(run_ids: tuple[int, ...], judge: str, version: tuple) -> dict[str, pd.DataFrame]:
     """Every RAGStress aggregate of the runs under `judge` (cached per data version)."""
-    scores = ragstress.stress_scores(engine(), list(run_ids), judge)
-    table = ragstress.accuracy(scores)
+    scores = kb_corruption.stress_scores(engine(), list(run_ids), judge)
+    table = kb_corruption.accuracy(scores)
     catalog = results_view.models(version)
-    per_model, correlations = ragstress.capability_vs_robustness(table, catalog.loc[catalog["is_baseline"], "model"])
-    return {"scores": scores, "accuracy": table, "impact": ragstress.corruption_impact(scores),
-            "gaps": ragstress.resilience_gaps(scores), "mixed": ragstress.mixed_vs_worst(scores, table),
-            "curves": ragstress.severity_curves(table), "robustness": per_model, "correlations": correlations,
-            "retrieval": ragstress.retrieval_profile(engine(), scores["instance_uid"].unique())}
+    per_model, correlations = kb_corruption.capability_vs_robustness(table, catalog.loc[catalog["is_baseline"], "model"])
+    return {"scores": scores, "accuracy": table, "impact": kb_corruption.corruption_impact(scores),
+            "gaps": kb_corruption.resilience_gaps(scores), "mixed": kb_corruption.mixed_vs_worst(scores, table),
+            "curves": kb_corruption.severity_curves(table), "robustness": per_model, "correlations": correlations,
+            "retrieval": kb_corruption.retrieval_profile(engine(), scores["instance_uid"].unique())}
 
 
 def pct(value: float, low: float = np.nan, high: float = np.nan, n: int | None = None, unparseable: int = 0) -> str:
@@ -96,7 +96,7 @@ def capability_figure(per_model: pd.DataFrame, label: str) -> go.Figure:
 
 def show_response(response_id: int, judge: str) -> None:
     """One response with the documents its prompt held, in order, and the verdict."""
-    d = ragstress.response_documents(engine(), int(response_id), judge)
+    d = kb_corruption.response_documents(engine(), int(response_id), judge)
     if not d:
         st.warning(f"Response {response_id} no longer exists.")
         return
@@ -123,7 +123,7 @@ if filters:
     scores, table = data["scores"], data["accuracy"]
     label = judge_label(filters.judge)
     if scores.empty:
-        st.info("No RAGStress responses in these runs. Build the benchmark with `gauntlet ragstress build`, import "
+        st.info("No RAGStress responses in these runs. Build the benchmark with `gauntlet kb-corruption build`, import "
                 "it and answer it with `gauntlet run ... --conditions` (the build prints the command).")
         st.stop()
     st.caption(f"Verdicts of **{label}** (mcq_accuracy: the same option-letter rule under every judge). † n < 30; "
@@ -199,7 +199,7 @@ if filters:
         model = c1.selectbox("Model", models, key="rs_drill_model")
         present = [c for c in CONDITION_NAMES if c in set(scores["condition"])]
         condition = c2.selectbox("Condition", present, key="rs_drill_condition")
-        rows = ragstress.item_rows(scores, model, condition)
+        rows = kb_corruption.item_rows(scores, model, condition)
         st.dataframe(rows, hide_index=True, width="stretch")
         if not rows.empty:
             labels = {int(r.response_id): f"{r.instance_uid} · correct={r.correct}" for r in rows.itertuples()}

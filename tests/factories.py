@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from core.store.models import Constraint, Document, Domain, Instance, Model
+from core.testing.fake_server import FakeLLMServer, ScriptRule
 
 TOPICS = [
     ("What is the maintenance interval of the turbine main bearing",
@@ -85,3 +90,23 @@ def add_fake_server_model(engine: Engine, name: str, base_url: str, env: dict[st
     env[f"{prefix}_URL"], env[f"{prefix}_KEY"] = base_url + "/v1", "test-key"
     return add_model(engine, name, "openai_compatible", max_output_tokens=256,
                      settings={"base_url_env": f"{prefix}_URL", "api_key_env": f"{prefix}_KEY", "timeout_s": timeout_s})
+
+
+@contextmanager
+def scripted_models(engine: Engine, scripts: dict[str, list[ScriptRule]], max_output_tokens: int = 64) -> Iterator[None]:
+    """Register one openai_compatible model per script, each answered by its own loopback fake server (env vars
+    <NAME>_URL / <NAME>_KEY set) for the duration of the block."""
+    servers = {name: FakeLLMServer(script=rules).start() for name, rules in scripts.items()}
+    patch = pytest.MonkeyPatch()
+    try:
+        for name, server in servers.items():
+            env = name.upper().replace("-", "_")
+            patch.setenv(f"{env}_URL", server.base_url + "/v1")
+            patch.setenv(f"{env}_KEY", "test-key")
+            add_model(engine, name, "openai_compatible", max_output_tokens=max_output_tokens,
+                      settings={"base_url_env": f"{env}_URL", "api_key_env": f"{env}_KEY", "timeout_s": 5})
+        yield
+    finally:
+        for server in servers.values():
+            server.stop()
+        patch.undo()

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from core.generation import runs
+from core.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
     PermissionDenied,
@@ -25,7 +26,6 @@ from core.review.auth import (
     verify_password,
 )
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
-from core.review.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.services import runs as run_services
 from core.services.accounts import change_account, create_account

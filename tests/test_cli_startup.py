@@ -98,7 +98,7 @@ def _table(module: str) -> dict[str, str]:
     return {name: help_ for name, mod, help_ in COMMANDS if mod == module}
 
 
-@pytest.mark.parametrize("module", COMMAND_MODULES, ids=[m.rsplit(".", 1)[1] for m in COMMAND_MODULES])
+@pytest.mark.parametrize("module", COMMAND_MODULES, ids=[m.removeprefix("core.") for m in COMMAND_MODULES])
 def test_command_table_names_what_the_module_registers(module) -> None:
     registered = module_commands(module)
     assert sorted(registered) == sorted(_table(module))
@@ -107,7 +107,8 @@ def test_command_table_names_what_the_module_registers(module) -> None:
 
 
 def test_every_command_module_is_in_the_table() -> None:
-    modules = {f"core.commands.{path.stem}" for path in (ROOT / "core" / "commands").glob("*.py")
+    paths = [*(ROOT / "core" / "commands").glob("*.py"), *(ROOT / "core" / "protocols").glob("*/command.py")]
+    modules = {".".join(path.relative_to(ROOT).with_suffix("").parts) for path in paths
                if "\ndef register(" in path.read_text(encoding="utf-8")}
     assert modules == set(COMMAND_MODULES)
 

@@ -28,9 +28,18 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+# A protocol package is a vertical slice (docs/layers.md): its declaration sits in core.protocols, and each of its
+# job modules in the layer of that job.
+PROTOCOL_PARTS = {"builder": "core.construction", "analysis": "core.analysis", "command": "core.commands",
+                  "views": "core.analysis"}
+
+
 def layer(module: str) -> str | None:
-    """The graph node a core module belongs to: `core.<first part>`, or None outside core / for core itself."""
+    """The graph node a core module belongs to: `core.<first part>` (a protocol package's job module: its job's
+    layer), or None outside core / for core itself."""
     parts = module.split(".")
+    if parts[:2] == ["core", "protocols"] and len(parts) > 2 and parts[-1] in PROTOCOL_PARTS:
+        return PROTOCOL_PARTS[parts[-1]]
     return f"core.{parts[1]}" if parts[0] == "core" and len(parts) > 1 else None
 
 

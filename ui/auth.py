@@ -19,6 +19,8 @@ from streamlit import runtime
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+import core.protocols  # noqa: F401  (each protocol's page joins the permission table when it registers)
+from core.permissions import page_roles
 from core.review.addresses import client_address, trusted_proxies
 from core.review.annotations import guidelines_text, guidelines_version
 from core.review.auth import (
@@ -33,7 +35,6 @@ from core.review.auth import (
     session_principal,
     touch,
 )
-from core.review.permissions import page_roles
 from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, issue_handoff, revoke, revoked_reason
 from ui.session import engine
 
@@ -195,7 +196,7 @@ def require_role(roles: set[str] | frozenset[str]) -> Principal:
 
 
 def require_page(script: str) -> Principal:
-    """Page guard driven by the permission table (core.review.permissions.PAGE_ROLES): pass the page's `__file__`."""
+    """Page guard driven by the permission table (core.permissions.PAGE_ROLES): pass the page's `__file__`."""
     return require_role(page_roles(script))
 
 

@@ -1,11 +1,13 @@
-"""The navigation table: which page scripts exist, their titles, icons and sections. Who may open each page is
-decided by the permission table in core (core.review.permissions.PAGE_ROLES)."""
+"""The navigation table: which page scripts exist, their titles, icons and sections. The app's own pages are listed
+here; each protocol's page comes from its declaration in the protocol registry (core.protocols), placed among the
+results pages. Who may open each page is decided by the permission table in core (core.permissions)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.review.permissions import page_roles
+from core.permissions import page_roles
+from core.protocols import PROTOCOLS
 
 
 @dataclass(frozen=True)
@@ -23,18 +25,15 @@ class PageSpec:
         return page_roles(self.path)
 
 
-PAGES: list[PageSpec] = [
+CORE_PAGES: list[PageSpec] = [
     PageSpec("pages/browse_benchmark.py", "Browse benchmark", ":material/dataset:", "Benchmark", default=True),
     PageSpec("pages/leaderboard.py", "Leaderboard", ":material/leaderboard:", "Results"),
     PageSpec("pages/domains.py", "Domains", ":material/radar:", "Results"),
     PageSpec("pages/constraint_errors.py", "Constraint errors", ":material/rule:", "Results"),
     PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results"),
-    PageSpec("pages/rag_abilities.py", "RAG abilities", ":material/psychology:", "Results"),
-    PageSpec("pages/domain_abilities.py", "Domain abilities", ":material/school:", "Results"),
     PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
     PageSpec("pages/compare_responses.py", "Compare responses", ":material/view_column:", "Results"),
-    PageSpec("pages/misleading_evidence.py", "Misleading evidence", ":material/report:", "Results"),
-    PageSpec("pages/stress_tests.py", "Stress tests", ":material/storm:", "Results"),
+    PageSpec("pages/protocol_views.py", "Protocol views", ":material/view_list:", "Results"),
     PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),
     PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results"),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review"),
@@ -47,9 +46,27 @@ PAGES: list[PageSpec] = [
 ]
 
 
+PROTOCOL_PAGES_AFTER = "pages/compare_responses.py"  # the protocols' pages follow this one, by title
+
+
+def protocol_pages() -> list[PageSpec]:
+    """The page of every registered protocol that declares one, by title, in the Results section."""
+    declared = [p.page for _, p in PROTOCOLS.items() if p.page is not None]
+    return [PageSpec(d.path, d.title, d.icon, "Results") for d in sorted(declared, key=lambda d: d.title)]
+
+
+def all_pages() -> list[PageSpec]:
+    """The app's pages with the protocols' pages (including packages registered since import) in their place."""
+    cut = next(i for i, p in enumerate(CORE_PAGES) if p.path == PROTOCOL_PAGES_AFTER) + 1
+    return [*CORE_PAGES[:cut], *protocol_pages(), *CORE_PAGES[cut:]]
+
+
+PAGES: list[PageSpec] = all_pages()
+
+
 def pages_for(role: str) -> list[PageSpec]:
     """Pages a user with `role` may see, in table order."""
-    return [p for p in PAGES if role in p.roles]
+    return [p for p in all_pages() if role in p.roles]
 
 
 def sections_for(role: str) -> dict[str, list[PageSpec]]:

@@ -10,7 +10,7 @@ import typer
 
 from core.commands import lazy_module
 from core.config import database_url
-from core.review.permissions import ROLES
+from core.permissions import ROLES
 from core.store.label_models import KINDS
 
 auth = lazy_module("core.review.auth")

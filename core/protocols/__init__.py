@@ -1,44 +1,84 @@
-"""Protocols as plug-ins: one module each, one registry (EnterpriseRAG first, then reference-answer QA)."""
+"""Protocols as plug-ins: one package each (core/protocols/<id>/), one registry.
+
+Importing core.protocols imports every subpackage (core.plugins lists them without importing); each package's
+__init__ declares its protocol and calls `register`. A package outside core (a plug-in, a test's toy protocol) joins
+with `register_package`. The CLI commands, the app's navigation, the permission table and the docs index are derived
+from the registered packages. docs/architecture.md walks through adding one.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+
+from core import plugins
 from core.metrics import check_declared
-from core.protocols.base import Condition, Protocol
-from core.registry import Registry
-from core.store.schema import InstanceSpec
+from core.permissions import add_page, remove_page
+from core.protocols.base import Condition, Protocol, ProtocolPage
+from core.registry import Registry, unknown_name_message
+from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
+for _old, _new in RENAMED_PROTOCOLS.items():
+    PROTOCOLS.rename(_old, _new)
+PACKAGE_OF: dict[str, str] = {}  # protocol name -> the package that registered it
 
 
 def register(protocol: Protocol) -> Protocol:
-    """Add a protocol to the registry (a duplicate name raises; so does a metric not declared in core.metrics, naming
-    the close matches)."""
+    """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so does a metric not
+    declared in core.metrics, naming the close matches); its page joins the permission table."""
     check_declared(protocol.metrics, f"protocol {protocol.name!r}")
     PROTOCOLS.add(protocol.name, protocol)
+    PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
+    if protocol.page is not None:
+        add_page(protocol.page.path, protocol.page.audience)
     return protocol
 
 
+def register_package(package: str) -> list[Protocol]:
+    """Import a protocol package from outside core.protocols by dotted name and return the protocols it registered;
+    a package registered twice, or a protocol name taken already, raises ValueError."""
+    plugins.add_package(package)
+    try:
+        importlib.import_module(package)
+    except BaseException:
+        plugins.remove_package(package)
+        raise
+    return [PROTOCOLS.get(name) for name, owner in PACKAGE_OF.items() if owner == package]
+
+
+def unregister_package(package: str) -> None:
+    """Take an extra package's protocols (and pages) out of the registry again (a test's toy protocol)."""
+    for name in [n for n, owner in PACKAGE_OF.items() if owner == package]:
+        page = PROTOCOLS.get(name).page
+        if page is not None:
+            remove_page(page.path)
+        PROTOCOLS.remove(name)
+        del PACKAGE_OF[name]
+    plugins.remove_package(package)
+    for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[module]
+
+
 def get_protocol(name: str) -> Protocol:
-    """The protocol called `name`; an unknown name lists the known ones."""
+    """The protocol called `name` (or renamed from it); an unknown name lists the known ones and the close matches."""
     return PROTOCOLS.get(name)
 
 
 def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
     """(field, message) problems of `spec` under its protocol, including an unknown protocol name."""
     if spec.protocol not in PROTOCOLS:
-        return [("protocol", f"unknown protocol {spec.protocol!r}; known: {', '.join(PROTOCOLS.names())}")]
+        return [("protocol", unknown_name_message("protocol", spec.protocol, PROTOCOLS.names()))]
     return PROTOCOLS.get(spec.protocol).errors(spec)
 
 
-from core.protocols import (  # noqa: E402,F401  (registers them)
-    domainrag,  # noqa: E402,F401  (registers it)
-    enterprise_rag,
-    instruction_following,
-    lit_ragbench,  # noqa: E402,F401  (registers it)
-    production_rag,  # noqa: E402,F401  (registers it)
-    rag_stress,  # noqa: E402,F401  (registers it)
-    ragstress,  # noqa: E402,F401  (registers it)
-    reference_qa,
-)
+def discover() -> None:
+    """Import every protocol package of core.protocols that is not imported yet (each registers its protocol)."""
+    for package in plugins.builtin_packages():
+        importlib.import_module(package)
 
-__all__ = ["PROTOCOLS", "Condition", "Protocol", "get_protocol", "protocol_errors", "register"]
+
+discover()
+
+__all__ = ["PACKAGE_OF", "PROTOCOLS", "Condition", "Protocol", "ProtocolPage", "get_protocol", "protocol_errors",
+           "register", "register_package", "unregister_package"]

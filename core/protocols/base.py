@@ -32,6 +32,36 @@ class Condition:
         return not self.question_types or (attributes or {}).get("question_type") in self.question_types
 
 
+@dataclass(frozen=True)
+class ProtocolPage:
+    """The app page a protocol's results show on: its script, title and icon, and its audience (a key of
+    core.permissions.AUDIENCES: who may open it). Navigation and the permission table are derived from it."""
+
+    path: str
+    title: str
+    icon: str
+    audience: str = "results"
+
+
+@dataclass(frozen=True)
+class ViewResult:
+    """What a view shows: a table (a pandas DataFrame, counts beside means), an optional figure (plotly) and the
+    caption under them."""
+
+    table: Any
+    caption: str
+    figure: Any = None
+
+
+@dataclass(frozen=True)
+class View:
+    """A declarative view of a protocol's results that the generic page (pages/protocol_views.py) renders, since
+    core never imports streamlit: its title and the function of (engine, run ids, judge) that builds it."""
+
+    title: str
+    build: Callable[[Any, Sequence[int], str], ViewResult]
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -48,6 +78,9 @@ class Protocol:
     views: tuple[str, ...] = ()
     description: str = ""
     render: Renderer | None = None
+    page: ProtocolPage | None = None
+    doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
+    page_views: tuple[View, ...] = ()  # shown on the generic Protocol views page
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.conditions]

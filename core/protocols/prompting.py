@@ -8,11 +8,13 @@ import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from core.protocols.html import html_to_text
 from core.protocols.messages import ChatMessage
-from core.store.models import Constraint, Document, Instance
+
+if TYPE_CHECKING:  # type hints only: importing the protocols (the CLI's help) must not load the ORM
+    from core.store.models import Constraint, Document, Instance
 
 DocumentOrder = Literal["stored", "shuffle", "support_first", "support_middle", "support_last"]
 ORDERS: tuple[str, ...] = ("stored", "shuffle", "support_first", "support_middle", "support_last")

@@ -20,7 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, delete, func, select, update
 
-from core.review.permissions import ROLES, NotPermitted, require
+from core.permissions import ROLES, NotPermitted, require
 from core.review.sessions import resolve as resolve_session
 from core.review.sessions import revoke_user_sessions
 from core.store.db import table_of

@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from core.config import get_secret
 from core.ingest.io import add_instance, instance_spec
+from core.permissions import allowed
 from core.review.annotations import (
     DECISION_STATUS,
     DECISIONS,
@@ -36,7 +37,6 @@ from core.review.annotations import (
     with_retry,
 )
 from core.review.auth import Principal, authorize
-from core.review.permissions import allowed
 from core.store.db import saved_id
 from core.store.labels import effective_annotations, live_annotations
 from core.store.models import Annotation, Domain, Instance

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Mode = Literal["noisy", "gap", "conflict"]
 Origin = Literal["natural", "augmented"]
@@ -38,6 +38,9 @@ INT64 = 2**63 - 1
 VERSION_MAX = 2**31 - 1
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
+# Protocol ids renamed (issue 23: two stress protocols one character apart): a file or a stored row naming the old id
+# is read as the new one (migration 0020 renames the stored rows; core.protocols resolves the old ids too).
+RENAMED_PROTOCOLS: dict[str, str] = {"ragstress": "kb_corruption", "rag_stress": "misleading_evidence"}
 NO_MODE = "none"  # the mode that counts name for an instance without one (protocols other than EnterpriseRAG)
 CATEGORIES: tuple[str, ...] = ("persona", "output", "knowledge_protocol")
 SUB_DIMENSIONS_BY_CATEGORY: dict[str, tuple[str, ...]] = {
@@ -188,6 +191,11 @@ class InstanceSpec(BaseModel):
     reference: ReferenceSpec | None = None
     attributes: AttributesSpec = Field(default_factory=AttributesSpec)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("protocol")
+    @classmethod
+    def _current_protocol_id(cls, value: str) -> str:
+        return RENAMED_PROTOCOLS.get(value, value)
 
     @model_validator(mode="after")
     def _bundle_consistency(self) -> InstanceSpec:

@@ -18,9 +18,9 @@ from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
 from core.generation import jobs, registered_models, runs
+from core.permissions import ACTIONS, ROLES, allowed, may_open
 from core.review.auth import get_user, update_user
 from core.review.gold import draw_gold_sample
-from core.review.permissions import ACTIONS, ROLES, allowed, may_open
 from core.store.models import Annotation, Assignment, Model, Response, Run
 from tests.app.test_run_admin import fail_every_item
 from tests.workspace_factories import principal, seeded_db

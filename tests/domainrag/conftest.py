@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from core.construction.domainrag import BuildOptions, BuildReport, build_instances, write_jsonl
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.protocols.domainrag import ANTI, DOMAINRAG, RETRIEVAL_CONDITIONS
+from core.protocols.domainrag.builder import BuildOptions, BuildReport, build_instances, write_jsonl
 from core.store.db import make_engine
 from core.store.schema import AnswerSpec, InstanceSpec
 from core.testing.fake_server import FakeLLMServer, ScriptRule

@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.construction.domainrag import FILES, BuildOptions, build_instances, write_jsonl
 from core.ingest.importers import get_importer, source_record
 from core.ingest.io import export_instances, import_file, validate_file
 from core.protocols.domainrag import ANTI
+from core.protocols.domainrag.builder import FILES, BuildOptions, build_instances, write_jsonl
 from tests.domainrag.conftest import shared_data
 
 SUBSET_ROWS = {"extractive": 90, "conversational": 49, "structural": 94, "faithful": 49, "time_sensitive": 65,

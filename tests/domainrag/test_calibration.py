@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.analysis.domainrag import ANTI_MEASURES, ANTI_SCOPES, domainrag_report
 from core.protocols.domainrag import ABILITIES, ANTI, applicable_conditions
+from core.protocols.domainrag.analysis import ANTI_MEASURES, ANTI_SCOPES, domainrag_report
 from core.scoring.reference import reference_metric
 from core.store.db import make_engine
 from tests.domainrag.conftest import (

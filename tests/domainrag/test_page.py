@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.analysis.domainrag import ANTI_SCOPES
+from core.protocols.domainrag.analysis import ANTI_SCOPES
 from tests.domainrag.conftest import ANTI_BOT, GOLD
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import specs, values

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from core.commands.lit_ragbench import import_lit
 from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
 from core.pipeline import score_and_summarise
+from core.protocols.lit_ragbench.command import import_lit
 from core.scoring.judges.prompts import ABSTENTION_HEAD
 from core.store.db import make_engine
 from core.store.models import Document, Instance

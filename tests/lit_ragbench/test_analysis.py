@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 
 from core.analysis import stats
-from core.analysis.lit_ragbench import (
+from core.metrics import get_metric
+from core.protocols.lit_ragbench import categories_of
+from core.protocols.lit_ragbench.analysis import (
     accuracy_table,
     averaged_ci,
     language_table,
     over_abstention,
     overall_table,
 )
-from core.metrics import get_metric
-from core.protocols.lit_ragbench import categories_of
 
 NAN = float("nan")
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from core.analysis.lit_ragbench import lit_report
 from core.cli import app
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES
+from core.protocols.lit_ragbench.analysis import lit_report
 from core.store.db import make_engine
 from tests.lit_ragbench.conftest import GOLD, HEURISTIC, JUDGE, REFUSE
 

@@ -10,10 +10,10 @@ from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.commands.lit_ragbench import import_lit
 from core.ingest.importers import get_importer, import_source, source_record
 from core.ingest.io import export_instances, import_file, validate_file
 from core.protocols.lit_ragbench import ASPECTS, categories_of, conversion_errors
+from core.protocols.lit_ragbench.command import import_lit
 from core.store.db import make_engine
 from core.store.models import Instance
 from tests.lit_ragbench.conftest import lit_file

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.review.permissions import PAGE_ROLES, may_open, page_roles
+from core.permissions import PAGE_ROLES, may_open, page_roles
 from tests.pages.signin import sign_in
 from ui.navigation import PAGES, pages_for
 
@@ -71,6 +71,7 @@ EXPECTED_PAGE_ROLES = {
     "misleading_evidence": RESULTS,
     "compare_responses": RESULTS,
     "stress_tests": RESULTS,
+    "protocol_views": RESULTS,
     "verify_instances": {"admin", "expert"},
     "label_responses": {"admin", "expert"},
     "judge_alignment": {"admin", "analyst"},
@@ -80,7 +81,7 @@ ROLE_PAGE_CASES = [pytest.param(role, page, id=f"{role}-{page}") for page in EXP
 
 
 def test_navigation_and_permission_tables_list_the_same_pages() -> None:
-    assert [p.path for p in PAGES] == list(PAGE_ROLES)
+    assert sorted(p.path for p in PAGES) == sorted(PAGE_ROLES)
     assert {Path(p).stem for p in PAGE_ROLES} == set(EXPECTED_PAGE_ROLES)
 
 

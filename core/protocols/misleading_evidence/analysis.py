@@ -1,0 +1,301 @@
+"""RAG-Stress aggregates, all built on readmodel.reference_scores (no per-response metric is recomputed here).
+
+Per response: `correct` is the reference metric of its answer type (mcq_accuracy for MCQ, exact_match = 1 for open
+QA: containment, language-aware), `designated` is the `wrong_answer` metric (the response gives the designated wrong
+answer of `reference.wrong_answers`, by the same containment; for MCQ its option letter), and `misled` is designated
+and not correct. Undetermined values (a metric not ok) stay NaN and are counted, never read as 0. An MCQ answer whose
+letter cannot be read is `unparseable`: counted as wrong (mcq_accuracy's declaration) and counted in every table.
+
+- Misleading rate (MR): on a model's closed-book-correct questions, the share of misled responses under a misleading
+  condition; "any wrong" is the share no longer correct (a refusal counts as wrong).
+- Clean and closed-book accuracy on every question answered.
+- Policy gap: MR(prioritise documents) - MR(may rely on prior knowledge) on the same questions, McNemar per position;
+  over all positions a sign test on each question's count of misled positions (McNemar on those counts' order), so
+  one question counts once.
+- Paired audit of two models or checkpoints on the same questions: harmful override (closed-book correct, wrong with
+  evidence) and beneficial correction (closed-book wrong, correct with clean evidence), McNemar between the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from core.analysis import readmodel, stats
+from core.metrics import get_metric
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICIES, POSITIONS
+from core.scoring.judges.names import judge_label
+
+OUTCOME_COLUMNS = ["judge", "model", "instance_uid", "domain", "language", "answer_type", "condition",
+                   "response_id", "correct", "designated", "misled", "unparseable"]
+RATE_COLUMNS = ["judge", "judge_label", "model", "condition", "policy", "position", "n_closed_book_correct", "n",
+                "n_undetermined", "n_unparseable", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
+                "small_n"]
+ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "n_unparseable", "accuracy",
+                    "ci_low",
+                    "ci_high", "small_n"]
+GAP_COLUMNS = ["judge", "judge_label", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge", "gap",
+               "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
+AUDIT_COLUMNS = ["judge", "judge_label", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
+                 "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n"]
+ALL_POSITIONS = "all"
+
+
+MISLEADING_RATE, ANY_WRONG, CORRECT = "misleading_rate", "any_wrong_rate", "rag_stress_correct"
+
+
+def _counted(frame: pd.DataFrame, metric: str) -> pd.Series:
+    """Whether each response's `metric` enters the mean: its status is one the metric's declaration counts."""
+    return frame[f"{metric}_status"].isin(get_metric(metric).counted_statuses())
+
+
+def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, instance, condition), the latest response's correct / designated / misled (1.0, 0.0 or NaN)."""
+    if scores.empty:
+        return pd.DataFrame(columns=OUTCOME_COLUMNS)
+    latest = scores.loc[scores.groupby(["model", "instance_uid", "condition"])["response_id"].idxmax()]
+    mcq = latest["answer_type"] == "mcq"
+    correct = np.where(mcq, latest["mcq_accuracy"], (latest["exact_match"] >= 1).astype(float))
+    known = np.where(mcq, _counted(latest, "mcq_accuracy"), _counted(latest, "exact_match"))
+    out = latest.assign(correct=np.where(known, correct, np.nan), designated=latest["wrong_answer"],
+                        unparseable=(mcq & (latest["mcq_accuracy_status"] == "unparseable")).astype(float))
+    out["misled"] = np.where(out["correct"].notna() & out["designated"].notna(),
+                             ((out["designated"] == 1) & (out["correct"] == 0)).astype(float), np.nan)
+    return out.reindex(columns=OUTCOME_COLUMNS).sort_values(["model", "instance_uid", "condition"],
+                                                            ignore_index=True)
+
+
+def load_outcomes(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """outcomes() of the RAG-Stress responses of `run_ids` under `judge` (reference metrics are judge-independent,
+    but stored per scoring judge)."""
+    return outcomes(readmodel.reference_scores(engine, run_ids, judge, protocol=NAME))
+
+
+def _by_condition(out: pd.DataFrame, condition: str, column: str) -> pd.DataFrame:
+    """model x instance_uid -> `column` under one condition."""
+    rows = out[out["condition"] == condition]
+    return rows.pivot_table(index="instance_uid", columns="model", values=column, aggfunc="last", dropna=False)
+
+
+def closed_book_correct(out: pd.DataFrame) -> pd.DataFrame:
+    """(model, instance_uid) of each model's questions answered correctly closed book."""
+    rows = out[(out["condition"] == CLOSED_BOOK) & (out["correct"] == 1)]
+    return rows[["model", "instance_uid"]].reset_index(drop=True)
+
+
+def _mean_ci(values: np.ndarray, metric: str) -> tuple[float, float, float, int]:
+    if not np.isfinite(values).any():
+        return np.nan, np.nan, np.nan, 0
+    ci = stats.interval(values.astype(float), get_metric(metric))
+    return ci.mean, ci.ci_low, ci.ci_high, ci.n
+
+
+def _judge(out: pd.DataFrame) -> str:
+    return str(out["judge"].iloc[0]) if not out.empty else ""
+
+
+def misleading_rates(out: pd.DataFrame) -> pd.DataFrame:
+    """Per model x misleading condition: MR and 'any wrong' (95% Clopper-Pearson) on the model's closed-book-correct
+    questions, n with a value, undetermined responses and questions without a response counted."""
+    rows = []
+    judge = _judge(out)
+    known = closed_book_correct(out)
+    for model in sorted(out["model"].unique()):
+        subset = set(known.loc[known["model"] == model, "instance_uid"])
+        mine = out[(out["model"] == model) & out["instance_uid"].isin(subset)]
+        for condition, (policy, position) in MISLEADING_CONDITIONS.items():
+            cell = mine[mine["condition"] == condition]
+            mr, mr_low, mr_high, n = _mean_ci(cell["misled"].to_numpy(dtype=float), MISLEADING_RATE)
+            wrong = 1.0 - cell["correct"].to_numpy(dtype=float)
+            any_wrong, aw_low, aw_high, _ = _mean_ci(wrong, ANY_WRONG)
+            rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
+                         "policy": policy, "position": position, "n_closed_book_correct": len(subset), "n": n,
+                         "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()),
+                         "mr": mr, "mr_low": mr_low, "mr_high": mr_high,
+                         "any_wrong": any_wrong, "any_wrong_low": aw_low, "any_wrong_high": aw_high,
+                         "small_n": bool(0 < n < stats.SMALL_N)})
+    return pd.DataFrame(rows, columns=RATE_COLUMNS)
+
+
+def accuracy(out: pd.DataFrame, conditions: Sequence[str] = (CLOSED_BOOK, CLEAN)) -> pd.DataFrame:
+    """Per model x condition: accuracy on every question answered (95% CI), n and undetermined responses."""
+    rows = []
+    judge = _judge(out)
+    for (model, condition), cell in out[out["condition"].isin(conditions)].groupby(["model", "condition"]):
+        value, low, high, n = _mean_ci(cell["correct"].to_numpy(dtype=float), CORRECT)
+        rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
+                     "n": n, "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()), "accuracy": value, "ci_low": low, "ci_high": high,
+                     "small_n": bool(0 < n < stats.SMALL_N)})
+    return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
+
+
+def _paired(out: pd.DataFrame, model: str, position: str) -> pd.DataFrame:
+    """documents / prior_knowledge misled on the model's closed-book-correct questions, one row per question."""
+    known = set(closed_book_correct(out).query("model == @model")["instance_uid"])
+    mine = out[(out["model"] == model) & out["instance_uid"].isin(known)]
+    cols = {policy: mine[mine["condition"] == f"misleading_{policy}_{position}"].set_index("instance_uid")["misled"]
+            for policy in POLICIES}
+    return pd.DataFrame(cols).dropna()
+
+
+def _gap_row(model: str, position: str, documents: np.ndarray, prior: np.ndarray, a: np.ndarray,
+             b: np.ndarray, n_pairs: int) -> dict:
+    test = stats.mcnemar(a, b) if n_pairs else None
+    return {"model": model, "position": position, "n_pairs": n_pairs,
+            "mr_documents": float(documents.mean()) if n_pairs else np.nan,
+            "mr_prior_knowledge": float(prior.mean()) if n_pairs else np.nan,
+            "gap": float(documents.mean() - prior.mean()) if n_pairs else np.nan,
+            "documents_only": test.a_only if test else 0, "prior_knowledge_only": test.b_only if test else 0,
+            "statistic": test.statistic if test else np.nan, "p_value": test.p_value if test else np.nan,
+            "test": f"McNemar ({test.method})" if test else "", "small_n": bool(0 < n_pairs < stats.SMALL_N)}
+
+
+def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
+    """Per model and position (and over all positions): MR under 'prioritise the documents' minus MR under 'may rely
+    on prior knowledge' on the same closed-book-correct questions, with a paired test. Over all positions the gap
+    pools the (question, position) pairs and the test is a sign test over questions (McNemar on whether a question was
+    misled at more positions under one policy than the other), so each question counts once."""
+    rows = []
+    for model in sorted(out["model"].unique()):
+        per_position = {position: _paired(out, model, position) for position in POSITIONS}
+        for position, pairs in per_position.items():
+            d, p = pairs.get("documents", pd.Series(dtype=float)), pairs.get("prior_knowledge", pd.Series(dtype=float))
+            d, p = d.to_numpy(dtype=float), p.to_numpy(dtype=float)
+            rows.append(_gap_row(model, position, d, p, d, p, len(pairs)))
+        pooled = pd.concat(per_position.values(), keys=POSITIONS, names=["position", "instance_uid"])
+        if pooled.empty:
+            rows.append(_gap_row(model, ALL_POSITIONS, np.array([]), np.array([]), np.array([]), np.array([]), 0))
+            continue
+        sums = pooled.groupby(level="instance_uid").sum()
+        d, p = pooled["documents"].to_numpy(dtype=float), pooled["prior_knowledge"].to_numpy(dtype=float)
+        row = _gap_row(model, ALL_POSITIONS, d, p, (sums["documents"] > sums["prior_knowledge"]).to_numpy(),
+                       (sums["prior_knowledge"] > sums["documents"]).to_numpy(), len(sums))
+        rows.append(row | {"test": row["test"].replace("McNemar", "sign test over questions")})
+    judge = _judge(out)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=GAP_COLUMNS)
+    return frame.assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=GAP_COLUMNS)
+
+
+def position_means(rates: pd.DataFrame) -> pd.DataFrame:
+    """Per policy x position: MR averaged over the models that have a value (the models are the unit), with the
+    number of models and the smallest and largest model MR."""
+    have = rates.dropna(subset=["mr"])
+    grouped = have.groupby(["policy", "position"])["mr"]
+    frame = grouped.agg(mean_mr="mean", n_models="count", min_mr="min", max_mr="max").reset_index()
+    order = {p: i for i, p in enumerate(POSITIONS)}
+    return frame.sort_values(["policy", "position"], key=lambda s: s.map(order) if s.name == "position" else s,
+                             ignore_index=True)
+
+
+def model_summary(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
+    """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
+    unparseable answers (the scatter of MR against clean accuracy)."""
+    mr = rates.groupby(["model", "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
+    mr.columns = [f"mr_{c}" for c in mr.columns]
+    n_known = rates.groupby("model")["n_closed_book_correct"].max().rename("n_closed_book_correct")
+    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", "n_unparseable"],
+                           aggfunc="first")
+    wide.columns = [f"{c}_{m}" if m != "accuracy" else f"{c}_accuracy" for m, c in wide.columns]
+    frame = pd.concat([mr, n_known, wide], axis=1).reset_index().rename(columns={"index": "model"})
+    for column in ("clean_accuracy", "closed_book_accuracy", "clean_n", "closed_book_n", "clean_n_unparseable",
+                   "closed_book_n_unparseable"):
+        if column not in frame:
+            frame[column] = np.nan
+    frame["small_n"] = frame["n_closed_book_correct"].fillna(0).between(1, stats.SMALL_N - 1)
+    return frame
+
+
+def _indicator(out: pd.DataFrame, models: Sequence[str], condition: str, closed_book: int, after: int) -> pd.DataFrame:
+    """Per question answered by both models closed book and under `condition`: 1 where the closed-book outcome was
+    `closed_book` and the outcome under `condition` is `after`."""
+    cb, cond = _by_condition(out, CLOSED_BOOK, "correct"), _by_condition(out, condition, "correct")
+    both = pd.concat({m: pd.DataFrame({"cb": cb.get(m), "after": cond.get(m)}) for m in models}, axis=1).dropna()
+    return pd.DataFrame({m: ((both[(m, "cb")] == closed_book) & (both[(m, "after")] == after)).astype(int)
+                         for m in models}, index=both.index)
+
+
+def audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
+    """Paired audit of two models or checkpoints on the questions both answered: harmful override (closed-book
+    correct, wrong with the evidence) per evidence condition, and beneficial correction (closed-book wrong, correct
+    with clean evidence); counts, rates and McNemar (A vs B) on the per-question indicators."""
+    plan = [("harmful override", c, 1, 0) for c in (CLEAN, *MISLEADING_CONDITIONS)]
+    plan.append(("beneficial correction", CLEAN, 0, 1))
+    rows = []
+    for outcome, condition, before, after in plan:
+        flags = _indicator(out, [model_a, model_b], condition, before, after)
+        n = len(flags)
+        test = stats.mcnemar(flags[model_a].to_numpy(), flags[model_b].to_numpy()) if n else None
+        count_a, count_b = (int(flags[model_a].sum()), int(flags[model_b].sum())) if n else (0, 0)
+        rows.append({"outcome": outcome, "condition": condition, "model_a": model_a, "model_b": model_b, "n": n,
+                     "count_a": count_a, "count_b": count_b, "rate_a": count_a / n if n else np.nan,
+                     "rate_b": count_b / n if n else np.nan, "a_only": test.a_only if test else 0,
+                     "b_only": test.b_only if test else 0, "statistic": test.statistic if test else np.nan,
+                     "p_value": test.p_value if test else np.nan, "test": f"McNemar ({test.method})" if test else "",
+                     "small_n": bool(0 < n < stats.SMALL_N)})
+    judge = _judge(out)
+    return pd.DataFrame(rows).assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=AUDIT_COLUMNS)
+
+
+# --------------------------------------------------------------------------- drill-down
+
+_EVIDENCE_SQL = """
+SELECT i.uid AS instance_uid, i.query, i.language, i.reference, i.meta, d.position, d.role, d.text, d.variant
+FROM instance i JOIN document d ON d.instance_id = i.id
+WHERE i.uid = :uid AND i.is_latest AND i.protocol = :protocol ORDER BY d.position
+"""
+_RESPONSES_SQL = """
+SELECT r.id AS response_id, m.name AS model, r.condition, r.text FROM response r
+JOIN instance i ON i.id = r.instance_id JOIN model m ON m.id = r.model_id
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.uid = :uid ORDER BY r.id
+"""
+
+
+def _json(value):
+    import json
+
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def evidence(engine: Engine, instance_uid: str) -> dict:
+    """A RAG-Stress instance's question, reference, designated wrong answer and evidence documents, each split into
+    (text before the edit, the edited span, text after) with the span it replaced; {} when there is no such instance."""
+    rows = readmodel.read_sql(engine, _EVIDENCE_SQL, {"uid": instance_uid, "protocol": NAME})
+    if rows.empty:
+        return {}
+    first = rows.iloc[0]
+    meta = (_json(first["meta"]) or {}).get("rag_stress", {})
+    documents = []
+    for _, row in rows.iterrows():
+        variant = _json(row["variant"]) or {}
+        edit = variant.get("edit") or {}
+        start, end = int(edit.get("start", 0)), int(edit.get("end", 0))
+        text = row["text"]
+        documents.append({"evidence": variant.get("evidence", ""), "position": variant.get("position"),
+                          "role": row["role"], "before_span": text[:start], "span": text[start:end],
+                          "after_span": text[end:], "replaced": edit.get("before", "") if variant.get("evidence") !=
+                          CLEAN else "", "text": text})
+    return {"instance_uid": instance_uid, "query": first["query"], "language": first["language"],
+            "reference": _json(first["reference"]) or {}, "wrong_answer": meta.get("wrong_answer", ""),
+            "wrong_key": meta.get("wrong_key"), "entity_type": meta.get("entity_type", ""),
+            "method": meta.get("method", ""), "documents": documents}
+
+
+def edit_markdown(document: dict) -> str:
+    """An evidence document of `evidence()` as inert Markdown (untrusted text escaped by core.store.sanitize) with the
+    edited span in <mark> and, on misleading evidence, the text it replaced struck through after it."""
+    from core.store.sanitize import plain_markdown
+
+    replaced = f" <del>{plain_markdown(document['replaced'])}</del>" if document["replaced"] else ""
+    return (plain_markdown(document["before_span"]) + f"<mark>{plain_markdown(document['span'])}</mark>" + replaced
+            + plain_markdown(document["after_span"]))
+
+
+def responses(engine: Engine, run_ids: Sequence[int], instance_uid: str) -> pd.DataFrame:
+    """The done responses of `run_ids` to one instance: response_id, model, condition, text."""
+    runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"
+    return readmodel.read_sql(engine, _RESPONSES_SQL.replace("{runs}", runs), {"uid": instance_uid})

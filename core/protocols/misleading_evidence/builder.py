@@ -1,0 +1,553 @@
+"""Misleading evidence for RAG-Stress: exactly one assertion of the evidence edited to support a designated wrong
+answer, offline and deterministic for a seed (optionally re-worded by an LLM through the provider layer).
+
+- **Evidence.** HotpotQA: the gold paragraphs' sentences in stored order (distractors are not shown). MCQ (MedQA has
+  no passages): a short review note of our own wording, in the question's language: an opening line, the vignette's
+  findings (its sentences before the question), a line on how the options were checked, and one assertion naming the
+  correct option's text.
+- **The edit.** Open QA: the gold answer span in its supporting sentence is replaced by an entity of the same type
+  taken from the distractor paragraphs (a date, year or number of the same shape found in their text, or a
+  distractor paragraph's title of the same kind: person, place, organisation, work, event). MCQ: the correct option's
+  text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
+  `reference.wrong_answers`; the before/after span is recorded on every evidence document.
+- **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
+  the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
+  one span, inside one sentence.
+- **No safe edit.** Items where one edit cannot support a wrong answer (yes/no and comparison questions, list
+  answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
+  never dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from itertools import pairwise
+from typing import Any
+
+from core.language import cjk_language
+from core.protocols.misleading_evidence import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
+from core.scoring.reference import contains, normalize, scheme_for
+from core.store.schema import DocumentSpec, InstanceSpec
+
+CompleteJson = Callable[[str], dict]
+MAX_ANSWER_WORDS = 8
+
+# --------------------------------------------------------------------------- evidence text
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Evidence as sentences in natural order, with the index of the answer-bearing sentence."""
+
+    sentences: tuple[str, ...]
+    answer: int
+    joiner: str = " "
+
+    def index(self, position: str | None = None) -> int:
+        """Where the answer sentence stands: its own index (None), else first, in the middle of the others, or last."""
+        rest = len(self.sentences) - 1
+        return self.answer if position is None else {"beginning": 0, "middle": rest // 2, "end": rest}[position]
+
+    def ordered(self, position: str | None = None) -> list[str]:
+        """The sentences in natural order (None) or with the answer sentence at the beginning, middle or end."""
+        rest = [s for i, s in enumerate(self.sentences) if i != self.answer]
+        at = self.index(position)
+        return [*rest[:at], self.sentences[self.answer], *rest[at:]]
+
+    def text(self, position: str | None = None) -> str:
+        """The evidence text (natural order, or the answer sentence placed at `position`)."""
+        return self.joiner.join(self.ordered(position))
+
+    def sentence_start(self, position: str | None = None) -> int:
+        """Where the answer sentence starts in `text(position)`."""
+        return sum(len(s) + len(self.joiner) for s in self.ordered(position)[:self.index(position)])
+
+    def with_answer_sentence(self, sentence: str) -> Evidence:
+        """The same evidence with the answer sentence replaced."""
+        sentences = list(self.sentences)
+        sentences[self.answer] = sentence
+        return replace(self, sentences=tuple(sentences))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of the answer sentence: `before` at `offset` becomes `after`."""
+
+    offset: int
+    before: str
+    after: str
+    method: str = "rule"
+
+    def apply(self, sentence: str) -> str:
+        """The sentence with the edit applied."""
+        if sentence[self.offset:self.offset + len(self.before)] != self.before:
+            raise ValueError("the edit does not match its sentence")
+        return sentence[:self.offset] + self.after + sentence[self.offset + len(self.before):]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the generator decided for one item: the clean evidence, the edit and the designated wrong answer."""
+
+    evidence: Evidence
+    edit: Edit
+    wrong_answer: str
+    wrong_forms: tuple[str, ...]
+    wrong_key: str | None = None
+    entity_type: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def misleading(self) -> Evidence:
+        """The evidence with the edit applied."""
+        return self.evidence.with_answer_sentence(self.edit.apply(self.evidence.sentences[self.evidence.answer]))
+
+
+class NoSafeEdit(Exception):
+    """No edit of one assertion can support a designated wrong answer for this item (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An item with no safe edit and the reason."""
+
+    id: str
+    reason: str
+
+
+@dataclass
+class StressBuild:
+    """The instances built, the items skipped with their reason, and what the optional LLM edit did."""
+
+    instances: list[InstanceSpec] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    llm_edits: int = 0
+    llm_rejected: list[Skipped] = field(default_factory=list)
+
+    def reasons(self) -> dict[str, int]:
+        """Skipped items per reason (the reason's text before any detail in parentheses)."""
+        counts: dict[str, int] = {}
+        for item in self.skipped:
+            key = item.reason.split(" (")[0]
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The build summary as plain data (every skipped item listed with its reason)."""
+        return {"built": len(self.instances), "skipped": len(self.skipped), "skipped_by_reason": self.reasons(),
+                "llm_edits": self.llm_edits, "llm_rejected": [asdict(s) for s in self.llm_rejected],
+                "skipped_items": [asdict(s) for s in self.skipped]}
+
+
+def rng_for(seed: int, item_id: str) -> random.Random:
+    """A generator seeded by the build seed and the item id (same seed, same choices, whatever the file order)."""
+    return random.Random(int.from_bytes(hashlib.sha256(f"{seed}:{item_id}".encode()).digest()[:8], "big"))
+
+
+def one_span_diff(clean: str, edited: str) -> tuple[int, int, int]:
+    """(start, clean_end, edited_end): the single differing span of two texts after their common prefix and suffix."""
+    start = 0
+    while start < min(len(clean), len(edited)) and clean[start] == edited[start]:
+        start += 1
+    end = 0
+    while end < min(len(clean), len(edited)) - start and clean[-1 - end] == edited[-1 - end]:
+        end += 1
+    return start, len(clean) - end, len(edited) - end
+
+
+# --------------------------------------------------------------------------- entity types (open QA)
+
+MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December")
+SHAPES: tuple[tuple[str, str], ...] = (
+    ("date", rf"\b\d{{1,2}} (?:{MONTHS}) \d{{4}}\b"),
+    ("date", rf"\b(?:{MONTHS}) \d{{1,2}}, \d{{4}}\b"),
+    ("month_year", rf"\b(?:{MONTHS}) \d{{4}}\b"),
+    ("day_month", rf"\b\d{{1,2}} (?:{MONTHS})\b"),
+    ("month_day", rf"\b(?:{MONTHS}) \d{{1,2}}\b"),
+    ("ordinal", r"\b\d+(?:st|nd|rd|th)\b"),
+    ("year", r"\b(?:1[0-9]{3}|20[0-9]{2})\b"),
+    ("number", r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.,])\d+(?:\.\d+)?(?![\d.,]?\d)"),
+)
+KIND_CUES: dict[str, str] = {
+    "person": r"\(born\b|\bborn\b|\b(?:actor|actress|singer|songwriter|musician|rapper|politician|writer|author|"
+              r"novelist|poet|director|filmmaker|producer|player|footballer|coach|manager|composer|painter|artist|"
+              r"journalist|businessman|businesswoman|entrepreneur|comedian|model|scientist|physicist|chemist|"
+              r"philosopher|historian|economist|lawyer|judge|officer|general|admiral|king|queen|prince|princess|"
+              r"emperor|bishop|priest|drummer|guitarist|bassist|vocalist|dancer|presenter|broadcaster|wrestler|"
+              r"boxer|cyclist|swimmer|athlete|engineer|architect|designer|photographer|screenwriter|playwright|"
+              r"cartoonist|illustrator|astronaut|activist|diplomat|monarch|saint|pitcher|quarterback|"
+              r"personality|investor|physician|mathematician|inventor|socialite|conductor|pianist|chef)s?\b",
+    "work": r"\b(?:film|movie|album|song|single|novel|book|series|sitcom|episode|video game|opera|musical|play|"
+            r"magazine|newspaper|comic|manga|anime|poem|painting|documentary|soundtrack|EP|miniseries|franchise|"
+            r"television show|TV show|programme|program|drama|novella|memoir|anthology)s?\b",
+    "organisation": r"\b(?:company|corporation|band|duo|trio|group|team|club|university|college|school|"
+                    r"organization|organisation|party|agency|brand|label|network|channel|airline|manufacturer|"
+                    r"publisher|studio|firm|society|association|league|conglomerate|retailer|chain|bank|"
+                    r"institute|foundation|charity|newspaper|orchestra|choir|franchise|subsidiary|station)s?\b",
+    "place": r"\b(?:city|town|village|county|state|province|country|region|district|island|river|lake|mountain|"
+             r"municipality|suburb|neighbou?rhood|borough|capital|community|census-designated|hamlet|parish|airport|"
+             r"park|street|road|boulevard|avenue|building|stadium|arena|hotel|casino|bridge|museum|church|"
+             r"cathedral|castle|valley|peninsula|sea|ocean|bay|desert|base|commune|prefecture|territory|"
+             r"archipelago|canal|resort|mall|venue|theatre|theater|locality|settlement|metropolitan)s?\b",
+    "event": r"\b(?:war|battle|election|tournament|championship|cup|festival|olympics|games|competition|race|"
+             r"award|ceremony|revolution|siege|campaign|uprising|rebellion|crisis|conflict|expedition|massacre|"
+             r"bombing|attack|hurricane|earthquake)s?\b",
+}
+NAME_HEADS: dict[str, set[str]] = {
+    "place": {"County", "City", "River", "Island", "Islands", "Lake", "Mountain", "Mountains", "Street", "Road",
+              "Boulevard", "Avenue", "Park", "Square", "Bay", "Valley", "Province", "State", "Airport", "Station",
+              "Base", "Bridge", "Castle", "Palace", "Tower", "Stadium", "Arena", "Hotel", "Casino", "Cathedral",
+              "Abbey", "Township", "Village", "Town", "Peninsula", "Desert", "Sea", "Ocean", "Canyon", "Falls"},
+    "organisation": {"University", "College", "School", "Institute", "Company", "Corporation", "Inc.", "Inc", "Ltd",
+                     "Records", "Party", "Club", "Band", "Group", "Bank", "Airlines", "Army", "Navy", "Association",
+                     "Society", "Council", "Committee", "Foundation", "Studios", "Network", "Agency", "Academy",
+                     "Orchestra", "Entertainment", "Pictures", "Press", "Motors", "Brothers", "Conference", "League"},
+    "event": {"War", "Battle", "Cup", "Olympics", "Games", "Championship", "Championships", "Festival", "Award",
+              "Awards", "Prize", "Election", "Revolution", "Tournament", "Rebellion", "Siege", "Open"},
+}
+CONTEXT_CUES: dict[str, str] = {
+    "person": r"\b(?:directed|written|composed|portrayed|played|hosted|coached|narrated|illustrated|sung|voiced|"
+              r"starring|created|founded|produced|co-founded|performed|succeeded|replaced|married|son of|"
+              r"daughter of|wife of|husband of|nicknamed)\s+(?:by\s+)?$",
+    "place": r"\b(?:born in|located in|based in|situated in|headquartered in|capital of|city of|town of|near|"
+             r"county of|state of)\s+$",
+}
+LIFE_DATES = re.compile(r"\(\s*(?:born\b|b\.|[^()]*\b\d{3,4}\s*[–-]\s*(?:\d{1,2}\s+\w+\s+)?\d{3,4}\s*\))")
+LIST_RE = re.compile(r",\s|\s(?:and|&)\s")
+
+
+def title_base(title: str) -> str:
+    """A paragraph title without its disambiguation ('Careers (board game)' -> 'Careers')."""
+    return re.sub(r"\s*\([^)]*\)$", "", title).strip()
+
+
+def _earliest_kind(text: str) -> str | None:
+    found = [(m.start(), kind) for kind, cue in KIND_CUES.items() if (m := re.search(cue, text, re.IGNORECASE))]
+    return min(found)[1] if found else None
+
+
+def describe(paragraph: str) -> str | None:
+    """The kind of entity a paragraph is about: a person when its first sentence gives a birth or life dates, else
+    the earliest cue word within the 15 words after its first 'is / was / are / were'."""
+    first = re.split(r"(?<=[.!?])\s", paragraph.strip(), maxsplit=1)[0]
+    if LIFE_DATES.search(first):
+        return "person"
+    copula = re.search(r"\b(?:is|was|are|were)\b", first)
+    return _earliest_kind(" ".join(first[copula.end():].split()[:15])) if copula else None
+
+
+def question_kind(question: str) -> str | None:
+    """The kind of entity a question asks for: who -> person, where -> place, else the first cue noun within the five
+    words after 'what' / 'which' ('what West Virginia county' -> place); None for 'what kind of ...'."""
+    if re.search(r"\b(?:kind|type|sort|form) of\b|\bnationality\b|\b(?:first |nick|mono)name\b", question,
+                 re.IGNORECASE):
+        return None
+    if re.match(r"\s*(?:who|whom|whose)\b", question, re.IGNORECASE):
+        return "person"
+    if re.match(r"\s*where\b", question, re.IGNORECASE):
+        return "place"
+    for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE):
+        if kind := _earliest_kind(m.group(1)):
+            return kind
+    return None
+
+
+def name_shape(name: str) -> str | None:
+    """The kind a name's head words tell ('Preston County' -> place, 'Berklee College of Music' -> organisation)."""
+    words = name.replace(",", " ").split()
+    return next((kind for kind, heads in NAME_HEADS.items() if any(w in heads for w in words)), None)
+
+
+def numeric_shape(answer: str) -> tuple[str, str, re.Match[str]] | None:
+    """(shape, pattern, match) of the one figure an answer is built on; None when it has no digits or is a name
+    with a figure in it ('2000 Summer Olympic Games')."""
+    if not re.search(r"\d", answer) or re.search(rf"\b(?!(?:{MONTHS})\b)[A-Z]", answer):
+        return None
+    for shape, pattern in SHAPES:
+        found = list(re.finditer(pattern, answer))
+        if len(found) == 1:
+            m = found[0]
+            if re.search(r"\d", answer[:m.start()] + answer[m.end():]):
+                raise NoSafeEdit("several figures in the answer")
+            return shape, pattern, m
+    raise NoSafeEdit("several figures in the answer")
+
+
+def same_format(core: str, other: str) -> bool:
+    """Two numbers written alike: thousands separators and decimals agree, digit counts within one, and a year-like
+    number only stands in for another 4-digit number."""
+    digits = lambda s: len(re.sub(r"\D", "", s.split(".")[0]))  # noqa: E731
+    year_like = re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", other) is not None
+    return ("," in core) == ("," in other) and ("." in core) == ("." in other) \
+        and abs(digits(core) - digits(other)) <= 1 and (not year_like or digits(core) == 4)
+
+
+# --------------------------------------------------------------------------- open QA (HotpotQA)
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A HotpotQA paragraph: title, sentences and its supporting-sentence indices."""
+
+    title: str
+    sentences: tuple[str, ...]
+    supporting: tuple[int, ...]
+
+
+def paragraphs(spec: InstanceSpec, role: str) -> list[Paragraph]:
+    """The instance's paragraphs of `role`, split into sentences by their stored offsets."""
+    out = []
+    for doc in spec.documents:
+        if doc.role != role:
+            continue
+        cuts = [*doc.variant.get("sentence_offsets", [0]), len(doc.text)]
+        sentences = tuple(doc.text[a:b].strip() for a, b in pairwise(cuts))
+        out.append(Paragraph(doc.title, sentences, tuple(doc.variant.get("supporting_sentences", []))))
+    return out
+
+
+def answer_sentence(gold: list[Paragraph], answer: str) -> tuple[int, int]:
+    """(paragraph, sentence) of the supporting sentence to edit: it states the answer exactly once; sentences of a
+    paragraph not about the answer itself come first (they carry the link from question to answer)."""
+    found, repeated = [], False
+    for p, para in enumerate(gold):
+        for s in para.supporting:
+            if s < len(para.sentences) and (count := para.sentences[s].count(answer)):
+                repeated |= count > 1
+                if count == 1:
+                    found.append((title_base(para.title) == answer, p, s))
+    if not found:
+        raise NoSafeEdit("the answer occurs more than once in its supporting sentence" if repeated else
+                         "the answer is not a span of a supporting sentence")
+    _, p, s = min(found)
+    return p, s
+
+
+def answer_kind(answer: str, question: str, all_paragraphs: list[Paragraph], texts: dict[str, str],
+                sentence: str) -> str | None:
+    """The kind of a name answer: the paragraph about it, else the question's wording, its head words, or the words
+    just before it in its sentence."""
+    for para in all_paragraphs:
+        if title_base(para.title) == answer and (kind := describe(texts[para.title])):
+            return kind
+    if kind := question_kind(question) or name_shape(answer):
+        return kind
+    before = sentence[:sentence.find(answer)]
+    return next((kind for kind, cue in CONTEXT_CUES.items() if re.search(cue, before, re.IGNORECASE)), None)
+
+
+def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
+    a, c = normalize(answer, "word"), normalize(candidate, "word")
+    return bool(c) and not contains(a, c, "word") and not contains(c, a, "word") \
+        and not contains(normalize(question, "word"), c, "word") and candidate not in evidence
+
+
+def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """The edit of a HotpotQA-style instance (gold paragraphs with supporting sentences, distractors as noise)."""
+    assert spec.reference is not None, "a HotpotQA-style instance carries its reference answer"
+    answer = spec.reference.answers[0].text.strip()
+    if spec.reference.answer_type == "boolean" or answer.lower() in ("yes", "no"):
+        raise NoSafeEdit("yes/no answer: no entity span to replace")
+    if spec.attributes.question_type == "comparison":
+        raise NoSafeEdit("comparison question: the answer rests on two assertions, one edit cannot support "
+                         "another answer")
+    if len(answer.split()) > MAX_ANSWER_WORDS:
+        raise NoSafeEdit(f"long answer (more than {MAX_ANSWER_WORDS} words)")
+    gold, noise = paragraphs(spec, "supporting"), paragraphs(spec, "noise")
+    p, s = answer_sentence(gold, answer)
+    sentences = [x for para in gold for x in para.sentences if x]
+    flat = [(i, j) for i, para in enumerate(gold) for j, x in enumerate(para.sentences) if x]
+    evidence = Evidence(tuple(sentences), flat.index((p, s)))
+    sentence = gold[p].sentences[s]
+    clean = evidence.text()
+    rng = rng_for(seed, spec.id)
+    texts = {d.title: d.text for d in spec.documents}
+    noise_text = "\n".join(texts[para.title] for para in noise)
+    shape = numeric_shape(answer)
+    kind: str | None
+    options: list[tuple[str, ...]]
+    if shape:
+        kind, pattern, m = shape
+        core = m.group(0)
+        found = sorted({c for c in re.findall(pattern, noise_text)
+                        if c != core and (kind != "number" or same_format(core, c))})
+        options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
+        options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
+    else:
+        if not answer[:1].isupper():
+            raise NoSafeEdit("not a named entity, date or number")
+        if LIST_RE.search(answer) and not any(title_base(x.title) == answer for x in gold + noise):
+            raise NoSafeEdit("list answer (several entities)")
+        kind = answer_kind(answer, spec.query, gold + noise, texts, sentence)
+        if kind is None:
+            raise NoSafeEdit("the answer's entity type cannot be told offline")
+        titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind})
+        options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
+    if not options:
+        raise NoSafeEdit(f"no same-type entity in the distractor paragraphs ({kind})")
+    forms = rng.choice(options)
+    edit = Edit(sentence.index(answer), answer, forms[0])
+    left = sum(x.count(answer) for x in sentences) - 1
+    return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})
+
+
+# --------------------------------------------------------------------------- MCQ (MedQA)
+
+NOTE_LINES = {
+    "en": {"opening": "Review note on the clinical question below.",
+           "method": "Each answer option was checked against the case details and standard references.",
+           "assertion": "For this case, the correct answer is {answer}."},
+    "zh": {"opening": "以下是针对该题的复习笔记。",
+           "method": "已将各选项与病例资料及标准参考资料逐一核对。",
+           "assertion": "本题的正确答案是{answer}。"},
+}
+META_OPTIONS = re.compile(r"(?i)\b(?:all|none|both|neither) of the (?:above|following)\b|以上(?:都|均|皆)")
+
+
+def split_sentences(text: str, language: str) -> list[str]:
+    """Sentences of a vignette: after 。！？； for Chinese, after . ? ! before a capital or digit otherwise."""
+    pattern = r"(?<=[。！？；])" if language == "zh" else r"(?<=[.?!])\s+(?=[A-Z0-9])"
+    return [s.strip() for s in re.split(pattern, text) if s.strip()]
+
+
+def plan_mcq(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """The edit of an MCQ instance: the review note's assertion names a wrong option's text instead of the key's."""
+    ref = spec.reference
+    assert ref is not None and ref.answer_key is not None, "an MCQ instance carries its choices and key"
+    language = "zh" if (spec.language or "").startswith("zh") or cjk_language(spec.query) == "zh" else "en"
+    kind = scheme_for(language, ref).kind or "word"
+    key_text = ref.choices[ref.answer_key].strip()
+    key_norm = normalize(key_text, kind)
+    if not key_norm or META_OPTIONS.search(key_text):
+        raise NoSafeEdit("the key option has no text of its own")
+    options = []
+    for letter, text in sorted(ref.choices.items()):
+        norm = normalize(text, kind)
+        if letter == ref.answer_key or not norm or META_OPTIONS.search(text):
+            continue
+        if contains(norm, key_norm, kind) or contains(key_norm, norm, kind):
+            continue
+        if any(contains(normalize(t, kind), norm, kind) for k, t in ref.choices.items() if k != letter):
+            continue
+        options.append(letter)
+    if not options:
+        raise NoSafeEdit("no wrong option whose text is distinct from the key's and the other options'")
+    wrong_key = rng_for(seed, spec.id).choice(options)
+    wrong = ref.choices[wrong_key].strip()
+    lines = NOTE_LINES[language]
+    findings = split_sentences(spec.query, language)[:-1]
+    assertion = lines["assertion"].format(answer=key_text)
+    sentences = (lines["opening"], *findings, lines["method"], assertion)
+    evidence = Evidence(sentences, len(sentences) - 1, "" if language == "zh" else " ")
+    edit = Edit(assertion.index(key_text), key_text, wrong)
+    return Plan(evidence, edit, wrong, (wrong,), wrong_key, "option", {})
+
+
+# --------------------------------------------------------------------------- optional LLM edit
+
+LLM_EDIT_PROMPT = """You edit one sentence of an evidence passage for a robustness test.
+Rewrite the sentence so that it asserts "{wrong}" where it now asserts "{gold}". Change as few words as possible,
+keep the rest of the sentence word for word, and keep its language. The rewritten sentence must contain "{wrong}"
+exactly and must not contain "{gold}".
+
+Sentence: {sentence}
+
+Reply with JSON only: {{"sentence": "<the rewritten sentence>"}}"""
+
+
+def llm_edit(plan: Plan, complete_json: CompleteJson, method: str) -> tuple[Plan, str | None]:
+    """The plan with its edit re-worded by an LLM, or the rule edit and why the LLM's was rejected. The rewrite must
+    stay one sentence, contain the wrong answer and not the gold one; its edit is the one span where it differs."""
+    sentence = plan.evidence.sentences[plan.evidence.answer]
+    try:
+        reply = complete_json(LLM_EDIT_PROMPT.format(wrong=plan.wrong_answer, gold=plan.edit.before,
+                                                     sentence=sentence))
+    except Exception as exc:  # noqa: BLE001 - a failed call keeps the rule edit, with the reason
+        return plan, f"call failed: {type(exc).__name__}: {str(exc)[:120]}"
+    new = str((reply or {}).get("sentence", "")).strip()
+    if not new or "\n" in new:
+        return plan, "no single rewritten sentence in the reply"
+    if plan.wrong_answer not in new or plan.edit.before in new:
+        return plan, "the rewrite does not swap the gold answer for the wrong one"
+    start, end, new_end = one_span_diff(sentence, new)
+    at = new.find(plan.wrong_answer)
+    start, new_end = min(start, at), max(new_end, at + len(plan.wrong_answer))
+    end = len(sentence) - (len(new) - new_end)
+    if not (0 <= start <= end <= len(sentence)) or sentence[:start] + new[start:new_end] + sentence[end:] != new:
+        return plan, "the rewrite's change is not one span"
+    return replace(plan, edit=Edit(start, sentence[start:end], new[start:new_end], method)), None
+
+
+# --------------------------------------------------------------------------- instances
+
+
+def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """The plan of one reference instance (MCQ or open QA); NoSafeEdit says why there is none."""
+    if spec.reference is None or spec.reference.answer_type == "unanswerable":
+        raise NoSafeEdit("no answered reference")
+    if spec.reference.answer_type == "mcq":
+        return plan_mcq(spec, seed)
+    if not any(d.role == "supporting" for d in spec.documents):
+        raise NoSafeEdit("no supporting paragraph to edit")
+    return plan_open(spec, seed)
+
+
+def evidence_document(iid: str, name: str, text: str, role: str, variant: dict[str, Any]) -> DocumentSpec:
+    """One evidence document of a RAG-Stress instance."""
+    return DocumentSpec(doc_id=f"{iid}#evidence-{name}", title="", text=text, role=role, variant=variant)
+
+
+def edit_record(evidence: Evidence, edit: Edit, span: str, position: str | None = None) -> dict[str, Any]:
+    """Where the edit sits in `evidence.text(position)`: the span (`start`, `end`, holding `span`), the sentence it is
+    in (`sentence_start`, `sentence_end`), and the text before and after the edit."""
+    sentence = evidence.sentence_start(position)
+    start = sentence + edit.offset
+    length = len(evidence.sentences[evidence.answer])
+    return {"start": start, "end": start + len(span), "sentence_start": sentence, "sentence_end": sentence + length,
+            "before": edit.before, "after": edit.after}
+
+
+def stress_instance(spec: InstanceSpec, plan: Plan, seed: int = 0) -> InstanceSpec:
+    """The RAG-Stress instance of a reference instance: same question and reference (plus the designated wrong
+    answer), clean evidence and misleading evidence at each position, each recording the edit's span."""
+    iid = f"{NAME}/{spec.id}"
+    clean, misleading = plan.evidence, plan.misleading
+    documents = [evidence_document(iid, CLEAN, clean.text(), "supporting", {
+        EVIDENCE_KEY: CLEAN, "edit": edit_record(clean, plan.edit, plan.edit.before)})]
+    documents += [evidence_document(iid, f"misleading-{position}", misleading.text(position), "counterfactual", {
+        EVIDENCE_KEY: "misleading", "position": position, "answer": plan.wrong_answer,
+        "edit": edit_record(misleading, plan.edit, plan.edit.after, position)}) for position in POSITIONS]
+    assert spec.reference is not None, "a stress instance keeps its source's reference"
+    reference = spec.reference.model_copy(update={"wrong_answers": list(plan.wrong_forms)})
+    meta = {"source_id": spec.id, "source_format": spec.metadata.get("format", ""), "seed": seed,
+            "wrong_answer": plan.wrong_answer, "wrong_key": plan.wrong_key, "entity_type": plan.entity_type,
+            "method": plan.edit.method, "answer_sentence": plan.evidence.answer,
+            "sentences": len(plan.evidence.sentences), **plan.notes}
+    return InstanceSpec(id=iid, domain=f"RAG-Stress {spec.domain}", query=spec.query, protocol=NAME,
+                        language=spec.language, documents=documents, reference=reference,
+                        attributes=spec.attributes, metadata={"rag_stress": meta})
+
+
+def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: CompleteJson | None = None,
+                 llm_name: str = "") -> StressBuild:
+    """RAG-Stress instances for every item with a safe edit; the others listed with their reason. With
+    `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`)."""
+    out = StressBuild()
+    for spec in specs:
+        try:
+            plan = plan_for(spec, seed)
+        except NoSafeEdit as exc:
+            out.skipped.append(Skipped(spec.id, str(exc)))
+            continue
+        if complete_json is not None:
+            plan, rejected = llm_edit(plan, complete_json, f"llm:{llm_name}" if llm_name else "llm")
+            if rejected:
+                out.llm_rejected.append(Skipped(spec.id, rejected))
+            else:
+                out.llm_edits += 1
+        out.instances.append(stress_instance(spec, plan, seed))
+    return out

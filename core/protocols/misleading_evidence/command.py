@@ -1,0 +1,113 @@
+"""`gauntlet misleading-evidence`: build RAG-Stress instances (misleading evidence) from an imported layout, and report MR.
+
+The instances run through the ordinary `gauntlet run --conditions ...` (the conditions of protocol 'misleading_evidence').
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+COMMAND = "misleading-evidence"  # `gauntlet misleading-evidence` (core.cli reads COMMAND and HELP without importing this module)
+HELP = "RAG-Stress: misleading evidence that overrides correct answers."
+FORMATS = ("hotpotqa", "medqa")
+
+
+def register(app: typer.Typer) -> None:
+    """Register `gauntlet misleading-evidence build|report` on the app."""
+    group = typer.Typer(help=HELP, no_args_is_help=True)
+    app.add_typer(group, name=COMMAND)
+
+    @group.command("build")
+    def build_command(
+        source: Annotated[Path, typer.Argument(help="A source file of the format (e.g. the shared HotpotQA slice).")],
+        out: Annotated[Path, typer.Option("--out", help="Where to write the RAG-Stress instances (JSONL).")],
+        fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {' | '.join(FORMATS)}.")] = "hotpotqa",
+        seed: Annotated[int, typer.Option(help="Same seed, same designated wrong answers.")] = 0,
+        skipped: Annotated[Path | None, typer.Option(
+            "--skipped", help="Where to list the items with no safe edit (JSONL; default: OUT.skipped.jsonl).")] = None,
+        llm: Annotated[str | None, typer.Option(
+            "--llm", help="Registered model that re-words each edit (checked; the rule edit is kept otherwise).")] = None,
+        limit: Annotated[int | None, typer.Option(help="Only the first N source items.")] = None,
+    ) -> None:
+        """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
+        item with no safe edit and why; import them with `gauntlet import OUT`."""
+        from core.ingest.importers import get_importer
+        from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
+        from core.protocols.misleading_evidence.builder import build_stress
+
+        if fmt not in FORMATS:
+            raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
+        parsed = get_importer(fmt).parse(source)
+        if not parsed.ok:
+            for error in parsed.errors[:20]:
+                typer.echo(f"line {error.line}: {error.field}: {error.message}", err=True)
+            raise typer.Exit(1)
+        specs = [spec for _, spec in parsed.instances][:limit]
+        complete_json = None
+        if llm:
+            from core.commands.build import llm_complete_json
+
+            complete_json = llm_complete_json(llm)
+        result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm or "")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
+        listed = skipped or out.with_suffix(".skipped.jsonl")
+        listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
+                                  for s in result.skipped), encoding="utf-8")
+        summary = {k: v for k, v in result.to_dict().items() if k != "skipped_items"}
+        typer.echo(json.dumps({"source": str(source), "items": len(specs), "out": str(out),
+                               "skipped_list": str(listed), **summary}, indent=2, ensure_ascii=False))
+        conditions = ",".join([CLOSED_BOOK, "clean", *MISLEADING_CONDITIONS])
+        typer.echo(f"next: gauntlet import {out} && gauntlet run --models ... --domains "
+                   f"'{result.instances[0].domain if result.instances else 'RAG-Stress ...'}' --conditions {conditions}",
+                   err=True)
+
+    @group.command("report")
+    def report_command(
+        run_ids: Annotated[list[int], typer.Argument(help="Run id(s) over RAG-Stress instances.")],
+        judge: Annotated[str | None, typer.Option("--judge", help="Scoring judge whose verdicts to read (needed when "
+                                                  "several judges scored the runs).")] = None,
+        model_a: Annotated[str | None, typer.Option("--audit-a", help="First model/checkpoint of the paired audit.")] = None,
+        model_b: Annotated[str | None, typer.Option("--audit-b", help="Second model/checkpoint of the paired audit.")] = None,
+        fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    ) -> None:
+        """MR per model x policy x position, clean and closed-book accuracy, the policy gap with its paired test,
+        MR by position, and optionally the paired audit of two models."""
+        from core.analysis import readmodel
+        from core.protocols.misleading_evidence import analysis as misleading_evidence
+        from core.store.db import get_engine
+
+        engine = get_engine()
+        judges = readmodel.run_judges(engine, run_ids)
+        chosen = judge or (judges[0] if len(judges) == 1 else None)
+        if chosen is None:
+            typer.echo(f"choose a judge with --judge: the runs were scored by {', '.join(judges) or 'no judge'}",
+                       err=True)
+            raise typer.Exit(2)
+        out = misleading_evidence.load_outcomes(engine, run_ids, chosen)
+        rates = misleading_evidence.misleading_rates(out)
+        tables = {"misleading_rate": rates, "accuracy": misleading_evidence.accuracy(out),
+                  "policy_gap": misleading_evidence.policy_gap(out), "by_position": misleading_evidence.position_means(rates)}
+        if model_a and model_b:
+            tables["audit"] = misleading_evidence.audit(out, model_a, model_b)
+        typer.echo(render(tables, chosen, fmt))
+
+
+def render(tables: dict, judge: str, fmt: str) -> str:
+    """The report's tables as JSON or as text tables, each naming the judge."""
+    from core.scoring.judges.names import judge_label
+
+    if fmt == "json":
+        return json.dumps({"judge": judge, "judge_label": judge_label(judge),
+                           **{k: json.loads(v.to_json(orient="records")) for k, v in tables.items()}}, indent=2,
+                          ensure_ascii=False)
+    buffer = io.StringIO()
+    buffer.write(f"judge: {judge_label(judge)} · MR on each model's closed-book-correct questions; † n < 30\n")
+    for name, frame in tables.items():
+        buffer.write(f"\n{name}\n{frame.drop(columns=['judge', 'judge_label'], errors='ignore').to_string(index=False)}\n")
+    return buffer.getvalue().rstrip("\n")

@@ -1,0 +1,41 @@
+"""What the generic Protocol views page reads: the runs holding a protocol's responses, their judges, and each
+declared view built for the chosen runs and judge (core.protocols.base.View; the page only renders the results)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from core.analysis.readmodel import RULE_JUDGE, read_sql, run_judges
+from core.protocols import PROTOCOLS
+from core.protocols.base import View, ViewResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.engine import Engine
+
+_RUNS_SQL = """
+SELECT r.run_id, run.name, run.status, COUNT(*) AS responses FROM response r
+JOIN instance i ON i.id = r.instance_id JOIN run ON run.id = r.run_id
+WHERE i.protocol = :protocol AND r.status = 'done' GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
+"""
+
+
+def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
+    """Runs holding done responses of `protocol`, newest first: run_id, name, status, responses."""
+    return read_sql(engine, _RUNS_SQL, {"protocol": protocol})
+
+
+def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """The judges that scored response metrics in these runs (the rule checker left out)."""
+    return [j for j in run_judges(engine, list(run_ids)) if j != RULE_JUDGE]
+
+
+def with_views() -> list[str]:
+    """Names of the registered protocols that declare page views."""
+    return [name for name, protocol in PROTOCOLS.items() if protocol.page_views]
+
+
+def build_views(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> list[tuple[View, ViewResult]]:
+    """Each view `protocol` declares, built for these runs and this judge."""
+    return [(view, view.build(engine, list(run_ids), judge)) for view in PROTOCOLS.get(protocol).page_views]

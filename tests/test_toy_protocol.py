@@ -1,0 +1,142 @@
+"""The walk-through of docs/architecture.md ("How to add a protocol"), followed by a toy protocol package that lives
+in tests/toy_protocol/ and nowhere else: it registers, validates, imports, runs on the loopback fake server, scores,
+reports through its own command (`gauntlet report` lists its generation figures but not yet its metrics: the read
+model's summary covers EnterpriseRAG and reference_qa, issue 23 item 4) and renders on the generic Protocol views
+page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
+
+from core.cli import app
+from core.config import REPO_ROOT
+from core.generation import runner, runs
+from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file, validate_lines
+from core.pipeline import score_and_summarise
+from core.protocols import PROTOCOLS, register_package, unregister_package
+from core.protocols.index import docs_index
+from core.store.db import make_engine
+from core.testing.fake_server import ScriptRule
+from tests.factories import scripted_models
+from tests.pages.signin import sign_in
+
+PACKAGE = "tests.toy_protocol"
+QUESTIONS = {"What colour is the sky on a clear day?": "blue", "How many legs has a spider?": "eight",
+             "Which metal is liquid at room temperature?": "mercury"}
+RECORDS = [{"id": f"toy-{n}", "domain": "Toy", "query": q, "protocol": "toy_echo",
+            "documents": [{"doc_id": f"d{n}", "text": f"The answer is {a}.", "role": "supporting"}],
+            "reference": {"answers": [{"text": a}]}} for n, (q, a) in enumerate(QUESTIONS.items(), start=1)]
+MODELS = {"echo-right": [ScriptRule(match=q, reply=f"It is {a}.") for q, a in QUESTIONS.items()],
+          "echo-wrong": [ScriptRule(match="", reply="Nobody knows.")]}
+
+
+@dataclass(frozen=True)
+class World:
+    url: str
+    run_id: int
+
+
+@pytest.fixture(scope="module")
+def toy() -> Iterator[None]:
+    register_package(PACKAGE)
+    yield
+    unregister_package(PACKAGE)
+
+
+@pytest.fixture(scope="module")
+def world(toy, session_url_factory, tmp_path_factory) -> World:
+    """The toy instances imported from a file, answered by two scripted models, scored by the heuristic judge."""
+    url, path = session_url_factory(), tmp_path_factory.mktemp("toy") / "toy.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    engine = make_engine(url)
+    assert import_file(engine, path).created == [r["id"] for r in RECORDS]
+    with scripted_models(engine, MODELS):
+        run_id = runs.create_run(engine, runs.RunOptions(models=list(MODELS), domains=["Toy"]))
+        result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
+        assert (result.status, result.failed) == ("done", 0)
+        asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
+    engine.dispose()
+    return World(url, run_id)
+
+
+VALIDATION = [
+    pytest.param(RECORDS[0], [], id="valid"),
+    pytest.param({**RECORDS[0], "reference": None}, [("reference", "a toy_echo instance needs a short reference")],
+                 id="field-requirement"),
+    pytest.param({**RECORDS[0], "protocol": "toy_ech"}, [("protocol", "did you mean: toy_echo")], id="close-match"),
+]
+
+
+@pytest.mark.parametrize(("record", "errors"), VALIDATION)
+def test_validates(toy, record: dict, errors: list[tuple[str, str]]) -> None:
+    report = validate_lines((json.dumps(record) + "\n").encode())
+    assert [(e.field, m) for e in report.errors for f, m in errors if f == e.field and m in e.message] == \
+           [(f, m) for f, m in errors]
+    assert report.ok is (not errors)
+
+
+def test_registers_from_its_package_only(toy) -> None:
+    protocol = PROTOCOLS.get("toy_echo")
+    assert protocol.metrics == ("exact_match",) and protocol.condition_names() == ("",)
+    assert "| `toy_echo` | Toy echo | `tests.toy_protocol` | 1 | `exact_match` | `gauntlet toy-echo` |" in docs_index()
+
+
+def test_runs_and_scores(world) -> None:
+    from tests.toy_protocol.analysis import accuracy
+
+    table = accuracy(make_engine(world.url), [world.run_id], "heuristic").set_index("model")
+    assert table.loc["echo-right", "exact_match"] == 1.0 and table.loc["echo-wrong", "exact_match"] == 0.0
+    assert table["n"].tolist() == [3, 3] and table["ok"].tolist() == [3, 3] and table["unjudged"].sum() == 0
+
+
+REPORTS = [
+    pytest.param(["toy-echo", "report", "{run}"], ["echo-right", "echo-wrong", "unjudged"], id="own-command"),
+    pytest.param(["--help"], ["toy-echo", "Toy echo: exact match per model"], id="listed-in-help"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), REPORTS)
+def test_reports(world, monkeypatch, args: list[str], expected: list[str]) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    result = CliRunner().invoke(app, [a.format(run=world.run_id) for a in args])
+    assert result.exit_code == 0, result.output
+    assert all(text in result.stdout for text in expected), result.stdout
+
+
+def test_renders_its_page(world, monkeypatch) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(REPO_ROOT, "pages", "protocol_views.py")
+    at = sign_in(AppTest.from_file(str(page), default_timeout=60), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("toy_echo").run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader] == ["Exact match per model"]
+    table = at.dataframe[0].value.set_index("model")
+    assert table.loc["echo-right", "exact_match"] == 1.0 and table.loc["echo-wrong", "n"] == 3
+    assert len(at.get("plotly_chart")) == 1 and any("each state's count" in c.value for c in at.caption)
+
+
+ARCHITECTURE = Path(REPO_ROOT, "docs", "architecture.md")
+NAMED_PATHS = sorted(set(re.findall(r"`((?:core|tests|pages|ui|docs)/[\w/.]*\w)`", ARCHITECTURE.read_text("utf-8"))))
+
+
+@pytest.mark.parametrize("path", NAMED_PATHS, ids=NAMED_PATHS)
+def test_architecture_doc_names_files_that_exist(path: str) -> None:
+    assert Path(REPO_ROOT, path.replace("<id>", "kb_corruption")).exists(), f"docs/architecture.md names {path}"
+
+
+def test_walkthrough_names_the_toy_package_and_its_test() -> None:
+    text = ARCHITECTURE.read_text("utf-8")
+    assert "`tests/toy_protocol/`" in text and "`tests/test_toy_protocol.py`" in text
+    assert {p.name for p in Path(REPO_ROOT, "tests", "toy_protocol").glob("*.py")} == \
+           {"__init__.py", "analysis.py", "views.py", "command.py"}
