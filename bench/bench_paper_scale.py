@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -74,13 +73,10 @@ def seed(path: Path, models: int, instances: int, in_flight: int) -> int:
     return run_id
 
 
-def peak_rss_mb() -> float:
-    """This process's peak resident set so far, MB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def child(db: Path, run_id: int, in_flight: int) -> dict:
     """Generate, then score, the run in this process: per phase calls, wall, CPU and the peak RSS after it."""
+    from bench_scoring import peak_rss_mb
+
     import core.generation.providers.openai_provider  # noqa: F401 - library imports are one-offs, not per call
     from core.generation import runner
     from core.scoring.scorer import score_run

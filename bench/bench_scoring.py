@@ -90,6 +90,12 @@ def add_instance(s: Any, domain_id: int, k: int, constraints: bool) -> int:
     return inst.id
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far, MB: VmHWM (getrusage's ru_maxrss keeps the parent's peak across exec)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
 def verdict_digest(engine: Any) -> str:
     """A hash of every stored verdict's content (ids aside): equal digests, identical verdicts."""
     import hashlib
@@ -111,7 +117,6 @@ def child(phase: str, db: Path, repo: Path, concurrency: int | None, memory: str
     sys.path.insert(0, str(repo))
     import asyncio
     import gc
-    import resource
     import tracemalloc
 
     from sqlmodel import Session, func, select
@@ -131,13 +136,13 @@ def child(phase: str, db: Path, repo: Path, concurrency: int | None, memory: str
         s.exec(select(Verdict)).first()  # the first ORM query configures the mappers: once per process, not scoring
     options = {} if concurrency is None else {"concurrency": concurrency}
     gc.collect()
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_before = peak_rss_mb()
     if memory == "trace":
         tracemalloc.start()
     started, cpu = time.perf_counter(), time.process_time()
     report = asyncio.run(score_run(engine, 1, "llm:judge", **options))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    peak = {"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss_before,
+    peak = {"rss": peak_rss_mb() - rss_before,
             "trace": tracemalloc.get_traced_memory()[1] / 2**20 if memory == "trace" else None}[memory] if memory else None
     tracemalloc.stop()
     with Session(engine) as s:
@@ -238,7 +243,7 @@ def memory_growth(args: argparse.Namespace, workdir: Path, script: Path) -> None
         seed(template, size, constraints=True)
         digests = {}
         for code in codes:
-            for memory in ("rss", "trace"):
+            for memory in ("rss", "trace") if str(size) in args.trace_sizes.split(",") else ("rss",):
                 figures = measure("suite", code, template, workdir, args, script, memory)
                 peaks[code, memory][size] = figures["peak_mb"]
                 digests[code, memory] = figures["digest"]
@@ -247,11 +252,14 @@ def memory_growth(args: argparse.Namespace, workdir: Path, script: Path) -> None
                       f"{figures['errors']} | verdicts {figures['digest']}", flush=True)
         print(f"memory {size:6d} items: verdicts identical across codes and runs: {len(set(digests.values())) == 1}",
               flush=True)
-    for (code, memory), by_size in peaks.items() if len(sizes) > 1 else ():
+    for (code, memory), by_size in peaks.items():
+        measured = [size for size in sizes if size in by_size]
+        if len(measured) < 2:
+            continue
         steps = [f"{a}->{b}: {(by_size[b] - by_size[a]) * 1024 / (b - a):5.1f} KB/item"
-                 for a, b in zip(sizes, sizes[1:], strict=False)]
-        overall = (by_size[sizes[-1]] - by_size[sizes[0]]) * 1024 / (sizes[-1] - sizes[0])
-        print(f"growth {code:6s} {memory:5s} {' | '.join(steps)} | {sizes[0]}->{sizes[-1]}: {overall:5.1f} KB/item",
+                 for a, b in zip(measured, measured[1:], strict=False)]
+        overall = (by_size[measured[-1]] - by_size[measured[0]]) * 1024 / (measured[-1] - measured[0])
+        print(f"growth {code:6s} {memory:5s} {' | '.join(steps)} | {measured[0]}->{measured[-1]}: {overall:5.1f} KB/item",
               flush=True)
 
 
@@ -268,6 +276,8 @@ def main() -> None:
     parser.add_argument("--memory-sizes", default=None,
                         help="e.g. 200,800,3200: peak memory of the full suite at each size, growth per item "
                              "(the latency phases are skipped)")
+    parser.add_argument("--trace-sizes", default="200,800,3200",
+                        help="the sizes also measured under tracemalloc (slow: about 3x the time)")
     parser.add_argument("--child", choices=(*PHASES, "ragas"), help=argparse.SUPPRESS)
     parser.add_argument("--memory", choices=("rss", "trace"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
