@@ -25,6 +25,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 MODES = ("noisy", "gap", "conflict")
@@ -49,7 +50,7 @@ def seed(path: Path, samples: int, constraints: bool) -> None:
     from sqlmodel import Session
 
     from core.store.db import make_engine, upgrade
-    from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run
+    from core.store.models import Domain, Model, Response, Run
 
     url = f"sqlite:///{path}"
     upgrade(url)
@@ -62,29 +63,61 @@ def seed(path: Path, samples: int, constraints: bool) -> None:
         s.add_all([dom, gen, run, judge])
         s.flush()
         for k in range(samples):
-            mode, query, docs, text = sample(k)
-            inst = Instance(uid=f"i{k}", domain_id=dom.id, query=query, mode=mode)
-            s.add(inst)
-            s.flush()
-            for pos, doc in enumerate(docs):
-                s.add(Document(instance_id=inst.id, position=pos, doc_uid=f"d{k}-{pos}", title=f"Manual {pos}",
-                               text=doc, role="conflicting" if mode == "conflict" else ("noise" if mode == "gap" else "supporting"),
-                               conflict_group="g" if mode == "conflict" else None))
-            if constraints:
-                s.add(Constraint(instance_id=inst.id, position=0, cid="c1", text="No emojis.", category="output",
-                                 sub_dimension="negative", judge_method="rule", checker_id="enterprise:no_emoji"))
-                for pos, sub in enumerate(("role", "style", "citation"), start=1):
-                    s.add(Constraint(instance_id=inst.id, position=pos, cid=f"c{pos + 1}", text=f"Follow {sub}.",
-                                     category="output", sub_dimension=sub, judge_method="llm", criterion=sub))
-            s.add(Response(run_id=run.id, model_id=gen.id, instance_id=inst.id, status="done", text=text))
+            inst_id = add_instance(s, dom.id or 0, k, constraints)
+            s.add(Response(run_id=run.id, model_id=gen.id, instance_id=inst_id, status="done", text=sample(k)[3]))
         s.commit()
     engine.dispose()
 
 
-def child(phase: str, db: Path, repo: Path, concurrency: int | None) -> dict:
-    """Score the database's run in this process with `repo`'s code; wall, CPU and the scoring report's counts."""
+def add_instance(s: Any, domain_id: int, k: int, constraints: bool) -> int:
+    """Sample `k`'s instance with its two documents (and 1 rule + 3 judged constraints); its id."""
+    from core.store.models import Constraint, Document, Instance
+
+    mode, query, docs, _ = sample(k)
+    inst = Instance(uid=f"i{k}", domain_id=domain_id, query=query, mode=mode)
+    s.add(inst)
+    s.flush()
+    for pos, doc in enumerate(docs):
+        s.add(Document(instance_id=inst.id, position=pos, doc_uid=f"d{k}-{pos}", title=f"Manual {pos}",
+                       text=doc, role="conflicting" if mode == "conflict" else ("noise" if mode == "gap" else "supporting"),
+                       conflict_group="g" if mode == "conflict" else None))
+    if constraints:
+        s.add(Constraint(instance_id=inst.id, position=0, cid="c1", text="No emojis.", category="output",
+                         sub_dimension="negative", judge_method="rule", checker_id="enterprise:no_emoji"))
+        for pos, sub in enumerate(("role", "style", "citation"), start=1):
+            s.add(Constraint(instance_id=inst.id, position=pos, cid=f"c{pos + 1}", text=f"Follow {sub}.",
+                             category="output", sub_dimension=sub, judge_method="llm", criterion=sub))
+    return inst.id
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set so far, MB: VmHWM (getrusage's ru_maxrss keeps the parent's peak across exec)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
+def verdict_digest(engine: Any) -> str:
+    """A hash of every stored verdict's content (ids aside): equal digests, identical verdicts."""
+    import hashlib
+
+    from sqlmodel import Session, select
+
+    from core.store.models import Verdict
+
+    with Session(engine) as s:
+        rows = sorted(json.dumps([v.response_id, v.metric, v.judge, v.constraint_id, v.status, v.passed, v.value,
+                                  v.method, v.reason, v.details, v.calls], sort_keys=True, default=str)
+                      for v in s.exec(select(Verdict)))
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
+
+
+def child(phase: str, db: Path, repo: Path, concurrency: int | None, memory: str | None = None) -> dict:
+    """Score the database's run in this process with `repo`'s code; wall, CPU and the scoring report's counts (with
+    `memory`: peak RSS ('rss') or peak traced Python allocations ('trace') above the level before scoring, in MB)."""
     sys.path.insert(0, str(repo))
     import asyncio
+    import gc
+    import tracemalloc
 
     from sqlmodel import Session, func, select
 
@@ -102,12 +135,20 @@ def child(phase: str, db: Path, repo: Path, concurrency: int | None) -> dict:
     with Session(engine) as s:
         s.exec(select(Verdict)).first()  # the first ORM query configures the mappers: once per process, not scoring
     options = {} if concurrency is None else {"concurrency": concurrency}
+    gc.collect()
+    rss_before = peak_rss_mb()
+    if memory == "trace":
+        tracemalloc.start()
     started, cpu = time.perf_counter(), time.process_time()
     report = asyncio.run(score_run(engine, 1, "llm:judge", **options))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    peak = {"rss": peak_rss_mb() - rss_before,
+            "trace": tracemalloc.get_traced_memory()[1] / 2**20 if memory == "trace" else None}[memory] if memory else None
+    tracemalloc.stop()
     with Session(engine) as s:
         mean = s.exec(select(func.avg(Verdict.value)).where(Verdict.metric == "faithfulness")).one()
-    return {"wall": wall, "cpu": cpu, "calls": report.total_calls, "errors": sum(report.errors.values()), "mean": mean}
+    return {"wall": wall, "cpu": cpu, "calls": report.total_calls, "errors": sum(report.errors.values()), "mean": mean,
+            "peak_mb": peak, "digest": verdict_digest(engine) if memory else None}
 
 
 def ragas_child(samples: int) -> dict:
@@ -157,7 +198,8 @@ def stats(base: str) -> dict:
         return json.loads(response.read())
 
 
-def measure(phase: str, code: str, template: Path, workdir: Path, args: argparse.Namespace, script: Path) -> dict:
+def measure(phase: str, code: str, template: Path, workdir: Path, args: argparse.Namespace, script: Path,
+            memory: str | None = None) -> dict:
     """One child measurement of `phase` with `code` (after, before or ragas) on a fresh database and server."""
     db = workdir / f"{phase}-{time.monotonic_ns()}.db"
     shutil.copy(template, db)
@@ -170,6 +212,7 @@ def measure(phase: str, code: str, template: Path, workdir: Path, args: argparse
         repo = REPO if code == "after" else args.before.resolve()
         command = [sys.executable, __file__, "--child", phase, "--db", str(db), "--repo", str(repo)]
         command += ["--concurrency", str(args.concurrency)] if args.concurrency else []
+        command += ["--memory", memory] if memory else []
     try:
         out = subprocess.run(command, env=env, capture_output=True, text=True)
         if out.returncode:
@@ -189,6 +232,37 @@ def median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
+def memory_growth(args: argparse.Namespace, workdir: Path, script: Path) -> None:
+    """Peak RSS and peak traced allocations of the full suite at each size, per code; growth per item between sizes
+    and whether every code stored the same verdicts."""
+    sizes = [int(n) for n in args.memory_sizes.split(",")]
+    codes = ["after"] + ["before"] * bool(args.before)
+    peaks: dict[tuple[str, str], dict[int, float]] = {(c, m): {} for c in codes for m in ("rss", "trace")}
+    for size in sizes:
+        template = workdir / f"memory-{size}.db"
+        seed(template, size, constraints=True)
+        digests = {}
+        for code in codes:
+            for memory in ("rss", "trace") if str(size) in args.trace_sizes.split(",") else ("rss",):
+                figures = measure("suite", code, template, workdir, args, script, memory)
+                peaks[code, memory][size] = figures["peak_mb"]
+                digests[code, memory] = figures["digest"]
+                print(f"memory {size:6d} items {code:6s} {memory:5s} peak +{figures['peak_mb']:7.1f} MB | wall "
+                      f"{figures['wall']:6.1f} s CPU {figures['cpu']:6.1f} s | calls {figures['calls']} errors "
+                      f"{figures['errors']} | verdicts {figures['digest']}", flush=True)
+        print(f"memory {size:6d} items: verdicts identical across codes and runs: {len(set(digests.values())) == 1}",
+              flush=True)
+    for (code, memory), by_size in peaks.items():
+        measured = [size for size in sizes if size in by_size]
+        if len(measured) < 2:
+            continue
+        steps = [f"{a}->{b}: {(by_size[b] - by_size[a]) * 1024 / (b - a):5.1f} KB/item"
+                 for a, b in zip(measured, measured[1:], strict=False)]
+        overall = (by_size[measured[-1]] - by_size[measured[0]]) * 1024 / (measured[-1] - measured[0])
+        print(f"growth {code:6s} {memory:5s} {' | '.join(steps)} | {measured[0]}->{measured[-1]}: {overall:5.1f} KB/item",
+              flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=100)
@@ -199,13 +273,19 @@ def main() -> None:
     parser.add_argument("--before", type=Path, default=None, help="an earlier checkout to compare against")
     parser.add_argument("--ragas-python", type=Path, default=None,
                         help="a Python with ragas installed (a throwaway venv, never .venv): RAGAS on faithfulness")
+    parser.add_argument("--memory-sizes", default=None,
+                        help="e.g. 200,800,3200: peak memory of the full suite at each size, growth per item "
+                             "(the latency phases are skipped)")
+    parser.add_argument("--trace-sizes", default="200,800,3200",
+                        help="the sizes also measured under tracemalloc (slow: about 3x the time)")
     parser.add_argument("--child", choices=(*PHASES, "ragas"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory", choices=("rss", "trace"), help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--repo", type=Path, default=REPO, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         figures = ragas_child(args.samples) if args.child == "ragas" else child(args.child, args.db, args.repo,
-                                                                               args.concurrency)
+                                                                               args.concurrency, args.memory)
         print(json.dumps(figures))
         return
     sys.path.insert(0, str(REPO / "bench"))
@@ -217,7 +297,9 @@ def main() -> None:
     try:
         script = workdir / "script.json"
         script.write_text(json.dumps([rule.model_dump(exclude_none=True) for rule in SCRIPT] + RAGAS_RULES))
-        for phase in args.phases.split(","):
+        if args.memory_sizes:
+            memory_growth(args, workdir, script)
+        for phase in args.phases.split(",") if not args.memory_sizes else ():
             codes = ["after"] + ["before"] * bool(args.before) + ["ragas"] * bool(args.ragas_python and phase == "faithfulness")
             template = workdir / f"{phase}.db"
             seed(template, args.samples, constraints=phase == "suite")

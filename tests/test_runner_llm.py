@@ -112,3 +112,39 @@ def test_identical_concurrent_calls_share_one_request(engine, server):
 
     first, second = asyncio.run(both())
     assert first.text == second.text and server.call_count == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "prompts", "stale_read", "server_calls"),
+    [
+        ("distinct_calls_at_once", ["one", "two", "three"], False, 3),
+        ("identical_calls_at_once", ["same", "same"], False, 1),
+        ("read_that_missed_the_commit_shares_the_answer", ["same", "same"], True, 1),
+    ],
+)
+def test_answered_calls_shared_then_forgotten(engine, server, monkeypatch, name, prompts, stale_read, server_calls):
+    import threading
+
+    client = LLMClient(model_config(), engine)
+    lookup, first_done = client._lookup, threading.Event()
+
+    def miss_then_wait(key: str):  # the cache read misses, and returns only once the first caller has committed
+        found = lookup(key)
+        first_done.wait(10)
+        return found
+
+    async def calls():
+        first = asyncio.create_task(client.complete([ChatMessage(role="user", content=prompts[0])]))
+        first.add_done_callback(lambda _: first_done.set())
+        if stale_read:
+            server.latency_ms = 300
+            while not client._inflight:  # the first caller read the cache and is waiting for the server
+                await asyncio.sleep(0.01)
+            monkeypatch.setattr(client, "_lookup", miss_then_wait)
+        rest = [client.complete([ChatMessage(role="user", content=p)]) for p in prompts[1:]]
+        return [*await asyncio.gather(first, *rest)]
+
+    answers = asyncio.run(calls())
+    assert len({a.text for a in answers}) == len(set(prompts)), name
+    assert server.call_count == server_calls, name
+    assert client._inflight == {}, name

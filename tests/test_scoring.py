@@ -206,3 +206,64 @@ def test_default_judge(monkeypatch, tmp_path, env, secrets, expected) -> None:
     else:
         monkeypatch.setenv("GAUNTLET_JUDGE", env)
     assert default_judge() == expected
+
+
+def verdict_contents(world: World) -> list[tuple]:
+    """Every stored verdict's content, ids aside, in a stable order."""
+    return sorted((v.response_id, v.metric, v.judge, v.constraint_id or 0, v.status, v.passed, v.value, v.method,
+                   v.reason, json.dumps(v.details, sort_keys=True), v.calls) for v in verdicts(world))
+
+
+def forget_scores(world: World) -> None:
+    """Delete the stored verdicts and claims, so the run scores afresh."""
+    with Session(world.engine) as s:
+        for row in [*s.exec(select(Verdict)), *s.exec(select(ContextClaims))]:
+            s.delete(row)
+        s.commit()
+
+
+@pytest.mark.parametrize(
+    ("name", "judge", "chunk"),
+    [
+        ("heuristic_one_chunk", "heuristic", 256),
+        ("heuristic_chunks_of_two", "heuristic", 2),
+        ("llm_chunks_of_one", "llm", 1),
+        ("llm_chunks_of_four", "llm", 4),
+    ],
+)
+def test_saved_verdicts_released_and_unchanged_by_chunking(world: World, monkeypatch, name, judge, chunk) -> None:
+    import gc
+    import weakref
+
+    from core.scoring import scorer
+
+    for model in ("gen-a", "gen-b"):
+        for mode in ("noisy", "gap", "conflict"):
+            world.respond(model, mode)
+
+    def score() -> scorer.ScoreReport:
+        client = scripted_llm(json.dumps({"verdicts": [{"id": "c2", "verdict": "yes"}, {"id": "c5", "verdict": "no"}]}))
+        return asyncio.run(score_run(world.engine, world.run_id, "heuristic" if judge == "heuristic"
+                                     else LLMJudge(client, "llm:judge-x"), concurrency=1))
+
+    whole = score()
+    expected = verdict_contents(world)
+    forget_scores(world)
+    monkeypatch.setattr(scorer, "LOAD_CHUNK", chunk, raising=False)
+    monkeypatch.setattr(scorer, "SAVE_EVERY_S", 0)  # a write per finished response or two: many writes
+    saved: list[weakref.ref[Verdict]] = []
+    alive_at_write: list[int] = []
+    save = scorer._Scorer.save
+
+    def counting_save(self: scorer._Scorer, batch: list[Verdict]) -> None:
+        gc.collect()
+        alive_at_write.append(sum(ref() is not None for ref in saved))  # earlier writes' verdicts still held
+        save(self, batch)
+        saved.extend(map(weakref.ref, batch))
+
+    monkeypatch.setattr(scorer._Scorer, "save", counting_save)
+    report = score()
+    assert len(alive_at_write) >= 2, name
+    assert alive_at_write == [0] * len(alive_at_write), name
+    assert verdict_contents(world) == expected, name
+    assert report.model_dump(exclude={"seconds"}) == whole.model_dump(exclude={"seconds"}), name

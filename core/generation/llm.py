@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import random
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -107,6 +108,10 @@ class LLMClient:
         self._insert = insert_ignore_statement(engine, table_of(LLMCall))
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         self._preloaded: dict[str, Completion | None] = {}
+        self._read_at: dict[str, int] = {}  # preloaded key: the commit count when its cache read began
+        self._reads: Counter[int] = Counter()  # cache reads not yet followed by their in-flight check, by commit count
+        self._commits = 0  # answers committed so far
+        self._answered: deque[tuple[int, str, asyncio.Future[Completion]]] = deque()  # (commit count, key, future)
         self._keys: dict[int, tuple[list[ChatMessage], str]] = {}
 
     def key_for(self, messages: list[ChatMessage], *, remember: bool = False) -> str:
@@ -123,6 +128,9 @@ class LLMClient:
         """Look up the cache for many calls in a few queries, so those calls skip their own lookup; returns hits.
         With remember=False the message lists are not kept (their calls hash them again)."""
         keys = list(dict.fromkeys(self.key_for(messages, remember=remember) for messages in message_lists))
+        for key in keys:
+            if key not in self._read_at:
+                self._read_at[key] = self._open_read()
         self._preloaded.update(dict.fromkeys(keys))
         with Session(self.engine) as session:
             for start in range(0, len(keys), PRELOAD_CHUNK):
@@ -147,12 +155,14 @@ class LLMClient:
         answer from the cache commits `persist`'s writes alone).
         """
         key = self.key_for(messages)
-        if key in self._preloaded:
-            cached = self._preloaded.pop(key)
-        else:
-            cached = await asyncio.to_thread(self._lookup, key)
-        if cached is None and key in self._inflight:
-            shared = await asyncio.shield(self._inflight[key])
+        read = self._read_at.pop(key) if key in self._preloaded else self._open_read()
+        try:
+            cached = self._preloaded.pop(key) if key in self._preloaded else await asyncio.to_thread(self._lookup, key)
+            sharing = self._inflight.get(key) if cached is None else None
+        finally:
+            self._close_read(read)
+        if sharing is not None:
+            shared = await asyncio.shield(sharing)
             cached = shared.model_copy(update={"cached": True, "attempts": 0})
         if cached is not None:
             if persist is not None:
@@ -166,13 +176,40 @@ class LLMClient:
             completion = await self._call_with_retries(messages, key)
             await self._commit([self._cache_write(key, messages, completion, purpose),
                                 *(persist(completion) if persist is not None else [])])
-            future.set_result(completion)  # kept: a later caller whose cache lookup missed this commit shares it
+            future.set_result(completion)
+            self._answered_now(key, future)
             return completion
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: waiters re-raise it themselves
             del self._inflight[key]
             raise
+
+    def _open_read(self) -> int:
+        """A cache read begins: the answers committed so far are what it can see; that count, to close it with."""
+        self._reads[self._commits] += 1
+        return self._commits
+
+    def _close_read(self, commits: int) -> None:
+        """A cache read and its in-flight check are over: answers it could have missed may now be let go."""
+        self._reads[commits] -= 1
+        if self._reads[commits] <= 0:
+            del self._reads[commits]
+        self._let_go()
+
+    def _answered_now(self, key: str, future: asyncio.Future[Completion]) -> None:
+        """An answer was committed: its future is shared with the reads begun before the commit, then let go."""
+        self._commits += 1
+        self._answered.append((self._commits, key, future))
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Forget answered futures that no open cache read began before (later reads find their cache rows)."""
+        oldest = min(self._reads, default=self._commits)
+        while self._answered and self._answered[0][0] <= oldest:
+            _, key, future = self._answered.popleft()
+            if self._inflight.get(key) is future:
+                del self._inflight[key]
 
     async def fresh(self, messages: list[ChatMessage]) -> Completion:
         """The provider's answer to `messages`, sent now with retries: the cache is neither read nor written."""

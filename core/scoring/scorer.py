@@ -43,6 +43,7 @@ RULE_JUDGE = "rule"
 RAG_METRICS = ("faithfulness", "coverage")  # judged against the documents alone: any protocol may declare them
 RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
 SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are written together
+LOAD_CHUNK = 256  # responses read (with their instances, documents, constraints, verdicts) per query batch
 DEFAULT_CONCURRENCY = 16  # judge calls in flight (RAGAS' default max_workers is 16 too)
 T = TypeVar("T")
 VerdictKey = tuple[int, str, str, int | None]
@@ -120,7 +121,7 @@ def metric_verdict(base: dict[str, Any], metric: str, judge: str, o: MetricOutco
 
 
 class _Loaded(BaseModel):
-    """Everything one pass needs, read up front in a handful of queries."""
+    """Everything a chunk of the pass's responses needs, read in a handful of queries (released when it is scored)."""
 
     responses: list[dict[str, Any]]
     instances: dict[int, dict[str, Any]]
@@ -130,10 +131,19 @@ class _Loaded(BaseModel):
     claims: dict[int, ContextClaimsOutcome]
 
 
-def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
-    """Done responses of the run with their instances, constraints, documents, existing verdicts and stored claims."""
+def done_response_ids(engine: Engine, run_id: int) -> list[int]:
+    """Ids of the run's done responses, in id order."""
     with Session(engine) as s:
-        responses = [r.model_dump() for r in s.exec(select(Response).where(Response.run_id == run_id, Response.status == "done"))]
+        rows = s.exec(select(Response.id).where(Response.run_id == run_id, Response.status == "done")
+                      .order_by(col(Response.id)))
+        return [rid for rid in rows if rid is not None]
+
+
+def load_chunk(engine: Engine, run_id: int, judge: str, response_ids: list[int]) -> _Loaded:
+    """These responses with their instances, constraints, documents, existing verdicts and stored claims."""
+    with Session(engine) as s:
+        responses = [r.model_dump() for r in s.exec(select(Response).where(col(Response.id).in_(response_ids))
+                                                    .order_by(col(Response.id)))]
         ids = sorted({r["instance_id"] for r in responses})
         instances = {i.id: i.model_dump() for i in s.exec(select(Instance).where(col(Instance.id).in_(ids)))}
         constraints: dict[int, list[ConstraintView]] = {i: [] for i in ids}
@@ -143,7 +153,8 @@ def load_run(engine: Engine, run_id: int, judge: str) -> _Loaded:
         for d in s.exec(select(Document).where(col(Document.instance_id).in_(ids)).order_by(col(Document.position))):
             documents[d.instance_id].append(DocumentView.model_validate(d.model_dump()))
         rows = s.exec(select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
-                      .where(Verdict.run_id == run_id, col(Verdict.judge).in_([judge, RULE_JUDGE]))).all()
+                      .where(Verdict.run_id == run_id, col(Verdict.judge).in_([judge, RULE_JUDGE]),
+                             col(Verdict.response_id).in_(response_ids))).all()
         claims = {
             cc.instance_id: ContextClaimsOutcome(core=cc.core, supplementary=cc.supplementary, calls=cc.calls)
             for cc in s.exec(select(ContextClaims).where(ContextClaims.judge == judge, ContextClaims.status == "ok",
@@ -172,22 +183,25 @@ def store_context_claims(engine: Engine, instance_id: int, judge: str, out: Cont
 
 
 class _Scorer:
-    """One scoring pass over a run with one judge."""
+    """One scoring pass over a run with one judge, its responses read in chunks as call slots free up and each
+    response's verdicts written and released as it finishes (memory stays flat whatever the run's size)."""
 
     def __init__(self, engine: Engine, run_id: int, judge: Judge, mode: ConstraintMode, concurrency: int) -> None:
         self.engine, self.run_id, self.mode = engine, run_id, mode
         bind = getattr(judge, "with_client", None)
         self.judge = bind(JudgeCalls(judge.client, concurrency)) if bind else judge  # type: ignore[attr-defined]
         self.window = asyncio.Semaphore(RESPONSES_PER_CALL_SLOT * max(1, concurrency))
-        self.data = load_run(engine, run_id, judge.name)
+        self.response_ids = done_response_ids(engine, run_id)
+        self.claims: dict[int, ContextClaimsOutcome] = {}  # of the instances with a response loaded and not finished
         self.claim_locks: dict[int, asyncio.Lock] = {}
-        self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.data.responses))
+        self.live: Counter[int] = Counter()  # responses loaded and not finished, per instance
+        self.report = ScoreReport(run_id=run_id, judge=judge.name, constraint_mode=mode, responses=len(self.response_ids))
         self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "unparseable": Counter(),
                                            "calls": Counter()}
         self.regexes = RegexPass()  # one regex time budget per response; a pattern that ran over is not retried
 
-    def has(self, key: VerdictKey) -> bool:
-        if key in self.data.existing:
+    def has(self, chunk: _Loaded, key: VerdictKey) -> bool:
+        if key in chunk.existing:
             self.report.verdicts_skipped += 1
             return True
         return False
@@ -196,15 +210,15 @@ class _Scorer:
         """Claims of the item's instance: stored/reused if present, else extracted once and stored."""
         iid = item.instance_id or 0
         async with self.claim_locks.setdefault(iid, asyncio.Lock()):
-            if iid in self.data.claims:
+            if iid in self.claims:
                 self.report.context_claims_reused += 1
-                return self.data.claims[iid], False
+                return self.claims[iid], False
             out = await self.judge.context_claims(item)
             kept = store_context_claims(self.engine, iid, self.judge.name, out)
             out = out if kept is out else kept.model_copy(update={"calls": out.calls, "cost_usd": out.cost_usd})
             self.report.context_claims_extracted += 1
             if out.status == "ok":
-                self.data.claims[iid] = out
+                self.claims[iid] = out
             return out, True
 
     async def metric(self, spec: MetricSpec, item: JudgeInput) -> MetricOutcome:
@@ -221,15 +235,15 @@ class _Scorer:
             out.details = {**out.details, "context_claims_reused": not fresh, "context_claims_calls": extra["calls"]}
         return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
 
-    async def constraints(self, rid: int, item: JudgeInput, base: dict[str, Any]) -> list[Verdict]:
+    async def constraints(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any]) -> list[Verdict]:
         """Rule verdicts (judge 'rule') and judged verdicts for the constraints not yet scored."""
         out: list[Verdict] = []
         name = self.judge.name
         to_judge: list[ConstraintView] = []
         with self.regexes.response(f"response {rid}"):
-            for c in self.data.constraints[item.instance_id or 0]:
+            for c in chunk.constraints[item.instance_id or 0]:
                 judge = RULE_JUDGE if c.judge_method == "rule" else name
-                if self.has((rid, "constraint", judge, c.id)):
+                if self.has(chunk, (rid, "constraint", judge, c.id)):
                     continue
                 if not precondition_triggered(c.precondition, item.mode):
                     out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
@@ -246,48 +260,74 @@ class _Scorer:
             out += [constraint_verdict(base, c, name, o) for c, o in zip(to_judge, outcomes, strict=True)]
         return out
 
-    async def score_response(self, resp: dict[str, Any]) -> list[Verdict]:
-        """All missing verdicts of one response, with the metrics of its instance's protocol."""
-        async with self.window:
-            inst = self.data.instances[resp["instance_id"]]
+    async def score_response(self, chunk: _Loaded, resp: dict[str, Any]) -> list[Verdict]:
+        """All missing verdicts of one response, with the metrics of its instance's protocol (its window slot, taken
+        by the feeder, is freed when it finishes)."""
+        try:
+            inst = chunk.instances[resp["instance_id"]]
             protocol = inst.get("protocol") or "enterprise_rag"
             if protocol == "enterprise_rag":
-                return await self.enterprise_response(resp, inst)
-            return await self.protocol_response(resp, inst, get_protocol(protocol).metrics)
+                return await self.enterprise_response(chunk, resp, inst)
+            return await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics)
+        finally:
+            self.window.release()
+            self.forget(resp["instance_id"])
 
-    async def enterprise_response(self, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
+    def forget(self, iid: int) -> None:
+        """One response of instance `iid` finished: its claims and lock go with the instance's last loaded response."""
+        self.live[iid] -= 1
+        if self.live[iid] <= 0:
+            del self.live[iid]
+            self.claims.pop(iid, None)
+            self.claim_locks.pop(iid, None)
+
+    async def feed(self, finished: asyncio.Queue[asyncio.Task[list[Verdict]]]) -> None:
+        """Start every response's scoring in id order, at most the window's number unfinished, reading them in
+        chunks; each finished task goes to `finished`."""
+        for start in range(0, len(self.response_ids), LOAD_CHUNK):
+            ids = self.response_ids[start : start + LOAD_CHUNK]
+            chunk = await asyncio.to_thread(load_chunk, self.engine, self.run_id, self.judge.name, ids)
+            for iid, claims in chunk.claims.items():
+                self.claims.setdefault(iid, claims)
+            self.live.update(r["instance_id"] for r in chunk.responses)
+            for resp in chunk.responses:
+                await self.window.acquire()
+                asyncio.create_task(self.score_response(chunk, resp)).add_done_callback(finished.put_nowait)
+
+    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
         """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
-        item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=self.data.documents[inst["id"]],
+        item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"])
         base = {"response_id": resp["id"], "run_id": self.run_id}
         metrics: dict[str, Awaitable[MetricOutcome]] = {}
         for name, spec in METRICS.items():
-            if self.has((resp["id"], name, self.judge.name, None)):
+            if self.has(chunk, (resp["id"], name, self.judge.name, None)):
                 continue
             if item.mode in spec.modes:
                 metrics[name] = self.metric(spec, item)
             elif spec.not_applicable_reason:
                 metrics[name] = ready(MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason))
-        return await self.together(resp["id"], item, base, True, metrics)
+        return await self.together(chunk, resp["id"], item, base, True, metrics)
 
-    async def together(self, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
+    async def together(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
                        metrics: Mapping[str, Awaitable[MetricOutcome]]) -> list[Verdict]:
         """The constraint verdicts (if asked) and `metrics`' verdicts of one response, their calls made concurrently;
         verdicts in the same order as one after another."""
         judged, outcomes = await asyncio.gather(
-            self.constraints(rid, item, base) if constraints else ready([]), asyncio.gather(*metrics.values()))
+            self.constraints(chunk, rid, item, base) if constraints else ready([]), asyncio.gather(*metrics.values()))
         return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
-    async def protocol_response(self, resp: dict[str, Any], inst: dict[str, Any], metrics: tuple[str, ...]) -> list[Verdict]:
+    async def protocol_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
+                                metrics: tuple[str, ...]) -> list[Verdict]:
         """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint'; reference
         metrics and judged ones like correctness against the instance's reference)."""
         ref = ReferenceSpec.model_validate(inst["reference"]) if inst.get("reference") else None
-        item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=self.data.documents[inst["id"]],
+        item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
         base = {"response_id": resp["id"], "run_id": self.run_id}
         outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
-                    if name != "constraint" and not self.has((resp["id"], name, self.judge.name, None))}
-        return await self.together(resp["id"], item, base, "constraint" in metrics, outcomes)
+                    if name != "constraint" and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
+        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
         """A reference-free RAG metric (faithfulness, coverage: no reference needed, whatever the mode) or a
@@ -339,27 +379,35 @@ class _Scorer:
 
     async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
         started = time.perf_counter()
-        total, done = len(self.data.responses), 0
-        finished: asyncio.Queue[asyncio.Task[list[Verdict]]] = asyncio.Queue()
-        tasks = [asyncio.create_task(self.score_response(r)) for r in self.data.responses]
-        for task in tasks:
-            task.add_done_callback(finished.put_nowait)
+        total, done = len(self.response_ids), 0
+        finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
+        feeder = asyncio.create_task(self.feed(finished))
+        feeder.add_done_callback(lambda task: report_failure(task, finished))
         while done < total:
             batch = [await finished.get()]
             await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
             while not finished.empty():
                 batch.append(finished.get_nowait())
-            self.save([v for task in batch for v in task.result()])
-            for _ in batch:
+            self.save([v for task in batch for v in task.result()])  # a failed feeder raises here
+            finished_now = len(batch)
+            del batch  # the saved verdicts go now, not with the next batch
+            for _ in range(finished_now):
                 done += 1
                 if progress:
                     progress(done, total)
+        await feeder
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
         self.report.unparseable = dict(self.counts["unparseable"])
         self.report.calls = dict(self.counts["calls"])
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
+
+
+def report_failure(task: asyncio.Task[Any], finished: asyncio.Queue[asyncio.Task[Any]]) -> None:
+    """A task that failed joins `finished`, so whoever reads its result there meets its error."""
+    if not task.cancelled() and task.exception() is not None:
+        finished.put_nowait(task)
 
 
 def judge_mode(judge: Judge, requested: ConstraintMode) -> ConstraintMode:
