@@ -91,5 +91,9 @@ def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec,
         c1, c2 = st.columns(2)
         c1.download_button("Download decision report (HTML)", stored[1], "decision_report.html", "text/html",
                            key="pk_decision_html")
-        c2.download_button("Download decision report (PDF)", lambda: decision_report.render_pdf(stored[1]),
-                           "decision_report.pdf", "application/pdf", key="pk_decision_pdf")
+        if decision_report.pdf_available():
+            c2.download_button("Download decision report (PDF)", lambda: decision_report.render_pdf(stored[1]),
+                               "decision_report.pdf", "application/pdf", key="pk_decision_pdf")
+        else:
+            c2.caption("PDF needs the `pdf` extra: `pip install -e '.[pdf]'` (WeasyPrint, on the system's Pango). "
+                       "The HTML file prints to PDF from any browser.")

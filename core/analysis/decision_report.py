@@ -279,6 +279,13 @@ def render_html(d: Decision) -> str:
             f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{body}</body></html>\n")
 
 
+def pdf_available() -> bool:
+    """Whether WeasyPrint (the `pdf` extra) is installed, so render_pdf can run."""
+    import importlib.util
+
+    return importlib.util.find_spec("weasyprint") is not None
+
+
 def render_pdf(document: str) -> bytes:
     """The report as PDF, rendered by WeasyPrint (a Python package on Pango: no browser) with every fetch refused;
     RuntimeError naming the `pdf` extra when WeasyPrint is not installed."""

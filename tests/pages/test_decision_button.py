@@ -57,3 +57,21 @@ def test_the_page_shows_rank_sets_and_segment_differences_with_gold(db_url, monk
     frames = [d.value for d in at.dataframe]
     assert any({"rank_low", "rank_high", "could_be_first"} <= set(f.columns) for f in frames)
     assert any({"p_value", "p_holm"} <= set(f.columns) for f in frames)
+
+
+@pytest.mark.parametrize(("installed", "pdf_button"), [
+    pytest.param(True, True, id="weasyprint-installed"),
+    pytest.param(False, False, id="without-the-pdf-extra"),
+])
+def test_the_pdf_download_needs_the_pdf_extra(db_url, monkeypatch, installed, pdf_button) -> None:
+    from core.analysis import decision_report
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    monkeypatch.setattr(decision_report, "pdf_available", lambda: installed)
+    at = page_as("pick_generator", "analyst").run()
+    at.button(key="pk_decide").click().run()
+    assert not at.exception, at.exception
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert ("Download decision report (PDF)" in labels) is pdf_button
+    assert any("PDF needs the `pdf` extra" in c.value for c in at.caption) is not pdf_button
