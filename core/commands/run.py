@@ -311,7 +311,7 @@ def models_add(
     setting: Annotated[list[str] | None, typer.Option(help="key=value, e.g. reasoning_effort=high, "
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
-    """Register or update a model configuration (prices default to core/providers/prices.py)."""
+    """Register or update a model configuration (prices default to core/generation/providers/prices.py)."""
     from core.generation.providers.base import ModelConfig
     from core.generation.providers.prices import PRICES_AS_OF, default_price
 
@@ -332,7 +332,15 @@ def models_add(
         _error(error)
         raise typer.Exit(2) from None
     typer.echo(f"model {row.name} ({row.provider}/{row.model_name}) ${row.price_input_per_mtok}/"
-               f"${row.price_output_per_mtok} per Mtok (defaults as of {PRICES_AS_OF})")
+               f"${row.price_output_per_mtok} per Mtok{_defaults_note(price_in, price_out, PRICES_AS_OF)}")
+
+
+def _defaults_note(price_in: float | None, price_out: float | None, as_of: str) -> str:
+    defaulted = [side for side, price in (("input", price_in), ("output", price_out)) if price is None]
+    if not defaulted:
+        return ""
+    what = "defaults" if len(defaulted) == 2 else f"{defaulted[0]} price default"
+    return f" ({what} as of {as_of})"
 
 
 def _parse_setting(text: str) -> tuple[str, Any]:
