@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
+from core.generation.fake_server import FAULT_KINDS, ScriptRule
 from core.generation.providers.prices import PRICES_AS_OF
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,3 +34,23 @@ def test_models_add_help_cites_a_file_that_exists():
     cited = [word.strip("().,") for word in text.split() if word.strip("().,").endswith(".py")]
     assert cited, text
     assert all((ROOT / path).is_file() for path in cited), cited
+
+
+def test_fake_server_help_names_every_script_rule_field():
+    text = " ".join(CliRunner().invoke(app, ["fake-server", "--help"]).output.split())
+    missing = [name for name in [*ScriptRule.model_fields, *FAULT_KINDS] if name not in text]
+    assert not missing, text
+
+
+@pytest.mark.parametrize(("name", "body"), [
+    pytest.param("unknown.json", '[{"match": "x", "answer": "y"}]', id="unknown-field"),
+    pytest.param("fault.yaml", "- fault: 418\n", id="bad-fault"),
+    pytest.param("mapping.yaml", "match: x\nreply: y\n", id="not-a-list"),
+    pytest.param("broken.json", '[{"match": ', id="not-json"),
+])
+def test_fake_server_bad_script_names_every_rule_field(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(body, encoding="utf-8")
+    out = CliRunner().invoke(app, ["fake-server", "--port", "0", "--script", str(path)])
+    assert out.exit_code == 2, out.output
+    assert all(f"{field}:" in out.output for field in ScriptRule.model_fields), out.output

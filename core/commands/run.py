@@ -383,13 +383,21 @@ def fake_server(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     latency_ms: Annotated[float, typer.Option(help="Latency added to every call.")] = 0.0,
     error_rate: Annotated[float, typer.Option(help="Share of calls given a random fault.")] = 0.0,
-    script: Annotated[str | None, typer.Option(help="JSON/YAML list of ScriptRule.")] = None,
+    script: Annotated[str | None, typer.Option(help=(
+        "JSON/YAML list of rules, tried in order; each a mapping of optional fields: match (regex on the "
+        "prompt), reply (answer text), choices (answers drawn by the seeded generator), fault (429 | 500 | 503 | "
+        "reset | timeout | malformed | truncated), times (fault on the first N matches only), retry_after "
+        "(seconds, with a 429), seed (only requests with this seed)."))] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
     from core.generation.fake_server import FakeLLMServer, load_script
 
-    rules = load_script(script) if script else None
+    try:
+        rules = load_script(script) if script else None
+    except (OSError, ValueError) as error:
+        _error(error)
+        raise typer.Exit(2) from None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)
     typer.echo(f"fake LLM server on {server.base_url} (OpenAI base_url {server.base_url}/v1)", err=True)
     with contextlib.suppress(KeyboardInterrupt):
