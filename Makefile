@@ -6,6 +6,8 @@ PIP := $(PY) -m pip
 HOST ?= 127.0.0.1
 PORT ?= 8501
 PG_DIR ?= .pg
+# PostgreSQL port for `make app-postgres` (empty: the port the cluster last used, else a free one).
+PG_PORT ?=
 PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider
 
 .PHONY: app app-postgres stop-postgres test test-postgres lint init-db chromium postgresql bench clean-venv
@@ -53,7 +55,7 @@ test-postgres: $(VENV)/.dev-installed chromium postgresql
 
 # A local cluster under $(PG_DIR)/ (kept between runs; stop: make stop-postgres), migrated, serving the app.
 app-postgres: $(VENV)/.installed postgresql
-	@url=$$($(PY) -m core.testing.postgres start $(PG_DIR) --database gauntlet) && echo "database: $$url" && \
+	@url=$$($(PY) -m core.testing.postgres start $(PG_DIR) $(if $(PG_PORT),--port $(PG_PORT)) --database gauntlet) && echo "database: $$url" && \
 	  GAUNTLET_DATABASE_URL=$$url $(PY) -m core.cli init-db && GAUNTLET_DATABASE_URL=$$url $(PY) -m core.cli user first-admin && \
 	  GAUNTLET_DATABASE_URL=$$url exec $(PY) -m ui.serve --server.address $(HOST) --server.port $(PORT) --server.headless true
 

@@ -107,7 +107,7 @@ with adjudicate_tab:
             st.markdown("##### Gold label (your decision)")
             agreed = next(iter(picked.labels.values()))
             decision = label_fields(ctx, f"adj_{picked.response_id}", initial=agreed)
-            submitted = st.form_submit_button("Save gold label (Alt+S)", type="primary", shortcut="Alt+S",
+            submitted = st.form_submit_button("Save gold label", type="primary", shortcut="Alt+S",
                                               key=f"adj_submit_{picked.response_id}")
         if submitted:
             if missing_answers(decision):

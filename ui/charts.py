@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 
 import numpy as np
 import pandas as pd
@@ -16,9 +15,11 @@ from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS, METRICS
 
 PLOTLY_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 RADAR_LABELS = {"faithfulness": "Faithfulness", "coverage": "Coverage", "strict_ias": "Strict IAS", "loose_ias": "Loose IAS"}
+# qualitative: the first ten are far apart (CIELAB distance >= 27) and none is grey (greys are for baselines); the
+# next ten are darker or lighter kin, used only past ten models
 MODEL_PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-                 "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1",
-                 "#636363", "#843c39"]
+                 "#000000", "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d", "#31a354",
+                 "#756bb1", "#843c39"]
 BASELINE_COLORS = ["#7f7f7f", "#b0b0b0", "#525252", "#cccccc"]
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down", "pentagon", "hexagon"]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
@@ -308,25 +309,13 @@ PARADIGM_SYMBOLS = {"standard": "circle", "reasoning": "diamond"}
 
 def model_colors(models) -> dict[str, str]:
     """A colour per model that does not depend on which models a view shows: pass every model of the catalogue.
-    Each name hashes to a palette slot (the next free one on a clash, names in sorted order), so adding a model
-    rarely moves another; calibration baselines get greys."""
+    Models take the palette in sorted-name order (never a hash, which can give two models near-identical colours),
+    so up to ten models get ten clearly different colours; calibration baselines get greys."""
     names = sorted(set(models))
-    taken: dict[int, str] = {}
-    out: dict[str, str] = {}
     baselines = [m for m in names if m.startswith("baseline:")]
-    for i, name in enumerate(baselines):
-        out[name] = BASELINE_COLORS[i % len(BASELINE_COLORS)]
-    for name in names:
-        if name in out:
-            continue
-        slot = int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(MODEL_PALETTE)
-        for step in range(len(MODEL_PALETTE)):
-            if (slot + step) % len(MODEL_PALETTE) not in taken:
-                slot = (slot + step) % len(MODEL_PALETTE)
-                break
-        taken.setdefault(slot, name)
-        out[name] = MODEL_PALETTE[slot]
-    return out
+    models_only = [m for m in names if m not in baselines]
+    return ({name: BASELINE_COLORS[i % len(BASELINE_COLORS)] for i, name in enumerate(baselines)}
+            | {name: MODEL_PALETTE[i % len(MODEL_PALETTE)] for i, name in enumerate(models_only)})
 
 
 def cost_latency(long: pd.DataFrame) -> go.Figure:

@@ -212,7 +212,7 @@ def _verification_form(principal: Principal, instance_id: int, prefix: str, *, e
         st.markdown("##### 3 · Decision")
         pressed = None
         for column, (decision, label, shortcut, kind) in zip(st.columns(3), DECISION_BUTTONS, strict=True):
-            if column.form_submit_button(f"{label} ({shortcut})", type=kind, shortcut=shortcut, key=f"v_{decision}_{inst.id}"):
+            if column.form_submit_button(label, type=kind, shortcut=shortcut, key=f"v_{decision}_{inst.id}"):
                 pressed = decision
     if pressed is None:
         return
@@ -368,7 +368,7 @@ def _label_form(principal: Principal, response_id: int) -> None:
     with st.form(f"label_{response_id}"):
         st.markdown("##### Your label")
         payload = label_fields(ctx, f"l_{response_id}{_revision(prior)}", initial=prior)
-        submitted = st.form_submit_button("Submit label (Alt+S)", type="primary", shortcut="Alt+S", key=f"l_submit_{response_id}")
+        submitted = st.form_submit_button("Submit label", type="primary", shortcut="Alt+S", key=f"l_submit_{response_id}")
     if not submitted:
         return
     missing = missing_answers(payload)

@@ -311,7 +311,7 @@ def models_add(
     setting: Annotated[list[str] | None, typer.Option(help="key=value, e.g. reasoning_effort=high, "
                                                       "base_url_env=MY_URL, api_key_env=MY_KEY.")] = None,
 ) -> None:
-    """Register or update a model configuration (prices default to core/providers/prices.py)."""
+    """Register or update a model configuration (prices default to core/generation/providers/prices.py)."""
     from core.generation.providers.base import ModelConfig
     from core.generation.providers.prices import PRICES_AS_OF, default_price
 
@@ -332,7 +332,15 @@ def models_add(
         _error(error)
         raise typer.Exit(2) from None
     typer.echo(f"model {row.name} ({row.provider}/{row.model_name}) ${row.price_input_per_mtok}/"
-               f"${row.price_output_per_mtok} per Mtok (defaults as of {PRICES_AS_OF})")
+               f"${row.price_output_per_mtok} per Mtok{_defaults_note(price_in, price_out, PRICES_AS_OF)}")
+
+
+def _defaults_note(price_in: float | None, price_out: float | None, as_of: str) -> str:
+    defaulted = [side for side, price in (("input", price_in), ("output", price_out)) if price is None]
+    if not defaulted:
+        return ""
+    what = "defaults" if len(defaulted) == 2 else f"{defaulted[0]} price default"
+    return f" ({what} as of {as_of})"
 
 
 def _parse_setting(text: str) -> tuple[str, Any]:
@@ -375,13 +383,21 @@ def fake_server(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0 = any free port).")] = 8765,
     latency_ms: Annotated[float, typer.Option(help="Latency added to every call.")] = 0.0,
     error_rate: Annotated[float, typer.Option(help="Share of calls given a random fault.")] = 0.0,
-    script: Annotated[str | None, typer.Option(help="JSON/YAML list of ScriptRule.")] = None,
+    script: Annotated[str | None, typer.Option(help=(
+        "JSON/YAML list of rules, tried in order; each a mapping of optional fields: match (regex on the "
+        "prompt), reply (answer text), choices (answers drawn by the seeded generator), fault (429 | 500 | 503 | "
+        "reset | timeout | malformed | truncated), times (fault on the first N matches only), retry_after "
+        "(seconds, with a 429), seed (only requests with this seed)."))] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""
     from core.generation.fake_server import FakeLLMServer, load_script
 
-    rules = load_script(script) if script else None
+    try:
+        rules = load_script(script) if script else None
+    except (OSError, ValueError) as error:
+        _error(error)
+        raise typer.Exit(2) from None
     server = FakeLLMServer(rules, latency_ms=latency_ms, error_rate=error_rate, seed=seed, port=port)
     typer.echo(f"fake LLM server on {server.base_url} (OpenAI base_url {server.base_url}/v1)", err=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Fault = Literal["429", "500", "503", "reset", "timeout", "malformed", "truncated"]
 FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "reset", "timeout", "malformed", "truncated")
@@ -28,20 +28,31 @@ class ScriptRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    match: str = ""
-    reply: str | None = None
-    fault: Fault | None = None
-    times: int | None = None
-    retry_after: float | None = None
-    seed: int | None = None  # when set, the rule applies only to requests carrying this seed (e.g. a run's repeats)
-    choices: list[str] | None = None  # when set, the reply is drawn from these by the server's seeded random generator
+    match: str = Field("", description="regular expression searched in the prompt ('' matches every prompt)")
+    reply: str | None = Field(None, description="text of the answer (default: a canned answer from the prompt)")
+    fault: Fault | None = Field(None, description="fault to inject: " + " | ".join(FAULT_KINDS))
+    times: int | None = Field(None, description="inject the fault on the first N matches only (default: always)")
+    retry_after: float | None = Field(None, description="seconds sent in Retry-After with a 429 fault")
+    seed: int | None = Field(None, description="apply only to requests carrying this seed (e.g. a run's repeats)")
+    choices: list[str] | None = Field(None, description="replies drawn by the server's seeded random generator")
+
+
+def script_rule_fields() -> str:
+    """Every field of a script rule with what it does, one per line."""
+    return "\n".join(f"  {name}: {field.description}" for name, field in ScriptRule.model_fields.items())
 
 
 def load_script(path: str | Path) -> list[ScriptRule]:
-    """Read a list of ScriptRule from a JSON or YAML file."""
+    """Read a list of ScriptRule from a JSON or YAML file; ValueError naming every rule field when it is not one."""
     text = Path(path).read_text(encoding="utf-8")
-    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-    return [ScriptRule.model_validate(item) for item in data or []]
+    try:
+        data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        if not isinstance(data, list | None):
+            raise ValueError(f"the script is a {type(data).__name__}, not a list of rules")
+        return [ScriptRule.model_validate(item) for item in data or []]
+    except (ValueError, yaml.YAMLError) as error:
+        raise ValueError(f"{path}: not a list of script rules ({error}).\nA rule is a mapping with these fields, "
+                         f"all optional:\n{script_rule_fields()}") from None
 
 
 def count_tokens(text: str) -> int:

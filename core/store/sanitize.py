@@ -24,6 +24,9 @@ _MARKDOWN_IMAGE = re.compile(
 )
 _HTML_IMAGE = re.compile(r"""(?is)<img\b[^>]*?\bsrc\s*=\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s>]+))[^>]*>""")
 _MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]()!|~$])")
+# untrusted text renders under the page's #### section headings: its own headings start at h5 (h1) and h6 (h2-h6)
+HEADING_FLOOR = 5
+_HEADING_TAG = re.compile(r"<(/?)h([1-6])>")
 
 
 def sanitize_html(markup: str) -> str:
@@ -36,6 +39,11 @@ def sanitize_html(markup: str) -> str:
         link_rel="noopener noreferrer nofollow",
         strip_comments=True,
     )
+
+
+def demote_headings(markup: str) -> str:
+    """Sanitised HTML with every heading moved below the page's section headings: h1 to h5, h2-h6 to h6."""
+    return _HEADING_TAG.sub(lambda m: f"<{m[1]}h{min(HEADING_FLOOR + int(m[2]) - 1, 6)}>", markup)
 
 
 def escape_text(text: str) -> str:
@@ -56,10 +64,11 @@ def inert_images(markdown: str) -> str:
 
 def html_markdown(text: str) -> str:
     """Untrusted Markdown that may hold HTML, made inert for st.markdown(..., unsafe_allow_html=True): structural
-    HTML only, <img> and Markdown images as "[image: URL]" text, script links blocked."""
+    HTML only, headings demoted below the page's, <img> and Markdown images as "[image: URL]" text, script links
+    blocked."""
     pictured = _HTML_IMAGE.sub(lambda m: escape_text(_image_placeholder(m["dq"] or m["sq"] or m["bare"] or "")), text or "")
     # images before sanitising (nh3 would take <URL> destinations for tags) and after (a stripped tag can join "!" and "[")
-    return _UNSAFE_SCHEME.sub("blocked:", inert_images(sanitize_html(inert_images(pictured))))
+    return _UNSAFE_SCHEME.sub("blocked:", inert_images(demote_headings(sanitize_html(inert_images(pictured)))))
 
 
 def plain_markdown(text: str) -> str:

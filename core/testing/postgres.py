@@ -74,7 +74,6 @@ def start_cluster(directory: Path, port: int | None = None) -> Cluster:
     """Initialise (if new) and start a cluster in `directory` on 127.0.0.1:`port`."""
     directory = Path(directory).resolve()
     data = directory / "data"
-    port = port or free_port()
     bindir = server_bin_dir()
     directory.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -84,7 +83,12 @@ def start_cluster(directory: Path, port: int | None = None) -> Cluster:
         _run([str(bindir / "initdb"), "-D", str(data), "-U", SERVER_USER, "--auth=trust", "-E", "UTF8",
               "--locale=C.UTF-8", "--no-sync"])
     if _is_running(bindir, data):
-        return Cluster(directory, int((directory / "port").read_text()))
+        running = int((directory / "port").read_text())
+        if port not in (None, running):
+            raise ValueError(f"the cluster in {directory} is already running on port {running}, not {port}: stop it "
+                             "first (make stop-postgres)")
+        return Cluster(directory, running)
+    port = port or free_port()
     options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={directory} "
                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=1000 "
                "-c shared_buffers=64MB")
@@ -158,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     port_file = args.directory / "port"
     port = args.port or (int(port_file.read_text()) if port_file.exists() else None)
-    cluster = start_cluster(args.directory, port)
+    try:
+        cluster = start_cluster(args.directory, port)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     wait_ready(cluster)
     if not args.database:
         print(cluster.admin_url)

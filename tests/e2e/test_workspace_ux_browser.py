@@ -64,7 +64,7 @@ def test_decision_confirmed_undone_skipped_and_reopened(browser, workspace):
     with _signed_in(browser, url, "alice") as page:
         open_page(page, "Verify instances")
         assert _current(page, seeded) == "E-noisy"
-        page.get_by_role("button", name="Reject (Alt+X)").click()
+        page.get_by_role("button", name="Reject").click()
         _toast(page, "E-noisy v1: reject recorded.")
         settle(page)
         assert _current(page, seeded) == "E-gap" and _status(seeded, "E-noisy") == "rejected"
@@ -105,7 +105,7 @@ def test_needs_edit_follow_up_then_browse_shows_the_history(browser, workspace):
         role.click()
         role.fill("noise")
         role.press("Enter")
-        page.get_by_role("button", name="Accept (Alt+A)").click()
+        page.get_by_role("button", name="Accept").click()
         _toast(page, "E-gap v1: accept recorded; new version saved")
         settle(page)
         page.get_by_text("No instance waits for a follow-up edit.").wait_for()
@@ -158,12 +158,12 @@ def test_labelling_before_and_after_a_sample(browser, workspace):
         draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=6, experts=["alice", "bob"])
         page.reload()
         settle(page)
-        page.get_by_role("button", name="Submit label (Alt+S)").wait_for()
+        page.get_by_role("button", name="Submit label").wait_for()
         gap = page.locator("[data-testid=stRadio]").filter(has_text="Valid refusal (the response").count() > 0
         assert (page.get_by_text("satisfied automatically").count() > 0) is not gap
         _answer_all(page)
         full_shot(page, FOLDER, "7-label-form")
-        page.get_by_role("button", name="Submit label (Alt+S)").click()
+        page.get_by_role("button", name="Submit label").click()
         _toast(page, "saved.")
         settle(page)
         first = int(page.get_by_text("Last: label on").first.inner_text().split("(response ")[1].split(")")[0])
@@ -172,14 +172,14 @@ def test_labelling_before_and_after_a_sample(browser, workspace):
         settle(page)
         assert my_label(seeded.engine, principal("alice"), first) is None
         _answer_all(page)
-        page.get_by_role("button", name="Submit label (Alt+S)").click()
+        page.get_by_role("button", name="Submit label").click()
         _toast(page, "saved.")
         settle(page)
         page.get_by_text("My labels", exact=True).click()
         settle(page)
         page.get_by_text("You labelled this response already").wait_for()
         _answer_all(page, "yes")
-        page.get_by_role("button", name="Submit label (Alt+S)").click()
+        page.get_by_role("button", name="Submit label").click()
         _toast(page, "saved.")
         wait_until(lambda: all((my_label(seeded.engine, principal("alice"), first) or {}).get("constraints", {}).values()),
                    "the re-label")

@@ -141,3 +141,22 @@ def test_pages_render_untrusted_images_as_text(poisoned, open_page):
 
 def test_payload_fixture_reaches_every_kind_of_document():
     assert set(PAYLOADS) == {"markdown", "html", "table"} and all(IMAGE in p for p in PAYLOADS.values())
+
+
+HEADINGS = [
+    pytest.param("<h1>Annual report</h1>", "<h5>Annual report</h5>", id="h1"),
+    pytest.param('<H1 class="title" style="font-size:4em">Big</H1>', "<h5>Big</h5>", id="h1-upper-with-attributes"),
+    pytest.param("<h2>Scope</h2><p>x</p>", "<h6>Scope</h6>", id="h2"),
+    pytest.param("<h3>Detail</h3>", "<h6>Detail</h6>", id="h3"),
+    pytest.param("<h6>Note</h6>", "<h6>Note</h6>", id="h6"),
+    pytest.param("<div><h1>Nested <b>bold</b></h1></div>", "<h5>Nested <b>bold</b></h5>", id="nested"),
+    pytest.param("&lt;h1&gt;literal&lt;/h1&gt;", "&lt;h1&gt;literal&lt;/h1&gt;", id="escaped-text-untouched"),
+]
+
+
+@pytest.mark.parametrize("markup, shown", HEADINGS)
+def test_document_headings_never_outrank_the_page(markup, shown):
+    """The page's sections are #### (h4): a document's headings render as h5 or h6."""
+    out = html_markdown(markup)
+    assert not re.search(r"(?i)<h[1-4][\s>]", out), out
+    assert shown in out, out

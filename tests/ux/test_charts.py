@@ -4,6 +4,7 @@ percent axes 0-100, cost and latency on their own axes, small samples flagged, r
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -71,8 +72,37 @@ def test_a_model_keeps_its_colour_whatever_the_view_shows():
     colours = {t.name: t.line.color for t in radar.data} | {t.text[0]: t.marker.color for t in scatter.data}
     assert colours == {"alpha": catalogue["alpha"], "gamma": catalogue["gamma"]}
     assert len(set(charts.model_colors(MODELS).values())) == len(MODELS)
-    assert charts.model_colors(MODELS)["alpha"] == charts.model_colors([*MODELS, "zeta"])["alpha"]  # adding one moves none
+    assert charts.model_colors(MODELS)["alpha"] == charts.model_colors([*MODELS, "zeta"])["alpha"]  # one sorted after moves none
     assert catalogue["baseline:always-refuse"] in charts.BASELINE_COLORS
+
+
+def _lab(hex_colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB hex colour."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+              for c in (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))]
+    xyz = [sum(w * c for w, c in zip(row, linear, strict=True)) / white for row, white in
+           zip([(0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505)], (0.95047, 1, 1.08883),
+               strict=True)]
+    fx, fy, fz = (t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+DISTINCT = 25.0  # CIELAB distance (ΔE76) two models' colours keep at least; 2.3 is "just noticeable"
+
+
+@pytest.mark.parametrize("models", [
+    pytest.param(["gpt-5-mini", "o4-mini"], id="two-models-once-both-blue"),
+    *(pytest.param([f"model-{i}" for i in range(1, n + 1)], id=f"{n}-models") for n in range(2, 11)),
+    pytest.param(["gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-5", "gpt-5-mini", "o3", "o4-mini", "claude-sonnet-4.5",
+                  "claude-opus-4.1", "claude-haiku-4.5", "baseline:always-refuse"], id="ten-models-and-a-baseline"),
+])
+def test_up_to_ten_models_get_clearly_different_colours(models):
+    colours = charts.model_colors(models)
+    shown = [colours[m] for m in models if not m.startswith("baseline:")]
+    assert len(set(shown)) == len(shown), colours
+    closest = min(math.dist(_lab(a), _lab(b)) for a, b in itertools.combinations(shown, 2))
+    assert closest >= DISTINCT, (round(closest, 1), colours)
+    assert not set(shown) & set(charts.BASELINE_COLORS)
 
 
 def board(values: list[float | None], metric: str = "loose_ias", n: int = 50) -> pd.DataFrame:

@@ -173,3 +173,32 @@ def test_judge_alignment_without_labels_says_how_to_get_them(seeded):
     info = " ".join(i.value for i in at.info)
     assert "No gold labels on these runs yet" in info and "Draw a sample" in info and "Label responses" in info
     assert "No judge has scored these runs yet" in info
+
+
+def _gold_disagreement(seeded) -> None:
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=8, experts=["alice", "bob"])
+    rid = seeded.responses[("model-a", "E-conflict")]
+    record_gold_label(seeded.engine, principal("alice"), rid, _full_label(seeded, rid, True), "a")
+    record_gold_label(seeded.engine, principal("bob"), rid, _full_label(seeded, rid, False), "b")
+
+
+def _shown_once(button) -> bool:
+    """Streamlit draws the shortcut hint beside the label: the label must not spell it too."""
+    squeeze = str.maketrans("", "", " +()")
+    return button.proto.shortcut.lower().translate(squeeze) not in button.label.lower().translate(squeeze)
+
+
+@pytest.mark.parametrize(("page", "who", "prepare", "expected"), [
+    pytest.param(VERIFY, "alice", lambda seeded: None, {"Accept", "Needs edit", "Reject", "Skip", "Previous"},
+                 id="verify"),
+    pytest.param(LABEL, "alice", lambda seeded: draw_gold_sample(
+        seeded.engine, principal("admin"), seeded.run_id, n=6, experts=["alice", "bob"]), {"Submit label", "Skip"},
+                 id="label"),
+    pytest.param("pages/adjudicate.py", "admin", _gold_disagreement, {"Save gold label"}, id="adjudicate"),
+])
+def test_shortcut_hint_is_not_repeated_in_the_label(seeded, page, who, prepare, expected):
+    prepare(seeded)
+    at = page_as(page, who)
+    with_shortcut = [b for b in at.button if b.proto.shortcut]
+    assert expected <= {b.label for b in with_shortcut}, [b.label for b in with_shortcut]
+    assert all(_shown_once(b) for b in with_shortcut), [(b.label, b.proto.shortcut) for b in with_shortcut]
