@@ -3,6 +3,7 @@ their model's context window."""
 
 from __future__ import annotations
 
+import json
 import threading
 import weakref
 from collections import Counter, OrderedDict
@@ -13,7 +14,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.generation.llm import cache_key, config_from_model, repeat_config
+from core.generation.llm import cache_key, canonical_request, config_from_model, repeat_config
 from core.generation.providers.base import ModelConfig
 from core.generation.registered_models import resolve_models
 from core.generation.run_prompts import PROMPT_CHUNK, ItemPrompt, PromptBook, PromptKey
@@ -146,16 +147,33 @@ def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]],
                         by_condition=dict(Counter(key[1] for _, key, _ in pairs)))
     book = ESTIMATE_CACHE.book(session, version, [key for _, key, _ in pairs], options)
     configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _, _ in pairs}.items()}
+    calls = {(model_id, repeat): _call_identity(repeat_config(configs[model_id], repeat))
+             for model_id, repeat in {(m.id, r) for m, _, r in pairs if not m.is_baseline}}
     sendable = []
     for model, key, repeat in pairs:
         prompt = book.item(configs[model.id], key)
         if _count_context(estimate, model.name, prompt):
-            call = None if model.is_baseline else cache_key(repeat_config(configs[model.id], repeat), prompt.messages)
+            call = None if model.is_baseline else _call_key(book, calls[model.id, repeat], key, prompt)
             sendable.append((model, prompt.tokens, call))
     cached = _cached_keys(session, [call for *_, call in sendable if call])
     for model, tokens_in, call in sendable:
         _add_to_estimate(estimate, model, tokens_in, configs[model.id], model.is_baseline or call in cached)
     return estimate
+
+
+def _call_identity(config: ModelConfig) -> tuple[ModelConfig, str]:
+    """The config and what of its calls' cache keys is not the messages, with what picks the fitted prompt."""
+    request = canonical_request(config, [])
+    return config, json.dumps([request, config.context_window, config.max_output_tokens], sort_keys=True)
+
+
+def _call_key(book: PromptBook, call: tuple[ModelConfig, str], key: PromptKey, prompt: ItemPrompt) -> str:
+    """The cache key of `prompt` sent with the call's config, hashed once per book."""
+    config, identity = call
+    memo = (identity, key)
+    if memo not in book.call_keys:
+        book.call_keys[memo] = cache_key(config, prompt.messages)
+    return book.call_keys[memo]
 
 
 def _cached_keys(session: Session, keys: list[str]) -> set[str]:

@@ -153,6 +153,7 @@ class PromptBook:
         self.plans = plans
         self.policy = policy
         self._fitted: dict[tuple[PromptKey, int | None, int], ItemPrompt] = {}
+        self.call_keys: dict[tuple[str, PromptKey], str] = {}  # (call identity, key) -> the call's cache key
 
     def load(self, session: Session, keys: list[PromptKey], order: str, seed: int) -> None:
         """Build the plans of the keys the book lacks (a book reused across estimates builds each prompt once)."""

@@ -9,16 +9,29 @@ import pytest
 from sqlalchemy import event
 from sqlmodel import Session, select
 
-from core.generation import run_estimates, runs
+from core.generation import llm, run_estimates, run_prompts, runs
 from core.ingest.io import import_specs, instance_spec
-from core.store.models import Instance
+from core.store.models import Instance, LLMCall, Model
 from tests.factories import add_model
+
+
+def answer_half(engine, name: str) -> None:
+    """Store `name`'s answer to every other latest instance's default prompt in the call cache."""
+    with Session(engine) as session:
+        config = llm.config_from_model(session.exec(select(Model).where(Model.name == name)).one())
+        ids = answered_items(engine)
+        for messages, _ in run_prompts.load_prompts(session, ids, "stored", 0).values():
+            session.add(LLMCall(key=llm.cache_key(config, messages), provider=config.provider,
+                                model_name=config.model_name, text="cached answer"))
+        session.commit()
 
 
 @pytest.fixture
 def priced(mixed):
-    """The mixed benchmark with a second paid model at other prices, and no estimate cached from another test."""
+    """The mixed benchmark with a second paid model at other prices, half of gpt-x's prompts answered in the call
+    cache, and no estimate cached from another test."""
     add_model(mixed, "gpt-y", "openai", price_in=5.0, price_out=15.0, max_output_tokens=128)
+    answer_half(mixed, "gpt-x")
     run_estimates.ESTIMATE_CACHE.clear()
     yield mixed
     run_estimates.ESTIMATE_CACHE.clear()
@@ -60,13 +73,21 @@ def document_queries(engine) -> list[str]:
     pytest.param(["gpt-x"], ["gpt-x", "gpt-y"], id="add-a-model"),
     pytest.param(["gpt-x", "gpt-y"], ["gpt-y"], id="drop-a-model"),
     pytest.param(["gpt-x"], ["baseline:extractive"], id="switch-to-a-baseline"),
+    pytest.param(["gpt-y"], ["gpt-x"], id="switch-to-a-model-with-cached-calls"),
 ])
 def test_a_model_change_builds_no_prompt_again(priced, first, then):
     run_estimates.estimate_options(priced, runs.RunOptions(models=first))
     built = document_queries(priced)
     estimate = run_estimates.estimate_options(priced, runs.RunOptions(models=then))
     assert built == [], "a model change read the documents to build the prompts again"
+    assert estimate.cached == (len(answered_items(priced)) if "gpt-x" in then else 0)
     assert asdict(estimate) == cold_estimate(priced, runs.RunOptions(models=then))
+
+
+def answered_items(engine) -> list[int]:
+    """The latest instances whose gpt-x answer the call cache holds (every other one)."""
+    with Session(engine) as session:
+        return sorted(i.id for i in session.exec(select(Instance).where(Instance.is_latest)))[::2]
 
 
 def longer_document(engine) -> list:
