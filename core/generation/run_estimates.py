@@ -3,16 +3,21 @@ their model's context window."""
 
 from __future__ import annotations
 
-from collections import Counter
+import json
+import threading
+import weakref
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.generation.llm import cache_key, config_from_model, repeat_config
-from core.generation.providers.base import ChatMessage, ModelConfig
+from core.generation.llm import cache_key, canonical_request, config_from_model, repeat_config
+from core.generation.providers.base import ModelConfig
 from core.generation.registered_models import resolve_models
-from core.generation.run_prompts import PROMPT_CHUNK, ItemPrompt, PromptBook, PromptKey, load_prompt_plans
+from core.generation.run_prompts import PROMPT_CHUNK, ItemPrompt, PromptBook, PromptKey
 from core.generation.runs import (
     RunOptions,
     check_options,
@@ -21,7 +26,7 @@ from core.generation.runs import (
     run_options,
     select_instances,
 )
-from core.generation.tokens import count_tokens
+from core.store.benchmark import benchmark_version
 from core.store.db import saved_id
 from core.store.models import LLMCall, Model
 
@@ -65,13 +70,58 @@ class Estimate:
         return head + f"{self.refused} will fail unsent and cost nothing (--context-policy truncate drops documents)"
 
 
+CACHE_ENTRIES = 8  # per database: scopes' items and prompt books of the current benchmark version in use
+
+
+class EstimateCache:
+    """What estimates reuse, per database and benchmark version: each scope's (instance, condition) items and each
+    (order, seed, context policy)'s prompt book, so a model change only re-prices prompts already built and counted.
+    An import or a new instance version changes the benchmark version, so a stale entry is never read; the least
+    recently used entries beyond `size` per database are dropped."""
+
+    def __init__(self, size: int = CACHE_ENTRIES) -> None:
+        self.size = size
+        self._entries: weakref.WeakKeyDictionary[object, OrderedDict[tuple, Any]] = weakref.WeakKeyDictionary()
+        self._lock = threading.RLock()
+
+    def scope(self, session: Session, version: tuple, options: RunOptions) -> list[PromptKey]:
+        """The (instance id, condition) items the options' domains, modes, limit and conditions select."""
+        key = ("scope", version, tuple(options.domains), tuple(options.modes), options.limit, tuple(options.conditions))
+        return self._entry(session, key, lambda: _scope_items(session, options))
+
+    def book(self, session: Session, version: tuple, keys: list[PromptKey], options: RunOptions) -> PromptBook:
+        """The prompt book of this version under the options' order, seed and context policy, holding `keys`."""
+        key = ("book", version, options.order, options.seed, options.context_policy)
+        with self._lock:
+            book = self._entry(session, key, lambda: PromptBook({}, options.context_policy))
+            book.load(session, keys, options.order, options.seed)
+        return book
+
+    def clear(self) -> None:
+        """Forget everything (the next estimate selects and builds its prompts again)."""
+        with self._lock:
+            self._entries.clear()
+
+    def _entry(self, session: Session, key: tuple, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            entries = self._entries.setdefault(session.get_bind(), OrderedDict())
+            value = entries.pop(key) if key in entries else build()
+            entries[key] = value
+            while len(entries) > self.size:
+                entries.popitem(last=False)
+            return value
+
+
+ESTIMATE_CACHE = EstimateCache()
+
+
 def estimate_run(engine: Engine, run_id: int) -> Estimate:
     """Calls, tokens and an upper-bound cost for the run's pending items (cache hits cost nothing)."""
     options = run_options(engine, run_id)
     with Session(engine) as session:
         models = {m.id: m for m in session.exec(select(Model))}
         pairs = [(models[i.model_id], (i.instance_id, i.condition), i.repeat) for i in pending_items(session, run_id)]
-        return _estimate_pairs(session, pairs, options)
+        return _estimate_pairs(session, pairs, options, benchmark_version(session))
 
 
 def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
@@ -79,29 +129,51 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
     check_options(options)
     with Session(engine) as session:
         models = resolve_models(session, options.models)
-        instances = select_instances(session, options.domains, options.modes, options.limit)
-        items = instance_conditions(instances, options.conditions) if instances else []
-        pairs = [(m, (saved_id(i), condition), repeat) for m in models for i, condition in items
-                 for repeat in range(options.repeats)]
-        return _estimate_pairs(session, pairs, options)
+        version = benchmark_version(session)
+        items = ESTIMATE_CACHE.scope(session, version, options)
+        pairs = [(m, key, repeat) for m in models for key in items for repeat in range(options.repeats)]
+        return _estimate_pairs(session, pairs, options, version)
 
 
-def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]], options: RunOptions) -> Estimate:
+def _scope_items(session: Session, options: RunOptions) -> list[PromptKey]:
+    instances = select_instances(session, options.domains, options.modes, options.limit)
+    return [(saved_id(i), condition) for i, condition in
+            (instance_conditions(instances, options.conditions) if instances else [])]
+
+
+def _estimate_pairs(session: Session, pairs: list[tuple[Model, PromptKey, int]], options: RunOptions,
+                    version: tuple) -> Estimate:
     estimate = Estimate(context_policy=options.context_policy, instances=len({key[0] for _, key, _ in pairs}),
                         by_condition=dict(Counter(key[1] for _, key, _ in pairs)))
-    book = PromptBook(load_prompt_plans(session, [key for _, key, _ in pairs], options.order, options.seed),
-                      options.context_policy)
+    book = ESTIMATE_CACHE.book(session, version, [key for _, key, _ in pairs], options)
     configs = {model_id: config_from_model(model) for model_id, model in {m.id: m for m, _, _ in pairs}.items()}
+    calls = {(model_id, repeat): _call_identity(repeat_config(configs[model_id], repeat))
+             for model_id, repeat in {(m.id, r) for m, _, r in pairs if not m.is_baseline}}
     sendable = []
     for model, key, repeat in pairs:
         prompt = book.item(configs[model.id], key)
         if _count_context(estimate, model.name, prompt):
-            call = None if model.is_baseline else cache_key(repeat_config(configs[model.id], repeat), prompt.messages)
-            sendable.append((model, prompt.messages, call))
+            call = None if model.is_baseline else _call_key(book, calls[model.id, repeat], key, prompt)
+            sendable.append((model, prompt.tokens, call))
     cached = _cached_keys(session, [call for *_, call in sendable if call])
-    for model, messages, call in sendable:
-        _add_to_estimate(estimate, model, messages, configs[model.id], model.is_baseline or call in cached)
+    for model, tokens_in, call in sendable:
+        _add_to_estimate(estimate, model, tokens_in, configs[model.id], model.is_baseline or call in cached)
     return estimate
+
+
+def _call_identity(config: ModelConfig) -> tuple[ModelConfig, str]:
+    """The config and what of its calls' cache keys is not the messages, with what picks the fitted prompt."""
+    request = canonical_request(config, [])
+    return config, json.dumps([request, config.context_window, config.max_output_tokens], sort_keys=True)
+
+
+def _call_key(book: PromptBook, call: tuple[ModelConfig, str], key: PromptKey, prompt: ItemPrompt) -> str:
+    """The cache key of `prompt` sent with the call's config, hashed once per book."""
+    config, identity = call
+    memo = (identity, key)
+    if memo not in book.call_keys:
+        book.call_keys[memo] = cache_key(config, prompt.messages)
+    return book.call_keys[memo]
 
 
 def _cached_keys(session: Session, keys: list[str]) -> set[str]:
@@ -124,15 +196,13 @@ def _count_context(estimate: Estimate, name: str, prompt: ItemPrompt) -> bool:
     return prompt.error is None
 
 
-def _add_to_estimate(estimate: Estimate, model: Model, messages: list[ChatMessage], config: ModelConfig,
-                     cached: bool) -> None:
+def _add_to_estimate(estimate: Estimate, model: Model, tokens_in: int, config: ModelConfig, cached: bool) -> None:
     estimate.items += 1
     per_model = estimate.per_model.setdefault(model.name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0})
     if cached:
         estimate.cached += 0 if model.is_baseline else 1
         per_model["cached"] += 0 if model.is_baseline else 1
         return
-    tokens_in = sum(count_tokens(m.content) for m in messages)
     cost = config.cost_usd(tokens_in, config.max_output_tokens)
     estimate.calls += 1
     estimate.input_tokens += tokens_in

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sqlmodel import Session, col
@@ -31,14 +32,11 @@ class PromptPlan:
     bundle_meta: dict[str, Any]
     messages: list[ChatMessage]
     meta: dict[str, Any]
-    _tokens: int | None = None
 
-    @property
+    @cached_property
     def tokens(self) -> int:
         """The prompt's estimated input tokens (counted once)."""
-        if self._tokens is None:
-            self._tokens = prompt_tokens(self.messages)
-        return self._tokens
+        return prompt_tokens(self.messages)
 
     def render(self, documents: list[Any]) -> tuple[list[ChatMessage], dict[str, Any]]:
         """The same prompt over a subset of its documents."""
@@ -53,6 +51,11 @@ class ItemPrompt:
     meta: dict[str, Any]
     error: str | None = None
     over_window: bool = False
+
+    @cached_property
+    def tokens(self) -> int:
+        """The prompt's estimated input tokens (counted once)."""
+        return prompt_tokens(self.messages)
 
     @property
     def truncated(self) -> bool:
@@ -150,6 +153,13 @@ class PromptBook:
         self.plans = plans
         self.policy = policy
         self._fitted: dict[tuple[PromptKey, int | None, int], ItemPrompt] = {}
+        self.call_keys: dict[tuple[str, PromptKey], str] = {}  # (call identity, key) -> the call's cache key
+
+    def load(self, session: Session, keys: list[PromptKey], order: str, seed: int) -> None:
+        """Build the plans of the keys the book lacks (a book reused across estimates builds each prompt once)."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self.plans]
+        if missing:
+            self.plans.update(load_prompt_plans(session, missing, order, seed))
 
     def item(self, config: ModelConfig, key: PromptKey) -> ItemPrompt:
         """The prompt `config` sends for `key` under the book's context policy."""

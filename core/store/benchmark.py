@@ -13,6 +13,16 @@ from core.store.db import saved_id
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 
 
+def benchmark_version(session: Session) -> tuple[int, int, int, int]:
+    """A cheap fingerprint of every prompt's inputs: (max instance id, instance count, max constraint id, max document
+    id); instances, constraints and documents are only ever added (an edit or import adds a version), so any change to
+    what a prompt is built from changes it."""
+    fingerprint = [session.exec(query).one() for query in (  # one aggregate per query: SQLite answers each from the b-tree
+        select(func.max(Instance.id)), select(func.count()).select_from(Instance),
+        select(func.max(Constraint.id)), select(func.max(Document.id)))]
+    return (int(fingerprint[0] or 0), int(fingerprint[1] or 0), int(fingerprint[2] or 0), int(fingerprint[3] or 0))
+
+
 @dataclass(frozen=True)
 class InstanceRow:
     """One line of the benchmark browser."""
