@@ -171,6 +171,9 @@ def test_empty_states_say_what_to_do_next(results, user, slug, text):
 
 def _bar_counts(page) -> set[int]:
     """The n behind each bar of the leaderboard's first chart (from its hover data)."""
+    page.wait_for_function(  # the bars of this page, not a chart left from the page before or a first partial draw
+        "() => { const p = document.querySelector('.js-plotly-plot'); return p && p._fullData && p._fullData.length"
+        " && p._fullData.every(t => t.type === 'bar' && t.customdata && t.customdata.length); }", timeout=30_000)
     data = figure_data(page, 0)
     return {int(re.match(r"\d+", str(c[2])).group()) for t in data for c in t["customdata"]}
 
