@@ -70,6 +70,7 @@ ACTIONS: dict[str, Action] = {
     "label_response": Action(REVIEWERS, "label responses"),
     "adjudicate": Action(ADMINS, "adjudicate disagreements"),
     "draw_gold_sample": Action(ADMINS, "draw a gold-label sample"),
+    "set_sample_blinding": Action(ADMINS, "turn blind labelling on or off for a sample"),
     "export_labels": Action(ADMINS, "export labels"),
     "import_labels": Action(ADMINS, "import labels"),
     "register_models": Action(ADMINS, "register models"),

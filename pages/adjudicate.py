@@ -39,6 +39,7 @@ from ui.workspace import (
     render_bundle,
     render_response,
     render_verification_decision,
+    sample_blinding_panel,
 )
 
 principal = require_page(__file__)
@@ -83,6 +84,9 @@ with sample_tab, st.form("draw_sample"):
                            + "; ".join(f"{d} ({n} responses)" for d, n in report.uncovered.items())
                            + ". Give more experts these domains on the Users page, then draw again; until then the "
                            "judge-corrected estimates do not cover them.", icon=":material/warning:")
+
+with sample_tab:
+    sample_blinding_panel(principal)
 
 with adjudicate_tab:
     pending = [d for d in label_disagreements(engine()) if not d.adjudicated]

@@ -25,7 +25,7 @@ from core.review.auth import (
     update_user,
     verify_password,
 )
-from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
+from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label, set_sample_blinding
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.services import runs as run_services
 from core.services.accounts import change_account, create_account
@@ -150,6 +150,7 @@ EXPECTED_ACTIONS = {
     "label_response": {"admin", "expert"},
     "adjudicate": {"admin"},
     "draw_gold_sample": {"admin"},
+    "set_sample_blinding": {"admin"},
     "export_labels": {"admin"},
     "import_labels": {"admin"},
     "register_models": {"admin"},
@@ -215,6 +216,7 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "adjudicate": [lambda p: record_adjudication(engine, p, rid, {}, "a"),
                        lambda p: record_verification_adjudication(engine, p, iid, "accept", "", "va")],
         "draw_gold_sample": [lambda p: draw_gold_sample(engine, p, seeded.run_id, n=0)],
+        "set_sample_blinding": [lambda p: set_sample_blinding(engine, p, "no-such-sample", False, True)],
         "export_labels": [lambda p: export_labels(engine, p, tmp_path / "export")],
         "import_labels": [lambda p: import_annotations(engine, missing, p)],
         "register_models": [lambda p: run_services.register_baselines(engine, p)],

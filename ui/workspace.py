@@ -19,10 +19,13 @@ from core.review.gold import (
     auto_satisfied,
     gold_queue,
     label_history_of,
+    labelling_context,
     load_response,
     my_label,
     my_labels,
     record_gold_label,
+    sample_batches,
+    set_sample_blinding,
     undo_last_label,
     wants_faithful,
 )
@@ -356,7 +359,7 @@ def render_response(ctx: ResponseContext) -> None:
 
 def _label_form(principal: Principal, response_id: int) -> None:
     """Context, response and the label form, pre-filled with your standing label on it if any (re-labelling)."""
-    ctx = load_response(engine(), response_id)
+    ctx = labelling_context(engine(), principal, response_id)  # the model stays hidden until a label is saved
     prior = my_label(engine(), principal, response_id)
     if prior:
         st.info("You labelled this response already. Submitting records a new label that replaces yours (both are "
@@ -378,7 +381,8 @@ def _label_form(principal: Principal, response_id: int) -> None:
     saved = guarded_write(lambda: record_gold_label(engine(), principal, response_id, payload, _token(f"label_{response_id}")))
     if saved is not None:
         st.session_state.pop(f"token_label_{response_id}", None)
-        _confirm("l", f"label on {ctx.bundle.instance.uid} · {ctx.model} (response {response_id}) saved")
+        revealed = labelling_context(engine(), principal, response_id).model
+        _confirm("l", f"label on {ctx.bundle.instance.uid} · {revealed} (response {response_id}) saved")
         nav = _nav("l")
         nav["skipped"] = [i for i in nav["skipped"] if i != response_id]
         _passed(nav, response_id)
@@ -424,3 +428,28 @@ def labelling_panel(principal: Principal) -> None:
         _my_labels_view(principal)
     else:
         _label_queue_view(principal, nav)
+
+
+def sample_blinding_panel(principal: Principal) -> None:
+    """The drawn gold samples with their blinding: experts see no model name until they save, unless an admin turns
+    it off for a sample (re-checked against the setting read here)."""
+    samples = sample_batches(engine())
+    if not samples:
+        return
+    st.markdown("##### Samples and blind labelling")
+    st.caption("In a blind sample, experts see no model name until they save their label, and each expert's queue "
+               "follows a seeded shuffle across models (the seed is recorded).")
+    st.dataframe([{"sample": s.batch, "responses": s.responses, "assignments": s.assignments,
+                   "blind": "yes" if s.blind else "no", "queue seed": s.queue_seed} for s in samples],
+                 hide_index=True, width="stretch")
+    picked = st.selectbox("Sample", samples, format_func=lambda s: f"{s.batch} ({'blind' if s.blind else 'not blind'})",
+                          key="blind_sample")
+    if picked is None:
+        return
+    label = "Turn blinding off for this sample" if picked.blind else "Turn blinding back on for this sample"
+    if st.button(label, key=f"blind_toggle_{picked.batch}"):
+        changed = guarded_write(lambda: set_sample_blinding(engine(), principal, picked.batch, not picked.blind,
+                                                            picked.blind))
+        if changed is not None:
+            st.toast(f"{picked.batch}: blinding {'on' if not picked.blind else 'off'} ({changed} assignments)")
+            st.rerun()

@@ -11,9 +11,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy.engine import Engine
+from sqlalchemy import case, update
+from sqlalchemy import select as sa_select
+from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col, func, select
 
 from core.analysis.trace_sampling import add_remainders
@@ -167,7 +169,7 @@ def draw_gold_sample(
             probability.update({rid: alloc[key] / len(ids) for rid in ids})
     else:
         chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
-    assignments = assign_pairs(chosen, probability, pool, batch)
+    assignments = assign_pairs(chosen, probability, pool, batch, queue_seed=seed)
     write_assignments(engine, assignments)
     if strategy == "uncertainty":
         alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
@@ -176,9 +178,9 @@ def draw_gold_sample(
 
 
 def assign_pairs(chosen: list[tuple[int, str]], probability: dict[int, float], pool: dict[str, set[str]],
-                 batch: str) -> list[Assignment]:
+                 batch: str, queue_seed: int | None = None) -> list[Assignment]:
     """Gold-label assignments of each chosen (response id, domain) to the two least-loaded experts covering its
-    domain, each carrying the response's inclusion probability."""
+    domain, each carrying the response's inclusion probability, blind, and placed in the queues by shuffle_queues."""
     load = {name: 0 for name in pool}
     assignments = []
     for rid, domain in chosen:
@@ -186,6 +188,16 @@ def assign_pairs(chosen: list[tuple[int, str]], probability: dict[int, float], p
             load[who] += 1
             assignments.append(Assignment(kind="gold_label", target_id=rid, assignee=who, batch=batch,
                                           probability=probability[rid]))
+    return shuffle_queues(assignments, random.SystemRandom().randrange(2**31) if queue_seed is None else queue_seed)
+
+
+def shuffle_queues(assignments: list[Assignment], seed: int) -> list[Assignment]:
+    """Give the assignments queue positions from a seeded shuffle (recorded on each), so an expert's queue mixes the
+    models instead of following the draw's strata; the same seed gives the same order."""
+    positions = list(range(len(assignments)))
+    random.Random(seed).shuffle(positions)
+    for assignment, position in zip(assignments, positions, strict=True):
+        assignment.queue_seed, assignment.queue_position = seed, position
     return assignments
 
 
@@ -265,6 +277,7 @@ class ResponseContext:
 
 
 def load_response(engine: Engine, response_id: int) -> ResponseContext:
+    """A response with its model's name and its instance bundle (for admins and adjudication: never blinded)."""
     with Session(engine) as session:
         resp = session.get(Response, response_id)
         if resp is None:
@@ -273,16 +286,93 @@ def load_response(engine: Engine, response_id: int) -> ResponseContext:
     return ResponseContext(resp, model.name if model else "", resp.run_id, load_bundle(engine, resp.instance_id))
 
 
-def gold_queue(engine: Engine, principal: Principal) -> QueueState:
-    """Responses assigned to this expert that they have not labelled yet, in assignment order."""
+HIDDEN_MODEL = "model hidden until you save your label"
+
+
+def blinded_for(engine: Engine, principal: Principal, response_id: int) -> bool:
+    """Whether the model of a response stays hidden from this expert: a blind gold-label assignment of it to them
+    and no standing label of theirs on it yet."""
     with Session(engine) as session:
-        assigned = session.exec(
-            select(Assignment.target_id)
+        blind = session.exec(select(Assignment.blind).where(
+            Assignment.kind == "gold_label", Assignment.target_id == response_id,
+            Assignment.assignee == principal.username)).first()
+    if not blind:
+        return False
+    return not live_annotations(engine, "gold_label", [response_id], author=principal.username)
+
+
+def labelling_context(engine: Engine, principal: Principal, response_id: int) -> ResponseContext:
+    """What the expert sees while labelling: load_response with the model's name replaced by HIDDEN_MODEL while
+    blinded_for holds (the name is revealed once they have saved a label)."""
+    ctx = load_response(engine, response_id)
+    if blinded_for(engine, principal, response_id):
+        return ResponseContext(ctx.response, HIDDEN_MODEL, ctx.run_id, ctx.bundle)
+    return ctx
+
+
+def gold_queue(engine: Engine, principal: Principal) -> QueueState:
+    """Responses assigned to this expert that they have not labelled yet: samples in the order they were drawn, each
+    in its seeded shuffle's order (assignment order where a sample predates the shuffle)."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Assignment.target_id, Assignment.batch, Assignment.queue_position, Assignment.id)
             .where(Assignment.kind == "gold_label", Assignment.assignee == principal.username)
             .order_by(col(Assignment.id))
         ).all()
+    first_id: dict[str, int] = {}
+    for _, batch, _, aid in rows:
+        first_id.setdefault(batch, int(aid or 0))
+    ordered = sorted(rows, key=lambda r: (first_id[r[1]], r[2] if r[2] is not None else int(r[3] or 0), int(r[3] or 0)))
+    assigned = [target for target, *_ in ordered]
     done = {a.target_id for a in live_annotations(engine, "gold_label", author=principal.username)}
     return QueueState([t for t in assigned if t not in done], len([t for t in assigned if t in done]))
+
+
+@dataclass(frozen=True)
+class SampleBatch:
+    """One drawn gold sample: its responses and assignments, whether it is labelled blind, and its queue seed."""
+
+    batch: str
+    responses: int
+    assignments: int
+    blind: bool
+    queue_seed: int | None
+
+
+def sample_batches(engine: Engine) -> list[SampleBatch]:
+    """Every gold-label sample, newest first (a sample is blind when all its assignments are)."""
+    with Session(engine) as session:
+        rows = session.execute(
+            sa_select(col(Assignment.batch), func.count(func.distinct(col(Assignment.target_id))), func.count(),
+                      func.min(case((col(Assignment.blind), 1), else_=0)), func.max(col(Assignment.queue_seed)),
+                      func.max(col(Assignment.id)))
+            .where(col(Assignment.kind) == "gold_label").group_by(col(Assignment.batch))
+        ).all()
+    ordered = sorted(rows, key=lambda r: -int(r[5]))
+    return [SampleBatch(b, int(n), int(a), bool(blind), seed) for b, n, a, blind, seed, _ in ordered]
+
+
+def set_sample_blinding(engine: Engine, principal: Principal | None, batch: str, blind: bool, read_blind: bool) -> int:
+    """Turn blind labelling on or off for one sample (admins); refused when the sample's setting is no longer
+    `read_blind`, the value the caller read. Returns the number of assignments changed."""
+    authorize(engine, principal, "set_sample_blinding")
+
+    def write() -> int:
+        with Session(engine) as session:
+            mine = (col(Assignment.kind) == "gold_label") & (col(Assignment.batch) == batch)
+            total = session.exec(select(func.count()).select_from(Assignment).where(mine)).one()
+            if not total:
+                raise ValueError(f"batch: no gold-label sample {batch!r}")
+            result = session.execute(update(Assignment).where(mine, col(Assignment.blind) == read_blind)
+                                     .values(blind=blind))
+            changed = cast(CursorResult, result).rowcount
+            if changed != total:
+                session.rollback()
+                raise ValueError(f"batch: the blinding of {batch!r} changed since you read it; reload and try again")
+            session.commit()
+            return int(changed)
+
+    return with_retry(write)
 
 
 def expected_fields(bundle: Bundle) -> tuple[list[str], bool, bool]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, true
 from sqlmodel import Field, SQLModel
 
 
@@ -314,6 +314,10 @@ class Assignment(SQLModel, table=True):
     assignee: str = Field(index=True)
     batch: str = ""
     probability: float | None = Field(default=None, description="Inclusion probability of a gold-sampled response in its draw.")
+    blind: bool = Field(default=True, sa_column_kwargs={"server_default": true()},
+                        description="gold_label: the model stays hidden from the expert until they save a label.")
+    queue_seed: int | None = Field(default=None, description="The seed of the shuffle that ordered the sample's queues.")
+    queue_position: int | None = Field(default=None, description="Place in the expert's queue (seeded shuffle across models).")
     created_at: datetime = Field(default_factory=utc_now)
 
 

@@ -124,6 +124,11 @@ WRITES = {
     "adjudicate-draw-sample": Write("pages/adjudicate.py", "draw_gold_sample", "admin",
                                     lambda at, s: click(at, "Draw sample and assign"),
                                     lambda s: count(s, select(func.count()).select_from(Assignment)) > 0),
+    "adjudicate-blinding-off": Write("pages/adjudicate.py", "set_sample_blinding", "admin",
+                                     lambda at, s: click(at, "Turn blinding off"),
+                                     lambda s: count(s, select(func.count()).select_from(Assignment)
+                                                     .where(Assignment.blind == False)) > 0,  # noqa: E712
+                                     setup=_assign_sample),
     "verify-accept": Write("pages/verify_instances.py", "verify_instance", "alice", lambda at, s: click(at, "Accept"),
                            lambda s: count(s, select(func.count()).where(Annotation.kind == "verification")) > 0),
     "label-submit": Write("pages/label_responses.py", "label_response", "alice", _label,
