@@ -25,12 +25,20 @@ def secrets_path() -> Path:
     return Path(os.environ.get("GAUNTLET_SECRETS_FILE", REPO_ROOT / ".streamlit" / "secrets.toml"))
 
 
-@cache
 def _secrets_file(path: str) -> dict[str, object]:
+    """The secrets file's top level, read again whenever the file changes (an edit needs no restart)."""
     p = Path(path)
-    if not p.is_file():
+    try:
+        stat = p.stat()
+    except OSError:
         return {}
-    with p.open("rb") as fh:
+    return _parsed_secrets(path, stat.st_mtime_ns, stat.st_size) if p.is_file() else {}
+
+
+@cache
+def _parsed_secrets(path: str, mtime_ns: int, size: int) -> dict[str, object]:
+    """One parse per (path, modification time, size)."""
+    with Path(path).open("rb") as fh:
         return tomllib.load(fh)
 
 

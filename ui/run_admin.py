@@ -30,14 +30,15 @@ def models_table() -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     missing = [r for r in rows if r["missing"]]
     for row in missing:
-        st.warning(f"**{row['model']}** cannot be called: {row['missing']} not set. Set it in the app's environment "
-                   "or in .streamlit/secrets.toml and restart the app (keys never go into the database).",
-                   icon=":material/key_off:")
+        st.warning(f"**{row['model']}** cannot be called: {row['missing']} not set. Set it in .streamlit/secrets.toml "
+                   "(read again when the file changes: no restart) or in the app's environment (needs a restart). "
+                   "Keys never go into the database.", icon=":material/key_off:")
 
 
 def _config_from_form(name: str, base: ModelConfig | None, values: dict) -> ModelConfig:
-    settings = {k: v for k, v in (base.settings if base else {}).items() if k not in ("base_url_env", "api_key_env")}
-    settings |= {k: values[k].strip() for k in ("base_url_env", "api_key_env") if values[k].strip()}
+    edited = ("base_url", "base_url_env", "api_key_env")
+    settings = {k: v for k, v in (base.settings if base else {}).items() if k not in edited}
+    settings |= {k: values[k].strip() for k in edited if values[k].strip()}
     model_name = values["model_name"].strip() or name
     price_in, price_out = values["price_in"], values["price_out"]
     if not base and not price_in and not price_out:
@@ -66,6 +67,11 @@ def model_form(principal: Principal) -> None:
             "provider": provider,
             "model_name": cols[2].text_input("API model id (empty: the name)", value=base.model_name if base else "",
                                              key=f"model_api_{suffix}"),
+            "base_url": st.text_input(
+                "Endpoint URL", value=str((base.settings if base else {}).get("base_url", "")),
+                key=f"model_url_{suffix}", placeholder="http://127.0.0.1:8000/v1",
+                help="The endpoint itself (not secret; http or https, no credentials in it). Takes effect at the next "
+                "check or run, with no restart. Or leave it empty and name a variable that holds it."),
             "base_url_env": cols[0].text_input(
                 "Endpoint URL variable", value=str((base.settings if base else {}).get("base_url_env", "")),
                 key=f"model_url_env_{suffix}", help="Name of the environment variable (or secrets.toml entry) that "

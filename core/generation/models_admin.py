@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -73,7 +74,7 @@ def missing_variables(config: ModelConfig) -> list[str]:
     no endpoint at all."""
     if config.provider == "openai_compatible" and not (config.settings.get("base_url")
                                                        or config.settings.get("base_url_env")):
-        return ["an endpoint: set 'Endpoint URL variable' (settings base_url_env)"]
+        return ["an endpoint: set 'Endpoint URL' (settings base_url) or 'Endpoint URL variable' (settings base_url_env)"]
     return [f"{v.name} ({v.purpose})" for v in model_variables(config) if v.required and not v.present]
 
 
@@ -99,9 +100,30 @@ def check_model(config: ModelConfig) -> None:
         value = config.settings.get(setting)
         if value and not ENV_NAME.fullmatch(str(value)):
             raise ValueError(f"{setting}: {value!r} is not a variable name (letters, digits and _)")
+    if config.settings.get("base_url"):
+        check_endpoint_url(str(config.settings["base_url"]))
+        if config.settings.get("base_url_env"):
+            raise ValueError("base_url: give the endpoint URL or the variable that holds it, not both")
     if config.max_output_tokens < 1:
         raise ValueError("max_output_tokens: at least 1")
     check_settings(config.settings)
+
+
+def check_endpoint_url(url: str) -> None:
+    """Raise ValueError unless `url` is an http(s) endpoint with a host and nothing secret in it (no user or
+    password, no query string: credentials go into the key variable)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"base_url: {url!r} must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError(f"base_url: {url!r} has no host")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ValueError("base_url: no user, password, query or fragment in the URL; put credentials in the API key "
+                         "variable")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as error:
+        raise ValueError(f"base_url: {url!r} has an invalid port") from error
 
 
 @dataclass(frozen=True)
@@ -248,6 +270,7 @@ def model_rows(engine: Engine) -> list[dict[str, Any]]:
     """One row per registered model for the app: provider, API model, endpoint and key variables and whether they
     are set, and what is missing."""
     return [{"model": c.name, "provider": c.provider, "API model": c.model_name,
+             "endpoint": endpoint_of(c) if c.provider != "baseline" else "offline",
              "variables": "; ".join(v.describe() for v in model_variables(c)) or "none",
              "missing": ", ".join(missing_variables(c)) if c.provider != "baseline" else ""}
             for c in model_configs(engine)]

@@ -38,7 +38,8 @@ VARIABLE_CASES = [
     pytest.param(ModelConfig(name="g", provider="openai"), {}, ["OPENAI_API_KEY (API key)"], id="openai-no-key"),
     pytest.param(ModelConfig(name="g", provider="openai"), {"OPENAI_API_KEY": "sk-test-123456"}, [], id="openai-key"),
     pytest.param(ModelConfig(name="c", provider="anthropic"), {}, ["ANTHROPIC_API_KEY (API key)"], id="anthropic"),
-    pytest.param(compat(), {}, ["an endpoint: set 'Endpoint URL variable' (settings base_url_env)"], id="no-endpoint"),
+    pytest.param(compat(), {}, ["an endpoint: set 'Endpoint URL' (settings base_url) or 'Endpoint URL variable' "
+                                "(settings base_url_env)"], id="no-endpoint"),
     pytest.param(compat(base_url_env="X_URL"), {}, ["X_URL (endpoint URL)"], id="endpoint-unset"),
     pytest.param(compat(base_url_env="X_URL"), {"X_URL": "http://127.0.0.1:1/v1"}, [], id="endpoint-set"),
     pytest.param(compat(base_url_env="X_URL", api_key_env="X_KEY"), {"X_URL": "http://h/v1"}, ["X_KEY (API key)"],
@@ -63,6 +64,13 @@ def test_missing_variables(env, config, variables, missing):
         pytest.param(ModelConfig(name="baseline:x", provider="openai"), "reserved", id="reserved-name"),
         pytest.param(ModelConfig(name="x", provider="nope"), "nope", id="unknown-provider"),
         pytest.param(ModelConfig(name=" ", provider="openai"), "name: required", id="empty-name"),
+        pytest.param(compat(base_url="127.0.0.1:8000/v1"), "must start with http", id="url-without-scheme"),
+        pytest.param(compat(base_url="ftp://h/v1"), "must start with http", id="url-other-scheme"),
+        pytest.param(compat(base_url="http:///v1"), "no host", id="url-without-host"),
+        pytest.param(compat(base_url="https://user:pw@h/v1"), "no user, password", id="url-with-credentials"),
+        pytest.param(compat(base_url="https://h/v1?api_key=x"), "no user, password, query", id="url-with-query"),
+        pytest.param(compat(base_url="http://h:99999/v1"), "invalid port", id="url-bad-port"),
+        pytest.param(compat(base_url="http://h/v1", base_url_env="X_URL"), "not both", id="url-and-variable"),
     ],
 )
 def test_models_that_cannot_be_registered(config, message):
@@ -199,3 +207,22 @@ def test_saving_a_model_needs_the_role(engine):
         run_services.save_model(engine, principal("ana"), compat(base_url_env="X_URL"))
     with Session(engine) as session:
         assert session.exec(select(Model)).all() == []
+
+
+@pytest.mark.parametrize("url", [pytest.param("http://127.0.0.1:8000/v1", id="http-loopback"),
+                                 pytest.param("https://llm.example.org/v1", id="https-host")])
+def test_endpoint_urls_that_are_accepted(url):
+    models_admin.check_model(compat(base_url=url))
+
+
+def test_a_secrets_file_edit_takes_effect_without_a_restart(env, tmp_path):
+    from core.config import get_secret
+
+    secrets = tmp_path / "secrets.toml"
+    env.setenv("GAUNTLET_SECRETS_FILE", str(secrets))
+    assert get_secret("X_URL") is None
+    secrets.write_text('X_URL = "http://127.0.0.1:1/v1"\n')
+    assert get_secret("X_URL") == "http://127.0.0.1:1/v1"
+    secrets.write_text('X_URL = "http://127.0.0.1:22/v1"\n')
+    assert get_secret("X_URL") == "http://127.0.0.1:22/v1"
+    assert models_admin.missing_variables(compat(base_url_env="X_URL")) == []

@@ -73,6 +73,48 @@ def test_the_edit_form_loads_the_model_and_keeps_other_settings(seeded):
     assert row.settings == {"reasoning_effort": "low", "api_key_env": "X_KEY"}
 
 
+@pytest.mark.parametrize(("url", "saved"), [
+    pytest.param("http://127.0.0.1:1/v1", True, id="valid-endpoint-saved"),
+    pytest.param("127.0.0.1:1/v1", False, id="no-scheme-refused"),
+    pytest.param("https://user:pw@host/v1", False, id="credentials-refused"),
+])
+def test_an_endpoint_url_is_edited_on_the_page_and_validated(seeded, url, saved):
+    add_model(seeded, "remote", "openai_compatible", settings={"base_url_env": "NOPE_URL", "timeout_s": 3})
+    at = open_page()
+    at.selectbox(key="model_pick").set_value("remote").run()
+    at.text_input(key="model_url_env_remote").set_value("")
+    at.text_input(key="model_url_remote").set_value(url)
+    click(at, "Save model")
+    row = model_row(seeded, "remote")
+    if saved:
+        assert row.settings == {"base_url": url, "timeout_s": 3}
+        assert url in at.dataframe[0].value["endpoint"].tolist()  # the models table shows where it calls
+    else:
+        assert row.settings == {"base_url_env": "NOPE_URL", "timeout_s": 3}
+        assert any(e.value.startswith("Not saved: base_url:") for e in at.error)
+
+
+def test_an_edited_endpoint_is_used_at_the_next_check_without_a_restart(seeded):
+    from core.testing.fake_server import FakeLLMServer
+
+    add_model(seeded, "remote", "openai_compatible", settings={"base_url": f"http://127.0.0.1:{_closed_port()}/v1",
+                                                               "timeout_s": 3})
+    server = FakeLLMServer().start()
+    try:
+        at = open_page()
+        at.multiselect(key="run_models").set_value(["remote"]).run()
+        at.button(key="run_preflight").click().run()
+        assert any(e.value.startswith("remote: cannot reach") for e in at.error)
+        at.selectbox(key="model_pick").set_value("remote").run()
+        at.text_input(key="model_url_remote").set_value(f"{server.base_url}/v1")
+        click(at, "Save model")
+        at.button(key="run_preflight").click().run()
+        assert any(s.value.startswith("remote: answered in") for s in at.success), [s.value for s in at.success]
+        assert server.call_count == 1
+    finally:
+        server.stop()
+
+
 def test_a_model_whose_variable_is_unset_cannot_be_launched(seeded):
     add_model(seeded, "remote", "openai_compatible", settings={"base_url_env": "NOPE_URL"})
     at = open_page()
