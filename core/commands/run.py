@@ -275,12 +275,11 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     out = Console(file=buffer, width=10_000)
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
+    sections = [(f"{s.title} ({s.protocol}): mean [95% CI], n and the count of each state per model and condition",
+                 s.table) for s in result.sections]
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
-                         ("Undetermined and not-applicable counts", result.counts),
-                         ("Reference-answer metrics (mean [95% CI] n per model and condition)", result.reference),
-                         ("Production answers, no reference (mean [95% CI] n per model and condition)",
-                          result.production)):
+                         ("Undetermined and not-applicable counts", result.counts), *sections):
         if frame is None or frame.empty:
             continue
         table = Table(title=title)
