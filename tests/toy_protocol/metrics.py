@@ -4,9 +4,13 @@ word is an accepted answer (a response with no word: unparseable, left out of th
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from core.metrics import MetricDeclaration, declare
+from core.store.schema import ReferenceSpec
+
+if TYPE_CHECKING:
+    from core.scoring.judges.base import MetricOutcome
 
 ECHO_MATCH = "toy_echo.echo_match"
 WORD_RE = re.compile(r"[^\W_]+")
@@ -18,7 +22,7 @@ def last_word(text: str) -> str | None:
     return words[-1] if words else None
 
 
-def echo_match(reference: Any, response: str, language: str | None) -> Any:
+def echo_match(reference: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
     """1 when the response ends on an accepted answer (its text or an alias), 0 otherwise; no word: unparseable."""
     from core.scoring.judges.base import MetricOutcome  # the scoring layer, needed only when a response is scored
 
