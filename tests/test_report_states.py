@@ -5,6 +5,8 @@ judge errors, unjudged, and whose failed items are skipped."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -108,6 +110,15 @@ def test_report_table_has_a_section_per_protocol(world, monkeypatch, protocol: s
     text = report(world, monkeypatch, "table")
     title = f"{PROTOCOLS.get(protocol).title} ({protocol}): mean [95% CI], n and the count of each state"
     assert title in text and all(f"n_{s}" in text for s in STATES)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOL_IDS, ids=PROTOCOL_IDS)
+def test_report_csv_has_the_state_counts_of_every_metric(world, monkeypatch, protocol: str) -> None:
+    row = next(csv.DictReader(io.StringIO(report(world, monkeypatch, "csv"))))
+    for metric in response_metrics(protocol):
+        assert {f"n_{s}": int(row[f"{protocol}:{metric}_n_{s}"]) for s in STATES} == EXPECTED, metric
+        assert int(row[f"{protocol}:{metric}_n"]) == EXPECTED["n_scored"] + \
+               EXPECTED["n_unparseable"] * get_metric(metric).counts_unparseable_as_wrong, metric
 
 
 ENTERPRISE_METRICS = [  # metric, whether the leaderboard shows it

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from core.commands import lazy_module
 from core.config import database_url
+from core.metrics import STATES
 
 runs = lazy_module("core.generation.runs")
 run_estimates = lazy_module("core.generation.run_estimates")
@@ -266,7 +267,7 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         rows = [{"run": doc["run"], "judge": doc["judge_label"], "model": m["model"], **m["generation"],
                  **{f"{metric}{suffix}": cell[key] for metric, cell in m["metrics"].items()
                     for suffix, key in (("", "value"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"), ("_n", "n"))},
-                 **m["counts"]} for m in doc["models"]]
+                 **m["counts"], **section_cells(doc, m["model"])} for m in doc["models"]]
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
         writer.writeheader()
@@ -291,6 +292,20 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     for failure in doc["failed"]:
         out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
     return buffer.getvalue().rstrip("\n")
+
+
+SECTION_CELLS = ("value", "ci_low", "ci_high", "n", *(f"n_{state}" for state in STATES))
+
+
+def section_cells(doc: dict[str, Any], model: str) -> dict[str, Any]:
+    """The CSV cells of `model` in the report's protocol sections: '<protocol>:<metric>[<condition>]_<field>' for
+    the mean, CI, n and the count of each state."""
+    cells: dict[str, Any] = {}
+    for protocol, section in doc["protocols"].items():
+        for row in (r for r in section["metrics"] if r["model"] == model):
+            name = f"{protocol}:{row['metric']}" + (f"[{row['condition']}]" if row["condition"] else "")
+            cells |= {f"{name}_{field}": row[field] for field in SECTION_CELLS}
+    return cells
 
 
 @models_app.command("add")
