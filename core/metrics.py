@@ -13,9 +13,10 @@ several protocols are declared here; a protocol's own aggregates are declared in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from core.registry import Registry, UnknownNameError, unknown_name_message
 
@@ -34,6 +35,9 @@ JUDGED: tuple[Producer, ...] = ("heuristic", "llm")
 USUAL_STATES: tuple[ScoreState, ...] = ("scored", "not_applicable", "judge_error", "unjudged")
 UNIT_RANGE = (0.0, 1.0)
 NON_NEGATIVE = (0.0, math.inf)
+# a metric's own computation (the types live in core.scoring, which imports this module):
+LexicalCompute = Callable[[Any, str, str | None], Any]  # (ReferenceSpec, response, language) -> MetricOutcome
+JudgedCompute = Callable[[Any, Any], Awaitable[Any]]  # (Judge, JudgeInput) -> MetricOutcome
 
 
 @dataclass(frozen=True)
@@ -55,11 +59,15 @@ class MetricDeclaration:
     states: tuple[ScoreState, ...] = USUAL_STATES
     unparseable: UnparseablePolicy = "wrong"
     description: str = ""
+    compute: LexicalCompute | None = field(default=None, compare=False)  # pure, per response (no reference: n/a)
+    judged: JudgedCompute | None = field(default=None, compare=False)  # async, per response, by the scoring judge
 
     def __post_init__(self) -> None:
         problems = [*self._kind_problems(), *self._state_problems()]
         if not self.id or not self.label or not self.judges:
             problems.append("needs an id, a label and at least one judge")
+        if self.compute is not None and self.judged is not None:
+            problems.append("gives either a lexical `compute` or a `judged` computation, not both")
         if problems:
             raise ValueError(f"metric {self.id!r}: {'; '.join(problems)}")
 
@@ -103,13 +111,30 @@ class MetricDeclaration:
         return self.range[0] <= value <= self.range[1]
 
 
+    @property
+    def computes_itself(self) -> bool:
+        """Whether the declaration brings its own per-response computation (a protocol package's metric)."""
+        return self.compute is not None or self.judged is not None
+
+
 DECLARATIONS: Registry[MetricDeclaration] = Registry("metric")
+DECLARED_BY: dict[str, str] = {}  # metric id -> the module that declared it
 
 
 def declare(metric: MetricDeclaration) -> MetricDeclaration:
-    """Add a declaration to the registry (a duplicate id raises ValueError)."""
+    """Add a declaration to the registry (a duplicate id raises ValueError); the declaring module is recorded."""
     DECLARATIONS.add(metric.id, metric)
+    DECLARED_BY[metric.id] = sys._getframe(1).f_globals.get("__name__", "")
     return metric
+
+
+def undeclare_package(package: str) -> list[str]:
+    """Take the metrics declared by `package` or its modules out of the registry (a test's toy protocol); their ids."""
+    ids = [m for m, owner in DECLARED_BY.items() if owner == package or owner.startswith(package + ".")]
+    for metric_id in ids:
+        DECLARATIONS.remove(metric_id)
+        del DECLARED_BY[metric_id]
+    return ids
 
 
 def get_metric(metric_id: str) -> MetricDeclaration:

@@ -25,6 +25,8 @@ from core.registry import UnknownNameError
         pytest.param({"states": ("not_applicable",)}, "must include 'scored'", id="no-scored-state"),
         pytest.param({"unparseable": "zero"}, "unparseable must be 'wrong' or 'excluded'", id="bad-unparseable-policy"),
         pytest.param({"judges": ()}, "at least one judge", id="no-judge"),
+        pytest.param({"compute": lambda r, t, lang: None, "judged": lambda j, i: None}, "either a lexical `compute`",
+                     id="two-computations"),
     ],
 )
 def test_a_declaration_is_checked_when_made(fields: dict, message: str) -> None:

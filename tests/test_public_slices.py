@@ -141,4 +141,4 @@ def test_report_shows_reference_metrics(tmp_path, monkeypatch, backend_url_facto
     assert cells[("baseline:always-refuse", "mcq_accuracy")]["value"] == 0.0
     assert cells[("baseline:always-refuse", "mcq_accuracy")]["n"] == 6 and doc["judge"] == "heuristic"
     table = CliRunner().invoke(app, ["report", str(run_id), "--format", "table"]).output
-    assert "Reference-answer metrics" in table and "mcq_accuracy" in table
+    assert "(reference_qa): mean [95% CI], n and the count of each state" in table and "mcq_accuracy" in table

@@ -1,8 +1,7 @@
 """The walk-through of docs/architecture.md ("How to add a protocol"), followed by a toy protocol package that lives
-in tests/toy_protocol/ and nowhere else: it registers, validates, imports, runs on the loopback fake server, scores,
-reports through its own command (`gauntlet report` lists its generation figures but not yet its metrics: the read
-model's summary covers EnterpriseRAG and reference_qa, issue 23 item 4) and renders on the generic Protocol views
-page."""
+in tests/toy_protocol/ and nowhere else: it registers with its own metric (declared and computed in the package),
+validates, imports, runs on the loopback fake server, scores, reports (its own command, and `gauntlet report` with the
+count of each state) and renders on the generic Protocol views page."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from core.config import REPO_ROOT
 from core.generation import runner, runs
 from core.generation.ratelimit import ManualClock
 from core.ingest.io import import_file, validate_lines
+from core.metrics import STATES
 from core.pipeline import score_and_summarise
 from core.protocols import PROTOCOLS, register_package, unregister_package
 from core.protocols.index import docs_index
@@ -29,6 +29,7 @@ from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
 from tests.pages.signin import sign_in
+from tests.toy_protocol.metrics import ECHO_MATCH
 
 PACKAGE = "tests.toy_protocol"
 QUESTIONS = {"What colour is the sky on a clear day?": "blue", "How many legs has a spider?": "eight",
@@ -37,7 +38,8 @@ RECORDS = [{"id": f"toy-{n}", "domain": "Toy", "query": q, "protocol": "toy_echo
             "documents": [{"doc_id": f"d{n}", "text": f"The answer is {a}.", "role": "supporting"}],
             "reference": {"answers": [{"text": a}]}} for n, (q, a) in enumerate(QUESTIONS.items(), start=1)]
 MODELS = {"echo-right": [ScriptRule(match=q, reply=f"It is {a}.") for q, a in QUESTIONS.items()],
-          "echo-wrong": [ScriptRule(match="", reply="Nobody knows.")]}
+          "echo-wrong": [ScriptRule(match="", reply="Nobody knows.")],
+          "echo-silent": [ScriptRule(match="", reply="...")]}
 
 
 @dataclass(frozen=True)
@@ -87,21 +89,26 @@ def test_validates(toy, record: dict, errors: list[tuple[str, str]]) -> None:
 
 def test_registers_from_its_package_only(toy) -> None:
     protocol = PROTOCOLS.get("toy_echo")
-    assert protocol.metrics == ("exact_match",) and protocol.condition_names() == ("",)
-    assert "| `toy_echo` | Toy echo | `tests.toy_protocol` | 1 | `exact_match` | `gauntlet toy-echo` |" in docs_index()
+    assert protocol.metrics == (ECHO_MATCH,) and protocol.condition_names() == ("",)
+    assert "| `toy_echo` | Toy echo | `tests.toy_protocol` | 1 | `toy_echo.echo_match` | `gauntlet toy-echo` |" in \
+           docs_index()
 
 
 def test_runs_and_scores(world) -> None:
     from tests.toy_protocol.analysis import accuracy
 
     table = accuracy(make_engine(world.url), [world.run_id], "heuristic").set_index("model")
-    assert table.loc["echo-right", "exact_match"] == 1.0 and table.loc["echo-wrong", "exact_match"] == 0.0
-    assert table["n"].tolist() == [3, 3] and table["ok"].tolist() == [3, 3] and table["unjudged"].sum() == 0
+    assert table.loc["echo-right", "echo_match"] == 1.0 and table.loc["echo-wrong", "echo_match"] == 0.0
+    assert table.loc["echo-silent"].isna()["echo_match"] and table["unjudged"].sum() == 0
+    assert table["n"].tolist() == [3, 0, 3] and table["ok"].tolist() == [3, 0, 3]
+    assert table["unparseable"].tolist() == [0, 3, 0]
 
 
 REPORTS = [
     pytest.param(["toy-echo", "report", "{run}"], ["echo-right", "echo-wrong", "unjudged"], id="own-command"),
-    pytest.param(["--help"], ["toy-echo", "Toy echo: exact match per model"], id="listed-in-help"),
+    pytest.param(["--help"], ["toy-echo", "Toy echo: echo match per model"], id="listed-in-help"),
+    pytest.param(["report", "{run}"], ["Toy echo (toy_echo)", ECHO_MATCH, "n_unparseable", "echo-silent"],
+                 id="gauntlet-report"),
 ]
 
 
@@ -113,6 +120,24 @@ def test_reports(world, monkeypatch, args: list[str], expected: list[str]) -> No
     assert all(text in result.stdout for text in expected), result.stdout
 
 
+STATE_COUNTS = [  # model -> (mean, n, the count of each state: scored, n/a, unparseable, judge error, unjudged, skipped)
+    pytest.param("echo-right", 1.0, 3, [3, 0, 0, 0, 0, 0], id="right"),
+    pytest.param("echo-wrong", 0.0, 3, [3, 0, 0, 0, 0, 0], id="wrong"),
+    pytest.param("echo-silent", None, 0, [0, 0, 3, 0, 0, 0], id="unparseable-left-out"),
+]
+
+
+@pytest.mark.parametrize(("model", "mean", "n", "states"), STATE_COUNTS)
+def test_gauntlet_report_shows_its_metric_with_state_counts(world, monkeypatch, model, mean, n, states) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    result = CliRunner().invoke(app, ["report", str(world.run_id), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    section = json.loads(result.stdout)["protocols"]["toy_echo"]
+    row = next(r for r in section["metrics"] if r["model"] == model)
+    assert (section["title"], row["metric"], row["value"], row["n"]) == ("Toy echo", ECHO_MATCH, mean, n)
+    assert [row[f"n_{state}"] for state in STATES] == states
+
+
 def test_renders_its_page(world, monkeypatch) -> None:
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
@@ -120,9 +145,10 @@ def test_renders_its_page(world, monkeypatch) -> None:
     at = sign_in(AppTest.from_file(str(page), default_timeout=60), "analyst").run()
     at.selectbox(key="pv_protocol").set_value("toy_echo").run()
     assert not at.exception, at.exception
-    assert [s.value for s in at.subheader] == ["Exact match per model"]
+    assert [s.value for s in at.subheader] == ["Echo match per model"]
     table = at.dataframe[0].value.set_index("model")
-    assert table.loc["echo-right", "exact_match"] == 1.0 and table.loc["echo-wrong", "n"] == 3
+    assert table.loc["echo-right", "echo_match"] == 1.0 and table.loc["echo-wrong", "n"] == 3
+    assert table.loc["echo-silent", "unparseable"] == 3
     assert len(at.get("plotly_chart")) == 1 and any("each state's count" in c.value for c in at.caption)
 
 
@@ -139,4 +165,4 @@ def test_walkthrough_names_the_toy_package_and_its_test() -> None:
     text = ARCHITECTURE.read_text("utf-8")
     assert "`tests/toy_protocol/`" in text and "`tests/test_toy_protocol.py`" in text
     assert {p.name for p in Path(REPO_ROOT, "tests", "toy_protocol").glob("*.py")} == \
-           {"__init__.py", "analysis.py", "views.py", "command.py"}
+           {"__init__.py", "metrics.py", "analysis.py", "views.py", "command.py"}

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from core.commands import lazy_module
 from core.config import database_url
+from core.metrics import STATES
 
 runs = lazy_module("core.generation.runs")
 run_estimates = lazy_module("core.generation.run_estimates")
@@ -266,7 +267,7 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
         rows = [{"run": doc["run"], "judge": doc["judge_label"], "model": m["model"], **m["generation"],
                  **{f"{metric}{suffix}": cell[key] for metric, cell in m["metrics"].items()
                     for suffix, key in (("", "value"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"), ("_n", "n"))},
-                 **m["counts"]} for m in doc["models"]]
+                 **m["counts"], **section_cells(doc, m["model"])} for m in doc["models"]]
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(dict.fromkeys(k for row in rows for k in row)))
         writer.writeheader()
@@ -275,12 +276,11 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     out = Console(file=buffer, width=10_000)
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
+    sections = [(f"{s.title} ({s.protocol}): mean [95% CI], n and the count of each state per model and condition",
+                 s.table) for s in result.sections]
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",
                                                                readmodel.leaderboard_table(result.board)),
-                         ("Undetermined and not-applicable counts", result.counts),
-                         ("Reference-answer metrics (mean [95% CI] n per model and condition)", result.reference),
-                         ("Production answers, no reference (mean [95% CI] n per model and condition)",
-                          result.production)):
+                         ("Undetermined and not-applicable counts", result.counts), *sections):
         if frame is None or frame.empty:
             continue
         table = Table(title=title)
@@ -292,6 +292,20 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     for failure in doc["failed"]:
         out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
     return buffer.getvalue().rstrip("\n")
+
+
+SECTION_CELLS = ("value", "ci_low", "ci_high", "n", *(f"n_{state}" for state in STATES))
+
+
+def section_cells(doc: dict[str, Any], model: str) -> dict[str, Any]:
+    """The CSV cells of `model` in the report's protocol sections: '<protocol>:<metric>[<condition>]_<field>' for
+    the mean, CI, n and the count of each state."""
+    cells: dict[str, Any] = {}
+    for protocol, section in doc["protocols"].items():
+        for row in (r for r in section["metrics"] if r["model"] == model):
+            name = f"{protocol}:{row['metric']}" + (f"[{row['condition']}]" if row["condition"] else "")
+            cells |= {f"{name}_{field}": row[field] for field in SECTION_CELLS}
+    return cells
 
 
 @models_app.command("add")

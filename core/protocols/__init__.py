@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from core import plugins
-from core.metrics import check_declared
+from core.metrics import check_declared, undeclare_package
 from core.permissions import add_page, remove_page
 from core.protocols.base import Condition, Protocol, ProtocolPage
 from core.registry import Registry, unknown_name_message
@@ -48,13 +48,15 @@ def register_package(package: str) -> list[Protocol]:
 
 
 def unregister_package(package: str) -> None:
-    """Take an extra package's protocols (and pages) out of the registry again (a test's toy protocol)."""
+    """Take an extra package's protocols, pages and metric declarations out of the registries again (a test's toy
+    protocol)."""
     for name in [n for n, owner in PACKAGE_OF.items() if owner == package]:
         page = PROTOCOLS.get(name).page
         if page is not None:
             remove_page(page.path)
         PROTOCOLS.remove(name)
         del PACKAGE_OF[name]
+    undeclare_package(package)
     plugins.remove_package(package)
     for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[module]

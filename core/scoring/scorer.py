@@ -18,6 +18,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.metrics import DECLARATIONS, MetricDeclaration
 from core.protocols import get_protocol
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
@@ -330,11 +331,26 @@ class _Scorer:
         return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
-        """A reference-free RAG metric (faithfulness, coverage: no reference needed, whatever the mode) or a
-        reference metric."""
+        """A metric whose declaration brings its computation (a protocol package's own), a reference-free RAG
+        metric (faithfulness, coverage: no reference needed, whatever the mode) or a reference metric."""
+        declared = DECLARATIONS.get(name) if name in DECLARATIONS else None
+        if declared is not None and declared.computes_itself:
+            return self.declared_outcome(declared, item)
         if name in RAG_METRICS:
             return self.metric(METRICS.get(name), item)
         return self.reference_outcome(name, item)
+
+    async def declared_outcome(self, declared: MetricDeclaration, item: JudgeInput) -> MetricOutcome:
+        """A metric computed as its declaration says: lexically against the reference (none: not applicable), or
+        by this pass's judge; a crash is an error outcome."""
+        try:
+            if declared.judged is not None:
+                return await declared.judged(self.judge, item)
+            if item.reference is None or declared.compute is None:
+                return MetricOutcome(status="not_applicable", reason="the instance has no reference")
+            return declared.compute(item.reference, item.response, item.language)
+        except Exception as exc:  # noqa: BLE001 - recorded, never silent
+            return crash_outcome(exc)
 
     async def reference_outcome(self, name: str, item: JudgeInput) -> MetricOutcome:
         """A reference metric (pure, core.scoring.reference) or a judged one (correctness, consistency) of one response."""

@@ -1,6 +1,7 @@
 """Toy protocol (the walk-through of docs/architecture.md, "How to add a protocol"): one required field (a short
-reference answer), one condition (the default), one metric (exact_match, declared in core.metrics), one aggregate
-(accuracy per model) and one view. It lives outside core and joins with core.protocols.register_package."""
+reference answer), one condition (the default), one metric (toy_echo.echo_match, declared and computed in its
+metrics.py), one aggregate (accuracy per model) and one view. It lives outside core and joins with
+core.protocols.register_package."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from core.protocols import register
 from core.protocols.base import Condition, Protocol, View, ViewResult
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
+from tests.toy_protocol.metrics import ECHO_MATCH
 
 NAME = "toy_echo"
 
@@ -34,8 +36,8 @@ TOY = register(Protocol(
     description="A one-field, one-condition protocol that shows how a protocol package is put together.",
     required={"reference": needs_short_answer},
     conditions=(Condition("", "the question with its documents"),),
-    metrics=("exact_match",),
+    metrics=(ECHO_MATCH,),
     aggregates=("accuracy",),
     render=reference_prompt,
-    page_views=(View("Exact match per model", accuracy_view),),
+    page_views=(View("Echo match per model", accuracy_view),),
 ))

@@ -1,4 +1,4 @@
-"""The toy protocol's aggregate: exact match per model, the mean over scored answers with the count of each state."""
+"""The toy protocol's aggregate: echo match per model, the mean over counted answers with the count of each state."""
 
 from __future__ import annotations
 
@@ -9,17 +9,18 @@ from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel import reference_scores
 from tests.toy_protocol import NAME
+from tests.toy_protocol.metrics import ECHO_MATCH
 
 STATES = ("ok", "unparseable", "not_applicable", "error")
 
 
 def accuracy(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """One row per model: exact_match (mean of the counted values), n counted, and the count of every state."""
+    """One row per model: echo_match (mean of the counted values), n counted, and the count of every state."""
     scores = reference_scores(engine, run_ids, judge, protocol=NAME)
     rows = []
     for model, mine in scores.groupby("model", sort=True):
-        status = mine["exact_match_status"].fillna("unjudged")
-        counted = mine["exact_match"].dropna()
-        rows.append({"model": model, "exact_match": counted.mean() if len(counted) else float("nan"),
+        status = mine[f"{ECHO_MATCH}_status"].fillna("unjudged")
+        counted = mine[ECHO_MATCH].dropna()
+        rows.append({"model": model, "echo_match": counted.mean() if len(counted) else float("nan"),
                      "n": len(counted), **{s: int((status == s).sum()) for s in (*STATES, "unjudged")}})
-    return pd.DataFrame(rows, columns=["model", "exact_match", "n", *STATES, "unjudged"])
+    return pd.DataFrame(rows, columns=["model", "echo_match", "n", *STATES, "unjudged"])

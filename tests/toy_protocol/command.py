@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 COMMAND = "toy-echo"
-HELP = "Toy echo: exact match per model of a run, with the state counts."
+HELP = "Toy echo: echo match per model of a run, with the state counts."
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
     @group.command("report")
     def report(run_id: Annotated[int, typer.Argument(help="Run id.")],
                judge: Annotated[str, typer.Option("--judge", help="Scoring judge.")] = "heuristic") -> None:
-        """Print exact match per model with n and the state counts."""
+        """Print echo match per model with n and the state counts."""
         from core.store.db import get_engine
         from tests.toy_protocol.analysis import accuracy
 

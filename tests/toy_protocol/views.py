@@ -12,8 +12,8 @@ from tests.toy_protocol.analysis import accuracy
 
 
 def accuracy_view(engine: Engine, run_ids: Sequence[int], judge: str) -> ViewResult:
-    """Exact match per model with n and the state counts beside it."""
+    """Echo match per model with n and the state counts beside it."""
     table = accuracy(engine, run_ids, judge)
-    figure = go.Figure(go.Bar(x=table["model"], y=table["exact_match"], text=[f"n={n}" for n in table["n"]]))
-    return ViewResult(table, "Exact match per model: the mean over counted answers; n and each state's count beside "
+    figure = go.Figure(go.Bar(x=table["model"], y=table["echo_match"], text=[f"n={n}" for n in table["n"]]))
+    return ViewResult(table, "Echo match per model: the mean over counted answers; n and each state's count beside "
                              "it.", figure)

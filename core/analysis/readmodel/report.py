@@ -14,6 +14,7 @@ from core.analysis.readmodel.reference import PRODUCTION_PROTOCOL, reference_sco
 from core.analysis.readmodel.responses import RULE_JUDGE
 from core.analysis.readmodel.runs import generation_summary, run_judges
 from core.analysis.readmodel.scope import load_scores, model_catalog
+from core.analysis.readmodel.sections import ProtocolSection, protocol_sections
 from core.scoring.summaries import METRIC_NAMES
 from core.store.models import Run
 
@@ -31,6 +32,7 @@ class RunReport:
     note: str = ""
     reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
     production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
+    sections: tuple[ProtocolSection, ...] = ()  # per protocol of the run: its metrics with the count of each state
 
 
 def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
@@ -61,7 +63,7 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
     production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
     production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
-                     production=production_summary)
+                     production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)))
 
 
 def model_counts(scores: pd.DataFrame) -> pd.DataFrame:
@@ -94,12 +96,17 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
                     "generation": {k: _num(v) for k, v in gen.loc[model].items()} if model in gen.index else {},
                     "counts": {k: int(v) for k, v in counts.loc[model].items()} if model in counts.index else {},
                     "metrics": metrics_doc})
-    reference = [] if report.reference is None else [{k: _num(v) for k, v in row.items()}
-                                                     for row in report.reference.to_dict("records")]
-    production = [] if report.production is None else [{k: _num(v) for k, v in row.items()}
-                                                       for row in report.production.to_dict("records")]
+    reference = [] if report.reference is None else _records(report.reference)
+    production = [] if report.production is None else _records(report.production)
+    protocols = {s.protocol: {"title": s.title, "metrics": _records(s.table)} for s in report.sections}
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
-            "models": out, "reference_metrics": reference, "production_metrics": production, "failed": failures}
+            "models": out, "reference_metrics": reference, "production_metrics": production, "protocols": protocols,
+            "failed": failures}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """The frame's rows as JSON-ready dicts."""
+    return [{k: _num(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def _num(value):

@@ -1,0 +1,99 @@
+"""`gauntlet report`'s per-protocol sections: for every protocol present in a run, every response metric it declares
+per model and condition with mean, CI and n, and the count of each score state beside them (core.metrics.STATES).
+
+Generic over the protocol registry: a protocol joins with its metric declarations, with no edit here. EnterpriseRAG
+reads its prepared scores (core.analysis.readmodel.scope), every other protocol `reference_scores`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from core.analysis.readmodel.reference import reference_metric_names, reference_scores, reference_summary
+from core.analysis.readmodel.responses import read_sql
+from core.metrics import STATES, VERDICT_STATES, get_metric
+
+ENTERPRISE = "enterprise_rag"
+GROUP = ["model", "condition"]
+STATE_COLUMNS = [f"n_{state}" for state in STATES]
+SECTION_COLUMNS = ["model", "condition", "metric", "label", "value", "ci_low", "ci_high", "n", *STATE_COLUMNS,
+                   "interval", "small_n"]
+SUMMARY_KEEP = ["model", "condition", "metric", "value", "ci_low", "ci_high", "n", "interval", "small_n"]
+
+_RUN_PROTOCOLS_SQL = """
+SELECT DISTINCT i.protocol FROM response r JOIN instance i ON i.id = r.instance_id WHERE r.run_id = :run
+"""
+
+_SKIPPED_SQL = """
+SELECT m.name AS model, r.condition, COUNT(*) AS n_skipped
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN model m ON m.id = r.model_id
+WHERE r.run_id = :run AND r.status <> 'done' AND i.protocol = :protocol
+GROUP BY m.name, r.condition
+"""
+
+
+@dataclass(frozen=True)
+class ProtocolSection:
+    """One protocol's part of the report: its id and title, and its SECTION_COLUMNS rows."""
+
+    protocol: str
+    title: str
+    table: pd.DataFrame
+
+
+def run_protocols(engine: Engine, run_id: int) -> list[str]:
+    """The protocols of the run's instances that declare response metrics: EnterpriseRAG first, then by id."""
+    present = set(read_sql(engine, _RUN_PROTOCOLS_SQL, {"run": int(run_id)})["protocol"].fillna(ENTERPRISE))
+    return sorted((p for p in present if reference_metric_names(p)), key=lambda p: (p != ENTERPRISE, p))
+
+
+def protocol_sections(engine: Engine, run_id: int, judge: str, enterprise_scores: pd.DataFrame) -> list[ProtocolSection]:
+    """One section per protocol of the run with response metrics; EnterpriseRAG's from its prepared scores."""
+    from core.protocols import get_protocol
+
+    sections = []
+    for protocol in run_protocols(engine, run_id):
+        scores = _enterprise_frame(enterprise_scores, judge) if protocol == ENTERPRISE else \
+            reference_scores(engine, [run_id], judge, protocol)
+        skipped = read_sql(engine, _SKIPPED_SQL, {"run": int(run_id), "protocol": protocol})
+        sections.append(ProtocolSection(protocol, get_protocol(protocol).title, section_table(scores, protocol, skipped)))
+    return sections
+
+
+def section_table(scores: pd.DataFrame, protocol: str, skipped: pd.DataFrame) -> pd.DataFrame:
+    """Per model x condition x metric: reference_summary's mean, CI and n, with the count of every state beside it;
+    a model and condition whose items all failed generation still shows, its items counted as skipped."""
+    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns]
+    summary = reference_summary(scores, protocol)[SUMMARY_KEEP] if not scores.empty else \
+        pd.DataFrame(columns=SUMMARY_KEEP)
+    counts = state_counts(scores, metrics)
+    keys = skipped[GROUP].merge(pd.DataFrame({"metric": metrics}), how="cross")
+    table = summary.merge(counts, on=[*GROUP, "metric"], how="outer").merge(keys, on=[*GROUP, "metric"], how="outer")
+    table = table.merge(skipped, on=GROUP, how="left")
+    table[STATE_COLUMNS] = table[STATE_COLUMNS].fillna(0).astype(int)
+    table["n"] = table["n"].fillna(0).astype(int)
+    table["small_n"] = table["small_n"].astype(object).where(table["small_n"].notna(), False).astype(bool)
+    table["label"] = table["metric"].map(lambda m: get_metric(m).label)
+    order = {m: i for i, m in enumerate(metrics)}
+    table = table.sort_values([*GROUP, "metric"], key=lambda c: c.map(order) if c.name == "metric" else c)
+    return table.reindex(columns=SECTION_COLUMNS).reset_index(drop=True)
+
+
+def state_counts(scores: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Per model x condition x metric, the count of every stored state (no verdict: unjudged; skipped is 0 here)."""
+    rows = []
+    for (model, condition), group in scores.groupby(GROUP, sort=True):
+        for metric in metrics:
+            states = group[f"{metric}_status"].map(lambda s: "unjudged" if s is None or s != s else
+                                                   VERDICT_STATES.get(s, s))
+            rows.append({"model": model, "condition": condition, "metric": metric,
+                         **{f"n_{state}": int((states == state).sum()) for state in STATES if state != "skipped"}})
+    return pd.DataFrame(rows, columns=[*GROUP, "metric", *(c for c in STATE_COLUMNS if c != "n_skipped")])
+
+
+def _enterprise_frame(scores: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """EnterpriseRAG's prepared scores in reference_scores' layout: one condition (''), the judge named."""
+    return scores.assign(condition="", judge=judge)
