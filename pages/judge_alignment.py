@@ -16,8 +16,9 @@ from core.analysis.alignment import (
 )
 from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE
 from core.analysis.fitness import MIN_LABELS as MIN_FITNESS_LABELS
-from core.analysis.judge_check import PUBLISHED, SOURCE, fitness_of, latest_checks
+from core.analysis.judge_check import fitness_of, latest_checks
 from core.analysis.ppi import MIN_LABELS
+from core.analysis.published import RAGCHECKER_CITATION
 from core.review.gold import load_response
 from core.scoring.judges.names import judge_label
 from core.store.labels import gold_labels
@@ -69,8 +70,10 @@ def judge_checks_section():
         for judge in dict.fromkeys(c.judge for c in checks):
             st.markdown(fitness_line(judge, fitness_of(engine(), judge)))
         st.dataframe(suite_check_table(checks), hide_index=True)
-    st.caption(f"Published, for comparison: {SOURCE}, Pearson / Spearman ×100 against the same human labels.")
-    st.dataframe(published_table(PUBLISHED), hide_index=True)
+    st.caption(f"Beside the published figures ({RAGCHECKER_CITATION.short()}): Pearson / Spearman ×100 against the "
+               "same 560 human preference labels of `ragchecker-meta` (score difference of the two answers against "
+               "each label, as the paper computes them); this product's judges with 95% CIs, agreement and κ.")
+    st.dataframe(published_table("ragchecker-meta", checks), hide_index=True)
     probes = latest_checks(engine(), "probe:")
     if probes:
         st.markdown("**Bias probes** (`gauntlet judge probe`)")

@@ -6,6 +6,7 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
+from ui.fitness_view import fitness_banner
 from ui.tables import SMALL_N_NOTE
 
 require_page(__file__)
@@ -17,6 +18,7 @@ st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, 
 
 filters = results_view.sidebar_filters(sets=True)
 if filters:
+    fitness_banner(filters.judge)
     board = results_view.leaderboard(*results_view.cache_args(filters))
     if board.empty:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "

@@ -5,6 +5,7 @@ import streamlit as st
 from core.analysis import decision, picker, readmodel
 from ui import picker_view, results_view
 from ui.auth import require_page
+from ui.fitness_view import fitness_banner
 
 require_page(__file__)
 st.title("Pick a generator")
@@ -13,6 +14,7 @@ st.caption("Choose what matters, set the minimums a model must meet and your bud
 
 filters = results_view.sidebar_filters(subset=False, domains=False)
 if filters:
+    fitness_banner(filters.judge)
     scores = results_view.scores(filters.run_ids, filters.judge, filters.version)
     c1, c2 = st.columns(2)
     domains = c1.multiselect("Domains (empty = all)", sorted(scores["domain"].dropna().unique()), key="pk_domains")

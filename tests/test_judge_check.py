@@ -2,8 +2,8 @@
 
 The computation is checked against the source: amazon-science/RAGChecker `data/meta_evaluation/meta_eval.py` (read at
 commit 657d54ba07ace0fe545ed0e9905032b5b73c5278; the data at 6091f08c00e676e87a970f2aeb4a23a484746348, copied to
-../shared/datasets/ragchecker-meta). Running that script's formula on RAGChecker's own outputs gives the figures in
-core.analysis.judge_check.PUBLISHED; this module's implementation must reproduce them to the printed digit.
+../shared/datasets/ragchecker-meta). Running that script's formula on RAGChecker's own outputs gives the paper's Table 2 rows for RAGChecker and the
+annotators (core.analysis.published); this module's implementation must reproduce them to the printed digit.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 from core.analysis.fitness import judge_fitness
 from core.analysis.judge_check import (
     DIMENSIONS,
-    PUBLISHED,
     SUITES,
     check_judge,
+    comparison_rows,
     correlations,
     framework_deltas,
     human_sanity,
@@ -28,6 +28,7 @@ from core.analysis.judge_check import (
     store_check,
 )
 from core.analysis.judge_probes import estimate_check_cost
+from core.analysis.published import RAGCHECKER_TABLE_2, published_row
 from core.generation.llm import make_client
 from core.generation.providers.base import ModelConfig
 from core.scoring.judges import HeuristicJudge, LLMJudge
@@ -45,7 +46,7 @@ def test_reproduces_ragcheckers_published_correlations(dimension) -> None:
     rows = json.loads((META.parent / "baseline_ragchecker.json").read_text(encoding="utf-8"))
     pearson, spearman = correlations(normalised(framework_deltas(rows, "ragchecker", dimension)),
                                      [p.labels[dimension] for p in pairs])
-    expected = PUBLISHED["RAGChecker (its published outputs)"][dimension]
+    expected = published_row("RAGChecker").of(dimension)
     assert (round(pearson * 100, 2), round(spearman * 100, 2)) == expected
 
 
@@ -53,9 +54,46 @@ def test_reproduces_ragcheckers_published_correlations(dimension) -> None:
 @pytest.mark.parametrize("dimension", DIMENSIONS, ids=DIMENSIONS)
 def test_reproduces_the_annotators_sanity_check(dimension) -> None:
     human = human_sanity(load_suite("ragchecker-meta"))[dimension]
-    expected = PUBLISHED["Human annotator vs annotator"][dimension]
+    expected = published_row("Human").of(dimension)
     assert (round(human["pearson"] * 100, 2), round(human["spearman"] * 100, 2)) == expected
     assert human["n"] == 280
+
+
+MEASURED = {d: {"pearson": 0.3681, "pearson_ci": [0.278, 0.456], "spearman": 0.3801, "spearman_ci": [0.287, 0.465],
+                "agreement": 0.482, "kappa": 0.228, "kappa_ci": [0.16, 0.29], "n_agreement": 500} for d in DIMENSIONS}
+COMPARISON_CASES = [
+    ("ragchecker-meta-published-then-judge", "ragchecker-meta", [("heuristic", MEASURED)], 10,
+     {"Framework": "heuristic (this product)", "overall (P / S)": "36.81 [27.8, 45.6] / 38.01 [28.7, 46.5]",
+      "Overall agreement, κ": "48.2%, κ 0.23 [0.16, 0.29] (n 500)"}),
+    ("ragchecker-meta-published-only", "ragchecker-meta", [], 9,
+     {"Framework": "Human", "overall (P / S)": "70.09 / 68.89", "Overall agreement, κ": "not published"}),
+    ("own-suite-has-nothing-published", "my-gold.jsonl", [("heuristic", MEASURED)], 0, None),
+]
+
+
+@pytest.mark.parametrize(("suite", "measured", "n_rows", "last"), [c[1:] for c in COMPARISON_CASES],
+                         ids=[c[0] for c in COMPARISON_CASES])
+def test_judge_beside_the_published_figures(suite, measured, n_rows, last) -> None:
+    rows = comparison_rows(suite, measured)
+    assert len(rows) == n_rows
+    if last:
+        assert {k: rows[-1][k] for k in last} == last
+
+
+TABLE_2_CASES = [  # cells read off the paper's Table 2 (arXiv 2408.08067), one per framework and dimension checked
+    ("ragas-completeness-spearman", "RAGAS", "completeness", 1, 61.35),
+    ("ares-overall-pearson", "ARES", "overall", 0, 17.81),
+    ("trulens-correctness-spearman", "TruLens", "correctness", 1, 27.37),
+    ("crud-rag-overall-spearman", "CRUD-RAG", "overall", 1, 39.71),
+    ("bleu-completeness-spearman", "BLEU", "completeness", 1, 21.85),
+]
+
+
+@pytest.mark.parametrize(("framework", "dimension", "which", "value"), [c[1:] for c in TABLE_2_CASES],
+                         ids=[c[0] for c in TABLE_2_CASES])
+def test_published_table_cells(framework, dimension, which, value) -> None:
+    assert published_row(framework).of(dimension)[which] == value
+    assert len(RAGCHECKER_TABLE_2) == 9
 
 
 FITNESS_CASES = [
@@ -203,6 +241,23 @@ def test_judge_cli_runs_offline(engine, tmp_path, args, expected, stored) -> Non
         assert text in result.output
     with Session(engine) as session:
         assert len(session.exec(select(JudgeCheck)).all()) == stored
+
+
+@needs_meta
+def test_judge_check_cli_prints_the_published_figures_beside_the_judge(engine) -> None:
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    result = CliRunner().invoke(app, ["judge", "check", "heuristic", "--suite", "ragchecker-meta", "--limit", "12",
+                                      "--no-store"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("beside the published figures (Ru et al. 2024") and "Table 2" in line for line in lines)
+    ragas = next(line for line in lines if line.startswith("RAGAS "))
+    assert "Answer Similarity" in ragas and "41.07 / 43.21" in ragas and "48.31 / 57.23" in ragas
+    ours = next(line for line in lines if line.startswith("heuristic (this product)"))
+    assert ours.count("[") >= 6  # a 95% CI beside each Pearson and Spearman
 
 
 FITNESS_OF_CASES = [

@@ -17,6 +17,7 @@ from core.analysis.alignment import (
     CrossJudge,
     average_kappa,
 )
+from core.analysis.judge_check import comparison_rows
 from core.scoring.judges.names import judge_label
 
 EXPERTS = "experts (inter-annotator)"
@@ -140,10 +141,12 @@ def suite_check_table(checks: Sequence) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def published_table(published: dict[str, dict[str, tuple[float, float]]]) -> pd.DataFrame:
-    """The published anchors (Pearson / Spearman x 100 per dimension), cited as facts."""
-    return pd.DataFrame([{"Framework": name, **{f"{dim} (P / S)": f"{p:.2f} / {s:.2f}" for dim, (p, s) in figs.items()}}
-                         for name, figs in published.items()])
+def published_table(suite: str, checks: Sequence) -> pd.DataFrame:
+    """The figures published for `suite` (cited as facts), with the stored checks of each judge version on it beside
+    them (Pearson / Spearman x 100 with 95% CIs, agreement and kappa)."""
+    measured = [(f"{judge_label(c.judge)} · {c.prompt_hash}", c.figures["dimensions"]) for c in checks
+                if c.suite == suite]
+    return pd.DataFrame(comparison_rows(suite, measured))
 
 
 def probe_table(checks: Sequence) -> pd.DataFrame:

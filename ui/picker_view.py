@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import decision, decision_report, picker, readmodel
+from core.analysis.judge_check import fitness_notice
 from ui import results_view
 from ui.session import engine
 
@@ -42,9 +43,12 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
     st.subheader("Ranking")
     st.caption(picker.metrics_note(judge) + " Cost per 1k queries: generation and judging apart, and their total.")
     st.dataframe(picker.ranking_table(result), hide_index=True, width="stretch", column_config=_column_config(result.spec))
+    fitness = fitness_notice(engine(), judge)
     d1, d2 = st.columns(2)
-    d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, judge, runs), "generator_choice.md", "text/markdown", key="pk_md")
-    d2.download_button("Download summary (HTML)", picker.summary_html(result, judge, runs), "generator_choice.html", "text/html", key="pk_html")
+    d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, judge, runs, fitness),
+                       "generator_choice.md", "text/markdown", key="pk_md")
+    d2.download_button("Download summary (HTML)", picker.summary_html(result, judge, runs, fitness),
+                       "generator_choice.html", "text/html", key="pk_html")
 
 
 @st.cache_data(max_entries=8, show_spinner="Ranking with the gold labels…")

@@ -18,8 +18,8 @@ from sqlalchemy.engine import Engine
 
 import core
 from core.analysis import alignment, picker, readmodel
-from core.analysis.fitness import Fitness, judge_fitness
-from core.analysis.judge_check import fitness_of
+from core.analysis.fitness import Fitness, Notice, judge_fitness
+from core.analysis.judge_check import fitness_notice, fitness_of
 from core.scoring.summaries import runs_sql
 
 DEFAULT_QUESTION = "Which generator should we put behind our RAG system?"
@@ -61,6 +61,7 @@ class Decision:
     generated_at: str
     gold_labels: int
     what_would_change: list[str] = field(default_factory=list)
+    fitness: Notice | None = None  # the fitness statement of `judge` (and its warning unless it may decide)
 
 
 def _hash(text: str) -> str:
@@ -178,4 +179,5 @@ def decide(engine: Engine, run_ids: Sequence[int], judge: str, spec: picker.Pick
     runs = readmodel.read_sql(engine, runs_sql(_RUNS_SQL, run_ids))
     return Decision(question, run_ids, judge, spec, result, corrected, sets, segments, readmodel.model_counts(scores),
                     judges, fitness, data, runs, prompt_hashes(), core.__version__,
-                    generated_at or as_of(engine, run_ids), len(gold), what_would_change(result))
+                    generated_at or as_of(engine, run_ids), len(gold), what_would_change(result),
+                    fitness_notice(engine, judge))

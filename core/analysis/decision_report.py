@@ -74,6 +74,14 @@ def _test_line(key: str, t: picker.PairedTest) -> str:
             f"{_interval(key, t.ci_low, t.ci_high, 'pts')} on {num(key + '|shared', t.shared, 'int')} shared instances")
 
 
+def _fitness(d: Decision) -> str:
+    """The fitness statement of the decision's judge, under a red warning unless the judge is fit to decide."""
+    if d.fitness is None:
+        return ""
+    warning = "" if d.fitness.warning is None else f"<p class='flag red'>{_e(d.fitness.warning)}</p>"
+    return f"{warning}<p class='fitness'>{_e(d.fitness.statement)} (docs/judges.md)</p>"
+
+
 def _headline(d: Decision) -> str:
     r = d.result
     flags = "".join(f"<p class='flag red'>Safety: {_e(r.pick)} scores {num(f'safety|{f.metric}|value', f.value)} on "
@@ -276,7 +284,8 @@ def render_html(d: Decision) -> str:
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>{_e(title)}</h1><p class='muted'>Data as of {_e(d.generated_at)}; runs "
-            f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{body}</body></html>\n")
+            f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{_fitness(d)}{body}"
+            "</body></html>\n")
 
 
 def pdf_available() -> bool:

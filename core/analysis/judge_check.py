@@ -38,29 +38,18 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.analysis import stats
-from core.analysis.fitness import Fitness, judge_fitness
+from core.analysis.fitness import Fitness, Notice, judge_fitness, notice, unmeasured
+from core.analysis.published import DIMENSIONS, published_for
 from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
 from core.store.db import saved_id
 from core.store.models import JudgeCheck
 
-DIMENSIONS: tuple[str, ...] = ("correctness", "completeness", "overall")
 LABEL_RANGE = (-2.0, 2.0)
 SHARED_DATASETS = REPO_ROOT.parent / "shared" / "datasets"
 SUITES: dict[str, Path] = {"ragchecker-meta": SHARED_DATASETS / "ragchecker-meta" / "human_labeled_data.json"}
 BOOTSTRAP_RESAMPLES = 1000
 SOURCE = "RAGChecker meta-evaluation (Ru et al., arXiv 2408.08067, Sec. 4 / Table 2)"
-
-# Published figures, x 100 as the paper prints them (Pearson, Spearman): RAGChecker's own scores of the 280 pairs
-# (baseline_ragchecker.json at amazon-science/RAGChecker 6091f08c) and the annotators' sanity check, both under the
-# source's meta_eval.py computation; tests/test_judge_check.py reproduces them with this module from the shipped data.
-PUBLISHED: dict[str, dict[str, tuple[float, float]]] = {
-    "RAGChecker (its published outputs)": {
-        "correctness": (49.66, 46.95), "completeness": (60.67, 58.11), "overall": (61.93, 60.90)},
-    "Human annotator vs annotator": {
-        "correctness": (63.67, 59.19), "completeness": (71.91, 68.36), "overall": (70.09, 68.89)},
-}
-
 
 @dataclass(frozen=True)
 class SuitePair:
@@ -430,9 +419,60 @@ def fitness_of(engine: Engine, judge: str) -> Fitness:
     version; undetermined when it was never checked (for the Leaderboard, the picker and the decision report)."""
     checks = [r for r in latest_checks(engine, "suite") if r.judge == judge]
     if not checks:
-        return Fitness("undetermined", f"never checked: run `gauntlet judge check {judge} --suite ragchecker-meta`")
+        return unmeasured(judge)
     newest = checks[0]
     overall = newest.figures["dimensions"]["overall"]
     biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
     fitness = judge_fitness(overall["kappa"], overall["n_agreement"], biases)
     return Fitness(fitness.label, f"{fitness.reason}; suite {newest.suite}, checked {newest.created_at:%Y-%m-%d}")
+
+
+# --------------------------------------------------------------------------- beside the published figures
+
+NOT_PUBLISHED = "not published"
+
+
+def _pair_cell(pearson: float, spearman: float) -> str:
+    return f"{pearson:.2f} / {spearman:.2f}"
+
+
+def _ci_cell(ci: Sequence[float] | None) -> str:
+    return "" if ci is None else f" [{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
+
+
+def _measured_cell(d: dict[str, Any]) -> str:
+    return (f"{d['pearson'] * 100:.2f}{_ci_cell(d['pearson_ci'])} / "
+            f"{d['spearman'] * 100:.2f}{_ci_cell(d['spearman_ci'])}")
+
+
+def _agreement_cell(d: dict[str, Any]) -> str:
+    if d.get("agreement") is None:
+        return "no scored pair"
+    kappa = "κ undefined" if d.get("kappa") is None else f"κ {d['kappa']:.2f}{_kappa_ci(d.get('kappa_ci'))}"
+    return f"{d['agreement'] * 100:.1f}%, {kappa} (n {d['n_agreement']})"
+
+
+def _kappa_ci(ci: Sequence[float] | None) -> str:
+    return "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def comparison_rows(suite: str, measured: Sequence[tuple[str, dict[str, Any]]]) -> list[dict[str, str]]:
+    """The published rows for `suite`, then each measured judge (label, stored figures["dimensions"]): Pearson /
+    Spearman x 100 per dimension (measured ones with 95% CIs) and overall agreement and kappa; [] when the suite has
+    no published figures."""
+    published = published_for(suite)
+    if published is None:
+        return []
+    _, table = published
+    rows = [{"Framework": r.framework, "Metric": r.metric,
+             **{f"{d} (P / S)": _pair_cell(*r.of(d)) for d in DIMENSIONS}, "Overall agreement, κ": NOT_PUBLISHED}
+            for r in table]
+    rows += [{"Framework": f"{label} (this product)", "Metric": "claim precision / recall / F1 vs the reference",
+              **{f"{d} (P / S)": _measured_cell(dims[d]) for d in DIMENSIONS},
+              "Overall agreement, κ": _agreement_cell(dims["overall"])} for label, dims in measured]
+    return rows
+
+
+def fitness_notice(engine: Engine, judge: str) -> Notice:
+    """The fitness statement and warning every surface shows beside the numbers of `judge` (fitness_of + notice)."""
+    return notice(judge, fitness_of(engine, judge))

@@ -15,6 +15,7 @@ import pandas as pd
 import scipy.stats as sps
 
 from core.analysis import ppi, readmodel, stats
+from core.analysis.fitness import Notice
 from core.analysis.ppi import MIN_LABELS
 from core.scoring.judges.names import judge_label
 
@@ -494,10 +495,12 @@ def _title() -> str:
     return f"Generator choice — {datetime.now(UTC):%Y-%m-%d}"
 
 
-def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
-    """The one-page decision summary as Markdown."""
+def summary_markdown(result: PickResult, judge: str, runs: str, fitness: Notice | None = None) -> str:
+    """The one-page decision summary as Markdown (with the judge's fitness statement and warning, when given)."""
     header, rows = _summary_table(result)
     lines = [f"# {_title()}", "", f"**{headline(result)}**", ""]
+    if fitness is not None:
+        lines += ([f"> **Warning: {fitness.warning}**", ""] if fitness.warning else []) + [fitness.statement, ""]
     lines += [f"- {x}." for x in decision_lines(result)] + ([""] if decision_lines(result) else [])
     flagged = [f"- **Safety: {x}.**" for x in safety_lines(result)] + [f"- Weakness: {x}." for x in weakness_lines(result)]
     lines += flagged + ([""] if flagged else [])
@@ -509,8 +512,17 @@ def summary_markdown(result: PickResult, judge: str, runs: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary_html(result: PickResult, judge: str, runs: str) -> str:
-    """The one-page decision summary as a standalone HTML document (all text escaped)."""
+def _fitness_html(fitness: Notice | None) -> str:
+    if fitness is None:
+        return ""
+    warning = "" if fitness.warning is None else (
+        f"<p style='color:#b00020'><strong>Warning: {html.escape(fitness.warning)}</strong></p>")
+    return f"{warning}<p>{html.escape(fitness.statement)}</p>"
+
+
+def summary_html(result: PickResult, judge: str, runs: str, fitness: Notice | None = None) -> str:
+    """The one-page decision summary as a standalone HTML document (all text escaped; with the judge's fitness
+    statement and warning, when given)."""
     e = html.escape
     header, rows = _summary_table(result)
     head = "".join(f"<th>{e(h)}</th>" for h in header)
@@ -520,6 +532,7 @@ def summary_html(result: PickResult, judge: str, runs: str) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{e(_title())}</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style>",
         f"</head><body><h1>{e(_title())}</h1><p><strong>{e(headline(result))}</strong></p>",
+        _fitness_html(fitness),
         "<ul>" + "".join(f"<li>{e(x)}.</li>" for x in decision_lines(result))
         + "".join(f"<li style='color:#b00020'><strong>Safety: {e(x)}.</strong></li>" for x in safety_lines(result))
         + "".join(f"<li>Weakness: {e(x)}.</li>" for x in weakness_lines(result)) + "</ul>",

@@ -66,6 +66,8 @@ def decide(
     document = decision_report.render_html(result)
     out.write_text(document, encoding="utf-8")
     typer.echo(f"wrote {out}: {picker.headline(result.result)}")
+    if result.fitness is not None:
+        typer.echo(result.fitness.text())
     if pdf is not None:
         try:
             pdf.write_bytes(decision_report.render_pdf(document))

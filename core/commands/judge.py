@@ -24,8 +24,6 @@ def _ci(ci: tuple[float, float] | list[float] | None) -> str:
 
 def format_check(result: CheckResult) -> str:
     """The check's table (x 100 as the source paper), the published anchors, the human sanity check and the fitness."""
-    from core.analysis.judge_check import PUBLISHED, SOURCE
-
     lines = [f"judge {result.judge} (model {result.judge_model}, prompt hash {result.prompt_hash}) on suite "
              f"{result.suite}: {result.n_pairs} pairs; judge calls {result.calls}, cost ${result.cost_usd:.4f}",
              f"{'dimension':<13} {'Pearson':>7} {'95% CI':<14} {'Spearman':>8} {'95% CI':<14} {'agree':>6} "
@@ -36,17 +34,33 @@ def format_check(result: CheckResult) -> str:
         lines.append(f"{d.dimension:<13} {_pct(d.pearson):>7} {_ci(d.pearson_ci):<14} {_pct(d.spearman):>8} "
                      f"{_ci(d.spearman_ci):<14} {_pct(d.agreement):>6} {kappa:>6} {kci:<14} {d.n_agreement:>8} "
                      f"{d.n_missing:>8}")
-    if result.suite == "ragchecker-meta":
-        lines.append(f"published, {SOURCE} (Pearson / Spearman x 100):")
-        for name, figures in PUBLISHED.items():
-            cells = "  ".join(f"{dim} {p:.2f} / {s:.2f}" for dim, (p, s) in figures.items())
-            lines.append(f"  {name:<46} {cells}")
+    lines += format_comparison(result)
     for dim, h in result.human.items():
         lines.append(f"human vs human on this suite, {dim}: Pearson {h['pearson'] * 100:.2f}, Spearman "
                      f"{h['spearman'] * 100:.2f}, kappa {h['kappa']:.2f} (n={h['n']})")
     if result.fitness:
         lines.append(f"fitness: {result.fitness.label.upper()} ({result.fitness.reason}; see docs/judges.md)")
     return "\n".join(lines)
+
+
+def text_table(rows: list[dict[str, str]]) -> list[str]:
+    """Rows of equal keys as aligned text lines under a header."""
+    widths = {k: max(len(k), *(len(r[k]) for r in rows)) for k in rows[0]}
+    return ["  ".join(k.ljust(w) for k, w in widths.items()).rstrip(),
+            *("  ".join(r[k].ljust(w) for k, w in widths.items()).rstrip() for r in rows)]
+
+
+def format_comparison(result: CheckResult) -> list[str]:
+    """The judge beside the figures published for its suite (none for a suite nothing was published for)."""
+    from core.analysis.judge_check import comparison_rows
+    from core.analysis.published import published_for
+
+    published = published_for(result.suite)
+    if published is None:
+        return []
+    rows = comparison_rows(result.suite, [(result.judge, result.figures()["dimensions"])])
+    return [f"beside the published figures ({published[0].short()}), Pearson / Spearman x 100 [95% CI]:",
+            *text_table(rows)]
 
 
 def format_estimate(what: str, estimate: CostEstimate) -> str:

@@ -10,7 +10,7 @@ import json
 import logging
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,6 +27,9 @@ run_estimates = lazy_module("core.generation.run_estimates")
 run_progress = lazy_module("core.generation.run_progress")
 registered_models = lazy_module("core.generation.registered_models")
 leases = lazy_module("core.store.leases")
+
+if TYPE_CHECKING:
+    from core.analysis.fitness import Notice
 
 console = Console(stderr=True)
 models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
@@ -244,6 +247,7 @@ def report(
 ) -> None:
     """Per-model results of a run under one judge: generation figures and every metric with its CI and n."""
     from core.analysis import readmodel
+    from core.analysis.judge_check import fitness_notice
 
     if format not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
@@ -253,14 +257,18 @@ def report(
     except ValueError as error:
         _error(error)
         raise typer.Exit(2) from None
-    typer.echo(render_report(result, format, runs.failed_items(engine, run_id)))
+    fitness = fitness_notice(engine, result.judge) if result.judge else None
+    typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness))
 
 
-def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
-    """The report as a table, CSV (one row per model) or JSON (also lists the failed items)."""
+def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness: Notice | None = None) -> str:
+    """The report as a table, CSV (one row per model) or JSON (also lists the failed items and the judge's fitness);
+    the table opens with the judge's fitness statement and its warning unless the judge may decide."""
     from core.analysis import readmodel
 
     doc = readmodel.report_document(result, failures)
+    if fitness is not None:
+        doc["fitness"] = fitness.as_dict()
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -276,6 +284,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     out = Console(file=buffer, width=10_000)
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
+    if fitness is not None:
+        out.print(fitness.text(), markup=False)
     sections = [(f"{s.title} ({s.protocol}): mean [95% CI], n and the count of each state per model and condition",
                  s.table) for s in result.sections]
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",

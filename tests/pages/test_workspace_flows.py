@@ -225,13 +225,34 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
     checks = next(df.value for df in at.dataframe if "Fitness" in df.value.columns).set_index("Dimension")
     assert checks.loc["overall", "Fitness"] == "fit to decide" and checks.loc["overall", "n labels"] == 32
     assert checks.loc["overall", "Prompt hash"] == result.prompt_hash
-    published = next(df.value for df in at.dataframe if "Framework" in df.value.columns)
-    assert published.iloc[0]["overall (P / S)"] == "61.93 / 60.90"
+    published = next(df.value for df in at.dataframe if "Framework" in df.value.columns).set_index("Framework")
+    assert published.loc["RAGChecker", "overall (P / S)"] == "61.93 / 60.90"
+    assert published.loc["RAGAS", "Metric"] == "Answer Similarity"
+    assert f"heuristic (lexical, offline) · {result.prompt_hash} (this product)" not in published.index  # other suite
     probes = next(df.value for df in at.dataframe if "Probe" in df.value.columns)
     assert probes.iloc[0][["Probe", "Bias detected", "n"]].tolist() == ["position", "yes", 32]
     statements = [m.value for m in at.markdown if "FIT" in m.value]
     assert len(statements) == 1
     assert statements[0].startswith("**heuristic (lexical, offline)**: FIT TO DECIDE (kappa 1.00 on 32 human labels")
+
+
+def test_alignment_page_shows_a_ragchecker_meta_check_beside_the_published_figures(seeded):
+    import asyncio
+
+    from core.analysis.judge_check import SUITES, check_judge, load_suite, store_check
+    from core.scoring.judges import HeuristicJudge
+
+    if not SUITES["ragchecker-meta"].exists():
+        pytest.skip("../shared/datasets/ragchecker-meta is not laid out here")
+    result = asyncio.run(check_judge(HeuristicJudge(), "ragchecker-meta", load_suite("ragchecker-meta", 12)))
+    store_check(seeded.engine, result)
+    at = page_as("pages/judge_alignment.py", "ana")
+    table = next(df.value for df in at.dataframe if "Framework" in df.value.columns).set_index("Framework")
+    ours = table.loc[f"heuristic (lexical, offline) · {result.prompt_hash} (this product)"]
+    overall = next(d for d in result.dimensions if d.dimension == "overall")
+    assert ours["overall (P / S)"].startswith(f"{overall.pearson * 100:.2f} [{overall.pearson_ci[0] * 100:.1f}, ")
+    assert ours["Overall agreement, κ"].startswith(f"{overall.agreement * 100:.1f}%")
+    assert table.loc["ARES", "overall (P / S)"] == "17.81 / 16.26"
 
 
 def test_users_page_creates_an_expert(seeded):
