@@ -157,7 +157,15 @@ def _crag(alternatives: Any) -> dict[str, Any]:
             for k, v in record.items()}
 
 
+def _followrag(answer: Any) -> dict[str, Any]:
+    return json.loads((FIXTURES / "followrag.json").read_text(encoding="utf-8"))[0] | {"answer_gold": answer}
+
+
 VARIANTS = [
+    pytest.param("followrag", _followrag(["Lake Orm", "Orm"]),
+                 lambda s: [a.text for a in s.reference.answers] == ["Lake Orm", "Orm"], id="followrag-answer-list"),
+    pytest.param("followrag", _followrag(["Lake Orm"]), lambda s: [a.text for a in s.reference.answers] == ["Lake Orm"],
+                 id="followrag-answer-list-of-one"),
     pytest.param("rgb", _edited(_rgb(1) | {"positive_wrong": ["Tomas Reed won the 2030 Harbour Chess Open ..."]},
                                 ("answer",), lambda a: a) | {"fakeanswer": ["Tomas Reed", "Reed"]},
                  lambda s: s.reference.wrong_answers == ["Tomas Reed", "Reed"], id="rgb-fakeanswer-list"),
