@@ -60,10 +60,29 @@ PUBLISHED = [
 ]
 
 
+# The other six formats' published files are read from ../shared (never copied here); tests/importers/
+# test_importers.py imports them (first records on both backends, whole files in its slow test).
+SHARED_SOURCES = [
+    pytest.param("lit-ragbench", "Koki-Itai/LIT-RAGBench", "5c3f30d924bc1615c08eb85f560f3aceb2fac7d4", id="lit-ragbench"),
+    pytest.param("domainrag", "ShootingWong/DomainRAG", "f6ca1941a71ff19f6d73bd7588842bb92a6113e3", id="domainrag"),
+    pytest.param("mmlu", "HaeChan0305/MLILAB-FedLLM", "d92730e8bacd7b3a61e551e015e40588e10234b4", id="mmlu"),
+    pytest.param("hotpotqa", "megagonlabs/RPT", "cf2bc1b1b4edd0318b84179e732ec476c4e20a6e", id="hotpotqa"),
+    pytest.param("medqa", "Teddy-XiongGZ/MIRAGE", "392943af99cd94cafd50a0de2e7fca24bbf65494", id="medqa-usmle"),
+    pytest.param("medqa", "openmedlab/PULSE", "a4dd9b11db7c369a91d3a904bd5e864238631ef8", id="medqa-mcmle"),
+    pytest.param("ifeval", "google-research/google-research", "19638399cc9e03623c5b9087a1d6fa8813974ce9", id="ifeval"),
+]
+
+
 @pytest.mark.parametrize("case", PUBLISHED)
 def test_the_fixture_names_its_published_source(case) -> None:
     readme = (case.path.parent / "README.md").read_text(encoding="utf-8")
     assert all(part in readme for part in (*case.source, case.upstream.rpartition("/")[2].split("<")[0]))
+
+
+@pytest.mark.parametrize(("fmt", "repository", "commit"), SHARED_SOURCES)
+def test_the_shared_files_are_named_with_their_source(fmt, repository, commit) -> None:
+    readme = (FIXTURES / fmt / "README.md").read_text(encoding="utf-8")
+    assert f"https://github.com/{repository}" in readme and commit in readme
 
 
 @pytest.mark.parametrize("case", PUBLISHED)
