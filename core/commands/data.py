@@ -74,6 +74,13 @@ def import_trace_file(file: Path, fmt: str, set_name: str, service: str, redact:
                else "no redaction pass (--redact replaces emails, phone numbers and names before storing)")
 
 
+def write_rejects(rejected: list, path: Path) -> Path:
+    """The records an import left out, one JSON line per problem: line, field, reason."""
+    path.write_text("".join(json.dumps({"line": e.line, "field": e.field, "reason": e.message}, ensure_ascii=False)
+                            + "\n" for e in rejected), encoding="utf-8")
+    return path
+
+
 def register(app: typer.Typer) -> None:
     """Register the data commands on the gauntlet app."""
 
@@ -126,6 +133,11 @@ def register(app: typer.Typer) -> None:
                                                            "refuse the backup unless its manifest is signed with the "
                                                            "key in environment variable VAR and every file matches "
                                                            "it.")] = None,
+        skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Import the valid records and write the "
+                                                   "others to a rejects file (line, field, reason) instead of "
+                                                   "importing nothing.")] = False,
+        rejects: Annotated[Path | None, typer.Option("--rejects", help="With --skip-invalid: where the rejects go "
+                                                     "(default FILE.rejects.jsonl).")] = None,
     ) -> None:
         """Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing.
 
@@ -145,17 +157,23 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from None
         upgrade(database_url())
         report = import_source(
-            get_engine(), file, fmt=fmt, on_existing="new_version" if new_version else "reject", domains_path=domains
+            get_engine(), file, fmt=fmt, on_existing="new_version" if new_version else "reject", domains_path=domains,
+            skip_invalid=skip_invalid,
         )
         for error in report.errors:
             typer.echo(error.located(file), err=True)
         if not report.ok:
             typer.echo("nothing imported; the database is unchanged", err=True)
             raise typer.Exit(1)
+        for warning in report.warnings:
+            typer.echo(f"note: {warning.located(file)}", err=True)
         typer.echo(
             f"imported {len(report.created)} new, {len(report.new_versions)} new versions, "
             f"{len(report.unchanged)} unchanged"
         )
+        if report.rejected:
+            written = write_rejects(report.rejected, rejects or file.with_name(file.name + ".rejects.jsonl"))
+            typer.echo(f"left out {len({e.line for e in report.rejected})} invalid record(s): {written}")
 
     @app.command("export")
     def export_command(

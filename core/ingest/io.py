@@ -55,6 +55,7 @@ class ValidationReport:
     instances: list[tuple[int, InstanceSpec]] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
     warnings: list[LineError] = field(default_factory=list)  # valid but risky (a regex that may backtrack badly)
+    rejected: list[LineError] = field(default_factory=list)  # records left out (an import with skip_invalid)
 
     @property
     def ok(self) -> bool:
@@ -69,6 +70,8 @@ class ImportReport:
     new_versions: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
+    warnings: list[LineError] = field(default_factory=list)  # imported, with a change worth a note
+    rejected: list[LineError] = field(default_factory=list)  # records left out (an import with skip_invalid)
 
     @property
     def ok(self) -> bool:

@@ -35,15 +35,20 @@ def get_importer(name: str) -> Importer:
 
 def import_source(
     engine: Engine, path: Path, *, fmt: str = NATIVE, on_existing: str = "reject", domains_path: Path | None = None,
-    author: str = "",
+    author: str = "", skip_invalid: bool = False,
 ) -> ImportReport:
-    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing."""
-    parsed = get_importer(fmt).parse(Path(path))
+    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing.
+
+    With skip_invalid the bad records are left out (listed in `rejected`) and the rest imported, still atomically."""
+    parsed = get_importer(fmt).parse(Path(path), skip_invalid=skip_invalid)
     if not parsed.ok:
         return ImportReport(errors=parsed.errors)
     descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
-    return import_specs(engine, parsed.instances, on_existing=on_existing, domain_descriptions=descriptions,
-                        author=author)
+    report = import_specs(engine, parsed.instances, on_existing=on_existing, domain_descriptions=descriptions,
+                          author=author)
+    if report.ok:
+        report.warnings, report.rejected = parsed.warnings, parsed.rejected
+    return report
 
 
 def source_record(spec: InstanceSpec) -> object:

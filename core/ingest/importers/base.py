@@ -18,6 +18,18 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.ingest.importers.reading import (
+    SPELLINGS,
+    Unreadable,
+    decompressed,
+    documented,
+    is_removed,
+    respelled,
+    storable,
+    unstored,
+    with_controls,
+    without_controls,
+)
 from core.ingest.io import (
     LineError,
     ValidationReport,
@@ -30,6 +42,7 @@ from core.store.schema import MAX_NESTING, InstanceSpec, storable_problems
 
 Raw = Any
 ABSENT = "$absent"  # residue key: fields the typed part has but the record had not
+REMOVED_CONTROLS = "removed_controls"  # metadata key: {field: control characters removed from its text}
 _MISSING = object()
 _PATH_INDEX = re.compile(r"\[(\d+)\]")
 _SPACE = re.compile(r"\s*")
@@ -81,6 +94,8 @@ def restore(typed: Raw, rest: Raw) -> Raw:
     """The record a typed part and its residue were made from (the inverse of `residue`)."""
     if rest is _MISSING:
         return typed
+    if is_removed(rest):
+        return with_controls(rest)
     if isinstance(rest, dict) and isinstance(typed, dict):
         out = {key: value for key, value in typed.items() if key not in rest.get(ABSENT, ())}
         for key, value in rest.items():
@@ -88,8 +103,8 @@ def restore(typed: Raw, rest: Raw) -> Raw:
                 out[key] = restore(typed.get(key, _MISSING), value)
         return out
     if _dict_list(rest) and _dict_list(typed) and len(typed) <= len(rest):
-        return [restore(t, r) for t, r in zip(typed, rest, strict=False)] + rest[len(typed):]
-    return rest
+        return [restore(t, r) for t, r in zip(typed, rest, strict=False)] + unstored(rest[len(typed):])
+    return unstored(rest)
 
 
 def doc_id(instance_id: str, path: str) -> str:
@@ -132,6 +147,14 @@ def validated(model: type[BaseModel], raw: Raw) -> BaseModel:
         return model.model_validate(raw)
     except ValidationError as exc:
         raise RecordError(*validation_problems(exc)) from None
+
+
+def read_text_bytes(path: Path) -> tuple[bytes, LineError | None]:
+    """A file's bytes, unpacked when they are gzip, bzip2 or zip (told by content), or why they cannot be read."""
+    try:
+        return decompressed(Path(path).read_bytes()), None
+    except Unreadable as exc:
+        return b"", LineError(1, "", str(exc))
 
 
 def _bad_bytes(data: bytes) -> LineError | None:
@@ -220,8 +243,8 @@ def read_json_array(text: str) -> tuple[list[tuple[int, Raw]], list[LineError]]:
 
 def read_json(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     """A JSON array of records (pretty-printed or not) or JSON Lines, told apart by the first character."""
-    data = Path(path).read_bytes()
-    if (bad := _bad_bytes(data)) is not None:
+    data, unreadable = read_text_bytes(path)
+    if (bad := unreadable or _bad_bytes(data)) is not None:
         return [], [bad]
     text = data.decode("utf-8")
     return read_json_array(text) if text.lstrip().startswith("[") else read_jsonl(data)
@@ -229,8 +252,8 @@ def read_json(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
 
 def read_csv(path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
     """Rows of a header-less CSV file as lists of strings, each with the line it starts on."""
-    data = Path(path).read_bytes()
-    if (bad := _bad_bytes(data)) is not None:
+    data, unreadable = read_text_bytes(path)
+    if (bad := unreadable or _bad_bytes(data)) is not None:
         return [], [bad]
     reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""))
     records: list[tuple[int, Raw]] = []
@@ -253,6 +276,7 @@ class Importer:
     title: ClassVar[str] = ""
     domain: ClassVar[str] = ""
     Record: ClassVar[type[BaseModel]] = Source
+    ALIASES: ClassVar[dict[str, str]] = {}  # field spellings found in published files -> the documented name
 
     def read(self, path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
         """The file's records with their line numbers, and the lines that are not records."""
@@ -272,36 +296,54 @@ class Importer:
 
     def source_record(self, spec: InstanceSpec) -> Raw:
         """The source record an instance was imported from, exactly as read."""
-        return restore(self.typed(spec), spec.metadata.get("source", _MISSING))
+        typed = respelled(self.typed(spec), spec.metadata.get(SPELLINGS, {}))
+        return restore(typed, spec.metadata.get("source", _MISSING))
 
     def payload(self, raw: Raw, index: int, path: Path) -> dict[str, Any]:
-        """The full payload of one raw record: typed fields, plus the residue under metadata.source."""
-        if unstorable := storable_problems(raw):
+        """The full payload of one raw record: typed fields, plus the residue under metadata.source.
+
+        Fields spelled as in ALIASES are read under their documented name, and control characters are removed from
+        every text (counted per field under metadata.removed_controls; the raw text stays in metadata.source)."""
+        spelled, used = documented(raw, self.ALIASES)
+        try:
+            clean, removed = without_controls(spelled)
+        except RecursionError:  # nested far deeper than storable: say where, as for any other record
+            raise RecordError(*storable_problems(spelled)) from None
+        if unstorable := storable_problems(clean):
             raise RecordError(*unstorable)
-        payload = self.build(self.record(raw), index, path)
+        payload = self.build(self.record(clean), index, path)
         try:
             spec = InstanceSpec.model_validate(payload)
         except ValidationError as exc:
             raise RecordError(*validation_problems(exc)) from None
         meta = {**payload.get("metadata", {}), "format": self.name}
-        if (rest := residue(raw, self.typed(spec))) is not _MISSING:
-            meta["source"] = rest
+        meta |= ({SPELLINGS: used} if used else {}) | ({REMOVED_CONTROLS: removed} if removed else {})
+        if (rest := residue(raw, respelled(self.typed(spec), used))) is not _MISSING:
+            meta["source"] = storable(rest)
         return payload | {"metadata": meta}
 
-    def payloads(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | list[LineError]]]:
-        """(line, payload) per record, or (line, errors) for a record that cannot be mapped."""
-        records, errors = self.read(Path(path))
-        yield from ((e.line, [e]) for e in errors)
+    def mapped(self, records: list[tuple[int, Raw]], path: Path) -> Iterator[tuple[int, dict[str, Any] | list[LineError]]]:
+        """(line, payload) per record read, or (line, errors) for a record that cannot be mapped."""
         for index, (line, raw) in enumerate(records):
             try:
                 yield line, self.payload(raw, index, Path(path))
             except RecordError as exc:
                 yield line, [LineError(line, f, m) for f, m in exc.problems]
 
-    def parse(self, path: Path) -> ValidationReport:
-        """Map and validate a whole file like `gauntlet validate` does; any problem leaves no instances."""
+    def payloads(self, path: Path) -> Iterator[tuple[int, dict[str, Any] | list[LineError]]]:
+        """(line, payload) per record, or (line, errors) for a record that cannot be mapped."""
+        records, errors = self.read(Path(path))
+        yield from ((e.line, [e]) for e in errors)
+        yield from self.mapped(records, path)
+
+    def parse(self, path: Path, *, skip_invalid: bool = False) -> ValidationReport:
+        """Map and validate a whole file like `gauntlet validate` does; any problem leaves no instances.
+
+        With skip_invalid, records that fail are listed under `rejected` and the others kept; a file that cannot be
+        read (compressed stream cut, malformed JSON, bad UTF-8) still leaves nothing."""
+        records, read_errors = self.read(Path(path))
         lines, payloads, errors = [], [], []
-        for line, item in self.payloads(path):
+        for line, item in self.mapped(records, path):
             if isinstance(item, list):
                 errors.extend(item)
             else:
@@ -315,6 +357,15 @@ class Importer:
 
         errors += [replace(e, line=lines[e.line - 1], message=_FIRST_ON.sub(source_line, e.message))
                    for e in checked.errors]
-        if errors:
-            return ValidationReport(errors=sorted(errors, key=lambda e: e.line))
-        return ValidationReport(instances=[(lines[n - 1], spec) for n, spec in checked.instances])
+        if read_errors or (errors and not skip_invalid):
+            return ValidationReport(errors=sorted(read_errors + errors, key=lambda e: e.line))
+        rejected = {e.line for e in errors}
+        instances = [(lines[n - 1], spec) for n, spec in checked.instances if lines[n - 1] not in rejected]
+        return ValidationReport(instances=instances, warnings=_removed_warnings(instances),
+                                rejected=sorted(errors, key=lambda e: e.line))
+
+
+def _removed_warnings(instances: list[tuple[int, InstanceSpec]]) -> list[LineError]:
+    """One note per field whose text lost control characters on the way in."""
+    return [LineError(line, field, f"removed {count} control character(s); the raw text is kept in metadata.source")
+            for line, spec in instances for field, count in spec.metadata.get(REMOVED_CONTROLS, {}).items()]

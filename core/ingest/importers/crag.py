@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
+
+from pydantic import field_validator
 
 from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
@@ -29,6 +32,18 @@ class CragRecord(Source):
     alt_ans: list[str]
     search_results: list[Page]
 
+    @field_validator("alt_ans", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        """example_data/dev_data.jsonl.bz2 writes the list as its Python text ("[]", "['a', 'b']")."""
+        if not isinstance(value, str):
+            return value
+        try:
+            listed = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return [value]
+        return listed if isinstance(listed, list) else [value]
+
 
 def _page(iid: str, i: int, page: Page) -> dict[str, Any] | None:
     html = bool(page.page_result.strip())
@@ -44,6 +59,7 @@ class CRAG(Importer):
     title = "CRAG (task 1 & 2 web pages)"
     domain = "CRAG"
     Record = CragRecord
+    ALIASES = {"alternative_answers": "alt_ans"}  # the spelling of example_data/dev_data.jsonl.bz2
 
     def build(self, record: CragRecord, index: int, path: Path) -> dict[str, Any]:
         iid = f"crag/{record.interaction_id}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.ingest.importers.instructions import FOLLOWRAG_IDS, instruction_lists, rule_constraints
-from core.store.schema import DocumentSpec, InstanceSpec
+from core.store.schema import AnswerSpec, DocumentSpec, InstanceSpec
 
 
 class Passage(Source):
@@ -19,10 +19,18 @@ class FollowRecord(Source):
     key: int | str
     type: str
     question_with_instrs: str
-    answer_gold: str
+    answer_gold: str | list[str]  # a list: each element is a gold answer (any one is right)
     instruction_id_list: list[str]
     kwargs: list[dict[str, Any]]
     passages: list[Passage]
+
+
+def _golds(answer: str | list[str]) -> list[str]:
+    return [answer] if isinstance(answer, str) else answer
+
+
+def _gold(answers: list[AnswerSpec]) -> str | list[str]:
+    return answers[0].text if len(answers) == 1 else [a.text for a in answers]
 
 
 class FollowRAG(Importer):
@@ -41,7 +49,7 @@ class FollowRAG(Importer):
             "id": iid, "domain": self.domain, "query": record.question_with_instrs, "protocol": "reference_qa",
             "language": "en", "documents": documents,
             "constraints": constraints,
-            "reference": {"answer_type": "short", "answers": [{"text": record.answer_gold}]},
+            "reference": {"answer_type": "short", "answers": [{"text": a} for a in _golds(record.answer_gold)]},
             "attributes": {"categories": [record.type]},
             "metadata": {"unchecked_instructions": unknown} if unknown else {},
         }
@@ -54,6 +62,6 @@ class FollowRAG(Importer):
         key = spec.id.rpartition("/")[2]
         return {
             "key": int(key) if key.isdigit() else key, "type": spec.attributes.categories[0],
-            "question_with_instrs": spec.query, "answer_gold": spec.reference.answers[0].text,
+            "question_with_instrs": spec.query, "answer_gold": _gold(spec.reference.answers),
             **instruction_lists(spec, FOLLOWRAG_IDS), "passages": placed(spec, "passages", render, hole={}),
         }

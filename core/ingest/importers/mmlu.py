@@ -48,8 +48,8 @@ def _categories(folder: Path) -> dict[str, dict[str, str]]:
 
 
 def subject_of(path: Path) -> str:
-    """The subject a CSV file holds: 'anatomy' for anatomy_test.csv."""
-    stem = path.stem
+    """The subject a CSV file holds: 'anatomy' for anatomy_test.csv (and anatomy_test.csv.gz)."""
+    stem = path.name.split(".")[0]
     for split in ("_test", "_dev", "_val"):
         stem = stem.removesuffix(split)
     return stem
@@ -61,7 +61,7 @@ class MMLU(Importer):
     domain = "MMLU"
 
     def read(self, path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
-        return read_csv(path) if path.suffix.lower() == ".csv" else read_json(path)
+        return read_csv(path) if ".csv" in (s.lower() for s in path.suffixes) else read_json(path)
 
     def record(self, raw: Raw) -> BaseModel:
         if not isinstance(raw, list):

@@ -20,7 +20,7 @@ class RGBRecord(Source):
     answer: str | list[str | Aliases]
     positive: list[str] | list[list[str]]
     negative: list[str]
-    fakeanswer: str | None = None
+    fakeanswer: str | list[str] | None = None  # zh_fact.json line 14 gives two wrong answers as a list
     positive_wrong: list[str] | None = None
 
 
@@ -61,7 +61,8 @@ class RGB(Importer):
             isinstance(p, list) for p in record.positive) else ""
         iid = f"rgb/{language}{kind}/{record.id}"
         items = [record.answer] if isinstance(record.answer, str) else record.answer
-        anti = {"kind": "anti_reference", "answer": record.fakeanswer or ""}
+        wrong = [record.fakeanswer] if isinstance(record.fakeanswer, str) else record.fakeanswer or []
+        anti = {"kind": "anti_reference", "answer": wrong[0] if wrong else ""}
         return {
             "id": iid, "domain": self.domain, "query": record.query, "protocol": "reference_qa", "language": language,
             "documents": _documents(iid, "positive", record.positive, "supporting")
@@ -69,7 +70,7 @@ class RGB(Importer):
             + _documents(iid, "positive_wrong", record.positive_wrong or [], "counterfactual", variant=anti),
             "reference": {"answer_type": "multi" if len(items) > 1 else "short",
                           "answers": [_answer(item) for item in items],
-                          "wrong_answers": [record.fakeanswer] if record.fakeanswer is not None else []},
+                          "wrong_answers": wrong},
         }
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
@@ -82,7 +83,7 @@ class RGB(Importer):
         tail = spec.id.rpartition("/")[2]
         typed = {"id": int(tail) if tail.isdigit() else tail, "query": spec.query, "answer": answer,
                  "positive": _nested(spec, "positive"), "negative": _nested(spec, "negative")}
-        if spec.reference.wrong_answers:
-            typed |= {"fakeanswer": spec.reference.wrong_answers[0],
+        if wrong := spec.reference.wrong_answers:
+            typed |= {"fakeanswer": wrong[0] if len(wrong) == 1 else wrong,
                       "positive_wrong": _nested(spec, "positive_wrong")}
         return typed
