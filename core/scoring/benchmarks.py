@@ -7,8 +7,9 @@
   answer given); `_int` records by information integration (every part of the answer).
 - **RAMDocs** (Wang et al. 2025, MADAM-RAG): correct when the response gives ALL gold answers and NO wrong answer,
   single-answer records included.
-- **CRAG** (facebookresearch/CRAG `local_evaluation.py`): each response is correct, missing ("I don't know") or
-  hallucinated; the score is accuracy minus hallucination rate (per response 1 / 0 / -1). False-premise questions are
+- **CRAG** (facebookresearch/CRAG `local_evaluation.py`; Yang et al. 2024 §4.1): each response is correct, missing
+  ("I don't know", or a refusal overall: the paper's "I'm sorry I can't find ...", which CRAG's own prompt turns into
+  "I don't know" and our neutral prompt does not) or hallucinated; the score is accuracy minus hallucination rate (per response 1 / 0 / -1). False-premise questions are
   judged against their gold answer ("invalid question"): the response must say the question is invalid, and
   "I don't know" is missing there, never a correct rejection.
 - **FollowRAG** (Dong et al. 2024, `rag_eval.py`): answer accuracy 1 / 0.5 / 0 (completely / partially / not
@@ -223,6 +224,8 @@ def crag_class(item: BenchmarkItem) -> tuple[str, str]:
     text = lowered(item.response)
     if CRAG_MISSING in text:
         return "missing", "says I don't know"
+    if detect_refusal(item.response)[0]:  # CRAG's paper: "I'm sorry I can't find ..." is missing too
+        return "missing", "refuses"
     if item.false_premise:
         return ("correct", "says the question is invalid") if CRAG_INVALID in text else (
             "hallucinated", "false premise not named invalid")

@@ -308,7 +308,8 @@ def crag_cases() -> list[Case]:
         attributes = {"question_type": "false_premise" if false_premise else "simple"}
         uid = f"crag/{rid}"
         styles = CRAG_FP_STYLES if false_premise else STYLES_EN
-        for style, template in {**styles, "idk": "I don't know.", "refusal": OTHER_REFUSAL["en"]}.items():
+        extra = {"idk": "I don't know.", **({"refusal": OTHER_REFUSAL["en"]} if rid == "c1" else {})}
+        for style, template in {**styles, **extra}.items():
             text = fill(template, gold, wrong)
             item = BenchmarkItem(ref, text, "en", uid, attributes)
             cases.append(Case(f"{uid}:{style}", item, crag_class(text, [gold, *alts], style if style in CRAG_JUDGE
@@ -359,7 +360,11 @@ DISAGREEMENTS = {  # every case where the two scorings differ, with why
         f"ramdocs/{i}": "a wrong answer is (part of) a gold answer in the published record"
         for i in (116, 130, 138, 167, 172, 181, 203, 240, 242, 265, 335, 356, 363, 452)
     },
-    "crag": {},
+    "crag": {
+        "crag/c1:refusal": "a refusal not worded 'I don't know': CRAG's scorer sends it to its judge, which scores an "
+        "unsure prediction 0 (a hallucination); crag_* count it as missing, as CRAG's paper defines missing "
+        "(\"I'm sorry I can't find ...\"); CRAG's own prompt asks for 'I don't know', the neutral prompt here does not",
+    },
     "followrag": {},
 }
 AGREEMENT_FLOOR = 0.99
