@@ -202,3 +202,38 @@ _rate("wrong_answer", "Gives a designated wrong answer", ("lexical",), higher_is
 _rate("correctness", "Correctness (judge)", JUDGED)
 _bounded("consistency", "Consistency (judge)", JUDGED)
 _rate("judged_accuracy", "Judged accuracy", JUDGED)
+
+# --------------------------------------------------------------------------- each benchmark's own measures
+
+_rate("rgb_accuracy", "RGB accuracy (noise robustness)", ("lexical",),
+      description="RGB: every gold answer given and no 'insufficient information'")
+_rate("rgb_rejection", "RGB rejection rate (negatives only)", ("lexical",),
+      description="RGB: on a negatives-only prompt, says the documents do not suffice or refuses")
+_rate("rgb_error_detection", "RGB error detection rate", ("lexical",),
+      description="RGB: with counterfactual documents, says they hold factual errors")
+_rate("rgb_error_correction", "RGB error correction rate", ("lexical",),
+      description="RGB: among responses that detected the errors, the correct answer given")
+_rate("rgb_integration", "RGB information integration accuracy", ("lexical",),
+      description="RGB _int records: every part of the answer given")
+_rate("ramdocs_accuracy", "RAMDocs accuracy (all gold, no wrong)", ("lexical",),
+      description="RAMDocs: every gold answer and no wrong answer, single-answer records included")
+declare(MetricDeclaration("crag_score", "CRAG score (accuracy − hallucination)", "bounded", ("lexical",),
+                          range=(-1.0, 1.0), unit="score", description="CRAG: 1 correct, 0 missing, -1 hallucinated "
+                                                                        "per response; the mean is accuracy minus "
+                                                                        "hallucination rate"))
+_rate("crag_accuracy", "CRAG accuracy", ("lexical",), description="CRAG: the response is correct")
+_rate("crag_hallucination", "CRAG hallucination rate", ("lexical",), higher_is_better=False,
+      description="CRAG: the response is neither correct nor 'I don't know'")
+_rate("crag_missing", "CRAG missing rate", ("lexical",), higher_is_better=False,
+      description="CRAG: the response says 'I don't know'")
+_bounded("followrag_accuracy", "FollowRAG answer accuracy", ("lexical",),
+         description="FollowRAG: 1 a gold alternative given, 0.5 partially, 0 not")
+BENCHMARK_MEASURES = ("rgb_accuracy", "rgb_rejection", "rgb_error_detection", "rgb_error_correction",
+                      "rgb_integration", "ramdocs_accuracy", "crag_score", "crag_accuracy", "crag_hallucination",
+                      "crag_missing", "followrag_accuracy")  # core.scoring.benchmarks computes them
+
+
+def concerns(metric_id: str, instance_uid: str) -> bool:
+    """Whether a metric concerns an instance: a benchmark's own measure only that benchmark's instances (by the id's
+    format prefix, 'rgb/...' for rgb_*; others get no verdict and no row for it), every other metric every instance."""
+    return metric_id not in BENCHMARK_MEASURES or instance_uid.lower().startswith(metric_id.partition("_")[0] + "/")

@@ -5,7 +5,9 @@ a prompt into a context window by dropping whole documents from the end."""
 from __future__ import annotations
 
 import hashlib
+import math
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -32,6 +34,10 @@ CONDITION_SETTINGS = {
     "include": "keep only documents matching {key: value or [values]} (key: role, content_type or a variant key)",
     "exclude": "drop documents matching {key: value or [values]}",
     "noise": "keep this many noise documents (the first ones in stored order)",
+    "passages": "give exactly this many documents, mixing answer-bearing and noise ones by 'noise_rate' (RGB's "
+                "setting: noise ceil(passages x rate), the rest answer-bearing, counterfactual ones standing for the "
+                "answer-bearing where present; when one kind runs short the other fills up)",
+    "noise_rate": "the share of noise documents among 'passages' (0 to 1; 1: negatives only)",
     "repeat": "give each supporting, partial or conflicting document this many times in a row (a repeated-gold "
               "control the size of a noisy bundle)",
     "html": "'text' converts documents whose content_type is 'html' to text (tables as Markdown)",
@@ -147,6 +153,9 @@ def check_condition_settings(settings: Mapping[str, Any]) -> None:
         "order": settings.get("order", "stored") in ORDERS,
         "policy": settings.get("policy", "documents") in SOURCE_POLICIES,
         "noise": isinstance(settings.get("noise", 0), int) and settings.get("noise", 0) >= 0,
+        "passages": type(settings.get("passages", 1)) is int and settings.get("passages", 1) >= 1,
+        "noise_rate": isinstance(settings.get("noise_rate", 0), int | float)
+        and 0 <= settings.get("noise_rate", 0) <= 1 and ("noise_rate" in settings) == ("passages" in settings),
         "repeat": type(settings.get("repeat", 1)) is int and settings.get("repeat", 1) >= 1,
         "seed": type(settings.get("seed", 0)) is int and settings.get("seed", 0) >= 0,
         "include": isinstance(settings.get("include", {}), Mapping),
@@ -177,6 +186,33 @@ def keep_noise(documents: Sequence[Any], count: int) -> list[Any]:
     """The bundle with only its first `count` noise documents (stored order); other roles untouched."""
     noise = [d.position for d in sorted(documents, key=lambda d: d.position) if d.role == "noise"][:count]
     return [d for d in documents if d.role != "noise" or d.position in noise]
+
+
+ANSWER_ROLES = ("supporting", "partial", "conflicting")
+NESTED_INDEX_RE = re.compile(r"#[^#\[]*\[(\d+)\]\[(\d+)\]$")
+
+
+def answer_rank(document: Any) -> tuple[int, int]:
+    """(rank within its group, group) of an answer-bearing document: a nested source path 'positive[g][r]' (RGB _int:
+    one group per part of the answer) gives (r, g), else (0, position); sorting by it takes one of each group first."""
+    m = NESTED_INDEX_RE.search(document.doc_uid)
+    return (int(m.group(2)), int(m.group(1))) if m else (0, document.position)
+
+
+def noise_mix(documents: Sequence[Any], passages: int, rate: float) -> list[Any]:
+    """RGB's noise-ratio bundle (chen700564/RGB evalue.py `processdata`): ceil(passages x rate) noise documents (the
+    first in stored order) and the rest answer-bearing ones (counterfactual ones where the bundle has any; nested
+    groups one of each first, and at least one of each group); when one kind runs short the other fills up (RGB's rule
+    for plain records, here for every record)."""
+    fake = [d for d in documents if d.role == "counterfactual"]
+    answer = sorted(fake or [d for d in documents if d.role in ANSWER_ROLES], key=answer_rank)
+    noise = sorted((d for d in documents if d.role == "noise"), key=lambda d: d.position)
+    want_noise = math.ceil(passages * rate)
+    groups = len({answer_rank(d)[1] for d in answer}) if any(NESTED_INDEX_RE.search(d.doc_uid) for d in answer) else 0
+    want_answer = 0 if rate >= 1 else max(passages - want_noise, groups, passages - len(noise))
+    kept_answer = answer[:want_answer]
+    kept = kept_answer + noise[:passages - len(kept_answer)]
+    return sorted(kept, key=lambda d: d.position)
 
 
 def as_view(document: Any, **changes: Any) -> DocumentView:
@@ -216,6 +252,8 @@ def condition_bundle(documents: Sequence[Any], settings: Mapping[str, Any], orde
     kept = filter_documents(kept, settings.get("include"), settings.get("exclude"))
     if "noise" in settings:
         kept = keep_noise(kept, settings["noise"])
+    if "passages" in settings:
+        kept = noise_mix(kept, settings["passages"], settings["noise_rate"])
     if "repeat" in settings:
         kept = repeat_support(kept, settings["repeat"])
     converted = [d.doc_uid for d in kept if d.content_type == "html"] if settings.get("html") == "text" else []

@@ -209,10 +209,13 @@ def _matched(match: re.Match[str] | None) -> str:
 
 def slash_alternatives(text: str) -> list[str]:
     """The alternatives of a gold text written with slashes ("Gravity/Gravity, or gravitation" -> both), when every
-    slash has an alternative word right on each side (`_alternative_word`); else the text alone."""
+    slash has an alternative word right on each side (`_alternative_word`) or every piece is a phrase of two words or
+    more; else the text alone ("km/h", "1/2 cup", "24/7" stay one answer)."""
     pieces = text.split("/")
     if len(pieces) < 2:
         return [text]
+    if all(len(p.split()) >= 2 for p in pieces):  # phrases of two words or more each ("March 10, 2017/March 10, 2017")
+        return [p.strip() for p in pieces]
     edges = pairwise(pieces)
     if not all(_alternative_word(_matched(SLASH_LEFT_RE.search(a))) and _alternative_word(_matched(SLASH_RIGHT_RE.match(b)))
                for a, b in edges):

@@ -18,8 +18,9 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.metrics import DECLARATIONS, MetricDeclaration
+from core.metrics import DECLARATIONS, MetricDeclaration, concerns
 from core.protocols import get_protocol
+from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
 from core.scoring.judges.base import (
@@ -324,10 +325,13 @@ class _Scorer:
         metrics and judged ones like correctness against the instance's reference)."""
         ref = ReferenceSpec.model_validate(inst["reference"]) if inst.get("reference") else None
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=chunk.documents[inst["id"]],
-                          response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"))
+                          response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"),
+                          uid=inst.get("uid") or "", attributes=inst.get("attributes") or {},
+                          doc_roles=(resp.get("prompt_meta") or {}).get("doc_roles") or [])
         base = {"response_id": resp["id"], "run_id": self.run_id}
         outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
-                    if name != "constraint" and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
+                    if name != "constraint" and concerns(name, item.uid)
+                    and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
         return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
@@ -353,15 +357,21 @@ class _Scorer:
             return crash_outcome(exc)
 
     async def reference_outcome(self, name: str, item: JudgeInput) -> MetricOutcome:
-        """A reference metric (pure, core.scoring.reference) or a judged one (correctness, consistency) of one response."""
+        """A reference metric (pure, core.scoring.reference), a benchmark's own measure (core.scoring.benchmarks) or a
+        judged one (correctness, consistency) of one response."""
         if item.reference is None:
             return MetricOutcome(status="not_applicable", reason="the instance has no reference")
-        judged = REFERENCE_JUDGE_METRICS.get(name) if name not in REFERENCE_METRICS else None
+        bench = BenchmarkItem(item.reference, item.response, item.language, item.uid, item.attributes,
+                              tuple(item.doc_roles))
+        judged = REFERENCE_JUDGE_METRICS.get(name) if name not in (*REFERENCE_METRICS, *BENCHMARK_METRICS) else None
         if judged is not None and item.reference.answer_type not in judged.answer_types:
             return MetricOutcome(status="not_applicable", reason=judged.not_applicable_reason)
         try:
+            if name in BENCHMARK_METRICS:
+                return benchmark_metric(name, bench)
             if judged is None:
-                return reference_metric(name, item.reference, item.response, item.language)
+                return benchmark_override(name, bench) or reference_metric(name, item.reference, item.response,
+                                                                           item.language)
             return await judged.compute(self.judge, item)
         except Exception as exc:  # noqa: BLE001 - recorded, never silent
             return crash_outcome(exc)

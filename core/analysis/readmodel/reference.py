@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel.responses import read_sql
-from core.metrics import get_metric
+from core.metrics import BENCHMARK_MEASURES, concerns, get_metric
 
 PRODUCTION_PROTOCOL = "production_rag"  # imported traces: faithfulness and coverage, no reference
 
@@ -82,7 +82,9 @@ def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> p
     (counted as wrong or left out, as the metric declares); small_n flags 0 < n < stats.SMALL_N."""
     from core.scoring.judges.names import judge_label
 
-    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns]
+    uids = scores["instance_uid"].astype(str) if "instance_uid" in scores.columns else pd.Series(dtype=str)
+    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns
+               and (m not in BENCHMARK_MEASURES or any(concerns(m, u) for u in uids))]
     declared = [get_metric(m) for m in metrics]
     rows: list[dict] = []
     for (model, condition), group in scores.groupby(["model", "condition"], sort=True):

@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.metrics import BENCHMARK_MEASURES
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
 from core.protocols.prompting import InstanceView, reference_messages
+
+RGB_PASSAGES = 5
+NOISE_RATIO_CONDITIONS = (
+    *(Condition(f"noise_{round(rate * 100)}", f"RGB's setting: {RGB_PASSAGES} passages, noise ratio {rate}",
+                {"passages": RGB_PASSAGES, "noise_rate": rate}) for rate in (0.0, 0.2, 0.4, 0.6, 0.8)),
+    Condition("negatives_only", f"RGB's rejection setting: {RGB_PASSAGES} noise passages, no answer-bearing one",
+              {"passages": RGB_PASSAGES, "noise_rate": 1.0}),
+)
 
 
 def reference_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
@@ -33,9 +42,10 @@ REFERENCE_QA = register(Protocol(
         Condition("no_noise", "noise documents dropped", {"noise": 0}),
         Condition("documents_first", "told to prioritise the documents over prior knowledge", {"policy": "documents"}),
         Condition("prior_knowledge", "told it may rely on prior knowledge", {"policy": "prior_knowledge"}),
+        *NOISE_RATIO_CONDITIONS,
     ),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy", "all_gold_no_wrong",
-             "correctness", "consistency", "rejection"),
+             "correctness", "consistency", "rejection", *BENCHMARK_MEASURES),
     aggregates=("accuracy",),
     views=("leaderboard",),
 ))

@@ -46,7 +46,8 @@ class ConstraintView(BaseModel):
 
 class JudgeInput(BaseModel):
     """Everything a judge needs about one response: query, mode, documents, the response text (and, for reference
-    protocols, the reference and the instance's language)."""
+    protocols, the reference, the instance's language, id and attributes, and the roles of the documents its prompt
+    gave)."""
 
     query: str
     mode: str
@@ -55,6 +56,9 @@ class JudgeInput(BaseModel):
     instance_id: int | None = None
     reference: ReferenceSpec | None = None
     language: str | None = None
+    uid: str = ""
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    doc_roles: list[str] = Field(default_factory=list)
 
 
 class Outcome(BaseModel):
