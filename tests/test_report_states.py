@@ -16,7 +16,7 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from core.cli import app
-from core.metrics import STATES, get_metric
+from core.metrics import BENCHMARK_MEASURES, STATES, get_metric
 from core.protocols import PROTOCOLS, register_package, unregister_package
 from core.scoring.summaries import summarise_run
 from core.store.db import make_engine
@@ -42,8 +42,9 @@ class StateWorld:
 
 
 def response_metrics(protocol: str) -> list[str]:
-    """The response-level metrics `protocol` declares."""
-    return [m for m in PROTOCOLS.get(protocol).metrics if m != "constraint"]
+    """The response-level metrics `protocol` declares (without a benchmark's own measures: these instances come from
+    no public benchmark, so RGB's or CRAG's measures do not apply to them)."""
+    return [m for m in PROTOCOLS.get(protocol).metrics if m != "constraint" and m not in BENCHMARK_MEASURES]
 
 
 def seed_protocol(s: Session, protocol: str, domain_id: int, model_id: int, run_id: int) -> None:

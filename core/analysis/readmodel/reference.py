@@ -76,15 +76,21 @@ def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protoco
     return frame.reindex(columns=columns)
 
 
+def applicable_metrics(scores: pd.DataFrame, protocol: str) -> list[str]:
+    """The protocol's response metrics present in `scores`, without a benchmark's own measures (RGB, CRAG, ...) when
+    none of the instances comes from that benchmark."""
+    uids = scores["instance_uid"].astype(str) if "instance_uid" in scores.columns else pd.Series(dtype=str)
+    return [m for m in reference_metric_names(protocol) if m in scores.columns
+            and (m not in BENCHMARK_MEASURES or any(concerns(m, u) for u in uids))]
+
+
 def reference_summary(scores: pd.DataFrame, protocol: str = "reference_qa") -> pd.DataFrame:
     """Per model x condition x metric: mean with the 95% CI of its declared kind (stats.metric_intervals), n with a
     value, the responses left out: not_applicable, error (judge failed) and unscored; and the unparseable answers
     (counted as wrong or left out, as the metric declares); small_n flags 0 < n < stats.SMALL_N."""
     from core.scoring.judges.names import judge_label
 
-    uids = scores["instance_uid"].astype(str) if "instance_uid" in scores.columns else pd.Series(dtype=str)
-    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns
-               and (m not in BENCHMARK_MEASURES or any(concerns(m, u) for u in uids))]
+    metrics = applicable_metrics(scores, protocol)
     declared = [get_metric(m) for m in metrics]
     rows: list[dict] = []
     for (model, condition), group in scores.groupby(["model", "condition"], sort=True):

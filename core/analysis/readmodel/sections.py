@@ -12,7 +12,12 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from core.analysis.readmodel.reference import reference_metric_names, reference_scores, reference_summary
+from core.analysis.readmodel.reference import (
+    applicable_metrics,
+    reference_metric_names,
+    reference_scores,
+    reference_summary,
+)
 from core.analysis.readmodel.responses import read_sql
 from core.metrics import STATES, VERDICT_STATES, get_metric
 
@@ -66,7 +71,7 @@ def protocol_sections(engine: Engine, run_id: int, judge: str, enterprise_scores
 def section_table(scores: pd.DataFrame, protocol: str, skipped: pd.DataFrame) -> pd.DataFrame:
     """Per model x condition x metric: reference_summary's mean, CI and n, with the count of every state beside it;
     a model and condition whose items all failed generation still shows, its items counted as skipped."""
-    metrics = [m for m in reference_metric_names(protocol) if m in scores.columns]
+    metrics = applicable_metrics(scores, protocol)
     summary = reference_summary(scores, protocol)[SUMMARY_KEEP] if not scores.empty else \
         pd.DataFrame(columns=SUMMARY_KEEP)
     counts = state_counts(scores, metrics)
