@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.scoring.judges.base import DocumentView, JudgeInput, MetricOutcome
+from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
 from core.scoring.judges.heuristic import HeuristicJudge
 
 HAND_SET = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "offline_judge_hand_set.jsonl"
@@ -43,7 +43,7 @@ def judge_input(row: dict) -> JudgeInput:
                       language=row["language"])
 
 
-async def judge_row(judge: HeuristicJudge, row: dict) -> dict[str, MetricOutcome]:
+async def judge_row(judge: Judge, row: dict) -> dict[str, MetricOutcome]:
     """Faithfulness and coverage of one row's answer."""
     item = judge_input(row)
     claims = await judge.context_claims(item)
@@ -78,7 +78,7 @@ def tally(rows: list[dict], outcomes: list[dict[str, MetricOutcome]]) -> dict[tu
     return dict(out)
 
 
-def measure(judge: HeuristicJudge, rows: list[dict]) -> dict[tuple[str, str], MetricTally]:
+def measure(judge: Judge, rows: list[dict]) -> dict[tuple[str, str], MetricTally]:
     """Judge every row and tally the errors."""
     async def run() -> list[dict[str, MetricOutcome]]:
         return [await judge_row(judge, r) for r in rows]
