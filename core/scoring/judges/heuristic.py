@@ -29,6 +29,7 @@ from core.scoring.judges.text import (
     conflict_matches,
     content_words,
     key_terms,
+    meaning_words,
     negated,
     numbers,
     overlap,
@@ -42,6 +43,9 @@ from core.scoring.judges.text import (
 )
 
 SUPPORT_THRESHOLD = 0.5
+FIGURE_ANCHOR_OVERLAP = 0.34
+COLON_SPLIT_RE = re.compile(r":\s+")
+IDENTIFIER_RE = re.compile(r"\b[a-z]+-[a-z0-9-]*\d[a-z0-9-]*", re.IGNORECASE)
 COVER_SHARE = 0.5
 FIGURES_SHARE = 0.5
 WORDS_WITH_FIGURES = 0.25
@@ -156,6 +160,12 @@ def conflict_evidence(item: JudgeInput) -> dict:
     return {"conflict_words": words, "groups": sides, "both_sides": both}
 
 
+def has_conflict(documents: list[DocumentView]) -> bool:
+    """True when two or more documents share a conflict group."""
+    groups = [d.conflict_group for d in documents if d.conflict_group]
+    return len(groups) > len(set(groups))
+
+
 def response_claims(response: str) -> list[str]:
     """Response sentences that state something (not refusal sentences, at least 3 content words and figures)."""
     return [s for s in sentences(response) if not refusal_matches(s) and claim_size(s) >= MIN_CLAIM_TOKENS]
@@ -163,8 +173,8 @@ def response_claims(response: str) -> list[str]:
 
 def claim_support(claim: str, doc_sentences: list[str]) -> tuple[float, list[str]]:
     """Best content-word overlap of the claim with any document sentence, and every sentence reaching it."""
-    ct = content_words(claim)
-    scored = [(overlap(ct, content_words(s)), s) for s in doc_sentences]
+    ct = meaning_words(claim)
+    scored = [(overlap(ct, meaning_words(s)), s) for s in doc_sentences]
     best = max((score for score, _ in scored), default=0.0)
     return best, [s for score, s in scored if score == best] or [""]
 
@@ -187,20 +197,66 @@ def document_quantities(documents: list[DocumentView]) -> set[Quantity]:
     return set().union(*(quantities(t) | spelled_quantities(t) for t in texts))
 
 
-def support_row(claim: str, doc_sentences: list[str], known: set[Quantity]) -> dict:
-    """A claim is supported when every figure it states is in the documents, its words match a document sentence
-    (overlap >= 0.5) and not every best-matching sentence says the opposite (negation polarity)."""
+def anchored_support(claim: str, doc_sentences: list[str]) -> tuple[float, list[str]]:
+    """Best overlap among the document sentences that state every figure of the claim, identifiers such as
+    FS-2025-02 or KX-40 left out (0 when it has no figure)."""
+    figures = quantities(IDENTIFIER_RE.sub(" ", claim))
+    if not figures:
+        return 0.0, [""]
+    holders = [s for s in doc_sentences if all(quantity_found(q, quantities(s) | spelled_quantities(s)) for q in figures)]
+    return claim_support(claim, holders) if holders else (0.0, [""])
+
+
+def part_verdict(part: str, doc_sentences: list[str]) -> tuple[bool, str]:
+    """A claim part is supported by word overlap >= 0.5, or >= 0.25 with a sentence stating all its figures, unless
+    every best-matching sentence says the opposite (negation polarity)."""
+    score, tops = claim_support(part, doc_sentences)
+    needed = SUPPORT_THRESHOLD
+    if score < SUPPORT_THRESHOLD and (anchored := anchored_support(part, doc_sentences))[0] >= FIGURE_ANCHOR_OVERLAP:
+        (score, tops), needed = anchored, FIGURE_ANCHOR_OVERLAP
+    if score < needed:
+        return False, f"overlap {score:.2f} with: {tops[0][:160]}"
+    agreeing = [s for s in tops if not polarity_flip(part, s)]
+    if not agreeing:
+        return False, f"negation differs from: {tops[0][:160]}"
+    return True, f"overlap {score:.2f} with: {agreeing[0][:160]}"
+
+
+def states_conflict(part: str, conflicted: bool) -> bool:
+    """True for a part that only says the documents disagree (conflict words, no figures) when they do."""
+    return conflicted and bool(conflict_matches(part)) and not quantities(part)
+
+
+def claim_parts(claim: str) -> list[str]:
+    """The clauses of a claim ('A says X, whereas B says Y'; 'The sources disagree: ...') with two content words+."""
+    pieces = [c for part in COLON_SPLIT_RE.split(claim) for c in clauses(part)]
+    return [p for p in pieces if len(content_words(p)) + len(quantities(p)) >= 2]
+
+
+def split_verdict(claim: str, doc_sentences: list[str], conflicted: bool) -> tuple[bool, str] | None:
+    """Each part of a multi-part claim checked on its own (a part stating the documents' conflict is true of them);
+    None when the claim has a single part."""
+    parts = [p for p in claim_parts(claim) if not states_conflict(p, conflicted)]
+    if len(parts) < 2 and len(parts) == len(claim_parts(claim)):
+        return None
+    verdicts = [part_verdict(p, doc_sentences) for p in parts]
+    failed = [why for ok, why in verdicts if not ok]
+    return (not failed, f"{len(parts)} parts: {failed[0] if failed else verdicts[0][1] if verdicts else 'conflict'}")
+
+
+def support_row(claim: str, doc_sentences: list[str], known: set[Quantity], conflicted: bool = False) -> dict:
+    """A claim is supported when every figure it states is in the documents and its words match a document sentence
+    (overlap >= 0.5, or >= 0.25 with a sentence stating all its figures) without the opposite negation; a claim that
+    fails as a whole may pass part by part (conflict reports), and a sentence saying that documents which do conflict
+    disagree is supported."""
     invented = sorted(f"{v} {u}".strip() for v, u in quantities(claim) if not quantity_found((v, u), known))
-    score, tops = claim_support(claim, doc_sentences)
-    agreeing = [s for s in tops if not polarity_flip(claim, s)]
     if invented:
-        reason, ok = f"invented number(s) {', '.join(invented)}: in no document", False
-    elif score < SUPPORT_THRESHOLD:
-        reason, ok = f"overlap {score:.2f} with: {tops[0][:160]}", False
-    elif not agreeing:
-        reason, ok = f"negation differs from: {tops[0][:160]}", False
-    else:
-        reason, ok = f"overlap {score:.2f} with: {agreeing[0][:160]}", True
+        return {"claim": claim, "supported": False, "reason": f"invented number(s) {', '.join(invented)}: in no document"}
+    if states_conflict(claim, conflicted) and not split_verdict(claim, doc_sentences, conflicted):
+        return {"claim": claim, "supported": True, "reason": "states the conflict the documents carry"}
+    ok, reason = part_verdict(claim, doc_sentences)
+    if not ok and (split := split_verdict(claim, doc_sentences, conflicted)) is not None and split[0]:
+        ok, reason = split
     return {"claim": claim, "supported": ok, "reason": reason}
 
 
@@ -302,7 +358,9 @@ class HeuristicJudge:
             return language_outcome(language)
         doc_sents = [s for d in item.documents for s in sentences(d.text)]
         known = document_quantities(item.documents)
-        return faithfulness_outcome([support_row(c, doc_sents, known) for c in response_claims(item.response)], METHOD)
+        conflicted = has_conflict(item.documents)
+        rows = [support_row(c, doc_sents, known, conflicted) for c in response_claims(item.response)]
+        return faithfulness_outcome(rows, METHOD)
 
     async def coverage(self, item: JudgeInput, claims: ContextClaimsOutcome) -> MetricOutcome:
         """A context claim is covered when the response has half its content words and half its key content."""

@@ -29,6 +29,20 @@ TAG_RE = re.compile(r"</?[a-z][a-z0-9]*\b[^>]*>", re.IGNORECASE)
 APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'"})
 CACHE_SIZE = 1 << 16
 SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+# Words an answer uses for what a document says in other words: each group is read as its first word (after stemming),
+# irregular forms first. Generic enterprise vocabulary (policies, manuals, SLAs, leaflets), not tuned to one dataset.
+SYNONYM_GROUPS = (
+    ("keep", "kept", "held", "hold", "retain", "store"), ("buy", "bought", "purchase"), ("sell", "sold", "redeem"),
+    ("pay", "paid", "reimburse", "refund", "repay"), ("give", "gave", "given"), ("take", "took", "taken"),
+    ("warranty", "guarantee", "promise"), ("employee", "staff", "personnel", "worker"),
+    ("submit", "file", "lodge", "apply"), ("inspect", "check", "examine"), ("rinse", "flush", "wash"),
+    ("restore", "recover", "retrieve"), ("operating", "running"), ("first", "sooner", "earlier"),
+    ("uptime", "availability"), ("report", "tell", "notify", "inform"), ("chronic", "long-standing", "longstanding"),
+    ("require", "need", "demand"), ("reduce", "lower", "decrease", "cap", "limit"), ("receive", "get", "obtain", "owe"),
+    ("fee", "charge", "cost"), ("deadline", "due"), ("occur", "happen"), ("split", "divide"), ("start", "begin"),
+    ("day", "daily"), ("week", "weekly"), ("month", "monthly"), ("year", "yearly", "annual", "annually"),
+    ("maximum", "max", "ceiling"), ("allow", "permit"), ("state", "say", "specify"),
+)
 
 CITATION_RE = re.compile(
     r"\[\s*(?:(?:doc(?:ument)?|source|ref)s?\.?\s*)?\d+(?:\s*[,;-]\s*(?:(?:doc(?:ument)?|source)s?\.?\s*)?\d+)*\s*\]"
@@ -68,6 +82,7 @@ NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")(?:[\s-]+([a-z]
 NEGATION_RE = re.compile(r"\b(?:not|no|never|without|cannot|none|neither|nor)\b|n't\b", re.IGNORECASE)
 NOT_NEGATION_RE = re.compile(
     r"\b(?:no|not)\s+(?:later|earlier|more|less|fewer|sooner|longer|greater|higher|lower|before|after)\s+than\b"
+    r"|\bnot\s+(?:to\s+)?(?:exceed|go\s+(?:over|above|beyond))\w*"
     r"|\bnot only\b|\bno\.\s*\d|\bwhether or not\b|\bno doubt\b",
     re.IGNORECASE,
 )
@@ -204,6 +219,14 @@ def tokens(text: str) -> set[str]:
     return {t.lower().strip(".,") for t in TOKEN_RE.findall(text or "")} - STOPWORDS - {""}
 
 
+def synonym_table() -> dict[str, str]:
+    """Stemmed word -> the stem of its synonym group's first word."""
+    return {stem(w): stem(group[0]) for group in SYNONYM_GROUPS for w in group}
+
+
+SYNONYMS = synonym_table()
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def content_words(text: str) -> frozenset[str]:
     """Stemmed content words of `text` (stopwords, citation markers and bare numbers left out), plus the Chinese /
@@ -211,6 +234,13 @@ def content_words(text: str) -> frozenset[str]:
     text = CITATION_RE.sub(" ", clean(text))
     words = (w.lower() for w in WORD_RE.findall(text))
     return frozenset(stem(w) for w in words if w not in STOPWORDS and len(w) > 1) | frozenset(cjk_terms(text))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def meaning_words(text: str) -> frozenset[str]:
+    """content_words read through the synonym groups (kept -> keep, guarantee -> warranty): what claim support
+    compares, so a paraphrase matches the sentence it restates."""
+    return frozenset(SYNONYMS.get(w, w) for w in content_words(text))
 
 
 @lru_cache(maxsize=CACHE_SIZE)
