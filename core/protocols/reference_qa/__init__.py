@@ -6,8 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, View, ViewResult, needs
 from core.protocols.prompting import InstanceView, reference_messages
+
+
+def instruction_view(engine: Any, run_ids: Sequence[int], judge: str) -> ViewResult:
+    """The instruction-adherence view, built on demand (its module imports pandas; this package stays light)."""
+    from core.protocols.reference_qa.views import instruction_view as build
+
+    return build(engine, run_ids, judge)
 
 
 def reference_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
@@ -35,7 +42,8 @@ REFERENCE_QA = register(Protocol(
         Condition("prior_knowledge", "told it may rely on prior knowledge", {"policy": "prior_knowledge"}),
     ),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy", "all_gold_no_wrong",
-             "correctness", "consistency", "rejection"),
-    aggregates=("accuracy",),
+             "correctness", "consistency", "rejection", "constraint"),
+    aggregates=("accuracy", "loose_ias", "strict_ias", "instruction_score"),
     views=("leaderboard",),
+    page_views=(View("Instructions followed, beside the answer", instruction_view),),
 ))
