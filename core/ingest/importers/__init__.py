@@ -35,15 +35,16 @@ def get_importer(name: str) -> Importer:
 
 def import_source(
     engine: Engine, path: Path, *, fmt: str = NATIVE, on_existing: str = "reject", domains_path: Path | None = None,
-    author: str = "",
+    author: str = "", on_changed_question: str | None = None,
 ) -> ImportReport:
-    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing."""
+    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing (an existing id
+    whose question changed needs `on_changed_question`, see core.ingest.io.import_specs)."""
     parsed = get_importer(fmt).parse(Path(path))
     if not parsed.ok:
         return ImportReport(errors=parsed.errors)
     descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
     return import_specs(engine, parsed.instances, on_existing=on_existing, domain_descriptions=descriptions,
-                        author=author)
+                        author=author, on_changed_question=on_changed_question)
 
 
 def source_record(spec: InstanceSpec) -> object:
