@@ -134,3 +134,26 @@ def test_the_protocol_views_page_shows_them_beside_exact_match(scored, monkeypat
     # the breaker names every gold answer while ignoring instructions; the follower's Persian answer names none
     assert (table.loc["follower", "exact_match"], table.loc["breaker", "exact_match"]) == (0.75, 1.0)
     assert any("IFEval's loose rule" in c.value for c in at.caption)
+
+
+def test_an_instruction_no_rule_checks_is_left_to_the_judge_and_counted_unjudged(engine, tmp_path) -> None:
+    record = json.loads(PUBLISHED.read_text(encoding="utf-8"))[3]  # key 2: quotes, no commas
+    record |= {"key": 1002, "instruction_id_list": ["structure_poem", *record["instruction_id_list"]],
+               "kwargs": [{"lines": 4}, *record["kwargs"]]}
+    path = tmp_path / "followrag.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    assert import_source(engine, path, fmt="followrag").ok
+    with Session(engine) as s:
+        _, model_ids, run_id = seed_run(s, "General", ("follower",), "unknown-instruction")
+        s.commit()
+        instances = dict(s.exec(select(Instance.uid, Instance.id)).all())
+    world = RefWorld(engine, run_id, model_ids, instances)
+    world.respond("follower", "followrag/ifnq/1002", '"Missi Hale sings it"')
+    asyncio.run(score_run(engine, run_id, "heuristic"))
+    with Session(engine) as s:
+        rows = s.exec(select(Verdict.judge, Verdict.status).where(Verdict.metric == "constraint")
+                      .order_by(col(Verdict.constraint_id))).all()
+    assert sorted(rows) == [("heuristic", "not_applicable"), ("rule", "ok"), ("rule", "ok")]
+    [row] = readmodel.instruction_scores(engine, [run_id], "heuristic").to_dict("records")
+    assert (row["n_instructions"], row["judged"], row["unjudged"], row["loose_ias"]) == (3, 2, 1, 1.0)
+    assert row["strict_ias"] != row["strict_ias"]  # undetermined (NaN) while an instruction is unjudged

@@ -49,7 +49,7 @@ def instruction_scores(engine: Engine, run_ids: Sequence[int], judge: str,
     rows = rows.drop_duplicates(["response_id", "constraint_id"], keep="last")
     decided = (rows["status"] == "ok") & rows["passed"].notna()
     rows["judged"] = decided.astype(int)
-    rows["passed"] = (decided & rows["passed"].fillna(False).astype(bool)).astype(int)
+    rows["passed"] = (decided & pd.to_numeric(rows["passed"], errors="coerce").fillna(0).astype(bool)).astype(int)
     rows["errors"] = (rows["status"] == "error").astype(int)
     rows["loose_passed"] = [(_loose(d, p) if j else 0.0) for d, p, j in zip(rows["details"], rows["passed"],
                                                                             rows["judged"], strict=True)]
