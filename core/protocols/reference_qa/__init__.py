@@ -6,15 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, View, ViewResult, needs
+from core.protocols.base import Condition, Prompt, Protocol, View, needs
 from core.protocols.prompting import InstanceView, reference_messages
-
-
-def instruction_view(engine: Any, run_ids: Sequence[int], judge: str) -> ViewResult:
-    """The instruction-adherence view, built on demand (its module imports pandas; this package stays light)."""
-    from core.protocols.reference_qa.views import instruction_view as build
-
-    return build(engine, run_ids, judge)
 
 
 def reference_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
@@ -45,5 +38,5 @@ REFERENCE_QA = register(Protocol(
              "correctness", "consistency", "rejection", "constraint"),
     aggregates=("accuracy", "loose_ias", "strict_ias", "instruction_score"),
     views=("leaderboard",),
-    page_views=(View("Instructions followed, beside the answer", instruction_view),),
+    page_views=(View("Instructions followed, beside the answer", "core.protocols.reference_qa.views:instruction_view"),),
 ))
