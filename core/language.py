@@ -13,6 +13,7 @@ CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff6
 KANA_RE = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
 HANGUL_RE = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 LETTER_RE = re.compile(r"[^\W\d_]", re.UNICODE)
+NON_CJK_WORD_RE = re.compile(r"[^\W\d_\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 CJK_SHARE = 0.5
 CJK_LANGUAGES = ("zh", "ja")
 # Where a Chinese / Japanese sentence ends (zero width, no space needed): after 。！？, after a closing quote that
@@ -38,10 +39,13 @@ _COMPILED_PORT = "core.langid"
 
 @lru_cache(maxsize=4096)
 def cjk_language(text: str) -> str | None:
-    """'ja' or 'zh' when most letters of `text` are Chinese / Japanese script (kana marks Japanese), else None."""
-    letters = LETTER_RE.findall(text or "")
-    cjk = [ch for ch in letters if CJK_RE.match(ch)]
-    if not letters or len(cjk) < CJK_SHARE * len(letters):
+    """'ja' or 'zh' when most units of `text` are Chinese / Japanese characters (kana marks Japanese), else None.
+
+    A unit is a Chinese / Japanese character or a word of another script, so Latin brand names inside a Chinese
+    question ('iPhone SE 3的起售价是多少？') weigh as the words they are, not letter by letter."""
+    cjk = CJK_RE.findall(text or "")
+    words = NON_CJK_WORD_RE.findall(text or "")
+    if not cjk or len(cjk) < CJK_SHARE * (len(cjk) + len(words)):
         return None
     return "ja" if any(KANA_RE.match(ch) for ch in cjk) else "zh"
 

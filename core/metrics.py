@@ -165,6 +165,9 @@ _rate("constraint", "Constraint satisfied", ("rule", *JUDGED),
 _bounded("loose_ias", "Loose IAS", ("derived",), description="share of a response's judged constraints satisfied")
 _rate("strict_ias", "Strict IAS", ("derived",),
       description="every constraint judged and satisfied (complete-case: undetermined on any error or unjudged)")
+_rate("instruction_score", "Instruction score (FollowRAG)", ("derived",),
+      description="share of all instructions followed, pooled over responses, each by IFEval's loose rule (or the "
+                  "judge's verdict); FollowRAG's loose_instruction_score")
 _bounded("loose_persona", "Loose IAS: persona", ("derived",))
 _bounded("loose_output", "Loose IAS: output", ("derived",))
 _bounded("loose_knowledge_protocol", "Loose IAS: knowledge protocol", ("derived",))

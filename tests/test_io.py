@@ -138,7 +138,9 @@ def test_reimport_with_new_version_versions_changed_and_keeps_old(engine, tmp_pa
     lines = [json.loads(x) for x in MINI.read_text().splitlines()]
     lines[0]["query"] = "A reworded query?"
     changed.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    report = import_file(engine, changed, on_existing="new_version")
+    refused = import_file(engine, changed, on_existing="new_version")  # a changed question needs a choice
+    assert [e.field for e in refused.errors] == ["query"] and not refused.new_versions
+    report = import_file(engine, changed, on_existing="new_version", on_changed_question="supersede")
     assert report.new_versions == ["energy-noisy-t1"] and len(report.unchanged) == 3
     with Session(engine) as s:
         versions = s.exec(select(Instance).where(Instance.uid == "energy-noisy-t1").order_by(Instance.version)).all()

@@ -11,7 +11,7 @@ import typer
 from core.config import REPO_ROOT, database_url
 from core.ingest.importers import IMPORTERS, NATIVE, get_importer, import_source
 from core.ingest.importers.traces import trace_formats
-from core.ingest.io import composition, export_instances, import_file, validate_file
+from core.ingest.io import ON_CHANGED_QUESTION, composition, export_instances, import_file, validate_file
 from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
 from core.store.schema import InstanceSpec
@@ -111,6 +111,10 @@ def register(app: typer.Typer) -> None:
         new_version: Annotated[
             bool, typer.Option("--new-version", help="Store changed existing ids as a new version.")
         ] = False,
+        changed_questions: Annotated[str | None, typer.Option(
+            "--changed-questions", help="With --new-version, existing ids whose question changed (listed, and "
+            "nothing imported without this choice): " + "; ".join(f"{k}: {v}" for k, v in ON_CHANGED_QUESTION.items())
+        )] = None,
         domains: Annotated[Path | None, typer.Option(help="Domains JSONL (name, description).")] = None,
         fmt: Annotated[str, typer.Option("--format", help=f"Source layout: {', '.join(IMPORTERS.names())}; or a trace "
                                          f"export: {', '.join(trace_formats())}.")] = NATIVE,
@@ -156,9 +160,12 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{exc}; trace exports: {', '.join(trace_formats())}", err=True)
             raise typer.Exit(2) from None
         upgrade(database_url())
+        if changed_questions is not None and changed_questions not in ON_CHANGED_QUESTION:
+            raise typer.BadParameter(f"choose {' or '.join(ON_CHANGED_QUESTION)}", param_hint="--changed-questions")
         report = import_source(
             get_engine(), file, fmt=fmt, on_existing="new_version" if new_version else "reject", domains_path=domains,
             skip_invalid=skip_invalid,
+            on_changed_question=changed_questions,
         )
         for error in report.errors:
             typer.echo(error.located(file), err=True)
@@ -169,7 +176,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"note: {warning.located(file)}", err=True)
         typer.echo(
             f"imported {len(report.created)} new, {len(report.new_versions)} new versions, "
-            f"{len(report.unchanged)} unchanged"
+            f"{len(report.unchanged)} unchanged" + (f", {len(report.skipped)} with another question left out: "
+                                                    f"{', '.join(report.skipped)}" if report.skipped else "")
         )
         if report.rejected:
             written = write_rejects(report.rejected, rejects or file.with_name(file.name + ".rejects.jsonl"))

@@ -82,7 +82,8 @@ def load_prompt_plans(session: Session, keys: list[PromptKey], order: str, seed:
                                         Instance.language, Instance.reference, Instance.attributes)
                                  .where(col(Instance.id).in_(chunk))).all()
         constraints: dict[int, list[Any]] = defaultdict(list)
-        for c in session.exec(select_columns(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid)
+        for c in session.exec(select_columns(Constraint.instance_id, Constraint.position, Constraint.text, Constraint.cid,
+                                             Constraint.checker_id)
                               .where(col(Constraint.instance_id).in_(chunk))):
             constraints[c.instance_id].append(c)
         documents: dict[int, list[Any]] = defaultdict(list)

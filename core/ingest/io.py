@@ -26,6 +26,10 @@ from core.store.schema import (
 )
 
 ON_EXISTING = ("reject", "new_version")
+ON_CHANGED_QUESTION = {
+    "supersede": "store them as new versions all the same (old versions and their results stay)",
+    "skip": "leave them out: keep the existing instances, import the rest",
+}
 CONSTRAINT_FIELDS = set(ConstraintSpec.model_fields) - {"id"}
 DOCUMENT_FIELDS = set(DocumentSpec.model_fields) - {"doc_id"}
 
@@ -72,6 +76,7 @@ class ImportReport:
     errors: list[LineError] = field(default_factory=list)
     warnings: list[LineError] = field(default_factory=list)  # imported, with a change worth a note
     rejected: list[LineError] = field(default_factory=list)  # records left out (an import with skip_invalid)
+    skipped: list[str] = field(default_factory=list)  # changed questions left out (on_changed_question 'skip')
 
     @property
     def ok(self) -> bool:
@@ -247,18 +252,22 @@ def import_specs(
     on_existing: str = "reject",
     domain_descriptions: dict[str, str] | None = None,
     author: str = "",
+    on_changed_question: str | None = None,
 ) -> ImportReport:
     """Import validated instances in one transaction; any conflict imports nothing.
 
     on_existing: 'reject' refuses ids already in the database; 'new_version' stores changed ones as a new version
-    and reports identical ones as unchanged.
+    and reports identical ones as unchanged. An existing id whose question changed is never replaced silently: each
+    is listed and, unless `on_changed_question` chooses (a key of ON_CHANGED_QUESTION), nothing is imported.
     """
     if on_existing not in ON_EXISTING:
         raise ValueError(f"on_existing must be one of {ON_EXISTING}")
+    if on_changed_question is not None and on_changed_question not in ON_CHANGED_QUESTION:
+        raise ValueError(f"on_changed_question must be one of {', '.join(ON_CHANGED_QUESTION)}")
     report = ImportReport()
     with Session(engine) as session:
         try:
-            _add_specs(session, specs, on_existing, domain_descriptions or {}, author, report)
+            _add_specs(session, specs, (on_existing, on_changed_question), domain_descriptions or {}, author, report)
             if report.errors:
                 return _nothing_imported(session, report)
             session.commit()
@@ -269,8 +278,15 @@ def import_specs(
     return report
 
 
-def _add_specs(session: Session, specs: Sequence[tuple[int, InstanceSpec]], on_existing: str,
+def _changed_question(line: int, current: Instance, spec: InstanceSpec) -> LineError:
+    return LineError(line, "query", f"instance {spec.id!r} (version {current.version}) has another question: "
+                     f"{current.query!r} → {spec.query!r}; choose --changed-questions "
+                     f"{' or '.join(ON_CHANGED_QUESTION)}")
+
+
+def _add_specs(session: Session, specs: Sequence[tuple[int, InstanceSpec]], choices: tuple[str, str | None],
                descriptions: dict[str, str], author: str, report: ImportReport) -> None:
+    on_existing, on_changed_question = choices
     latest = {
         i.uid: i
         for i in session.exec(select(Instance).where(col(Instance.uid).in_([s.id for _, s in specs]))).all()
@@ -292,6 +308,12 @@ def _add_specs(session: Session, specs: Sequence[tuple[int, InstanceSpec]], on_e
         if _content(instance_spec(session, current)) == _content(spec):
             report.unchanged.append(spec.id)
             continue
+        if current.query != spec.query and on_changed_question != "supersede":
+            if on_changed_question == "skip":
+                report.skipped.append(spec.id)
+            else:
+                report.errors.append(_changed_question(line, current, spec))
+            continue
         current.is_latest = False
         session.add(current)
         session.flush()
@@ -304,11 +326,13 @@ def _nothing_imported(session: Session, report: ImportReport) -> ImportReport:
     report.created.clear()
     report.new_versions.clear()
     report.unchanged.clear()
+    report.skipped.clear()
     return report
 
 
 def import_file(
-    engine: Engine, path: Path, *, on_existing: str = "reject", domains_path: Path | None = None, author: str = ""
+    engine: Engine, path: Path, *, on_existing: str = "reject", domains_path: Path | None = None, author: str = "",
+    on_changed_question: str | None = None,
 ) -> ImportReport:
     """Validate then import a JSONL benchmark atomically: a file with any bad line imports nothing."""
     validation = validate_file(path)
@@ -316,7 +340,8 @@ def import_file(
         return ImportReport(errors=validation.errors)
     descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
     return import_specs(
-        engine, validation.instances, on_existing=on_existing, domain_descriptions=descriptions, author=author
+        engine, validation.instances, on_existing=on_existing, domain_descriptions=descriptions, author=author,
+        on_changed_question=on_changed_question,
     )
 
 

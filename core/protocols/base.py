@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,10 +57,19 @@ class ViewResult:
 @dataclass(frozen=True)
 class View:
     """A declarative view of a protocol's results that the generic page (pages/protocol_views.py) renders, since
-    core never imports streamlit: its title and the function of (engine, run ids, judge) that builds it."""
+    core never imports streamlit: its title and the function of (engine, run ids, judge) that builds it, or its
+    'module:function' name, imported only when the view is built (so a declaration never imports the analysis
+    layer)."""
 
     title: str
-    build: Callable[[Any, Sequence[int], str], ViewResult]
+    build: Callable[[Any, Sequence[int], str], ViewResult] | str
+
+    def builder(self) -> Callable[[Any, Sequence[int], str], ViewResult]:
+        """The function that builds the view (its 'module:function' name imported now)."""
+        if callable(self.build):
+            return self.build
+        module, _, name = self.build.partition(":")
+        return getattr(importlib.import_module(module), name)
 
 
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)

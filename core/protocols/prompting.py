@@ -300,8 +300,20 @@ REFERENCE_LINES = {
                          "answer.",
     "abstain_closed_book": "If you do not know the answer, say that you do not know.",
     "date": "The question is asked on {date}.",
+    "instructions": "Where the question gives its own instructions on length, format or language, follow them.",
 }
 SHORT_ANSWERS = ("short", "boolean", "multi", "unanswerable")
+# The instance's own instructions the fixed wording yields to (checker ids or their "group:" prefixes): "keep the
+# answer short" to any asking for a length, a structure or added content; "the language of the question" to any
+# naming the response's language.
+SHORT_YIELDS_TO = ("length_constraints:", "detectable_format:", "detectable_content:", "combination:",
+                   "startend:end_checker", "keywords:existence", "keywords:frequency", "keywords:letter_frequency")
+LANGUAGE_YIELDS_TO = ("language:response_language", "change_case:english_capital", "change_case:english_lowercase")
+
+
+def asks_for(constraints: Sequence[Any], checker_ids: tuple[str, ...]) -> bool:
+    """Whether one of the instance's instructions is checked by one of `checker_ids` (or a 'group:' prefix of them)."""
+    return any((c_id := getattr(c, "checker_id", None) or "") and c_id.startswith(checker_ids) for c in constraints)
 
 
 def numbered_documents(documents: Sequence[Any]) -> str:
@@ -321,22 +333,28 @@ def reference_messages(instance: InstanceView, documents: Sequence[Any],
                        policy: str | None = None) -> list[ChatMessage]:
     """The neutral reference-QA prompt: answer from the documents (or closed book when there are none); MCQ: the
     option letter; otherwise short answers, and 'the documents do not contain the answer' is always allowed (on
-    every question, so it never reveals which ones are unanswerable). Earlier turns come as chat messages."""
+    every question, so it never reveals which ones are unanswerable). The fixed wording on length and language
+    yields to the instance's own instructions (SHORT_YIELDS_TO, LANGUAGE_YIELDS_TO). Earlier turns come as chat
+    messages."""
     reference = instance.reference or {}
     choices = reference.get("choices") or {}
     mcq = reference.get("answer_type") == "mcq" and bool(choices)
     book = "documents" if documents else "closed_book"
-    lines = [REFERENCE_LINES[book], REFERENCE_LINES["language"]]
+    own_length, own_language = asks_for(instance.constraints, SHORT_YIELDS_TO), asks_for(instance.constraints,
+                                                                                           LANGUAGE_YIELDS_TO)
+    lines = [REFERENCE_LINES[book], *([] if own_language else [REFERENCE_LINES["language"]])]
     if policy and documents:
         lines.append(SOURCE_POLICIES[policy])
     if mcq:
         lines.append(REFERENCE_LINES["mcq"].format(letters=", ".join(sorted(choices))))
     else:
-        if reference.get("answer_type", "short") in SHORT_ANSWERS:
+        if reference.get("answer_type", "short") in SHORT_ANSWERS and not own_length:
             lines.append(REFERENCE_LINES["short"])
         lines.append(REFERENCE_LINES[f"abstain_{book}"])
     if instance.attributes.get("date"):
         lines.append(REFERENCE_LINES["date"].format(date=instance.attributes["date"]))
+    if own_length or own_language:
+        lines.append(REFERENCE_LINES["instructions"])
     question = f"{QUESTION_MARKER} {instance.query.strip()}"
     if mcq:
         options = [f"{letter}. {text.strip()}" for letter, text in sorted(choices.items())]

@@ -38,4 +38,4 @@ def with_views() -> list[str]:
 
 def build_views(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> list[tuple[View, ViewResult]]:
     """Each view `protocol` declares, built for these runs and this judge."""
-    return [(view, view.build(engine, list(run_ids), judge)) for view in PROTOCOLS.get(protocol).page_views]
+    return [(view, view.builder()(engine, list(run_ids), judge)) for view in PROTOCOLS.get(protocol).page_views]

@@ -90,16 +90,19 @@ def precondition_outcome(c: ConstraintView, mode: str) -> ConstraintOutcome:
     )
 
 
-def rule_outcome(c: ConstraintView, response: str) -> ConstraintOutcome:
-    """Run the constraint's rule checker (strict); a missing or failing checker is a recorded error."""
+def rule_outcome(c: ConstraintView, response: str, loose: bool = False) -> ConstraintOutcome:
+    """Run the constraint's rule checker (strict; with `loose`, IFEval's loose verdict too, in details["loose"]); a
+    missing or failing checker is a recorded error."""
     try:
         from core.scoring.checkers import build_checker  # lazy: checkers are a sibling package
 
-        passed = bool(build_checker(c.checker_id or "", c.checker_kwargs).check(response))
+        checker = build_checker(c.checker_id or "", c.checker_kwargs)
+        passed = bool(checker.check(response))
+        details = {"loose": bool(checker.check_loose(response))} if loose else {}
     except Exception as exc:  # noqa: BLE001 - any checker failure becomes an error verdict, never a silent "no"
         return ConstraintOutcome(cid=c.cid, status="error", method="rule",
                                  reason=f"rule checker {c.checker_id!r} failed: {type(exc).__name__}: {snippet(str(exc))}")
-    return ConstraintOutcome(cid=c.cid, passed=passed, method="rule",
+    return ConstraintOutcome(cid=c.cid, passed=passed, method="rule", details=details,
                              reason=f"rule {c.checker_id} {'satisfied' if passed else 'violated'}")
 
 
@@ -237,8 +240,10 @@ class _Scorer:
             out.details = {**out.details, "context_claims_reused": not fresh, "context_claims_calls": extra["calls"]}
         return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
 
-    async def constraints(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any]) -> list[Verdict]:
-        """Rule verdicts (judge 'rule') and judged verdicts for the constraints not yet scored."""
+    async def constraints(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any],
+                          loose: bool = False) -> list[Verdict]:
+        """Rule verdicts (judge 'rule', with IFEval's loose verdict when `loose`) and judged verdicts for the
+        constraints not yet scored."""
         out: list[Verdict] = []
         name = self.judge.name
         to_judge: list[ConstraintView] = []
@@ -250,7 +255,7 @@ class _Scorer:
                 if not precondition_triggered(c.precondition, item.mode):
                     out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
                 elif c.judge_method == "rule":
-                    out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response)))
+                    out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response, loose)))
                 else:
                     to_judge.append(c)
         if to_judge:
@@ -312,17 +317,19 @@ class _Scorer:
         return await self.together(chunk, resp["id"], item, base, True, metrics)
 
     async def together(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
-                       metrics: Mapping[str, Awaitable[MetricOutcome]]) -> list[Verdict]:
-        """The constraint verdicts (if asked) and `metrics`' verdicts of one response, their calls made concurrently;
-        verdicts in the same order as one after another."""
+                       metrics: Mapping[str, Awaitable[MetricOutcome]], loose: bool = False) -> list[Verdict]:
+        """The constraint verdicts (if asked; IFEval's loose rule verdicts too when `loose`) and `metrics`' verdicts of
+        one response, their calls made concurrently; verdicts in the same order as one after another."""
         judged, outcomes = await asyncio.gather(
-            self.constraints(chunk, rid, item, base) if constraints else ready([]), asyncio.gather(*metrics.values()))
+            self.constraints(chunk, rid, item, base, loose) if constraints else ready([]),
+            asyncio.gather(*metrics.values()))
         return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
     async def protocol_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
                                 metrics: tuple[str, ...]) -> list[Verdict]:
-        """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint'; reference
-        metrics and judged ones like correctness against the instance's reference)."""
+        """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint', rule ones
+        with IFEval's loose verdict too; reference metrics and judged ones like correctness against the instance's
+        reference)."""
         ref = ReferenceSpec.model_validate(inst["reference"]) if inst.get("reference") else None
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"),
@@ -332,7 +339,7 @@ class _Scorer:
         outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
                     if name != "constraint" and concerns(name, item.uid)
                     and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
-        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes)
+        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes, loose=True)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
         """A metric whose declaration brings its computation (a protocol package's own), a reference-free RAG

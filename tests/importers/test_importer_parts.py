@@ -188,15 +188,17 @@ def test_an_mmlu_csv_row_and_its_jsonl_selection_are_the_same_instance(tmp_path)
     assert from_csv.model_dump(exclude={"metadata"}) == from_jsonl.model_dump(exclude={"metadata"})
 
 
-def test_followrag_instructions_unknown_to_the_registry_stay_in_the_source_record(tmp_path) -> None:
+def test_followrag_instructions_unknown_to_the_registry_are_judged_and_stay_in_the_source_record(tmp_path) -> None:
     record = json.loads((FIXTURES / "followrag.json").read_text(encoding="utf-8"))[1]
     record["instruction_id_list"].insert(0, "structure_poem")
     record["kwargs"].insert(0, {"lines": 14})
     path = tmp_path / "followrag.json"
     path.write_text(json.dumps([record], indent=4), encoding="utf-8")
     spec = _first("followrag", path)
-    assert [(c.id, c.checker_id) for c in spec.constraints] == [("c2", "change_case:english_lowercase"),
-                                                                  ("c3", "punctuation:no_comma")]
+    assert [(c.id, c.judge_method, c.checker_id) for c in spec.constraints] == [
+        ("c1", "llm", None), ("c2", "rule", "change_case:english_lowercase"), ("c3", "rule", "punctuation:no_comma")]
+    assert spec.constraints[0].criterion == ("The response follows the instruction 'structure_poem' with "
+                                             '{"lines": 14} as the question states it.')
     assert spec.metadata["unchecked_instructions"] == ["structure_poem"]
     assert source_record(spec) == record
 

@@ -35,6 +35,12 @@ from core.analysis.readmodel.corrected import (
     response_uncertainty,
 )
 from core.analysis.readmodel.data_quality import EQUIVALENCE_METRICS, evaluated_composition, natural_vs_augmented
+from core.analysis.readmodel.instructions import (
+    INSTRUCTION_METRICS,
+    instruction_scores,
+    instruction_summary,
+    pooled_share,
+)
 from core.analysis.readmodel.leaderboard import (
     GAP_KEY,
     GAP_LABEL,
@@ -124,5 +130,6 @@ __all__ = [
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
     "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
-    "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE",
+    "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
+    "instruction_summary", "pooled_share", "stale_summary_runs", "CATEGORIES", "NO_MODE",
 ]

@@ -9,6 +9,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from core.analysis.readmodel.instructions import instruction_scores, instruction_summary
 from core.analysis.readmodel.leaderboard import LONG_COLUMNS, leaderboard
 from core.analysis.readmodel.reference import PRODUCTION_PROTOCOL, reference_scores, reference_summary
 from core.analysis.readmodel.responses import RULE_JUDGE
@@ -30,7 +31,7 @@ class RunReport:
     board: pd.DataFrame
     counts: pd.DataFrame
     note: str = ""
-    reference: pd.DataFrame | None = None  # reference_summary rows when the run holds reference-answer instances
+    reference: pd.DataFrame | None = None  # reference_summary rows (and instruction rows) of reference-answer instances
     production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
     sections: tuple[ProtocolSection, ...] = ()  # per protocol of the run: its metrics with the count of each state
 
@@ -59,11 +60,22 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
     board = leaderboard(scores, model_catalog(engine))
     counts = model_counts(scores)
     reference = reference_scores(engine, [run_id], judge)
-    summary = reference_summary(reference) if not reference.empty else None
+    summary = with_instructions(reference_summary(reference) if not reference.empty else None,
+                                instruction_scores(engine, [run_id], judge), judge)
     production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
     production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
                      production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)))
+
+
+def with_instructions(summary: pd.DataFrame | None, instructions: pd.DataFrame, judge: str) -> pd.DataFrame | None:
+    """The reference summary with the instruction rows (Loose / Strict IAS, instruction score) of the responses
+    whose instance has instructions beside each model and condition's reference metrics."""
+    if instructions.empty:
+        return summary
+    rows = instruction_summary(instructions, judge)
+    both = rows if summary is None else pd.concat([summary, rows], ignore_index=True)
+    return both.sort_values(["model", "condition"], kind="stable", ignore_index=True)
 
 
 def model_counts(scores: pd.DataFrame) -> pd.DataFrame:

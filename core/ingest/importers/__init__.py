@@ -35,9 +35,10 @@ def get_importer(name: str) -> Importer:
 
 def import_source(
     engine: Engine, path: Path, *, fmt: str = NATIVE, on_existing: str = "reject", domains_path: Path | None = None,
-    author: str = "", skip_invalid: bool = False,
+    author: str = "", skip_invalid: bool = False, on_changed_question: str | None = None,
 ) -> ImportReport:
-    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing.
+    """Map, validate and import a file of format `fmt` atomically: any bad record imports nothing (an existing id
+    whose question changed needs `on_changed_question`, see core.ingest.io.import_specs).
 
     With skip_invalid the bad records are left out (listed in `rejected`) and the rest imported, still atomically."""
     parsed = get_importer(fmt).parse(Path(path), skip_invalid=skip_invalid)
@@ -45,7 +46,7 @@ def import_source(
         return ImportReport(errors=parsed.errors)
     descriptions = {d.name: d.description for d in load_domain_specs(domains_path)} if domains_path else {}
     report = import_specs(engine, parsed.instances, on_existing=on_existing, domain_descriptions=descriptions,
-                          author=author)
+                          author=author, on_changed_question=on_changed_question)
     if report.ok:
         report.warnings, report.rejected = parsed.warnings, parsed.rejected
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from core.ingest.importers.base import RecordError
@@ -63,12 +64,21 @@ def _problems(index: int, checker_id: str, kwargs: dict[str, Any]) -> list[tuple
     ]
 
 
+def judged_constraint(index: int, instruction_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    """An instruction no rule checker knows, left to the judge (as EnterpriseRAG's judged constraints are): the
+    question states it, the criterion names it with its parameters."""
+    named = f"'{instruction_id}'" + (f" with {json.dumps(params, ensure_ascii=False, sort_keys=True)}" if params else "")
+    return {"id": f"c{index + 1}", "text": f"Follow the instruction {named} given with the question.",
+            "category": "output", "sub_dimension": "format", "judge_method": "llm",
+            "criterion": f"The response follows the instruction {named} as the question states it."}
+
+
 def rule_constraints(
     ids: list[str], kwargs: list[dict[str, Any]], aliases: dict[str, str] | None = None, *, keep_unknown: bool = False
 ) -> tuple[list[dict], list[str]]:
     """One rule constraint per instruction the checker registry knows, kwargs kept as given, and the unknown ids.
 
-    Bad kwargs raise; unknown ids raise too unless keep_unknown (they then stay only in the source record).
+    Bad kwargs raise; unknown ids raise too unless keep_unknown (they are then judged constraints, judged_constraint).
     """
     if len(ids) != len(kwargs):
         raise RecordError(("kwargs", f"expected {len(ids)} entries (one per instruction), got {len(kwargs)}"))
@@ -77,6 +87,7 @@ def rule_constraints(
         checker_id = (aliases or {}).get(instruction_id, instruction_id)
         if keep_unknown and checker_id not in CHECKERS:
             unknown.append(instruction_id)
+            constraints.append(judged_constraint(i, instruction_id, params))
             continue
         if found := _problems(i, checker_id, params):
             problems += found
@@ -92,9 +103,10 @@ def rule_constraints(
 
 
 def instruction_lists(spec: InstanceSpec, aliases: dict[str, str] | None = None) -> dict[str, list]:
-    """instruction_id_list and kwargs rebuilt from an instance's rule constraints."""
+    """instruction_id_list and kwargs rebuilt from an instance's rule constraints (judged ones are in the residue)."""
     names: dict[str | None, str | None] = {checker: name for name, checker in (aliases or {}).items()}
+    rules = [c for c in spec.constraints if c.judge_method == "rule"]
     return {
-        "instruction_id_list": [names.get(c.checker_id, c.checker_id) for c in spec.constraints],
-        "kwargs": [c.checker_kwargs for c in spec.constraints],
+        "instruction_id_list": [names.get(c.checker_id, c.checker_id) for c in rules],
+        "kwargs": [c.checker_kwargs for c in rules],
     }

@@ -1,7 +1,10 @@
-"""RGB (Chen et al. 2024): en/zh plain, integration (_int) and counterfactual (_fact) files, one JSON per line."""
+"""RGB (Chen et al. 2024): en/zh plain, integration (_int) and counterfactual (_fact) files, one JSON per line; the
+language is the one the file name says (en.json, zh_int.json ...), detected from the question only when it says
+none, so the ids of the en and zh files never collide."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +25,14 @@ class RGBRecord(Source):
     negative: list[str]
     fakeanswer: str | list[str] | None = None  # zh_fact.json line 14 gives two wrong answers as a list
     positive_wrong: list[str] | None = None
+
+
+def file_language(path: Path) -> str | None:
+    """The language RGB's file name says ('zh' for zh.json, zh_int.json, rgb_zh_refine.json ...; 'en' likewise),
+    None when it says none."""
+    parts = set(re.split(r"[_.\-]", Path(path).name.lower()))
+    found = [language for language in ("zh", "en") if language in parts]
+    return found[0] if len(found) == 1 else None
 
 
 def _answer(item: str | list[str]) -> dict[str, Any]:
@@ -56,7 +67,7 @@ class RGB(Importer):
     Record = RGBRecord
 
     def build(self, record: RGBRecord, index: int, path: Path) -> dict[str, Any]:
-        language = "zh" if cjk_language(record.query) else "en"
+        language = file_language(path) or ("zh" if cjk_language(record.query) else "en")
         kind = "_fact" if record.positive_wrong is not None else "_int" if any(
             isinstance(p, list) for p in record.positive) else ""
         iid = f"rgb/{language}{kind}/{record.id}"

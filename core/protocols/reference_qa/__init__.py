@@ -7,7 +7,7 @@ from typing import Any
 
 from core.metrics import BENCHMARK_MEASURES
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, View, needs
 from core.protocols.prompting import InstanceView, reference_messages
 
 RGB_PASSAGES = 5
@@ -45,7 +45,8 @@ REFERENCE_QA = register(Protocol(
         *NOISE_RATIO_CONDITIONS,
     ),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy", "all_gold_no_wrong",
-             "correctness", "consistency", "rejection", *BENCHMARK_MEASURES),
-    aggregates=("accuracy",),
+             "correctness", "consistency", "rejection", "constraint", *BENCHMARK_MEASURES),
+    aggregates=("accuracy", "loose_ias", "strict_ias", "instruction_score"),
     views=("leaderboard",),
+    page_views=(View("Instructions followed, beside the answer", "core.protocols.reference_qa.views:instruction_view"),),
 ))
