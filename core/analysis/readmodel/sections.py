@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+from core.analysis.readmodel.instructions import instruction_scores, instruction_summary
 from core.analysis.readmodel.reference import (
     applicable_metrics,
     reference_metric_names,
@@ -64,8 +65,24 @@ def protocol_sections(engine: Engine, run_id: int, judge: str, enterprise_scores
         scores = _enterprise_frame(enterprise_scores, judge) if protocol == ENTERPRISE else \
             reference_scores(engine, [run_id], judge, protocol)
         skipped = read_sql(engine, _SKIPPED_SQL, {"run": int(run_id), "protocol": protocol})
-        sections.append(ProtocolSection(protocol, get_protocol(protocol).title, section_table(scores, protocol, skipped)))
+        table = section_table(scores, protocol, skipped)
+        if protocol != ENTERPRISE and "constraint" in get_protocol(protocol).metrics:
+            table = pd.concat([table, instruction_rows(engine, run_id, judge, protocol, skipped)], ignore_index=True)
+        sections.append(ProtocolSection(protocol, get_protocol(protocol).title, table))
     return sections
+
+
+def instruction_rows(engine: Engine, run_id: int, judge: str, protocol: str, skipped: pd.DataFrame) -> pd.DataFrame:
+    """Loose IAS, Strict IAS and the instruction score of a protocol whose instances carry instructions (FollowRAG's
+    in reference_qa), in the section's columns: scored (n), judge error (an instruction in error), unjudged."""
+    scores = instruction_scores(engine, [run_id], judge, protocol)
+    if scores.empty:
+        return pd.DataFrame(columns=SECTION_COLUMNS)
+    rows = instruction_summary(scores, judge).merge(skipped, on=GROUP, how="left")
+    rows = rows.assign(n_scored=rows["n"], n_judge_error=rows["n_error"], n_unjudged=rows["n_unscored"],
+                       label=rows["metric"].map(lambda m: get_metric(m).label))
+    rows[STATE_COLUMNS] = rows[STATE_COLUMNS].fillna(0).astype(int)
+    return rows.reindex(columns=SECTION_COLUMNS)
 
 
 def section_table(scores: pd.DataFrame, protocol: str, skipped: pd.DataFrame) -> pd.DataFrame:
