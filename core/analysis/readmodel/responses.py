@@ -94,13 +94,13 @@ _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
        r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
        COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)},
-       {", ".join(f"x.{m}, x.{m}_state" for m in METRIC_NAMES)}
+       {{metric_columns}}
 FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
 JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
-LEFT JOIN ({{metrics}}) x ON x.response_id = r.id
+{{metric_joins}}
 WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
 ORDER BY r.id
 """
@@ -126,10 +126,10 @@ def metric_source(engine: Engine, run_ids: Sequence[int], judge: str) -> str:
     return _summary_source(engine, run_ids, judge, "response_metric", metric_select_sql(judge))
 
 
-def counted_value_sql(metric: str) -> str:
-    """SQL of `metric`'s value in a response_metric row `s` where its declaration counts the row's state, else NULL."""
+def counted_value_sql(metric: str, row: str = "s") -> str:
+    """SQL of `metric`'s value in the response_metric row `row` where its declaration counts the row's state, else NULL."""
     states = ", ".join(f"'{VERDICT_STATES[status]}'" for status in get_metric(metric).counted_statuses())
-    return f"CASE WHEN s.state IN ({states}) THEN s.value END"
+    return f"CASE WHEN {row}.state IN ({states}) THEN {row}.value END"
 
 
 def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
@@ -139,6 +139,27 @@ def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
     names = ", ".join(f"'{m}'" for m in metrics)
     return (f"SELECT s.response_id, {cells} FROM {source} s "
             f"WHERE s.judge = :judge AND s.run_id IN ({{runs}}) AND s.metric IN ({names}) GROUP BY s.response_id")
+
+
+def status_sql(state: str) -> str:
+    """SQL of the verdict status of the state expression `state` (STATE_STATUS; NULL for unjudged and skipped)."""
+    return f"CASE {state} " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in STATE_STATUS.items()) + " END"
+
+
+def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
+    """(joins, columns) adding METRIC_NAMES' counted value, state and status to the scores query: stored rows by their
+    primary key (one join per metric), or the inline rows of stale runs pivoted once."""
+    if stale:
+        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", METRIC_NAMES)
+        joins = f"LEFT JOIN ({pivot}) x ON x.response_id = r.id"
+        cells = {m: (f"x.{m}", f"x.{m}_state") for m in METRIC_NAMES}
+    else:
+        joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
+                         f"AND x_{m}.metric = '{m}'" for m in METRIC_NAMES)
+        cells = {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in METRIC_NAMES}
+    columns = ", ".join(f"{value} AS {m}, COALESCE({state}, '{UNJUDGED}') AS {m}_state, {status_sql(state)} AS {m}_status"
+                        for m, (value, state) in cells.items())
+    return joins, columns
 
 
 def state_statuses(states: pd.Series) -> pd.Series:
@@ -181,8 +202,8 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
-    metrics = "(" + runs_sql(metric_select_sql(judge), run_ids) + ")" if stale else "response_metric"
-    sql = _SCORES_SQL.replace("{source}", source).replace("{metrics}", _metric_pivot_sql(metrics, METRIC_NAMES))
+    joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
+    sql = _SCORES_SQL.replace("{source}", source).replace("{metric_joins}", joins).replace("{metric_columns}", columns)
     out = read_sql(engine, runs_sql(sql, run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
@@ -199,8 +220,8 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     out["n_constraint_unjudged"] = unjudged
     out["has_protocol"] = out["has_protocol"].astype(bool)
     for m in METRIC_NAMES:
-        out[f"{m}_state"] = out[f"{m}_state"].fillna(UNJUDGED).astype(object)
-        out[f"{m}_status"] = state_statuses(out[f"{m}_state"])
+        status = out[f"{m}_status"]
+        out[f"{m}_status"] = status.astype(object).where(status.notna(), None)
     for col in _FLOAT_COLUMNS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
     out["judge_cost_usd"] = out["judge_cost_usd"].fillna(0.0)
