@@ -1,9 +1,12 @@
-"""The summarise stage: per-response score rows and Figure-4 failure counts, built in SQL from one judge's verdicts.
+"""The summarise stage: per-response score rows, metric rows with their states and Figure-4 failure counts, built in
+SQL from one judge's verdicts.
 
 Which verdicts count for judge J: J's constraint verdicts plus the rule verdicts of rule-checked constraints (one
 merged set per judge), and J's metric verdicts. The write side (`rebuild_summaries`, called by the pipeline after
-scoring) stores them in response_score / failure_count; the read model runs the same SELECTs inline for any run whose
-verdicts changed since (`stale_summary_runs`), so the stored rows are a cache of this computation, never a second one.
+scoring) stores them in response_score (constraint counts, judge cost), response_metric (one row per response and
+response-level metric its protocol declares, every protocol, with its state) and failure_count; the read model runs
+the same SELECTs inline for any run whose verdicts changed since (`stale_summary_runs`), so the stored rows are a
+cache of this computation, never a second one.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -21,8 +25,12 @@ OK_DECIDED_SQL = "v.status = 'ok' AND v.passed IS NOT NULL"
 MODE_SQL = f"COALESCE(i.mode, '{NO_MODE}')"  # failure counts are keyed by mode, and an IFEval prompt has none
 COUNT_COLUMNS: tuple[str, ...] = ("n", "judged", "passed", "errors",
                                   *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")))
-SUMMARY_COLUMNS: tuple[str, ...] = (*COUNT_COLUMNS, *(x for m in METRIC_NAMES for x in (m, f"{m}_status")),
-                                    "judge_calls", "judge_cost_usd")
+SUMMARY_COLUMNS: tuple[str, ...] = (*COUNT_COLUMNS, "judge_calls", "judge_cost_usd")
+METRIC_COLUMNS: tuple[str, ...] = ("response_id", "judge", "run_id", "metric", "value", "state")
+ENTERPRISE = "enterprise_rag"
+# the one place a stored verdict status becomes a score state (core.metrics.VERDICT_STATES); an unknown status maps
+# to NULL, which response_metric.state refuses, so it fails loudly instead of being counted as something else
+STATE_SQL = "CASE v.status " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in VERDICT_STATES.items()) + " END"
 
 
 def runs_sql(sql: str, run_ids: Sequence[int]) -> str:
@@ -40,9 +48,6 @@ def _summary_select(run_filter: str) -> str:
     for cat in CATEGORIES:
         sums += [f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {OK_DECIDED_SQL} THEN 1 ELSE 0 END)",
                  f"SUM(CASE WHEN {con} AND c.category = '{cat}' AND {OK_DECIDED_SQL} AND v.passed THEN 1 ELSE 0 END)"]
-    for m in METRIC_NAMES:
-        sums += [f"MAX(CASE WHEN v.metric = '{m}' AND v.status = 'ok' THEN v.value END)",
-                 f"MAX(CASE WHEN v.metric = '{m}' THEN v.status END)"]
     sums += ["SUM(COALESCE(v.calls, 0))", "SUM(COALESCE(v.cost_usd, 0))"]
     names = ", ".join(f"{expr} AS {col}" for expr, col in zip(sums, SUMMARY_COLUMNS, strict=True))
     return f"""
@@ -52,6 +57,64 @@ WHERE {run_filter}
   AND ((v.metric = 'constraint' AND {JUDGE_FILTER_SQL}) OR (v.metric != 'constraint' AND v.judge = :judge))
 GROUP BY v.response_id, v.run_id
 """
+
+
+def metric_producible(metric: str, judge: str) -> bool:
+    """Whether `judge`'s scoring pass can produce `metric`: a lexical, rule, measured or derived metric always; a judged
+    one when the judge's kind ('heuristic', 'llm') is among the declaration's judges. An undeclared metric: yes."""
+    if metric not in DECLARATIONS:
+        return True
+    producers = DECLARATIONS.get(metric).judges
+    return any(p not in JUDGED for p in producers) or judge.partition(":")[0] in producers
+
+
+def _computed_modes(protocol: str, metric: str) -> str:
+    """',mode,mode,' of the instance modes the scorer computes `metric` in ('' = every mode); EnterpriseRAG's RAG
+    metrics are mode-specific (core.scoring.judges.registry.METRICS: no verdict outside their modes)."""
+    from core.scoring.judges.registry import METRICS  # lazy: the judges are heavy and the read model rarely needs this
+
+    spec = METRICS.get(metric) if protocol == ENTERPRISE and metric in METRICS else None
+    if spec is None or spec.not_applicable_reason:
+        return ""
+    return "," + ",".join(spec.modes) + ","
+
+
+def _declared_metrics_sql(judge: str) -> str:
+    """A derived table (protocol, metric, modes, producible) of every registered protocol's response-level metrics."""
+    from core.protocols import PROTOCOLS, get_protocol
+
+    rows = [f"SELECT '{p}' AS protocol, '{m}' AS metric, '{_computed_modes(p, m)}' AS modes, "
+            f"{int(metric_producible(m, judge))} AS producible"
+            for p in sorted(PROTOCOLS.names()) for m in get_protocol(p).metrics if m != "constraint"]
+    return " UNION ALL ".join(rows) or "SELECT '' AS protocol, '' AS metric, '' AS modes, 0 AS producible"
+
+
+def _metric_select(verdict_runs: str, response_runs: str, judge: str) -> str:
+    """SELECT of response_metric rows for :judge: every metric verdict (the latest per response and metric) with its
+    state, then, for each response and metric its protocol declares with no such verdict, 'skipped' (generation not
+    done, the judge cannot produce it, or the scorer does not compute it in the instance's mode) or 'unjudged'."""
+    metric_verdict = "v.judge = :judge AND v.constraint_id IS NULL AND v.metric != 'constraint'"
+    skipped = ("r.status != 'done' OR e.producible = 0 OR "
+               "(e.modes != '' AND e.modes NOT LIKE '%,' || COALESCE(i.mode, '') || ',%')")
+    return f"""
+SELECT v.response_id, CAST(:judge AS VARCHAR) AS judge, v.run_id, v.metric, v.value, {STATE_SQL} AS state
+FROM verdict v
+WHERE {verdict_runs} AND {metric_verdict}
+  AND NOT EXISTS (SELECT 1 FROM verdict w WHERE w.response_id = v.response_id AND w.metric = v.metric
+                  AND w.judge = v.judge AND w.constraint_id IS NULL AND w.id > v.id)
+UNION ALL
+SELECT r.id, CAST(:judge AS VARCHAR), r.run_id, e.metric, CAST(NULL AS FLOAT),
+       CASE WHEN {skipped} THEN 'skipped' ELSE 'unjudged' END
+FROM response r JOIN instance i ON i.id = r.instance_id
+JOIN ({_declared_metrics_sql(judge)}) e ON e.protocol = i.protocol
+WHERE {response_runs}
+  AND NOT EXISTS (SELECT 1 FROM verdict v WHERE v.response_id = r.id AND v.metric = e.metric AND {metric_verdict})
+"""
+
+
+def metric_select_sql(judge: str) -> str:
+    """The response_metric rows of `judge` over the {runs} placeholder's runs (the read model's inline source)."""
+    return _metric_select("v.run_id IN ({runs})", "r.run_id IN ({runs})", judge)
 
 
 def _failure_select(run_filter: str) -> str:
@@ -90,12 +153,16 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> li
 
 
 def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
-    """Rebuild one run's response_score and failure_count rows for `judge` from its verdicts; returns response rows."""
+    """Rebuild one run's response_score, response_metric and failure_count rows for `judge` from its verdicts;
+    returns the response_score rows written."""
     params = {"run": int(run_id), "judge": judge}
+    metric_insert = (f"INSERT INTO response_metric ({', '.join(METRIC_COLUMNS)})"
+                     + _metric_select("+v.run_id = :run", "r.run_id = :run", judge))
     with engine.begin() as conn:
-        for table in ("response_score", "failure_count", "response_score_state"):
+        for table in ("response_score", "response_metric", "failure_count", "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
+        conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) "

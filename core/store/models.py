@@ -195,7 +195,10 @@ class Verdict(SQLModel, table=True):
 
 
 class ResponseScore(SQLModel, table=True):
-    """Per-response aggregate of one judge's verdicts (plus rule verdicts), kept by core.analysis.readmodel for the results pages."""
+    """Per-response constraint counts and judge cost of one judge's verdicts (plus rule verdicts), for the results pages.
+
+    The response-level metric values live in response_metric (one row per metric, with its state).
+    """
 
     __tablename__ = "response_score"
 
@@ -212,18 +215,27 @@ class ResponseScore(SQLModel, table=True):
     passed_output: int = 0
     judged_knowledge_protocol: int = 0
     passed_knowledge_protocol: int = 0
-    faithfulness: float | None = None
-    faithfulness_status: str | None = None
-    coverage: float | None = None
-    coverage_status: str | None = None
-    rejection: float | None = None
-    rejection_status: str | None = None
-    conflict_recognition: float | None = None
-    conflict_recognition_status: str | None = None
-    refusal: float | None = None
-    refusal_status: str | None = None
     judge_calls: int = 0
     judge_cost_usd: float = 0.0
+
+
+class ResponseMetric(SQLModel, table=True):
+    """One response-level metric of one response under one judge, any protocol: its value and its state.
+
+    State is one of core.metrics.STATES: a verdict's status mapped by core.metrics.VERDICT_STATES, or, with no
+    verdict, 'unjudged' (the judge has not scored it) or 'skipped' (deliberately not computed; docs/metrics.md).
+    `value` is the verdict's stored value; the read model counts it when the metric's declaration counts the state.
+    """
+
+    __tablename__ = "response_metric"
+    __table_args__ = (Index("ix_response_metric_run_judge", "run_id", "judge"),)
+
+    response_id: int = Field(foreign_key="response.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    metric: str = Field(primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    value: float | None = None
+    state: str = Field(description="scored | not_applicable | unparseable | judge_error | unjudged | skipped")
 
 
 class FailureCount(SQLModel, table=True):
@@ -246,7 +258,7 @@ class FailureCount(SQLModel, table=True):
 
 
 class ResponseScoreState(SQLModel, table=True):
-    """Which verdicts a run's summaries for one judge (response_score, failure_count) were built from: their count and max id."""
+    """Which verdicts a run's summaries for one judge (response_score, response_metric, failure_count) were built from: their count and max id."""
 
     __tablename__ = "response_score_state"
 

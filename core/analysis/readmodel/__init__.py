@@ -56,9 +56,13 @@ from core.analysis.readmodel.reference import (
     PRODUCTION_PROTOCOL,
     REFERENCE_ID_COLUMNS,
     REFERENCE_SUMMARY_COLUMNS,
+    STATE_COUNT_COLUMNS,
+    metric_states,
+    metric_summary,
     reference_metric_names,
     reference_scores,
     reference_summary,
+    state_counts,
 )
 from core.analysis.readmodel.report import RunReport, model_counts, report_document, run_report
 from core.analysis.readmodel.responses import (
@@ -131,5 +135,6 @@ __all__ = [
     "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
-    "instruction_summary", "pooled_share", "stale_summary_runs", "CATEGORIES", "NO_MODE",
+    "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_counts",
+    "stale_summary_runs", "CATEGORIES", "NO_MODE",
 ]

@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from core.metrics import VERDICT_STATES, get_metric
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
@@ -19,6 +20,7 @@ from core.scoring.summaries import (
     MODE_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
+    metric_select_sql,
     runs_sql,
     stale_summary_runs,
 )
@@ -32,8 +34,11 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
     "loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES), *METRIC_NAMES,
     *(f"{m}_status" for m in METRIC_NAMES),
     "n_constraints", "n_constraint_errors", "n_constraint_unjudged", "has_protocol",
-    "cost_usd", "latency_ms", "judge_calls", "judge_cost_usd",
+    "cost_usd", "latency_ms", "judge_calls", "judge_cost_usd", *(f"{m}_state" for m in METRIC_NAMES),
 )
+
+UNJUDGED = "unjudged"  # the state of a declared metric with no response_metric row (nothing stored for it)
+STATE_STATUS: dict[str, str] = {state: status for status, state in VERDICT_STATES.items()}  # state -> verdict status
 
 CONSTRAINT_COLUMNS: tuple[str, ...] = (
     "response_id", "run_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text",
@@ -88,12 +93,14 @@ LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON
 _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
        r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
-       COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}
+       COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)},
+       {{metric_columns}}
 FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
 JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
+{{metric_joins}}
 WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
 ORDER BY r.id
 """
@@ -112,6 +119,52 @@ def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: s
     if stale_summary_runs(engine, run_ids, judge):
         return "(" + runs_sql(select_sql, run_ids) + ")"
     return table
+
+
+def metric_source(engine: Engine, run_ids: Sequence[int], judge: str) -> str:
+    """response_metric when every run's summaries for `judge` are current, else its SELECT inline (reads only)."""
+    return _summary_source(engine, run_ids, judge, "response_metric", metric_select_sql(judge))
+
+
+def counted_value_sql(metric: str, row: str = "s") -> str:
+    """SQL of `metric`'s value in the response_metric row `row` where its declaration counts the row's state, else NULL."""
+    states = ", ".join(f"'{VERDICT_STATES[status]}'" for status in get_metric(metric).counted_statuses())
+    return f"CASE WHEN {row}.state IN ({states}) THEN {row}.value END"
+
+
+def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
+    """One row per response of the {runs} runs: per metric its counted value and its state (columns m, m_state)."""
+    cells = ", ".join(f"MAX(CASE WHEN s.metric = '{m}' THEN {counted_value_sql(m)} END) AS {m}, "
+                      f"MAX(CASE WHEN s.metric = '{m}' THEN s.state END) AS {m}_state" for m in metrics)
+    names = ", ".join(f"'{m}'" for m in metrics)
+    return (f"SELECT s.response_id, {cells} FROM {source} s "
+            f"WHERE s.judge = :judge AND s.run_id IN ({{runs}}) AND s.metric IN ({names}) GROUP BY s.response_id")
+
+
+def status_sql(state: str) -> str:
+    """SQL of the verdict status of the state expression `state` (STATE_STATUS; NULL for unjudged and skipped)."""
+    return f"CASE {state} " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in STATE_STATUS.items()) + " END"
+
+
+def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
+    """(joins, columns) adding METRIC_NAMES' counted value, state and status to the scores query: stored rows by their
+    primary key (one join per metric), or the inline rows of stale runs pivoted once."""
+    if stale:
+        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", METRIC_NAMES)
+        joins = f"LEFT JOIN ({pivot}) x ON x.response_id = r.id"
+        cells = {m: (f"x.{m}", f"x.{m}_state") for m in METRIC_NAMES}
+    else:
+        joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
+                         f"AND x_{m}.metric = '{m}'" for m in METRIC_NAMES)
+        cells = {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in METRIC_NAMES}
+    columns = ", ".join(f"{value} AS {m}, COALESCE({state}, '{UNJUDGED}') AS {m}_state, {status_sql(state)} AS {m}_status"
+                        for m, (value, state) in cells.items())
+    return joins, columns
+
+
+def state_statuses(states: pd.Series) -> pd.Series:
+    """The verdict status of each state (scored -> ok, ...); None for unjudged and skipped (no verdict)."""
+    return states.map(STATE_STATUS).astype(object).where(states.isin(list(STATE_STATUS)), None)
 
 
 _CONSTRAINT_VERDICTS_SQL = """
@@ -147,8 +200,11 @@ _INT_COLUMNS = ("run_id", "response_id", "n_constraints", "n_constraint_errors",
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
-    source = _summary_source(engine, run_ids, judge, "response_score", SUMMARY_SELECT_SQL)
-    out = read_sql(engine, runs_sql(_SCORES_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    stale = bool(stale_summary_runs(engine, run_ids, judge))
+    source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
+    joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
+    sql = _SCORES_SQL.replace("{source}", source).replace("{metric_joins}", joins).replace("{metric_columns}", columns)
+    out = read_sql(engine, runs_sql(sql, run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
     counts = [*COUNT_COLUMNS, "judge_calls"]

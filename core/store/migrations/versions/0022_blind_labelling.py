@@ -2,7 +2,7 @@
 sample), and each expert's queue follows a seeded shuffle across models (the seed recorded)
 
 Revision ID: 0022
-Revises: 0020
+Revises: 0021
 Create Date: 2026-12-01 22:30:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0022"
-down_revision = "0020"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
