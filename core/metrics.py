@@ -239,4 +239,9 @@ BENCHMARK_MEASURES = ("rgb_accuracy", "rgb_rejection", "rgb_error_detection", "r
 def concerns(metric_id: str, instance_uid: str) -> bool:
     """Whether a metric concerns an instance: a benchmark's own measure only that benchmark's instances (by the id's
     format prefix, 'rgb/...' for rgb_*; others get no verdict and no row for it), every other metric every instance."""
-    return metric_id not in BENCHMARK_MEASURES or instance_uid.lower().startswith(metric_id.partition("_")[0] + "/")
+    return instance_uid.lower().startswith(concern_prefix(metric_id))
+
+
+def concern_prefix(metric_id: str) -> str:
+    """The instance id prefix a metric is limited to ('rgb/' for a measure of RGB's own), '' for every instance."""
+    return metric_id.partition("_")[0] + "/" if metric_id in BENCHMARK_MEASURES else ""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES
+from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -80,13 +80,14 @@ def _computed_modes(protocol: str, metric: str) -> str:
 
 
 def _declared_metrics_sql(judge: str) -> str:
-    """A derived table (protocol, metric, modes, producible) of every registered protocol's response-level metrics."""
+    """A derived table (protocol, metric, modes, producible, prefix) of every registered protocol's response-level
+    metrics; a benchmark's own measure concerns only the instances whose id has its prefix (core.metrics.concerns)."""
     from core.protocols import PROTOCOLS, get_protocol
 
     rows = [f"SELECT '{p}' AS protocol, '{m}' AS metric, '{_computed_modes(p, m)}' AS modes, "
-            f"{int(metric_producible(m, judge))} AS producible"
+            f"{int(metric_producible(m, judge))} AS producible, '{concern_prefix(m)}' AS prefix"
             for p in sorted(PROTOCOLS.names()) for m in get_protocol(p).metrics if m != "constraint"]
-    return " UNION ALL ".join(rows) or "SELECT '' AS protocol, '' AS metric, '' AS modes, 0 AS producible"
+    return " UNION ALL ".join(rows) or "SELECT '' AS protocol, '' AS metric, '' AS modes, 0 AS producible, '' AS prefix"
 
 
 def _metric_select(verdict_runs: str, response_runs: str, judge: str) -> str:
@@ -107,7 +108,7 @@ SELECT r.id, CAST(:judge AS VARCHAR), r.run_id, e.metric, CAST(NULL AS FLOAT),
        CASE WHEN {skipped} THEN 'skipped' ELSE 'unjudged' END
 FROM response r JOIN instance i ON i.id = r.instance_id
 JOIN ({_declared_metrics_sql(judge)}) e ON e.protocol = i.protocol
-WHERE {response_runs}
+WHERE {response_runs} AND (e.prefix = '' OR LOWER(i.uid) LIKE e.prefix || '%')
   AND NOT EXISTS (SELECT 1 FROM verdict v WHERE v.response_id = r.id AND v.metric = e.metric AND {metric_verdict})
 """
 

@@ -74,7 +74,7 @@ def reference_scores(engine: Engine, run_ids: Sequence[int], judge: str, protoco
         values = frame["response_id"].map(got["value"]) if not got.empty else pd.Series(np.nan, index=frame.index)
         counted = state.isin([VERDICT_STATES[s] for s in get_metric(metric).counted_statuses()])
         frame[metric] = pd.to_numeric(values, errors="coerce").astype(float).where(counted)
-        frame[f"{metric}_state"] = state.fillna(UNJUDGED).astype(object)
+        frame[f"{metric}_state"] = state.astype(object).where(state.notna(), UNJUDGED)
         frame[f"{metric}_status"] = state_statuses(frame[f"{metric}_state"])
     columns = [*REFERENCE_ID_COLUMNS, *(c for m in metrics for c in (m, f"{m}_status")), *(f"{m}_state" for m in metrics)]
     return frame.reindex(columns=columns)

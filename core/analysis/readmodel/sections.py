@@ -78,7 +78,9 @@ def instruction_rows(engine: Engine, run_id: int, judge: str, protocol: str, ski
     scores = instruction_scores(engine, [run_id], judge, protocol)
     if scores.empty:
         return pd.DataFrame(columns=SECTION_COLUMNS)
-    rows = instruction_summary(scores, judge).merge(skipped, on=GROUP, how="left")
+    summary = instruction_summary(scores, judge)
+    rows = summary.drop(columns=[c for c in skipped.columns if c not in GROUP and c in summary]).merge(
+        skipped, on=GROUP, how="left")
     rows = rows.assign(n_scored=rows["n"], n_judge_error=rows["n_error"], n_unjudged=rows["n_unscored"],
                        label=rows["metric"].map(lambda m: get_metric(m).label))
     rows[STATE_COLUMNS] = rows[STATE_COLUMNS].fillna(0).astype(int)
