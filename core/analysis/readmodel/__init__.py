@@ -105,6 +105,14 @@ from core.analysis.readmodel.scope import (
     verdict_counts,
     with_model_info,
 )
+from core.analysis.readmodel.states import (
+    STATE_COLUMNS,
+    frame_state_text,
+    state_columns,
+    state_counts,
+    state_text,
+    state_totals,
+)
 from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
@@ -125,4 +133,5 @@ __all__ = [
     "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE",
+    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
 ]
