@@ -158,7 +158,8 @@ def view(frame: pd.DataFrame, empty: str, caption: str, figure, key: str, column
     st.caption(f"{caption} Judge {judge_label(judge)}.")
     charts.show_chart(figure(frame), frame, key)
     st.dataframe(table(frame, columns), hide_index=True, width="stretch")
-    state_caption(frame, metric, "Questions behind the chart and table, summed over its cells")
+    what = key.removeprefix("domainrag_").replace("_", " ")
+    state_caption(frame, metric, f"Questions behind the {what} chart and table, summed over its cells")
 
 
 run_ids, judge, metric = sidebar(runs)

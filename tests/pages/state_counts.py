@@ -16,15 +16,29 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy import delete, select
 from sqlmodel import Session, col
+from streamlit.testing.v1 import AppTest
 
 from core.store.models import Instance, Model, Response, Verdict
+from tests.pages.signin import sign_in
 
 STATE_WORDS = {"scored": "scored", "not applicable": "not_applicable", "unparseable": "unparseable",
                "judge error": "judge_error", "judge errors": "judge_error", "unjudged": "unjudged",
                "skipped": "skipped"}
 INJECTED = ("error", "unparseable", "not_applicable")  # stored statuses; the fourth answer is left unjudged
+COUNT_COLUMNS = {"scored": "n_scored", "judge_error": "n_error", "unparseable": "n_unparseable",
+                 "not_applicable": "n_not_applicable", "unjudged": "n_unscored", "skipped": "n_skipped"}
 # what the four injected answers do to the counts of their cell (each was scored before)
 DELTAS = {"scored": -4, "judge_error": 1, "unparseable": 1, "not_applicable": 1, "unjudged": 1, "skipped": 0}
+
+
+def open_page(path: str, widgets: dict[str, str] | None = None) -> AppTest:
+    """A results page opened by an analyst, with the given selectboxes set (by key)."""
+    at = sign_in(AppTest.from_file(path, default_timeout=60), "analyst").run()
+    for key, value in (widgets or {}).items():
+        at.selectbox(key=key).set_value(value)
+    at.run()
+    assert not at.exception, at.exception
+    return at
 
 
 def caption_counts(text: str) -> dict[str, int]:

@@ -197,16 +197,16 @@ def position_means(rates: pd.DataFrame) -> pd.DataFrame:
 
 def model_summary(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
     """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
-    unparseable answers (the scatter of MR against clean accuracy)."""
+    the count of each score state (the scatter of MR against clean accuracy)."""
     mr = rates.groupby(["model", "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
     mr.columns = [f"mr_{c}" for c in mr.columns]
     n_known = rates.groupby("model")["n_closed_book_correct"].max().rename("n_closed_book_correct")
-    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", "n_unparseable"],
-                           aggfunc="first")
+    counts = list(readmodel.STATE_COLUMNS.values())
+    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", *counts], aggfunc="first")
     wide.columns = [f"{c}_{m}" if m != "accuracy" else f"{c}_accuracy" for m, c in wide.columns]
     frame = pd.concat([mr, n_known, wide], axis=1).reset_index().rename(columns={"index": "model"})
-    for column in ("clean_accuracy", "closed_book_accuracy", "clean_n", "closed_book_n", "clean_n_unparseable",
-                   "closed_book_n_unparseable"):
+    for column in ("clean_accuracy", "closed_book_accuracy", *(f"{c}_{n}" for c in (CLEAN, CLOSED_BOOK)
+                                                                 for n in ("n", *counts))):
         if column not in frame:
             frame[column] = np.nan
     frame["small_n"] = frame["n_closed_book_correct"].fillna(0).between(1, stats.SMALL_N - 1)

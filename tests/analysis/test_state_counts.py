@@ -1,0 +1,47 @@
+"""The count of each score state, counted once from stored verdict statuses, and the caption sentence every results
+table, chart and CSV of the pages shows beside its mean."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core.analysis.readmodel import frame_state_text, state_columns, state_counts, state_text, state_totals
+
+
+@pytest.mark.parametrize(("statuses", "expected"), [
+    pytest.param(["ok", "ok"], {"n_scored": 2, "n_not_applicable": 0, "n_unparseable": 0, "n_error": 0,
+                                "n_unscored": 0, "n_skipped": 0}, id="all-scored"),
+    pytest.param(["ok", "error", "unparseable", "not_applicable", None, "skipped", float("nan")],
+                 {"n_scored": 1, "n_not_applicable": 1, "n_unparseable": 1, "n_error": 1, "n_unscored": 2,
+                  "n_skipped": 1}, id="every-state-missing-is-unjudged"),
+    pytest.param([], {"n_scored": 0, "n_not_applicable": 0, "n_unparseable": 0, "n_error": 0, "n_unscored": 0,
+                      "n_skipped": 0}, id="empty"),
+])
+def test_state_counts(statuses, expected) -> None:
+    assert state_counts(pd.Series(statuses, dtype=object)) == expected
+
+
+SUMMARY = pd.DataFrame({"metric": ["mcq_accuracy"] * 2, "n": [415, 3], "n_scored": [412, 0], "n_unparseable": [3, 0],
+                        "n_error": [1, 1], "n_not_applicable": [11, 0], "n_unscored": [0, 0], "n_skipped": [0, 0]})
+
+
+@pytest.mark.parametrize(("frame", "metric", "expected"), [
+    pytest.param(SUMMARY, None, "n = 412 scored · 11 not applicable · 3 unparseable (counted as wrong) · "
+                 "2 judge errors · 0 unjudged · 0 skipped",
+                 id="summed-over-rows-metric-from-frame"),
+    pytest.param(SUMMARY.drop(columns="metric"), "token_f1", "n = 412 scored · 11 not applicable · 3 unparseable "
+                 "(left out) · 2 judge errors · 0 unjudged · 0 skipped", id="unparseable-left-out-by-declaration"),
+    pytest.param(SUMMARY.drop(columns="metric").iloc[1:], None, "n = 0 scored · 0 not applicable · 0 unparseable · "
+                 "1 judge error · 0 unjudged · 0 skipped", id="singular-and-zeros-shown"),
+    pytest.param(SUMMARY[["n"]], None, "", id="no-state-columns-no-caption"),
+])
+def test_frame_state_text(frame, metric, expected) -> None:
+    assert frame_state_text(frame, metric) == expected
+
+
+def test_state_text_orders_the_states_as_declared_and_columns_have_readable_headers() -> None:
+    assert state_text({"skipped": 2, "scored": 1}) == "n = 1 scored · 2 skipped"
+    assert state_totals(SUMMARY)["not_applicable"] == 11
+    assert list(state_columns(SUMMARY)) == ["scored", "not applicable", "unparseable", "judge errors", "unjudged",
+                                            "skipped"]
