@@ -6,7 +6,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.analysis.readmodel import frame_state_text, state_columns, state_counts, state_text, state_totals
+from core.analysis.readmodel import (
+    frame_state_text,
+    metric_state_counts,
+    response_statuses,
+    state_columns,
+    state_counts,
+    state_text,
+    state_totals,
+)
 
 
 @pytest.mark.parametrize(("statuses", "expected"), [
@@ -45,3 +53,25 @@ def test_state_text_orders_the_states_as_declared_and_columns_have_readable_head
     assert state_totals(SUMMARY)["not_applicable"] == 11
     assert list(state_columns(SUMMARY)) == ["scored", "not applicable", "unparseable", "judge errors", "unjudged",
                                             "skipped"]
+
+
+ENTERPRISE = pd.DataFrame({
+    "model": ["m"] * 5, "mode": ["noisy", "noisy", "gap", "noisy", "noisy"],
+    "strict_ias": [1.0, None, None, None, 0.0], "n_constraint_errors": [0, 2, 0, 0, 0],
+    "n_constraint_unjudged": [0, 0, 1, 0, 0], "refusal": [0.0, 1.0, 1.0, None, 0.0],
+    "refusal_status": ["ok", "ok", "ok", "error", "ok"], "cost_usd": [0.1, None, 0.2, 0.3, 0.1]})
+
+
+@pytest.mark.parametrize(("metric", "expected"), [
+    pytest.param("strict_ias", ["ok", "error", None, "not_applicable", "ok"], id="ias-missing-by-cause"),
+    pytest.param("over_abstention", ["ok", "ok", "not_applicable", "error", "ok"], id="gap-not-applicable"),
+    pytest.param("refusal", ["ok", "ok", "ok", "error", "ok"], id="stored-status"),
+    pytest.param("cost_usd", ["ok", None, "ok", "ok", "ok"], id="amount-measured-or-unjudged"),
+])
+def test_response_statuses(metric, expected) -> None:
+    assert response_statuses(ENTERPRISE, metric).tolist() == expected
+
+
+def test_metric_state_counts_per_model_and_metric() -> None:
+    counts = metric_state_counts(ENTERPRISE, ["strict_ias"]).iloc[0]
+    assert (counts["n_scored"], counts["n_error"], counts["n_unscored"], counts["n_not_applicable"]) == (2, 1, 1, 1)

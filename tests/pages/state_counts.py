@@ -65,6 +65,19 @@ class Injected:
     instance_uids: list[str]
     verdict_ids: list[int] = field(default_factory=list)
     response_ids: list[int] = field(default_factory=list)
+    removed: list[dict] = field(default_factory=list)
+
+
+def _remove_verdicts(session: Session, response_ids: list[int], judge: str, metrics: tuple[str, ...]) -> list[dict]:
+    """Delete the verdicts of `judge` on these responses and metrics; returns them as rows to put back."""
+    found = session.execute(select(Verdict).where(col(Verdict.response_id).in_(response_ids),
+                                                  col(Verdict.judge) == judge,
+                                                  col(Verdict.metric).in_(metrics))).scalars().all()
+    rows = [v.model_dump() for v in found]
+    for verdict in found:
+        session.delete(verdict)
+    session.flush()
+    return rows
 
 
 def _scored_responses(session: Session, run_ids: list[int], judge: str, metric: str, model: str, condition: str,
@@ -90,14 +103,17 @@ def _latest(responses: list[Response]) -> list[Response]:
 
 @contextmanager
 def injected_states(engine, *, run_ids: list[int], judge: str, metric: str, model: str, condition: str,
-                    protocol: str, metrics: tuple[str, ...] = ()) -> Iterator[Injected]:
+                    protocol: str, metrics: tuple[str, ...] = (), replace: bool = False) -> Iterator[Injected]:
     """Within the block: four scored answers of `model` under `condition` become a judge error, an unparseable answer,
-    a not-applicable verdict (for `metric` and the other `metrics`) and an unjudged newer response."""
+    a not-applicable verdict (for `metric` and the other `metrics`) and an unjudged newer response. With `replace`
+    the injected verdicts take the place of the stored ones (put back afterwards), else they are newer verdicts."""
     with Session(engine) as session:
         picked = _latest(_scored_responses(session, run_ids, judge, metric, model, condition, protocol))[:4]
         assert len(picked) == 4, f"needs 4 scored answers of {model} under {condition!r}, found {len(picked)}"
         uids = [session.get_one(Instance, r.instance_id).uid for r in picked]
         done = Injected(model, condition, uids)
+        if replace:
+            done.removed = _remove_verdicts(session, [int(r.id or 0) for r in picked[:3]], judge, (metric, *metrics))
         for response, status in zip(picked, INJECTED, strict=False):
             for name in (metric, *metrics):
                 verdict = Verdict(response_id=response.id, run_id=response.run_id, judge=judge, metric=name,
@@ -120,6 +136,7 @@ def injected_states(engine, *, run_ids: list[int], judge: str, metric: str, mode
         with Session(engine) as session:
             session.execute(delete(Verdict).where(col(Verdict.id).in_(done.verdict_ids)))
             session.execute(delete(Response).where(col(Response.id).in_(done.response_ids)))
+            session.add_all([Verdict(**row) for row in done.removed])
             session.commit()
         st.cache_data.clear()
 

@@ -108,10 +108,13 @@ from core.analysis.readmodel.scope import (
 from core.analysis.readmodel.states import (
     STATE_COLUMNS,
     frame_state_text,
+    metric_state_counts,
+    response_statuses,
     state_columns,
     state_counts,
     state_text,
     state_totals,
+    with_metric_states,
 )
 from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
@@ -134,4 +137,5 @@ __all__ = [
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
+    "metric_state_counts", "response_statuses", "with_metric_states",
 ]

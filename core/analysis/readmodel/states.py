@@ -4,11 +4,13 @@ that every table caption, chart caption and CSV of the results pages shows for t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from core.metrics import STATES, ScoreState, get_metric
+from core.store.schema import CATEGORIES
 
 # score state -> the count column every summary frame carries for it (the existing names where they were in use)
 STATE_COLUMNS: dict[ScoreState, str] = {"scored": "n_scored", "not_applicable": "n_not_applicable",
@@ -66,3 +68,36 @@ def frame_state_text(frame: pd.DataFrame, metric: str | None = None) -> str:
     if metric is None and "metric" in frame.columns and frame["metric"].nunique() == 1:
         metric = str(frame["metric"].iloc[0])
     return state_text(state_totals(frame), metric)
+
+
+IAS_METRICS = ("loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES))
+
+
+def response_statuses(scores: pd.DataFrame, metric: str) -> pd.Series:
+    """Each response's stored status for one EnterpriseRAG metric of the per-response frame (response_scores): the
+    RAG metrics' own `<metric>_status`; over-abstention is refusal's, not applicable on gap instances; an IAS value
+    missing is a judge error when a constraint verdict of the response failed, unjudged when one was left unjudged,
+    else not applicable (no constraint of the kind). Amounts (cost, latency) are scored where measured."""
+    if metric == "over_abstention":
+        return scores["refusal_status"].astype(object).where(scores["mode"] != "gap", "not_applicable")
+    if f"{metric}_status" in scores.columns:
+        return scores[f"{metric}_status"].astype(object)
+    present = scores[metric].notna()
+    if metric not in IAS_METRICS:
+        return pd.Series("ok", index=scores.index, dtype=object).where(present, None)
+    errors = scores["n_constraint_errors"].fillna(0) > 0
+    unjudged = scores["n_constraint_unjudged"].fillna(0) > 0
+    status = np.select([present, errors, unjudged], ["ok", "error", "unjudged"], default="not_applicable")
+    return pd.Series(status, index=scores.index, dtype=object).where(status != "unjudged", None)
+
+
+def metric_state_counts(scores: pd.DataFrame, metrics: Sequence[str], by: str = "model") -> pd.DataFrame:
+    """Per `by` value and metric: the count of each score state among the responses of the per-response frame."""
+    rows = [{by: key, "metric": metric, **state_counts(response_statuses(group, metric))}
+            for key, group in scores.groupby(by, sort=True) for metric in metrics]
+    return pd.DataFrame(rows, columns=[by, "metric", *STATE_COLUMNS.values()])
+
+
+def with_metric_states(long: pd.DataFrame, states: pd.DataFrame, by: str = "model") -> pd.DataFrame:
+    """A long (by, metric) frame of means with each row's state counts beside it (metric_state_counts)."""
+    return long.merge(states, on=[by, "metric"], how="left")

@@ -1,0 +1,43 @@
+"""The Leaderboard (EnterpriseRAG) under every score state: a caption per metric under the table and under each
+chart with each state's count, and the count columns in the chart's CSV."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine
+
+from bench.make_synthetic_results import make_results
+from core.analysis import readmodel
+from tests.pages import state_counts as sc
+from tests.pages.test_dashboards import REPO
+
+PAGE = str(REPO / "pages" / "leaderboard.py")
+METRIC = "faithfulness"
+
+
+@pytest.fixture(scope="module")
+def results_url(session_url_factory):
+    url = session_url_factory()
+    make_results(url, n_models=3, n_instances=40, seed=3)
+    return url
+
+
+@pytest.mark.parametrize(("prefix", "csv"), [
+    pytest.param("Faithfulness: n = ", None, id="leaderboard-table"),
+    pytest.param("Bars of Faithfulness", "leaderboard_metrics.csv", id="metric-bars"),
+])
+def test_every_state_is_counted_under_the_view(results_url, monkeypatch, prefix, csv) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", results_url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    engine = create_engine(results_url)
+    model = sorted(readmodel.load_scores(engine, [1], "heuristic")["model"].unique())[0]
+    spy = sc.DownloadSpy(monkeypatch)
+    before = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+    with sc.injected_states(engine, run_ids=[1], judge="heuristic", metric=METRIC, model=model, condition="",
+                            protocol="enterprise_rag", replace=True):
+        after = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+        assert {state: after[state] - before[state] for state in after} == sc.DELTAS
+        if csv:
+            shown = spy.frame(csv).query("metric == @METRIC")
+            assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
+    engine.dispose()
