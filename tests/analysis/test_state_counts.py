@@ -6,15 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.analysis.readmodel import (
-    frame_state_text,
-    metric_state_counts,
-    response_statuses,
-    state_columns,
-    state_counts,
-    state_text,
-    state_totals,
-)
+from core.analysis.readmodel import states
 
 
 @pytest.mark.parametrize(("statuses", "expected"), [
@@ -27,7 +19,7 @@ from core.analysis.readmodel import (
                       "n_skipped": 0}, id="empty"),
 ])
 def test_state_counts(statuses, expected) -> None:
-    assert state_counts(pd.Series(statuses, dtype=object)) == expected
+    assert states.state_counts(pd.Series(statuses, dtype=object)) == expected
 
 
 SUMMARY = pd.DataFrame({"metric": ["mcq_accuracy"] * 2, "n": [415, 3], "n_scored": [412, 0], "n_unparseable": [3, 0],
@@ -45,13 +37,13 @@ SUMMARY = pd.DataFrame({"metric": ["mcq_accuracy"] * 2, "n": [415, 3], "n_scored
     pytest.param(SUMMARY[["n"]], None, "", id="no-state-columns-no-caption"),
 ])
 def test_frame_state_text(frame, metric, expected) -> None:
-    assert frame_state_text(frame, metric) == expected
+    assert states.frame_state_text(frame, metric) == expected
 
 
 def test_state_text_orders_the_states_as_declared_and_columns_have_readable_headers() -> None:
-    assert state_text({"skipped": 2, "scored": 1}) == "n = 1 scored · 2 skipped"
-    assert state_totals(SUMMARY)["not_applicable"] == 11
-    assert list(state_columns(SUMMARY)) == ["scored", "not applicable", "unparseable", "judge errors", "unjudged",
+    assert states.state_text({"skipped": 2, "scored": 1}) == "n = 1 scored · 2 skipped"
+    assert states.state_totals(SUMMARY)["not_applicable"] == 11
+    assert list(states.state_columns(SUMMARY)) == ["scored", "not applicable", "unparseable", "judge errors", "unjudged",
                                             "skipped"]
 
 
@@ -69,9 +61,9 @@ ENTERPRISE = pd.DataFrame({
     pytest.param("cost_usd", ["ok", None, "ok", "ok", "ok"], id="amount-measured-or-unjudged"),
 ])
 def test_response_statuses(metric, expected) -> None:
-    assert response_statuses(ENTERPRISE, metric).tolist() == expected
+    assert states.response_statuses(ENTERPRISE, metric).tolist() == expected
 
 
 def test_metric_state_counts_per_model_and_metric() -> None:
-    counts = metric_state_counts(ENTERPRISE, ["strict_ias"]).iloc[0]
+    counts = states.metric_state_counts(ENTERPRISE, ["strict_ias"]).iloc[0]
     assert (counts["n_scored"], counts["n_error"], counts["n_unscored"], counts["n_not_applicable"]) == (2, 1, 1, 1)
