@@ -1,5 +1,5 @@
-"""The Leaderboard (EnterpriseRAG) under every score state: a caption per metric under the table and under each
-chart with each state's count, and the count columns in the chart's CSV."""
+"""The Leaderboard and Domains pages (EnterpriseRAG) under every score state: a caption per metric under the table and
+under each chart with each state's count, and the count columns in the chart's CSV."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from core.analysis import readmodel
 from tests.pages import state_counts as sc
 from tests.pages.test_dashboards import REPO
 
-PAGE = str(REPO / "pages" / "leaderboard.py")
 METRIC = "faithfulness"
 
 
@@ -22,20 +21,21 @@ def results_url(session_url_factory):
     return url
 
 
-@pytest.mark.parametrize(("prefix", "csv"), [
-    pytest.param("Faithfulness: n = ", None, id="leaderboard-table"),
-    pytest.param("Bars of Faithfulness", "leaderboard_metrics.csv", id="metric-bars"),
+@pytest.mark.parametrize(("page", "prefix", "csv"), [
+    pytest.param("leaderboard", "Faithfulness: n = ", None, id="leaderboard-table"),
+    pytest.param("leaderboard", "Bars of Faithfulness", "leaderboard_metrics.csv", id="leaderboard-metric-bars"),
+    pytest.param("domains", "Heatmap: Faithfulness", None, id="domains-heatmap"),
 ])
-def test_every_state_is_counted_under_the_view(results_url, monkeypatch, prefix, csv) -> None:
+def test_every_state_is_counted_under_the_view(results_url, monkeypatch, page, prefix, csv) -> None:
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", results_url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     engine = create_engine(results_url)
     model = sorted(readmodel.load_scores(engine, [1], "heuristic")["model"].unique())[0]
     spy = sc.DownloadSpy(monkeypatch)
-    before = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+    before = sc.caption_counts(sc.captions_with(sc.open_page(str(REPO / "pages" / f"{page}.py")), prefix)[0])
     with sc.injected_states(engine, run_ids=[1], judge="heuristic", metric=METRIC, model=model, condition="",
                             protocol="enterprise_rag", replace=True):
-        after = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+        after = sc.caption_counts(sc.captions_with(sc.open_page(str(REPO / "pages" / f"{page}.py")), prefix)[0])
         assert {state: after[state] - before[state] for state in after} == sc.DELTAS
         if csv:
             shown = spy.frame(csv).query("metric == @METRIC")
