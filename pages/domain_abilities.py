@@ -6,11 +6,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.analysis.readmodel import state_columns
 from core.protocols.domainrag import analysis as dr
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import state_caption
 
 METRICS = {"exact_match": "EM (share of answer parts contained)", "strict_exact_match": "strict EM",
            "token_f1": "token F1 (characters)", "rouge_l": "ROUGE-L (characters)",
@@ -55,8 +57,7 @@ def table(frame: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
     shown = {label: frame[key] for key, label in keys.items()}
     return pd.DataFrame({**shown, "value [95% CI] n": [_pct(v, lo, hi, n, s) for v, lo, hi, n, s in zip(
         frame["value"], frame["ci_low"], frame["ci_high"], frame["n"], frame["small_n"], strict=True)],
-        "not applicable": frame["n_not_applicable"], "judge errors": frame["n_error"],
-        "unscored": frame["n_unscored"], "judge": frame["judge_label"]})
+        **state_columns(frame), "judge": frame["judge_label"]})
 
 
 def noise_lines(curve: pd.DataFrame) -> go.Figure:
@@ -157,6 +158,8 @@ def view(frame: pd.DataFrame, empty: str, caption: str, figure, key: str, column
     st.caption(f"{caption} Judge {judge_label(judge)}.")
     charts.show_chart(figure(frame), frame, key)
     st.dataframe(table(frame, columns), hide_index=True, width="stretch")
+    what = key.removeprefix("domainrag_").replace("_", " ")
+    state_caption(frame, metric, f"Questions behind the {what} chart and table, summed over its cells")
 
 
 run_ids, judge, metric = sidebar(runs)

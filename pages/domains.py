@@ -6,7 +6,7 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
-from ui.tables import SMALL_N_NOTE
+from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
 st.title("Domains")
@@ -37,5 +37,8 @@ if filters:
     charts.show_chart(charts.domain_heatmap(matrix, counts), matrix.reset_index(), "domain_heatmap")
     if (counts < 30).to_numpy().any():
         st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
+    states = readmodel.metric_state_counts(pooled, list(readmodel.DOMAIN_METRICS), by="domain")
+    for key in readmodel.DOMAIN_METRICS:
+        state_caption(states[states["metric"] == key], key, f"Heatmap: {readmodel.METRICS[key].label}")
 
     metric_drilldown(pooled, filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))

@@ -7,7 +7,7 @@ from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 from ui.fitness_view import fitness_banner
-from ui.tables import SMALL_N_NOTE
+from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
 st.title("Leaderboard")
@@ -20,6 +20,9 @@ filters = results_view.sidebar_filters(sets=True)
 if filters:
     fitness_banner(filters.judge)
     board = results_view.leaderboard(*results_view.cache_args(filters))
+    scores = results_view.filtered_scores(filters)
+    quality = [m.id for m in readmodel.QUALITY_METRICS]
+    board = readmodel.with_metric_states(board, readmodel.metric_state_counts(scores, quality))
     if board.empty:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")
@@ -28,20 +31,26 @@ if filters:
                      column_config={"Model": st.column_config.TextColumn("Model", pinned=True)})
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
+        for key in quality:
+            state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
 
         st.subheader("RAG quality and instruction adherence")
         chosen = st.multiselect("Metrics", [m.id for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],
                                 format_func=lambda k: readmodel.METRICS[k].label, key="lb_metrics")
         shown = board[board["metric"].isin(chosen)]
         charts.show_chart(charts.leaderboard_bars(shown, chosen), shown, "leaderboard_metrics")
+        for key in chosen:
+            state_caption(shown[shown["metric"] == key], key, f"Bars of {readmodel.METRICS[key].label}")
 
         st.subheader("Orchestration gap: Loose minus Strict IAS")
         gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
         charts.show_chart(charts.orchestration_gap(board), gap, "orchestration_gap")
+        for key in ("loose_ias", "strict_ias"):
+            state_caption(gap[gap["metric"] == key], key, f"Gap: {readmodel.METRICS[key].label}")
 
         st.subheader("Cost and latency per 1k instances")
         cost = board[board["metric"].isin(["cost_per_1k", "latency_min_per_1k"])]
         charts.show_chart(charts.cost_latency(cost), cost, "cost_latency")
 
-        metric_drilldown(results_view.filtered_scores(filters), filters.judge, "lb_drill")
+        metric_drilldown(scores, filters.judge, "lb_drill")
         results_view.corrected_section(filters)

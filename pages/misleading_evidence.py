@@ -13,6 +13,7 @@ from core.store.sanitize import plain_markdown
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import state_caption
 
 require_page(__file__)
 st.title("Misleading evidence")
@@ -53,22 +54,26 @@ if filters:
               for c, (p, q) in MISLEADING_CONDITIONS.items()]
     charts.show_chart(charts.paired_bars(wide, "label", series, f"MR (%), 95% CI · judge {label}"),
                       rates, "misleading_rate")
+    state_caption(rates, "mcq_accuracy", "Answers behind the bars (closed-book-correct questions)")
     shown = rates.assign(**{"MR [95% CI]": [cell(*r) for r in zip(rates["mr"], rates["mr_low"], rates["mr_high"],
                                                                   rates["small_n"], strict=True)],
                             "any wrong [95% CI]": [cell(*r) for r in zip(rates["any_wrong"], rates["any_wrong_low"],
                                                                         rates["any_wrong_high"], rates["small_n"],
                                                                         strict=True)]})
     st.dataframe(shown[["model", "policy", "position", "MR [95% CI]", "any wrong [95% CI]", "n",
-                        "n_closed_book_correct", "n_undetermined", "n_unparseable", "judge_label"]], hide_index=True,
-                 width="stretch")
+                        "n_closed_book_correct", "n_undetermined", "n_scored", "n_unparseable", "n_error", "n_not_applicable",
+                        "n_unscored", "n_skipped", "judge_label"]], hide_index=True, width="stretch")
+    state_caption(rates, "mcq_accuracy", "Answers behind the table")
 
     st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
     gap = misleading_evidence.policy_gap(out)
     st.dataframe(gap.drop(columns=["judge"]), hide_index=True, width="stretch")
+    state_caption(rates, "mcq_accuracy", "Answers behind the policy gap")
     st.caption("Paired on the same closed-book-correct questions: McNemar per position; over all positions a sign test "
                "over questions (each question counts once).")
     st.dataframe(misleading_evidence.position_means(rates), hide_index=True, width="stretch")
     st.caption("MR by position, averaged over the models that have a value (n_models); min and max model MR.")
+    state_caption(rates, "mcq_accuracy", "Answers behind the position means")
 
     st.subheader("MR against clean accuracy")
     summary = readmodel.with_model_info(misleading_evidence.model_summary(rates, acc), results_view.models(filters.version))
@@ -87,6 +92,7 @@ if filters:
                           "clean_n", "clean_n_unparseable", "closed_book_accuracy", "closed_book_n",
                           "closed_book_n_unparseable", "small_n"]], hide_index=True,
                  width="stretch")
+    state_caption(acc, "mcq_accuracy", "Clean and closed-book answers behind the chart and table")
 
     st.subheader("Paired audit of two models or checkpoints")
     order = sorted(out["model"].unique())

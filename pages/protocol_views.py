@@ -9,6 +9,7 @@ from core.protocols.views import build_views, protocol_runs, scoring_judges, wit
 from core.scoring.judges.names import judge_label
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import state_caption
 
 require_page(__file__)
 st.title("Protocol views")
@@ -34,6 +35,7 @@ judge = st.selectbox("Judge", judges, format_func=judge_label, key="pv_judge")
 for view, result in build_views(engine(), name, run_ids, judge):
     st.subheader(view.title)
     st.dataframe(result.table, hide_index=True, width="stretch")
+    state_caption(result.table, what="Behind the table")
     if result.figure is not None:
         st.plotly_chart(result.figure, width="stretch")
     st.caption(result.caption)

@@ -12,6 +12,7 @@ from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import state_caption
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 CONDITION_NAMES = {"": "default (seeded shuffle, tables as stored)", "reshuffled": "reshuffled (another seed)",
@@ -113,7 +114,7 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
                          "accuracy [95% CI] n": [_pct(v, lo, hi, n, s) for v, lo, hi, n, s in
                                                  zip(cells["value"], cells["ci_low"], cells["ci_high"], cells["n"],
                                                      cells["small_n"], strict=True)],
-                         "judge errors": cells["n_error"], "unscored": cells["n_unscored"], "judge": cells["judge_label"]})
+                         **readmodel.state_columns(cells), "judge": cells["judge_label"]})
 
 
 def detail(response_id: int, judge: str) -> None:
@@ -185,6 +186,7 @@ if views["overall"].empty:
     st.stop()
 
 st.dataframe(overview(views), hide_index=True, width="stretch")
+state_caption(views["overall"], lit.ACCURACY, "Responses behind the table (each once)")
 tabs = st.tabs(["Categories", "Aspects", "Abstention trade-off", "English vs Japanese", "Drill-down"])
 present = [code for code in LANGUAGES if code in set(views["categories"]["language"])]
 
@@ -192,20 +194,25 @@ with tabs[0]:
     language = st.radio("Language", present, format_func=LANGUAGES.get, horizontal=True, key="lit_cat_lang")
     cells = views["categories"][views["categories"]["language"] == language]
     charts.show_chart(radar(cells), cells, "lit_category_radar")
+    state_caption(cells, lit.ACCURACY, "Behind the radar, summed over its cells")
     charts.show_chart(bars(cells), cells, "lit_category_bars")
     st.dataframe(cell_table(cells), hide_index=True, width="stretch")
+    state_caption(cells, lit.ACCURACY, "Behind the bars and table, summed over the cells")
 
 with tabs[1]:
     language = st.radio("Language", present, format_func=LANGUAGES.get, horizontal=True, key="lit_asp_lang")
     cells = views["aspects"][views["aspects"]["language"] == language]
     charts.show_chart(bars(cells), cells, "lit_aspect_bars")
     st.dataframe(cell_table(cells), hide_index=True, width="stretch")
+    state_caption(cells, lit.ACCURACY, "Behind the bars and table, summed over the cells (a question counts for each "
+                  "of its aspects)")
 
 with tabs[2]:
     st.caption("Each model twice (● English, ◆ Japanese): x = share of answerable questions (Integration, Reasoning, "
                "Logic, Table) it declined and got wrong, y = accuracy on the Abstention category. Top left is best; "
                "bars are 95% CIs.")
     charts.show_chart(tradeoff(views["abstention"]), views["abstention"], "lit_abstention_tradeoff")
+    state_caption(views["overall"], lit.ACCURACY, "Responses behind the chart")
 
 with tabs[3]:
     level = st.radio("By", ["category", "aspect"], horizontal=True, key="lit_lang_level")
@@ -217,6 +224,8 @@ with tabs[3]:
     st.dataframe(mine[["label", "value_en", "n_en", "value_ja", "n_ja", "diff_ja_en", "judge_label"]], hide_index=True,
                  width="stretch", column_config={c: st.column_config.NumberColumn(c, format="percent")
                                                  for c in ("value_en", "value_ja", "diff_ja_en")})
+    state_caption(views["overall"][views["overall"]["model"] == model], lit.ACCURACY,
+                  f"Responses of {model} behind the chart and table")
 
 with tabs[4]:
     scores = views["scores"]

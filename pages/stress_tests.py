@@ -12,6 +12,7 @@ from core.store.sanitize import inline_code, plain_markdown
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
+from ui.tables import state_caption
 
 require_page(__file__)
 st.title("Stress tests")
@@ -137,11 +138,10 @@ if filters:
         wide = table.assign(cell=[pct(a, lo, hi, n, u) for a, lo, hi, n, u in
                                   zip(table["accuracy"], table["ci_low"], table["ci_high"], table["n"],
                                       table["n_unparseable"], strict=True)])
-        st.caption(f"Unparseable answers (no option letter read; counted as wrong): "
-                   f"{int(table['n_unparseable'].sum())} in all.")
         grid = wide.pivot(index="condition", columns="model", values="cell").reindex(
             [c for c in CONDITION_NAMES if c in set(wide["condition"])])
         st.dataframe(grid, width="stretch")
+        state_caption(table, kb_corruption.METRIC, "Every cell above (unparseable: no option letter read)")
         st.download_button("Download accuracy (CSV)", table.to_csv(index=False).encode("utf-8"),
                            file_name="ragstress_accuracy.csv", mime="text/csv", key="rs_acc_csv")
 
@@ -153,11 +153,14 @@ if filters:
             st.info("No data: this model has no question answered both clean and corrupted.")
         else:
             charts.show_chart(delta_heatmap(mine, label), mine, "ragstress_delta")
+            state_caption(table[table["model"] == model], kb_corruption.METRIC, f"Responses of {model} behind the map")
         st.dataframe(impact, hide_index=True, width="stretch")
+        state_caption(table, kb_corruption.METRIC, "Responses behind the table")
 
     with tabs[2]:
         model = st.selectbox("Model", models, key="rs_curve_model")
         charts.show_chart(severity_figure(table, model, label), table[table["model"] == model], "ragstress_severity")
+        state_caption(table[table["model"] == model], kb_corruption.METRIC, f"Responses of {model} behind the curves")
         curves = data["curves"]
         flagged = curves[curves["non_monotonic"]]
         for _, row in flagged.iterrows():
@@ -175,6 +178,7 @@ if filters:
             st.caption("Mixed accuracy above the worst type-filtered case means a mixed knowledge base hides the "
                        "worst case (clean entries stay retrievable). p: McNemar on the questions answered under both.")
             st.dataframe(mixed, hide_index=True, width="stretch")
+            state_caption(table, kb_corruption.METRIC, "Responses behind the chart and table")
 
     with tabs[4]:
         per_model, correlations = data["robustness"], data["correlations"]
@@ -182,11 +186,13 @@ if filters:
         st.caption("Spearman over models (baselines excluded) of no-retrieval accuracy against accuracy under the "
                    "corrupted conditions.")
         st.dataframe(correlations, hide_index=True, width="stretch")
+        state_caption(table, kb_corruption.METRIC, "Responses behind the chart and table")
 
     with tabs[5]:
         st.caption("Γ(M1, M2, type) = mean over severities of Δ(M2) − Δ(M1) on the questions both answered clean and "
                    "at every severity: positive means M2 is the more vulnerable. Paired t-test; Bonferroni over rows.")
         st.dataframe(data["gaps"], hide_index=True, width="stretch")
+        state_caption(table, kb_corruption.METRIC, "Responses behind the table")
 
     with tabs[6]:
         st.caption("What each filter returned at build time: queries with zero documents (the no-retrieval rate), how "

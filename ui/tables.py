@@ -9,6 +9,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from core.analysis.readmodel import frame_state_text
+
 SMALL_N = 30
 SMALL_N_MARK = "†"
 SMALL_N_NOTE = f"{SMALL_N_MARK} fewer than {SMALL_N} items: a small sample, read with care."
@@ -61,6 +63,15 @@ def show_table(frame: pd.DataFrame, columns: dict[str, Col | None], *, pin: str 
     st.dataframe(shown, hide_index=True, width="stretch", column_config=config, key=key)
     if n_column is not None and n_column in frame and (pd.to_numeric(frame[n_column], errors="coerce") < SMALL_N).any():
         st.caption(SMALL_N_NOTE)
+
+
+def state_caption(frame: pd.DataFrame, metric: str | None = None, what: str = "") -> str:
+    """Right under a table or chart: the count of each score state behind the numbers of `frame` (a summary frame
+    with the read model's state columns), e.g. "n = 412 scored · 3 unparseable (counted as wrong) · ..."; returns it."""
+    text = frame_state_text(frame, metric)
+    if text:
+        st.caption(f"{what}{': ' if what else ''}{text}")
+    return text
 
 
 COMPOSITION_COLUMNS: dict[str, Col | None] = {

@@ -62,7 +62,7 @@ from core.analysis.readmodel.reference import (
     reference_metric_names,
     reference_scores,
     reference_summary,
-    state_counts,
+    state_count_columns,
 )
 from core.analysis.readmodel.report import RunReport, model_counts, report_document, run_report
 from core.analysis.readmodel.responses import (
@@ -115,6 +115,17 @@ from core.analysis.readmodel.scope import (
     verdict_counts,
     with_model_info,
 )
+from core.analysis.readmodel.states import (
+    STATE_COLUMNS,
+    frame_state_text,
+    metric_state_counts,
+    response_statuses,
+    state_columns,
+    state_counts,
+    state_text,
+    state_totals,
+    with_metric_states,
+)
 from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
@@ -135,6 +146,8 @@ __all__ = [
     "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
-    "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_counts",
+    "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
+    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
+    "metric_state_counts", "response_statuses", "with_metric_states", "count_states",
 ]

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel.responses import UNJUDGED, metric_source, read_sql, state_statuses
+from core.analysis.readmodel.states import count_states
 from core.metrics import BENCHMARK_MEASURES, STATES, VERDICT_STATES, concerns, get_metric
 
 PRODUCTION_PROTOCOL = "production_rag"  # imported traces: faithfulness and coverage, no reference
@@ -95,16 +96,16 @@ def metric_states(scores: pd.DataFrame, metric: str) -> pd.Series:
     return scores[f"{metric}_status"].map(VERDICT_STATES).fillna(UNJUDGED)
 
 
-def state_counts(states: pd.Series) -> dict[str, int]:
-    """n_<state> for every state of core.metrics.STATES, and the older names: n_error (judge_error), n_unscored
-    (no verdict: unjudged + skipped)."""
-    counts = {f"n_{state}": int((states == state).sum()) for state in STATES}
+def state_count_columns(states: pd.Series) -> dict[str, int]:
+    """n_<state> for every state of core.metrics.STATES (states.count_states), and the older names: n_error
+    (judge_error), n_unscored (no verdict: unjudged + skipped)."""
+    counts = {f"n_{state}": n for state, n in count_states(states).items()}
     return counts | {"n_error": counts["n_judge_error"], "n_unscored": counts["n_unjudged"] + counts["n_skipped"]}
 
 
 def metric_summary(scores: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = ("model", "condition")) -> pd.DataFrame:
     """Per group of `by` x metric: mean with the 95% CI of the metric's declared kind (stats.metric_intervals), n with
-    a value, the count of every state beside it (state_counts), small_n when 0 < n < stats.SMALL_N; `judge` and
+    a value, the count of every state beside it (state_count_columns), small_n when 0 < n < stats.SMALL_N; `judge` and
     `judge_label` when `scores` has a judge column. The one state-count summary the protocols' tables call."""
     from core.scoring.judges.names import judge_label
 
@@ -118,7 +119,7 @@ def metric_summary(scores: pd.DataFrame, metrics: Sequence[str], by: Sequence[st
             rows.append({**dict(zip(by, keys, strict=True)), "metric": metric, "judge": judge,
                          "judge_label": judge_label(judge) if judge else "", "value": float(ci.mean[j]),
                          "ci_low": float(ci.ci_low[j]), "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]),
-                         **state_counts(metric_states(group, metric)),
+                         **state_count_columns(metric_states(group, metric)),
                          "interval": str(ci.method[j]), "small_n": bool(0 < ci.n[j] < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=[*by, *(c for c in REFERENCE_SUMMARY_COLUMNS if c not in ("model", "condition"))])
 

@@ -15,12 +15,14 @@ from sqlalchemy.engine import Engine
 from core.analysis.readmodel.instructions import instruction_scores, instruction_summary
 from core.analysis.readmodel.reference import (
     applicable_metrics,
+    metric_states,
     reference_metric_names,
     reference_scores,
     reference_summary,
 )
 from core.analysis.readmodel.responses import read_sql
-from core.metrics import STATES, VERDICT_STATES, get_metric
+from core.analysis.readmodel.states import count_states
+from core.metrics import STATES, get_metric
 
 ENTERPRISE = "enterprise_rag"
 GROUP = ["model", "condition"]
@@ -111,10 +113,9 @@ def state_counts(scores: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
     rows = []
     for (model, condition), group in scores.groupby(GROUP, sort=True):
         for metric in metrics:
-            states = group[f"{metric}_status"].map(lambda s: "unjudged" if s is None or s != s else
-                                                   VERDICT_STATES.get(s, s))
+            counts = count_states(metric_states(group, metric))
             rows.append({"model": model, "condition": condition, "metric": metric,
-                         **{f"n_{state}": int((states == state).sum()) for state in STATES if state != "skipped"}})
+                         **{f"n_{state}": counts[state] for state in STATES if state != "skipped"}})
     return pd.DataFrame(rows, columns=[*GROUP, "metric", *(c for c in STATE_COLUMNS if c != "n_skipped")])
 
 

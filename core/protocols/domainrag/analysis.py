@@ -26,7 +26,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
-from core.analysis.readmodel import read_sql, reference_scores, run_judges
+from core.analysis.readmodel import read_sql, reference_scores, run_judges, state_counts
 from core.metrics import get_metric
 from core.protocols.domainrag import (
     ANTI,
@@ -51,7 +51,7 @@ FORMATS = {GOLDEN: "text", HTML: "html", HTML_AS_TEXT: "html_as_text"}
 FORMAT_LABELS = {"text": "plain text", "html": "cleaned HTML", "html_as_text": "HTML converted to text (ours)"}
 NO_NOISE = "no noise (golden)"
 CELL_STATS = ["judge", "judge_label", "metric", "value", "ci_low", "ci_high", "n", "n_not_applicable", "n_error",
-              "n_unscored", "small_n"]
+              "n_unscored", "n_scored", "n_unparseable", "n_skipped", "small_n"]
 _ATTRIBUTES_SQL = """
 SELECT r.id AS response_id, i.attributes FROM response r JOIN instance i ON i.id = r.instance_id
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = :protocol
@@ -113,9 +113,8 @@ def cell(values: pd.Series, statuses: pd.Series, judge: str, metric: str) -> dic
     ci = stats.interval(values.to_numpy(dtype=float), get_metric(metric))
     n = ci.n
     return {"judge": judge, "judge_label": judge_label(judge), "metric": metric, "value": ci.mean,
-            "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n,
-            "n_not_applicable": int((statuses == "not_applicable").sum()), "n_error": int((statuses == "error").sum()),
-            "n_unscored": int(statuses.isna().sum()), "small_n": bool(0 < n < stats.SMALL_N)}
+            "ci_low": ci.ci_low, "ci_high": ci.ci_high, "n": n, **state_counts(statuses),
+            "small_n": bool(0 < n < stats.SMALL_N)}
 
 
 def cells(scores: pd.DataFrame, by: list[str], judge: str, metric: str = METRIC) -> pd.DataFrame:
@@ -132,9 +131,10 @@ def cells(scores: pd.DataFrame, by: list[str], judge: str, metric: str = METRIC)
 
 
 def _question_status(statuses: pd.Series) -> str | None:
-    """A question's status across its conditions: 'ok' when any has a value, else the most telling reason."""
+    """A question's status across its conditions: 'ok' when any is scored, else the most telling reason (an
+    unparseable answer before a judge error, before not applicable, before skipped)."""
     present = set(statuses.dropna())
-    for status in ("ok", "error", "not_applicable"):
+    for status in ("ok", "unparseable", "error", "not_applicable", "skipped"):
         if status in present:
             return status
     return None

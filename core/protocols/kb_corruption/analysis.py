@@ -52,7 +52,7 @@ METRIC = "mcq_accuracy"
 SCORE_COLUMNS = ["run_id", "response_id", "judge", "model", "instance_uid", "condition", "type", "severity",
                  "applicable", "status", "correct"]
 ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "type", "severity", "accuracy", "ci_low", "ci_high",
-                    "n", "n_not_applicable", "n_error", "n_unscored", "n_unparseable", "small_n"]
+                    "n", "n_scored", "n_not_applicable", "n_error", "n_unscored", "n_unparseable", "n_skipped", "small_n"]
 IMPACT_COLUMNS = ["judge", "judge_label", "model", "type", "severity", "condition", "clean_accuracy",
                   "corrupted_accuracy", "delta", "ci_low", "ci_high", "p_value", "n", "small_n"]
 GAP_COLUMNS = ["judge", "judge_label", "model_1", "model_2", "type", "gamma", "ci_low", "ci_high", "t", "p_value",
@@ -111,10 +111,7 @@ def accuracy(scores: pd.DataFrame) -> pd.DataFrame:
             kind, severity = condition_parts(condition)
             rows.append({**_judge_fields(scores), "model": model, "condition": condition, "type": kind,
                          "severity": severity, "accuracy": ci.mean, "ci_low": ci.ci_low, "ci_high": ci.ci_high,
-                         "n": ci.n, "n_not_applicable": int((sub["status"] == "not_applicable").sum()),
-                         "n_error": int((sub["status"] == "error").sum()), "n_unscored": int(sub["status"].isna().sum()),
-                         "n_unparseable": int((sub["status"] == "unparseable").sum()),
-                         "small_n": bool(0 < ci.n < stats.SMALL_N)})
+                         "n": ci.n, **readmodel.state_counts(sub["status"]), "small_n": bool(0 < ci.n < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 

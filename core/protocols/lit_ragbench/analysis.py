@@ -23,7 +23,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
-from core.analysis.readmodel import read_sql, reference_scores
+from core.analysis.readmodel import read_sql, reference_scores, state_counts
 from core.metrics import get_metric
 from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
@@ -35,9 +35,10 @@ REFUSAL = "refusal"
 OVER_ABSTENTION = "over_abstention"
 GROUP = ["model", "language", "condition"]
 CELL_COLUMNS = [*GROUP, "level", "key", "label", "category", "judge", "judge_label", "value", "ci_low", "ci_high", "n",
-                "n_error", "n_not_applicable", "n_unscored", "small_n"]
+                "n_error", "n_not_applicable", "n_unscored", "n_scored", "n_unparseable", "n_skipped", "small_n"]
 OVERALL_COLUMNS = [*GROUP, "judge", "judge_label", "value", "ci_low", "ci_high", "n_categories", "n", "micro_value",
-                   "micro_ci_low", "micro_ci_high", "small_n"]
+                   "micro_ci_low", "micro_ci_high", "n_scored", "n_not_applicable", "n_unparseable", "n_error",
+                   "n_unscored", "n_skipped", "small_n"]
 ABSTENTION_COLUMNS = [*GROUP, "judge", "judge_label", "over_abstention", "oa_ci_low", "oa_ci_high", "oa_n",
                       "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n"]
 LANGUAGE_COLUMNS = ["model", "condition", "level", "key", "label", "judge_label", "value_en", "n_en", "ci_low_en",
@@ -117,9 +118,7 @@ def _cell(group: pd.DataFrame, judge: str) -> dict[str, Any]:
     status = group[f"{ACCURACY}_status"]
     n = ci.n
     return {"judge": judge, "judge_label": judge_label(judge), "value": ci.mean, "ci_low": ci.ci_low,
-            "ci_high": ci.ci_high, "n": n,
-            "n_error": int((status == "error").sum()), "n_not_applicable": int((status == "not_applicable").sum()),
-            "n_unscored": int(status.isna().sum()), "small_n": bool(0 < n < stats.SMALL_N)}
+            "ci_high": ci.ci_high, "n": n, **state_counts(status), "small_n": bool(0 < n < stats.SMALL_N)}
 
 
 def accuracy_table(scores: pd.DataFrame, level: str = "category") -> pd.DataFrame:
@@ -168,6 +167,7 @@ def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFram
                      "judge": cells["judge"].iloc[0], "judge_label": cells["judge_label"].iloc[0], "value": value,
                      "ci_low": low, "ci_high": high, "n_categories": len(present), "n": n,
                      "micro_value": micro.mean, "micro_ci_low": micro.ci_low, "micro_ci_high": micro.ci_high,
+                     **state_counts(mine[f"{ACCURACY}_status"]),
                      "small_n": bool((present["n"] < stats.SMALL_N).any())})
     return pd.DataFrame(rows, columns=OVERALL_COLUMNS)
 

@@ -30,13 +30,14 @@ from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CO
 from core.scoring.judges.names import judge_label
 
 OUTCOME_COLUMNS = ["judge", "model", "instance_uid", "domain", "language", "answer_type", "condition",
-                   "response_id", "correct", "designated", "misled", "unparseable"]
+                   "response_id", "correct", "designated", "misled", "unparseable", "status"]
 RATE_COLUMNS = ["judge", "judge_label", "model", "condition", "policy", "position", "n_closed_book_correct", "n",
-                "n_undetermined", "n_unparseable", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
+                "n_undetermined", "n_unparseable", "n_scored", "n_not_applicable", "n_error", "n_unscored",
+                "n_skipped", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
                 "small_n"]
-ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "n_unparseable", "accuracy",
-                    "ci_low",
-                    "ci_high", "small_n"]
+ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "n_unparseable", "n_scored",
+                    "n_not_applicable", "n_error", "n_unscored", "n_skipped", "accuracy", "ci_low", "ci_high",
+                    "small_n"]
 GAP_COLUMNS = ["judge", "judge_label", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge", "gap",
                "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
 AUDIT_COLUMNS = ["judge", "judge_label", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
@@ -61,7 +62,8 @@ def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
     correct = np.where(mcq, latest["mcq_accuracy"], (latest["exact_match"] >= 1).astype(float))
     known = np.where(mcq, _counted(latest, "mcq_accuracy"), _counted(latest, "exact_match"))
     out = latest.assign(correct=np.where(known, correct, np.nan), designated=latest["wrong_answer"],
-                        unparseable=(mcq & (latest["mcq_accuracy_status"] == "unparseable")).astype(float))
+                        unparseable=(mcq & (latest["mcq_accuracy_status"] == "unparseable")).astype(float),
+                        status=np.where(mcq, latest["mcq_accuracy_status"], latest["exact_match_status"]))
     out["misled"] = np.where(out["correct"].notna() & out["designated"].notna(),
                              ((out["designated"] == 1) & (out["correct"] == 0)).astype(float), np.nan)
     return out.reindex(columns=OUTCOME_COLUMNS).sort_values(["model", "instance_uid", "condition"],
@@ -113,7 +115,7 @@ def misleading_rates(out: pd.DataFrame) -> pd.DataFrame:
             any_wrong, aw_low, aw_high, _ = _mean_ci(wrong, ANY_WRONG)
             rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
                          "policy": policy, "position": position, "n_closed_book_correct": len(subset), "n": n,
-                         "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()),
+                         "n_undetermined": int(len(cell) - n), **readmodel.state_counts(cell["status"]),
                          "mr": mr, "mr_low": mr_low, "mr_high": mr_high,
                          "any_wrong": any_wrong, "any_wrong_low": aw_low, "any_wrong_high": aw_high,
                          "small_n": bool(0 < n < stats.SMALL_N)})
@@ -127,7 +129,8 @@ def accuracy(out: pd.DataFrame, conditions: Sequence[str] = (CLOSED_BOOK, CLEAN)
     for (model, condition), cell in out[out["condition"].isin(conditions)].groupby(["model", "condition"]):
         value, low, high, n = _mean_ci(cell["correct"].to_numpy(dtype=float), CORRECT)
         rows.append({"judge": judge, "judge_label": judge_label(judge), "model": model, "condition": condition,
-                     "n": n, "n_undetermined": int(len(cell) - n), "n_unparseable": int(cell["unparseable"].sum()), "accuracy": value, "ci_low": low, "ci_high": high,
+                     "n": n, "n_undetermined": int(len(cell) - n), **readmodel.state_counts(cell["status"]),
+                     "accuracy": value, "ci_low": low, "ci_high": high,
                      "small_n": bool(0 < n < stats.SMALL_N)})
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
@@ -194,16 +197,16 @@ def position_means(rates: pd.DataFrame) -> pd.DataFrame:
 
 def model_summary(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
     """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
-    unparseable answers (the scatter of MR against clean accuracy)."""
+    the count of each score state (the scatter of MR against clean accuracy)."""
     mr = rates.groupby(["model", "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
     mr.columns = [f"mr_{c}" for c in mr.columns]
     n_known = rates.groupby("model")["n_closed_book_correct"].max().rename("n_closed_book_correct")
-    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", "n_unparseable"],
-                           aggfunc="first")
+    counts = list(readmodel.STATE_COLUMNS.values())
+    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", *counts], aggfunc="first")
     wide.columns = [f"{c}_{m}" if m != "accuracy" else f"{c}_accuracy" for m, c in wide.columns]
     frame = pd.concat([mr, n_known, wide], axis=1).reset_index().rename(columns={"index": "model"})
-    for column in ("clean_accuracy", "closed_book_accuracy", "clean_n", "closed_book_n", "clean_n_unparseable",
-                   "closed_book_n_unparseable"):
+    for column in ("clean_accuracy", "closed_book_accuracy", *(f"{c}_{n}" for c in (CLEAN, CLOSED_BOOK)
+                                                                 for n in ("n", *counts))):
         if column not in frame:
             frame[column] = np.nan
     frame["small_n"] = frame["n_closed_book_correct"].fillna(0).between(1, stats.SMALL_N - 1)

@@ -1,0 +1,109 @@
+"""Score-state counts beside every mean: how many responses behind a number were scored, not applicable,
+unparseable, judge errors, unjudged or skipped, counted once from the stored verdict statuses, and the one sentence
+that every table caption, chart caption and CSV of the results pages shows for them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core.metrics import STATES, VERDICT_STATES, ScoreState, get_metric
+from core.store.schema import CATEGORIES
+
+# score state -> the count column every summary frame carries for it (the existing names where they were in use)
+STATE_COLUMNS: dict[ScoreState, str] = {"scored": "n_scored", "not_applicable": "n_not_applicable",
+                                        "unparseable": "n_unparseable", "judge_error": "n_error",
+                                        "unjudged": "n_unscored", "skipped": "n_skipped"}
+# score state -> the stored verdict status that holds it (unjudged: no verdict of the judge, a missing status)
+STATE_STATUSES: dict[ScoreState, str] = {"scored": "ok", "not_applicable": "not_applicable",
+                                         "unparseable": "unparseable", "judge_error": "error", "skipped": "skipped"}
+_WORDS: dict[ScoreState, tuple[str, str]] = {"scored": ("scored", "scored"),
+                                             "not_applicable": ("not applicable", "not applicable"),
+                                             "unparseable": ("unparseable", "unparseable"),
+                                             "judge_error": ("judge error", "judge errors"),
+                                             "unjudged": ("unjudged", "unjudged"), "skipped": ("skipped", "skipped")}
+
+
+def count_states(states: pd.Series) -> dict[ScoreState, int]:
+    """How many of `states` (score state names) are in each state of core.metrics.STATES: the one count every
+    state-count column of the read model comes from."""
+    return {state: int((states == state).sum()) for state in STATES}
+
+
+def state_counts(statuses: pd.Series) -> dict[str, int]:
+    """The count column of each score state among stored verdict statuses (None or NaN: unjudged)."""
+    states = statuses.map(lambda s: "unjudged" if s is None or s != s else VERDICT_STATES.get(s, s))
+    return {STATE_COLUMNS[state]: n for state, n in count_states(states).items()}
+
+
+def state_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
+    """The state count columns of a summary frame under readable headers, for a table that shows them beside its
+    means ("scored", "not applicable", "unparseable", "judge errors", "unjudged", "skipped")."""
+    return {_WORDS[state][1]: frame[column] for state, column in STATE_COLUMNS.items() if column in frame.columns}
+
+
+def state_totals(frame: pd.DataFrame) -> dict[ScoreState, int]:
+    """Each state's count summed over the rows of a summary frame (the states whose column it carries)."""
+    return {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum())
+            for state, column in STATE_COLUMNS.items() if column in frame.columns}
+
+
+def _unparseable_note(metric: str | None) -> str:
+    if metric is None:
+        return ""
+    return " (counted as wrong)" if get_metric(metric).counts_unparseable_as_wrong else " (left out)"
+
+
+def state_text(totals: Mapping[ScoreState, int], metric: str | None = None) -> str:
+    """'n = 412 scored · 3 unparseable (counted as wrong) · 2 judge errors · 11 not applicable · 0 unjudged ·
+    0 skipped': every state counted, zeros included; `metric` says whether unparseable answers enter its mean."""
+    parts = []
+    for state in STATES:
+        if state not in totals:
+            continue
+        count = int(totals[state])
+        word = _WORDS[state][0 if count == 1 else 1]
+        parts.append(f"{count:,} {word}" + (_unparseable_note(metric) if state == "unparseable" else ""))
+    return ("n = " + " · ".join(parts)) if parts else ""
+
+
+def frame_state_text(frame: pd.DataFrame, metric: str | None = None) -> str:
+    """state_text of a summary frame's summed state columns; `metric` defaults to the frame's one metric."""
+    if metric is None and "metric" in frame.columns and frame["metric"].nunique() == 1:
+        metric = str(frame["metric"].iloc[0])
+    return state_text(state_totals(frame), metric)
+
+
+IAS_METRICS = ("loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES))
+
+
+def response_statuses(scores: pd.DataFrame, metric: str) -> pd.Series:
+    """Each response's stored status for one EnterpriseRAG metric of the per-response frame (response_scores): the
+    RAG metrics' own `<metric>_status`; over-abstention is refusal's, not applicable on gap instances; an IAS value
+    missing is a judge error when a constraint verdict of the response failed, unjudged when one was left unjudged,
+    else not applicable (no constraint of the kind). Amounts (cost, latency) are scored where measured."""
+    if metric == "over_abstention":
+        return scores["refusal_status"].astype(object).where(scores["mode"] != "gap", "not_applicable")
+    if f"{metric}_status" in scores.columns:
+        return scores[f"{metric}_status"].astype(object)
+    present = scores[metric].notna()
+    if metric not in IAS_METRICS:
+        return pd.Series("ok", index=scores.index, dtype=object).where(present, None)
+    errors = scores["n_constraint_errors"].fillna(0) > 0
+    unjudged = scores["n_constraint_unjudged"].fillna(0) > 0
+    status = np.select([present, errors, unjudged], ["ok", "error", "unjudged"], default="not_applicable")
+    return pd.Series(status, index=scores.index, dtype=object).where(status != "unjudged", None)
+
+
+def metric_state_counts(scores: pd.DataFrame, metrics: Sequence[str], by: str = "model") -> pd.DataFrame:
+    """Per `by` value and metric: the count of each score state among the responses of the per-response frame."""
+    rows = [{by: key, "metric": metric, **state_counts(response_statuses(group, metric))}
+            for key, group in scores.groupby(by, sort=True) for metric in metrics]
+    return pd.DataFrame(rows, columns=[by, "metric", *STATE_COLUMNS.values()])
+
+
+def with_metric_states(long: pd.DataFrame, states: pd.DataFrame, by: str = "model") -> pd.DataFrame:
+    """A long (by, metric) frame of means with each row's state counts beside it (metric_state_counts)."""
+    return long.merge(states, on=[by, "metric"], how="left")

@@ -1,0 +1,48 @@
+"""The RAG abilities page under every score state: a caption under each table and chart with each state's count, and
+the count columns in the CSV beside it (see tests/pages/state_counts.py)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine
+from sqlmodel import Session, col, select
+
+from core.protocols.lit_ragbench import aspect_codes, categories_of
+from core.store.models import Instance
+from tests.lit_ragbench.conftest import GOLD, JUDGE, REPO
+from tests.pages import state_counts as sc
+
+PAGE = str(REPO / "pages" / "rag_abilities.py")
+INJECTED_STATES = ("judge_error", "unparseable", "not_applicable", "unjudged")  # in the order of the four answers
+
+
+def category_deltas(engine, uids: list[str]) -> dict[str, int]:
+    """What the four answers change in a caption summed over category cells: a question counts once per category."""
+    with Session(engine) as session:
+        rows = session.execute(select(col(Instance.uid), col(Instance.attributes))
+                               .where(col(Instance.uid).in_(uids))).all()
+    per_uid = {uid: len(categories_of(aspect_codes(list((attributes or {}).get("aspects", []))))) for uid, attributes in rows}
+    counts = [per_uid[uid] for uid in uids]
+    return {"scored": -sum(counts), **dict(zip(INJECTED_STATES, counts, strict=True)), "skipped": 0}
+
+
+@pytest.mark.parametrize(("prefix", "csv", "per_category"), [
+    pytest.param("Responses behind the table (each once)", None, False, id="overview-table"),
+    pytest.param("Behind the bars and table, summed over the cells", "lit_category_bars.csv", True,
+                 id="category-bars-and-table"),
+])
+def test_every_state_is_counted_under_the_view(world, monkeypatch, prefix, csv, per_category) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+    before = sc.caption_counts(sc.captions_with(sc.open_page(PAGE, {"lit_judge": JUDGE}), prefix)[0])
+    engine = create_engine(world.url)
+    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
+                         condition="", protocol="lit_ragbench") as injected:
+        after = sc.caption_counts(sc.captions_with(sc.open_page(PAGE, {"lit_judge": JUDGE}), prefix)[0])
+        expected = category_deltas(engine, injected.instance_uids) if per_category else sc.DELTAS
+        assert {state: after[state] - before[state] for state in after} == expected
+        if csv:
+            shown = spy.frame(csv)
+            assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
+    engine.dispose()

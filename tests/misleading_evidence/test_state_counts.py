@@ -1,0 +1,42 @@
+"""The Misleading evidence page under every score state: a caption under each table and chart with each state's
+count, and the count columns in the CSV beside it (see tests/pages/state_counts.py)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine
+
+from core.protocols.misleading_evidence import CLEAN
+from tests.misleading_evidence.conftest import repo_path
+from tests.pages import state_counts as sc
+
+PAGE = str(repo_path("pages", "misleading_evidence.py"))
+MODEL = "follower"
+QUESTIONS = 10  # the calibration instances, each answered once per condition
+
+
+def clean_counts(spy: sc.DownloadSpy) -> dict[str, int]:
+    """The clean-evidence state counts of MODEL in the MR-against-clean-accuracy CSV."""
+    row = spy.frame("mr_vs_clean.csv").set_index("model").loc[MODEL]
+    return {state: int(row[f"{CLEAN}_{column}"]) for state, column in sc.COUNT_COLUMNS.items()}
+
+
+@pytest.mark.parametrize(("prefix", "csv"), [
+    pytest.param("Clean and closed-book answers behind the chart and table", True, id="mr-against-clean-accuracy"),
+])
+def test_every_state_is_counted_under_the_view(calibration, monkeypatch, prefix, csv) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", calibration.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+    before = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+    cell_before = clean_counts(spy)
+    engine = create_engine(calibration.url)
+    with sc.injected_states(engine, run_ids=[calibration.run_id], judge="heuristic", metric="exact_match",
+                         metrics=("mcq_accuracy",), model=MODEL, condition=CLEAN, protocol="misleading_evidence"):
+        after = sc.caption_counts(sc.captions_with(sc.open_page(PAGE), prefix)[0])
+        assert {state: after[state] - before[state] for state in after} == sc.DELTAS
+        if csv:
+            cell = clean_counts(spy)
+            assert sum(cell.values()) == QUESTIONS
+            assert {state: cell[state] - cell_before[state] for state in cell} == sc.DELTAS
+    engine.dispose()

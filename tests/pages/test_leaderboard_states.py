@@ -1,0 +1,48 @@
+"""The Leaderboard and Domains pages (EnterpriseRAG) under every score state: a caption per metric under the table and
+under each chart with each state's count, and the count columns in the chart's CSV."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine
+
+from bench.make_synthetic_results import make_results
+from core.analysis import readmodel
+from core.store.backup import reset_sequences
+from tests.pages import state_counts as sc
+from tests.pages.test_dashboards import REPO
+
+METRIC = "faithfulness"
+
+
+@pytest.fixture(scope="module")
+def results_url(session_url_factory):
+    url = session_url_factory()
+    make_results(url, n_models=3, n_instances=40, seed=3)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        reset_sequences(conn)  # the synthetic set is written with explicit ids; the injected rows take the next ones
+    engine.dispose()
+    return url
+
+
+@pytest.mark.parametrize(("page", "prefix", "csv"), [
+    pytest.param("leaderboard", "Faithfulness: n = ", None, id="leaderboard-table"),
+    pytest.param("leaderboard", "Bars of Faithfulness", "leaderboard_metrics.csv", id="leaderboard-metric-bars"),
+    pytest.param("domains", "Heatmap: Faithfulness", None, id="domains-heatmap"),
+])
+def test_every_state_is_counted_under_the_view(results_url, monkeypatch, page, prefix, csv) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", results_url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    engine = create_engine(results_url)
+    model = sorted(readmodel.load_scores(engine, [1], "heuristic")["model"].unique())[0]
+    spy = sc.DownloadSpy(monkeypatch)
+    before = sc.caption_counts(sc.captions_with(sc.open_page(str(REPO / "pages" / f"{page}.py")), prefix)[0])
+    with sc.injected_states(engine, run_ids=[1], judge="heuristic", metric=METRIC, model=model, condition="",
+                            protocol="enterprise_rag", replace=True):
+        after = sc.caption_counts(sc.captions_with(sc.open_page(str(REPO / "pages" / f"{page}.py")), prefix)[0])
+        assert {state: after[state] - before[state] for state in after} == sc.DELTAS
+        if csv:
+            shown = spy.frame(csv).query("metric == @METRIC")
+            assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
+    engine.dispose()
