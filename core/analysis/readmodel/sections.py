@@ -98,7 +98,8 @@ def section_table(scores: pd.DataFrame, protocol: str, skipped: pd.DataFrame) ->
     counts = state_counts(scores, metrics)
     keys = skipped[GROUP].merge(pd.DataFrame({"metric": metrics}), how="cross")
     table = summary.merge(counts, on=[*GROUP, "metric"], how="outer").merge(keys, on=[*GROUP, "metric"], how="outer")
-    table = table.merge(skipped, on=GROUP, how="left")
+    table = table.merge(skipped.rename(columns={"n_skipped": "n_not_generated"}), on=GROUP, how="left")
+    table["n_skipped"] = table["n_skipped"].fillna(0) + table["n_not_generated"].fillna(0)
     table[STATE_COLUMNS] = table[STATE_COLUMNS].fillna(0).astype(int)
     table["n"] = table["n"].fillna(0).astype(int)
     table["small_n"] = table["small_n"].astype(object).where(table["small_n"].notna(), False).astype(bool)
@@ -109,14 +110,16 @@ def section_table(scores: pd.DataFrame, protocol: str, skipped: pd.DataFrame) ->
 
 
 def state_counts(scores: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Per model x condition x metric, the count of every stored state (no verdict: unjudged; skipped is 0 here)."""
+    """Per model x condition x metric, the count of every state of the done responses (no verdict: unjudged, or
+    skipped where the metric is not computed in the instance's mode); items whose generation failed are added by
+    section_table."""
     rows = []
     for (model, condition), group in scores.groupby(GROUP, sort=True):
         for metric in metrics:
             counts = count_states(metric_states(group, metric))
             rows.append({"model": model, "condition": condition, "metric": metric,
-                         **{f"n_{state}": counts[state] for state in STATES if state != "skipped"}})
-    return pd.DataFrame(rows, columns=[*GROUP, "metric", *(c for c in STATE_COLUMNS if c != "n_skipped")])
+                         **{f"n_{state}": counts[state] for state in STATES}})
+    return pd.DataFrame(rows, columns=[*GROUP, "metric", *STATE_COLUMNS])
 
 
 def _enterprise_frame(scores: pd.DataFrame, judge: str) -> pd.DataFrame:
