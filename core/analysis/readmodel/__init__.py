@@ -86,6 +86,7 @@ from core.analysis.readmodel.robustness import (
     conflict_view,
     knowledge_gap_view,
     protocol_effect,
+    robustness_states,
 )
 from core.analysis.readmodel.runs import (
     failed_first_start_runs,
@@ -138,7 +139,7 @@ __all__ = [
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
-    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view",
+    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
