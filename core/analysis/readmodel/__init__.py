@@ -21,6 +21,7 @@ from core.analysis.readmodel.breakdowns import (
     failing_verdicts,
     failure_rates,
     modeless_verdicts,
+    verdict_totals_text,
 )
 from core.analysis.readmodel.corrected import (
     CORRECTED_COLUMNS,
@@ -139,7 +140,7 @@ __all__ = [
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
-    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
+    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
