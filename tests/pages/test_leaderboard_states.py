@@ -22,6 +22,7 @@ def results_url(session_url_factory):
     pytest.param("leaderboard", "Faithfulness: n = ", None, id="leaderboard-table"),
     pytest.param("leaderboard", "Bars of Faithfulness", "leaderboard_metrics.csv", id="leaderboard-metric-bars"),
     pytest.param("domains", "Heatmap: Faithfulness", None, id="domains-heatmap"),
+    pytest.param("domains", "Radars (chosen models, all domains): Faithfulness", None, id="domains-radars"),
 ])
 def test_every_state_is_counted_under_the_view(results_url, monkeypatch, page, prefix, csv) -> None:
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", results_url)
