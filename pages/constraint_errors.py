@@ -34,6 +34,7 @@ if filters:
     rates["model_order"] = rates["model"].map({m: i for i, m in enumerate(order)})
     rates = rates.sort_values(["model_order"]).drop(columns="model_order")
     event = charts.show_chart(charts.failure_bars(rates, level, view), rates, "constraint_failures", selectable=True)
+    st.caption(f"Behind the chart: {readmodel.verdict_totals_text(rates)}")
 
     st.subheader("Failing responses")
     points = (event.selection.points if event and event.selection else []) or []

@@ -1,5 +1,6 @@
 """Domains: radar per domain (Faithfulness, Coverage, Strict IAS, Loose IAS) and a domain x metric heatmap (Figure 9)."""
 
+import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
@@ -14,6 +15,13 @@ st.caption("How each model holds up per vertical domain, in %. Radars overlay th
            "its colour on every page; equal values show as thicker lines with the note in the hover); the heatmap "
            "pools them.")
 
+
+def metric_captions(states: pd.DataFrame, view: str) -> None:
+    """Under a view: the state counts of the responses behind each domain metric (summed over the domains)."""
+    for key in readmodel.DOMAIN_METRICS:
+        state_caption(states[states["metric"] == key], key, f"{view}: {readmodel.METRICS[key].label}")
+
+
 filters = results_view.sidebar_filters(domains=False, sets=True)
 if filters:
     scores = results_view.filtered_scores(filters)
@@ -21,6 +29,8 @@ if filters:
     order = readmodel.model_order(per_domain["model"].unique(), results_view.models(filters.version))
     chosen = st.multiselect("Models on the radars", order, default=order[:5], key="dom_models")
     shown = per_domain[per_domain["model"].isin(chosen)]
+    pooled = scores[scores["model"].isin(chosen)]
+    states = readmodel.metric_state_counts(pooled, list(readmodel.DOMAIN_METRICS), by="domain")
 
     st.subheader("Per-domain radar")
     if shown.empty:
@@ -29,16 +39,14 @@ if filters:
         charts.show_chart(charts.domain_radars(shown, chosen, results_view.model_colors(filters.version)), shown, "domain_radars")
         if (shown["responses"] < 30).any():
             st.caption(SMALL_N_NOTE + " Under each radar: responses per model in that domain.")
+        metric_captions(states, "Radars (chosen models, all domains)")
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
-    pooled = scores[scores["model"].isin(chosen)]
     matrix = readmodel.domain_heatmap(pooled)
     counts = pooled.groupby("domain", sort=True)[list(readmodel.DOMAIN_METRICS)].count()
     charts.show_chart(charts.domain_heatmap(matrix, counts), matrix.reset_index(), "domain_heatmap")
     if (counts < 30).to_numpy().any():
         st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
-    states = readmodel.metric_state_counts(pooled, list(readmodel.DOMAIN_METRICS), by="domain")
-    for key in readmodel.DOMAIN_METRICS:
-        state_caption(states[states["metric"] == key], key, f"Heatmap: {readmodel.METRICS[key].label}")
+    metric_captions(states, "Heatmap")
 
     metric_drilldown(pooled, filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))

@@ -6,7 +6,7 @@ from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
-from ui.tables import Col, show_table
+from ui.tables import Col, show_table, state_caption
 
 PAIR_COLUMNS = {"mode": Col("Subset"), "metric": Col("Metric"), "n": Col("n (instances both answered)", "int"),
                 "mean_a": Col("Model A", "pct"), "mean_b": Col("Model B", "pct"), "diff": Col("A − B", "pp"),
@@ -41,6 +41,9 @@ if filters:
                                         "A − B (percentage points), 95% paired bootstrap CI", n="n"),
                           pair, "model_pair")
         show_table(pair, PAIR_COLUMNS, pin="mode", n_column="n", key="mp_table")
+        states = readmodel.pair_states(scores, shown, [model_a, model_b])
+        for (mode, key, model), cell in states.groupby(["mode", "metric", "model"], sort=False):
+            state_caption(cell, key, f"{mode} · {readmodel.METRICS[key].label}, {model}")
         with st.expander("Drill down: instances where the two disagree", icon=":material/search:"):
             mode = st.selectbox("Subset", list(shown["mode"]), key="mp_mode")
             if mode:

@@ -1,11 +1,12 @@
 """Robustness: knowledge gaps (Figure 2), factual conflicts (Figure 3, Table 3) and the knowledge-protocol effect (Figure 6)."""
 
+import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
-from ui.tables import Col, show_table
+from ui.tables import Col, show_table, state_caption
 
 require_page(__file__)
 st.title("Robustness")
@@ -26,11 +27,19 @@ EFFECT_COLUMNS = {
 CORRELATION_COLUMNS = {"paradigm": Col("Paradigm"), "rho": Col("Spearman rho", "num"), "p_value": Col("p", "p"),
                        "models": Col("Models", "int")}
 
+
+def captions(states: pd.DataFrame, view: str, metrics: tuple[str, ...]) -> None:
+    """Under a view: the state counts of the responses behind each of its metrics."""
+    for key in metrics:
+        state_caption(states[states["metric"] == key], key, f"{view}, {readmodel.METRICS[key].label}")
+
+
 filters = results_view.sidebar_filters(subset=False, sets=True)
 if filters:
     catalog = results_view.models(filters.version)
     colors = results_view.model_colors(filters.version)
     gap, (per_model, corr), effects = results_view.robustness(*results_view.cache_args(filters))
+    states = readmodel.robustness_states(results_view.filtered_scores(filters))
     gap_tab, conflict_tab, protocol_tab = st.tabs(["Knowledge gaps", "Factual conflicts", "Protocol effect"])
 
     with gap_tab:
@@ -46,6 +55,7 @@ if filters:
         else:
             n_cols = {label: f"n_{key}" for key, label in labels if f"n_{key}" in wide}
             charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)", n=n_cols), gap, "knowledge_gap")
+            captions(states, "Knowledge gaps", ("loose_knowledge_protocol", "rejection"))
 
     with conflict_tab:
         per_model = per_model.dropna(subset=["conflict_recognition"])
@@ -59,6 +69,7 @@ if filters:
             show_table(corr, CORRELATION_COLUMNS, pin="paradigm", key="rb_corr")
             st.markdown("**Conflict recognition ranking**")
             show_table(per_model, CONFLICT_COLUMNS, n_column="n", key="rb_conflict")
+            captions(states, "Factual conflicts", ("conflict_recognition", "coverage"))
 
     with protocol_tab:
         metric = st.radio("Accuracy", list(readmodel.PROTOCOL_EFFECT_METRICS), format_func=lambda k: readmodel.METRICS[k].label, horizontal=True, key="rb_protocol_metric")
@@ -73,3 +84,4 @@ if filters:
                                             "with − without protocol (percentage points)", n="n"), effect, "protocol_effect")
         show_table(effect.assign(n=effect[["n_with", "n_without"]].min(axis=1)), EFFECT_COLUMNS, n_column="n",
                    key="rb_effect")
+        captions(states, "Protocol effect", (metric,))

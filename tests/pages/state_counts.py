@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
-from sqlalchemy import delete, select
+from sqlalchemy import create_engine, delete, select
 from sqlmodel import Session, col
 from streamlit.testing.v1 import AppTest
 
+from bench.make_synthetic_results import make_results
+from core.store.backup import reset_sequences
 from core.store.models import Instance, Model, Response, Verdict
 from tests.pages.signin import sign_in
 
@@ -29,6 +31,16 @@ COUNT_COLUMNS = {"scored": "n_scored", "judge_error": "n_error", "unparseable": 
                  "not_applicable": "n_not_applicable", "unjudged": "n_unscored", "skipped": "n_skipped"}
 # what the four injected answers do to the counts of their cell (each was scored before)
 DELTAS = {"scored": -4, "judge_error": 1, "unparseable": 1, "not_applicable": 1, "unjudged": 1, "skipped": 0}
+
+
+def synthetic_results(url: str) -> str:
+    """The EnterpriseRAG synthetic set (3 models, 40 instances) written to `url`, ready for injected rows; returns url."""
+    make_results(url, n_models=3, n_instances=40, seed=3)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        reset_sequences(conn)  # the synthetic set is written with explicit ids; the injected rows take the next ones
+    engine.dispose()
+    return url
 
 
 def open_page(path: str, widgets: dict[str, str] | None = None) -> AppTest:

@@ -21,6 +21,7 @@ from core.analysis.readmodel.breakdowns import (
     failing_verdicts,
     failure_rates,
     modeless_verdicts,
+    verdict_totals_text,
 )
 from core.analysis.readmodel.corrected import (
     CORRECTED_COLUMNS,
@@ -51,7 +52,7 @@ from core.analysis.readmodel.leaderboard import (
     leaderboard_table,
     mean_rows,
 )
-from core.analysis.readmodel.pairs import SUBSET_ACCURACY, paired_comparison, significance_stars
+from core.analysis.readmodel.pairs import SUBSET_ACCURACY, pair_states, paired_comparison, significance_stars
 from core.analysis.readmodel.reference import (
     PRODUCTION_PROTOCOL,
     REFERENCE_ID_COLUMNS,
@@ -86,6 +87,7 @@ from core.analysis.readmodel.robustness import (
     conflict_view,
     knowledge_gap_view,
     protocol_effect,
+    robustness_states,
 )
 from core.analysis.readmodel.runs import (
     failed_first_start_runs,
@@ -138,8 +140,8 @@ __all__ = [
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
-    "failure_rates", "modeless_verdicts", "failing_verdicts", "knowledge_gap_view", "conflict_view",
-    "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison",
+    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
+    "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",

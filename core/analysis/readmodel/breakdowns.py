@@ -42,6 +42,14 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     return out
 
 
+def verdict_totals_text(rates: pd.DataFrame) -> str:
+    """Under the failure chart: its constraint verdicts, decided and failed, and the undetermined rest (judge errors,
+    unparseable and not-applicable verdicts, which the stored counts do not tell apart), zeros included."""
+    verdicts, decided, failed = (int(rates[column].sum()) for column in ("verdicts", "decided", "failed"))
+    return (f"n = {verdicts:,} constraint verdicts · {decided:,} decided ({failed:,} failed) · {verdicts - decided:,} "
+            "undetermined (judge errors, unparseable or not-applicable verdicts: not split in the stored counts)")
+
+
 def modeless_verdicts(counts: pd.DataFrame) -> int:
     """Constraint verdicts in `counts` of instances without a mode (counted under NO_MODE, outside Figure 4's modes)."""
     return int(counts.loc[counts["mode"] == NO_MODE, "verdicts"].sum()) if not counts.empty else 0

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
 from core.analysis import stats
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means
 from core.analysis.readmodel.scope import MODES
+from core.analysis.readmodel.states import metric_state_counts
 from core.metrics import get_metric
 
 SUBSET_ACCURACY = {"noisy": "strict_ias", "gap": "rejection", "conflict": "conflict_recognition"}
@@ -52,3 +55,11 @@ def paired_comparison(scores: pd.DataFrame, model_a: str, model_b: str, metric: 
             p, test = np.nan, "paired t (no variance)"
         rows.append(row | {"mean_a": x.mean(), "mean_b": y.mean(), "diff": x.mean() - y.mean(), "ci_low": float(low[0]), "ci_high": float(high[0]), "p_value": p, "test": test, "stars": significance_stars(p)})
     return pd.DataFrame(rows)
+
+
+def pair_states(scores: pd.DataFrame, pair: pd.DataFrame, models: Sequence[str]) -> pd.DataFrame:
+    """Per row (subset and metric) of a paired comparison and per model: the count of each score state among the
+    model's responses of that subset."""
+    frames = [metric_state_counts(scores[(scores["mode"] == mode) & scores["model"].isin(models)], [metric])
+              .assign(mode=mode) for mode, metric in zip(pair["mode"], pair["metric"], strict=True)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "metric", "mode"])

@@ -8,6 +8,7 @@ import pandas as pd
 from core.analysis import stats
 from core.analysis.readmodel.leaderboard import LONG_COLUMNS, group_positions, mean_rows
 from core.analysis.readmodel.scope import with_model_info
+from core.analysis.readmodel.states import metric_state_counts
 
 
 def knowledge_gap_view(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
@@ -69,3 +70,14 @@ def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> 
         rows.append(row)
     cols = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "small_n", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]
     return with_model_info(pd.DataFrame(rows, columns=cols), models)
+
+
+# metric of a Robustness view -> the subset (mode) whose responses are behind it
+ROBUSTNESS_SUBSETS = {"loose_knowledge_protocol": "gap", "rejection": "gap", "conflict_recognition": "conflict",
+                      "coverage": "conflict"}
+
+
+def robustness_states(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model and metric of the Robustness views: the count of each score state among its subset's responses."""
+    frames = [metric_state_counts(scores[scores["mode"] == mode], [metric]) for metric, mode in ROBUSTNESS_SUBSETS.items()]
+    return pd.concat(frames, ignore_index=True)
