@@ -36,7 +36,15 @@ from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.providers.conftest import point_sdks_at
 
 META = SUITES["ragchecker-meta"]
-needs_meta = pytest.mark.skipif(not META.exists(), reason="../shared/datasets/ragchecker-meta is not laid out here")
+
+
+@pytest.fixture
+def needs_meta_data() -> None:
+    """The RAGChecker suite must be laid out beside the repository (../shared): a missing suite fails, never skips."""
+    assert META.exists(), f"{META} is missing: lay ../shared out beside the repository"
+
+
+needs_meta = pytest.mark.usefixtures("needs_meta_data")
 
 
 @needs_meta

@@ -242,8 +242,7 @@ def test_alignment_page_shows_a_ragchecker_meta_check_beside_the_published_figur
     from core.analysis.judge_check import SUITES, check_judge, load_suite, store_check
     from core.scoring.judges import HeuristicJudge
 
-    if not SUITES["ragchecker-meta"].exists():
-        pytest.skip("../shared/datasets/ragchecker-meta is not laid out here")
+    assert SUITES["ragchecker-meta"].exists(), "lay ../shared out beside the repository (ragchecker-meta)"
     result = asyncio.run(check_judge(HeuristicJudge(), "ragchecker-meta", load_suite("ragchecker-meta", 12)))
     store_check(seeded.engine, result)
     at = page_as("pages/judge_alignment.py", "ana")
