@@ -66,7 +66,7 @@ def test_registering_twice_raises(action, message: str) -> None:
 
 
 def test_docs_index_is_current() -> None:
-    assert INDEX_FILE.read_text(encoding="utf-8") == docs_index(), "run: python -m core.protocols.index"
+    assert INDEX_FILE.read_text(encoding="utf-8") == docs_index(builtin_only=True), "run: python -m core.protocols.index"
 
 
 @pytest.mark.parametrize(("protocol", "path", "title", "command"), DERIVED)

@@ -36,11 +36,12 @@ def index_row(name: str) -> str:
     return "| " + " | ".join(_cell(c) for c in cells) + " |\n"
 
 
-def docs_index() -> str:
+def docs_index(builtin_only: bool = False) -> str:
     """The whole docs/protocols.md of the registered protocols, by id."""
-    return HEADER + "".join(index_row(name) for name in PROTOCOLS.names())
+    return HEADER + "".join(index_row(name) for name in PROTOCOLS.names()
+                            if not builtin_only or PACKAGE_OF.get(name) in plugins.builtin_packages())
 
 
 if __name__ == "__main__":
-    INDEX_FILE.write_text(docs_index(), encoding="utf-8")
+    INDEX_FILE.write_text(docs_index(builtin_only=True), encoding="utf-8")
     sys.stdout.write(f"wrote {INDEX_FILE}\n")
