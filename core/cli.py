@@ -53,6 +53,8 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("labels", "core.commands.users", "Human labels: export to and import from JSONL (one label per line)."),
     ("traces", "core.commands.traces",
      "Production traces: sample items into the experts' queues; promote verified ones into a versioned set."),
+    ("reproduce", "core.commands.reproduce",
+     "Reproduce a seed paper's main results table from scored runs: its rows and columns, CI and n in every cell."),
     ("judge", "core.commands.judge",
      "Check a judge against human labels (judge check) and probe it for biases (judge probe)."),
 )

@@ -8,12 +8,14 @@ from core.protocols import PROTOCOLS
 from core.protocols.views import build_views, protocol_runs, scoring_judges, with_views
 from core.scoring.judges.names import judge_label
 from ui.auth import require_page
+from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
 
 require_page(__file__)
 st.title("Protocol views")
-st.caption("The result views each protocol package declares, for the runs that answered its instances.")
+st.caption("The result views and seed-paper tables each protocol package declares, for the runs that answered its "
+           "instances.")
 
 names = with_views()
 if not names:
@@ -32,6 +34,9 @@ if not run_ids or not judges:
     st.info("Choose a run that has been scored (`gauntlet score RUN_ID`).")
     st.stop()
 judge = st.selectbox("Judge", judges, format_func=judge_label, key="pv_judge")
+if PROTOCOLS.get(name).paper_tables:
+    st.subheader("The paper's tables, reproduced")
+    paper_tables_panel(name, run_ids, judge)
 for view, result in build_views(engine(), name, run_ids, judge):
     st.subheader(view.title)
     st.dataframe(result.table, hide_index=True, width="stretch")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.protocols.messages import ChatMessage
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, bundle_meta, check_condition_settings, condition_bundle
 from core.store.schema import InstanceSpec
 
@@ -91,6 +92,7 @@ class Protocol:
     page: ProtocolPage | None = None
     doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
     page_views: tuple[View, ...] = ()  # shown on the generic Protocol views page
+    paper_tables: tuple[PaperTableSpec, ...] = ()  # the seed paper's tables `gauntlet reproduce` rebuilds
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.conditions]

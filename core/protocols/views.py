@@ -32,8 +32,8 @@ def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
 
 
 def with_views() -> list[str]:
-    """Names of the registered protocols that declare page views."""
-    return [name for name, protocol in PROTOCOLS.items() if protocol.page_views]
+    """Names of the registered protocols that declare page views or paper tables."""
+    return [name for name, protocol in PROTOCOLS.items() if protocol.page_views or protocol.paper_tables]
 
 
 def build_views(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> list[tuple[View, ViewResult]]:

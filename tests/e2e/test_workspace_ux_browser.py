@@ -49,9 +49,9 @@ def _current(page, seeded) -> str:
     return ""
 
 
-def _toast(page, text: str) -> None:
+def _toast(page, text: str, timeout: int = 45_000) -> None:
     """Wait for the confirmation toast (shown 10 s) or, for a decision, the 'Last: ...' line that stays under it."""
-    page.locator("[data-testid=stToast], [data-testid=stCaptionContainer]").filter(has_text=text).first.wait_for(timeout=20_000)
+    page.locator("[data-testid=stToast], [data-testid=stCaptionContainer]").filter(has_text=text).first.wait_for(timeout=timeout)
 
 
 def _status(seeded, uid: str) -> str:
@@ -153,6 +153,22 @@ def _answer_all(page, choice: str = "no") -> None:
         assert group.locator("input:checked").count(), f"radio {i} did not take the click"
 
 
+def _submit_label(page, choice: str = "no") -> None:
+    """Submit the label form and wait for its confirmation; when the page answered "Answer every item first" (a
+    radio pick that had not reached the form under load), answer again and submit once more."""
+    page.get_by_role("button", name="Submit label").click()
+    confirmed = page.locator("[data-testid=stToast], [data-testid=stCaptionContainer]").filter(has_text="saved.")
+    refused = page.get_by_text("Answer every item first")
+    for _ in range(90):
+        if confirmed.count() or refused.count():
+            break
+        page.wait_for_timeout(500)
+    if refused.count() and not confirmed.count():
+        _answer_all(page, choice)
+        page.get_by_role("button", name="Submit label").click()
+    _toast(page, "saved.")
+
+
 @pytest.mark.parametrize("workspace", [pytest.param(_conditional, id="conditional")], indirect=True)
 def test_labelling_before_and_after_a_sample(browser, workspace):
     url, seeded = workspace
@@ -168,8 +184,7 @@ def test_labelling_before_and_after_a_sample(browser, workspace):
         assert (page.get_by_text("satisfied automatically").count() > 0) is not gap
         _answer_all(page)
         full_shot(page, FOLDER, "7-label-form")
-        page.get_by_role("button", name="Submit label").click()
-        _toast(page, "saved.")
+        _submit_label(page)
         settle(page)
         first = int(page.get_by_text("Last: label on").first.inner_text().split("(response ")[1].split(")")[0])
         page.get_by_role("button", name="Undo").click()
@@ -177,15 +192,13 @@ def test_labelling_before_and_after_a_sample(browser, workspace):
         settle(page)
         assert my_label(seeded.engine, principal("alice"), first) is None
         _answer_all(page)
-        page.get_by_role("button", name="Submit label").click()
-        _toast(page, "saved.")
+        _submit_label(page)
         settle(page)
         page.get_by_text("My labels", exact=True).click()
         settle(page)
         page.get_by_text("You labelled this response already").wait_for()
         _answer_all(page, "yes")
-        page.get_by_role("button", name="Submit label").click()
-        _toast(page, "saved.")
+        _submit_label(page, "yes")
         wait_until(lambda: all((my_label(seeded.engine, principal("alice"), first) or {}).get("constraints", {}).values()),
                    "the re-label")
         page.get_by_text("Your labels on this response").first.click()

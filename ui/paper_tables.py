@@ -1,0 +1,40 @@
+"""The seed paper's tables of a protocol, as `gauntlet reproduce` prints them: one tab per table, its settings as
+choices, the cells with CI and n, and the Markdown, CSV and LaTeX downloads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from core.protocols import PROTOCOLS
+from core.protocols.paper import build_table, render, to_rows
+from ui.session import engine
+
+
+def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: str = "paper") -> None:
+    """Each paper table `protocol` declares, built for these runs and this judge, with its downloads."""
+    specs = PROTOCOLS.get(protocol).paper_tables
+    if not specs:
+        return
+    for spec, tab in zip(specs, st.tabs([f"Table {s.key}" for s in specs]), strict=True):
+        with tab:
+            chosen = {name: st.selectbox(name, allowed, key=f"{key}_{protocol}_{spec.key}_{name}")
+                      for name, allowed in spec.settings.items()}
+            try:
+                table = build_table(spec, engine(), run_ids, judge, chosen)
+            except (KeyError, ValueError) as error:
+                st.warning(f"Table {spec.key} cannot be built for these runs: {error}")
+                continue
+            st.markdown(f"**{table.title}**")
+            st.dataframe(to_rows(table), hide_index=True, width="stretch")
+            for note in table.notes:
+                st.caption(note)
+            st.caption(f"The same table from the command line: `gauntlet reproduce {protocol} --table {spec.key} "
+                       + " ".join(f"--run {r}" for r in run_ids) + f" --judge {judge}`")
+            columns = st.columns(3)
+            for column, (fmt, ext, mime) in zip(columns, (("markdown", "md", "text/markdown"), ("csv", "csv", "text/csv"),
+                                                          ("latex", "tex", "application/x-tex")), strict=True):
+                column.download_button(f"{fmt.capitalize() if fmt != 'csv' else 'CSV'}", render(table, fmt),
+                                       file_name=f"{protocol}_table_{spec.key}.{ext}", mime=mime,
+                                       key=f"{key}_{protocol}_{spec.key}_{fmt}")
