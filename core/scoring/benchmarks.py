@@ -36,7 +36,6 @@ from core.scoring.reference import (
     contains,
     normalize,
     not_applicable,
-    outside,
     scheme_for,
     scored,
     tokens,
@@ -112,9 +111,10 @@ def all_gold(p: Prepared) -> list[str]:
 
 
 def wrong_given(p: Prepared) -> list[str]:
-    """The wrong answers contained in the response outside the gold answers' own text."""
-    rest = outside(p.norm, p.gold_forms(), p.kind)
-    return [w for w in p.ref.wrong_answers if contains(rest, normalize(w, p.kind), p.kind)]
+    """The wrong answers contained anywhere in the response, the gold answers' own text included: RAMDocs'
+    published check (run_madam_rag.py), so a wrong answer that is part of a gold answer fails every complete answer
+    (the importer warns about such records)."""
+    return [w for w in p.ref.wrong_answers if contains(p.norm, normalize(w, p.kind), p.kind)]
 
 
 def only_for(item: BenchmarkItem, benchmark: str) -> MetricOutcome | None:
@@ -195,7 +195,7 @@ def rgb_error_correction(item: BenchmarkItem) -> MetricOutcome:
 # --------------------------------------------------------------------------- RAMDocs
 
 def ramdocs_accuracy(item: BenchmarkItem) -> MetricOutcome:
-    """RAMDocs exact match: every gold answer given and no wrong answer (outside the gold answers' own text)."""
+    """RAMDocs exact match: every gold answer given and no wrong answer anywhere in the response (published rule)."""
     if (na := only_for(item, "ramdocs")) is not None:
         return na
     p = item.prepared()

@@ -355,10 +355,10 @@ DISAGREEMENTS = {  # every case where the two scorings differ, with why
            for rid, gold, fake in ((0, "70", "170"), (7, "2.3%", "12.3%"))
            for style in ("wrong:rgb_accuracy", "fact_wrong:rgb_error_correction")},
     },
-    "ramdocs": {  # records whose wrong answers repeat (a part of) a gold answer: the published rule scores every
-        # response that gives all gold answers 0 there; ramdocs_accuracy reads wrong answers outside the gold text
-        f"ramdocs/{i}": "a wrong answer is (part of) a gold answer in the published record"
-        for i in (116, 130, 138, 167, 172, 181, 203, 240, 242, 265, 335, 356, 363, 452)
+    "ramdocs": {  # both sides find a wrong answer anywhere, gold text included (the published rule); here on word
+        # boundaries, there as a substring of the normalised text
+        "ramdocs/240": "wrong answer 'Girls' inside gold 'All-girls': SQuAD normalisation drops the hyphen, and the "
+        "published substring check finds 'girls' in 'allgirls'; ramdocs_accuracy matches whole words",
     },
     "crag": {
         "crag/c1:refusal": "a refusal not worded 'I don't know': CRAG's scorer sends it to its judge, which scores an "

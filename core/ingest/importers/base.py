@@ -361,8 +361,15 @@ class Importer:
             return ValidationReport(errors=sorted(read_errors + errors, key=lambda e: e.line))
         rejected = {e.line for e in errors}
         instances = [(lines[n - 1], spec) for n, spec in checked.instances if lines[n - 1] not in rejected]
-        return ValidationReport(instances=instances, warnings=_removed_warnings(instances),
+        notes = [LineError(line, f, m) for line, spec in instances for f, m in self.record_warnings(spec)]
+        return ValidationReport(instances=instances, warnings=sorted(_removed_warnings(instances) + notes,
+                                                                     key=lambda e: e.line),
                                 rejected=sorted(errors, key=lambda e: e.line))
+
+    def record_warnings(self, spec: InstanceSpec) -> list[tuple[str, str]]:
+        """(field, message) notes on an imported record that is valid but scores oddly under the format's own
+        rules (none by default)."""
+        return []
 
 
 def _removed_warnings(instances: list[tuple[int, InstanceSpec]]) -> list[LineError]:

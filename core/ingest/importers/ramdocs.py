@@ -8,10 +8,17 @@ from typing import Any, Literal
 from pydantic import Field
 
 from core.ingest.importers.base import Importer, Source, doc_id, placed
+from core.scoring.reference import squad_normalize
 from core.store.schema import DocumentSpec, InstanceSpec
 
 ROLE_OF = {"correct": "supporting", "misinfo": "counterfactual", "noise": "noise"}
 TYPE_OF = {role: kind for kind, role in ROLE_OF.items()}
+
+
+def overlaps(wrong: str, gold: str) -> bool:
+    """Whether `wrong` is contained in `gold`, both SQuAD-normalised, as RAMDocs' published check compares them."""
+    needle = squad_normalize(wrong)
+    return bool(needle) and needle in squad_normalize(gold)
 
 
 class RamDoc(Source):
@@ -47,6 +54,15 @@ class RAMDocs(Importer):
                           "answers": [{"text": a} for a in record.gold_answers],
                           "wrong_answers": record.wrong_answers},
         }
+
+    def record_warnings(self, spec: InstanceSpec) -> list[tuple[str, str]]:
+        """A wrong answer that is part of a gold answer: the published rule (substring of the normalised response)
+        then scores every response that gives all gold answers 0."""
+        assert spec.reference is not None, "this source's instances always carry a reference"
+        gold = [a.text for a in spec.reference.answers]
+        return [("wrong_answers", f"wrong answer {w!r} is part of gold answer {g!r}: under RAMDocs' published rule "
+                 "every response that gives all gold answers scores 0 here")
+                for w in spec.reference.wrong_answers for g in gold if overlaps(w, g)][:1]
 
     def typed(self, spec: InstanceSpec) -> dict[str, Any]:
         assert spec.reference is not None, "this source's instances always carry a reference"
