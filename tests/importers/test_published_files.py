@@ -17,6 +17,7 @@ RGB = ("chen700564/RGB", "65ec39e40e7dc9abb50e9bf1b4f32be3f6f16615")
 RAMDOCS = ("HanNight/RAMDocs", "d44454c9ebb0bf513d8236a03decc9fb58704cad")
 CRAG = ("facebookresearch/CRAG", "ad1518887dd4d9ebcd7de95388c7a62751e7705c")
 FOLLOWRAG = ("dongguanting/FollowRAG", "fcc355be1f7486b269442aa85ea19eaaa855ff6a")
+HOTPOT = ("Rakin061/hotpot", "077eab2e2b7c8e81a7d7baaea8d22f4f13f9ad3f")  # a fork of hotpotqa/hotpot carrying the file
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ PUBLISHED = [
           {"prompt", "question"}),
     _case("followrag", "followrag/followRAG_iftq.json", FOLLOWRAG, "FollowRAG/followRAG/followRAG_iftq.json", 17,
           {"prompt", "question"}),
+    _case("hotpotqa", "hotpotqa/hotpot_dev_distractor_v1.json", HOTPOT, "hotpot_dev_distractor_v1.json", 12,
+          {"supporting_facts"}),  # kept verbatim where the facts are not listed in paragraph order
 ]
 
 

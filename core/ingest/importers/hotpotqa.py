@@ -1,4 +1,5 @@
-"""HotpotQA, distractor setting (Hugging Face `hotpot_qa` layout): 10 paragraphs, supporting-fact sentences."""
+"""HotpotQA, distractor setting, in the Hugging Face `hotpot_qa` layout or the authors' own (hotpot_dev_distractor_v1.json):
+10 paragraphs, supporting-fact sentences."""
 
 from __future__ import annotations
 
@@ -46,11 +47,54 @@ def _problems(record: HotpotRecord) -> list[tuple[str, str]]:
     return problems
 
 
+AUTHORS_LAYOUT = "hotpot_json"  # metadata.layout of a record read in the authors' own layout
+
+
+def is_authors_layout(raw: Any) -> bool:
+    """Whether `raw` is laid out as the authors publish it (hotpot_dev_distractor_v1.json: `_id`, `context` as
+    [title, sentences] pairs, `supporting_facts` as [title, sentence id] pairs) rather than as on Hugging Face."""
+    def pairs(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value)
+
+    return (isinstance(raw, dict) and "_id" in raw and "id" not in raw and pairs(raw.get("context"))
+            and pairs(raw.get("supporting_facts", [])))
+
+
+def from_authors(raw: dict[str, Any]) -> dict[str, Any]:
+    """An authors'-layout record in the Hugging Face layout the importer reads (other fields kept as they are)."""
+    rest = {k: v for k, v in raw.items() if k not in ("_id", "context", "supporting_facts")}
+    facts, context = raw.get("supporting_facts", []), raw["context"]
+    return {"id": raw["_id"], **rest,
+            "supporting_facts": {"title": [t for t, _ in facts], "sent_id": [i for _, i in facts]},
+            "context": {"title": [t for t, _ in context], "sentences": [s for _, s in context]}}
+
+
+def to_authors(raw: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of from_authors: a Hugging Face-layout record back in the authors' layout."""
+    rest = {k: v for k, v in raw.items() if k not in ("id", "context", "supporting_facts")}
+    facts, context = raw["supporting_facts"], raw["context"]
+    return {"_id": raw["id"], **rest,
+            "supporting_facts": [[t, i] for t, i in zip(facts["title"], facts["sent_id"], strict=True)],
+            "context": [[t, s] for t, s in zip(context["title"], context["sentences"], strict=True)]}
+
+
 class HotpotQA(Importer):
     name = "hotpotqa"
     title = "HotpotQA (distractor)"
     domain = "HotpotQA"
     Record = HotpotRecord
+
+    def payload(self, raw: Any, index: int, path: Path) -> dict[str, Any]:
+        """Read the Hugging Face layout, or the authors' own (hotpot_dev_distractor_v1.json), remembering which."""
+        if not is_authors_layout(raw):
+            return super().payload(raw, index, path)
+        payload = super().payload(from_authors(raw), index, path)
+        return payload | {"metadata": {**payload["metadata"], "layout": AUTHORS_LAYOUT}}
+
+    def source_record(self, spec: InstanceSpec) -> Any:
+        """The record as read, in the layout it came in."""
+        raw = super().source_record(spec)
+        return to_authors(raw) if spec.metadata.get("layout") == AUTHORS_LAYOUT else raw
 
     def build(self, record: HotpotRecord, index: int, path: Path) -> dict[str, Any]:
         if problems := _problems(record):
