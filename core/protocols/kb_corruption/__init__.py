@@ -24,7 +24,7 @@ TYPE_LABELS = {"factual": "factual corruption", "numeric": "numeric typo", "rele
 SEMANTIC_TYPES = ("factual", "contradiction")  # semantic-fidelity corruptions; the others reduce signal utility
 SEVERITIES: tuple[str, ...] = ("subtle", "moderate", "obvious")
 CLEAN, MIXED, NO_RETRIEVAL = "clean", "mixed", "no_retrieval"
-NUMERIC_ANSWER = "numeric_answer"  # attributes.question_type of items whose correct option holds a number
+NUMERIC_ANSWER = "numeric_answer"  # attributes.question_type of items whose entry holds a number (numeric typos apply)
 TOP_K = 5
 CORRUPTED_CONDITIONS: tuple[str, ...] = tuple(f"{t}_{s}" for t in TYPES for s in SEVERITIES)
 CONDITION_NAMES: tuple[str, ...] = (NO_RETRIEVAL, CLEAN, MIXED, *CORRUPTED_CONDITIONS)
@@ -109,7 +109,7 @@ RAGSTRESS = register(RagStressProtocol(
         _retrieved(MIXED, "top-5 over the whole knowledge base unfiltered: up to 12 corrupted variants per clean one "
                           "(not-applicable placeholders excluded)"),
         *(_retrieved(f"{t}_{s}", f"top-5 over the {TYPE_LABELS[t]} variants of severity {s} only"
-                     + (" (items whose correct option holds a number)" if t == "numeric" else ""))
+                     + (" (items whose entry holds a number)" if t == "numeric" else ""))
           for t in TYPES for s in SEVERITIES),
     ),
     metrics=("mcq_accuracy",),
