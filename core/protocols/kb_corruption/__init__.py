@@ -14,6 +14,7 @@ from typing import Any
 
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
 
@@ -116,4 +117,11 @@ RAGSTRESS = register(RagStressProtocol(
     aggregates=("accuracy", "corruption_impact", "resilience_gap", "mixed_vs_worst", "capability_vs_robustness"),
     views=("stress_tests",),
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
+    doc="docs/kb_corruption.md",
+    paper_tables=tuple(PaperTableSpec(key, title, f"core.protocols.kb_corruption.paper:table_{key}") for key, title in (
+        ("1", "Accuracy by model and the 15 retrieval conditions"),
+        ("delta", "Corruption impact Δ by model, type and severity"),
+        ("gamma", "Resilience gap Γ by model pair and corruption type"),
+        ("mixed", "Mixed knowledge base vs worst-case condition"),
+        ("severity", "Severity curves by model and type"))),
 ))
