@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
+from core.protocols.kb_corruption import NUMERIC_ANSWER
 from core.protocols.kb_corruption.builder import (
     NUMBER_RE,
     Pool,
@@ -79,6 +80,9 @@ def test_knowledge_base_holds_every_source_question_while_only_the_split_is_retr
     assert built["kb_questions"] == len(source) and built["kb_documents"] == 13 * len(source) == len(kb_rows(
         tmp_path / "out"))
     instances = [json.loads(x) for x in (tmp_path / "out" / "instances.jsonl").read_text().splitlines()]
+    numeric = sum(i["attributes"]["question_type"] == NUMERIC_ANSWER for i in instances)
+    assert built["numeric_questions"] == numeric
+    assert f"run size: {limit} questions x 15 conditions = {12 * limit + 3 * numeric} items per model" in result.output
     evaluated = {i["metadata"]["ragstress"]["source_question_id"] for i in instances}
     assert len(instances) == limit and evaluated <= {q.qid for q in source}
     retrieved = {d["variant"]["source_question_id"] for i in instances for d in i["documents"]}

@@ -591,6 +591,7 @@ class RagStressReport:
     seconds: dict[str, float]
     llm: dict[str, Any] | None = None
     kb_questions: int = 0  # the questions the knowledge base was built from (the evaluated ones unless given apart)
+    numeric_questions: int = 0  # the evaluated questions whose entry holds a number (numeric typos apply)
 
     def to_dict(self) -> dict:
         """Plain dict (for JSON output)."""
@@ -682,6 +683,7 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
                  "retrieve": round(done - indexed, 2)},
         llm={"model": writer.model, "calls": writer.calls, "rejected": writer.rejected, "fallbacks": writer.fallbacks,
              "rejection_rate": round(writer.rejected / writer.calls, 4) if writer.calls else None} if writer else None,
-        kb_questions=len(base) if base is not None else len(questions))
+        kb_questions=len(base) if base is not None else len(questions),
+        numeric_questions=sum(i.attributes.question_type == NUMERIC_ANSWER for i in instances))
     (out / "build.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return report

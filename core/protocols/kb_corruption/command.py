@@ -75,8 +75,7 @@ def register(app: typer.Typer) -> None:
             share = "-" if row["corrupted_share"] is None else f"{row['corrupted_share']:.1%}"
             typer.echo(f"{name:<24}{row['queries']:>8}{row['no_retrieval_rate']:>14.1%}{row['own_entry_first']:>17.1%}"
                        f"{share:>17}")
-        numeric = report.questions - report.not_applicable.get("numeric-subtle", 0)
-        for line in next_steps(out, report.questions, numeric):
+        for line in next_steps(out, report.questions, report.numeric_questions):
             typer.echo(line)
 
     app.add_typer(kb_corruption_app, name=COMMAND)
