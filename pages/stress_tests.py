@@ -5,12 +5,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.protocols.kb_corruption import CONDITION_NAMES, SEVERITIES, TYPE_LABELS, TYPES
+from core.protocols.kb_corruption import CONDITION_NAMES, NAME, SEVERITIES, TYPE_LABELS, TYPES
 from core.protocols.kb_corruption import analysis as kb_corruption
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
 
@@ -128,8 +129,10 @@ if filters:
                 "it and answer it with `gauntlet run ... --conditions` (the build prints the command).")
         st.stop()
     st.caption(f"Verdicts of **{label}** (mcq_accuracy: the same option-letter rule under every judge). † n < 30; "
-               "not-applicable items (numeric typos of questions whose correct option holds no number) are counted, "
+               "not-applicable items (numeric typos of questions whose entry holds no number) are counted, "
                "never scored 0.")
+    with st.expander("The paper's tables: Table 1 (model x 15 conditions), Δ, Γ, mixed vs worst, severity curves"):
+        paper_tables_panel(NAME, filters.run_ids, filters.judge, key="rs_paper")
     models = sorted(scores["model"].unique())
     tabs = st.tabs(["Accuracy", "Corruption impact", "Severity", "Mixed vs worst", "Capability vs robustness",
                     "Resilience gaps", "Retrieval", "Drill-down"])

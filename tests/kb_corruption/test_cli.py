@@ -33,8 +33,8 @@ def build(tmp_path, *extra: str):
 def test_build_prints_the_retrieval_profile_and_the_run(tmp_path):
     output, out = build(tmp_path, "--seed", "5")
     assert {"knowledge_base.jsonl", "instances.jsonl", "build.json"} <= {p.name for p in out.iterdir()}
-    assert re.search(r"mixed\s+12\s+0\.0%", output) and re.search(r"numeric_subtle\s+5\s", output)
-    assert "12 questions x 15 conditions = 159 items per model" in output
+    assert re.search(r"mixed\s+12\s+0\.0%", output) and re.search(r"numeric_subtle\s+6\s", output)
+    assert "12 questions x 15 conditions = 162 items per model" in output
     assert f"--conditions {','.join(CONDITION_NAMES)}" in output
     assert json.loads((out / "build.json").read_text())["kb_documents"] == 156
 

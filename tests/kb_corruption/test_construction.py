@@ -80,7 +80,7 @@ def test_the_selection_builds_9100_documents_with_their_metadata(selection_kb):
     assert kinds[("clean", None)] == 700 and all(kinds[(t, s)] == 700 for t in TYPES for s in SEVERITIES)
     corrupted = Counter((r["corruption_type"], r["is_corrupted"]) for r in selection_kb)
     assert corrupted[("clean", False)] == 700 and corrupted[("factual", True)] == 2_100
-    assert corrupted[("numeric", True)] == 3 * 93 and corrupted[("numeric", False)] == 3 * 607
+    assert corrupted[("numeric", True)] == 3 * 267 and corrupted[("numeric", False)] == 3 * 433
     assert all(r["applicable"] == r["is_corrupted"] for r in selection_kb if r["corruption_type"] != "clean")
 
 
@@ -128,7 +128,7 @@ def test_numeric_typo_magnitude(token, severity, check):
 def test_numeric_typo_avoids_other_options_and_records_the_change():
     item = q(("55,000", "550,000", "5,500,000", "55,000,000"), key="B")
     typo = numeric_typo(item, "obvious", seed=0)
-    assert typo["altered"] == "550,000,000" and typo["option_text"] not in item.choices
+    assert typo["altered"] == "550,000,000" and typo["altered_text"] not in item.choices and typo["place"] == "option B"
     variant = next(v for v in offline_variants(item, Pool([item]), 0) if v.name == "numeric-obvious")
     assert "*B. 550,000,000" in variant.text and variant.marked_key == "B" and variant.details["relative_error"] == 999
 
@@ -170,7 +170,7 @@ def test_every_condition_filter_returns_only_its_variants(retrieved700):
     kb, hits = retrieved700
     assert len(kb) == 9_100 and len(hits) == 700
     numeric = sum("numeric_subtle" in by for by in hits.values())
-    assert numeric == 93 and all(set(by) == set(RETRIEVAL_FILTERS) - ({"numeric_subtle", "numeric_moderate",
+    assert numeric == 267 and all(set(by) == set(RETRIEVAL_FILTERS) - ({"numeric_subtle", "numeric_moderate",
                                                                         "numeric_obvious"} if "numeric_subtle" not in by
                                                                        else set()) for by in hits.values())
     for by in hits.values():

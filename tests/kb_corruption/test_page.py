@@ -65,3 +65,23 @@ def test_delta_heatmap_and_drill_down(page):
 def test_expert_is_refused(page):
     at = page("expert")
     assert not at.get("plotly_chart") and not at.title and at.error
+
+
+PAPER_TABLES = [
+    pytest.param("Table 1", "Contradiction injection (obvious)", id="table-1-model-by-15-conditions"),
+    pytest.param("Table delta", "Numeric typo (subtle)", id="delta-per-type-and-severity"),
+    pytest.param("Table gamma", "Relevance poisoning", id="gamma-per-pair-and-type"),
+    pytest.param("Table mixed", "Worst condition", id="mixed-vs-worst"),
+    pytest.param("Table severity", "Moderate", id="severity-curves"),
+]
+
+
+@pytest.mark.parametrize(("tab", "column"), PAPER_TABLES)
+def test_paper_tables_are_on_the_page_with_their_downloads(page, tab, column):
+    at = page("analyst")
+    assert not at.exception, at.exception
+    chosen = next(t for t in at.tabs if t.label == tab)
+    frame = chosen.dataframe[0].value
+    assert column in frame.columns and MARKED in " ".join(map(str, frame.iloc[:, 0]))
+    labels = {b.proto.label for b in chosen.get("download_button")}
+    assert {"Markdown", "CSV", "Latex"} <= labels

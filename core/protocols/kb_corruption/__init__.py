@@ -14,6 +14,7 @@ from typing import Any
 
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
 
@@ -24,7 +25,7 @@ TYPE_LABELS = {"factual": "factual corruption", "numeric": "numeric typo", "rele
 SEMANTIC_TYPES = ("factual", "contradiction")  # semantic-fidelity corruptions; the others reduce signal utility
 SEVERITIES: tuple[str, ...] = ("subtle", "moderate", "obvious")
 CLEAN, MIXED, NO_RETRIEVAL = "clean", "mixed", "no_retrieval"
-NUMERIC_ANSWER = "numeric_answer"  # attributes.question_type of items whose correct option holds a number
+NUMERIC_ANSWER = "numeric_answer"  # attributes.question_type of items whose entry holds a number (numeric typos apply)
 TOP_K = 5
 CORRUPTED_CONDITIONS: tuple[str, ...] = tuple(f"{t}_{s}" for t in TYPES for s in SEVERITIES)
 CONDITION_NAMES: tuple[str, ...] = (NO_RETRIEVAL, CLEAN, MIXED, *CORRUPTED_CONDITIONS)
@@ -109,11 +110,18 @@ RAGSTRESS = register(RagStressProtocol(
         _retrieved(MIXED, "top-5 over the whole knowledge base unfiltered: up to 12 corrupted variants per clean one "
                           "(not-applicable placeholders excluded)"),
         *(_retrieved(f"{t}_{s}", f"top-5 over the {TYPE_LABELS[t]} variants of severity {s} only"
-                     + (" (items whose correct option holds a number)" if t == "numeric" else ""))
+                     + (" (items whose entry holds a number)" if t == "numeric" else ""))
           for t in TYPES for s in SEVERITIES),
     ),
     metrics=("mcq_accuracy",),
     aggregates=("accuracy", "corruption_impact", "resilience_gap", "mixed_vs_worst", "capability_vs_robustness"),
     views=("stress_tests",),
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
+    doc="docs/kb_corruption.md",
+    paper_tables=tuple(PaperTableSpec(key, title, f"core.protocols.kb_corruption.paper:table_{key}") for key, title in (
+        ("1", "Accuracy by model and the 15 retrieval conditions"),
+        ("delta", "Corruption impact Δ by model, type and severity"),
+        ("gamma", "Resilience gap Γ by model pair and corruption type"),
+        ("mixed", "Mixed knowledge base vs worst-case condition"),
+        ("severity", "Severity curves by model and type"))),
 ))

@@ -7,8 +7,10 @@ records the prompt and model, and a reply that fails validation is retried once,
 (recorded). Severity, per type:
 - factual: the entry marks a wrong option; subtle = the most plausible distractor (closest to the correct option
   by character trigrams, words and, for numbers, value), moderate = the second, obvious = the least plausible;
-- numeric: the first number of the correct option altered by one unit in its last place / 20-50% / x10 (an item
-  whose correct option holds no number gets a not-applicable placeholder: flagged, and no condition retrieves it);
+- numeric: the first number of the correct option altered by one unit in its last place / 20-50% / x10; when the
+  correct option holds no number, the first number of the question, else of another option, is altered (the typo
+  is in the entry, as the paper's construction implies; `details.place` records where); an entry with no number at
+  all gets a not-applicable placeholder (flagged, counted in build.json, and no condition retrieves it);
 - relevance: an off-topic passage appended from another item of the same subject / same category / other category;
 - contradiction: an appended claim that the most plausible distractor is the answer: hedged / firm, citing a revision
   / maximal, citing an official authority.
@@ -245,20 +247,37 @@ def number_candidates(token: str, severity: str, rng: random.Random) -> list[str
     return [_format_number(v, decimals, "," in token) for v in values if v >= 0 and v != value]
 
 
+def typo_sites(q: Question) -> list[tuple[str, str]]:
+    """Where a numeric typo may go, in order: the correct option (the paper's case), else the question, else another
+    option; as (place, text)."""
+    others = [(f"option {letter}", text) for letter, text in q.options.items() if letter != q.key]
+    return [(f"option {q.key}", q.correct), ("question", q.stem), *others]
+
+
 def numeric_typo(q: Question, severity: str, seed: int) -> dict[str, Any] | None:
-    """The altered correct option (original, altered, relative error), or None when it holds no number."""
-    m = NUMBER_RE.search(q.correct)
-    if m is None:
-        return None
+    """The first number of the entry's first typo site altered (place, original, altered, the altered text, relative
+    error), never into another option's text; None when the entry holds no number at all."""
     taken = {" ".join(c.split()) for c in q.choices}
-    for candidate in number_candidates(m.group(), severity, item_rng(seed, q.qid, f"numeric/{severity}")):
-        text = q.correct[:m.start()] + candidate + q.correct[m.end():]
-        if " ".join(text.split()) not in taken:
-            old, new = Decimal(m.group().replace(",", "")), Decimal(candidate.replace(",", ""))
-            error = float(abs(new - old) / old) if old else None
-            return {"original": m.group(), "altered": candidate, "option_text": text, "relative_error": error,
-                    "rule": NUMERIC_RULES[severity]}
+    for place, text in typo_sites(q):
+        m = NUMBER_RE.search(text)
+        if m is None:
+            continue
+        for candidate in number_candidates(m.group(), severity, item_rng(seed, q.qid, f"numeric/{severity}")):
+            altered = text[:m.start()] + candidate + text[m.end():]
+            if place == "question" or " ".join(altered.split()) not in taken:
+                old, new = Decimal(m.group().replace(",", "")), Decimal(candidate.replace(",", ""))
+                error = float(abs(new - old) / old) if old else None
+                return {"place": place, "original": m.group(), "altered": candidate, "altered_text": altered,
+                        "relative_error": error, "rule": NUMERIC_RULES[severity]}
     return None
+
+
+def typo_entry(q: Question, typo: dict[str, Any]) -> str:
+    """The clean entry with the typo applied where it was planned (an option's text or the question)."""
+    if typo["place"] == "question":
+        return render_entry(replace(q, stem=typo["altered_text"]), q.key)
+    letter = typo["place"].removeprefix("option ")
+    return render_entry(q, q.key, {**q.options, letter: typo["altered_text"]})
 
 
 def truncate_words(text: str, limit: int) -> str:
@@ -326,12 +345,11 @@ def offline_variants(q: Question, pool: Pool, seed: int) -> list[Variant]:
     for severity, typo in typos.items():
         if not all(typos.values()):
             out.append(Variant("numeric", severity, render_entry(q, q.key), applicable=False, marked_key=q.key,
-                               generator=offline, details={"not_applicable": "the correct option holds no number"}))
+                               generator=offline, details={"not_applicable": "the entry holds no number"}))
         else:
             assert typo is not None  # every severity's typo exists when all(typos.values())
-            options = {**q.options, q.key: typo["option_text"]}
-            out.append(Variant("numeric", severity, render_entry(q, q.key, options), marked_key=q.key,
-                               generator=offline, details=typo))
+            out.append(Variant("numeric", severity, typo_entry(q, typo), marked_key=q.key, generator=offline,
+                               details=typo))
     for severity in SEVERITIES:
         source, distance = pool.draw(q, severity, item_rng(seed, q.qid, f"relevance/{severity}"))
         passage = off_topic_passage(source) if source else ""
@@ -455,7 +473,13 @@ def item_variants(q: Question, pool: Pool, seed: int, writer: LlmWriter | None =
     if writer is None:
         return variants
     clean = variants[0].text
-    return [llm_variant(q, v, clean, writer) if v.is_corrupted else v for v in variants]
+    return [llm_variant(q, v, clean, writer) if v.is_corrupted and not stays_offline(q, v) else v for v in variants]
+
+
+def stays_offline(q: Question, v: Variant) -> bool:
+    """A numeric typo outside the correct option keeps its offline entry in LLM mode (the reply's validation reads
+    the typo from the 'Correct answer:' line)."""
+    return v.corruption_type == "numeric" and v.details.get("place") != f"option {q.key}"
 
 
 # --------------------------------------------------------------------------- knowledge base
@@ -489,7 +513,7 @@ def retrieval_config(embedder: str | None, index_dir: PathLike | None, top_k: in
 
 def applicable_conditions(q: Question, kb: dict[str, CorpusDoc]) -> list[str]:
     """The retrieval conditions that apply to an item: all but the type x severity ones whose entry for this item is
-    a not-applicable placeholder (numeric typos of items without a number in the correct option)."""
+    a not-applicable placeholder (numeric typos of items whose entry holds no number)."""
     def applies(name: str) -> bool:
         kind, _, severity = name.rpartition("_")
         return kind not in TYPES or kb[f"{q.qid}#{kind}-{severity}"].meta["applicable"]
@@ -566,6 +590,8 @@ class RagStressReport:
     kb_sha256: str
     seconds: dict[str, float]
     llm: dict[str, Any] | None = None
+    kb_questions: int = 0  # the questions the knowledge base was built from (the evaluated ones unless given apart)
+    numeric_questions: int = 0  # the evaluated questions whose entry holds a number (numeric typos apply)
 
     def to_dict(self) -> dict:
         """Plain dict (for JSON output)."""
@@ -573,44 +599,91 @@ class RagStressReport:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+RETRIEVER_DROPS = ("details", "generator")  # kept in knowledge_base.jsonl, not needed by retrieval or instances
+
+
+def write_knowledge_base(questions: list[Question], path: Path, seed: int,
+                         writer: LlmWriter | None = None) -> tuple[list[CorpusDoc], Counter[str], Counter[str]]:
+    """Stream every item's 13 entries to `path` (one JSON line each) and return the retriever's compact documents
+    (without details and generator) with the count of entries and of not-applicable placeholders per variant."""
+    pool, docs, by_variant, not_applicable = Pool(questions), list[CorpusDoc](), Counter[str](), Counter[str]()
+    with path.open("w", encoding="utf-8") as fh:
+        for q in questions:
+            for v in item_variants(q, pool, seed, writer):
+                record = kb_record(q, v)
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                by_variant[v.name] += 1
+                not_applicable[v.name] += not v.applicable
+                docs.append(doc_from_record({k: x for k, x in record.items() if k not in RETRIEVER_DROPS}))
+    return docs, by_variant, +not_applicable
+
+
+def evaluated_questions(questions_path: PathLike | Sequence[PathLike], base: list[Question] | None,
+                        limit: int | None) -> list[Question]:
+    """The questions retrieved for and evaluated (the first `limit`); each must be in the knowledge base's questions
+    when those are given apart, and is then taken from them (same id, same stem, same options)."""
+    chosen = load_questions(questions_path)[:limit]
+    if base is None:
+        return chosen
+    by_id = {q.qid: q for q in base}
+    missing = [q.qid for q in chosen if q.qid not in by_id]
+    if missing:
+        raise ValueError(f"{len(missing)} evaluated questions are not among the knowledge-base questions "
+                         f"(--kb-questions): {', '.join(missing[:5])}")
+    differ = [q.qid for q in chosen if (q.stem, q.choices, q.key) != (by_id[q.qid].stem, by_id[q.qid].choices,
+                                                                        by_id[q.qid].key)]
+    if differ:
+        raise ValueError(f"evaluated questions differ from their knowledge-base copy: {', '.join(differ[:5])}")
+    return [by_id[q.qid] for q in chosen]
 
 
 def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: PathLike, seed: int = 0, *,
                     top_k: int = TOP_K, embedder: str | None = "minilm-onnx",
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, writer: LlmWriter | None = None,
-                    limit: int | None = None) -> RagStressReport:
-    """Write knowledge_base.jsonl, instances.jsonl and build.json under out_dir; same seed and inputs, same files."""
+                    limit: int | None = None,
+                    kb_questions_path: PathLike | Sequence[PathLike] | None = None) -> RagStressReport:
+    """Write knowledge_base.jsonl, instances.jsonl and build.json under out_dir; same seed and inputs, same files.
+    The knowledge base holds every question of `kb_questions_path` (the evaluated ones when None); retrieval runs
+    for the evaluated questions only."""
     started = time.perf_counter()
-    questions = load_questions(questions_path)[:limit]
-    records = build_knowledge_base(questions, seed, writer)
+    base = load_questions(kb_questions_path) if kb_questions_path is not None else None
+    questions = evaluated_questions(questions_path, base, limit)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     kb_path = out / "knowledge_base.jsonl"
-    kb_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    docs, by_variant, not_applicable = write_knowledge_base(base if base is not None else questions, kb_path, seed,
+                                                            writer)
     generated = time.perf_counter()
-    docs = [doc_from_record(r) for r in records]
     kb = {d.doc_id: d for d in docs}
     retriever = Retriever(docs, retrieval_config(embedder, index_dir, top_k))
     indexed = time.perf_counter()
     mode = "hybrid" if embedder else "bm25"
     settings = {"mode": mode, "embedder": retriever.embedder.model_id if retriever.embedder else None,
                 "top_k": top_k, "fusion": retriever.config.fusion, "chunking": "document", "index_key": retriever.key}
-    provenance: dict[str, Any] = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path), "retriever": settings}
+    provenance: dict[str, Any] = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path),
+                                  "retriever": settings}
     instances = [build_instance(q, retrieve(retriever, q, applicable_conditions(q, kb), top_k, mode), kb, provenance)
                  for q in questions]
     (out / "instances.jsonl").write_text("".join(i.model_dump_json(exclude_none=True) + "\n" for i in instances),
                                          encoding="utf-8")
     done = time.perf_counter()
-    by_variant = Counter(r["doc_id"].rpartition("#")[2] for r in records)
     report = RagStressReport(
-        out_dir=str(out), questions=len(questions), kb_documents=len(records), kb_by_variant=dict(by_variant),
-        not_applicable=dict(Counter(r["doc_id"].rpartition("#")[2] for r in records if not r["applicable"])),
-        retrievable_documents=sum(r["applicable"] for r in records), conditions=condition_profile(i.metadata["ragstress"]["retrieval"] for i in instances),
+        out_dir=str(out), questions=len(questions), kb_documents=len(docs), kb_by_variant=dict(by_variant),
+        not_applicable=dict(not_applicable), retrievable_documents=sum(bool(d.meta["applicable"]) for d in docs),
+        conditions=condition_profile(i.metadata["ragstress"]["retrieval"] for i in instances),
         retriever=settings, seed=seed, kb_sha256=provenance["kb_sha256"],
         seconds={"generate": round(generated - started, 2), "index": round(indexed - generated, 2),
                  "retrieve": round(done - indexed, 2)},
         llm={"model": writer.model, "calls": writer.calls, "rejected": writer.rejected, "fallbacks": writer.fallbacks,
-             "rejection_rate": round(writer.rejected / writer.calls, 4) if writer.calls else None} if writer else None)
+             "rejection_rate": round(writer.rejected / writer.calls, 4) if writer.calls else None} if writer else None,
+        kb_questions=len(base) if base is not None else len(questions),
+        numeric_questions=sum(i.attributes.question_type == NUMERIC_ANSWER for i in instances))
     (out / "build.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     return report
