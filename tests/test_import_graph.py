@@ -31,14 +31,16 @@ def module_name(path: Path, root: Path) -> str:
 # A protocol package is a vertical slice (docs/layers.md): its declaration sits in core.protocols, and each of its
 # job modules in the layer of that job.
 PROTOCOL_PARTS = {"builder": "core.construction", "analysis": "core.analysis", "command": "core.commands",
-                  "views": "core.analysis"}
+                  "views": "core.analysis", "paper": "core.analysis"}
+
+FRAMEWORK = {"core.protocols.paper"}  # the paper-table model every protocol declares with: core.protocols itself
 
 
 def layer(module: str) -> str | None:
     """The graph node a core module belongs to: `core.<first part>` (a protocol package's job module: its job's
     layer), or None outside core / for core itself."""
     parts = module.split(".")
-    if parts[:2] == ["core", "protocols"] and len(parts) > 2 and parts[-1] in PROTOCOL_PARTS:
+    if parts[:2] == ["core", "protocols"] and len(parts) > 2 and parts[-1] in PROTOCOL_PARTS and module not in FRAMEWORK:
         return PROTOCOL_PARTS[parts[-1]]
     return f"core.{parts[1]}" if parts[0] == "core" and len(parts) > 1 else None
 
