@@ -80,7 +80,9 @@ def test_leaderboard_traces_carry_model_means(app, expected):
     assert got == pytest.approx(means.to_dict())
     table = at.dataframe[0].value
     assert "calibration baseline" in table["Group"].tolist()
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("download_button")) == 3 + 3  # the charts' CSVs + the paper's Table 2 (Markdown, CSV, LaTeX)
+    paper = next(d.value for d in at.dataframe if "Inference Paradigm" in d.value.columns)
+    assert sorted(paper["Model"]) == sorted(means.index)
 
 
 def test_domains_radar_per_domain_and_heatmap(app, expected):
