@@ -155,6 +155,20 @@ def test_model_pairs_mcnemar(app, expected):
     assert values(fig["data"][0]["x"]) == pytest.approx((pair["diff"] * 100).tolist())
 
 
+@pytest.mark.parametrize("statistics", ["product", "paper"])
+def test_model_pairs_named_statistics_with_t_and_cohen_d(app, expected, statistics):
+    at = app("model_pairs")
+    at.selectbox(key="mp_statistics").set_value(statistics).run()
+    assert not at.exception, at.exception
+    scores, _ = expected
+    a, b = at.selectbox(key="mp_a").value, at.selectbox(key="mp_b").value
+    pair = readmodel.paired_comparison(scores, a, b, statistics=statistics).set_index("mode")
+    table = at.dataframe[0].value.set_index("mode")
+    assert table.loc["gap", "p_value"] == pytest.approx(pair.loc["gap", "p_value"])
+    assert table.loc["gap", "test"].endswith("one-sided") == (statistics == "paper")
+    assert {"t", "t_p", "cohen_d", "tost_p", "tost_equivalent"} <= set(table.columns)
+
+
 def test_data_quality_equivalence_and_composition(app, expected):
     at = app("data_quality")
     assert not at.exception, at.exception
