@@ -20,6 +20,9 @@ from core.testing.fake_server import FakeLLMServer, ScriptRule
 
 DOC = REPO_ROOT / "docs" / "enterprise_rag.md"
 INVENTED = "The Zorblax quantum flux inverter was retired on Mars in 1642 by Captain Quillibert."
+TABLE8_ROWS = ("Conflict Recog.", "Strict IAS", "Loose IAS", "Answer Cov.", "Faithfulness")
+TABLE8_COLUMNS = ("Metric", "Natural", "Synth.", "Diff.", "p-val (paired t)", "t", "Cohen's d", "TOST p (±0.2)",
+                  "Equivalent (±0.2)")
 TABLE2_COLUMNS = ("Model", "Inference Paradigm", "Faithfulness", "Answer Coverage", "Loose IAS", "Strict IAS",
                   "Loose IAS: Persona Definition", "Loose IAS: Output Constraints",
                   "Loose IAS: Knowledge Interaction Protocol")
@@ -40,6 +43,12 @@ class Reproduced:
     outputs: dict[str, str]  # the command line -> what it printed
     csv_rows: dict[tuple[str, str], dict[str, str]]  # (row, column) -> the long CSV line of Table 2
     latex: str
+
+
+def output_of(reproduced: Reproduced, table: str) -> str:
+    """What the docs' `reproduce ... --table N` line (Markdown) printed."""
+    return next(text for line, text in reproduced.outputs.items()
+                if line.startswith("reproduce") and f"--table {table}" in line and "--format" not in line)
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +84,22 @@ def test_docs_block_covers_every_step() -> None:
 
 
 def test_table2_has_the_papers_shape(reproduced: Reproduced) -> None:
-    markdown = next(text for line, text in reproduced.outputs.items()
-                    if line.startswith("reproduce") and "--format" not in line)
+    markdown = output_of(reproduced, "2")
     assert "| " + " | ".join(TABLE2_COLUMNS) + " |" in markdown
     assert {row for row, _ in reproduced.csv_rows} == {"baseline:always-refuse", "baseline:extractive", "fabricator"}
     assert {column for _, column in reproduced.csv_rows} == set(TABLE2_COLUMNS[1:])
     assert "noisy subset" in markdown and "Judge: heuristic" in markdown
     assert r"\begin{tabular}{lrrrrrrrr}" in reproduced.latex
+
+
+def test_table8_has_the_papers_rows_and_counts(reproduced: Reproduced) -> None:
+    markdown = output_of(reproduced, "8")
+    assert "| " + " | ".join(TABLE8_COLUMNS) + " |" in markdown
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in markdown.splitlines() if line.startswith("| ")}
+    assert set(TABLE8_ROWS) <= set(rows)
+    loose = rows["Loose IAS"].split(" | ")
+    assert loose[1].endswith("(n = 3)") and loose[2].endswith("(n = 21)")  # 3 models x 1 natural / 7 augmented
+    assert "paired t-test over the models" in markdown and "10,000 resamples" in markdown
 
 
 CALIBRATION = [

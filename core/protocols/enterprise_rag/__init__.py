@@ -37,5 +37,8 @@ ENTERPRISE_RAG = register(Protocol(
         PaperTableSpec("2", "Performance of the models on the noisy subset: RAG quality, IAS and Loose IAS by "
                        "constraint category", "core.protocols.enterprise_rag.paper:table2",
                        {"subset": ("noisy", "gap", "conflict", "all")}),
+        PaperTableSpec("8", "Natural versus synthetic instances: means, difference, paired t-test with Cohen's d and "
+                       "TOST", "core.protocols.enterprise_rag.paper:table8",
+                       {"subset": ("conflict", "noisy", "gap", "all"), "bootstrap": ("paper", "product")}),
     ),
 ))

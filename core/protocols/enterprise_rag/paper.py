@@ -79,3 +79,72 @@ def table2(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, s
     return PaperTable("enterprise_rag", "2", f"Performance of the models on the {subset} subset (%)", columns,
                       tuple(rows), _notes(judge, subset, scores, small))
 
+
+
+TABLE8_METRICS: tuple[tuple[str, str], ...] = (
+    ("conflict_recognition", "Conflict Recog."), ("strict_ias", "Strict IAS"), ("loose_ias", "Loose IAS"),
+    ("coverage", "Answer Cov."), ("faithfulness", "Faithfulness"))
+TABLE8_COLUMNS = ("Metric", "Natural", "Synth.", "Diff.", "p-val (paired t)", "t", "Cohen's d", "TOST p (±0.2)",
+                  "Equivalent (±0.2)")
+BOOTSTRAP_RESAMPLES = {"paper": 10_000, "product": 1_000}
+
+
+def _plain(value: float, n: int, digits: int = 3) -> PaperCell:
+    """A statistic without an interval (t, d, a p-value) on its own scale; NaN says why it has none."""
+    if pd.isna(value):
+        return PaperCell(None, n=n, scale=1.0, digits=digits, state="fewer than 2 models, or no spread")
+    return PaperCell(float(value), n=n, scale=1.0, digits=digits)
+
+
+def _verdict(row: dict) -> str:
+    """TOST's verdict: 'yes' / 'no', or 'undetermined' where the test could not run."""
+    return "undetermined" if pd.isna(row["tost_p"]) else "yes" if row["tost_equivalent"] else "no"
+
+
+def _origin_cell(means: pd.DataFrame, origin: str, metric: str) -> PaperCell:
+    found = means[(means["origin"] == origin) & (means["metric"] == metric)]
+    if found.empty or pd.isna(found.iloc[0]["value"]):
+        return PaperCell(None, n=0, scale=1.0, digits=3, state=f"no {origin} instance with a value")
+    row = found.iloc[0]
+    return PaperCell(float(row["value"]), float(row["ci_low"]), float(row["ci_high"]), int(row["n"]), 1.0, 3)
+
+
+def table8_from_scores(scores: pd.DataFrame, judge: str, settings: dict[str, str]) -> PaperTable:
+    """Table 8 from prepared scores: natural and augmented means with their intervals, their difference with its
+    bootstrap interval, the paired t-test over models with Cohen's d_z, and TOST beside (natural_vs_augmented)."""
+    from core.scoring.judges.names import judge_label
+
+    metrics = [key for key, _ in TABLE8_METRICS]
+    compared = readmodel.natural_vs_augmented(scores, metrics=metrics,
+                                              n_resamples=BOOTSTRAP_RESAMPLES[settings.get("bootstrap", "paper")])
+    means = pd.DataFrame(readmodel.mean_rows(scores, metrics, by="origin")) if not scores.empty else pd.DataFrame(
+        columns=["origin", "metric", "value"])
+    rows: list[tuple[str, tuple[Cell, ...]]] = []
+    for (key, label), r in zip(TABLE8_METRICS, compared.to_dict("records"), strict=True):
+        both = bool(r["n_natural"] and r["n_augmented"])
+        diff = (PaperCell(float(r["diff"]), float(r["boot_low"]), float(r["boot_high"]),
+                          int(r["n_natural"] + r["n_augmented"]), 1.0, 3) if both else
+                PaperCell(None, scale=1.0, digits=3, state="needs natural and augmented instances"))
+        models = int(r["models"])
+        rows.append((label, (_origin_cell(means, "natural", key), _origin_cell(means, "augmented", key), diff,
+                             _plain(r["t_p"], models), _plain(r["t"], models, 2), _plain(r["cohen_d"], models, 2),
+                             _plain(r["tost_p"], models), _verdict(r))))
+    subset = settings.get("subset", "conflict")
+    notes = (f"Judge: {judge_label(judge)}. Subset: {subset} (the paper compares its 27 natural and 282 synthetic "
+             f"conflicts); {scores['model'].nunique() if not scores.empty else 0} models.",
+             "Natural and Synth.: mean [95% interval] (n = responses). Diff.: natural − augmented with a percentile "
+             f"bootstrap interval ({BOOTSTRAP_RESAMPLES[settings.get('bootstrap', 'paper')]:,} resamples, each "
+             "origin resampled on its own).",
+             "p-val, t and Cohen's d_z: the paired t-test over the models' natural and augmented means, as the "
+             "paper's Table 8 (n = models); TOST at ±0.2 over the same differences (the paper's Figure 8 margin).",
+             "The paper marks significance with n.s. / *; here the p-value is printed and every cell keeps its n.")
+    return PaperTable("enterprise_rag", "8", "Natural versus synthetic (augmented) instances", TABLE8_COLUMNS,
+                      tuple(rows), notes)
+
+
+def table8(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:
+    """Table 8: natural versus augmented instances of the chosen subset (the paper's: conflict)."""
+    subset = settings.get("subset", "conflict")
+    scores = readmodel.filter_scores(readmodel.load_scores(engine, run_ids, judge),
+                                     [] if subset == "all" else [subset])
+    return table8_from_scores(scores, judge, settings)
