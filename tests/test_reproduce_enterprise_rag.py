@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shlex
 from collections.abc import Iterator
@@ -100,6 +101,38 @@ def test_table8_has_the_papers_rows_and_counts(reproduced: Reproduced) -> None:
     loose = rows["Loose IAS"].split(" | ")
     assert loose[1].endswith("(n = 3)") and loose[2].endswith("(n = 21)")  # 3 models x 1 natural / 7 augmented
     assert "paired t-test over the models" in markdown and "10,000 resamples" in markdown
+
+
+REPORT_SUBSETS = [
+    pytest.param("1", ["--mode", "noisy"], {"baseline:extractive": 1.0, "fabricator": 0.0}, id="noisy-run-noisy"),
+    pytest.param("2", ["--mode", "noisy"], {"baseline:extractive": None, "fabricator": None}, id="conflict-run-noisy"),
+    pytest.param("2", ["--mode", "gap", "--mode", "conflict"], {"fabricator": 0.0}, id="conflict-run-two-modes"),
+]
+
+
+@pytest.mark.parametrize(("run", "modes", "faithfulness"), REPORT_SUBSETS)
+def test_report_narrows_to_a_subset(reproduced: Reproduced, run: str, modes: list[str],
+                                    faithfulness: dict[str, float | None]) -> None:
+    result = CliRunner().invoke(app, ["report", run, "--judge", "heuristic", "--format", "json", *modes])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    cells = {m["model"]: m["metrics"].get("faithfulness", {}).get("value") for m in doc["models"]}
+    assert {model: cells.get(model) for model in faithfulness} == faithfulness
+    assert doc["note"] == "EnterpriseRAG subset: " + ", ".join(modes[1::2])
+
+
+def test_report_and_table2_are_one_computation(reproduced: Reproduced) -> None:
+    doc = json.loads(CliRunner().invoke(app, ["report", "1", "--judge", "heuristic", "--format", "json",
+                                              "--mode", "noisy"]).output)
+    for model in doc["models"]:
+        cell, row = model["metrics"]["coverage"], reproduced.csv_rows[(model["model"], "Answer Coverage")]
+        assert (f"{cell['value'] * 100:.1f}", f"{cell['ci_high'] * 100:.1f}", str(cell["n"])) == \
+            (row["value"], row["high"], row["n"])
+
+
+def test_report_refuses_an_unknown_subset(reproduced: Reproduced) -> None:
+    result = CliRunner().invoke(app, ["report", "1", "--judge", "heuristic", "--mode", "nosy"])
+    assert result.exit_code == 2 and "unknown subset 'nosy'" in result.output
 
 
 CALIBRATION = [
