@@ -176,6 +176,8 @@ def test_data_quality_equivalence_and_composition(app, expected):
     eq = readmodel.natural_vs_augmented(scores, margin=0.2).set_index("metric")
     table = at.dataframe[0].value.set_index("label")
     assert table.loc["Conflict recognition", "diff"] == pytest.approx(eq.loc["conflict_recognition", "diff"])
+    assert table["t_p"].tolist() == pytest.approx(eq["t_p"].tolist(), nan_ok=True)
+    assert table["cohen_d"].tolist() == pytest.approx(eq["cohen_d"].tolist(), nan_ok=True)
     forest, comp, evaluated = specs(at)
     assert {s["x0"] for s in forest["layout"]["shapes"]} >= {-20.0, 20.0}
     assert sum(sum(values(t["y"])) for t in comp["data"]) == 90
