@@ -34,7 +34,7 @@ if filters:
             st.caption(SMALL_N_NOTE)
         for key in quality:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
-        with st.expander("The paper's Table 2, reproduced (these runs and judge; its own subset choice)"):
+        with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):
             paper_tables_panel("enterprise_rag", list(filters.run_ids), filters.judge, key="lb_paper")
 
         st.subheader("RAG quality and instruction adherence")

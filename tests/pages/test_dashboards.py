@@ -15,6 +15,7 @@ from core import first_start
 from core.analysis import picker, readmodel
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.ingest.io import import_file
+from core.protocols import PROTOCOLS
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
 from ui.auth import SESSION_KEY
@@ -80,7 +81,8 @@ def test_leaderboard_traces_carry_model_means(app, expected):
     assert got == pytest.approx(means.to_dict())
     table = at.dataframe[0].value
     assert "calibration baseline" in table["Group"].tolist()
-    assert len(at.get("download_button")) == 3 + 3  # the charts' CSVs + the paper's Table 2 (Markdown, CSV, LaTeX)
+    tables = len(PROTOCOLS.get("enterprise_rag").paper_tables)  # Tables 2 and 8, each as Markdown, CSV and LaTeX
+    assert tables == 2 and len(at.get("download_button")) == 3 + 3 * tables  # + the charts' CSVs
     paper = next(d.value for d in at.dataframe if "Inference Paradigm" in d.value.columns)
     assert sorted(paper["Model"]) == sorted(means.index)
 
