@@ -13,6 +13,8 @@ EQUIVALENCE_COLUMNS = {
     "diff": Col("Natural − augmented", "pp"), "n_natural": Col("n natural", "int"), "n_augmented": Col("n augmented", "int"),
     "models": Col("Models with both", "int"), "tost_low": Col("TOST 95% CI low", "pp"), "tost_high": Col("TOST 95% CI high", "pp"),
     "tost_p": Col("TOST p", "p"), "tost_equivalent": Col("Equivalent (TOST)", "bool"),
+    "t": Col("paired t (over models)", "num"), "t_p": Col("p (paired t, Table 8)", "p"),
+    "cohen_d": Col("Cohen's d", "num", "mean / SD of the models' natural − augmented differences"),
     "boot_low": Col("Bootstrap 95% CI low", "pp"), "boot_high": Col("Bootstrap 95% CI high", "pp"),
     "equivalent_by_ci": Col("Equivalent (CI within margin)", "bool"),
 }

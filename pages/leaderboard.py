@@ -7,6 +7,7 @@ from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 from ui.fitness_view import fitness_banner
+from ui.paper_tables import paper_tables_panel
 from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
@@ -33,6 +34,8 @@ if filters:
             st.caption(SMALL_N_NOTE)
         for key in quality:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
+        with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):
+            paper_tables_panel("enterprise_rag", list(filters.run_ids), filters.judge, key="lb_paper")
 
         st.subheader("RAG quality and instruction adherence")
         chosen = st.multiselect("Metrics", [m.id for m in readmodel.QUALITY_METRICS], default=["faithfulness", "coverage", "loose_ias", "strict_ias"],

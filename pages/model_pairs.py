@@ -11,7 +11,10 @@ from ui.tables import Col, show_table, state_caption
 PAIR_COLUMNS = {"mode": Col("Subset"), "metric": Col("Metric"), "n": Col("n (instances both answered)", "int"),
                 "mean_a": Col("Model A", "pct"), "mean_b": Col("Model B", "pct"), "diff": Col("A − B", "pp"),
                 "ci_low": Col("95% CI low", "pp"), "ci_high": Col("95% CI high", "pp"), "test": Col("Test"),
-                "p_value": Col("p", "p"), "stars": Col("Significance")}
+                "p_value": Col("p", "p"), "stars": Col("Significance"),
+                "t": Col("paired t", "num"), "t_p": Col("p (paired t)", "p"),
+                "cohen_d": Col("Cohen's d", "num", "mean(A − B) / SD(A − B) over the instances both answered"),
+                "tost_p": Col("p (TOST, ±20 pts)", "p"), "tost_equivalent": Col("Equivalent (±20 pts)", "bool")}
 
 require_page(__file__)
 st.title("Model pairs")
@@ -22,7 +25,7 @@ filters = results_view.sidebar_filters(subset=False, sets=True)
 if filters:
     scores = results_view.filtered_scores(filters)
     order = readmodel.model_order(scores["model"].unique(), results_view.models(filters.version))
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     results_view.url_seed("mp_a", "a", order)
     model_a = c1.selectbox("Model A", order, key="mp_a")
     results_view.url_keep("mp_a", "a")
@@ -32,13 +35,17 @@ if filters:
     results_view.url_keep("mp_b", "b")
     metric = c3.selectbox("Metric", ["subset accuracy", *[m.id for m in readmodel.QUALITY_METRICS if m.id != "over_abstention"]],
                           format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key="mp_metric")
+    statistics = c4.selectbox("Statistics", list(readmodel.PAIR_STATISTICS), key="mp_statistics",
+                              help=" · ".join(f"{k}: {v.description}" for k, v in readmodel.PAIR_STATISTICS.items()))
     if model_b:
-        pair = readmodel.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric)
+        pair = readmodel.paired_comparison(scores, model_a, model_b, None if metric == "subset accuracy" else metric,
+                                           statistics=statistics)
         pair["lo_a"], pair["hi_a"] = pair["mean_a"], pair["mean_a"]
         shown = pair[pair["n"] > 0]
         st.subheader(f"{model_a} vs {model_b}")
         charts.show_chart(charts.forest(shown.assign(label=shown["mode"] + " · " + shown["metric"] + " " + shown["stars"]), "label",
-                                        "A − B (percentage points), 95% paired bootstrap CI", n="n"),
+                                        f"A − B (percentage points), 95% paired bootstrap CI "
+                                        f"({readmodel.PAIR_STATISTICS[statistics].description})", n="n"),
                           pair, "model_pair")
         show_table(pair, PAIR_COLUMNS, pin="mode", n_column="n", key="mp_table")
         states = readmodel.pair_states(scores, shown, [model_a, model_b])

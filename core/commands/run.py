@@ -244,6 +244,8 @@ def report(
     judge: Annotated[str | None, typer.Option("--judge", help="Judge whose verdicts to report (needed when several "
                                               "judges scored the run).")] = None,
     format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",  # noqa: A002
+    mode: Annotated[list[str], typer.Option("--mode", help="Only these EnterpriseRAG subsets (noisy, gap, conflict; "
+                                            "repeat for several), e.g. --mode noisy for the paper's Table 2.")] = [],  # noqa: B006
 ) -> None:
     """Per-model results of a run under one judge: generation figures and every metric with its CI and n."""
     from core.analysis import readmodel
@@ -253,7 +255,7 @@ def report(
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
     engine = _engine()
     try:
-        result = readmodel.run_report(engine, run_id, judge)
+        result = readmodel.run_report(engine, run_id, judge, mode)
     except ValueError as error:
         _error(error)
         raise typer.Exit(2) from None

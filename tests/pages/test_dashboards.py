@@ -15,6 +15,7 @@ from core import first_start
 from core.analysis import picker, readmodel
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.ingest.io import import_file
+from core.protocols import PROTOCOLS
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
 from ui.auth import SESSION_KEY
@@ -80,7 +81,10 @@ def test_leaderboard_traces_carry_model_means(app, expected):
     assert got == pytest.approx(means.to_dict())
     table = at.dataframe[0].value
     assert "calibration baseline" in table["Group"].tolist()
-    assert len(at.get("download_button")) == 3
+    tables = len(PROTOCOLS.get("enterprise_rag").paper_tables)  # Tables 2 and 8, each as Markdown, CSV and LaTeX
+    assert tables == 2 and len(at.get("download_button")) == 3 + 3 * tables  # + the charts' CSVs
+    paper = next(d.value for d in at.dataframe if "Inference Paradigm" in d.value.columns)
+    assert sorted(paper["Model"]) == sorted(means.index)
 
 
 def test_domains_radar_per_domain_and_heatmap(app, expected):
@@ -153,6 +157,20 @@ def test_model_pairs_mcnemar(app, expected):
     assert values(fig["data"][0]["x"]) == pytest.approx((pair["diff"] * 100).tolist())
 
 
+@pytest.mark.parametrize("statistics", ["product", "paper"])
+def test_model_pairs_named_statistics_with_t_and_cohen_d(app, expected, statistics):
+    at = app("model_pairs")
+    at.selectbox(key="mp_statistics").set_value(statistics).run()
+    assert not at.exception, at.exception
+    scores, _ = expected
+    a, b = at.selectbox(key="mp_a").value, at.selectbox(key="mp_b").value
+    pair = readmodel.paired_comparison(scores, a, b, statistics=statistics).set_index("mode")
+    table = at.dataframe[0].value.set_index("mode")
+    assert table.loc["gap", "p_value"] == pytest.approx(pair.loc["gap", "p_value"])
+    assert table.loc["gap", "test"].endswith("one-sided") == (statistics == "paper")
+    assert {"t", "t_p", "cohen_d", "tost_p", "tost_equivalent"} <= set(table.columns)
+
+
 def test_data_quality_equivalence_and_composition(app, expected):
     at = app("data_quality")
     assert not at.exception, at.exception
@@ -160,6 +178,8 @@ def test_data_quality_equivalence_and_composition(app, expected):
     eq = readmodel.natural_vs_augmented(scores, margin=0.2).set_index("metric")
     table = at.dataframe[0].value.set_index("label")
     assert table.loc["Conflict recognition", "diff"] == pytest.approx(eq.loc["conflict_recognition", "diff"])
+    assert table["t_p"].tolist() == pytest.approx(eq["t_p"].tolist(), nan_ok=True)
+    assert table["cohen_d"].tolist() == pytest.approx(eq["cohen_d"].tolist(), nan_ok=True)
     forest, comp, evaluated = specs(at)
     assert {s["x0"] for s in forest["layout"]["shapes"]} >= {-20.0, 20.0}
     assert sum(sum(values(t["y"])) for t in comp["data"]) == 90

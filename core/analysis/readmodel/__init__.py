@@ -52,7 +52,16 @@ from core.analysis.readmodel.leaderboard import (
     leaderboard_table,
     mean_rows,
 )
-from core.analysis.readmodel.pairs import SUBSET_ACCURACY, pair_states, paired_comparison, significance_stars
+from core.analysis.readmodel.pairs import (
+    PAIR_STATISTICS,
+    SUBSET_ACCURACY,
+    TOST_MARGIN,
+    PairStatistics,
+    pair_states,
+    paired_comparison,
+    paired_t_columns,
+    significance_stars,
+)
 from core.analysis.readmodel.reference import (
     PRODUCTION_PROTOCOL,
     REFERENCE_ID_COLUMNS,
@@ -142,6 +151,7 @@ __all__ = [
     "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
+    "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,7 @@ from core.analysis.readmodel.leaderboard import LONG_COLUMNS, leaderboard
 from core.analysis.readmodel.reference import PRODUCTION_PROTOCOL, reference_scores, reference_summary
 from core.analysis.readmodel.responses import RULE_JUDGE
 from core.analysis.readmodel.runs import generation_summary, run_judges
-from core.analysis.readmodel.scope import load_scores, model_catalog
+from core.analysis.readmodel.scope import MODES, filter_scores, load_scores, model_catalog
 from core.analysis.readmodel.sections import ProtocolSection, protocol_sections
 from core.scoring.summaries import METRIC_NAMES
 from core.store.models import Run
@@ -36,13 +37,17 @@ class RunReport:
     sections: tuple[ProtocolSection, ...] = ()  # per protocol of the run: its metrics with the count of each state
 
 
-def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunReport:
+def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Sequence[str] = ()) -> RunReport:
     """The `gauntlet report` content: the same leaderboard the dashboards show, for one run and one judge.
 
-    With no judge given, the run's only judge is used; several judges raise ValueError naming them.
+    With no judge given, the run's only judge is used; several judges raise ValueError naming them. `modes` narrows
+    the EnterpriseRAG responses to those subsets (noisy, gap, conflict; empty: all), as the dashboards' subset filter.
     """
     from core.scoring.judges.names import judge_label
 
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown subset {unknown[0]!r}; subsets: {', '.join(MODES)}")
     with Session(engine) as session:
         if session.get(Run, int(run_id)) is None:
             raise ValueError(f"run {run_id} not found")
@@ -56,7 +61,7 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
                          pd.DataFrame(), note=f"run {run_id} has no judge verdicts yet: gauntlet score {run_id}")
     if judge not in judges:
         raise ValueError(f"judge {judge!r} did not score run {run_id}; judges: {', '.join(judges) or '(none)'}")
-    scores = load_scores(engine, [run_id], judge)
+    scores = filter_scores(load_scores(engine, [run_id], judge), modes)
     board = leaderboard(scores, model_catalog(engine))
     counts = model_counts(scores)
     reference = reference_scores(engine, [run_id], judge)
@@ -64,7 +69,8 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None) -> RunRepo
                                 instruction_scores(engine, [run_id], judge), judge)
     production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
     production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
-    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, reference=summary,
+    note = f"EnterpriseRAG subset: {', '.join(modes)}" if modes else ""
+    return RunReport(run_id, judge, judge_label(judge), generation, board, counts, note=note, reference=summary,
                      production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)))
 
 

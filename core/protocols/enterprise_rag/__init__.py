@@ -7,6 +7,7 @@ from typing import Any
 
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
 
 
@@ -31,4 +32,13 @@ ENTERPRISE_RAG = register(Protocol(
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
     views=("leaderboard", "domains", "constraint_errors", "robustness", "model_pairs", "data_quality", "pick_generator"),
     render=enterprise_prompt,
+    doc="docs/enterprise_rag.md",
+    paper_tables=(
+        PaperTableSpec("2", "Performance of the models on the noisy subset: RAG quality, IAS and Loose IAS by "
+                       "constraint category", "core.protocols.enterprise_rag.paper:table2",
+                       {"subset": ("noisy", "gap", "conflict", "all")}),
+        PaperTableSpec("8", "Natural versus synthetic instances: means, difference, paired t-test with Cohen's d and "
+                       "TOST", "core.protocols.enterprise_rag.paper:table8",
+                       {"subset": ("conflict", "noisy", "gap", "all"), "bootstrap": ("paper", "product")}),
+    ),
 ))
