@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, POLICY_LABELS
+from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICY_LABELS
 from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import plain_markdown
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
 
@@ -40,9 +41,15 @@ if filters:
                 f"and run with `--conditions {CLOSED_BOOK},{CLEAN},{','.join(MISLEADING_CONDITIONS)}`.",
                 icon=":material/info:")
         st.stop()
+    st.subheader("The paper's table, reproduced")
+    paper_tables_panel(NAME, filters.run_ids, filters.judge)
+    datasets = sorted(out["dataset"].unique())
+    dataset = st.selectbox("Dataset (and language)", datasets, key="rs_dataset",
+                           help="Every figure below is of one dataset; datasets and languages are never pooled.")
+    out = out[out["dataset"] == dataset]
     rates, acc = misleading_evidence.misleading_rates(out), misleading_evidence.accuracy(out)
-    st.caption(f"Judge: **{label}** (the lexical reference metrics it stored) · every cell shows its n; † n < 30 "
-               "(small sample); undetermined responses are counted, never scored 0.")
+    st.caption(f"Dataset: **{plain_markdown(dataset)}** · judge: **{label}** (the lexical reference metrics it stored) "
+               "· every cell shows its n; † n < 30 (small sample); undetermined responses are counted, never scored 0.")
 
     st.subheader("Misleading rate by policy and position")
     models = rates.drop_duplicates("model")
@@ -71,6 +78,18 @@ if filters:
     state_caption(rates, "mcq_accuracy", "Answers behind the policy gap")
     st.caption("Paired on the same closed-book-correct questions: McNemar per position; over all positions a sign test "
                "over questions (each question counts once).")
+    means = misleading_evidence.model_means(out)
+    gap_all = means[means["measure"] == misleading_evidence.GAP].iloc[0]
+    st.metric("Policy gap averaged over models and positions",
+              "no data" if pd.isna(gap_all["mean"]) else f"{gap_all['mean'] * 100:+.1f} pp",
+              help="Each model's gap over all positions, then their mean; 95% bootstrap interval over questions.")
+    if pd.notna(gap_all["mean"]):
+        st.caption(f"95% CI [{gap_all['ci_low'] * 100:+.1f}, {gap_all['ci_high'] * 100:+.1f}] pp · "
+                   f"{gap_all['n_models']} models · n = {gap_all['n_questions']} questions"
+                   + (" † n < 30" if gap_all["small_n"] else ""))
+    st.dataframe(means.drop(columns=["judge"]), hide_index=True, width="stretch")
+    st.download_button("Download the means over models (CSV)", means.to_csv(index=False).encode("utf-8"),
+                       file_name="misleading_evidence_model_means.csv", mime="text/csv", key="rs_means_csv")
     st.dataframe(misleading_evidence.position_means(rates), hide_index=True, width="stretch")
     st.caption("MR by position, averaged over the models that have a value (n_models); min and max model MR.")
     state_caption(rates, "mcq_accuracy", "Answers behind the position means")

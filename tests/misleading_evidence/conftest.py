@@ -69,7 +69,8 @@ def replies(spec: InstanceSpec) -> Replies:
     return Replies(ref.answers[0].text, ref.wrong_answers[0], OTHER_WRONG)
 
 
-def _sentence(spec: InstanceSpec, evidence: str) -> str:
+def edited_sentence(spec: InstanceSpec, evidence: str) -> str:
+    """The answer-bearing sentence (edited or clean) of one evidence document of `spec`."""
     doc = next(d for d in spec.documents if d.variant["evidence"] == evidence)
     edit = doc.variant["edit"]
     return doc.text[edit["sentence_start"]:edit["sentence_end"]]
@@ -78,8 +79,8 @@ def _sentence(spec: InstanceSpec, evidence: str) -> str:
 def prompt_rules(spec: InstanceSpec, misleading: str, clean: str, closed_book: str) -> list[ScriptRule]:
     """Rules answering one instance by what its prompt holds: the edited sentence, the clean one, or neither."""
     question = re.escape(spec.query.strip()[:80])
-    return [ScriptRule(match=f"(?s){re.escape(_sentence(spec, 'misleading'))}.*{question}", reply=misleading),
-            ScriptRule(match=f"(?s){re.escape(_sentence(spec, CLEAN))}.*{question}", reply=clean),
+    return [ScriptRule(match=f"(?s){re.escape(edited_sentence(spec, 'misleading'))}.*{question}", reply=misleading),
+            ScriptRule(match=f"(?s){re.escape(edited_sentence(spec, CLEAN))}.*{question}", reply=clean),
             ScriptRule(match=question, reply=closed_book)]
 
 

@@ -42,7 +42,10 @@ def test_report_json(calibration, monkeypatch) -> None:
     doc = json.loads(result.output)
     assert doc["judge_label"] == "heuristic (lexical, offline)"
     follower = [r for r in doc["misleading_rate"] if r["model"] == "follower" and r["policy"] == "documents"]
-    assert [r["mr"] for r in follower] == [1.0, 1.0, 1.0]
+    assert [r["mr"] for r in follower] == [1.0] * 9  # 3 positions in each of the 3 datasets
+    assert {r["dataset"] for r in follower} == {"HotpotQA (en)", "MedQA (en)", "MedQA (zh)"}
+    gap = [r for r in doc["mean_over_models"] if r["measure"] == "policy_gap"]
+    assert [r["mean"] for r in gap] == [0.0, 0.0, 0.0]  # no scripted model tells the policies apart
     assert {r["outcome"] for r in doc["audit"]} == {"harmful override", "beneficial correction"}
     table = CliRunner().invoke(app, ["misleading-evidence", "report", str(calibration.run_id)]).output
     assert "judge: heuristic (lexical, offline)" in table and "misleading_rate" in table

@@ -21,6 +21,7 @@ from core.protocols.misleading_evidence.builder import (
     describe,
     llm_edit,
     numeric_shape,
+    one_span_diff,
     plan_for,
     question_kind,
 )
@@ -63,8 +64,10 @@ def check_one_edit(source: InstanceSpec, stress: InstanceSpec) -> None:
     wrong = stress.reference.wrong_answers[0]
     gold = source.reference.choices[source.reference.answer_key] if source.reference.answer_type == "mcq" \
         else source.reference.answers[0].text
-    assert clean_doc.text[edit["start"]:edit["end"]] == edit["before"] and gold in edit["before"]
-    assert not contains(normalize(clean_doc.text, kind), normalize(wrong, kind), kind) or \
+    # a comparison or yes/no edit moves the deciding year or word; the wrong answer is the other entity or 'no'
+    flip = stress.metadata["rag_stress"]["entity_type"].startswith(("comparison", "yes/no"))
+    assert clean_doc.text[edit["start"]:edit["end"]] == edit["before"] and (flip or gold in edit["before"])
+    assert flip or not contains(normalize(clean_doc.text, kind), normalize(wrong, kind), kind) or \
         source.reference.answer_type == "mcq"
     if source.documents:
         assert clean_doc.text == " ".join(gold_sentences(source))
@@ -87,12 +90,13 @@ def check_one_edit(source: InstanceSpec, stress: InstanceSpec) -> None:
         assert record["sentence_start"] <= start <= edited_end <= record["sentence_end"]
         assert record["start"] <= start and edited_end <= record["end"]
         assert doc.text[record["start"]:record["end"]] == record["after"]
-        assert contains(normalize(record["after"], kind), normalize(wrong, kind), kind)
+        assert record["after"] != record["before"] if flip else \
+            contains(normalize(record["after"], kind), normalize(wrong, kind), kind)
         assert differing_span(sentence, edited)[0] == start - record["sentence_start"]
 
 
 @pytest.mark.parametrize(("name", "total", "least_built"), [
-    pytest.param("hotpotqa", 500, 150, id="hotpotqa-500"),
+    pytest.param("hotpotqa", 500, 210, id="hotpotqa-500"),  # 190 before comparison and yes/no edits
     pytest.param("medqa-us", 500, 495, id="medqa-us-500"),
     pytest.param("medqa-zh", 150, 145, id="medqa-mainland-zh-150"),
 ])
@@ -213,8 +217,8 @@ def _hotpot(answer: str, question: str, qtype: str = "bridge") -> InstanceSpec:
     pytest.param("Delta Town", "Which town is Alpha Beta near?", "bridge", "Gamma Town", None, id="same-type-title"),
     pytest.param("1901", "In what year was it founded?", "bridge", "1844", None, id="year-from-distractor-text"),
     pytest.param("Jim Doe", "Who lives near Alpha Beta?", "bridge", "Jane Roe", None, id="person"),
-    pytest.param("yes", "Is it a town?", "comparison", None, "yes/no answer", id="yes-no"),
-    pytest.param("Delta Town", "Which is older, X or Y?", "comparison", None, "comparison question",
+    pytest.param("yes", "Is it a town?", "comparison", None, "yes/no answer not decided", id="yes-no"),
+    pytest.param("Delta Town", "Which is bigger, X or Y?", "comparison", None, "comparison question not decided",
                  id="comparison"),
     pytest.param("Delta Town and Epsilon", "Which towns?", "bridge", None, "list answer", id="list"),
     pytest.param("the river", "What is near?", "bridge", None, "not a named entity", id="lower-case"),
@@ -303,3 +307,56 @@ def test_build_with_llm_counts_kept_and_rejected_edits() -> None:
     assert len(result.llm_rejected) == 6
     assert all(i.metadata["rag_stress"]["method"] == "rule" for i in result.instances)
     assert json.loads(json.dumps(result.to_dict()))["llm_rejected"][0]["reason"]
+
+
+def _pair(question: str, answer: str, first: str, second: str, qtype: str = "comparison") -> InstanceSpec:
+    """A two-entity HotpotQA-style item: Ann Lee's and Bob Ray's one-sentence paragraphs, both supporting."""
+    return InstanceSpec.model_validate({
+        "id": "t/2", "domain": "T", "query": question, "protocol": "reference_qa", "language": "en",
+        "reference": {"answer_type": "short", "answers": [{"text": answer}]},
+        "attributes": {"question_type": qtype},
+        "documents": [{"doc_id": f"g{i}", "title": title, "text": text, "role": "supporting",
+                       "variant": {"sentence_offsets": [0], "supporting_sentences": [0]}}
+                      for i, (title, text) in enumerate((("Ann Lee", first), ("Bob Ray", second)))]})
+
+
+ANN = "Ann Lee (3 May 1920 – 1 June 1990) was an English poet."
+BOB = "Bob Ray (born 1941) is an American singer and musician."
+
+
+@pytest.mark.parametrize(("question", "answer", "first", "second", "wrong", "before", "after", "reason"), [
+    # Ann (1920) was born first; her year moves 1-5 years past Bob's (1941), still before her death (1990).
+    pytest.param("Who was born first, Ann Lee or Bob Ray?", "Ann Lee", ANN, BOB, "Bob Ray", "1920", range(1942, 1947),
+                 None, id="comparison-year-earlier"),
+    # Bob (1941) was born later; his year moves to 1915-1919, before Ann's 1920.
+    pytest.param("Who was born later, Ann Lee or Bob Ray?", "Bob Ray", ANN, BOB, "Ann Lee", "1941", range(1915, 1920),
+                 None, id="comparison-year-later"),
+    pytest.param("Who died first, Ann Lee or Bob Ray?", "Ann Lee", ANN, BOB, None, None, None,
+                 "not decided by one year", id="comparison-death-skipped"),
+    pytest.param("Who was born first, Ann Lee or Bob Ray?", "Ann Lee", ANN, "Bob Ray is a singer.", None, None, None,
+                 "no year", id="comparison-no-year"),
+    pytest.param("Who was born first, Ann Lee or Bob Ray?", "Cy Doe", ANN, BOB, None, None, None,
+                 "not one of its two entities", id="comparison-answer-not-an-entity"),
+    # yes: Bob's 'musician' becomes another occupation, so that sentence alone says 'no'.
+    pytest.param("Are Ann Lee and Bob Ray both musicians?", "yes", "Ann Lee is an English musician.", BOB, "no",
+                 "musician", None, None, id="yes-no-occupation"),
+    pytest.param("Are Ann Lee and Bob Ray both musicians?", "no", ANN, BOB, None, None, None,
+                 "not decided by one occupation", id="yes-no-answered-no-skipped"),
+    pytest.param("Are Ann Lee and Bob Ray both from England?", "yes", ANN, BOB, None, None, None,
+                 "not decided by one occupation", id="yes-no-not-an-occupation"),
+])
+def test_comparison_and_yes_no_edits(question, answer, first, second, wrong, before, after, reason) -> None:
+    spec = _pair(question, answer, first, second)
+    if reason:
+        with pytest.raises(NoSafeEdit, match=reason):
+            plan_for(spec)
+        return
+    plan = plan_for(spec)
+    assert plan.wrong_answer == wrong and plan.edit.before == before and plan.wrong_forms == (wrong,)
+    if after is not None:
+        assert int(plan.edit.after) in after
+    else:
+        assert plan.edit.after != before and plan.edit.after not in question
+    clean, misleading = plan.evidence.text(), plan.misleading.text()
+    start, end, _ = one_span_diff(clean, misleading)
+    assert clean[start:end] in before and len(misleading) - len(clean) == len(plan.edit.after) - len(before)

@@ -37,7 +37,7 @@ def test_bars_scatter_audit_and_drilldown(page, calibration) -> None:
     assert len(bars) == 6
     follower = [i for i, x in enumerate(bars["prioritise the documents · end"]["x"]) if x.startswith("follower")]
     assert values(bars["prioritise the documents · end"]["y"])[follower[0]] == 100.0
-    assert bars["prioritise the documents · end"]["x"][follower[0]] == "follower (n=10†)"
+    assert bars["prioritise the documents · end"]["x"][follower[0]] == "follower (n=4†)"  # HotpotQA, shown first
     assert "heuristic (lexical, offline)" in charts[0]["layout"]["yaxis"]["title"]["text"]
     points = {name: y for trace in charts[1]["data"] for name, y in zip(trace["text"], values(trace["y"]), strict=True)}
     assert points["follower"] == 100.0 and points["ignorer"] == 0.0
@@ -46,7 +46,7 @@ def test_bars_scatter_audit_and_drilldown(page, calibration) -> None:
     at.selectbox(key="rs_b").set_value("ckpt-b").run()
     audit = next(df.value for df in at.dataframe if "outcome" in df.value.columns)
     row = audit[(audit["outcome"] == "beneficial correction")].iloc[0]
-    assert (row["count_a"], row["count_b"]) == (2, 3)
+    assert (row["count_a"], row["count_b"]) == (0, 1)  # HotpotQA (questions 0-3): only ckpt-b's question 3
 
     at.selectbox(key="rs_model").set_value("follower").run()
     marked = [m.value for m in at.markdown if "<mark>" in m.value]
@@ -55,6 +55,13 @@ def test_bars_scatter_audit_and_drilldown(page, calibration) -> None:
     wrong = next(i for i in calibration.instances if i.id == uid).reference.wrong_answers[0]
     assert wrong in marked[1] and "<del>" in marked[1]
     assert len(at.code) == 3  # the model's answers closed book, with clean and with misleading evidence
+
+    paper = next(df.value for df in at.dataframe if "Dataset · model" in df.value.columns)
+    assert len(paper) == 15  # 3 datasets x (4 models + their mean)
+    assert at.selectbox(key="rs_dataset").options == ["HotpotQA (en)", "MedQA (en)", "MedQA (zh)"]
+    at.selectbox(key="rs_dataset").set_value("MedQA (zh)").run()
+    bars = {t["name"]: t for t in json.loads(at.get("plotly_chart")[0].proto.spec)["data"]}
+    assert "follower (n=3†)" in bars["prioritise the documents · end"]["x"]
 
 
 def test_no_misleading_evidence_runs_says_what_to_do(db_url, monkeypatch) -> None:

@@ -12,7 +12,7 @@ from tests.pages import state_counts as sc
 
 PAGE = str(repo_path("pages", "misleading_evidence.py"))
 MODEL = "follower"
-QUESTIONS = 10  # the calibration instances, each answered once per condition
+QUESTIONS = 4  # the calibration's HotpotQA instances (the page's first dataset), each answered once per condition
 
 
 def clean_counts(spy: sc.DownloadSpy) -> dict[str, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from core.metrics import JUDGED, MetricDeclaration, declare
 from core.protocols import register
 from core.protocols.base import Condition, Protocol, ProtocolPage
+from core.protocols.paper import PaperTableSpec
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -85,4 +86,6 @@ RAG_STRESS = register(Protocol(
     views=("misleading_evidence",),
     page=ProtocolPage("pages/misleading_evidence.py", "Misleading evidence", ":material/report:"),
     doc="docs/misleading_evidence.md",
+    paper_tables=(PaperTableSpec("1", "Clean accuracy, misleading rate by policy and position, and the policy gap, per "
+                                      "dataset and model", "core.protocols.misleading_evidence.paper:table_1"),),
 ))

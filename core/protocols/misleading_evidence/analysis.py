@@ -18,7 +18,7 @@ letter cannot be read is `unparseable`: counted as wrong (mcq_accuracy's declara
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,20 +29,25 @@ from core.metrics import get_metric
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICIES, POSITIONS
 from core.scoring.judges.names import judge_label
 
-OUTCOME_COLUMNS = ["judge", "model", "instance_uid", "domain", "language", "answer_type", "condition",
+OUTCOME_COLUMNS = ["judge", "dataset", "model", "instance_uid", "domain", "language", "answer_type", "condition",
                    "response_id", "correct", "designated", "misled", "unparseable", "status"]
-RATE_COLUMNS = ["judge", "judge_label", "model", "condition", "policy", "position", "n_closed_book_correct", "n",
+RATE_COLUMNS = ["judge", "judge_label", "dataset", "model", "condition", "policy", "position", "n_closed_book_correct", "n",
                 "n_undetermined", "n_unparseable", "n_scored", "n_not_applicable", "n_error", "n_unscored",
                 "n_skipped", "mr", "mr_low", "mr_high", "any_wrong", "any_wrong_low", "any_wrong_high",
                 "small_n"]
-ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undetermined", "n_unparseable", "n_scored",
+ACCURACY_COLUMNS = ["judge", "judge_label", "dataset", "model", "condition", "n", "n_undetermined", "n_unparseable", "n_scored",
                     "n_not_applicable", "n_error", "n_unscored", "n_skipped", "accuracy", "ci_low", "ci_high",
                     "small_n"]
-GAP_COLUMNS = ["judge", "judge_label", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge", "gap",
+GAP_COLUMNS = ["judge", "judge_label", "dataset", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge",
+               "gap", "gap_low", "gap_high",
                "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
-AUDIT_COLUMNS = ["judge", "judge_label", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
+AUDIT_COLUMNS = ["judge", "judge_label", "dataset", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
                  "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n"]
+MEAN_COLUMNS = ["judge", "judge_label", "dataset", "measure", "condition", "mean", "ci_low", "ci_high", "n_questions",
+                "n_models", "small_n"]
 ALL_POSITIONS = "all"
+CLEAN_ACCURACY, GAP = "clean_accuracy", "policy_gap"
+BOOTSTRAP_RESAMPLES = 2000
 
 
 MISLEADING_RATE, ANY_WRONG, CORRECT = "misleading_rate", "any_wrong_rate", "rag_stress_correct"
@@ -51,6 +56,13 @@ MISLEADING_RATE, ANY_WRONG, CORRECT = "misleading_rate", "any_wrong_rate", "rag_
 def _counted(frame: pd.DataFrame, metric: str) -> pd.Series:
     """Whether each response's `metric` enters the mean: its status is one the metric's declaration counts."""
     return frame[f"{metric}_status"].isin(get_metric(metric).counted_statuses())
+
+
+def dataset_label(domain: str, language: str | None) -> str:
+    """The dataset a RAG-Stress instance belongs to, keyed by its language ('RAG-Stress MedQA', 'zh' -> 'MedQA (zh)'):
+    English and Chinese MedQA share a domain but are separate datasets in every figure."""
+    base = str(domain).removeprefix("RAG-Stress").strip() or "unknown"
+    return f"{base} ({language})" if isinstance(language, str) and language else base
 
 
 def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
@@ -63,10 +75,12 @@ def outcomes(scores: pd.DataFrame) -> pd.DataFrame:
     known = np.where(mcq, _counted(latest, "mcq_accuracy"), _counted(latest, "exact_match"))
     out = latest.assign(correct=np.where(known, correct, np.nan), designated=latest["wrong_answer"],
                         unparseable=(mcq & (latest["mcq_accuracy_status"] == "unparseable")).astype(float),
-                        status=np.where(mcq, latest["mcq_accuracy_status"], latest["exact_match_status"]))
+                        status=np.where(mcq, latest["mcq_accuracy_status"], latest["exact_match_status"]),
+                        dataset=[dataset_label(d, lang) for d, lang in zip(latest["domain"], latest["language"],
+                                                                           strict=True)])
     out["misled"] = np.where(out["correct"].notna() & out["designated"].notna(),
                              ((out["designated"] == 1) & (out["correct"] == 0)).astype(float), np.nan)
-    return out.reindex(columns=OUTCOME_COLUMNS).sort_values(["model", "instance_uid", "condition"],
+    return out.reindex(columns=OUTCOME_COLUMNS).sort_values(["dataset", "model", "instance_uid", "condition"],
                                                             ignore_index=True)
 
 
@@ -99,9 +113,20 @@ def _judge(out: pd.DataFrame) -> str:
     return str(out["judge"].iloc[0]) if not out.empty else ""
 
 
+def per_dataset(out: pd.DataFrame, build: Callable[[pd.DataFrame], pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """`build` applied to each dataset's outcomes on its own (nothing pooled across datasets), keyed by `dataset`."""
+    parts = [build(part).assign(dataset=name) for name, part in out.groupby("dataset", sort=True)]
+    parts = [part for part in parts if not part.empty]
+    return pd.concat(parts, ignore_index=True).reindex(columns=columns) if parts else pd.DataFrame(columns=columns)
+
+
 def misleading_rates(out: pd.DataFrame) -> pd.DataFrame:
-    """Per model x misleading condition: MR and 'any wrong' (95% Clopper-Pearson) on the model's closed-book-correct
-    questions, n with a value, undetermined responses and questions without a response counted."""
+    """Per dataset x model x misleading condition: MR and 'any wrong' (95% Clopper-Pearson) on the model's
+    closed-book-correct questions, n with a value, undetermined responses and questions without a response counted."""
+    return per_dataset(out, _dataset_rates, RATE_COLUMNS)
+
+
+def _dataset_rates(out: pd.DataFrame) -> pd.DataFrame:
     rows = []
     judge = _judge(out)
     known = closed_book_correct(out)
@@ -123,7 +148,11 @@ def misleading_rates(out: pd.DataFrame) -> pd.DataFrame:
 
 
 def accuracy(out: pd.DataFrame, conditions: Sequence[str] = (CLOSED_BOOK, CLEAN)) -> pd.DataFrame:
-    """Per model x condition: accuracy on every question answered (95% CI), n and undetermined responses."""
+    """Per dataset x model x condition: accuracy on every question answered (95% CI), n and undetermined responses."""
+    return per_dataset(out, lambda part: _dataset_accuracy(part, conditions), ACCURACY_COLUMNS)
+
+
+def _dataset_accuracy(out: pd.DataFrame, conditions: Sequence[str]) -> pd.DataFrame:
     rows = []
     judge = _judge(out)
     for (model, condition), cell in out[out["condition"].isin(conditions)].groupby(["model", "condition"]):
@@ -144,37 +173,46 @@ def _paired(out: pd.DataFrame, model: str, position: str) -> pd.DataFrame:
     return pd.DataFrame(cols).dropna()
 
 
-def _gap_row(model: str, position: str, documents: np.ndarray, prior: np.ndarray, a: np.ndarray,
-             b: np.ndarray, n_pairs: int) -> dict:
+def _gap_row(model: str, position: str, pairs: pd.DataFrame, a: np.ndarray, b: np.ndarray, n_pairs: int) -> dict:
     test = stats.mcnemar(a, b) if n_pairs else None
+    gap, low, high, _, _ = model_mean(pairs.assign(model=model), "d")
     return {"model": model, "position": position, "n_pairs": n_pairs,
-            "mr_documents": float(documents.mean()) if n_pairs else np.nan,
-            "mr_prior_knowledge": float(prior.mean()) if n_pairs else np.nan,
-            "gap": float(documents.mean() - prior.mean()) if n_pairs else np.nan,
+            "mr_documents": float(pairs["documents"].mean()) if n_pairs else np.nan,
+            "mr_prior_knowledge": float(pairs["prior_knowledge"].mean()) if n_pairs else np.nan,
+            "gap": gap, "gap_low": low, "gap_high": high,
             "documents_only": test.a_only if test else 0, "prior_knowledge_only": test.b_only if test else 0,
             "statistic": test.statistic if test else np.nan, "p_value": test.p_value if test else np.nan,
             "test": f"McNemar ({test.method})" if test else "", "small_n": bool(0 < n_pairs < stats.SMALL_N)}
 
 
+def gap_pairs(out: pd.DataFrame, model: str) -> pd.DataFrame:
+    """One row per (position, closed-book-correct question) of `model` with both policies judged: documents,
+    prior_knowledge (misled 1/0) and d = documents - prior_knowledge."""
+    frames = [_paired(out, model, position).reset_index().assign(position=position) for position in POSITIONS]
+    pairs = pd.concat(frames, ignore_index=True).reindex(
+        columns=["position", "instance_uid", *POLICIES]).astype({p: float for p in POLICIES})
+    return pairs.assign(d=pairs["documents"] - pairs["prior_knowledge"])
+
+
 def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
-    """Per model and position (and over all positions): MR under 'prioritise the documents' minus MR under 'may rely
-    on prior knowledge' on the same closed-book-correct questions, with a paired test. Over all positions the gap
-    pools the (question, position) pairs and the test is a sign test over questions (McNemar on whether a question was
-    misled at more positions under one policy than the other), so each question counts once."""
+    """Per dataset, model and position (and over all positions): MR under 'prioritise the documents' minus MR under
+    'may rely on prior knowledge' on the same closed-book-correct questions, with a paired test and a 95% bootstrap
+    interval over questions. Over all positions the gap pools the (question, position) pairs and the test is a sign
+    test over questions (McNemar on whether a question was misled at more positions under one policy than the other),
+    so each question counts once."""
+    return per_dataset(out, _dataset_gap, GAP_COLUMNS)
+
+
+def _dataset_gap(out: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model in sorted(out["model"].unique()):
-        per_position = {position: _paired(out, model, position) for position in POSITIONS}
-        for position, pairs in per_position.items():
-            d, p = pairs.get("documents", pd.Series(dtype=float)), pairs.get("prior_knowledge", pd.Series(dtype=float))
-            d, p = d.to_numpy(dtype=float), p.to_numpy(dtype=float)
-            rows.append(_gap_row(model, position, d, p, d, p, len(pairs)))
-        pooled = pd.concat(per_position.values(), keys=POSITIONS, names=["position", "instance_uid"])
-        if pooled.empty:
-            rows.append(_gap_row(model, ALL_POSITIONS, np.array([]), np.array([]), np.array([]), np.array([]), 0))
-            continue
-        sums = pooled.groupby(level="instance_uid").sum()
-        d, p = pooled["documents"].to_numpy(dtype=float), pooled["prior_knowledge"].to_numpy(dtype=float)
-        row = _gap_row(model, ALL_POSITIONS, d, p, (sums["documents"] > sums["prior_knowledge"]).to_numpy(),
+        pairs = gap_pairs(out, model)
+        for position in POSITIONS:
+            mine = pairs[pairs["position"] == position]
+            rows.append(_gap_row(model, position, mine, mine["documents"].to_numpy(),
+                                 mine["prior_knowledge"].to_numpy(), len(mine)))
+        sums = pairs.groupby("instance_uid")[list(POLICIES)].sum()
+        row = _gap_row(model, ALL_POSITIONS, pairs, (sums["documents"] > sums["prior_knowledge"]).to_numpy(),
                        (sums["prior_knowledge"] > sums["documents"]).to_numpy(), len(sums))
         rows.append(row | {"test": row["test"].replace("McNemar", "sign test over questions")})
     judge = _judge(out)
@@ -184,27 +222,81 @@ def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=GAP_COLUMNS)
 
 
+def model_mean(values: pd.DataFrame, column: str) -> tuple[float, float, float, int, int]:
+    """(mean, low, high, n_questions, n_models): the mean over models of each model's mean `column` (rows: model,
+    instance_uid, value; NaN skipped; a model's repeated rows for a question, e.g. positions, pool), with a 95%
+    percentile bootstrap interval that resamples questions with one draw shared by every model (a question counts
+    once however many models answered it); the interval is widened to hold the estimate when a skewed bootstrap
+    leaves it outside."""
+    have = values.dropna(subset=[column])
+    if have.empty:
+        return np.nan, np.nan, np.nan, 0, 0
+    sums = have.pivot_table(index="instance_uid", columns="model", values=column, aggfunc="sum", fill_value=0.0)
+    counts = have.pivot_table(index="instance_uid", columns="model", values=column, aggfunc="count",
+                              fill_value=0).reindex_like(sums)
+    s, c = sums.to_numpy(dtype=float), counts.to_numpy(dtype=float)
+
+    def stat(ix: np.ndarray) -> np.ndarray:
+        rows = ix.astype(int)
+        total, n = s[rows].sum(axis=1), c[rows].sum(axis=1)
+        means = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
+        return means.sum(axis=1) / np.maximum((n > 0).sum(axis=1), 1)
+
+    result = stats.bootstrap_ci(stat, np.arange(len(s)), n_resamples=BOOTSTRAP_RESAMPLES, seed=0)
+    est = result.estimate
+    return est, min(result.ci_low, est), max(result.ci_high, est), len(s), int((c.sum(axis=0) > 0).sum())
+
+
+def _misled_known(out: pd.DataFrame, condition: str) -> pd.DataFrame:
+    """Misled outcomes under `condition` on each model's closed-book-correct questions."""
+    rows = out[out["condition"] == condition].merge(closed_book_correct(out), on=["model", "instance_uid"])
+    return rows[["model", "instance_uid", "misled"]]
+
+
+def _dataset_means(out: pd.DataFrame) -> pd.DataFrame:
+    clean = out[out["condition"] == CLEAN]
+    plan = [(CLEAN_ACCURACY, CLEAN, clean, "correct"),
+            *((MISLEADING_RATE, c, _misled_known(out, c), "misled") for c in MISLEADING_CONDITIONS),
+            (GAP, ALL_POSITIONS, pd.concat([gap_pairs(out, m).assign(model=m) for m in sorted(out["model"].unique())],
+                                           ignore_index=True), "d")]
+    rows = []
+    for measure, condition, values, column in plan:
+        mean, low, high, n, n_models = model_mean(values, column)
+        rows.append({"measure": measure, "condition": condition, "mean": mean, "ci_low": low, "ci_high": high,
+                     "n_questions": n, "n_models": n_models, "small_n": bool(0 < n < stats.SMALL_N)})
+    judge = _judge(out)
+    return pd.DataFrame(rows).assign(judge=judge, judge_label=judge_label(judge))
+
+
+def model_means(out: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset, averaged over models (each model's own mean, then their mean): clean accuracy, MR under each
+    misleading condition, and the policy gap over all positions (the paper's 'averaged over models and positions');
+    each with a 95% bootstrap interval over questions, the questions and models behind it."""
+    return per_dataset(out, _dataset_means, MEAN_COLUMNS)
+
+
 def position_means(rates: pd.DataFrame) -> pd.DataFrame:
-    """Per policy x position: MR averaged over the models that have a value (the models are the unit), with the
+    """Per dataset x policy x position: MR averaged over the models that have a value (the models are the unit), with the
     number of models and the smallest and largest model MR."""
     have = rates.dropna(subset=["mr"])
-    grouped = have.groupby(["policy", "position"])["mr"]
+    grouped = have.groupby(["dataset", "policy", "position"])["mr"]
     frame = grouped.agg(mean_mr="mean", n_models="count", min_mr="min", max_mr="max").reset_index()
     order = {p: i for i, p in enumerate(POSITIONS)}
-    return frame.sort_values(["policy", "position"], key=lambda s: s.map(order) if s.name == "position" else s,
+    return frame.sort_values(["dataset", "policy", "position"], key=lambda s: s.map(order) if s.name == "position" else s,
                              ignore_index=True)
 
 
 def model_summary(rates: pd.DataFrame, acc: pd.DataFrame) -> pd.DataFrame:
-    """Per model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
+    """Per dataset x model: MR under each policy averaged over the positions, clean and closed-book accuracy, with their n and
     the count of each score state (the scatter of MR against clean accuracy)."""
-    mr = rates.groupby(["model", "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
+    keys = ["dataset", "model"]
+    mr = rates.groupby([*keys, "policy"])["mr"].mean().unstack("policy").reindex(columns=list(POLICIES))
     mr.columns = [f"mr_{c}" for c in mr.columns]
-    n_known = rates.groupby("model")["n_closed_book_correct"].max().rename("n_closed_book_correct")
+    n_known = rates.groupby(keys)["n_closed_book_correct"].max().rename("n_closed_book_correct")
     counts = list(readmodel.STATE_COLUMNS.values())
-    wide = acc.pivot_table(index="model", columns="condition", values=["accuracy", "n", *counts], aggfunc="first")
+    wide = acc.pivot_table(index=keys, columns="condition", values=["accuracy", "n", *counts], aggfunc="first")
     wide.columns = [f"{c}_{m}" if m != "accuracy" else f"{c}_accuracy" for m, c in wide.columns]
-    frame = pd.concat([mr, n_known, wide], axis=1).reset_index().rename(columns={"index": "model"})
+    frame = pd.concat([mr, n_known, wide], axis=1).rename_axis(keys).reset_index()
     for column in ("clean_accuracy", "closed_book_accuracy", *(f"{c}_{n}" for c in (CLEAN, CLOSED_BOOK)
                                                                  for n in ("n", *counts))):
         if column not in frame:
@@ -223,9 +315,14 @@ def _indicator(out: pd.DataFrame, models: Sequence[str], condition: str, closed_
 
 
 def audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
-    """Paired audit of two models or checkpoints on the questions both answered: harmful override (closed-book
-    correct, wrong with the evidence) per evidence condition, and beneficial correction (closed-book wrong, correct
-    with clean evidence); counts, rates and McNemar (A vs B) on the per-question indicators."""
+    """Per dataset answered by both models, the paired audit of two models or checkpoints on the questions both
+    answered: harmful override (closed-book correct, wrong with the evidence) per evidence condition, and beneficial
+    correction (closed-book wrong, correct with clean evidence); counts, rates and McNemar (A vs B) per question."""
+    both = out.groupby("dataset")["model"].transform(lambda m: {model_a, model_b} <= set(m))
+    return per_dataset(out[both.astype(bool)], lambda part: _dataset_audit(part, model_a, model_b), AUDIT_COLUMNS)
+
+
+def _dataset_audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
     plan = [("harmful override", c, 1, 0) for c in (CLEAN, *MISLEADING_CONDITIONS)]
     plan.append(("beneficial correction", CLEAN, 0, 1))
     rows = []

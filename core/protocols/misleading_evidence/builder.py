@@ -13,7 +13,10 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
-- **No safe edit.** Items where one edit cannot support a wrong answer (yes/no and comparison questions, list
+- **Comparison and yes/no questions** (HotpotQA), only where one sentence decides: a comparison decided by a year
+  moves the answer entity's year past the other entity's (the wrong answer is the other entity); a yes to "both
+  <occupation>" has that occupation word replaced in one entity's sentence (the wrong answer is "no").
+- **No safe edit.** Items where one edit cannot support a wrong answer (other comparison and yes/no questions, list
   answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
   never dropped silently.
 """
@@ -340,6 +343,99 @@ def answer_kind(answer: str, question: str, all_paragraphs: list[Paragraph], tex
     return next((kind for kind, cue in CONTEXT_CUES.items() if re.search(cue, before, re.IGNORECASE)), None)
 
 
+def _evidence_at(gold: list[Paragraph], paragraph: Paragraph, sentence: int) -> Evidence:
+    """The gold paragraphs' sentences in stored order, the answer sentence being `sentence` of `paragraph`."""
+    flat = [(para, j) for para in gold for j, x in enumerate(para.sentences) if x]
+    return Evidence(tuple(para.sentences[j] for para, j in flat),
+                    next(i for i, (para, j) in enumerate(flat) if para is paragraph and j == sentence))
+
+
+YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
+LATEST_YEAR = 2025
+TIME_CUES = re.compile(r"\b(?:born|older|oldest|younger|youngest|first|earlier|earliest|later|latest|founded|"
+                       r"established|formed|released|published|created|opened|built|began|started)\b", re.IGNORECASE)
+DEATH_CUES = re.compile(r"\b(?:died|death|dead|last)\b", re.IGNORECASE)
+
+
+def _about(gold: list[Paragraph], answer: str) -> tuple[Paragraph, Paragraph]:
+    """(the paragraph about the answer entity, the other one) of a comparison of two entities."""
+    a = normalize(answer, "word")
+    about = [p for p in gold if (t := normalize(title_base(p.title), "word"))
+             and (contains(a, t, "word") or contains(t, a, "word"))]
+    if len(gold) != 2 or len(about) != 1:
+        raise NoSafeEdit("comparison question whose answer is not one of its two entities")
+    return about[0], next(p for p in gold if p is not about[0])
+
+
+def _first_year(para: Paragraph) -> tuple[int, re.Match[str]]:
+    """(sentence, match) of the first year in a paragraph's supporting sentences."""
+    for s in para.supporting:
+        if s < len(para.sentences) and (m := YEAR.search(para.sentences[s])):
+            return s, m
+    raise NoSafeEdit("comparison question: no year in an entity's supporting sentences")
+
+
+def _moved_year(sentence: str, m: re.Match[str], target: int, rng: random.Random) -> int:
+    """A year 1-5 years past `target` on the side away from the year `m` holds, keeping the sentence's own dates in
+    order (a birth year stays before a death year)."""
+    year = int(m.group(0))
+    new = target + (1 if year < target else -1) * rng.randint(1, 5)
+    others = [int(x.group(0)) for x in YEAR.finditer(sentence) if x.start() != m.start()]
+    if not 1000 <= new <= LATEST_YEAR or any((new < y) != (year < y) or new == y for y in others):
+        raise NoSafeEdit("comparison question: no year past the other entity's keeps the sentence's own dates")
+    return new
+
+
+def plan_comparison(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
+    """A comparison of two entities decided by a year ('who was born first, A or B?', 'which was founded
+    earlier?'): the first year in the answer entity's supporting sentences moves past the other entity's first year,
+    so the one edited sentence now decides for the other entity whichever way the question compares; the designated
+    wrong answer is the other entity's name. Other comparisons (two assertions, no year) have no safe edit."""
+    if not TIME_CUES.search(spec.query) or DEATH_CUES.search(spec.query):
+        raise NoSafeEdit("comparison question not decided by one year (the answer rests on two assertions)")
+    gold = paragraphs(spec, "supporting")
+    mine, other = _about(gold, answer)
+    s, m = _first_year(mine)
+    _, o = _first_year(other)
+    if m.group(0) == o.group(0):
+        raise NoSafeEdit("comparison question: both entities have the same year")
+    sentence = mine.sentences[s]
+    new = _moved_year(sentence, m, int(o.group(0)), rng_for(seed, spec.id))
+    wrong = title_base(other.title)
+    return Plan(_evidence_at(gold, mine, s), Edit(m.start(), m.group(0), str(new)), wrong, (wrong,), None,
+                "comparison (year)", {"gold_mentions_left": 0})
+
+
+OCCUPATIONS: tuple[str, ...] = (
+    "actor", "actress", "singer", "songwriter", "musician", "politician", "writer", "author", "novelist", "poet",
+    "director", "filmmaker", "producer", "screenwriter", "composer", "painter", "journalist", "comedian", "architect",
+    "mathematician", "physicist", "chemist", "footballer", "rapper", "guitarist", "drummer", "photographer",
+    "playwright", "lawyer", "economist", "historian", "philosopher", "engineer", "businessman", "dancer")
+
+
+def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
+    """'Are A and B both <occupation>s?' answered yes: the occupation word in one entity's supporting sentence
+    becomes another occupation, so that sentence alone now makes the answer 'no' (the designated wrong answer). Other
+    yes/no questions (a 'no' to undo, a property that is not one word) have no safe edit."""
+    asked = [o for o in OCCUPATIONS if re.search(rf"\bboth\b.*\b{o}s?\b", spec.query, re.IGNORECASE)]
+    if answer != "yes" or len(asked) != 1:
+        raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
+    word = asked[0]
+    found = [(para, j, m) for para in reversed(paragraphs(spec, "supporting")) for j in para.supporting
+             if j < len(para.sentences) and len(ms := list(re.finditer(rf"\b{word}\b", para.sentences[j]))) == 1
+             for m in ms]
+    if not found:
+        raise NoSafeEdit("yes/no answer: the occupation is not stated once in a supporting sentence")
+    para, j, m = found[0]
+    gold = paragraphs(spec, "supporting")
+    para = next(p for p in gold if p.title == para.title)
+    others = [o for o in OCCUPATIONS if o != word and not re.search(rf"\b{o}", spec.query + " " + para.sentences[j],
+                                                                     re.IGNORECASE)]
+    new = rng_for(seed, spec.id).choice(others)
+    return Plan(_evidence_at(gold, para, j), Edit(m.start(), word, new), "no", ("no",), None, "yes/no (occupation)",
+                {"gold_mentions_left": 0})
+
+
 def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
     a, c = normalize(answer, "word"), normalize(candidate, "word")
     return bool(c) and not contains(a, c, "word") and not contains(c, a, "word") \
@@ -351,10 +447,9 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
     assert spec.reference is not None, "a HotpotQA-style instance carries its reference answer"
     answer = spec.reference.answers[0].text.strip()
     if spec.reference.answer_type == "boolean" or answer.lower() in ("yes", "no"):
-        raise NoSafeEdit("yes/no answer: no entity span to replace")
+        return plan_yes_no(spec, answer.lower(), seed)
     if spec.attributes.question_type == "comparison":
-        raise NoSafeEdit("comparison question: the answer rests on two assertions, one edit cannot support "
-                         "another answer")
+        return plan_comparison(spec, answer, seed)
     if len(answer.split()) > MAX_ANSWER_WORDS:
         raise NoSafeEdit(f"long answer (more than {MAX_ANSWER_WORDS} words)")
     gold, noise = paragraphs(spec, "supporting"), paragraphs(spec, "noise")

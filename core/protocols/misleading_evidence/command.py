@@ -76,8 +76,9 @@ def register(app: typer.Typer) -> None:
         model_b: Annotated[str | None, typer.Option("--audit-b", help="Second model/checkpoint of the paired audit.")] = None,
         fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     ) -> None:
-        """MR per model x policy x position, clean and closed-book accuracy, the policy gap with its paired test,
-        MR by position, and optionally the paired audit of two models."""
+        """Per dataset (and language): MR per model x policy x position, clean and closed-book accuracy, the policy
+        gap with its paired test, MR by position, the means over models (the policy gap averaged over models and
+        positions), and optionally the paired audit of two models."""
         from core.analysis import readmodel
         from core.protocols.misleading_evidence import analysis as misleading_evidence
         from core.store.db import get_engine
@@ -92,7 +93,8 @@ def register(app: typer.Typer) -> None:
         out = misleading_evidence.load_outcomes(engine, run_ids, chosen)
         rates = misleading_evidence.misleading_rates(out)
         tables = {"misleading_rate": rates, "accuracy": misleading_evidence.accuracy(out),
-                  "policy_gap": misleading_evidence.policy_gap(out), "by_position": misleading_evidence.position_means(rates)}
+                  "policy_gap": misleading_evidence.policy_gap(out), "by_position": misleading_evidence.position_means(rates),
+                  "mean_over_models": misleading_evidence.model_means(out)}
         if model_a and model_b:
             tables["audit"] = misleading_evidence.audit(out, model_a, model_b)
         typer.echo(render(tables, chosen, fmt))
