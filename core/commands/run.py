@@ -9,7 +9,9 @@ import io
 import json
 import logging
 import math
+import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -115,10 +117,17 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     wait: Annotated[bool, typer.Option(help="If another live process owns the run (--resume, --retry-failed), wait "
                                             "for it to finish instead of refusing.")] = False,
+    prompts_dir: Annotated[Path | None, typer.Option(
+        "--prompts-dir", help="LIT-RAGBench's released prompts/ folder, read at run time by its paper_prompts "
+                              "condition (and by the judge when scoring those answers).")] = None,
 ) -> None:
     """Generate answers for models x instances; every item ends done or failed with a reason."""
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if prompts_dir is not None:
+        from core.protocols.lit_ragbench.released import PROMPTS_ENV
+
+        os.environ[PROMPTS_ENV] = str(prompts_dir.expanduser().resolve())  # worker processes inherit it
     engine = _engine()
     overrides = {"concurrency": concurrency, "rpm": rpm, "tpm": tpm, "budget_usd": budget_usd, "judge": judge,
                  "max_retries": max_retries, "workers": workers, "context_policy": context_policy,

@@ -1,0 +1,133 @@
+"""docs/lit_ragbench.md "Reproducing Table 2", run as written: its bash block on a temporary database (SQLite and
+PostgreSQL) with model-a answering the gold answer, model-b a wrong one, the always-refuse baseline and a scripted
+judge on the loopback fake server that grades the released judge prompt (paper setting) and ours (product setting).
+Under both prompt settings the table has the paper's shape and the calibration values."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+
+import pytest
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from core.cli import app
+from core.config import REPO_ROOT
+from core.protocols import get_protocol
+from core.protocols.lit_ragbench import CATEGORIES
+from core.protocols.lit_ragbench.paper import AVERAGE, LANGUAGES, OVER_ABSTENTION, table_columns
+from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
+from core.protocols.paper import PaperTable, build_table
+from core.store.db import make_engine
+from core.store.models import Response
+from core.testing.fake_server import ScriptRule
+from tests.factories import scripted_models
+from tests.lit_ragbench.conftest import DECLINE_CUES, _gold_rows, gold_script, judge_script, lit_file
+
+DOCS = REPO_ROOT / "docs" / "lit_ragbench.md"
+PROMPTS = lit_file("en.jsonl").parent / "prompts"  # the released prompts, read where the data lies
+GOLD, WRONG, REFUSE, JUDGE = "model-a", "model-b", "baseline:always-refuse", "llm:judge-model"
+WRONG_ANSWER = "The figure is 42 according to the documents."
+SCORE = '{{"score": {}, "reason": "scripted"}}'
+MAIN = [c for c in CATEGORIES if c != "Abstention"]
+
+
+def docs_commands() -> list[str]:
+    """The lines of the one bash block under '## Reproducing Table 2' in the docs page."""
+    section = DOCS.read_text(encoding="utf-8").split("## Reproducing Table 2", 1)[1]
+    blocks = re.findall(r"```bash\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    assert len(blocks) == 1, "the section holds exactly one bash block"
+    return [line for line in blocks[0].splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def released_line(kind: str, language: str) -> str:
+    """The second line of a released prompt (its instruction), read from the dataset folder now."""
+    return released_prompt(PROMPTS, kind, language).text.splitlines()[1]
+
+
+def paper_judge_rules() -> list[ScriptRule]:
+    """Rules that answer only the released judge prompt (either language): a declining answer to an abstention
+    reference and an answer equal to the reference score 1, anything else 0."""
+    released = "(?:" + "|".join(re.escape(released_line("judge", lang)) for lang in ("en", "ja")) + ")"
+    return [
+        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n[^<]*" + DECLINE_CUES
+               + r"[\s\S]*<POSITIVE_CONTEXT>\n[\s\S]*<GENERATED_ANSWER>\n[^<]*" + DECLINE_CUES, reply=SCORE.format(1)),
+        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n([\s\S]+?)\n</REFERENCE_ANSWER>\n<POSITIVE_CONTEXT>\n"
+                         r"[\s\S]*<GENERATED_ANSWER>\n\1\n</GENERATED_ANSWER>", reply=SCORE.format(1)),
+        ScriptRule(match=released, reply=SCORE.format(0)),
+    ]
+
+
+def run_line(line: str, url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """One docs command: `export` sets the variable (the database URL is the test's), `gauntlet ...` runs in process."""
+    words = shlex.split(line)
+    if words[0] == "export":
+        name, _, value = words[1].partition("=")
+        monkeypatch.setenv(name, url if name == "GAUNTLET_DATABASE_URL" else value)
+        return ""
+    assert words[0] == "gauntlet", f"unexpected command in the docs block: {line}"
+    result = CliRunner().invoke(app, words[1:])
+    assert result.exit_code == 0, f"{line}\n{result.output}"
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def reproduced(session_url_factory) -> Iterator[tuple[object, list[str]]]:
+    """The docs block run on a fresh database: the engine and each command's output (models registered before `run`,
+    as the docs ask)."""
+    url = session_url_factory()
+    engine = make_engine(url)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.chdir(REPO_ROOT)
+        monkeypatch.delenv(PROMPTS_ENV, raising=False)  # restored afterwards (`run --prompts-dir` sets it)
+        commands, outputs = docs_commands(), []
+        run_at = next(i for i, line in enumerate(commands) if line.startswith("gauntlet run "))
+        outputs += [run_line(line, url, monkeypatch) for line in commands[:run_at]]
+        judge = paper_judge_rules() + judge_script()
+        with scripted_models(engine, {GOLD: gold_script(_gold_rows(engine)), WRONG: [ScriptRule(reply=WRONG_ANSWER)],
+                                      JUDGE.removeprefix("llm:"): judge}, max_output_tokens=256):
+            outputs += [run_line(line, url, monkeypatch) for line in commands[run_at:]]
+        yield engine, outputs
+    engine.dispose()
+
+
+def _value(table: PaperTable, row: str, column: str) -> float | None:
+    cell = table.cell(row, column)
+    assert not isinstance(cell, str)
+    return cell.value
+
+
+EXPECTED = {  # per model: (each main category, Abstention, Avg, over-abstention)
+    GOLD: (1.0, 1.0, 1.0, 0.0),
+    REFUSE: (0.0, 1.0, 0.2, 1.0),
+    WRONG: (0.0, 0.0, 0.0, 0.0),
+}
+
+
+@pytest.mark.parametrize("setting", [pytest.param("paper", id="paper-prompts"), pytest.param("product", id="product")])
+def test_docs_commands_reproduce_table_2_with_calibration_values(reproduced, setting) -> None:
+    engine, outputs = reproduced
+    spec = get_protocol("lit_ragbench").paper_tables[0]
+    table = build_table(spec, engine, [1], JUDGE, {"prompts": setting})
+    assert table.columns == table_columns() and len(table.columns) == 15
+    assert sorted(table.row_labels()) == sorted(EXPECTED)
+    for model, (main, abstention, average, over) in EXPECTED.items():
+        for language, _ in LANGUAGES:
+            got = [_value(table, model, f"{language} {c}") for c in (*MAIN, "Abstention", AVERAGE, OVER_ABSTENTION)]
+            assert got == pytest.approx([main] * len(MAIN) + [abstention, average, over]), (model, language, got)
+    printed = outputs[[i for i, line in enumerate(docs_commands()) if f"prompts={setting}" in line][0]]
+    assert f"| {GOLD} | 100.0 [" in printed and "judge: llm:judge-model" in printed
+    assert "\\begin{tabular}" in outputs[-1]
+
+
+def test_paper_setting_is_recorded_and_the_judge_read_the_released_prompt(reproduced) -> None:
+    engine, _ = reproduced
+    with Session(engine) as session:
+        metas = [(r.condition, r.prompt_meta) for r in session.exec(select(Response))]
+    settings = {condition: {m.get("prompt_setting") for c, m in metas if c == condition} for condition, _ in metas}
+    assert settings == {"": {"product"}, "paper_prompts": {"paper"}}
+    paper = next(m for c, m in metas if c == "paper_prompts" and m["prompt_language"] == "ja")
+    assert (paper["generator_prompt"], paper["prompts_dir"]) == ("generate_ja.txt", str(PROMPTS.resolve()))
+    assert paper["generator_prompt_sha256"] == released_prompt(PROMPTS, "generate", "ja").sha256
