@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from core.cli import app
@@ -20,11 +21,13 @@ from core.protocols.lit_ragbench import CATEGORIES
 from core.protocols.lit_ragbench.paper import AVERAGE, LANGUAGES, OVER_ABSTENTION, table_columns
 from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
 from core.protocols.paper import PaperTable, build_table
+from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
 from core.store.models import Response
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
 from tests.lit_ragbench.conftest import DECLINE_CUES, _gold_rows, gold_script, judge_script, lit_file
+from ui.auth import SESSION_KEY
 
 DOCS = REPO_ROOT / "docs" / "lit_ragbench.md"
 PROMPTS = lit_file("en.jsonl").parent / "prompts"  # the released prompts, read where the data lies
@@ -131,3 +134,44 @@ def test_paper_setting_is_recorded_and_the_judge_read_the_released_prompt(reprod
     paper = next(m for c, m in metas if c == "paper_prompts" and m["prompt_language"] == "ja")
     assert (paper["generator_prompt"], paper["prompts_dir"]) == ("generate_ja.txt", str(PROMPTS.resolve()))
     assert paper["generator_prompt_sha256"] == released_prompt(PROMPTS, "generate", "ja").sha256
+
+
+@pytest.mark.parametrize(("setting", "note"), [
+    pytest.param("paper", "prompts=paper: the authors' released", id="paper-prompts"),
+    pytest.param("product", "prompts=product: the product's own", id="product"),
+])
+def test_rag_abilities_page_shows_both_settings_and_the_paper_table(reproduced, monkeypatch, setting, note) -> None:
+    engine, _ = reproduced
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / "rag_abilities.py"), default_timeout=60)
+    now = now_utc()
+    at.session_state[SESSION_KEY] = Principal(username="analyst-user", role="analyst", domains=(), login_at=now,
+                                              last_seen=now)
+    at.run()
+    at.selectbox(key="lit_judge").set_value(JUDGE).run()
+    at.selectbox(key="lit_paper_lit_ragbench_2_prompts").set_value(setting).run()
+    assert not at.exception, at.exception
+    frames = [df.value for df in at.dataframe]
+    sides = next(f for f in frames if "paper prompts" in f.columns).set_index(["model", "language"])
+    assert len(sides) == 6 and sides.loc[(REFUSE, "Japanese"), "paper − product"] == "+0.0%"
+    assert sides.loc[(GOLD, "English"), "paper prompts"].startswith("100.0% [")
+    paper = next(f for f in frames if "ja Integration" in f.columns).set_index("Model")
+    assert paper.loc[GOLD, "ja Integration"].startswith("100.0 [")
+    assert paper.loc[REFUSE, "en Over-abstention"].startswith("100.0 [")
+    assert any("gauntlet reproduce lit_ragbench --table 2" in c.value for c in at.caption)
+    assert any(c.value.startswith(note) for c in at.caption)
+
+
+@pytest.mark.parametrize(("model", "language", "value"), [
+    pytest.param(GOLD, "ja", "1.000", id="gold-ja"),
+    pytest.param(REFUSE, "en", "0.200", id="refuse-en"),
+    pytest.param(WRONG, "en", "0.000", id="wrong-en"),
+])
+def test_report_command_shows_the_two_settings_side_by_side(reproduced, monkeypatch, model, language, value) -> None:
+    engine, _ = reproduced
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", engine.url.render_as_string(hide_password=False))
+    out = CliRunner().invoke(app, ["lit-ragbench", "report", "1", "--judge", JUDGE])
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith(f"  {model} · {language}: product"))
+    assert line.count(f" {value} [") == 2 and line.endswith("paper - product +0.000")

@@ -27,6 +27,7 @@ from core.analysis.readmodel import read_sql, reference_scores, state_counts
 from core.metrics import get_metric
 from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
+from core.protocols.lit_ragbench.released import PAPER, PAPER_CONDITION, PRODUCT
 from core.protocols.views import protocol_runs
 from core.scoring.judges.names import judge_label
 
@@ -211,15 +212,30 @@ def language_table(cells: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
+def setting_table(overall: pd.DataFrame) -> pd.DataFrame:
+    """The category-averaged accuracy under the product prompts (default condition) beside the paper's released
+    prompts (condition paper_prompts), per model and language, with CIs, n and paper - product; only pairs that
+    have both settings."""
+    keys = ["model", "language", "judge_label"]
+    settings = {PRODUCT: "", PAPER: PAPER_CONDITION}
+    sides = [overall[overall["condition"] == condition].set_index(keys)[["value", "ci_low", "ci_high", "n"]]
+             .add_prefix(f"{name}_") for name, condition in settings.items()]
+    wide = sides[0].join(sides[1], how="inner").reset_index()
+    wide["diff_paper_product"] = wide[f"{PAPER}_value"] - wide[f"{PRODUCT}_value"]
+    return wide
+
+
 def lit_report(engine: Engine, run_ids: Sequence[int], judge: str) -> dict[str, pd.DataFrame]:
-    """Every LIT-RAGBench table of the runs under `judge`: scores, categories, aspects, overall, abstention, and
-    the English-Japanese comparisons by category and by aspect."""
+    """Every LIT-RAGBench table of the runs under `judge`: scores, categories, aspects, overall, abstention, the
+    English-Japanese comparisons by category and by aspect, and the two prompt settings side by side."""
     scores = lit_scores(engine, run_ids, judge)
     categories = accuracy_table(scores, "category")
     aspects = accuracy_table(scores, "aspect")
+    overall = overall_table(scores, categories)
     return {"scores": scores, "categories": categories, "aspects": aspects,
-            "overall": overall_table(scores, categories), "abstention": abstention_table(scores, categories),
-            "languages": language_table(categories), "aspect_languages": language_table(aspects)}
+            "overall": overall, "abstention": abstention_table(scores, categories),
+            "languages": language_table(categories), "aspect_languages": language_table(aspects),
+            "settings": setting_table(overall)}
 
 
 def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, Any]:

@@ -73,7 +73,18 @@ def format_table(report: dict[str, pd.DataFrame]) -> str:
         for _, c in cells[mine].iterrows():
             lines.append(f"  {c['key']:<12} {_ci(c['value'], c['ci_low'], c['ci_high'])}  n={c['n']}"
                          f"{'†' if c['small_n'] else ''}  errors={c['n_error']} unscored={c['n_unscored']}")
-    return "\n".join(lines)
+    return "\n".join(lines + _settings_lines(report.get("settings")))
+
+
+def _settings_lines(settings: pd.DataFrame | None) -> list[str]:
+    """The category average under the product prompts beside the paper's, when the runs hold both settings."""
+    if settings is None or settings.empty:
+        return []
+    lines = ["\nprompt settings side by side (category-averaged accuracy; paper = condition paper_prompts):"]
+    lines += [f"  {s['model']} · {s['language']}: product {_ci(s['product_value'], s['product_ci_low'], s['product_ci_high'])} "
+              f"n={s['product_n']}; paper {_ci(s['paper_value'], s['paper_ci_low'], s['paper_ci_high'])} n={s['paper_n']}; "
+              f"paper - product {s['diff_paper_product']:+.3f}" for _, s in settings.iterrows()]
+    return lines
 
 
 def _ci(value: float, low: float, high: float) -> str:
@@ -120,7 +131,7 @@ def report_command(
 
     report = lit_report(get_engine(), run_ids, judge)
     if fmt == "json":
-        keys = ("overall", "categories", "aspects", "abstention", "languages")
+        keys = ("overall", "categories", "aspects", "abstention", "languages", "settings")
         typer.echo(json.dumps({key: _records(report[key]) for key in keys}, ensure_ascii=False, indent=1))
     else:
         typer.echo(format_table(report))
