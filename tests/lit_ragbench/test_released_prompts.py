@@ -9,7 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from core.cli import app
 from core.generation.baselines import always_refuse, split_prompt
 from core.protocols import get_protocol
 from core.protocols.lit_ragbench.command import spread_sample
@@ -159,3 +161,16 @@ def test_baselines_read_the_question_in_either_layout(message, query, refusal_la
 ])
 def test_spread_sample(size, expected) -> None:
     assert spread_sample(list(range(10)), size) == expected
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["--conditions", "paper_prompts"], "pass --prompts-dir", id="paper-condition-without-folder"),
+    pytest.param(["--conditions", "paper_prompts", "--prompts-dir", "/nonexistent/prompts"], "not found",
+                 id="missing-folder"),
+])
+def test_run_refuses_the_paper_condition_without_its_folder(backend_url_factory, monkeypatch, args, message) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", backend_url_factory())
+    monkeypatch.delenv(PROMPTS_ENV, raising=False)
+    out = CliRunner().invoke(app, ["run", "--models", "baseline:always-refuse", *args])
+    assert out.exit_code == 2 and message in " ".join(out.output.split()), out.output
+    assert "created" not in out.output

@@ -53,7 +53,10 @@ def prompts_dir(given: str | Path | None = None) -> Path:
     if not chosen:
         raise ValueError(f"the {PAPER_CONDITION} condition reads LIT-RAGBench's released prompts: pass --prompts-dir "
                          f"<dataset>/prompts to gauntlet run (or set {PROMPTS_ENV})")
-    return Path(chosen).expanduser().resolve()
+    path = Path(chosen).expanduser().resolve()
+    if not path.is_dir():
+        raise ValueError(f"LIT-RAGBench prompts folder {path} not found (the dataset's prompts/ folder)")
+    return path
 
 
 def released_prompt(directory: str | Path, kind: str, language: str) -> ReleasedPrompt:
