@@ -23,7 +23,7 @@ from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
 from core.protocols.paper import PaperTable, build_table
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
-from core.store.models import Response
+from core.store.models import Instance, Response
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
 from tests.lit_ragbench.conftest import DECLINE_CUES, _gold_rows, gold_script, judge_script, lit_file
@@ -50,12 +50,21 @@ def released_line(kind: str, language: str) -> str:
     return released_prompt(PROMPTS, kind, language).text.splitlines()[1]
 
 
-def paper_judge_rules() -> list[ScriptRule]:
-    """Rules that answer only the released judge prompt (either language): a declining answer to an abstention
+def abstention_references(engine) -> list[str]:
+    """The reference answers of the imported Abstention questions (their references say the question cannot be
+    answered)."""
+    with Session(engine) as session:
+        references = [i.reference for i in session.exec(select(Instance))]
+    return sorted({r["answers"][0]["text"].strip() for r in references if r["answer_type"] == "unanswerable"})
+
+
+def paper_judge_rules(abstentions: list[str]) -> list[ScriptRule]:
+    """Rules that answer only the released judge prompt (either language): a declining answer to an Abstention
     reference and an answer equal to the reference score 1, anything else 0."""
     released = "(?:" + "|".join(re.escape(released_line("judge", lang)) for lang in ("en", "ja")) + ")"
+    abstention = "(?:" + "|".join(map(re.escape, abstentions)) + ")"
     return [
-        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n[^<]*" + DECLINE_CUES
+        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n" + abstention + r"\n</REFERENCE_ANSWER>"
                + r"[\s\S]*<POSITIVE_CONTEXT>\n[\s\S]*<GENERATED_ANSWER>\n[^<]*" + DECLINE_CUES, reply=SCORE.format(1)),
         ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n([\s\S]+?)\n</REFERENCE_ANSWER>\n<POSITIVE_CONTEXT>\n"
                          r"[\s\S]*<GENERATED_ANSWER>\n\1\n</GENERATED_ANSWER>", reply=SCORE.format(1)),
@@ -88,7 +97,7 @@ def reproduced(session_url_factory) -> Iterator[tuple[object, list[str]]]:
         commands, outputs = docs_commands(), []
         run_at = next(i for i, line in enumerate(commands) if line.startswith("gauntlet run "))
         outputs += [run_line(line, url, monkeypatch) for line in commands[:run_at]]
-        judge = paper_judge_rules() + judge_script()
+        judge = paper_judge_rules(abstention_references(engine)) + judge_script()
         with scripted_models(engine, {GOLD: gold_script(_gold_rows(engine)), WRONG: [ScriptRule(reply=WRONG_ANSWER)],
                                       JUDGE.removeprefix("llm:"): judge}, max_output_tokens=256):
             outputs += [run_line(line, url, monkeypatch) for line in commands[run_at:]]
