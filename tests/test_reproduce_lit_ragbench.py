@@ -23,7 +23,7 @@ from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
 from core.protocols.paper import PaperTable, build_table
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
-from core.store.models import Instance, Response
+from core.store.models import Instance, Response, Verdict
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
 from tests.lit_ragbench.conftest import DECLINE_CUES, _gold_rows, gold_script, judge_script, lit_file
@@ -143,6 +143,11 @@ def test_paper_setting_is_recorded_and_the_judge_read_the_released_prompt(reprod
     paper = next(m for c, m in metas if c == "paper_prompts" and m["prompt_language"] == "ja")
     assert (paper["generator_prompt"], paper["prompts_dir"]) == ("generate_ja.txt", str(PROMPTS.resolve()))
     assert paper["generator_prompt_sha256"] == released_prompt(PROMPTS, "generate", "ja").sha256
+    with Session(engine) as session:
+        verdicts = session.exec(select(Response.condition, Verdict.details).join(Verdict, Verdict.response_id == Response.id)
+                                .where(Verdict.metric == "judged_accuracy", Verdict.judge == JUDGE)).all()
+    purposes = {condition: {(d or {}).get("purpose") for c, d in verdicts if c == condition} for condition, _ in verdicts}
+    assert purposes == {"": {None}, "paper_prompts": {"judge:lit_ragbench_paper"}}
 
 
 @pytest.mark.parametrize(("setting", "note"), [
