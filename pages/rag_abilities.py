@@ -137,7 +137,7 @@ def detail(response_id: int, judge: str) -> None:
         st.warning(f"Response {response_id} no longer exists.")
         return
     st.markdown(f"**{d['model']}** on `{d['instance_uid']}` ({LANGUAGES.get(d['language'], d['language'])}, condition "
-                f"{d['condition'] or 'default'}) — aspects: {', '.join(d['aspects'])}")
+                f"{d['condition'] or 'default'}, {d['prompt_setting']} prompts) — aspects: {', '.join(d['aspects'])}")
     st.text_area("Question", d["query"], height=90, disabled=True, key=f"lit_q_{response_id}")
     left, right = st.columns(2)
     left.text_area("Response", d["response"], height=160, disabled=True, key=f"lit_r_{response_id}")

@@ -18,6 +18,7 @@ from core.cli import app
 from core.config import REPO_ROOT
 from core.protocols import get_protocol
 from core.protocols.lit_ragbench import CATEGORIES
+from core.protocols.lit_ragbench.analysis import response_detail
 from core.protocols.lit_ragbench.paper import AVERAGE, LANGUAGES, OVER_ABSTENTION, table_columns
 from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
 from core.protocols.paper import PaperTable, build_table
@@ -189,3 +190,12 @@ def test_report_command_shows_the_two_settings_side_by_side(reproduced, monkeypa
     assert out.exit_code == 0, out.output
     line = next(x for x in out.output.splitlines() if x.startswith(f"  {model} · {language}: product"))
     assert line.count(f" {value} [") == 2 and line.endswith("paper - product +0.000")
+
+
+@pytest.mark.parametrize(("condition", "setting"), [pytest.param("paper_prompts", "paper", id="paper-prompts"),
+                                                    pytest.param("", "product", id="product")])
+def test_drill_down_names_the_prompt_setting(reproduced, condition, setting) -> None:
+    engine, _ = reproduced
+    with Session(engine) as session:
+        response_id = session.exec(select(Response.id).where(Response.condition == condition)).first()
+    assert response_detail(engine, int(response_id), JUDGE)["prompt_setting"] == setting

@@ -239,8 +239,8 @@ def lit_report(engine: Engine, run_ids: Sequence[int], judge: str) -> dict[str, 
 
 
 def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, Any]:
-    """One response for drill-down: question, reference answer and reasoning, aspects, the documents in the order
-    the prompt gave them (role, format, as the prompt showed them), the shuffle seeds, the response and `judge`'s
+    """One response for drill-down: question, reference answer and reasoning, aspects, its prompt setting (product
+    or paper), the documents in the order the prompt gave them (role, format, as the prompt showed them), the shuffle seeds, the response and `judge`'s
     verdicts with reasons. Empty when the response does not exist."""
     row = read_sql(engine, _DETAIL_SQL, {"rid": int(response_id)})
     if row.empty:
@@ -263,7 +263,8 @@ def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, A
             "aspects": [f"{ASPECTS[c].category}: {ASPECTS[c].label}" if c in ASPECTS else c for c in aspects],
             "reference_answer": "; ".join(a.get("text", "") for a in reference.get("answers", [])),
             "answer_type": reference.get("answer_type"), "reasoning": reference.get("reasoning") or "",
-            "response": r["text"] or "", "order": meta.get("order"), "seed": meta.get("seed"),
+            "response": r["text"] or "", "prompt_setting": meta.get("prompt_setting", PRODUCT),
+            "order": meta.get("order"), "seed": meta.get("seed"),
             "bundle_seed": meta.get("bundle_seed"), "documents": shown,
             "verdicts": read_sql(engine, _VERDICTS_SQL, {"rid": int(response_id), "judge": judge}),
             "judge": judge, "judge_label": judge_label(judge)}
