@@ -11,12 +11,14 @@ from core.protocols.lit_ragbench import analysis as lit
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
 
 LANGUAGES = {"en": "English", "ja": "Japanese"}
 CONDITION_NAMES = {"": "default (seeded shuffle, tables as stored)", "reshuffled": "reshuffled (another seed)",
-                   "html_as_text": "HTML tables as text"}
+                   "html_as_text": "HTML tables as text",
+                   "paper_prompts": "paper prompts (the authors' released generator and judge prompts)"}
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -117,6 +119,17 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
                          **readmodel.state_columns(cells), "judge": cells["judge_label"]})
 
 
+def settings_view(settings: pd.DataFrame) -> pd.DataFrame:
+    """Product prompts beside the paper's released ones: category average [CI] n under each, and paper - product."""
+    sides = {name: [_pct(v, lo, hi, n, False) for v, lo, hi, n in
+                    zip(settings[f"{name}_value"], settings[f"{name}_ci_low"], settings[f"{name}_ci_high"],
+                        settings[f"{name}_n"], strict=True)] for name in ("product", "paper")}
+    return pd.DataFrame({"model": settings["model"], "language": settings["language"].map(lambda x: LANGUAGES.get(x, x)),
+                         "product prompts": sides["product"], "paper prompts": sides["paper"],
+                         "paper − product": settings["diff_paper_product"].map(lambda d: f"{d:+.1%}"),
+                         "judge": settings["judge_label"]})
+
+
 def detail(response_id: int, judge: str) -> None:
     """One response: question, reference, the documents in the shuffled order the model saw, verdicts and reasons."""
     d = lit.response_detail(engine(), response_id, judge)
@@ -124,7 +137,7 @@ def detail(response_id: int, judge: str) -> None:
         st.warning(f"Response {response_id} no longer exists.")
         return
     st.markdown(f"**{d['model']}** on `{d['instance_uid']}` ({LANGUAGES.get(d['language'], d['language'])}, condition "
-                f"{d['condition'] or 'default'}) — aspects: {', '.join(d['aspects'])}")
+                f"{d['condition'] or 'default'}, {d['prompt_setting']} prompts) — aspects: {', '.join(d['aspects'])}")
     st.text_area("Question", d["query"], height=90, disabled=True, key=f"lit_q_{response_id}")
     left, right = st.columns(2)
     left.text_area("Response", d["response"], height=160, disabled=True, key=f"lit_r_{response_id}")
@@ -187,6 +200,12 @@ if views["overall"].empty:
 
 st.dataframe(overview(views), hide_index=True, width="stretch")
 state_caption(views["overall"], lit.ACCURACY, "Responses behind the table (each once)")
+if not report["settings"].empty:
+    st.markdown("**Prompt settings side by side**: category-averaged accuracy under the product's prompts and under "
+                "the authors' released prompts (condition paper_prompts), same runs and judge.")
+    st.dataframe(settings_view(report["settings"]), hide_index=True, width="stretch")
+with st.expander("The paper's Table 2 (category accuracy per model, Japanese and English)", expanded=False):
+    paper_tables_panel(lit.NAME, run_ids, judge, key="lit_paper")
 tabs = st.tabs(["Categories", "Aspects", "Abstention trade-off", "English vs Japanese", "Drill-down"])
 present = [code for code in LANGUAGES if code in set(views["categories"]["language"])]
 

@@ -9,7 +9,9 @@ import io
 import json
 import logging
 import math
+import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -72,6 +74,15 @@ def print_estimate(estimate: Any) -> None:
         console.print(estimate.context_summary())
 
 
+def _released_prompts(given: Path | None, conditions: str | None) -> None:
+    """--prompts-dir, or LIT-RAGBench's paper_prompts condition: the released prompts folder, checked before the run
+    is made and handed to the prompt builders (and worker processes) through the environment."""
+    from core.protocols.lit_ragbench.released import PAPER_CONDITION, PROMPTS_ENV, prompts_dir
+
+    if given is not None or PAPER_CONDITION in _split(conditions):
+        os.environ[PROMPTS_ENV] = str(prompts_dir(given))
+
+
 def run(
     models: Annotated[str, typer.Option(help="Comma-separated registered model names.")] = "",
     domains: Annotated[str, typer.Option(help="Comma-separated domain names (default: all).")] = "",
@@ -115,6 +126,9 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     wait: Annotated[bool, typer.Option(help="If another live process owns the run (--resume, --retry-failed), wait "
                                             "for it to finish instead of refusing.")] = False,
+    prompts_dir: Annotated[Path | None, typer.Option(
+        "--prompts-dir", help="LIT-RAGBench's released prompts/ folder, read at run time by its paper_prompts "
+                              "condition (and by the judge when scoring those answers).")] = None,
 ) -> None:
     """Generate answers for models x instances; every item ends done or failed with a reason."""
 
@@ -127,6 +141,7 @@ def run(
         for price in (price for price in (budget_usd,) if price is not None):
             if not math.isfinite(price) or price < 0:
                 raise ValueError(f"--budget-usd {price} must be a finite number >= 0")
+        _released_prompts(prompts_dir, conditions)
         if repeats is not None and (resume is not None or retry_failed is not None):
             raise ValueError("--repeats applies to a new run (its items are made when the run is created)")
         owner_run = resume if resume is not None else retry_failed

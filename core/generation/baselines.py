@@ -20,6 +20,8 @@ REFUSALS = {
     "ja": "提供された文書に基づいて、ご質問に直接お答えすることはできません。"
           "ナレッジベースには必要な情報が含まれていません。",
 }
+QUESTION_TAG = re.compile(r"<QUESTION>\s*(.*?)\s*</QUESTION>", re.DOTALL)
+DOCUMENTS_TAG = re.compile(r"</?DOCUMENTS>")
 DOC_HEADER = re.compile(r"^\[doc (\d+)\][^\n]*\n", re.MULTILINE)
 SENTENCE_SPLIT = re.compile(rf"(?<=[.!?])\s+|(?:{CJK_SENTENCE_BREAK})\s*|\n+")
 WORD = re.compile(r"[a-z0-9]+")
@@ -41,7 +43,12 @@ def always_refuse(user_message: str) -> str:
 
 
 def split_prompt(user_message: str) -> tuple[list[tuple[int, str]], str]:
-    """([(doc number, body)], query) parsed from a prompt built by core.protocols.prompting.user_prompt."""
+    """([(doc number, body)], query) parsed from a prompt built by core.protocols.prompting.user_prompt (or with the
+    query in <QUESTION> tags)."""
+    tagged = QUESTION_TAG.search(user_message)  # a paper's own layout (e.g. LIT-RAGBench's released prompts)
+    if tagged:
+        head = DOCUMENTS_TAG.sub("", user_message[:tagged.start()])
+        return split_prompt(f"{head}\n{QUESTION_MARKER} {tagged.group(1)}")
     head, _, query = user_message.rpartition(QUESTION_MARKER)
     if not _:
         head, query = "", user_message

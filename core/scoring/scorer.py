@@ -334,7 +334,8 @@ class _Scorer:
         item = JudgeInput(query=inst["query"], mode=inst["mode"] or "", documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"], reference=ref, language=inst.get("language"),
                           uid=inst.get("uid") or "", attributes=inst.get("attributes") or {},
-                          doc_roles=(resp.get("prompt_meta") or {}).get("doc_roles") or [])
+                          doc_roles=(resp.get("prompt_meta") or {}).get("doc_roles") or [],
+                          prompt_meta=resp.get("prompt_meta") or {})
         base = {"response_id": resp["id"], "run_id": self.run_id}
         outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
                     if name != "constraint" and concerns(name, item.uid)

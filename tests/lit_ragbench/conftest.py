@@ -77,7 +77,7 @@ def gold_script(instances: list[tuple[str, str, list[str]]]) -> list[ScriptRule]
     specific, plain = [], []
     for query, answer, texts in instances:
         others = ["\n".join(t) for q, _, t in instances if q == query and t is not texts]
-        tail = re.escape(f"Question: {query}") + r"\Z"
+        tail = re.escape(query) + r"(?:\n</QUESTION>)?\Z"  # the product prompt ends with it, the paper's tags it
         piece = next((p for t in texts if (p := _window(t, others))), None) if others else None
         if piece is None:
             plain.append(ScriptRule(match=tail, reply=answer))

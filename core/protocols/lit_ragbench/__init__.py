@@ -16,7 +16,9 @@ from typing import Any
 
 from core.protocols import protocol_errors, register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
+from core.protocols.lit_ragbench.released import PAPER, PAPER_CONDITION, PRODUCT, paper_prompt
 from core.protocols.messages import ChatMessage
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import QUESTION_MARKER, InstanceView, numbered_documents
 from core.store.schema import InstanceSpec
 
@@ -95,13 +97,17 @@ def prompt_language(instance: InstanceView) -> str:
 
 
 def lit_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
-    """System: our answering rules in the question's language; user: the numbered documents (as stored, so tables
-    keep their format) then 'Question:' and the question (the marker the offline baselines read)."""
+    """The product setting: system, our answering rules in the question's language; user, the numbered documents (as
+    stored, so tables keep their format) then 'Question:' and the question (the marker the offline baselines read).
+    The paper_prompts condition: the authors' released prompts (core.protocols.lit_ragbench.released)."""
     language = prompt_language(instance)
+    if condition.name == PAPER_CONDITION:
+        messages, meta = paper_prompt(instance, documents, language)
+        return messages, {"prompt_language": language, **meta}
     question = f"{QUESTION_MARKER} {instance.query.strip()}"
     user = f"{numbered_documents(documents)}\n\n{question}" if documents else question
     messages = [ChatMessage(role="system", content=SYSTEM_PROMPTS[language]), ChatMessage(role="user", content=user)]
-    return messages, {"prompt_language": language}
+    return messages, {"prompt_language": language, "prompt_setting": PRODUCT}
 
 
 def _aspects_problem(spec: InstanceSpec) -> str | None:
@@ -154,6 +160,9 @@ LIT_RAGBENCH = register(Protocol(
                   {"order": "shuffle", "seed": RESHUFFLE_SEED}),
         Condition("html_as_text", "the default order with HTML chunks converted to text (tables as Markdown)",
                   {"order": "shuffle", "seed": DEFAULT_SEED, "html": "text"}),
+        Condition(PAPER_CONDITION, "the default order with the authors' released generator and judge prompts, read at "
+                  "run time from the dataset's prompts/ folder (gauntlet run --prompts-dir)",
+                  {"order": "shuffle", "seed": DEFAULT_SEED}),
     ),
     metrics=("judged_accuracy", "refusal"),
     aggregates=("category_accuracy", "aspect_accuracy", "mean_category_accuracy", "over_abstention"),
@@ -161,4 +170,7 @@ LIT_RAGBENCH = register(Protocol(
     page=ProtocolPage("pages/rag_abilities.py", "RAG abilities", ":material/psychology:"),
     doc="docs/lit_ragbench.md",
     render=lit_prompt,
+    paper_tables=(PaperTableSpec(
+        "2", "Accuracy per category (Japanese, English), category average and over-abstention per model",
+        "core.protocols.lit_ragbench.paper:table_2", {"prompts": (PAPER, PRODUCT)}),),
 ))

@@ -27,6 +27,7 @@ from core.analysis.readmodel import read_sql, reference_scores, state_counts
 from core.metrics import get_metric
 from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
+from core.protocols.lit_ragbench.released import PAPER, PAPER_CONDITION, PRODUCT
 from core.protocols.views import protocol_runs
 from core.scoring.judges.names import judge_label
 
@@ -211,20 +212,35 @@ def language_table(cells: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
+def setting_table(overall: pd.DataFrame) -> pd.DataFrame:
+    """The category-averaged accuracy under the product prompts (default condition) beside the paper's released
+    prompts (condition paper_prompts), per model and language, with CIs, n and paper - product; only pairs that
+    have both settings."""
+    keys = ["model", "language", "judge_label"]
+    settings = {PRODUCT: "", PAPER: PAPER_CONDITION}
+    sides = [overall[overall["condition"] == condition].set_index(keys)[["value", "ci_low", "ci_high", "n"]]
+             .add_prefix(f"{name}_") for name, condition in settings.items()]
+    wide = sides[0].join(sides[1], how="inner").reset_index()
+    wide["diff_paper_product"] = wide[f"{PAPER}_value"] - wide[f"{PRODUCT}_value"]
+    return wide
+
+
 def lit_report(engine: Engine, run_ids: Sequence[int], judge: str) -> dict[str, pd.DataFrame]:
-    """Every LIT-RAGBench table of the runs under `judge`: scores, categories, aspects, overall, abstention, and
-    the English-Japanese comparisons by category and by aspect."""
+    """Every LIT-RAGBench table of the runs under `judge`: scores, categories, aspects, overall, abstention, the
+    English-Japanese comparisons by category and by aspect, and the two prompt settings side by side."""
     scores = lit_scores(engine, run_ids, judge)
     categories = accuracy_table(scores, "category")
     aspects = accuracy_table(scores, "aspect")
+    overall = overall_table(scores, categories)
     return {"scores": scores, "categories": categories, "aspects": aspects,
-            "overall": overall_table(scores, categories), "abstention": abstention_table(scores, categories),
-            "languages": language_table(categories), "aspect_languages": language_table(aspects)}
+            "overall": overall, "abstention": abstention_table(scores, categories),
+            "languages": language_table(categories), "aspect_languages": language_table(aspects),
+            "settings": setting_table(overall)}
 
 
 def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, Any]:
-    """One response for drill-down: question, reference answer and reasoning, aspects, the documents in the order
-    the prompt gave them (role, format, as the prompt showed them), the shuffle seeds, the response and `judge`'s
+    """One response for drill-down: question, reference answer and reasoning, aspects, its prompt setting (product
+    or paper), the documents in the order the prompt gave them (role, format, as the prompt showed them), the shuffle seeds, the response and `judge`'s
     verdicts with reasons. Empty when the response does not exist."""
     row = read_sql(engine, _DETAIL_SQL, {"rid": int(response_id)})
     if row.empty:
@@ -247,7 +263,8 @@ def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, A
             "aspects": [f"{ASPECTS[c].category}: {ASPECTS[c].label}" if c in ASPECTS else c for c in aspects],
             "reference_answer": "; ".join(a.get("text", "") for a in reference.get("answers", [])),
             "answer_type": reference.get("answer_type"), "reasoning": reference.get("reasoning") or "",
-            "response": r["text"] or "", "order": meta.get("order"), "seed": meta.get("seed"),
+            "response": r["text"] or "", "prompt_setting": meta.get("prompt_setting", PRODUCT),
+            "order": meta.get("order"), "seed": meta.get("seed"),
             "bundle_seed": meta.get("bundle_seed"), "documents": shown,
             "verdicts": read_sql(engine, _VERDICTS_SQL, {"rid": int(response_id), "judge": judge}),
             "judge": judge, "judge_label": judge_label(judge)}

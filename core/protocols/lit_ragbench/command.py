@@ -22,9 +22,21 @@ lit_app = typer.Typer(help=HELP,
                       no_args_is_help=True)
 
 
-def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject") -> ImportReport:
+def spread_sample(records: list, size: int | None) -> list:
+    """`size` records spread evenly over `records` (every k-th from the first, so each part of a file is drawn);
+    all of them when `size` is None."""
+    if size is None:
+        return records
+    if size < 1:
+        raise ValueError(f"sample size {size} must be at least 1")
+    return records[:: max(1, len(records) // size)][:size]
+
+
+def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject",
+               sample: int | None = None) -> ImportReport:
     """Read LIT-RAGBench files with the lit-ragbench importer (lossless, metadata.source kept) and import every
-    record as a lit_ragbench instance, atomically over all files: any problem in any file imports nothing."""
+    record (or a spread `sample` of each file) as a lit_ragbench instance, atomically over all files: any problem in
+    any file imports nothing."""
     from core.ingest.importers import get_importer
     from core.ingest.io import ImportReport, LineError, import_specs
     from core.protocols.lit_ragbench import as_lit_ragbench, conversion_errors
@@ -34,7 +46,7 @@ def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject"
         parsed = get_importer("lit-ragbench").parse(Path(path))
         errors += [LineError(e.line, f"{path.name}: {e.field}" if len(paths) > 1 else e.field, e.message)
                    for e in parsed.errors]
-        for line, spec in parsed.instances:
+        for line, spec in spread_sample(parsed.instances, sample):
             problems = conversion_errors(spec)
             errors += [LineError(line, field, message) for field, message in problems]
             specs.append((line, as_lit_ragbench(spec)))
@@ -61,7 +73,18 @@ def format_table(report: dict[str, pd.DataFrame]) -> str:
         for _, c in cells[mine].iterrows():
             lines.append(f"  {c['key']:<12} {_ci(c['value'], c['ci_low'], c['ci_high'])}  n={c['n']}"
                          f"{'†' if c['small_n'] else ''}  errors={c['n_error']} unscored={c['n_unscored']}")
-    return "\n".join(lines)
+    return "\n".join(lines + _settings_lines(report.get("settings")))
+
+
+def _settings_lines(settings: pd.DataFrame | None) -> list[str]:
+    """The category average under the product prompts beside the paper's, when the runs hold both settings."""
+    if settings is None or settings.empty:
+        return []
+    lines = ["\nprompt settings side by side (category-averaged accuracy; paper = condition paper_prompts):"]
+    lines += [f"  {s['model']} · {s['language']}: product {_ci(s['product_value'], s['product_ci_low'], s['product_ci_high'])} "
+              f"n={s['product_n']}; paper {_ci(s['paper_value'], s['paper_ci_low'], s['paper_ci_high'])} n={s['paper_n']}; "
+              f"paper - product {s['diff_paper_product']:+.3f}" for _, s in settings.iterrows()]
+    return lines
 
 
 def _ci(value: float, low: float, high: float) -> str:
@@ -79,12 +102,14 @@ def import_command(
     files: Annotated[list[Path], typer.Argument(help="en.jsonl and/or ja.jsonl of LIT-RAGBench.")],
     new_version: Annotated[bool, typer.Option("--new-version", help="Store changed existing ids as a new version "
                                               "(e.g. instances imported before with --format lit-ragbench).")] = False,
+    sample: Annotated[int | None, typer.Option("--sample", min=1, help="Only this many records of each file, spread "
+                                               "evenly over it (a quick look; the paper uses all 114).")] = None,
 ) -> None:
     """Import LIT-RAGBench files as lit_ragbench instances (all or nothing); `gauntlet export` round-trips them."""
     from core.store.db import get_engine, upgrade
 
     upgrade(database_url())
-    report = import_lit(get_engine(), files, on_existing="new_version" if new_version else "reject")
+    report = import_lit(get_engine(), files, on_existing="new_version" if new_version else "reject", sample=sample)
     for error in report.errors:
         typer.echo(str(error), err=True)
     if not report.ok:
@@ -106,7 +131,7 @@ def report_command(
 
     report = lit_report(get_engine(), run_ids, judge)
     if fmt == "json":
-        keys = ("overall", "categories", "aspects", "abstention", "languages")
+        keys = ("overall", "categories", "aspects", "abstention", "languages", "settings")
         typer.echo(json.dumps({key: _records(report[key]) for key in keys}, ensure_ascii=False, indent=1))
     else:
         typer.echo(format_table(report))

@@ -59,6 +59,7 @@ class JudgeInput(BaseModel):
     uid: str = ""
     attributes: dict[str, Any] = Field(default_factory=dict)
     doc_roles: list[str] = Field(default_factory=list)
+    prompt_meta: dict[str, Any] = Field(default_factory=dict)  # how the response's prompt was built (its setting)
 
 
 class Outcome(BaseModel):

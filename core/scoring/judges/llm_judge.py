@@ -119,6 +119,13 @@ class ConflictReply(BaseModel):
     reason: str = ""
 
 
+class ScoreReply(BaseModel):
+    """A 0/1 score with a reason (the output format appended to a released judge prompt)."""
+
+    score: Binary
+    reason: str = ""
+
+
 class CorrectnessReply(BaseModel):
     """Correctness against the reference: correct or incorrect, with a reason."""
 
@@ -321,6 +328,16 @@ class LLMJudge:
         ok = reply.parsed["verdict"] == "correct"
         return MetricOutcome(value=float(ok), passed=ok, reason=reply.parsed["reason"], method="llm",
                              calls=reply.calls, cost_usd=reply.cost_usd, details={"repaired": reply.repaired})
+
+    async def score_with_prompt(self, messages: list[ChatMessage], purpose: str) -> MetricOutcome:
+        """A 0/1 verdict asked with messages a protocol built (e.g. a paper's released judge prompt)."""
+        reply = await ask_json(self.client, messages, ScoreReply, purpose)
+        if reply.parsed is None:
+            return _metric_error(reply, "llm")
+        value = reply.parsed["score"]
+        return MetricOutcome(value=float(value), passed=bool(value), reason=reply.parsed["reason"], method="llm",
+                             calls=reply.calls, cost_usd=reply.cost_usd,
+                             details={"repaired": reply.repaired, "purpose": purpose})
 
     async def consistency(self, item: JudgeInput) -> MetricOutcome:
         """A 0-5 consistency score with the reference answer, normalised to [0, 1] (score / 5)."""

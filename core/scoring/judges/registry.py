@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -9,7 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.generation.providers.base import ModelConfig
-from core.registry import Registry
+from core.registry import Registry, unknown_name_message
 from core.scoring.judges.base import ConstraintMode, ContextClaimsOutcome, Judge, JudgeInput, MetricOutcome
 from core.scoring.judges.heuristic import HeuristicJudge
 from core.scoring.judges.llm_judge import LLMJudge
@@ -113,8 +114,23 @@ register_metric(MetricSpec("refusal", ("noisy",), lambda j, i, c: j.refusal(i)))
 REFERENCE_JUDGE_METRICS.add("correctness", JudgedReferenceMetric(
     "correctness", ("short", "long", "mcq", "multi", "boolean"), lambda j, i: j.correctness(i),
     not_applicable_reason="unanswerable reference: scored by rejection"))
+# Judge prompts a response's prompt_meta['judge_prompt'] can ask for, as 'module:function' (imported when used).
+JUDGE_PROMPTS: dict[str, str] = {"lit_ragbench:paper": "core.protocols.lit_ragbench.released:paper_accuracy"}
+
+
+def judged_accuracy(judge: Judge, item: JudgeInput) -> Awaitable[MetricOutcome]:
+    """The judge's 1/0 against the reference: with the judge prompt the response's setting names, else correctness."""
+    name = item.prompt_meta.get("judge_prompt")
+    if not name:
+        return judge.correctness(item)
+    if name not in JUDGE_PROMPTS:
+        raise KeyError(unknown_name_message("judge prompt", name, list(JUDGE_PROMPTS)))
+    module, _, function = JUDGE_PROMPTS[name].partition(":")
+    return getattr(importlib.import_module(module), function)(judge, item)
+
+
 REFERENCE_JUDGE_METRICS.add("judged_accuracy", JudgedReferenceMetric(
-    "judged_accuracy", ANSWER_TYPES, lambda j, i: j.correctness(i), not_applicable_reason=""))  # abstention refs too
+    "judged_accuracy", ANSWER_TYPES, judged_accuracy, not_applicable_reason=""))  # abstention refs too
 REFERENCE_JUDGE_METRICS.add("refusal", JudgedReferenceMetric(
     "refusal", ANSWER_TYPES, lambda j, i: j.refusal(i), not_applicable_reason=""))  # does the response decline
 REFERENCE_JUDGE_METRICS.add("consistency", JudgedReferenceMetric(
