@@ -19,6 +19,7 @@ from typing import Any
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
 from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA
+from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import DocumentView, InstanceView, reference_messages
 from core.store.schema import InstanceSpec
 
@@ -126,6 +127,10 @@ DOMAINRAG = register(Protocol(
     views=("domain_abilities",),
     page=ProtocolPage("pages/domain_abilities.py", "Domain abilities", ":material/school:"),
     doc="docs/domainrag.md",
+    paper_tables=(PaperTableSpec(
+        "2", "Overall results: setting x model, EM / EMS / F1 / ROUGE-L / GE per ability",
+        "core.protocols.domainrag.paper:table_2",
+        {"tokenizer": ("jieba", "char"), "retrieval": ("released", "ours")}),),
 ))
 
 
