@@ -175,6 +175,8 @@ if report["scores"].empty:
     st.info("No scored DomainRAG responses for this choice.")
     st.stop()
 
+if (unknown_share := dr.unreadable_dense_share(report["scores"])) is not None:
+    st.warning(dr.unreadable_dense_warning(unknown_share), icon=":material/translate:")
 st.subheader("The paper's Table 2, reproduced")
 paper_tables_panel(NAME, run_ids, judge, key="dr_paper")
 

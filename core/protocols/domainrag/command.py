@@ -36,7 +36,7 @@ def build_summary(report, prompts: dict[str, int]) -> str:
         answer = f" | {_rate(report.answer_recall[key])}" if key in report.answer_recall else ""
         lines.append(f"  {subset:<15} {retriever:<15} top{k}: {_rate(report.recall[key])}{answer}")
     lines.append("prompts per condition family: " + ", ".join(f"{k} {v}" for k, v in prompts.items()))
-    return "\n".join(lines)
+    return "\n".join(lines + [f"WARNING: {w}" for w in report.warnings])
 
 
 def prompt_counts(payloads: list[dict]) -> dict[str, int]:

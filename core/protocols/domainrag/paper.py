@@ -11,7 +11,12 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.protocols.domainrag import NAME, RELEASED_TYPES
-from core.protocols.domainrag.analysis import ability_setting, domainrag_scores
+from core.protocols.domainrag.analysis import (
+    ability_setting,
+    domainrag_scores,
+    unreadable_dense_share,
+    unreadable_dense_warning,
+)
 from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA
 from core.protocols.paper import Cell, PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
@@ -106,6 +111,8 @@ def table_2(engine: Engine, run_ids: Sequence[int], judge: str, settings: dict[s
                     sizes.append(cell.n)
                     row.append(cell)
             rows.append((label, tuple(row)))
+    share = unreadable_dense_share(scores) if settings["retrieval"] == "ours" else None
+    notes = _notes(judge, settings, sizes) + ((unreadable_dense_warning(share),) if share is not None else ())
     return PaperTable(NAME, "2", "DomainRAG Table 2: overall results by setting and model", columns(), tuple(rows),
-                      _notes(judge, settings, sizes))
+                      notes)
 
