@@ -17,16 +17,16 @@ from core.protocols.domainrag.analysis import (
     unreadable_dense_share,
     unreadable_dense_warning,
 )
+from core.protocols.domainrag.ge import GE_PAPER, NEEDS_LLM
 from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA
 from core.protocols.paper import Cell, PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
 
 TOKENIZERS: dict[str, dict[str, str]] = {  # setting tokenizer -> the paper's column metric -> our metric id
-    "jieba": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": F1_JIEBA, "Rouge-L": ROUGE_L_JIEBA,
-              "GE": "consistency"},
-    "char": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": "token_f1", "Rouge-L": "rouge_l",
-             "GE": "consistency"},
+    "jieba": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": F1_JIEBA, "Rouge-L": ROUGE_L_JIEBA},
+    "char": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": "token_f1", "Rouge-L": "rouge_l"},
 }
+GE_METRICS = {"paper": GE_PAPER, "product": "consistency"}  # setting ge -> the GE column's metric
 BLOCKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (  # (ability, its header, the paper's metrics for it)
     ("extractive", "Extractive", ("EM", "EMS", "F1", "Rouge-L")),
     ("conversational", "Conversational", ("Rouge-L", "GE")),
@@ -79,13 +79,18 @@ def _notes(judge: str, settings: dict[str, str], sizes: list[int]) -> tuple[str,
                  if settings["tokenizer"] == "jieba" else "ours (by character, normalised)")
     retrieval = ("the authors' released BM25 / BGE runs over their full corpus (none for multi-doc)"
                  if settings["retrieval"] == "released" else "our BM25 / embedder over the 2,353-passage corpus slice")
-    notes = [f"Judge: {judge_label(judge)} (GE is its 0-5 consistency / 5).",
+    ge = ("the paper's criteria (agreement, coverage, nothing beyond the golden answer), 0-5 / 5" if settings["ge"] ==
+          "paper" else "the product's consistency (extra correct detail allowed), 0-5 / 5")
+    notes = [f"Judge: {judge_label(judge)}; GE (ge={settings['ge']}): {ge}.",
              f"Settings: tokenizer={settings['tokenizer']}: F1 and ROUGE-L {tokenizer}; "
              f"retrieval={settings['retrieval']}: {retrieval}.",
              "Values x 100 (the paper prints shares 0-1); 95% CI in brackets; n = questions.",
-             "Differs from the paper: the models are yours; GE is the scoring judge, not GPT-4 with the authors' "
-             "prompt; EM is the best alternative's share of parts contained, as theirs."]
+             "Differs from the paper: the models are yours; GE is graded by the scoring judge with our prompt "
+             "on their criteria, not by GPT-4 with theirs; EM is the best alternative's share of parts contained, "
+             "as theirs."]
     small = [n for n in sizes if 0 < n < stats.SMALL_N]
+    if settings["ge"] == "paper" and not judge.startswith("llm:"):
+        notes.append(f"GE cells are not applicable: {NEEDS_LLM}; ge=product gives the heuristic's token F1.")
     if small:
         notes.append(f"Small n (< {stats.SMALL_N}) in {len(small)} of {len(sizes)} cells (smallest n = {min(small)}): "
                      "read their intervals, not their means.")
@@ -95,7 +100,7 @@ def _notes(judge: str, settings: dict[str, str], sizes: list[int]) -> tuple[str,
 def table_2(engine: Engine, run_ids: Sequence[int], judge: str, settings: dict[str, str]) -> PaperTable:
     """Table 2 for these runs: rows setting x model, columns ability x metric, every cell with CI and n."""
     scores = domainrag_scores(engine, run_ids, judge)
-    chosen = TOKENIZERS[settings["tokenizer"]]
+    chosen = TOKENIZERS[settings["tokenizer"]] | {"GE": GE_METRICS[settings["ge"]]}
     metrics = sorted({chosen[m] for _, _, names in BLOCKS for m in names})
     cells = _lookup({m: ability_setting(scores, judge, m) for m in metrics})
     models = sorted(scores["model"].dropna().unique()) if not scores.empty else []
