@@ -12,13 +12,21 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from core.generation import runner, runs
+from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
+from core.pipeline import score_and_summarise
+from core.protocols import get_protocol
+from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
 from core.protocols.domainrag.ge import GE_SYSTEM, LONG_ONLY, NEEDS_LLM, GeReply, ge_paper
+from core.protocols.paper import build_table
 from core.scoring.judges.base import JudgeInput
 from core.scoring.judges.prompts import CONSISTENCY_SYSTEM
 from core.scoring.judges.registry import resolve_judge
 from core.store.db import make_engine
-from core.store.schema import ReferenceSpec
+from core.store.schema import InstanceSpec, ReferenceSpec
 from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.domainrag.conftest import asked, first_alternative, shared_data
 from tests.factories import add_fake_server_model, scripted_models
 
 GOLD = "中法学院用汉语、法语和英语三种语言教学。"
@@ -91,3 +99,27 @@ def test_reply_schema(reply, valid):
     if not valid:
         with pytest.raises(ValidationError):
             GeReply.model_validate(reply)
+
+
+def test_scored_runs_store_both_ge_settings_and_table_2_reads_them(backend_url_factory, tmp_path):
+    """End to end: a conversational question answered by a scripted model, scored by an LLM judge on the fake server
+    (GE 4/5 on the paper's criteria, consistency 5/5); Table 2 shows 80 under ge=paper and 100 under ge=product."""
+
+    payloads, _ = build_instances(BuildOptions(data=shared_data(), embedder=None, index_dir=None, limit=1))
+    chosen = [p for p in payloads if p["attributes"]["question_type"] == "conversational"]
+    write_jsonl(chosen, tmp_path / "one.jsonl")
+    engine = make_engine(backend_url_factory())
+    assert import_file(engine, tmp_path / "one.jsonl").ok
+    spec = InstanceSpec.model_validate(chosen[0])
+    judge_rules = [ScriptRule(match=r"\[task: domainrag_ge\]", reply='{"score": 4, "reason": "a little extra"}'),
+                   ScriptRule(match=r"\[task: consistency\]", reply='{"score": 5, "reason": "all key points"}')]
+    answer = [ScriptRule(match=asked(spec), reply=first_alternative(spec.reference.answers[0]))]
+    with scripted_models(engine, {"gold-bot": answer, "ge-judge": judge_rules}, max_output_tokens=256):
+        run_id = runs.create_run(engine, runs.RunOptions(models=["gold-bot"], conditions=[""]))
+        assert asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock())).failed == 0
+        asyncio.run(score_and_summarise(engine, run_id, ["llm:ge-judge"]))
+    spec_2 = get_protocol("domainrag").paper_tables[0]
+    for ge, want in (("paper", 0.8), ("product", 1.0)):
+        table = build_table(spec_2, engine, [run_id], "llm:ge-judge", {"ge": ge})
+        cell = table.cell("Golden Reference", "Conversational GE")
+        assert (cell.value, cell.n) == (pytest.approx(want), 1), (ge, cell)
