@@ -19,7 +19,8 @@ from ui.tables import state_caption
 METRICS = {"exact_match": "EM (share of answer parts contained)", "strict_exact_match": "strict EM",
            "token_f1": "token F1 (characters)", "rouge_l": "ROUGE-L (characters)",
            "domainrag.token_f1_jieba": "F1 (the authors', jieba)", "domainrag.rouge_l_jieba": "ROUGE-L (the authors', jieba)",
-           "consistency": "consistency (judge 0-5, normalised; long answers)"}
+           "consistency": "consistency (judge 0-5, normalised; long answers)",
+           "domainrag.ge_paper": "GE, the paper's criteria (LLM judge 0-5, normalised; long answers)"}
 LINES = {"first": "gold first", "middle": "gold in the middle", "last": "gold last",
          dr.REPEATED: "gold repeated (same size)"}
 SETTING_ORDER = ["close_book", "golden", "bm25_top1", "bm25_top3", "dense_top1", "dense_top3", "released_bm25_top1",

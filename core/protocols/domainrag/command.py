@@ -107,7 +107,8 @@ def report_command(
     run_ids: Annotated[list[int], typer.Argument(help="Run ids (the latest response wins where runs overlap).")],
     judge: Annotated[str, typer.Option("--judge", help="'heuristic' or 'llm:<model name>'.")] = "heuristic",
     metric: Annotated[str, typer.Option("--metric", help="exact_match | strict_exact_match | token_f1 | rouge_l | "
-                                        "consistency")] = "exact_match",
+                                        "domainrag.token_f1_jieba | domainrag.rouge_l_jieba | consistency | "
+                                        "domainrag.ge_paper")] = "exact_match",
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Ability x setting, score vs noise count per gold position, HTML vs text and anti-reference adherence."""
