@@ -7,16 +7,20 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.analysis.readmodel import state_columns
+from core.protocols.domainrag import NAME
 from core.protocols.domainrag import analysis as dr
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
 
 METRICS = {"exact_match": "EM (share of answer parts contained)", "strict_exact_match": "strict EM",
            "token_f1": "token F1 (characters)", "rouge_l": "ROUGE-L (characters)",
-           "consistency": "consistency (judge 0-5, normalised; long answers)"}
+           "domainrag.token_f1_jieba": "F1 (the authors', jieba)", "domainrag.rouge_l_jieba": "ROUGE-L (the authors', jieba)",
+           "consistency": "consistency (judge 0-5, normalised; long answers)",
+           "domainrag.ge_paper": "GE, the paper's criteria (LLM judge 0-5, normalised; long answers)"}
 LINES = {"first": "gold first", "middle": "gold in the middle", "last": "gold last",
          dr.REPEATED: "gold repeated (same size)"}
 SETTING_ORDER = ["close_book", "golden", "bm25_top1", "bm25_top3", "dense_top1", "dense_top3", "released_bm25_top1",
@@ -171,6 +175,11 @@ if judge == "heuristic":
 if report["scores"].empty:
     st.info("No scored DomainRAG responses for this choice.")
     st.stop()
+
+if (unknown_share := dr.unreadable_dense_share(report["scores"])) is not None:
+    st.warning(dr.unreadable_dense_warning(unknown_share), icon=":material/translate:")
+st.subheader("The paper's Table 2, reproduced")
+paper_tables_panel(NAME, run_ids, judge, key="dr_paper")
 
 models = sorted(report["scores"]["model"].unique())
 tabs = st.tabs(["Lost in the middle", "HTML vs text", "Ability × setting", "Anti-reference adherence"])

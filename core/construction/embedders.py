@@ -16,7 +16,7 @@ import functools
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -90,6 +90,20 @@ def int8_model_bytes(path: Path) -> bytes:
     return int8_graph(path)
 
 
+def unknown_character_share(tokenizer: Any, texts: list[str], unknown: str = "[UNK]") -> float:
+    """The share of the texts' non-space characters, up to where the (truncating) tokenizer stops reading, that fall
+    in `unknown` tokens (0 for no text)."""
+    unknown_chars = total = 0
+    for text, encoding in zip(texts, tokenizer.encode_batch(texts, add_special_tokens=False), strict=True):
+        read = [(a, b) for a, b in encoding.offsets if b > a]
+        if not read:
+            continue
+        total += sum(not ch.isspace() for ch in text[:read[-1][1]])
+        unknown_chars += sum(b - a for (a, b), token in zip(encoding.offsets, encoding.tokens, strict=True)
+                             if token == unknown)
+    return unknown_chars / total if total else 0.0
+
+
 def length_batches(lengths: list[int], max_tokens: int, max_size: int, same_length: bool = False) -> list[list[int]]:
     """Indices sorted by length and cut into batches whose padded size (count x longest) stays within `max_tokens`
     (a longer text alone still forms a batch), whose count stays within `max_size` and, with `same_length`, whose
@@ -153,6 +167,10 @@ class MiniLmOnnxEmbedder:
         mask = (np.arange(width) < np.array([len(seq) for seq in ids])[:, None]).astype(np.int64)
         feeds = {"input_ids": tokens, "attention_mask": mask, "token_type_ids": np.zeros_like(tokens)}
         return mean_pool(self.session.run(["last_hidden_state"], feeds)[0], mask)
+
+    def unknown_share(self, texts: list[str]) -> float:
+        """The share of the texts' non-space characters (as far as the tokenizer reads them) that it maps to [UNK]."""
+        return unknown_character_share(self.tokenizer, texts)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts in batches of similar token length, each padded only to its longest text; returns (n, 384)

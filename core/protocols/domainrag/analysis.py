@@ -53,7 +53,7 @@ NO_NOISE = "no noise (golden)"
 CELL_STATS = ["judge", "judge_label", "metric", "value", "ci_low", "ci_high", "n", "n_not_applicable", "n_error",
               "n_unscored", "n_scored", "n_unparseable", "n_skipped", "small_n"]
 _ATTRIBUTES_SQL = """
-SELECT r.id AS response_id, i.attributes FROM response r JOIN instance i ON i.id = r.instance_id
+SELECT r.id AS response_id, i.attributes, i.meta FROM response r JOIN instance i ON i.id = r.instance_id
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = :protocol
 """
 
@@ -87,10 +87,17 @@ def domainrag_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
 def _attributes(engine: Engine, run_ids: Sequence[int]) -> pd.DataFrame:
     runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"
     frame = read_sql(engine, _ATTRIBUTES_SQL.replace("{runs}", runs), {"protocol": NAME})
-    attributes = frame["attributes"].map(lambda a: json.loads(a) if isinstance(a, str) else a or {})
+    attributes = frame["attributes"].map(_json)
+    meta = frame["meta"].map(_json)
     return pd.DataFrame({"question_type": attributes.map(lambda a: a.get("question_type")).to_numpy(dtype=object),
                          "anti_kind": attributes.map(lambda a: next(iter(a.get("aspects") or []), None)).to_numpy(
-                             dtype=object)}, index=frame["response_id"].to_numpy())
+                             dtype=object),
+                         "dense_unknown_share": meta.map(lambda m: m.get("dense_unknown_share")).to_numpy(dtype=object)},
+                        index=frame["response_id"].to_numpy())
+
+
+def _json(value: Any) -> dict[str, Any]:
+    return json.loads(value) if isinstance(value, str) else value or {}
 
 
 def domainrag_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
@@ -100,12 +107,29 @@ def domainrag_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     scores = reference_scores(engine, run_ids, judge, protocol=NAME)
     scores = scores.drop_duplicates(["model", "instance_uid", "condition"], keep="last").reset_index(drop=True)
     attributes = _attributes(engine, run_ids)
-    for column in ("question_type", "anti_kind"):
+    for column in ("question_type", "anti_kind", "dense_unknown_share"):
         scores[column] = scores["response_id"].map(attributes[column]) if not scores.empty else None
     scores["ability"] = scores["question_type"].replace({ANTI: "faithful"})
     described = pd.DataFrame([describe(c) for c in scores["condition"]], index=scores.index,
                              columns=["setting", "family", "noise_count", "position", "retriever", "k"])
     return pd.concat([scores, described], axis=1)
+
+
+def unreadable_dense_share(scores: pd.DataFrame) -> float | None:
+    """The embedder's [UNK] share of the corpus (recorded at build) when responses of our dense conditions are in
+    `scores` and it reached the warning level (core.construction.retrieval.UNKNOWN_WARN), else None."""
+    from core.construction.retrieval import UNKNOWN_WARN
+
+    dense = scores.loc[scores["retriever"] == "dense", "dense_unknown_share"] if not scores.empty else pd.Series()
+    shares = pd.to_numeric(dense, errors="coerce").dropna()
+    return float(shares.max()) if not shares.empty and shares.max() >= UNKNOWN_WARN else None
+
+
+def unreadable_dense_warning(share: float) -> str:
+    """The warning shown beside results of a dense retriever that could not read the corpus's language."""
+    return (f"The dense retriever's embedder mapped {share:.0%} of the corpus's characters to unknown tokens ([UNK]) "
+            "when these instances were built: it cannot read this language, so the dense_top1 / dense_top3 results "
+            "measure near-random passages. Use the released dense runs or an embedder for this language.")
 
 
 def cell(values: pd.Series, statuses: pd.Series, judge: str, metric: str) -> dict[str, Any]:

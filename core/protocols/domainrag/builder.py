@@ -67,6 +67,7 @@ class BuildReport:
     documents: Counter = field(default_factory=Counter)
     recall: dict[tuple[str, str, int], tuple[int, int]] = field(default_factory=dict)  # gold pid in top k: (hits, n)
     answer_recall: dict[tuple[str, str, int], tuple[int, int]] = field(default_factory=dict)  # answer-bearing in top k
+    warnings: list[str] = field(default_factory=list)  # e.g. an embedder that cannot read the corpus's language
 
     def count(self, table: dict, key: tuple[str, str, int], hit: bool) -> None:
         """Add one question to a hit-rate table."""
@@ -250,13 +251,24 @@ def subset_payloads(subset: str, options: BuildOptions, sources: Sources, retrie
             yield anti_instance(payload, raw)
 
 
+def mark_unknown_share(payload: dict[str, Any], retriever: Retriever | None) -> None:
+    """Record on an instance with dense documents the embedder's [UNK] share of the corpus sample (metadata
+    `dense_unknown_share`), so a results page can warn that those documents were retrieved near blind."""
+    share = retriever.unknown_share if retriever else None
+    if share is not None and any(d["variant"][SETTING_KEY] == "dense" for d in payload["documents"]):
+        payload.setdefault("metadata", {})["dense_unknown_share"] = round(share, 3)
+
+
 def build_instances(options: BuildOptions) -> tuple[list[dict[str, Any]], BuildReport]:
     """Every built instance payload (InstanceSpec JSON) of the DomainRAG protocol, and what was built."""
     sources = Sources.load(options.data)
     retriever = make_retriever(sources.corpus, options)
     report, payloads = BuildReport(), []
+    warning = retriever.language_warning() if retriever else None
+    report.warnings += [warning] if warning else []
     for subset in FILES:
         for payload in subset_payloads(subset, options, sources, retriever, report):
+            mark_unknown_share(payload, retriever)
             payloads.append(payload)
             report.instances[payload["attributes"]["question_type"]] += 1
             report.documents.update(d["variant"][SETTING_KEY] for d in payload["documents"])

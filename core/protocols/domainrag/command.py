@@ -36,7 +36,7 @@ def build_summary(report, prompts: dict[str, int]) -> str:
         answer = f" | {_rate(report.answer_recall[key])}" if key in report.answer_recall else ""
         lines.append(f"  {subset:<15} {retriever:<15} top{k}: {_rate(report.recall[key])}{answer}")
     lines.append("prompts per condition family: " + ", ".join(f"{k} {v}" for k, v in prompts.items()))
-    return "\n".join(lines)
+    return "\n".join(lines + [f"WARNING: {w}" for w in report.warnings])
 
 
 def prompt_counts(payloads: list[dict]) -> dict[str, int]:
@@ -107,7 +107,8 @@ def report_command(
     run_ids: Annotated[list[int], typer.Argument(help="Run ids (the latest response wins where runs overlap).")],
     judge: Annotated[str, typer.Option("--judge", help="'heuristic' or 'llm:<model name>'.")] = "heuristic",
     metric: Annotated[str, typer.Option("--metric", help="exact_match | strict_exact_match | token_f1 | rouge_l | "
-                                        "consistency")] = "exact_match",
+                                        "domainrag.token_f1_jieba | domainrag.rouge_l_jieba | consistency | "
+                                        "domainrag.ge_paper")] = "exact_match",
     fmt: Annotated[str, typer.Option("--format", help="table | json")] = "table",
 ) -> None:
     """Ability x setting, score vs noise count per gold position, HTML vs text and anti-reference adherence."""

@@ -1,0 +1,112 @@
+"""DomainRAG's own metrics: F1 and ROUGE-L as the authors' evaluator computes them (the table setting
+`tokenizer=jieba`), beside the product's character-level `token_f1` / `rouge_l` (setting `tokenizer=char`).
+
+The authors' rules (ShootingWong/DomainRAG, BCM/evaluation/Evaluator.py at b49ea645):
+- no normalisation (their `normalize_fn` defaults to the identity): case and punctuation count;
+- a gold alternative made of parts is its parts joined by a space; the score is the best over the alternatives;
+- F1 (`f1_zh`): the text is cut by jieba and the words joined by spaces, and the multiset compared is the
+  *characters* of that string, the separating spaces included (their Counter runs over a str), so jieba matters
+  only through the spaces it adds;
+- ROUGE-L (`rouge_wrapper_zh`, rouge_chinese 1.0.3): the longest common subsequence of the jieba words (the
+  library's sentence cut and whitespace collapsing, see `rouge_words`), F = 2PR / (P + R + 1e-8); an empty response
+  scores 0 (their except branch).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from core.metrics import MetricDeclaration, declare
+from core.store.schema import ReferenceSpec
+
+if TYPE_CHECKING:
+    from core.scoring.judges.base import MetricOutcome
+
+F1_JIEBA = "domainrag.token_f1_jieba"
+ROUGE_L_JIEBA = "domainrag.rouge_l_jieba"
+METHOD = "domainrag_authors"
+SENTENCE_BREAKS = tuple((re.compile(p), r) for p, r in (
+    (r"([。！？\?])([^”’])", r"\1\n\2"), (r"(\.{6})([^”’])", r"\1\n\2"), (r"(\…{2})([^”’])", r"\1\n\2"),
+    (r"([。！？\?][”’])([^，。！？\?])", r"\1\n\2")))
+
+
+@lru_cache(maxsize=8192)
+def jieba_words(text: str) -> tuple[str, ...]:
+    """jieba's segmentation of `text` (default dictionary, HMM on, as the authors call `jieba.cut`)."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return tuple(jieba.cut(text))
+
+
+def authors_golds(reference: ReferenceSpec) -> list[str]:
+    """The gold strings the authors score against: each alternative's parts joined by a space (else its text)."""
+    golds = [" ".join(a.parts) if a.parts else a.text for a in reference.answers]
+    return [g for g in golds if g]
+
+
+def authors_f1(prediction: str, gold: str) -> float:
+    """The authors' f1_zh: F1 over the characters (spaces included) of the space-joined jieba segmentations."""
+    pred, ref = " ".join(jieba_words(prediction)), " ".join(jieba_words(gold))
+    same = sum((Counter(pred) & Counter(ref)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred), same / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def rouge_words(text: str) -> tuple[str, ...]:
+    """The words rouge_chinese compares in `text` (jieba words joined by spaces): cut into sentences at 。！？? and
+    ellipses and at line breaks, each sentence's whitespace collapsed and split on spaces; a blank sentence gives one
+    empty word, as theirs does."""
+    joined = " ".join(jieba_words(text))
+    for pattern, replacement in SENTENCE_BREAKS:
+        joined = pattern.sub(replacement, joined)
+    sentences = [s for s in joined.rstrip().split("\n") if s]
+    return tuple(w for s in sentences for w in " ".join(s.split()).split(" "))
+
+
+def authors_rouge_l(prediction: str, gold: str) -> float:
+    """The authors' ROUGE-L: rouge_chinese's LCS F-measure over the words of `rouge_words` (0 when either is empty)."""
+    from core.scoring.reference import lcs_length
+
+    pred, ref = rouge_words(prediction), rouge_words(gold)
+    if not pred or not ref:
+        return 0.0
+    lcs = lcs_length(list(ref), list(pred))
+    precision, recall = lcs / len(pred), lcs / len(ref)
+    return 2.0 * precision * recall / (precision + recall + 1e-8)
+
+
+def _best(reference: ReferenceSpec, response: str, name: str) -> MetricOutcome:
+    from core.scoring.judges.base import MetricOutcome
+
+    if reference.answer_type not in ("short", "long"):
+        return MetricOutcome(status="not_applicable", reason=f"the authors' {name} applies to text answers only")
+    golds = authors_golds(reference)
+    score = authors_f1 if name == "F1" else authors_rouge_l
+    value = max((score(response or "", g) for g in golds), default=0.0)
+    return MetricOutcome(value=value, method=METHOD,
+                         reason=f"{name} {value:.3f} (the authors' rule: jieba, best of {len(golds)} alternative(s))")
+
+
+def f1_jieba(reference: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
+    """The authors' F1 of a response (see the module docstring), the best over the gold alternatives."""
+    return _best(reference, response, "F1")
+
+
+def rouge_l_jieba(reference: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
+    """The authors' ROUGE-L of a response (see the module docstring), the best over the gold alternatives."""
+    return _best(reference, response, "ROUGE-L")
+
+
+F1_JIEBA_METRIC = declare(MetricDeclaration(
+    F1_JIEBA, "F1 (authors', jieba)", "bounded", ("lexical",), compute=f1_jieba,
+    description="DomainRAG's evaluator: F1 over the characters of the jieba-segmented, space-joined text"))
+ROUGE_L_JIEBA_METRIC = declare(MetricDeclaration(
+    ROUGE_L_JIEBA, "ROUGE-L (authors', jieba)", "bounded", ("lexical",), compute=rouge_l_jieba,
+    description="DomainRAG's evaluator: rouge_chinese ROUGE-L over jieba words"))
