@@ -68,3 +68,23 @@ def test_build_passes_the_settings_with_their_defaults():
     assert build_table(spec, "E", (3, 4), "rule", {"subset": "all"}) is TABLE
     assert seen == {"engine": "E", "run_ids": [3, 4], "judge": "rule", "settings": {"unit": "word", "subset": "all"}}
     assert TABLE.cell("model-a", "noisy").n == 40 and TABLE.row_labels() == ["model-a", "model_b & co"]
+
+
+@pytest.mark.parametrize(("args", "code", "expected"), [
+    pytest.param(["domainrag", "--list"], 0, ["Table 2:", "tokenizer: jieba | char"], id="list-needs-no-run"),
+    pytest.param(["kb_corruption", "--list"], 0, ["Table 1:", "Table delta:"], id="list-every-table"),
+    pytest.param(["enterprise_rag"], 2, ["--run"], id="a-table-needs-runs"),
+    pytest.param(["reference_qa", "--run", "1"], 2, ["declares no paper table"], id="protocol-without-tables"),
+    pytest.param(["enterprise_rgb", "--run", "1"], 2, ["unknown protocol", "enterprise_rag"], id="unknown-protocol"),
+    pytest.param(["enterprise_rag", "--table", "9", "--run", "1"], 2, ["known: 2, 8"], id="unknown-table"),
+])
+def test_reproduce_command_answers_or_says_why(args, code, expected, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from core.cli import app
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", f"sqlite:///{tmp_path / 'g.db'}")
+    result = CliRunner().invoke(app, ["reproduce", *args])
+    assert result.exit_code == code, result.output
+    for piece in expected:
+        assert piece in result.output

@@ -24,7 +24,7 @@ def parse_settings(pairs: list[str]) -> dict[str, str]:
 def reproduce(
     protocol: Annotated[str, typer.Argument(help="Protocol id (enterprise_rag, misleading_evidence, domainrag, "
                                              "lit_ragbench, kb_corruption, ...).")],
-    run: Annotated[list[int], typer.Option("--run", help="Scored run id (repeat for several runs).")],
+    run: Annotated[list[int], typer.Option("--run", help="Scored run id (repeat for several runs).")] = [],  # noqa: B006
     table: Annotated[str | None, typer.Option("--table", help="The paper's table number (default: its main "
                                                "table); --list shows them.")] = None,
     judge: Annotated[str | None, typer.Option("--judge", help="Judge whose verdicts fill the table (default: the "
@@ -48,6 +48,8 @@ def reproduce(
                 typer.echo(f"Table {spec.key}: {spec.title} ({options})")
             return
         spec = table_spec(spec_list, table, protocol)
+        if not run:
+            raise typer.BadParameter("name the scored runs: --run ID (repeat for several)", param_hint="--run")
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
         engine = _engine()
