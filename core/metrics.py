@@ -12,6 +12,7 @@ several protocols are declared here; a protocol's own aggregates are declared in
 
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from collections.abc import Awaitable, Callable, Iterable
@@ -40,6 +41,14 @@ LexicalCompute = Callable[[Any, str, str | None], Any]  # (ReferenceSpec, respon
 JudgedCompute = Callable[[Any, Any], Awaitable[Any]]  # (Judge, JudgeInput) -> MetricOutcome
 
 
+def resolve_hook(hook: Any) -> Any:
+    """A computation hook as a callable: a 'module:function' name is imported (once per module) and looked up."""
+    if not isinstance(hook, str):
+        return hook
+    module, _, name = hook.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 @dataclass(frozen=True)
 class MetricDeclaration:
     """One metric: what it is called, what its values mean, which interval it gets and which states it can take.
@@ -59,8 +68,10 @@ class MetricDeclaration:
     states: tuple[ScoreState, ...] = USUAL_STATES
     unparseable: UnparseablePolicy = "wrong"
     description: str = ""
-    compute: LexicalCompute | None = field(default=None, compare=False)  # pure, per response (no reference: n/a)
-    judged: JudgedCompute | None = field(default=None, compare=False)  # async, per response, by the scoring judge
+    # pure, per response (no reference: n/a); a callable or its 'module:function' name, imported when first used (so a
+    # protocol's declaration need not import the scoring layer its computation uses)
+    compute: LexicalCompute | str | None = field(default=None, compare=False)
+    judged: JudgedCompute | str | None = field(default=None, compare=False)  # async, per response, by the scoring judge
 
     def __post_init__(self) -> None:
         problems = [*self._kind_problems(), *self._state_problems()]
@@ -110,6 +121,14 @@ class MetricDeclaration:
         """Whether `value` lies in the declared range (NaN never does)."""
         return self.range[0] <= value <= self.range[1]
 
+
+    def lexical_compute(self) -> LexicalCompute | None:
+        """The declared per-response computation (its 'module:function' name imported now), or None."""
+        return resolve_hook(self.compute)
+
+    def judged_compute(self) -> JudgedCompute | None:
+        """The declared judged computation (its 'module:function' name imported now), or None."""
+        return resolve_hook(self.judged)
 
     @property
     def computes_itself(self) -> bool:

@@ -356,11 +356,11 @@ class _Scorer:
         """A metric computed as its declaration says: lexically against the reference (none: not applicable), or
         by this pass's judge; a crash is an error outcome."""
         try:
-            if declared.judged is not None:
-                return await declared.judged(self.judge, item)
-            if item.reference is None or declared.compute is None:
+            if (judged := declared.judged_compute()) is not None:
+                return await judged(self.judge, item)
+            if item.reference is None or (compute := declared.lexical_compute()) is None:
                 return MetricOutcome(status="not_applicable", reason="the instance has no reference")
-            return declared.compute(item.reference, item.response, item.language)
+            return compute(item.reference, item.response, item.language)
         except Exception as exc:  # noqa: BLE001 - recorded, never silent
             return crash_outcome(exc)
 

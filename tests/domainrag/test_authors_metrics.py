@@ -15,7 +15,8 @@ from rouge_chinese import Rouge
 
 from core.ingest.importers.domainrag import composite
 from core.protocols.domainrag import DOMAINRAG
-from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA, f1_jieba, rouge_l_jieba
+from core.protocols.domainrag.declarations import F1_JIEBA, ROUGE_L_JIEBA
+from core.protocols.domainrag.metrics import f1_jieba, rouge_l_jieba
 from core.store.schema import ReferenceSpec
 from tests.domainrag.conftest import shared_data
 

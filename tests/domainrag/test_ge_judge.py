@@ -18,7 +18,7 @@ from core.ingest.io import import_file
 from core.pipeline import score_and_summarise
 from core.protocols import get_protocol
 from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
-from core.protocols.domainrag.ge import GE_SYSTEM, LONG_ONLY, NEEDS_LLM, GeReply, ge_paper
+from core.protocols.domainrag.judge import GE_SYSTEM, LONG_ONLY, NEEDS_LLM, GeReply, ge_paper
 from core.protocols.paper import build_table
 from core.scoring.judges.base import JudgeInput
 from core.scoring.judges.prompts import CONSISTENCY_SYSTEM

@@ -18,8 +18,7 @@ from typing import Any
 
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
-from core.protocols.domainrag.ge import GE_PAPER
-from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA
+from core.protocols.domainrag.declarations import F1_JIEBA, GE_PAPER, ROUGE_L_JIEBA
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import DocumentView, InstanceView, reference_messages
 from core.store.schema import InstanceSpec

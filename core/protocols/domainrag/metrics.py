@@ -20,14 +20,11 @@ from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from core.metrics import MetricDeclaration, declare
 from core.store.schema import ReferenceSpec
 
 if TYPE_CHECKING:
     from core.scoring.judges.base import MetricOutcome
 
-F1_JIEBA = "domainrag.token_f1_jieba"
-ROUGE_L_JIEBA = "domainrag.rouge_l_jieba"
 METHOD = "domainrag_authors"
 SENTENCE_BREAKS = tuple((re.compile(p), r) for p, r in (
     (r"([。！？\?])([^”’])", r"\1\n\2"), (r"(\.{6})([^”’])", r"\1\n\2"), (r"(\…{2})([^”’])", r"\1\n\2"),
@@ -102,11 +99,3 @@ def f1_jieba(reference: ReferenceSpec, response: str, language: str | None) -> M
 def rouge_l_jieba(reference: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
     """The authors' ROUGE-L of a response (see the module docstring), the best over the gold alternatives."""
     return _best(reference, response, "ROUGE-L")
-
-
-F1_JIEBA_METRIC = declare(MetricDeclaration(
-    F1_JIEBA, "F1 (authors', jieba)", "bounded", ("lexical",), compute=f1_jieba,
-    description="DomainRAG's evaluator: F1 over the characters of the jieba-segmented, space-joined text"))
-ROUGE_L_JIEBA_METRIC = declare(MetricDeclaration(
-    ROUGE_L_JIEBA, "ROUGE-L (authors', jieba)", "bounded", ("lexical",), compute=rouge_l_jieba,
-    description="DomainRAG's evaluator: rouge_chinese ROUGE-L over jieba words"))

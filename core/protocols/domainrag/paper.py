@@ -17,8 +17,7 @@ from core.protocols.domainrag.analysis import (
     unreadable_dense_share,
     unreadable_dense_warning,
 )
-from core.protocols.domainrag.ge import GE_PAPER, NEEDS_LLM
-from core.protocols.domainrag.metrics import F1_JIEBA, ROUGE_L_JIEBA
+from core.protocols.domainrag.declarations import F1_JIEBA, GE_PAPER, NEEDS_LLM, ROUGE_L_JIEBA
 from core.protocols.paper import Cell, PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
 

@@ -23,7 +23,7 @@ from core.protocols.prompting import InstanceView, numbered_documents
 
 if TYPE_CHECKING:
     from core.protocols.base import Prompt
-    from core.scoring.judges.base import Judge, JudgeInput, MetricOutcome
+    from core.scoring.judges.base import JudgeInput
 
 PROMPTS_ENV = "GAUNTLET_LIT_RAGBENCH_PROMPTS"
 PAPER = "paper"
@@ -110,18 +110,3 @@ def judge_messages(item: JudgeInput) -> list[ChatMessage]:
                       _tag("GENERATED_ANSWER", item.response)])
     return [ChatMessage(role="system", content=f"{released.text.rstrip()}\n{JUDGE_OUTPUT_FORMAT}"),
             ChatMessage(role="user", content=user)]
-
-
-async def paper_accuracy(judge: Judge, item: JudgeInput) -> MetricOutcome:
-    """judged_accuracy of a response generated under the paper setting: an LLM judge asked with the released judge
-    prompt; the heuristic judge (no prompt) decides as it does for the product setting."""
-    from core.scoring.judges.base import MetricOutcome
-
-    ask = getattr(judge, "score_with_prompt", None)
-    if ask is None:
-        return await judge.correctness(item)
-    try:
-        messages = judge_messages(item)
-    except (KeyError, ValueError) as error:
-        return MetricOutcome(status="error", reason=f"released judge prompt unavailable: {error}", method="llm")
-    return await ask(messages, "judge:lit_ragbench_paper")

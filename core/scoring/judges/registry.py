@@ -115,7 +115,7 @@ REFERENCE_JUDGE_METRICS.add("correctness", JudgedReferenceMetric(
     "correctness", ("short", "long", "mcq", "multi", "boolean"), lambda j, i: j.correctness(i),
     not_applicable_reason="unanswerable reference: scored by rejection"))
 # Judge prompts a response's prompt_meta['judge_prompt'] can ask for, as 'module:function' (imported when used).
-JUDGE_PROMPTS: dict[str, str] = {"lit_ragbench:paper": "core.protocols.lit_ragbench.released:paper_accuracy"}
+JUDGE_PROMPTS: dict[str, str] = {"lit_ragbench:paper": "core.protocols.lit_ragbench.judge:paper_accuracy"}
 
 
 def judged_accuracy(judge: Judge, item: JudgeInput) -> Awaitable[MetricOutcome]:

@@ -15,15 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from core.metrics import JUDGED, MetricDeclaration, declare
+from core.protocols.domainrag.declarations import LONG_ONLY, NEEDS_LLM
 
 if TYPE_CHECKING:
     from core.scoring.judges.base import JudgeInput, MetricOutcome
 
-GE_PAPER = "domainrag.ge_paper"
 PURPOSE = "judge:domainrag_ge"
-NEEDS_LLM = "the paper's GE needs an LLM judge (score with --judge llm:<model>)"
-LONG_ONLY = "the paper's GE scores long answers (conversational and multi-document QA)"
 
 GE_SYSTEM = """[task: domainrag_ge]
 You grade a prediction against a golden answer on a 0-5 integer scale. Three things decide the grade:
@@ -109,8 +106,3 @@ async def ge_paper(judge: Any, item: JudgeInput) -> MetricOutcome:
     score = int(reply.parsed["score"])
     return _outcome("ok", reply.parsed.get("reason", ""), value=score / 5,
                     details={"score_0_5": score, "repaired": reply.repaired}, **accounting)
-
-
-GE_PAPER_METRIC = declare(MetricDeclaration(
-    GE_PAPER, "GE (paper: extra information penalised)", "bounded", JUDGED, judged=ge_paper,
-    description="DomainRAG's GPT-4 evaluation: 0-5 / 5 for agreement, coverage and nothing beyond the golden answer"))
