@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from core.analysis.readmodel.states import STATE_COLUMNS, response_statuses, state_counts
 from core.store.schema import NO_MODE
 
 DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "loose_ias")
@@ -24,6 +25,15 @@ def domain_metrics(scores: pd.DataFrame) -> pd.DataFrame:
 def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
     """Domain x metric matrix of means over the given responses (all selected models pooled)."""
     return scores.groupby("domain", sort=True)[list(metrics)].mean()
+
+
+def domain_metric_states(scores: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
+    """Per group of `by` (e.g. model and domain) and metric: the mean, n with a value and the count of each score
+    state of the responses behind it (states.response_statuses): one row per radar point or heatmap cell."""
+    rows = [{**dict(zip(by, keys, strict=True)), "metric": metric, "mean": group[metric].mean(),
+             "n": int(group[metric].count()), **state_counts(response_statuses(group, metric))}
+            for keys, group in scores.groupby(list(by), sort=True) for metric in metrics]
+    return pd.DataFrame(rows, columns=[*by, "metric", "mean", "n", *STATE_COLUMNS.values()])
 
 
 def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
