@@ -17,6 +17,7 @@ from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_we
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
     domain_heatmap,
+    domain_metric_states,
     domain_metrics,
     failing_verdicts,
     failure_rates,
@@ -126,6 +127,7 @@ from core.analysis.readmodel.states import (
     state_counts,
     state_text,
     state_totals,
+    states_beside,
     with_metric_states,
 )
 from core.scoring.summaries import stale_summary_runs
@@ -139,7 +141,7 @@ __all__ = [
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
-    "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
+    "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
@@ -151,5 +153,5 @@ __all__ = [
     "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
-    "metric_state_counts", "response_statuses", "with_metric_states", "count_states",
+    "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
 ]

@@ -105,5 +105,22 @@ def metric_state_counts(scores: pd.DataFrame, metrics: Sequence[str], by: str = 
 
 
 def with_metric_states(long: pd.DataFrame, states: pd.DataFrame, by: str = "model") -> pd.DataFrame:
-    """A long (by, metric) frame of means with each row's state counts beside it (metric_state_counts)."""
-    return long.merge(states, on=[by, "metric"], how="left")
+    """A long (by, metric) frame of means with each row's state counts beside it (metric_state_counts); 0 where no
+    response is behind a row."""
+    out = long.merge(states, on=[by, "metric"], how="left")
+    counts = [c for c in STATE_COLUMNS.values() if c in out.columns]
+    out[counts] = out[counts].fillna(0).astype(int)
+    return out
+
+
+def states_beside(frame: pd.DataFrame, states: pd.DataFrame, on: Sequence[str], prefixes: Mapping[str, str],
+                  column: str = "model") -> pd.DataFrame:
+    """`frame` with the state counts of each `column` value of `states` (a metric_state_counts frame) beside its rows
+    as <prefix>_<count column>, e.g. a pair table's a_n_scored and b_n_scored; 0 where no response is behind it."""
+    out = frame
+    for value, prefix in prefixes.items():
+        mine = states[states[column] == value].drop(columns=column)
+        renamed = {c: f"{prefix}_{c}" for c in STATE_COLUMNS.values()}
+        out = out.merge(mine.rename(columns=renamed), on=list(on), how="left")
+        out[list(renamed.values())] = out[list(renamed.values())].fillna(0).astype(int)
+    return out
