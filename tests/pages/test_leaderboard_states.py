@@ -41,3 +41,25 @@ def test_every_state_is_counted_under_the_view(results_url, monkeypatch, page, t
             shown = shown[shown["model"] == model] if "{model}" in template else shown
             assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
     engine.dispose()
+
+
+@pytest.mark.parametrize(("prefix", "metric", "csv"), [
+    pytest.param("Cost and latency: Cost per 1k", "cost_per_1k", "cost_latency.csv", id="cost-chart"),
+    pytest.param("Cost and latency: Latency per 1k", "latency_min_per_1k", "cost_latency.csv", id="latency-chart"),
+    pytest.param("Cost per 1k instances (USD): n = ", "cost_per_1k", None, id="cost-table-column"),
+    pytest.param("Latency per 1k instances (min, sequential): n = ", "latency_min_per_1k", None,
+                 id="latency-table-column"),
+])
+def test_amounts_count_their_responses(results_url, monkeypatch, prefix, metric, csv) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", results_url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+    shown = sc.caption_counts(sc.captions_with(sc.open_page(str(REPO / "pages" / "leaderboard.py")), prefix)[0])
+    engine = create_engine(results_url)
+    responses = len(readmodel.load_scores(engine, [1], "heuristic"))
+    engine.dispose()
+    assert sum(shown.values()) == responses > 0
+    if csv:
+        rows = spy.frame(csv).query("metric == @metric")
+        assert {state: int(rows[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == shown
+        assert shown["scored"] == int(rows["n"].sum())
