@@ -41,7 +41,8 @@ ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "n", "n_undete
 GAP_COLUMNS = ["judge", "judge_label", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge", "gap",
                "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
 AUDIT_COLUMNS = ["judge", "judge_label", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
-                 "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n"]
+                 "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n",
+                 *(f"{side}_{column}" for side in "ab" for column in readmodel.STATE_COLUMNS.values())]
 ALL_POSITIONS = "all"
 
 
@@ -222,10 +223,19 @@ def _indicator(out: pd.DataFrame, models: Sequence[str], condition: str, closed_
                          for m in models}, index=both.index)
 
 
+def _audit_states(out: pd.DataFrame, models: dict[str, str], condition: str) -> dict[str, int]:
+    """Per side (a, b): the count of each score state among the model's closed-book and `condition` answers."""
+    return {f"{side}_{column}": n for side, model in models.items()
+            for column, n in readmodel.state_counts(out.loc[(out["model"] == model)
+                                                            & out["condition"].isin([CLOSED_BOOK, condition]),
+                                                            "status"]).items()}
+
+
 def audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
     """Paired audit of two models or checkpoints on the questions both answered: harmful override (closed-book
     correct, wrong with the evidence) per evidence condition, and beneficial correction (closed-book wrong, correct
-    with clean evidence); counts, rates and McNemar (A vs B) on the per-question indicators."""
+    with clean evidence); counts, rates and McNemar (A vs B) on the per-question indicators; a_n_* and b_n_* count
+    the state of each model's closed-book and condition answers behind a row."""
     plan = [("harmful override", c, 1, 0) for c in (CLEAN, *MISLEADING_CONDITIONS)]
     plan.append(("beneficial correction", CLEAN, 0, 1))
     rows = []
@@ -239,7 +249,8 @@ def audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
                      "rate_b": count_b / n if n else np.nan, "a_only": test.a_only if test else 0,
                      "b_only": test.b_only if test else 0, "statistic": test.statistic if test else np.nan,
                      "p_value": test.p_value if test else np.nan, "test": f"McNemar ({test.method})" if test else "",
-                     "small_n": bool(0 < n < stats.SMALL_N)})
+                     "small_n": bool(0 < n < stats.SMALL_N),
+                     **_audit_states(out, {"a": model_a, "b": model_b}, condition)})
     judge = _judge(out)
     return pd.DataFrame(rows).assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=AUDIT_COLUMNS)
 
