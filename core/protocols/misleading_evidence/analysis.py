@@ -185,6 +185,19 @@ def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=GAP_COLUMNS)
 
 
+def with_rate_states(frame: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`frame` (policy gap or position means) with the six state counts of the MR cells (`rates`) behind each row,
+    summed over the cells that share its `keys`; a row at position 'all' sums every position."""
+    counts = list(readmodel.STATE_COLUMNS.values())
+    summed = rates.groupby(keys)[counts].sum().reset_index()
+    if "position" in keys:
+        others = [k for k in keys if k != "position"]
+        pooled = (rates.groupby(others)[counts].sum().reset_index() if others else
+                  rates[counts].sum().to_frame().T).assign(position=ALL_POSITIONS)
+        summed = pd.concat([summed, pooled], ignore_index=True)
+    return frame.merge(summed, on=keys, how="left")
+
+
 def position_means(rates: pd.DataFrame) -> pd.DataFrame:
     """Per policy x position: MR averaged over the models that have a value (the models are the unit), with the
     number of models and the smallest and largest model MR."""
