@@ -40,7 +40,8 @@ OVERALL_COLUMNS = [*GROUP, "judge", "judge_label", "value", "ci_low", "ci_high",
                    "micro_ci_low", "micro_ci_high", "n_scored", "n_not_applicable", "n_unparseable", "n_error",
                    "n_unscored", "n_skipped", "small_n"]
 ABSTENTION_COLUMNS = [*GROUP, "judge", "judge_label", "over_abstention", "oa_ci_low", "oa_ci_high", "oa_n",
-                      "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n"]
+                      "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n",
+                      *(f"aa_{column}" for column in STATE_COLUMNS.values())]
 LANGUAGE_STATES = [f"{column}_{language}" for language in ("en", "ja") for column in STATE_COLUMNS.values()]
 LANGUAGE_COLUMNS = ["model", "condition", "level", "key", "label", "judge_label", "value_en", "n_en", "ci_low_en",
                     "ci_high_en", "value_ja", "n_ja", "ci_low_ja", "ci_high_ja", "diff_ja_en", *LANGUAGE_STATES]
@@ -175,7 +176,8 @@ def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFram
 
 def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFrame:
     """Per model x language x condition: over-abstention on the answerable categories (mean, CI, n, undetermined)
-    beside the Abstention category's accuracy, for the trade-off scatter."""
+    beside the Abstention category's accuracy with the six state counts of its cell (aa_n_*), for the trade-off
+    scatter."""
     rows = []
     for (model, language, condition), mine in scores.groupby(GROUP, sort=False):
         main = mine[~mine["categories"].map(lambda cs: ABSTENTION in cs)]
@@ -192,7 +194,8 @@ def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataF
                      "aa_ci_low": aa["ci_low"] if aa is not None else np.nan,
                      "aa_ci_high": aa["ci_high"] if aa is not None else np.nan,
                      "aa_n": int(aa["n"]) if aa is not None else 0,
-                     "small_n": bool(0 < n_oa < stats.SMALL_N or (aa is not None and 0 < aa["n"] < stats.SMALL_N))})
+                     "small_n": bool(0 < n_oa < stats.SMALL_N or (aa is not None and 0 < aa["n"] < stats.SMALL_N)),
+                     **{f"aa_{c}": int(aa[c]) if aa is not None else 0 for c in STATE_COLUMNS.values()}})
     return pd.DataFrame(rows, columns=ABSTENTION_COLUMNS)
 
 
