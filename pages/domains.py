@@ -31,20 +31,23 @@ if filters:
     shown = per_domain[per_domain["model"].isin(chosen)]
     pooled = scores[scores["model"].isin(chosen)]
     states = readmodel.metric_state_counts(pooled, list(readmodel.DOMAIN_METRICS), by="domain")
+    drawn = readmodel.domain_metric_states(pooled, ["model", "domain"])
 
     st.subheader("Per-domain radar")
     if shown.empty:
         st.info("Choose at least one model above to draw the radars.")
     else:
-        charts.show_chart(charts.domain_radars(shown, chosen, results_view.model_colors(filters.version)), shown, "domain_radars")
+        charts.show_chart(charts.domain_radars(shown, chosen, results_view.model_colors(filters.version)), drawn, "domain_radars")
         if (shown["responses"] < 30).any():
             st.caption(SMALL_N_NOTE + " Under each radar: responses per model in that domain.")
-        metric_captions(states, "Radars (chosen models, all domains)")
+        st.caption("Per model over its domains below; per model and domain in the chart's CSV.")
+        for model in chosen:
+            metric_captions(drawn[drawn["model"] == model], f"Radars, {model}")
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
     matrix = readmodel.domain_heatmap(pooled)
     counts = pooled.groupby("domain", sort=True)[list(readmodel.DOMAIN_METRICS)].count()
-    charts.show_chart(charts.domain_heatmap(matrix, counts), matrix.reset_index(), "domain_heatmap")
+    charts.show_chart(charts.domain_heatmap(matrix, counts), readmodel.domain_metric_states(pooled, ["domain"]), "domain_heatmap")
     if (counts < 30).to_numpy().any():
         st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
     metric_captions(states, "Heatmap")

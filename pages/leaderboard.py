@@ -23,7 +23,7 @@ if filters:
     board = results_view.leaderboard(*results_view.cache_args(filters))
     scores = results_view.filtered_scores(filters)
     quality = [m.id for m in readmodel.QUALITY_METRICS]
-    board = readmodel.with_metric_states(board, readmodel.metric_state_counts(scores, quality))
+    board = readmodel.with_metric_states(board, readmodel.leaderboard_states(scores))
     if board.empty:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")
@@ -32,7 +32,7 @@ if filters:
                      column_config={"Model": st.column_config.TextColumn("Model", pinned=True)})
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
-        for key in quality:
+        for key in readmodel.METRICS:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
         with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):
             paper_tables_panel("enterprise_rag", list(filters.run_ids), filters.judge, key="lb_paper")
@@ -54,6 +54,8 @@ if filters:
         st.subheader("Cost and latency per 1k instances")
         cost = board[board["metric"].isin(["cost_per_1k", "latency_min_per_1k"])]
         charts.show_chart(charts.cost_latency(cost), cost, "cost_latency")
+        for key in ("cost_per_1k", "latency_min_per_1k"):
+            state_caption(cost[cost["metric"] == key], key, f"Cost and latency: {readmodel.METRICS[key].label}")
 
         metric_drilldown(scores, filters.judge, "lb_drill")
         results_view.corrected_section(filters)

@@ -73,7 +73,8 @@ if filters:
     state_caption(rates, "mcq_accuracy", "Answers behind the table")
 
     st.subheader("Policy gap (prioritise the documents − may rely on prior knowledge)")
-    gap = misleading_evidence.policy_gap(out)
+    gap = misleading_evidence.with_rate_states(misleading_evidence.policy_gap(out), rates,
+                                               ["dataset", "model", "position"])
     st.dataframe(gap.drop(columns=["judge"]), hide_index=True, width="stretch")
     state_caption(rates, "mcq_accuracy", "Answers behind the policy gap")
     st.caption("Paired on the same closed-book-correct questions: McNemar per position; over all positions a sign test "
@@ -90,7 +91,8 @@ if filters:
     st.dataframe(means.drop(columns=["judge"]), hide_index=True, width="stretch")
     st.download_button("Download the means over models (CSV)", means.to_csv(index=False).encode("utf-8"),
                        file_name="misleading_evidence_model_means.csv", mime="text/csv", key="rs_means_csv")
-    st.dataframe(misleading_evidence.position_means(rates), hide_index=True, width="stretch")
+    st.dataframe(misleading_evidence.with_rate_states(misleading_evidence.position_means(rates), rates,
+                                                      ["dataset", "policy", "position"]), hide_index=True, width="stretch")
     st.caption("MR by position, averaged over the models that have a value (n_models); min and max model MR.")
     state_caption(rates, "mcq_accuracy", "Answers behind the position means")
 

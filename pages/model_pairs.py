@@ -42,13 +42,14 @@ if filters:
                                            statistics=statistics)
         pair["lo_a"], pair["hi_a"] = pair["mean_a"], pair["mean_a"]
         shown = pair[pair["n"] > 0]
+        states = readmodel.pair_states(scores, pair, [model_a, model_b])  # every row of the table, n = 0 included
         st.subheader(f"{model_a} vs {model_b}")
         charts.show_chart(charts.forest(shown.assign(label=shown["mode"] + " · " + shown["metric"] + " " + shown["stars"]), "label",
                                         f"A − B (percentage points), 95% paired bootstrap CI "
                                         f"({readmodel.PAIR_STATISTICS[statistics].description})", n="n"),
-                          pair, "model_pair")
+                          readmodel.states_beside(pair, states, ["mode", "metric"], {model_a: "a", model_b: "b"}),
+                          "model_pair")
         show_table(pair, PAIR_COLUMNS, pin="mode", n_column="n", key="mp_table")
-        states = readmodel.pair_states(scores, shown, [model_a, model_b])
         for (mode, key, model), cell in states.groupby(["mode", "metric", "model"], sort=False):
             state_caption(cell, key, f"{mode} · {readmodel.METRICS[key].label}, {model}")
         with st.expander("Drill down: instances where the two disagree", icon=":material/search:"):

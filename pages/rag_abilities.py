@@ -240,7 +240,8 @@ with tabs[3]:
     mine = table[table["model"] == model]
     series = [("English", "value_en", "ci_low_en", "ci_high_en"), ("Japanese", "value_ja", "ci_low_ja", "ci_high_ja")]
     charts.show_chart(charts.paired_bars(mine, "label", series, "accuracy (%)"), mine, "lit_en_ja")
-    st.dataframe(mine[["label", "value_en", "n_en", "value_ja", "n_ja", "diff_ja_en", "judge_label"]], hide_index=True,
+    st.dataframe(mine[["label", "value_en", "n_en", "value_ja", "n_ja", "diff_ja_en", "judge_label", *lit.LANGUAGE_STATES]],
+                 hide_index=True,
                  width="stretch", column_config={c: st.column_config.NumberColumn(c, format="percent")
                                                  for c in ("value_en", "value_ja", "diff_ja_en")})
     state_caption(views["overall"][views["overall"]["model"] == model], lit.ACCURACY,

@@ -6,7 +6,7 @@ import streamlit as st
 from core.analysis import readmodel
 from ui import charts, results_view
 from ui.auth import require_page
-from ui.tables import Col, show_table, state_caption
+from ui.tables import STATE_COUNT_COLUMNS, Col, show_table, state_caption
 
 require_page(__file__)
 st.title("Robustness")
@@ -54,7 +54,8 @@ if filters:
                     "domains or benchmark set.")
         else:
             n_cols = {label: f"n_{key}" for key, label in labels if f"n_{key}" in wide}
-            charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)", n=n_cols), gap, "knowledge_gap")
+            charts.show_chart(charts.paired_bars(wide, "model", series, "accuracy (%)", n=n_cols),
+                              readmodel.with_metric_states(gap, states), "knowledge_gap")
             captions(states, "Knowledge gaps", ("loose_knowledge_protocol", "rejection"))
 
     with conflict_tab:
@@ -65,7 +66,9 @@ if filters:
             st.caption("Conflict recognition vs answer coverage per model on the conflict subset (each model in its own "
                        "colour, marker = paradigm); Spearman rho per paradigm (real models, needs 3+).")
             charts.show_chart(charts.scatter_models(per_model, "coverage", "conflict_recognition", "Answer coverage (%)",
-                                                    "Conflict recognition (%)", colors), per_model, "conflict_scatter")
+                                                    "Conflict recognition (%)", colors),
+                              readmodel.states_beside(per_model, states, ["model"], {m: m for m in ("conflict_recognition", "coverage")}, "metric"),
+                              "conflict_scatter")
             show_table(corr, CORRELATION_COLUMNS, pin="paradigm", key="rb_corr")
             st.markdown("**Conflict recognition ranking**")
             show_table(per_model, CONFLICT_COLUMNS, n_column="n", key="rb_conflict")
@@ -76,12 +79,14 @@ if filters:
         effect = effects[metric]
         st.caption("Accuracy with minus without knowledge-protocol constraints (independent groups): difference with a 95% Wald CI; "
                    "p from a Yates-corrected chi-square test, or Fisher's exact test when an expected count is below 5.")
+        effect = readmodel.with_metric_states(effect, states)
         testable = effect.dropna(subset=["diff"])
         if testable.empty:
             st.info("No model has instances both with and without protocol constraints in this subset.")
         else:
             charts.show_chart(charts.forest(testable.assign(n=testable[["n_with", "n_without"]].min(axis=1)), "model",
-                                            "with − without protocol (percentage points)", n="n"), effect, "protocol_effect")
-        show_table(effect.assign(n=effect[["n_with", "n_without"]].min(axis=1)), EFFECT_COLUMNS, n_column="n",
+                                            "with − without protocol (percentage points)", n="n"),
+                              effect, "protocol_effect")
+        show_table(effect.assign(n=effect[["n_with", "n_without"]].min(axis=1)), EFFECT_COLUMNS | STATE_COUNT_COLUMNS, n_column="n",
                    key="rb_effect")
         captions(states, "Protocol effect", (metric,))

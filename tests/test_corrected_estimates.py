@@ -78,6 +78,8 @@ def test_leaderboard_page_shows_corrected_beside_raw(tmp_path, monkeypatch) -> N
     assert "Judge-corrected estimates (expert gold labels)" in [h.value for h in at.subheader]
     table = at.dataframe[-1].value
     assert {"raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n", "effective n"} <= set(table.columns)
+    states = table[list(readmodel.STATE_COLUMNS.values())]  # the judge's states beside its raw mean, summing to N
+    assert (states.sum(axis=1) == table["N"]).all()
 
 
 def test_paired_difference_is_corrected_and_covers_the_true_gap() -> None:
@@ -160,3 +162,31 @@ def test_weighted_correction_is_used_when_probabilities_are_recorded() -> None:
     row = out.loc["strict_ias"]
     assert "inverse-probability" in row["method"] and row["ci_low"] <= truth["m0"] <= row["ci_high"]
     assert "assumed a uniform sample" in readmodel.corrected_estimates(scores, gold).set_index("metric").loc["strict_ias", "note"]
+
+
+@pytest.mark.parametrize(("metric", "column", "values", "expect"), [
+    pytest.param("strict_ias", "n_constraint_errors", [1, 1, 1], {"n_scored": 597, "n_error": 3},
+                 id="ias-missing-after-a-failed-constraint-verdict-is-a-judge-error"),
+    pytest.param("strict_ias", "n_constraint_unjudged", [2, 1, 1], {"n_scored": 597, "n_unscored": 3},
+                 id="ias-missing-with-an-unjudged-constraint-is-unjudged"),
+    pytest.param("strict_ias", None, [], {"n_scored": 597, "n_not_applicable": 3},
+                 id="ias-missing-without-a-constraint-of-the-kind-is-not-applicable"),
+    pytest.param("rejection", "rejection_status", ["unparseable", "error", "not_applicable"],
+                 {"n_unparseable": 1, "n_error": 1, "n_not_applicable": 1}, id="rejection-stored-statuses"),
+])
+def test_every_row_counts_the_states_of_the_judge_values_behind_its_raw_mean(metric, column, values, expect) -> None:
+    scores, gold, _ = _scores_and_gold(seed=3, n_models=1)
+    scores = scores.assign(n_constraint_errors=0, n_constraint_unjudged=0, rejection_status=None)
+    missing = scores.index[:3]
+    scores.loc[missing, "strict_ias"] = np.nan
+    if metric == "rejection":
+        scores.loc[scores.index[:300], "mode"] = "gap"
+        scores.loc[scores.index[3:300], ["rejection", "rejection_status"]] = [1.0, "ok"]
+        expect = expect | {"n_scored": 297}
+    if column:
+        scores[column] = scores[column].astype(object)
+        scores.loc[missing, column] = values
+    row = readmodel.corrected_estimates(scores, gold).set_index("metric").loc[metric]
+    counts = {c: int(row[c]) for c in readmodel.STATE_COLUMNS.values()}
+    assert counts == {c: 0 for c in readmodel.STATE_COLUMNS.values()} | expect
+    assert sum(counts.values()) == row["N"]

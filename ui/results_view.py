@@ -24,6 +24,7 @@ from core.scoring.judges.names import judge_label
 from ui import charts
 from ui.live import refresh_on_new_data
 from ui.session import engine
+from ui.tables import STATE_COUNT_COLUMNS, table_config
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
 FIRST_START_LABEL = "baselines + heuristic judge"
@@ -323,9 +324,12 @@ def corrected_section(f: Filters) -> None:
     })
     shown = shown.rename(columns={"labels_for_target": "labels for ±5 pts"})
     st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
-                        "effective n", "labels for ±5 pts", "method", "note"]], hide_index=True, width="stretch",
-                 column_config={"model": st.column_config.TextColumn("model", pinned=True),
-                                "label": st.column_config.TextColumn("metric")})
+                        "effective n", "labels for ±5 pts", "method", "note", *STATE_COUNT_COLUMNS]], hide_index=True,
+                 width="stretch", column_config={"model": st.column_config.TextColumn("model", pinned=True),
+                                                 "label": st.column_config.TextColumn("metric")} | table_config(
+                     STATE_COUNT_COLUMNS, None))
+    st.caption("scored, not applicable, unparseable, judge errors, unjudged, skipped: the state of the judge's value on each "
+               "of the N responses behind its raw mean.")
 
 
 # --------------------------------------------------------------------------- filters in the URL

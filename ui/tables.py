@@ -65,6 +65,13 @@ def show_table(frame: pd.DataFrame, columns: dict[str, Col | None], *, pin: str 
         st.caption(SMALL_N_NOTE)
 
 
+STATE_COUNT_COLUMNS: dict[str, Col | None] = {
+    "n_scored": Col("scored", "int"), "n_not_applicable": Col("not applicable", "int"),
+    "n_unparseable": Col("unparseable", "int"), "n_error": Col("judge errors", "int"),
+    "n_unscored": Col("unjudged", "int"), "n_skipped": Col("skipped", "int"),
+}  # the read model's state count columns (readmodel.STATE_COLUMNS) as visible table columns
+
+
 def state_caption(frame: pd.DataFrame, metric: str | None = None, what: str = "") -> str:
     """Right under a table or chart: the count of each score state behind the numbers of `frame` (a summary frame
     with the read model's state columns), e.g. "n = 412 scored · 3 unparseable (counted as wrong) · ..."; returns it."""

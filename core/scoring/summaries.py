@@ -118,26 +118,48 @@ def metric_select_sql(judge: str) -> str:
     return _metric_select("v.run_id IN ({runs})", "r.run_id IN ({runs})", judge)
 
 
-def _failure_select(run_filter: str) -> str:
-    """SELECT of failure_count rows for :judge over `run_filter`."""
+FAILURE_STATUS_COLUMNS: dict[str, str] = {"not_applicable": "not_applicable", "unparseable": "unparseable",
+                                          "judge_errors": "error", "skipped": "skipped"}  # column -> verdict status
+
+
+def _failure_select(run_filter: str, response_filter: str) -> str:
+    """SELECT of failure_count rows for :judge: the constraint verdicts over `run_filter` (decided, failed, and the
+    undetermined rest split by status) and, as `unjudged`, each constraint of a done response over `response_filter`
+    that has no verdict of the judge."""
+    statuses = ", ".join(f"CASE WHEN v.status = '{status}' THEN 1 ELSE 0 END AS {column}"
+                         for column, status in FAILURE_STATUS_COLUMNS.items())
+    zeros = ", ".join(f"0 AS {column}" for column in FAILURE_STATUS_COLUMNS)
+    sums = ", ".join(f"SUM(x.{column}) AS {column}" for column in FAILURE_STATUS_COLUMNS)
     return f"""
-SELECT v.run_id, CAST(:judge AS VARCHAR) AS judge, r.model_id, i.domain_id, {MODE_SQL} AS mode, c.category, c.sub_dimension,
-       COUNT(*) AS verdicts, SUM(CASE WHEN {OK_DECIDED_SQL} THEN 1 ELSE 0 END) AS decided,
-       SUM(CASE WHEN {OK_DECIDED_SQL} AND NOT v.passed THEN 1 ELSE 0 END) AS failed
+SELECT x.run_id, CAST(:judge AS VARCHAR) AS judge, x.model_id, x.domain_id, x.mode, x.category, x.sub_dimension,
+       SUM(x.verdict) AS verdicts, SUM(x.decided) AS decided, SUM(x.failed) AS failed, {sums},
+       SUM(1 - x.verdict) AS unjudged
+FROM (
+SELECT v.run_id, r.model_id, i.domain_id, {MODE_SQL} AS mode, c.category, c.sub_dimension, 1 AS verdict,
+       CASE WHEN {OK_DECIDED_SQL} THEN 1 ELSE 0 END AS decided,
+       CASE WHEN {OK_DECIDED_SQL} AND NOT v.passed THEN 1 ELSE 0 END AS failed, {statuses}
 FROM verdict v JOIN "constraint" c ON c.id = v.constraint_id JOIN response r ON r.id = v.response_id
 JOIN instance i ON i.id = r.instance_id
 WHERE v.metric = 'constraint' AND {run_filter} AND {JUDGE_FILTER_SQL}
-GROUP BY v.run_id, r.model_id, i.domain_id, {MODE_SQL}, c.category, c.sub_dimension
+UNION ALL
+SELECT r.run_id, r.model_id, i.domain_id, {MODE_SQL}, c.category, c.sub_dimension, 0, 0, 0, {zeros}
+FROM response r JOIN instance i ON i.id = r.instance_id JOIN "constraint" c ON c.instance_id = i.id
+WHERE r.status = 'done' AND {response_filter}
+  AND NOT EXISTS (SELECT 1 FROM verdict v WHERE v.response_id = r.id AND v.constraint_id = c.id
+                  AND v.metric = 'constraint' AND {JUDGE_FILTER_SQL})
+) x
+GROUP BY x.run_id, x.model_id, x.domain_id, x.mode, x.category, x.sub_dimension
 """
 
 
 # `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts.
 SUMMARY_SELECT_SQL = _summary_select("v.run_id IN ({runs})")
-FAILURE_SELECT_SQL = _failure_select("v.run_id IN ({runs})")
+FAILURE_SELECT_SQL = _failure_select("v.run_id IN ({runs})", "r.run_id IN ({runs})")
 _SUMMARY_INSERT_SQL = (f"INSERT INTO response_score (response_id, judge, run_id, {', '.join(SUMMARY_COLUMNS)})"
                        + _summary_select("+v.run_id = :run"))
 _FAILURE_INSERT_SQL = ("INSERT INTO failure_count (run_id, judge, model_id, domain_id, mode, category, sub_dimension, "
-                       "verdicts, decided, failed)" + _failure_select("+v.run_id = :run"))
+                       f"verdicts, decided, failed, {', '.join(FAILURE_STATUS_COLUMNS)}, unjudged)"
+                       + _failure_select("+v.run_id = :run", "r.run_id = :run"))
 _FINGERPRINT_SQL = "SELECT run_id, COUNT(*), MAX(id) FROM verdict WHERE run_id IN ({runs}) GROUP BY run_id"
 _STATE_SQL = "SELECT run_id, verdicts, max_verdict_id FROM response_score_state WHERE judge = :judge AND run_id IN ({runs})"
 

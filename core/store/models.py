@@ -255,6 +255,11 @@ class FailureCount(SQLModel, table=True):
     verdicts: int = 0
     decided: int = 0
     failed: int = 0
+    not_applicable: int = 0  # the undetermined verdicts by status, and the constraints with no verdict (unjudged)
+    unparseable: int = 0
+    judge_errors: int = 0
+    skipped: int = 0
+    unjudged: int = 0
 
 
 class ResponseScoreState(SQLModel, table=True):

@@ -46,3 +46,54 @@ def test_every_state_is_counted_under_the_view(world, monkeypatch, prefix, csv, 
             shown = spy.frame(csv)
             assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
     engine.dispose()
+
+
+def language_counts(frame) -> dict[str, int]:
+    """Each state's count in an English-vs-Japanese frame, summed over its rows and both languages."""
+    return {state: int(frame[[f"{column}_{lang}" for lang in ("en", "ja")]].to_numpy().sum())
+            for state, column in sc.COUNT_COLUMNS.items()}
+
+
+@pytest.mark.parametrize("source", [
+    pytest.param("csv", id="en-ja-csv"),
+    pytest.param("table", id="en-ja-table-columns"),
+])
+def test_english_vs_japanese_counts_the_states_of_each_language(world, monkeypatch, source) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+
+    def shown() -> dict[str, int]:
+        at = sc.open_page(PAGE, {"lit_judge": JUDGE, "lit_lang_model": GOLD})
+        if source == "csv":
+            return language_counts(spy.frame("lit_en_ja.csv"))
+        return language_counts(next(t.value for t in at.dataframe if "diff_ja_en" in t.value.columns))
+
+    before = shown()
+    engine = create_engine(world.url)
+    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
+                            condition="", protocol="lit_ragbench") as injected:
+        after = shown()
+        expected = category_deltas(engine, injected.instance_uids)
+    engine.dispose()
+    assert {state: after[state] - before[state] for state in after} == expected
+
+
+@pytest.mark.parametrize("language", [pytest.param("en", id="english"), pytest.param("ja", id="japanese")])
+def test_abstention_tradeoff_csv_counts_the_abstention_cell(world, monkeypatch, language) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+    engine = create_engine(world.url)
+    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
+                            condition="", protocol="lit_ragbench"):
+        sc.open_page(PAGE, {"lit_judge": JUDGE}).radio(key="lit_cat_lang").set_value(language).run()
+        cells = spy.frame("lit_category_bars.csv").query("key == 'Abstention'")
+        points = spy.frame("lit_abstention_tradeoff.csv").query("language == @language")
+    engine.dispose()
+    keys = ["model", "condition"]
+    merged = cells.merge(points, on=keys, suffixes=("", "_point"))
+    assert len(merged) == len(points) > 0
+    for column in sc.COUNT_COLUMNS.values():
+        assert (merged[f"aa_{column}"] == merged[column]).all(), column
+    assert sum(int(points[f"aa_{c}"].sum()) for c in sc.COUNT_COLUMNS.values()) > 0

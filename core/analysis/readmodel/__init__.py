@@ -17,6 +17,7 @@ from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_we
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
     domain_heatmap,
+    domain_metric_states,
     domain_metrics,
     failing_verdicts,
     failure_rates,
@@ -49,6 +50,7 @@ from core.analysis.readmodel.leaderboard import (
     LONG_COLUMNS,
     group_positions,
     leaderboard,
+    leaderboard_states,
     leaderboard_table,
     mean_rows,
 )
@@ -135,6 +137,7 @@ from core.analysis.readmodel.states import (
     state_counts,
     state_text,
     state_totals,
+    states_beside,
     with_metric_states,
 )
 from core.scoring.summaries import stale_summary_runs
@@ -148,7 +151,7 @@ __all__ = [
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
-    "GAP_MIN_STRICT", "leaderboard", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap",
+    "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
@@ -161,5 +164,5 @@ __all__ = [
     "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
-    "metric_state_counts", "response_statuses", "with_metric_states", "count_states",
+    "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
 ]

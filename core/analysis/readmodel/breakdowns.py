@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from core.analysis.readmodel.states import STATE_COLUMNS, response_statuses, state_counts, state_text, state_totals
 from core.store.schema import NO_MODE
 
 DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "loose_ias")
@@ -26,6 +27,15 @@ def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS
     return scores.groupby("domain", sort=True)[list(metrics)].mean()
 
 
+def domain_metric_states(scores: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
+    """Per group of `by` (e.g. model and domain) and metric: the mean, n with a value and the count of each score
+    state of the responses behind it (states.response_statuses): one row per radar point or heatmap cell."""
+    rows = [{**dict(zip(by, keys, strict=True)), "metric": metric, "mean": group[metric].mean(),
+             "n": int(group[metric].count()), **state_counts(response_statuses(group, metric))}
+            for keys, group in scores.groupby(list(by), sort=True) for metric in metrics]
+    return pd.DataFrame(rows, columns=[*by, "metric", "mean", "n", *STATE_COLUMNS.values()])
+
+
 def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
     """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
 
@@ -34,7 +44,8 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     'undetermined'. `share_of_failures` normalises each model's failures to sum to 1 (the stacked view).
     """
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
-    out = counts.groupby(keys, sort=True)[["verdicts", "decided", "failed"]].sum().reset_index()
+    states = [c for c in STATE_COLUMNS.values() if c in counts.columns]
+    out = counts.groupby(keys, sort=True)[["verdicts", "decided", "failed", *states]].sum().reset_index()
     out["undetermined"] = out["verdicts"] - out["decided"]
     out["failure_rate"] = out["failed"] / out["decided"].where(out["decided"] > 0)
     totals = out.groupby("model")["failed"].transform("sum")
@@ -43,11 +54,16 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
 
 
 def verdict_totals_text(rates: pd.DataFrame) -> str:
-    """Under the failure chart: its constraint verdicts, decided and failed, and the undetermined rest (judge errors,
-    unparseable and not-applicable verdicts, which the stored counts do not tell apart), zeros included."""
+    """Under the failure chart: its constraint verdicts, decided and failed, the undetermined rest split by state
+    (judge errors, unparseable, not applicable, skipped) and the constraints left unjudged, zeros included."""
     verdicts, decided, failed = (int(rates[column].sum()) for column in ("verdicts", "decided", "failed"))
-    return (f"n = {verdicts:,} constraint verdicts · {decided:,} decided ({failed:,} failed) · {verdicts - decided:,} "
-            "undetermined (judge errors, unparseable or not-applicable verdicts: not split in the stored counts)")
+    text = f"n = {verdicts:,} constraint verdicts · {decided:,} decided ({failed:,} failed) · {verdicts - decided:,} undetermined"
+    split = {state: n for state, n in state_totals(rates).items() if state not in ("scored", "unjudged")}
+    if split:
+        text += " (" + state_text(split).removeprefix("n = ") + ")"
+    if "unjudged" in state_totals(rates):
+        text += f" · {state_totals(rates)['unjudged']:,} constraints unjudged (no verdict of the judge)"
+    return text
 
 
 def modeless_verdicts(counts: pd.DataFrame) -> int:

@@ -12,6 +12,7 @@ from core.analysis import stats
 from core.analysis.readmodel.responses import RULE_JUDGE
 from core.analysis.readmodel.runs import run_judges
 from core.analysis.readmodel.scope import load_scores
+from core.analysis.readmodel.states import STATE_COLUMNS, response_statuses, state_counts
 
 GOLD_METRICS: dict[str, str] = {"strict_ias": "Strict IAS", "loose_ias": "Loose IAS", "rejection": "Rejection accuracy",
                                 "conflict_recognition": "Conflict recognition"}
@@ -20,7 +21,7 @@ TARGET_CI_WIDTH = 0.10  # +/- 5 points
 
 CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "estimate", "ci_low", "ci_high", "lam",
                      "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n",
-                     "labels_for_target", "note"]
+                     "labels_for_target", "note", *STATE_COLUMNS.values()]
 
 
 def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
@@ -72,8 +73,9 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     """
     from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, labels_for_width, ppi_mean
 
-    merged = scores[["response_id", "model", "mode", *GOLD_METRICS]].merge(gold, on="response_id", how="left",
-                                                                           suffixes=("", "_gold"))
+    judged = scores[["response_id", "model", "mode", *GOLD_METRICS]].assign(
+        **{f"{metric}_judge_status": response_statuses(scores, metric) for metric in GOLD_METRICS})
+    merged = judged.merge(gold, on="response_id", how="left", suffixes=("", "_gold"))
     rows = []
     for model, g in merged.groupby("model", sort=True):
         for metric, label in GOLD_METRICS.items():
@@ -86,7 +88,8 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
             y = sub[gold_col].to_numpy(float)
             labeled = ~np.isnan(y)
             row = {"model": model, "metric": metric, "label": label, "judge_value": float(judge.mean()),
-                   "judge_n": int(judge.notna().sum()), "N": int(len(sub)), "n": int(labeled.sum())}
+                   "judge_n": int(judge.notna().sum()), "N": int(len(sub)), "n": int(labeled.sum()),
+                   **state_counts(sub[f"{metric}_judge_status"])}
             if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
                 rows.append(row | {"note": f"needs at least {MIN_LABELS} gold labels (has {int(labeled.sum())}) "
                                            "and 1 unlabelled response"})

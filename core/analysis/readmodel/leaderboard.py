@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from core.analysis import stats
-from core.analysis.readmodel.scope import METRICS, QUALITY_METRICS, model_order, with_model_info
+from core.analysis.readmodel.scope import COST_METRICS, METRICS, QUALITY_METRICS, model_order, with_model_info
+from core.analysis.readmodel.states import metric_state_counts
 from core.metrics import get_metric
 
 GAP_KEY = "orchestration_gap"
@@ -104,6 +105,18 @@ def _marks(long: pd.DataFrame) -> pd.Series:
     return out
 
 
+def with_amounts(scores: pd.DataFrame) -> pd.DataFrame:
+    """The per-response frame with its cost and latency per 1k instances (a missing cost counts as $0)."""
+    return scores.assign(cost_per_1k=scores["cost_usd"].fillna(0.0) * 1000.0,
+                         latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
+
+
+def leaderboard_states(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per model and leaderboard metric (quality, cost and latency): the count of each score state among the
+    responses (an amount is scored where measured, unjudged where missing)."""
+    return metric_state_counts(with_amounts(scores), [m.id for m in QUALITY_METRICS + COST_METRICS])
+
+
 def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     """Per model and metric: mean, 95% CI (stats.interval), n, interval method, small-n flag and rank mark.
 
@@ -112,8 +125,7 @@ def leaderboard(scores: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     Ranks are assigned among non-baseline models only; baselines are calibration rows.
     """
     keys = [m.id for m in QUALITY_METRICS]
-    frame = scores.assign(cost_per_1k=scores["cost_usd"].fillna(0.0) * 1000.0,
-                          latency_min_per_1k=scores["latency_ms"] * (1000.0 / 60_000.0))
+    frame = with_amounts(scores)
     rows = mean_rows(frame, [*keys, "cost_per_1k", "latency_min_per_1k"])
     rows += _gap_rows(frame, rows) if len(frame) else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)

@@ -107,7 +107,9 @@ ORDER BY r.id
 
 _FAILURE_COUNTS_SQL = """
 SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, SUM(f.verdicts) AS verdicts,
-       SUM(f.decided) AS decided, SUM(f.failed) AS failed
+       SUM(f.decided) AS decided, SUM(f.failed) AS failed, SUM(f.decided) AS n_scored,
+       SUM(f.not_applicable) AS n_not_applicable, SUM(f.unparseable) AS n_unparseable, SUM(f.judge_errors) AS n_error,
+       SUM(f.unjudged) AS n_unscored, SUM(f.skipped) AS n_skipped
 FROM {source} f JOIN model m ON m.id = f.model_id JOIN domain d ON d.id = f.domain_id
 WHERE f.judge = :judge AND f.run_id IN ({runs})
 GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
@@ -243,7 +245,9 @@ def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
 
 
 def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from failure_count)."""
+    """Constraint verdicts, decided and failed counts per model, domain, mode, category and sub-dimension (from
+    failure_count), with the six state counts: decided (scored), the undetermined verdicts by status and the
+    constraints with no verdict of the judge (unjudged)."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
     return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL.replace("{source}", source), run_ids), {"judge": judge})
 

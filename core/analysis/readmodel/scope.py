@@ -165,9 +165,14 @@ def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> p
 
 
 def verdict_counts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns)."""
+    """The load_failure_counts layout computed from a verdict-level frame (constraint_verdicts columns): the verdicts'
+    states are counted; constraints with no verdict are not in such a frame, so it has no unjudged column."""
     decided = (verdicts["status"] == "ok") & verdicts["passed"].notna()
     failed = decided & (verdicts["passed"].astype(object) == False)  # noqa: E712
-    frame = verdicts.assign(verdicts=1, decided=decided.astype(int), failed=failed.astype(int))
+    states = {column: (verdicts["status"] == status).astype(int) for status, column in
+              (("not_applicable", "n_not_applicable"), ("unparseable", "n_unparseable"), ("error", "n_error"),
+               ("skipped", "n_skipped"))}
+    frame = verdicts.assign(verdicts=1, decided=decided.astype(int), failed=failed.astype(int),
+                            n_scored=decided.astype(int), **states)
     keys = ["model", "domain", "mode", "category", "sub_dimension"]
-    return frame.groupby(keys, as_index=False)[["verdicts", "decided", "failed"]].sum()
+    return frame.groupby(keys, as_index=False)[["verdicts", "decided", "failed", "n_scored", *states]].sum()

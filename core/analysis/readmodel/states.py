@@ -91,8 +91,8 @@ def response_statuses(scores: pd.DataFrame, metric: str) -> pd.Series:
     present = scores[metric].notna()
     if metric not in IAS_METRICS:
         return pd.Series("ok", index=scores.index, dtype=object).where(present, None)
-    errors = scores["n_constraint_errors"].fillna(0) > 0
-    unjudged = scores["n_constraint_unjudged"].fillna(0) > 0
+    errors = scores.get("n_constraint_errors", pd.Series(0, index=scores.index)).fillna(0) > 0
+    unjudged = scores.get("n_constraint_unjudged", pd.Series(0, index=scores.index)).fillna(0) > 0
     status = np.select([present, errors, unjudged], ["ok", "error", "unjudged"], default="not_applicable")
     return pd.Series(status, index=scores.index, dtype=object).where(status != "unjudged", None)
 
@@ -107,3 +107,16 @@ def metric_state_counts(scores: pd.DataFrame, metrics: Sequence[str], by: str = 
 def with_metric_states(long: pd.DataFrame, states: pd.DataFrame, by: str = "model") -> pd.DataFrame:
     """A long (by, metric) frame of means with each row's state counts beside it (metric_state_counts)."""
     return long.merge(states, on=[by, "metric"], how="left")
+
+
+def states_beside(frame: pd.DataFrame, states: pd.DataFrame, on: Sequence[str], prefixes: Mapping[str, str],
+                  column: str = "model") -> pd.DataFrame:
+    """`frame` with the state counts of each `column` value of `states` (a metric_state_counts frame) beside its rows
+    as <prefix>_<count column>, e.g. a pair table's a_n_scored and b_n_scored; 0 where no response is behind it."""
+    out = frame
+    for value, prefix in prefixes.items():
+        mine = states[states[column] == value].drop(columns=column)
+        renamed = {c: f"{prefix}_{c}" for c in STATE_COLUMNS.values()}
+        out = out.merge(mine.rename(columns=renamed), on=list(on), how="left")
+        out[list(renamed.values())] = out[list(renamed.values())].fillna(0).astype(int)
+    return out

@@ -53,16 +53,17 @@ SCORE_COLUMNS = ["run_id", "response_id", "judge", "model", "instance_uid", "con
                  "applicable", "status", "correct"]
 ACCURACY_COLUMNS = ["judge", "judge_label", "model", "condition", "type", "severity", "accuracy", "ci_low", "ci_high",
                     "n", "n_scored", "n_not_applicable", "n_error", "n_unscored", "n_unparseable", "n_skipped", "small_n"]
+STATE_COUNTS = list(readmodel.STATE_COLUMNS.values())  # n_scored, ..., n_skipped: the responses behind a row
 IMPACT_COLUMNS = ["judge", "judge_label", "model", "type", "severity", "condition", "clean_accuracy",
-                  "corrupted_accuracy", "delta", "ci_low", "ci_high", "p_value", "n", "small_n"]
+                  "corrupted_accuracy", "delta", "ci_low", "ci_high", "p_value", "n", "small_n", *STATE_COUNTS]
 GAP_COLUMNS = ["judge", "judge_label", "model_1", "model_2", "type", "gamma", "ci_low", "ci_high", "t", "p_value",
-               "p_bonferroni", "n", "small_n", "note"]
+               "p_bonferroni", "n", "small_n", "note", *STATE_COUNTS]
 MIXED_COLUMNS = ["judge", "judge_label", "model", "mixed_accuracy", "mixed_low", "mixed_high", "mixed_n",
                  "worst_condition", "worst_accuracy", "worst_low", "worst_high", "worst_n", "gap", "p_value",
-                 "n_shared", "mixed_above_worst"]
+                 "n_shared", "mixed_above_worst", *STATE_COUNTS]
 CURVE_COLUMNS = ["judge", "judge_label", "model", "type", *(f"{p}_{s}" for s in SEVERITIES for p in ("acc", "n")),
                  "shape", "non_monotonic", "beyond_ci"]
-ROBUST_COLUMNS = ["judge", "judge_label", "model", "no_retrieval", "corrupted", *TYPES]
+ROBUST_COLUMNS = ["judge", "judge_label", "model", "no_retrieval", "corrupted", *TYPES, *STATE_COUNTS]
 CORR_COLUMNS = ["judge", "judge_label", "robustness", "rho", "p_value", "n_models", "note"]
 
 
@@ -92,6 +93,17 @@ def stress_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Data
     frame["status"] = frame[f"{METRIC}_status"].where(frame["applicable"], "not_applicable")
     frame["correct"] = frame[METRIC].where(frame["applicable"] & frame["status"].isin(get_metric(METRIC).counted_statuses()))
     return frame.reindex(columns=SCORE_COLUMNS).reset_index(drop=True)
+
+
+def response_states(scores: pd.DataFrame, models: Iterable[str], conditions: Iterable[str]) -> dict[str, int]:
+    """The count of each score state among the responses of `models` under `conditions` (readmodel.state_counts)."""
+    mine = scores[scores["model"].isin(list(models)) & scores["condition"].isin(list(conditions))]
+    return readmodel.state_counts(mine["status"])
+
+
+def summed_states(table: pd.DataFrame) -> dict[str, int]:
+    """Each state count column of accuracy rows summed: the responses behind a row derived from those cells."""
+    return {column: int(table[column].sum()) for column in STATE_COUNTS}
 
 
 def _judge_fields(scores: pd.DataFrame) -> dict[str, str]:
@@ -149,7 +161,8 @@ def corruption_impact(scores: pd.DataFrame) -> pd.DataFrame:
                          "condition": condition, "clean_accuracy": clean.mean() if len(d) else np.nan,
                          "corrupted_accuracy": bad.mean() if len(d) else np.nan,
                          "delta": d.mean() if len(d) else np.nan, "ci_low": low, "ci_high": high,
-                         "p_value": _mcnemar_p(clean, bad), "n": len(d), "small_n": 0 < len(d) < stats.SMALL_N})
+                         "p_value": _mcnemar_p(clean, bad), "n": len(d), "small_n": 0 < len(d) < stats.SMALL_N,
+                         **response_states(scores, [model], [CLEAN, condition])})
     return pd.DataFrame(rows, columns=IMPACT_COLUMNS)
 
 
@@ -182,8 +195,9 @@ def resilience_gaps(scores: pd.DataFrame, models: Sequence[str] | None = None) -
     """G(M1, M2, type) for every pair of models (M1 before M2 in `models`, default sorted) and corruption type."""
     models = list(models) if models is not None else sorted(scores["model"].unique())
     drops = {m: {k: _type_drops(_wide(scores, m), k) for k in TYPES} for m in models}
-    rows = [{**_judge_fields(scores), "model_1": m1, "model_2": m2, "type": kind, **_gap_row(drops[m1][kind],
-                                                                                          drops[m2][kind])}
+    rows = [{**_judge_fields(scores), "model_1": m1, "model_2": m2, "type": kind,
+             **_gap_row(drops[m1][kind], drops[m2][kind]),
+             **response_states(scores, [m1, m2], [CLEAN, *(f"{kind}_{s}" for s in SEVERITIES)])}
             for m1, m2 in combinations(models, 2) for kind in TYPES]
     frame = pd.DataFrame(rows, columns=[c for c in GAP_COLUMNS if c not in ("p_bonferroni", "small_n")])
     tested = frame["p_value"].notna()
@@ -213,7 +227,8 @@ def mixed_vs_worst(scores: pd.DataFrame, table: pd.DataFrame | None = None) -> p
                      "worst_accuracy": worst["accuracy"], "worst_low": worst["ci_low"], "worst_high": worst["ci_high"],
                      "worst_n": int(worst["n"]), "gap": gap,
                      "p_value": _mcnemar_p(pair[MIXED].to_numpy(), pair[worst["condition"]].to_numpy()),
-                     "n_shared": len(pair), "mixed_above_worst": gap > 0})
+                     "n_shared": len(pair), "mixed_above_worst": gap > 0,
+                     **summed_states(group[group["condition"].isin([MIXED, worst["condition"]])])})
     return pd.DataFrame(rows, columns=MIXED_COLUMNS)
 
 
@@ -253,7 +268,8 @@ def robustness_by_model(table: pd.DataFrame) -> pd.DataFrame:
         typed = group[group["type"].notna()]
         rows.append({"judge": group["judge"].iloc[0], "judge_label": group["judge_label"].iloc[0], "model": model,
                      "no_retrieval": by.get(NO_RETRIEVAL, np.nan), "corrupted": typed["accuracy"].mean(),
-                     **{k: typed.loc[typed["type"] == k, "accuracy"].mean() for k in TYPES}})
+                     **{k: typed.loc[typed["type"] == k, "accuracy"].mean() for k in TYPES},
+                     **summed_states(group[group["condition"].isin([NO_RETRIEVAL, *CORRUPTED_CONDITIONS])])})
     return pd.DataFrame(rows, columns=ROBUST_COLUMNS)
 
 

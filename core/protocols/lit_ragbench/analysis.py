@@ -23,7 +23,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
-from core.analysis.readmodel import read_sql, reference_scores, state_counts
+from core.analysis.readmodel import STATE_COLUMNS, read_sql, reference_scores, state_counts
 from core.metrics import get_metric
 from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
@@ -41,9 +41,11 @@ OVERALL_COLUMNS = [*GROUP, "judge", "judge_label", "value", "ci_low", "ci_high",
                    "micro_ci_low", "micro_ci_high", "n_scored", "n_not_applicable", "n_unparseable", "n_error",
                    "n_unscored", "n_skipped", "small_n"]
 ABSTENTION_COLUMNS = [*GROUP, "judge", "judge_label", "over_abstention", "oa_ci_low", "oa_ci_high", "oa_n",
-                      "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n"]
+                      "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n",
+                      *(f"aa_{column}" for column in STATE_COLUMNS.values())]
+LANGUAGE_STATES = [f"{column}_{language}" for language in ("en", "ja") for column in STATE_COLUMNS.values()]
 LANGUAGE_COLUMNS = ["model", "condition", "level", "key", "label", "judge_label", "value_en", "n_en", "ci_low_en",
-                    "ci_high_en", "value_ja", "n_ja", "ci_low_ja", "ci_high_ja", "diff_ja_en"]
+                    "ci_high_en", "value_ja", "n_ja", "ci_low_ja", "ci_high_ja", "diff_ja_en", *LANGUAGE_STATES]
 
 _ATTRIBUTES_SQL = """
 SELECT r.id AS response_id, i.attributes, i.uid AS instance_uid FROM response r JOIN instance i ON i.id = r.instance_id
@@ -175,7 +177,8 @@ def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFram
 
 def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFrame:
     """Per model x language x condition: over-abstention on the answerable categories (mean, CI, n, undetermined)
-    beside the Abstention category's accuracy, for the trade-off scatter."""
+    beside the Abstention category's accuracy with the six state counts of its cell (aa_n_*), for the trade-off
+    scatter."""
     rows = []
     for (model, language, condition), mine in scores.groupby(GROUP, sort=False):
         main = mine[~mine["categories"].map(lambda cs: ABSTENTION in cs)]
@@ -192,23 +195,25 @@ def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataF
                      "aa_ci_low": aa["ci_low"] if aa is not None else np.nan,
                      "aa_ci_high": aa["ci_high"] if aa is not None else np.nan,
                      "aa_n": int(aa["n"]) if aa is not None else 0,
-                     "small_n": bool(0 < n_oa < stats.SMALL_N or (aa is not None and 0 < aa["n"] < stats.SMALL_N))})
+                     "small_n": bool(0 < n_oa < stats.SMALL_N or (aa is not None and 0 < aa["n"] < stats.SMALL_N)),
+                     **{f"aa_{c}": int(aa[c]) if aa is not None else 0 for c in STATE_COLUMNS.values()}})
     return pd.DataFrame(rows, columns=ABSTENTION_COLUMNS)
 
 
 def language_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """English beside Japanese per model x condition x category (or aspect): values, n, CIs and ja - en."""
+    """English beside Japanese per model x condition x category (or aspect): values, n, CIs, ja - en and each
+    language's state counts (n_scored_en, ..., n_skipped_ja)."""
     if cells.empty:
         return pd.DataFrame(columns=LANGUAGE_COLUMNS)
     keys = ["model", "condition", "level", "key", "label", "judge_label"]
     order = {key: i for i, key in enumerate(dict.fromkeys(cells["key"]))}
     wide = (cells[cells["language"].isin(["en", "ja"])].set_index([*keys, "language"])
-            [["value", "n", "ci_low", "ci_high"]].unstack("language"))
+            [["value", "n", "ci_low", "ci_high", *STATE_COLUMNS.values()]].unstack("language"))
     wide.columns = [f"{a}_{b}" for a, b in wide.columns]
     wide = wide.reset_index().reindex(columns=LANGUAGE_COLUMNS)
     wide = wide.sort_values(["model", "condition", "key"], key=lambda s: s.map(order) if s.name == "key" else s)
     wide["diff_ja_en"] = wide["value_ja"] - wide["value_en"]
-    wide[["n_en", "n_ja"]] = wide[["n_en", "n_ja"]].fillna(0).astype(int)
+    wide[["n_en", "n_ja", *LANGUAGE_STATES]] = wide[["n_en", "n_ja", *LANGUAGE_STATES]].fillna(0).astype(int)
     return wide.reset_index(drop=True)
 
 

@@ -41,8 +41,9 @@ ACCURACY_COLUMNS = ["judge", "judge_label", "dataset", "model", "condition", "n"
 GAP_COLUMNS = ["judge", "judge_label", "dataset", "model", "position", "n_pairs", "mr_documents", "mr_prior_knowledge",
                "gap", "gap_low", "gap_high",
                "documents_only", "prior_knowledge_only", "statistic", "p_value", "test", "small_n"]
-AUDIT_COLUMNS = ["judge", "judge_label", "dataset", "outcome", "condition", "model_a", "model_b", "n", "count_a", "count_b",
-                 "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n"]
+AUDIT_COLUMNS = ["judge", "judge_label", "dataset", "outcome", "condition", "model_a", "model_b", "n", "count_a",
+                 "count_b", "rate_a", "rate_b", "a_only", "b_only", "statistic", "p_value", "test", "small_n",
+                 *(f"{side}_{column}" for side in "ab" for column in readmodel.STATE_COLUMNS.values())]
 MEAN_COLUMNS = ["judge", "judge_label", "dataset", "measure", "condition", "mean", "ci_low", "ci_high", "n_questions",
                 "n_models", "small_n"]
 ALL_POSITIONS = "all"
@@ -275,6 +276,19 @@ def model_means(out: pd.DataFrame) -> pd.DataFrame:
     return per_dataset(out, _dataset_means, MEAN_COLUMNS)
 
 
+def with_rate_states(frame: pd.DataFrame, rates: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`frame` (policy gap or position means) with the six state counts of the MR cells (`rates`) behind each row,
+    summed over the cells that share its `keys`; a row at position 'all' sums every position."""
+    counts = list(readmodel.STATE_COLUMNS.values())
+    summed = rates.groupby(keys)[counts].sum().reset_index()
+    if "position" in keys:
+        others = [k for k in keys if k != "position"]
+        pooled = (rates.groupby(others)[counts].sum().reset_index() if others else
+                  rates[counts].sum().to_frame().T).assign(position=ALL_POSITIONS)
+        summed = pd.concat([summed, pooled], ignore_index=True)
+    return frame.merge(summed, on=keys, how="left")
+
+
 def position_means(rates: pd.DataFrame) -> pd.DataFrame:
     """Per dataset x policy x position: MR averaged over the models that have a value (the models are the unit), with the
     number of models and the smallest and largest model MR."""
@@ -314,10 +328,19 @@ def _indicator(out: pd.DataFrame, models: Sequence[str], condition: str, closed_
                          for m in models}, index=both.index)
 
 
+def _audit_states(out: pd.DataFrame, models: dict[str, str], condition: str) -> dict[str, int]:
+    """Per side (a, b): the count of each score state among the model's closed-book and `condition` answers."""
+    return {f"{side}_{column}": n for side, model in models.items()
+            for column, n in readmodel.state_counts(out.loc[(out["model"] == model)
+                                                            & out["condition"].isin([CLOSED_BOOK, condition]),
+                                                            "status"]).items()}
+
+
 def audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFrame:
     """Per dataset answered by both models, the paired audit of two models or checkpoints on the questions both
     answered: harmful override (closed-book correct, wrong with the evidence) per evidence condition, and beneficial
-    correction (closed-book wrong, correct with clean evidence); counts, rates and McNemar (A vs B) per question."""
+    correction (closed-book wrong, correct with clean evidence); counts, rates and McNemar (A vs B) per question;
+    a_n_* and b_n_* count the state of each model's closed-book and condition answers behind a row."""
     both = out.groupby("dataset")["model"].transform(lambda m: {model_a, model_b} <= set(m))
     return per_dataset(out[both.astype(bool)], lambda part: _dataset_audit(part, model_a, model_b), AUDIT_COLUMNS)
 
@@ -336,7 +359,8 @@ def _dataset_audit(out: pd.DataFrame, model_a: str, model_b: str) -> pd.DataFram
                      "rate_b": count_b / n if n else np.nan, "a_only": test.a_only if test else 0,
                      "b_only": test.b_only if test else 0, "statistic": test.statistic if test else np.nan,
                      "p_value": test.p_value if test else np.nan, "test": f"McNemar ({test.method})" if test else "",
-                     "small_n": bool(0 < n < stats.SMALL_N)})
+                     "small_n": bool(0 < n < stats.SMALL_N),
+                     **_audit_states(out, {"a": model_a, "b": model_b}, condition)})
     judge = _judge(out)
     return pd.DataFrame(rows).assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=AUDIT_COLUMNS)
 
