@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.generation import jobs, models_admin, run_progress, runs
+from core.generation import jobs, models_admin, run_estimates, run_progress, run_scope, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.providers.prices import default_price
 from core.review.auth import Principal
@@ -115,6 +115,16 @@ def model_form(principal: Principal) -> None:
         st.success(f"Saved model {saved_name}.", icon=":material/check:")
         if missing:
             st.warning(f"{saved_name} cannot be called yet: {', '.join(missing)} not set.", icon=":material/key_off:")
+
+
+def scope_text(options: runs.RunOptions, choices: run_scope.ScopeChoices, estimate: run_estimates.Estimate,
+               where: str) -> str:
+    """The run's scope spelled out: protocols, set, the domains named (all of them counted), and the item count."""
+    protocols = ", ".join(options.protocols) or f"all {len(choices.protocols)} protocols"
+    domains = (f"all {len(choices.domains)} domains ({', '.join(choices.domains)})"
+               if options.domains == list(choices.domains) else ", ".join(options.domains))
+    return (f"{protocols} · {where} · {domains} · {estimate.instances} instances x "
+            f"{len(estimate.by_condition) or 1} condition(s) x {len(options.models)} model(s) = {estimate.items} items")
 
 
 def preflight_table(results: list[models_admin.Preflight]) -> None:

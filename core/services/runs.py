@@ -7,7 +7,7 @@ import asyncio
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.generation import jobs, models_admin, registered_models, runs
+from core.generation import jobs, models_admin, registered_models, run_estimates, run_scope, runs
 from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
 from core.review.auth import Principal, authorize
@@ -51,6 +51,27 @@ def launch(engine: Engine, principal: Principal | None, options: runs.RunOptions
     run_id, pid = launch_run(engine, principal, options)
     models_admin.reap_when_done(pid)
     return run_id, pid
+
+
+class ScopeChanged(ValueError):
+    """The form's scope no longer holds what it showed, or a budget below the estimate was not confirmed."""
+
+
+def launch_from_form(engine: Engine, principal: Principal | None, options: runs.RunOptions, shown_items: int,
+                     budget_confirmed: bool = False) -> tuple[int, int]:
+    """launch(), refused (ScopeChanged) unless the options name their domains, still select exactly the `shown_items`
+    the form showed, and a budget below the estimate was confirmed by its stop point (re-checked: launch_run)."""
+    authorize(engine, principal, "launch_run")
+    if not options.domains:
+        raise ScopeChanged("the run must name its domains (the form freezes 'all domains' into their names)")
+    estimate = run_estimates.estimate_options(engine, options)
+    if estimate.items != shown_items:
+        raise ScopeChanged(f"the form showed {shown_items} items but this scope now holds {estimate.items} (the "
+                           "benchmark changed); check the form again before launching")
+    stop = run_scope.stop_point(estimate, options.budget_usd)
+    if stop and not budget_confirmed:
+        raise ScopeChanged(stop + " Confirm the budget to launch anyway.")
+    return launch(engine, principal, options)
 
 
 def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
