@@ -11,7 +11,15 @@ from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
-from ui.run_admin import model_form, models_table, preflight_table, scope_text, watch_panel
+from ui.run_admin import (
+    hidden_runs_panel,
+    hide_button,
+    model_form,
+    models_table,
+    preflight_table,
+    scope_text,
+    watch_panel,
+)
 from ui.session import engine
 
 principal = require_page(__file__)
@@ -126,3 +134,5 @@ if choices:
         watch_panel(principal, run_id)
 
     live_progress(run_id)
+    hide_button(principal, run_id)
+hidden_runs_panel(principal)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.generation import runs
+from core.generation import run_archive, runs
 from core.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
@@ -156,6 +156,8 @@ EXPECTED_ACTIONS = {
     "register_models": {"admin"},
     "launch_run": {"admin"},
     "cancel_run": {"admin"},
+    "hide_run": {"admin"},
+    "delete_run": {"admin"},
     "manage_users": {"admin"},
     "build_benchmark": {"admin"},
     "import_benchmark": {"admin"},
@@ -222,6 +224,8 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "register_models": [lambda p: run_services.register_baselines(engine, p)],
         "launch_run": [lambda p: run_services.launch_run(engine, p, runs.RunOptions(models=["no-such-model"]))],
         "cancel_run": [lambda p: run_services.stop_run(engine, p, 999_999)],
+        "hide_run": [lambda p: run_services.hide_run(engine, p, 999_999, True, None)],
+        "delete_run": [lambda p: run_services.delete_run(engine, p, 999_999, run_archive.DeletionPlan(0, "", 0, 0, 0, 0))],
         "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],

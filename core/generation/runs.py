@@ -210,9 +210,10 @@ def failed_items(engine: Engine, run_id: int) -> list[dict[str, Any]]:
 
 
 def recent_runs(engine: Engine, limit: int = 20) -> list[Run]:
-    """The most recent runs, newest first."""
+    """The most recent runs not hidden, newest first."""
     with Session(engine) as session:
-        return list(session.exec(select(Run).order_by(col(Run.id).desc()).limit(limit)))
+        return list(session.exec(select(Run).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())
+                                 .limit(limit)))
 
 
 def domain_names(engine: Engine) -> list[str]:

@@ -1,17 +1,19 @@
-"""Authorised run and model writes: register models and baselines, preflight, launch, cancel and retry runs."""
+"""Authorised run and model writes: register models and baselines, preflight, launch, cancel, retry, hide and delete
+runs."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.generation import jobs, models_admin, registered_models, run_estimates, run_scope, runs
+from core.generation import jobs, models_admin, registered_models, run_archive, run_estimates, run_scope, runs
 from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
 from core.review.auth import Principal, authorize
-from core.store.models import Model
+from core.store.models import Model, Run
 
 
 def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
@@ -92,3 +94,18 @@ def retry_failed_items(engine: Engine, principal: Principal | None, run_id: int)
     pid = jobs.launch_in_background(engine, run_id)
     models_admin.reap_when_done(pid)
     return count, pid
+
+
+def hide_run(engine: Engine, principal: Principal | None, run_id: int, hidden: bool,
+             read_hidden_at: datetime | None) -> Run:
+    """An admin hides (archives) a run or shows it again (re-checked: hide_run), refused if another admin changed it
+    since the page read `read_hidden_at`; nothing is deleted."""
+    admin = authorize(engine, principal, "hide_run")
+    return run_archive.set_hidden(engine, run_id, hidden, read_hidden_at, admin.username)
+
+
+def delete_run(engine: Engine, principal: Principal | None, run_id: int,
+               confirmed: run_archive.DeletionPlan) -> run_archive.DeletionPlan:
+    """An admin deletes a hidden run after confirming exactly what goes (re-checked: delete_run)."""
+    authorize(engine, principal, "delete_run")
+    return run_archive.delete_run(engine, run_id, confirmed)
