@@ -27,9 +27,10 @@ from core.review.auth import (
 )
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label, set_sample_blinding
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
+from core.services import protocol_builds
 from core.services import runs as run_services
 from core.services.accounts import change_account, create_account
-from core.services.benchmarks import build_benchmark_file, import_benchmark_file
+from core.services.benchmarks import build_benchmark_file, import_benchmark_file, import_format, preview_format
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -229,8 +230,14 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],
-                                                           tmp_path / "out.jsonl", 0, embedder=None)],
-        "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing)],
+                                                           tmp_path / "out.jsonl", 0, embedder=None),
+                            lambda p: protocol_builds.build_kb_corruption(engine, p, missing, tmp_path / "kb"),
+                            lambda p: protocol_builds.build_misleading_evidence(engine, p, missing, "hotpotqa",
+                                                                                tmp_path / "me.jsonl"),
+                            lambda p: protocol_builds.build_domainrag(engine, p, missing, tmp_path / "dr.jsonl")],
+        "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing),
+                             lambda p: preview_format(engine, p, missing, "jsonl", False),
+                             lambda p: import_format(engine, p, missing, "jsonl", "s")],
     }
 
 
