@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.ingest.format_sets import FormatPreview, import_formats, import_roots, server_path
+from core.ingest.format_sets import AS_PROTOCOL, FormatPreview, import_formats, import_roots, server_path
 from core.ingest.importers import NATIVE
 from core.ingest.io import LineError
 from core.ingest.sets import ON_CHANGED
@@ -54,13 +54,15 @@ def format_import_panel(principal: Principal) -> None:
     uploaded = cols[1].file_uploader("Upload a file", key="import_upload")
     typed = st.text_input("or a path on the server", key="import_path",
                           help="Read only under: " + ", ".join(map(str, import_roots())))
+    protocol = (st.selectbox("Import as", [None, *AS_PROTOCOL[fmt]], key="import_as_protocol",
+                             format_func=lambda p: p or "the format's own protocol") if fmt in AS_PROTOCOL else None)
     skip_invalid = st.toggle("Leave out invalid records (listed below) instead of importing nothing",
                              key="import_skip_invalid")
     path = _source_file(uploaded, typed)
     if path is None:
         st.info("Choose a file to see what it holds before anything is imported.")
         return
-    preview = guarded_write(lambda: preview_format(engine(), principal, path, fmt, skip_invalid))
+    preview = guarded_write(lambda: preview_format(engine(), principal, path, fmt, skip_invalid, protocol))
     if preview is None:
         return
     st.markdown(f"**{path.name}** ({fmt}): {_preview_text(preview)}")
@@ -78,7 +80,7 @@ def format_import_panel(principal: Principal) -> None:
                        format_func=ON_CHANGED.get, key="import_on_changed") if preview.changed else None)
     if st.button("Import as a new set", type="primary", key="import_run", disabled=bool(preview.changed) and not choice):
         done = guarded_write(lambda: import_format(engine(), principal, path, fmt, name, skip_invalid=skip_invalid,
-                                                   on_changed=choice))
+                                                   on_changed=choice, protocol=protocol))
         if done is not None and done[1].ok:
             st.success(f"Imported {done[1].summary}.", icon=":material/check:")
         elif done is not None:

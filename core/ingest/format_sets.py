@@ -16,6 +16,24 @@ from core.ingest.io import LineError, ValidationReport
 from core.ingest.sets import SetImportReport, import_set, plan_import
 
 IMPORT_ROOTS_ENV = "GAUNTLET_IMPORT_ROOTS"
+# layout -> protocols its records can be imported under besides the importer's own (`gauntlet lit-ragbench import`)
+AS_PROTOCOL = {"lit-ragbench": ("lit_ragbench",)}
+
+
+def as_protocol(parsed: ValidationReport, protocol: str | None, skip_invalid: bool) -> ValidationReport:
+    """The parsed records converted to `protocol` (None: as the importer maps them); a record that cannot be is an
+    error, or with skip_invalid a rejected record."""
+    if protocol is None or not parsed.ok:
+        return parsed
+    from core.protocols.lit_ragbench import as_lit_ragbench, conversion_errors
+
+    problems = [LineError(line, f, m) for line, spec in parsed.instances for f, m in conversion_errors(spec)]
+    if problems and not skip_invalid:
+        return ValidationReport(errors=problems)
+    bad = {p.line for p in problems}
+    kept = [(line, as_lit_ragbench(spec)) for line, spec in parsed.instances if line not in bad]
+    return ValidationReport(instances=kept, warnings=parsed.warnings,
+                            rejected=sorted(parsed.rejected + problems, key=lambda e: e.line))
 
 
 @dataclass
@@ -62,17 +80,23 @@ def server_path(text: str, folder: bool = False) -> Path:
     return path
 
 
-def preview_format_file(engine: Engine, path: Path, fmt: str, skip_invalid: bool) -> FormatPreview:
-    """Map and validate `path` as layout `fmt`; with the ids that already exist with different content."""
-    parsed = get_importer(fmt).parse(path, skip_invalid=skip_invalid)
+def preview_format_file(engine: Engine, path: Path, fmt: str, skip_invalid: bool,
+                        protocol: str | None = None) -> FormatPreview:
+    """Map and validate `path` as layout `fmt` (under `protocol`, one of AS_PROTOCOL[fmt]); with the ids that already
+    exist with different content."""
+    if protocol is not None and protocol not in AS_PROTOCOL.get(fmt, ()):
+        raise ValueError(f"{fmt} records cannot be imported as {protocol}")
+    parsed = as_protocol(get_importer(fmt).parse(path, skip_invalid=skip_invalid), protocol, skip_invalid)
     changed = [p.uid for p in plan_import(engine, parsed.instances) if p.action == "changed"] if parsed.ok else []
     return FormatPreview(fmt, parsed, changed)
 
 
 def import_format_set(engine: Engine, path: Path, fmt: str, set_name: str, *, skip_invalid: bool = False,
-                      on_changed: str | None = None, author: str = "") -> tuple[FormatPreview, SetImportReport]:
-    """Import the valid records of `path` (layout `fmt`) as a new named set; nothing when the file has errors."""
-    preview = preview_format_file(engine, path, fmt, skip_invalid)
+                      on_changed: str | None = None, author: str = "",
+                      protocol: str | None = None) -> tuple[FormatPreview, SetImportReport]:
+    """Import the valid records of `path` (layout `fmt`, under `protocol` if given) as a new named set; nothing when
+    the file has errors."""
+    preview = preview_format_file(engine, path, fmt, skip_invalid, protocol)
     if not preview.parsed.ok:
         return preview, SetImportReport(set_name=set_name, errors=preview.parsed.errors)
     report = import_set(engine, preview.parsed.instances, set_name, on_changed=on_changed, origin="import",

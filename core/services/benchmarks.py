@@ -43,16 +43,18 @@ def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path
     return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)
 
 
-def preview_format(engine: Engine, principal: Principal | None, path: Path, fmt: str,
-                   skip_invalid: bool) -> FormatPreview:
+def preview_format(engine: Engine, principal: Principal | None, path: Path, fmt: str, skip_invalid: bool,
+                   protocol: str | None = None) -> FormatPreview:
     """An admin's preview of importing a file of layout `fmt` (re-checked: import_benchmark): records, rejects."""
     authorize(engine, principal, "import_benchmark")
-    return preview_format_file(engine, path, fmt, skip_invalid)
+    return preview_format_file(engine, path, fmt, skip_invalid, protocol)
 
 
 def import_format(engine: Engine, principal: Principal | None, path: Path, fmt: str, set_name: str, *,
-                  skip_invalid: bool = False, on_changed: str | None = None) -> tuple[FormatPreview, SetImportReport]:
-    """An admin imports a file of layout `fmt` as a new named set (re-checked: import_benchmark)."""
+                  skip_invalid: bool = False, on_changed: str | None = None,
+                  protocol: str | None = None) -> tuple[FormatPreview, SetImportReport]:
+    """An admin imports a file of layout `fmt` (under `protocol` if given) as a new named set (re-checked:
+    import_benchmark)."""
     admin = authorize(engine, principal, "import_benchmark")
     return import_format_set(engine, path, fmt, set_name, skip_invalid=skip_invalid, on_changed=on_changed,
-                             author=admin.username)
+                             author=admin.username, protocol=protocol)

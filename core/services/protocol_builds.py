@@ -53,10 +53,11 @@ def build_domainrag(engine: Engine, principal: Principal | None, data: Path, out
                     bm25_only: bool = True) -> ProtocolBuild:
     """DomainRAG (`gauntlet domainrag build`) from the shared release folder."""
     from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
-    from core.protocols.domainrag.command import build_summary, prompt_counts
 
     authorize(engine, principal, "build_benchmark")
     payloads, report = build_instances(BuildOptions(data=data, embedder=None if bm25_only else "minilm-onnx",
                                                     limit=limit))
     count = write_jsonl(payloads, out)
-    return ProtocolBuild("domainrag", out, count, build_summary(report, prompt_counts(payloads)).splitlines())
+    lines = [f"{kind}: {n} instances" for kind, n in sorted(report.instances.items())]
+    lines += [f"{setting} documents: {n}" for setting, n in sorted(report.documents.items())]
+    return ProtocolBuild("domainrag", out, count, lines)

@@ -106,3 +106,23 @@ def test_a_server_path_is_read_only_under_the_import_folders(tmp_path, monkeypat
     else:
         with pytest.raises(ValueError, match=error):
             server_path(str(tmp_path / relative))
+
+
+@pytest.mark.parametrize(("protocol", "expected"), [
+    pytest.param(None, "reference_qa", id="the-importers-own"),
+    pytest.param("lit_ragbench", "lit_ragbench", id="as-lit-ragbench"),
+])
+def test_a_layout_imports_under_the_protocol_chosen(engine, tmp_path, protocol, expected):
+    from sqlmodel import Session, select
+
+    from core.store.models import Instance
+
+    _, report = import_format_set(engine, head("lit-ragbench", tmp_path), "lit-ragbench", "lit", protocol=protocol)
+    assert report.ok, report.errors
+    with Session(engine) as session:
+        assert set(session.exec(select(Instance.protocol)).all()) == {expected}
+
+
+def test_a_protocol_the_layout_cannot_become_is_refused(engine, tmp_path):
+    with pytest.raises(ValueError, match="cannot be imported as lit_ragbench"):
+        preview_format_file(engine, head("ramdocs", tmp_path), "ramdocs", False, "lit_ragbench")
