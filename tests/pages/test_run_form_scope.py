@@ -62,6 +62,7 @@ def test_a_budget_below_the_estimate_asks_for_a_confirmation_naming_the_stop_poi
     at.multiselect(key="run_models").set_value(["gpt-x"])
     at.number_input(key="run_budget").set_value(budget).run()
     boxes = [c for c in at.checkbox if c.key == "run_budget_confirmed"]
+    assert any(c.value.startswith("Scope: all 2 protocols") and "= 9 items" in c.value for c in at.caption)
     assert bool(boxes) == asks
     assert at.button(key="run_launch").disabled == asks
     if asks:
