@@ -36,11 +36,13 @@ SOURCES = {
 
 
 def head(fmt: str, folder: Path) -> Path:
+    """A copy under `folder` of the format's source (its first `lines` lines, or all of it): tests may edit it."""
     source, lines, _ = SOURCES[fmt]
     path = source()
-    if not lines:
-        return path
     out = folder / path.name
+    if not lines:
+        out.write_bytes(path.read_bytes())
+        return out
     with path.open(encoding="utf-8") as handle:
         out.write_text("".join(next(handle) for _ in range(lines)), encoding="utf-8")
     return out
