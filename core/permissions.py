@@ -76,6 +76,8 @@ ACTIONS: dict[str, Action] = {
     "register_models": Action(ADMINS, "register models"),
     "launch_run": Action(ADMINS, "launch an evaluation run"),
     "cancel_run": Action(ADMINS, "cancel an evaluation run"),
+    "hide_run": Action(ADMINS, "hide or show an evaluation run"),
+    "delete_run": Action(ADMINS, "delete an evaluation run"),
     "manage_users": Action(ADMINS, "manage user accounts"),
     "build_benchmark": Action(ADMINS, "build a benchmark"),
     "import_benchmark": Action(ADMINS, "import benchmark instances"),

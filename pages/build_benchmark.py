@@ -14,6 +14,8 @@ from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
 from core.services.benchmarks import build_benchmark_file
 from ui.auth import guarded_write, require_page
+from ui.format_import import format_import_panel
+from ui.protocol_build import PROTOCOL_BUILDERS, protocol_build_panel
 from ui.session import engine
 from ui.set_import import import_as_set
 
@@ -22,11 +24,6 @@ OUT_DIR = Path(os.environ.get("GAUNTLET_BUILD_DIR", REPO_ROOT / "var" / "built")
 
 principal = require_page(__file__)
 st.title("Build benchmark")
-st.caption(
-    "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
-    "bundle under one of three modes: noisy (supporting documents among near-misses), knowledge gap (every "
-    "answering document removed) and factual conflict (a contradicting document added). Same seed, same file."
-)
 
 
 def _save_uploads(files, folder: Path) -> list[Path]:
@@ -47,61 +44,78 @@ def _build(queries: list[Path], corpus: list[Path], libraries: list[Path], out: 
         return None
 
 
-with st.form("build_form"):
-    source = st.radio("Inputs", ["Bundled fictional corpus (six domains)", "Upload my own files"], horizontal=True,
-                      key="build_source")
-    domains = st.multiselect("Domains", list(DOMAIN_NAMES), default=list(DOMAIN_NAMES),
-                             format_func=DOMAIN_NAMES.get, key="build_domains")
-    uploads = st.columns(3)
-    corpus_files = uploads[0].file_uploader("Corpus JSONL", type=["jsonl"], accept_multiple_files=True)
-    query_files = uploads[1].file_uploader("Queries JSONL", type=["jsonl"], accept_multiple_files=True)
-    library_files = uploads[2].file_uploader("Libraries YAML", type=["yaml"], accept_multiple_files=True)
-    cols = st.columns(4)
-    seed = cols[0].number_input("Seed", 0, 2**31 - 1, 0, key="build_seed")
-    top_k = cols[1].number_input("Documents per bundle", 3, 30, 10, key="build_top_k")
-    per_domain = cols[2].number_input("Queries per domain (0 = all)", 0, 1000, 0, key="build_per_domain")
-    dense = cols[3].toggle("Dense + BM25 (hybrid)", value=True, key="build_dense",
-                           help="Off: BM25 only (faster). On: adds the offline MiniLM embedder with RRF fusion.")
-    submitted = st.form_submit_button("Build", type="primary")
+def _enterprise_rag_tab() -> None:
+    """The EnterpriseRAG build: inputs, options, the report, the preview, the download and the import as a set."""
+    st.caption(
+        "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
+        "bundle under one of three modes: noisy (supporting documents among near-misses), knowledge gap (every "
+        "answering document removed) and factual conflict (a contradicting document added). Same seed, same file."
+    )
+    with st.form("build_form"):
+        source = st.radio("Inputs", ["Bundled fictional corpus (six domains)", "Upload my own files"], horizontal=True,
+                          key="build_source")
+        domains = st.multiselect("Domains", list(DOMAIN_NAMES), default=list(DOMAIN_NAMES),
+                                 format_func=DOMAIN_NAMES.get, key="build_domains")
+        uploads = st.columns(3)
+        corpus_files = uploads[0].file_uploader("Corpus JSONL", type=["jsonl"], accept_multiple_files=True)
+        query_files = uploads[1].file_uploader("Queries JSONL", type=["jsonl"], accept_multiple_files=True)
+        library_files = uploads[2].file_uploader("Libraries YAML", type=["yaml"], accept_multiple_files=True)
+        cols = st.columns(4)
+        seed = cols[0].number_input("Seed", 0, 2**31 - 1, 0, key="build_seed")
+        top_k = cols[1].number_input("Documents per bundle", 3, 30, 10, key="build_top_k")
+        per_domain = cols[2].number_input("Queries per domain (0 = all)", 0, 1000, 0, key="build_per_domain")
+        dense = cols[3].toggle("Dense + BM25 (hybrid)", value=True, key="build_dense",
+                               help="Off: BM25 only (faster). On: adds the offline MiniLM embedder with RRF fusion.")
+        submitted = st.form_submit_button("Build", type="primary")
 
-if submitted:
-    work = Path(tempfile.mkdtemp(prefix="gauntlet-build-"))
-    if source.startswith("Upload"):
-        corpus, queries = _save_uploads(corpus_files, work), _save_uploads(query_files, work)
-        libraries = _save_uploads(library_files, work) or [DATA / "libraries"]
-    else:
-        corpus, queries, libraries = [DATA / "corpus"], [DATA / "queries"], [DATA / "libraries"]
-    if not corpus or not queries or not domains:
-        st.error("Choose at least one domain and provide a corpus and a query file.")
-    else:
-        OUT_DIR.mkdir(parents=True, exist_ok=True)
-        out = OUT_DIR / f"benchmark-seed{seed}.jsonl"
+    if submitted:
+        work = Path(tempfile.mkdtemp(prefix="gauntlet-build-"))
+        if source.startswith("Upload"):
+            corpus, queries = _save_uploads(corpus_files, work), _save_uploads(query_files, work)
+            libraries = _save_uploads(library_files, work) or [DATA / "libraries"]
+        else:
+            corpus, queries, libraries = [DATA / "corpus"], [DATA / "queries"], [DATA / "libraries"]
+        if not corpus or not queries or not domains:
+            st.error("Choose at least one domain and provide a corpus and a query file.")
+        else:
+            OUT_DIR.mkdir(parents=True, exist_ok=True)
+            out = OUT_DIR / f"benchmark-seed{seed}.jsonl"
 
-        with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
-            report = guarded_write(lambda: _build(queries, corpus, libraries, out, seed=int(seed), top_k=int(top_k),
-                                                  embedder="minilm-onnx" if dense else None, domains=domains,
-                                                  max_queries_per_domain=int(per_domain) or None))
-        if report:
-            st.session_state["build_report"] = report.to_dict()
+            with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
+                report = guarded_write(lambda: _build(queries, corpus, libraries, out, seed=int(seed), top_k=int(top_k),
+                                                      embedder="minilm-onnx" if dense else None, domains=domains,
+                                                      max_queries_per_domain=int(per_domain) or None))
+            if report:
+                st.session_state["build_report"] = report.to_dict()
 
-report = st.session_state.get("build_report")
-if report:
-    out = Path(report["out_path"])
-    st.success(f"Built {report['instances']} instances in {report['seconds']} s "
-               f"(average {report['avg_constraints']} constraints per instance).")
-    metrics = st.columns(3)
-    for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain"), strict=True):
-        counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
-        counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
-        col.dataframe(counts, hide_index=True)
-    for problem in report["skipped"]:
-        st.warning(problem)
-    if out.exists():
-        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-        st.dataframe(pd.DataFrame([{
-            "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
-            "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
-        } for r in rows]), hide_index=True, key="build_preview")
-        st.download_button("Download JSONL", out.read_bytes(), file_name=out.name, mime="application/jsonl",
-                           key="build_download")
-        import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")
+    report = st.session_state.get("build_report")
+    if report:
+        out = Path(report["out_path"])
+        st.success(f"Built {report['instances']} instances in {report['seconds']} s "
+                   f"(average {report['avg_constraints']} constraints per instance).")
+        metrics = st.columns(3)
+        for col, key, title in zip(metrics, ("by_mode", "by_origin", "by_domain"), ("Mode", "Origin", "Domain"), strict=True):
+            counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
+            counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
+            col.dataframe(counts, hide_index=True)
+        for problem in report["skipped"]:
+            st.warning(problem)
+        if out.exists():
+            rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+            st.dataframe(pd.DataFrame([{
+                "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
+                "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
+            } for r in rows]), hide_index=True, key="build_preview")
+            st.download_button("Download JSONL", out.read_bytes(), file_name=out.name, mime="application/jsonl",
+                               key="build_download")
+            import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")
+
+
+tabs = st.tabs(["Import a file", "EnterpriseRAG", "RAG-Stress (KB corruption)", "Misleading evidence", "DomainRAG"])
+with tabs[0]:
+    format_import_panel(principal)
+with tabs[1]:
+    _enterprise_rag_tab()
+for tab, protocol in zip(tabs[2:], PROTOCOL_BUILDERS, strict=True):
+    with tab:
+        protocol_build_panel(principal, protocol)

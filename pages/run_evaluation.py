@@ -4,13 +4,22 @@ items and cancel."""
 
 import streamlit as st
 
-from core.generation import models_admin, registered_models, run_estimates, runs
+from core.generation import models_admin, registered_models, run_estimates, run_scope, runs
+from core.ingest.sets import benchmark_sets
 from core.scoring.judges.names import HEURISTIC, judge_label
 from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
-from ui.run_admin import model_form, models_table, preflight_table, watch_panel
+from ui.run_admin import (
+    hidden_runs_panel,
+    hide_button,
+    model_form,
+    models_table,
+    preflight_table,
+    scope_text,
+    watch_panel,
+)
 from ui.session import engine
 
 principal = require_page(__file__)
@@ -28,11 +37,27 @@ with st.expander("Models", expanded=open_models):
 
 st.subheader("New run")
 models = registered_models.model_names(engine())
+sets = {info.id: info.label for info in benchmark_sets(engine())}
+scope_cols = st.columns(2)
+set_id = scope_cols[1].selectbox("Benchmark set", [None, *sets], key="run_set",
+                                 format_func=lambda i: "latest versions of every instance" if i is None else sets[i])
+every = run_scope.scope_choices(engine(), [], set_id)
+protocols = scope_cols[0].multiselect(
+    "Protocols", list(every.protocols), key="run_protocols",
+    format_func=lambda p: f"{p} ({every.protocols[p]} instances)",
+    placeholder=f"all {len(every.protocols)} protocols ({sum(every.protocols.values())} instances)")
+choices = run_scope.scope_choices(engine(), protocols, set_id)
 left, right = st.columns(2)
 run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1 vs qwen3, noisy only")
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
-domains = left.multiselect("Domains", runs.domain_names(engine()), key="run_domains", placeholder="all domains")
+domains = left.multiselect("Domains", list(choices.domains), key="run_domains",
+                           placeholder=choices.all_domains_label(),
+                           help="Empty: the domains listed here now, named in the run (never ones imported later).")
 modes = left.multiselect("Modes", MODES, key="run_modes", placeholder="all modes")
+conditions = left.multiselect("Conditions", run_scope.protocol_conditions(protocols or list(every.protocols)),
+                              key="run_conditions", format_func=lambda c: c or "default",
+                              placeholder="each protocol's default",
+                              help="One item per instance and condition its protocol declares and that applies.")
 judges = left.multiselect("Judges (score after generation, in this order)", judge_choices(engine()),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
@@ -40,13 +65,17 @@ limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, ste
 concurrency = right.number_input("Concurrency per provider", min_value=1, max_value=64, value=8, key="run_concurrency")
 budget = right.number_input("Budget in USD (0 = none)", min_value=0.0, value=0.0, step=1.0, key="run_budget")
 
-options = runs.RunOptions(models=chosen_models, domains=domains, modes=modes, limit=int(limit) or None,
-                          concurrency=int(concurrency), budget_usd=float(budget) or None,
-                          judge=",".join(judges) or None, name=run_name.strip())
+options = run_scope.frozen_options(
+    runs.RunOptions(models=chosen_models, domains=domains, modes=modes, limit=int(limit) or None,
+                    concurrency=int(concurrency), budget_usd=float(budget) or None, judge=",".join(judges) or None,
+                    name=run_name.strip(), conditions=conditions or [""], protocols=protocols, set_id=set_id),
+    choices)
 to_check = list(dict.fromkeys([*chosen_models, *models_admin.judge_models(judges)]))
 
 if chosen_models:
-    estimate = run_estimates.estimate_options(engine(), options)
+    estimate = guarded_write(lambda: run_estimates.estimate_options(engine(), options)) or run_estimates.Estimate()
+    st.caption(f"Scope: {scope_text(options, choices, estimate, sets.get(set_id, 'latest versions'))}",
+               help=estimate.shape())
     cols = st.columns(4)
     cols[0].metric("Items", estimate.items)
     cols[1].metric("Paid calls", estimate.calls)
@@ -66,16 +95,22 @@ if chosen_models:
             st.error(f"{name} cannot be called: {', '.join(missing)} not set (environment or .streamlit/secrets.toml).",
                      icon=":material/key_off:")
     blocked = any(unset.values())
+    stop = run_scope.stop_point(estimate, options.budget_usd)
+    budget_confirmed = bool(stop) and st.checkbox(f"{stop} Launch anyway.", key="run_budget_confirmed")
+    if stop and not budget_confirmed:
+        st.warning(stop + " Confirm it above to launch.", icon=":material/savings:")
     check, launch = st.columns([1, 3])
     if check.button("Check models", key="run_preflight", disabled=blocked,
                     help="One tiny call per model (and LLM judge) to see that it answers."):
         st.session_state["run_preflight_results"] = guarded_write(
             lambda: run_services.preflight(engine(), principal, to_check))
-    if launch.button("Launch run", type="primary", disabled=estimate.items == 0 or blocked, key="run_launch"):
+    if launch.button("Launch run", type="primary", key="run_launch",
+                     disabled=estimate.items == 0 or blocked or (bool(stop) and not budget_confirmed)):
         checked = guarded_write(lambda: run_services.preflight(engine(), principal, to_check))
         st.session_state["run_preflight_results"] = checked
         if checked and all(result.ok for result in checked):
-            launched = guarded_write(lambda: run_services.launch(engine(), principal, options))
+            launched = guarded_write(lambda: run_services.launch_from_form(engine(), principal, options, estimate.items,
+                                                                           budget_confirmed))
             if launched:
                 run_id, pid = launched
                 st.session_state["run_selected"] = run_id
@@ -99,3 +134,5 @@ if choices:
         watch_panel(principal, run_id)
 
     live_progress(run_id)
+    hide_button(principal, run_id)
+hidden_runs_panel(principal)

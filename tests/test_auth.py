@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.generation import runs
+from core.generation import run_archive, runs
 from core.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
 from core.review.annotations import export_labels, import_annotations
 from core.review.auth import (
@@ -27,9 +27,10 @@ from core.review.auth import (
 )
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label, set_sample_blinding
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
+from core.services import protocol_builds
 from core.services import runs as run_services
 from core.services.accounts import change_account, create_account
-from core.services.benchmarks import build_benchmark_file, import_benchmark_file
+from core.services.benchmarks import build_benchmark_file, import_benchmark_file, import_format, preview_format
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -156,6 +157,8 @@ EXPECTED_ACTIONS = {
     "register_models": {"admin"},
     "launch_run": {"admin"},
     "cancel_run": {"admin"},
+    "hide_run": {"admin"},
+    "delete_run": {"admin"},
     "manage_users": {"admin"},
     "build_benchmark": {"admin"},
     "import_benchmark": {"admin"},
@@ -222,11 +225,19 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
         "register_models": [lambda p: run_services.register_baselines(engine, p)],
         "launch_run": [lambda p: run_services.launch_run(engine, p, runs.RunOptions(models=["no-such-model"]))],
         "cancel_run": [lambda p: run_services.stop_run(engine, p, 999_999)],
+        "hide_run": [lambda p: run_services.hide_run(engine, p, 999_999, True, None)],
+        "delete_run": [lambda p: run_services.delete_run(engine, p, 999_999, run_archive.DeletionPlan(0, "", 0, 0, 0, 0))],
         "manage_users": [lambda p: create_account(engine, p, "a b", "viewer", "long-password"),
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],
-                                                           tmp_path / "out.jsonl", 0, embedder=None)],
-        "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing)],
+                                                           tmp_path / "out.jsonl", 0, embedder=None),
+                            lambda p: protocol_builds.build_kb_corruption(engine, p, missing, tmp_path / "kb"),
+                            lambda p: protocol_builds.build_misleading_evidence(engine, p, missing, "hotpotqa",
+                                                                                tmp_path / "me.jsonl"),
+                            lambda p: protocol_builds.build_domainrag(engine, p, missing, tmp_path / "dr.jsonl")],
+        "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing),
+                             lambda p: preview_format(engine, p, missing, "jsonl", False),
+                             lambda p: import_format(engine, p, missing, "jsonl", "s")],
     }
 
 

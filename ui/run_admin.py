@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.generation import jobs, models_admin, run_progress, runs
+from core.generation import jobs, models_admin, run_archive, run_estimates, run_progress, run_scope, runs
 from core.generation.providers.base import ModelConfig
 from core.generation.providers.prices import default_price
 from core.review.auth import Principal
@@ -117,6 +117,16 @@ def model_form(principal: Principal) -> None:
             st.warning(f"{saved_name} cannot be called yet: {', '.join(missing)} not set.", icon=":material/key_off:")
 
 
+def scope_text(options: runs.RunOptions, choices: run_scope.ScopeChoices, estimate: run_estimates.Estimate,
+               where: str) -> str:
+    """The run's scope spelled out: protocols, set, the domains named (all of them counted), and the item count."""
+    protocols = ", ".join(options.protocols) or f"all {len(choices.protocols)} protocols"
+    domains = (f"all {len(choices.domains)} domains ({', '.join(choices.domains)})"
+               if options.domains == list(choices.domains) else ", ".join(options.domains))
+    return (f"{protocols} · {where} · {domains} · {estimate.instances} instances x "
+            f"{len(estimate.by_condition) or 1} condition(s) x {len(options.models)} model(s) = {estimate.items} items")
+
+
 def preflight_table(results: list[models_admin.Preflight]) -> None:
     """Each checked model: OK or the readable reason it cannot be called."""
     for result in results:
@@ -164,3 +174,41 @@ def watch_panel(principal: Principal, run_id: int) -> None:
             if retried:
                 st.success(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
                            f"background (process {retried[1]}).")
+
+
+def hide_button(principal: Principal, run_id: int) -> None:
+    """Hide the watched run (archived: out of every list and picker, kept in the database)."""
+    read = run_archive.run_hidden_at(engine(), run_id)
+    if (st.button(f"Hide run {run_id}", key=f"run_hide_{run_id}", icon=":material/visibility_off:",
+                  help="Takes the run out of every list and picker; nothing is deleted and it can be shown again.")
+            and guarded_write(lambda: run_services.hide_run(engine(), principal, run_id, True, read))):
+        st.session_state["run_archive_done"] = f"Run {run_id} hidden; it is listed under Hidden runs."
+        st.rerun()
+
+
+def hidden_runs_panel(principal: Principal) -> None:
+    """Hidden runs: show one again, or delete it after confirming exactly what goes."""
+    if done := st.session_state.pop("run_archive_done", None):
+        st.success(done, icon=":material/check:")
+    hidden = run_archive.hidden_runs(engine())
+    if not hidden:
+        return
+    with st.expander(f"Hidden runs ({len(hidden)})"):
+        labels = {saved: f"run {saved} · {run.name or 'unnamed'} · hidden by {run.hidden_by}"
+                  for run in hidden if (saved := int(run.id or 0))}
+        run_id = st.selectbox("Hidden run", list(labels), format_func=labels.get, key="run_hidden_selected")
+        run = next(r for r in hidden if r.id == run_id)
+        if (st.button("Show it again", key="run_unhide")
+                and guarded_write(lambda: run_services.hide_run(engine(), principal, run_id, False, run.hidden_at))):
+            st.session_state["run_archive_done"] = f"Run {run_id} is shown again."
+            st.rerun()
+        plan = run_archive.deletion_plan(engine(), run_id)
+        if plan.annotations:
+            st.info(f"Run {run_id} holds {plan.annotations} human label(s), which are never deleted: it stays hidden.")
+            return
+        sure = st.checkbox(f"Delete {plan.summary()}. This cannot be undone.", key=f"run_delete_confirm_{run_id}")
+        if st.button("Delete permanently", key="run_delete", type="primary", disabled=not sure):
+            deleted = guarded_write(lambda: run_services.delete_run(engine(), principal, run_id, plan))
+            if deleted:
+                st.session_state["run_archive_done"] = f"Deleted {deleted.summary()}."
+                st.rerun()

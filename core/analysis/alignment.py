@@ -188,9 +188,10 @@ def expert_agreement(engine: Engine, run_ids: Iterable[int] | None = None) -> li
 
 
 def run_choices(engine: Engine) -> dict[int, str]:
-    """Every run as id -> '#id name', newest first (the page's run picker)."""
+    """Every run not hidden as id -> '#id name', newest first (the page's run picker)."""
     with Session(engine) as session:
-        return {saved_id(r): f"#{r.id} {r.name}" for r in session.exec(select(Run).order_by(col(Run.id).desc())).all()}
+        return {saved_id(r): f"#{r.id} {r.name}" for r in session.exec(select(Run).where(col(Run.hidden_at).is_(None))
+                                                                       .order_by(col(Run.id).desc())).all()}
 
 
 def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:

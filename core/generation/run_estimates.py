@@ -22,9 +22,9 @@ from core.generation.runs import (
     RunOptions,
     check_options,
     instance_conditions,
+    options_instances,
     pending_items,
     run_options,
-    select_instances,
 )
 from core.store.benchmark import benchmark_version
 from core.store.db import saved_id
@@ -85,8 +85,9 @@ class EstimateCache:
         self._lock = threading.RLock()
 
     def scope(self, session: Session, version: tuple, options: RunOptions) -> list[PromptKey]:
-        """The (instance id, condition) items the options' domains, modes, limit and conditions select."""
-        key = ("scope", version, tuple(options.domains), tuple(options.modes), options.limit, tuple(options.conditions))
+        """The (instance id, condition) items the options' protocols, set, domains, modes, limit and conditions select."""
+        key = ("scope", version, tuple(options.domains), tuple(options.modes), options.limit, tuple(options.conditions),
+               tuple(options.protocols), options.set_id)
         return self._entry(session, key, lambda: _scope_items(session, options))
 
     def book(self, session: Session, version: tuple, keys: list[PromptKey], options: RunOptions) -> PromptBook:
@@ -136,7 +137,7 @@ def estimate_options(engine: Engine, options: RunOptions) -> Estimate:
 
 
 def _scope_items(session: Session, options: RunOptions) -> list[PromptKey]:
-    instances = select_instances(session, options.domains, options.modes, options.limit)
+    instances = options_instances(session, options)
     return [(saved_id(i), condition) for i, condition in
             (instance_conditions(instances, options.conditions) if instances else [])]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
@@ -16,7 +17,7 @@ from core.generation.run_prompts import PromptKey
 from core.protocols import get_protocol
 from core.store.db import saved_id, select_columns
 from core.store.leases import Fence, LeaseHeld, check_fences, held_message, lease_holder, run_lease
-from core.store.models import Domain, Instance, Model, Response, Run, utc_now
+from core.store.models import BenchmarkSetMember, Domain, Instance, Model, Response, Run, utc_now
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
@@ -48,6 +49,8 @@ class RunOptions:
     context_policy: str = "refuse"
     executor: str = "local"  # or "ray": core.generation.ray_executor
     ray_address: str | None = None
+    protocols: list[str] = field(default_factory=list)  # empty: every protocol
+    set_id: int | None = None  # a benchmark set: only its instance versions
 
 
 def code_version() -> str:
@@ -63,17 +66,31 @@ def code_version() -> str:
             return "unknown"
 
 
-def select_instances(session: Session, domains: list[str], modes: list[str], limit: int | None) -> list[Instance]:
-    """Latest instance versions filtered by domain names and modes, in a stable order, at most `limit`."""
-    query = select(Instance).join(Domain, col(Domain.id) == col(Instance.domain_id)).where(col(Instance.is_latest))
+def select_instances(session: Session, domains: list[str], modes: list[str], limit: int | None,
+                     protocols: Sequence[str] = (), set_id: int | None = None) -> list[Instance]:
+    """Latest instance versions (a set's own versions with `set_id`) filtered by domain names, modes and protocols,
+    in a stable order, at most `limit`."""
+    query = select(Instance).join(Domain, col(Domain.id) == col(Instance.domain_id))
+    if set_id is None:
+        query = query.where(col(Instance.is_latest))
+    else:
+        query = query.join(BenchmarkSetMember, col(BenchmarkSetMember.instance_id) == col(Instance.id)).where(
+            BenchmarkSetMember.set_id == set_id)
     if domains:
         query = query.where(col(Domain.name).in_(domains))
     if modes:
         query = query.where(col(Instance.mode).in_(modes))
+    if protocols:
+        query = query.where(col(Instance.protocol).in_(protocols))
     query = query.order_by(col(Domain.name), col(Instance.uid), col(Instance.id))
     if limit:
         query = query.limit(limit)
     return list(session.exec(query))
+
+
+def options_instances(session: Session, options: RunOptions) -> list[Instance]:
+    """The instances a run created from `options` covers (before conditions)."""
+    return select_instances(session, options.domains, options.modes, options.limit, options.protocols, options.set_id)
 
 
 def instance_conditions(instances: list[Instance], conditions: list[str]) -> list[tuple[Instance, str]]:
@@ -109,9 +126,9 @@ def create_run(engine: Engine, options: RunOptions) -> int:
         models = resolve_models(session, options.models)
         check_generators(models)
         check_prices(models)
-        instances = select_instances(session, options.domains, options.modes, options.limit)
+        instances = options_instances(session, options)
         if not instances:
-            raise ValueError("no instances match the domain/mode filters")
+            raise ValueError("no instances match the protocol/set/domain/mode filters")
         items = instance_conditions(instances, options.conditions)
         run = Run(name=options.name, status="pending", config=asdict(options), code_version=code_version(),
                   budget_usd=options.budget_usd)
@@ -193,9 +210,10 @@ def failed_items(engine: Engine, run_id: int) -> list[dict[str, Any]]:
 
 
 def recent_runs(engine: Engine, limit: int = 20) -> list[Run]:
-    """The most recent runs, newest first."""
+    """The most recent runs not hidden, newest first."""
     with Session(engine) as session:
-        return list(session.exec(select(Run).order_by(col(Run.id).desc()).limit(limit)))
+        return list(session.exec(select(Run).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())
+                                 .limit(limit)))
 
 
 def domain_names(engine: Engine) -> list[str]:

@@ -17,12 +17,13 @@ if TYPE_CHECKING:
 _RUNS_SQL = """
 SELECT r.run_id, run.name, run.status, COUNT(*) AS responses FROM response r
 JOIN instance i ON i.id = r.instance_id JOIN run ON run.id = r.run_id
-WHERE i.protocol = :protocol AND r.status = 'done' GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
+WHERE i.protocol = :protocol AND r.status = 'done' AND run.hidden_at IS NULL
+GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
 """
 
 
 def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
-    """Runs holding done responses of `protocol`, newest first: run_id, name, status, responses."""
+    """Runs not hidden holding done responses of `protocol`, newest first: run_id, name, status, responses."""
     return read_sql(engine, _RUNS_SQL, {"protocol": protocol})
 
 

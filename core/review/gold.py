@@ -100,9 +100,9 @@ class RunChoice:
 
 
 def sample_runs(engine: Engine) -> list[RunChoice]:
-    """Every run, newest first, with its count of finished (done) responses."""
+    """Every run not hidden, newest first, with its count of finished (done) responses."""
     with Session(engine) as session:
-        runs = session.exec(select(Run).order_by(col(Run.id).desc())).all()
+        runs = session.exec(select(Run).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())).all()
         done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
                                  .group_by(col(Response.run_id))).all())
     return [RunChoice(saved_id(r), r.name, r.status, done.get(saved_id(r), 0)) for r in runs]

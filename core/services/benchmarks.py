@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from core.construction.build import BuildReport, build_benchmark
+from core.ingest.format_sets import FormatPreview, import_format_set, preview_format_file
 from core.ingest.io import ImportReport, LineError, import_file, validate_file
 from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 from core.review.auth import Principal, authorize
@@ -40,3 +41,20 @@ def import_benchmark_set(engine: Engine, principal: Principal | None, path: Path
     that would change need the explicit `on_changed` choice (core.ingest.sets.ON_CHANGED)."""
     admin = authorize(engine, principal, "import_benchmark")
     return import_set_file(engine, path, set_name, on_changed=on_changed, origin=origin, author=admin.username)
+
+
+def preview_format(engine: Engine, principal: Principal | None, path: Path, fmt: str, skip_invalid: bool,
+                   protocol: str | None = None) -> FormatPreview:
+    """An admin's preview of importing a file of layout `fmt` (re-checked: import_benchmark): records, rejects."""
+    authorize(engine, principal, "import_benchmark")
+    return preview_format_file(engine, path, fmt, skip_invalid, protocol)
+
+
+def import_format(engine: Engine, principal: Principal | None, path: Path, fmt: str, set_name: str, *,
+                  skip_invalid: bool = False, on_changed: str | None = None,
+                  protocol: str | None = None) -> tuple[FormatPreview, SetImportReport]:
+    """An admin imports a file of layout `fmt` (under `protocol` if given) as a new named set (re-checked:
+    import_benchmark)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_format_set(engine, path, fmt, set_name, skip_invalid=skip_invalid, on_changed=on_changed,
+                             author=admin.username, protocol=protocol)

@@ -1,17 +1,19 @@
-"""Authorised run and model writes: register models and baselines, preflight, launch, cancel and retry runs."""
+"""Authorised run and model writes: register models and baselines, preflight, launch, cancel, retry, hide and delete
+runs."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from core.generation import jobs, models_admin, registered_models, runs
+from core.generation import jobs, models_admin, registered_models, run_archive, run_estimates, run_scope, runs
 from core.generation.llm import config_from_model
 from core.generation.providers.base import ModelConfig
 from core.review.auth import Principal, authorize
-from core.store.models import Model
+from core.store.models import Model, Run
 
 
 def register_baselines(engine: Engine, principal: Principal | None) -> list[str]:
@@ -53,6 +55,27 @@ def launch(engine: Engine, principal: Principal | None, options: runs.RunOptions
     return run_id, pid
 
 
+class ScopeChanged(ValueError):
+    """The form's scope no longer holds what it showed, or a budget below the estimate was not confirmed."""
+
+
+def launch_from_form(engine: Engine, principal: Principal | None, options: runs.RunOptions, shown_items: int,
+                     budget_confirmed: bool = False) -> tuple[int, int]:
+    """launch(), refused (ScopeChanged) unless the options name their domains, still select exactly the `shown_items`
+    the form showed, and a budget below the estimate was confirmed by its stop point (re-checked: launch_run)."""
+    authorize(engine, principal, "launch_run")
+    if not options.domains:
+        raise ScopeChanged("the run must name its domains (the form freezes 'all domains' into their names)")
+    estimate = run_estimates.estimate_options(engine, options)
+    if estimate.items != shown_items:
+        raise ScopeChanged(f"the form showed {shown_items} items but this scope now holds {estimate.items} (the "
+                           "benchmark changed); check the form again before launching")
+    stop = run_scope.stop_point(estimate, options.budget_usd)
+    if stop and not budget_confirmed:
+        raise ScopeChanged(stop + " Confirm the budget to launch anyway.")
+    return launch(engine, principal, options)
+
+
 def stop_run(engine: Engine, principal: Principal | None, run_id: int) -> str:
     """An admin cancels a run (re-checked: cancel_run); the run's status afterwards."""
     authorize(engine, principal, "cancel_run")
@@ -71,3 +94,18 @@ def retry_failed_items(engine: Engine, principal: Principal | None, run_id: int)
     pid = jobs.launch_in_background(engine, run_id)
     models_admin.reap_when_done(pid)
     return count, pid
+
+
+def hide_run(engine: Engine, principal: Principal | None, run_id: int, hidden: bool,
+             read_hidden_at: datetime | None) -> Run:
+    """An admin hides (archives) a run or shows it again (re-checked: hide_run), refused if another admin changed it
+    since the page read `read_hidden_at`; nothing is deleted."""
+    admin = authorize(engine, principal, "hide_run")
+    return run_archive.set_hidden(engine, run_id, hidden, read_hidden_at, admin.username)
+
+
+def delete_run(engine: Engine, principal: Principal | None, run_id: int,
+               confirmed: run_archive.DeletionPlan) -> run_archive.DeletionPlan:
+    """An admin deletes a hidden run after confirming exactly what goes (re-checked: delete_run)."""
+    authorize(engine, principal, "delete_run")
+    return run_archive.delete_run(engine, run_id, confirmed)

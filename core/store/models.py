@@ -120,6 +120,9 @@ class Run(SQLModel, table=True):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
+    hidden_at: datetime | None = Field(default=None, description="When an admin hid (archived) the run: it leaves "
+                                       "every list and picker and stays in the database.")
+    hidden_by: str = Field(default="", sa_column_kwargs={"server_default": ""}, description="Who hid the run.")
 
 
 class Response(SQLModel, table=True):

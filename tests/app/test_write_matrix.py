@@ -17,7 +17,7 @@ import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from core.generation import jobs, registered_models, runs
+from core.generation import jobs, registered_models, run_archive, runs
 from core.permissions import ACTIONS, ROLES, allowed, may_open
 from core.review.auth import get_user, update_user
 from core.review.gold import draw_gold_sample
@@ -91,6 +91,15 @@ def _failed_run(seeded) -> None:
     fail_every_item(seeded.engine, run_where(seeded, "matrix").id)
 
 
+def _hide_seed_run(seeded) -> None:
+    run_archive.set_hidden(seeded.engine, run_where(seeded, "seed run").id, True, None, "admin")
+
+
+def _delete(at, seeded):
+    next(c for c in at.checkbox if c.label.startswith("Delete run")).check().run()
+    click(at, "Delete permanently")
+
+
 def _label(at, seeded):
     for radio in at.radio:
         radio.set_value(radio.options[-1])
@@ -121,6 +130,10 @@ WRITES = {
     "run-retry": Write("pages/run_evaluation.py", "launch_run", "admin", lambda at, s: click(at, "Retry the"),
                        lambda s: count(s, select(func.count()).where(Response.status == "failed")) == 0,
                        setup=_failed_run),
+    "run-hide": Write("pages/run_evaluation.py", "hide_run", "admin", lambda at, s: click(at, "Hide run"),
+                      lambda s: run_where(s, "seed run").hidden_at is not None),
+    "run-delete": Write("pages/run_evaluation.py", "delete_run", "admin", _delete,
+                        lambda s: run_where(s, "seed run") is None, setup=_hide_seed_run),
     "adjudicate-draw-sample": Write("pages/adjudicate.py", "draw_gold_sample", "admin",
                                     lambda at, s: click(at, "Draw sample and assign"),
                                     lambda s: count(s, select(func.count()).select_from(Assignment)) > 0),

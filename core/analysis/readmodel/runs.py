@@ -22,13 +22,14 @@ FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
 
 
 def scored_runs(engine: Engine) -> pd.DataFrame:
-    """Runs that have verdicts, newest first: id, name, status, config, verdicts."""
+    """Runs not hidden that have verdicts, newest first: id, name, status, config, verdicts."""
     from sqlmodel import col
 
     with Session(engine) as session:
         rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config),
                                       func.count(col(Verdict.id)))
-                               .join(Verdict, col(Verdict.run_id) == Run.id).group_by(col(Run.id))
+                               .join(Verdict, col(Verdict.run_id) == Run.id).where(col(Run.hidden_at).is_(None))
+                               .group_by(col(Run.id))
                                .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 

@@ -24,11 +24,13 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 from core.language import cjk_language
@@ -646,3 +648,29 @@ def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: Co
                 out.llm_edits += 1
         out.instances.append(stress_instance(spec, plan, seed))
     return out
+
+
+SOURCE_FORMATS = ("hotpotqa", "medqa")
+
+
+def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit: int | None = None,
+                      complete_json: CompleteJson | None = None, llm_name: str = "",
+                      skipped: Path | None = None) -> tuple[StressBuild, int, Path]:
+    """Parse `source` (layout `fmt`), build RAG-Stress instances from its first `limit` items, write them to `out`
+    (importable JSONL) and the skipped items to `skipped` (default OUT.skipped.jsonl). Returns (build, items read, skipped list); a source with
+    errors raises ValueError naming the first ones."""
+    from core.ingest.importers import get_importer
+
+    if fmt not in SOURCE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(SOURCE_FORMATS)}")
+    parsed = get_importer(fmt).parse(source)
+    if not parsed.ok:
+        raise ValueError("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in parsed.errors[:20]))
+    specs = [spec for _, spec in parsed.instances][:limit]
+    result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
+    listed = skipped or out.with_suffix(".skipped.jsonl")
+    listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
+                              for s in result.skipped), encoding="utf-8")
+    return result, len(specs), listed

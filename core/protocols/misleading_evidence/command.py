@@ -36,31 +36,25 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
-        from core.ingest.importers import get_importer
         from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
-        from core.protocols.misleading_evidence.builder import build_stress
+        from core.protocols.misleading_evidence.builder import build_stress_file
 
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
-        parsed = get_importer(fmt).parse(source)
-        if not parsed.ok:
-            for error in parsed.errors[:20]:
-                typer.echo(f"line {error.line}: {error.field}: {error.message}", err=True)
-            raise typer.Exit(1)
-        specs = [spec for _, spec in parsed.instances][:limit]
         complete_json = None
         if llm:
             from core.commands.build import llm_complete_json
 
             complete_json = llm_complete_json(llm)
-        result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm or "")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
-        listed = skipped or out.with_suffix(".skipped.jsonl")
-        listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
-                                  for s in result.skipped), encoding="utf-8")
+        try:
+            result, items, listed = build_stress_file(source, fmt, out, seed, limit=limit, complete_json=complete_json,
+                                                      llm_name=llm or "", skipped=skipped)
+        except ValueError as exc:
+            for problem in str(exc).split("; "):
+                typer.echo(problem, err=True)
+            raise typer.Exit(1) from None
         summary = {k: v for k, v in result.to_dict().items() if k != "skipped_items"}
-        typer.echo(json.dumps({"source": str(source), "items": len(specs), "out": str(out),
+        typer.echo(json.dumps({"source": str(source), "items": items, "out": str(out),
                                "skipped_list": str(listed), **summary}, indent=2, ensure_ascii=False))
         conditions = ",".join([CLOSED_BOOK, "clean", *MISLEADING_CONDITIONS])
         typer.echo(f"next: gauntlet import {out} && gauntlet run --models ... --domains "

@@ -1,0 +1,69 @@
+"""What the Run evaluation form shows is what the run covers: the protocols and domains a set (or the whole
+benchmark) holds, with counts, "all" frozen into explicit names when the form is shown, and the stop point of a budget
+below the estimate."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from core.generation.run_estimates import Estimate
+from core.generation.runs import RunOptions, options_instances
+from core.protocols import get_protocol
+from core.store.models import Domain
+
+
+@dataclass(frozen=True)
+class ScopeChoices:
+    """What a protocol/set choice holds: instance counts per protocol and per domain."""
+
+    protocols: dict[str, int]
+    domains: dict[str, int]
+
+    def all_domains_label(self) -> str:
+        """'all N domains (M instances)': the spelled-out meaning of an empty Domains choice."""
+        return f"all {len(self.domains)} domains ({sum(self.domains.values())} instances)"
+
+
+def scope_choices(engine: Engine, protocols: list[str], set_id: int | None) -> ScopeChoices:
+    """Instances per protocol in the set (or the latest benchmark), and per domain within the chosen protocols."""
+    with Session(engine) as session:
+        every = options_instances(session, RunOptions(models=[], set_id=set_id))
+        names = dict(session.exec(select(Domain.id, Domain.name)).all())
+    chosen = [i for i in every if not protocols or i.protocol in protocols]
+    by_protocol = Counter(i.protocol for i in every)
+    by_domain = Counter(names[i.domain_id] for i in chosen)
+    return ScopeChoices(dict(sorted(by_protocol.items())), dict(sorted(by_domain.items())))
+
+
+def protocol_conditions(protocols: list[str] | tuple[str, ...]) -> list[str]:
+    """The condition names the chosen protocols declare ('' = each protocol's default first), in a stable order."""
+    names = [c for p in protocols for c in get_protocol(p).condition_names()]
+    return list(dict.fromkeys(["", *names]))
+
+
+def frozen_options(options: RunOptions, choices: ScopeChoices) -> RunOptions:
+    """The options with an empty Domains choice replaced by the domains the form showed (never those imported later)."""
+    return replace(options, domains=list(options.domains or choices.domains))
+
+
+def affordable_items(estimate: Estimate, budget_usd: float | None) -> int | None:
+    """About how many items a budget below the estimate's upper bound pays for: the free (cached, baseline) ones and
+    as many paid calls as the budget covers at their average bound (None: no budget, or it covers every item)."""
+    if not budget_usd or budget_usd >= estimate.max_cost_usd or not estimate.calls:
+        return None
+    per_call = estimate.max_cost_usd / estimate.calls
+    return estimate.items - estimate.calls + math.floor(budget_usd / per_call)
+
+
+def stop_point(estimate: Estimate, budget_usd: float | None) -> str:
+    """'stops after about N of M items' when the budget is below the estimate, else ''."""
+    affordable = affordable_items(estimate, budget_usd)
+    if affordable is None:
+        return ""
+    return (f"A budget of ${budget_usd:.2f} is below the estimate of up to ${estimate.max_cost_usd:.4f}: the run "
+            f"stops after about {affordable} of {estimate.items} items.")

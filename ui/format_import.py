@@ -1,0 +1,87 @@
+"""Import a benchmark file of any supported layout from the browser (upload or a server path under the import
+folders) as its own named set: records read, rejects with line and field, then the import and its summary."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.ingest.format_sets import AS_PROTOCOL, FormatPreview, import_formats, import_roots, server_path
+from core.ingest.importers import NATIVE
+from core.ingest.io import LineError
+from core.ingest.sets import ON_CHANGED
+from core.review.auth import Principal
+from core.services.benchmarks import import_format, preview_format
+from ui.auth import guarded_write
+from ui.session import engine
+
+
+def _source_file(uploaded, typed: str) -> Path | None:
+    """The chosen file: the upload saved to a private temporary folder, or the checked server path."""
+    if uploaded is not None:
+        path = Path(tempfile.mkdtemp(prefix="gauntlet-import-")) / Path(uploaded.name).name
+        path.write_bytes(uploaded.getvalue())
+        return path
+    return guarded_write(lambda: server_path(typed)) if typed.strip() else None
+
+
+def problems_frame(problems: list[LineError]) -> pd.DataFrame:
+    """Rejected records or errors as a table: line, field, reason."""
+    return pd.DataFrame([{"line": p.line, "field": p.field, "reason": p.message} for p in problems],
+                        columns=["line", "field", "reason"])
+
+
+def _preview_text(preview: FormatPreview) -> str:
+    if not preview.parsed.ok:
+        lines = len({e.line for e in preview.parsed.errors})
+        return f"{len(preview.parsed.errors)} problem(s) in {lines} record(s): nothing can be imported from this file."
+    rejected = len({e.line for e in preview.parsed.rejected})
+    return (f"{preview.records} records read: {len(preview.parsed.instances)} valid, {rejected} rejected"
+            + (f", {len(preview.changed)} would change existing instances" if preview.changed else "") + ".")
+
+
+def format_import_panel(principal: Principal) -> None:
+    """Layout, file (upload or server path), set name and skip-invalid; the preview with rejects; the import."""
+    formats = import_formats()
+    cols = st.columns([1, 2])
+    fmt = cols[0].selectbox("Format", formats, index=formats.index(NATIVE), key="import_format",
+                            help="The layouts of `gauntlet import --format`.")
+    uploaded = cols[1].file_uploader("Upload a file", key="import_upload")
+    typed = st.text_input("or a path on the server", key="import_path",
+                          help="Read only under: " + ", ".join(map(str, import_roots())))
+    protocol = (st.selectbox("Import as", [None, *AS_PROTOCOL[fmt]], key="import_as_protocol",
+                             format_func=lambda p: p or "the format's own protocol") if fmt in AS_PROTOCOL else None)
+    skip_invalid = st.toggle("Leave out invalid records (listed below) instead of importing nothing",
+                             key="import_skip_invalid")
+    path = _source_file(uploaded, typed)
+    if path is None:
+        st.info("Choose a file to see what it holds before anything is imported.")
+        return
+    preview = guarded_write(lambda: preview_format(engine(), principal, path, fmt, skip_invalid, protocol))
+    if preview is None:
+        return
+    st.markdown(f"**{path.name}** ({fmt}): {_preview_text(preview)}")
+    if preview.problems():
+        st.dataframe(problems_frame(preview.problems()), hide_index=True, key="import_problems")
+        rejects = "".join(json.dumps({"line": p.line, "field": p.field, "reason": p.message}) + "\n"
+                          for p in preview.problems())
+        st.download_button("Download the rejects (JSONL)", rejects, file_name=f"{path.name}.rejects.jsonl",
+                           key="import_rejects_download")
+    if not preview.parsed.ok:
+        return
+    name = st.text_input("Set name", value=f"{fmt} {path.stem} {datetime.now():%Y-%m-%d %H:%M}",
+                         key=f"import_set_name_{fmt}_{path.name}")
+    choice = (st.radio("What to do with the instances that would change", list(ON_CHANGED), index=None,
+                       format_func=ON_CHANGED.get, key="import_on_changed") if preview.changed else None)
+    if st.button("Import as a new set", type="primary", key="import_run", disabled=bool(preview.changed) and not choice):
+        done = guarded_write(lambda: import_format(engine(), principal, path, fmt, name, skip_invalid=skip_invalid,
+                                                   on_changed=choice, protocol=protocol))
+        if done is not None and done[1].ok:
+            st.success(f"Imported {done[1].summary}.", icon=":material/check:")
+        elif done is not None:
+            st.error("Import refused: " + "; ".join(str(e) if e.line else e.message for e in done[1].errors[:5]))
