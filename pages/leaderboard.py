@@ -3,6 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
+from core.protocols.enterprise_rag import ENTERPRISE_RAG
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -16,7 +17,7 @@ st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, 
            "per 1k instances; † n < 30 (small sample); \"no data\" = nothing measured (never 0). CIs: Clopper-Pearson "
            "for rates, effective-n beta for bounded scores, Student t for cost.")
 
-filters = results_view.sidebar_filters(sets=True)
+filters = results_view.sidebar_filters(sets=True, protocol=ENTERPRISE_RAG.name)
 if filters:
     fitness_banner(filters.judge)
     board = results_view.leaderboard(*results_view.cache_args(filters))

@@ -26,6 +26,12 @@ def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
     return read_sql(engine, _RUNS_SQL, {"protocol": protocol})
 
 
+def newest_run_holding(engine: Engine, protocol: str, run_ids: Sequence[int]) -> int | None:
+    """The newest of `run_ids` that holds done responses of `protocol`; None when none of them does."""
+    held = set(protocol_runs(engine, protocol)["run_id"].astype(int))
+    return next((int(r) for r in sorted(run_ids, reverse=True) if int(r) in held), None)
+
+
 def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """The judges that scored response metrics in these runs (the rule checker left out)."""
     return [j for j in run_judges(engine, list(run_ids)) if j != RULE_JUDGE]
