@@ -8,6 +8,7 @@ from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 from ui.fitness_view import fitness_banner
+from ui.table_fit import fitting_columns
 from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
@@ -28,8 +29,9 @@ if filters:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")
     else:
-        st.dataframe(readmodel.leaderboard_table(board), hide_index=True, width="stretch",
-                     column_config={"Model": st.column_config.TextColumn("Model", pinned=True)})
+        for part, table in readmodel.leaderboard_parts(readmodel.leaderboard_table(board)).items():
+            st.markdown(f"**{part}**")
+            st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "Model"))
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
         for key in quality:
