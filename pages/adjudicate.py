@@ -31,6 +31,7 @@ from core.review.verification import overlap_setting, record_verification_adjudi
 from core.store.sanitize import plain_markdown
 from ui import gold_plan_view
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
+from ui.confirm import confirm, show_confirmations
 from ui.session import engine
 from ui.workspace import (
     _token,
@@ -45,6 +46,7 @@ from ui.workspace import (
 principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Gold labels & adjudication")
+show_confirmations()
 malformed = malformed_annotations(engine())
 if malformed:
     listed = "\n".join(f"- {plain_markdown(str(m))}" for m in malformed[:20])
@@ -119,7 +121,7 @@ with adjudicate_tab:
             elif guarded_write(lambda: record_adjudication(engine(), principal, picked.response_id, decision,
                                                            _token(f"adj_{picked.response_id}"))):
                 st.session_state.pop(f"token_adj_{picked.response_id}", None)
-                st.success("Gold label saved.")
+                confirm("Gold label saved.")
                 st.rerun()
 
 with verify_tab:
@@ -149,7 +151,7 @@ with verify_tab:
             elif guarded_write(lambda: record_verification_adjudication(engine(), principal, iid, final, note,
                                                                         _token(f"vadj_{iid}"))):
                 st.session_state.pop(f"token_vadj_{iid}", None)
-                st.success("Final decision saved.")
+                confirm("Final decision saved.")
                 st.rerun()
 
 with progress_tab:

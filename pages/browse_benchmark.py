@@ -5,10 +5,13 @@ URL (?instance=<id>), so a link opens it."""
 import pandas as pd
 import streamlit as st
 
+from core.ingest.composition import protocol_composition
 from core.ingest.io import composition
 from core.ingest.sets import benchmark_sets, set_names_of
+from core.protocols import PROTOCOLS
 from core.review.verification import verification_history
 from core.store.benchmark import domain_names, instance_detail, instance_rows
+from core.store.sanitize import plain_markdown
 from core.store.schema import MODES
 from ui.auth import require_page
 from ui.instance_view import MODE_LABELS, render_instance, render_verification_history
@@ -19,12 +22,21 @@ require_page(__file__)
 st.title("Browse benchmark")
 
 table5, table6 = composition(engine())
-with st.expander("Benchmark composition (Tables 5 and 6)", expanded=True):
-    left, right = st.columns(2)
-    left.dataframe(pd.DataFrame([vars(r) for r in table5]), hide_index=True,
-                   column_config=table_config(COMPOSITION_COLUMNS, pin="domain"))
-    right.dataframe(pd.DataFrame([vars(r) for r in table6]), hide_index=True,
-                    column_config=table_config(COMPOSITION_COLUMNS, pin="mode"))
+others = protocol_composition(engine())
+with st.expander("Benchmark composition, per protocol", expanded=True):
+    if table5[-1].instances or not others:
+        st.markdown(f"**EnterpriseRAG** · {table5[-1].instances} instances (Tables 5 and 6)")
+        left, right = st.columns(2)
+        left.dataframe(pd.DataFrame([vars(r) for r in table5]), hide_index=True,
+                       column_config=table_config(COMPOSITION_COLUMNS, pin="domain"))
+        right.dataframe(pd.DataFrame([vars(r) for r in table6]), hide_index=True,
+                        column_config=table_config(COMPOSITION_COLUMNS, pin="mode"))
+    for part in others:
+        title = PROTOCOLS.get(part.protocol).title if part.protocol in PROTOCOLS else part.protocol
+        st.markdown(f"**{plain_markdown(title)}** · {part.instances} instances")
+        st.dataframe(pd.DataFrame([vars(r) for r in part.rows]).drop(columns="protocol"), hide_index=True,
+                     key=f"composition_{part.protocol}",
+                     column_config={"share": st.column_config.NumberColumn("share of the protocol", format="percent")})
 
 sets = {s.id: s for s in benchmark_sets(engine())}
 filters = st.columns([2, 2, 2, 2, 3])

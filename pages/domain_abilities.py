@@ -12,6 +12,7 @@ from core.protocols.domainrag import analysis as dr
 from core.scoring.judges.names import judge_label
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.drilldown import drilldown
 from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
@@ -182,7 +183,7 @@ st.subheader("The paper's Table 2, reproduced")
 paper_tables_panel(NAME, run_ids, judge, key="dr_paper")
 
 models = sorted(report["scores"]["model"].unique())
-tabs = st.tabs(["Lost in the middle", "HTML vs text", "Ability × setting", "Anti-reference adherence"])
+tabs = st.tabs(["Lost in the middle", "HTML vs text", "Ability × setting", "Anti-reference adherence", "Drill-down"])
 
 with tabs[0]:
     model = st.selectbox("Model", models, key="dr_noise_model")
@@ -216,3 +217,16 @@ with tabs[3]:
          "gold items (a list with one item dropped or swapped), so exact match cannot tell the two answers apart "
          "there.", lambda f: grouped_bars(f, "model", "measure"), "domainrag_anti_adherence",
          {"model": "model", "measure": "measure"})
+
+with tabs[4]:
+    scores = report["scores"]
+    c1, c2, c3 = st.columns(3)
+    model = c1.selectbox("Model", models, key="dr_dd_model")
+    abilities = [a for a in dr.ABILITY_LABELS if a in set(scores["ability"])]
+    ability = c2.selectbox("Ability", [None, *abilities], key="dr_dd_ability",
+                           format_func=lambda a: "any ability" if a is None else dr.ABILITY_LABELS[a])
+    settings = [s for s in SETTING_ORDER if s in set(dr.cell_responses(scores, model, ability, None, judge, metric)["setting"])]
+    setting = c3.selectbox("Setting", [None, *settings], key="dr_dd_setting",
+                           format_func=lambda s: "any setting" if s is None else s)
+    drilldown(dr.cell_responses(scores, model, ability, setting, judge, metric), judge, "dr_drill",
+              f"Responses behind {model} · {METRICS[metric]}, lowest score first")

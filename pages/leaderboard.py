@@ -3,11 +3,13 @@
 import streamlit as st
 
 from core.analysis import readmodel
+from core.protocols.enterprise_rag import ENTERPRISE_RAG
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
 from ui.fitness_view import fitness_banner
 from ui.paper_tables import paper_tables_panel
+from ui.table_fit import fitting_columns
 from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
@@ -17,7 +19,7 @@ st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, 
            "per 1k instances; † n < 30 (small sample); \"no data\" = nothing measured (never 0). CIs: Clopper-Pearson "
            "for rates, effective-n beta for bounded scores, Student t for cost.")
 
-filters = results_view.sidebar_filters(sets=True)
+filters = results_view.sidebar_filters(sets=True, protocol=ENTERPRISE_RAG.name)
 if filters:
     fitness_banner(filters.judge)
     board = results_view.leaderboard(*results_view.cache_args(filters))
@@ -28,8 +30,9 @@ if filters:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")
     else:
-        st.dataframe(readmodel.leaderboard_table(board), hide_index=True, width="stretch",
-                     column_config={"Model": st.column_config.TextColumn("Model", pinned=True)})
+        for part, table in readmodel.leaderboard_parts(readmodel.leaderboard_table(board)).items():
+            st.markdown(f"**{part}**")
+            st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "Model"))
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
         for key in readmodel.METRICS:

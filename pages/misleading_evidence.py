@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS, NAME, POLICY_LABELS
+from core.protocols.misleading_evidence import NAME as MISLEADING
 from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import plain_markdown
@@ -32,7 +33,7 @@ def cell(value: float, low: float, high: float, small: bool) -> str:
     return "no data" if pd.isna(value) else f"{value:.1%} [{low:.1%}, {high:.1%}]" + ("†" if small else "")
 
 
-filters = results_view.sidebar_filters(subset=False, domains=False)
+filters = results_view.sidebar_filters(subset=False, domains=False, protocol=MISLEADING, ias=False)
 if filters:
     out = outcomes(filters.run_ids, filters.judge, filters.version)
     label = judge_label(filters.judge)

@@ -4,8 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
+from core.protocols.enterprise_rag import ENTERPRISE_RAG
 from ui import charts, results_view
 from ui.auth import require_page
+from ui.drilldown import metric_drilldown
 from ui.tables import STATE_COUNT_COLUMNS, Col, show_table, state_caption
 
 require_page(__file__)
@@ -24,6 +26,7 @@ EFFECT_COLUMNS = {
     "k_with": Col("correct with", "int", "Responses judged correct among those with protocol constraints"),
     "k_without": Col("correct without", "int", "Responses judged correct among those without"),
 }
+ROBUSTNESS_METRICS = ("rejection", "loose_knowledge_protocol", "conflict_recognition", "coverage")
 CORRELATION_COLUMNS = {"paradigm": Col("Paradigm"), "rho": Col("Spearman rho", "num"), "p_value": Col("p", "p"),
                        "models": Col("Models", "int")}
 
@@ -34,7 +37,7 @@ def captions(states: pd.DataFrame, view: str, metrics: tuple[str, ...]) -> None:
         state_caption(states[states["metric"] == key], key, f"{view}, {readmodel.METRICS[key].label}")
 
 
-filters = results_view.sidebar_filters(subset=False, sets=True)
+filters = results_view.sidebar_filters(subset=False, sets=True, protocol=ENTERPRISE_RAG.name)
 if filters:
     catalog = results_view.models(filters.version)
     colors = results_view.model_colors(filters.version)
@@ -90,3 +93,6 @@ if filters:
         show_table(effect.assign(n=effect[["n_with", "n_without"]].min(axis=1)), EFFECT_COLUMNS | STATE_COUNT_COLUMNS, n_column="n",
                    key="rb_effect")
         captions(states, "Protocol effect", (metric,))
+
+    behind = results_view.filtered_scores(filters)
+    metric_drilldown(behind, filters.judge, "rb_drill", [m for m in ROBUSTNESS_METRICS if m in behind])

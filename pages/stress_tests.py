@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.protocols.kb_corruption import CONDITION_NAMES, NAME, SEVERITIES, TYPE_LABELS, TYPES
+from core.protocols.kb_corruption import NAME as KB_CORRUPTION
 from core.protocols.kb_corruption import analysis as kb_corruption
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
@@ -119,7 +120,7 @@ def show_response(response_id: int, judge: str) -> None:
         st.text(doc["text"])
 
 
-filters = results_view.sidebar_filters(subset=False, domains=False)
+filters = results_view.sidebar_filters(subset=False, domains=False, protocol=KB_CORRUPTION, ias=False)
 if filters:
     data = load(filters.run_ids, filters.judge, filters.version)
     scores, table = data["scores"], data["accuracy"]

@@ -9,13 +9,13 @@ from core.review.auth import ROLES, account_changes, generate_password, list_use
 from core.services.accounts import change_account, create_account
 from core.store.benchmark import domain_names
 from ui.auth import guarded_write, require_page
+from ui.confirm import confirm, show_confirmations
 from ui.session import engine
 
 FORM_FIELDS = ("role", "domains", "email", "active", "password")
 principal = require_page(__file__)
 st.title("Users")
-if "users_saved" in st.session_state:
-    st.success(st.session_state.pop("users_saved"), icon=":material/check:")
+show_confirmations()
 
 users = list_users(engine())
 st.dataframe(
@@ -36,7 +36,8 @@ with add, st.form("add_user", clear_on_submit=True):
     if st.form_submit_button("Create account", type="primary"):
         chosen = password or generate_password()
         if guarded_write(lambda: create_account(engine(), principal, username, role, chosen, new_domains, email)):
-            st.success(f"Created {username}." + ("" if password else f" Generated password: `{chosen}`"))
+            confirm(f"Created {username}." + ("" if password else f" Generated password: `{chosen}`"))
+            st.rerun()  # the table above lists the new account
 
 with edit:
     st.markdown("##### Change an account")
@@ -76,7 +77,7 @@ if current is not None:
             elif guarded_write(lambda: change_account(engine(), principal, current.username, version=opened["version"],
                                                       **edited)):
                 st.session_state.pop("edit_opened", None)
-                st.session_state["users_saved"] = f"Saved {current.username}: {', '.join(edited)} changed."
+                confirm(f"Saved {current.username}: {', '.join(edited)} changed.")
                 st.rerun()
 
 st.subheader("Account changes")

@@ -10,6 +10,7 @@ from core.analysis import decision, decision_report, picker, readmodel
 from core.analysis.judge_check import fitness_notice
 from ui import results_view
 from ui.session import engine
+from ui.table_fit import fitting_columns
 
 
 def _column_config(spec: picker.PickSpec) -> dict:
@@ -42,7 +43,10 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
         st.warning("**Weaknesses of the pick**\n\n" + "\n".join(f"- {line}." for line in weak))
     st.subheader("Ranking")
     st.caption(picker.metrics_note(judge) + " Cost per 1k queries: generation and judging apart, and their total.")
-    st.dataframe(picker.ranking_table(result), hide_index=True, width="stretch", column_config=_column_config(result.spec))
+    config = _column_config(result.spec)
+    for part, table in picker.ranking_parts(picker.ranking_table(result)).items():
+        st.markdown(f"**{part}**")
+        st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "model", config))
     fitness = fitness_notice(engine(), judge)
     d1, d2 = st.columns(2)
     d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, judge, runs, fitness),

@@ -20,6 +20,8 @@ from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
 from core.ingest.sets import benchmark_sets, scoped_response_ids
+from core.protocols import PROTOCOLS
+from core.protocols.views import newest_run_holding
 from core.scoring.judges.names import judge_label
 from ui import charts
 from ui.live import refresh_on_new_data
@@ -221,10 +223,29 @@ def first_start_banner(runs: pd.DataFrame) -> None:
         )
 
 
+@st.cache_data(ttl=5, show_spinner=False)
+def _default_run(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> tuple[int, bool]:
+    """The run a page opens on: the newest scored run holding `protocol` (True), else the newest scored run (False)."""
+    held = None if protocol is None else newest_run_holding(engine(), protocol, run_ids)
+    return (held, True) if held is not None else (max(run_ids), protocol is None)
+
+
+def _forget_foreign_runs(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> None:
+    """Drop the runs remembered from another results page when none of them holds this page's protocol (a shared
+    link's ?runs= is kept as it is)."""
+    memory = st.session_state.get("results_memory", {})
+    remembered = memory.get("results_runs_w")
+    if protocol is None or not remembered or "results_runs_w" in st.session_state or st.query_params.get("runs"):
+        return
+    if newest_run_holding(engine(), protocol, [r for r in remembered if r in run_ids]) is None:
+        memory.pop("results_runs_w", None)
+
+
 def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: str | None = None,
-                    sets: bool = False) -> Filters | None:
+                    sets: bool = False, protocol: str | None = None, ias: bool = True) -> Filters | None:
     """Runs, judge, subset and domains (and with `sets`, the benchmark set and 'accepted only') in the sidebar, kept in
-    the URL so a link reopens the same view; None (with a message) when nothing is scored yet."""
+    the URL so a link reopens the same view; None (with a message) when nothing is scored yet. The runs default to the
+    newest one holding `protocol`; `ias`: the page shows Strict IAS (the heuristic judge's banner about it applies)."""
     version, gold = versions()
     refresh_on_new_data((version, gold), versions)
     runs = _runs(version)
@@ -238,7 +259,10 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}
     with st.sidebar:
         st.subheader("Results filters")
-        default = [int(runs["id"].iloc[0])]
+        scored = tuple(int(r) for r in runs["id"])
+        newest, holds = _default_run(protocol, scored, version)
+        default = [newest]
+        _forget_foreign_runs(protocol, scored, version)
         url_seed("results_runs_w", "runs", list(labels), multi=True, cast=int, default=default)
         chosen = st.multiselect("Runs", list(labels), format_func=labels.get, key="results_runs_w")
         url_keep("results_runs_w", "runs", multi=True)
@@ -266,7 +290,10 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope, version)}. Every "
                "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
                "never scored 0.")
-    if judge == "heuristic":
+    if protocol is not None and not holds:
+        st.info(f"No scored run holds {PROTOCOLS.get(protocol).title} responses yet: this page opened on the newest "
+                "run.", icon=":material/info:")
+    if judge == "heuristic" and ias:
         st.warning("These numbers come from the **heuristic (lexical, offline)** judge: word overlap, number and negation "
                    "checks, refusal cues. It cannot judge most behavioural instructions, so Strict IAS is mostly "
                    "undetermined; see Judge alignment for its agreement with experts.", icon=":material/warning:")

@@ -13,6 +13,7 @@ from core.review.auth import Principal
 from core.scoring.judges.names import judge_label
 from core.services import runs as run_services
 from ui.auth import guarded_write
+from ui.result_links import rerun_on_new_outcome, results_links
 from ui.session import engine
 
 NEW_MODEL = "(register a new model)"
@@ -150,6 +151,7 @@ def watch_panel(principal: Principal, run_id: int) -> None:
     snap = run_progress.progress_snapshot(engine(), run_id)
     lines = jobs.pipeline_progress(engine(), run_id, snap)
     label = models_admin.outcome(snap, lines)
+    rerun_on_new_outcome(run_id, label)
     icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")
     st.markdown(f"#### {icon} Run {run_id}: {label}")
     for line in lines:
@@ -174,6 +176,7 @@ def watch_panel(principal: Principal, run_id: int) -> None:
             if retried:
                 st.success(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
                            f"background (process {retried[1]}).")
+    results_links(run_id, label)
 
 
 def hide_button(principal: Principal, run_id: int) -> None:

@@ -380,6 +380,19 @@ def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> 
     return out
 
 
+RANKING_PARTS = {
+    "Ranking and cost per 1k queries": ("rank", "model", "baseline", "score", "eligible", "cost_per_1k",
+                                        "judge_cost_per_1k", "total_cost_per_1k", "responses"),
+    "Metrics (value n=…)": ("rank", "model", *PICK_METRICS),
+    "Why each model is or is not eligible": ("rank", "model", "reason"),
+}
+
+
+def ranking_parts(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """ranking_table split into narrower tables (rank and model in each), so each fits a 1440 px screen."""
+    return {title: table[[c for c in columns if c in table.columns]] for title, columns in RANKING_PARTS.items()}
+
+
 def metrics_note(judge: str) -> str:
     """Who made the metric values and what n and † mean (page caption and summaries)."""
     return (f"Metric values by the judge {judge_label(judge)} (rule-checked constraints by the rule checkers); "

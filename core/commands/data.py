@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 
 from core.config import REPO_ROOT, database_url
+from core.ingest.composition import protocol_composition
 from core.ingest.importers import IMPORTERS, NATIVE, get_importer, import_source
 from core.ingest.importers.traces import trace_formats
 from core.ingest.io import ON_CHANGED_QUESTION, composition, export_instances, import_file, validate_file
+from core.ingest.sets import free_set_name, name_imported_set
 from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
 from core.store.schema import InstanceSpec
@@ -121,8 +123,9 @@ def register(app: typer.Typer) -> None:
         all_dir: Annotated[Path | None, typer.Option("--all", help="Restore a whole-database backup (export --all) "
                                                      "into an empty database.")] = None,
         replace: Annotated[bool, typer.Option("--replace", help="With --all: replace the database's data.")] = False,
-        set_name: Annotated[str, typer.Option("--set", help="Trace formats: the name of the new set "
-                                              "(default '<service> traces (<file>)').")] = "",
+        set_name: Annotated[str, typer.Option("--set", help="The name of the benchmark set the import creates "
+                                              "(default '<file stem> (<format>)'; trace formats: '<service> traces "
+                                              "(<file>)').")] = "",
         service: Annotated[str, typer.Option("--service", help="Trace formats: the deployed service's name (default: "
                                              "the traces' service.name / trace name, else the file name).")] = "",
         redact: Annotated[bool, typer.Option("--redact", help="Trace formats: replace emails, phone numbers and "
@@ -160,6 +163,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"{exc}; trace exports: {', '.join(trace_formats())}", err=True)
             raise typer.Exit(2) from None
         upgrade(database_url())
+        if set_name and free_set_name(get_engine(), set_name) != set_name.strip():
+            raise typer.BadParameter(f"a set named {set_name.strip()!r} already exists; choose another name",
+                                     param_hint="--set")
         if changed_questions is not None and changed_questions not in ON_CHANGED_QUESTION:
             raise typer.BadParameter(f"choose {' or '.join(ON_CHANGED_QUESTION)}", param_hint="--changed-questions")
         report = import_source(
@@ -179,6 +185,11 @@ def register(app: typer.Typer) -> None:
             f"{len(report.unchanged)} unchanged" + (f", {len(report.skipped)} with another question left out: "
                                                     f"{', '.join(report.skipped)}" if report.skipped else "")
         )
+        members = [*report.created, *report.new_versions, *report.unchanged]
+        if members:
+            named = name_imported_set(get_engine(), members, set_name or free_set_name(get_engine(), f"{file.stem} ({fmt})"),
+                                      source=file.name)
+            typer.echo(f"benchmark set {named!r}: {len(members)} instances")
         if report.rejected:
             written = write_rejects(report.rejected, rejects or file.with_name(file.name + ".rejects.jsonl"))
             typer.echo(f"left out {len({e.line for e in report.rejected})} invalid record(s): {written}")
@@ -210,7 +221,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("stats")
     def stats_command() -> None:
-        """Print the benchmark composition: Table 5 (per domain) and Table 6 (per mode)."""
+        """Print the composition: EnterpriseRAG's Tables 5 and 6, then each other protocol's own."""
         table5, table6 = composition(get_engine())
         typer.echo(f"{'Domain':<16}{'#Data':>7}{'#Constr':>9}{'Persona':>9}{'Output':>8}{'Protocol':>10}")
         for r in table5:
@@ -222,6 +233,12 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"{'Mode':<10}{'Count':>7}{'Ratio':>8}{'Natural':>9}{'Augmented':>11}")
         for m in table6:
             typer.echo(f"{m.mode:<10}{m.count:>7}{m.ratio:>8.1%}{m.natural:>9}{m.augmented:>11}")
+        for part in protocol_composition(get_engine()):
+            typer.echo("")
+            typer.echo(f"{part.protocol} ({part.instances} instances)")
+            typer.echo(f"{'Facet':<16}{'Value':<32}{'Count':>7}{'Share':>8}")
+            for row in part.rows:
+                typer.echo(f"{row.facet:<16}{row.value[:31]:<32}{row.count:>7}{row.share:>8.1%}")
 
     @app.command("schema")
     def schema_command(

@@ -416,14 +416,17 @@ class ModeRow:
     natural: int
     augmented: int
 
+ENTERPRISE_RAG = "enterprise_rag"
+
 
 def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
-    """The paper's Table 5 (per domain) and Table 6 (per mode) over the latest instance versions; 'All' row last."""
+    """The paper's Table 5 (per domain) and Table 6 (per mode) over the latest EnterpriseRAG instance versions (other
+    protocols have their own composition: core.ingest.composition); 'All' row last."""
     with Session(engine) as session:
         rows = session.exec(
             select(Instance.id, Domain.name, Instance.mode, Instance.origin)
             .join(Domain, col(Domain.id) == Instance.domain_id)
-            .where(Instance.is_latest == True)  # noqa: E712
+            .where(Instance.is_latest == True, col(Instance.protocol) == ENTERPRISE_RAG)  # noqa: E712
         ).all()
         ids = [r[0] for r in rows if r[0] is not None]  # stored rows always have their primary key
         counts = session.exec(

@@ -320,3 +320,25 @@ def add_set_version(engine: Engine, base: str, instance_ids: Iterable[int], *, o
         session.add_all(BenchmarkSetMember(set_id=saved_id(bench_set), instance_id=i) for i in sorted(previous | set(new)))
         session.commit()
     return SetVersion(name, number, len(previous), len(new))
+
+
+def free_set_name(engine: Engine, wanted: str) -> str:
+    """`wanted`, or with ' 2', ' 3'... appended when a set already has that name."""
+    with Session(engine) as session:
+        taken = set(session.exec(select(BenchmarkSet.name).where(col(BenchmarkSet.name).startswith(wanted.strip()))))
+    base = wanted.strip()
+    return next(name for name in (base if n == 1 else f"{base} {n}" for n in range(1, len(taken) + 2))
+                if name not in taken)
+
+
+def name_imported_set(engine: Engine, uids: Iterable[str], name: str, *, source: str = "", author: str = "") -> str:
+    """Create the named set of an import's instances (the latest versions of `uids`); returns its name."""
+    with Session(engine) as session:
+        clean = _check_name(session, name)
+        members = sorted(saved_id(i) for i in _latest(session, dict.fromkeys(uids)).values())
+        bench_set = BenchmarkSet(name=clean, origin="import", source=source, created_by=author)
+        session.add(bench_set)
+        session.flush()
+        session.add_all(BenchmarkSetMember(set_id=saved_id(bench_set), instance_id=i) for i in members)
+        session.commit()
+    return clean

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from core.analysis.readmodel import RULE_JUDGE, read_sql, run_judges
 from core.protocols import PROTOCOLS
-from core.protocols.base import View, ViewResult
+from core.protocols.base import ProtocolPage, View, ViewResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,10 +21,23 @@ WHERE i.protocol = :protocol AND r.status = 'done' AND run.hidden_at IS NULL
 GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
 """
 
+_RUN_PROTOCOLS_SQL = """
+SELECT DISTINCT i.protocol FROM response r JOIN instance i ON i.id = r.instance_id
+WHERE r.run_id = :run AND r.status = 'done'
+"""
+LEADERBOARD = ProtocolPage("pages/leaderboard.py", "Leaderboard", ":material/leaderboard:")
+PROTOCOL_VIEWS = ProtocolPage("pages/protocol_views.py", "Protocol views", ":material/view_list:")
+
 
 def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
     """Runs not hidden holding done responses of `protocol`, newest first: run_id, name, status, responses."""
     return read_sql(engine, _RUNS_SQL, {"protocol": protocol})
+
+
+def newest_run_holding(engine: Engine, protocol: str, run_ids: Sequence[int]) -> int | None:
+    """The newest of `run_ids` that holds done responses of `protocol`; None when none of them does."""
+    held = set(protocol_runs(engine, protocol)["run_id"].astype(int))
+    return next((int(r) for r in sorted(run_ids, reverse=True) if int(r) in held), None)
 
 
 def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
@@ -40,3 +53,18 @@ def with_views() -> list[str]:
 def build_views(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> list[tuple[View, ViewResult]]:
     """Each view `protocol` declares, built for these runs and this judge."""
     return [(view, view.builder()(engine, list(run_ids), judge)) for view in PROTOCOLS.get(protocol).page_views]
+
+
+def results_pages(engine: Engine, run_id: int) -> list[ProtocolPage]:
+    """Where a run's results show: each protocol of its done responses on its own page, on Protocol views when it
+    declares views only, else on the Leaderboard (EnterpriseRAG and the instruction sets); each page once."""
+    protocols = sorted(read_sql(engine, _RUN_PROTOCOLS_SQL, {"run": int(run_id)})["protocol"].dropna())
+    pages = [_page_of(p) for p in protocols]
+    return list({page.path: page for page in sorted(pages, key=lambda p: p != LEADERBOARD)}.values())
+
+
+def _page_of(protocol: str) -> ProtocolPage:
+    declared = PROTOCOLS.get(protocol) if protocol in PROTOCOLS else None
+    if declared is not None and declared.page is not None:
+        return declared.page
+    return PROTOCOL_VIEWS if declared is not None and protocol in with_views() else LEADERBOARD

@@ -53,12 +53,37 @@ def test_every_view_names_the_judge_and_n(opened) -> None:
     at = opened()
     captions = " ".join(c.value for c in at.caption)
     assert f"Judge: **{LABEL}**" in captions and captions.count(LABEL) >= 5
-    for frame in at.dataframe:
-        if "Setting" in frame.value.columns:  # the paper's Table 2 names its judge in its notes
-            assert f"Judge: {LABEL}" in captions
-            continue
-        assert set(frame.value["judge"]) == {LABEL}
-        assert frame.value["value [95% CI] n"].str.contains(r"n=\d").all()
+    views = [f.value for f in at.dataframe if "value [95% CI] n" in f.value]
+    listed = [f.value for f in at.dataframe if "response_id" in f.value]  # the drill-down (the opened one below it)
+    assert len(views) == 4 and len(listed) == 1
+    for frame in [*views, *listed]:
+        assert set(frame["judge"]) == {LABEL}
+    for frame in views:
+        assert frame["value [95% CI] n"].str.contains(r"n=\d").all()
+    assert any("Setting" in f.value.columns for f in at.dataframe) and f"Judge: {LABEL}" in captions  # Table 2
+
+
+@pytest.mark.parametrize(("ability", "setting", "expected"), [
+    pytest.param("extractive", "golden", {"golden": 100.0}, id="extractive-golden-all-right"),
+    pytest.param("faithful", "anti_reference", {"anti_reference": 0.0}, id="faithful-anti-reference-scored-on-anti"),
+    pytest.param("extractive", "noisy", None, id="extractive-noise-sweep-one-setting"),
+])
+def test_drill_down_lists_the_responses_behind_a_cell(opened, ability, setting, expected) -> None:
+    at = opened()
+    at.selectbox(key="dr_dd_model").set_value(GOLD)
+    at.selectbox(key="dr_dd_ability").set_value(ability).run()
+    at.selectbox(key="dr_dd_setting").set_value(setting).run()
+    assert not at.exception, at.exception
+    rows = next(f.value for f in at.dataframe if "response_id" in f.value)
+    assert not rows.empty and set(rows["model"]) == {GOLD} and set(rows["ability"]) == {ability}
+    assert set(rows["setting"]) == {setting}
+    if expected:
+        assert {setting: rows["exact_match"].mean() * 100} == expected
+    else:
+        assert rows["condition"].str.startswith("noise_").all()
+    picked = at.selectbox(key="dr_drill_pick").value
+    assert picked == int(rows["response_id"].iloc[0])
+    assert any(f"**{GOLD}** on" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize(("tokenizer", "column"), [pytest.param("jieba", "Extractive F1", id="jieba"),

@@ -164,3 +164,23 @@ def leaderboard_table(long: pd.DataFrame, percent: bool = True) -> pd.DataFrame:
     info = frame.drop_duplicates("model").set_index("model")[["group"]]
     wide = info.join(wide[labels]).reindex(order)
     return wide.reset_index().rename(columns={"model": "Model", "group": "Group"})
+
+
+LEADERBOARD_PARTS = {
+    "RAG quality and instruction adherence": ("faithfulness", "coverage", "loose_ias", "strict_ias"),
+    "Orchestration gap and Loose IAS by constraint category": (GAP_KEY, "loose_persona", "loose_output",
+                                                               "loose_knowledge_protocol"),
+    "Robustness": ("rejection", "conflict_recognition", "over_abstention"),
+    "Cost and latency": ("cost_per_1k", "latency_min_per_1k"),
+}
+
+
+def leaderboard_parts(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """leaderboard_table split into narrower tables of at most four metrics each (Model in every one, Group in the
+    first), so each fits a 1440 px screen; parts without any of their metrics are left out."""
+    parts: dict[str, pd.DataFrame] = {}
+    for title, keys in LEADERBOARD_PARTS.items():
+        labels = [get_metric(k).label for k in keys if get_metric(k).label in table.columns]
+        if labels:
+            parts[title] = table[["Model", *([] if parts else ["Group"]), *labels]]
+    return parts

@@ -186,11 +186,16 @@ def html_vs_text(scores: pd.DataFrame, judge: str, metric: str = METRIC) -> pd.D
     return out.assign(format_label=out["format"].map(FORMAT_LABELS))
 
 
+def _grid_setting(scores: pd.DataFrame) -> np.ndarray:
+    """Each response's column of the ability x setting grid: the noise sweep and the repeated-gold control are one
+    setting each ('noisy', 'repeated_gold'), any other condition its own setting."""
+    return np.where(scores["family"].isin([NOISY, REPEATED]), scores["family"], scores["setting"])
+
+
 def ability_setting(scores: pd.DataFrame, judge: str, metric: str = METRIC) -> pd.DataFrame:
     """Per model x ability x setting: the metric with CI and n; the noise sweep and the repeated-gold control are one
     setting each ('noisy', 'repeated_gold', averaged per question); 'anti_reference' is scored against the anti-answer."""
-    frame = scores.assign(column=np.where(scores["family"].isin([NOISY, REPEATED]), scores["family"],
-                                          scores["setting"]))
+    frame = scores.assign(column=_grid_setting(scores))
     out = cells(frame, ["model", "ability", "column"], judge, metric).rename(columns={"column": "setting"})
     return out.assign(ability_label=out["ability"].map(ABILITY_LABELS))
 
@@ -226,3 +231,21 @@ def domainrag_report(engine: Engine, run_ids: Sequence[int], judge: str, metric:
             "html_vs_text": html_vs_text(scores, judge, metric), "ability_setting": ability_setting(scores, judge, metric),
             "anti_adherence": anti_adherence(scores, judge, metric)}
 
+
+
+DRILL_COLUMNS = ["response_id", "model", "instance_uid", "ability", "setting", "condition"]
+
+
+def cell_responses(scores: pd.DataFrame, model: str, ability: str | None, setting: str | None, judge: str,
+                   metric: str = METRIC) -> pd.DataFrame:
+    """The responses behind one cell of the views (a model, and optionally an ability and a grid setting): ids, the
+    condition, the metric's value and state under `judge`, lowest value first and unscored last."""
+    frame = scores.assign(setting=_grid_setting(scores)) if not scores.empty else scores.assign(setting=None)
+    mine = frame[frame["model"] == model]
+    if ability is not None:
+        mine = mine[mine["ability"] == ability]
+    if setting is not None:
+        mine = mine[mine["setting"] == setting]
+    state = f"{metric}_state" if f"{metric}_state" in mine else f"{metric}_status"
+    rows = mine[[*DRILL_COLUMNS, metric, state]].assign(judge=judge_label(judge))
+    return rows.sort_values([metric, "instance_uid"], na_position="last")

@@ -5,8 +5,8 @@ Back-fill: the failure_count rows of every (run, judge) whose summaries were bui
 rebuilt from the verdicts with the summarise stage's INSERT as of this revision (core.scoring.summaries, copied here:
 a migration is frozen and the store imports nothing above it), so they stay current and no number changes.
 
-Revision ID: 0030
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-02 01:35:00
 """
 
@@ -17,8 +17,8 @@ from alembic import op
 
 from core.store.schema import NO_MODE
 
-revision = "0030"
-down_revision = "0022"
+revision = "0024"
+down_revision = "0023"
 branch_labels = None
 depends_on = None
 

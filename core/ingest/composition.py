@@ -1,0 +1,95 @@
+"""Each protocol's own composition over the latest instance versions, beside EnterpriseRAG's Tables 5 and 6
+(core.ingest.io.composition): RAGStress and LIT by category, DomainRAG by ability (question type), misleading
+evidence by source dataset, any other protocol by its question types and categories. Shares are within the protocol."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from core.ingest.io import ENTERPRISE_RAG
+from core.store.models import Instance
+
+Row = tuple[str | None, dict[str, Any], dict[str, Any]]  # mode, attributes, meta
+NONE = "(none)"
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One way a protocol's instances divide: its name and what each instance counts under (one or several)."""
+
+    name: str
+    values: Callable[[Row], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class FacetRow:
+    """How many of a protocol's instances count under one value of one facet, and their share of the protocol."""
+
+    protocol: str
+    facet: str
+    value: str
+    count: int
+    share: float
+
+
+def _question_type(row: Row) -> list[str]:
+    return [row[1].get("question_type") or NONE]
+
+
+def _categories(row: Row) -> list[str]:
+    return list(row[1].get("categories") or []) or [NONE]
+
+
+def _source_dataset(row: Row) -> list[str]:
+    return [(row[2].get("rag_stress") or {}).get("source_format") or NONE]
+
+
+FACETS: dict[str, tuple[Facet, ...]] = {
+    "kb_corruption": (Facet("category", _categories),),
+    "lit_ragbench": (Facet("category", _categories),),
+    "domainrag": (Facet("ability", _question_type),),
+    "misleading_evidence": (Facet("dataset", _source_dataset), Facet("question type", _question_type)),
+}
+OTHER_FACETS = (Facet("question type", _question_type), Facet("category", _categories))
+
+
+def _latest_rows(engine: Engine) -> dict[str, list[Row]]:
+    with Session(engine) as session:
+        found = session.exec(select(Instance.protocol, Instance.mode, Instance.attributes, Instance.meta)
+                             .where(col(Instance.is_latest) == True)).all()  # noqa: E712
+    grouped: dict[str, list[Row]] = {}
+    for protocol, mode, attributes, meta in found:
+        grouped.setdefault(protocol, []).append((mode, dict(attributes or {}), dict(meta or {})))
+    return grouped
+
+
+def facet_rows(protocol: str, rows: list[Row], facet: Facet) -> list[FacetRow]:
+    """One facet's rows for a protocol's instances, most frequent first (an instance in several categories counts
+    in each, so a multi-valued facet's shares can sum past 100%)."""
+    counts = Counter(value for row in rows for value in dict.fromkeys(facet.values(row)))
+    total = len(rows) or 1
+    return [FacetRow(protocol, facet.name, value, count, round(count / total, 4))
+            for value, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+@dataclass(frozen=True)
+class ProtocolComposition:
+    """One protocol's latest instances and its facets' rows."""
+
+    protocol: str
+    instances: int
+    rows: list[FacetRow]
+
+
+def protocol_composition(engine: Engine) -> list[ProtocolComposition]:
+    """Every protocol with instances but EnterpriseRAG (its Tables 5 and 6 are core.ingest.io.composition), by name."""
+    grouped = _latest_rows(engine)
+    return [ProtocolComposition(p, len(grouped[p]), [r for facet in FACETS.get(p, OTHER_FACETS)
+                                                      for r in facet_rows(p, grouped[p], facet)])
+            for p in sorted(grouped) if p != ENTERPRISE_RAG]
