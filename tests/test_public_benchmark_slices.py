@@ -15,12 +15,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlmodel import Session, select
+from typer.testing import CliRunner
 
 from core.analysis import readmodel
+from core.cli import app
 from core.config import REPO_ROOT
 from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
 from core.ingest.importers import import_source
+from core.metrics import STATES
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine
 from core.store.models import Instance
@@ -122,6 +125,24 @@ def run_slice(engine, monkeypatch, instances: list[Instance], conditions: tuple[
     return run_id
 
 
+def report_lists_measures(url: str, run_id: int, case: Slice, scores: pd.DataFrame, monkeypatch) -> None:
+    """`gauntlet report` lists each of the format's measures per model and condition: its mean, n and the count of
+    every state, the same as the read model's rows; the table output names them."""
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
+    result = CliRunner().invoke(app, ["report", str(run_id), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {(r["model"], r["condition"], r["metric"]): r for r in json.loads(result.output)["protocols"]["reference_qa"]["metrics"]}
+    for (model, condition), measures in case.want.items():
+        mine = rows_of(scores, model, condition)
+        for measure, value in measures.items():
+            row = rows[(model, condition or "", measure)]
+            states = mine[f"{measure}_state"].value_counts().to_dict()
+            assert row["value"] == pytest.approx(value) and row["n"] == row["n_scored"] == states.get("scored"), row
+            assert {s: row[f"n_{s}"] for s in STATES if row[f"n_{s}"]} == states, (row, states)
+    table = CliRunner().invoke(app, ["report", str(run_id), "--format", "table"]).output
+    assert all(measure in table for measures in case.want.values() for measure in measures), table
+
+
 def rows_of(scores: pd.DataFrame, model: str, condition: str | None) -> pd.DataFrame:
     mine = scores[scores["model"] == model]
     return mine if condition is None else mine[mine["condition"] == condition]
@@ -129,7 +150,8 @@ def rows_of(scores: pd.DataFrame, model: str, condition: str | None) -> pd.DataF
 
 @pytest.mark.parametrize("case", SLICES)
 def test_published_slice_scores_as_the_benchmark_says(case: Slice, tmp_path, monkeypatch, backend_url_factory) -> None:
-    engine = make_engine(backend_url_factory())
+    url = backend_url_factory()
+    engine = make_engine(url)
     report = import_source(engine, first_records(FIXTURES / case.path, case.records, tmp_path), fmt=case.fmt)
     assert report.ok, report.errors[:3]
     with Session(engine) as session:
@@ -143,6 +165,7 @@ def test_published_slice_scores_as_the_benchmark_says(case: Slice, tmp_path, mon
         for measure, value in measures.items():
             assert (mine[f"{measure}_state"] == "scored").all() and (mine[measure] == value).all(), \
                 (model, condition, mine[["instance_uid", measure, f"{measure}_state"]])
+    report_lists_measures(url, run_id, case, scores, monkeypatch)
     answerable = scores[(scores["answer_type"] != "unanswerable") & (scores["condition"] != NEGATIVES)]
     for model, want in ((GOLD, 1.0), (WRONG, 0.0), (REFUSE, 0.0)):
         mine = answerable[answerable["model"] == model]
