@@ -49,12 +49,16 @@ class Slice:
 RGB_WANT = {(GOLD, ""): {"rgb_accuracy": 1.0}, (WRONG, ""): {"rgb_accuracy": 0.0}, (REFUSE, ""): {"rgb_accuracy": 0.0},
             (REFUSE, NEGATIVES): {"rgb_rejection": 1.0}, (GOLD, NEGATIVES): {"rgb_rejection": 0.0},
             (WRONG, NEGATIVES): {"rgb_rejection": 0.0}}
+RGB_INT_WANT = {(GOLD, ""): {"rgb_integration": 1.0}, (WRONG, ""): {"rgb_integration": 0.0},
+                (REFUSE, ""): {"rgb_integration": 0.0}, (REFUSE, NEGATIVES): {"rgb_rejection": 1.0},
+                (GOLD, NEGATIVES): {"rgb_rejection": 0.0}}
 CRAG_WANT = {(GOLD, None): {"crag_score": 1.0, "crag_accuracy": 1.0, "crag_hallucination": 0.0, "crag_missing": 0.0},
              (WRONG, None): {"crag_score": -1.0, "crag_accuracy": 0.0, "crag_hallucination": 1.0, "crag_missing": 0.0},
              (REFUSE, None): {"crag_score": 0.0, "crag_accuracy": 0.0, "crag_hallucination": 0.0, "crag_missing": 1.0}}
 SLICES = [
     pytest.param(Slice("rgb", "rgb/en_fact.json", 2, ("", NEGATIVES), RGB_WANT), id="rgb-en-fact"),
     pytest.param(Slice("rgb", "rgb/zh_refine.json", 2, ("", NEGATIVES), RGB_WANT), id="rgb-zh-refine"),
+    pytest.param(Slice("rgb", "rgb/zh_int.json", 2, ("", NEGATIVES), RGB_INT_WANT), id="rgb-zh-int"),
     pytest.param(Slice("ramdocs", "ramdocs/RAMDocs_test.jsonl", 3, want={
         (GOLD, None): {"ramdocs_accuracy": 1.0}, (WRONG, None): {"ramdocs_accuracy": 0.0},
         (REFUSE, None): {"ramdocs_accuracy": 0.0}}), id="ramdocs"),
