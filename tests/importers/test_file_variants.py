@@ -157,6 +157,11 @@ def _crag(alternatives: Any) -> dict[str, Any]:
             for k, v in record.items()}
 
 
+def _hotpotqa(answer: Any) -> dict[str, Any]:
+    record = json.loads((FIXTURES.parent / "hotpotqa" / "hotpot_dev_distractor_v1.json").read_text(encoding="utf-8"))[1]
+    return record | {"answer": answer}
+
+
 def _followrag(answer: Any) -> dict[str, Any]:
     return json.loads((FIXTURES / "followrag.json").read_text(encoding="utf-8"))[0] | {"answer_gold": answer}
 
@@ -176,6 +181,18 @@ VARIANTS = [
                  id="crag-alternatives-as-list"),
     pytest.param("crag", _crag("about ten"), lambda s: s.reference.answers[0].aliases == ["about ten"],
                  id="crag-alternatives-as-one-answer"),
+    pytest.param("crag", _crag(["ten"]) | {"answer": ["10 years", "a decade"]},
+                 lambda s: (s.reference.answers[0].text, s.reference.answers[0].aliases) == ("10 years", ["a decade", "ten"]),
+                 id="crag-answer-list"),
+    pytest.param("crag", _crag([]) | {"answer": ["10 years"]}, lambda s: s.reference.answers[0].text == "10 years",
+                 id="crag-answer-list-of-one"),
+    pytest.param("ramdocs", _edited(_ramdocs(), ("documents", 0, "answer"), lambda a: [a, "Marlow Bay"]),
+                 lambda s: s.documents[0].variant["answer"][1] == "Marlow Bay", id="ramdocs-document-answer-list"),
+    pytest.param("hotpotqa", _hotpotqa(["Chief of Protocol", "Chief of Protocol of the United States"]),
+                 lambda s: [s.reference.answers[0].text, *s.reference.answers[0].aliases] ==
+                 ["Chief of Protocol", "Chief of Protocol of the United States"], id="hotpotqa-answer-list"),
+    pytest.param("hotpotqa", _hotpotqa(["yes", "no"]), lambda s: s.reference.answer_type == "short",
+                 id="hotpotqa-answer-list-is-not-one-boolean"),
 ]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from core.ingest.importers.base import Importer, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
@@ -28,7 +28,7 @@ class CragRecord(Source):
     question_type: str
     static_or_dynamic: str
     query: str
-    answer: str
+    answer: str | Annotated[list[str], Field(min_length=1)]  # a list: every element an accepted answer
     alt_ans: list[str]
     search_results: list[Page]
 
@@ -63,12 +63,13 @@ class CRAG(Importer):
 
     def build(self, record: CragRecord, index: int, path: Path) -> dict[str, Any]:
         iid = f"crag/{record.interaction_id}"
+        first, *more = [record.answer] if isinstance(record.answer, str) else record.answer
         pages = [_page(iid, i, page) for i, page in enumerate(record.search_results)]
         return {
             "id": iid, "domain": self.domain, "query": record.query, "protocol": "reference_qa", "language": "en",
             "documents": [p for p in pages if p],
             "reference": {"answer_type": "unanswerable" if record.question_type == FALSE_PREMISE else "short",
-                          "answers": [{"text": record.answer, "aliases": record.alt_ans}]},
+                          "answers": [{"text": first, "aliases": [*more, *record.alt_ans]}]},
             "attributes": {"question_type": record.question_type, "categories": [record.domain],
                            "aspects": [record.static_or_dynamic], "date": record.query_time},
         }

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from itertools import accumulate, pairwise
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from core.ingest.importers.base import Importer, RecordError, Source, doc_id, placed
 from core.store.schema import DocumentSpec, InstanceSpec
@@ -24,7 +26,7 @@ class SupportingFacts(Source):
 class HotpotRecord(Source):
     id: str
     question: str
-    answer: str
+    answer: str | Annotated[list[str], Field(min_length=1)]  # a list: every element an accepted answer
     type: str
     level: str
     supporting_facts: SupportingFacts
@@ -110,11 +112,12 @@ class HotpotQA(Importer):
                 variant["supporting_sentences"] = sorted(support[title])
             documents.append({"doc_id": doc_id(iid, f"context[{i}]"), "title": title, "text": "".join(sentences),
                               "role": "supporting" if title in support else "noise", "variant": variant})
-        boolean = record.answer.strip().lower() in ("yes", "no")
+        first, *more = [record.answer] if isinstance(record.answer, str) else record.answer
+        boolean = not more and first.strip().lower() in ("yes", "no")
         return {
             "id": iid, "domain": self.domain, "query": record.question, "protocol": "reference_qa", "language": "en",
             "documents": documents,
-            "reference": {"answer_type": "boolean" if boolean else "short", "answers": [{"text": record.answer}]},
+            "reference": {"answer_type": "boolean" if boolean else "short", "answers": [{"text": first, "aliases": more}]},
             "attributes": {"question_type": record.type, "categories": [record.level]},
         }
 
@@ -125,8 +128,10 @@ class HotpotQA(Importer):
             return [doc.text[a:b] for a, b in pairwise(cuts)]
 
         facts = [(d.title, s) for d in spec.documents for s in d.variant.get("supporting_sentences", [])]
+        gold = spec.reference.answers[0]
         return {
-            "id": spec.id.removeprefix("hotpotqa/"), "question": spec.query, "answer": spec.reference.answers[0].text,
+            "id": spec.id.removeprefix("hotpotqa/"), "question": spec.query,
+            "answer": [gold.text, *gold.aliases] if gold.aliases else gold.text,
             "type": spec.attributes.question_type, "level": spec.attributes.categories[0],
             "supporting_facts": {"title": [t for t, _ in facts], "sent_id": [s for _, s in facts]},
             "context": {"title": placed(spec, "context", lambda d: d.title),

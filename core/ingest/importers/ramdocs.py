@@ -24,7 +24,7 @@ def overlaps(wrong: str, gold: str) -> bool:
 class RamDoc(Source):
     text: str
     type: Literal["correct", "misinfo", "noise"]
-    answer: str
+    answer: str | list[str]  # a list: every answer the document supports, each kept
 
 
 class RamRecord(Source):
