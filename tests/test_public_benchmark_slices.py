@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from core.analysis import readmodel
@@ -23,11 +24,12 @@ from core.config import REPO_ROOT
 from core.generation import registered_models, runner, runs
 from core.generation.ratelimit import ManualClock
 from core.ingest.importers import import_source
-from core.metrics import STATES
+from core.metrics import STATES, get_metric
 from core.pipeline import score_and_summarise
 from core.store.db import make_engine
 from core.store.models import Instance
 from tests.factories import add_model
+from tests.pages.signin import sign_in
 from tests.test_public_slices import _serve
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -147,6 +149,25 @@ def report_lists_measures(url: str, run_id: int, case: Slice, scores: pd.DataFra
     assert all(measure in table for measures in case.want.values() for measure in measures), table
 
 
+def page_shows_measures(url: str, case: Slice, scores: pd.DataFrame, monkeypatch) -> None:
+    """The Protocol views page's "Each benchmark's own measures" table shows each measure per model and condition
+    with its mean, n and the count of every state, the same as the read model's rows."""
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = sign_in(AppTest.from_file(str(REPO_ROOT / "pages" / "protocol_views.py"), default_timeout=60), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("reference_qa").run()
+    assert not at.exception, at.exception
+    assert "Each benchmark's own measures" in [s.value for s in at.subheader]
+    table = next(f.value for f in at.dataframe if "measure" in f.value.columns)
+    for (model, condition), measures in case.want.items():
+        mine = rows_of(scores, model, condition)
+        for measure, value in measures.items():
+            shown = table[(table["model"] == model) & (table["measure"] == get_metric(measure).label)
+                          & (table["condition"] == condition if condition is not None else True)]
+            assert not shown.empty and (shown["value"] == value).all(), (model, condition, measure, shown)
+            assert shown["n_scored"].sum() == (mine[f"{measure}_state"] == "scored").sum(), shown
+
+
 def rows_of(scores: pd.DataFrame, model: str, condition: str | None) -> pd.DataFrame:
     mine = scores[scores["model"] == model]
     return mine if condition is None else mine[mine["condition"] == condition]
@@ -170,6 +191,7 @@ def test_published_slice_scores_as_the_benchmark_says(case: Slice, tmp_path, mon
             assert (mine[f"{measure}_state"] == "scored").all() and (mine[measure] == value).all(), \
                 (model, condition, mine[["instance_uid", measure, f"{measure}_state"]])
     report_lists_measures(url, run_id, case, scores, monkeypatch)
+    page_shows_measures(url, case, scores, monkeypatch)
     answerable = scores[(scores["answer_type"] != "unanswerable") & (scores["condition"] != NEGATIVES)]
     for model, want in ((GOLD, 1.0), (WRONG, 0.0), (REFUSE, 0.0)):
         mine = answerable[answerable["model"] == model]

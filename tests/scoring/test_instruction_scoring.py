@@ -124,7 +124,7 @@ def test_the_protocol_views_page_shows_them_beside_exact_match(scored, monkeypat
     at = sign_in(page, "analyst").run()
     at.selectbox(key="pv_protocol").set_value("reference_qa").run()
     assert not at.exception, at.exception
-    assert [s.value for s in at.subheader] == ["Instructions followed, beside the answer"]
+    assert [s.value for s in at.subheader] == ["Instructions followed, beside the answer", "Each benchmark's own measures"]
     table = at.dataframe[0].value.set_index("model")
     for model, (loose, strict, score) in EXPECTED.items():
         assert table.loc[model, "loose_ias"] == pytest.approx(loose)

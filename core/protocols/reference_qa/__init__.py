@@ -48,5 +48,6 @@ REFERENCE_QA = register(Protocol(
              "correctness", "consistency", "rejection", "constraint", *BENCHMARK_MEASURES),
     aggregates=("accuracy", "loose_ias", "strict_ias", "instruction_score"),
     views=("leaderboard",),
-    page_views=(View("Instructions followed, beside the answer", "core.protocols.reference_qa.views:instruction_view"),),
+    page_views=(View("Instructions followed, beside the answer", "core.protocols.reference_qa.views:instruction_view"),
+                View("Each benchmark's own measures", "core.protocols.reference_qa.views:benchmark_view")),
 ))

@@ -10,7 +10,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import readmodel
-from core.metrics import get_metric
+from core.metrics import BENCHMARK_MEASURES, get_metric
 from core.protocols.base import ViewResult
 
 ANSWER_METRIC = "exact_match"
@@ -45,3 +45,23 @@ def instruction_view(engine: Engine, run_ids: Sequence[int], judge: str) -> View
                f"FollowRAG's share of all instructions followed by IFEval's loose rule; "
                f"{get_metric(ANSWER_METRIC).label} of the same responses beside them. 95% intervals; n responses.")
     return ViewResult(table, caption)
+
+
+def benchmark_view(engine: Engine, run_ids: Sequence[int], judge: str) -> ViewResult:
+    """Per model, condition and measure: each imported benchmark's own measures (RGB, RAMDocs, CRAG, FollowRAG;
+    core.scoring.benchmarks) with the mean, its 95% CI, n and the count of every state behind it."""
+    scores = readmodel.reference_scores(engine, run_ids, judge)
+    summary = readmodel.reference_summary(scores) if not scores.empty else pd.DataFrame()
+    measures = summary[summary["metric"].isin(BENCHMARK_MEASURES)] if not summary.empty else summary
+    states = list(readmodel.STATE_COLUMNS.values())
+    if measures.empty:
+        table = pd.DataFrame(columns=["model", "condition", "measure", *_CELL, *states])
+    else:
+        table = measures.assign(measure=measures["metric"].map(lambda m: get_metric(m).label))
+        table = table[["model", "condition", "measure", *_CELL, *[c for c in states if c in table.columns]]]
+    caption = ("Each imported benchmark's own measures, as its authors define them (core/scoring/benchmarks.py): "
+               "RGB accuracy, rejection on negatives-only prompts, error detection and correction, integration; "
+               "RAMDocs all gold and no wrong answer; CRAG correct / missing / hallucinated and its score (−1 to 1); "
+               "FollowRAG answer accuracy. A measure is not applicable outside its benchmark's instances. "
+               "95% intervals; n responses scored, and the count of each state beside it.")
+    return ViewResult(table.reset_index(drop=True), caption)
