@@ -5,9 +5,10 @@ appear here without a page of its own."""
 import streamlit as st
 
 from core.protocols import PROTOCOLS
-from core.protocols.views import build_views, protocol_runs, scoring_judges, with_views
+from core.protocols.views import build_views, drill_metrics, protocol_runs, scoring_judges, view_responses, with_views
 from core.scoring.judges.names import judge_label
 from ui.auth import require_page
+from ui.drilldown import metric_drilldown
 from ui.paper_tables import paper_tables_panel
 from ui.session import engine
 from ui.tables import state_caption
@@ -37,10 +38,13 @@ judge = st.selectbox("Judge", judges, format_func=judge_label, key="pv_judge")
 if PROTOCOLS.get(name).paper_tables:
     st.subheader("The paper's tables, reproduced")
     paper_tables_panel(name, run_ids, judge)
-for view, result in build_views(engine(), name, run_ids, judge):
+responses = view_responses(engine(), name, run_ids, judge)
+for number, (view, result) in enumerate(build_views(engine(), name, run_ids, judge)):
     st.subheader(view.title)
     st.dataframe(result.table, hide_index=True, width="stretch")
     state_caption(result.table, what="Behind the table")
     if result.figure is not None:
         st.plotly_chart(result.figure, width="stretch")
     st.caption(result.caption)
+    if metrics := drill_metrics(result.table, responses):
+        metric_drilldown(responses, judge, f"pv_drill_{number}", metrics)

@@ -30,7 +30,14 @@ from core.review.verification import PermissionDenied_, record_verification, rec
 from core.services import protocol_builds
 from core.services import runs as run_services
 from core.services.accounts import change_account, create_account
-from core.services.benchmarks import build_benchmark_file, import_benchmark_file, import_format, preview_format
+from core.services.benchmarks import (
+    build_benchmark_file,
+    import_benchmark_file,
+    import_format,
+    import_trace_export,
+    preview_format,
+    preview_traces,
+)
 from core.store.db import make_engine
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -237,7 +244,9 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
                             lambda p: protocol_builds.build_domainrag(engine, p, missing, tmp_path / "dr.jsonl")],
         "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing),
                              lambda p: preview_format(engine, p, missing, "jsonl", False),
-                             lambda p: import_format(engine, p, missing, "jsonl", "s")],
+                             lambda p: import_format(engine, p, missing, "jsonl", "s"),
+                             lambda p: preview_traces(engine, p, missing, "otel"),
+                             lambda p: import_trace_export(engine, p, missing, "otel", "s")],
     }
 
 

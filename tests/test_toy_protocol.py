@@ -152,6 +152,32 @@ def test_renders_its_page(world, monkeypatch) -> None:
     assert len(at.get("plotly_chart")) == 1 and any("each state's count" in c.value for c in at.caption)
 
 
+DRILL_DOWNS = [  # model -> the echo_match values of the responses behind its cell (unparseable ones are not counted)
+    pytest.param("echo-right", [1.0, 1.0, 1.0], id="right"),
+    pytest.param("echo-wrong", [0.0, 0.0, 0.0], id="wrong"),
+    pytest.param("echo-silent", [], id="unparseable-not-behind-the-mean"),
+]
+
+
+@pytest.mark.parametrize(("model", "values"), DRILL_DOWNS)
+def test_its_view_drills_down_to_the_responses(world, monkeypatch, model, values) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(REPO_ROOT, "pages", "protocol_views.py")
+    at = sign_in(AppTest.from_file(str(page), default_timeout=60), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("toy_echo").run()
+    at.selectbox(key="pv_drill_0_model").set_value(model).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="pv_drill_0_metric").value == ECHO_MATCH
+    if not values:
+        assert any("No responses behind this selection" in c.value for c in at.caption)
+        return
+    rows = at.dataframe[1].value
+    assert set(rows["model"]) == {model} and sorted(rows[ECHO_MATCH]) == values
+    assert at.selectbox(key="pv_drill_0_pick").value in set(rows["response_id"])
+    assert any(m.value.startswith(f"**{model}** on") for m in at.markdown), [m.value for m in at.markdown]
+
+
 ARCHITECTURE = Path(REPO_ROOT, "docs", "architecture.md")
 NAMED_PATHS = sorted(set(re.findall(r"`((?:core|tests|pages|ui|docs)/[\w/.]*\w)`", ARCHITECTURE.read_text("utf-8"))))
 

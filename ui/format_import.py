@@ -1,5 +1,6 @@
-"""Import a benchmark file of any supported layout from the browser (upload or a server path under the import
-folders) as its own named set: records read, rejects with line and field, then the import and its summary."""
+"""Import a benchmark file of any supported layout, or a production trace export, from the browser (upload or a
+server path under the import folders) as its own named set: records read, rejects with line and field, then the import
+and its summary (for traces, also the run as deployed)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import streamlit as st
 
 from core.ingest.format_sets import AS_PROTOCOL, FormatPreview, import_formats, import_roots, server_path
 from core.ingest.importers import NATIVE
+from core.ingest.importers.traces import Trace, trace_formats
 from core.ingest.io import LineError
 from core.ingest.sets import ON_CHANGED
 from core.review.auth import Principal
-from core.services.benchmarks import import_format, preview_format
+from core.services.benchmarks import import_format, import_trace_export, preview_format, preview_traces
 from ui.auth import guarded_write
 from ui.session import engine
 
@@ -45,12 +47,54 @@ def _preview_text(preview: FormatPreview) -> str:
             + (f", {len(preview.changed)} would change existing instances" if preview.changed else "") + ".")
 
 
+def _show_problems(problems: list[LineError], path: Path) -> None:
+    """The problems table (line, field, reason) and its JSONL download."""
+    if not problems:
+        return
+    st.dataframe(problems_frame(problems), hide_index=True, key="import_problems")
+    rejects = "".join(json.dumps({"line": p.line, "field": p.field, "reason": p.message}) + "\n" for p in problems)
+    st.download_button("Download the rejects (JSONL)", rejects, file_name=f"{path.name}.rejects.jsonl",
+                       key="import_rejects_download")
+
+
+def _trace_text(traces: list[Trace], errors: list[LineError], incomplete: list[LineError], skip: bool) -> str:
+    if errors:
+        return f"{len(errors)} problem(s) in {len({e.line for e in errors})} record(s): nothing can be imported from this file."
+    left = len({e.line for e in incomplete})
+    if incomplete and not skip:
+        return f"{len(traces)} complete traces, {left} incomplete: nothing is imported unless the incomplete are left out."
+    return f"{len(traces) + left} traces read: {len(traces)} complete, {left} incomplete left out."
+
+
+def trace_import(principal: Principal, path: Path, fmt: str, skip_incomplete: bool) -> None:
+    """A trace export: traces read, problems with line and field, then the set plus its deployed run."""
+    parts = guarded_write(lambda: preview_traces(engine(), principal, path, fmt))
+    if parts is None:
+        return
+    traces, errors, incomplete = parts
+    st.markdown(f"**{path.name}** ({fmt}): {_trace_text(traces, errors, incomplete, skip_incomplete)}")
+    _show_problems(sorted(errors + incomplete, key=lambda e: e.line), path)
+    if errors or not traces or (incomplete and not skip_incomplete):
+        return
+    redact = st.toggle("Redact emails, phone numbers and names before storing", key="import_redact")
+    name = st.text_input("Set name", value=f"{fmt} {path.stem} {datetime.now():%Y-%m-%d %H:%M}",
+                         key=f"import_set_name_{fmt}_{path.name}")
+    if st.button("Import as a new set", type="primary", key="import_run"):
+        report = guarded_write(lambda: import_trace_export(engine(), principal, path, fmt, name, redact=redact,
+                                                           skip_incomplete=skip_incomplete))
+        if report is not None and report.ok and report.set_report is not None:
+            st.success(f"Imported {report.set_report.summary}; {report.traces} traces, {report.documents} retrieved "
+                       f"documents; run {report.run_id} as deployed ({report.model}).", icon=":material/check:")
+        elif report is not None:
+            st.error("Import refused: " + "; ".join(str(e) if e.line else e.message for e in report.errors[:5]))
+
+
 def format_import_panel(principal: Principal) -> None:
     """Layout, file (upload or server path), set name and skip-invalid; the preview with rejects; the import."""
-    formats = import_formats()
+    formats = import_formats() + trace_formats()
     cols = st.columns([1, 2])
     fmt = cols[0].selectbox("Format", formats, index=formats.index(NATIVE), key="import_format",
-                            help="The layouts of `gauntlet import --format`.")
+                            help="The layouts of `gauntlet import --format`, trace exports included.")
     uploaded = cols[1].file_uploader("Upload a file", key="import_upload")
     typed = st.text_input("or a path on the server", key="import_path",
                           help="Read only under: " + ", ".join(map(str, import_roots())))
@@ -62,16 +106,13 @@ def format_import_panel(principal: Principal) -> None:
     if path is None:
         st.info("Choose a file to see what it holds before anything is imported.")
         return
+    if fmt in trace_formats():
+        return trace_import(principal, path, fmt, skip_invalid)
     preview = guarded_write(lambda: preview_format(engine(), principal, path, fmt, skip_invalid, protocol))
     if preview is None:
         return
     st.markdown(f"**{path.name}** ({fmt}): {_preview_text(preview)}")
-    if preview.problems():
-        st.dataframe(problems_frame(preview.problems()), hide_index=True, key="import_problems")
-        rejects = "".join(json.dumps({"line": p.line, "field": p.field, "reason": p.message}) + "\n"
-                          for p in preview.problems())
-        st.download_button("Download the rejects (JSONL)", rejects, file_name=f"{path.name}.rejects.jsonl",
-                           key="import_rejects_download")
+    _show_problems(preview.problems(), path)
     if not preview.parsed.ok:
         return
     name = st.text_input("Set name", value=f"{fmt} {path.stem} {datetime.now():%Y-%m-%d %H:%M}",

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from core.analysis.readmodel import RULE_JUDGE, read_sql, run_judges
 from core.protocols import PROTOCOLS
 from core.protocols.base import ProtocolPage, View, ViewResult
 
 if TYPE_CHECKING:
-    import pandas as pd
     from sqlalchemy.engine import Engine
 
 _RUNS_SQL = """
@@ -53,6 +54,30 @@ def with_views() -> list[str]:
 def build_views(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> list[tuple[View, ViewResult]]:
     """Each view `protocol` declares, built for these runs and this judge."""
     return [(view, view.builder()(engine, list(run_ids), judge)) for view in PROTOCOLS.get(protocol).page_views]
+
+
+def view_responses(engine: Engine, protocol: str, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """The responses behind a protocol's views: one row per done response with its ids, model, instance, domain,
+    condition (also as `mode`, the drill-down's column) and each declared metric, plus instruction adherence (Loose /
+    Strict IAS, instruction score) where its instance carries instructions."""
+    from core.analysis.readmodel import INSTRUCTION_METRICS, instruction_scores, reference_scores
+
+    scores = reference_scores(engine, run_ids, judge, protocol=protocol)
+    adherence = instruction_scores(engine, run_ids, judge, protocol=protocol)
+    kept = ["response_id", *(m for m in INSTRUCTION_METRICS if m in adherence.columns)]
+    scores = scores.merge(adherence[kept], on="response_id", how="left") if len(kept) > 1 else scores
+    return scores.assign(mode=scores["condition"])
+
+
+def drill_metrics(table: pd.DataFrame, responses: pd.DataFrame) -> list[str]:
+    """The per-response metrics behind a view's table, for its drill-down: those the table shows per model, named as
+    declared or by their short name ('toy_echo.echo_match' as 'echo_match'); empty for a table of other rows."""
+    if "model" not in table.columns or responses.empty:
+        return []
+    ids = {"run_id", "response_id", "judge", "model", "instance_uid", "domain", "language", "condition", "mode"}
+    shown = set(table.columns)
+    return [c for c in responses.columns if c not in ids and not c.endswith(("_status", "_state"))
+            and pd.api.types.is_numeric_dtype(responses[c]) and (c in shown or c.rsplit(".", 1)[-1] in shown)]
 
 
 def results_pages(engine: Engine, run_id: int) -> list[ProtocolPage]:

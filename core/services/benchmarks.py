@@ -8,7 +8,9 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from core.construction.build import BuildReport, build_benchmark
+from core.ingest.deployed import TraceImportReport, import_traces
 from core.ingest.format_sets import FormatPreview, import_format_set, preview_format_file
+from core.ingest.importers.traces import Trace, read_trace_parts
 from core.ingest.io import ImportReport, LineError, import_file, validate_file
 from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
 from core.review.auth import Principal, authorize
@@ -58,3 +60,19 @@ def import_format(engine: Engine, principal: Principal | None, path: Path, fmt: 
     admin = authorize(engine, principal, "import_benchmark")
     return import_format_set(engine, path, fmt, set_name, skip_invalid=skip_invalid, on_changed=on_changed,
                              author=admin.username, protocol=protocol)
+
+
+def preview_traces(engine: Engine, principal: Principal | None, path: Path,
+                   fmt: str) -> tuple[list[Trace], list[LineError], list[LineError]]:
+    """An admin's preview of a trace export (re-checked: import_benchmark): traces, record problems, incomplete ones."""
+    authorize(engine, principal, "import_benchmark")
+    return read_trace_parts(path, fmt)
+
+
+def import_trace_export(engine: Engine, principal: Principal | None, path: Path, fmt: str, set_name: str, *,
+                        redact: bool = False, skip_incomplete: bool = False) -> TraceImportReport:
+    """An admin imports a trace export as a named set plus its deployed run, as `gauntlet import --format` does
+    (re-checked: import_benchmark)."""
+    admin = authorize(engine, principal, "import_benchmark")
+    return import_traces(engine, path, fmt, set_name=set_name, redact=redact, author=admin.username,
+                         skip_incomplete=skip_incomplete)

@@ -111,18 +111,22 @@ def test_the_report_shows_them_beside_the_reference_answer_metrics(scored, monke
     assert "instruction_score" in table.stdout and "strict_ias" in table.stdout
 
 
-def test_the_protocol_views_page_shows_them_beside_exact_match(scored, monkeypatch, db_url) -> None:
+def views_page(monkeypatch, db_url):
+    """The Protocol views page on reference_qa, signed in as an analyst."""
     from streamlit.testing.v1 import AppTest
 
     from core.config import REPO_ROOT
     from tests.pages.signin import sign_in
 
-    world, _ = scored
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     page = AppTest.from_file(str(Path(REPO_ROOT, "pages", "protocol_views.py")), default_timeout=60)
     at = sign_in(page, "analyst").run()
-    at.selectbox(key="pv_protocol").set_value("reference_qa").run()
+    return at.selectbox(key="pv_protocol").set_value("reference_qa").run()
+
+
+def test_the_protocol_views_page_shows_them_beside_exact_match(scored, monkeypatch, db_url) -> None:
+    at = views_page(monkeypatch, db_url)
     assert not at.exception, at.exception
     assert [s.value for s in at.subheader] == ["Instructions followed, beside the answer", "Each benchmark's own measures"]
     table = at.dataframe[0].value.set_index("model")
@@ -134,6 +138,23 @@ def test_the_protocol_views_page_shows_them_beside_exact_match(scored, monkeypat
     # the breaker names every gold answer while ignoring instructions; the follower's Persian answer names none
     assert (table.loc["follower", "exact_match"], table.loc["breaker", "exact_match"]) == (0.75, 1.0)
     assert any("IFEval's loose rule" in c.value for c in at.caption)
+
+
+DRILL_DOWNS = [  # model -> its responses' Strict IAS behind the table's cell (0.75 and 0.0 over n = 4)
+    pytest.param("follower", [0.0, 1.0, 1.0, 1.0], id="follower"),
+    pytest.param("breaker", [0.0, 0.0, 0.0, 0.0], id="breaker"),
+]
+
+
+@pytest.mark.parametrize(("model", "values"), DRILL_DOWNS)
+def test_the_protocol_views_page_drills_down_to_the_responses(scored, monkeypatch, db_url, model, values) -> None:
+    at = views_page(monkeypatch, db_url)
+    at.selectbox(key="pv_drill_0_model").set_value(model).run()
+    at.selectbox(key="pv_drill_0_metric").set_value("strict_ias").run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[1].value
+    assert set(rows["model"]) == {model} and sorted(rows["strict_ias"]) == values
+    assert any(m.value.startswith(f"**{model}** on") for m in at.markdown), [m.value for m in at.markdown]
 
 
 def test_an_instruction_no_rule_checks_is_left_to_the_judge_and_counted_unjudged(engine, tmp_path) -> None:
