@@ -11,6 +11,7 @@ from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
+from ui.confirm import show_confirmations
 from ui.run_admin import (
     hidden_runs_panel,
     hide_button,
@@ -24,6 +25,7 @@ from ui.session import engine
 
 principal = require_page(__file__)
 st.title("Run evaluation")
+show_confirmations()
 
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
     "run_models_open", not any(not n.startswith("baseline:") for n in registered_models.model_names(engine())))

@@ -164,6 +164,7 @@ def test_a_fully_failed_run_says_failed_and_its_items_can_be_retried(seeded):
     at.button(key=f"run_retry_{run_id}").click().run()
     assert not at.exception, at.exception
     assert any("4 item(s) back to pending" in s.value for s in at.success)
+    assert any("4 item(s) back to pending" in t.value for t in at.toast)  # kept through the page's rerun
     wait_until(lambda: models_admin.run_outcome(seeded, run_id) == "done", "the retried run", timeout=60)
     at.run()
     assert any(m.value.endswith(f"Run {run_id}: done") for m in at.markdown)
