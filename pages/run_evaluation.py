@@ -11,7 +11,8 @@ from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
-from ui.confirm import show_confirmations
+from ui.confirm import confirm, show_confirmations
+from ui.result_links import redraw_page
 from ui.run_admin import (
     hidden_runs_panel,
     hide_button,
@@ -116,7 +117,8 @@ if chosen_models:
             if launched:
                 run_id, pid = launched
                 st.session_state["run_selected"] = run_id
-                st.success(f"Run {run_id} launched in the background (process {pid}).")
+                confirm(f"Run {run_id} launched in the background (process {pid}).")
+                redraw_page(run_id)
         elif checked:
             st.error("Not launched: a model did not answer the preflight call (below).", icon=":material/block:")
     preflight_table(st.session_state.get("run_preflight_results") or [])

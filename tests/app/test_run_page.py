@@ -152,6 +152,8 @@ def test_the_run_just_launched_is_watched_and_named(seeded):
     with Session(seeded) as session:
         newest = session.exec(select(Run).order_by(Run.id.desc())).first()
     assert newest.id != older and newest.name == "fresh"
+    launched = f"Run {newest.id} launched in the background"
+    assert any(launched in t.value for t in at.toast) and any(launched in s.value for s in at.success)
     assert at.selectbox(key="run_selected").value == newest.id
 
 
