@@ -11,6 +11,8 @@ from core.scoring.judges.registry import judge_choices
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
+from ui.confirm import confirm, show_confirmations
+from ui.result_links import redraw_page
 from ui.run_admin import (
     hidden_runs_panel,
     hide_button,
@@ -24,6 +26,7 @@ from ui.session import engine
 
 principal = require_page(__file__)
 st.title("Run evaluation")
+show_confirmations()
 
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
     "run_models_open", not any(not n.startswith("baseline:") for n in registered_models.model_names(engine())))
@@ -114,7 +117,8 @@ if chosen_models:
             if launched:
                 run_id, pid = launched
                 st.session_state["run_selected"] = run_id
-                st.success(f"Run {run_id} launched in the background (process {pid}).")
+                confirm(f"Run {run_id} launched in the background (process {pid}).")
+                redraw_page(run_id)
         elif checked:
             st.error("Not launched: a model did not answer the preflight call (below).", icon=":material/block:")
     preflight_table(st.session_state.get("run_preflight_results") or [])

@@ -1,5 +1,5 @@
 """Build a protocol's benchmark from the browser (RAG-Stress KB corruption, misleading evidence, DomainRAG): the
-source on the server, the builder's options, a progress bar over the build and import stages, the build summary,
+source on the server, the builder's options, a progress bar moved by the builder per item, the build summary,
 the download, and the import as a named set."""
 
 from __future__ import annotations
@@ -40,19 +40,19 @@ PROTOCOL_BUILDERS: dict[str, Builder] = {
         "RAG-Stress knowledge-base corruption: 13 entries per MMLU question (clean, typo, off-topic, distractors...), "
         "retrieved under every condition.", "MMLU questions (selection JSONL or subject CSV)",
         SHARED / "mmlu" / "ragstress_eval700_stratified_seed42.jsonl", False, (),
-        lambda p, source, out, fmt, seed, limit, bm25: protocol_builds.build_kb_corruption(
-            engine(), p, source, out, seed=seed, limit=limit, bm25_only=bm25)),
+        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_kb_corruption(
+            engine(), p, source, out, seed=seed, limit=limit, bm25_only=bm25, progress=progress)),
     "misleading_evidence": Builder(
         "RAG-Stress misleading evidence: one safe edit of the gold evidence towards a designated wrong answer.",
         "Source file (HotpotQA or MedQA layout)",
         SHARED / "hotpotqa-dev-distractor" / "hotpotqa_dev_distractor_500.jsonl", False, ("hotpotqa", "medqa"),
-        lambda p, source, out, fmt, seed, limit, bm25: protocol_builds.build_misleading_evidence(
-            engine(), p, source, fmt, out / "instances.jsonl", seed=seed, limit=limit)),
+        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_misleading_evidence(
+            engine(), p, source, fmt, out / "instances.jsonl", seed=seed, limit=limit, progress=progress)),
     "domainrag": Builder(
         "DomainRAG: the six abilities with their settings (golden, HTML/text, anti-reference, noise, retrieved).",
         "The DomainRAG release folder", SHARED / "domainrag", True, (),
-        lambda p, source, out, fmt, seed, limit, bm25: protocol_builds.build_domainrag(
-            engine(), p, source, out / "instances.jsonl", limit=limit, bm25_only=bm25)),
+        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_domainrag(
+            engine(), p, source, out / "instances.jsonl", limit=limit, bm25_only=bm25, progress=progress)),
 }
 
 
@@ -70,9 +70,14 @@ def _run_build(principal: Principal, protocol: str, source_text: str, fmt: str, 
     if source is None:
         bar.empty()
         return None
-    bar.progress(0.2, text=f"Building from {source.name} (limit {limit or 'none'})...")
+    bar.progress(0.0, text=f"Building from {source.name} (limit {limit or 'none'})...")
+
+    def moved(done: int, total: int) -> None:
+        bar.progress(done / max(total, 1), text=f"Building from {source.name}: {done}/{total} items")
+
     try:
-        built = guarded_write(lambda: builder.build(principal, source, _out_dir(protocol), fmt, seed, limit or None, bm25))
+        built = guarded_write(lambda: builder.build(principal, source, _out_dir(protocol), fmt, seed, limit or None, bm25,
+                                                     moved))
     except (FileNotFoundError, KeyError) as exc:
         st.error(f"Build failed: {exc}", icon=":material/error:")
         built = None

@@ -33,10 +33,20 @@ def results_links(run_id: int, outcome: str) -> None:
         page_link(page.path, f"See run {run_id} on {page.title}", page.icon, {"runs": str(run_id)})
 
 
+def _outcome_key(run_id: int) -> str:
+    return f"watch_outcome_{run_id}"
+
+
+def redraw_page(run_id: int) -> None:
+    """Rerun the whole page now, drawn with whatever outcome the run has then (no second rerun for it)."""
+    st.session_state.pop(_outcome_key(run_id), None)
+    st.rerun(scope="app")
+
+
 def rerun_on_new_outcome(run_id: int, outcome: str) -> None:
     """Rerun the whole page when the run's outcome differs from the one the page was last drawn with (the watch
     panel refreshes alone, the run picker above it only with the page)."""
-    key = f"watch_outcome_{run_id}"
+    key = _outcome_key(run_id)
     drawn = st.session_state.setdefault(key, outcome)
     if drawn != outcome:
         st.session_state[key] = outcome

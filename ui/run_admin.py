@@ -13,7 +13,8 @@ from core.review.auth import Principal
 from core.scoring.judges.names import judge_label
 from core.services import runs as run_services
 from ui.auth import guarded_write
-from ui.result_links import rerun_on_new_outcome, results_links
+from ui.confirm import confirm
+from ui.result_links import redraw_page, rerun_on_new_outcome, results_links
 from ui.session import engine
 
 NEW_MODEL = "(register a new model)"
@@ -108,14 +109,12 @@ def model_form(principal: Principal) -> None:
                 return
             saved = guarded_write(lambda: run_services.save_model(engine(), principal, config))
             if saved:
-                missing = models_admin.missing_variables(config)
-                st.session_state["run_model_saved"] = (config.name, missing)
+                confirm(f"Saved model {config.name}.")
+                st.session_state["run_model_missing"] = (config.name, models_admin.missing_variables(config))
                 st.rerun()
-    if "run_model_saved" in st.session_state:
-        saved_name, missing = st.session_state.pop("run_model_saved")
-        st.success(f"Saved model {saved_name}.", icon=":material/check:")
-        if missing:
-            st.warning(f"{saved_name} cannot be called yet: {', '.join(missing)} not set.", icon=":material/key_off:")
+    saved_name, missing = st.session_state.pop("run_model_missing", ("", []))
+    if missing:
+        st.warning(f"{saved_name} cannot be called yet: {', '.join(missing)} not set.", icon=":material/key_off:")
 
 
 def scope_text(options: runs.RunOptions, choices: run_scope.ScopeChoices, estimate: run_estimates.Estimate,
@@ -174,8 +173,9 @@ def watch_panel(principal: Principal, run_id: int) -> None:
                      icon=":material/replay:", disabled=models_admin.job_alive(engine(), run_id)):
             retried = guarded_write(lambda: run_services.retry_failed_items(engine(), principal, run_id))
             if retried:
-                st.success(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
-                           f"background (process {retried[1]}).")
+                confirm(f"Run {run_id}: {retried[0]} item(s) back to pending; generating and scoring them in the "
+                        f"background (process {retried[1]}).")
+                redraw_page(run_id)
     results_links(run_id, label)
 
 
@@ -185,14 +185,12 @@ def hide_button(principal: Principal, run_id: int) -> None:
     if (st.button(f"Hide run {run_id}", key=f"run_hide_{run_id}", icon=":material/visibility_off:",
                   help="Takes the run out of every list and picker; nothing is deleted and it can be shown again.")
             and guarded_write(lambda: run_services.hide_run(engine(), principal, run_id, True, read))):
-        st.session_state["run_archive_done"] = f"Run {run_id} hidden; it is listed under Hidden runs."
+        confirm(f"Run {run_id} hidden; it is listed under Hidden runs.")
         st.rerun()
 
 
 def hidden_runs_panel(principal: Principal) -> None:
     """Hidden runs: show one again, or delete it after confirming exactly what goes."""
-    if done := st.session_state.pop("run_archive_done", None):
-        st.success(done, icon=":material/check:")
     hidden = run_archive.hidden_runs(engine())
     if not hidden:
         return
@@ -203,7 +201,7 @@ def hidden_runs_panel(principal: Principal) -> None:
         run = next(r for r in hidden if r.id == run_id)
         if (st.button("Show it again", key="run_unhide")
                 and guarded_write(lambda: run_services.hide_run(engine(), principal, run_id, False, run.hidden_at))):
-            st.session_state["run_archive_done"] = f"Run {run_id} is shown again."
+            confirm(f"Run {run_id} is shown again.")
             st.rerun()
         plan = run_archive.deletion_plan(engine(), run_id)
         if plan.annotations:
@@ -213,5 +211,5 @@ def hidden_runs_panel(principal: Principal) -> None:
         if st.button("Delete permanently", key="run_delete", type="primary", disabled=not sure):
             deleted = guarded_write(lambda: run_services.delete_run(engine(), principal, run_id, plan))
             if deleted:
-                st.session_state["run_archive_done"] = f"Deleted {deleted.summary()}."
+                confirm(f"Deleted {deleted.summary()}.")
                 st.rerun()

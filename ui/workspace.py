@@ -43,6 +43,7 @@ from core.store.benchmark import InstanceDetail
 from core.store.sanitize import html_markdown, inline_code, plain_markdown
 from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
+from ui.confirm import confirm
 from ui.instance_view import (
     render_instance,
     render_label_history,
@@ -451,5 +452,5 @@ def sample_blinding_panel(principal: Principal) -> None:
         changed = guarded_write(lambda: set_sample_blinding(engine(), principal, picked.batch, not picked.blind,
                                                             picked.blind))
         if changed is not None:
-            st.toast(f"{picked.batch}: blinding {'on' if not picked.blind else 'off'} ({changed} assignments)")
+            confirm(f"{picked.batch}: blinding {'on' if not picked.blind else 'off'} ({changed} assignments).")
             st.rerun()

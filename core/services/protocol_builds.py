@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from core.protocols.progress import Progress
 from core.review.auth import Principal, authorize
 
 
@@ -23,12 +24,14 @@ class ProtocolBuild:
 
 
 def build_kb_corruption(engine: Engine, principal: Principal | None, questions: Path, out_dir: Path, *, seed: int = 0,
-                        limit: int | None = None, bm25_only: bool = True) -> ProtocolBuild:
+                        limit: int | None = None, bm25_only: bool = True,
+                        progress: Progress | None = None) -> ProtocolBuild:
     """RAG-Stress knowledge-base corruption (`gauntlet kb-corruption build`): out_dir/instances.jsonl."""
     from core.protocols.kb_corruption.builder import build_ragstress
 
     authorize(engine, principal, "build_benchmark")
-    report = build_ragstress(questions, out_dir, seed, embedder=None if bm25_only else "minilm-onnx", limit=limit)
+    report = build_ragstress(questions, out_dir, seed, embedder=None if bm25_only else "minilm-onnx", limit=limit,
+                             progress=progress)
     lines = [f"{report.questions} questions, {report.kb_documents} knowledge-base entries "
              f"({report.retrievable_documents} retrievable), retriever {report.retriever['mode']}"]
     lines += [f"{name}: {row['queries']} queries, own entry first {row['own_entry_first']:.1%}"
@@ -37,12 +40,13 @@ def build_kb_corruption(engine: Engine, principal: Principal | None, questions: 
 
 
 def build_misleading_evidence(engine: Engine, principal: Principal | None, source: Path, fmt: str, out: Path, *,
-                              seed: int = 0, limit: int | None = None) -> ProtocolBuild:
+                              seed: int = 0, limit: int | None = None,
+                              progress: Progress | None = None) -> ProtocolBuild:
     """RAG-Stress misleading evidence (`gauntlet misleading-evidence build`) from a HotpotQA or MedQA file."""
     from core.protocols.misleading_evidence.builder import build_stress_file
 
     authorize(engine, principal, "build_benchmark")
-    result, items, _ = build_stress_file(source, fmt, out, seed, limit=limit)
+    result, items, _ = build_stress_file(source, fmt, out, seed, limit=limit, progress=progress)
     lines = [f"{items} source items: {len(result.instances)} built, {len(result.skipped)} without a safe edit"]
     lines += [f"skipped, {reason}: {count}" for reason, count in result.reasons().items()]
     return ProtocolBuild("misleading_evidence", out, len(result.instances), lines,
@@ -50,13 +54,13 @@ def build_misleading_evidence(engine: Engine, principal: Principal | None, sourc
 
 
 def build_domainrag(engine: Engine, principal: Principal | None, data: Path, out: Path, *, limit: int | None = None,
-                    bm25_only: bool = True) -> ProtocolBuild:
+                    bm25_only: bool = True, progress: Progress | None = None) -> ProtocolBuild:
     """DomainRAG (`gauntlet domainrag build`) from the shared release folder."""
     from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
 
     authorize(engine, principal, "build_benchmark")
     payloads, report = build_instances(BuildOptions(data=data, embedder=None if bm25_only else "minilm-onnx",
-                                                    limit=limit))
+                                                    limit=limit), progress)
     count = write_jsonl(payloads, out)
     lines = [f"{kind}: {n} instances" for kind, n in sorted(report.instances.items())]
     lines += [f"{setting} documents: {n}" for setting, n in sorted(report.documents.items())]

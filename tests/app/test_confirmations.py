@@ -4,9 +4,10 @@ just written, and the watch panel's link to the run's results pages (issue 28 it
 from __future__ import annotations
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
+from core.generation import run_archive
 from core.protocols.views import results_pages
 from core.review.gold import draw_gold_sample, record_gold_label
 from core.store.models import Instance, Response, Run
@@ -133,3 +134,61 @@ def test_a_new_outcome_redraws_the_page(then, runs):
     at.run()
     assert not at.exception, at.exception
     assert at.session_state["runs_seen"] == runs and at.session_state["watch_outcome_7"] == then
+
+
+def _run_named(seeded, name: str) -> int:
+    with Session(seeded.engine) as session:
+        return int(session.exec(select(Run).where(Run.name == name)).one().id)
+
+
+def _save_model(at: AppTest, seeded) -> str:
+    at.text_input(key="model_name_new").set_value("m-new")
+    at.text_input(key="model_url_env_new").set_value("M_URL")
+    next(b for b in at.button if b.label == "Save model").click().run()
+    return "Saved model m-new."
+
+
+def _hide(at: AppTest, seeded) -> str:
+    next(b for b in at.button if b.label.startswith("Hide run")).click().run()
+    return f"Run {_run_named(seeded, 'seed run')} hidden"
+
+
+def _show_again(at: AppTest, seeded) -> str:
+    run_archive.set_hidden(seeded.engine, _run_named(seeded, "seed run"), True, None, "admin")
+    at.run()
+    next(b for b in at.button if b.label == "Show it again").click().run()
+    return f"Run {_run_named(seeded, 'seed run')} is shown again."
+
+
+def _delete(at: AppTest, seeded) -> str:
+    run_archive.set_hidden(seeded.engine, _run_named(seeded, "seed run"), True, None, "admin")
+    at.run()
+    next(c for c in at.checkbox if c.label.startswith("Delete run")).check().run()
+    next(b for b in at.button if b.label == "Delete permanently").click().run()
+    return "Deleted run"
+
+
+def _blinding_off(at: AppTest, seeded) -> str:
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=1, experts=["alice", "bob"])
+    at.run()
+    next(b for b in at.button if b.label.startswith("Turn blinding off")).click().run()
+    return ": blinding off ("
+
+
+@pytest.mark.parametrize(("page", "act"), [
+    pytest.param("pages/run_evaluation.py", _save_model, id="model-saved"),
+    pytest.param("pages/run_evaluation.py", _hide, id="run-hidden"),
+    pytest.param("pages/run_evaluation.py", _show_again, id="run-shown-again"),
+    pytest.param("pages/run_evaluation.py", _delete, id="run-deleted"),
+    pytest.param("pages/adjudicate.py", _blinding_off, id="blinding-off"),
+])
+def test_write_confirmations_survive_the_rerun(seeded, monkeypatch, tmp_path, page, act):
+    monkeypatch.setenv("GAUNTLET_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    at = page_as(page, "admin")
+    expected = act(at, seeded)
+    assert not at.exception, at.exception
+    assert any(expected in t.value for t in at.toast), [t.value for t in at.toast]
+    assert any(expected in s.value for s in at.success), [s.value for s in at.success]
+    at.run()  # the next action: the confirmation is not repeated
+    assert not any(expected in text for text in confirmed(at))

@@ -152,6 +152,8 @@ def test_the_run_just_launched_is_watched_and_named(seeded):
     with Session(seeded) as session:
         newest = session.exec(select(Run).order_by(Run.id.desc())).first()
     assert newest.id != older and newest.name == "fresh"
+    launched = f"Run {newest.id} launched in the background"
+    assert any(launched in t.value for t in at.toast) and any(launched in s.value for s in at.success)
     assert at.selectbox(key="run_selected").value == newest.id
 
 
@@ -164,6 +166,7 @@ def test_a_fully_failed_run_says_failed_and_its_items_can_be_retried(seeded):
     at.button(key=f"run_retry_{run_id}").click().run()
     assert not at.exception, at.exception
     assert any("4 item(s) back to pending" in s.value for s in at.success)
+    assert any("4 item(s) back to pending" in t.value for t in at.toast)  # kept through the page's rerun
     wait_until(lambda: models_admin.run_outcome(seeded, run_id) == "done", "the retried run", timeout=60)
     at.run()
     assert any(m.value.endswith(f"Run {run_id}: done") for m in at.markdown)

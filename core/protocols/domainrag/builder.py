@@ -33,6 +33,7 @@ from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retr
 from core.ingest.importers import get_importer
 from core.ingest.importers.domainrag import JOIN, composite
 from core.protocols.domainrag import ANTI, NAME, OURS, RELEASED, RELEASED_TYPES, RETRIEVAL_TYPES, SETTING_KEY
+from core.protocols.progress import Progress, counted
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "datasets" / "domainrag"
 PREFIX = "domainrag-abilities"
@@ -230,25 +231,29 @@ def anti_instance(payload: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any
             "metadata": {"derived_from": payload["id"], "segmentation": "whitespace"}}
 
 
-def subset_payloads(subset: str, options: BuildOptions, sources: Sources, retriever: Retriever | None,
-                    report: BuildReport) -> Iterator[dict[str, Any]]:
-    """The built instances of one sub-set file, in file order (faithful: each question, then its anti companion)."""
-    importer, path = get_importer("domainrag"), options.data / FILES[subset]
-    records, errors = importer.read(path)
+def subset_rows(subset: str, options: BuildOptions) -> list[tuple[str, int, dict[str, Any]]]:
+    """The first `options.limit` rows of one sub-set file as (sub-set, row, raw record)."""
+    path = options.data / FILES[subset]
+    records, errors = get_importer("domainrag").read(path)
     if errors:
         raise ValueError(f"{path}: {errors[0]}")
-    for row, (_, raw) in enumerate(records[: options.limit]):
-        payload = _rename(importer.payload(raw, row, path))
-        payload["documents"] = [_tag(d) for d in payload["documents"]]
-        if subset == "extractive":
-            payload["documents"] += noise_documents(payload["id"], row, sources)
-        ranked = retrieved_pids(subset, row, raw, retriever, sources)
-        payload["documents"] += retrieval_documents(payload["id"], subset, raw, ranked, sources, report)
-        if subset == "faithful":
-            payload["attributes"]["aspects"] = [anti_kind(raw)]
-        yield payload
-        if subset == "faithful":
-            yield anti_instance(payload, raw)
+    return [(subset, row, raw) for row, (_, raw) in enumerate(records[: options.limit])]
+
+
+def row_payloads(subset: str, row: int, raw: dict[str, Any], options: BuildOptions, sources: Sources,
+                 retriever: Retriever | None, report: BuildReport) -> Iterator[dict[str, Any]]:
+    """The built instances of one sub-set row (faithful: the question, then its anti companion)."""
+    payload = _rename(get_importer("domainrag").payload(raw, row, options.data / FILES[subset]))
+    payload["documents"] = [_tag(d) for d in payload["documents"]]
+    if subset == "extractive":
+        payload["documents"] += noise_documents(payload["id"], row, sources)
+    ranked = retrieved_pids(subset, row, raw, retriever, sources)
+    payload["documents"] += retrieval_documents(payload["id"], subset, raw, ranked, sources, report)
+    if subset == "faithful":
+        payload["attributes"]["aspects"] = [anti_kind(raw)]
+    yield payload
+    if subset == "faithful":
+        yield anti_instance(payload, raw)
 
 
 def mark_unknown_share(payload: dict[str, Any], retriever: Retriever | None) -> None:
@@ -259,15 +264,17 @@ def mark_unknown_share(payload: dict[str, Any], retriever: Retriever | None) -> 
         payload.setdefault("metadata", {})["dense_unknown_share"] = round(share, 3)
 
 
-def build_instances(options: BuildOptions) -> tuple[list[dict[str, Any]], BuildReport]:
-    """Every built instance payload (InstanceSpec JSON) of the DomainRAG protocol, and what was built."""
+def build_instances(options: BuildOptions, progress: Progress | None = None) -> tuple[list[dict[str, Any]], BuildReport]:
+    """Every built instance payload (InstanceSpec JSON) of the DomainRAG protocol, and what was built;
+    `progress(done, total)` after each source row (every sub-set's rows counted in `total`)."""
     sources = Sources.load(options.data)
     retriever = make_retriever(sources.corpus, options)
     report, payloads = BuildReport(), []
     warning = retriever.language_warning() if retriever else None
     report.warnings += [warning] if warning else []
-    for subset in FILES:
-        for payload in subset_payloads(subset, options, sources, retriever, report):
+    rows = [item for subset in FILES for item in subset_rows(subset, options)]
+    for subset, row, raw in counted(rows, progress):
+        for payload in row_payloads(subset, row, raw, options, sources, retriever, report):
             mark_unknown_share(payload, retriever)
             payloads.append(payload)
             report.instances[payload["attributes"]["question_type"]] += 1

@@ -44,6 +44,7 @@ from core.protocols.kb_corruption import (
     TYPES,
     condition_profile,
 )
+from core.protocols.progress import Progress, counted
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -648,10 +649,11 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
                     top_k: int = TOP_K, embedder: str | None = "minilm-onnx",
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, writer: LlmWriter | None = None,
                     limit: int | None = None,
-                    kb_questions_path: PathLike | Sequence[PathLike] | None = None) -> RagStressReport:
+                    kb_questions_path: PathLike | Sequence[PathLike] | None = None,
+                    progress: Progress | None = None) -> RagStressReport:
     """Write knowledge_base.jsonl, instances.jsonl and build.json under out_dir; same seed and inputs, same files.
     The knowledge base holds every question of `kb_questions_path` (the evaluated ones when None); retrieval runs
-    for the evaluated questions only."""
+    for the evaluated questions only; `progress(done, total)` after each evaluated question is retrieved for."""
     started = time.perf_counter()
     base = load_questions(kb_questions_path) if kb_questions_path is not None else None
     questions = evaluated_questions(questions_path, base, limit)
@@ -670,7 +672,7 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
     provenance: dict[str, Any] = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path),
                                   "retriever": settings}
     instances = [build_instance(q, retrieve(retriever, q, applicable_conditions(q, kb), top_k, mode), kb, provenance)
-                 for q in questions]
+                 for q in counted(questions, progress)]
     (out / "instances.jsonl").write_text("".join(i.model_dump_json(exclude_none=True) + "\n" for i in instances),
                                          encoding="utf-8")
     done = time.perf_counter()

@@ -35,6 +35,7 @@ from typing import Any
 
 from core.language import cjk_language
 from core.protocols.misleading_evidence import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
+from core.protocols.progress import Progress, counted
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import DocumentSpec, InstanceSpec
 
@@ -630,11 +631,12 @@ def stress_instance(spec: InstanceSpec, plan: Plan, seed: int = 0) -> InstanceSp
 
 
 def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: CompleteJson | None = None,
-                 llm_name: str = "") -> StressBuild:
+                 llm_name: str = "", progress: Progress | None = None) -> StressBuild:
     """RAG-Stress instances for every item with a safe edit; the others listed with their reason. With
-    `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`)."""
+    `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`); `progress(done,
+    total)` after each item."""
     out = StressBuild()
-    for spec in specs:
+    for spec in counted(specs, progress):
         try:
             plan = plan_for(spec, seed)
         except NoSafeEdit as exc:
@@ -655,7 +657,7 @@ SOURCE_FORMATS = ("hotpotqa", "medqa")
 
 def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit: int | None = None,
                       complete_json: CompleteJson | None = None, llm_name: str = "",
-                      skipped: Path | None = None) -> tuple[StressBuild, int, Path]:
+                      skipped: Path | None = None, progress: Progress | None = None) -> tuple[StressBuild, int, Path]:
     """Parse `source` (layout `fmt`), build RAG-Stress instances from its first `limit` items, write them to `out`
     (importable JSONL) and the skipped items to `skipped` (default OUT.skipped.jsonl). Returns (build, items read, skipped list); a source with
     errors raises ValueError naming the first ones."""
@@ -667,7 +669,7 @@ def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit
     if not parsed.ok:
         raise ValueError("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in parsed.errors[:20]))
     specs = [spec for _, spec in parsed.instances][:limit]
-    result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name)
+    result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name, progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
     listed = skipped or out.with_suffix(".skipped.jsonl")
