@@ -92,4 +92,4 @@ def _page_of(protocol: str) -> ProtocolPage:
     declared = PROTOCOLS.get(protocol) if protocol in PROTOCOLS else None
     if declared is not None and declared.page is not None:
         return declared.page
-    return PROTOCOL_VIEWS if declared is not None and protocol in with_views() else LEADERBOARD
+    return PROTOCOL_VIEWS if declared is not None and declared.page_views else LEADERBOARD
