@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from core.analysis import stats
+from core.analysis.readmodel.states import state_totals
 from core.protocols.lit_ragbench import CATEGORIES, NAME
 from core.protocols.lit_ragbench.analysis import lit_report
 from core.protocols.lit_ragbench.released import PAPER, SETTING_CONDITIONS
@@ -117,4 +118,5 @@ def table_2(engine: Any, run_ids: list[int], judge: str, settings: dict[str, str
     columns = table_columns()
     rows = [(model, tuple(cell for language, _ in LANGUAGES for cell in language_cells(report, model, language)))
             for model in models]
-    return PaperTable(NAME, "2", TITLE, columns, tuple(rows), table_notes(setting, judge, rows, columns))
+    return PaperTable(NAME, "2", TITLE, columns, tuple(rows), table_notes(setting, judge, rows, columns),
+                      dict(state_totals(report["categories"][report["categories"]["model"].isin(models)])))
