@@ -11,7 +11,7 @@ import pandas as pd
 from core.analysis import stats
 from core.analysis.readmodel.states import state_totals
 from core.protocols.lit_ragbench import CATEGORIES, NAME
-from core.protocols.lit_ragbench.analysis import lit_report
+from core.protocols.lit_ragbench.analysis import lit_report, undetermined_text
 from core.protocols.lit_ragbench.released import PAPER, SETTING_CONDITIONS
 from core.protocols.paper import PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
@@ -66,7 +66,7 @@ def _abstention_cell(abstention: pd.DataFrame) -> PaperCell:
         return _missing(None, "responses")
     row = abstention.iloc[0]
     if pd.isna(row["over_abstention"]):
-        return PaperCell(None, state=f"undetermined {int(row['oa_undetermined'])}" if row["oa_undetermined"]
+        return PaperCell(None, state=f"undetermined: {undetermined_text(row)}" if row["oa_undetermined"]
                          else "no answerable questions")
     return _cell(row["over_abstention"], row["oa_ci_low"], row["oa_ci_high"], row["oa_n"])
 
