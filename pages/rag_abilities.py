@@ -100,9 +100,9 @@ def overview(report: dict[str, pd.DataFrame]) -> pd.DataFrame:
                                            rows["small_n"], rows["n_categories"], strict=True)],
         "all questions": [_pct(v, lo, hi, n, False) for v, lo, hi, n in
                           zip(rows["micro_value"], rows["micro_ci_low"], rows["micro_ci_high"], rows["n"], strict=True)],
-        "over-abstention": [_pct(v, lo, hi, n, 0 < n < 30) + (f" ({u} undetermined)" if u else "") for v, lo, hi, n, u in
+        "over-abstention": [_pct(v, lo, hi, n, 0 < n < 30) + (f" (undetermined: {u})" if u else "") for v, lo, hi, n, u in
                             zip(rows["over_abstention"], rows["oa_ci_low"], rows["oa_ci_high"], rows["oa_n"],
-                                rows["oa_undetermined"], strict=True)],
+                                [lit.undetermined_text(r) for _, r in rows.iterrows()], strict=True)],
         "Abstention accuracy": [_pct(v, lo, hi, n, 0 < n < 30) for v, lo, hi, n in
                                 zip(rows["abstention_accuracy"], rows["aa_ci_low"], rows["aa_ci_high"], rows["aa_n"],
                                     strict=True)],

@@ -4,6 +4,7 @@ Markdown / CSV / LaTeX that keep every number."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 
 import pytest
@@ -88,3 +89,23 @@ def test_reproduce_command_answers_or_says_why(args, code, expected, tmp_path, m
     assert result.exit_code == code, result.output
     for piece in expected:
         assert piece in result.output
+
+
+STATES = {"scored": 80, "not_applicable": 2, "unparseable": 1, "judge_error": 0, "unjudged": 3, "skipped": 0}
+LINE = ("States behind the table (summed over its cells): 80 scored · 2 not applicable · 1 unparseable · "
+        "0 judge errors · 3 unjudged · 0 skipped.")
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    pytest.param("markdown", [f"- {LINE}"], id="markdown-notes-line"),
+    pytest.param("latex", [LINE], id="latex-caption"),
+    pytest.param("csv", ["2,states behind the table,scored,80,,,80,scored",
+                         "2,states behind the table,not_applicable,2,,,2,not_applicable",
+                         "2,states behind the table,unjudged,3,,,3,unjudged",
+                         "2,states behind the table,skipped,0,,,0,skipped"], id="csv-state-rows"),
+])
+def test_renderers_show_the_states_behind_the_table(fmt, expected):
+    text = render(dataclasses.replace(TABLE, states=STATES), fmt)
+    for piece in expected:
+        assert piece in text
+

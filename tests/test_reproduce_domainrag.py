@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from core.cli import app
 from core.protocols.domainrag import ANTI
 from core.protocols.domainrag.paper import columns
+from core.protocols.paper import STATES_ROW
 from core.store.db import make_engine
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import ScriptRule
@@ -56,6 +57,8 @@ def _cells(text: str) -> dict[tuple[str, str, str], dict[str, str]]:
     """The long CSV as (setting, model, column) -> its line; a row's model is its 'Model' label line."""
     out, model = {}, ""
     for line in csv.DictReader(io.StringIO(text)):
+        if line["row"] == STATES_ROW:
+            continue
         if line["column"] == "Model":
             model = line["value"]
         else:
@@ -105,3 +108,10 @@ def test_docs_commands_reproduce_table_2(step, tmp_path, monkeypatch, backend_ur
     assert "GE cells are not applicable: the paper's GE needs an LLM judge" in markdown
     ge = [cell for line in body for cell in line.split(" | ")[7:8] + line.split(" | ")[13:14]]
     assert ge and all(c.startswith("— (not applicable 2") or "released no retrieval runs" in c for c in ge), ge
+    # ge=paper: the 16 GE cells that were run hold 2 not-applicable answers each; the CSV (ge=product) scores them
+    assert ("- States behind the table (summed over its cells): 224 scored · 32 not applicable · 0 unparseable · "
+            "0 judge errors · 0 unjudged · 0 skipped.") in markdown
+    states = {line["column"]: int(line["value"]) for line in csv.DictReader(io.StringIO(
+        (tmp_path / "var/built/domainrag-table2.csv").read_text(encoding="utf-8"))) if line["row"] == STATES_ROW}
+    assert states == {"scored": sum(int(c["n"]) for c in jieba.values() if c["value"]), "not_applicable": 0,
+                      "unparseable": 0, "judge_error": 0, "unjudged": 0, "skipped": 0} and states["scored"] == 256

@@ -150,3 +150,16 @@ TABLES = [
 def test_the_other_tables_have_their_shape(reproduced, key, row, header) -> None:
     got, table = cells(reproduced.tables[key])
     assert got == header and (row, header[1]) in table
+
+
+def states_line(markdown: str) -> str:
+    """The printed table's 'States behind the table' note."""
+    return next(line for line in markdown.splitlines() if line.startswith("- States behind the table"))
+
+
+@pytest.mark.parametrize("key", ["1", "delta", "gamma", "mixed", "severity"])
+def test_every_table_counts_the_states_behind_it(reproduced, key) -> None:
+    scored = len(MODELS) * sum(expected_n(reproduced.instances, c) for c in CONDITION_NAMES)
+    assert states_line(reproduced.tables[key]) == (
+        f"- States behind the table (summed over its cells): {scored:,} scored · 0 not applicable · 0 unparseable · "
+        "0 judge errors · 0 unjudged · 0 skipped.")

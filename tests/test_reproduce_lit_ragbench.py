@@ -21,7 +21,7 @@ from core.protocols.lit_ragbench import CATEGORIES
 from core.protocols.lit_ragbench.analysis import response_detail
 from core.protocols.lit_ragbench.paper import AVERAGE, LANGUAGES, OVER_ABSTENTION, table_columns
 from core.protocols.lit_ragbench.released import PROMPTS_ENV, released_prompt
-from core.protocols.paper import PaperTable, build_table
+from core.protocols.paper import PaperTable, build_table, render, states_note
 from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
 from core.store.models import Instance, Response, Verdict
@@ -199,3 +199,17 @@ def test_drill_down_names_the_prompt_setting(reproduced, condition, setting) -> 
     with Session(engine) as session:
         response_id = session.exec(select(Response.id).where(Response.condition == condition)).first()
     assert response_detail(engine, int(response_id), JUDGE)["prompt_setting"] == setting
+
+
+@pytest.mark.parametrize("setting", [pytest.param("paper", id="paper-prompts"), pytest.param("product", id="product")])
+def test_table_2_counts_the_states_behind_its_category_cells(reproduced, setting) -> None:
+    """Every judged answer behind a category cell is scored (the scripted judge always answers): the states line sums
+    the category cells' n, and says so in the printed table."""
+    engine, outputs = reproduced
+    table = build_table(get_protocol("lit_ragbench").paper_tables[0], engine, [1], JUDGE, {"prompts": setting})
+    n = sum(table.cell(model, f"{language} {c}").n for model in EXPECTED for language, _ in LANGUAGES
+            for c in (*MAIN, "Abstention"))
+    assert n == 96 and table.states == {"scored": n, "not_applicable": 0, "unparseable": 0, "judge_error": 0,
+                                        "unjudged": 0, "skipped": 0}
+    assert f"- {states_note(table)}" in render(table, "markdown")
+    assert states_note(table).startswith("States behind the table (summed over its cells): 96 scored · ")

@@ -149,3 +149,15 @@ CALIBRATION = [  # (model, column, value printed, or the start of the cell's 'wh
 def test_calibration_values(reproduced, dataset, model, column, expected) -> None:
     cell = cells(reproduced.output)[(f"{dataset} · {model}", column)]
     assert cell.startswith(expected) and (cell[len(expected):][:1] in (" ", ";")), cell
+
+
+
+def test_table_counts_the_states_behind_it(reproduced) -> None:
+    """Every scored response behind a model row's clean-accuracy and MR cells: 4 models x 11 clean answers, plus the
+    3 models that know the answer closed-book x 6 misleading conditions x 11; `wrong` knows none (MR: n = 0)."""
+    model_cells = [cell for (row, column), cell in cells(reproduced.output).items()
+                   if not row.endswith(MEAN_ROW) and column != "Gap docs − prior"]
+    n = sum(int(re.search(r"n = (\d+)\)$", cell).group(1)) for cell in model_cells)
+    assert n == 4 * 11 + 3 * 6 * 11
+    assert (f"- States behind the table (summed over its cells): {n} scored · 0 not applicable · 0 unparseable · "
+            "0 judge errors · 0 unjudged · 0 skipped.") in reproduced.output

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 from core.protocols import PROTOCOLS
-from core.protocols.paper import build_table, render, to_rows
+from core.protocols.paper import all_notes, build_table, render, to_rows
 from ui.session import engine
 
 
@@ -28,7 +28,7 @@ def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: s
                 continue
             st.markdown(f"**{table.title}**")
             st.dataframe(to_rows(table), hide_index=True, width="stretch")
-            for note in table.notes:
+            for note in all_notes(table):  # its notes, then the states behind the table
                 st.caption(note)
             st.caption(f"The same table from the command line: `gauntlet reproduce {protocol} --table {spec.key} "
                        + " ".join(f"--run {r}" for r in run_ids) + f" --judge {judge}`")

@@ -15,9 +15,12 @@ import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.registry import unknown_name_message
+
+if TYPE_CHECKING:
+    from core.metrics import ScoreState
 
 FORMATS: tuple[str, ...] = ("markdown", "csv", "latex")
 
@@ -68,6 +71,7 @@ class PaperTable:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, tuple[Cell, ...]], ...]
     notes: tuple[str, ...] = ()
+    states: dict[ScoreState, int] | None = None  # score state -> responses in it, summed over the table's cells
 
     def __post_init__(self) -> None:
         for label, cells in self.rows:
@@ -142,18 +146,37 @@ def _header_cell(cell: Cell) -> str:
     return cell if isinstance(cell, str) else cell.text()
 
 
+STATES_LABEL = "States behind the table (summed over its cells)"
+STATES_ROW = "states behind the table"
+
+
+def states_note(table: PaperTable) -> str:
+    """'States behind the table (summed over its cells): 40 scored · 2 not applicable · ...', or '' without states."""
+    if table.states is None:
+        return ""
+    from core.analysis.readmodel.states import state_text  # lazily: a declaration never imports the analysis layer
+
+    return f"{STATES_LABEL}: {state_text(table.states).removeprefix('n = ')}."
+
+
+def all_notes(table: PaperTable) -> tuple[str, ...]:
+    """The table's notes, then its states line when it carries state counts."""
+    return table.notes + ((states_note(table),) if table.states is not None else ())
+
+
 def to_markdown(table: PaperTable) -> str:
-    """The table as GitHub Markdown, its title above and its notes below."""
+    """The table as GitHub Markdown, its title above and its notes (and states line) below."""
     lines = [f"**{table.title}**", "", "| " + " | ".join(table.columns) + " |",
              "|" + "|".join(["---"] + ["---:"] * (len(table.columns) - 1)) + "|"]
     lines += ["| " + " | ".join([label, *(_header_cell(c).replace("|", "\\|") for c in cells)]) + " |"
               for label, cells in table.rows]
-    return "\n".join(lines + ([""] + [f"- {note}" for note in table.notes] if table.notes else [])) + "\n"
+    notes = all_notes(table)
+    return "\n".join(lines + ([""] + [f"- {note}" for note in notes] if notes else [])) + "\n"
 
 
 def to_csv(table: PaperTable) -> str:
     """The table in long form: one line per cell with row, column, value, low, high, n, state (values on the paper's
-    scale), so a spreadsheet keeps every interval and n."""
+    scale), so a spreadsheet keeps every interval and n; then one line per score state behind the table."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["table", "row", "column", "value", "low", "high", "n", "state"])
@@ -165,6 +188,8 @@ def to_csv(table: PaperTable) -> str:
                 writer.writerow([table.key, label, column, cell.number(cell.value), cell.number(cell.low),
                                  cell.number(cell.high), cell.n, cell.state or ("scored" if cell.value is not None
                                                                                 else "no value")])
+    for state, count in (table.states or {}).items():
+        writer.writerow([table.key, STATES_ROW, state, count, "", "", count, state])
     return out.getvalue()
 
 
@@ -193,7 +218,7 @@ def to_latex(table: PaperTable) -> str:
              r"\toprule", " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
     lines += [" & ".join([latex_escape(label), *(_latex_cell(c) for c in cells)]) + r" \\"
               for label, cells in table.rows]
-    notes = " ".join(latex_escape(note) for note in table.notes)
+    notes = " ".join(latex_escape(note) for note in all_notes(table))
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{latex_escape(table.title)}. {notes}}}",
               r"\end{table}"]
     return "\n".join(lines) + "\n"

@@ -85,3 +85,4 @@ def test_paper_tables_are_on_the_page_with_their_downloads(page, tab, column):
     assert column in frame.columns and MARKED in " ".join(map(str, frame.iloc[:, 0]))
     labels = {b.proto.label for b in chosen.get("download_button")}
     assert {"Markdown", "CSV", "Latex"} <= labels
+    assert any(c.value.startswith("States behind the table (summed over its cells): ") for c in chosen.caption)

@@ -97,3 +97,47 @@ def test_abstention_tradeoff_csv_counts_the_abstention_cell(world, monkeypatch, 
     for column in sc.COUNT_COLUMNS.values():
         assert (merged[f"aa_{column}"] == merged[column]).all(), column
     assert sum(int(points[f"aa_{c}"].sum()) for c in sc.COUNT_COLUMNS.values()) > 0
+
+
+def answerable_deltas(engine, uids: list[str]) -> dict[str, int]:
+    """What the four answers change in over-abstention's counts: only answerable (non-Abstention) questions count."""
+    with Session(engine) as session:
+        rows = dict(session.execute(select(col(Instance.uid), col(Instance.attributes))
+                                    .where(col(Instance.uid).in_(uids))).all())
+    answerable = ["Abstention" not in categories_of(aspect_codes(list((rows[u] or {}).get("aspects", [])))) for u in uids]
+    return {"scored": -sum(answerable), **dict(zip(INJECTED_STATES, map(int, answerable), strict=True)), "skipped": 0}
+
+
+def over_abstention_counts(frame) -> dict[str, int]:
+    """Each state's count of over-abstention in a trade-off frame, summed over its rows."""
+    return {state: int(frame[f"oa_{column}"].sum()) for state, column in sc.COUNT_COLUMNS.items()}
+
+
+@pytest.mark.parametrize("verdicts", [pytest.param(("refusal", "judged_accuracy"), id="both-verdicts-fail")])
+def test_abstention_tradeoff_csv_splits_over_abstention_by_state(world, monkeypatch, verdicts) -> None:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    spy = sc.DownloadSpy(monkeypatch)
+
+    def shown():
+        at = sc.open_page(PAGE, {"lit_judge": JUDGE})
+        overview = next(t.value for t in at.dataframe if "over-abstention" in t.value.columns)
+        return spy.frame("lit_abstention_tradeoff.csv").query("model == @GOLD"), overview[overview["model"] == GOLD]
+
+    before = over_abstention_counts(shown()[0])
+    engine = create_engine(world.url)
+    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric=verdicts[0], metrics=verdicts[1:],
+                            model=GOLD, condition="", protocol="lit_ragbench") as injected:
+        points, overview = shown()
+        expected = answerable_deltas(engine, injected.instance_uids)
+    engine.dispose()
+    after = over_abstention_counts(points)
+    assert {state: after[state] - before[state] for state in after} == expected
+    assert sum(expected.values()) == 0 and expected["scored"] < 0
+    assert (points["oa_n_scored"] == points["oa_n"]).all()
+    text = " ".join(overview["over-abstention"])  # the overview's cell names the states, not one 'undetermined'
+    assert "(undetermined: " in text and all(f"1 {word}" in text or not n for word, n in
+                                              (("judge error", expected["judge_error"]),
+                                               ("unjudged", expected["unjudged"])))
+    assert (points["oa_undetermined"] == points[[f"oa_{c}" for c in sc.COUNT_COLUMNS.values()]].sum(axis=1)
+            - points["oa_n_scored"]).all()

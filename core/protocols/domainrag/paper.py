@@ -10,8 +10,10 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
+from core.analysis.readmodel.states import state_totals
 from core.protocols.domainrag import NAME, RELEASED_TYPES
 from core.protocols.domainrag.analysis import (
+    CELL_STATS,
     ability_setting,
     domainrag_scores,
     unreadable_dense_share,
@@ -105,18 +107,21 @@ def table_2(engine: Engine, run_ids: Sequence[int], judge: str, settings: dict[s
     models = sorted(scores["model"].dropna().unique()) if not scores.empty else []
     rows: list[tuple[str, tuple[Cell, ...]]] = []
     sizes: list[int] = []
+    behind: list[pd.Series] = []  # the ability_setting rows behind the cells, for the states line
     for label, retriever, k in SETTINGS:
         setting = row_setting(retriever, k, settings["retrieval"])
         for model in models:
             row: list[Cell] = [str(model)]
             for ability, _, names in BLOCKS:
                 for name in names:
-                    cell = paper_cell(cells.get((chosen[name], model, ability, setting)), ability, setting)
+                    found = cells.get((chosen[name], model, ability, setting))
+                    cell = paper_cell(found, ability, setting)
+                    behind += [] if found is None else [found]
                     sizes.append(cell.n)
                     row.append(cell)
             rows.append((label, tuple(row)))
     share = unreadable_dense_share(scores) if settings["retrieval"] == "ours" else None
     notes = _notes(judge, settings, sizes) + ((unreadable_dense_warning(share),) if share is not None else ())
     return PaperTable(NAME, "2", "DomainRAG Table 2: overall results by setting and model", columns(), tuple(rows),
-                      notes)
+                      notes, dict(state_totals(pd.DataFrame(behind).reindex(columns=CELL_STATS))))
 

@@ -12,8 +12,9 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import readmodel
-from core.analysis.readmodel.states import STATE_COLUMNS, metric_state_counts, state_text
+from core.analysis.readmodel.states import STATE_COLUMNS, metric_state_counts, state_text, state_totals
 from core.analysis.stats import SMALL_N
+from core.metrics import ScoreState
 from core.protocols.paper import Cell, PaperCell, PaperTable
 
 TABLE2_METRICS: tuple[tuple[str, str], ...] = (
@@ -43,6 +44,12 @@ def _cell(row: pd.Series, scores: pd.DataFrame) -> PaperCell:
     if pd.isna(row["value"]):
         return PaperCell(None, n=int(row["n"]), state=_state_of(scores, str(row["model"]), str(row.name)))
     return PaperCell(float(row["value"]), float(row["ci_low"]), float(row["ci_high"]), n=int(row["n"]))
+
+
+def table_states(scores: pd.DataFrame, metrics: list[str]) -> dict[ScoreState, int]:
+    """The count of each score state behind the table's metric cells, summed over its models and metrics."""
+    counts = metric_state_counts(scores, metrics) if not scores.empty else pd.DataFrame(columns=STATE_COLUMNS.values())
+    return dict(state_totals(counts))
 
 
 def _paradigm(board: pd.DataFrame, model: str) -> str:
@@ -77,7 +84,8 @@ def table2(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, s
         rows.append((model, (_paradigm(board, model), *data)))
     columns = ("Model", "Inference Paradigm", *(label for _, label in TABLE2_METRICS))
     return PaperTable("enterprise_rag", "2", f"Performance of the models on the {subset} subset (%)", columns,
-                      tuple(rows), _notes(judge, subset, scores, small))
+                      tuple(rows), _notes(judge, subset, scores, small),
+                      table_states(scores, [key for key, _ in TABLE2_METRICS]))
 
 
 
@@ -139,7 +147,7 @@ def table8_from_scores(scores: pd.DataFrame, judge: str, settings: dict[str, str
              "paper's Table 8 (n = models); TOST at ±0.2 over the same differences (the paper's Figure 8 margin).",
              "The paper marks significance with n.s. / *; here the p-value is printed and every cell keeps its n.")
     return PaperTable("enterprise_rag", "8", "Natural versus synthetic (augmented) instances", TABLE8_COLUMNS,
-                      tuple(rows), notes)
+                      tuple(rows), notes, table_states(scores, metrics))
 
 
 def table8(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:

@@ -14,6 +14,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
+from core.analysis.readmodel.states import state_totals
 from core.protocols.kb_corruption import (
     CONDITION_NAMES,
     CORRUPTED_CONDITIONS,
@@ -104,7 +105,7 @@ def table_1(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, 
     cells = [c for _, r in rows for c in r]
     return PaperTable(NAME, "1", "Table 1: accuracy (%) by model and retrieval condition",
                       ("Model", *(CONDITION_HEADERS[c] for c in CONDITION_NAMES)), rows,
-                      tuple(common_notes(table, judge, run_ids, cells)))
+                      tuple(common_notes(table, judge, run_ids, cells)), dict(state_totals(table)))
 
 
 def table_delta(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:
@@ -121,7 +122,8 @@ def table_delta(engine: Engine, run_ids: list[int], judge: str, settings: dict[s
              "of the per-question differences, kept within [-100, 100]; positive = accuracy lost.",
              *common_notes(table, judge, run_ids, cells)]
     return PaperTable(NAME, "delta", "Corruption impact Δ (pp) by model, type and severity",
-                      ("Model", *(CONDITION_HEADERS[c] for c in CORRUPTED_CONDITIONS)), tuple(rows), tuple(notes))
+                      ("Model", *(CONDITION_HEADERS[c] for c in CORRUPTED_CONDITIONS)), tuple(rows), tuple(notes),
+                      dict(state_totals(table)))
 
 
 def table_gamma(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:
@@ -139,7 +141,8 @@ def table_gamma(engine: Engine, run_ids: list[int], judge: str, settings: dict[s
     if not rows:
         notes.insert(0, "Γ needs two or more models in the runs.")
     return PaperTable(NAME, "gamma", "Resilience gap Γ (pp) by model pair and corruption type",
-                      ("Models", *(TYPE_LABELS[t].capitalize() for t in TYPES)), tuple(rows), tuple(notes))
+                      ("Models", *(TYPE_LABELS[t].capitalize() for t in TYPES)), tuple(rows), tuple(notes),
+                      dict(state_totals(table)))
 
 
 def table_mixed(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:
@@ -157,7 +160,8 @@ def table_mixed(engine: Engine, run_ids: list[int], judge: str, settings: dict[s
              "robustness); p: McNemar on the questions answered under both.", *common_notes(table, judge, run_ids,
                                                                                               cells)]
     return PaperTable(NAME, "mixed", "Mixed knowledge base vs worst-case condition",
-                      ("Model", "Mixed", "Worst condition", "Worst", "Gap", "p"), rows, tuple(notes))
+                      ("Model", "Mixed", "Worst condition", "Worst", "Gap", "p"), rows, tuple(notes),
+                      dict(state_totals(table)))
 
 
 def table_severity(engine: Engine, run_ids: list[int], judge: str, settings: dict[str, str]) -> PaperTable:
@@ -172,4 +176,5 @@ def table_severity(engine: Engine, run_ids: list[int], judge: str, settings: dic
     notes = ["Shape: monotonic or not in severity; 'beyond CI' when the moderate point's interval clears both others.",
              *common_notes(table, judge, run_ids, cells)]
     return PaperTable(NAME, "severity", "Severity curves: accuracy (%) by model, type and severity",
-                      ("Model · type", *(s.capitalize() for s in SEVERITIES), "Shape"), rows, tuple(notes))
+                      ("Model · type", *(s.capitalize() for s in SEVERITIES), "Shape"), rows, tuple(notes),
+                      dict(state_totals(table)))

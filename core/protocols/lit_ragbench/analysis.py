@@ -15,7 +15,7 @@ Judge errors and unscored responses are counted per cell and left out of the den
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
-from core.analysis.readmodel import STATE_COLUMNS, read_sql, reference_scores, state_counts
-from core.metrics import get_metric
+from core.analysis.readmodel import STATE_COLUMNS, read_sql, reference_scores, state_counts, state_text
+from core.metrics import ScoreState, get_metric
 from core.protocols.html import html_to_text
 from core.protocols.lit_ragbench import ABSTENTION, ASPECTS, CATEGORIES, NAME, aspect_codes, categories_of
 from core.protocols.lit_ragbench.released import PAPER, PAPER_CONDITION, PRODUCT
@@ -42,7 +42,10 @@ OVERALL_COLUMNS = [*GROUP, "judge", "judge_label", "value", "ci_low", "ci_high",
                    "n_unscored", "n_skipped", "small_n"]
 ABSTENTION_COLUMNS = [*GROUP, "judge", "judge_label", "over_abstention", "oa_ci_low", "oa_ci_high", "oa_n",
                       "oa_undetermined", "abstention_accuracy", "aa_ci_low", "aa_ci_high", "aa_n", "small_n",
-                      *(f"aa_{column}" for column in STATE_COLUMNS.values())]
+                      *(f"aa_{column}" for column in STATE_COLUMNS.values()),
+                      *(f"oa_{column}" for column in STATE_COLUMNS.values())]
+# why an answerable question's over-abstention is undetermined: the first of these statuses among its two verdicts
+_UNDETERMINED_ORDER = ("error", "unparseable", "skipped", "not_applicable")
 LANGUAGE_STATES = [f"{column}_{language}" for language in ("en", "ja") for column in STATE_COLUMNS.values()]
 LANGUAGE_COLUMNS = ["model", "condition", "level", "key", "label", "judge_label", "value_en", "n_en", "ci_low_en",
                     "ci_high_en", "value_ja", "n_ja", "ci_low_ja", "ci_high_ja", "diff_ja_en", *LANGUAGE_STATES]
@@ -175,9 +178,28 @@ def overall_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFram
     return pd.DataFrame(rows, columns=OVERALL_COLUMNS)
 
 
+def over_abstention_statuses(main: pd.DataFrame) -> pd.Series:
+    """Per answerable response, the status its over-abstention is in: ok where determined, else the refusal or
+    accuracy verdict's (judge error, unparseable, skipped, not applicable in that order; None: a verdict missing)."""
+    def status(row: pd.Series) -> str | None:
+        if not pd.isna(row[OVER_ABSTENTION]):
+            return "ok"
+        given = {row[f"{REFUSAL}_status"], row[f"{ACCURACY}_status"]}
+        return next((s for s in _UNDETERMINED_ORDER if s in given), None)
+
+    return main.apply(status, axis=1) if not main.empty else pd.Series(dtype=object)
+
+
+def undetermined_text(row: Mapping[str, Any]) -> str:
+    """An abstention row's undetermined over-abstention split by state ('1 judge error · 2 unjudged'), '' for none."""
+    counts: dict[ScoreState, int] = {state: int(row[f"oa_{column}"]) for state, column in STATE_COLUMNS.items()
+                                     if state != "scored" and int(row[f"oa_{column}"])}
+    return state_text(counts).removeprefix("n = ")
+
+
 def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFrame:
-    """Per model x language x condition: over-abstention on the answerable categories (mean, CI, n, undetermined)
-    beside the Abstention category's accuracy with the six state counts of its cell (aa_n_*), for the trade-off
+    """Per model x language x condition: over-abstention on the answerable categories (mean, CI, n, undetermined and
+    its six state counts oa_n_*) beside the Abstention category's accuracy with the six state counts of its cell (aa_n_*), for the trade-off
     scatter."""
     rows = []
     for (model, language, condition), mine in scores.groupby(GROUP, sort=False):
@@ -196,7 +218,8 @@ def abstention_table(scores: pd.DataFrame, categories: pd.DataFrame) -> pd.DataF
                      "aa_ci_high": aa["ci_high"] if aa is not None else np.nan,
                      "aa_n": int(aa["n"]) if aa is not None else 0,
                      "small_n": bool(0 < n_oa < stats.SMALL_N or (aa is not None and 0 < aa["n"] < stats.SMALL_N)),
-                     **{f"aa_{c}": int(aa[c]) if aa is not None else 0 for c in STATE_COLUMNS.values()}})
+                     **{f"aa_{c}": int(aa[c]) if aa is not None else 0 for c in STATE_COLUMNS.values()},
+                     **{f"oa_{c}": n for c, n in state_counts(over_abstention_statuses(main)).items()}})
     return pd.DataFrame(rows, columns=ABSTENTION_COLUMNS)
 
 

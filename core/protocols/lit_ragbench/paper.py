@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 
 from core.analysis import stats
+from core.analysis.readmodel.states import state_totals
 from core.protocols.lit_ragbench import CATEGORIES, NAME
-from core.protocols.lit_ragbench.analysis import lit_report
+from core.protocols.lit_ragbench.analysis import lit_report, undetermined_text
 from core.protocols.lit_ragbench.released import PAPER, SETTING_CONDITIONS
 from core.protocols.paper import PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
@@ -65,7 +66,7 @@ def _abstention_cell(abstention: pd.DataFrame) -> PaperCell:
         return _missing(None, "responses")
     row = abstention.iloc[0]
     if pd.isna(row["over_abstention"]):
-        return PaperCell(None, state=f"undetermined {int(row['oa_undetermined'])}" if row["oa_undetermined"]
+        return PaperCell(None, state=f"undetermined: {undetermined_text(row)}" if row["oa_undetermined"]
                          else "no answerable questions")
     return _cell(row["over_abstention"], row["oa_ci_low"], row["oa_ci_high"], row["oa_n"])
 
@@ -117,4 +118,5 @@ def table_2(engine: Any, run_ids: list[int], judge: str, settings: dict[str, str
     columns = table_columns()
     rows = [(model, tuple(cell for language, _ in LANGUAGES for cell in language_cells(report, model, language)))
             for model in models]
-    return PaperTable(NAME, "2", TITLE, columns, tuple(rows), table_notes(setting, judge, rows, columns))
+    return PaperTable(NAME, "2", TITLE, columns, tuple(rows), table_notes(setting, judge, rows, columns),
+                      dict(state_totals(report["categories"][report["categories"]["model"].isin(models)])))

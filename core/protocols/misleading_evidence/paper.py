@@ -10,6 +10,8 @@ from collections.abc import Mapping
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+from core.analysis.readmodel.states import state_totals
+from core.metrics import ScoreState
 from core.protocols.misleading_evidence import CLEAN, MISLEADING_CONDITIONS, NAME, analysis
 from core.protocols.paper import PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
@@ -63,6 +65,13 @@ def _small(table_rows: list[tuple[str, tuple[PaperCell, ...]]]) -> list[str]:
     return [label for label, cells in table_rows if any(0 < c.n < 30 for c in cells)]
 
 
+def table_states(acc: pd.DataFrame, rates: pd.DataFrame) -> dict[ScoreState, int]:
+    """The score states behind the model rows' accuracy and MR cells, summed over them (the mean rows and the gap
+    reuse those responses)."""
+    clean, misled = state_totals(acc[acc["condition"] == CLEAN]), state_totals(rates)
+    return {state: clean.get(state, 0) + misled.get(state, 0) for state in {**clean, **misled}}
+
+
 def table_1(engine: Engine, run_ids: list[int], judge: str, settings: Mapping[str, str]) -> PaperTable:
     """RAG-Stress Table 1 for these runs under `judge`: per dataset, each model and the mean over models."""
     out = analysis.load_outcomes(engine, run_ids, judge)
@@ -87,4 +96,4 @@ def table_1(engine: Engine, run_ids: list[int], judge: str, settings: Mapping[st
              "Differences from the paper: only HotpotQA questions with a safe one-sentence edit are built; MedQA "
              "evidence is our own review note (the slices have no passages); the models and the judge are yours. "
              "See docs/misleading_evidence.md, 'Paper versus product'.")
-    return PaperTable(NAME, "1", TITLE, COLUMNS, tuple(rows), notes)
+    return PaperTable(NAME, "1", TITLE, COLUMNS, tuple(rows), notes, table_states(acc, rates))
