@@ -8,8 +8,17 @@ from collections.abc import Sequence
 import streamlit as st
 
 from core.protocols import PROTOCOLS
-from core.protocols.paper import all_notes, build_table, render, to_rows
+from core.protocols.paper import PaperTable, all_notes, build_table, render, table_spec, to_rows
+from ui.results_view import data_version
 from ui.session import engine
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the paper's table…")
+def cached_table(protocol: str, key: str, run_ids: tuple[int, ...], judge: str, settings: tuple[tuple[str, str], ...],
+                 version: tuple) -> PaperTable:
+    """A declared paper table, built once per data version (a filter change elsewhere on the page re-reads nothing)."""
+    spec = table_spec(PROTOCOLS.get(protocol).paper_tables, key, protocol)
+    return build_table(spec, engine(), run_ids, judge, dict(settings))
 
 
 def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: str = "paper") -> None:
@@ -22,7 +31,8 @@ def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: s
             chosen = {name: st.selectbox(name, allowed, key=f"{key}_{protocol}_{spec.key}_{name}")
                       for name, allowed in spec.settings.items()}
             try:
-                table = build_table(spec, engine(), run_ids, judge, chosen)
+                table = cached_table(protocol, spec.key, tuple(run_ids), judge, tuple(sorted(chosen.items())),
+                                     data_version())
             except (KeyError, ValueError) as error:
                 st.warning(f"Table {spec.key} cannot be built for these runs: {error}")
                 continue
