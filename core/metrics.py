@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import math
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -264,3 +264,30 @@ def concerns(metric_id: str, instance_uid: str) -> bool:
 def concern_prefix(metric_id: str) -> str:
     """The instance id prefix a metric is limited to ('rgb/' for a measure of RGB's own), '' for every instance."""
     return metric_id.partition("_")[0] + "/" if metric_id in BENCHMARK_MEASURES else ""
+
+
+# score state -> how a count of it reads (one, several)
+STATE_WORDS: dict[ScoreState, tuple[str, str]] = {"scored": ("scored", "scored"),
+                                                  "not_applicable": ("not applicable", "not applicable"),
+                                                  "unparseable": ("unparseable", "unparseable"),
+                                                  "judge_error": ("judge error", "judge errors"),
+                                                  "unjudged": ("unjudged", "unjudged"), "skipped": ("skipped", "skipped")}
+
+
+def _unparseable_note(metric: str | None) -> str:
+    if metric is None:
+        return ""
+    return " (counted as wrong)" if get_metric(metric).counts_unparseable_as_wrong else " (left out)"
+
+
+def state_text(totals: Mapping[ScoreState, int], metric: str | None = None) -> str:
+    """'n = 412 scored · 3 unparseable (counted as wrong) · 2 judge errors · 11 not applicable · 0 unjudged ·
+    0 skipped': every state counted, zeros included; `metric` says whether unparseable answers enter its mean."""
+    parts = []
+    for state in STATES:
+        if state not in totals:
+            continue
+        count = int(totals[state])
+        word = STATE_WORDS[state][0 if count == 1 else 1]
+        parts.append(f"{count:,} {word}" + (_unparseable_note(metric) if state == "unparseable" else ""))
+    return ("n = " + " · ".join(parts)) if parts else ""

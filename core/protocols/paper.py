@@ -154,7 +154,7 @@ def states_note(table: PaperTable) -> str:
     """'States behind the table (summed over its cells): 40 scored · 2 not applicable · ...', or '' without states."""
     if table.states is None:
         return ""
-    from core.analysis.readmodel.states import state_text  # lazily: a declaration never imports the analysis layer
+    from core.metrics import state_text
 
     return f"{STATES_LABEL}: {state_text(table.states).removeprefix('n = ')}."
 

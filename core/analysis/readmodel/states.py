@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core.metrics import STATES, VERDICT_STATES, ScoreState, get_metric
+from core.metrics import STATE_WORDS as _WORDS
+from core.metrics import STATES, VERDICT_STATES, ScoreState, state_text
 from core.store.schema import CATEGORIES
 
 # score state -> the count column every summary frame carries for it (the existing names where they were in use)
@@ -19,11 +20,7 @@ STATE_COLUMNS: dict[ScoreState, str] = {"scored": "n_scored", "not_applicable": 
 # score state -> the stored verdict status that holds it (unjudged: no verdict of the judge, a missing status)
 STATE_STATUSES: dict[ScoreState, str] = {"scored": "ok", "not_applicable": "not_applicable",
                                          "unparseable": "unparseable", "judge_error": "error", "skipped": "skipped"}
-_WORDS: dict[ScoreState, tuple[str, str]] = {"scored": ("scored", "scored"),
-                                             "not_applicable": ("not applicable", "not applicable"),
-                                             "unparseable": ("unparseable", "unparseable"),
-                                             "judge_error": ("judge error", "judge errors"),
-                                             "unjudged": ("unjudged", "unjudged"), "skipped": ("skipped", "skipped")}
+
 
 
 def count_states(states: pd.Series) -> dict[ScoreState, int]:
@@ -48,25 +45,6 @@ def state_totals(frame: pd.DataFrame) -> dict[ScoreState, int]:
     """Each state's count summed over the rows of a summary frame (the states whose column it carries)."""
     return {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum())
             for state, column in STATE_COLUMNS.items() if column in frame.columns}
-
-
-def _unparseable_note(metric: str | None) -> str:
-    if metric is None:
-        return ""
-    return " (counted as wrong)" if get_metric(metric).counts_unparseable_as_wrong else " (left out)"
-
-
-def state_text(totals: Mapping[ScoreState, int], metric: str | None = None) -> str:
-    """'n = 412 scored · 3 unparseable (counted as wrong) · 2 judge errors · 11 not applicable · 0 unjudged ·
-    0 skipped': every state counted, zeros included; `metric` says whether unparseable answers enter its mean."""
-    parts = []
-    for state in STATES:
-        if state not in totals:
-            continue
-        count = int(totals[state])
-        word = _WORDS[state][0 if count == 1 else 1]
-        parts.append(f"{count:,} {word}" + (_unparseable_note(metric) if state == "unparseable" else ""))
-    return ("n = " + " · ".join(parts)) if parts else ""
 
 
 def frame_state_text(frame: pd.DataFrame, metric: str | None = None) -> str:
