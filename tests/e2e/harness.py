@@ -149,6 +149,24 @@ def choose(page, label: str, option: str, scope=None) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
+def pick(page, label: str, option) -> None:
+    """Open the multiselect `label` and pick `option`, opening and clicking again until the pick lands (under load
+    the first click can come before the widget listens, or the list can re-render under it)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    box = page.get_by_label(label, exact=True)
+    for _ in range(10):
+        settle(page)
+        box.click()
+        try:
+            page.get_by_role("option", name=option).first.click(timeout=3_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    settle(page)
+
+
 def wait_until(check, what: str, timeout: float = 30) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:

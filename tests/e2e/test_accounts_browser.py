@@ -58,7 +58,7 @@ def test_changing_only_the_password_keeps_role_and_domains(app):
             form.get_by_label("New password (empty: unchanged)").fill("alice-new-pass-1")
             form.get_by_role("button", name="Save changes").click()
             settle(page)
-            page.get_by_text("Saved alice").wait_for()
+            page.get_by_text("Saved alice").first.wait_for()
             shot(page, FOLDER, "1-users-saved")
         finally:
             shot(page, FOLDER, "last-users")
@@ -125,7 +125,7 @@ def test_a_role_change_ends_the_accounts_sessions(app):
             choose(admin, "Role", "viewer", scope=form)
             form.get_by_role("button", name="Save changes").click()
             settle(admin)
-            admin.get_by_text("Saved alice").wait_for()
+            admin.get_by_text("Saved alice").first.wait_for()
             wait_until(lambda: _user(seeded, "alice").role == "viewer", "the role change")
             admin.get_by_text("expert → viewer").first.wait_for(state="attached")  # the audit log (a grid cell)
             shot(admin, FOLDER, "3-audit-log")

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sqlmodel import Session, func, select
 
 from core.review.auth import create_user
 from core.store.db import make_engine, upgrade
 from core.store.models import Instance, Response, Run
-from tests.e2e.harness import OffHost, choose, chromium, new_context, open_page, serve, settle, shot, sign_in
+from tests.e2e.harness import OffHost, choose, chromium, new_context, open_page, pick, serve, settle, shot, sign_in
 
 pytestmark = pytest.mark.browser
 FOLDER = "protocols"
@@ -107,22 +106,6 @@ def bring_in(page, walk: Walk, path: Path) -> None:
     page.get_by_text(re.compile("Imported")).first.wait_for(timeout=60_000)
 
 
-def pick(page, label: str, option) -> None:
-    """Open the multiselect `label` and pick `option`, opening and clicking again until the pick lands (under load
-    the first click can come before the widget listens, or the list can re-render under it)."""
-    box = page.get_by_label(label, exact=True)
-    for _ in range(10):
-        settle(page)
-        box.click()
-        try:
-            page.get_by_role("option", name=option).first.click(timeout=3_000)
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("Escape")
-    page.keyboard.press("Escape")
-    settle(page)
-
-
 def launch_on(page, protocol: str) -> str:
     """Choose the protocol and the extractive baseline on Run evaluation and launch; the scope line shown."""
     open_page(page, "Run evaluation")
@@ -135,7 +118,7 @@ def launch_on(page, protocol: str) -> str:
     scope = page.get_by_text(re.compile(r"^Scope: ")).inner_text()
     page.get_by_role("button", name="Launch run").click()
     settle(page)
-    page.get_by_text("launched in the background").wait_for()
+    page.get_by_text("launched in the background").first.wait_for()
     page.get_by_text(re.compile(r"Run \d+: done")).first.wait_for(timeout=120_000)
     page.get_by_text(re.compile(r"Scoring with heuristic .*\(finished\)")).first.wait_for(timeout=120_000)
     return scope
@@ -155,7 +138,7 @@ def test_each_protocol_from_import_to_its_report_table(world, protocol):
             scope = launch_on(page, protocol)
             shot(page, FOLDER, f"{protocol}-2-run-done")
             open_page(page, walk.report_page)
-            page.get_by_test_id("stDataFrame").first.wait_for(timeout=60_000)
+            page.locator("[data-testid=stDataFrame]:visible").first.wait_for(timeout=60_000)  # not one in a closed expander
             assert not page.get_by_text(re.compile(r"^No .*responses (yet|in these runs)")).count()
             shot(page, FOLDER, f"{protocol}-3-report")
         finally:

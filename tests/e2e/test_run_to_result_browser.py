@@ -16,7 +16,7 @@ from core.review.auth import create_user
 from core.store.db import make_engine
 from core.store.models import Response, Run, Verdict
 from core.testing.fake_server import FakeLLMServer
-from tests.e2e.harness import OffHost, chromium, new_context, open_page, serve, settle, shot, sign_in, wait_until
+from tests.e2e.harness import OffHost, chromium, new_context, open_page, pick, serve, settle, shot, sign_in, wait_until
 
 pytestmark = pytest.mark.browser
 FOLDER = "run_to_result"
@@ -49,7 +49,7 @@ def _register(page, name: str, url_variable: str, key_variable: str) -> None:
     form.get_by_role("textbox", name="API key variable").fill(key_variable)
     form.get_by_role("button", name="Save model").click()
     settle(page)
-    page.get_by_text(f"Saved model {name}.").wait_for()
+    page.get_by_text(f"Saved model {name}.").first.wait_for()
 
 
 def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
@@ -69,15 +69,10 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
             page.get_by_label("Run name").fill("e2e run")
             page.get_by_label("Run name").press("Enter")
             settle(page)
-            page.get_by_label("Models", exact=True).click()
-            page.get_by_role("option", name="offline-llm").click()
-            page.keyboard.press("Escape")
-            settle(page)
+            pick(page, "Models", "offline-llm")
             page.get_by_text("offline-llm cannot be called: NOT_SET_URL (endpoint URL) not set").last.wait_for()
             assert page.get_by_role("button", name="Launch run").is_disabled()
-            page.get_by_label("Models", exact=True).click()
-            page.get_by_role("option", name="fake-gpt").click()
-            page.keyboard.press("Escape")
+            pick(page, "Models", "fake-gpt")
             settle(page)
             page.get_by_role("button", name="Remove offline-llm").click()
             settle(page)
@@ -95,7 +90,7 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
 
             page.get_by_role("button", name="Launch run").click()
             settle(page)
-            page.get_by_text("launched in the background").wait_for()
+            page.get_by_text("launched in the background").first.wait_for()
             with Session(engine) as session:
                 run = session.exec(select(Run)).one()
             assert (run.name, run.config["models"], run.config["limit"]) == ("e2e run", ["fake-gpt"], LIMIT)

@@ -220,7 +220,7 @@ def test_admin_sees_progress_and_a_sample_kept_to_domains(browser, workspace):
 
 
 def _build(page, seed: int) -> None:
-    seed_box = page.get_by_label("Seed", exact=True)
+    seed_box = page.locator(".st-key-build_seed").get_by_label("Seed", exact=True)  # each build tab has a Seed
     seed_box.fill(str(seed))
     page.get_by_label("Queries per domain (0 = all)", exact=True).fill("1")
     page.get_by_role("button", name="Build", exact=True).click()
@@ -233,6 +233,7 @@ def test_a_build_is_its_own_set_and_superseding_needs_a_choice(browser, workspac
     with _signed_in(browser, url, "admin") as page:
         page.set_default_timeout(60_000)
         open_page(page, "Build benchmark")
+        page.get_by_role("tab", name="EnterpriseRAG").click()  # the page opens on "Import a file"
         page.get_by_text("Dense + BM25 (hybrid)").click()  # BM25 only: faster
         _build(page, 0)
         page.get_by_role("button", name="Import as a new set").click()

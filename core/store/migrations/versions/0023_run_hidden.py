@@ -26,6 +26,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("run", schema=None) as batch_op:
-        batch_op.drop_column("hidden_by")
-        batch_op.drop_column("hidden_at")
+    # plain ALTER TABLE ... DROP COLUMN (SQLite >= 3.35): a batch copy of `run` would drop a table other rows point to
+    op.drop_column("run", "hidden_by")
+    op.drop_column("run", "hidden_at")
