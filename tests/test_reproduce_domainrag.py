@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import shlex
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from core.protocols.paper import STATES_ROW
 from core.store.db import make_engine
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import ScriptRule
+from tests.docs_blocks import bash_commands
 from tests.domainrag.conftest import asked, first_alternative, shared_data
 from tests.factories import scripted_models
 
@@ -34,12 +34,9 @@ SETTINGS = ("Close Book", "Golden Reference", "BM25 TOP1", "BM25 TOP3", "Dense T
 
 def reproduction_commands() -> list[list[str]]:
     """The argument lists of the `gauntlet` lines in the section's single bash block."""
-    section = DOC.read_text(encoding="utf-8").split("## Reproducing Table 2", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
-    assert len(blocks) == 1, "the section has exactly one bash block"
-    lines = [line for line in blocks[0].splitlines() if line.strip()]
+    lines = bash_commands(DOC, "Reproducing Table 2")
     assert all(line.startswith("gauntlet ") for line in lines), lines
-    return [shlex.split(line, comments=True)[1:] for line in lines]
+    return [shlex.split(line)[1:] for line in lines]
 
 
 def _localised(args: list[str], tmp: Path) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from core.cli import app
 from core.config import REPO_ROOT
 from core.protocols.paper import STATES_ROW
 from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.docs_blocks import bash_commands
 
 DOC = REPO_ROOT / "docs" / "enterprise_rag.md"
 INVENTED = "The Zorblax quantum flux inverter was retired on Mars in 1642 by Captain Quillibert."
@@ -30,12 +30,9 @@ TABLE2_COLUMNS = ("Model", "Inference Paradigm", "Faithfulness", "Answer Coverag
                   "Loose IAS: Knowledge Interaction Protocol")
 
 
-def docs_commands(text: str, section: str = "## Reproducing Table 2") -> list[list[str]]:
-    """The `gauntlet` commands of the first ```bash block after `section`, as argument lists (`export` lines out)."""
-    after = text.split(section, 1)[1]
-    block = re.search(r"```bash\n(.*?)```", after, re.S)
-    assert block, f"no bash block under {section!r}"
-    lines = [line.strip() for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
+def docs_commands() -> list[list[str]]:
+    """The `gauntlet` commands of the bash block under "Reproducing Table 2", as argument lists (`export` lines out)."""
+    lines = bash_commands(DOC, "Reproducing Table 2")
     assert all(line.startswith(("gauntlet ", "export ")) for line in lines), lines
     return [shlex.split(line)[1:] for line in lines if line.startswith("gauntlet ")]
 
@@ -56,7 +53,7 @@ def output_of(reproduced: Reproduced, table: str) -> str:
 @pytest.fixture(scope="module")
 def reproduced(session_url_factory, tmp_path_factory) -> Iterator[Reproduced]:
     """Every command of the docs' block, in order, each required to exit 0; then Table 2 again as CSV."""
-    commands = docs_commands(DOC.read_text(encoding="utf-8"))
+    commands = docs_commands()
     workdir = tmp_path_factory.mktemp("enterprise_rag")
     server = FakeLLMServer(script=[ScriptRule(match="", reply=INVENTED)]).start()
     patch = pytest.MonkeyPatch()
@@ -81,7 +78,7 @@ def reproduced(session_url_factory, tmp_path_factory) -> Iterator[Reproduced]:
 
 
 def test_docs_block_covers_every_step() -> None:
-    steps = [args[0] for args in docs_commands(DOC.read_text(encoding="utf-8"))]
+    steps = [args[0] for args in docs_commands()]
     assert steps[:1] == ["init-db"] and {"build", "import", "run", "score", "reproduce"} <= set(steps)
 
 

@@ -22,6 +22,7 @@ from core.protocols.kb_corruption import CONDITION_NAMES, CORRUPTED_CONDITIONS, 
 from core.protocols.kb_corruption.paper import CONDITION_HEADERS
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
+from tests.docs_blocks import bash_commands
 from tests.factories import scripted_models
 
 DOC = REPO_ROOT / "docs" / "kb_corruption.md"
@@ -29,15 +30,6 @@ SHARED = REPO_ROOT.parent / "shared"
 SECTION = "Reproducing Table 1"
 MODELS = ("gold", "wrong")
 BUILT = Path("var") / "ragstress" / "instances.jsonl"
-
-
-def docs_commands() -> list[str]:
-    """The commands of the one ```bash block of the section (continuation lines joined, comments dropped)."""
-    body = DOC.read_text(encoding="utf-8").split(f"## {SECTION}", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", body, re.S)
-    assert len(blocks) == 1, f"one bash block expected under {SECTION!r}, found {len(blocks)}"
-    lines = blocks[0].replace("\\\n", " ").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
 def answer_rules(instances: list[dict], pick) -> list[ScriptRule]:
@@ -62,7 +54,7 @@ def run_docs(url: str, workdir: Path) -> Reproduced:
     """Run the docs' commands in `workdir` (../shared beside it) against `url`."""
     variables, tables, instances = {"MODELS": ",".join(MODELS)}, {}, []
     with ExitStack() as stack:
-        for command in docs_commands():
+        for command in bash_commands(DOC, SECTION):
             if (assignment := re.fullmatch(r"([A-Z_]+)=(\S+)", command)):
                 variables.setdefault(assignment.group(1), assignment.group(2))
                 continue

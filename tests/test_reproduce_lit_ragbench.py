@@ -26,6 +26,7 @@ from core.review.auth import Principal, now_utc
 from core.store.db import make_engine
 from core.store.models import Instance, Response, Verdict
 from core.testing.fake_server import ScriptRule
+from tests.docs_blocks import bash_commands
 from tests.factories import scripted_models
 from tests.lit_ragbench.conftest import DECLINE_CUES, _gold_rows, gold_script, judge_script, lit_file
 from ui.auth import SESSION_KEY
@@ -36,14 +37,6 @@ GOLD, WRONG, REFUSE, JUDGE = "model-a", "model-b", "baseline:always-refuse", "ll
 WRONG_ANSWER = "The figure is 42 according to the documents."
 SCORE = '{{"score": {}, "reason": "scripted"}}'
 MAIN = [c for c in CATEGORIES if c != "Abstention"]
-
-
-def docs_commands() -> list[str]:
-    """The lines of the one bash block under '## Reproducing Table 2' in the docs page."""
-    section = DOCS.read_text(encoding="utf-8").split("## Reproducing Table 2", 1)[1]
-    blocks = re.findall(r"```bash\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
-    assert len(blocks) == 1, "the section holds exactly one bash block"
-    return [line for line in blocks[0].splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def released_line(kind: str, language: str) -> str:
@@ -95,7 +88,7 @@ def reproduced(session_url_factory) -> Iterator[tuple[object, list[str]]]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.chdir(REPO_ROOT)
         monkeypatch.delenv(PROMPTS_ENV, raising=False)  # restored afterwards (`run --prompts-dir` sets it)
-        commands, outputs = docs_commands(), []
+        commands, outputs = bash_commands(DOCS, "Reproducing Table 2"), []
         run_at = next(i for i, line in enumerate(commands) if line.startswith("gauntlet run "))
         outputs += [run_line(line, url, monkeypatch) for line in commands[:run_at]]
         judge = paper_judge_rules(abstention_references(engine)) + judge_script()
@@ -130,7 +123,7 @@ def test_docs_commands_reproduce_table_2_with_calibration_values(reproduced, set
         for language, _ in LANGUAGES:
             got = [_value(table, model, f"{language} {c}") for c in (*MAIN, "Abstention", AVERAGE, OVER_ABSTENTION)]
             assert got == pytest.approx([main] * len(MAIN) + [abstention, average, over]), (model, language, got)
-    printed = outputs[[i for i, line in enumerate(docs_commands()) if f"prompts={setting}" in line][0]]
+    printed = outputs[[i for i, line in enumerate(bash_commands(DOCS, "Reproducing Table 2")) if f"prompts={setting}" in line][0]]
     assert f"| {GOLD} | 100.0 [" in printed and "judge: llm:judge-model" in printed
     assert "\\begin{tabular}" in outputs[-1]
 

@@ -22,6 +22,7 @@ from core.protocols.prompting import SOURCE_POLICIES
 from core.store.db import make_engine
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import ScriptRule
+from tests.docs_blocks import bash_commands
 from tests.factories import scripted_models
 from tests.misleading_evidence.conftest import edited_sentence, prompt_rules, replies
 
@@ -29,15 +30,6 @@ DOC = REPO_ROOT / "docs" / "misleading_evidence.md"
 SHARED = REPO_ROOT.parent / "shared"
 DATASETS = ["HotpotQA (en)", "MedQA (en)", "MedQA (zh)"]
 MODELS = ["doc-only", "follower", "gold", "wrong"]
-
-
-def bash_block(text: str, section: str) -> list[str]:
-    """The commands of the one ```bash block under `section` (continuation lines joined, comments dropped)."""
-    body = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", body, re.S)
-    assert len(blocks) == 1, f"one bash block expected under {section!r}, found {len(blocks)}"
-    joined = blocks[0].replace("\\\n", " ")
-    return [line.split(" #")[0].strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def scripts(instances: list[InstanceSpec]) -> dict[str, list[ScriptRule]]:
@@ -73,7 +65,7 @@ def run_docs(url: str, workdir: Path) -> Reproduced:
     variables = {"MODELS": ",".join(MODELS)}
     runner, output, run_id = CliRunner(), "", 0
     with ExitStack() as stack:
-        for command in bash_block(DOC.read_text(encoding="utf-8"), "Reproducing Table 1"):
+        for command in bash_commands(DOC, "Reproducing Table 1"):
             if (assignment := re.fullmatch(r"([A-Z_]+)=(\S+)", command)):
                 variables.setdefault(assignment.group(1), assignment.group(2))
                 continue
