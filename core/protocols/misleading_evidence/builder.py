@@ -589,6 +589,10 @@ def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
         raise NoSafeEdit("no answered reference")
     if spec.reference.answer_type == "mcq":
         return plan_mcq(spec, seed)
+    from core.protocols.misleading_evidence import passages  # passages builds on this module's open-QA typing
+
+    if spec.metadata.get("format") in passages.FORMATS:
+        return passages.plan_passages(spec, seed)
     if not any(d.role == "supporting" for d in spec.documents):
         raise NoSafeEdit("no supporting paragraph to edit")
     return plan_open(spec, seed)
@@ -652,7 +656,7 @@ def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: Co
     return out
 
 
-SOURCE_FORMATS = ("hotpotqa", "medqa")
+SOURCE_FORMATS = ("hotpotqa", "medqa", "triviaqa", "searchqa")
 
 
 def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit: int | None = None,

@@ -14,7 +14,7 @@ import typer
 
 COMMAND = "misleading-evidence"  # `gauntlet misleading-evidence` (core.cli reads COMMAND and HELP without importing this module)
 HELP = "RAG-Stress: misleading evidence that overrides correct answers."
-FORMATS = ("hotpotqa", "medqa")
+FORMATS = ("hotpotqa", "medqa", "triviaqa", "searchqa")
 
 
 def register(app: typer.Typer) -> None:
