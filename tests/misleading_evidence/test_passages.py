@@ -199,3 +199,16 @@ def test_build_and_import_end_to_end(fmt, source, built, tmp_path, db_url) -> No
     assert summary["built"] == built and len(out.read_text(encoding="utf-8").splitlines()) == built
     imported = CliRunner().invoke(app, ["import", str(out)])
     assert imported.exit_code == 0 and f"imported {built} new" in imported.output
+
+
+@pytest.mark.parametrize(("fmt", "evidence", "exit_code", "said"), [
+    pytest.param("triviaqa", True, 0, '"built": 2', id="evidence-dir-given"),
+    pytest.param("triviaqa", False, 1, "SearchResults[0].Filename", id="evidence-not-beside-the-qa-file"),
+    pytest.param("searchqa", True, 2, "only TriviaQA-RC reads evidence files", id="not-for-searchqa"),
+])
+def test_evidence_dir_points_the_build_at_the_evidence(fmt, evidence, exit_code, said, tmp_path) -> None:
+    qa = _copy_file(TRIVIA / "web-train.json", tmp_path / "elsewhere" / "web-train.json")
+    args = ["misleading-evidence", "build", str(qa), "--format", fmt, "--out", str(tmp_path / "o.jsonl")]
+    result = CliRunner().invoke(app, args + (["--evidence-dir", str(FIXTURES / "triviaqa" / "evidence")]
+                                             if evidence else []))
+    assert result.exit_code == exit_code and said in result.output, result.output

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +58,22 @@ class TriviaRecord(Source):
 
 def evidence_root(path: Path) -> Path:
     """Where a qa file's evidence lives: `evidence/` beside its `qa/` folder (the released archive's layout)."""
-    return Path(path).resolve().parent.parent / "evidence"
+    return Path(path).absolute().parent.parent / "evidence"
+
+
+@contextmanager
+def with_evidence(qa_file: Path, evidence_dir: Path | None) -> Iterator[Path]:
+    """The qa file to read so that its evidence is found in `evidence_dir` (the folder holding `wikipedia/` and
+    `web/`): the released layout rebuilt with links in a temporary folder; the file itself when no folder is given."""
+    if evidence_dir is None:
+        yield Path(qa_file)
+        return
+    with tempfile.TemporaryDirectory(prefix="triviaqa-") as tmp:
+        (Path(tmp) / "qa").mkdir()
+        (Path(tmp) / "evidence").symlink_to(Path(evidence_dir).absolute(), target_is_directory=True)
+        linked = Path(tmp) / "qa" / Path(qa_file).name
+        linked.symlink_to(Path(qa_file).absolute())
+        yield linked
 
 
 def whole_json(path: Path) -> tuple[str, list[LineError]]:
