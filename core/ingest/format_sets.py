@@ -55,8 +55,9 @@ class FormatPreview:
 
 
 def import_formats() -> list[str]:
-    """The layouts an app import reads (those of `gauntlet import --format` but the trace exports)."""
-    return IMPORTERS.names()
+    """The layouts an app import reads: those of `gauntlet import --format` but the trace exports and the layouts
+    read with files beside the one uploaded (TriviaQA-RC's evidence files, SearchQA's question folders)."""
+    return [name for name in IMPORTERS.names() if IMPORTERS.get(name).one_file]
 
 
 def import_roots() -> list[Path]:

@@ -84,7 +84,7 @@ def test_unknown_format_lists_the_known_ones() -> None:
     with pytest.raises(UnknownNameError, match="unknown import format 'squad'; known: crag, domainrag"):
         get_importer("squad")
     assert {"jsonl", "lit-ragbench", "hotpotqa", "mmlu", "medqa", "domainrag", "rgb", "ramdocs", "crag", "followrag",
-            "ifeval"} == set(IMPORTERS.names())
+            "ifeval", "triviaqa", "searchqa"} == set(IMPORTERS.names())
 
 
 @pytest.mark.parametrize(

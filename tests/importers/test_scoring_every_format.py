@@ -1,10 +1,11 @@
-"""Scoring works on every importer's output: one record of each of the ten public formats plus the native format in
+"""Scoring works on every importer's output: one record of each of the twelve public formats plus the native format in
 one database, then first start and `gauntlet score` end to end as subprocesses; a scoring failure during first start
 is recorded on the run and shown, never left as "being scored"."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from tests.pages.test_dashboards import page_as
 
 MINI = REPO_ROOT / "tests" / "fixtures" / "mini.jsonl"
 PUBLIC = list(dict.fromkeys(case.values[0].fmt for case in CASES))  # the first slice of each public format
+PASSAGE_FORMATS = ("triviaqa", "searchqa")  # read with their evidence files / one file per question: one record each
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +37,20 @@ def no_first_start_job(monkeypatch) -> None:
 
 
 def test_the_cases_cover_every_registered_format() -> None:
-    assert len(PUBLIC) == 10 and sorted([*PUBLIC, NATIVE]) == sorted(IMPORTERS.names())
+    assert len(PUBLIC) == 10 and sorted([*PUBLIC, *PASSAGE_FORMATS, NATIVE]) == sorted(IMPORTERS.names())
+
+
+def _one_passage_record(fmt: str, tmp_path: Path) -> Path:
+    """One published TriviaQA-RC record (its qa file beside the published evidence) or one SearchQA question file."""
+    fixtures = REPO_ROOT / "tests" / "fixtures"
+    if fmt == "searchqa":
+        return fixtures / "searchqa" / "test" / "000528-5243_doublejeopardy_aneforani_1600.json"
+    root = tmp_path / "triviaqa"
+    (root / "qa").mkdir(parents=True)
+    (root / "evidence").symlink_to(fixtures / "triviaqa" / "evidence")
+    qa = json.loads((fixtures / "triviaqa" / "qa" / "wikipedia-dev.json").read_text(encoding="utf-8"))
+    (root / "qa" / "one.json").write_text(json.dumps(qa | {"Data": qa["Data"][:1]}), encoding="utf-8")
+    return root / "qa" / "one.json"
 
 
 def _import_one_of_each(engine, tmp_path: Path) -> None:
@@ -47,6 +62,9 @@ def _import_one_of_each(engine, tmp_path: Path) -> None:
         (tmp_path / fmt).mkdir()
         path, _ = _slice(case, tmp_path / fmt, _records(case, limit=1))
         report = import_source(engine, path, fmt=fmt)
+        assert report.ok and len(report.created) == 1, (fmt, report.errors[:3])
+    for fmt in PASSAGE_FORMATS:
+        report = import_source(engine, _one_passage_record(fmt, tmp_path), fmt=fmt)
         assert report.ok and len(report.created) == 1, (fmt, report.errors[:3])
 
 

@@ -18,13 +18,16 @@ from core.ingest.importers.mmlu import MMLU
 from core.ingest.importers.native import NativeJSONL
 from core.ingest.importers.ramdocs import RAMDocs
 from core.ingest.importers.rgb import RGB
+from core.ingest.importers.searchqa import SearchQA
+from core.ingest.importers.triviaqa import TriviaQA
 from core.ingest.io import ImportReport, import_specs, load_domain_specs
 from core.registry import Registry
 from core.store.schema import InstanceSpec
 
 NATIVE = "jsonl"
 IMPORTERS: Registry[Importer] = Registry("import format")
-for _importer in (NativeJSONL, LitRagBench, HotpotQA, MMLU, MedQA, DomainRAG, RGB, RAMDocs, CRAG, FollowRAG, IFEval):
+for _importer in (NativeJSONL, LitRagBench, HotpotQA, MMLU, MedQA, DomainRAG, RGB, RAMDocs, CRAG, FollowRAG, IFEval,
+                  TriviaQA, SearchQA):
     IMPORTERS.add(_importer.name, _importer())
 
 

@@ -277,6 +277,7 @@ class Importer:
     domain: ClassVar[str] = ""
     Record: ClassVar[type[BaseModel]] = Source
     ALIASES: ClassVar[dict[str, str]] = {}  # field spellings found in published files -> the documented name
+    one_file: ClassVar[bool] = True  # False: the layout reads files beside the one named (evidence, question folders)
 
     def read(self, path: Path) -> tuple[list[tuple[int, Raw]], list[LineError]]:
         """The file's records with their line numbers, and the lines that are not records."""

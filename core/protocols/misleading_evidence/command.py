@@ -14,7 +14,7 @@ import typer
 
 COMMAND = "misleading-evidence"  # `gauntlet misleading-evidence` (core.cli reads COMMAND and HELP without importing this module)
 HELP = "RAG-Stress: misleading evidence that overrides correct answers."
-FORMATS = ("hotpotqa", "medqa")
+FORMATS = ("hotpotqa", "medqa", "triviaqa", "searchqa")
 
 
 def register(app: typer.Typer) -> None:
@@ -33,22 +33,30 @@ def register(app: typer.Typer) -> None:
         llm: Annotated[str | None, typer.Option(
             "--llm", help="Registered model that re-words each edit (checked; the rule edit is kept otherwise).")] = None,
         limit: Annotated[int | None, typer.Option(help="Only the first N source items.")] = None,
+        evidence_dir: Annotated[Path | None, typer.Option(
+            "--evidence-dir", help="TriviaQA-RC: the folder holding wikipedia/ and web/ (default: evidence/ beside "
+            "the qa file's qa/ folder, as released).")] = None,
     ) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
+        from core.ingest.importers.triviaqa import with_evidence
         from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
         from core.protocols.misleading_evidence.builder import build_stress_file
 
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
+        if evidence_dir is not None and fmt != "triviaqa":
+            raise typer.BadParameter("only TriviaQA-RC reads evidence files", param_hint="--evidence-dir")
         complete_json = None
         if llm:
             from core.commands.build import llm_complete_json
 
             complete_json = llm_complete_json(llm)
         try:
-            result, items, listed = build_stress_file(source, fmt, out, seed, limit=limit, complete_json=complete_json,
-                                                      llm_name=llm or "", skipped=skipped)
+            with with_evidence(source, evidence_dir) as read:
+                result, items, listed = build_stress_file(read, fmt, out, seed, limit=limit,
+                                                          complete_json=complete_json, llm_name=llm or "",
+                                                          skipped=skipped)
         except ValueError as exc:
             for problem in str(exc).split("; "):
                 typer.echo(problem, err=True)
