@@ -29,19 +29,27 @@ def module_name(path: Path, root: Path) -> str:
 
 
 # A protocol package is a vertical slice (docs/layers.md): its declaration sits in core.protocols, and each of its
-# job modules in the layer of that job.
+# job modules in the layer of that job (`<job>.py`, or `<job>_<part>.py` for a part of a job split off).
 PROTOCOL_PARTS = {"builder": "core.construction", "analysis": "core.analysis", "command": "core.commands",
                   "views": "core.analysis", "paper": "core.analysis", "metrics": "core.scoring", "judge": "core.scoring"}
 
 FRAMEWORK = {"core.protocols.paper"}  # the paper-table model every protocol declares with: core.protocols itself
 
 
+def split_off_job(parts: list[str]) -> str:
+    """The job of a module split off a job module (`builder_passages.py`: builder), '' for any other name (a name
+    imported from a module, such as `paper_prompt`, is no module file)."""
+    job = parts[-1].split("_", 1)[0]
+    return job if (REPO / Path(*parts)).with_suffix(".py").is_file() else ""
+
+
 def layer(module: str) -> str | None:
     """The graph node a core module belongs to: `core.<first part>` (a protocol package's job module: its job's
     layer), or None outside core / for core itself."""
     parts = module.split(".")
-    if parts[:2] == ["core", "protocols"] and len(parts) > 2 and parts[-1] in PROTOCOL_PARTS and module not in FRAMEWORK:
-        return PROTOCOL_PARTS[parts[-1]]
+    job = parts[-1] if parts[-1] in PROTOCOL_PARTS else split_off_job(parts)
+    if parts[:2] == ["core", "protocols"] and len(parts) > 2 and job in PROTOCOL_PARTS and module not in FRAMEWORK:
+        return PROTOCOL_PARTS[job]
     return f"core.{parts[1]}" if parts[0] == "core" and len(parts) > 1 else None
 
 

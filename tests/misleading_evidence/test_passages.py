@@ -129,7 +129,7 @@ def test_build_on_published_records(fmt, path, built, skipped) -> None:
 
 def _clean_at(source: InstanceSpec, instance: InstanceSpec, position: str) -> str:
     """The clean evidence with its answer sentence at `position` (rebuilt from the plan)."""
-    from core.protocols.misleading_evidence.passages import plan_passages
+    from core.protocols.misleading_evidence.builder_passages import plan_passages
 
     plan = plan_passages(source, instance.metadata["rag_stress"]["seed"])
     return plan.evidence.text(position)

@@ -5,7 +5,7 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   no passages): a short review note of our own wording, in the question's language: an opening line, the vignette's
   findings (its sentences before the question), a line on how the options were checked, and one assertion naming the
   correct option's text.
-- **TriviaQA-RC and SearchQA** (ranked passages): planned in `passages.py` (the answer-bearing sentence of the
+- **TriviaQA-RC and SearchQA** (ranked passages): planned in `builder_passages.py` (the answer-bearing sentence of the
   passages and its paragraph neighbours; the answer span replaced by a same-type entity of the other passages).
 - **The edit.** Open QA: the gold answer span in its supporting sentence is replaced by an entity of the same type
   taken from the distractor paragraphs (a date, year or number of the same shape found in their text, or a
@@ -591,10 +591,10 @@ def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
         raise NoSafeEdit("no answered reference")
     if spec.reference.answer_type == "mcq":
         return plan_mcq(spec, seed)
-    from core.protocols.misleading_evidence import passages  # passages builds on this module's open-QA typing
+    from core.protocols.misleading_evidence import builder_passages  # it builds on this module's open-QA typing
 
-    if spec.metadata.get("format") in passages.FORMATS:
-        return passages.plan_passages(spec, seed)
+    if spec.metadata.get("format") in builder_passages.FORMATS:
+        return builder_passages.plan_passages(spec, seed)
     if not any(d.role == "supporting" for d in spec.documents):
         raise NoSafeEdit("no supporting paragraph to edit")
     return plan_open(spec, seed)
