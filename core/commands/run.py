@@ -215,7 +215,7 @@ def _execute(engine, run_id: int, overrides: dict[str, Any], quiet: bool):
         return asyncio.run(run_and_score(engine, run_id, overrides=overrides))
     columns = (TextColumn("run {task.fields[run]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
-               TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
+               TextColumn("generation ${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
         snap = run_progress.progress_snapshot(engine, run_id)
         task = bar.add_task("run", total=snap.total, completed=snap.finished, run=run_id, failed=snap.failed,
@@ -232,7 +232,7 @@ def _finish(engine, run_id: int, outcome) -> None:
     result = outcome.generation
     failures = runs.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
-               f"spent ${result.spent_usd:.4f}")
+               f"spent {run_progress.spend_text(run_progress.run_spend(engine, run_id))}")
     snapshot = run_progress.progress_snapshot(engine, run_id)
     if snapshot.rebought_calls:
         from core.generation.runner import rebought_note
