@@ -21,8 +21,8 @@ from sqlmodel import Session, col, select
 
 from core.analysis import gold_budget, picker, readmodel
 from core.review.auth import Principal, authorize
-from core.review.gold import SampleReport, _covering, active_experts, assign_pairs, write_assignments
-from core.store.labels import GOLD_DESIGN, gold_labels
+from core.review.gold import SampleReport, _covering, active_experts, assign_pairs, design_rows, write_assignments
+from core.store.labels import gold_labels
 from core.store.models import Assignment
 
 PLAN_BATCH = "plan"
@@ -164,10 +164,8 @@ def enqueue_plan(engine: Engine, principal: Principal | None, plan: GoldPlan,
     chosen = [(rid, item.domain) for item in covered for rid in (item.response_a, item.response_b) if rid not in before]
     probability = {rid: item.probability for item in covered for rid in (item.response_a, item.response_b)}
     batch = f"{PLAN_BATCH}-{plan.metric}-{datetime.now().strftime('%Y%m%d%H%M%S%f')}"
-    design = [Assignment(kind=GOLD_DESIGN, target_id=rid, assignee=batch, batch=batch, probability=1.0)
-              for rid in sorted(before)]
     assignments = assign_pairs(chosen, probability, pool, batch)
-    write_assignments(engine, design + assignments)
+    write_assignments(engine, design_rows(before, batch) + assignments)
     uncovered: dict[str, int] = {}
     for item in plan.items:
         if item not in covered:

@@ -29,15 +29,16 @@ def planned(tmp_path):
     return planned_run(tmp_path)
 
 
-def planned_run(tmp_path) -> tuple[Seeded, dict[tuple[str, str], int]]:
-    """The seeded run plus EXTRA Energy instances; under 'llm:j1' model-a passes c2 everywhere, model-b nowhere."""
+def planned_run(tmp_path, modes: tuple[str, ...] = ("noisy",) * EXTRA) -> tuple[Seeded, dict[tuple[str, str], int]]:
+    """The seeded run plus one Energy instance per mode (E-extraNN); under 'llm:j1' model-a passes c2 everywhere,
+    model-b nowhere."""
     s = seeded_db(tmp_path)
     responses = dict(s.responses)
     with Session(s.engine) as session:
         energy = session.exec(select(Domain).where(Domain.name == "Energy")).one()
         models = {m.name: m.id for m in session.exec(select(Model))}
-        for k in range(EXTRA):
-            iid = _instance(session, f"E-extra{k:02d}", energy.id, "noisy", 10 + k)
+        for k, mode in enumerate(modes):
+            iid = _instance(session, f"E-extra{k:02d}", energy.id, mode, 10 + k)
             for name, mid in models.items():
                 r = Response(run_id=s.run_id, model_id=mid, instance_id=iid, status="done", text="1. Peak 400 MW")
                 session.add(r)
