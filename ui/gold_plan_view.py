@@ -10,13 +10,26 @@ import streamlit as st
 from core.analysis import readmodel
 from core.review.auth import Principal
 from core.review.gold import RunChoice
-from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, planner_pair
+from core.review.gold_plan import (
+    PlannerPair,
+    enqueue_plan,
+    plan_gold_budget,
+    plan_summary,
+    plan_table,
+    planner_pair,
+)
 from core.store.sanitize import plain_markdown
 from ui import results_view
 from ui.auth import guarded_write
 from ui.session import engine
 
 PLAN_KEY = "gold_budget_plan"
+
+
+@st.cache_data(max_entries=16, show_spinner="Ranking the models as Pick a generator does…")
+def _pair(run_id: int, judge: str, metric: str, version: tuple) -> PlannerPair:
+    """The planner's default pair for the run, judge and metric (cached per data version: picker.rank resamples)."""
+    return planner_pair(results_view.scores((run_id,), judge, version), results_view.models(version), metric)
 
 
 def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
@@ -34,8 +47,7 @@ def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
     judge = c1.selectbox("Judge", judges, key="plan_judge")
     metric = c2.selectbox("Metric", list(readmodel.GOLD_METRICS), format_func=readmodel.GOLD_METRICS.get,
                           key="plan_metric")
-    version = results_view.data_version()
-    pair = planner_pair(results_view.scores((run.id,), judge, version), results_view.models(version), metric)
+    pair = _pair(run.id, judge, metric, results_view.data_version())
     if len(pair.models) < 2:
         st.info("Fewer than two models have judge values on this metric: nothing to separate.")
         return
