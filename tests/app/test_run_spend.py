@@ -3,10 +3,14 @@ shown by the Run evaluation page's watch panel."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
 
+from core.cli import app
 from core.generation.run_progress import RunSpend, run_spend, spend_text
 from core.store.models import Run, Verdict
 from tests.pages import test_workspace_flows as flows
@@ -79,3 +83,17 @@ def test_watch_panel_shows_generation_judging_and_total(seeded, generation, judg
 ])
 def test_spend_text(spend, text):
     assert spend_text(spend) == text
+
+
+@pytest.mark.parametrize(("fmt", "shown"), [
+    pytest.param("table", "spent $0.3750 (generation $0.2500, judging $0.1250)", id="table-line"),
+    pytest.param("json", {"generation_usd": 0.25, "judging_usd": 0.125, "total_usd": 0.375}, id="json-field"),
+])
+def test_gauntlet_report_shows_the_runs_spend(seeded, fmt, shown):
+    _pay(seeded, 0.25, [("llm:judge", 0.125)])
+    result = CliRunner().invoke(app, ["report", str(seeded.run_id), "--judge", "llm:judge", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    if fmt == "json":
+        assert json.loads(result.output)["spend"] == shown
+    else:
+        assert shown in result.output
