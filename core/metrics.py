@@ -202,8 +202,10 @@ declare(MetricDeclaration("orchestration_gap", "Orchestration gap (Loose − Str
                           range=(-1.0, 1.0), higher_is_better=False, unit="difference of shares",
                           description="shown Loose IAS minus shown Strict IAS; its interval is the delta method "
                                       "for a difference of two means"))
-declare(MetricDeclaration("cost_per_1k", "Cost per 1k instances (USD)", "amount", ("measured",), range=NON_NEGATIVE,
-                          higher_is_better=False, unit="USD per 1k instances", scale=1.0, states=("scored",)))
+declare(MetricDeclaration("cost_per_1k", "Generation cost per 1k instances (USD)", "amount", ("measured",),
+                          range=NON_NEGATIVE, higher_is_better=False, unit="USD per 1k instances", scale=1.0,
+                          states=("scored",), description="the generation calls only; the judges' calls are shown "
+                                                          "apart and in the total on Pick a generator and a run's spend"))
 declare(MetricDeclaration("latency_min_per_1k", "Latency per 1k instances (min, sequential)", "amount", ("measured",),
                           range=NON_NEGATIVE, higher_is_better=False, unit="minutes per 1k instances", scale=1.0,
                           states=("scored",)))

@@ -301,7 +301,7 @@ def composition_bars(comp: pd.DataFrame) -> go.Figure:
     return fig
 
 
-COST_LATENCY = {"cost_per_1k": ("Cost per 1k instances", "USD"), "latency_min_per_1k": ("Latency per 1k instances (sequential)", "minutes")}
+COST_LATENCY = {"cost_per_1k": ("Generation cost per 1k instances", "USD"), "latency_min_per_1k": ("Latency per 1k instances (sequential)", "minutes")}
 LABEL_POSITIONS = ["top center", "bottom center", "top right", "bottom right", "top left", "bottom left"]
 LABEL_PX = (6.0, 3.0, 6.5, 14.0)  # px per x %, px per y %, px per character, label height: a ~650 x 330 px plot area
 PARADIGM_SYMBOLS = {"standard": "circle", "reasoning": "diamond"}

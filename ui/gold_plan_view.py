@@ -1,5 +1,5 @@
-"""The gold budget planner panel: how many more gold labels, on which instances, would separate the first two models
-at α = 0.05, and a button that puts those instances into the experts' queue (core.review.gold_plan)."""
+"""The gold budget planner panel: how many more gold labels, on which instances, would separate the picker's pick and
+runner-up at α = 0.05, and a button that puts those instances into the experts' queue (core.review.gold_plan)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import streamlit as st
 from core.analysis import readmodel
 from core.review.auth import Principal
 from core.review.gold import RunChoice
-from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
+from core.review.gold_plan import (
+    PlannerPair,
+    enqueue_plan,
+    plan_gold_budget,
+    plan_summary,
+    plan_table,
+    planner_pair,
+)
 from core.store.sanitize import plain_markdown
 from ui import results_view
 from ui.auth import guarded_write
@@ -19,8 +26,14 @@ from ui.session import engine
 PLAN_KEY = "gold_budget_plan"
 
 
+@st.cache_data(max_entries=16, show_spinner="Ranking the models as Pick a generator does…")
+def _pair(run_id: int, judge: str, metric: str, version: tuple) -> PlannerPair:
+    """The planner's default pair for the run, judge and metric (cached per data version: picker.rank resamples)."""
+    return planner_pair(results_view.scores((run_id,), judge, version), results_view.models(version), metric)
+
+
 def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
-    """Choose run, judge, metric and the two models (default: the judge's first two), plan, then enqueue."""
+    """Choose run, judge, metric and the two models (default: the picker's pick and runner-up), plan, then enqueue."""
     st.caption("Before labelling: how many more gold labels, on which instances, would separate two models at "
                "α = 0.05 with 80% power, from the current judge-versus-gold disagreement. Instances are drawn where "
                "the judges are least sure, each with its inclusion probability recorded, so the weighted corrected "
@@ -34,14 +47,14 @@ def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
     judge = c1.selectbox("Judge", judges, key="plan_judge")
     metric = c2.selectbox("Metric", list(readmodel.GOLD_METRICS), format_func=readmodel.GOLD_METRICS.get,
                           key="plan_metric")
-    ranked = ranked_models(results_view.scores((run.id,), judge, results_view.data_version()), metric)
-    if len(ranked) < 2:
+    pair = _pair(run.id, judge, metric, results_view.data_version())
+    if len(pair.models) < 2:
         st.info("Fewer than two models have judge values on this metric: nothing to separate.")
         return
+    st.caption(plain_markdown(pair.why))
     m1, m2 = st.columns(2)
-    model_a = m1.selectbox("Model A (default: the judge's first)", ranked, index=0, key="plan_model_a")
-    model_b = m2.selectbox("Model B (default: the judge's second)", [m for m in ranked if m != model_a], index=0,
-                           key="plan_model_b")
+    model_a = m1.selectbox("Model A", pair.models, index=0, key="plan_model_a")
+    model_b = m2.selectbox("Model B", [m for m in pair.models if m != model_a], index=0, key="plan_model_b")
     if st.button("Plan the next gold labels", key="plan_compute"):
         st.session_state[PLAN_KEY] = plan_gold_budget(engine(), [run.id], judge, metric, model_a, model_b)
     plan = st.session_state.get(PLAN_KEY)

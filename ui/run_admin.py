@@ -155,12 +155,16 @@ def watch_panel(principal: Principal, run_id: int) -> None:
     st.markdown(f"#### {icon} Run {run_id}: {label}")
     for line in lines:
         st.progress(line.fraction, text=stage_text(run_id, label, line))
-    cols = st.columns(5)
+    spend = run_progress.run_spend(engine(), run_id)
+    cols = st.columns(7)
     cols[0].metric("Done", snap.done)
     cols[1].metric("Failed", snap.failed)
     cols[2].metric("Pending", snap.pending)
-    cols[3].metric("Spent", f"${snap.spent_usd:.4f}")
-    cols[4].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
+    cols[3].metric("Generation spent", f"${spend.generation_usd:.4f}")
+    cols[4].metric("Judging spent", f"${spend.judging_usd:.4f}", help="The recorded cost of every judge call on "
+                   "this run's responses, every judge (a cached call costs nothing).")
+    cols[5].metric("Spent (total)", f"${spend.total_usd:.4f}")
+    cols[6].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
     if snap.status in ("running", "pending", runs.CANCEL_REQUEST) and st.button("Cancel run", key=f"run_cancel_{run_id}"):
         status = guarded_write(lambda: run_services.stop_run(engine(), principal, run_id))
         if status:

@@ -40,6 +40,11 @@ class PickSpec:
     budget_per_1k: float | None = None
 
 
+def default_spec() -> PickSpec:
+    """The Pick a generator page's defaults: DEFAULT_WEIGHTS and DEFAULT_FLOORS, every domain and subset, no budget."""
+    return PickSpec(weights=dict(DEFAULT_WEIGHTS), floors=dict(DEFAULT_FLOORS))
+
+
 SAFETY_METRICS: tuple[str, ...] = ("rejection", "conflict_recognition")
 NEAR_ZERO = 0.10  # a safety metric at or below this is flagged in red: the pick barely ever refuses / recognises
 BARELY_MARGIN = 0.05  # a floor cleared by less than this many points (as a fraction) is listed as barely cleared
@@ -227,6 +232,11 @@ def safety_flags(row: pd.Series) -> list[SafetyFlag]:
     """Safety metrics the row has values for and scores at or below NEAR_ZERO on."""
     return [SafetyFlag(m, float(row[m]), int(row[f"n_{m}"])) for m in SAFETY_METRICS
             if int(row[f"n_{m}"]) > 0 and float(row[m]) <= NEAR_ZERO]
+
+
+def candidates_in_order(result: PickResult) -> list[str]:
+    """The candidates (no baselines) in the ranking's order: the pick, when there is one, then the runner-up."""
+    return result.ranking.loc[~result.ranking["baseline"].astype(bool), "model"].tolist()
 
 
 def _reason(row: dict, best_baseline: pd.Series | None) -> str:

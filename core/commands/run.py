@@ -32,6 +32,7 @@ leases = lazy_module("core.store.leases")
 
 if TYPE_CHECKING:
     from core.analysis.fitness import Notice
+    from core.generation.run_progress import RunSpend
 
 console = Console(stderr=True)
 models_app = typer.Typer(help="Register and list model configurations (keys stay in env / secrets.toml).")
@@ -215,7 +216,7 @@ def _execute(engine, run_id: int, overrides: dict[str, Any], quiet: bool):
         return asyncio.run(run_and_score(engine, run_id, overrides=overrides))
     columns = (TextColumn("run {task.fields[run]}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TextColumn("{task.fields[rate]:.1f}/s"),
-               TextColumn("${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
+               TextColumn("generation ${task.fields[spent]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
         snap = run_progress.progress_snapshot(engine, run_id)
         task = bar.add_task("run", total=snap.total, completed=snap.finished, run=run_id, failed=snap.failed,
@@ -232,7 +233,7 @@ def _finish(engine, run_id: int, outcome) -> None:
     result = outcome.generation
     failures = runs.failed_items(engine, run_id)
     typer.echo(f"run {run_id} {result.status}: {result.done} done, {result.failed} failed, {result.pending} pending, "
-               f"spent ${result.spent_usd:.4f}")
+               f"spent {run_progress.spend_text(run_progress.run_spend(engine, run_id))}")
     snapshot = run_progress.progress_snapshot(engine, run_id)
     if snapshot.rebought_calls:
         from core.generation.runner import rebought_note
@@ -275,17 +276,23 @@ def report(
         _error(error)
         raise typer.Exit(2) from None
     fitness = fitness_notice(engine, result.judge) if result.judge else None
-    typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness))
+    spend = run_progress.run_spend(engine, run_id)
+    typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness, spend))
 
 
-def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness: Notice | None = None) -> str:
-    """The report as a table, CSV (one row per model) or JSON (also lists the failed items and the judge's fitness);
-    the table opens with the judge's fitness statement and its warning unless the judge may decide."""
+def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness: Notice | None = None,
+                  spend: RunSpend | None = None) -> str:
+    """The report as a table, CSV (one row per model) or JSON (also lists the failed items, the judge's fitness and
+    the run's spend: generation, judging, total); the table opens with the judge's fitness statement and its warning
+    unless the judge may decide, then the spend."""
     from core.analysis import readmodel
 
     doc = readmodel.report_document(result, failures)
     if fitness is not None:
         doc["fitness"] = fitness.as_dict()
+    if spend is not None:
+        doc["spend"] = {"generation_usd": spend.generation_usd, "judging_usd": spend.judging_usd,
+                        "total_usd": spend.total_usd}
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -303,6 +310,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness
     out.print(f"run {doc['run']} · judge: {doc['judge_label']}" + (f" · {doc['note']}" if doc["note"] else ""))
     if fitness is not None:
         out.print(fitness.text(), markup=False)
+    if spend is not None:
+        out.print(f"spent {run_progress.spend_text(spend)}", markup=False)
     sections = [(f"{s.title} ({s.protocol}): mean [95% CI], n and the count of each state per model and condition",
                  s.table) for s in result.sections]
     for title, frame in (("Generation", result.generation), ("Metrics (mean [95% CI] n; † n < 30)",

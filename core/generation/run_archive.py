@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
 from core.generation.runs import FINAL_STATUSES, get_run
+from core.store.labels import GOLD_DESIGN
 from core.store.models import (
     Annotation,
     Assignment,
@@ -105,7 +106,7 @@ def delete_run(engine: Engine, run_id: int, confirmed: DeletionPlan) -> Deletion
         if get_run(session, run_id).hidden_at is None:
             raise ValueError(f"run {run_id} is shown; hide it first, then delete it")
         response_ids = select(Response.id).where(Response.run_id == run_id)
-        session.execute(delete(Assignment).where(col(Assignment.kind) == "gold_label",
+        session.execute(delete(Assignment).where(col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]),
                                                  col(Assignment.target_id).in_(response_ids)))
         for table in (ResponseMetric, ResponseScore, FailureCount, ResponseScoreState, Verdict, Response):
             session.execute(delete(table).where(col(table.run_id) == run_id))

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from core.generation.runs import get_run
 from core.store.leases import Fence
-from core.store.models import Response, utc_now
+from core.store.models import Response, Verdict, utc_now
 
 
 @dataclass
@@ -64,6 +65,35 @@ def progress_snapshot(engine: Engine, run_id: int, elapsed_s: float = 0.0) -> Ru
         elapsed_s = (utc_now() - _aware(run.started_at)).total_seconds()
     return RunProgress(run_id, len(rows), counts["done"], counts["failed"], counts["pending"], cached,
                        run.spent_usd, elapsed_s, run.status, run.rebought_calls, run.rebought_usd)
+
+
+@dataclass(frozen=True)
+class RunSpend:
+    """What a run has paid so far, in USD: its generation calls and its judges' calls, apart and together."""
+
+    generation_usd: float
+    judging_usd: float
+
+    @property
+    def total_usd(self) -> float:
+        """Generation plus judging."""
+        return self.generation_usd + self.judging_usd
+
+
+def run_spend(engine: Engine, run_id: int) -> RunSpend:
+    """The run's paid generation (run.spent_usd) and the recorded cost of every judge call on its responses (the
+    verdicts' cost_usd, every judge; a cached judge call is recorded at 0)."""
+    with Session(engine) as session:
+        generation = get_run(session, run_id).spent_usd
+        judging = session.exec(select(func.coalesce(func.sum(col(Verdict.cost_usd)), 0.0))
+                               .where(Verdict.run_id == run_id)).one()
+    return RunSpend(float(generation or 0.0), float(judging or 0.0))
+
+
+def spend_text(spend: RunSpend) -> str:
+    """'$total (generation $g, judging $j)', four decimals each."""
+    return (f"${spend.total_usd:.4f} (generation ${spend.generation_usd:.4f}, "
+            f"judging ${spend.judging_usd:.4f})")
 
 
 def run_message(engine: Engine, run_id: int) -> str:

@@ -36,6 +36,7 @@ from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.db import saved_id
 from core.store.labels import (
+    GOLD_DESIGN,
     LABEL_ITEM_APPLIES,
     PRODUCTION,
     effective_annotations,
@@ -145,10 +146,13 @@ def draw_gold_sample(
     key_of = _segment_key(engine, run_id) if strategy == SEGMENT_UNCERTAINTY else _design_key
     strata: dict[tuple[str, str | None, str], list[int]] = defaultdict(list)
     uncovered: dict[str, int] = defaultdict(int)
+    before: list[int] = []  # the draw's population sampled by an earlier draw: recorded at probability 1
     for resp, inst, dom, model in rows:
+        covered = len(_covering(pool, dom.name)) >= 2
         if resp.id in already:
+            before += [saved_id(resp)] if covered else []
             continue
-        if len(_covering(pool, dom.name)) < 2:
+        if not covered:
             uncovered[dom.name] += 1
             continue
         strata[key_of(resp, inst, dom, model)].append(saved_id(resp))
@@ -170,11 +174,22 @@ def draw_gold_sample(
     else:
         chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
     assignments = assign_pairs(chosen, probability, pool, batch, queue_seed=seed)
-    write_assignments(engine, assignments)
+    write_assignments(engine, design_rows(before, batch) + assignments)
     if strategy == "uncertainty":
         alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
     return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
                         dict(sorted(uncovered.items())))
+
+
+def design_rows(sampled_before: Iterable[int], batch: str) -> list[Assignment]:
+    """GOLD_DESIGN rows (no work, a weight) at probability 1 for the responses of a new draw's population that an
+    earlier draw sampled.
+
+    Why: the new draw's probabilities are conditional on the earlier sample, so conditional on it each response of
+    the population has E[z_i] = Y_i when the earlier-sampled ones weigh 1 and the new ones 1/pi (Horvitz-Thompson
+    per draw); keeping an earlier draw's 1/pi beside a later draw's would count their rectifiers twice over."""
+    return [Assignment(kind=GOLD_DESIGN, target_id=rid, assignee=batch, batch=batch, probability=1.0)
+            for rid in sorted(set(sampled_before))]
 
 
 def assign_pairs(chosen: list[tuple[int, str]], probability: dict[int, float], pool: dict[str, set[str]],

@@ -19,10 +19,10 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.analysis import gold_budget, readmodel
+from core.analysis import gold_budget, picker, readmodel
 from core.review.auth import Principal, authorize
-from core.review.gold import SampleReport, _covering, active_experts, assign_pairs, write_assignments
-from core.store.labels import GOLD_DESIGN, gold_labels
+from core.review.gold import SampleReport, _covering, active_experts, assign_pairs, design_rows, write_assignments
+from core.store.labels import gold_labels
 from core.store.models import Assignment
 
 PLAN_BATCH = "plan"
@@ -62,6 +62,35 @@ def ranked_models(scores: pd.DataFrame, metric: str) -> list[str]:
     """Models by raw judge mean on `metric`, best first: the first two are the candidates a plan tries to separate."""
     means = scores.groupby("model")[metric].mean().dropna().sort_values(ascending=False, kind="stable")
     return list(means.index)
+
+
+@dataclass(frozen=True)
+class PlannerPair:
+    """The planner's models in their default order (A = the first, B = the second) and why those two."""
+
+    models: list[str]
+    why: str
+
+
+def planner_pair(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> PlannerPair:
+    """The picker's pick and runner-up (picker.rank at the Pick page's default weights and floors) first, then the
+    other models with judge values on `metric` by raw mean; the judge's first two when the picker has no two
+    candidates measured on `metric`."""
+    measured = ranked_models(scores, metric)
+    result = picker.rank(scores, models, picker.default_spec())
+    top = picker.candidates_in_order(result)[:2]
+    label = readmodel.METRICS[metric].label
+    if len(top) < 2 or not set(top) <= set(measured):
+        return PlannerPair(measured, f"The picker has no two candidates with judge values on {label}: A and B "
+                                     f"default to the judge's first two on {label}.")
+    order = top + [m for m in measured if m not in top]
+    if result.pick == top[0]:
+        role = "recommended pick" if result.recommended else "leader (not recommended: it does not beat the best baseline)"
+        why = f"{top[0]} is the picker's {role} and {top[1]} its runner-up"
+    else:
+        why = f"No candidate clears the default floors; {top[0]} and {top[1]} are the picker's first two by weighted score"
+    return PlannerPair(order, f"{why} (Pick a generator's default weights and floors, every domain): A and B default to "
+                              f"the two the decision is between, not to the judge's ranking on {label}.")
 
 
 def paired(scores: pd.DataFrame, gold: pd.DataFrame, uncertainty: dict[int, float], metric: str, model_a: str,
@@ -135,10 +164,8 @@ def enqueue_plan(engine: Engine, principal: Principal | None, plan: GoldPlan,
     chosen = [(rid, item.domain) for item in covered for rid in (item.response_a, item.response_b) if rid not in before]
     probability = {rid: item.probability for item in covered for rid in (item.response_a, item.response_b)}
     batch = f"{PLAN_BATCH}-{plan.metric}-{datetime.now().strftime('%Y%m%d%H%M%S%f')}"
-    design = [Assignment(kind=GOLD_DESIGN, target_id=rid, assignee=batch, batch=batch, probability=1.0)
-              for rid in sorted(before)]
     assignments = assign_pairs(chosen, probability, pool, batch)
-    write_assignments(engine, design + assignments)
+    write_assignments(engine, design_rows(before, batch) + assignments)
     uncovered: dict[str, int] = {}
     for item in plan.items:
         if item not in covered:

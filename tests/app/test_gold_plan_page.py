@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.review.auth import update_user
 from core.store.models import Assignment
 from tests.app.test_write_matrix import ROOT
-from tests.review.test_gold_plan import planned_run
+from tests.review.test_gold_plan import pick_a_over_judge_b, planned_run
 from tests.workspace_factories import principal
 
 
@@ -61,3 +61,17 @@ def test_the_button_enqueues_only_with_the_role(page, role: str, writes: bool) -
     else:
         assert _assignments(s) == 0
         assert any(f"Your role ({role}) may not draw a gold-label sample" in e.value for e in at.error)
+
+
+def test_the_pair_defaults_to_the_pickers_pick_and_runner_up(tmp_path, monkeypatch) -> None:
+    s, responses = planned_run(tmp_path)
+    pick_a_over_judge_b(s, responses)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
+    at.session_state["gauntlet_principal"] = principal("admin")
+    at.run()
+    at.selectbox(key="plan_metric").set_value("conflict_recognition").run()
+    assert not at.exception, at.exception
+    assert [at.selectbox(key=k).value for k in ("plan_model_a", "plan_model_b")] == ["model-a", "model-b"]
+    assert any("recommended pick and model-b its runner-up" in c.value for c in at.caption)

@@ -14,6 +14,7 @@ from core.protocols.views import protocol_runs
 from core.review import gold
 from core.scoring.summaries import rebuild_summaries
 from core.services import runs as run_services
+from core.store.labels import GOLD_DESIGN
 from core.store.models import Annotation, Assignment, Response, ResponseMetric, Run, Verdict
 from tests.workspace_factories import add_verdicts, principal, seeded_db
 
@@ -122,3 +123,15 @@ def test_only_an_admin_may_hide_or_delete(seeded, role_account):
     with pytest.raises(PermissionDenied, match="may not delete an evaluation run"):
         run_services.delete_run(seeded.engine, principal(role_account), seeded.run_id,
                                 run_archive.deletion_plan(seeded.engine, seeded.run_id))
+
+
+@pytest.mark.parametrize("draws", [pytest.param(1, id="one-draw-no-design-rows"),
+                                   pytest.param(2, id="second-draw-records-design-rows")])
+def test_deleting_a_run_removes_its_draws_design_rows_too(seeded, draws):
+    engine, admin, run_id = seeded.engine, principal("admin"), seeded.run_id
+    for seed in range(draws):
+        gold.draw_gold_sample(engine, admin, run_id, n=2, experts=["alice", "bob"], seed=seed)
+    assert (count(engine, Assignment, kind=GOLD_DESIGN) > 0) is (draws > 1)
+    run_services.hide_run(engine, admin, run_id, True, None)
+    run_services.delete_run(engine, admin, run_id, run_archive.deletion_plan(engine, run_id))
+    assert count(engine, Assignment) == 0

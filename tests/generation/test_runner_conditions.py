@@ -198,6 +198,7 @@ def test_cli_conditions_and_context_policy_options(mixed):
     done = cli.invoke(app, ["run", "--models", "baseline:extractive", "--conditions", "closed_book,default",
                             "--quiet"])
     assert done.exit_code == 0 and f"done: {(QA_OPEN + QA_MCQ) * 2 + ENTERPRISE} done, 0 failed" in done.output
+    assert "spent $0.0000 (generation $0.0000, judging $0.0000)" in flat(done)  # both parts of the spend, and the total
     with Session(mixed) as session:
         run = session.exec(select(Run)).one()
     assert run.config["conditions"] == ["closed_book", ""] and run.config["context_policy"] == "refuse"

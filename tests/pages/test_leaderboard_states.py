@@ -44,9 +44,9 @@ def test_every_state_is_counted_under_the_view(results_url, monkeypatch, page, t
 
 
 @pytest.mark.parametrize(("prefix", "metric", "csv"), [
-    pytest.param("Cost and latency: Cost per 1k", "cost_per_1k", "cost_latency.csv", id="cost-chart"),
+    pytest.param("Cost and latency: Generation cost per 1k", "cost_per_1k", "cost_latency.csv", id="cost-chart"),
     pytest.param("Cost and latency: Latency per 1k", "latency_min_per_1k", "cost_latency.csv", id="latency-chart"),
-    pytest.param("Cost per 1k instances (USD): n = ", "cost_per_1k", None, id="cost-table-column"),
+    pytest.param("Generation cost per 1k instances (USD): n = ", "cost_per_1k", None, id="cost-table-column"),
     pytest.param("Latency per 1k instances (min, sequential): n = ", "latency_min_per_1k", None,
                  id="latency-table-column"),
 ])

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from core.analysis import readmodel
 from core.review.auth import PermissionDenied
 from core.review.gold import draw_gold_sample, gold_queue, record_gold_label
-from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, ranked_models
+from core.review.gold_plan import enqueue_plan, plan_gold_budget, plan_summary, plan_table, planner_pair, ranked_models
 from core.store.labels import GOLD_DESIGN, gold_probabilities
 from core.store.models import Assignment, Domain, Model, Response
 from tests.workspace_factories import Seeded, _instance, add_verdicts, principal, seeded_db
@@ -29,15 +29,16 @@ def planned(tmp_path):
     return planned_run(tmp_path)
 
 
-def planned_run(tmp_path) -> tuple[Seeded, dict[tuple[str, str], int]]:
-    """The seeded run plus EXTRA Energy instances; under 'llm:j1' model-a passes c2 everywhere, model-b nowhere."""
+def planned_run(tmp_path, modes: tuple[str, ...] = ("noisy",) * EXTRA) -> tuple[Seeded, dict[tuple[str, str], int]]:
+    """The seeded run plus one Energy instance per mode (E-extraNN); under 'llm:j1' model-a passes c2 everywhere,
+    model-b nowhere."""
     s = seeded_db(tmp_path)
     responses = dict(s.responses)
     with Session(s.engine) as session:
         energy = session.exec(select(Domain).where(Domain.name == "Energy")).one()
         models = {m.name: m.id for m in session.exec(select(Model))}
-        for k in range(EXTRA):
-            iid = _instance(session, f"E-extra{k:02d}", energy.id, "noisy", 10 + k)
+        for k, mode in enumerate(modes):
+            iid = _instance(session, f"E-extra{k:02d}", energy.id, mode, 10 + k)
             for name, mid in models.items():
                 r = Response(run_id=s.run_id, model_id=mid, instance_id=iid, status="done", text="1. Peak 400 MW")
                 session.add(r)
@@ -61,6 +62,32 @@ def _assignments(engine, kind: str = "gold_label") -> list[Assignment]:
 def test_the_first_two_are_the_judges_leaders(planned) -> None:
     s, _ = planned
     assert ranked_models(readmodel.load_scores(s.engine, [s.run_id], "llm:j1"), "strict_ias")[:2] == ["model-a", "model-b"]
+
+
+def pick_a_over_judge_b(s, responses, safety: bool = True) -> None:
+    """On top of planned_run: model-b recognises the conflict and model-a does not (the judge's ranking on conflict
+    recognition puts model-b first), both reject on the gap instance (the default rejection floor) when `safety`."""
+    verdicts = {(responses[(m, "E-conflict")], "conflict_recognition"): int(m == "model-b") for m in ("model-a", "model-b")}
+    if safety:
+        verdicts |= {(responses[(m, "E-gap")], "rejection"): 1 for m in ("model-a", "model-b")}
+    add_verdicts(s.engine, s, "llm:j1", verdicts)
+
+
+@pytest.mark.parametrize(("metric", "safety", "order", "why"), [
+    pytest.param("conflict_recognition", True, ["model-a", "model-b"], "model-a is the picker's recommended pick",
+                 id="picker-pair-over-the-judges-order"),
+    pytest.param("strict_ias", True, ["model-a", "model-b"], "model-b its runner-up", id="picker-pair-where-they-agree"),
+    pytest.param("conflict_recognition", False, ["model-a", "model-b"], "No candidate clears the default floors",
+                 id="no-pick-under-the-floors-first-two-by-score"),
+])
+def test_the_planner_defaults_to_the_pickers_pick_and_runner_up(planned, metric, safety, order, why) -> None:
+    s, responses = planned
+    pick_a_over_judge_b(s, responses, safety)
+    scores = readmodel.load_scores(s.engine, [s.run_id], "llm:j1")
+    pair = planner_pair(scores, readmodel.model_catalog(s.engine), metric)
+    assert pair.models[:2] == order and why in pair.why
+    if metric == "conflict_recognition":  # the judge's own ranking would have put them the other way round
+        assert ranked_models(scores, metric)[:2] == order[::-1]
 
 
 def test_the_plan_states_a_number_and_draws_unlabelled_items(planned) -> None:
