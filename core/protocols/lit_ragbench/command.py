@@ -44,11 +44,10 @@ def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject"
     specs, errors = [], []
     for path in paths:
         parsed = get_importer("lit-ragbench").parse(Path(path))
-        errors += [LineError(e.line, f"{path.name}: {e.field}" if len(paths) > 1 else e.field, e.message)
-                   for e in parsed.errors]
+        errors += [LineError(e.line, e.field, e.message, str(path)) for e in parsed.errors]
         for line, spec in spread_sample(parsed.instances, sample):
             problems = conversion_errors(spec)
-            errors += [LineError(line, field, message) for field, message in problems]
+            errors += [LineError(line, field, message, str(path)) for field, message in problems]
             specs.append((line, as_lit_ragbench(spec)))
     if errors:
         return ImportReport(errors=errors)
@@ -111,7 +110,7 @@ def import_command(
     upgrade(database_url())
     report = import_lit(get_engine(), files, on_existing="new_version" if new_version else "reject", sample=sample)
     for error in report.errors:
-        typer.echo(str(error), err=True)
+        typer.echo(error.located(" or ".join(map(str, files))), err=True)
     if not report.ok:
         typer.echo("nothing imported; the database is unchanged", err=True)
         raise typer.Exit(1)
