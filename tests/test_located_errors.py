@@ -53,6 +53,17 @@ def bad_second_lit_file(tmp: Path) -> tuple[list[str], Path, int, str]:
     return ["lit-ragbench", "import", str(first), str(second)], second, 3, "answer"
 
 
+def second_file_already_imported(tmp: Path) -> tuple[list[str], Path, int, str]:
+    """A Japanese file imported before, then again after a shorter English one: its third record already exists."""
+    english, japanese = tmp / "en.jsonl", tmp / "ja.jsonl"
+    english.write_text("\n".join(lit_file("en.jsonl").read_text(encoding="utf-8").splitlines()[:2]) + "\n",
+                       encoding="utf-8")
+    japanese.write_text("\n".join(lit_file("ja.jsonl").read_text(encoding="utf-8").splitlines()[:3]) + "\n",
+                        encoding="utf-8")
+    assert CliRunner().invoke(app, ["lit-ragbench", "import", str(japanese)]).exit_code == 0
+    return ["lit-ragbench", "import", str(english), str(japanese)], japanese, 3, "id"
+
+
 def bad_stress_source(tmp: Path) -> tuple[list[str], Path, int, str]:
     """A HotpotQA source whose only record has no question."""
     path = tmp / "hotpot.json"
@@ -67,10 +78,12 @@ def bad_stress_source(tmp: Path) -> tuple[list[str], Path, int, str]:
     pytest.param(nested_quantifier_warning, id="validate-warning"),
     pytest.param(bad_domains, id="import-domains-file"),
     pytest.param(bad_second_lit_file, id="lit-ragbench-import-second-file"),
+    pytest.param(second_file_already_imported, id="lit-ragbench-import-conflict-in-second-file"),
     pytest.param(bad_stress_source, id="misleading-evidence-build-source"),
 ])
 def test_a_file_problem_is_printed_as_file_line_field_message(db_url, tmp_path, case: Callable) -> None:
     args, path, line, field = case(tmp_path)
     result = CliRunner().invoke(app, args)
     assert "Traceback" not in result.output, result.output
-    assert re.search(rf"(^|\s){re.escape(str(path))}:{line}: {field}: \S", result.output, re.MULTILINE), result.output
+    located = rf"^(error: |warning: )?{re.escape(str(path))}:{line}: {field}: \S"
+    assert re.search(located, result.output, re.MULTILINE), result.output
