@@ -42,7 +42,7 @@ def init_db(load_sample: bool = True) -> str:
     for path in SAMPLE_FILES:
         report = import_file(engine, path, domains_path=SAMPLE_DOMAINS, author="sample")
         if not report.ok:
-            raise RuntimeError(f"bundled sample {path.name} failed to import:\n" + "\n".join(map(str, report.errors)))
+            raise RuntimeError(f"bundled sample {path.name} failed to import:\n" + "\n".join(e.located(path) for e in report.errors))
         loaded += len(report.created)
     return f"database ready at {url}; loaded {loaded} sample instances"
 
@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
         for error in report.errors:
             typer.echo(error.located(file), err=True)
         for warning in report.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(f"warning: {warning.located(file)}", err=True)
         if not report.ok:
             typer.echo(f"{len(report.errors)} problem(s) in {file}", err=True)
             raise typer.Exit(1)

@@ -99,6 +99,6 @@ def register(app: typer.Typer) -> None:
         report = labels.import_annotations(_engine(), path, cli=True)
         if not report.ok:
             for error in report.errors:
-                typer.echo(str(error), err=True)
+                typer.echo(error.located(path), err=True)
             raise typer.Exit(1)
         typer.echo(f"imported {report.imported} labels ({report.skipped} already present)")

@@ -289,9 +289,9 @@ class _Execution:
         if reserved:
             self.released.set()
 
-    def _guard(self, conn: Connection) -> None:
-        """First in every write transaction: the fences still hold (LeaseLost otherwise)."""
-        check_fences(conn, self.fences)
+    def _guard(self, conn: Connection) -> float | None:
+        """First in every write transaction: the fences still hold (LeaseLost otherwise); when they expire."""
+        return check_fences(conn, self.fences)
 
     def _lose_lease(self, error: LeaseLost) -> None:
         """A write was refused by the fence: stop at once (cancel every worker, calls in flight included; their

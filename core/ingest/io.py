@@ -41,15 +41,16 @@ class LineError:
     line: int
     field: str
     message: str
+    file: str = ""  # the file it is in, when one report covers several files
 
     def __str__(self) -> str:
         where = f"line {self.line}: {shown_field(self.field)}: " if self.field else f"line {self.line}: "
         return where + self.message
 
     def located(self, path: object) -> str:
-        """The problem as `file:line: field: message`, the form every command prints."""
+        """The problem as `file:line: field: message`, the form every command prints (its own file, else `path`)."""
         field = f" {shown_field(self.field)}:" if self.field else ""
-        return f"{path}:{self.line}:{field} {self.message}"
+        return f"{self.file or path}:{self.line}:{field} {self.message}"
 
 
 @dataclass
@@ -183,12 +184,13 @@ def load_domain_specs(path: Path) -> list[DomainSpec]:
     try:
         lines = Path(path).read_bytes().decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"domains file {path}: not valid UTF-8 ({exc.reason})") from None
+        raise ValueError(f"{path}:0: (file): not valid UTF-8 ({exc.reason})") from None
     specs = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         payload, problem = parse_json(line, non_finite=True)
+        problem = f"(line): {problem}" if problem else None
         problem = problem or next((f"{where}: {msg}" for where, msg in storable_problems(payload)), None)
         if problem is None:
             try:
@@ -197,7 +199,7 @@ def load_domain_specs(path: Path) -> list[DomainSpec]:
                 err = exc.errors()[0]
                 problem = f"{field_path(err['loc']) or '(line)'}: {err['msg']}"
         if problem:
-            raise ValueError(f"domains file {path}: line {number}: {problem}")
+            raise ValueError(f"{path}:{number}: {problem}")
     return specs
 
 

@@ -48,8 +48,8 @@ class Holding:
 
 
 Fence = tuple[str, int]  # (lease name, generation): a holding's fencing token, shareable with worker processes
-FENCE = update(LEASES).where(LEASES.c.name == bindparam("p_name"), LEASES.c.generation == bindparam("p_generation")
-                             ).values(generation=LEASES.c.generation)
+FENCE = (update(LEASES).where(LEASES.c.name == bindparam("p_name"), LEASES.c.generation == bindparam("p_generation"))
+         .values(generation=LEASES.c.generation).returning(LEASES.c.expires_at))
 
 
 def lease_ttl() -> float:
@@ -101,14 +101,19 @@ def lease_subject(name: str) -> str:
     return f"run {parts[1]}" + (f" shard {parts[3]}" if len(parts) == 4 else "")
 
 
-def check_fences(conn: Any, fences: Iterable[Fence]) -> None:
+def check_fences(conn: Any, fences: Iterable[Fence]) -> float | None:
     """Inside a write transaction, before its writes: lock each lease at its generation (a take-over waits for the
-    commit); LeaseLost naming the new owner when one was taken over, so the transaction writes nothing."""
+    commit); LeaseLost naming the new owner when one was taken over, so the transaction writes nothing. Returns when
+    the earliest of them expires (epoch seconds; None without fences): no take-over can happen before then."""
+    expiries: list[float] = []
     for name, generation in fences:
-        if conn.execute(FENCE, {"p_name": name, "p_generation": generation}).rowcount != 1:
+        expires_at = conn.execute(FENCE, {"p_name": name, "p_generation": generation}).scalar()
+        if expires_at is None:
             row = conn.execute(select(LEASES.c.owner, LEASES.c.generation).where(LEASES.c.name == name)).first()
             owner = f"{row.owner} (generation {row.generation})" if row is not None else "nobody (the lease is gone)"
             raise LeaseLost(f"lease of {lease_subject(name)} taken over by {owner}; stopping")
+        expiries.append(float(expires_at))
+    return min(expiries, default=None)
 
 
 def held_message(name: str, row: Any) -> str:

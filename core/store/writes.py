@@ -4,6 +4,7 @@ DatabaseLocked), and the group commit that shares one transaction among the writ
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 from collections.abc import Callable
@@ -13,6 +14,8 @@ from typing import Any
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql.base import Executable
+
+from core.store.leases import LeaseLost, lease_ttl
 
 Write = tuple[Executable, dict[str, Any]]
 Unit = Callable[[Connection], Any]
@@ -90,19 +93,32 @@ class GroupWriter:
     rolls the transaction back and reaches every unit of it."""
 
     def __init__(self, engine: Engine, observe: Callable[[Connection], None] | None = None,
-                 guard: Callable[[Connection], None] | None = None) -> None:
+                 guard: Callable[[Connection], float | None] | None = None) -> None:
         self.engine = engine
         self.observe = observe  # called inside each group's transaction after its writes (e.g. to read shared spend)
         self.guard = guard
         self.guarded_at = time.monotonic()  # when the guard of the last committed transaction was checked
+        self.valid_until = -math.inf  # monotonic time until which the last passed guard holds (its lease's expiry)
         self._checking = self.guarded_at
+        self._verdict: tuple[float, float] | None = None  # (monotonic, valid until) of the guard checked last
         self._jobs: list[tuple[Job, asyncio.Future]] = []
         self._connection: Connection | None = None
 
     async def confirm_guard(self) -> None:
-        """Before an action outside the database (a paid call): check the guard again unless a commit passed it
-        within GUARD_FRESH_S (so a process paused since its last write re-checks its fence before sending)."""
-        if self.guard is not None and time.monotonic() - self.guarded_at > GUARD_FRESH_S:
+        """Immediately before an action outside the database (a paid call): check the guard again unless a commit
+        passed it within GUARD_FRESH_S and its lease's local deadline has not passed (a process paused since its
+        last check re-checks its fence: LeaseLost once taken over). A lease past its expiry but not taken over waits
+        for its heartbeat's renewal (up to a TTL, then LeaseLost); the last check comes right before returning."""
+        if self.guard is None:
+            return
+        if time.monotonic() - self.guarded_at > GUARD_FRESH_S or time.monotonic() >= self.valid_until:
+            await self.commit([])
+        patience = time.monotonic() + lease_ttl()
+        while time.monotonic() >= self.valid_until:
+            if time.monotonic() >= patience:
+                raise LeaseLost(f"lease expired {time.monotonic() - self.valid_until:.1f} s ago and its heartbeat "
+                                "did not renew it; stopping")
+            await asyncio.sleep(GUARD_FRESH_S)
             await self.commit([])
 
     async def write(self, statement: Executable, params: dict[str, Any]) -> None:
@@ -137,6 +153,7 @@ class GroupWriter:
                                          connection=self._connection)
             outcomes: list[tuple[Any, BaseException | None]] = [(result, None) for result in results]
             self.guarded_at = self._checking  # checked before a pause, if any: its locks held until the commit
+            self._hold_verdict()
         except DatabaseLocked as locked:
             outcomes = [(None, locked)] * len(jobs)
         except Exception:  # noqa: BLE001 - one bad unit must not sink the others: retry them one by one
@@ -144,10 +161,17 @@ class GroupWriter:
         for (_, future), (result, error) in zip(jobs, outcomes, strict=True):
             _settle(future, result, error)
 
+    def _hold_verdict(self) -> None:
+        """The guard passed and committed: valid until its lease expires (epoch seconds left, taken on the local
+        monotonic clock, which keeps running while the process is paused), or for good when it named no expiry."""
+        if self.guard is not None:
+            self.valid_until = math.inf if self._verdict is None else self._verdict[0] + self._verdict[1]
+
     def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
         if self.guard is not None:
             self._checking = time.monotonic()
-            self.guard(conn)
+            expires_at = self.guard(conn)
+            self._verdict = None if expires_at is None else (self._checking, float(expires_at) - time.time())
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
         merged: dict[Callable[[Connection, list[Any]], list[Any]], list[tuple[int, Any]]] = {}
         for index, unit in enumerate(units):
@@ -176,14 +200,14 @@ def _run_unit(conn: Connection, unit: Job) -> Any:
     return None
 
 
-def _guarded_unit(conn: Connection, unit: Job, guard: Callable[[Connection], None] | None) -> Any:
+def _guarded_unit(conn: Connection, unit: Job, guard: Callable[[Connection], float | None] | None) -> Any:
     if guard is not None:
         guard(conn)
     return _run_unit(conn, unit)
 
 
 def commit_one(engine: Engine, unit: Job,
-               guard: Callable[[Connection], None] | None = None) -> tuple[Any, BaseException | None]:
+               guard: Callable[[Connection], float | None] | None = None) -> tuple[Any, BaseException | None]:
     """Commit one unit on its own (after its group failed): (result, None), or (None, the error) to hand on."""
     try:
         return with_lock_patience(engine, lambda conn: _guarded_unit(conn, unit, guard)), None

@@ -109,7 +109,8 @@ def test_a_paused_owner_whose_lease_was_taken_over_writes_nothing_and_stops(engi
             time.sleep(TTL_S + 0.3)  # the paused owner's lease expires
             second = start(gauntlet("run", "--resume", str(run_id), "--quiet", "--wait"), env)
             second_code, second_out = finish(second, 90)
-            after_takeover, calls_before_cont = recorded(engine, run_id), len(server.requests)
+            after_takeover, sent_before_cont = recorded(engine, run_id), [prompt_text(body) for body in server.requests]
+            calls_before_cont = len(sent_before_cont)
         finally:
             os.killpg(first.pid, signal.SIGCONT)
         continued = time.monotonic()
@@ -130,7 +131,8 @@ def test_a_paused_owner_whose_lease_was_taken_over_writes_nothing_and_stops(engi
     assert f"lease of run {run_id} taken over by pid {second.pid} on" in first_out and "stopping" in first_out, first_out
     assert exit_s < EXIT_WITHIN_S
     assert recorded(engine, run_id) == after_takeover, "the fenced owner wrote after the take-over"
-    assert len(prompts) - calls_before_cont <= paused_in_flight, "the fenced owner sent calls not in flight at the pause"
+    assert prompts[:calls_before_cont] == sent_before_cont and len(prompts) == calls_before_cont, \
+        "the fenced owner sent calls after SIGCONT"
     assert len(set(prompts)) == ITEMS and len(prompts) <= ITEMS + paused_in_flight
     assert paid_twice <= row.rebought_calls == paused_in_flight, "calls paid twice beyond those reported as re-bought"
     assert row.spent_usd == pytest.approx(distinct_cost(prompts)), "recorded spend differs from the distinct answers"
@@ -162,16 +164,7 @@ def test_each_take_over_raises_the_generation_and_fences_out_the_previous_holder
 async def send_after_a_pause(engine, holding: leases.Holding) -> None:
     """One paid call from a client whose writer is fenced by `holding` and last passed its fence a second ago (as
     after a pause between reserving a call and sending it)."""
-    with Session(engine) as session:
-        config = config_from_model(session.exec(select(Model).where(Model.name == "gpt-x")).one())
-    writer = GroupWriter(engine, guard=lambda conn: leases.check_fences(conn, [holding.fence]))
-    writer.guarded_at -= 1.0
-    client = LLMClient(config, engine, writer=writer, max_retries=0)
-    try:
-        await client.complete([ChatMessage(role="user", content="sent after a pause?")])
-    finally:
-        writer.close()
-        await client.aclose()
+    await send_with_guard(engine, lambda conn: leases.check_fences(conn, [holding.fence]))
 
 
 @pytest.mark.parametrize("taken_over, sent", [
@@ -192,4 +185,80 @@ def test_a_call_is_sent_only_after_a_fresh_fence_check(engine, monkeypatch, tmp_
                 asyncio.run(send_after_a_pause(engine, holding))
         else:
             asyncio.run(send_after_a_pause(engine, holding))
+        assert len(server.requests) == sent
+
+
+UNIT_TTL_S = 0.5  # the shortest lease TTL (GAUNTLET_LEASE_TTL_S)
+
+
+def take_over(engine, holding: leases.Holding) -> None:
+    """Another executor takes the lapsed lease over."""
+    leases.take_lease(engine, holding.name, "the new owner")
+
+
+def left_lapsed(engine, holding: leases.Holding) -> None:
+    """Nobody takes the lapsed lease over, and its heartbeat does not renew it."""
+
+
+def renewed_soon(engine, holding: leases.Holding) -> None:
+    """The holder's heartbeat renews the lapsed lease a moment later (nobody took it over meanwhile)."""
+    def renew() -> None:
+        with engine.begin() as conn:
+            leases.renew_lease(conn, holding)
+
+    asyncio.get_running_loop().call_later(0.1, renew)
+
+
+def pausing_guard(engine, holding: leases.Holding, then):
+    """The fence check of `holding`; the first one that passes is followed, before the call waiting on it resumes,
+    by a pause past the lease's TTL (a SIGSTOP between the fence check and the send) and then `then`."""
+    paused: list[bool] = []
+
+    def pause() -> None:
+        time.sleep(UNIT_TTL_S + 0.2)
+        then(engine, holding)
+
+    def guard(conn):
+        expires_at = leases.check_fences(conn, [holding.fence])
+        if then is not None and not paused:
+            paused.append(True)
+            asyncio.get_running_loop().call_soon(pause)  # runs before the awaiting call is woken
+        return expires_at
+
+    return guard
+
+
+async def send_with_guard(engine, guard) -> None:
+    """One paid call from a client whose writer runs `guard` before sending (its last check a second ago)."""
+    with Session(engine) as session:
+        config = config_from_model(session.exec(select(Model).where(Model.name == "gpt-x")).one())
+    writer = GroupWriter(engine, guard=guard)
+    writer.guarded_at -= 1.0
+    client = LLMClient(config, engine, writer=writer, max_retries=0)
+    try:
+        await client.complete([ChatMessage(role="user", content="sent after the fence check?")])
+    finally:
+        writer.close()
+        await client.aclose()
+
+
+@pytest.mark.parametrize("then, sent, refused", [
+    pytest.param(None, 1, None, id="no-pause-the-call-goes-out"),
+    pytest.param(take_over, 0, r"taken over by .*\(the new owner\)", id="paused-and-taken-over-not-sent"),
+    pytest.param(left_lapsed, 0, r"expired .* did not renew it", id="paused-and-lapsed-not-sent"),
+    pytest.param(renewed_soon, 1, None, id="paused-lapsed-then-renewed-goes-out"),
+])
+def test_a_call_is_not_sent_past_its_lease_deadline_even_right_after_a_fence_check(engine, monkeypatch, tmp_path,
+                                                                                   then, sent, refused):
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    monkeypatch.setenv(leases.LEASE_TTL_ENV, str(UNIT_TTL_S))
+    add_model(engine, "gpt-x", "openai")
+    holding = leases.take_lease(engine, "run:1", "paused")
+    with FakeLLMServer() as server:
+        point_sdks_at(monkeypatch, server)
+        if refused:
+            with pytest.raises(leases.LeaseLost, match=refused):
+                asyncio.run(send_with_guard(engine, pausing_guard(engine, holding, then)))
+        else:
+            asyncio.run(send_with_guard(engine, pausing_guard(engine, holding, then)))
         assert len(server.requests) == sent

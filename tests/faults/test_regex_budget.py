@@ -75,21 +75,39 @@ def test_one_response_spends_at_most_the_limit_on_all_its_patterns(where, restar
     figure(f"{responses} responses x 6 fresh hostile patterns, limit {LIMIT} s: {seconds:.2f} s "
            f"(a limit per pattern: {responses * 6 * LIMIT:.1f} s)")
     assert sum("ran over the 0.2 s limit" in o for o in outcomes) == responses
-    assert sum("this response's 0.2 s regex budget is spent" in o for o in outcomes) == responses * 5
+    assert sum("regex budget for this response spent" in o for o in outcomes) == responses * 5
     assert seconds < responses * (LIMIT + restart_s) + 1.5
 
 
-def test_a_pattern_that_ran_out_of_a_nearly_spent_budget_is_tried_again(monkeypatch) -> None:
+BENIGN = {"pattern": "a+!$"}
+RAN_OVER = "ran over the 0.2 s limit (catastrophic backtracking?)"
+RAN_OVER_LEFTOVER = "ran over the 0.06 s left of this response's 0.2 s regex budget"
+NOT_TRIED_AGAIN = "not tried: it ran over its share of the 0.2 s regex budget earlier in this scoring pass (response 0)"
+SPENT = "not tried: regex budget for this response spent"
+
+
+@pytest.mark.parametrize("spent, kwargs, first, second, blamed", [
+    pytest.param(0.0, HOSTILE["enterprise:citation_count"], RAN_OVER, NOT_TRIED_AGAIN, ["response 0"],
+                 id="full-budget-timed-out-not-tried-again"),
+    pytest.param(0.7, HOSTILE["enterprise:citation_count"], RAN_OVER_LEFTOVER, NOT_TRIED_AGAIN, ["response 0"],
+                 id="small-leftover-over-the-floor-timed-out-not-tried-again"),
+    pytest.param(0.95, HOSTILE["enterprise:citation_count"], SPENT, RAN_OVER, ["response 1"],
+                 id="below-the-floor-hostile-not-run-not-blamed"),
+    pytest.param(0.95, BENIGN, SPENT, "matched", [], id="below-the-floor-benign-not-run"),
+    pytest.param(0.7, BENIGN, "matched", "matched", [], id="small-leftover-over-the-floor-benign-runs"),
+])
+def test_a_pattern_runs_only_with_a_fair_share_and_once_timed_out_is_not_tried_again(monkeypatch, spent, kwargs,
+                                                                                    first, second, blamed) -> None:
     monkeypatch.setenv("GAUNTLET_REGEX_TIME_LIMIT_S", str(LIMIT))
-    scoring, hostile = RegexPass(), HOSTILE["enterprise:citation_count"]
+    scoring = RegexPass()
     with scoring.response("response 0"):
-        guard._BUDGET.get().spent = LIMIT * 0.9  # a slow response: the patterns before this one took most of it
-        squeezed = _outcome("enterprise:citation_count", hostile)
+        guard._BUDGET.get().spent = LIMIT * spent  # the patterns before this one took that share of the budget
+        squeezed = _outcome("enterprise:citation_count", kwargs)
     with scoring.response("response 1"):
-        full = _outcome("enterprise:citation_count", hostile)
-    assert "were left; tried again on the next response" in squeezed
-    assert full.endswith("ran over the 0.2 s limit (catastrophic backtracking?)")
-    assert list(scoring.timed_out.values()) == ["response 1"]
+        full = _outcome("enterprise:citation_count", kwargs)
+    assert first in squeezed, squeezed
+    assert second in full, full
+    assert list(scoring.timed_out.values()) == blamed
 
 
 def test_a_scoring_pass_tries_a_pattern_that_ran_over_no_more(engine, monkeypatch, tmp_path) -> None:
@@ -131,7 +149,7 @@ def test_a_scoring_pass_tries_a_pattern_that_ran_over_no_more(engine, monkeypatc
             assert re.search(rf"not tried: it ran over .* earlier in this scoring pass \(response {first[key]}\)",
                              reason), reason
         else:
-            assert "this response's 0.2 s regex budget is spent" in reason, reason
+            assert "regex budget for this response spent" in reason, reason
     assert len(first) == len(HOSTILE)
     assert seconds < len(HOSTILE) * LIMIT + 8.0
 

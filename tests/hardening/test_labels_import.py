@@ -109,7 +109,7 @@ def test_cli_exits_non_zero_without_traceback(seeded, tmp_path, build, field):
     path.write_text(jsonl(gold_line(seeded, token="fine-2"), build(seeded)), encoding="utf-8")
     result = CliRunner().invoke(cli_app, ["labels", "import", str(path)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
-    assert "Traceback" not in result.output and result.stderr.startswith(f"line 2: {field}: "), result.stderr
+    assert "Traceback" not in result.output and result.stderr.startswith(f"{path}:2: {field}: "), result.stderr
     assert _count(seeded.engine) == 0
 
 
@@ -126,7 +126,7 @@ def test_unreadable_file_is_an_error_not_a_traceback(seeded, tmp_path, content, 
         path.write_bytes(content)
     result = CliRunner().invoke(cli_app, ["labels", "import", str(path)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit) and "Traceback" not in result.output
-    assert result.stderr.startswith(f"line 0: {field}: ")
+    assert result.stderr.startswith(f"{path}:0: {field}: ")
 
 
 def test_every_kind_imports_and_round_trips(seeded, tmp_path):

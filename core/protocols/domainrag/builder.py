@@ -236,7 +236,7 @@ def subset_rows(subset: str, options: BuildOptions) -> list[tuple[str, int, dict
     path = options.data / FILES[subset]
     records, errors = get_importer("domainrag").read(path)
     if errors:
-        raise ValueError(f"{path}: {errors[0]}")
+        raise ValueError(errors[0].located(path))
     return [(subset, row, raw) for row, (_, raw) in enumerate(records[: options.limit])]
 
 

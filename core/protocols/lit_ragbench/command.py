@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -41,18 +43,21 @@ def import_lit(engine: Engine, paths: list[Path], *, on_existing: str = "reject"
     from core.ingest.io import ImportReport, LineError, import_specs
     from core.protocols.lit_ragbench import as_lit_ragbench, conversion_errors
 
-    specs, errors = [], []
+    specs, errors, origin = [], [], defaultdict(set)
     for path in paths:
         parsed = get_importer("lit-ragbench").parse(Path(path))
-        errors += [LineError(e.line, f"{path.name}: {e.field}" if len(paths) > 1 else e.field, e.message)
-                   for e in parsed.errors]
+        errors += [LineError(e.line, e.field, e.message, str(path)) for e in parsed.errors]
         for line, spec in spread_sample(parsed.instances, sample):
             problems = conversion_errors(spec)
-            errors += [LineError(line, field, message) for field, message in problems]
+            errors += [LineError(line, field, message, str(path)) for field, message in problems]
             specs.append((line, as_lit_ragbench(spec)))
+            origin[line].add(str(path))
     if errors:
         return ImportReport(errors=errors)
-    return import_specs(engine, specs, on_existing=on_existing)
+    report = import_specs(engine, specs, on_existing=on_existing)
+    report.errors = [replace(e, file=" or ".join(sorted(origin[e.line])) or " or ".join(map(str, paths)))
+                     for e in report.errors]  # each its file (both when that line number is in both)
+    return report
 
 
 def format_table(report: dict[str, pd.DataFrame]) -> str:
@@ -111,7 +116,7 @@ def import_command(
     upgrade(database_url())
     report = import_lit(get_engine(), files, on_existing="new_version" if new_version else "reject", sample=sample)
     for error in report.errors:
-        typer.echo(str(error), err=True)
+        typer.echo(error.located(files[0]), err=True)
     if not report.ok:
         typer.echo("nothing imported; the database is unchanged", err=True)
         raise typer.Exit(1)

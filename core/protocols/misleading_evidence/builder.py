@@ -673,7 +673,7 @@ def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit
         raise ValueError(f"format must be one of {', '.join(SOURCE_FORMATS)}")
     parsed = get_importer(fmt).parse(source)
     if not parsed.ok:
-        raise ValueError("; ".join(f"line {e.line}: {e.field}: {e.message}" for e in parsed.errors[:20]))
+        raise ValueError("; ".join(e.located(source) for e in parsed.errors[:20]))
     specs = [spec for _, spec in parsed.instances][:limit]
     result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name, progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)

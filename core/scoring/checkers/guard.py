@@ -3,7 +3,8 @@ catastrophic backtracking records a checker error instead of hanging scoring.
 
 Within a scoring pass (RegexPass) the limit is a budget per response shared by all its patterns, and a pattern that
 ran over it once is not tried again in that pass: its later uses are errors naming the first timeout, so N responses x
-K hostile patterns cost about K limits, not N x K.
+K hostile patterns cost about K limits, not N x K. A pattern is only run with a fair share of its response's budget
+(at least BUDGET_FLOOR of it left); below that it is not run on that response (an error verdict), not blamed.
 
 Python's `re` semantics are kept (the IFEval checkers are defined by them; RE2 differs on Unicode word boundaries and
 classes). In the main thread a match runs under a SIGALRM timer (`re` checks for signals while it backtracks); in any
@@ -33,6 +34,7 @@ from typing import Any
 REGEX_TIME_LIMIT_ENV = "GAUNTLET_REGEX_TIME_LIMIT_S"
 REGEX_TIME_LIMIT_S = 2.0
 MIN_TIMER_S = 0.001  # a zero interval would disarm the timer
+BUDGET_FLOOR = 0.1  # share of a response's regex budget that must be left for a pattern to be run on it
 
 
 class RegexTimeout(TimeoutError):
@@ -142,7 +144,8 @@ class GuardedPattern:
 
 class RegexPass:
     """The guarded regexes of one scoring pass: each response gets time_limit() seconds for all its patterns
-    together, and a pattern that ran over (with at least half of the budget to spend) is not tried again in the pass."""
+    together; a pattern runs only while at least BUDGET_FLOOR of them is left, and one that ran over is not tried
+    again in the pass."""
 
     def __init__(self) -> None:
         self.timed_out: dict[tuple[str, int], str] = {}  # (pattern, flags) -> where it first ran over
@@ -169,20 +172,21 @@ class _Budget:
     def run(self, pattern: GuardedPattern, op: str, text: str) -> list[Any]:
         key, shown = (pattern.pattern, pattern.flags), _shown(pattern.pattern)
         if earlier := self.scoring_pass.timed_out.get(key):
-            raise RegexTimeout(f"regex {shown} not tried: it ran over the {self.limit:g} s limit earlier in this "
-                               f"scoring pass ({earlier})")
+            raise RegexTimeout(f"regex {shown} not tried: it ran over its share of the {self.limit:g} s regex budget "
+                               f"earlier in this scoring pass ({earlier})")
         left = self.limit - self.spent
-        if left <= 0:
-            raise RegexTimeout(f"regex {shown} not tried: this response's {self.limit:g} s regex budget is spent")
+        if left < self.limit * BUDGET_FLOOR:  # too little for a fair try: not run here, and not blamed
+            raise RegexTimeout(f"regex {shown} not tried: regex budget for this response spent ({max(0.0, left):.2g} s "
+                               f"of its {self.limit:g} s left, under the {BUDGET_FLOOR:.0%} floor)")
         started = time.monotonic()
         try:
             return pattern.match_within(op, text, left, self.limit)
         except RegexTimeout as exc:
-            if left >= self.limit / 2:  # ran over most of a budget: hostile, not just last in a slow response
-                self.scoring_pass.timed_out[key] = self.label
+            self.scoring_pass.timed_out[key] = self.label  # it had a fair share: not tried again in this pass
+            if left >= self.limit:
                 raise
-            raise RegexTimeout(f"{exc} (only {left:.2g} s of this response's budget were left; tried again on the "
-                               "next response)") from None
+            raise RegexTimeout(f"regex {shown} ran over the {left:.2g} s left of this response's {self.limit:g} s "
+                               "regex budget (catastrophic backtracking?)") from exc
         finally:
             self.spent += time.monotonic() - started
 
