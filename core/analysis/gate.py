@@ -366,12 +366,19 @@ def run_values(engine, run_id: int, judge: str, model: str | None = None) -> tup
 
 
 def item_matrix(frame, metric: str, items: list[tuple]) -> np.ndarray:
-    """Items x repeats values of one metric (NaN where an item or repeat has none), rows in `items` order."""
+    """Per-item values of one metric as an items x 1 array in `items` order (NaN where an item has none): the mean
+    over the item's repeats from the read model's own computation (readmodel.item_means), as the report shows it."""
+    from core.analysis.readmodel import item_means
+
     if metric not in frame.columns:
         return np.full((len(items), 1), np.nan)
-    wide = frame.pivot_table(index=_KEY, columns="repeat", values=metric, aggfunc="mean", dropna=False)
-    wide = wide.reindex(pd_index(items))
-    return wide.to_numpy(dtype=float) if wide.shape[1] else np.full((len(items), 1), np.nan)
+    values = item_means(frame, _KEY, [metric])[metric].reindex(pd_index(items))
+    return values.to_numpy(dtype=float)[:, None]
+
+
+def response_values(metric: str, *frames) -> np.ndarray:
+    """Every response's value of `metric` in the frames (before the per-item means), for metric_shape."""
+    return np.concatenate([f[metric].to_numpy(dtype=float) for f in frames if metric in f.columns] or [np.array([])])
 
 
 def pd_index(items: list[tuple]):
@@ -475,7 +482,7 @@ def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, ju
         if np.isnan(b).all() and np.isnan(c).all():
             result.reasons.append(f"{rule.metric}: no value in either run under judge {judge!r}")
             continue
-        binary, higher = metric_shape(rule.metric, rule, np.concatenate([b.ravel(), c.ravel()]))
+        binary, higher = metric_shape(rule.metric, rule, response_values(rule.metric, base, cand))
         row = gate_row(rule.metric, "overall", "", b, c, rule, rules, binary=binary, higher_is_better=higher, gated=True)
         result.rows.append(row)
         result.flaky += flaky_items(rule.metric, [" / ".join(filter(None, map(str, k))) for k in items], b, c,
