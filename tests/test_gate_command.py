@@ -190,3 +190,23 @@ def test_gold_labels_check_the_judge_and_correct_the_difference(tmp_path, kappa,
         assert "Judge-corrected differences" in gate.markdown_summary(result)
     else:
         assert corrected == {} and result.rows == []
+
+
+CORRECTED_CASES = [
+    ("shown-beside-the-raw-test", "show", gate.PASS, []),
+    ("gated-with-too-few-gold-labels", "gate", gate.UNDECIDED,
+     ["strict_ias: judge-corrected difference needs at least 10 gold-labelled pairs, 2 found"]),
+]
+
+
+@pytest.mark.parametrize(("corrected", "code", "reasons"), [c[1:] for c in CORRECTED_CASES],
+                         ids=[c[0] for c in CORRECTED_CASES])
+def test_corrected_rule_on_stored_gold_labels(tmp_path, corrected, code, reasons):
+    """tests/test_alignment.build holds 2 gold-labelled pairs of Strict IAS: shown by default, too few to gate on."""
+    from tests.test_alignment import build
+
+    s, _ = build(tmp_path)
+    rules = gate.parse_rules({"min_shared": 2, "corrected": corrected, "metrics": ["strict_ias"]})
+    result = gate.run_gate(s.engine, s.run_id, s.run_id, rules, "llm:j1", "model-a", "model-b")
+    assert result.code == code and result.reasons == reasons
+    assert [c["n"] for c in result.corrected] == [2]
