@@ -58,3 +58,40 @@ def test_the_leaderboard_counts_items_and_flags_flaky_ones():
     summary = readmodel.repeat_summary(frame, ["strict_ias"])
     assert summary.to_dict("records") == [{"model": "a", "repeats": 2, "items": 40, "flaky_items": 20}]
     assert "a: 2 repeats per item, 40 items, 20 flaky" in readmodel.repeat_text(summary)
+
+
+STORED_CASES = [
+    # name, (c1, c2) verdicts of repeat 0 and of repeat 1 of (model-a, E-noisy), its Strict IAS over the repeats
+    ("pass-then-fail-is-half", ((1, 1), (1, 0)), 0.5),
+    ("fail-then-pass-is-half", ((1, 0), (1, 1)), 0.5),
+    ("pass-twice-is-one", ((1, 1), (1, 1)), 1.0),
+]
+
+
+@pytest.mark.parametrize(("verdicts", "strict"), [c[1:] for c in STORED_CASES], ids=[c[0] for c in STORED_CASES])
+def test_a_stored_repeat_is_averaged_into_its_item(tmp_path, verdicts, strict):
+    """The seeded run with a second repeat of one EnterpriseRAG item: load_scores (report, pages, picker, exports)
+    holds one row per item, the item's Strict IAS is its mean over both repeats, and the report says so."""
+    from sqlmodel import Session
+
+    from core.store.models import Response
+    from tests.workspace_factories import add_verdicts, seeded_db
+
+    s = seeded_db(tmp_path)
+    first = s.responses[("model-a", "E-noisy")]
+    with Session(s.engine) as session:
+        original = session.get_one(Response, first)
+        again = Response(run_id=original.run_id, model_id=original.model_id, instance_id=original.instance_id,
+                         status="done", text="1. Peak load 400 MW [Report 1]", repeat=1)
+        session.add(again)
+        session.commit()
+        second = int(again.id)  # type: ignore[arg-type]
+    add_verdicts(s.engine, s, "heuristic", {(rid, cid): v for rid, pair in ((first, verdicts[0]), (second, verdicts[1]))
+                                            for cid, v in zip(("c1", "c2"), pair, strict=True)})
+    scores = readmodel.load_scores(s.engine, [s.run_id], "heuristic")
+    assert len(scores) == len(s.responses)
+    item = scores[(scores["model"] == "model-a") & (scores["instance_uid"] == "E-noisy")]
+    assert item["strict_ias"].tolist() == [strict] and item["response_id"].tolist() == [first]
+    report = readmodel.run_report(s.engine, s.run_id, "heuristic")
+    assert "model-a: 2 repeats per item, 4 items, " in report.note
+    s.engine.dispose()

@@ -25,8 +25,10 @@ def item_means(frame: pd.DataFrame, keys: Sequence[str], columns: Sequence[str])
 
 
 def has_repeats(frame: pd.DataFrame, keys: Sequence[str]) -> bool:
-    """Whether some item (the `keys`) has more than one response in the frame."""
-    return not frame.empty and set(keys) <= set(frame.columns) and bool(frame.duplicated(list(keys)).any())
+    """Whether some item (the `keys`) has more than one response in a frame of one row per response."""
+    one_per_response = "response_id" not in frame or not frame["response_id"].duplicated().any()
+    return (not frame.empty and set(keys) <= set(frame.columns) and one_per_response
+            and bool(frame.duplicated(list(keys)).any()))
 
 
 def per_item(frame: pd.DataFrame, keys: Sequence[str] = ITEM_KEYS) -> pd.DataFrame:
