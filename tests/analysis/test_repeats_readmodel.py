@@ -24,10 +24,11 @@ PER_ITEM_CASES = [
     # name, responses, expected (model, instance) -> value, expected states
     ("three-repeats-are-a-pass-rate", [(1, 1, "a", "q1", 1), (1, 2, "a", "q1", 0), (1, 3, "a", "q1", 1)],
      {("a", "q1"): 2 / 3}, {("a", "q1"): "scored"}),
-    ("a-missing-repeat-is-left-out", [(1, 1, "a", "q1", None), (1, 2, "a", "q1", 0), (1, 3, "a", "q1", 1)],
-     {("a", "q1"): 0.5}, {("a", "q1"): "scored"}),
-    ("state-of-the-repeat-with-a-value", [(1, 1, "a", "q1", None), (1, 2, "a", "q1", 1), (1, 3, "a", "q1", None)],
-     {("a", "q1"): 1.0}, {("a", "q1"): "scored"}),
+    ("a-repeat-without-value-leaves-the-item-undetermined", [(1, 1, "a", "q1", 1), (1, 2, "a", "q1", None),
+                                                              (1, 3, "a", "q1", 1)],
+     {("a", "q1"): np.nan}, {("a", "q1"): "judge_error"}),
+    ("state-of-the-repeat-without-a-value", [(1, 1, "a", "q1", None), (1, 2, "a", "q1", 1)],
+     {("a", "q1"): np.nan}, {("a", "q1"): "judge_error"}),
     ("latest-run-kept-with-all-its-repeats", [(1, 1, "a", "q1", 0), (2, 5, "a", "q1", 1), (2, 6, "a", "q1", 0)],
      {("a", "q1"): 0.5}, {("a", "q1"): "scored"}),
     ("models-and-items-apart", [(1, 1, "a", "q1", 1), (1, 2, "b", "q1", 0), (1, 3, "a", "q1", 0),
@@ -60,6 +61,28 @@ def test_the_leaderboard_counts_items_and_flags_flaky_ones():
     assert "a: 2 repeats per item, 40 items, 20 flaky" in readmodel.repeat_text(summary)
 
 
+def repeated_seed(folder, verdicts: tuple[tuple[int, int], tuple[int, int]]):
+    """The seeded database with a second repeat of (model-a, E-noisy) and heuristic (c1, c2) verdicts on both repeats;
+    (seeded, first repeat's response id)."""
+    from sqlmodel import Session
+
+    from core.store.models import Response
+    from tests.workspace_factories import add_verdicts, seeded_db
+
+    s = seeded_db(folder)
+    first = s.responses[("model-a", "E-noisy")]
+    with Session(s.engine) as session:
+        original = session.get_one(Response, first)
+        again = Response(run_id=original.run_id, model_id=original.model_id, instance_id=original.instance_id,
+                         status="done", text="1. Peak load 400 MW [Report 1]", repeat=1)
+        session.add(again)
+        session.commit()
+        second = int(again.id)  # type: ignore[arg-type]
+    add_verdicts(s.engine, s, "heuristic", {(rid, cid): v for rid, pair in ((first, verdicts[0]), (second, verdicts[1]))
+                                            for cid, v in zip(("c1", "c2"), pair, strict=True)})
+    return s, first
+
+
 STORED_CASES = [
     # name, (c1, c2) verdicts of repeat 0 and of repeat 1 of (model-a, E-noisy), its Strict IAS over the repeats
     ("pass-then-fail-is-half", ((1, 1), (1, 0)), 0.5),
@@ -72,26 +95,27 @@ STORED_CASES = [
 def test_a_stored_repeat_is_averaged_into_its_item(tmp_path, verdicts, strict):
     """The seeded run with a second repeat of one EnterpriseRAG item: load_scores (report, pages, picker, exports)
     holds one row per item, the item's Strict IAS is its mean over both repeats, and the report says so."""
-    from sqlmodel import Session
-
-    from core.store.models import Response
-    from tests.workspace_factories import add_verdicts, seeded_db
-
-    s = seeded_db(tmp_path)
-    first = s.responses[("model-a", "E-noisy")]
-    with Session(s.engine) as session:
-        original = session.get_one(Response, first)
-        again = Response(run_id=original.run_id, model_id=original.model_id, instance_id=original.instance_id,
-                         status="done", text="1. Peak load 400 MW [Report 1]", repeat=1)
-        session.add(again)
-        session.commit()
-        second = int(again.id)  # type: ignore[arg-type]
-    add_verdicts(s.engine, s, "heuristic", {(rid, cid): v for rid, pair in ((first, verdicts[0]), (second, verdicts[1]))
-                                            for cid, v in zip(("c1", "c2"), pair, strict=True)})
+    s, first = repeated_seed(tmp_path, verdicts)
     scores = readmodel.load_scores(s.engine, [s.run_id], "heuristic")
     assert len(scores) == len(s.responses)
     item = scores[(scores["model"] == "model-a") & (scores["instance_uid"] == "E-noisy")]
     assert item["strict_ias"].tolist() == [strict] and item["response_id"].tolist() == [first]
     report = readmodel.run_report(s.engine, s.run_id, "heuristic")
     assert "model-a: 2 repeats per item, 4 items, " in report.note
+    s.engine.dispose()
+
+
+PAGE_CASES = [("flaky-item-counted", ((1, 1), (1, 0)), 1), ("stable-item-not-flaky", ((1, 1), (1, 1)), 0)]
+
+
+@pytest.mark.parametrize(("verdicts", "flaky"), [c[1:] for c in PAGE_CASES], ids=[c[0] for c in PAGE_CASES])
+def test_the_leaderboard_page_states_the_repeats(tmp_path, monkeypatch, verdicts, flaky):
+    from tests.pages import state_counts as sc
+    from tests.pages.test_dashboards import REPO
+
+    s, _ = repeated_seed(tmp_path, verdicts)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", s.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = sc.open_page(str(REPO / "pages" / "leaderboard.py"))
+    assert f"Repeated runs: model-a: 2 repeats per item, 4 items, {flaky} flaky" in [c.value[:60] for c in at.caption]
     s.engine.dispose()

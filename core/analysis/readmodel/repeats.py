@@ -19,9 +19,11 @@ REPEAT_COLUMNS = ["model", "repeats", "items", "flaky_items"]
 
 
 def item_means(frame: pd.DataFrame, keys: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
-    """Per item (the `keys`, in first-seen order): each column's mean over the item's repeats, missing values left
-    out (NaN where no repeat has one)."""
-    return frame.groupby(list(keys), sort=False, dropna=False)[list(columns)].mean()
+    """Per item (the `keys`, in first-seen order): each column's mean over the item's repeats, NaN unless every
+    repeat has a value (a pass rate over fewer repeats than the others is not the same measure)."""
+    grouped = frame.groupby(list(keys), sort=False, dropna=False)
+    means, counts = grouped[list(columns)].mean(), grouped[list(columns)].count()
+    return means.where(counts.eq(grouped.size(), axis=0))
 
 
 def has_repeats(frame: pd.DataFrame, keys: Sequence[str]) -> bool:
@@ -34,7 +36,7 @@ def has_repeats(frame: pd.DataFrame, keys: Sequence[str]) -> bool:
 def per_item(frame: pd.DataFrame, keys: Sequence[str] = ITEM_KEYS) -> pd.DataFrame:
     """One row per item: float columns are item_means, counts and judge cost are summed over the repeats, every
     other column is the first repeat's (its response_id), and a `<metric>_state`/`_status` is that of the first
-    repeat with a value. Unchanged (the same frame) when no item has repeats."""
+    repeat without a value, else of the first not scored, else scored. Unchanged when no item has repeats."""
     if not has_repeats(frame, keys):
         return frame
     keys = list(keys)
@@ -48,7 +50,8 @@ def per_item(frame: pd.DataFrame, keys: Sequence[str] = ITEM_KEYS) -> pd.DataFra
     for metric in floats:
         labels = [c for c in (f"{metric}_state", f"{metric}_status") if c in frame.columns]
         if labels:
-            valued = ordered.assign(_missing=ordered[metric].isna()).sort_values("_missing", kind="stable")
+            rank = np.where(ordered[metric].isna(), 0, 1) + (ordered[labels[0]] == "scored").to_numpy(dtype=int)
+            valued = ordered.assign(_rank=rank).sort_values("_rank", kind="stable")
             out[labels] = valued.drop_duplicates(keys).set_index(keys)[labels].reindex(out.index)
     return out.reset_index()[list(frame.columns)]
 

@@ -19,7 +19,7 @@ from core.analysis.readmodel.reference import (
     reference_scores,
     reference_summary,
 )
-from core.analysis.readmodel.repeats import repeat_summary, repeat_text
+from core.analysis.readmodel.repeats import latest_run_rows, repeat_summary, repeat_text
 from core.analysis.readmodel.responses import RULE_JUDGE, response_scores
 from core.analysis.readmodel.runs import generation_summary, run_judges
 from core.analysis.readmodel.scope import (
@@ -91,6 +91,12 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Seq
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, note=note, reference=summary,
                      production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)),
                      repeats=repeats)
+
+
+def enterprise_repeats(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Per model of the runs' EnterpriseRAG responses (the latest run of each item): repeats per item, items and
+    flaky items (readmodel.repeats.repeat_summary); empty without repeats."""
+    return repeat_summary(latest_run_rows(response_scores(engine, run_ids, judge)), [m.id for m in QUALITY_METRICS])
 
 
 def run_repeats(responses: pd.DataFrame, reference: pd.DataFrame, production: pd.DataFrame) -> pd.DataFrame:
