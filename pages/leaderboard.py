@@ -35,6 +35,8 @@ if filters:
             st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "Model"))
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
+        if repeats := results_view.repeats_note(filters.run_ids, filters.judge, filters.version):
+            st.caption(f"Repeated runs: {repeats}")
         for key in readmodel.METRICS:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
         with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):

@@ -114,6 +114,30 @@ def test_gate_reads_the_same_values_as_the_report(gated, monkeypatch):
     assert frame["exact_match"].mean() == pytest.approx(cell["value"], abs=1e-12) == 25 / N
 
 
+REPEATED_CASES = [  # candidate, mean exact match over items, flaky items (20 right on their first repeat only)
+    ("flaky-items-count-once", "flaky", 30 / N, 20),
+    ("regression-beside-flaky-items", "bad-and-flaky", 15 / N, 20),
+]
+
+
+@pytest.mark.parametrize(("candidate", "mean", "n_flaky"), [c[1:] for c in REPEATED_CASES],
+                         ids=[c[0] for c in REPEATED_CASES])
+def test_a_repeated_run_counts_each_item_once_in_the_report_and_the_gate(gated, tmp_path, monkeypatch, candidate,
+                                                                        mean, n_flaky):
+    """Two repeats per item: the report's cell is the mean of per-item pass rates with n = items (not responses), its
+    interval inside [0, 1], the repeats and flaky items stated; the gate's candidate mean is that cell."""
+    url, run_ids, _ = gated
+    _, doc, _ = _gate(url, tmp_path, monkeypatch, run_ids["base"], run_ids[candidate])
+    report = json.loads(CliRunner().invoke(app, ["report", str(run_ids[candidate]), "--format", "json"]).output)
+    cell = next(r for r in report["reference_metrics"] if r["metric"] == "exact_match")
+    gated_row = next(r for r in doc["rows"] if r["metric"] == "exact_match" and r["dimension"] == "overall")
+    assert gated_row["candidate"] == pytest.approx(cell["value"], abs=1e-12) and cell["value"] == pytest.approx(mean)
+    assert cell["n"] == N and 0 <= cell["ci_low"] <= cell["value"] <= cell["ci_high"] <= 1
+    assert report["repeats"] == [{"model": candidate, "repeats": 2, "items": N, "flaky_items": n_flaky}]
+    table = CliRunner().invoke(app, ["report", str(run_ids[candidate])]).output
+    assert f"{candidate}: 2 repeats per item, {N} items, {n_flaky} flaky" in table
+
+
 UNDECIDED_CASES = [
     ("candidate-incomplete", "base", "pending", RULES, (), f"is incomplete: {N} item(s) pending"),
     ("candidate-unscored", "base", "unscored", RULES, (), "no single judge scored both runs"),
@@ -166,3 +190,23 @@ def test_gold_labels_check_the_judge_and_correct_the_difference(tmp_path, kappa,
         assert "Judge-corrected differences" in gate.markdown_summary(result)
     else:
         assert corrected == {} and result.rows == []
+
+
+CORRECTED_CASES = [
+    ("shown-beside-the-raw-test", "show", gate.PASS, []),
+    ("gated-with-too-few-gold-labels", "gate", gate.UNDECIDED,
+     ["strict_ias: judge-corrected difference needs at least 10 gold-labelled pairs, 2 found"]),
+]
+
+
+@pytest.mark.parametrize(("corrected", "code", "reasons"), [c[1:] for c in CORRECTED_CASES],
+                         ids=[c[0] for c in CORRECTED_CASES])
+def test_corrected_rule_on_stored_gold_labels(tmp_path, corrected, code, reasons):
+    """tests/test_alignment.build holds 2 gold-labelled pairs of Strict IAS: shown by default, too few to gate on."""
+    from tests.test_alignment import build
+
+    s, _ = build(tmp_path)
+    rules = gate.parse_rules({"min_shared": 2, "corrected": corrected, "metrics": ["strict_ias"]})
+    result = gate.run_gate(s.engine, s.run_id, s.run_id, rules, "llm:j1", "model-a", "model-b")
+    assert result.code == code and result.reasons == reasons
+    assert [c["n"] for c in result.corrected] == [2]

@@ -78,6 +78,12 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
+def repeats_note(run_ids: tuple[int, ...], judge: str, version: tuple) -> str:
+    """'k repeats per item, N items, F flaky' per model when the runs answered items several times; else empty."""
+    return readmodel.repeat_text(readmodel.enterprise_repeats(engine(), list(run_ids), judge))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
 def _domains(run_ids: tuple[int, ...], version: tuple) -> list[str]:
     """The runs' EnterpriseRAG domains, for the domain filter (without loading the scores)."""
     return readmodel.response_domains(engine(), list(run_ids))

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.analysis import stats
+from core.analysis.ppi import MIN_LABELS
 
 PASS, UNDECIDED, REGRESSION = 0, 1, 2  # exit codes of `gauntlet gate`
 SEGMENT_DIMENSIONS: tuple[str, ...] = ("protocol", "domain", "condition", "language")
@@ -48,9 +49,12 @@ class GateRules:
     min_judge_kappa: float | None = None
     n_resamples: int = 2_000
     seed: int = 0
+    corrected: str = "show"  # "gate": a gold-decidable metric is tested on its judge-corrected difference
 
 
-_RULE_KEYS = {"metrics", "alpha", "min_shared", "segments", "gate_segments", "min_judge_kappa", "n_resamples", "seed"}
+CORRECTED_MODES = ("show", "gate")
+_RULE_KEYS = {"metrics", "alpha", "min_shared", "segments", "gate_segments", "min_judge_kappa", "n_resamples", "seed",
+              "corrected"}
 _METRIC_KEYS = {"metric", "max_drop", "higher_is_better"}
 
 
@@ -68,11 +72,14 @@ def parse_rules(data: dict[str, Any]) -> GateRules:
                       segments=tuple(data.get("segments", SEGMENT_DIMENSIONS) or ()),
                       gate_segments=bool(data.get("gate_segments", False)),
                       min_judge_kappa=None if data.get("min_judge_kappa") is None else float(data["min_judge_kappa"]),
-                      n_resamples=int(data.get("n_resamples", 2_000)), seed=int(data.get("seed", 0)))
+                      n_resamples=int(data.get("n_resamples", 2_000)), seed=int(data.get("seed", 0)),
+                      corrected=str(data.get("corrected", "show")))
     if not 0 < rules.alpha < 1:
         raise ValueError(f"rules: alpha must be in (0, 1), got {rules.alpha}")
     if rules.min_shared < 2 or rules.n_resamples < 100:
         raise ValueError("rules: min_shared must be >= 2 and n_resamples >= 100")
+    if rules.corrected not in CORRECTED_MODES:
+        raise ValueError(f"rules: corrected must be one of {', '.join(CORRECTED_MODES)}, got {rules.corrected!r}")
     bad = [s for s in rules.segments if s not in SEGMENT_DIMENSIONS]
     if bad:
         raise ValueError(f"rules: unknown segment(s) {', '.join(bad)}; known: {', '.join(SEGMENT_DIMENSIONS)}")
@@ -366,12 +373,19 @@ def run_values(engine, run_id: int, judge: str, model: str | None = None) -> tup
 
 
 def item_matrix(frame, metric: str, items: list[tuple]) -> np.ndarray:
-    """Items x repeats values of one metric (NaN where an item or repeat has none), rows in `items` order."""
+    """Per-item values of one metric as an items x 1 array in `items` order (NaN where an item has none): the mean
+    over the item's repeats from the read model's own computation (readmodel.item_means), as the report shows it."""
+    from core.analysis.readmodel import item_means
+
     if metric not in frame.columns:
         return np.full((len(items), 1), np.nan)
-    wide = frame.pivot_table(index=_KEY, columns="repeat", values=metric, aggfunc="mean", dropna=False)
-    wide = wide.reindex(pd_index(items))
-    return wide.to_numpy(dtype=float) if wide.shape[1] else np.full((len(items), 1), np.nan)
+    values = item_means(frame, _KEY, [metric])[metric].reindex(pd_index(items))
+    return values.to_numpy(dtype=float)[:, None]
+
+
+def response_values(metric: str, *frames) -> np.ndarray:
+    """Every response's value of `metric` in the frames (before the per-item means), for metric_shape."""
+    return np.concatenate([f[metric].to_numpy(dtype=float) for f in frames if metric in f.columns] or [np.array([])])
 
 
 def pd_index(items: list[tuple]):
@@ -428,29 +442,84 @@ def judge_fitness(engine, run_ids: tuple[int, int], judge: str, rules: GateRules
     return []
 
 
-def corrected_differences(frames: tuple[Any, Any], gold: dict, rules: GateRules) -> list[dict[str, Any]]:
-    """The read model's PPI++ corrected difference (candidate minus baseline) of each gated gold-decidable metric."""
+def corrected_scores(frames: tuple[Any, Any]):
+    """The gold-labellable responses of both runs (EnterpriseRAG, first repeat, no condition) as models 'baseline'
+    and 'candidate', the layout readmodel.corrected_difference reads."""
     import pandas as pd
 
-    from core.analysis import readmodel
-
-    if not gold:
-        return []
     labelled = [f[(f["repeat"] == 0) & (f["protocol"] == "enterprise_rag") & (f["condition"] == "")]
                 .assign(model=name) for f, name in zip(frames, ("baseline", "candidate"), strict=True)]
-    scores = pd.concat(labelled, ignore_index=True)
-    out = []
-    for rule in rules.metrics:
-        if rule.metric in readmodel.GOLD_METRICS and not scores.empty:
-            diff = readmodel.corrected_difference(scores, readmodel.gold_values(gold), "candidate", "baseline",
-                                                  rule.metric)
-            out.append({k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in diff.items()})
-    return out
+    return pd.concat(labelled, ignore_index=True)
+
+
+def corrected_difference(scores, gold, metric: str, confidence: float = 0.95) -> dict[str, Any]:
+    """The read model's PPI++ corrected difference (candidate minus baseline) of one metric, NaN made None."""
+    from core.analysis import readmodel
+
+    diff = readmodel.corrected_difference(scores, gold, "candidate", "baseline", metric, confidence=confidence)
+    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in diff.items()}
+
+
+def corrected_differences(scores, gold: dict, rules: GateRules) -> list[dict[str, Any]]:
+    """The corrected difference of each gated gold-decidable metric (none without gold labels)."""
+    from core.analysis import readmodel
+
+    if not gold or scores.empty:
+        return []
+    return [corrected_difference(scores, readmodel.gold_values(gold), rule.metric) for rule in rules.metrics
+            if rule.metric in readmodel.GOLD_METRICS]
+
+
+def corrected_p_value(scores, gold, metric: str, max_drop: float, higher_is_better: bool) -> float:
+    """One-sided p-value of 'the candidate is worse by more than max_drop' from the corrected difference, by inverting
+    its interval: the smallest a at which the (1 - 2a) interval lies wholly below -max_drop (oriented), found by
+    bisection; above 0.5 when the estimate itself is not below it."""
+    sign = 1.0 if higher_is_better else -1.0
+
+    def bounds(a: float) -> tuple[float, float]:
+        d = corrected_difference(scores, gold, metric, confidence=1 - 2 * a)
+        low, high = sorted((sign * d["ci_low"] + max_drop, sign * d["ci_high"] + max_drop))
+        return low, high
+
+    below = bounds(0.5 - 1e-9)[1] < 0
+
+    def crossed(a: float) -> bool:
+        low, high = bounds(a)
+        return high < 0 if below else low > 0
+
+    low, high = 1e-6, 0.5 - 1e-9
+    if crossed(low):
+        high = low
+    for _ in range(30 if high > low else 0):
+        mid = (low + high) / 2
+        low, high = (low, mid) if crossed(mid) else (mid, high)
+    return high if below else 1 - high
+
+
+def gate_corrected(result: GateResult, scores, gold) -> None:
+    """Under `corrected: gate`: each gated overall row of a gold-decidable metric is tested on its corrected paired
+    difference and interval instead of the raw judge's; with too few gold-labelled pairs it is untested (exit 1)."""
+    from core.analysis import readmodel
+
+    for row in result.rows:
+        if row.dimension != "overall" or not row.gated or row.metric not in readmodel.GOLD_METRICS:
+            continue
+        diff = corrected_difference(scores, gold, row.metric) if not scores.empty else {"n": 0, "estimate": None}
+        if diff["estimate"] is None:
+            row.comparison = replace(row.comparison, p_value=None, test="not tested")
+            row.note = (f"judge-corrected difference needs at least {MIN_LABELS} gold-labelled pairs, "
+                        f"{diff['n']} found")
+            continue
+        p = corrected_p_value(scores, gold, row.metric, row.comparison.max_drop, row.higher_is_better)
+        row.comparison = replace(row.comparison, diff=diff["estimate"], ci_low=diff["ci_low"],
+                                 ci_high=diff["ci_high"], p_value=p, test="PPI++ corrected (one-sided)")
+        row.note = f"judge-corrected on {diff['n']} gold-labelled pairs"
 
 
 def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, judge: str | None = None,
              baseline_model: str | None = None, candidate_model: str | None = None) -> GateResult:
     """Compare the candidate run with the baseline run under the rules: every gated metric overall and per segment."""
+    from core.analysis import readmodel
     from core.store.labels import gold_labels
 
     judge, reasons = preconditions(engine, (baseline_run, candidate_run), judge)
@@ -475,7 +544,7 @@ def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, ju
         if np.isnan(b).all() and np.isnan(c).all():
             result.reasons.append(f"{rule.metric}: no value in either run under judge {judge!r}")
             continue
-        binary, higher = metric_shape(rule.metric, rule, np.concatenate([b.ravel(), c.ravel()]))
+        binary, higher = metric_shape(rule.metric, rule, response_values(rule.metric, base, cand))
         row = gate_row(rule.metric, "overall", "", b, c, rule, rules, binary=binary, higher_is_better=higher, gated=True)
         result.rows.append(row)
         result.flaky += flaky_items(rule.metric, [" / ".join(filter(None, map(str, k))) for k in items], b, c,
@@ -486,5 +555,8 @@ def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, ju
                 mask = labels == value
                 result.rows.append(gate_row(rule.metric, dimension, value, b[mask], c[mask], rule, rules,
                                             binary=binary, higher_is_better=higher, gated=rules.gate_segments))
-    result.corrected = corrected_differences((base, cand), gold, rules)
+    scores = corrected_scores((base, cand))
+    result.corrected = corrected_differences(scores, gold, rules)
+    if rules.corrected == "gate":
+        gate_corrected(result, scores, readmodel.gold_values(gold))
     return decide(result)

@@ -77,7 +77,22 @@ from core.analysis.readmodel.reference import (
     reference_summary,
     state_count_columns,
 )
-from core.analysis.readmodel.report import RunReport, model_counts, report_document, run_report
+from core.analysis.readmodel.repeats import (
+    ITEM_KEYS,
+    item_means,
+    latest_run_rows,
+    per_item,
+    repeat_summary,
+    repeat_text,
+)
+from core.analysis.readmodel.report import (
+    RunReport,
+    enterprise_repeats,
+    model_counts,
+    report_document,
+    run_repeats,
+    run_report,
+)
 from core.analysis.readmodel.responses import (
     CONSTRAINT_COLUMNS,
     IAS,
@@ -166,4 +181,5 @@ __all__ = [
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
     "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
+    "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats",
 ]

@@ -9,12 +9,14 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
+from core.analysis.readmodel.repeats import per_item
 from core.analysis.readmodel.responses import UNJUDGED, metric_source, read_sql, state_statuses
 from core.analysis.readmodel.states import count_states
 from core.metrics import BENCHMARK_MEASURES, STATES, VERDICT_STATES, concerns, get_metric
 
 PRODUCTION_PROTOCOL = "production_rag"  # imported traces: faithfulness and coverage, no reference
 
+REFERENCE_ITEM_KEYS = ("run_id", "model", "instance_uid", "condition")  # a repeated answer is one of these items
 REFERENCE_ID_COLUMNS = ("run_id", "response_id", "judge", "model", "instance_uid", "domain", "language", "condition",
                         "answer_type")
 
@@ -106,9 +108,11 @@ def state_count_columns(states: pd.Series) -> dict[str, int]:
 def metric_summary(scores: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = ("model", "condition")) -> pd.DataFrame:
     """Per group of `by` x metric: mean with the 95% CI of the metric's declared kind (stats.metric_intervals), n with
     a value, the count of every state beside it (state_count_columns), small_n when 0 < n < stats.SMALL_N; `judge` and
-    `judge_label` when `scores` has a judge column. The one state-count summary the protocols' tables call."""
+    `judge_label` when `scores` has a judge column; a repeated item counts once, by its mean over its repeats
+    (readmodel.repeats.per_item). The one state-count summary the protocols' tables call."""
     from core.scoring.judges.names import judge_label
 
+    scores = per_item(scores, REFERENCE_ITEM_KEYS)
     metrics = [m for m in metrics if m in scores.columns]
     declared = [get_metric(m) for m in metrics]
     rows: list[dict] = []

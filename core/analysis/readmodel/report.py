@@ -12,10 +12,24 @@ from sqlalchemy.orm import Session
 
 from core.analysis.readmodel.instructions import instruction_scores, instruction_summary
 from core.analysis.readmodel.leaderboard import LONG_COLUMNS, leaderboard
-from core.analysis.readmodel.reference import PRODUCTION_PROTOCOL, reference_scores, reference_summary
-from core.analysis.readmodel.responses import RULE_JUDGE
+from core.analysis.readmodel.reference import (
+    PRODUCTION_PROTOCOL,
+    REFERENCE_ITEM_KEYS,
+    reference_metric_names,
+    reference_scores,
+    reference_summary,
+)
+from core.analysis.readmodel.repeats import latest_run_rows, repeat_summary, repeat_text
+from core.analysis.readmodel.responses import RULE_JUDGE, response_scores
 from core.analysis.readmodel.runs import generation_summary, run_judges
-from core.analysis.readmodel.scope import MODES, filter_scores, load_scores, model_catalog
+from core.analysis.readmodel.scope import (
+    MODES,
+    QUALITY_METRICS,
+    filter_scores,
+    latest_per_model_instance,
+    model_catalog,
+    prepare_scores,
+)
 from core.analysis.readmodel.sections import ProtocolSection, protocol_sections
 from core.scoring.summaries import METRIC_NAMES
 from core.store.models import Run
@@ -35,6 +49,7 @@ class RunReport:
     reference: pd.DataFrame | None = None  # reference_summary rows (and instruction rows) of reference-answer instances
     production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
     sections: tuple[ProtocolSection, ...] = ()  # per protocol of the run: its metrics with the count of each state
+    repeats: pd.DataFrame | None = None  # run_repeats: per model repeats per item, items, flaky items (empty: none)
 
 
 def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Sequence[str] = ()) -> RunReport:
@@ -61,7 +76,8 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Seq
                          pd.DataFrame(), note=f"run {run_id} has no judge verdicts yet: gauntlet score {run_id}")
     if judge not in judges:
         raise ValueError(f"judge {judge!r} did not score run {run_id}; judges: {', '.join(judges) or '(none)'}")
-    scores = filter_scores(load_scores(engine, [run_id], judge), modes)
+    responses = response_scores(engine, [run_id], judge)
+    scores = filter_scores(prepare_scores(latest_per_model_instance(responses)), modes)
     board = leaderboard(scores, model_catalog(engine))
     counts = model_counts(scores)
     reference = reference_scores(engine, [run_id], judge)
@@ -69,9 +85,31 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Seq
                                 instruction_scores(engine, [run_id], judge), judge)
     production = reference_scores(engine, [run_id], judge, PRODUCTION_PROTOCOL)
     production_summary = reference_summary(production, PRODUCTION_PROTOCOL) if not production.empty else None
-    note = f"EnterpriseRAG subset: {', '.join(modes)}" if modes else ""
+    repeats = run_repeats(responses, reference, production)
+    note = "; ".join(filter(None, (f"EnterpriseRAG subset: {', '.join(modes)}" if modes else "",
+                                   repeat_text(repeats))))
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, note=note, reference=summary,
-                     production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)))
+                     production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)),
+                     repeats=repeats)
+
+
+def enterprise_repeats(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """Per model of the runs' EnterpriseRAG responses (the latest run of each item): repeats per item, items and
+    flaky items (readmodel.repeats.repeat_summary); empty without repeats."""
+    return repeat_summary(latest_run_rows(response_scores(engine, run_ids, judge)), [m.id for m in QUALITY_METRICS])
+
+
+def run_repeats(responses: pd.DataFrame, reference: pd.DataFrame, production: pd.DataFrame) -> pd.DataFrame:
+    """Per model of a repeated run (readmodel.repeats.repeat_summary over its EnterpriseRAG, reference and
+    production responses): repeats per item, items and flaky items; empty without repeats."""
+    parts = [repeat_summary(responses, [m.id for m in QUALITY_METRICS]),
+             repeat_summary(reference, reference_metric_names(), REFERENCE_ITEM_KEYS),
+             repeat_summary(production, reference_metric_names(PRODUCTION_PROTOCOL), REFERENCE_ITEM_KEYS)]
+    found = [p for p in parts if not p.empty]
+    if not found:
+        return parts[0]
+    both = pd.concat(found, ignore_index=True).groupby("model", sort=True)
+    return both.agg(repeats=("repeats", "max"), items=("items", "sum"), flaky_items=("flaky_items", "sum")).reset_index()
 
 
 def with_instructions(summary: pd.DataFrame | None, instructions: pd.DataFrame, judge: str) -> pd.DataFrame | None:
@@ -119,7 +157,14 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
     protocols = {s.protocol: {"title": s.title, "metrics": _records(s.table)} for s in report.sections}
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
             "models": out, "reference_metrics": reference, "production_metrics": production, "protocols": protocols,
-            "failed": failures}
+            "failed": failures, **_repeats_entry(report)}
+
+
+def _repeats_entry(report: RunReport) -> dict:
+    """The document's 'repeats' entry for a repeated run (per model: repeats, items, flaky_items); none otherwise."""
+    if report.repeats is None or report.repeats.empty:
+        return {}
+    return {"repeats": _records(report.repeats)}
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:

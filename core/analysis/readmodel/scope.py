@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import failure_count_rows, response_scores
 from core.metrics import MetricDeclaration, get_metric
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Verdict
@@ -147,15 +148,14 @@ def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str
 
 
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, instance): the latest response (highest response_id) when several runs overlap."""
-    if scores.empty or not scores.duplicated(["model", "instance_uid"]).any():
-        return scores
-    keep = scores.groupby(["model", "instance_uid"], sort=False)["response_id"].idxmax()
-    return scores.loc[sorted(keep)]
+    """One row per (model, instance): the run of the latest response (highest response_id) when several runs
+    overlap, its repeats averaged into per-item values (readmodel.repeats.per_item)."""
+    return per_item(latest_run_rows(scores))
 
 
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """Prepared per-response scores of the runs under `judge`, one per (model, instance): the latest response wins."""
+    """Prepared per-item scores of the runs under `judge`, one per (model, instance): the latest run wins and a
+    repeated item's value is its mean over its repeats."""
     return prepare_scores(latest_per_model_instance(response_scores(engine, run_ids, judge)))
 
 
