@@ -222,7 +222,36 @@ CONTEXT_CUES: dict[str, str] = {
     "place": r"\b(?:born in|located in|based in|situated in|headquartered in|capital of|city of|town of|near|"
              r"county of|state of)\s+$",
 }
+QUESTION_PERSON = re.compile(
+    r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
+    r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|member)s?\b", re.IGNORECASE)
+WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
+DEMONYMS: tuple[str, ...] = (
+    "American", "British", "English", "Scottish", "Welsh", "Irish", "Canadian", "Australian", "French", "German",
+    "Italian", "Spanish", "Portuguese", "Dutch", "Belgian", "Swiss", "Austrian", "Swedish", "Norwegian", "Danish",
+    "Finnish", "Polish", "Russian", "Ukrainian", "Czech", "Hungarian", "Greek", "Turkish", "Mexican", "Brazilian",
+    "Argentine", "Chilean", "Colombian", "Cuban", "Japanese", "Chinese", "Korean", "Indian", "Pakistani", "Filipino",
+    "Indonesian", "Thai", "Vietnamese", "Egyptian", "Nigerian", "Israeli", "Iranian", "Romanian", "Serbian",
+    "Croatian", "Icelandic", "Jamaican", "Ghanaian", "Kenyan", "Malaysian", "Singaporean", "Taiwanese", "Peruvian")
+COUNTRIES: tuple[str, ...] = (
+    "United States", "United Kingdom", "England", "Scotland", "Wales", "Northern Ireland", "Ireland", "Canada",
+    "Australia", "New Zealand", "France", "Germany", "Italy", "Spain", "Portugal", "Netherlands", "Belgium",
+    "Switzerland", "Austria", "Sweden", "Norway", "Denmark", "Finland", "Poland", "Russia", "Ukraine", "Greece",
+    "Turkey", "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Cuba", "Japan", "China", "South Korea",
+    "North Korea", "India", "Pakistan", "Philippines", "Indonesia", "Thailand", "Vietnam", "Egypt", "Nigeria",
+    "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
+    "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
+VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES}
+PERSON_IN_TEXT = re.compile(
+    r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
+    r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
+    r"[A-Z]\.)){1,2})\b(?=\s*(?:\(|,|\.|;|\sand\b|\sas\b|\sin\b))")
+NOT_A_PERSONAL_NAME = re.compile(
+    r"^(?:The|Professor|President|Sir|Dr|Doctor|King|Queen|Prince|Princess|Lord|Lady|Saint|St|General|Captain|Mr|"
+    r"Mrs|Ms)\b|\b(?:Interactive|Games|Studios?|Entertainment|Media|Productions|Films|Pictures|Records|Music|"
+    r"Television|Network|Group|Company|Channel|Radio|Press|Books|Software|Animation|Theatre|Theater)$")
 LIFE_DATES = re.compile(r"\(\s*(?:born\b|b\.|[^()]*\b\d{3,4}\s*[–-]\s*(?:\d{1,2}\s+\w+\s+)?\d{3,4}\s*\))")
+LIST_TITLE = re.compile(r"\b(?:filmography|discography|bibliography|videography)\b|^List of\b", re.IGNORECASE)
 LIST_RE = re.compile(r",\s|\s(?:and|&)\s")
 
 
@@ -256,10 +285,14 @@ def question_kind(question: str) -> str | None:
         return "person"
     if re.match(r"\s*where\b", question, re.IGNORECASE):
         return "place"
+    if (who := WHO_CLAUSE.search(question)) and not re.search(r"\b(?:what|which|where|when|how)\b",
+                                                             question[who.end():], re.IGNORECASE):
+        return "person"
     for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE):
         if kind := _earliest_kind(m.group(1)):
             return kind
-    return None
+    asked = re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE)
+    return "person" if any(QUESTION_PERSON.search(m.group(1)) for m in asked) else None
 
 
 def name_shape(name: str) -> str | None:
@@ -421,6 +454,8 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     becomes another occupation, so that sentence alone now makes the answer 'no' (the designated wrong answer). Other
     yes/no questions (a 'no' to undo, a property that is not one word) have no safe edit."""
     asked = [o for o in OCCUPATIONS if re.search(rf"\bboth\b.*\b{o}s?\b", spec.query, re.IGNORECASE)]
+    if answer == "yes" and len(asked) != 1:
+        return plan_yes_no_word(spec, seed)
     if answer != "yes" or len(asked) != 1:
         raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
     word = asked[0]
@@ -436,6 +471,80 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
                                                                      re.IGNORECASE)]
     new = rng_for(seed, spec.id).choice(others)
     return Plan(_evidence_at(gold, para, j), Edit(m.start(), word, new), "no", ("no",), None, "yes/no (occupation)",
+                {"gold_mentions_left": 0})
+
+
+def vocabulary_kind(answer: str) -> str | None:
+    """'nationality' or 'country' when the answer is one word of those closed lists ('Dutch', 'South Korea')."""
+    return next((kind for kind, words in VOCABULARY.items() if answer in words), None)
+
+
+def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
+    'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
+    titles = {title_base(x.title) for x in noise if title_base(x.title).split()[-1] in NAME_HEADS.get(kind, ())}
+    if kind == "person":
+        titles |= {m.group(1) for x in noise for m in PERSON_IN_TEXT.finditer(texts[x.title])
+                   if name_shape(m.group(1)) is None and not vocabulary_kind(m.group(1).split()[0])}
+        titles = {t for t in titles if not NOT_A_PERSONAL_NAME.search(t)}
+    return sorted(titles)
+
+
+CONTINENTS: tuple[str, ...] = ("Asia", "Europe", "Africa", "North America", "South America", "Australia")
+US_STATES: tuple[str, ...] = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "Florida",
+    "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine",
+    "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada",
+    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma",
+    "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah",
+    "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming")
+PROPERTY_WORDS: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "continent": CONTINENTS, "state": US_STATES}
+SAME_NATIONALITY = re.compile(r"\bsame (?:nationality|country)\b|\bboth (?:from the same|of the same)\b", re.IGNORECASE)
+
+
+def _said_once(para: Paragraph, word: str) -> int | None:
+    """The supporting sentence of `para` that states `word`, when the paragraph states it there and nowhere else."""
+    pattern = rf"\b{re.escape(word)}\b"
+    if sum(len(re.findall(pattern, x)) for x in para.sentences) != 1:
+        return None
+    return next((j for j in para.supporting if j < len(para.sentences) and re.search(pattern, para.sentences[j])),
+                None)
+
+
+def _property_asked(spec: InstanceSpec, gold: list[Paragraph]) -> tuple[str, str] | None:
+    """(group, word) of the one property a yes question asks of both entities: a nationality, continent or US state
+    named in the question, or for 'the same nationality / country' the nationality both entities' sentences state."""
+    if SAME_NATIONALITY.search(spec.query):
+        shared = [w for w in DEMONYMS if all(re.search(rf"\b{w}\b", " ".join(p.sentences[j] for j in p.supporting
+                                                                           if j < len(p.sentences))) for p in gold)]
+        return ("nationality", shared[0]) if len(shared) == 1 else None
+    asked = [(group, w) for group, words in PROPERTY_WORDS.items() for w in words
+             if re.search(rf"\b{w}\b", spec.query)]
+    return asked[0] if len(asked) == 1 else None
+
+
+def plan_yes_no_word(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """'Are A and B both American?', 'both native to Asia?', 'based in Maryland?', 'of the same nationality?'
+    answered yes: the property word in one entity's supporting sentence (the only place its paragraph states it)
+    becomes another of its kind, so that sentence alone now makes the answer 'no' (the designated wrong answer)."""
+    gold = paragraphs(spec, "supporting")
+    asked = _property_asked(spec, gold)
+    if len(gold) != 2 or asked is None:
+        raise NoSafeEdit("yes/no answer not decided by one occupation, nationality or place word in one sentence")
+    group, word = asked
+    found = [(para, j) for para in reversed(gold) if (j := _said_once(para, word)) is not None]
+    if not found:
+        raise NoSafeEdit(f"yes/no answer: the {group} is not stated once in one entity's paragraph")
+    para, j = found[0]
+    sentence = para.sentences[j]
+    at = re.search(rf"\b{re.escape(word)}\b", sentence)
+    assert at is not None, "the sentence states the property"
+    if group == "state" and sentence[:at.start()].endswith(", ") or \
+            group == "continent" and any(re.search(rf"\b{c}\b", sentence) for c in COUNTRIES):
+        raise NoSafeEdit(f"yes/no answer: the sentence also names a place inside the {group} (a city or country)")
+    others = [w for w in PROPERTY_WORDS[group] if w != word and w not in spec.query and w not in sentence]
+    new = rng_for(seed, spec.id).choice(others)
+    return Plan(_evidence_at(gold, para, j), Edit(at.start(), word, new), "no", ("no",), None, f"yes/no ({group})",
                 {"gold_mentions_left": 0})
 
 
@@ -481,15 +590,25 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         if LIST_RE.search(answer) and not any(title_base(x.title) == answer for x in gold + noise):
             raise NoSafeEdit("list answer (several entities)")
         kind = answer_kind(answer, spec.query, gold + noise, texts, sentence)
+        titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind
+                         and not LIST_TITLE.search(x.title)}) if kind else []
+        options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
+        if not options and (word_kind := vocabulary_kind(answer)):
+            kind, options = word_kind, [(w,) for w in VOCABULARY[word_kind] if re.search(rf"\b{w}\b", noise_text)
+                                        and _usable(w, answer, spec.query, clean)]
+        elif not options and kind:
+            if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
+                kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
+            options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
         if kind is None:
             raise NoSafeEdit("the answer's entity type cannot be told offline")
-        titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind})
-        options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
     if not options:
         raise NoSafeEdit(f"no same-type entity in the distractor paragraphs ({kind})")
     forms = rng.choice(options)
     edit = Edit(sentence.index(answer), answer, forms[0])
     left = sum(x.count(answer) for x in sentences) - 1
+    if kind in VOCABULARY and (left or not re.search(rf"\b{re.escape(answer)}\b", sentence)):
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
     return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})
 
 
