@@ -398,6 +398,9 @@ def _about(gold: list[Paragraph], answer: str) -> tuple[Paragraph, Paragraph]:
     a = normalize(answer, "word")
     about = [p for p in gold if (t := normalize(title_base(p.title), "word"))
              and (contains(a, t, "word") or contains(t, a, "word"))]
+    if not about and len(gold) == 2:  # 'David Michael Draiman' answers for the paragraph 'David Draiman'
+        last = lambda text: normalize(text, "word").split()[-1:]  # noqa: E731
+        about = [p for p in gold if last(title_base(p.title)) == last(answer)]
     if len(gold) != 2 or len(about) != 1:
         raise NoSafeEdit("comparison question whose answer is not one of its two entities")
     return about[0], next(p for p in gold if p is not about[0])
@@ -417,6 +420,7 @@ def _moved_year(sentence: str, m: re.Match[str], target: int, rng: random.Random
     year = int(m.group(0))
     new = target + (1 if year < target else -1) * rng.randint(1, 5)
     others = [int(x.group(0)) for x in YEAR.finditer(sentence) if x.start() != m.start()]
+    others += [int(x.group(1)) + 9 for x in re.finditer(r"\b(1[0-9]{3}|20[0-9]{2})s\b", sentence)]  # '1930s'
     if not 1000 <= new <= LATEST_YEAR or any((new < y) != (year < y) or new == y for y in others):
         raise NoSafeEdit("comparison question: no year past the other entity's keeps the sentence's own dates")
     return new
@@ -427,9 +431,12 @@ def plan_comparison(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     earlier?'): the first year in the answer entity's supporting sentences moves past the other entity's first year,
     so the one edited sentence now decides for the other entity whichever way the question compares; the designated
     wrong answer is the other entity's name. Other comparisons (two assertions, no year) have no safe edit."""
-    if not TIME_CUES.search(spec.query) or DEATH_CUES.search(spec.query):
-        raise NoSafeEdit("comparison question not decided by one year (the answer rests on two assertions)")
     gold = paragraphs(spec, "supporting")
+    asked = _without_names(spec.query, gold)
+    if not TIME_CUES.search(asked) or DEATH_CUES.search(asked):
+        if COMPARATIVE.search(asked):
+            return plan_comparison_figure(spec, answer, asked, seed)
+        raise NoSafeEdit("comparison question not decided by one year (the answer rests on two assertions)")
     mine, other = _about(gold, answer)
     s, m = _first_year(mine)
     _, o = _first_year(other)
@@ -440,6 +447,86 @@ def plan_comparison(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     wrong = title_base(other.title)
     return Plan(_evidence_at(gold, mine, s), Edit(m.start(), m.group(0), str(new)), wrong, (wrong,), None,
                 "comparison (year)", {"gold_mentions_left": 0})
+
+
+def _without_names(question: str, gold: list[Paragraph]) -> str:
+    """The question with the compared entities' names blanked ('The Last Lions' does not ask about a death)."""
+    for para in gold:
+        question = question.replace(title_base(para.title), " ")
+    return question
+
+
+MORE_WORDS = r"more|most|higher|highest|taller|tallest|longer|longest|larger|largest|bigger|biggest|greater"
+LESS_WORDS = r"fewer|fewest|less|least|shorter|shortest|smaller|smallest|lower|lowest"
+COMPARATIVE = re.compile(rf"\b(?:{MORE_WORDS}|{LESS_WORDS})\b", re.IGNORECASE)
+LENGTH_UNITS = r"(?:m|metres|meters|ft|feet|km|kilometres|kilometers|mi|miles)"
+UNIT_OF: dict[str, str] = {"taller": LENGTH_UNITS, "tallest": LENGTH_UNITS, "higher": LENGTH_UNITS,
+                           "highest": LENGTH_UNITS, "longer": LENGTH_UNITS, "longest": LENGTH_UNITS,
+                           "shorter": LENGTH_UNITS, "shortest": LENGTH_UNITS}
+NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+FIGURE = rf"(?<![\d.,])(\d{{1,3}}(?:,\d{{3}})+|\d+|{'|'.join(NUMBER_WORDS)})(?![\d.,]?\d)"
+
+
+def _compared_unit(asked: str) -> tuple[str, bool] | None:
+    """(unit pattern, whether the answer has the larger figure) of 'more species', 'fewer members', 'taller', ..."""
+    m = COMPARATIVE.search(asked)
+    if m is None:
+        return None
+    word, larger = m.group(0).lower(), re.fullmatch(MORE_WORDS, m.group(0).lower()) is not None
+    if word in UNIT_OF:
+        return UNIT_OF[word], larger
+    noun = re.match(r"\s+([a-z]+)", asked[m.end():])
+    if noun is None or noun.group(1) in ("than", "of", "in", "to", "the", "a", "an"):
+        return None
+    stem = re.sub(r"(?:es|s)$", "", noun.group(1))
+    return rf"{stem}(?:s|es)?", larger
+
+
+def _value(figure: str) -> int:
+    return NUMBER_WORDS.index(figure) + 1 if figure in NUMBER_WORDS else int(figure.replace(",", ""))
+
+
+def _figure(para: Paragraph, unit: str) -> tuple[int, re.Match[str]]:
+    """(sentence, match) of the one figure with `unit` the paragraph states (in a supporting sentence)."""
+    pattern = re.compile(rf"{FIGURE}\s+(?:[a-z-]+\s+)?{unit}\b")
+    found = [(j, m) for j, x in enumerate(para.sentences) for m in pattern.finditer(x)
+             if not re.search(r"\d\s*(?:to|-|–|or)\s*$", x[:m.start()])]
+    if len(found) != 1 or found[0][0] not in para.supporting:
+        raise NoSafeEdit("comparison question: not one figure of the compared unit in each entity's paragraph")
+    return found[0]
+
+
+def _written_like(value: int, figure: str) -> str:
+    """`value` written as `figure` is (a word, digits with or without thousands separators)."""
+    if figure in NUMBER_WORDS:
+        return NUMBER_WORDS[value - 1]
+    return f"{value:,}" if "," in figure else str(value)
+
+
+def plan_comparison_figure(spec: InstanceSpec, answer: str, asked: str, seed: int = 0) -> Plan:
+    """A comparison decided by one figure of each entity ('which genus has more species?', 'which band has more
+    members?', 'which is taller?'): each paragraph states exactly one figure of the compared unit and the figures
+    agree with the gold answer; the answer entity's figure moves past the other's, so the edited sentence decides
+    for the other entity (the designated wrong answer)."""
+    unit = _compared_unit(asked)
+    if unit is None:
+        raise NoSafeEdit("comparison question not decided by one year or one figure")
+    pattern, larger = unit
+    gold = paragraphs(spec, "supporting")
+    mine, other = _about(gold, answer)
+    s, m = _figure(mine, pattern)
+    _, o = _figure(other, pattern)
+    a, b = _value(m.group(1)), _value(o.group(1))
+    if (a > b) != larger or a == b:
+        raise NoSafeEdit("comparison question: the figures found do not decide the gold answer")
+    rng = rng_for(seed, spec.id)
+    new = rng.randint(max(1, (b + 1) // 2), b - 1) if larger else rng.randint(b + 1, b + max(1, b // 2) + 1)
+    words = m.group(1) in NUMBER_WORDS
+    if new < 1 or words and new > len(NUMBER_WORDS):
+        raise NoSafeEdit("comparison question: no figure past the other entity's can be written alike")
+    wrong = title_base(other.title)
+    return Plan(_evidence_at(gold, mine, s), Edit(m.start(1), m.group(1), _written_like(new, m.group(1))), wrong,
+                (wrong,), None, "comparison (figure)", {"gold_mentions_left": 0})
 
 
 OCCUPATIONS: tuple[str, ...] = (
