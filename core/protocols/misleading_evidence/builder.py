@@ -225,6 +225,7 @@ CONTEXT_CUES: dict[str, str] = {
 QUESTION_PERSON = re.compile(
     r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
     r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|member)s?\b", re.IGNORECASE)
+QUESTION_WORK = re.compile(r"(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
 WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
 DEMONYMS: tuple[str, ...] = (
     "American", "British", "English", "Scottish", "Welsh", "Irish", "Canadian", "Australian", "French", "German",
@@ -291,8 +292,10 @@ def question_kind(question: str) -> str | None:
     for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE):
         if kind := _earliest_kind(m.group(1)):
             return kind
-    asked = re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE)
-    return "person" if any(QUESTION_PERSON.search(m.group(1)) for m in asked) else None
+    asked = [m.group(1) for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE)]
+    if any(QUESTION_PERSON.search(words) for words in asked) or re.search(r"\bwhose\b", question, re.IGNORECASE):
+        return "person"
+    return "work" if any(QUESTION_WORK.match(words) for words in asked) else None
 
 
 def name_shape(name: str) -> str | None:
