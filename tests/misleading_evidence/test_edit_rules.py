@@ -4,6 +4,7 @@ continent or US state, comparisons decided by one figure, and the coverage they 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -56,9 +57,12 @@ SINGER = ("Jane Roe", "Jane Roe (born 1950) is an English singer who toured Fran
 
 
 @pytest.mark.parametrize(("question", "answer", "gold", "noise", "wrong", "reason"), [
+    # the article follows the new word: 'a Dutch sailor' -> 'an English sailor'
     pytest.param("Of what nationality is its founder?", "Dutch", [("Alpha Beta", "Its founder was a Dutch sailor.")],
                  [SINGER], "English", None, id="nationality-from-distractor-text"),
     pytest.param("What is it near?", "Ghana", [TOWN], [SINGER], "France", None, id="country-from-distractor-text"),
+    pytest.param("What country is it in?", "Ghana", [("Alpha Beta", "Alpha Beta is a town in Accra, Ghana.")],
+                 [SINGER], None, "follows a place inside it", id="country-after-its-city-refused"),
     pytest.param("Of what nationality is its founder?", "Dutch",
                  [("Alpha Beta", "Its founder was a Dutch sailor."), ("Gamma", "He sailed a Dutch ship.")], [SINGER], None,
                  "stated elsewhere", id="nationality-stated-twice"),
@@ -81,7 +85,11 @@ def test_open_answer_typing(question, answer, gold, noise, wrong, reason) -> Non
         with pytest.raises(NoSafeEdit, match=reason):
             plan_for(spec)
         return
-    _assert_one_edit(spec, wrong, answer, wrong)
+    article = re.search(rf"\b(an?) {answer}\b", gold[0][1])
+    if article:
+        _assert_one_edit(spec, wrong, article.group(0), f"{'an' if wrong[0] in 'AEIOU' else 'a'} {wrong}")
+    else:
+        _assert_one_edit(spec, wrong, answer, wrong)
 
 
 ANN, BOB = "Ann Lee", "Bob Ray"
@@ -164,10 +172,10 @@ def _category(spec: InstanceSpec) -> str:
 
 
 @pytest.mark.parametrize(("category", "least_built", "total"), [
-    pytest.param("bridge", 226, 394, id="bridge"),
+    pytest.param("bridge", 223, 394, id="bridge"),
     pytest.param("comparison", 16, 80, id="comparison"),
     pytest.param("yes/no", 9, 26, id="yes-no"),
-    pytest.param("all", 251, 500, id="all"),
+    pytest.param("all", 248, 500, id="all"),
 ])
 def test_hotpotqa_coverage_per_question_type(category: str, least_built: int, total: int) -> None:
     sources = source_specs("hotpotqa")

@@ -225,7 +225,7 @@ CONTEXT_CUES: dict[str, str] = {
 QUESTION_PERSON = re.compile(
     r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
     r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|member)s?\b", re.IGNORECASE)
-QUESTION_WORK = re.compile(r"(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
+QUESTION_WORK = re.compile(r"(?!the\b)(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
 WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
 DEMONYMS: tuple[str, ...] = (
     "American", "British", "English", "Scottish", "Welsh", "Irish", "Canadian", "Australian", "French", "German",
@@ -638,6 +638,21 @@ def plan_yes_no_word(spec: InstanceSpec, seed: int = 0) -> Plan:
                 {"gold_mentions_left": 0})
 
 
+def _vocabulary_edit(sentence: str, answer: str, wrong: str, kind: str, left: int) -> Edit:
+    """The edit of a nationality or country stated once, as a whole word, not after a place it contains ('Lancashire,
+    England'); an article before it follows the new word ('an Argentine' -> 'a Russian')."""
+    at = re.search(rf"\b{re.escape(answer)}\b", sentence)
+    if left or at is None:
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    if re.search(r"[A-Z][\w.'-]*, $", sentence[:at.start()]):
+        raise NoSafeEdit(f"the {kind} follows a place inside it (a city or region)")
+    article = re.search(r"\b(an?) $", sentence[:at.start()])
+    if article is None:
+        return Edit(at.start(), answer, wrong)
+    new = "an" if wrong[0] in "AEIOU" else "a"
+    return Edit(article.start(), sentence[article.start():at.end()], f"{new} {wrong}")
+
+
 def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
     a, c = normalize(answer, "word"), normalize(candidate, "word")
     return bool(c) and not contains(a, c, "word") and not contains(c, a, "word") \
@@ -697,8 +712,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
     forms = rng.choice(options)
     edit = Edit(sentence.index(answer), answer, forms[0])
     left = sum(x.count(answer) for x in sentences) - 1
-    if kind in VOCABULARY and (left or not re.search(rf"\b{re.escape(answer)}\b", sentence)):
-        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    if kind in VOCABULARY:
+        edit = _vocabulary_edit(sentence, answer, forms[0], kind, left)
     return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})
 
 
