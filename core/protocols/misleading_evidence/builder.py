@@ -7,15 +7,28 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   correct option's text.
 - **The edit.** Open QA: the gold answer span in its supporting sentence is replaced by an entity of the same type
   taken from the distractor paragraphs (a date, year or number of the same shape found in their text, or a
-  distractor paragraph's title of the same kind: person, place, organisation, work, event). MCQ: the correct option's
+  distractor paragraph's title of the same kind: person, place, organisation, work, event). When no distractor
+  paragraph is about that kind: a distractor title ending in a head word of it ('... County'), or for a person a full
+  name a distractor sentence credits ('directed by Jane Roe,'; titled and company-like names refused). A question
+  asks for a person also through 'whose', a 'who' clause after a comma, or a person noun after 'what / which'
+  (founder, attorney, role, member, ...), and for a work through 'what ... show / speech / story / essay / ballad'.
+  A nationality ('Dutch') or country ('Ghana') answer is swapped for another of a closed list found in the
+  distractors' text, only when stated once in the evidence, as a whole word, not after a place inside it
+  ('Lancashire, England'); an article before it follows the new word. MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
 - **Comparison and yes/no questions** (HotpotQA), only where one sentence decides: a comparison decided by a year
-  moves the answer entity's year past the other entity's (the wrong answer is the other entity); a yes to "both
-  <occupation>" has that occupation word replaced in one entity's sentence (the wrong answer is "no").
+  moves the answer entity's year past the other entity's (the wrong answer is the other entity; the compared names
+  are blanked before looking for time and death cues; an answer is matched to its paragraph by name or surname;
+  decades in the sentence stay in order); a comparison decided by one figure of a compared unit ('more species',
+  'fewer members', 'taller' in m/ft) moves the answer entity's figure past the other's, written alike, when each
+  paragraph states exactly one such figure (no range) and the two agree with the gold answer; a yes to "both
+  <occupation>" has that occupation word replaced in one entity's sentence, and a yes to "both <nationality /
+  continent / US state>" or "of the same nationality / country" has that word replaced where one entity's paragraph
+  states it once (not a continent beside its countries, nor a state after its city); the wrong answer is "no".
 - **No safe edit.** Items where one edit cannot support a wrong answer (other comparison and yes/no questions, list
   answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
   never dropped silently.
