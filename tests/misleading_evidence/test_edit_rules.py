@@ -9,7 +9,14 @@ from collections import Counter
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import NoSafeEdit, build_stress, one_span_diff, plan_for, question_kind
+from core.protocols.misleading_evidence.builder import (
+    MONTHS,
+    NoSafeEdit,
+    build_stress,
+    one_span_diff,
+    plan_for,
+    question_kind,
+)
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs
 
@@ -47,6 +54,10 @@ def _assert_one_edit(spec: InstanceSpec, wrong: str, before: str, after: object)
     pytest.param("He gained fame by starring in whose series of films?", "person", id="whose"),
     pytest.param("Which MTV show was hosted by a member of the crew?", "work", id="which-show"),
     pytest.param("What speech by Abraham Lincoln was part of the history?", "work", id="what-speech"),
+    pytest.param("Moonlight starred the actor who played whom on the remake?", "person", id="whom"),
+    pytest.param("What is the name of the field marshal behind the plan?", "person", id="name-of-the-marshal"),
+    pytest.param("The English chef has a sister named what?", "person", id="sister-named-what"),
+    pytest.param("He plays for a team in the autonomous community of what?", "place", id="community-of-what"),
 ])
 def test_person_questions(question, kind) -> None:
     assert question_kind(question) == kind
@@ -61,6 +72,8 @@ SINGER = ("Jane Roe", "Jane Roe (born 1950) is an English singer who toured Fran
     pytest.param("Of what nationality is its founder?", "Dutch", [("Alpha Beta", "Its founder was a Dutch sailor.")],
                  [SINGER], "English", None, id="nationality-from-distractor-text"),
     pytest.param("What is it near?", "Ghana", [TOWN], [SINGER], "France", None, id="country-from-distractor-text"),
+    pytest.param("When did he say it?", "April", [("Alpha Beta", "In 2012 he said that by April it would be done.")],
+                 [SINGER], None, None, id="month-from-the-list"),
     pytest.param("What country is it in?", "Ghana", [("Alpha Beta", "Alpha Beta is a town in Accra, Ghana.")],
                  [SINGER], None, "follows a place inside it", id="country-after-its-city-refused"),
     pytest.param("Of what nationality is its founder?", "Dutch",
@@ -85,6 +98,9 @@ def test_open_answer_typing(question, answer, gold, noise, wrong, reason) -> Non
         with pytest.raises(NoSafeEdit, match=reason):
             plan_for(spec)
         return
+    if wrong is None:  # the distractors name no other month: any other month of the closed list
+        wrong = plan_for(spec).wrong_answer
+        assert wrong in MONTHS.split("|") and wrong != answer
     article = re.search(rf"\b(an?) {answer}\b", gold[0][1])
     if article:
         _assert_one_edit(spec, wrong, article.group(0), f"{'an' if wrong[0] in 'AEIOU' else 'a'} {wrong}")
@@ -172,10 +188,10 @@ def _category(spec: InstanceSpec) -> str:
 
 
 @pytest.mark.parametrize(("category", "least_built", "total"), [
-    pytest.param("bridge", 223, 394, id="bridge"),
+    pytest.param("bridge", 230, 394, id="bridge"),
     pytest.param("comparison", 16, 80, id="comparison"),
     pytest.param("yes/no", 9, 26, id="yes-no"),
-    pytest.param("all", 248, 500, id="all"),
+    pytest.param("all", 255, 500, id="all"),
 ])
 def test_hotpotqa_coverage_per_question_type(category: str, least_built: int, total: int) -> None:
     sources = source_specs("hotpotqa")

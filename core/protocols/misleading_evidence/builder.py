@@ -10,11 +10,12 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   distractor paragraph's title of the same kind: person, place, organisation, work, event). When no distractor
   paragraph is about that kind: a distractor title ending in a head word of it ('... County'), or for a person a full
   name a distractor sentence credits ('directed by Jane Roe,'; titled and company-like names refused). A question
-  asks for a person also through 'whose', a 'who' clause after a comma, or a person noun after 'what / which'
-  (founder, attorney, role, member, ...), and for a work through 'what ... show / speech / story / essay / ballad'.
-  A nationality ('Dutch') or country ('Ghana') answer is swapped for another of a closed list found in the
-  distractors' text, only when stated once in the evidence, as a whole word, not after a place inside it
-  ('Lancashire, England'); an article before it follows the new word. MCQ: the correct option's
+  asks for a person also through 'whose', 'whom', a 'who' clause after a comma, or a person noun after 'what /
+  which' or 'the name of' (founder, attorney, role, sister, ...), for a work through 'what ... show / speech /
+  story / essay / ballad', and for the kind of the noun before a closing '... of / named what?'. A nationality
+  ('Dutch'), country ('Ghana'), month or weekday answer is swapped for another of its closed list (one the
+  distractors' text names, else any), only when stated once in the evidence, as a whole word, not after a place
+  inside it ('Lancashire, England'); an article before it follows the new word. MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
@@ -237,7 +238,8 @@ CONTEXT_CUES: dict[str, str] = {
 }
 QUESTION_PERSON = re.compile(
     r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
-    r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|member)s?\b", re.IGNORECASE)
+    r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|magnate|father|mother|sister|brother|son|"
+    r"daughter|wife|husband)s?\b", re.IGNORECASE)
 QUESTION_WORK = re.compile(r"(?!the\b)(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
 WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
 DEMONYMS: tuple[str, ...] = (
@@ -255,7 +257,9 @@ COUNTRIES: tuple[str, ...] = (
     "North Korea", "India", "Pakistan", "Philippines", "Indonesia", "Thailand", "Vietnam", "Egypt", "Nigeria",
     "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
     "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
-VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES}
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
+                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS}
 PERSON_IN_TEXT = re.compile(
     r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
     r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
@@ -306,9 +310,23 @@ def question_kind(question: str) -> str | None:
         if kind := _earliest_kind(m.group(1)):
             return kind
     asked = [m.group(1) for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE)]
-    if any(QUESTION_PERSON.search(words) for words in asked) or re.search(r"\bwhose\b", question, re.IGNORECASE):
+    asked += [m.group(1) for m in re.finditer(r"\bname of (?:the |a |an )?((?:\S+\s+){0,2}\S+)", question)]
+    if any(QUESTION_PERSON.search(words) for words in asked) or re.search(r"\bwho(?:se|m)\b", question, re.IGNORECASE):
         return "person"
-    return "work" if any(QUESTION_WORK.match(words) for words in asked) else None
+    if any(QUESTION_WORK.match(words) for words in asked):
+        return "work"
+    return _kind_before_last_what(question)
+
+
+def _kind_before_last_what(question: str) -> str | None:
+    """The kind of the noun just before a question's closing 'what?' ('a team in the autonomous community of what?'
+    -> place, 'has a sister named what?' -> person)."""
+    m = re.search(r"((?:\S+\s+){1,3})(?:named |called |of |as )?what\s*\?*\s*$", question, re.IGNORECASE)
+    if m is None:
+        return None
+    if QUESTION_PERSON.search(m.group(1)):
+        return "person"
+    return _earliest_kind(m.group(1))
 
 
 def name_shape(name: str) -> str | None:
@@ -582,6 +600,13 @@ def vocabulary_kind(answer: str) -> str | None:
     return next((kind for kind, words in VOCABULARY.items() if answer in words), None)
 
 
+def vocabulary_options(kind: str, answer: str, question: str, clean: str, noise_text: str) -> list[tuple[str]]:
+    """Other words of the answer's closed list: those the distractors' text names, else any of the list."""
+    usable = [w for w in VOCABULARY[kind] if _usable(w, answer, question, clean)]
+    named = [(w,) for w in usable if re.search(rf"\b{w}\b", noise_text)]
+    return named or [(w,) for w in usable]
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -712,8 +737,7 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
                          and not LIST_TITLE.search(x.title)}) if kind else []
         options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
         if not options and (word_kind := vocabulary_kind(answer)):
-            kind, options = word_kind, [(w,) for w in VOCABULARY[word_kind] if re.search(rf"\b{w}\b", noise_text)
-                                        and _usable(w, answer, spec.query, clean)]
+            kind, options = word_kind, vocabulary_options(word_kind, answer, spec.query, clean, noise_text)
         elif not options and kind:
             if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
                 kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
