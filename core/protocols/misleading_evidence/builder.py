@@ -603,7 +603,7 @@ def vocabulary_kind(answer: str) -> str | None:
 def vocabulary_options(kind: str, answer: str, question: str, clean: str, noise_text: str) -> list[tuple[str, ...]]:
     """Other words of the answer's closed list: those the distractors' text names, else any of the list."""
     usable = [w for w in VOCABULARY[kind] if _usable(w, answer, question, clean)]
-    named = [(w,) for w in usable if re.search(rf"\b{w}\b", noise_text)]
+    named: list[tuple[str, ...]] = [(w,) for w in usable if re.search(rf"\b{w}\b", noise_text)]
     return named or [(w,) for w in usable]
 
 
