@@ -73,7 +73,10 @@ SINGER = ("Jane Roe", "Jane Roe (born 1950) is an English singer who toured Fran
                  [SINGER], "English", None, id="nationality-from-distractor-text"),
     pytest.param("What is it near?", "Ghana", [TOWN], [SINGER], "France", None, id="country-from-distractor-text"),
     pytest.param("When did he say it?", "April", [("Alpha Beta", "In 2012 he said that by April it would be done.")],
-                 [SINGER], None, None, id="month-from-the-list"),
+                 [SINGER], set(MONTHS.split("|")) - {"April"}, None, id="month-from-the-list"),
+    # no count of that shape among the distractors ('1950' is a year): the count scaled, written alike
+    pytest.param("How many copies did it sell?", "250 million", [("Alpha Beta", "It sold 250 million copies.")],
+                 [SINGER], {f"{n} million" for n in (125, 150, 188, 325, 375, 500)}, None, id="count-scaled"),
     pytest.param("What country is it in?", "Ghana", [("Alpha Beta", "Alpha Beta is a town in Accra, Ghana.")],
                  [SINGER], None, "follows a place inside it", id="country-after-its-city-refused"),
     pytest.param("Of what nationality is its founder?", "Dutch",
@@ -98,9 +101,9 @@ def test_open_answer_typing(question, answer, gold, noise, wrong, reason) -> Non
         with pytest.raises(NoSafeEdit, match=reason):
             plan_for(spec)
         return
-    if wrong is None:  # the distractors name no other month: any other month of the closed list
+    if isinstance(wrong, set):  # a seeded choice among these (no candidate of that kind in the distractors)
+        assert plan_for(spec).wrong_answer in wrong
         wrong = plan_for(spec).wrong_answer
-        assert wrong in MONTHS.split("|") and wrong != answer
     article = re.search(rf"\b(an?) {answer}\b", gold[0][1])
     if article:
         _assert_one_edit(spec, wrong, article.group(0), f"{'an' if wrong[0] in 'AEIOU' else 'a'} {wrong}")
@@ -188,10 +191,10 @@ def _category(spec: InstanceSpec) -> str:
 
 
 @pytest.mark.parametrize(("category", "least_built", "total"), [
-    pytest.param("bridge", 230, 394, id="bridge"),
+    pytest.param("bridge", 232, 394, id="bridge"),
     pytest.param("comparison", 16, 80, id="comparison"),
     pytest.param("yes/no", 9, 26, id="yes-no"),
-    pytest.param("all", 255, 500, id="all"),
+    pytest.param("all", 257, 500, id="all"),
 ])
 def test_hotpotqa_coverage_per_question_type(category: str, least_built: int, total: int) -> None:
     sources = source_specs("hotpotqa")

@@ -15,7 +15,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   story / essay / ballad', and for the kind of the noun before a closing '... of / named what?'. A nationality
   ('Dutch'), country ('Ghana'), month or weekday answer is swapped for another of its closed list (one the
   distractors' text names, else any), only when stated once in the evidence, as a whole word, not after a place
-  inside it ('Lancashire, England'); an article before it follows the new word. MCQ: the correct option's
+  inside it ('Lancashire, England'); an article before it follows the new word. A count or amount with no figure of
+  its shape in the distractors is scaled (x0.5 to x2, written alike; never a percentage). MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
@@ -348,6 +349,21 @@ def numeric_shape(answer: str) -> tuple[str, str, re.Match[str]] | None:
                 raise NoSafeEdit("several figures in the answer")
             return shape, pattern, m
     raise NoSafeEdit("several figures in the answer")
+
+
+FIGURE_FACTORS = (0.5, 0.6, 0.75, 1.3, 1.5, 2.0)
+
+
+def nearby_figures(shape: str, core: str, answer: str) -> list[str]:
+    """Figures written like `core` when the distractors hold none of its shape: a count or amount scaled by half to
+    twice (same decimals and separators); other shapes, and percentages (which sum with others in their sentence),
+    get none."""
+    if shape != "number" or "%" in answer:
+        return []
+    decimals = len(core.split(".")[1]) if "." in core else 0
+    value = float(core.replace(",", ""))
+    written = [f"{value * f:{',' if ',' in core else ''}.{decimals}f}" for f in FIGURE_FACTORS]
+    return sorted({w for w in written if w != core and same_format(core, w)})
 
 
 def same_format(core: str, other: str) -> bool:
@@ -724,7 +740,7 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         kind, pattern, m = shape
         core = m.group(0)
         found = sorted({c for c in re.findall(pattern, noise_text)
-                        if c != core and (kind != "number" or same_format(core, c))})
+                        if c != core and (kind != "number" or same_format(core, c))}) or nearby_figures(kind, core, answer)
         options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
         options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
     else:
