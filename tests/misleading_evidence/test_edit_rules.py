@@ -115,32 +115,44 @@ ANN, BOB = "Ann Lee", "Bob Ray"
 NATIONALITIES = {"English", "Scottish", "French", "German", "Dutch", "Japanese", "Canadian", "Irish"}
 
 
-@pytest.mark.parametrize(("question", "first", "second", "before", "after", "reason"), [
-    pytest.param("Are Ann Lee and Bob Ray both American?", "Ann Lee is an American poet.",
+@pytest.mark.parametrize(("question", "answer", "first", "second", "before", "after", "reason"), [
+    pytest.param("Are Ann Lee and Bob Ray both American?", "yes", "Ann Lee is an American poet.",
                  "Bob Ray is an American singer.", "American", NATIONALITIES, None, id="both-a-nationality"),
-    pytest.param("Are Ann Lee and Bob Ray of the same nationality?", "Ann Lee is a French poet.",
+    pytest.param("Are Ann Lee and Bob Ray of the same nationality?", "yes", "Ann Lee is a French poet.",
                  "Bob Ray is a French singer.", "French", NATIONALITIES, None, id="same-nationality"),
-    pytest.param("Are Ann Lee and Bob Ray both native to Asia?", "Ann Lee is a plant native to Asia.",
+    pytest.param("Are Ann Lee and Bob Ray both native to Asia?", "yes", "Ann Lee is a plant native to Asia.",
                  "Bob Ray is a shrub native to eastern Asia.", "Asia", {"Europe", "Africa", "North America",
                                                                         "South America", "Australia"},
                  None, id="both-native-to-a-continent"),
-    pytest.param("Are Ann Lee and Bob Ray both native to Asia?", "Ann Lee is a plant native to Asia.",
+    pytest.param("Are Ann Lee and Bob Ray both native to Asia?", "yes", "Ann Lee is a plant native to Asia.",
                  "Bob Ray is a shrub native to Asia, in Japan and China.", None, None, "also names a place",
                  id="continent-beside-its-countries"),
-    pytest.param("Are Ann Lee and Bob Ray both based in Maryland?", "Ann Lee is a magazine based in Maryland.",
+    pytest.param("Are Ann Lee and Bob Ray both based in Maryland?", "yes", "Ann Lee is a magazine based in Maryland.",
                  "Bob Ray is a magazine published in Baltimore, Maryland.", None, None, "also names a place",
                  id="state-after-its-city"),
-    pytest.param("Are Ann Lee and Bob Ray both American?", "Ann Lee is an American poet. She is American.",
+    pytest.param("Are Ann Lee and Bob Ray both American?", "yes", "Ann Lee is an American poet. She is American.",
                  "Bob Ray is an American singer. He is American.", None, None, "not stated once",
                  id="nationality-stated-twice-in-each"),
+    # a 'no' decided by one nationality: Bob's one nationality becomes the asked one, so his sentence alone
+    # makes the answer 'yes'
+    pytest.param("Are both Ann Lee and Bob Ray American film directors?", "no", "Ann Lee is an American film director.",
+                 "Bob Ray is a French film director.", "a French", "an American", None, id="no-both-a-nationality"),
+    pytest.param("Do Ann Lee and Bob Ray have the same nationality?", "no", "Ann Lee is a Dutch poet.",
+                 "Bob Ray is an English singer.", "an English", "a Dutch", None, id="no-same-nationality"),
+    pytest.param("Are both Ann Lee and Bob Ray American film directors?", "no", "Ann Lee is an American film director.",
+                 "Bob Ray is a French painter.", None, None, "do not state every other property",
+                 id="another-property-also-differs"),
+    pytest.param("Do Ann Lee and Bob Ray have the same nationality?", "no", "Ann Lee is a Dutch poet.",
+                 "Bob Ray is an English singer who won the French Open.", None, None, "not one nationality stated",
+                 id="two-nationalities-named"),
 ])
-def test_yes_no_property_words(question, first, second, before, after, reason) -> None:
-    spec = _item(question, "yes", [(ANN, first), (BOB, second)], qtype="comparison")
+def test_yes_no_property_words(question, answer, first, second, before, after, reason) -> None:
+    spec = _item(question, answer, [(ANN, first), (BOB, second)], qtype="comparison")
     if reason:
         with pytest.raises(NoSafeEdit, match=reason):
             plan_for(spec)
         return
-    _assert_one_edit(spec, "no", before, after)
+    _assert_one_edit(spec, "no" if answer == "yes" else "yes", before, after)
 
 
 @pytest.mark.parametrize(("question", "answer", "titles", "first", "second", "wrong", "before", "after", "reason"), [
@@ -193,8 +205,8 @@ def _category(spec: InstanceSpec) -> str:
 @pytest.mark.parametrize(("category", "least_built", "total"), [
     pytest.param("bridge", 232, 394, id="bridge"),
     pytest.param("comparison", 16, 80, id="comparison"),
-    pytest.param("yes/no", 9, 26, id="yes-no"),
-    pytest.param("all", 257, 500, id="all"),
+    pytest.param("yes/no", 10, 26, id="yes-no"),
+    pytest.param("all", 258, 500, id="all"),
 ])
 def test_hotpotqa_coverage_per_question_type(category: str, least_built: int, total: int) -> None:
     sources = source_specs("hotpotqa")

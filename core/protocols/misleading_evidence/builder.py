@@ -30,7 +30,10 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   paragraph states exactly one such figure (no range) and the two agree with the gold answer; a yes to "both
   <occupation>" has that occupation word replaced in one entity's sentence, and a yes to "both <nationality /
   continent / US state>" or "of the same nationality / country" has that word replaced where one entity's paragraph
-  states it once (not a continent beside its countries, nor a state after its city); the wrong answer is "no".
+  states it once (not a continent beside its countries, nor a state after its city); the wrong answer is "no". A
+  "no" to "both <nationality> ..." or "the same nationality" where one entity's paragraph states one other
+  nationality once (and the question's other words stand in both entities' text) has that word made the asked one:
+  the wrong answer is "yes".
 - **No safe edit.** Items where one edit cannot support a wrong answer (other comparison and yes/no questions, list
   answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
   never dropped silently.
@@ -593,6 +596,8 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     asked = [o for o in OCCUPATIONS if re.search(rf"\bboth\b.*\b{o}s?\b", spec.query, re.IGNORECASE)]
     if answer == "yes" and len(asked) != 1:
         return plan_yes_no_word(spec, seed)
+    if answer == "no":
+        return plan_no_nationality(spec)
     if answer != "yes" or len(asked) != 1:
         raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
     word = asked[0]
@@ -705,6 +710,60 @@ def _vocabulary_edit(sentence: str, answer: str, wrong: str, kind: str, left: in
         return Edit(at.start(), answer, wrong)
     new = "an" if wrong[0] in "AEIOU" else "a"
     return Edit(article.start(), sentence[article.start():at.end()], f"{new} {wrong}")
+
+
+def _nationalities(para: Paragraph) -> list[str]:
+    """The nationalities a paragraph states anywhere."""
+    return [w for w in DEMONYMS if any(re.search(rf"\b{w}\b", x) for x in para.sentences)]
+
+
+def _no_to_yes(spec: InstanceSpec, gold: list[Paragraph]) -> tuple[Paragraph, str, str] | None:
+    """(paragraph to edit, its nationality, the nationality that makes the answer yes) of a 'no' decided by one
+    entity's one nationality: 'same nationality / country' with each paragraph stating one, different; or 'both
+    <nationality> ...' where one paragraph states it and the other states one other nationality."""
+    stated = [_nationalities(p) for p in gold]
+    if SAME_NATIONALITY.search(spec.query):
+        if all(len(w) == 1 for w in stated) and stated[0] != stated[1]:
+            return gold[1], stated[1][0], stated[0][0]
+        return None
+    asked = [w for w in DEMONYMS if re.search(rf"\bboth\b.*\b{w}\b", spec.query)]
+    if len(asked) != 1:
+        return None
+    has = [asked[0] in w for w in stated]
+    if sum(has) != 1 or len(stated[has.index(False)]) != 1:
+        return None
+    return gold[has.index(False)], stated[has.index(False)][0], asked[0]
+
+
+def _states_the_rest(question: str, word: str, text: str) -> bool:
+    """The question's words after the nationality ('American film directors') all stand in `text`."""
+    tail = re.split(rf"\b{word}\b", question, maxsplit=1)[-1]
+    return all(re.sub(r"s$", "", w) in text.lower() for w in re.findall(r"[a-z]+", tail.lower()))
+
+
+def plan_no_nationality(spec: InstanceSpec) -> Plan:
+    """'Are A and B both American film directors?' / 'of the same nationality?' answered no, where one entity's
+    paragraph states one other nationality once: that word becomes the asked (or the other entity's) nationality, so
+    the edited sentence makes the answer 'yes' (the designated wrong answer)."""
+    gold = paragraphs(spec, "supporting")
+    found = _no_to_yes(spec, gold) if len(gold) == 2 else None
+    if found is None and (SAME_NATIONALITY.search(spec.query) or re.search(rf"\b(?:{'|'.join(DEMONYMS)})\b",
+                                                                          spec.query)):
+        raise NoSafeEdit("yes/no answer 'no': not one nationality stated per entity (or the asked one by neither)")
+    if found is None:
+        raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
+    para, word, new = found
+    j = _said_once(para, word)
+    if j is None:
+        raise NoSafeEdit("yes/no answer 'no': the nationality is not stated once in the entity's paragraph")
+    asked = next((w for w in DEMONYMS if re.search(rf"\bboth\b.*\b{w}\b", spec.query)), None)
+    other = " ".join(next(p for p in gold if p is not para).sentences)
+    if asked and not (_states_the_rest(spec.query, asked, para.sentences[j])
+                      and _states_the_rest(spec.query, asked, other)):
+        raise NoSafeEdit("yes/no answer 'no': the entities' sentences do not state every other property asked")
+    edit = _vocabulary_edit(para.sentences[j], word, new, "nationality", 0)
+    return Plan(_evidence_at(gold, para, j), edit, "yes", ("yes",), None, "yes/no (nationality, no to yes)",
+                {"gold_mentions_left": 0})
 
 
 def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
