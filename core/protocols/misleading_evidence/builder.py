@@ -9,15 +9,33 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   passages and its paragraph neighbours; the answer span replaced by a same-type entity of the other passages).
 - **The edit.** Open QA: the gold answer span in its supporting sentence is replaced by an entity of the same type
   taken from the distractor paragraphs (a date, year or number of the same shape found in their text, or a
-  distractor paragraph's title of the same kind: person, place, organisation, work, event). MCQ: the correct option's
+  distractor paragraph's title of the same kind: person, place, organisation, work, event). When no distractor
+  paragraph is about that kind: a distractor title ending in a head word of it ('... County'), or for a person a full
+  name a distractor sentence credits ('directed by Jane Roe,'; titled and company-like names refused). A question
+  asks for a person also through 'whose', 'whom', a 'who' clause after a comma, or a person noun after 'what /
+  which' or 'the name of' (founder, attorney, role, sister, ...), for a work through 'what ... show / speech /
+  story / essay / ballad', and for the kind of the noun before a closing '... of / named what?'. A nationality
+  ('Dutch'), country ('Ghana'), month or weekday answer is swapped for another of its closed list (one the
+  distractors' text names, else any), only when stated once in the evidence, as a whole word, not after a place
+  inside it ('Lancashire, England'); an article before it follows the new word. A count or amount with no figure of
+  its shape in the distractors is scaled (x0.5 to x2, written alike; never a percentage). MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
 - **Comparison and yes/no questions** (HotpotQA), only where one sentence decides: a comparison decided by a year
-  moves the answer entity's year past the other entity's (the wrong answer is the other entity); a yes to "both
-  <occupation>" has that occupation word replaced in one entity's sentence (the wrong answer is "no").
+  moves the answer entity's year past the other entity's (the wrong answer is the other entity; the compared names
+  are blanked before looking for time and death cues; an answer is matched to its paragraph by name or surname;
+  decades in the sentence stay in order); a comparison decided by one figure of a compared unit ('more species',
+  'fewer members', 'taller' in m/ft) moves the answer entity's figure past the other's, written alike, when each
+  paragraph states exactly one such figure (no range) and the two agree with the gold answer; a yes to "both
+  <occupation>" has that occupation word replaced in one entity's sentence, and a yes to "both <nationality /
+  continent / US state>" or "of the same nationality / country" has that word replaced where one entity's paragraph
+  states it once (not a continent beside its countries, nor a state after its city); the wrong answer is "no". A
+  "no" to "both <nationality> ..." or "the same nationality" where one entity's paragraph states one other
+  nationality once (and the question's other words stand in both entities' text) has that word made the asked one:
+  the wrong answer is "yes".
 - **No safe edit.** Items where one edit cannot support a wrong answer (other comparison and yes/no questions, list
   answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
   never dropped silently.
@@ -224,7 +242,40 @@ CONTEXT_CUES: dict[str, str] = {
     "place": r"\b(?:born in|located in|based in|situated in|headquartered in|capital of|city of|town of|near|"
              r"county of|state of)\s+$",
 }
+QUESTION_PERSON = re.compile(
+    r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
+    r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|magnate|father|mother|sister|brother|son|"
+    r"daughter|wife|husband)s?\b", re.IGNORECASE)
+QUESTION_WORK = re.compile(r"(?!the\b)(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
+WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
+DEMONYMS: tuple[str, ...] = (
+    "American", "British", "English", "Scottish", "Welsh", "Irish", "Canadian", "Australian", "French", "German",
+    "Italian", "Spanish", "Portuguese", "Dutch", "Belgian", "Swiss", "Austrian", "Swedish", "Norwegian", "Danish",
+    "Finnish", "Polish", "Russian", "Ukrainian", "Czech", "Hungarian", "Greek", "Turkish", "Mexican", "Brazilian",
+    "Argentine", "Chilean", "Colombian", "Cuban", "Japanese", "Chinese", "Korean", "Indian", "Pakistani", "Filipino",
+    "Indonesian", "Thai", "Vietnamese", "Egyptian", "Nigerian", "Israeli", "Iranian", "Romanian", "Serbian",
+    "Croatian", "Icelandic", "Jamaican", "Ghanaian", "Kenyan", "Malaysian", "Singaporean", "Taiwanese", "Peruvian")
+COUNTRIES: tuple[str, ...] = (
+    "United States", "United Kingdom", "England", "Scotland", "Wales", "Northern Ireland", "Ireland", "Canada",
+    "Australia", "New Zealand", "France", "Germany", "Italy", "Spain", "Portugal", "Netherlands", "Belgium",
+    "Switzerland", "Austria", "Sweden", "Norway", "Denmark", "Finland", "Poland", "Russia", "Ukraine", "Greece",
+    "Turkey", "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Cuba", "Japan", "China", "South Korea",
+    "North Korea", "India", "Pakistan", "Philippines", "Indonesia", "Thailand", "Vietnam", "Egypt", "Nigeria",
+    "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
+    "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
+                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS}
+PERSON_IN_TEXT = re.compile(
+    r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
+    r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
+    r"[A-Z]\.)){1,2})\b(?=\s*(?:\(|,|\.|;|\sand\b|\sas\b|\sin\b))")
+NOT_A_PERSONAL_NAME = re.compile(
+    r"^(?:The|Professor|President|Sir|Dr|Doctor|King|Queen|Prince|Princess|Lord|Lady|Saint|St|General|Captain|Mr|"
+    r"Mrs|Ms)\b|\b(?:Interactive|Games|Studios?|Entertainment|Media|Productions|Films|Pictures|Records|Music|"
+    r"Television|Network|Group|Company|Channel|Radio|Press|Books|Software|Animation|Theatre|Theater)$")
 LIFE_DATES = re.compile(r"\(\s*(?:born\b|b\.|[^()]*\b\d{3,4}\s*[–-]\s*(?:\d{1,2}\s+\w+\s+)?\d{3,4}\s*\))")
+LIST_TITLE = re.compile(r"\b(?:filmography|discography|bibliography|videography)\b|^List of\b", re.IGNORECASE)
 LIST_RE = re.compile(r",\s|\s(?:and|&)\s")
 
 
@@ -258,10 +309,30 @@ def question_kind(question: str) -> str | None:
         return "person"
     if re.match(r"\s*where\b", question, re.IGNORECASE):
         return "place"
+    if (who := WHO_CLAUSE.search(question)) and not re.search(r"\b(?:what|which|where|when|how)\b",
+                                                             question[who.end():], re.IGNORECASE):
+        return "person"
     for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE):
         if kind := _earliest_kind(m.group(1)):
             return kind
-    return None
+    asked = [m.group(1) for m in re.finditer(r"\b(?:what|which)\s+((?:\S+\s+){0,4}\S+)", question, re.IGNORECASE)]
+    asked += [m.group(1) for m in re.finditer(r"\bname of (?:the |a |an )?((?:\S+\s+){0,2}\S+)", question)]
+    if any(QUESTION_PERSON.search(words) for words in asked) or re.search(r"\bwho(?:se|m)\b", question, re.IGNORECASE):
+        return "person"
+    if any(QUESTION_WORK.match(words) for words in asked):
+        return "work"
+    return _kind_before_last_what(question)
+
+
+def _kind_before_last_what(question: str) -> str | None:
+    """The kind of the noun just before a question's closing 'what?' ('a team in the autonomous community of what?'
+    -> place, 'has a sister named what?' -> person)."""
+    m = re.search(r"((?:\S+\s+){1,3})(?:named |called |of |as )?what\s*\?*\s*$", question, re.IGNORECASE)
+    if m is None:
+        return None
+    if QUESTION_PERSON.search(m.group(1)):
+        return "person"
+    return _earliest_kind(m.group(1))
 
 
 def name_shape(name: str) -> str | None:
@@ -283,6 +354,21 @@ def numeric_shape(answer: str) -> tuple[str, str, re.Match[str]] | None:
                 raise NoSafeEdit("several figures in the answer")
             return shape, pattern, m
     raise NoSafeEdit("several figures in the answer")
+
+
+FIGURE_FACTORS = (0.5, 0.6, 0.75, 1.3, 1.5, 2.0)
+
+
+def nearby_figures(shape: str, core: str, answer: str) -> list[str]:
+    """Figures written like `core` when the distractors hold none of its shape: a count or amount scaled by half to
+    twice (same decimals and separators); other shapes, and percentages (which sum with others in their sentence),
+    get none."""
+    if shape != "number" or "%" in answer:
+        return []
+    decimals = len(core.split(".")[1]) if "." in core else 0
+    value = float(core.replace(",", ""))
+    written = [f"{value * f:{',' if ',' in core else ''}.{decimals}f}" for f in FIGURE_FACTORS]
+    return sorted({w for w in written if w != core and same_format(core, w)})
 
 
 def same_format(core: str, other: str) -> bool:
@@ -367,6 +453,9 @@ def _about(gold: list[Paragraph], answer: str) -> tuple[Paragraph, Paragraph]:
     a = normalize(answer, "word")
     about = [p for p in gold if (t := normalize(title_base(p.title), "word"))
              and (contains(a, t, "word") or contains(t, a, "word"))]
+    if not about and len(gold) == 2:  # 'David Michael Draiman' answers for the paragraph 'David Draiman'
+        last = lambda text: normalize(text, "word").split()[-1:]  # noqa: E731
+        about = [p for p in gold if last(title_base(p.title)) == last(answer)]
     if len(gold) != 2 or len(about) != 1:
         raise NoSafeEdit("comparison question whose answer is not one of its two entities")
     return about[0], next(p for p in gold if p is not about[0])
@@ -386,6 +475,7 @@ def _moved_year(sentence: str, m: re.Match[str], target: int, rng: random.Random
     year = int(m.group(0))
     new = target + (1 if year < target else -1) * rng.randint(1, 5)
     others = [int(x.group(0)) for x in YEAR.finditer(sentence) if x.start() != m.start()]
+    others += [int(x.group(1)) + 9 for x in re.finditer(r"\b(1[0-9]{3}|20[0-9]{2})s\b", sentence)]  # '1930s'
     if not 1000 <= new <= LATEST_YEAR or any((new < y) != (year < y) or new == y for y in others):
         raise NoSafeEdit("comparison question: no year past the other entity's keeps the sentence's own dates")
     return new
@@ -396,9 +486,12 @@ def plan_comparison(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     earlier?'): the first year in the answer entity's supporting sentences moves past the other entity's first year,
     so the one edited sentence now decides for the other entity whichever way the question compares; the designated
     wrong answer is the other entity's name. Other comparisons (two assertions, no year) have no safe edit."""
-    if not TIME_CUES.search(spec.query) or DEATH_CUES.search(spec.query):
-        raise NoSafeEdit("comparison question not decided by one year (the answer rests on two assertions)")
     gold = paragraphs(spec, "supporting")
+    asked = _without_names(spec.query, gold)
+    if not TIME_CUES.search(asked) or DEATH_CUES.search(asked):
+        if COMPARATIVE.search(asked):
+            return plan_comparison_figure(spec, answer, asked, seed)
+        raise NoSafeEdit("comparison question not decided by one year (the answer rests on two assertions)")
     mine, other = _about(gold, answer)
     s, m = _first_year(mine)
     _, o = _first_year(other)
@@ -409,6 +502,86 @@ def plan_comparison(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     wrong = title_base(other.title)
     return Plan(_evidence_at(gold, mine, s), Edit(m.start(), m.group(0), str(new)), wrong, (wrong,), None,
                 "comparison (year)", {"gold_mentions_left": 0})
+
+
+def _without_names(question: str, gold: list[Paragraph]) -> str:
+    """The question with the compared entities' names blanked ('The Last Lions' does not ask about a death)."""
+    for para in gold:
+        question = question.replace(title_base(para.title), " ")
+    return question
+
+
+MORE_WORDS = r"more|most|higher|highest|taller|tallest|longer|longest|larger|largest|bigger|biggest|greater"
+LESS_WORDS = r"fewer|fewest|less|least|shorter|shortest|smaller|smallest|lower|lowest"
+COMPARATIVE = re.compile(rf"\b(?:{MORE_WORDS}|{LESS_WORDS})\b", re.IGNORECASE)
+LENGTH_UNITS = r"(?:m|metres|meters|ft|feet|km|kilometres|kilometers|mi|miles)"
+UNIT_OF: dict[str, str] = {"taller": LENGTH_UNITS, "tallest": LENGTH_UNITS, "higher": LENGTH_UNITS,
+                           "highest": LENGTH_UNITS, "longer": LENGTH_UNITS, "longest": LENGTH_UNITS,
+                           "shorter": LENGTH_UNITS, "shortest": LENGTH_UNITS}
+NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+FIGURE = rf"(?<![\d.,])(\d{{1,3}}(?:,\d{{3}})+|\d+|{'|'.join(NUMBER_WORDS)})(?![\d.,]?\d)"
+
+
+def _compared_unit(asked: str) -> tuple[str, bool] | None:
+    """(unit pattern, whether the answer has the larger figure) of 'more species', 'fewer members', 'taller', ..."""
+    m = COMPARATIVE.search(asked)
+    if m is None:
+        return None
+    word, larger = m.group(0).lower(), re.fullmatch(MORE_WORDS, m.group(0).lower()) is not None
+    if word in UNIT_OF:
+        return UNIT_OF[word], larger
+    noun = re.match(r"\s+([a-z]+)", asked[m.end():])
+    if noun is None or noun.group(1) in ("than", "of", "in", "to", "the", "a", "an"):
+        return None
+    stem = re.sub(r"(?:es|s)$", "", noun.group(1))
+    return rf"{stem}(?:s|es)?", larger
+
+
+def _value(figure: str) -> int:
+    return NUMBER_WORDS.index(figure) + 1 if figure in NUMBER_WORDS else int(figure.replace(",", ""))
+
+
+def _figure(para: Paragraph, unit: str) -> tuple[int, re.Match[str]]:
+    """(sentence, match) of the one figure with `unit` the paragraph states (in a supporting sentence)."""
+    pattern = re.compile(rf"{FIGURE}\s+(?:[a-z-]+\s+)?{unit}\b")
+    found = [(j, m) for j, x in enumerate(para.sentences) for m in pattern.finditer(x)
+             if not re.search(r"\d\s*(?:to|-|–|or)\s*$", x[:m.start()])]
+    if len(found) != 1 or found[0][0] not in para.supporting:
+        raise NoSafeEdit("comparison question: not one figure of the compared unit in each entity's paragraph")
+    return found[0]
+
+
+def _written_like(value: int, figure: str) -> str:
+    """`value` written as `figure` is (a word, digits with or without thousands separators)."""
+    if figure in NUMBER_WORDS:
+        return NUMBER_WORDS[value - 1]
+    return f"{value:,}" if "," in figure else str(value)
+
+
+def plan_comparison_figure(spec: InstanceSpec, answer: str, asked: str, seed: int = 0) -> Plan:
+    """A comparison decided by one figure of each entity ('which genus has more species?', 'which band has more
+    members?', 'which is taller?'): each paragraph states exactly one figure of the compared unit and the figures
+    agree with the gold answer; the answer entity's figure moves past the other's, so the edited sentence decides
+    for the other entity (the designated wrong answer)."""
+    unit = _compared_unit(asked)
+    if unit is None:
+        raise NoSafeEdit("comparison question not decided by one year or one figure")
+    pattern, larger = unit
+    gold = paragraphs(spec, "supporting")
+    mine, other = _about(gold, answer)
+    s, m = _figure(mine, pattern)
+    _, o = _figure(other, pattern)
+    a, b = _value(m.group(1)), _value(o.group(1))
+    if (a > b) != larger or a == b:
+        raise NoSafeEdit("comparison question: the figures found do not decide the gold answer")
+    rng = rng_for(seed, spec.id)
+    new = rng.randint(max(1, (b + 1) // 2), b - 1) if larger else rng.randint(b + 1, b + max(1, b // 2) + 1)
+    words = m.group(1) in NUMBER_WORDS
+    if new < 1 or words and new > len(NUMBER_WORDS):
+        raise NoSafeEdit("comparison question: no figure past the other entity's can be written alike")
+    wrong = title_base(other.title)
+    return Plan(_evidence_at(gold, mine, s), Edit(m.start(1), m.group(1), _written_like(new, m.group(1))), wrong,
+                (wrong,), None, "comparison (figure)", {"gold_mentions_left": 0})
 
 
 OCCUPATIONS: tuple[str, ...] = (
@@ -423,6 +596,10 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     becomes another occupation, so that sentence alone now makes the answer 'no' (the designated wrong answer). Other
     yes/no questions (a 'no' to undo, a property that is not one word) have no safe edit."""
     asked = [o for o in OCCUPATIONS if re.search(rf"\bboth\b.*\b{o}s?\b", spec.query, re.IGNORECASE)]
+    if answer == "yes" and len(asked) != 1:
+        return plan_yes_no_word(spec, seed)
+    if answer == "no":
+        return plan_no_nationality(spec)
     if answer != "yes" or len(asked) != 1:
         raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
     word = asked[0]
@@ -438,6 +615,156 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
                                                                      re.IGNORECASE)]
     new = rng_for(seed, spec.id).choice(others)
     return Plan(_evidence_at(gold, para, j), Edit(m.start(), word, new), "no", ("no",), None, "yes/no (occupation)",
+                {"gold_mentions_left": 0})
+
+
+def vocabulary_kind(answer: str) -> str | None:
+    """'nationality' or 'country' when the answer is one word of those closed lists ('Dutch', 'South Korea')."""
+    return next((kind for kind, words in VOCABULARY.items() if answer in words), None)
+
+
+def vocabulary_options(kind: str, answer: str, question: str, clean: str, noise_text: str) -> list[tuple[str, ...]]:
+    """Other words of the answer's closed list: those the distractors' text names, else any of the list."""
+    usable = [w for w in VOCABULARY[kind] if _usable(w, answer, question, clean)]
+    named: list[tuple[str, ...]] = [(w,) for w in usable if re.search(rf"\b{w}\b", noise_text)]
+    return named or [(w,) for w in usable]
+
+
+def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
+    'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
+    titles = {title_base(x.title) for x in noise if title_base(x.title).split()[-1] in NAME_HEADS.get(kind, ())}
+    if kind == "person":
+        titles |= {m.group(1) for x in noise for m in PERSON_IN_TEXT.finditer(texts[x.title])
+                   if name_shape(m.group(1)) is None and not vocabulary_kind(m.group(1).split()[0])}
+        titles = {t for t in titles if not NOT_A_PERSONAL_NAME.search(t)}
+    return sorted(titles)
+
+
+CONTINENTS: tuple[str, ...] = ("Asia", "Europe", "Africa", "North America", "South America", "Australia")
+US_STATES: tuple[str, ...] = (
+    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "Florida",
+    "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine",
+    "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada",
+    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma",
+    "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah",
+    "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming")
+PROPERTY_WORDS: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "continent": CONTINENTS, "state": US_STATES}
+SAME_NATIONALITY = re.compile(r"\bsame (?:nationality|country)\b|\bboth (?:from the same|of the same)\b", re.IGNORECASE)
+
+
+def _said_once(para: Paragraph, word: str) -> int | None:
+    """The supporting sentence of `para` that states `word`, when the paragraph states it there and nowhere else."""
+    pattern = rf"\b{re.escape(word)}\b"
+    if sum(len(re.findall(pattern, x)) for x in para.sentences) != 1:
+        return None
+    return next((j for j in para.supporting if j < len(para.sentences) and re.search(pattern, para.sentences[j])),
+                None)
+
+
+def _property_asked(spec: InstanceSpec, gold: list[Paragraph]) -> tuple[str, str] | None:
+    """(group, word) of the one property a yes question asks of both entities: a nationality, continent or US state
+    named in the question, or for 'the same nationality / country' the nationality both entities' sentences state."""
+    if SAME_NATIONALITY.search(spec.query):
+        shared = [w for w in DEMONYMS if all(re.search(rf"\b{w}\b", " ".join(p.sentences[j] for j in p.supporting
+                                                                           if j < len(p.sentences))) for p in gold)]
+        return ("nationality", shared[0]) if len(shared) == 1 else None
+    asked = [(group, w) for group, words in PROPERTY_WORDS.items() for w in words
+             if re.search(rf"\b{w}\b", spec.query)]
+    return asked[0] if len(asked) == 1 else None
+
+
+def plan_yes_no_word(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """'Are A and B both American?', 'both native to Asia?', 'based in Maryland?', 'of the same nationality?'
+    answered yes: the property word in one entity's supporting sentence (the only place its paragraph states it)
+    becomes another of its kind, so that sentence alone now makes the answer 'no' (the designated wrong answer)."""
+    gold = paragraphs(spec, "supporting")
+    asked = _property_asked(spec, gold)
+    if len(gold) != 2 or asked is None:
+        raise NoSafeEdit("yes/no answer not decided by one occupation, nationality or place word in one sentence")
+    group, word = asked
+    found = [(para, j) for para in reversed(gold) if (j := _said_once(para, word)) is not None]
+    if not found:
+        raise NoSafeEdit(f"yes/no answer: the {group} is not stated once in one entity's paragraph")
+    para, j = found[0]
+    sentence = para.sentences[j]
+    at = re.search(rf"\b{re.escape(word)}\b", sentence)
+    assert at is not None, "the sentence states the property"
+    if group == "state" and sentence[:at.start()].endswith(", ") or \
+            group == "continent" and any(re.search(rf"\b{c}\b", sentence) for c in COUNTRIES):
+        raise NoSafeEdit(f"yes/no answer: the sentence also names a place inside the {group} (a city or country)")
+    others = [w for w in PROPERTY_WORDS[group] if w != word and w not in spec.query and w not in sentence]
+    new = rng_for(seed, spec.id).choice(others)
+    return Plan(_evidence_at(gold, para, j), Edit(at.start(), word, new), "no", ("no",), None, f"yes/no ({group})",
+                {"gold_mentions_left": 0})
+
+
+def _vocabulary_edit(sentence: str, answer: str, wrong: str, kind: str, left: int) -> Edit:
+    """The edit of a nationality or country stated once, as a whole word, not after a place it contains ('Lancashire,
+    England'); an article before it follows the new word ('an Argentine' -> 'a Russian')."""
+    at = re.search(rf"\b{re.escape(answer)}\b", sentence)
+    if left or at is None:
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    if re.search(r"[A-Z][\w.'-]*, $", sentence[:at.start()]):
+        raise NoSafeEdit(f"the {kind} follows a place inside it (a city or region)")
+    article = re.search(r"\b(an?) $", sentence[:at.start()])
+    if article is None:
+        return Edit(at.start(), answer, wrong)
+    new = "an" if wrong[0] in "AEIOU" else "a"
+    return Edit(article.start(), sentence[article.start():at.end()], f"{new} {wrong}")
+
+
+def _nationalities(para: Paragraph) -> list[str]:
+    """The nationalities a paragraph states anywhere."""
+    return [w for w in DEMONYMS if any(re.search(rf"\b{w}\b", x) for x in para.sentences)]
+
+
+def _no_to_yes(spec: InstanceSpec, gold: list[Paragraph]) -> tuple[Paragraph, str, str] | None:
+    """(paragraph to edit, its nationality, the nationality that makes the answer yes) of a 'no' decided by one
+    entity's one nationality: 'same nationality / country' with each paragraph stating one, different; or 'both
+    <nationality> ...' where one paragraph states it and the other states one other nationality."""
+    stated = [_nationalities(p) for p in gold]
+    if SAME_NATIONALITY.search(spec.query):
+        if all(len(w) == 1 for w in stated) and stated[0] != stated[1]:
+            return gold[1], stated[1][0], stated[0][0]
+        return None
+    asked = [w for w in DEMONYMS if re.search(rf"\bboth\b.*\b{w}\b", spec.query)]
+    if len(asked) != 1:
+        return None
+    has = [asked[0] in w for w in stated]
+    if sum(has) != 1 or len(stated[has.index(False)]) != 1:
+        return None
+    return gold[has.index(False)], stated[has.index(False)][0], asked[0]
+
+
+def _states_the_rest(question: str, word: str, text: str) -> bool:
+    """The question's words after the nationality ('American film directors') all stand in `text`."""
+    tail = re.split(rf"\b{word}\b", question, maxsplit=1)[-1]
+    return all(re.sub(r"s$", "", w) in text.lower() for w in re.findall(r"[a-z]+", tail.lower()))
+
+
+def plan_no_nationality(spec: InstanceSpec) -> Plan:
+    """'Are A and B both American film directors?' / 'of the same nationality?' answered no, where one entity's
+    paragraph states one other nationality once: that word becomes the asked (or the other entity's) nationality, so
+    the edited sentence makes the answer 'yes' (the designated wrong answer)."""
+    gold = paragraphs(spec, "supporting")
+    found = _no_to_yes(spec, gold) if len(gold) == 2 else None
+    if found is None and (SAME_NATIONALITY.search(spec.query) or re.search(rf"\b(?:{'|'.join(DEMONYMS)})\b",
+                                                                          spec.query)):
+        raise NoSafeEdit("yes/no answer 'no': not one nationality stated per entity (or the asked one by neither)")
+    if found is None:
+        raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
+    para, word, new = found
+    j = _said_once(para, word)
+    if j is None:
+        raise NoSafeEdit("yes/no answer 'no': the nationality is not stated once in the entity's paragraph")
+    asked = next((w for w in DEMONYMS if re.search(rf"\bboth\b.*\b{w}\b", spec.query)), None)
+    other = " ".join(next(p for p in gold if p is not para).sentences)
+    if asked and not (_states_the_rest(spec.query, asked, para.sentences[j])
+                      and _states_the_rest(spec.query, asked, other)):
+        raise NoSafeEdit("yes/no answer 'no': the entities' sentences do not state every other property asked")
+    edit = _vocabulary_edit(para.sentences[j], word, new, "nationality", 0)
+    return Plan(_evidence_at(gold, para, j), edit, "yes", ("yes",), None, "yes/no (nationality, no to yes)",
                 {"gold_mentions_left": 0})
 
 
@@ -474,7 +801,7 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         kind, pattern, m = shape
         core = m.group(0)
         found = sorted({c for c in re.findall(pattern, noise_text)
-                        if c != core and (kind != "number" or same_format(core, c))})
+                        if c != core and (kind != "number" or same_format(core, c))}) or nearby_figures(kind, core, answer)
         options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
         options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
     else:
@@ -483,15 +810,24 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         if LIST_RE.search(answer) and not any(title_base(x.title) == answer for x in gold + noise):
             raise NoSafeEdit("list answer (several entities)")
         kind = answer_kind(answer, spec.query, gold + noise, texts, sentence)
+        titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind
+                         and not LIST_TITLE.search(x.title)}) if kind else []
+        options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
+        if not options and (word_kind := vocabulary_kind(answer)):
+            kind, options = word_kind, vocabulary_options(word_kind, answer, spec.query, clean, noise_text)
+        elif not options and kind:
+            if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
+                kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
+            options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
         if kind is None:
             raise NoSafeEdit("the answer's entity type cannot be told offline")
-        titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind})
-        options = [(t,) for t in titled if _usable(t, answer, spec.query, clean)]
     if not options:
         raise NoSafeEdit(f"no same-type entity in the distractor paragraphs ({kind})")
     forms = rng.choice(options)
     edit = Edit(sentence.index(answer), answer, forms[0])
     left = sum(x.count(answer) for x in sentences) - 1
+    if kind in VOCABULARY:
+        edit = _vocabulary_edit(sentence, answer, forms[0], kind, left)
     return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})
 
 
