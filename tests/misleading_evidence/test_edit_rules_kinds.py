@@ -79,6 +79,20 @@ MALE = {"grandfather", "brother", "nephew", "cousin"}
                   "western genre"}, "romance genre", None, id="genre-with-its-noun"),
     pytest.param("What part did he play?", "goalkeeper", ["He was a goalkeeper, then a striker."],
                  {"defender", "midfielder", "winger"}, "a goalkeeper", None, id="kind-words-in-the-evidence-avoided"),
+    pytest.param("What role did he play?", "a priest", ["He had a small part in the film as a priest."],
+                 {"a vicar", "a rabbi", "a monk", "a bishop", "an imam"}, "a priest", None,
+                 id="article-inside-the-answer-follows"),
+    pytest.param("What was his sentence?", "ten years of probation", ["He was sentenced to ten years of probation."],
+                 {f"{n} years of probation" for n in ("two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                                      "eleven", "twelve")}, "ten years of probation", None,
+                 id="number-word-before-its-noun"),
+    pytest.param("The ballad has a prominent what?", "dream pop influence",
+                 ["It is a love ballad with a prominent dream pop influence."],
+                 {f"{g} influence" for g in ("shoegaze", "synth-pop", "indie pop", "trip hop", "electropop",
+                                             "art rock")}, "dream pop influence", None, id="music-genre-influence"),
+    pytest.param("What does the chain specialize in?", "hamburgers", ["Wendy's is a chain specializing in hamburgers."],
+                 {"pizza", "fried chicken", "tacos", "hot dogs", "sandwiches", "doughnuts"}, "hamburgers", None,
+                 id="fast-food"),
     pytest.param("In what part of Argentina is it?", "north",
                  ["It is a province in the north of Argentina.", "Salta lies to its north."], None, None,
                  "compass direction is stated elsewhere", id="stated-twice-refused"),
@@ -113,9 +127,9 @@ def _assert_one_edit(spec: InstanceSpec, wrong: set[str], before: str) -> None:
     clean, misleading = plan.evidence.text(), plan.misleading.text()
     start, end, new_end = one_span_diff(clean, misleading)
     assert clean[start:end] in before and misleading[start:new_end] in plan.edit.after
-    assert plan.wrong_answer.split(", ")[0].replace(" genre", "") in plan.misleading.sentences[plan.misleading.answer]
+    assert plan.wrong_answer.split(", ")[0] in plan.misleading.sentences[plan.misleading.answer]
 
 
 def test_hotpotqa_coverage_with_place_and_kind_rules() -> None:
     result = build_stress(source_specs("hotpotqa"), seed=0)
-    assert len(result.instances) >= 258 + 9
+    assert len(result.instances) >= 258 + 15

@@ -27,7 +27,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   distractor sentence states after a lower-case word (same region first, then same shape, else any city for a city;
   a county only for a county; a three-part answer with no three-part name found keeps its country); a lower-case
   answer of a closed kind (sport, compass direction, male / female relative, football position, coaching role,
-  office, cooking method, literary genre) stated once in the evidence as a whole word, the question not asking what
+  office, cooking method, literary or music genre, clergy, trade, fast food, a number word two to twelve before
+  lower-case words: 'ten years of probation'; 'a priest' keeps its article, fitted to the new word) stated once in the evidence as a whole word, the question not asking what
   two things have in common, becomes another word of its list that neither the question nor the evidence names and
   that neither contains it nor is contained in it, "a/an" following.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
@@ -920,31 +921,46 @@ KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "chief financial officer", "managing director")),
     ("cooking method", ("boiled", "steamed", "fried", "baked", "roasted", "grilled")),
     ("literary genre", ("romance", "fantasy", "mystery", "horror", "science fiction", "thriller", "western")),
+    ("music genre", ("dream pop", "shoegaze", "synth-pop", "indie pop", "trip hop", "electropop", "art rock")),
+    ("clergy", ("priest", "vicar", "rabbi", "monk", "bishop", "imam")),
+    ("trade", ("scholar", "merchant", "farmer", "soldier", "physician", "fisherman", "blacksmith")),
+    ("fast food", ("hamburgers", "pizza", "fried chicken", "tacos", "hot dogs", "sandwiches", "doughnuts")),
+    ("count", ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")),
 )
-KIND_SUFFIX = re.compile(r" genre$")
+KIND_SUFFIXES: dict[str, tuple[str, ...]] = {"literary genre": (" genre",), "music genre": (" influence",)}
 IN_COMMON = re.compile(r"\b(?:in common|both|share|shared)\b", re.IGNORECASE)
 
 
-def kind_word(answer: str) -> tuple[str, str, str] | None:
-    """(kind, word, suffix) of a lower-case answer from a closed kind ('uncle', 'north', 'romance genre')."""
-    suffix = m.group(0) if (m := KIND_SUFFIX.search(answer)) else ""
-    word = answer[:len(answer) - len(suffix)]
-    return next(((kind, word, suffix) for kind, words in KIND_WORDS if word in words
-                 and (not suffix or kind == "literary genre")), None)
+def kind_word(answer: str) -> tuple[str, str, str, str] | None:
+    """(kind, article, word, suffix) of a lower-case answer from a closed kind: 'uncle', 'a priest', 'romance
+    genre', 'dream pop influence', or a number word before lower-case words ('ten years of probation')."""
+    article = m.group(0) if (m := re.match(r"an? ", answer)) else ""
+    rest = answer[len(article):]
+    for kind, words in KIND_WORDS:
+        for word in (w for w in words if rest.startswith(w)):
+            suffix = rest[len(word):]
+            if not suffix or suffix in KIND_SUFFIXES.get(kind, ()) or \
+                    kind == "count" and not article and re.fullmatch(r"(?: [a-z]+)+", suffix):
+                return kind, article, word, suffix
+    return None
 
 
 def _whole_word(word: str) -> str:
     return rf"(?<![\w-]){re.escape(word)}(?![\w-])"
 
 
+def _with_article(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
 def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
-    """A lower-case answer of a closed kind (sport, compass direction, relative, position, office, cooking method,
-    genre) stated once as a whole word in the evidence, the question not asking what two things have in common: the
-    word becomes another of its kind that neither the question nor the evidence names (article a / an follows)."""
+    """A lower-case answer of a closed kind (see KIND_WORDS) stated once as a whole word in the evidence, the
+    question not asking what two things have in common: the word becomes another of its kind that neither the
+    question nor the evidence names, nor contains it or is contained in it (article a / an follows)."""
     found = kind_word(answer)
     if found is None or IN_COMMON.search(spec.query):
         raise NoSafeEdit("not a named entity, date or number")
-    kind, word, suffix = found
+    kind, article, word, suffix = found
     clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
     at = re.search(_whole_word(answer), sentence)
     if at is None or len(re.findall(_whole_word(word), clean)) != 1:
@@ -953,13 +969,12 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
     others = [w for w in words if word not in w and w not in word and not re.search(_whole_word(w), clean, re.IGNORECASE)
               and not re.search(_whole_word(w), spec.query, re.IGNORECASE)]
     new = rng_for(seed, spec.id).choice(others)
-    article = re.search(r"\b(an?) $", sentence[:at.start()])
-    edit = Edit(at.start(), answer, new + suffix)
-    if article is not None:
-        edit = Edit(article.start(), sentence[article.start():at.end()],
-                    f"{'an' if new[0] in 'aeiou' else 'a'} {new}{suffix}")
-    return Plan(evidence, edit, new + suffix, tuple(dict.fromkeys((new + suffix, new))), None, kind, {"gold_mentions_left": 0})
-
+    wrong = (_with_article(new) if article else new) + suffix
+    before = re.search(r"\b(an?) $", sentence[:at.start()]) if not article else None
+    edit = Edit(at.start(), answer, wrong) if before is None else \
+        Edit(before.start(), sentence[before.start():at.end()], _with_article(new) + suffix)
+    return Plan(evidence, edit, wrong, tuple(dict.fromkeys((wrong, new + suffix, new))), None, kind,
+                {"gold_mentions_left": 0})
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
 
