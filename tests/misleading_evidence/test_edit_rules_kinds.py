@@ -59,6 +59,24 @@ def test_place_in_region(question, answer, gold, noise, wrong, before, reason) -
     _assert_one_edit(spec, wrong, before)
 
 
+WORKED = "He was a filmmaker who worked in Spain, Mexico and France."
+
+
+@pytest.mark.parametrize(("question", "gold", "noise", "wrong", "reason"), [
+    pytest.param("In what countries did he work?", [WORKED], [OHIO, "Zeta is a film shot in Peru."],
+                 {"Spain, Mexico and Peru"}, None, id="last-country-from-distractor-text"),
+    pytest.param("In what countries did he work?", [WORKED, "He died in France."], [OHIO], None,
+                 "the country is stated elsewhere", id="last-country-stated-twice-refused"),
+])
+def test_country_list(question, gold, noise, wrong, reason) -> None:
+    spec = _item(question, "Spain, Mexico and France", gold, noise)
+    if reason:
+        with pytest.raises(NoSafeEdit, match=reason):
+            plan_for(spec)
+        return
+    _assert_one_edit(spec, wrong, "Spain, Mexico and France")
+
+
 MALE = {"grandfather", "brother", "nephew", "cousin"}
 
 
@@ -111,6 +129,8 @@ def test_closed_kind_words(question, answer, gold, wrong, before, reason) -> Non
                  "What sport do Ann Lee and Alpha have in common?", id="in-common-question-refused"),
     pytest.param("Boston, Massachusetts", FIRM, "Where is the firm based?",
                  "Where is the firm, not the Maumee one, based?", id="replacement-named-in-question-refused"),
+    pytest.param("Spain, Mexico and France", WORKED, "In what countries did he work?",
+                 "In what countries did both he and Ann work?", id="country-list-both-question-refused"),
 ])
 def test_guard_refuses_an_item_that_builds_otherwise(answer, gold, question, guarded) -> None:
     gold_text = [gold.format(answer=answer)]
@@ -132,4 +152,4 @@ def _assert_one_edit(spec: InstanceSpec, wrong: set[str], before: str) -> None:
 
 def test_hotpotqa_coverage_with_place_and_kind_rules() -> None:
     result = build_stress(source_specs("hotpotqa"), seed=0)
-    assert len(result.instances) >= 258 + 15
+    assert len(result.instances) >= 258 + 16

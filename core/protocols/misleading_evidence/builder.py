@@ -25,7 +25,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   "City, Region" answer ('Boston, Massachusetts', 'Lee County, Mississippi'; one or two US states or countries after
   the comma) stated once, its place named nowhere else in the evidence, becomes another "City, Region" name a
   distractor sentence states after a lower-case word (same region first, then same shape, else any city for a city;
-  a county only for a county; a three-part answer with no three-part name found keeps its country); a lower-case
+  a county only for a county; a three-part answer with no three-part name found keeps its country); a list of
+  countries ('Spain, Mexico and France', not for 'both' questions) has its last country, stated once in the
+  evidence, replaced by another (distractor-named first), the wrong answer being the edited list; a lower-case
   answer of a closed kind (sport, compass direction, male / female relative, football position, coaching role,
   office, cooking method, literary or music genre, clergy, trade, fast food, a number word two to twelve before
   lower-case words: 'ten years of probation'; 'a priest' keeps its article, fitted to the new word) stated once in the evidence as a whole word, the question not asking what
@@ -818,7 +820,7 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         if not answer[:1].isupper():
             return plan_kind_word(spec, answer, evidence, seed)
         if LIST_RE.search(answer) and not any(title_base(x.title) == answer for x in gold + noise):
-            return plan_place_in_region(spec, answer, noise_text, evidence, seed)
+            return plan_list_answer(spec, answer, noise_text, evidence, seed)
         kind = answer_kind(answer, spec.query, gold + noise, texts, sentence)
         titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind
                          and not LIST_TITLE.search(x.title)}) if kind else []
@@ -905,6 +907,30 @@ def plan_place_in_region(spec: InstanceSpec, answer: str, noise_text: str, evide
     wrong = new + answer[len(span):]
     sentence = evidence.sentences[evidence.answer]
     return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong,), None, "place in a region",
+                {"gold_mentions_left": 0})
+
+
+def plan_list_answer(spec: InstanceSpec, answer: str, noise_text: str, evidence: Evidence, seed: int) -> Plan:
+    """An answer with commas or 'and': a 'City, Region' place, else a list of countries, else no safe edit."""
+    if region_parts(answer):
+        return plan_place_in_region(spec, answer, noise_text, evidence, seed)
+    return plan_country_list(spec, answer, noise_text, evidence, seed)
+
+
+def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence: Evidence, seed: int) -> Plan:
+    """A list of countries ('Spain, Mexico and France'), the question not asking what two things share: its last
+    country, stated once in the evidence, becomes another country (one the distractors name, else any) that neither
+    the question nor the evidence names; the wrong answer is the edited list."""
+    countries = re.split(r", (?:and )?| and ", answer)
+    if len(countries) < 2 or any(c not in COUNTRIES for c in countries) or IN_COMMON.search(spec.query):
+        raise NoSafeEdit("list answer (several entities)")
+    clean, last = evidence.text(), countries[-1]
+    if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1:
+        raise NoSafeEdit("the country is stated elsewhere in the evidence or only inside a longer word")
+    new = rng_for(seed, spec.id).choice(vocabulary_options("country", last, spec.query, clean, noise_text))[0]
+    wrong = answer[:len(answer) - len(last)] + new
+    sentence = evidence.sentences[evidence.answer]
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "list of countries",
                 {"gold_mentions_left": 0})
 
 
