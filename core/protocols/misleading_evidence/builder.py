@@ -21,6 +21,18 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   its shape in the distractors is scaled (x0.5 to x2, written alike; never a percentage). MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
+- **Places in a region and closed-kind words** (HotpotQA open answers once skipped as lists or as not named): a
+  "City, Region" answer ('Boston, Massachusetts', 'Lee County, Mississippi'; one or two US states or countries after
+  the comma) stated once, its place named nowhere else in the evidence, becomes another "City, Region" name a
+  distractor sentence states after a lower-case word (same region first, then same shape, else any city for a city;
+  a county only for a county; a three-part answer with no three-part name found keeps its country); a list of
+  countries ('Spain, Mexico and France', not for 'both' questions) has its last country, stated once in the
+  evidence, replaced by another (distractor-named first), the wrong answer being the edited list; a lower-case
+  answer of a closed kind (sport, compass direction, male / female relative, football position, coaching role,
+  office, cooking method, literary or music genre, clergy, trade, fast food, a number word two to twelve before
+  lower-case words: 'ten years of probation'; 'a priest' keeps its article, fitted to the new word) stated once in the evidence as a whole word, the question not asking what
+  two things have in common, becomes another word of its list that neither the question nor the evidence names and
+  that neither contains it nor is contained in it, "a/an" following.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -806,9 +818,9 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
     else:
         if not answer[:1].isupper():
-            raise NoSafeEdit("not a named entity, date or number")
+            return plan_kind_word(spec, answer, evidence, seed)
         if LIST_RE.search(answer) and not any(title_base(x.title) == answer for x in gold + noise):
-            raise NoSafeEdit("list answer (several entities)")
+            return plan_list_answer(spec, answer, noise_text, evidence, seed)
         kind = answer_kind(answer, spec.query, gold + noise, texts, sentence)
         titled = sorted({title_base(x.title) for x in noise if describe(texts[x.title]) == kind
                          and not LIST_TITLE.search(x.title)}) if kind else []
@@ -830,6 +842,165 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         edit = _vocabulary_edit(sentence, answer, forms[0], kind, left)
     return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})
 
+
+# --------------------------------------------------------------------------- place-in-region and closed-kind words
+
+REGIONS: frozenset[str] = frozenset(US_STATES) | frozenset(COUNTRIES)
+PLACE_PART = r"[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}"
+NOT_A_PLACE = re.compile(r"^(?:The|In|On|At|By|From|However|Since|After|Before|During|When|While|Its|His|Her)\b")
+
+
+def region_parts(name: str) -> list[str] | None:
+    """The parts of a 'City, Region' name ('Warsaw, Poland', 'Lee County, Mississippi', 'Midland, Michigan, United
+    States'): a capitalised place not itself a region, then one or two US states or countries; None otherwise."""
+    parts = name.split(", ")
+    if not 2 <= len(parts) <= 3 or any(not re.fullmatch(PLACE_PART, p) for p in parts):
+        return None
+    if parts[0] in REGIONS or NOT_A_PLACE.match(parts[0]) or name_shape(parts[0]) not in (None, "place"):
+        return None
+    return parts if all(p in REGIONS for p in parts[1:]) else None
+
+
+def _region_shape(parts: list[str]) -> tuple[bool, tuple[bool, ...]]:
+    """(a county?, each region part a US state?): two 'City, Region' names of one shape are places of one kind."""
+    return parts[0].endswith(" County"), tuple(p in US_STATES for p in parts[1:])
+
+
+REGION_ALTERNATION = "|".join(sorted(map(re.escape, REGIONS), key=len, reverse=True))
+REGION_NAME = re.compile(rf"(?<=[a-z] )([A-Z][\w'-]*(?: [A-Z][\w'-]*){{0,3}})((?:, (?:{REGION_ALTERNATION})\b){{1,2}})")
+
+
+def region_places(parts: list[str], noise_text: str, keep: Callable[[str], bool]) -> list[str]:
+    """'City, Region' names the distractors' text states after a lower-case word, with as many region parts as the
+    answer and passing `keep`: those of its shape first (same region, then a state for a state and a country for a
+    country), else for a city any city in a region (a county only ever stands for a county)."""
+    found = set()
+    for m in REGION_NAME.finditer(noise_text):
+        name = ", ".join([m.group(1), *m.group(2).split(", ")[1:len(parts)]])
+        if (other := region_parts(name)) and len(other) == len(parts) and keep(name):
+            found.add(name)
+    county, regions = _region_shape(parts)
+    tiers = [[f for f in found if f.split(", ")[1:] == parts[1:]],
+             [f for f in found if _region_shape(f.split(", ")) == (county, regions)],
+             [f for f in found if not county and not _region_shape(f.split(", "))[0]]]
+    return next((sorted(tier) for tier in tiers if tier), [])
+
+
+def plan_place_in_region(spec: InstanceSpec, answer: str, noise_text: str, evidence: Evidence, seed: int) -> Plan:
+    """A 'City, Region' answer ('Boston, Massachusetts') stated once, its place named nowhere else in the evidence:
+    it becomes another 'City, Region' name the distractors state (for 'Midland, Michigan, United States' with no
+    three-part name found, its 'Midland, Michigan' only); the wrong answer is the edited span."""
+    parts = region_parts(answer)
+    if parts is None:
+        raise NoSafeEdit("list answer (several entities)")
+    clean = evidence.text()
+    if len(re.findall(rf"\b{re.escape(parts[0])}\b", clean)) != 1:
+        raise NoSafeEdit("the place of a 'City, Region' answer is named elsewhere in the evidence")
+    keep = lambda name: _usable(name, answer, spec.query, clean) and \
+        _usable(name.split(", ")[0], parts[0], spec.query, clean)  # noqa: E731
+    span, options = answer, region_places(parts, noise_text, keep)
+    if not options and len(parts) == 3:
+        span, options = ", ".join(parts[:2]), region_places(parts[:2], noise_text, keep)
+    if not options:
+        raise NoSafeEdit("no same-type entity in the distractor paragraphs (place in a region)")
+    new = rng_for(seed, spec.id).choice(options)
+    wrong = new + answer[len(span):]
+    sentence = evidence.sentences[evidence.answer]
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong,), None, "place in a region",
+                {"gold_mentions_left": 0})
+
+
+def plan_list_answer(spec: InstanceSpec, answer: str, noise_text: str, evidence: Evidence, seed: int) -> Plan:
+    """An answer with commas or 'and': a 'City, Region' place, else a list of countries, else no safe edit."""
+    if region_parts(answer):
+        return plan_place_in_region(spec, answer, noise_text, evidence, seed)
+    return plan_country_list(spec, answer, noise_text, evidence, seed)
+
+
+def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence: Evidence, seed: int) -> Plan:
+    """A list of countries ('Spain, Mexico and France'), the question not asking what two things share: its last
+    country, stated once in the evidence, becomes another country (one the distractors name, else any) that neither
+    the question nor the evidence names; the wrong answer is the edited list."""
+    countries = re.split(r", (?:and )?| and ", answer)
+    if len(countries) < 2 or any(c not in COUNTRIES for c in countries) or IN_COMMON.search(spec.query):
+        raise NoSafeEdit("list answer (several entities)")
+    clean, last = evidence.text(), countries[-1]
+    if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1:
+        raise NoSafeEdit("the country is stated elsewhere in the evidence or only inside a longer word")
+    new = rng_for(seed, spec.id).choice(vocabulary_options("country", last, spec.query, clean, noise_text))[0]
+    wrong = answer[:len(answer) - len(last)] + new
+    sentence = evidence.sentences[evidence.answer]
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "list of countries",
+                {"gold_mentions_left": 0})
+
+
+KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("sport", ("ice hockey", "field hockey", "basketball", "baseball", "soccer", "tennis", "golf", "cricket",
+               "rugby", "volleyball", "lacrosse", "handball")),
+    ("compass direction", ("north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest")),
+    ("male relative", ("uncle", "grandfather", "great-uncle", "brother", "nephew", "cousin")),
+    ("female relative", ("aunt", "grandmother", "great-aunt", "sister", "niece", "cousin")),
+    ("football position", ("goalkeeper", "defender", "midfielder", "striker", "winger")),
+    ("coaching role", ("defensive coordinator", "offensive coordinator", "special teams coordinator",
+                       "linebackers coach", "quarterbacks coach")),
+    ("office", ("president", "chairman", "vice president", "treasurer", "chief operating officer",
+                "chief financial officer", "managing director")),
+    ("cooking method", ("boiled", "steamed", "fried", "baked", "roasted", "grilled")),
+    ("literary genre", ("romance", "fantasy", "mystery", "horror", "science fiction", "thriller", "western")),
+    ("music genre", ("dream pop", "shoegaze", "synth-pop", "indie pop", "trip hop", "electropop", "art rock")),
+    ("clergy", ("priest", "vicar", "rabbi", "monk", "bishop", "imam")),
+    ("trade", ("scholar", "merchant", "farmer", "soldier", "physician", "fisherman", "blacksmith")),
+    ("fast food", ("hamburgers", "pizza", "fried chicken", "tacos", "hot dogs", "sandwiches", "doughnuts")),
+    ("count", ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")),
+)
+KIND_SUFFIXES: dict[str, tuple[str, ...]] = {"literary genre": (" genre",), "music genre": (" influence",)}
+IN_COMMON = re.compile(r"\b(?:in common|both|share|shared)\b", re.IGNORECASE)
+
+
+def kind_word(answer: str) -> tuple[str, str, str, str] | None:
+    """(kind, article, word, suffix) of a lower-case answer from a closed kind: 'uncle', 'a priest', 'romance
+    genre', 'dream pop influence', or a number word before lower-case words ('ten years of probation')."""
+    article = m.group(0) if (m := re.match(r"an? ", answer)) else ""
+    rest = answer[len(article):]
+    for kind, words in KIND_WORDS:
+        for word in (w for w in words if rest.startswith(w)):
+            suffix = rest[len(word):]
+            if not suffix or suffix in KIND_SUFFIXES.get(kind, ()) or \
+                    kind == "count" and not article and re.fullmatch(r"(?: [a-z]+)+", suffix):
+                return kind, article, word, suffix
+    return None
+
+
+def _whole_word(word: str) -> str:
+    return rf"(?<![\w-]){re.escape(word)}(?![\w-])"
+
+
+def _with_article(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
+def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
+    """A lower-case answer of a closed kind (see KIND_WORDS) stated once as a whole word in the evidence, the
+    question not asking what two things have in common: the word becomes another of its kind that neither the
+    question nor the evidence names, nor contains it or is contained in it (article a / an follows)."""
+    found = kind_word(answer)
+    if found is None or IN_COMMON.search(spec.query):
+        raise NoSafeEdit("not a named entity, date or number")
+    kind, article, word, suffix = found
+    clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
+    at = re.search(_whole_word(answer), sentence)
+    if at is None or len(re.findall(_whole_word(word), clean)) != 1:
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    words = next(w for k, w in KIND_WORDS if k == kind)
+    others = [w for w in words if word not in w and w not in word and not re.search(_whole_word(w), clean, re.IGNORECASE)
+              and not re.search(_whole_word(w), spec.query, re.IGNORECASE)]
+    new = rng_for(seed, spec.id).choice(others)
+    wrong = (_with_article(new) if article else new) + suffix
+    before = re.search(r"\b(an?) $", sentence[:at.start()]) if not article else None
+    edit = Edit(at.start(), answer, wrong) if before is None else \
+        Edit(before.start(), sentence[before.start():at.end()], _with_article(new) + suffix)
+    return Plan(evidence, edit, wrong, tuple(dict.fromkeys((wrong, new + suffix, new))), None, kind,
+                {"gold_mentions_left": 0})
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
 
