@@ -21,6 +21,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   its shape in the distractors is scaled (x0.5 to x2, written alike; never a percentage). MCQ: the correct option's
   text in the assertion is replaced by a wrong option's text. The designated wrong answer goes to
   `reference.wrong_answers`; the before/after span is recorded on every evidence document.
+- **Fallback figures** (only where the rules above leave no option): a count whose distractor figures are all
+  unusable (inside the clean evidence or the question) is scaled as above; an ordinal standing alone as the answer
+  ('8th') becomes another ordinal of 2nd to 20th. An ordinal inside a longer answer and percentages stay refused.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -369,6 +372,26 @@ def nearby_figures(shape: str, core: str, answer: str) -> list[str]:
     value = float(core.replace(",", ""))
     written = [f"{value * f:{',' if ',' in core else ''}.{decimals}f}" for f in FIGURE_FACTORS]
     return sorted({w for w in written if w != core and same_format(core, w)})
+
+
+def figure_fallbacks(shape: str, core: str, answer: str) -> list[str]:
+    """Figures for an answer whose distractor figures are absent or all unusable: a count or amount scaled (as in
+    `nearby_figures`), and an ordinal standing alone ('8th') another ordinal of 2 to 20."""
+    if shape == "ordinal" and answer == core:
+        return [_ordinal(n) for n in range(2, 21) if _ordinal(n) != core]
+    return nearby_figures(shape, core, answer)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _figure_options(answer: str, m: re.Match[str], found: list[str], question: str,
+                    clean: str) -> list[tuple[str, ...]]:
+    """The answer with its figure replaced by each found figure, kept where answer and figure are usable."""
+    options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
+    return [o for o in options if all(_usable(f, answer, question, clean) for f in o)]
 
 
 def same_format(core: str, other: str) -> bool:
@@ -802,8 +825,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         core = m.group(0)
         found = sorted({c for c in re.findall(pattern, noise_text)
                         if c != core and (kind != "number" or same_format(core, c))}) or nearby_figures(kind, core, answer)
-        options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
-        options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
+        options = _figure_options(answer, m, found, spec.query, clean) \
+            or _figure_options(answer, m, figure_fallbacks(kind, core, answer), spec.query, clean)
     else:
         if not answer[:1].isupper():
             raise NoSafeEdit("not a named entity, date or number")
