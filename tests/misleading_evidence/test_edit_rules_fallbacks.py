@@ -1,11 +1,19 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, and the coverage they add on the shared slice."""
+figures are all unusable, ordinals standing alone, US television networks and channels, and the coverage they add on
+the shared slice."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import build_stress, one_span_diff, plan_for
+from core.protocols.misleading_evidence.builder import (
+    BROADCAST_NETWORKS,
+    CABLE_CHANNELS,
+    build_stress,
+    indefinite_article,
+    one_span_diff,
+    plan_for,
+)
 from tests.misleading_evidence.conftest import source_specs
 from tests.misleading_evidence.test_edit_rules import _item
 
@@ -33,5 +41,35 @@ def test_figure_fallbacks(question, answer, sentence, noise, wrong) -> None:
     assert plan.wrong_answer in misleading and plan.wrong_answer not in clean
 
 
+@pytest.mark.parametrize(("answer", "sentence", "noise", "wrong"), [
+    pytest.param("CBS", "It aired as a CBS series from 1987.", [SINGER], set(BROADCAST_NETWORKS) - {"CBS"},
+                 id="broadcast-network-from-the-list"),
+    # 'an HBO' -> 'a Showtime': the article inside the edited span follows the new word
+    pytest.param("HBO", "It aired as an HBO series from 1987.", [("Gamma", "Gamma is a Showtime drama.")],
+                 {"Showtime"}, id="cable-channel-named-by-a-distractor"),
+    pytest.param("Nickelodeon", "It was based on the Nickelodeon series.", [SINGER],
+                 set(CABLE_CHANNELS) - {"Nickelodeon"}, id="cable-channel-from-the-list"),
+])
+def test_network_answers(answer, sentence, noise, wrong) -> None:
+    plan = plan_for(_item("On which network did it air?", answer, [("Alpha Beta", sentence)], noise))
+    assert plan.wrong_answer in wrong
+    edited = plan.misleading.text()
+    article = " a " in sentence or " an " in sentence
+    assert f"{indefinite_article(plan.wrong_answer)} {plan.wrong_answer}" in edited if article \
+        else plan.wrong_answer in edited
+    assert answer not in edited
+
+
+@pytest.mark.parametrize(("word", "article"), [
+    pytest.param("HBO", "an", id="acronym-vowel-sound"),
+    pytest.param("NBC", "an", id="acronym-n"),
+    pytest.param("CBS", "a", id="acronym-consonant"),
+    pytest.param("Argentine", "an", id="word-vowel"),
+    pytest.param("Showtime", "a", id="word-consonant"),
+])
+def test_indefinite_article(word, article) -> None:
+    assert indefinite_article(word) == article
+
+
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 2
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 4

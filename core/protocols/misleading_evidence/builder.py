@@ -24,6 +24,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **Fallback figures** (only where the rules above leave no option): a count whose distractor figures are all
   unusable (inside the clean evidence or the question) is scaled as above; an ordinal standing alone as the answer
   ('8th') becomes another ordinal of 2nd to 20th. An ordinal inside a longer answer and percentages stay refused.
+- **US television networks and channels** ('CBS', 'Nickelodeon'): swapped like a nationality, within their own
+  closed list (6 broadcast networks, 18 cable channels); an article before an acronym follows how it is read ('an
+  HBO').
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -267,8 +270,13 @@ COUNTRIES: tuple[str, ...] = (
     "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
     "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+BROADCAST_NETWORKS = ("ABC", "CBS", "NBC", "Fox", "PBS", "The CW")
+CABLE_CHANNELS = ("HBO", "Showtime", "Starz", "Cinemax", "Nickelodeon", "Cartoon Network", "Disney Channel", "MTV",
+                  "VH1", "AMC", "FX", "TNT", "TBS", "USA Network", "Comedy Central", "Syfy", "A&E", "BET")
 VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
-                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS}
+                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS,
+                                          "US broadcast network": BROADCAST_NETWORKS,
+                                          "US cable channel": CABLE_CHANNELS}
 PERSON_IN_TEXT = re.compile(
     r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
     r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
@@ -733,8 +741,15 @@ def _vocabulary_edit(sentence: str, answer: str, wrong: str, kind: str, left: in
     article = re.search(r"\b(an?) $", sentence[:at.start()])
     if article is None:
         return Edit(at.start(), answer, wrong)
-    new = "an" if wrong[0] in "AEIOU" else "a"
+    new = indefinite_article(wrong)
     return Edit(article.start(), sentence[article.start():at.end()], f"{new} {wrong}")
+
+
+def indefinite_article(word: str) -> str:
+    """'a' or 'an' before a word, an acronym read letter by letter ('an HBO', 'a CBS', 'an Argentine')."""
+    if re.fullmatch(r"[A-Z&]{2,}", word):
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if word[0] in "AEIOU" else "a"
 
 
 def _nationalities(para: Paragraph) -> list[str]:
