@@ -1,5 +1,5 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, US television networks and channels, and the coverage they add on
+figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, and the coverage they add on
 the shared slice."""
 
 from __future__ import annotations
@@ -60,6 +60,28 @@ def test_network_answers(answer, sentence, noise, wrong) -> None:
     assert answer not in edited
 
 
+PERSON_SENTENCE = "Mollie Elizabeth King (born 4 June 1987) is an English singer-songwriter."
+TOWN = ("Alpha Town", "Alpha Town is a town in Kent.")
+
+
+@pytest.mark.parametrize(("noise", "wrong"), [
+    pytest.param([("DFS 193", "The DFS 193 was an aircraft. Designed by Professor Alexander Lippisch, it flew.")],
+                 "Alexander Lippisch", id="after-a-title"),
+    pytest.param([("Old Mill", "The mill opened in 1900. It was designed by noted architect Richard C. Biberstein.")],
+                 "Richard C. Biberstein", id="after-an-occupation"),
+    pytest.param([("Evernight", "Evernight is a series of novels. Its author, Claudia Gray, is an American novelist.")],
+                 "Claudia Gray", id="before-is-an-occupation"),
+    pytest.param([("Old Mill", "The mill was sold in 1950. Ann Lee (born 1921) bought it.")], "Ann Lee",
+                 id="opening-a-sentence-before-a-birth"),
+])
+def test_person_named_with_a_cue(noise, wrong) -> None:
+    spec = _item("The group included what girl born in 1987?", "Mollie Elizabeth King",
+                 [("Mollie King", PERSON_SENTENCE)], [TOWN, *noise])
+    plan = plan_for(spec)
+    assert plan.wrong_answer == wrong and plan.entity_type == "person"
+    assert plan.misleading.text() == PERSON_SENTENCE.replace("Mollie Elizabeth King", wrong)
+
+
 @pytest.mark.parametrize(("word", "article"), [
     pytest.param("HBO", "an", id="acronym-vowel-sound"),
     pytest.param("NBC", "an", id="acronym-n"),
@@ -72,4 +94,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 4
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 5

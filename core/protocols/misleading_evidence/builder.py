@@ -27,6 +27,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **US television networks and channels** ('CBS', 'Nickelodeon'): swapped like a nationality, within their own
   closed list (6 broadcast networks, 18 cable channels); an article before an acronym follows how it is read ('an
   HBO').
+- **People named with a cue in distractor text** (only where no person is found above): a full name after a title
+  or occupation noun, before 'is / was a(n) ... <occupation>', or opening a sentence before a birth or life dates;
+  only for an answer that is itself a full name, not named in the question, whose surname its sentence states once.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -661,6 +664,34 @@ def vocabulary_options(kind: str, answer: str, question: str, clean: str, noise_
     return named or [(w,) for w in usable]
 
 
+_NAME_WORD = r"(?:[A-Z][a-zà-ÿ'-]+|[A-Z]\.)"
+FULL_NAME = rf"{_NAME_WORD}(?:\s{_NAME_WORD}){{1,3}}"
+_OCCUPATION = KIND_CUES["person"][KIND_CUES["person"].index("(?:actor"):]
+PERSON_CUED = re.compile(
+    rf"(?:\b(?:Professor|Dr\.|Sir|Captain|Colonel|Lieutenant|Senator|Governor|Reverend)|\b{_OCCUPATION})\s({FULL_NAME})\b"
+    rf"|(?:^|(?<=\.\s))({FULL_NAME})(?=\s*\((?:born\b|b\.|[^()]*\d{{3,4}}\s*[–-]))"
+    rf"|({FULL_NAME}),?\s+(?:is|was)\s+an?\s+(?:[\w-]+\s+){{0,4}}?{_OCCUPATION}")
+
+
+def cued_person_names(noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """Full names (2-4 capitalised words) distractor text marks as people: after a title or occupation noun
+    ('architect Richard C. Biberstein', 'Professor Alexander Lippisch'), before 'is / was a(n) ... <occupation>', or
+    opening a sentence before a birth or life dates; titled, company-like and place-like names refused."""
+    found = {next(g for g in m.groups() if g) for x in noise for m in PERSON_CUED.finditer(texts[x.title])}
+    return sorted(n for n in found if name_shape(n) is None and not NOT_A_PERSONAL_NAME.search(n)
+                  and not vocabulary_kind(n.split()[0]))
+
+
+def person_fallback(answer: str, question: str, sentence: str, noise: list[Paragraph],
+                    texts: dict[str, str]) -> list[str]:
+    """Cued person names for a person answer that is itself a full name, not one of the question's own choices, and
+    whose surname its sentence does not state again ('Banneker Recreation Center ... named for Benjamin Banneker')."""
+    surname = rf"\b{re.escape(answer.split()[-1])}\b"
+    if not re.fullmatch(FULL_NAME, answer) or answer in question or len(re.findall(surname, sentence)) > 1:
+        return []
+    return cued_person_names(noise, texts)
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -857,6 +888,9 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
             if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
                 kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
             options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
+        if not options and kind == "person":
+            options = [(t,) for t in person_fallback(answer, spec.query, sentence, noise, texts)
+                       if _usable(t, answer, spec.query, clean)]
         if kind is None:
             raise NoSafeEdit("the answer's entity type cannot be told offline")
     if not options:
