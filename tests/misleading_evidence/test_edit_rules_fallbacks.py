@@ -1,5 +1,5 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, and the coverage they add on
+figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, and the coverage they add on
 the shared slice."""
 
 from __future__ import annotations
@@ -82,6 +82,31 @@ def test_person_named_with_a_cue(noise, wrong) -> None:
     assert plan.misleading.text() == PERSON_SENTENCE.replace("Mollie Elizabeth King", wrong)
 
 
+WRITERS = [("Milt Roe", "Milt Roe (1911 – 1987) was a radio writer. He wrote for radio."),
+           ("Ann Poe", "Ann Poe (1911 – 1987) was a radio writer. She wrote for radio.")]
+
+
+@pytest.mark.parametrize(("question", "answer", "sentence", "noise", "wrong"), [
+    # 'World War' inside 'World War II' is not a name of its own
+    pytest.param("During what wars did it take place?", "Scanian War", "It took place as part of the Scanian War.",
+                 [("Treaty", "The treaty ended World War II and the Bjelke War in Norway.")], {"Bjelke War"},
+                 id="war-named-in-distractor-text"),
+    pytest.param("To which aircraft carrier was it assigned?", "USS Essex", "It was assigned to the USS Essex (CV-9).",
+                 [("Air Group", "Air Group 5 flew from USS Franklin and USS Hornet (CV-12).")],
+                 {"USS Franklin", "USS Hornet"}, id="ship-named-in-distractor-text"),
+    pytest.param("What is the first name of Jack Binion's father?", "Lester",
+                 'Lester Ben "Benny" Binion (born 1904) was a casino owner.', WRITERS, {"Milt"},
+                 id="first-name-of-a-father"),
+    pytest.param("What is the first name of the singer's teacher?", "Narcissa",
+                 "Narcissa Foster (born 1868) was a soprano and she sang badly.", WRITERS, {"Ann"},
+                 id="first-name-by-the-paragraph-pronoun"),
+])
+def test_shared_heads_and_first_names(question, answer, sentence, noise, wrong) -> None:
+    plan = plan_for(_item(question, answer, [("Alpha Beta", sentence)], [TOWN, *noise]))
+    assert plan.wrong_answer in wrong
+    assert plan.misleading.text() == sentence.replace(answer, plan.wrong_answer)
+
+
 @pytest.mark.parametrize(("word", "article"), [
     pytest.param("HBO", "an", id="acronym-vowel-sound"),
     pytest.param("NBC", "an", id="acronym-n"),
@@ -94,4 +119,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 5
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 8

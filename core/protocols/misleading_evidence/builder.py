@@ -30,6 +30,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **People named with a cue in distractor text** (only where no person is found above): a full name after a title
   or occupation noun, before 'is / was a(n) ... <occupation>', or opening a sentence before a birth or life dates;
   only for an answer that is itself a full name, not named in the question, whose surname its sentence states once.
+- **Names sharing a head word, and first names** (only where no option is found above): '... War' / '... Battle' /
+  'USS ...' / 'HMS ...' become a name of that head in the distractors' text (not inside a longer name); a one-word
+  answer to 'the first name of ...' becomes the first name of a distractor person referred to by the same pronoun.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -692,6 +695,48 @@ def person_fallback(answer: str, question: str, sentence: str, noise: list[Parag
     return cued_person_names(noise, texts)
 
 
+SHARED_HEADS: dict[str, str] = {"War": "event", "Battle": "event", "USS": "ship", "HMS": "ship"}
+FIRST_NAME_QUESTION = re.compile(r"\bfirst name of\b", re.IGNORECASE)
+
+
+def _pronoun(text: str) -> str | None:
+    """'she' or 'he' when a paragraph refers to its subject by one of them more than by the other."""
+    she = len(re.findall(r"\b(?:she|her|hers)\b", text, re.IGNORECASE))
+    he = len(re.findall(r"\b(?:he|him|his)\b", text, re.IGNORECASE))
+    return "she" if she > he else "he" if he > she else None
+
+
+def _asked_pronoun(question: str, gold_text: str) -> str | None:
+    """'he' or 'she' for the person a question asks about: by its noun ('father', 'the woman'), else by the
+    pronouns of the answer's paragraph."""
+    if re.search(r"\b(?:father|son|brother|husband|man|king|boy)\b", question, re.IGNORECASE):
+        return "he"
+    if re.search(r"\b(?:mother|daughter|sister|wife|woman|queen|girl)\b", question, re.IGNORECASE):
+        return "she"
+    return _pronoun(gold_text)
+
+
+def first_names(question: str, gold_text: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """First names of distractor paragraphs about a person referred to by the same pronoun as the one asked about."""
+    pronoun = _asked_pronoun(question, gold_text)
+    return sorted({title_base(x.title).split()[0] for x in noise if describe(texts[x.title]) == "person"
+                   and pronoun is not None and _pronoun(texts[x.title]) == pronoun
+                   and re.fullmatch(r"[A-Z][a-z]+", title_base(x.title).split()[0]) and " " in title_base(x.title)})
+
+
+def shared_head_names(answer: str, noise_text: str) -> tuple[str, list[str]] | None:
+    """(kind, names) for an answer named by a head word it shares with names in the distractors' text: '... War' or
+    '... Battle' (an event; not inside a longer name such as 'World War II'), a 'USS / HMS ...' ship."""
+    words = answer.split()
+    if len(words) < 2 or not (kind := SHARED_HEADS.get(words[-1]) or SHARED_HEADS.get(words[0])):
+        return None
+    if words[0] in SHARED_HEADS:
+        pattern = rf"\b{words[0]} [A-Z][a-z]+\b(?! [A-Z0-9])"
+    else:
+        pattern = rf"(?<![\w-])(?:[A-Z][\w'-]*\s){{1,3}}{words[-1]}\b(?!\s[A-Z0-9])"
+    return kind, sorted({m.group(0).removeprefix("The ") for m in re.finditer(pattern, noise_text)})
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -891,6 +936,11 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         if not options and kind == "person":
             options = [(t,) for t in person_fallback(answer, spec.query, sentence, noise, texts)
                        if _usable(t, answer, spec.query, clean)]
+        if not options and (shared := shared_head_names(answer, noise_text)):
+            kind, options = shared[0], [(t,) for t in shared[1] if _usable(t, answer, spec.query, clean)]
+        if not options and FIRST_NAME_QUESTION.search(spec.query) and re.fullmatch(r"[A-Z][a-z]+", answer):
+            names = first_names(spec.query, texts[gold[p].title], noise, texts)
+            kind, options = "first name", [(t,) for t in names if _usable(t, answer, spec.query, clean)]
         if kind is None:
             raise NoSafeEdit("the answer's entity type cannot be told offline")
     if not options:
