@@ -49,8 +49,10 @@ def test_figure_fallbacks(question, answer, sentence, noise, wrong) -> None:
                  {"Showtime"}, id="cable-channel-named-by-a-distractor"),
     pytest.param("Nickelodeon", "It was based on the Nickelodeon series.", [SINGER],
                  set(CABLE_CHANNELS) - {"Nickelodeon"}, id="cable-channel-from-the-list"),
+    pytest.param("Norbertine", "It was first made by Norbertine monks.", [("Gamma", "Gamma lies near a Jesuit abbey.")],
+                 {"Jesuit"}, id="religious-order-named-by-a-distractor"),
 ])
-def test_network_answers(answer, sentence, noise, wrong) -> None:
+def test_closed_list_answers(answer, sentence, noise, wrong) -> None:
     plan = plan_for(_item("On which network did it air?", answer, [("Alpha Beta", sentence)], noise))
     assert plan.wrong_answer in wrong
     edited = plan.misleading.text()
@@ -119,4 +121,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 8
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 9

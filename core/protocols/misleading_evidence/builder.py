@@ -33,6 +33,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **Names sharing a head word, and first names** (only where no option is found above): '... War' / '... Battle' /
   'USS ...' / 'HMS ...' become a name of that head in the distractors' text (not inside a longer name); a one-word
   answer to 'the first name of ...' becomes the first name of a distractor person referred to by the same pronoun.
+- **Religious orders** ('Norbertine monks'): swapped like a nationality within a closed list of 9 orders (no
+  synonyms or branches of one another).
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -279,10 +281,12 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 BROADCAST_NETWORKS = ("ABC", "CBS", "NBC", "Fox", "PBS", "The CW")
 CABLE_CHANNELS = ("HBO", "Showtime", "Starz", "Cinemax", "Nickelodeon", "Cartoon Network", "Disney Channel", "MTV",
                   "VH1", "AMC", "FX", "TNT", "TBS", "USA Network", "Comedy Central", "Syfy", "A&E", "BET")
+RELIGIOUS_ORDERS = ("Benedictine", "Cistercian", "Norbertine", "Franciscan", "Dominican", "Carmelite", "Augustinian",
+                    "Carthusian", "Jesuit")  # no synonyms or branches of one another (Premonstratensian, Trappist)
 VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
                                           "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS,
                                           "US broadcast network": BROADCAST_NETWORKS,
-                                          "US cable channel": CABLE_CHANNELS}
+                                          "US cable channel": CABLE_CHANNELS, "religious order": RELIGIOUS_ORDERS}
 PERSON_IN_TEXT = re.compile(
     r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
     r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
