@@ -1,5 +1,5 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, and the coverage they add on
+figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, periodicals, and the coverage they add on
 the shared slice."""
 
 from __future__ import annotations
@@ -102,8 +102,11 @@ WRITERS = [("Milt Roe", "Milt Roe (1911 – 1987) was a radio writer. He wrote f
     pytest.param("What is the first name of the singer's teacher?", "Narcissa",
                  "Narcissa Foster (born 1868) was a soprano and she sang badly.", WRITERS, {"Ann"},
                  id="first-name-by-the-paragraph-pronoun"),
+    pytest.param("Which magazine ranked him?", "India Today", "The magazine India Today featured him.",
+                 [("Gamma", "Gamma lies in Ohio; Fortune magazine praised it.")], {"Fortune"},
+                 id="periodical-named-by-a-distractor"),
 ])
-def test_shared_heads_and_first_names(question, answer, sentence, noise, wrong) -> None:
+def test_names_found_in_distractor_text(question, answer, sentence, noise, wrong) -> None:
     plan = plan_for(_item(question, answer, [("Alpha Beta", sentence)], [TOWN, *noise]))
     assert plan.wrong_answer in wrong
     assert plan.misleading.text() == sentence.replace(answer, plan.wrong_answer)
@@ -121,4 +124,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 9
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 10

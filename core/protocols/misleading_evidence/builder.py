@@ -35,6 +35,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   answer to 'the first name of ...' becomes the first name of a distractor person referred to by the same pronoun.
 - **Religious orders** ('Norbertine monks'): swapped like a nationality within a closed list of 9 orders (no
   synonyms or branches of one another).
+- **Periodicals** (only where no option is found above): an answer its sentence calls a magazine / newspaper /
+  journal ('the magazine India Today') becomes a name the distractors' text calls one ('Fortune magazine').
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -741,6 +743,19 @@ def shared_head_names(answer: str, noise_text: str) -> tuple[str, list[str]] | N
     return kind, sorted({m.group(0).removeprefix("The ") for m in re.finditer(pattern, noise_text)})
 
 
+PERIODICAL = r"(?:magazine|newspaper|journal)"
+_TITLE_WORDS = r"[A-Z][\w'&.-]*(?:\s[A-Z][\w'&.-]*){0,2}"
+
+
+def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
+    """Names the distractors' text calls a magazine / newspaper / journal, for an answer its sentence calls one
+    ('The magazine India Today featured him' -> 'Fortune', from 'Fortune magazine')."""
+    if not re.search(rf"\b{PERIODICAL}\s+{re.escape(answer)}\b|\b{re.escape(answer)}\s+{PERIODICAL}\b", sentence):
+        return []
+    found = re.finditer(rf"\b{PERIODICAL}\s+({_TITLE_WORDS})\b|\b({_TITLE_WORDS})\s+{PERIODICAL}\b", noise_text)
+    return sorted({(m.group(1) or m.group(2)).removeprefix("The ") for m in found})
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -942,6 +957,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
                        if _usable(t, answer, spec.query, clean)]
         if not options and (shared := shared_head_names(answer, noise_text)):
             kind, options = shared[0], [(t,) for t in shared[1] if _usable(t, answer, spec.query, clean)]
+        if not options and (periodicals := periodical_names(answer, sentence, noise_text)):
+            kind, options = "periodical", [(t,) for t in periodicals if _usable(t, answer, spec.query, clean)]
         if not options and FIRST_NAME_QUESTION.search(spec.query) and re.fullmatch(r"[A-Z][a-z]+", answer):
             names = first_names(spec.query, texts[gold[p].title], noise, texts)
             kind, options = "first name", [(t,) for t in names if _usable(t, answer, spec.query, clean)]
