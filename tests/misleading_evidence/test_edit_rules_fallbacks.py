@@ -1,5 +1,5 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, periodicals, and the coverage they add on
+figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, periodicals, quoted works, and the coverage they add on
 the shared slice."""
 
 from __future__ import annotations
@@ -105,6 +105,14 @@ WRITERS = [("Milt Roe", "Milt Roe (1911 – 1987) was a radio writer. He wrote f
     pytest.param("Which magazine ranked him?", "India Today", "The magazine India Today featured him.",
                  [("Gamma", "Gamma lies in Ohio; Fortune magazine praised it.")], {"Fortune"},
                  id="periodical-named-by-a-distractor"),
+    pytest.param("Which Grammy nominated album was made by the band?", "Nature's Symphony",
+                 "Nature's Symphony is an album by The Isaacs.",
+                 [("Gamma", 'Gamma sang on the album "Made In Jamaica" and the song "Drive".')], {"Made In Jamaica"},
+                 id="album-quoted-by-a-distractor"),
+    # a movie question takes a quoted film; a quote ending in a lowercase word is not a title
+    pytest.param("What movie was he in in 1972?", "Five Summer Stories", "Five Summer Stories is a 1972 surf film.",
+                 [("Gamma", 'Gamma acted in the film "Blink" and the film "Jayam Manade Raa and" in 1990.')],
+                 {"Blink"}, id="film-quoted-by-a-distractor"),
 ])
 def test_names_found_in_distractor_text(question, answer, sentence, noise, wrong) -> None:
     plan = plan_for(_item(question, answer, [("Alpha Beta", sentence)], [TOWN, *noise]))
@@ -124,4 +132,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 10
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 12

@@ -37,6 +37,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   synonyms or branches of one another).
 - **Periodicals** (only where no option is found above): an answer its sentence calls a magazine / newspaper /
   journal ('the magazine India Today') becomes a name the distractors' text calls one ('Fortune magazine').
+- **Quoted works** (only where no work is found above): a title the distractors' text quotes after the work noun
+  the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike).
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -756,6 +758,22 @@ def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
     return sorted({(m.group(1) or m.group(2)).removeprefix("The ") for m in found})
 
 
+WORK_NOUNS: tuple[tuple[str, ...], ...] = (("film", "movie"), ("album",), ("song", "single"), ("novel",), ("book",),
+                                          ("speech",), ("poem",), ("play",), ("opera",))
+
+
+def quoted_works(question: str, noise_text: str) -> list[str]:
+    """Titles the distractors' text quotes after the work noun the question asks for ('Which Grammy Nominated album'
+    -> 'album "Back To Love"'; film and movie alike); a quote ending in a lowercase word is not a title."""
+    every = "|".join(noun for group in WORK_NOUNS for noun in group)
+    asked = re.search(rf"\b(?:what|which)\s+(?:\S+\s+){{0,3}}?({every})s?\b", question, re.IGNORECASE)
+    nouns = next((group for group in WORK_NOUNS if asked and asked.group(1).lower() in group), None)
+    if nouns is None:
+        return []
+    found = re.findall(rf'\b(?:{"|".join(nouns)})\s+"([A-Z][^"]{{0,80}})"', noise_text)
+    return sorted({t.strip(" ,.") for t in found if re.search(r"[A-Z0-9][^\s]*$", t.strip(" ,."))})
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -952,6 +970,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
             if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
                 kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
             options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
+        if not options and kind == "work":
+            options = [(t,) for t in quoted_works(spec.query, noise_text) if _usable(t, answer, spec.query, clean)]
         if not options and kind == "person":
             options = [(t,) for t in person_fallback(answer, spec.query, sentence, noise, texts)
                        if _usable(t, answer, spec.query, clean)]
