@@ -1,5 +1,5 @@
 """HotpotQA fallback rules for bridge answers with no same-type entity among the distractors: counts whose distractor
-figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...'), first names, periodicals, quoted works, and the coverage they add on
+figures are all unusable, ordinals standing alone, US television networks and channels, people named with a cue in distractor text, names sharing a head word ('... War', 'USS ...', '...saurus'), first names, periodicals, quoted works, and the coverage they add on
 the shared slice."""
 
 from __future__ import annotations
@@ -113,6 +113,13 @@ WRITERS = [("Milt Roe", "Milt Roe (1911 – 1987) was a radio writer. He wrote f
     pytest.param("What movie was he in in 1972?", "Five Summer Stories", "Five Summer Stories is a 1972 surf film.",
                  [("Gamma", 'Gamma acted in the film "Blink" and the film "Jayam Manade Raa and" in 1990.')],
                  {"Blink"}, id="film-quoted-by-a-distractor"),
+    pytest.param("Which collection story did she write first?", "The Ones Who Walk Away",
+                 'The story "The Ones Who Walk Away" won the Hugo Award.',
+                 [("Gamma", 'Gamma reprinted the story "The Rule of Names" in 1975.')], {"The Rule of Names"},
+                 id="story-quoted-by-a-distractor"),
+    pytest.param("What kind of dinosaur is Arlo?", "Apatosaurus", 'The film follows a young "Apatosaurus" named Arlo.',
+                 [("Gamma", "Gamma lies near a Tyrannosaurus skeleton.")], {"Tyrannosaurus"},
+                 id="dinosaur-genus-named-by-a-distractor"),
 ])
 def test_names_found_in_distractor_text(question, answer, sentence, noise, wrong) -> None:
     plan = plan_for(_item(question, answer, [("Alpha Beta", sentence)], [TOWN, *noise]))
@@ -132,4 +139,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 12
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 13

@@ -31,14 +31,16 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   or occupation noun, before 'is / was a(n) ... <occupation>', or opening a sentence before a birth or life dates;
   only for an answer that is itself a full name, not named in the question, whose surname its sentence states once.
 - **Names sharing a head word, and first names** (only where no option is found above): '... War' / '... Battle' /
-  'USS ...' / 'HMS ...' become a name of that head in the distractors' text (not inside a longer name); a one-word
+  'USS ...' / 'HMS ...' / '...saurus' become a name of that head in the distractors' text (not inside a longer
+  name); a one-word
   answer to 'the first name of ...' becomes the first name of a distractor person referred to by the same pronoun.
 - **Religious orders** ('Norbertine monks'): swapped like a nationality within a closed list of 9 orders (no
   synonyms or branches of one another).
 - **Periodicals** (only where no option is found above): an answer its sentence calls a magazine / newspaper /
   journal ('the magazine India Today') becomes a name the distractors' text calls one ('Fortune magazine').
 - **Quoted works** (only where no work is found above): a title the distractors' text quotes after the work noun
-  the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike).
+  the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike; also for an answer
+  of unknown kind when the question asks for such a noun, e.g. a 'story').
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -734,8 +736,11 @@ def first_names(question: str, gold_text: str, noise: list[Paragraph], texts: di
 
 def shared_head_names(answer: str, noise_text: str) -> tuple[str, list[str]] | None:
     """(kind, names) for an answer named by a head word it shares with names in the distractors' text: '... War' or
-    '... Battle' (an event; not inside a longer name such as 'World War II'), a 'USS / HMS ...' ship."""
+    '... Battle' (an event; not inside a longer name such as 'World War II'), a 'USS / HMS ...' ship, a '...saurus'
+    dinosaur genus."""
     words = answer.split()
+    if re.fullmatch(r"[A-Z][a-z]+saurus", answer):
+        return "dinosaur genus", sorted(set(re.findall(r"\b[A-Z][a-z]+saurus\b", noise_text)))
     if len(words) < 2 or not (kind := SHARED_HEADS.get(words[-1]) or SHARED_HEADS.get(words[0])):
         return None
     if words[0] in SHARED_HEADS:
@@ -759,14 +764,14 @@ def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
 
 
 WORK_NOUNS: tuple[tuple[str, ...], ...] = (("film", "movie"), ("album",), ("song", "single"), ("novel",), ("book",),
-                                          ("speech",), ("poem",), ("play",), ("opera",))
+                                          ("speech",), ("poem",), ("play",), ("opera",), ("story",))
 
 
 def quoted_works(question: str, noise_text: str) -> list[str]:
     """Titles the distractors' text quotes after the work noun the question asks for ('Which Grammy Nominated album'
     -> 'album "Back To Love"'; film and movie alike); a quote ending in a lowercase word is not a title."""
     every = "|".join(noun for group in WORK_NOUNS for noun in group)
-    asked = re.search(rf"\b(?:what|which)\s+(?:\S+\s+){{0,3}}?({every})s?\b", question, re.IGNORECASE)
+    asked = re.search(rf"\b(?:what|which)\s+(?:\S+\s+){{0,4}}?({every})s?\b", question, re.IGNORECASE)
     nouns = next((group for group in WORK_NOUNS if asked and asked.group(1).lower() in group), None)
     if nouns is None:
         return []
@@ -970,8 +975,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
             if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
                 kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
             options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
-        if not options and kind == "work":
-            options = [(t,) for t in quoted_works(spec.query, noise_text) if _usable(t, answer, spec.query, clean)]
+        if not options and kind in ("work", None) and (works := quoted_works(spec.query, noise_text)):
+            kind, options = "work", [(t,) for t in works if _usable(t, answer, spec.query, clean)]
         if not options and kind == "person":
             options = [(t,) for t in person_fallback(answer, spec.query, sentence, noise, texts)
                        if _usable(t, answer, spec.query, clean)]
