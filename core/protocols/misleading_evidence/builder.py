@@ -33,6 +33,26 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   lower-case words: 'ten years of probation'; 'a priest' keeps its article, fitted to the new word) stated once in the evidence as a whole word, the question not asking what
   two things have in common, becomes another word of its list that neither the question nor the evidence names and
   that neither contains it nor is contained in it, "a/an" following.
+- **Fallback figures** (only where the rules above leave no option): a count whose distractor figures are all
+  unusable (inside the clean evidence or the question) is scaled as above; an ordinal standing alone as the answer
+  ('8th') becomes another ordinal of 2nd to 20th. An ordinal inside a longer answer and percentages stay refused.
+- **US television networks and channels** ('CBS', 'Nickelodeon'): swapped like a nationality, within their own
+  closed list (6 broadcast networks, 18 cable channels); an article before an acronym follows how it is read ('an
+  HBO').
+- **People named with a cue in distractor text** (only where no person is found above): a full name after a title
+  or occupation noun, before 'is / was a(n) ... <occupation>', or opening a sentence before a birth or life dates;
+  only for an answer that is itself a full name, not named in the question, whose surname its sentence states once.
+- **Names sharing a head word, and first names** (only where no option is found above): '... War' / '... Battle' /
+  'USS ...' / 'HMS ...' / '...saurus' become a name of that head in the distractors' text (not inside a longer
+  name); a one-word
+  answer to 'the first name of ...' becomes the first name of a distractor person referred to by the same pronoun.
+- **Religious orders** ('Norbertine monks'): swapped like a nationality within a closed list of 9 orders (no
+  synonyms or branches of one another).
+- **Periodicals** (only where no option is found above): an answer its sentence calls a magazine / newspaper /
+  journal ('the magazine India Today') becomes a name the distractors' text calls one ('Fortune magazine').
+- **Quoted works** (only where no work is found above): a title the distractors' text quotes after the work noun
+  the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike; also for an answer
+  of unknown kind when the question asks for such a noun, e.g. a 'story').
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -276,8 +296,15 @@ COUNTRIES: tuple[str, ...] = (
     "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
     "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+BROADCAST_NETWORKS = ("ABC", "CBS", "NBC", "Fox", "PBS", "The CW")
+CABLE_CHANNELS = ("HBO", "Showtime", "Starz", "Cinemax", "Nickelodeon", "Cartoon Network", "Disney Channel", "MTV",
+                  "VH1", "AMC", "FX", "TNT", "TBS", "USA Network", "Comedy Central", "Syfy", "A&E", "BET")
+RELIGIOUS_ORDERS = ("Benedictine", "Cistercian", "Norbertine", "Franciscan", "Dominican", "Carmelite", "Augustinian",
+                    "Carthusian", "Jesuit")  # no synonyms or branches of one another (Premonstratensian, Trappist)
 VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
-                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS}
+                                          "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS,
+                                          "US broadcast network": BROADCAST_NETWORKS,
+                                          "US cable channel": CABLE_CHANNELS, "religious order": RELIGIOUS_ORDERS}
 PERSON_IN_TEXT = re.compile(
     r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
     r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
@@ -381,6 +408,26 @@ def nearby_figures(shape: str, core: str, answer: str) -> list[str]:
     value = float(core.replace(",", ""))
     written = [f"{value * f:{',' if ',' in core else ''}.{decimals}f}" for f in FIGURE_FACTORS]
     return sorted({w for w in written if w != core and same_format(core, w)})
+
+
+def figure_fallbacks(shape: str, core: str, answer: str) -> list[str]:
+    """Figures for an answer whose distractor figures are absent or all unusable: a count or amount scaled (as in
+    `nearby_figures`), and an ordinal standing alone ('8th') another ordinal of 2 to 20."""
+    if shape == "ordinal" and answer == core:
+        return [_ordinal(n) for n in range(2, 21) if _ordinal(n) != core]
+    return nearby_figures(shape, core, answer)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _figure_options(answer: str, m: re.Match[str], found: list[str], question: str,
+                    clean: str) -> list[tuple[str, ...]]:
+    """The answer with its figure replaced by each found figure, kept where answer and figure are usable."""
+    options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
+    return [o for o in options if all(_usable(f, answer, question, clean) for f in o)]
 
 
 def same_format(core: str, other: str) -> bool:
@@ -642,6 +689,108 @@ def vocabulary_options(kind: str, answer: str, question: str, clean: str, noise_
     return named or [(w,) for w in usable]
 
 
+_NAME_WORD = r"(?:[A-Z][a-zà-ÿ'-]+|[A-Z]\.)"
+FULL_NAME = rf"{_NAME_WORD}(?:\s{_NAME_WORD}){{1,3}}"
+_OCCUPATION = KIND_CUES["person"][KIND_CUES["person"].index("(?:actor"):]
+PERSON_CUED = re.compile(
+    rf"(?:\b(?:Professor|Dr\.|Sir|Captain|Colonel|Lieutenant|Senator|Governor|Reverend)|\b{_OCCUPATION})\s({FULL_NAME})\b"
+    rf"|(?:^|(?<=\.\s))({FULL_NAME})(?=\s*\((?:born\b|b\.|[^()]*\d{{3,4}}\s*[–-]))"
+    rf"|({FULL_NAME}),?\s+(?:is|was)\s+an?\s+(?:[\w-]+\s+){{0,4}}?{_OCCUPATION}")
+
+
+def cued_person_names(noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """Full names (2-4 capitalised words) distractor text marks as people: after a title or occupation noun
+    ('architect Richard C. Biberstein', 'Professor Alexander Lippisch'), before 'is / was a(n) ... <occupation>', or
+    opening a sentence before a birth or life dates; titled, company-like and place-like names refused."""
+    found = {next(g for g in m.groups() if g) for x in noise for m in PERSON_CUED.finditer(texts[x.title])}
+    return sorted(n for n in found if name_shape(n) is None and not NOT_A_PERSONAL_NAME.search(n)
+                  and not vocabulary_kind(n.split()[0]))
+
+
+def person_fallback(answer: str, question: str, sentence: str, noise: list[Paragraph],
+                    texts: dict[str, str]) -> list[str]:
+    """Cued person names for a person answer that is itself a full name, not one of the question's own choices, and
+    whose surname its sentence does not state again ('Banneker Recreation Center ... named for Benjamin Banneker')."""
+    surname = rf"\b{re.escape(answer.split()[-1])}\b"
+    if not re.fullmatch(FULL_NAME, answer) or answer in question or len(re.findall(surname, sentence)) > 1:
+        return []
+    return cued_person_names(noise, texts)
+
+
+SHARED_HEADS: dict[str, str] = {"War": "event", "Battle": "event", "USS": "ship", "HMS": "ship"}
+FIRST_NAME_QUESTION = re.compile(r"\bfirst name of\b", re.IGNORECASE)
+
+
+def _pronoun(text: str) -> str | None:
+    """'she' or 'he' when a paragraph refers to its subject by one of them more than by the other."""
+    she = len(re.findall(r"\b(?:she|her|hers)\b", text, re.IGNORECASE))
+    he = len(re.findall(r"\b(?:he|him|his)\b", text, re.IGNORECASE))
+    return "she" if she > he else "he" if he > she else None
+
+
+def _asked_pronoun(question: str, gold_text: str) -> str | None:
+    """'he' or 'she' for the person a question asks about: by its noun ('father', 'the woman'), else by the
+    pronouns of the answer's paragraph."""
+    if re.search(r"\b(?:father|son|brother|husband|man|king|boy)\b", question, re.IGNORECASE):
+        return "he"
+    if re.search(r"\b(?:mother|daughter|sister|wife|woman|queen|girl)\b", question, re.IGNORECASE):
+        return "she"
+    return _pronoun(gold_text)
+
+
+def first_names(question: str, gold_text: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
+    """First names of distractor paragraphs about a person referred to by the same pronoun as the one asked about."""
+    pronoun = _asked_pronoun(question, gold_text)
+    return sorted({title_base(x.title).split()[0] for x in noise if describe(texts[x.title]) == "person"
+                   and pronoun is not None and _pronoun(texts[x.title]) == pronoun
+                   and re.fullmatch(r"[A-Z][a-z]+", title_base(x.title).split()[0]) and " " in title_base(x.title)})
+
+
+def shared_head_names(answer: str, noise_text: str) -> tuple[str, list[str]] | None:
+    """(kind, names) for an answer named by a head word it shares with names in the distractors' text: '... War' or
+    '... Battle' (an event; not inside a longer name such as 'World War II'), a 'USS / HMS ...' ship, a '...saurus'
+    dinosaur genus."""
+    words = answer.split()
+    if re.fullmatch(r"[A-Z][a-z]+saurus", answer):
+        return "dinosaur genus", sorted(set(re.findall(r"\b[A-Z][a-z]+saurus\b", noise_text)))
+    if len(words) < 2 or not (kind := SHARED_HEADS.get(words[-1]) or SHARED_HEADS.get(words[0])):
+        return None
+    if words[0] in SHARED_HEADS:
+        pattern = rf"\b{words[0]} [A-Z][a-z]+\b(?! [A-Z0-9])"
+    else:
+        pattern = rf"(?<![\w-])(?:[A-Z][\w'-]*\s){{1,3}}{words[-1]}\b(?!\s[A-Z0-9])"
+    return kind, sorted({m.group(0).removeprefix("The ") for m in re.finditer(pattern, noise_text)})
+
+
+PERIODICAL = r"(?:magazine|newspaper|journal)"
+_TITLE_WORDS = r"[A-Z][\w'&.-]*(?:\s[A-Z][\w'&.-]*){0,2}"
+
+
+def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
+    """Names the distractors' text calls a magazine / newspaper / journal, for an answer its sentence calls one
+    ('The magazine India Today featured him' -> 'Fortune', from 'Fortune magazine')."""
+    if not re.search(rf"\b{PERIODICAL}\s+{re.escape(answer)}\b|\b{re.escape(answer)}\s+{PERIODICAL}\b", sentence):
+        return []
+    found = re.finditer(rf"\b{PERIODICAL}\s+({_TITLE_WORDS})\b|\b({_TITLE_WORDS})\s+{PERIODICAL}\b", noise_text)
+    return sorted({(m.group(1) or m.group(2)).removeprefix("The ") for m in found})
+
+
+WORK_NOUNS: tuple[tuple[str, ...], ...] = (("film", "movie"), ("album",), ("song", "single"), ("novel",), ("book",),
+                                          ("speech",), ("poem",), ("play",), ("opera",), ("story",))
+
+
+def quoted_works(question: str, noise_text: str) -> list[str]:
+    """Titles the distractors' text quotes after the work noun the question asks for ('Which Grammy Nominated album'
+    -> 'album "Back To Love"'; film and movie alike); a quote ending in a lowercase word is not a title."""
+    every = "|".join(noun for group in WORK_NOUNS for noun in group)
+    asked = re.search(rf"\b(?:what|which)\s+(?:\S+\s+){{0,4}}?({every})s?\b", question, re.IGNORECASE)
+    nouns = next((group for group in WORK_NOUNS if asked and asked.group(1).lower() in group), None)
+    if nouns is None:
+        return []
+    found = re.findall(rf'\b(?:{"|".join(nouns)})\s+"([A-Z][^"]{{0,80}})"', noise_text)
+    return sorted({t.strip(" ,.") for t in found if re.search(r"[A-Z0-9][^\s]*$", t.strip(" ,."))})
+
+
 def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list[str]:
     """Names of `kind` among the distractors when no paragraph is about one: titles named like it (a head word such as
     'County'), and for people the full names their sentences credit ('directed by Jane Roe,')."""
@@ -722,8 +871,15 @@ def _vocabulary_edit(sentence: str, answer: str, wrong: str, kind: str, left: in
     article = re.search(r"\b(an?) $", sentence[:at.start()])
     if article is None:
         return Edit(at.start(), answer, wrong)
-    new = "an" if wrong[0] in "AEIOU" else "a"
+    new = indefinite_article(wrong)
     return Edit(article.start(), sentence[article.start():at.end()], f"{new} {wrong}")
+
+
+def indefinite_article(word: str) -> str:
+    """'a' or 'an' before a word, an acronym read letter by letter ('an HBO', 'a CBS', 'an Argentine')."""
+    if re.fullmatch(r"[A-Z&]{2,}", word):
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if word[0] in "AEIOU" else "a"
 
 
 def _nationalities(para: Paragraph) -> list[str]:
@@ -814,8 +970,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
         core = m.group(0)
         found = sorted({c for c in re.findall(pattern, noise_text)
                         if c != core and (kind != "number" or same_format(core, c))}) or nearby_figures(kind, core, answer)
-        options = [(answer[:m.start()] + c + answer[m.end():], c) for c in found]
-        options = [o for o in options if all(_usable(f, answer, spec.query, clean) for f in o)]
+        options = _figure_options(answer, m, found, spec.query, clean) \
+            or _figure_options(answer, m, figure_fallbacks(kind, core, answer), spec.query, clean)
     else:
         if not answer[:1].isupper():
             return plan_kind_word(spec, answer, evidence, seed)
@@ -831,6 +987,18 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
             if re.match(rf"{re.escape(answer)}\s*\(", sentence[sentence.find(answer):]) and LIFE_DATES.search(sentence):
                 kind = "person"  # 'James Lapine (born 1949) is ...' answers 'What Tony Award winner ...?'
             options = [(t,) for t in more_names(kind, noise, texts) if _usable(t, answer, spec.query, clean)]
+        if not options and kind in ("work", None) and (works := quoted_works(spec.query, noise_text)):
+            kind, options = "work", [(t,) for t in works if _usable(t, answer, spec.query, clean)]
+        if not options and kind == "person":
+            options = [(t,) for t in person_fallback(answer, spec.query, sentence, noise, texts)
+                       if _usable(t, answer, spec.query, clean)]
+        if not options and (shared := shared_head_names(answer, noise_text)):
+            kind, options = shared[0], [(t,) for t in shared[1] if _usable(t, answer, spec.query, clean)]
+        if not options and (periodicals := periodical_names(answer, sentence, noise_text)):
+            kind, options = "periodical", [(t,) for t in periodicals if _usable(t, answer, spec.query, clean)]
+        if not options and FIRST_NAME_QUESTION.search(spec.query) and re.fullmatch(r"[A-Z][a-z]+", answer):
+            names = first_names(spec.query, texts[gold[p].title], noise, texts)
+            kind, options = "first name", [(t,) for t in names if _usable(t, answer, spec.query, clean)]
         if kind is None:
             raise NoSafeEdit("the answer's entity type cannot be told offline")
     if not options:
