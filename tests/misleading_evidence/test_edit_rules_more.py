@@ -1,0 +1,60 @@
+"""HotpotQA yes/no edit rules beyond property words: a 'no' decided by one count ('operas with three acts') and a
+yes / no decided by the order of two years ('released before'), and the coverage they add on the shared slice."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.protocols.misleading_evidence.builder import NoSafeEdit, build_stress, one_span_diff, plan_for
+from core.store.schema import InstanceSpec
+from tests.misleading_evidence.conftest import source_specs
+
+
+def _item(question: str, answer: str, first: str, second: str) -> InstanceSpec:
+    """A HotpotQA-style comparison item about 'Ann Lee' and 'Bob Ray': two one-sentence supporting paragraphs."""
+    docs = [{"doc_id": f"g{i}", "title": title, "text": text, "role": "supporting",
+             "variant": {"sentence_offsets": [0], "supporting_sentences": [0]}}
+            for i, (title, text) in enumerate([("Ann Lee", first), ("Bob Ray", second)])]
+    return InstanceSpec.model_validate({
+        "id": "t/more", "domain": "T", "query": question, "protocol": "reference_qa", "language": "en",
+        "reference": {"answer_type": "short", "answers": [{"text": answer}]},
+        "attributes": {"question_type": "comparison"}, "documents": docs})
+
+
+@pytest.mark.parametrize(("question", "answer", "first", "second", "before", "after", "reason"), [
+    # a 'no' decided by one count: Bob's other count becomes the asked one, so his sentence alone makes it 'yes'
+    pytest.param("Are both Ann Lee and Bob Ray operas with three acts?", "no", "Ann Lee is an opera in three acts.",
+                 "Bob Ray is an opera in two acts by Mozart.", "two", {"three"}, None, id="no-count-to-yes"),
+    pytest.param("Are both Ann Lee and Bob Ray operas with three acts?", "no", "Ann Lee is an opera in three acts.",
+                 "Bob Ray is a ballet in two acts.", None, None, "do not state every other property",
+                 id="count-other-property-differs"),
+    pytest.param("Are both Ann Lee and Bob Ray operas with three acts?", "no",
+                 "Ann Lee is an opera in three acts.", "Bob Ray is an opera in two acts, later cut to one act.",
+                 None, None, "not one count stated", id="two-counts-in-one-entity"),
+    # a yes / no decided by the order of the entities' first years: Ann's year moves past Bob's
+    pytest.param("Was the film Ann Lee released before the film Bob Ray?", "yes", "Ann Lee is a 1984 film.",
+                 "Bob Ray is a 2010 film.", "1984", {"2011", "2012", "2013", "2014", "2015"}, None,
+                 id="before-yes-to-no"),
+    pytest.param("Was Ann Lee founded after Bob Ray?", "no", "Ann Lee is a club founded in 1901.",
+                 "Bob Ray is a club founded in 1950.", "1901", {"1951", "1952", "1953", "1954", "1955"}, None,
+                 id="after-no-to-yes"),
+    pytest.param("Was the film Ann Lee released before the film Bob Ray?", "no", "Ann Lee is a 1984 film.",
+                 "Bob Ray is a 2010 film.", None, None, "do not decide the gold answer",
+                 id="years-disagree-with-gold"),
+])
+def test_yes_no_counts_and_year_order(question, answer, first, second, before, after, reason) -> None:
+    spec = _item(question, answer, first, second)
+    if reason:
+        with pytest.raises(NoSafeEdit, match=reason):
+            plan_for(spec)
+        return
+    plan = plan_for(spec)
+    assert plan.wrong_answer == ("no" if answer == "yes" else "yes")
+    assert plan.edit.before == before and plan.edit.after in after
+    clean, misleading = plan.evidence.text(), plan.misleading.text()
+    start, end, new_end = one_span_diff(clean, misleading)
+    assert clean[start:end] in before and misleading[start:new_end] in plan.edit.after
+
+
+def test_hotpotqa_coverage_with_more_rules() -> None:
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 287 + 2  # main built 287; the count and year-order rules add 2
