@@ -56,5 +56,47 @@ def test_yes_no_counts_and_year_order(question, answer, first, second, before, a
     assert clean[start:end] in before and misleading[start:new_end] in plan.edit.after
 
 
+def _bridge(question: str, answer: str, gold: str, noise: list[str]) -> InstanceSpec:
+    """A HotpotQA-style bridge item: one gold sentence, one-sentence distractors titled by their first two words."""
+    docs = [{"doc_id": "g0", "title": "Gold", "text": gold, "role": "supporting",
+             "variant": {"sentence_offsets": [0], "supporting_sentences": [0]}}]
+    docs += [{"doc_id": f"n{i}", "title": " ".join(text.split()[:2]), "text": text, "role": "noise",
+              "variant": {"sentence_offsets": [0]}} for i, text in enumerate(noise)]
+    return InstanceSpec.model_validate({
+        "id": "t/lists", "domain": "T", "query": question, "protocol": "reference_qa", "language": "en",
+        "reference": {"answer_type": "short", "answers": [{"text": answer}]},
+        "attributes": {"question_type": "bridge"}, "documents": docs})
+
+
+SHOW = "The series was created by Robert Smigel, Michael Koman and David Feldman."
+JANE = "Jane Roe (born 1950) is an American comedian. She hosted a show."
+SCHOOL = "Venice School is a group of composers. It was founded in 1950."
+
+
+@pytest.mark.parametrize(("question", "answer", "gold", "noise", "wrong", "reason"), [
+    pytest.param("Who created the show?", "Robert Smigel, Michael Koman and David Feldman", SHOW, [JANE],
+                 "Robert Smigel, Michael Koman and Jane Roe", None, id="people-last-name-from-a-person-paragraph"),
+    pytest.param("Who created the show?", "Robert Smigel, Michael Koman and David Feldman", SHOW, [SCHOOL], None,
+                 "(list of people)", id="a-group-is-not-a-person"),
+    pytest.param("Who created the show?", "Robert Smigel, Michael Koman and David Feldman",
+                 SHOW + " Feldman also wrote it.", [JANE], None, "stated elsewhere", id="last-surname-stated-twice"),
+    pytest.param("Which two battles did he win?", "Battle of Britain and the Battle of Malta",
+                 "He helped to win the Battle of Britain and the Battle of Malta.",
+                 ["The Battle of Crete was fought in 1941."], "Battle of Britain and the Battle of Crete", None,
+                 id="battles-last-from-distractor-text"),
+])
+def test_lists_of_people_and_battles(question, answer, gold, noise, wrong, reason) -> None:
+    spec = _bridge(question, answer, gold, noise)
+    if reason:
+        with pytest.raises(NoSafeEdit, match=reason):
+            plan_for(spec)
+        return
+    plan = plan_for(spec)
+    assert plan.wrong_answer == wrong and plan.edit.before == answer
+    start, end, new_end = one_span_diff(plan.evidence.text(), plan.misleading.text())
+    assert plan.misleading.text()[start:new_end] in wrong
+
+
 def test_hotpotqa_coverage_with_more_rules() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 287 + 2  # main built 287; the count and year-order rules add 2
+    # main built 287; the count and year-order rules add 2, the lists of people 2
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 287 + 4

@@ -68,6 +68,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   "no" to "both <nationality> ..." or "the same nationality" where one entity's paragraph states one other
   nationality once (and the question's other words stand in both entities' text) has that word made the asked one:
   the wrong answer is "yes".
+- **Lists of people or battles** (HotpotQA, not 'what do both share'): the last name of a list stated once becomes
+  a distractor paragraph's person (he / she, a plain full name) or a 'Battle of ...' the distractors name.
 - **Yes/no by one count or by year order** (HotpotQA): a "no" to "both <...> with <number word> <noun>s" where each
   entity's paragraph states one count of that noun (one the asked) and both state the question's other words has the
   other count, in a supporting sentence, made the asked one (wrong answer "yes"); a yes / no to "Was A <time cue>
@@ -1159,7 +1161,7 @@ def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence
     the question nor the evidence names; the wrong answer is the edited list."""
     countries = re.split(r", (?:and )?| and ", answer)
     if len(countries) < 2 or any(c not in COUNTRIES for c in countries) or IN_COMMON.search(spec.query):
-        raise NoSafeEdit("list answer (several entities)")
+        return plan_name_list(spec, answer, evidence, seed)
     clean, last = evidence.text(), countries[-1]
     if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1:
         raise NoSafeEdit("the country is stated elsewhere in the evidence or only inside a longer word")
@@ -1167,6 +1169,49 @@ def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence
     wrong = answer[:len(answer) - len(last)] + new
     sentence = evidence.sentences[evidence.answer]
     return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "list of countries",
+                {"gold_mentions_left": 0})
+
+
+BATTLE = r"Battle of [A-Z][a-z]+(?: [A-Z][a-z]+)?"
+
+
+def _list_options(names: list[str], spec: InstanceSpec) -> tuple[str, list[str]] | None:
+    """(kind, names) that may replace the last of a list of people (distractor paragraphs about a person, who is
+    referred to as he or she, titled by a plain full name) or of
+    battles ('the Battle of Malta': 'Battle of ...' names in the distractors' text); None for other lists."""
+    texts = {d.title: d.text for d in spec.documents}
+    noise = paragraphs(spec, "noise")
+    if all(re.fullmatch(FULL_NAME, n) for n in names):
+        return "list of people", sorted(t for x in noise if describe(texts[x.title]) == "person"
+                                        and _pronoun(texts[x.title]) and re.fullmatch(FULL_NAME, t := title_base(x.title))
+                                        and name_shape(t) is None and not NOT_A_PERSONAL_NAME.search(t))
+    if all(re.fullmatch(rf"(?:the )?{BATTLE}", n) for n in names):
+        found = re.findall(rf"\b{BATTLE}\b(?! [A-Z0-9])", "\n".join(texts[x.title] for x in noise))
+        return "list of battles", sorted(set(found))
+    return None
+
+
+def plan_name_list(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
+    """A list of people ('Robert Smigel, Michael Koman and David Feldman') or battles, the question not asking what
+    two things share, stated once in its sentence: its last name, stated once in the evidence, becomes a name of the
+    same kind from the distractors that neither the question nor the evidence names; the wrong answer is the edited
+    list."""
+    names = re.split(r", (?:and )?| and ", answer)
+    found = _list_options(names, spec) if len(names) >= 2 and not IN_COMMON.search(spec.query) else None
+    if found is None:
+        raise NoSafeEdit("list answer (several entities)")
+    kind, candidates = found
+    clean, last = evidence.text(), names[-1].removeprefix("the ")
+    if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1 or \
+            len(re.findall(rf"\b{re.escape(last.split()[-1])}\b", clean)) != 1:
+        raise NoSafeEdit(f"the last name of the {kind} is stated elsewhere in the evidence")
+    options = [n for n in candidates if _usable(n, answer, spec.query, clean)]
+    if not options:
+        raise NoSafeEdit(f"no same-type entity in the distractor paragraphs ({kind})")
+    new = rng_for(seed, spec.id).choice(options)
+    wrong = answer[:len(answer) - len(last)] + new
+    sentence = evidence.sentences[evidence.answer]
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, kind,
                 {"gold_mentions_left": 0})
 
 
