@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import NoSafeEdit, build_stress, one_span_diff, plan_for
+from core.protocols.misleading_evidence.builder import NoSafeEdit, Plan, build_stress, one_span_diff, plan_for
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs
-
-
-def _item(question: str, answer: str, first: str, second: str) -> InstanceSpec:
-    """A HotpotQA-style comparison item about 'Ann Lee' and 'Bob Ray': two one-sentence supporting paragraphs."""
-    docs = [{"doc_id": f"g{i}", "title": title, "text": text, "role": "supporting",
-             "variant": {"sentence_offsets": [0], "supporting_sentences": [0]}}
-            for i, (title, text) in enumerate([("Ann Lee", first), ("Bob Ray", second)])]
-    return InstanceSpec.model_validate({
-        "id": "t/more", "domain": "T", "query": question, "protocol": "reference_qa", "language": "en",
-        "reference": {"answer_type": "short", "answers": [{"text": answer}]},
-        "attributes": {"question_type": "comparison"}, "documents": docs})
+from tests.misleading_evidence.test_edit_rules import _item
 
 
 @pytest.mark.parametrize(("question", "answer", "first", "second", "before", "after", "reason"), [
@@ -43,29 +33,24 @@ def _item(question: str, answer: str, first: str, second: str) -> InstanceSpec:
                  id="years-disagree-with-gold"),
 ])
 def test_yes_no_counts_and_year_order(question, answer, first, second, before, after, reason) -> None:
-    spec = _item(question, answer, first, second)
+    spec = _item(question, answer, [("Ann Lee", first), ("Bob Ray", second)], qtype="comparison")
+    plan = _plan_or_refusal(spec, reason)
+    if plan is not None:
+        assert plan.wrong_answer == ("no" if answer == "yes" else "yes")
+        assert plan.edit.before == before and plan.edit.after in after
+
+
+def _plan_or_refusal(spec: InstanceSpec, reason: str | None) -> Plan | None:
+    """The plan, its clean and misleading evidence checked to differ in its one edit; None when refused as expected."""
     if reason:
         with pytest.raises(NoSafeEdit, match=reason):
             plan_for(spec)
-        return
+        return None
     plan = plan_for(spec)
-    assert plan.wrong_answer == ("no" if answer == "yes" else "yes")
-    assert plan.edit.before == before and plan.edit.after in after
     clean, misleading = plan.evidence.text(), plan.misleading.text()
     start, end, new_end = one_span_diff(clean, misleading)
-    assert clean[start:end] in before and misleading[start:new_end] in plan.edit.after
-
-
-def _bridge(question: str, answer: str, gold: str, noise: list[str]) -> InstanceSpec:
-    """A HotpotQA-style bridge item: one gold sentence, one-sentence distractors titled by their first two words."""
-    docs = [{"doc_id": "g0", "title": "Gold", "text": gold, "role": "supporting",
-             "variant": {"sentence_offsets": [0], "supporting_sentences": [0]}}]
-    docs += [{"doc_id": f"n{i}", "title": " ".join(text.split()[:2]), "text": text, "role": "noise",
-              "variant": {"sentence_offsets": [0]}} for i, text in enumerate(noise)]
-    return InstanceSpec.model_validate({
-        "id": "t/lists", "domain": "T", "query": question, "protocol": "reference_qa", "language": "en",
-        "reference": {"answer_type": "short", "answers": [{"text": answer}]},
-        "attributes": {"question_type": "bridge"}, "documents": docs})
+    assert clean[start:end] in plan.edit.before and misleading[start:new_end] in plan.edit.after
+    return plan
 
 
 SHOW = "The series was created by Robert Smigel, Michael Koman and David Feldman."
@@ -86,15 +71,10 @@ SCHOOL = "Venice School is a group of composers. It was founded in 1950."
                  id="battles-last-from-distractor-text"),
 ])
 def test_lists_of_people_and_battles(question, answer, gold, noise, wrong, reason) -> None:
-    spec = _bridge(question, answer, gold, noise)
-    if reason:
-        with pytest.raises(NoSafeEdit, match=reason):
-            plan_for(spec)
-        return
-    plan = plan_for(spec)
-    assert plan.wrong_answer == wrong and plan.edit.before == answer
-    start, end, new_end = one_span_diff(plan.evidence.text(), plan.misleading.text())
-    assert plan.misleading.text()[start:new_end] in wrong
+    spec = _item(question, answer, [("Gold", gold)], [(" ".join(text.split()[:2]), text) for text in noise])
+    plan = _plan_or_refusal(spec, reason)
+    if plan is not None:
+        assert plan.wrong_answer == wrong and plan.edit.before == answer
 
 
 def test_hotpotqa_coverage_with_more_rules() -> None:
