@@ -68,6 +68,12 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   "no" to "both <nationality> ..." or "the same nationality" where one entity's paragraph states one other
   nationality once (and the question's other words stand in both entities' text) has that word made the asked one:
   the wrong answer is "yes".
+- **Lists of people or battles** (HotpotQA, not 'what do both share'): the last name of a list stated once becomes
+  a distractor paragraph's person (he / she, a plain full name) or a 'Battle of ...' the distractors name.
+- **Yes/no by one count or by year order** (HotpotQA): a "no" to "both <...> with <number word> <noun>s" where each
+  entity's paragraph states one count of that noun (one the asked) and both state the question's other words has the
+  other count, in a supporting sentence, made the asked one (wrong answer "yes"); a yes / no to "Was A <time cue>
+  before / after B?" decided by the entities' first years has A's year moved past B's (wrong answer flipped).
 - **No safe edit.** Items where one edit cannot support a wrong answer (other comparison and yes/no questions, list
   answers, answers that cannot be typed, no same-type entity in the distractors, ...) are returned with the reason,
   never dropped silently.
@@ -658,7 +664,7 @@ def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
     if answer == "yes" and len(asked) != 1:
         return plan_yes_no_word(spec, seed)
     if answer == "no":
-        return plan_no_nationality(spec)
+        return plan_no_nationality(spec, seed)
     if answer != "yes" or len(asked) != 1:
         raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
     word = asked[0]
@@ -841,6 +847,8 @@ def plan_yes_no_word(spec: InstanceSpec, seed: int = 0) -> Plan:
     becomes another of its kind, so that sentence alone now makes the answer 'no' (the designated wrong answer)."""
     gold = paragraphs(spec, "supporting")
     asked = _property_asked(spec, gold)
+    if len(gold) == 2 and asked is None and (plan := plan_yes_no_order(spec, gold, "yes", seed)):
+        return plan
     if len(gold) != 2 or asked is None:
         raise NoSafeEdit("yes/no answer not decided by one occupation, nationality or place word in one sentence")
     group, word = asked
@@ -911,7 +919,7 @@ def _states_the_rest(question: str, word: str, text: str) -> bool:
     return all(re.sub(r"s$", "", w) in text.lower() for w in re.findall(r"[a-z]+", tail.lower()))
 
 
-def plan_no_nationality(spec: InstanceSpec) -> Plan:
+def plan_no_nationality(spec: InstanceSpec, seed: int = 0) -> Plan:
     """'Are A and B both American film directors?' / 'of the same nationality?' answered no, where one entity's
     paragraph states one other nationality once: that word becomes the asked (or the other entity's) nationality, so
     the edited sentence makes the answer 'yes' (the designated wrong answer)."""
@@ -920,6 +928,9 @@ def plan_no_nationality(spec: InstanceSpec) -> Plan:
     if found is None and (SAME_NATIONALITY.search(spec.query) or re.search(rf"\b(?:{'|'.join(DEMONYMS)})\b",
                                                                           spec.query)):
         raise NoSafeEdit("yes/no answer 'no': not one nationality stated per entity (or the asked one by neither)")
+    if found is None and len(gold) == 2 and (plan := plan_no_count(spec, gold) or
+                                             plan_yes_no_order(spec, gold, "no", seed)):
+        return plan
     if found is None:
         raise NoSafeEdit("yes/no answer not decided by one occupation word in one sentence")
     para, word, new = found
@@ -934,6 +945,65 @@ def plan_no_nationality(spec: InstanceSpec) -> Plan:
     edit = _vocabulary_edit(para.sentences[j], word, new, "nationality", 0)
     return Plan(_evidence_at(gold, para, j), edit, "yes", ("yes",), None, "yes/no (nationality, no to yes)",
                 {"gold_mentions_left": 0})
+
+
+COUNTED = re.compile(rf"\b({'|'.join(NUMBER_WORDS)}) ([a-z]+?)s?\b")
+_QUESTION_WORDS = {"are", "is", "was", "were", "do", "does", "did", "both", "and", "with", "in", "of", "the", "a", "an"}
+
+
+def _counts(para: Paragraph, noun: str) -> list[tuple[int, re.Match[str]]]:
+    """(sentence, match) of every '<number word> <noun>(s)' a paragraph states ('two acts')."""
+    return [(j, m) for j, x in enumerate(para.sentences) for m in COUNTED.finditer(x) if m.group(2) == noun]
+
+
+def plan_no_count(spec: InstanceSpec, gold: list[Paragraph]) -> Plan | None:
+    """'Are both A and B operas with three acts?' answered no, where one entity's paragraph states 'three acts' once
+    and the other's states one other count of acts once, in a supporting sentence, and both paragraphs state the
+    question's other words ('opera'): that count becomes the asked one, so the sentence makes the answer 'yes'."""
+    asked = COUNTED.search(_without_names(spec.query, gold))
+    if asked is None or not re.search(r"\bboth\b", spec.query, re.IGNORECASE):
+        return None
+    number, noun = asked.groups()
+    counts = [_counts(para, noun) for para in gold]
+    has = [any(m.group(1) == number for _, m in c) for c in counts]
+    if sum(has) != 1 or any(len(c) != 1 for c in counts):
+        raise NoSafeEdit("yes/no answer 'no': not one count stated per entity (or the asked one by neither)")
+    rest = {re.sub(r"s$", "", w) for w in re.findall(r"[a-z]+", _without_names(spec.query, gold).lower())}
+    rest -= _QUESTION_WORDS | {number, noun}
+    if not all(w in " ".join(p.sentences).lower() for w in rest for p in gold):
+        raise NoSafeEdit("yes/no answer 'no': the entities' sentences do not state every other property asked")
+    para = gold[has.index(False)]
+    j, m = counts[has.index(False)][0]
+    if j not in para.supporting:
+        raise NoSafeEdit("yes/no answer 'no': the count is not stated in a supporting sentence")
+    return Plan(_evidence_at(gold, para, j), Edit(m.start(1), m.group(1), number), "yes", ("yes",), None,
+                "yes/no (count, no to yes)", {"gold_mentions_left": 0})
+
+
+ORDER_WORD = re.compile(r"\b(before|after)\b", re.IGNORECASE)
+
+
+def plan_yes_no_order(spec: InstanceSpec, gold: list[Paragraph], answer: str, seed: int = 0) -> Plan | None:
+    """'Was the film A released before the film B?' answered yes or no, decided by the first year in each entity's
+    supporting sentences: A's year moves past B's (as in a comparison by year), so the edited sentence flips the
+    answer (the designated wrong answer is the other of yes / no)."""
+    asked = _without_names(spec.query, gold)
+    order = ORDER_WORD.findall(asked)
+    if len(order) != 1 or not TIME_CUES.search(asked) or DEATH_CUES.search(asked):
+        return None
+    at = [spec.query.find(title_base(p.title)) for p in gold]
+    if -1 in at:
+        raise NoSafeEdit("yes/no answer: an entity of the order question is not named by its title")
+    first, second = sorted(gold, key=lambda p: at[gold.index(p)])
+    s, m = _first_year(first)
+    _, o = _first_year(second)
+    mine, theirs = int(m.group(0)), int(o.group(0))
+    if mine == theirs or ((mine < theirs) == (order[0].lower() == "before")) != (answer == "yes"):
+        raise NoSafeEdit("yes/no answer: the entities' first years do not decide the gold answer")
+    new = _moved_year(first.sentences[s], m, theirs, rng_for(seed, spec.id))
+    wrong = "no" if answer == "yes" else "yes"
+    return Plan(_evidence_at(gold, first, s), Edit(m.start(), m.group(0), str(new)), wrong, (wrong,), None,
+                "yes/no (year order)", {"gold_mentions_left": 0})
 
 
 def _usable(candidate: str, answer: str, question: str, evidence: str) -> bool:
@@ -1091,7 +1161,7 @@ def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence
     the question nor the evidence names; the wrong answer is the edited list."""
     countries = re.split(r", (?:and )?| and ", answer)
     if len(countries) < 2 or any(c not in COUNTRIES for c in countries) or IN_COMMON.search(spec.query):
-        raise NoSafeEdit("list answer (several entities)")
+        return plan_name_list(spec, answer, evidence, seed)
     clean, last = evidence.text(), countries[-1]
     if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1:
         raise NoSafeEdit("the country is stated elsewhere in the evidence or only inside a longer word")
@@ -1099,6 +1169,49 @@ def plan_country_list(spec: InstanceSpec, answer: str, noise_text: str, evidence
     wrong = answer[:len(answer) - len(last)] + new
     sentence = evidence.sentences[evidence.answer]
     return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "list of countries",
+                {"gold_mentions_left": 0})
+
+
+BATTLE = r"Battle of [A-Z][a-z]+(?: [A-Z][a-z]+)?"
+
+
+def _list_options(names: list[str], spec: InstanceSpec) -> tuple[str, list[str]] | None:
+    """(kind, names) that may replace the last of a list of people (distractor paragraphs about a person, who is
+    referred to as he or she, titled by a plain full name) or of
+    battles ('the Battle of Malta': 'Battle of ...' names in the distractors' text); None for other lists."""
+    texts = {d.title: d.text for d in spec.documents}
+    noise = paragraphs(spec, "noise")
+    if all(re.fullmatch(FULL_NAME, n) for n in names):
+        return "list of people", sorted(t for x in noise if describe(texts[x.title]) == "person"
+                                        and _pronoun(texts[x.title]) and re.fullmatch(FULL_NAME, t := title_base(x.title))
+                                        and name_shape(t) is None and not NOT_A_PERSONAL_NAME.search(t))
+    if all(re.fullmatch(rf"(?:the )?{BATTLE}", n) for n in names):
+        found = re.findall(rf"\b{BATTLE}\b(?! [A-Z0-9])", "\n".join(texts[x.title] for x in noise))
+        return "list of battles", sorted(set(found))
+    return None
+
+
+def plan_name_list(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
+    """A list of people ('Robert Smigel, Michael Koman and David Feldman') or battles, the question not asking what
+    two things share, stated once in its sentence: its last name, stated once in the evidence, becomes a name of the
+    same kind from the distractors that neither the question nor the evidence names; the wrong answer is the edited
+    list."""
+    names = re.split(r", (?:and )?| and ", answer)
+    found = _list_options(names, spec) if len(names) >= 2 and not IN_COMMON.search(spec.query) else None
+    if found is None:
+        raise NoSafeEdit("list answer (several entities)")
+    kind, candidates = found
+    clean, last = evidence.text(), names[-1].removeprefix("the ")
+    if len(re.findall(rf"\b{re.escape(last)}\b", clean)) != 1 or \
+            len(re.findall(rf"\b{re.escape(last.split()[-1])}\b", clean)) != 1:
+        raise NoSafeEdit(f"the last name of the {kind} is stated elsewhere in the evidence")
+    options = [n for n in candidates if _usable(n, answer, spec.query, clean)]
+    if not options:
+        raise NoSafeEdit(f"no same-type entity in the distractor paragraphs ({kind})")
+    new = rng_for(seed, spec.id).choice(options)
+    wrong = answer[:len(answer) - len(last)] + new
+    sentence = evidence.sentences[evidence.answer]
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, kind,
                 {"gold_mentions_left": 0})
 
 
