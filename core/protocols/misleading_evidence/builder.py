@@ -53,6 +53,11 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **Quoted works** (only where no work is found above): a title the distractors' text quotes after the work noun
   the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike; also for an answer
   of unknown kind when the question asks for such a noun, e.g. a 'story').
+- **Answers with a lead-in** (HotpotQA, lower-case, of no closed kind): 'aired on' / 'located in' / 'on' / 'in' /
+  'the' before a core opening with a closed-list word (US broadcast network, digital store, Russian 'the ...
+  Republic', German 'the ... group'), stated once in the evidence: the word becomes another of its list named
+  neither in the question nor in the evidence; the whole answer is the edited span, the wrong answer the answer
+  with the word replaced.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -1266,7 +1271,7 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
     question nor the evidence names, nor contains it or is contained in it (article a / an follows)."""
     found = kind_word(answer)
     if found is None or IN_COMMON.search(spec.query):
-        raise NoSafeEdit("not a named entity, date or number")
+        return plan_lead_in(spec, answer, evidence, seed)
     kind, article, word, suffix = found
     clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
     at = re.search(_whole_word(answer), sentence)
@@ -1282,6 +1287,44 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
         Edit(before.start(), sentence[before.start():at.end()], _with_article(new) + suffix)
     return Plan(evidence, edit, wrong, tuple(dict.fromkeys((wrong, new + suffix, new))), None, kind,
                 {"gold_mentions_left": 0})
+
+
+# --------------------------------------------------------------------------- answers with a lead-in
+
+LEAD_IN = re.compile(r"(?P<lead>(?:aired on|located in|on|in|the) )(?P<core>\w[^,;:()]*?)(?P<tail>\.?)")
+LEAD_IN_WORDS: dict[str, tuple[str, ...]] = {
+    "US broadcast network": BROADCAST_NETWORKS,
+    "digital store": ("iTunes", "Google Play", "Zinio", "Amazon Kindle"),
+    "Russian republic": ("Chechen Republic", "Chuvash Republic", "Udmurt Republic", "Komi Republic",
+                         "Kabardino-Balkar Republic", "Karachay-Cherkess Republic"),
+    "German industrial group": ("Siemens group", "Bosch group", "ThyssenKrupp group", "MAN group", "Daimler group"),
+}
+
+
+def _closed_core(core: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(kind, word, words) when the core of a lead-in answer is, or opens with, a word of a closed list."""
+    return next(((kind, w, words) for kind, words in LEAD_IN_WORDS.items() for w in words
+                 if core == w or core.startswith(w + " ")), None)
+
+
+def plan_lead_in(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
+    """A lower-case answer that is a lead-in ('aired on', 'located in', 'on', 'in', 'the') before a capitalised
+    core: a core opening with a closed-list word (US broadcast network, digital store, Russian republic) has that
+    word replaced by another of its list that neither the question nor the evidence names; the wrong answer is the
+    answer with the word replaced."""
+    m = LEAD_IN.fullmatch(answer)
+    closed = _closed_core(m.group("core")) if m else None
+    if m is None or closed is None:
+        raise NoSafeEdit("not a named entity, date or number")
+    kind, word, words = closed
+    clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
+    if len(re.findall(_whole_word(word), clean)) != 1:
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    others = [w for w in words if w != word and w not in clean and w.lower() not in spec.query.lower()]
+    new = rng_for(seed, spec.id).choice(others)
+    wrong = m.group("lead") + new + m.group("core")[len(word):] + m.group("tail")
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, tuple(dict.fromkeys((wrong, m.group("lead") + new, new))),
+                None, kind, {"gold_mentions_left": 0})
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
 

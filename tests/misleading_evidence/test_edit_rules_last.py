@@ -1,0 +1,43 @@
+"""HotpotQA answers with a lead-in ('aired on PBS stations', 'on iTunes.', 'the Chechen Republic', 'the Siemens
+group'): the closed-list word of the core is replaced, the lead-in kept, and the coverage this adds on the slice."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.protocols.misleading_evidence.builder import build_stress
+from tests.misleading_evidence.conftest import source_specs
+from tests.misleading_evidence.test_edit_rules import _item
+from tests.misleading_evidence.test_edit_rules_more import _plan_or_refusal
+
+AIRED = "It first aired on PBS stations nationwide, on November 13, 2007."
+RELEASED = "It was the first print publication to be released on iTunes."
+HONORED = "Honored Artist of the Chechen Republic (2005)."
+GROUP = "The company is now part of the Siemens group of Germany."
+
+
+@pytest.mark.parametrize(("question", "answer", "gold", "word", "news", "reason"), [
+    pytest.param("The documentary first aired on what station?", "aired on PBS stations", AIRED, "PBS",
+                 {"ABC", "CBS", "NBC", "Fox", "The CW"}, None, id="network-after-aired-on"),
+    pytest.param("It was the first print publication to be released where?", "on iTunes.", RELEASED, "iTunes",
+                 {"Google Play", "Zinio", "Amazon Kindle"}, None, id="digital-store-after-on-with-full-stop"),
+    pytest.param("She is an Honored Artist of where?", "the Chechen Republic", HONORED, "Chechen Republic",
+                 {"Chuvash Republic", "Udmurt Republic", "Komi Republic", "Kabardino-Balkar Republic",
+                  "Karachay-Cherkess Republic"}, None, id="russian-republic-after-the"),
+    pytest.param("It is now a part of what German company?", "the Siemens group", GROUP, "Siemens",
+                 {"Bosch", "ThyssenKrupp", "MAN", "Daimler"}, None, id="german-group-after-the"),
+    pytest.param("The documentary first aired on what station?", "aired on PBS stations",
+                 AIRED + " PBS reran it in 2008.", None, None, "stated elsewhere", id="network-stated-twice"),
+])
+def test_lead_in_answers(question, answer, gold, word, news, reason) -> None:
+    spec = _item(question, answer, [("Gold", gold)])
+    plan = _plan_or_refusal(spec, reason)
+    if plan is not None:
+        assert plan.edit.before == answer and plan.edit.after == plan.wrong_answer
+        assert plan.wrong_answer in {answer.replace(word, new) for new in news}
+        assert plan.wrong_answer in plan.misleading.sentences[plan.misleading.answer]
+
+
+def test_hotpotqa_coverage_with_lead_in_answers() -> None:
+    # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group)
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 37
