@@ -38,6 +38,25 @@ def test_lead_in_answers(question, answer, gold, word, news, reason) -> None:
         assert plan.wrong_answer in plan.misleading.sentences[plan.misleading.answer]
 
 
+LOCATED = "It is located in Hillsborough County along the banks of the Merrimack River."
+
+
+@pytest.mark.parametrize(("noise", "wrong", "reason"), [
+    pytest.param(["WKXQ is a station licensed to Erie County, New York."], "located in Erie County", None,
+                 id="county-from-distractor-text"),
+    pytest.param(["WKXQ is a station in The Tuscola County Fair grounds."], "located in Tuscola County", None,
+                 id="article-before-county-left-out"),
+    pytest.param(["WKXQ is a station licensed to Buffalo, New York."], None, "no same-type entity .*county",
+                 id="no-county-in-distractors"),
+])
+def test_lead_in_county(noise, wrong, reason) -> None:
+    spec = _item("WLMW is licensed to a city in which county?", "located in Hillsborough County",
+                 [("Gold", LOCATED)], [("WKXQ", text) for text in noise])
+    plan = _plan_or_refusal(spec, reason)
+    if plan is not None:
+        assert plan.wrong_answer == wrong and plan.edit.before == "located in Hillsborough County"
+
+
 def test_hotpotqa_coverage_with_lead_in_answers() -> None:
-    # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group)
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 37
+    # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group), the county 1
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 38

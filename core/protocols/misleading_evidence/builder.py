@@ -57,7 +57,8 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   'the' before a core opening with a closed-list word (US broadcast network, digital store, Russian 'the ...
   Republic', German 'the ... group'), stated once in the evidence: the word becomes another of its list named
   neither in the question nor in the evidence; the whole answer is the edited span, the wrong answer the answer
-  with the word replaced.
+  with the word replaced. A core that is a county ('located in Hillsborough County'), stated once in the evidence,
+  becomes a county the distractors' text names (not after 'The'), in neither the question nor the evidence.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -1314,6 +1315,8 @@ def plan_lead_in(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int)
     answer with the word replaced."""
     m = LEAD_IN.fullmatch(answer)
     closed = _closed_core(m.group("core")) if m else None
+    if m is not None and closed is None and COUNTY.fullmatch(m.group("core")):
+        return plan_lead_in_county(spec, answer, m, evidence, seed)
     if m is None or closed is None:
         raise NoSafeEdit("not a named entity, date or number")
     kind, word, words = closed
@@ -1325,6 +1328,25 @@ def plan_lead_in(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int)
     wrong = m.group("lead") + new + m.group("core")[len(word):] + m.group("tail")
     return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, tuple(dict.fromkeys((wrong, m.group("lead") + new, new))),
                 None, kind, {"gold_mentions_left": 0})
+
+COUNTY = re.compile(r"(?<![\w-])(?!(?:The|In|Of|And|A|An) )[A-Z][a-z]+(?: [A-Z][a-z]+)? County(?![\w-])")
+
+
+def plan_lead_in_county(spec: InstanceSpec, answer: str, m: re.Match[str], evidence: Evidence, seed: int) -> Plan:
+    """'located in Hillsborough County': the county, stated once in the evidence, becomes a county the distractors'
+    text names, named neither in the question nor in the evidence; the wrong answer keeps the lead-in."""
+    clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
+    core = m.group("core")
+    if clean.count(core) != 1:
+        raise NoSafeEdit("the county is stated elsewhere in the evidence or only inside a longer word")
+    noise_text = "\n".join(d.text for d in spec.documents if d.role == "noise")
+    others = sorted({c for c in COUNTY.findall(noise_text) if _usable(c, core, spec.query, clean)})
+    if not others:
+        raise NoSafeEdit("no same-type entity in the distractor paragraphs (county)")
+    new = rng_for(seed, spec.id).choice(others)
+    wrong = m.group("lead") + new + m.group("tail")
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "county",
+                {"gold_mentions_left": 0})
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
 
