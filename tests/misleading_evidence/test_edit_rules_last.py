@@ -13,6 +13,8 @@ from tests.misleading_evidence.test_edit_rules_more import _plan_or_refusal
 AIRED = "It first aired on PBS stations nationwide, on November 13, 2007."
 RELEASED = "It was the first print publication to be released on iTunes."
 HONORED = "Honored Artist of the Chechen Republic (2005)."
+SOONERS = "He was a college football quarterback for the Oklahoma Sooners."
+KNOWN = "The conference was known as the North Atlantic Conference from 1988 to 1996."
 GROUP = "The company is now part of the Siemens group of Germany."
 
 
@@ -26,6 +28,13 @@ GROUP = "The company is now part of the Siemens group of Germany."
                   "Karachay-Cherkess Republic"}, None, id="russian-republic-after-the"),
     pytest.param("It is now a part of what German company?", "the Siemens group", GROUP, "Siemens",
                  {"Bosch", "ThyssenKrupp", "MAN", "Daimler"}, None, id="german-group-after-the"),
+    pytest.param("He played college football for which team?", "the Oklahoma Sooners", SOONERS, "Oklahoma Sooners",
+                 {"Texas Longhorns", "Nebraska Cornhuskers", "Kansas Jayhawks", "Alabama Crimson Tide",
+                  "Michigan Wolverines"}, None, id="college-team-after-the"),
+    pytest.param("It was known as what from 1988 to 1996?", "the North Atlantic Conference", KNOWN,
+                 "North Atlantic Conference", {"Yankee Conference", "Atlantic 10 Conference",
+                                               "Colonial Athletic Association", "Metro Atlantic Athletic Conference"},
+                 None, id="conference-after-the"),
     pytest.param("The documentary first aired on what station?", "aired on PBS stations",
                  AIRED + " PBS reran it in 2008.", None, None, "stated elsewhere", id="network-stated-twice"),
 ])
@@ -58,5 +67,6 @@ def test_lead_in_county(noise, wrong, reason) -> None:
 
 
 def test_hotpotqa_coverage_with_lead_in_answers() -> None:
-    # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group), the county 1
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 38
+    # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group), the county 1, the team and
+    # the conference 2
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 40

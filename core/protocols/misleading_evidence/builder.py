@@ -55,10 +55,11 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   of unknown kind when the question asks for such a noun, e.g. a 'story').
 - **Answers with a lead-in** (HotpotQA, lower-case, of no closed kind): 'aired on' / 'located in' / 'on' / 'in' /
   'the' before a core opening with a closed-list word (US broadcast network, digital store, Russian 'the ...
-  Republic', German 'the ... group'), stated once in the evidence: the word becomes another of its list named
-  neither in the question nor in the evidence; the whole answer is the edited span, the wrong answer the answer
-  with the word replaced. A core that is a county ('located in Hillsborough County'), stated once in the evidence,
-  becomes a county the distractors' text names (not after 'The'), in neither the question nor the evidence.
+  Republic', German 'the ... group', college football team, college athletic conference), stated once in the
+  evidence: the word becomes another of its list named neither in the question nor in the evidence; the whole answer
+  is the edited span, the wrong answer the answer with the word replaced. A core that is a county ('located in
+  Hillsborough County'), stated once in the evidence, becomes a county the distractors' text names (not after
+  'The'), in neither the question nor the evidence.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -1299,6 +1300,10 @@ LEAD_IN_WORDS: dict[str, tuple[str, ...]] = {
     "Russian republic": ("Chechen Republic", "Chuvash Republic", "Udmurt Republic", "Komi Republic",
                          "Kabardino-Balkar Republic", "Karachay-Cherkess Republic"),
     "German industrial group": ("Siemens group", "Bosch group", "ThyssenKrupp group", "MAN group", "Daimler group"),
+    "college football team": ("Oklahoma Sooners", "Texas Longhorns", "Nebraska Cornhuskers", "Kansas Jayhawks",
+                              "Alabama Crimson Tide", "Michigan Wolverines"),
+    "college athletic conference": ("North Atlantic Conference", "Yankee Conference", "Atlantic 10 Conference",
+                                    "Colonial Athletic Association", "Metro Atlantic Athletic Conference"),
 }
 
 
