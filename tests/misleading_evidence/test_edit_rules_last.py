@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import build_stress
+from core.protocols.misleading_evidence.builder import US_STATES, build_stress
 from tests.misleading_evidence.conftest import source_specs
 from tests.misleading_evidence.test_edit_rules import _item
 from tests.misleading_evidence.test_edit_rules_more import _plan_or_refusal
@@ -15,6 +15,7 @@ RELEASED = "It was the first print publication to be released on iTunes."
 HONORED = "Honored Artist of the Chechen Republic (2005)."
 SOONERS = "He was a college football quarterback for the Oklahoma Sooners."
 KNOWN = "The conference was known as the North Atlantic Conference from 1988 to 1996."
+AWARD = "Her book \"Gooney Bird Greene\" won the 2002 Rhode Island Children's Book Award."
 GROUP = "The company is now part of the Siemens group of Germany."
 
 
@@ -35,6 +36,15 @@ GROUP = "The company is now part of the Siemens group of Germany."
                  "North Atlantic Conference", {"Yankee Conference", "Atlantic 10 Conference",
                                                "Colonial Athletic Association", "Metro Atlantic Athletic Conference"},
                  None, id="conference-after-the"),
+    pytest.param("Which terrorist group was the cause?", "al-Qaeda", "It was accused of harboring al-Qaeda operatives.",
+                 "al-Qaeda", {"Hezbollah", "Hamas", "Lashkar-e-Taiba", "Jemaah Islamiyah"}, None,
+                 id="terrorist-group-without-lead-in"),
+    pytest.param("Which award did she win in 2002?", "the 2002 Rhode Island Children's Book Award", AWARD,
+                 "Rhode Island", set(US_STATES) - {"Rhode Island"},
+                 None, id="us-state-inside-a-name"),
+    pytest.param("Which award did she win in 2002?", "the Rhode Island Children's Book Award",
+                 "She won the Rhode Island Children's Book Award in Rhode Island.", None, None, "stated elsewhere",
+                 id="us-state-stated-twice"),
     pytest.param("The documentary first aired on what station?", "aired on PBS stations",
                  AIRED + " PBS reran it in 2008.", None, None, "stated elsewhere", id="network-stated-twice"),
 ])
@@ -68,5 +78,5 @@ def test_lead_in_county(noise, wrong, reason) -> None:
 
 def test_hotpotqa_coverage_with_lead_in_answers() -> None:
     # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group), the county 1, the team and
-    # the conference 2
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 40
+    # the conference 2, the terrorist group and the state inside an award's name 2
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 42
