@@ -53,6 +53,15 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 - **Quoted works** (only where no work is found above): a title the distractors' text quotes after the work noun
   the question asks for ('Which ... album' -> 'album "Made In Jamaica"'; film and movie alike; also for an answer
   of unknown kind when the question asks for such a noun, e.g. a 'story').
+- **Answers with a lead-in** (HotpotQA, lower-case, of no closed kind): 'aired on' / 'located in' / 'on' / 'in' /
+  'the' before a core opening with a closed-list word (US broadcast network, digital store, Russian 'the ...
+  Republic', German 'the ... group', college football team, college athletic conference, terrorist group; the
+  lead-in may be absent) or naming one US state before a capitalised word ('the 2002 Rhode Island Children's Book
+  Award'; another state, neither containing the other), stated once in the evidence: the word becomes another of its
+  list named neither in the question nor in the evidence; the whole answer is the edited span, the wrong answer the
+  answer with the word replaced. A core that is a county ('located in Hillsborough County'), stated once in the
+  evidence, becomes a county the distractors' text names (not after 'The'), in neither the question nor the
+  evidence.
 - **Positions.** The answer-bearing sentence (edited or not) is placed first, in the middle or last of the evidence;
   the clean condition keeps the natural order. Clean and misleading evidence at the same position differ in exactly
   one span, inside one sentence.
@@ -1266,7 +1275,7 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
     question nor the evidence names, nor contains it or is contained in it (article a / an follows)."""
     found = kind_word(answer)
     if found is None or IN_COMMON.search(spec.query):
-        raise NoSafeEdit("not a named entity, date or number")
+        return plan_lead_in(spec, answer, evidence, seed)
     kind, article, word, suffix = found
     clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
     at = re.search(_whole_word(answer), sentence)
@@ -1281,6 +1290,76 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
     edit = Edit(at.start(), answer, wrong) if before is None else \
         Edit(before.start(), sentence[before.start():at.end()], _with_article(new) + suffix)
     return Plan(evidence, edit, wrong, tuple(dict.fromkeys((wrong, new + suffix, new))), None, kind,
+                {"gold_mentions_left": 0})
+
+
+# --------------------------------------------------------------------------- answers with a lead-in
+
+LEAD_IN = re.compile(r"(?P<lead>(?:aired on|located in|on|in|the) |)(?P<core>\w[^,;:()]*?)(?P<tail>\.?)")
+LEAD_IN_WORDS: dict[str, tuple[str, ...]] = {
+    "US broadcast network": BROADCAST_NETWORKS,
+    "digital store": ("iTunes", "Google Play", "Zinio", "Amazon Kindle"),
+    "Russian republic": ("Chechen Republic", "Chuvash Republic", "Udmurt Republic", "Komi Republic",
+                         "Kabardino-Balkar Republic", "Karachay-Cherkess Republic"),
+    "German industrial group": ("Siemens group", "Bosch group", "ThyssenKrupp group", "MAN group", "Daimler group"),
+    "college football team": ("Oklahoma Sooners", "Texas Longhorns", "Nebraska Cornhuskers", "Kansas Jayhawks",
+                              "Alabama Crimson Tide", "Michigan Wolverines"),
+    "terrorist group": ("al-Qaeda", "Hezbollah", "Hamas", "Lashkar-e-Taiba", "Jemaah Islamiyah"),
+    "college athletic conference": ("North Atlantic Conference", "Yankee Conference", "Atlantic 10 Conference",
+                                    "Colonial Athletic Association", "Metro Atlantic Athletic Conference"),
+}
+
+
+def _closed_core(core: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(kind, word, words) when the core of a lead-in answer is, or opens with, a word of a closed list, or names
+    one US state before a capitalised word ('2002 Rhode Island Children's Book Award')."""
+    found = next(((kind, w, words) for kind, words in LEAD_IN_WORDS.items() for w in words
+                  if core == w or core.startswith(w + " ")), None)
+    states = [w for w in US_STATES if re.search(_whole_word(w) + " [A-Z]", core)]
+    return found or (("US state in a name", states[0], US_STATES) if len(states) == 1 else None)
+
+
+def plan_lead_in(spec: InstanceSpec, answer: str, evidence: Evidence, seed: int) -> Plan:
+    """A lower-case answer that is a lead-in ('aired on', 'located in', 'on', 'in', 'the') before a capitalised
+    core: a core opening with a closed-list word (US broadcast network, digital store, Russian republic) has that
+    word replaced by another of its list that neither the question nor the evidence names; the wrong answer is the
+    answer with the word replaced."""
+    m = LEAD_IN.fullmatch(answer)
+    closed = _closed_core(m.group("core")) if m else None
+    if m is not None and closed is None and COUNTY.fullmatch(m.group("core")):
+        return plan_lead_in_county(spec, answer, m, evidence, seed)
+    if m is None or closed is None:
+        raise NoSafeEdit("not a named entity, date or number")
+    kind, word, words = closed
+    clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
+    if len(re.findall(_whole_word(word), clean)) != 1:
+        raise NoSafeEdit(f"the {kind} is stated elsewhere in the evidence or only inside a longer word")
+    others = [w for w in words if word not in w and w not in word and w not in clean
+              and w.lower() not in spec.query.lower()]
+    new = rng_for(seed, spec.id).choice(others)
+    at = len(m.group("lead")) + m.group("core").index(word)
+    wrong = answer[:at] + new + answer[at + len(word):]
+    forms = (wrong, wrong.rstrip(".")) if at > len(m.group("lead")) else (wrong, m.group("lead") + new, new)
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, tuple(dict.fromkeys(forms)),
+                None, kind, {"gold_mentions_left": 0})
+
+COUNTY = re.compile(r"(?<![\w-])(?!(?:The|In|Of|And|A|An) )[A-Z][a-z]+(?: [A-Z][a-z]+)? County(?![\w-])")
+
+
+def plan_lead_in_county(spec: InstanceSpec, answer: str, m: re.Match[str], evidence: Evidence, seed: int) -> Plan:
+    """'located in Hillsborough County': the county, stated once in the evidence, becomes a county the distractors'
+    text names, named neither in the question nor in the evidence; the wrong answer keeps the lead-in."""
+    clean, sentence = evidence.text(), evidence.sentences[evidence.answer]
+    core = m.group("core")
+    if clean.count(core) != 1:
+        raise NoSafeEdit("the county is stated elsewhere in the evidence or only inside a longer word")
+    noise_text = "\n".join(d.text for d in spec.documents if d.role == "noise")
+    others = sorted({c for c in COUNTY.findall(noise_text) if _usable(c, core, spec.query, clean)})
+    if not others:
+        raise NoSafeEdit("no same-type entity in the distractor paragraphs (county)")
+    new = rng_for(seed, spec.id).choice(others)
+    wrong = m.group("lead") + new + m.group("tail")
+    return Plan(evidence, Edit(sentence.index(answer), answer, wrong), wrong, (wrong, new), None, "county",
                 {"gold_mentions_left": 0})
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
