@@ -121,6 +121,9 @@ def test_expert_verifies_and_labels_then_admin_adjudicates(server):
 
             page.get_by_role("link", name="Label responses").click()
             _settle(page)
+            # count the label form's radios only once it is drawn (under load the previous page can still be showing)
+            page.get_by_role("button", name="Submit label").wait_for(timeout=30_000)
+            _settle(page)
             radios = page.locator("[data-testid=stRadio]")
             for i in range(radios.count()):
                 group = radios.nth(i)

@@ -131,8 +131,12 @@ def test_a_paused_owner_whose_lease_was_taken_over_writes_nothing_and_stops(engi
     assert f"lease of run {run_id} taken over by pid {second.pid} on" in first_out and "stopping" in first_out, first_out
     assert exit_s < EXIT_WITHIN_S
     assert recorded(engine, run_id) == after_takeover, "the fenced owner wrote after the take-over"
-    assert prompts[:calls_before_cont] == sent_before_cont and len(prompts) == calls_before_cont, \
-        "the fenced owner sent calls after SIGCONT"
+    after_cont = prompts[calls_before_cont:]
+    assert prompts[:calls_before_cont] == sent_before_cont
+    # after SIGCONT only requests already handed to the HTTP client at the pause may still reach the server: each is
+    # the re-sent copy of a prompt the second owner answered (so one of the re-bought calls), never a new prompt
+    assert set(after_cont) <= set(sent_before_cont) and len(after_cont) <= paused_in_flight, \
+        "the fenced owner sent a new call after SIGCONT"
     assert len(set(prompts)) == ITEMS and len(prompts) <= ITEMS + paused_in_flight
     assert paid_twice <= row.rebought_calls == paused_in_flight, "calls paid twice beyond those reported as re-bought"
     assert row.spent_usd == pytest.approx(distinct_cost(prompts)), "recorded spend differs from the distinct answers"
