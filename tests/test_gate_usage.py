@@ -1,5 +1,6 @@
 """`gauntlet gate` usage errors exit 64, a code of their own: never 0 (pass), 1 (could not decide) or 2 (significant
-regression), so a mistyped option in CI is not read as a regression."""
+regression), so a mistyped option in CI is not read as a regression; rules nested too deeply (or not YAML) are refused
+with their file, line and column, never a RecursionError."""
 
 from __future__ import annotations
 
@@ -38,3 +39,34 @@ def test_the_installed_command_exits_64_on_a_mistyped_option(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == USAGE_ERROR, done.stderr
     assert "No such option: --rulez" in done.stderr
+
+
+def _nested_block(levels: int) -> str:
+    return "metrics:\n" + "".join("  " * (i + 1) + "-\n" for i in range(levels))
+
+
+DEEP_RULES = [
+    pytest.param("metrics: " + "[" * 100_000 + "]" * 100_000, "line 1, column 109", id="flow-100000-deep"),
+    pytest.param("alpha: 0.05\nmetrics: " + "[" * 150 + "]" * 150, "line 2, column 109", id="flow-150-deep"),
+    pytest.param(_nested_block(3000), "line 101, column 201", id="block-3000-deep"),
+    pytest.param('{"metrics": ' + "{\"a\": " * 200 + "1" + "}" * 200 + "}", "line 1, column 607", id="json-200-deep"),
+]
+
+
+@pytest.mark.parametrize(("text", "where"), DEEP_RULES)
+def test_deeply_nested_rules_are_refused_with_file_line_and_column(tmp_path, text, where):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{where}: nested too deeply \\(more than 100 levels\\)$"):
+        gate.load_rules(rules)
+    result = CliRunner().invoke(app, ["gate", "1", "2", "--rules", str(rules)])
+    assert result.exit_code == gate.UNDECIDED, result.output
+    assert f"rules {rules}: {where}: nested too deeply" in result.output
+    assert "RecursionError" not in result.output and "recursion" not in result.output
+
+
+def test_rules_that_are_not_yaml_name_line_and_column(tmp_path):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("metrics: [a,\n  b: c: d", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^line 2, column 7: not valid YAML: expected ',' or '\]', but got ':'$"):
+        gate.load_rules(rules)
