@@ -59,6 +59,18 @@ MALFORMED = [
     pytest.param("otel", _lines(_otel({"traceId": "t1", "spanId": "s1", "attributes": [{"key": "k", "value": "v"}]})),
                  "line 1: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value: must be an object, not a string",
                  id="otel-attribute-value-a-string"),
+    pytest.param("otel", _lines(_otel({"traceId": "t1", "spanId": "s1", "attributes": [
+        {"key": "k", "value": {"arrayValue": [{"stringValue": "a"}]}}]})),
+                 "line 1: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue: must be an object, "
+                 "not a list", id="otel-array-value-a-list"),
+    pytest.param("otel", _lines(_otel({"traceId": "t1", "spanId": "s1", "attributes": [
+        {"key": "k", "value": {"kvlistValue": {"values": [{"key": "a", "value": {"intValue": "ten"}}]}}}]})),
+                 "line 1: resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.kvlistValue.values[0].value"
+                 '.intValue: must be a number (or its text), not a string "ten"', id="otel-int-value-not-a-number"),
+    pytest.param("otel", _lines({"resourceSpans": [{"resource": {"attributes": [{"key": 7, "value": {}}]},
+                                                    "scopeSpans": []}]}),
+                 "line 1: resourceSpans[0].resource.attributes[0].key: must be a string, not a number",
+                 id="otel-resource-attribute-key-a-number"),
     pytest.param("otel", _lines(_otel({"traceId": ["t1"], "spanId": "s1"})),
                  "line 1: resourceSpans[0].scopeSpans[0].spans[0].traceId: must be a string, not a list",
                  id="otel-trace-id-a-list"),

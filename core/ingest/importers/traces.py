@@ -386,14 +386,59 @@ def _first_problem(checks: list[LineError | None]) -> LineError | None:
     return next((c for c in checks if c is not None), None)
 
 
+def _anyvalue_shape(value: Any, line: int, where: str) -> LineError | None:
+    """An OTLP AnyValue: an object; intValue / doubleValue numbers (or their text); arrayValue.values a list of
+    AnyValues; kvlistValue.values a list of {key, value} objects (nesting was bounded before parsing)."""
+    if (wrong := misshapen(value, dict, line, where, required=True)) is not None:
+        return wrong
+    for name, parse in (("intValue", int), ("doubleValue", float)):
+        if name in value and not _parses(value[name], parse):
+            return LineError(line, f"{where}.{name}", f"must be a number (or its text), not {json_type(value[name])} "
+                             f"{json.dumps(value[name])[:40]}")
+    for name in ("arrayValue", "kvlistValue"):
+        if name not in value:
+            continue
+        if (wrong := misshapen(value[name], dict, line, f"{where}.{name}", required=True)) is not None:
+            return wrong
+        items = value[name].get("values", [])
+        if (wrong := misshapen(items, list, line, f"{where}.{name}.values")) is not None:
+            return wrong
+        for i, item in enumerate(items or []):
+            at = f"{where}.{name}.values[{i}]"
+            problem = _anyvalue_shape(item, line, at) if name == "arrayValue" else _key_value_shape(item, line, at)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _parses(raw: Any, parse: Callable[[Any], Any]) -> bool:
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        return False
+    try:
+        parse(raw)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _key_value_shape(item: Any, line: int, where: str) -> LineError | None:
+    """An OTLP KeyValue: an object with a text key and an AnyValue value."""
+    if (wrong := misshapen(item, dict, line, where, required=True)) is not None:
+        return wrong
+    return misshapen(item.get("key"), str, line, f"{where}.key", required=True) or \
+        (_anyvalue_shape(item["value"], line, f"{where}.value") if item.get("value") is not None else None)
+
+
 def _otel_resource_shape(raw: Any, line: int, where: str) -> LineError | None:
     """A resourceSpans entry: an object whose resource is an object with an attributes list, scopeSpans a list."""
     if (wrong := misshapen(raw, dict, line, where, required=True)) is not None:
         return wrong
     resource = raw.get("resource")
+    attributes = resource.get("attributes") if isinstance(resource, dict) else None
     return _first_problem([misshapen(resource, dict, line, f"{where}.resource"),
-                           misshapen(resource.get("attributes") if isinstance(resource, dict) else None, list, line,
-                                     f"{where}.resource.attributes"),
+                           misshapen(attributes, list, line, f"{where}.resource.attributes"),
+                           *(_key_value_shape(item, line, f"{where}.resource.attributes[{i}]")
+                             for i, item in enumerate(attributes if isinstance(attributes, list) else [])),
                            misshapen(raw.get("scopeSpans"), list, line, f"{where}.scopeSpans"),
                            misshapen(raw.get("instrumentationLibrarySpans"), list, line,
                                      f"{where}.instrumentationLibrarySpans")])
@@ -413,10 +458,7 @@ def _otel_span_shape(raw: Any, line: int, where: str) -> LineError | None:
     checks += [misshapen(raw.get("startTimeUnixNano"), (str, int), line, f"{where}.startTimeUnixNano"),
                misshapen(raw.get("attributes"), list, line, f"{where}.attributes")]
     for i, item in enumerate(raw.get("attributes") or [] if isinstance(raw.get("attributes"), list) else []):
-        checks += [misshapen(item, dict, line, f"{where}.attributes[{i}]", required=True)]
-        if isinstance(item, dict):
-            checks += [misshapen(item.get("key"), str, line, f"{where}.attributes[{i}].key", required=True),
-                       misshapen(item.get("value"), dict, line, f"{where}.attributes[{i}].value")]
+        checks.append(_key_value_shape(item, line, f"{where}.attributes[{i}]"))
     return _first_problem(checks)
 
 
