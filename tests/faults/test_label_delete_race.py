@@ -104,3 +104,22 @@ def test_deleting_a_run_and_labelling_it_at_once_never_leaves_an_orphan(tmp_path
     (loser, error), = failed.items()
     assert isinstance(error, ValueError), error
     assert any(re.search(pattern, str(error)) for pattern in LOSER_MESSAGES), (loser, str(error))
+
+
+def test_the_foreign_key_refuses_to_delete_a_labelled_response_or_to_label_a_deleted_one(tmp_path):
+    from sqlalchemy.exc import IntegrityError
+
+    seeded = seeded_db(tmp_path)
+    engine, labelled, other = seeded.engine, *sorted(seeded.responses.values())[:2]
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO annotation (kind, target_type, target_id, response_id, author, payload, "
+                          "guidelines_version, created_at) VALUES ('gold_label', 'response', :r, :r, 'alice', '{}', "
+                          "'', CURRENT_TIMESTAMP)"), {"r": labelled})
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(text("DELETE FROM response WHERE id = :r"), {"r": labelled})
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM response WHERE id = :r"), {"r": other})
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(text("INSERT INTO annotation (kind, target_type, target_id, response_id, author, payload, "
+                          "guidelines_version, created_at) VALUES ('gold_label', 'response', :r, :r, 'alice', '{}', "
+                          "'', CURRENT_TIMESTAMP)"), {"r": other})
