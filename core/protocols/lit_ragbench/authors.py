@@ -5,7 +5,7 @@ never from this repository.
 From that file the product takes, each time it builds a prompt:
 - the two message-building methods of its task class (`create_generate_messages`, `create_evaluate_messages`), compiled
   on their own (no other statement of the file runs: no imports, no client, no I/O) with only `json`, a shuffler and
-  four builtins in reach, and called on the instance's fields: the generator sees the system prompt and the
+  five builtins in reach, and called on the instance's fields: the generator sees the system prompt and the
   `[cite:i]`-numbered documents and question as they lay them out; the judge sees their system prompt with their output
   format and their user message;
 - the seed of their module-level `random.seed(...)`: their run shuffles each item's documents with one generator seeded
@@ -33,7 +33,7 @@ from typing import Any
 RUN_ENV = "GAUNTLET_LIT_RAGBENCH_RUN"
 AUTHORS_JUDGE_MODEL = "gpt-4.1-mini-2025-04-14"  # run.py's JUDGE_MODEL at 5c3f30d9; checked against the file in tests
 TASK_METHODS = ("create_generate_messages", "create_evaluate_messages")
-BUILTINS = {"enumerate": enumerate, "len": len, "list": list, "str": str}
+BUILTINS = {"dict": dict, "enumerate": enumerate, "len": len, "list": list, "str": str}
 ROW = re.compile(r"/(\d+)#(positive|negative)_chunk_list\[(\d+)\]$")
 
 
