@@ -3,6 +3,7 @@
 import streamlit as st
 
 from core.analysis import decision, picker, readmodel
+from core.protocols.enterprise_rag import ENTERPRISE_RAG
 from ui import picker_view, results_view
 from ui.auth import require_page
 from ui.fitness_view import fitness_banner
@@ -12,7 +13,7 @@ st.title("Pick a generator")
 st.caption("Choose what matters, set the minimums a model must meet and your budget; the ranking explains itself. "
            "The calibration baselines are the floor: a recommendation must beat the best of them.")
 
-filters = results_view.sidebar_filters(subset=False, domains=False)
+filters = results_view.sidebar_filters(subset=False, domains=False, protocol=ENTERPRISE_RAG.name)
 if filters:
     fitness_banner(filters.judge)
     scores = results_view.scores(filters.run_ids, filters.judge, filters.version)

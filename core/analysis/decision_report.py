@@ -190,7 +190,7 @@ def _counts(d: Decision) -> str:
     columns = [c for c in d.counts.columns if c != "model"]
     rows = [[_e(r["model"]), *(num(f"counts|{r['model']}|{c}", r[c], "int") for c in columns)]
             for r in d.counts.to_dict("records")]
-    return _table(["Model", *(c.replace("n_", "").replace("_", " ") for c in columns)], rows,
+    return _table(["Model", *(c.removeprefix("n_").replace("_", " ") for c in columns)], rows,
                   "responses and the states of their scores: undetermined, judge errors, unjudged, not applicable")
 
 
@@ -233,6 +233,13 @@ def _rank_sets(d: Decision) -> str:
     return "".join(parts)
 
 
+def _significance(value: object) -> str:
+    """'yes' / 'no' for a tested segment cell, 'not tested' for one without enough gold labels."""
+    if value is None or _is_missing(value):
+        return "<span class='muted'>not tested</span>"
+    return "<strong>yes</strong>" if bool(value) else "no"
+
+
 _SEGMENT_NUMBERS = (("shared", "int"), ("n", "int"), ("judge_diff", "pts"), ("estimate", "pts"))
 
 
@@ -246,10 +253,12 @@ def _segments(d: Decision) -> str:
                      *(num(f"{key}|{c}", r[c], k) for c, k in _SEGMENT_NUMBERS),
                      _interval(key, r["ci_low"], r["ci_high"], "pts"), num(f"{key}|p_value", r["p_value"], "p"),
                      num(f"{key}|p_holm", r["p_holm"], "p"),
-                     "<strong>yes</strong>" if r["significant"] is True else "no", _e(r["note"] or "")])
+                     _significance(r["significant"]), _e(r["note"] or "")])
     a, b = d.segments["model_a"].iloc[0], d.segments["model_b"].iloc[0]
-    return (f"<p>{_e(a)} − {_e(b)}, judge-corrected (PPI++) on the instances both answered, in points; p-values by "
-            f"inverting the interval, Holm-adjusted over the tested cells (α = {picker.ALPHA:g}).</p>"
+    return (f"<p>{_e(a)} − {_e(b)} on the instances both answered, in points: judge-corrected (PPI++) where the judge "
+            "decided the metric for both, from the gold labels alone where it did not (the note says so); p-values by "
+            f"inverting the interval, Holm-adjusted over the tested cells (α = {picker.ALPHA:g}); a cell without "
+            "enough shared gold labels is not tested.</p>"
             + _table(["Domain", "Condition", "Language", "Metric", "Shared", "Gold n", "Raw judge Δ", "Corrected Δ",
                       "95% CI", "p", "p (Holm)", "Significant", "Note"], rows))
 

@@ -622,8 +622,11 @@ def rank_sets(scores: pd.DataFrame, gold: pd.DataFrame, candidates: Sequence[str
     confidence = 1 - alpha / k
     mine = scores[scores["model"].isin(list(candidates))]
     corrected = readmodel.corrected_estimates(mine, gold, confidence=confidence, probabilities=probabilities)
+    # one value per estimate: the point estimate is the 95% one every other table shows; only the interval widens
+    point = readmodel.corrected_estimates(mine, gold, probabilities=probabilities).set_index(["model", "metric"])
     for metric in metrics:
         g = corrected[corrected["metric"] == metric].set_index("model").reindex(list(candidates))
+        g["estimate"] = [point["estimate"].get((m, metric), np.nan) for m in candidates]
         known = g["estimate"].notna()
         low = g["ci_low"].where(known, 0.0).to_numpy(float)
         high = g["ci_high"].where(known, 1.0).to_numpy(float)
@@ -664,7 +667,7 @@ def segment_differences(scores: pd.DataFrame, gold: pd.DataFrame, segments: pd.D
     out["p_holm"] = np.nan
     if tested.any():
         out.loc[tested, "p_holm"] = stats.holm(out.loc[tested, "p_value"].to_numpy(float), alpha).adjusted
-    out["significant"] = out["p_holm"] <= alpha
+    out["significant"] = (out["p_holm"] <= alpha).astype(object).where(tested, None)  # None: not tested
     return out
 
 
