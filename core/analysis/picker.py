@@ -464,7 +464,25 @@ def headline(result: PickResult) -> str:
                 f"(score {_pct(_score_of(result, result.best_baseline))} against {result.leader}'s {_pct(_score_of(result, result.leader))}).")
     if not (~result.ranking["baseline"]).any():
         return "No recommendation: no candidate generator has been scored in this scope, only calibration baselines."
+    unmeasured = unmeasured_floors(result)
+    if unmeasured:
+        return "No recommendation: " + "; ".join(unmeasured) + "."
     return "No recommendation: no candidate meets every floor and the budget; relax a floor, raise the budget or evaluate more models."
+
+
+def unmeasured_floors(result: PickResult) -> list[str]:
+    """Each floor whose metric no candidate has a value for, with its reason and what would measure it."""
+    candidates = result.ranking[~result.ranking["baseline"]]
+    lines = []
+    for metric, floor in result.spec.floors.items():
+        if candidates.empty or candidates[metric].notna().any():
+            continue
+        label = readmodel.METRICS[metric].label
+        labels = " or expert gold labels (Label responses)" if metric in readmodel.GOLD_METRICS else ""
+        lines.append(f"the floor {label} ≥ {floor:.0%} cannot be checked: the judge decided {label} on none of the "
+                     f"candidates' {int(candidates['responses'].sum())} responses; an LLM judge (`gauntlet score RUN "
+                     f"--judge llm:MODEL`){labels} would measure it, or remove the floor")
+    return lines
 
 
 def floor_verdict(result: PickResult) -> str:

@@ -156,3 +156,39 @@ def test_the_pdf_renderer_fetches_nothing(reference) -> None:
 
     with pytest.raises(FatalURLFetchingError, match="must fetch nothing"):
         decision_report.render_pdf(f"<!doctype html><html><head>{reference}</head><body>x</body></html>")
+
+
+def test_each_estimate_has_one_value_in_every_table(db) -> None:
+    """The rank-set table prints the same corrected estimate as the corrected-estimates table (only its interval
+    is wider); the counts header is spelled out; segment cells that were not tested say so."""
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    shown = decision_report.numbers(document)
+    pairs = [(k, f"corrected|{k.split('|')[2]}|{k.split('|')[1]}|estimate") for k in shown
+             if k.startswith("rankset|") and k.endswith("|estimate")]
+    assert pairs and all(_same(shown[a], shown[b]) for a, b in pairs), pairs[:3]
+    assert "rejectioerror" not in document and "rejection error" in document
+    untested = [k for k in shown if k.startswith("segment|") and k.endswith("|p_value") and math.isnan(shown[k])]
+    assert document.count("not tested</span>") == len(untested)
+
+
+def _table_overflows(document: str) -> list[tuple[int, float, float]]:
+    """(page, table width, page content width) of every table wider than its page, from WeasyPrint's layout."""
+    import weasyprint
+
+    out = []
+    for number, page in enumerate(weasyprint.HTML(string=document).render().pages, 1):
+        box = page._page_box
+        stack, limit = list(box.all_children()), box.width
+        while stack:
+            child = stack.pop()
+            if type(child).__name__ == "TableBox" and child.margin_width() > limit + 0.5:
+                out.append((number, child.margin_width(), limit))
+            stack.extend(child.all_children() if hasattr(child, "all_children") else [])
+    return out
+
+
+def test_no_table_is_wider_than_its_pdf_page(db) -> None:
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    assert _table_overflows(document) == []
