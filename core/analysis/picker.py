@@ -470,6 +470,13 @@ def headline(result: PickResult) -> str:
     return "No recommendation: no candidate meets every floor and the budget; relax a floor, raise the budget or evaluate more models."
 
 
+def decidable_floors(scores: pd.DataFrame, floors: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """(the floors whose metric the judge decided on some response of these scores, the metrics left out): the
+    defaults hold only floors the configured judge can check, so the default can end in a recommendation."""
+    kept = {m: v for m, v in floors.items() if m in scores and scores[m].notna().any()}
+    return kept, [m for m in floors if m not in kept]
+
+
 def unmeasured_floors(result: PickResult) -> list[str]:
     """Each floor whose metric no candidate has a value for, with its reason and what would measure it."""
     candidates = result.ranking[~result.ranking["baseline"]]
