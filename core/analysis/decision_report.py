@@ -24,7 +24,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid
 table{border-collapse:collapse;margin:.5em 0;font-size:.85em}td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;
 vertical-align:top}th{background:#eee}.red{color:#b00020;font-weight:bold}.flag{border:2px solid #b00020;padding:.4em .8em;
 background:#fdecee}.muted{color:#666}.num{text-align:right;font-variant-numeric:tabular-nums}
-@media print{body{margin:0;max-width:none;font-size:10pt}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
+@media print{body{margin:0;max-width:none;font-size:10pt}section.summary{break-after:page}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
 @page{size:A4;margin:15mm}}
 """
 
@@ -95,6 +95,30 @@ def _headline(d: Decision) -> str:
         tests.append(f"Top two ({_e(r.top_two.outcome.replace('_', ' '))}): " + _test_line("test|top_two", r.top_two))
     items = "".join(f"<li>{t}</li>" for t in tests)
     return f"<p><strong>{_e(picker.headline(r))}</strong></p>{flags}<ul>{items}</ul>"
+
+
+def _summary(d: Decision) -> str:
+    """The first page: recommendation, runner-up, margin and how sure, floors, weaknesses, judge fitness and cost
+    (every number under the same key as in the detail below, so it is the same number)."""
+    r = d.result
+    items = [f"<li><strong>{_e(picker.headline(r))}</strong></li>"]
+    if r.top_two:
+        t = r.top_two
+        items.append(f"<li>Runner-up and margin: {_test_line('test|top_two', t)} "
+                     f"({_e(t.outcome.replace('_', ' '))})</li>")
+    floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
+                       for m, v in d.spec.floors.items())
+    items.append(f"<li>Floors: {floors or 'none'}</li>")
+    weak = "; ".join(f"{_e(_label(w.metric))} (worse than {_e(w.test.b)})" for w in r.weaknesses)
+    items.append(f"<li>Weaknesses: {weak or 'none significant'}</li>")
+    fit = "; ".join(f"{_e(judge_label(j))}: {_e(g.label)} against gold, {_e(c.label)} on its stored check"
+                    for j, (g, c) in d.judge_fitness.items())
+    items.append(f"<li>Judge fitness: {fit or 'no judge'}</li>")
+    if r.pick:
+        items.append(f"<li>Cost of {_e(r.pick)} per 1k queries: "
+                     f"{num(f'ranking|{r.pick}|total_cost_per_1k', r.ranking.set_index('model').loc[r.pick, 'total_cost_per_1k'], 'usd')}"
+                     " (generation and judging)</li>")
+    return f"<ul>{''.join(items)}</ul>"
 
 
 def _recommendation(d: Decision) -> str:
@@ -278,6 +302,7 @@ def render_html(d: Decision) -> str:
     candidates = ", ".join(d.result.ranking.loc[~d.result.ranking["baseline"], "model"]) or "none"
     baselines = ", ".join(d.result.ranking.loc[d.result.ranking["baseline"], "model"]) or "none"
     sections = [
+        ("Summary", _summary(d)),
         ("The question and the candidates", f"<p>{_e(d.question)}</p><p>Candidates: {_e(candidates)}. "
                                             f"Calibration baselines: {_e(baselines)}.</p>" + _spec(d)),
         ("Recommendation", _headline(d) + _recommendation(d)),
@@ -289,7 +314,8 @@ def render_html(d: Decision) -> str:
         ("Segment differences between the top two", _segments(d)),
         ("Runs, prompts and product version", _provenance(d)),
     ]
-    body = "".join(f"<section><h2>{_e(h)}</h2>{c}</section>" for h, c in sections)
+    body = "".join(f"<section{' class=summary' if h == 'Summary' else ''}><h2>{_e(h)}</h2>{c}</section>"
+                   for h, c in sections)
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
             f"<h1>{_e(title)}</h1><p class='muted'>Data as of {_e(d.generated_at)}; runs "

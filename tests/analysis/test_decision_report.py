@@ -99,7 +99,7 @@ def test_the_report_references_nothing_outside_itself(db, needle) -> None:
 
 
 @pytest.mark.parametrize("section", [
-    "The question and the candidates", "Recommendation", "Ranking, cost and latency", "The data",
+    "Summary", "The question and the candidates", "Recommendation", "Ranking, cost and latency", "The data",
     "Judges and their agreement with gold", "Raw and judge-corrected estimates",
     "Rank-sets: which candidates could be first", "Segment differences between the top two",
     "Runs, prompts and product version",
