@@ -177,7 +177,7 @@ def _newer_medical_run(s) -> int:
         session.add(run)
         session.flush()
         model = session.exec(select(Model)).first()
-        session.add(Response(run_id=run.id, model_id=model.id, instance_id=s.ids["M-noisy"], status="done", text="x"))
+        session.add(Response(run_id=run.id, model_id=model.id, instance_id=s.instances["M-noisy"], status="done", text="x"))
         session.commit()
         return int(run.id)
 
