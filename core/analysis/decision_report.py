@@ -25,6 +25,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.85em}td,th{border:1px so
 vertical-align:top}th{background:#eee}.red{color:#b00020;font-weight:bold}.flag{border:2px solid #b00020;padding:.4em .8em;
 background:#fdecee}.muted{color:#666}.num{text-align:right;font-variant-numeric:tabular-nums}
 @media print{body{margin:0;max-width:none;font-size:10pt}section.summary{break-after:page}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
+table{width:100%;table-layout:fixed;font-size:7.5pt}td,th{overflow-wrap:anywhere;padding:2px 3px}
 @page{size:A4;margin:15mm}}
 """
 
@@ -296,6 +297,13 @@ def _provenance(d: Decision) -> str:
               f"<li>Judge: {_e(judge_label(d.judge))}</li></ul>")
 
 
+def _running_header(d: Decision) -> str:
+    """Every printed page's header: the report's title and its run ids (CSS-safe characters only)."""
+    text = f"Decision report: {d.question[:80]} · runs {', '.join(f'#{r}' for r in d.run_ids)}"
+    safe = "".join(c if c.isalnum() or c in " #,:·?-" else " " for c in text)
+    return f'@page{{@top-center{{content:"{safe}";font-size:7pt;color:#666}}}}'
+
+
 def render_html(d: Decision) -> str:
     """The decision report as one self-contained HTML document."""
     title = f"Decision: {d.question}"
@@ -317,7 +325,7 @@ def render_html(d: Decision) -> str:
     body = "".join(f"<section{' class=summary' if h == 'Summary' else ''}><h2>{_e(h)}</h2>{c}</section>"
                    for h, c in sections)
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><style>{_CSS}{_running_header(d)}</style></head><body>"
             f"<h1>{_e(title)}</h1><p class='muted'>Data as of {_e(d.generated_at)}; runs "
             f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{_fitness(d)}{body}"
             "</body></html>\n")

@@ -188,7 +188,24 @@ def _table_overflows(document: str) -> list[tuple[int, float, float]]:
     return out
 
 
-def test_no_table_is_wider_than_its_pdf_page(db) -> None:
+def _page_texts(document: str) -> list[str]:
+    """The text of every laid-out PDF page (its margin boxes included), from WeasyPrint's layout."""
+    import weasyprint
+
+    texts = []
+    for page in weasyprint.HTML(string=document).render().pages:
+        stack, parts = [page._page_box], []
+        while stack:
+            child = stack.pop()
+            parts.append(getattr(child, "text", "") or "")
+            stack.extend(child.all_children() if hasattr(child, "all_children") else [])
+        texts.append(" ".join(parts))
+    return texts
+
+
+def test_no_table_is_wider_than_its_pdf_page_and_every_page_names_the_runs(db) -> None:
     _, engine = db
     document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
     assert _table_overflows(document) == []
+    pages = _page_texts(document)
+    assert len(pages) >= 2 and all("Decision report" in t and "#1" in t for t in pages), [t[:80] for t in pages]
