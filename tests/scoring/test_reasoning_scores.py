@@ -107,7 +107,7 @@ def test_rule_constraints_read_the_answer_alone(verdicts) -> None:
 
 def test_control_the_thinking_read_as_the_answer_would_change_the_scores() -> None:
     ref = ReferenceSpec.model_validate(REFERENCE)
-    raw = reference_metric("wrong_answer", ref, f"<think>{THOUGHT}</think>{ANSWER}".replace("<think>", ""), "en")
+    raw = reference_metric("wrong_answer", ref, f"{THOUGHT} {ANSWER}", "en")  # the thinking read as the answer
     assert raw.value == 1.0 and reference_metric("wrong_answer", ref, ANSWER, "en").value == 0.0
     from core.scoring.checkers import build_checker
 

@@ -21,22 +21,18 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("response") as batch:
-        batch.add_column(sa.Column("reasoning", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("reasoning_state", sa.String(), nullable=False, server_default="none"))
-        batch.add_column(sa.Column("reasoning_tokens", sa.Integer(), nullable=False, server_default="0"))
-    with op.batch_alter_table("llmcall") as batch:
-        batch.add_column(sa.Column("reasoning", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("reasoning_tokens", sa.Integer(), nullable=False, server_default="0"))
-        batch.add_column(sa.Column("finish_reason", sa.String(), nullable=True))
+    # plain ADD COLUMN (no table rebuild: SQLite adds a column with a constant default in place)
+    op.add_column("response", sa.Column("reasoning", sa.Text(), nullable=True))
+    op.add_column("response", sa.Column("reasoning_state", sa.String(), nullable=False, server_default="none"))
+    op.add_column("response", sa.Column("reasoning_tokens", sa.Integer(), nullable=False, server_default="0"))
+    op.add_column("llmcall", sa.Column("reasoning", sa.Text(), nullable=True))
+    op.add_column("llmcall", sa.Column("reasoning_tokens", sa.Integer(), nullable=False, server_default="0"))
+    op.add_column("llmcall", sa.Column("finish_reason", sa.String(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("llmcall") as batch:
-        batch.drop_column("finish_reason")
-        batch.drop_column("reasoning_tokens")
-        batch.drop_column("reasoning")
-    with op.batch_alter_table("response") as batch:
-        batch.drop_column("reasoning_tokens")
-        batch.drop_column("reasoning_state")
-        batch.drop_column("reasoning")
+    # plain DROP COLUMN (SQLite >= 3.35; no table rebuild, which foreign keys to response would refuse)
+    for column in ("finish_reason", "reasoning_tokens", "reasoning"):
+        op.drop_column("llmcall", column)
+    for column in ("reasoning_tokens", "reasoning_state", "reasoning"):
+        op.drop_column("response", column)
