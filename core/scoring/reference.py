@@ -37,6 +37,8 @@ from core.store.schema import AnswerSpec, ReferenceSpec
 
 METHOD = "reference"
 ANSWER_FIELDS_FILE = REPO_ROOT / "data" / "reading" / "answer_fields.yaml"
+NUMBERS_FILE = REPO_ROOT / "data" / "reading" / "numbers.yaml"
+THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 CHARACTER_LANGUAGES = ("zh", "ja")
 UNSEGMENTED_LANGUAGES = ("th", "lo", "km", "my", "bo")
 REFUSAL_LANGUAGES = ("en", "zh", "ja")
@@ -142,12 +144,72 @@ def squad_normalize(text: str) -> str:
     return " ".join(ARTICLES_RE.sub(" ", text).split())
 
 
+@lru_cache(maxsize=1)
+def _number_rules() -> dict:
+    data = yaml.safe_load(NUMBERS_FILE.read_text(encoding="utf-8"))
+    chars = "".join([*data["digits"], *data["places"], *data["sections"]])
+    counters = "|".join(sorted((re.escape(c) for c in data["counters"]), key=len, reverse=True))
+    prefixes = "|".join(re.escape(p) for p in data["ordinal_prefixes"])
+    seps = re.escape("".join(data["list_separators"]))
+    return {**data, "run": re.compile(rf"({prefixes})?([{chars}]+)(?=({counters}))?"),
+            "list": re.compile(rf"(?<=\d)[ \t]*[{seps}][ \t]*(?=\d)")}
+
+
+def han_value(run: str) -> int:
+    """The value of a run of Han numerals: place values ("二十三" 23, "一百" 100, "两千零五" 2005, "三万" 30000), or
+    digit by digit when it has none ("二〇二三" 2023)."""
+    rules = _number_rules()
+    digits, places, sections = rules["digits"], rules["places"], rules["sections"]
+    if all(ch in digits for ch in run):
+        return int("".join(str(digits[ch]) for ch in run))
+    total = section = number = 0
+    for ch in run:
+        if ch in digits:
+            number = digits[ch]
+        elif ch in places:
+            section += (number or 1) * places[ch]
+            number = 0
+        else:
+            total = (total + section + number) * sections[ch]
+            section = number = 0
+    return total + section + number
+
+
+def han_numerals(text: str) -> str:
+    """Han numerals written as Arabic digits where they are numbers: after an ordinal prefix ("第三" 第3), before a
+    counter ("三月" 3月, "一百人" 100人), or a run of two or more with a place value or all digits ("二十三" 23,
+    "二〇二三" 2023); rules and words in data/reading/numbers.yaml."""
+    rules = _number_rules()
+
+    def read(m: re.Match[str]) -> str:
+        prefix, run, counter = m.group(1) or "", m.group(2), m.group(3)
+        valued = len(run) >= 2 and run[0] not in rules["sections"]
+        lone_unit = len(run) == 1 and run in rules["sections"] or run in ("百", "千", "佰", "仟")
+        if (prefix or counter or valued) and not lone_unit:
+            return prefix + str(han_value(run))
+        return m.group(0)
+
+    return rules["run"].sub(read, text)
+
+
+def number_lists(text: str) -> str:
+    """Numbers of a list kept apart: a thousands comma ("1,000") dropped, any list separator between two numbers
+    ("8、9", "8，9", "8, 9") made one ',' that normalisation keeps, so "8、9" is "8,9", never "89"."""
+    return _number_rules()["list"].sub(",", THOUSANDS_RE.sub("", text))
+
+
 def character_normalize(text: str) -> str:
-    """`unify_marks`, lowercase, punctuation (but decimal points and percent signs of numbers) and whitespace removed:
-    one string whose characters are the tokens."""
-    text = unify_marks(text).lower()
+    """`unify_marks`, lowercase, Han numerals as digits (`han_numerals`), number lists kept apart (`number_lists`),
+    punctuation (but decimal points and percent signs of numbers, and list commas between numbers) and whitespace
+    removed: one string whose characters are the tokens."""
+    text = number_lists(han_numerals(unify_marks(text).lower()))
     return "".join(ch for i, ch in enumerate(text)
-                   if number_mark(text, i) or not is_punctuation(ch) and not ch.isspace())
+                   if number_mark(text, i) or ch == "," and _between_digits(text, i)
+                   or not is_punctuation(ch) and not ch.isspace())
+
+
+def _between_digits(text: str, i: int) -> bool:
+    return 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
 
 
 def normalize(text: str, kind: str) -> str:
