@@ -110,7 +110,7 @@ class _Behaviour:
 
     def decide(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None]:
         """(fault or None, reply text, retry_after) for this prompt (and the request's seed, if any)."""
-        return self.decide_all(prompt, seed)[:3]  # type: ignore[return-value]
+        return self.decide_all(prompt, seed)[:3]
 
     def decide_all(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None, str | None]:
         """(fault or None, reply text, retry_after, reasoning or None) for this prompt (and the request's seed)."""

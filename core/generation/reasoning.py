@@ -85,3 +85,10 @@ def split_reasoning(text: str | None, provided: str | None = None, finish_reason
 def answer_only(text: str | None) -> str:
     """The answer of a model's output, its reasoning blocks left out ('' when the reasoning never finished)."""
     return split_reasoning(text).answer
+
+
+def stored_split(text: str | None, reasoning: str | None = None, state: str | None = None) -> Reasoned:
+    """A stored response as shown and read: its answer, its reasoning (the stored field first, then any block still
+    inside an older or imported text) and its state (a stored 'unfinished' stays unfinished)."""
+    split = split_reasoning(text, reasoning)
+    return Reasoned(split.answer, split.reasoning, "unfinished") if state == "unfinished" else split

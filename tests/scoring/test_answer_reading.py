@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from core.generation.reasoning import answer_only
-
 from core.scoring.reference import read_polarity, reference_metric
 from core.store.schema import ReferenceSpec
 from tests.scoring.answer_corpus import mcq_rows, yesno_rows
