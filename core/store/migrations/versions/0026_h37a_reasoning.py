@@ -4,8 +4,8 @@ llm_call.reasoning / reasoning_tokens / finish_reason.
 Back-fill: none needed for the answer's reading (the scorer splits any reasoning block still inside a stored text,
 core.generation.reasoning), so stored texts are left as they were written.
 
-Revision ID: 0025
-Revises: 0024
+Revision ID: 0026
+Revises: 0025
 Create Date: 2026-12-06 06:40:00
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025"
-down_revision = "0024"
+revision = "0026"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 
