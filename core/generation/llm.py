@@ -248,6 +248,9 @@ class LLMClient:
             "model_name": self.config.model_name,
             "request": canonical_request(self.config, messages),
             "text": completion.text,
+            "reasoning": completion.reasoning or None,
+            "reasoning_tokens": completion.reasoning_tokens,
+            "finish_reason": completion.finish_reason,
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "latency_ms": completion.latency_ms,
@@ -267,8 +270,10 @@ class LLMClient:
 
 
 def _cached_completion(row: LLMCall) -> Completion:
-    return Completion(text=row.text, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key, attempts=0)
+    return Completion(text=row.text, reasoning=row.reasoning or "", reasoning_tokens=row.reasoning_tokens,
+                      finish_reason=row.finish_reason, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key,
+                      attempts=0).kept_apart()
 
 
 def make_client(config: ModelConfig, engine: Engine, **kwargs: Any) -> LLMClient:

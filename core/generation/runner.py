@@ -52,7 +52,8 @@ MONITOR_INTERVAL_S = 0.5
 RESPONSES = table_of(Response)
 RUNS = table_of(Run)
 RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
-    status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
+    status="done", text=bindparam("p_text"), reasoning=bindparam("p_reasoning"),
+    reasoning_state=bindparam("p_reasoning_state"), reasoning_tokens=bindparam("p_reasoning_tokens"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
     cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
     input_tokens=bindparam("p_in"), output_tokens=bindparam("p_out"), cost_usd=bindparam("p_cost"), reserved_usd=None,
     prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
@@ -236,6 +237,8 @@ class _Execution:
         """The writes that record an answer: the response done and the run's spend (its reservation released)."""
         writes: list[Write] = [(RESPONSE_DONE, {
             "p_id": item.response_id, "p_text": completion.text, "p_attempts": completion.attempts,
+            "p_reasoning": completion.reasoning or None, "p_reasoning_state": completion.reasoning_state,
+            "p_reasoning_tokens": completion.reasoning_tokens,
             "p_cache_key": completion.cache_key, "p_cached": completion.cached, "p_latency": completion.latency_ms,
             "p_in": completion.input_tokens, "p_out": completion.output_tokens, "p_cost": completion.cost_usd,
             "p_meta": meta, "p_finished": utc_now(),

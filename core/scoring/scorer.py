@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,6 +19,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.generation.reasoning import UNFINISHED_REASON, split_reasoning
 from core.metrics import DECLARATIONS, MetricDeclaration, concerns
 from core.protocols import get_protocol
 from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
@@ -42,6 +44,7 @@ from core.store.models import Constraint, ContextClaims, Document, Instance, Res
 from core.store.schema import ReferenceSpec
 
 RULE_JUDGE = "rule"
+
 RAG_METRICS = ("faithfulness", "coverage")  # judged against the documents alone: any protocol may declare them
 RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
 SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are written together
@@ -104,6 +107,25 @@ def rule_outcome(c: ConstraintView, response: str, loose: bool = False) -> Const
                                  reason=f"rule checker {c.checker_id!r} failed: {type(exc).__name__}: {snippet(str(exc))}")
     return ConstraintOutcome(cid=c.cid, passed=passed, method="rule", details=details,
                              reason=f"rule {c.checker_id} {'satisfied' if passed else 'violated'}")
+
+
+def unfinished_outcome(metric: str) -> MetricOutcome:
+    """A metric of a response whose reasoning never finished: unparseable (no answer), its value the metric's worst
+    (where the declaration counts an unreadable answer as wrong, it enters the mean as such), reason 'reasoning not
+    finished'."""
+    declared = DECLARATIONS.get(metric) if metric in DECLARATIONS else None
+    worst = None if declared is None else declared.range[0] if declared.higher_is_better else declared.range[1]
+    value = worst if worst is not None and math.isfinite(worst) else None
+    return MetricOutcome(status="unparseable", value=value, passed=False if value is not None else None,
+                         method="reasoning", reason=UNFINISHED_REASON, details={"reasoning": "unfinished"})
+
+
+def answer_of(resp: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A loaded response with its text the answer alone (any reasoning block still inside a stored or imported text
+    kept apart) and whether its reasoning never finished (no answer to read)."""
+    split = split_reasoning(resp.get("text"), resp.get("reasoning"))
+    unfinished = split.unfinished or resp.get("reasoning_state") == "unfinished"
+    return {**resp, "text": split.answer}, unfinished
 
 
 def crash_outcome(exc: Exception, **accounting: Any) -> MetricOutcome:
@@ -241,7 +263,7 @@ class _Scorer:
         return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
 
     async def constraints(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any],
-                          loose: bool = False) -> list[Verdict]:
+                          loose: bool = False, unfinished: bool = False) -> list[Verdict]:
         """Rule verdicts (judge 'rule', with IFEval's loose verdict when `loose`) and judged verdicts for the
         constraints not yet scored."""
         out: list[Verdict] = []
@@ -252,7 +274,10 @@ class _Scorer:
                 judge = RULE_JUDGE if c.judge_method == "rule" else name
                 if self.has(chunk, (rid, "constraint", judge, c.id)):
                     continue
-                if not precondition_triggered(c.precondition, item.mode):
+                if unfinished:
+                    out.append(constraint_verdict(base, c, judge, ConstraintOutcome(
+                        cid=c.cid, status="unparseable", method="reasoning", reason=UNFINISHED_REASON)))
+                elif not precondition_triggered(c.precondition, item.mode):
                     out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
                 elif c.judge_method == "rule":
                     out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response, loose)))
@@ -268,14 +293,19 @@ class _Scorer:
         return out
 
     async def score_response(self, chunk: _Loaded, resp: dict[str, Any]) -> list[Verdict]:
-        """All missing verdicts of one response, with the metrics of its instance's protocol (its window slot, taken
-        by the feeder, is freed when it finishes)."""
+        """All missing verdicts of one response, with the metrics of its instance's protocol, read on its answer alone
+        (reasoning kept apart: `answer_of`); reasoning that never finished is no answer, so every verdict of it is
+        unparseable with reason 'reasoning not finished' (its window slot, taken by the feeder, is freed when it
+        finishes)."""
         try:
+            resp, unfinished = answer_of(resp)
             inst = chunk.instances[resp["instance_id"]]
             protocol = inst.get("protocol") or "enterprise_rag"
             if protocol == "enterprise_rag":
-                return await self.enterprise_response(chunk, resp, inst)
-            return await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics)
+                verdicts = await self.enterprise_response(chunk, resp, inst, unfinished)
+            else:
+                verdicts = await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics, unfinished)
+            return verdicts
         finally:
             self.window.release()
             self.forget(resp["instance_id"])
@@ -301,7 +331,8 @@ class _Scorer:
                 await self.window.acquire()
                 asyncio.create_task(self.score_response(chunk, resp)).add_done_callback(finished.put_nowait)
 
-    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
+    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
+                                  unfinished: bool = False) -> list[Verdict]:
         """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
         item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"])
@@ -311,22 +342,24 @@ class _Scorer:
             if self.has(chunk, (resp["id"], name, self.judge.name, None)):
                 continue
             if item.mode in spec.modes:
-                metrics[name] = self.metric(spec, item)
+                metrics[name] = ready(unfinished_outcome(name)) if unfinished else self.metric(spec, item)
             elif spec.not_applicable_reason:
                 metrics[name] = ready(MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason))
-        return await self.together(chunk, resp["id"], item, base, True, metrics)
+        return await self.together(chunk, resp["id"], item, base, True, metrics, unfinished=unfinished)
 
     async def together(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
-                       metrics: Mapping[str, Awaitable[MetricOutcome]], loose: bool = False) -> list[Verdict]:
-        """The constraint verdicts (if asked; IFEval's loose rule verdicts too when `loose`) and `metrics`' verdicts of
-        one response, their calls made concurrently; verdicts in the same order as one after another."""
+                       metrics: Mapping[str, Awaitable[MetricOutcome]], loose: bool = False,
+                       unfinished: bool = False) -> list[Verdict]:
+        """The constraint verdicts (if asked; IFEval's loose rule verdicts too when `loose`; all unparseable when the
+        reasoning never finished) and `metrics`' verdicts of one response, their calls made concurrently; verdicts in
+        the same order as one after another."""
         judged, outcomes = await asyncio.gather(
-            self.constraints(chunk, rid, item, base, loose) if constraints else ready([]),
+            self.constraints(chunk, rid, item, base, loose, unfinished) if constraints else ready([]),
             asyncio.gather(*metrics.values()))
         return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
     async def protocol_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
-                                metrics: tuple[str, ...]) -> list[Verdict]:
+                                metrics: tuple[str, ...], unfinished: bool = False) -> list[Verdict]:
         """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint', rule ones
         with IFEval's loose verdict too; reference metrics and judged ones like correctness against the instance's
         reference)."""
@@ -337,10 +370,11 @@ class _Scorer:
                           doc_roles=(resp.get("prompt_meta") or {}).get("doc_roles") or [],
                           prompt_meta=resp.get("prompt_meta") or {})
         base = {"response_id": resp["id"], "run_id": self.run_id}
-        outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
-                    if name != "constraint" and concerns(name, item.uid)
+        outcomes = {name: ready(unfinished_outcome(name)) if unfinished else self.rag_or_reference_outcome(name, item)
+                    for name in metrics if name != "constraint" and concerns(name, item.uid)
                     and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
-        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes, loose=True)
+        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes, loose=True,
+                                   unfinished=unfinished)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
         """A metric whose declaration brings its computation (a protocol package's own), a reference-free RAG

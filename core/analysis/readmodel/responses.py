@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from core.generation.reasoning import stored_split
 from core.metrics import VERDICT_STATES, get_metric
 from core.scoring.summaries import (
     COUNT_COLUMNS,
@@ -336,9 +337,11 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
                                         "judge": v.judge, "method": v.method, "status": v.status, "passed": v.passed, "reason": v.reason})
     metric_rows = [{"metric": v.metric, "judge": v.judge, "method": v.method, "status": v.status, "value": v.value, "passed": v.passed, "reason": v.reason}
                    for v in verdicts if v.constraint_id is None]
+    split = stored_split(resp.text, resp.reasoning, resp.reasoning_state)
     return {
         "response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid, "mode": inst.mode, "origin": inst.origin,
-        "query": inst.query, "response": resp.text or "", "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
+        "query": inst.query, "response": split.answer, "reasoning": split.reasoning, "reasoning_state": split.state,
+        "reasoning_tokens": resp.reasoning_tokens, "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
         "documents": [{"position": d.position + 1, "title": d.title, "role": d.role, "source": d.source, "text": d.text} for d in docs],
         "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
         "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
