@@ -25,7 +25,7 @@ if filters:
     board = results_view.leaderboard(*results_view.cache_args(filters))
     scores = results_view.filtered_scores(filters)
     quality = [m.id for m in readmodel.QUALITY_METRICS]
-    board = readmodel.with_metric_states(board, readmodel.leaderboard_states(scores))
+    board = readmodel.with_metric_states(board, results_view.leaderboard_states(*results_view.cache_args(filters)))
     if board.empty:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")

@@ -125,6 +125,13 @@ def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                       version: tuple, scope: Scope = Scope()) -> pd.DataFrame:
+    """The state counts behind each leaderboard row for one filter choice (counted once per data version)."""
+    return readmodel.leaderboard_states(_chosen(run_ids, judge, modes, domains, version, scope))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
                scope: Scope = Scope()):
     """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
