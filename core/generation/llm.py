@@ -115,7 +115,8 @@ class LLMClient:
         self._keys: dict[int, tuple[list[ChatMessage], str]] = {}
 
     def key_for(self, messages: list[ChatMessage], *, remember: bool = False) -> str:
-        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused)."""
+        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused, until
+        its call is made: complete() lets it go, so a long run does not keep every prompt it sent)."""
         known = self._keys.get(id(messages))
         if known is not None and known[0] is messages:
             return known[1]
@@ -155,6 +156,8 @@ class LLMClient:
         answer from the cache commits `persist`'s writes alone).
         """
         key = self.key_for(messages)
+        if (known := self._keys.get(id(messages))) is not None and known[0] is messages:
+            del self._keys[id(messages)]  # hashed; the call holds its messages as long as it needs them
         read = self._read_at.pop(key) if key in self._preloaded else self._open_read()
         try:
             cached = self._preloaded.pop(key) if key in self._preloaded else await asyncio.to_thread(self._lookup, key)

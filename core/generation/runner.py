@@ -77,6 +77,57 @@ FINAL_STATUS_PATIENCE_S = 60.0  # the run's last word waits longer for a locked 
 RESERVE_RETRY_S = 0.5
 
 
+def by_provider(items: list[PendingItem], models: dict[int, Model]) -> dict[str, list[PendingItem]]:
+    """The items per provider of their model, in their order (each provider's queue)."""
+    groups: dict[str, list[PendingItem]] = {}
+    for item in items:
+        groups.setdefault(models[item.model_id].provider, []).append(item)
+    return groups
+
+
+FEED_CHUNK = 256  # items of a queue whose prompts are built, and cache looked up, at a time
+
+
+class _PromptFeed:
+    """The items' prompts, built (and their cached answers looked up) chunk by chunk in each queue's order as the
+    workers reach them, and let go once handed out: a run holds a few chunks' prompts, never every item's."""
+
+    def __init__(self, engine: Engine, options: RunOptions, configs: dict[int, Any],
+                 clients: dict[tuple[int, int], LLMClient], queues: dict[str, list[PendingItem]]) -> None:
+        self.engine, self.options, self.configs, self.clients = engine, options, configs, clients
+        self.chunks: dict[tuple[str, int], list[PendingItem]] = {}
+        self.chunk_of: dict[int, tuple[str, int]] = {}
+        for provider, items in queues.items():
+            for start in range(0, len(items), FEED_CHUNK):
+                self.chunks[provider, start] = items[start : start + FEED_CHUNK]
+                self.chunk_of.update(dict.fromkeys((i.response_id for i in self.chunks[provider, start]),
+                                                   (provider, start)))
+        self.loaded: dict[tuple[str, int], dict[int, ItemPrompt]] = {}
+
+    def take(self, item: PendingItem) -> ItemPrompt:
+        """The item's prompt (its chunk built on first need); the feed keeps it no longer."""
+        where = self.chunk_of.pop(item.response_id)
+        if where not in self.loaded:
+            self.loaded[where] = self._build(self.chunks.pop(where))
+        prompts = self.loaded[where]
+        prompt = prompts.pop(item.response_id)
+        if not prompts:
+            del self.loaded[where]
+        return prompt
+
+    def _build(self, chunk: list[PendingItem]) -> dict[int, ItemPrompt]:
+        with Session(self.engine) as session:
+            plans = load_prompt_plans(session, [item.key for item in chunk], self.options.order, self.options.seed)
+        book = PromptBook(plans, self.options.context_policy)
+        prompts = {item.response_id: book.item(self.configs[item.model_id], item.key) for item in chunk}
+        for (model_id, repeat), client in self.clients.items():
+            mine = [prompts[i.response_id].messages for i in chunk
+                    if (i.model_id, i.repeat) == (model_id, repeat) and prompts[i.response_id].error is None]
+            if mine:
+                client.preload(mine)
+        return prompts
+
+
 class BudgetReached(Exception):
     """A call's reservation would take the run's spend + reservations past its budget: the call is not sent."""
 
@@ -135,7 +186,6 @@ class _Execution:
             models = {saved_id(m): m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
-            plans = load_prompt_plans(session, [item.key for item in items], self.options.order, self.options.seed)
             self.total = len(session.exec(select(Response.id).where(Response.run_id == self.run_id)).all())
             self.counts["done"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "done")).all())
@@ -143,18 +193,14 @@ class _Execution:
                 Response.run_id == self.run_id, Response.status == "failed")).all())
         check_prices([models[model_id] for model_id in {item.model_id for item in items}])
         self.pending = len(items)
-        book = PromptBook(plans, self.options.context_policy)
         configs = {model_id: config_from_model(models[model_id]) for model_id in {item.model_id for item in items}}
-        prompts = {item.response_id: book.item(configs[item.model_id], item.key) for item in items}
         self._mark_started()
         queues = self._queues(items, models)
         shared_budget = self.shard is not None and self.options.budget_usd is not None
         self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None,
                                   guard=self._guard if self.fences else None)
         clients = {(mid, r): self._client(models[mid], r) for mid, r in {(i.model_id, i.repeat) for i in items}}
-        for (model_id, repeat), client in clients.items():
-            client.preload(prompts[i.response_id].messages for i in items
-                           if (i.model_id, i.repeat) == (model_id, repeat) and prompts[i.response_id].error is None)
+        prompts = _PromptFeed(self.engine, self.options, configs, clients, by_provider(items, models))
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
         gc.freeze()
@@ -173,8 +219,10 @@ class _Execution:
 
     def _queues(self, items: list[PendingItem], models: dict[int, Model]) -> dict[str, asyncio.Queue[PendingItem]]:
         queues: dict[str, asyncio.Queue[PendingItem]] = {}
-        for item in items:
-            queues.setdefault(models[item.model_id].provider, asyncio.Queue()).put_nowait(item)
+        for provider, mine in by_provider(items, models).items():
+            queues[provider] = asyncio.Queue()
+            for item in mine:
+                queues[provider].put_nowait(item)
         self.limiters = {p: RateLimiter(self.options.rpm, self.options.tpm, self.clock) for p in queues}
         self.models = models
         return queues
@@ -186,13 +234,13 @@ class _Execution:
                          max_connections=max(1, self.options.concurrency))
 
     async def _worker(self, queue: asyncio.Queue[PendingItem], clients: dict[tuple[int, int], LLMClient],
-                      prompts: dict[int, ItemPrompt]) -> None:
+                      prompts: _PromptFeed) -> None:
         while not queue.empty():
             if self.stop_reason or self.budget_reached():
                 self.stop_reason = self.stop_reason or "budget"
                 return
             item = queue.get_nowait()
-            prompt = prompts[item.response_id]
+            prompt = prompts.take(item)
             if prompt.error is not None:  # over the context window under 'refuse': never sent, never paid
                 await self._write_failed(item, f"context_window: {prompt.error}", 0, prompt.meta)
                 continue
