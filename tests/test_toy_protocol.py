@@ -5,7 +5,6 @@ count of each state) and renders on the generic Protocol views page."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -18,18 +17,15 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.config import REPO_ROOT
-from core.generation import runner, runs
-from core.generation.ratelimit import ManualClock
-from core.ingest.io import import_file, validate_lines
+from core.ingest.io import validate_lines
 from core.metrics import STATES
-from core.pipeline import score_and_summarise
 from core.protocols import PROTOCOLS, register_package, unregister_package
 from core.protocols.index import docs_index
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
-from tests.factories import scripted_models
+from tests.factories import imported_scored_run
 from tests.pages.signin import sign_in
-from tests.toy_protocol.metrics import ECHO_MATCH
+from tests.toy_protocol import ECHO_MATCH
 
 PACKAGE = "tests.toy_protocol"
 QUESTIONS = {"What colour is the sky on a clear day?": "blue", "How many legs has a spider?": "eight",
@@ -59,15 +55,7 @@ def toy() -> Iterator[None]:
 def world(toy, session_url_factory, tmp_path_factory) -> World:
     """The toy instances imported from a file, answered by two scripted models, scored by the heuristic judge."""
     url, path = session_url_factory(), tmp_path_factory.mktemp("toy") / "toy.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    engine = make_engine(url)
-    assert import_file(engine, path).created == [r["id"] for r in RECORDS]
-    with scripted_models(engine, MODELS):
-        run_id = runs.create_run(engine, runs.RunOptions(models=list(MODELS), domains=["Toy"]))
-        result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
-        assert (result.status, result.failed) == ("done", 0)
-        asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
-    engine.dispose()
+    run_id = imported_scored_run(url, path, RECORDS, MODELS, "Toy")
     return World(url, run_id)
 
 

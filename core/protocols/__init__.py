@@ -57,7 +57,8 @@ def unregister_package(package: str) -> None:
         PROTOCOLS.remove(name)
         del PACKAGE_OF[name]
     undeclare_package(package)
-    plugins.remove_package(package)
+    if package in plugins.EXTRA_PACKAGES:  # a package discovered inside core/protocols was never added
+        plugins.remove_package(package)
     for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[module]
 
