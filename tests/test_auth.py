@@ -9,7 +9,7 @@ import pytest
 
 from core.generation import run_archive, runs
 from core.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
-from core.review.annotations import export_labels, import_annotations
+from core.review.annotations import export_labels
 from core.review.auth import (
     PermissionDenied,
     Principal,
@@ -26,6 +26,7 @@ from core.review.auth import (
     verify_password,
 )
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label, set_sample_blinding
+from core.review.label_import import import_annotations
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.services import protocol_builds
 from core.services import runs as run_services

@@ -43,7 +43,7 @@ def build_misleading_evidence(engine: Engine, principal: Principal | None, sourc
                               seed: int = 0, limit: int | None = None,
                               progress: Progress | None = None) -> ProtocolBuild:
     """RAG-Stress misleading evidence (`gauntlet misleading-evidence build`) from a HotpotQA or MedQA file."""
-    from core.protocols.misleading_evidence.builder import build_stress_file
+    from core.protocols.misleading_evidence.builder_plans import build_stress_file
 
     authorize(engine, principal, "build_benchmark")
     result, items, _ = build_stress_file(source, fmt, out, seed, limit=limit, progress=progress)
