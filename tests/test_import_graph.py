@@ -278,3 +278,37 @@ def test_cycle_report_names_file_and_line() -> None:
     assert describe(["core.a", "core.b"], edges) == (
         "cycle core.a / core.b\n  core.a -> core.b: core/a/x.py:2\n  core.b -> core.a: core/b/y.py:1"
     )
+
+
+WRITE_CALLS = {"commit", "flush", "add_all"}  # session methods that write (merge is also a pandas method)
+WRITE_STATEMENTS = {"insert", "update", "delete"}  # statements imported from sqlalchemy / sqlmodel
+
+
+def writes(code: str) -> list[str]:
+    """What in `code` writes to the database: a session write call, an add on a session, or an imported write
+    statement, each with its line."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = ast.unparse(node.func.value)
+            if node.func.attr in WRITE_CALLS or (node.func.attr == "add" and "session" in owner.lower()):
+                found.append(f"{owner}.{node.func.attr}(): line {node.lineno}")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in {"sqlalchemy", "sqlmodel"}:
+            found += [f"imports {a.name}: line {node.lineno}" for a in node.names if a.name in WRITE_STATEMENTS]
+    return found
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    pytest.param("with Session(e) as session:\n    session.add(r)\n    session.commit()\n",
+                 ["session.add(): line 2", "session.commit(): line 3"], id="session-write"),
+    pytest.param("from sqlalchemy import select, update\n", ["imports update: line 1"], id="write-statement"),
+    pytest.param("table.insert(0, 'rank', x)\nrow.update(a=1)\nseen.add(k)\n", [], id="pandas-and-dict-calls"),
+])
+def test_writes_found_in_code(code: str, expected: list[str]) -> None:
+    assert writes(code) == expected
+
+
+def test_analysis_layer_never_writes() -> None:
+    found = [f"{label}: {w}" for label, (module, _, code) in core_sources().items()
+             if layer(module) == "core.analysis" for w in writes(code)]
+    assert not found, "\n".join(found)
