@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import sys
+from dataclasses import dataclass
+from typing import Literal
 
 from core import plugins
-from core.metrics import check_declared, undeclare_package
+from core.metrics import check_declared, get_metric, undeclare_package
 from core.permissions import add_page, remove_page
 from core.protocols.base import Condition, Protocol, ProtocolPage
-from core.registry import Registry, unknown_name_message
+from core.registry import Registry, UnknownNameError, unknown_name_message
 from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
@@ -24,10 +26,35 @@ for _old, _new in RENAMED_PROTOCOLS.items():
 PACKAGE_OF: dict[str, str] = {}  # protocol name -> the package that registered it
 
 
+DEFAULT_PROTOCOL = "enterprise_rag"  # the protocol of record: what an instance without a protocol, and the picker, use
+
+
+@dataclass(frozen=True)
+class DecisionMetric:
+    """What a decision across protocols reads of one metric of a protocol: its role (headline or diagnostic), whether
+    higher is better, its default floor (a ceiling when lower is better; None: no default), the judge kinds that can
+    decide it and its one-line meaning."""
+
+    id: str
+    label: str
+    role: Literal["headline", "diagnostic"]
+    higher_is_better: bool
+    floor: float | None
+    judges: tuple[str, ...]
+    meaning: str
+
+
 def register(protocol: Protocol) -> Protocol:
-    """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so does a metric not
-    declared in core.metrics, naming the close matches); its page joins the permission table."""
-    check_declared(protocol.metrics, f"protocol {protocol.name!r}")
+    """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so do a metric or an
+    aggregate not declared in core.metrics, naming the close matches, and a headline metric it does not report); its
+    page joins the permission table."""
+    owner = f"protocol {protocol.name!r}"
+    check_declared((*protocol.metrics, *protocol.aggregates), owner)
+    reported = protocol.decision_metric_ids()
+    for name in protocol.headline:
+        if name not in reported:
+            raise UnknownNameError(f"{owner} names a headline metric it does not report: "
+                                   f"{unknown_name_message('metric', name, reported)}")
     PROTOCOLS.add(protocol.name, protocol)
     PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
     if protocol.page is not None:
@@ -68,6 +95,14 @@ def get_protocol(name: str) -> Protocol:
     return PROTOCOLS.get(name)
 
 
+def decision_metrics(protocol: str) -> tuple[DecisionMetric, ...]:
+    """Every metric `protocol` reports (per response, then derived) as a decision reads it, headline ones first."""
+    chosen = get_protocol(protocol)
+    rows = [DecisionMetric(m.id, m.label, "headline" if m.id in chosen.headline else "diagnostic", m.higher_is_better,
+                           m.floor, m.judges, m.description) for m in map(get_metric, chosen.decision_metric_ids())]
+    return tuple(sorted(rows, key=lambda row: row.role != "headline"))
+
+
 def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
     """(field, message) problems of `spec` under its protocol, including an unknown protocol name."""
     if spec.protocol not in PROTOCOLS:
@@ -83,5 +118,5 @@ def discover() -> None:
 
 discover()
 
-__all__ = ["PACKAGE_OF", "PROTOCOLS", "Condition", "Protocol", "ProtocolPage", "get_protocol", "protocol_errors",
-           "register", "register_package", "unregister_package"]
+__all__ = ["DEFAULT_PROTOCOL", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "Protocol", "ProtocolPage",
+           "decision_metrics", "get_protocol", "protocol_errors", "register", "register_package", "unregister_package"]

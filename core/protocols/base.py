@@ -1,4 +1,5 @@
-"""What a protocol declares: the instance fields it requires, its conditions, prompts, metrics, aggregates and views."""
+"""What a protocol declares: the instance fields it requires, its conditions, prompts, metrics (per response, derived,
+and which of them are headline), views and paper tables."""
 
 from __future__ import annotations
 
@@ -85,8 +86,8 @@ class Protocol:
     required: dict[str, Requirement]
     conditions: tuple[Condition, ...]
     metrics: tuple[str, ...]
-    aggregates: tuple[str, ...] = ()
-    views: tuple[str, ...] = ()
+    aggregates: tuple[str, ...] = ()  # declared metrics derived from the per-response ones (loose_ias, strict_ias, ...)
+    headline: tuple[str, ...] = ()  # the metrics (of metrics + aggregates) a decision weighs first; the rest diagnose
     description: str = ""
     render: Renderer | None = None
     page: ProtocolPage | None = None
@@ -98,6 +99,10 @@ class Protocol:
         names = [c.name for c in self.conditions]
         if "" not in names or len(set(names)) != len(names):
             raise ValueError(f"protocol {self.name!r} needs one default condition '' and unique condition names")
+
+    def decision_metric_ids(self) -> tuple[str, ...]:
+        """Every metric this protocol reports: its per-response metrics, then its derived ones."""
+        return tuple(dict.fromkeys((*self.metrics, *self.aggregates)))
 
     def condition_names(self) -> tuple[str, ...]:
         """The names of the conditions this protocol declares ('' is its default)."""

@@ -1,6 +1,6 @@
 """Toy protocol (the walk-through of docs/architecture.md, "How to add a protocol"): one required field (a short
-reference answer), one condition (the default), one metric (toy_echo.echo_match, declared here and computed in its
-metrics.py), one aggregate (accuracy per model) and one view. It lives outside core and joins with
+reference answer), one condition (the default), one headline metric (toy_echo.echo_match, declared here and computed in
+its metrics.py), one aggregate table (accuracy per model, analysis.py) and one view. It lives outside core and joins with
 core.protocols.register_package; copied into core/protocols/ with NAME changed it is a protocol of core as it stands
 (its imports are relative and its hooks 'module:function' names built from __name__)."""
 
@@ -34,7 +34,7 @@ TOY = register(Protocol(
     required={"reference": needs_short_answer},
     conditions=(Condition("", "the question with its documents"),),
     metrics=(ECHO_MATCH,),
-    aggregates=("accuracy",),
+    headline=(ECHO_MATCH,),
     render=reference_prompt,
     page_views=(View("Echo match per model", f"{__name__}.views:accuracy_view"),),
 ))

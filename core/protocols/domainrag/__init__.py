@@ -124,8 +124,7 @@ DOMAINRAG = register(Protocol(
     conditions=_conditions(),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", F1_JIEBA, ROUGE_L_JIEBA, "consistency",
              GE_PAPER),
-    aggregates=("noise_curve", "html_vs_text", "ability_setting", "anti_adherence"),
-    views=("domain_abilities",),
+    headline=("exact_match",),
     page=ProtocolPage("pages/domain_abilities.py", "Domain abilities", ":material/school:"),
     doc="docs/domainrag.md",
     paper_tables=(PaperTableSpec(

@@ -114,8 +114,7 @@ RAGSTRESS = register(RagStressProtocol(
           for t in TYPES for s in SEVERITIES),
     ),
     metrics=("mcq_accuracy",),
-    aggregates=("accuracy", "corruption_impact", "resilience_gap", "mixed_vs_worst", "capability_vs_robustness"),
-    views=("stress_tests",),
+    headline=("mcq_accuracy",),
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
     doc="docs/kb_corruption.md",
     paper_tables=tuple(PaperTableSpec(key, title, f"core.protocols.kb_corruption.paper:table_{key}") for key, title in (
