@@ -44,7 +44,7 @@ def _build(queries: list[Path], corpus: list[Path], libraries: list[Path], out: 
         return None
 
 
-def _enterprise_rag_tab() -> None:
+def _instruction_set_tab() -> None:
     """The EnterpriseRAG build: inputs, options, the report, the preview, the download and the import as a set."""
     st.caption(
         "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
@@ -115,7 +115,7 @@ tabs = st.tabs(["Import a file", "EnterpriseRAG", "RAG-Stress (KB corruption)", 
 with tabs[0]:
     format_import_panel(principal)
 with tabs[1]:
-    _enterprise_rag_tab()
+    _instruction_set_tab()
 for tab, protocol in zip(tabs[2:], PROTOCOL_BUILDERS, strict=True):
     with tab:
         protocol_build_panel(principal, protocol)

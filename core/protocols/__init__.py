@@ -26,7 +26,7 @@ for _old, _new in RENAMED_PROTOCOLS.items():
 PACKAGE_OF: dict[str, str] = {}  # protocol name -> the package that registered it
 
 
-DEFAULT_PROTOCOL = "enterprise_rag"  # the protocol of record: what an instance without a protocol, and the picker, use
+DEFAULT_PROTOCOL = plugins.DEFAULT_PROTOCOL  # the protocol of record: what an instance without a protocol, and the picker, use
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,12 @@ def get_protocol(name: str) -> Protocol:
     return PROTOCOLS.get(name)
 
 
+def constraint_protocols() -> tuple[str, ...]:
+    """The protocols whose responses are scored constraint by constraint with their claims and mode metrics
+    (`response_scoring="constraints"`: EnterpriseRAG), read by the scorer and the read model's response scores."""
+    return tuple(name for name in PROTOCOLS.names() if PROTOCOLS.get(name).response_scoring == "constraints")
+
+
 def decision_metrics(protocol: str) -> tuple[DecisionMetric, ...]:
     """Every metric `protocol` reports (per response, then derived) as a decision reads it, headline ones first."""
     chosen = get_protocol(protocol)
@@ -119,4 +125,4 @@ def discover() -> None:
 discover()
 
 __all__ = ["DEFAULT_PROTOCOL", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "Protocol", "ProtocolPage",
-           "decision_metrics", "get_protocol", "protocol_errors", "register", "register_package", "unregister_package"]
+           "constraint_protocols", "decision_metrics", "get_protocol", "protocol_errors", "register", "register_package", "unregister_package"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from core.protocols.messages import ChatMessage
 from core.protocols.paper import PaperTableSpec
@@ -88,6 +88,9 @@ class Protocol:
     metrics: tuple[str, ...]
     aggregates: tuple[str, ...] = ()  # declared metrics derived from the per-response ones (loose_ias, strict_ias, ...)
     headline: tuple[str, ...] = ()  # the metrics (of metrics + aggregates) a decision weighs first; the rest diagnose
+    # how a response is scored: "metrics", each declared metric's computation; "constraints", the instance's constraints
+    # one by one, its claims and its mode metrics by the judge (EnterpriseRAG), read by the scorer and the read model
+    response_scoring: Literal["metrics", "constraints"] = "metrics"
     description: str = ""
     render: Renderer | None = None
     page: ProtocolPage | None = None

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.metrics import DECLARATIONS, MetricDeclaration, concerns
-from core.protocols import get_protocol
+from core.protocols import DEFAULT_PROTOCOL, get_protocol
 from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
@@ -272,10 +272,10 @@ class _Scorer:
         by the feeder, is freed when it finishes)."""
         try:
             inst = chunk.instances[resp["instance_id"]]
-            protocol = inst.get("protocol") or "enterprise_rag"
-            if protocol == "enterprise_rag":
+            protocol = get_protocol(inst.get("protocol") or DEFAULT_PROTOCOL)
+            if protocol.response_scoring == "constraints":
                 return await self.enterprise_response(chunk, resp, inst)
-            return await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics)
+            return await self.protocol_response(chunk, resp, inst, protocol.metrics)
         finally:
             self.window.release()
             self.forget(resp["instance_id"])

@@ -30,6 +30,7 @@ ENTERPRISE_RAG = register(Protocol(
     conditions=(Condition("", "the bundle in its stored order (or the run's --order)"),),
     metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
+    response_scoring="constraints",
     headline=("strict_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"),
     render=enterprise_prompt,
     doc="docs/enterprise_rag.md",
