@@ -239,10 +239,8 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],
                                                            tmp_path / "out.jsonl", 0, embedder=None),
-                            lambda p: protocol_builds.build_kb_corruption(engine, p, missing, tmp_path / "kb"),
-                            lambda p: protocol_builds.build_misleading_evidence(engine, p, missing, "hotpotqa",
-                                                                                tmp_path / "me.jsonl"),
-                            lambda p: protocol_builds.build_domainrag(engine, p, missing, tmp_path / "dr.jsonl")],
+                            *(lambda p, name=name: protocol_builds.build_protocol(engine, p, name, missing, tmp_path)
+                              for name in ("kb_corruption", "misleading_evidence", "domainrag"))],
         "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing),
                              lambda p: preview_format(engine, p, missing, "jsonl", False),
                              lambda p: import_format(engine, p, missing, "jsonl", "s"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from core.protocols.messages import ChatMessage
@@ -74,6 +75,40 @@ class View:
         return getattr(importlib.import_module(module), name)
 
 
+@dataclass(frozen=True)
+class BuildResult:
+    """A built, importable benchmark file: its path, instance count, summary lines and the skipped items (each with
+    why)."""
+
+    out: Path
+    instances: int
+    summary: list[str]
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Builder:
+    """How a protocol's benchmark is built from a source, read by the Build benchmark page (its tab) and the services
+    layer (the authorised build): the tab's label and caption, what the source is (a file, or a folder), its default
+    under the shared datasets folder, the source layouts it takes, whether a BM25-only switch applies, and the build
+    function's 'module:function' name: build(source, out_dir, *, fmt, seed, limit, bm25_only, progress) -> BuildResult,
+    writing out_dir/instances.jsonl and calling progress(done, total) per item."""
+
+    tab: str
+    caption: str
+    source_label: str
+    default_source: str
+    build: str
+    folder: bool = False
+    formats: tuple[str, ...] = ()
+    bm25: bool = True
+
+    def function(self) -> Callable[..., BuildResult]:
+        """The build function (its 'module:function' name imported now)."""
+        module, _, name = self.build.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -91,6 +126,7 @@ class Protocol:
     # how a response is scored: "metrics", each declared metric's computation; "constraints", the instance's constraints
     # one by one, its claims and its mode metrics by the judge (EnterpriseRAG), read by the scorer and the read model
     response_scoring: Literal["metrics", "constraints"] = "metrics"
+    builder: Builder | None = None  # its benchmark builder: a Build benchmark tab and an authorised build
     description: str = ""
     render: Renderer | None = None
     page: ProtocolPage | None = None

@@ -1,6 +1,7 @@
 """Toy protocol (the walk-through of docs/architecture.md, "How to add a protocol"): one required field (a short
 reference answer), one condition (the default), one headline metric (toy_echo.echo_match, declared here and computed in
-its metrics.py), one aggregate table (accuracy per model, analysis.py) and one view. It lives outside core and joins with
+its metrics.py), one aggregate table (accuracy per model, analysis.py), one view and a builder
+(builder.py: a Build benchmark tab). It lives outside core and joins with
 core.protocols.register_package; copied into core/protocols/ with NAME changed it is a protocol of core as it stands
 (its imports are relative and its hooks 'module:function' names built from __name__)."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from core.metrics import MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, View
+from core.protocols.base import Builder, Condition, Protocol, View
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -37,4 +38,6 @@ TOY = register(Protocol(
     headline=(ECHO_MATCH,),
     render=reference_prompt,
     page_views=(View("Echo match per model", f"{__name__}.views:accuracy_view"),),
+    builder=Builder("Toy echo", "Toy echo: one instance per question-answer pair, its answer in one document.",
+                    "Question-answer pairs (JSONL)", "toy/pairs.jsonl", f"{__name__}.builder:build", bm25=False),
 ))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage
+from core.protocols.base import Builder, Condition, Prompt, Protocol, ProtocolPage
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
@@ -116,6 +116,11 @@ RAGSTRESS = register(RagStressProtocol(
     metrics=("mcq_accuracy",),
     headline=("mcq_accuracy",),
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
+    builder=Builder(
+        "RAG-Stress (KB corruption)",
+        "RAG-Stress knowledge-base corruption: 13 entries per MMLU question (clean, typo, off-topic, distractors...), "
+        "retrieved under every condition.", "MMLU questions (selection JSONL or subject CSV)",
+        "mmlu/ragstress_eval700_stratified_seed42.jsonl", f"{__name__}.builder_app:build"),
     doc="docs/kb_corruption.md",
     paper_tables=tuple(PaperTableSpec(key, title, f"core.protocols.kb_corruption.paper:table_{key}") for key, title in (
         ("1", "Accuracy by model and the 15 retrieval conditions"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from core.metrics import JUDGED, MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, ProtocolPage
+from core.protocols.base import Builder, Condition, Protocol, ProtocolPage
 from core.protocols.paper import PaperTableSpec
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
@@ -88,6 +88,11 @@ RAG_STRESS = register(Protocol(
     aggregates=("misleading_rate", "any_wrong_rate"),
     headline=("misleading_rate",),
     page=ProtocolPage("pages/misleading_evidence.py", "Misleading evidence", ":material/report:"),
+    builder=Builder(
+        "Misleading evidence",
+        "RAG-Stress misleading evidence: one safe edit of the gold evidence towards a designated wrong answer.",
+        "Source file (HotpotQA or MedQA layout)", "hotpotqa-dev-distractor/hotpotqa_dev_distractor_500.jsonl",
+        f"{__name__}.builder_app:build", formats=("hotpotqa", "medqa"), bm25=False),
     doc="docs/misleading_evidence.md",
     paper_tables=(PaperTableSpec("1", "Clean accuracy, misleading rate by policy and position, and the policy gap, per "
                                       "dataset and model", "core.protocols.misleading_evidence.paper:table_1"),),
