@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols.enterprise_rag import ENTERPRISE_RAG
+from core.protocols import DEFAULT_PROTOCOL
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -19,7 +19,7 @@ st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, 
            "per 1k instances; † n < 30 (small sample); \"no data\" = nothing measured (never 0). CIs: Clopper-Pearson "
            "for rates, effective-n beta for bounded scores, Student t for cost.")
 
-filters = results_view.sidebar_filters(sets=True, protocol=ENTERPRISE_RAG.name)
+filters = results_view.sidebar_filters(sets=True, protocol=DEFAULT_PROTOCOL)
 if filters:
     fitness_banner(filters.judge)
     board = results_view.leaderboard(*results_view.cache_args(filters))
@@ -40,7 +40,7 @@ if filters:
         for key in readmodel.METRICS:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
         with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):
-            paper_tables_panel("enterprise_rag", list(filters.run_ids), filters.judge, key="lb_paper",
+            paper_tables_panel(DEFAULT_PROTOCOL, list(filters.run_ids), filters.judge, key="lb_paper",
                                on_request=True)
 
         st.subheader("RAG quality and instruction adherence")

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from core.analysis import stats
 from core.analysis.ppi import MIN_LABELS
+from core.protocols import constraint_protocols
 from core.store.schema import MAX_NESTING
 
 PASS, UNDECIDED, REGRESSION = 0, 1, 2  # exit codes of `gauntlet gate`
@@ -375,7 +376,7 @@ def run_values(engine, run_id: int, judge: str, model: str | None = None) -> tup
     items = readmodel.read_sql(engine, _ITEMS_SQL, {"run": int(run_id)})
     frames = [readmodel.prepare_scores(readmodel.response_scores(engine, [run_id], judge))]
     frames += [readmodel.reference_scores(engine, [run_id], judge, protocol).drop(columns=["condition", "language"])
-               for protocol in sorted(set(items["protocol"]) - {"enterprise_rag"})]
+               for protocol in sorted(set(items["protocol"]) - set(constraint_protocols()))]
     scores = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
     scores = scores.merge(items, on="response_id", how="inner")
     models = sorted(scores["model"].unique())
@@ -462,7 +463,7 @@ def corrected_scores(frames: tuple[Any, Any]):
     and 'candidate', the layout readmodel.corrected_difference reads."""
     import pandas as pd
 
-    labelled = [f[(f["repeat"] == 0) & (f["protocol"] == "enterprise_rag") & (f["condition"] == "")]
+    labelled = [f[(f["repeat"] == 0) & (f["protocol"].isin(constraint_protocols())) & (f["condition"] == "")]
                 .assign(model=name) for f, name in zip(frames, ("baseline", "candidate"), strict=True)]
     return pd.concat(labelled, ignore_index=True)
 

@@ -40,6 +40,7 @@ from core.generation.runs import (
     run_options,
     save_options,
 )
+from core.metrics import resolve_hook
 from core.store.db import saved_id, select_columns, table_of
 from core.store.leases import Fence, Holding, LeaseLost, check_fences, release_lease, renew_lease, run_lease, take_lease
 from core.store.models import Model, Response, Run, utc_now
@@ -48,6 +49,9 @@ from core.store.writes import DatabaseLocked, GroupWriter, Merged, Write, db_pat
 log = logging.getLogger("gauntlet.runner")
 
 MONITOR_INTERVAL_S = 0.5
+# Executors other than this module's, by the run option that picks them, as 'module:function' names imported only when
+# a run asks for one: ray is an optional extra, and its executor builds on this module (no import back to it).
+EXECUTOR_HOOKS = {"ray": "core.generation.ray_executor:execute_on_ray"}
 
 RESPONSES = table_of(Response)
 RUNS = table_of(Run)
@@ -594,10 +598,8 @@ async def execute_run(
         if calls:
             log.warning("run %s: %s", run_id, rebought_note(calls, usd))
         execution = _Execution(engine, run_id, options, clock, progress, holding=holding)
-        if options.executor == "ray":
-            from core.generation.ray_executor import execute_on_ray
-
-            return await execute_on_ray(execution)
+        if options.executor in EXECUTOR_HOOKS:
+            return await resolve_hook(EXECUTOR_HOOKS[options.executor])(execution)
         if options.workers > 1:
             return await execution.run_sharded(options.workers)
         return await execution.run()

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 
 from core.generation.reasoning import UNFINISHED_REASON, split_reasoning
 from core.metrics import DECLARATIONS, MetricDeclaration, concerns
-from core.protocols import get_protocol
+from core.protocols import DEFAULT_PROTOCOL, get_protocol
 from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
@@ -300,12 +300,10 @@ class _Scorer:
         try:
             resp, unfinished = answer_of(resp)
             inst = chunk.instances[resp["instance_id"]]
-            protocol = inst.get("protocol") or "enterprise_rag"
-            if protocol == "enterprise_rag":
-                verdicts = await self.enterprise_response(chunk, resp, inst, unfinished)
-            else:
-                verdicts = await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics, unfinished)
-            return verdicts
+            protocol = get_protocol(inst.get("protocol") or DEFAULT_PROTOCOL)
+            if protocol.response_scoring == "constraints":
+                return await self.enterprise_response(chunk, resp, inst, unfinished)
+            return await self.protocol_response(chunk, resp, inst, protocol.metrics, unfinished)
         finally:
             self.window.release()
             self.forget(resp["instance_id"])

@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
 from sqlmodel import Field, SQLModel
 
+from core.plugins import DEFAULT_PROTOCOL
+
 
 def utc_now() -> datetime:
     """Current time in UTC (naive-free)."""
@@ -35,7 +37,7 @@ class Instance(SQLModel, table=True):
     query: str = Field(sa_column=Column(Text, nullable=False))
     mode: str | None = Field(default=None, index=True)
     origin: str = "natural"
-    protocol: str = Field(default="enterprise_rag", index=True)
+    protocol: str = Field(default=DEFAULT_PROTOCOL, index=True)
     status: str = Field(default="unverified", index=True)
     language: str | None = Field(default=None, index=True)
     reference: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))

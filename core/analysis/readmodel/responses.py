@@ -21,6 +21,7 @@ from core.scoring.summaries import (
     MODE_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
+    constraint_protocols_sql,
     metric_select_sql,
     runs_sql,
     stale_summary_runs,
@@ -102,7 +103,7 @@ LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP B
        ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
 {{metric_joins}}
-WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
+WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol IN ({{constraint_protocols}})
 ORDER BY r.id
 """
 
@@ -207,7 +208,7 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
     sql = _SCORES_SQL.replace("{source}", source).replace("{metric_joins}", joins).replace("{metric_columns}", columns)
-    out = read_sql(engine, runs_sql(sql, run_ids), {"judge": judge})
+    out = read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
     counts = [*COUNT_COLUMNS, "judge_calls"]
@@ -236,13 +237,13 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
 _DOMAINS_SQL = """
 SELECT DISTINCT d.name AS domain FROM response r JOIN instance i ON i.id = r.instance_id
 JOIN domain d ON d.id = i.domain_id
-WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = 'enterprise_rag'
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
 """
 
 
 def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """The domains of the runs' done EnterpriseRAG responses (the domains response_scores has rows for), sorted."""
-    return sorted(str(d) for d in read_sql(engine, runs_sql(_DOMAINS_SQL, run_ids))["domain"])
+    return sorted(str(d) for d in read_sql(engine, runs_sql(constraint_protocols_sql(_DOMAINS_SQL), run_ids))["domain"])
 
 
 def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
