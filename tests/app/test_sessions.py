@@ -12,6 +12,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from core.config import REPO_ROOT as ROOT
 from core.review import sessions
 from core.review.auth import session_principal, update_user
 from core.store.db import make_engine
@@ -257,3 +258,17 @@ def test_plain_http_on_a_reachable_address_warns_at_start(monkeypatch, args, tru
     warning = plain_http_warning(args, trusted)
     assert (warning is not None) is warned
     assert warning is None or ("plain HTTP" in warning and "GAUNTLET_TRUSTED_PROXIES" in warning)
+
+
+def test_the_documented_deployment_starts_without_the_plain_http_warning(monkeypatch):
+    from core.review.addresses import parse_trusted_proxies
+    from tests.docs_blocks import bash_commands
+
+    (command,) = bash_commands(ROOT / "docs" / "deployment.md", "Start the app behind the proxy")
+    words = command.split()
+    env = dict(word.split("=", 1) for word in words[: words.index("python")])
+    args = words[words.index("ui.serve") + 1 :]
+    monkeypatch.delenv("STREAMLIT_SERVER_ADDRESS", raising=False)
+    assert plain_http_warning(args, parse_trusted_proxies(env["GAUNTLET_TRUSTED_PROXIES"])) is None
+    assert plain_http_warning(args, ()) is None  # loopback only: nothing to warn about even without the proxy
+    assert plain_http_warning([a for a in args if a not in ("--server.address", "127.0.0.1")], ()) is not None
