@@ -21,8 +21,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from core.review import sessions
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, chromium, require_chromium, self_signed_certificate, serve, \
-    settle, shot, sign_in
+from tests.e2e.harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    chromium,
+    require_chromium,
+    self_signed_certificate,
+    serve,
+    settle,
+    shot,
+    sign_in,
+)
 from tests.workspace_factories import PASSWORDS, seeded_db
 
 pytestmark = pytest.mark.browser
