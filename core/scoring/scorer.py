@@ -40,8 +40,10 @@ from core.scoring.judges.registry import METRICS, REFERENCE_JUDGE_METRICS, Metri
 from core.scoring.judges.text import snippet
 from core.scoring.reference import REFERENCE_METRICS, reference_metric
 from core.store.db import table_of
+from core.store.leases import Fence, LeaseLost, check_fences
 from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Run, Verdict, utc_now
 from core.store.schema import ReferenceSpec
+from core.store.writes import GroupWriter
 
 RULE_JUDGE = "rule"
 
@@ -128,8 +130,17 @@ def answer_of(resp: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return {**resp, "text": split.answer}, unfinished
 
 
+def not_a_verdict(exc: Exception) -> None:
+    """Re-raise what must stop the scoring pass rather than become an error verdict: the scoring lease was taken over
+    or lapsed (LeaseLost), so no further judge call may be sent."""
+    if isinstance(exc, LeaseLost):
+        raise exc
+
+
 def crash_outcome(exc: Exception, **accounting: Any) -> MetricOutcome:
-    """An error outcome for a metric whose computation raised (recorded and counted, never silent)."""
+    """An error outcome for a metric whose computation raised (recorded and counted, never silent); LeaseLost stops
+    the pass instead."""
+    not_a_verdict(exc)
     return MetricOutcome(status="error", reason=f"judge failed: {type(exc).__name__}: {snippet(str(exc))}", **accounting)
 
 
@@ -226,6 +237,8 @@ class _Scorer:
         self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "unparseable": Counter(),
                                            "calls": Counter()}
         self.regexes = RegexPass()  # one regex time budget per response; a pattern that ran over is not retried
+        self.fences: list[Fence] = []  # the scoring lease's (set by _owned): every verdict write checks it
+        self.tasks: set[asyncio.Task[list[Verdict]]] = set()  # responses being scored
 
     def has(self, chunk: _Loaded, key: VerdictKey) -> bool:
         if key in chunk.existing:
@@ -287,6 +300,7 @@ class _Scorer:
             try:
                 outcomes = await self.judge.judge_constraints(item, to_judge, self.mode)
             except Exception as exc:  # noqa: BLE001 - recorded, never silent
+                not_a_verdict(exc)
                 why = f"judge failed: {type(exc).__name__}: {snippet(str(exc))}"
                 outcomes = [ConstraintOutcome(cid=c.cid, status="error", reason=why, method=self.mode) for c in to_judge]
             out += [constraint_verdict(base, c, name, o) for c, o in zip(to_judge, outcomes, strict=True)]
@@ -327,7 +341,10 @@ class _Scorer:
             self.live.update(r["instance_id"] for r in chunk.responses)
             for resp in chunk.responses:
                 await self.window.acquire()
-                asyncio.create_task(self.score_response(chunk, resp)).add_done_callback(finished.put_nowait)
+                task = asyncio.create_task(self.score_response(chunk, resp))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                task.add_done_callback(finished.put_nowait)
 
     async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
                                   unfinished: bool = False) -> list[Verdict]:
@@ -423,6 +440,7 @@ class _Scorer:
         with Session(self.engine, expire_on_commit=False) as s:
             # take the write lock first (a no-op update of the run row), so the check below sees every commit
             s.exec(update(Run).where(col(Run.id) == self.run_id).values(heartbeat_at=Run.heartbeat_at))
+            check_fences(s.connection(), self.fences)  # taken over: LeaseLost, nothing stored
             present = {tuple(r) for r in s.exec(
                 select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
                 .where(Verdict.run_id == self.run_id, col(Verdict.judge).in_([self.judge.name, RULE_JUDGE]),
@@ -445,22 +463,15 @@ class _Scorer:
 
     async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
         started = time.perf_counter()
-        total, done = len(self.response_ids), 0
+        total = len(self.response_ids)
         finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
         feeder = asyncio.create_task(self.feed(finished))
         feeder.add_done_callback(lambda task: report_failure(task, finished))
-        while done < total:
-            batch = [await finished.get()]
-            await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
-            while not finished.empty():
-                batch.append(finished.get_nowait())
-            self.save([v for task in batch for v in task.result()])  # a failed feeder raises here
-            finished_now = len(batch)
-            del batch  # the saved verdicts go now, not with the next batch
-            for _ in range(finished_now):
-                done += 1
-                if progress:
-                    progress(done, total)
+        try:
+            await self._collect(finished, total, progress)
+        except BaseException:
+            await self._abandon(feeder, finished)
+            raise
         await feeder
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
@@ -468,6 +479,37 @@ class _Scorer:
         self.report.calls = dict(self.counts["calls"])
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
+
+    async def _collect(self, finished: asyncio.Queue[asyncio.Task[Any]], total: int,
+                       progress: Callable[[int, int], None] | None) -> None:
+        """Save the verdicts of the responses as they finish (a failed response or feeder raises here)."""
+        done = 0
+        while done < total:
+            batch = [await finished.get()]
+            await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
+            while not finished.empty():
+                batch.append(finished.get_nowait())
+            for task in batch:
+                task.exception()  # every failure of the batch is read; the first is raised below
+            self.save([v for task in batch for v in task.result()])  # a failed feeder raises here
+            finished_now = len(batch)
+            del batch  # the saved verdicts go now, not with the next batch
+            for _ in range(finished_now):
+                done += 1
+                if progress:
+                    progress(done, total)
+
+    async def _abandon(self, feeder: asyncio.Task[None], finished: asyncio.Queue[asyncio.Task[Any]]) -> None:
+        """The pass stops (e.g. its lease was lost): cancel the feeder and every response still being scored, and
+        take the outcomes of those that finished, so nothing is left running or unread."""
+        pending = [feeder, *self.tasks]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        while not finished.empty():
+            task = finished.get_nowait()
+            if not task.cancelled():
+                task.exception()
 
 
 def report_failure(task: asyncio.Task[Any], finished: asyncio.Queue[asyncio.Task[Any]]) -> None:
@@ -486,17 +528,24 @@ def score_lease(run_id: int, judge: str) -> str:
     return f"score:{run_id}:{judge}"
 
 
-async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[], Any]) -> ScoreReport:
+async def _owned(engine: Engine, run_id: int, judge: Judge, scorer: Callable[[], _Scorer],
+                 progress: Callable[[int, int], None] | None) -> ScoreReport:
     """Score under the (run, judge) lease: a second scorer of the same judge waits for the first, then skips what
-    it stored (idempotent); the lease is renewed while scoring."""
+    it stored (idempotent); the lease is renewed while scoring. Every judge call checks the lease first, as a run's
+    generation calls do (its fence, and its deadline on the database's clock: taken over or lapsed past a TTL
+    without renewal, LeaseLost and the call is not sent), and so does every verdict write."""
     from core.store.leases import LeaseHeld, lease_ttl, release_lease, renew_lease, take_lease
 
-    name = score_lease(run_id, judge_name)
+    name = score_lease(run_id, judge.name)
     try:
         holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score")
     except LeaseHeld as held:
         log.warning("%s; waiting for it", held)
         holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score", wait_s=float("inf"))
+    fences = [holding.fence]
+    writer = getattr(getattr(judge, "client", None), "writer", None)
+    if isinstance(writer, GroupWriter):
+        writer.guard = lambda conn: check_fences(conn, fences)
 
     async def renew() -> None:
         while True:
@@ -505,9 +554,13 @@ async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[
 
     renewer = asyncio.create_task(renew())
     try:
-        return await score()
+        pass_ = scorer()
+        pass_.fences = fences
+        return await pass_.run(progress)
     finally:
         renewer.cancel()
+        if isinstance(writer, GroupWriter):
+            writer.guard = None
         await asyncio.to_thread(release_lease, engine, holding)
 
 
@@ -550,12 +603,12 @@ async def score_run(
     if not isinstance(judge, str):
         with_mode = getattr(judge, "with_mode", None)
         judge = with_mode(mode) if with_mode else judge
-        return await _owned(engine, run_id, judge.name, lambda: _Scorer(
-            engine, run_id, judge, judge_mode(judge, mode), concurrency).run(progress))
+        return await _owned(engine, run_id, judge, lambda: _Scorer(
+            engine, run_id, judge, judge_mode(judge, mode), concurrency), progress)
     judge_obj = resolve_judge(judge, engine, mode, max_connections=concurrency)
     try:
-        return await _owned(engine, run_id, judge_obj.name, lambda: _Scorer(
-            engine, run_id, judge_obj, judge_mode(judge_obj, mode), concurrency).run(progress))
+        return await _owned(engine, run_id, judge_obj, lambda: _Scorer(
+            engine, run_id, judge_obj, judge_mode(judge_obj, mode), concurrency), progress)
     finally:
         close = getattr(judge_obj, "aclose", None)
         if close is not None:
