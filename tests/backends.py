@@ -171,12 +171,15 @@ class PostgresDatabases:
 class UrlFactory:
     """Callable: a fresh migrated URL per call, all dropped by `close()`."""
 
-    def __init__(self, databases: SqliteDatabases | PostgresDatabases) -> None:
+    def __init__(self, databases: SqliteDatabases | PostgresDatabases, guarded: bool = False) -> None:
         self.databases = databases
+        self.guarded = guarded  # the active backend's factory: only tests marked `db` may call it
         self.backend = databases.backend
         self._urls: list[str] = []
 
     def __call__(self, template: str | None = None) -> str:
+        if self.guarded:
+            check_marked()
         url = self.databases.create(template)
         self._urls.append(url)
         return url
@@ -189,6 +192,21 @@ class UrlFactory:
 
 
 _ACTIVE: list[SqliteDatabases | PostgresDatabases] = []
+_UNMARKED: list[str] = []
+
+
+def guard(nodeid: str | None) -> None:
+    """While `nodeid` (a test not marked `db`) runs, `active()` and the active fixtures' factories raise."""
+    _UNMARKED[:] = [nodeid] if nodeid else []
+
+
+def check_marked() -> None:
+    """Raise when the running test asks for a database on the active backend without being marked `db`."""
+    if _UNMARKED:
+        raise RuntimeError(
+            f"{_UNMARKED[0]} asks for a database on the active backend but tests/conftest.py did not mark it `db`, so "
+            "the PostgreSQL pass would skip it: request db_url, engine, backend_url_factory or session_url_factory "
+            "(or call tests.backends.active() from a function under tests/ that the test or its fixtures name)")
 
 
 def activate(databases: SqliteDatabases | PostgresDatabases) -> None:
@@ -200,4 +218,5 @@ def active() -> SqliteDatabases | PostgresDatabases:
     """The active backend's fresh-database source (set by the session fixture `active_databases`)."""
     if not _ACTIVE:
         raise RuntimeError("no active database source: request the active_databases fixture first")
+    check_marked()
     return _ACTIVE[0]
