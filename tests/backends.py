@@ -6,10 +6,14 @@ fixtures (tests/workspace_factories.py).
 
 from __future__ import annotations
 
+import dis
+import inspect
 import itertools
 import queue
 import shutil
+import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +21,8 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from core.store.db import forget_engine, upgrade
+
+TESTS_DIR = f"{Path(__file__).resolve().parent}/"
 
 
 @dataclass(frozen=True)
@@ -220,3 +226,42 @@ def active() -> SqliteDatabases | PostgresDatabases:
         raise RuntimeError("no active database source: request the active_databases fixture first")
     check_marked()
     return _ACTIVE[0]
+
+
+def reaches_active(function: Callable, seen: set[int] | None = None) -> bool:
+    """Whether `function`'s code (nested functions included) calls, directly or through functions defined under
+    tests/, `tests.backends.active`."""
+    seen = set() if seen is None else seen
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None or id(function) in seen:
+        return False
+    seen.add(id(function))
+    globals_ = getattr(function, "__globals__", {})
+    for target in _referenced(code, globals_):
+        if target is active:
+            return True
+        inner = inspect.unwrap(target) if callable(target) else None
+        if inspect.isfunction(inner) and inner.__code__.co_filename.startswith(TESTS_DIR) and reaches_active(inner, seen):
+            return True
+    return False
+
+
+def _referenced(code, globals_: dict) -> Iterator[object]:
+    """The globals a code object names (and `module.name` for a module global), and the names it imports inside its
+    body from modules already loaded."""
+    module, previous = None, None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            module = instruction.argval
+        elif instruction.opname == "IMPORT_FROM" and module:
+            loaded = sys.modules.get(module) or sys.modules.get(module.rpartition(".")[2])  # test modules: bare names
+            yield getattr(loaded, instruction.argval, None)
+        elif instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval in globals_:
+            yield globals_[instruction.argval]
+        elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and inspect.ismodule(previous):
+            yield getattr(previous, instruction.argval, None)  # module.function
+        previous = globals_.get(instruction.argval) if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") else None
+    for constant in code.co_consts:
+        if inspect.iscode(constant):
+            yield from _referenced(constant, globals_)

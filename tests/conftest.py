@@ -25,10 +25,7 @@ still asks for a database on the active backend fails loudly (tests/backends.py 
 
 from __future__ import annotations
 
-import dis
-import inspect
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,7 +37,6 @@ from tests.backends import PostgresDatabases, PostgresServer, SqliteDatabases, U
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TESTS_DIR = f"{Path(__file__).resolve().parent}/"
 BACKEND = os.environ.get("GAUNTLET_TEST_BACKEND", "sqlite")
 BACKENDS = ("sqlite", "postgresql")
 if BACKEND not in BACKENDS:
@@ -80,41 +76,7 @@ def uses_active_database(item) -> bool:
         if any(d.argname in ACTIVE_FIXTURES and getattr(d.func, "__module__", None) == __name__ for d in definitions):
             return True
         functions += [d.func for d in definitions if getattr(d.func, "__module__", None) != __name__]
-    return any(_reaches_active(f, set()) for f in functions if f is not None)
-
-
-def _reaches_active(function: Callable, seen: set[int]) -> bool:
-    """Whether `function`'s code (nested functions included) calls, directly or through functions defined under
-    tests/, `tests.backends.active`."""
-    function = inspect.unwrap(function)
-    code = getattr(function, "__code__", None)
-    if code is None or id(function) in seen:
-        return False
-    seen.add(id(function))
-    globals_ = getattr(function, "__globals__", {})
-    for target in _referenced(code, globals_):
-        if target is backends.active:
-            return True
-        inner = inspect.unwrap(target) if callable(target) else None
-        if inspect.isfunction(inner) and inner.__code__.co_filename.startswith(TESTS_DIR) and _reaches_active(inner, seen):
-            return True
-    return False
-
-
-def _referenced(code, globals_: dict) -> Iterator[object]:
-    """The globals a code object names, and the names it imports inside its body from modules already loaded."""
-    module = None
-    for instruction in dis.get_instructions(code):
-        if instruction.opname == "IMPORT_NAME":
-            module = instruction.argval
-        elif instruction.opname == "IMPORT_FROM" and module:
-            loaded = sys.modules.get(module) or sys.modules.get(module.rpartition(".")[2])  # test modules: bare names
-            yield getattr(loaded, instruction.argval, None)
-        elif instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval in globals_:
-            yield globals_[instruction.argval]
-    for constant in code.co_consts:
-        if inspect.iscode(constant):
-            yield from _referenced(constant, globals_)
+    return any(backends.reaches_active(f) for f in functions if f is not None)
 
 
 @pytest.hookimpl(hookwrapper=True)
