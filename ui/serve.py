@@ -20,6 +20,9 @@ scheme://host:port, as the browser addressed it) may not open the app's WebSocke
 SameOriginOnly refuses it with 403 before Streamlit sees it. Streamlit's own check admits any localhost origin, so a
 page on another port of the same host, whose requests carry the visitor's SameSite cookies, could drive a signed-in
 session. Requests without an Origin header (programs, not browsers) pass.
+
+Every page loads ui/shortcut_buffer.js (served at .../_gauntlet/shortcuts.js, a same-origin script the policy allows):
+a keyboard shortcut pressed before its button is drawn is kept and clicked once the button appears, not lost.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from streamlit import config as streamlit_config
 from streamlit.runtime.pages_manager import PagesManager
@@ -61,6 +64,9 @@ from core.review.sessions import (
 from core.store.db import get_engine
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
+SHORTCUT_BUFFER = Path(__file__).resolve().parent / "shortcut_buffer.js"
+SHORTCUTS_PATH = "/_gauntlet/shortcuts.js"
+SHORTCUTS_TAG = b'<script src="./_gauntlet/shortcuts.js"></script>'  # relative, like Streamlit's own assets
 STREAMLIT_INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
 
 
@@ -309,15 +315,70 @@ def _ended(token: str | None) -> bool:
         return True
 
 
+class ShortcutBuffer:
+    """ASGI middleware: serves ui/shortcut_buffer.js and adds its script tag to every HTML page (the request for a page
+    asks for no compression, so the tag can be written into the head)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+        elif scope.get("path", "").endswith(SHORTCUTS_PATH):
+            response = Response(shortcut_buffer_script(), media_type="text/javascript")
+            response.headers["Cache-Control"] = "no-cache"
+            await response(scope, receive, send)
+        else:
+            headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"accept-encoding"]
+            await self.app({**scope, "headers": headers}, receive, with_shortcut_tag(send))
+
+
+@cache
+def shortcut_buffer_script() -> str:
+    """The script that keeps a shortcut pressed before its button is drawn."""
+    return SHORTCUT_BUFFER.read_text(encoding="utf-8")
+
+
+def with_shortcut_tag(send: Send) -> Send:
+    """`send`, writing the shortcut buffer's script tag before </head> of an HTML response (Content-Length fixed)."""
+    start: dict[str, Message] = {}
+    body = bytearray()
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            if "text/html" not in MutableHeaders(scope=message).get("content-type", ""):
+                start["passthrough"] = message
+                await send(message)
+            else:
+                start["html"] = message
+            return
+        if "passthrough" in start or message["type"] != "http.response.body":
+            await send(message)
+            return
+        body.extend(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        page = bytes(body).replace(b"</head>", SHORTCUTS_TAG + b"</head>", 1)
+        headers = MutableHeaders(scope=start["html"])
+        if "content-length" in headers:
+            headers["content-length"] = str(len(page))
+        await send(start["html"])
+        await send({"type": "http.response.body", "body": page, "more_body": False})
+
+    return sending
+
+
 def install_security_headers() -> None:
-    """Put SecurityHeaders outermost, then the same-origin check, then the session-cookie endpoints, in the middleware
-    of the Starlette app Streamlit builds (once)."""
+    """Put SecurityHeaders outermost, then the same-origin check, the session-cookie endpoints and the shortcut
+    buffer, in the middleware of the Starlette app Streamlit builds (once)."""
     original = starlette_app.create_streamlit_middleware
     if getattr(original, "adds_security_headers", False):
         return
 
     def with_security_headers() -> list[Middleware]:
-        return [Middleware(SecurityHeaders), Middleware(SameOriginOnly), Middleware(SessionCookies), *original()]
+        return [Middleware(SecurityHeaders), Middleware(SameOriginOnly), Middleware(SessionCookies),
+                Middleware(ShortcutBuffer), *original()]
 
     with_security_headers.adds_security_headers = True  # type: ignore[attr-defined]
     starlette_app.create_streamlit_middleware = with_security_headers
