@@ -85,15 +85,66 @@ def _variances(lams: np.ndarray, y: np.ndarray, f: np.ndarray, fu: np.ndarray, c
                bounds: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
     """(CI centres, variances) of the corrected mean for each lam: smoothed_moments in closed form over the grid."""
     low, high = min(y.min(), f.min(), fu.min(), bounds[0]), max(y.max(), f.max(), fu.max(), bounds[1])
-    centre_u, var_u = smoothed_moments(fu, low, high, confidence)
+    sums = [np.array([float(v)]) for v in (y.size, y.sum(), f.sum(), (y * y).sum(), (y * f).sum(), (f * f).sum(),
+                                           fu.size, fu.sum(), (fu * fu).sum(), low, high)]
+    centres, variances = _row_variances(lams, *sums, confidence=confidence)
+    return centres[0], variances[0]
+
+
+def _row_variances(lams: np.ndarray, n: np.ndarray, sy: np.ndarray, sf: np.ndarray, syy: np.ndarray,
+                   syf: np.ndarray, sff: np.ndarray, nu: np.ndarray, su: np.ndarray, suu: np.ndarray,
+                   low: np.ndarray, high: np.ndarray, *, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """_variances from sufficient sums, one row per data set (rows x lams): labelled count and sums of y, f, y^2,
+    y f, f^2, unlabelled count and sums of f~, f~^2, and the range [low, high] of each row."""
     weight = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 4
-    n, total = y.size, y.size + 2 * weight
-    lo_r, hi_r = low - lams * high, high - lams * low
-    sum_r = y.sum() - lams * f.sum()
-    sum_r2 = (y * y).sum() - 2 * lams * (y * f).sum() + lams**2 * (f * f).sum()
+    total_u = nu + 2 * weight
+    centre_u = (su + weight * (low + high)) / total_u
+    squares_u = suu - 2 * centre_u * su + nu * centre_u**2 + weight * ((low - centre_u) ** 2 + (high - centre_u) ** 2)
+    var_u = squares_u / (total_u - 1) / total_u
+    lam = lams[None, :]
+    n, sy, sf, syy, syf, sff, low, high = (a[:, None] for a in (n, sy, sf, syy, syf, sff, low, high))
+    total = n + 2 * weight
+    lo_r, hi_r = low - lam * high, high - lam * low
+    sum_r = sy - lam * sf
+    sum_r2 = syy - 2 * lam * syf + lam**2 * sff
     centre_r = (sum_r + weight * (lo_r + hi_r)) / total
     squares = sum_r2 - 2 * centre_r * sum_r + n * centre_r**2 + weight * ((lo_r - centre_r) ** 2 + (hi_r - centre_r) ** 2)
-    return lams * centre_u + centre_r, lams**2 * var_u + squares / (total - 1) / total
+    return lam * centre_u[:, None] + centre_r, lam**2 * var_u[:, None] + squares / (total - 1) / total
+
+
+@dataclass(frozen=True)
+class RowIntervals:
+    """ppi_mean's default (small-sample PPI++) estimate and CI for many data sets at once (one per row)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lam: np.ndarray
+    n: np.ndarray
+
+
+def ppi_rows(gold: np.ndarray, judged: np.ndarray, labeled: np.ndarray, confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0)) -> RowIntervals:
+    """ppi_mean(gold[labeled], judged[labeled], judged[~labeled]) per row (rows x items), vectorised over rows: the
+    same sums, lam grid, t quantile and clipping, for simulations over many worlds (bench/)."""
+    y, f, lab = np.nan_to_num(np.asarray(gold, dtype=float)), np.asarray(judged, dtype=float), np.asarray(labeled)
+    un = ~lab
+    n, nu = lab.sum(axis=1).astype(float), un.sum(axis=1).astype(float)
+    yl, fl, fu = np.where(lab, y, 0.0), np.where(lab, f, 0.0), np.where(un, f, 0.0)
+    low = np.minimum(np.minimum(np.where(lab, y, np.inf).min(axis=1), f.min(axis=1)), bounds[0])
+    high = np.maximum(np.maximum(np.where(lab, y, -np.inf).max(axis=1), f.max(axis=1)), bounds[1])
+    sums = (n, yl.sum(1), fl.sum(1), (yl * yl).sum(1), (yl * fl).sum(1), (fl * fl).sum(1), nu, fu.sum(1),
+            (fu * fu).sum(1), low, high)
+    centres, variances = _row_variances(LAMBDA_GRID, *sums, confidence=confidence)
+    best = np.argmin(variances, axis=1)
+    rows = np.arange(y.shape[0])
+    lam = LAMBDA_GRID[best]
+    estimate = lam * sums[7] / np.maximum(nu, 1) + (sums[1] - lam * sums[2]) / np.maximum(n, 1)
+    q = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
+    half = q * np.sqrt(variances[rows, best])
+    centre = centres[rows, best]
+    return RowIntervals(np.clip(estimate, *bounds), np.clip(centre - half, *bounds), np.clip(centre + half, *bounds),
+                        lam, n)
 
 
 LAMBDA_GRID = np.linspace(0.0, 1.0, 101)
