@@ -6,7 +6,12 @@ planner: the batch planner (core.analysis.gold_budget) in worlds of POPULATION s
   budget. Per cell: the mean promise, the achieved power (separated in the right direction), futility stops,
   labels spent. Grid: true difference x judge accuracy x judge bias toward B (the lower model).
 
-Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner]
+designs: one model's rate from gold labels drawn by each design at the same (expected) number of labels, against
+  the standard labels-only interval (Wilson) on a uniform sample: mean widths and coverage per cell. Grid: true
+  rate x judge accuracy x labels x judge bias. --write stores the verdicts in data/sampling_designs.json, which
+  the Adjudicate page quotes.
+
+Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|all] [--write]
 Prints the markdown tables of docs/ppi.md and exits 1 if a cell misses its floor. tests/test_labels_pay.py runs a
 small version of each part in CI.
 """
@@ -14,13 +19,16 @@ small version of each part in CI.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from bench.sim_worlds import paired
+from bench.sim_worlds import EASY_U, HARD_SHARE, HARD_U, judge, paired
 from core.analysis import gold_budget as gb
+from core.analysis.ppi import MIN_LABELS, ipw_rows, labels_only, ppi_rows, sampling_probabilities
 
 POPULATION = 400
 RATE_A = 0.6
@@ -99,11 +107,117 @@ def planner_grid(worlds: int, differences=DIFFERENCES, accuracies=ACCURACIES, le
             for i, d in enumerate(differences) for j, a in enumerate(accuracies) for k, lean in enumerate(leans)]
 
 
+RESPONSES = 600
+RATES = (0.05, 0.15, 0.5, 0.7, 0.95)
+LABELS = (30, 50, 100)
+DESIGNS = {"uniform, PPI++ (stratified draw)": None, "uncertainty (floor 0.1)": 0.1,
+           "active inference (Zrnic & Candès, half uniform)": 0.5}
+YARDSTICK = "uniform, labels only (Wilson)"
+STRATEGY = {"uniform, PPI++ (stratified draw)": "stratified", "uncertainty (floor 0.1)": "uncertainty",
+            "active inference (Zrnic & Candès, half uniform)": "active"}  # draw_gold_sample's strategy names
+EVIDENCE = Path(__file__).resolve().parents[1] / "data" / "sampling_designs.json"  # read by the Adjudicate page
+
+
+@dataclass(frozen=True)
+class DesignCell:
+    """One cell of the sampling-design simulation: mean width and coverage per design, the yardstick's first."""
+
+    rate: float
+    accuracy: float
+    labels: int
+    lean: float
+    widths: dict[str, float]
+    coverage: dict[str, float]
+
+
+def design_cell(rate: float, accuracy: float, labels: int, lean: float, reps: int, seed: int) -> DesignCell:
+    """`reps` seeded worlds of RESPONSES responses of one model; each design draws `labels` (expected) gold labels
+    and shows its interval (repetitions under MIN_LABELS labels show none, as the product)."""
+    rng = np.random.default_rng(seed)
+    shape = (reps, RESPONSES)
+    hard = rng.random(shape) < HARD_SHARE
+    y = (rng.random(shape) < rate).astype(float)
+    f = judge(y, accuracy, hard, rng, lean)
+    u = np.where(hard, HARD_U, EASY_U)
+    truth = y.mean(axis=1)
+    widths: dict[str, float] = {}
+    coverage: dict[str, float] = {}
+
+    def record(name: str, low: np.ndarray, high: np.ndarray, shown: np.ndarray) -> None:
+        widths[name] = float((high - low)[shown].mean())
+        coverage[name] = float(((low <= truth) & (truth <= high))[shown].mean())
+
+    uniform = np.argsort(rng.random(shape), axis=1) < labels  # a simple random sample of `labels` per world
+    _, low, high = labels_only(np.where(uniform, y, np.nan))
+    record(YARDSTICK, low, high, np.ones(reps, bool))
+    for name, floor in DESIGNS.items():
+        if floor is None:
+            r = ppi_rows(y, f, uniform)
+            record(name, r.low, r.high, np.ones(reps, bool))
+            continue
+        pi = np.stack([sampling_probabilities(row, labels, floor) for row in u])
+        drawn = rng.random(shape) < pi
+        r = ipw_rows(f, np.where(drawn, y, np.nan), pi)
+        record(name, r.low, r.high, drawn.sum(axis=1) >= MIN_LABELS)
+    return DesignCell(rate, accuracy, labels, lean, widths, coverage)
+
+
+def design_grid(reps: int, rates=RATES, accuracies=ACCURACIES, labels=LABELS, leans=LEANS) -> list[DesignCell]:
+    """Every cell of the sampling-design grid, seeded per cell."""
+    return [design_cell(r, a, n, lean, reps, seed=7000 + 100 * i + 10 * j + 3 * k + m)
+            for i, r in enumerate(rates) for j, a in enumerate(accuracies) for k, n in enumerate(labels)
+            for m, lean in enumerate(leans)]
+
+
+@dataclass(frozen=True)
+class DesignVerdict:
+    """A design over the grid: cells at least as narrow as the yardstick, the worst width ratio, lowest coverage."""
+
+    design: str
+    narrower: int
+    cells: int
+    worst_ratio: float
+    median_ratio: float
+    lowest_coverage: float
+
+    @property
+    def share(self) -> float:
+        """Share of cells at least as narrow as the yardstick."""
+        return self.narrower / self.cells
+
+
+def verdicts(cells: list[DesignCell]) -> list[DesignVerdict]:
+    """Each design (the yardstick too, for its coverage) against uniform labels-only intervals at equal labels."""
+    out = []
+    for name in (YARDSTICK, *DESIGNS):
+        ratios = np.array([c.widths[name] / c.widths[YARDSTICK] for c in cells])
+        out.append(DesignVerdict(name, int((ratios <= 1.0 + 1e-9).sum()), len(cells), float(ratios.max()),
+                                 float(np.median(ratios)), min(c.coverage[name] for c in cells)))
+    return out
+
+
+def design_table(cells: list[DesignCell]) -> str:
+    """Markdown: per design, cells at least as narrow as uniform labels-only, width ratios, lowest coverage; then
+    the mean width ratio per judge accuracy."""
+    lines = ["| design | cells at least as narrow as uniform labels-only (Wilson) | median width ratio | worst width "
+             "ratio | lowest coverage |", "|---|---|---|---|---|"]
+    for v in verdicts(cells):
+        lines.append(f"| {v.design} | {v.narrower} of {v.cells} ({v.share:.0%}) | {v.median_ratio:.2f} | "
+                     f"{v.worst_ratio:.2f} | {v.lowest_coverage:.1%} |")
+    lines += ["", "| judge accuracy | " + " | ".join(DESIGNS) + " |", "|---|" + "---|" * len(DESIGNS)]
+    for a in sorted({c.accuracy for c in cells}):
+        mine = [c for c in cells if c.accuracy == a]
+        lines.append(f"| {a:g} | " + " | ".join(
+            f"{np.mean([c.widths[d] / c.widths[YARDSTICK] for c in mine]):.2f}" for d in DESIGNS) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     """Run the parts asked for, print their tables and floors, exit 1 on a missed floor."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--worlds", type=int, default=400)
-    parser.add_argument("--part", choices=["planner", "all"], default="all")
+    parser.add_argument("--write", action="store_true", help=f"write the design verdicts to {EVIDENCE}")
+    parser.add_argument("--part", choices=["planner", "designs", "all"], default="all")
     args = parser.parse_args()
     failed = False
     if args.part in ("planner", "all"):
@@ -114,6 +228,21 @@ def main() -> int:
               f"({worst.difference:+.2f} × {worst.accuracy:g} × {worst.lean:g}); cells holding: "
               f"{sum(c.holds for c in cells)} of {len(cells)}")
         failed |= not all(c.holds for c in cells)
+    if args.part in ("designs", "all"):
+        cells = design_grid(args.worlds)
+        print(design_table(cells))
+        best = verdicts(cells)
+        print("\nDesigns at least as narrow as uniform labels-only in >= 95% of cells: "
+              + (", ".join(v.design for v in best[1:] if v.share >= 0.95) or "none"))
+        failed |= any(v.lowest_coverage < 0.93 for v in best[1:])
+        if args.write:
+            EVIDENCE.write_text(json.dumps({"worlds": args.worlds, "cells": len(cells), "yardstick": YARDSTICK,
+                                            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""),
+                                                                   "narrower": v.narrower,
+                                                                   "median_ratio": round(v.median_ratio, 3),
+                                                                   "worst_ratio": round(v.worst_ratio, 3),
+                                                                   "lowest_coverage": round(v.lowest_coverage, 4)}
+                                                        for v in best}}, indent=1) + "\n")
     return 1 if failed else 0
 
 
