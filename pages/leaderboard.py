@@ -53,6 +53,7 @@ if filters:
         st.subheader("Orchestration gap: Loose minus Strict IAS")
         gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
         charts.show_chart(charts.orchestration_gap(board), gap, "orchestration_gap")
+        st.caption(readmodel.GAP_ASSUMPTION)
         for key in ("loose_ias", "strict_ias"):
             state_caption(gap[gap["metric"] == key], key, f"Gap: {readmodel.METRICS[key].label}")
 

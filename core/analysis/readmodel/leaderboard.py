@@ -43,6 +43,10 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
     return rows
 
 
+GAP_ASSUMPTION = ("The gap's interval assumes undetermined constraints are missing at random. If the judge leaves "
+                  "failing constraints undetermined more often (abstains on hard cases), the interval can miss: issue "
+                  "40 measured 47–69% coverage in that case, against 93–99.6% at random. No worst-case bound is "
+                  "shown yet; read the undetermined counts beside it.")
 GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
 
 
