@@ -54,14 +54,15 @@ def abstention_references(engine) -> list[str]:
 
 def paper_judge_rules(abstentions: list[str]) -> list[ScriptRule]:
     """Rules that answer only the released judge prompt (either language): a declining answer to an Abstention
-    reference and an answer equal to the reference score 1, anything else 0."""
+    reference and an answer equal to the reference score 1, anything else 0 (the authors' run.py lays the judge's
+    inputs out as '<TAG>\\n...\\n\\n', without closing tags)."""
     released = "(?:" + "|".join(re.escape(released_line("judge", lang)) for lang in ("en", "ja")) + ")"
     abstention = "(?:" + "|".join(map(re.escape, abstentions)) + ")"
     return [
-        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n" + abstention + r"\n</REFERENCE_ANSWER>"
-               + r"[\s\S]*<POSITIVE_CONTEXT>\n[\s\S]*<GENERATED_ANSWER>\n[^<]*" + DECLINE_CUES, reply=SCORE.format(1)),
-        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n([\s\S]+?)\n</REFERENCE_ANSWER>\n<POSITIVE_CONTEXT>\n"
-                         r"[\s\S]*<GENERATED_ANSWER>\n\1\n</GENERATED_ANSWER>", reply=SCORE.format(1)),
+        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n" + abstention + r"\n\n<POSITIVE_CONTEXT>\n"
+               + r"[\s\S]*<GENERATED_ANSWER>\n[^<]*" + DECLINE_CUES, reply=SCORE.format(1)),
+        ScriptRule(match=released + r"[\s\S]*<REFERENCE_ANSWER>\n([\s\S]+?)\n\n<POSITIVE_CONTEXT>\n"
+                         r"[\s\S]*<GENERATED_ANSWER>\n\1\n\n\Z", reply=SCORE.format(1)),
         ScriptRule(match=released, reply=SCORE.format(0)),
     ]
 

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 from core.analysis import stats
 from core.analysis.ppi import MIN_LABELS
+from core.store.schema import MAX_NESTING
 
 PASS, UNDECIDED, REGRESSION = 0, 1, 2  # exit codes of `gauntlet gate`
 SEGMENT_DIMENSIONS: tuple[str, ...] = ("protocol", "domain", "condition", "language")
@@ -102,10 +103,24 @@ def _metric_rule(entry: Any) -> MetricRule:
 
 
 def load_rules(path: str | Path) -> GateRules:
-    """Read and check a rules file (YAML or JSON)."""
+    """Read and check a rules file (YAML or JSON); nesting deeper than MAX_NESTING or a YAML syntax error is a
+    ValueError naming its line and column (found by the event parser, which does not recurse, before composing)."""
     import yaml
 
-    return parse_rules(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > MAX_NESTING:
+                at = event.start_mark
+                where = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
+                raise ValueError(f"{where}nested too deeply (more than {MAX_NESTING} levels)")
+        return parse_rules(yaml.safe_load(text))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ValueError(f"{where}not valid YAML: {error.problem or error.context}") from None
 
 
 # --------------------------------------------------------------------------- the statistical core

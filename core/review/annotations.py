@@ -92,6 +92,10 @@ def append_annotation(engine: Engine, annotation: Annotation) -> tuple[Annotatio
     def write() -> Annotation:
         with Session(engine) as session:
             session.add(annotation)
+            session.flush()  # the write lock (SQLite), the response's row lock by the foreign key (PostgreSQL) first
+            if annotation.target_type == "response" and session.get(Response, annotation.target_id) is None:
+                session.rollback()
+                raise _response_gone(annotation.target_id)
             session.commit()
             session.refresh(annotation)
             return annotation
@@ -100,9 +104,25 @@ def append_annotation(engine: Engine, annotation: Annotation) -> tuple[Annotatio
         return with_retry(write), True
     except IntegrityError:
         existing = _existing_by_token(engine, annotation.client_token or "")
-        if existing is None:
-            raise
-        return existing, False
+        if existing is not None:
+            return existing, False
+        if annotation.target_type == "response" and _response_missing(engine, annotation.target_id):
+            raise _response_gone(annotation.target_id) from None
+        raise
+
+
+class TargetGone(ValueError):
+    """The labelled response was deleted (with its run) before the label was stored: nothing was stored."""
+
+
+def _response_gone(response_id: int) -> TargetGone:
+    return TargetGone(f"response {response_id} no longer exists (its run was deleted meanwhile); the label was not "
+                      "stored")
+
+
+def _response_missing(engine: Engine, response_id: int) -> bool:
+    with Session(engine) as session:
+        return session.get(Response, response_id) is None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, true
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
 from sqlmodel import Field, SQLModel
 
 
@@ -316,11 +316,21 @@ class Annotation(SQLModel, table=True):
     kind: str = Field(index=True, description="verification | gold_label | adjudication")
     target_type: str = Field(description="instance | response")
     target_id: int = Field(index=True)
+    response_id: int | None = Field(default=None, foreign_key="response.id", index=True,
+                                    description="= target_id for a response label: deleting the response is refused.")
     author: str = Field(index=True)
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     guidelines_version: str = ""
     client_token: str | None = Field(default=None, unique=True, description="Idempotency key: a double submit is stored once.")
     created_at: datetime = Field(default_factory=utc_now)
+
+
+@event.listens_for(Annotation, "before_insert")
+def _link_response(_mapper, _connection, target: Annotation) -> None:
+    """A label on a response references it by foreign key, whichever path writes it (the delete of a labelled response
+    is refused, and so is a label on a response already deleted)."""
+    if target.target_type == "response":
+        target.response_id = target.target_id
 
 
 class Assignment(SQLModel, table=True):

@@ -16,7 +16,6 @@ from core.generation.baselines import always_refuse, split_prompt
 from core.protocols import get_protocol
 from core.protocols.lit_ragbench.command import spread_sample
 from core.protocols.lit_ragbench.released import (
-    JUDGE_OUTPUT_FORMAT,
     PAPER_CONDITION,
     PROMPTS_ENV,
     judge_messages,
@@ -35,8 +34,10 @@ from tests.lit_ragbench.conftest import REPO, lit_file
 
 PROMPTS = lit_file("en.jsonl").parent / "prompts"
 FILES = [f"{kind}_{language}.txt" for kind in ("generate", "judge") for language in ("en", "ja")]
-POSITIVE = DocumentView(position=1, doc_uid="p1", title="Rates", text="Room A costs 3,000 yen per hour.", role="supporting")
-NEGATIVE = DocumentView(position=2, doc_uid="n1", title="Menu", text="The cafeteria opens at noon.", role="noise")
+POSITIVE = DocumentView(position=1, doc_uid="lit-ragbench/en/0#positive_chunk_list[0]", title="Rates",
+                        text="Room A costs 3,000 yen per hour.", role="supporting")
+NEGATIVE = DocumentView(position=2, doc_uid="lit-ragbench/en/0#negative_chunk_list[0]", title="Menu",
+                        text="The cafeteria opens at noon.", role="noise")
 REFERENCE = ReferenceSpec(answer_type="short", answers=[{"text": "3,000 yen"}], reasoning="Room A's rate is listed.")
 
 
@@ -56,7 +57,7 @@ def tracked_copies(repo: Path, lines: list[str]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", [*FILES, "../../code/run.py"])
 def test_no_tracked_file_of_the_repository_holds_a_released_prompt(name) -> None:
     lines = distinctive_lines((PROMPTS / "evaluation" / name).read_text(encoding="utf-8"))
     assert lines, f"{name}: no distinctive line to look for"
@@ -90,18 +91,34 @@ def test_prompts_dir_comes_from_the_option_or_the_environment(monkeypatch, given
     assert prompts_dir(paths.get(given or "")) == PROMPTS.resolve()
 
 
+def row_documents(language: str, row: int) -> list[PromptDocument]:
+    """Row `row` of the shared file's chunks as the importer names them (positives, then negatives)."""
+    import json
+
+    lines = [line for line in lit_file(f"{language}.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    record = json.loads(lines[row])
+    docs = []
+    for kind, role in (("positive", "supporting"), ("negative", "noise")):
+        for i, chunk in enumerate(record[f"{kind}_chunk_list"]):
+            text = chunk if isinstance(chunk, str) else chunk["content"]
+            docs.append(PromptDocument(doc_uid=f"lit-ragbench/{language}/{row}#{kind}_chunk_list[{i}]",
+                                       position=len(docs), title="", text=text, role=role))
+    return docs
+
+
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_paper_condition_sends_the_released_generator_prompt(monkeypatch, language) -> None:
     monkeypatch.setenv(PROMPTS_ENV, str(PROMPTS))
     instance = InstanceView(query="How much is Room A?", protocol="lit_ragbench", language=language)
-    documents = [PromptDocument(doc_uid="p1", position=0, title="Rates", text=POSITIVE.text, role="supporting")]
+    documents = row_documents(language, 0)
     messages, meta = get_protocol("lit_ragbench").prompt(instance, documents, PAPER_CONDITION)
     released = released_prompt(PROMPTS, "generate", language)
     assert messages[0].content == released.text
-    assert messages[1].content.startswith("<DOCUMENTS>\n") and messages[1].content.endswith(
-        "<QUESTION>\nHow much is Room A?\n</QUESTION>")
+    assert messages[1].content.startswith("<DOCUMENTS>[cite:1]") and messages[1].content.endswith(
+        "<QUESTION>:\nHow much is Room A?\n</QUESTION>")
     assert (meta["prompt_setting"], meta["generator_prompt"], meta["generator_prompt_sha256"]) == (
         "paper", f"generate_{language}.txt", released.sha256)
+    assert sorted(meta["doc_order"]) == sorted(d.doc_uid for d in documents) and meta["order"] == "authors_run"
     _, product = get_protocol("lit_ragbench").prompt(instance, documents, "")
     assert product["prompt_setting"] == "product" and "judge_prompt" not in product
 
@@ -116,11 +133,12 @@ def item(language: str, prompts: Path | str = PROMPTS) -> JudgeInput:
 @pytest.mark.parametrize("language", ["en", "ja"])
 def test_paper_judge_gets_the_released_prompt_and_the_positive_context_only(language) -> None:
     system, user = judge_messages(item(language))
-    assert system.content == released_prompt(PROMPTS, "judge", language).text.rstrip() + "\n" + JUDGE_OUTPUT_FORMAT
+    assert system.content.startswith(released_prompt(PROMPTS, "judge", language).text)
+    assert '"evaluation_reason"' in system.content and "<OUTPUT_FORMAT>" in system.content
     assert POSITIVE.text in user.content and NEGATIVE.text not in user.content
     for tag in ("QUESTION", "REFERENCE_REASONING_CONTENT", "REFERENCE_ANSWER", "POSITIVE_CONTEXT", "GENERATED_ANSWER"):
         assert f"<{tag}>\n" in user.content
-    assert "<REFERENCE_ANSWER>\n3,000 yen\n</REFERENCE_ANSWER>" in user.content
+    assert "<REFERENCE_ANSWER>\n3,000 yen\n\n" in user.content
 
 
 @pytest.mark.parametrize(("reply", "prompts", "status", "value"), [

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.protocols import register
 from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
-from core.protocols.domainrag.declarations import F1_JIEBA, GE_PAPER, ROUGE_L_JIEBA
+from core.protocols.domainrag.declarations import EM_AUTHORS, EMS_AUTHORS, F1_JIEBA, GE_PAPER, ROUGE_L_JIEBA
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import DocumentView, InstanceView, reference_messages
 from core.store.schema import InstanceSpec
@@ -122,8 +122,8 @@ DOMAINRAG = register(Protocol(
               "attributes.question_type": _question_type},
     render=domainrag_prompt,
     conditions=_conditions(),
-    metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", F1_JIEBA, ROUGE_L_JIEBA, "consistency",
-             GE_PAPER),
+    metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", EM_AUTHORS, EMS_AUTHORS, F1_JIEBA, ROUGE_L_JIEBA,
+             "consistency", GE_PAPER),
     aggregates=("noise_curve", "html_vs_text", "ability_setting", "anti_adherence"),
     views=("domain_abilities",),
     page=ProtocolPage("pages/domain_abilities.py", "Domain abilities", ":material/school:"),
@@ -131,7 +131,8 @@ DOMAINRAG = register(Protocol(
     paper_tables=(PaperTableSpec(
         "2", "Overall results: setting x model, EM / EMS / F1 / ROUGE-L / GE per ability",
         "core.protocols.domainrag.paper:table_2",
-        {"tokenizer": ("jieba", "char"), "retrieval": ("released", "ours"), "ge": ("paper", "product")}),),
+        {"em": ("authors", "normalised"), "tokenizer": ("jieba", "char"), "retrieval": ("released", "ours"),
+         "ge": ("paper", "product")}),),
 ))
 
 

@@ -19,13 +19,17 @@ from core.protocols.domainrag.analysis import (
     unreadable_dense_share,
     unreadable_dense_warning,
 )
-from core.protocols.domainrag.declarations import F1_JIEBA, GE_PAPER, NEEDS_LLM, ROUGE_L_JIEBA
+from core.protocols.domainrag.declarations import EM_AUTHORS, EMS_AUTHORS, F1_JIEBA, GE_PAPER, NEEDS_LLM, ROUGE_L_JIEBA
 from core.protocols.paper import Cell, PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
 
-TOKENIZERS: dict[str, dict[str, str]] = {  # setting tokenizer -> the paper's column metric -> our metric id
-    "jieba": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": F1_JIEBA, "Rouge-L": ROUGE_L_JIEBA},
-    "char": {"EM": "exact_match", "EMS": "strict_exact_match", "F1": "token_f1", "Rouge-L": "rouge_l"},
+EM_RULES: dict[str, dict[str, str]] = {  # setting em -> the paper's EM / EMS columns -> our metric id
+    "authors": {"EM": EM_AUTHORS, "EMS": EMS_AUTHORS},  # their evaluator: as written
+    "normalised": {"EM": "exact_match", "EMS": "strict_exact_match"},  # case, width and punctuation folded
+}
+TOKENIZERS: dict[str, dict[str, str]] = {  # setting tokenizer -> the paper's F1 / ROUGE-L columns -> our metric id
+    "jieba": {"F1": F1_JIEBA, "Rouge-L": ROUGE_L_JIEBA},
+    "char": {"F1": "token_f1", "Rouge-L": "rouge_l"},
 }
 GE_METRICS = {"paper": GE_PAPER, "product": "consistency"}  # setting ge -> the GE column's metric
 BLOCKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (  # (ability, its header, the paper's metrics for it)
@@ -82,8 +86,11 @@ def _notes(judge: str, settings: dict[str, str], sizes: list[int]) -> tuple[str,
                  if settings["retrieval"] == "released" else "our BM25 / embedder over the 2,353-passage corpus slice")
     ge = ("the paper's criteria (agreement, coverage, nothing beyond the golden answer), 0-5 / 5" if settings["ge"] ==
           "paper" else "the product's consistency (extra correct detail allowed), 0-5 / 5")
+    em = ("the authors' (as written, no normalisation)" if settings.get("em", "authors") == "authors" else
+          "normalised (case, width and punctuation folded; not the authors')")
     notes = [f"Judge: {judge_label(judge)}; GE (ge={settings['ge']}): {ge}.",
-             f"Settings: tokenizer={settings['tokenizer']}: F1 and ROUGE-L {tokenizer}; "
+             f"Settings: em={settings.get('em', 'authors')}: EM and EMS {em}; "
+             f"tokenizer={settings['tokenizer']}: F1 and ROUGE-L {tokenizer}; "
              f"retrieval={settings['retrieval']}: {retrieval}.",
              "Values x 100 (the paper prints shares 0-1); 95% CI in brackets; n = questions.",
              "Differs from the paper: the models are yours; GE is graded by the scoring judge with our prompt "
@@ -101,7 +108,8 @@ def _notes(judge: str, settings: dict[str, str], sizes: list[int]) -> tuple[str,
 def table_2(engine: Engine, run_ids: Sequence[int], judge: str, settings: dict[str, str]) -> PaperTable:
     """Table 2 for these runs: rows setting x model, columns ability x metric, every cell with CI and n."""
     scores = domainrag_scores(engine, run_ids, judge)
-    chosen = TOKENIZERS[settings["tokenizer"]] | {"GE": GE_METRICS[settings["ge"]]}
+    chosen = (EM_RULES[settings.get("em", "authors")] | TOKENIZERS[settings["tokenizer"]]
+              | {"GE": GE_METRICS[settings["ge"]]})
     metrics = sorted({chosen[m] for _, _, names in BLOCKS for m in names})
     cells = _lookup({m: ability_setting(scores, judge, m) for m in metrics})
     models = sorted(scores["model"].dropna().unique()) if not scores.empty else []

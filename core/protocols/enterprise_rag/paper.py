@@ -130,20 +130,23 @@ def table8_from_scores(scores: pd.DataFrame, judge: str, settings: dict[str, str
     rows: list[tuple[str, tuple[Cell, ...]]] = []
     for (key, label), r in zip(TABLE8_METRICS, compared.to_dict("records"), strict=True):
         both = bool(r["n_natural"] and r["n_augmented"])
-        diff = (PaperCell(float(r["diff"]), float(r["boot_low"]), float(r["boot_high"]),
+        # the paper prints Diff. as synthetic - natural (its Table 8: 0.322 - 0.360 = -0.038); natural_vs_augmented
+        # computes natural - augmented, so the difference, its interval, t and d change sign here (p-values do not)
+        diff = (PaperCell(-float(r["diff"]), -float(r["boot_high"]), -float(r["boot_low"]),
                           int(r["n_natural"] + r["n_augmented"]), 1.0, 3) if both else
                 PaperCell(None, scale=1.0, digits=3, state="needs natural and augmented instances"))
         models = int(r["models"])
         rows.append((label, (_origin_cell(means, "natural", key), _origin_cell(means, "augmented", key), diff,
-                             _plain(r["t_p"], models), _plain(r["t"], models, 2), _plain(r["cohen_d"], models, 2),
+                             _plain(r["t_p"], models), _plain(-r["t"], models, 2), _plain(-r["cohen_d"], models, 2),
                              _plain(r["tost_p"], models), _verdict(r))))
     subset = settings.get("subset", "conflict")
     notes = (f"Judge: {judge_label(judge)}. Subset: {subset} (the paper compares its 27 natural and 282 synthetic "
              f"conflicts); {scores['model'].nunique() if not scores.empty else 0} models.",
-             "Natural and Synth.: mean [95% interval] (n = responses). Diff.: natural − augmented with a percentile "
+             "Natural and Synth.: mean [95% interval] (n = responses). Diff.: Synth. − Natural (the sign the paper's "
+             "Table 8 prints; its Figure 8 plots natural − synthetic), with a percentile "
              f"bootstrap interval ({BOOTSTRAP_RESAMPLES[settings.get('bootstrap', 'paper')]:,} resamples, each "
              "origin resampled on its own).",
-             "p-val, t and Cohen's d_z: the paired t-test over the models' natural and augmented means, as the "
+             "p-val, t and Cohen's d_z: the paired t-test over the models' augmented minus natural means, as the "
              "paper's Table 8 (n = models); TOST at ±0.2 over the same differences (the paper's Figure 8 margin).",
              "The paper marks significance with n.s. / *; here the p-value is printed and every cell keeps its n.")
     return PaperTable("enterprise_rag", "8", "Natural versus synthetic (augmented) instances", TABLE8_COLUMNS,

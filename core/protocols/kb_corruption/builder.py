@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.construction.corpus import CorpusDoc, doc_from_record
+from core.construction.embedders import EmbeddingEstimate, estimate_embedding
 from core.construction.retrieval import DEFAULT_INDEX_DIR, Hit, RetrievalConfig, Retriever
 from core.protocols.kb_corruption import (
     CONDITION_NAMES,
@@ -506,10 +507,27 @@ def query_text(q: Question) -> str:
     return q.stem.strip() + "\n" + "\n".join(f"{letter}. {text}" for letter, text in q.options.items())
 
 
-def retrieval_config(embedder: str | None, index_dir: PathLike | None, top_k: int = TOP_K) -> RetrievalConfig:
-    """Document-level chunks, BM25 (+ the dense embedder unless None) fused by reciprocal rank, top-k."""
-    return RetrievalConfig(window=DOC_WINDOW, overlap=0, embedder=embedder, top_k=top_k,
-                           index_dir=Path(index_dir) if index_dir else None)
+RETRIEVERS = ("hybrid", "bm25", "dense")  # dense: the paper's preset (faiss filtered nearest-neighbour search)
+
+
+def retrieval_mode(retriever: str | None, embedder: str | None) -> str:
+    """The search mode of a build: the retriever chosen, else hybrid with an embedder and BM25 without."""
+    mode = retriever or ("hybrid" if embedder else "bm25")
+    if mode not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {mode!r}; known: {', '.join(RETRIEVERS)}")
+    if mode != "bm25" and not embedder:
+        raise ValueError(f"the {mode} retriever needs an embedder")
+    return mode
+
+
+def retrieval_config(embedder: str | None, index_dir: PathLike | None, top_k: int = TOP_K,
+                     embedder_options: dict[str, Any] | None = None, mode: str = "hybrid") -> RetrievalConfig:
+    """Document-level chunks, BM25 (+ the dense embedder unless None) fused by reciprocal rank, top-k; the dense
+    preset searches each condition's filter with faiss's own filtered nearest-neighbour search."""
+    return RetrievalConfig(window=DOC_WINDOW, overlap=0, embedder=embedder if mode != "bm25" else None, top_k=top_k,
+                           embedder_options=dict(embedder_options or {}),
+                           index_dir=Path(index_dir) if index_dir else None,
+                           dense_search="faiss" if mode == "dense" else "exact")
 
 
 def applicable_conditions(q: Question, kb: dict[str, CorpusDoc]) -> list[str]:
@@ -650,7 +668,9 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, writer: LlmWriter | None = None,
                     limit: int | None = None,
                     kb_questions_path: PathLike | Sequence[PathLike] | None = None,
-                    progress: Progress | None = None) -> RagStressReport:
+                    progress: Progress | None = None, retriever: str | None = None,
+                    embedder_options: dict[str, Any] | None = None,
+                    before_embedding: Callable[[EmbeddingEstimate], None] | None = None) -> RagStressReport:
     """Write knowledge_base.jsonl, instances.jsonl and build.json under out_dir; same seed and inputs, same files.
     The knowledge base holds every question of `kb_questions_path` (the evaluated ones when None); retrieval runs
     for the evaluated questions only; `progress(done, total)` after each evaluated question is retrieved for."""
@@ -664,14 +684,18 @@ def build_ragstress(questions_path: PathLike | Sequence[PathLike], out_dir: Path
                                                             writer)
     generated = time.perf_counter()
     kb = {d.doc_id: d for d in docs}
-    retriever = Retriever(docs, retrieval_config(embedder, index_dir, top_k))
+    mode = retrieval_mode(retriever, embedder)
+    config = retrieval_config(embedder, index_dir, top_k, embedder_options, mode)
+    if before_embedding is not None and config.embedder:
+        before_embedding(estimate_embedding(d.text for d in docs))  # may stop the build before any embedding call
+    index = Retriever(docs, config)
     indexed = time.perf_counter()
-    mode = "hybrid" if embedder else "bm25"
-    settings = {"mode": mode, "embedder": retriever.embedder.model_id if retriever.embedder else None,
-                "top_k": top_k, "fusion": retriever.config.fusion, "chunking": "document", "index_key": retriever.key}
+    settings = {"mode": mode, "embedder": index.embedder.model_id if index.embedder else None,
+                "top_k": top_k, "fusion": index.config.fusion, "chunking": "document", "index_key": index.key,
+                "dense_search": index.config.dense_search if index.embedder else None}
     provenance: dict[str, Any] = {"seed": seed, "builder": BUILDER_VERSION, "kb_sha256": _sha256(kb_path),
                                   "retriever": settings}
-    instances = [build_instance(q, retrieve(retriever, q, applicable_conditions(q, kb), top_k, mode), kb, provenance)
+    instances = [build_instance(q, retrieve(index, q, applicable_conditions(q, kb), top_k, mode), kb, provenance)
                  for q in counted(questions, progress)]
     (out / "instances.jsonl").write_text("".join(i.model_dump_json(exclude_none=True) + "\n" for i in instances),
                                          encoding="utf-8")

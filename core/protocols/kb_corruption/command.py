@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from core.construction.retrieval import DEFAULT_INDEX_DIR
 from core.protocols.kb_corruption import CONDITION_NAMES, TOP_K
+
+if TYPE_CHECKING:
+    from core.construction.embedders import EmbeddingEstimate
 
 COMMAND = "kb-corruption"  # `gauntlet kb-corruption` (core.cli reads COMMAND and HELP without importing this module)
 HELP = "RAGStress: knowledge-base corruption by type and severity (MMLU)."
@@ -35,6 +40,42 @@ def next_steps(out: Path, questions: int, numeric: int) -> list[str]:
     ]
 
 
+API_EMBEDDER = "openai-compatible"
+
+
+def embedder_options(embedder: str, url: str | None, model: str | None, key_env: str | None) -> dict[str, Any]:
+    """The registered embedder's options from the command line (ValueError when an API embedder lacks its URL or
+    model)."""
+    if embedder != API_EMBEDDER:
+        return {}
+    if not (url and model):
+        raise typer.BadParameter("--embedder openai-compatible needs --embedding-url and --embedding-model")
+    return {"base_url": url, "model": model, "api_key_env": key_env}
+
+
+def cost_gate(embedder: str, price: float | None, limit: float | None) -> Callable[[EmbeddingEstimate], None]:
+    """Before the index is built: print the embedding estimate; for an API embedder stop (exit 2, nothing embedded)
+    unless a price is given and the estimated cost is within --max-embedding-cost."""
+    def check(estimate: EmbeddingEstimate) -> None:
+        if embedder != API_EMBEDDER:
+            typer.echo(f"embedding {estimate.texts:,} texts with the bundled {embedder} embedder: offline, no API cost")
+            return
+        priced = estimate_with_price(estimate, price)
+        if priced.usd is None or limit is None or priced.usd > limit:
+            typer.echo(f"stopped before embedding: {priced.text()}; pass --embedding-price and a "
+                       "--max-embedding-cost at or above the estimate to build", err=True)
+            raise typer.Exit(2)
+        typer.echo(priced.text())
+
+    return check
+
+
+def estimate_with_price(estimate: EmbeddingEstimate, price: float | None) -> EmbeddingEstimate:
+    """The same estimate priced at `price` USD per million tokens (unpriced when None)."""
+    usd = estimate.tokens * price / 1e6 if price is not None else None
+    return replace(estimate, usd=usd, price_per_million=price)
+
+
 def register(app: typer.Typer) -> None:
     """Register `gauntlet kb-corruption build` on the app."""
 
@@ -56,6 +97,23 @@ def register(app: typer.Typer) -> None:
                                                 "knowledge base is unchanged).")] = DEFAULT_INDEX_DIR,
         llm: Annotated[str | None, typer.Option(
             "--llm", help="Registered model that writes the corrupted entries (offline when absent).")] = None,
+        retriever: Annotated[str | None, typer.Option(
+            "--retriever", help="hybrid (BM25 + dense, fused; the default), bm25, or dense: the paper's preset, "
+                                "dense only, each condition searched by faiss's filtered nearest-neighbour "
+                                "search.")] = None,
+        embedder: Annotated[str, typer.Option(
+            "--embedder", help="minilm-onnx (bundled, offline) or openai-compatible (any OpenAI-compatible "
+                               "embeddings endpoint: --embedding-url, --embedding-model).")] = "minilm-onnx",
+        embedding_url: Annotated[str | None, typer.Option("--embedding-url", help="The endpoint's base URL "
+                                                          "(e.g. https://api.openai.com/v1).")] = None,
+        embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="Its model name.")] = None,
+        embedding_key_env: Annotated[str | None, typer.Option(
+            "--embedding-key-env", help="The environment variable holding its API key.")] = None,
+        embedding_price: Annotated[float | None, typer.Option(
+            "--embedding-price", help="USD per million input tokens, for the cost estimate.")] = None,
+        max_embedding_cost: Annotated[float | None, typer.Option(
+            "--max-embedding-cost", help="Stop before any embedding call when the estimated cost (USD) is "
+                                         "higher; required with an API embedder.")] = None,
     ) -> None:
         """Build the knowledge base (13 entries per question), index it once and retrieve under every condition."""
         from core.protocols.kb_corruption.builder import LlmWriter, build_ragstress
@@ -65,9 +123,17 @@ def register(app: typer.Typer) -> None:
             from core.commands.build import llm_complete_json
 
             writer = LlmWriter(llm_complete_json(llm), llm)
-        report = build_ragstress(questions, out, seed, top_k=top_k, embedder=None if bm25_only else "minilm-onnx",
-                                 index_dir=index_dir, writer=writer, limit=limit,
-                                 kb_questions_path=kb_questions or None)
+        options = embedder_options(embedder, embedding_url, embedding_model, embedding_key_env)
+        chosen = "bm25" if bm25_only else retriever
+        try:
+            report = build_ragstress(questions, out, seed, top_k=top_k, embedder=None if chosen == "bm25" else embedder,
+                                     index_dir=index_dir, writer=writer, limit=limit,
+                                     kb_questions_path=kb_questions or None, retriever=chosen,
+                                     embedder_options=options,
+                                     before_embedding=cost_gate(embedder, embedding_price, max_embedding_cost))
+        except ValueError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(2) from None
         summary = {k: v for k, v in report.to_dict().items() if k != "conditions"}
         typer.echo(json.dumps(summary, indent=2))
         typer.echo(f"{'condition':<24}{'queries':>8}{'no-retrieval':>14}{'own entry first':>17}{'corrupted share':>17}")

@@ -12,6 +12,7 @@ from core.analysis import stats
 from core.analysis.readmodel.states import state_totals
 from core.protocols.lit_ragbench import CATEGORIES, NAME
 from core.protocols.lit_ragbench.analysis import lit_report, undetermined_text
+from core.protocols.lit_ragbench.authors import AUTHORS_JUDGE_MODEL
 from core.protocols.lit_ragbench.released import PAPER, SETTING_CONDITIONS
 from core.protocols.paper import PaperCell, PaperTable
 from core.scoring.judges.names import judge_label
@@ -91,11 +92,13 @@ def table_notes(setting: str, judge: str, rows: list[tuple[str, tuple[PaperCell,
                 columns: tuple[str, ...]) -> tuple[str, ...]:
     """Judge, prompt setting, small-n cells and what differs from the paper."""
     prompts = ("prompts=paper: the authors' released generator and judge prompts, read at run time from the dataset's "
-               "prompts/ folder (condition paper_prompts)" if setting == PAPER else
+               "prompts/ folder, in the messages their run.py builds (its layout, document order and judge output "
+               f"format; condition paper_prompts); the authors' judge is {AUTHORS_JUDGE_MODEL}"
+               if setting == PAPER else
                "prompts=product: the product's own generator and judge prompts (default condition); its generator "
                "prompt asks for the question's unit, which removes a failure the paper reports (§5.4.3)")
     small = _small_cells(rows, columns)
-    return (f"judge: {judge_label(judge)} (the paper used GPT-4.1); accuracy is the judge's 1/0, a question counts "
+    return (f"judge: {judge_label(judge)} (the authors' run.py judges with {AUTHORS_JUDGE_MODEL}); accuracy is the judge's 1/0, a question counts "
             "for every category of its aspects; Avg is the unweighted mean of the five category accuracies",
             prompts,
             "Over-abstention: share of answerable (non-Abstention) questions declined and judged wrong (the paper's "

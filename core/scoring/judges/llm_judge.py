@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field
 
 from core.generation.providers.base import ChatMessage
 from core.scoring.judges import prompts
@@ -120,10 +120,10 @@ class ConflictReply(BaseModel):
 
 
 class ScoreReply(BaseModel):
-    """A 0/1 score with a reason (the output format appended to a released judge prompt)."""
+    """A 0/1 score with a reason (a released judge's output format: LIT-RAGBench's names it evaluation_reason)."""
 
     score: Binary
-    reason: str = ""
+    reason: str = Field("", validation_alias=AliasChoices("reason", "evaluation_reason"))
 
 
 class CorrectnessReply(BaseModel):
