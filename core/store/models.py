@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
 from sqlmodel import Field, SQLModel
 
+from core.plugins import DEFAULT_PROTOCOL
+
 
 def utc_now() -> datetime:
     """Current time in UTC (naive-free)."""
@@ -35,7 +37,7 @@ class Instance(SQLModel, table=True):
     query: str = Field(sa_column=Column(Text, nullable=False))
     mode: str | None = Field(default=None, index=True)
     origin: str = "natural"
-    protocol: str = Field(default="enterprise_rag", index=True)
+    protocol: str = Field(default=DEFAULT_PROTOCOL, index=True)
     status: str = Field(default="unverified", index=True)
     language: str | None = Field(default=None, index=True)
     reference: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
@@ -141,7 +143,14 @@ class Response(SQLModel, table=True):
                         description="Which of the run's --repeats answers to this item (0 = the first; its own seed "
                                     "and cache key from 1 on).")
     status: str = Field(default="pending", index=True, description="pending | done | failed")
-    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
+                             description="The answer alone: reasoning blocks are kept in `reasoning`.")
+    reasoning: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
+                                  description="The model's reasoning (thinking blocks, provider reasoning fields).")
+    reasoning_state: str = Field(default="none", sa_column_kwargs={"server_default": "none"},
+                                 description="none | finished | unfinished (reasoning not finished: no answer)")
+    reasoning_tokens: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                                  description="Output tokens spent on reasoning (within output_tokens).")
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     attempts: int = 0
     cache_key: str | None = Field(default=None, index=True)
@@ -164,6 +173,9 @@ class LLMCall(SQLModel, table=True):
     model_name: str
     request: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     text: str = Field(sa_column=Column(Text, nullable=False))
+    reasoning: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reasoning_tokens: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    finish_reason: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0

@@ -46,10 +46,13 @@ from core.analysis.readmodel.instructions import (
     pooled_share,
 )
 from core.analysis.readmodel.leaderboard import (
+    GAP_ASSUMPTION,
+    GAP_BOUND_COLUMNS,
     GAP_KEY,
     GAP_LABEL,
     GAP_MIN_STRICT,
     LONG_COLUMNS,
+    gap_bounds,
     group_positions,
     leaderboard,
     leaderboard_parts,
@@ -91,6 +94,7 @@ from core.analysis.readmodel.report import (
     RunReport,
     enterprise_repeats,
     model_counts,
+    repeats_from_responses,
     report_document,
     run_repeats,
     run_report,
@@ -143,6 +147,7 @@ from core.analysis.readmodel.scope import (
     model_catalog,
     model_order,
     prepare_scores,
+    scores_from_responses,
     verdict_counts,
     with_model_info,
 )
@@ -169,7 +174,7 @@ __all__ = [
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
-    "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
+    "GAP_ASSUMPTION", "GAP_BOUND_COLUMNS", "gap_bounds", "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
@@ -184,5 +189,5 @@ __all__ = [
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
     "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
-    "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats",
+    "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats", "repeats_from_responses", "scores_from_responses",
 ]
