@@ -120,7 +120,9 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
                  if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], lam=lam, confidence=confidence))
             note = "" if weighted else "sampling probabilities not recorded: labels assumed a uniform sample"
             notes = (NO_JUDGE_NOTE if not decided else "", "small sample of gold labels" if e.small_n else "", note)
-            rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
+            plain = (e.gold_mean, e.gold_ci_low, e.gold_ci_high)  # the labels' own mean and interval
+            estimate, low, high = (e.estimate, e.ci_low, e.ci_high) if decided or weighted else plain
+            rows.append(row | {"estimate": estimate, "ci_low": low, "ci_high": high, "lam": e.lam,
                                "effective_n": e.effective_n if decided else np.nan, "gold_mean": e.gold_mean,
                                "gold_ci_low": e.gold_ci_low, "gold_ci_high": e.gold_ci_high,
                                "method": e.method if decided else LABELS_ONLY, "small_n": e.small_n,
