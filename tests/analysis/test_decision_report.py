@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from core.analysis import alignment, decision, decision_report, picker, readmodel
 from core.store.db import make_engine
-from core.store.labels import gold_labels, gold_probabilities
+from core.store.labels import gold_draws, gold_labels, gold_probabilities
 from tests.analysis.decision_factories import decision_db
 
 SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})
@@ -50,7 +50,7 @@ def expected_numbers(engine, spec: picker.PickSpec) -> dict[str, float]:
             out[f"corrected|{r['model']}|{r['metric']}|{c}"] = r[c]
     for r in readmodel.model_counts(scores).to_dict("records"):
         out |= {f"counts|{r['model']}|{c}": v for c, v in r.items() if c != "model"}
-    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold)
+    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold, gold_draws(engine, [1]))
     candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
     sets = picker.rank_sets(scoped, frame, candidates, picker.gold_metrics(spec), gold_probabilities(engine, [1]))
     for r in sets.to_dict("records"):
