@@ -286,7 +286,6 @@ FITNESS_OF_CASES = [
                          ids=[c[0] for c in FITNESS_OF_CASES])
 def test_fitness_of_a_stored_judge(engine, tmp_path, checked, biases, label) -> None:
     from core.analysis.judge_check import fitness_of, save_check
-
     from tests.fitness_cases import certificate
 
     suite = synthetic_suite(tmp_path, 16)
