@@ -128,3 +128,39 @@ def test_judge_check_prints_rows_and_verdicts_on_mtrag(db_url) -> None:
                 "baseline: majority label"):
         assert sum(line.startswith(f"  {row:<26} ") for line in out.splitlines()) == 3, row
     assert "margin 0.15" in out and "fitness: " in out
+
+
+@needs_mtrag
+def test_llm_judge_certified_on_mtrag_through_the_fake_server(engine, tmp_path, monkeypatch) -> None:
+    """A scripted LLM judge over the real openai SDK and the loopback server: scored on mtRAG with the passages,
+    certified per aspect, stored, and read back as its fitness. It calls every claim supported and covered, so its
+    labels are constant: κ 0 like the majority label, which it cannot beat, so it is not fit."""
+    import asyncio
+    import json
+
+    from core.analysis.judge_check import check_mtrag, fitness_of, store_check
+    from core.commands.judge import format_check
+    from core.testing.fake_server import FakeLLMServer, ScriptRule
+    from tests.providers.conftest import point_sdks_at
+    from tests.test_judge_check import llm_judge
+
+    rules = [
+        ScriptRule(match=r"task: response-claims", reply='{"claims": ["a claim"]}'),
+        ScriptRule(match=r"task: claim-verify", reply='{"results": [{"index": 1, "supported": true, "reason": "ok"}]}'),
+        ScriptRule(match=r"task: context-claims", reply='{"core": ["A passage fact."], "supplementary": []}'),
+        ScriptRule(match=r"task: coverage-verify", reply='{"results": [{"id": "K1", "covered": true, "reason": "ok"}]}'),
+    ]
+    monkeypatch.setenv("GAUNTLET_SECRETS_FILE", str(tmp_path / "none.toml"))
+    with FakeLLMServer(rules) as fake:
+        point_sdks_at(monkeypatch, fake)
+        result = asyncio.run(check_mtrag(llm_judge(engine), limit=40))
+        seen = "\n".join(json.dumps(r) for r in fake.requests)
+    assert result.judge_model == "judge-test" and result.calls == 40 * 4
+    assert {c.aspect for c in result.certificates} == set(mtrag.ASPECTS)
+    for c in result.certificates:
+        assert c.judge.kappa == pytest.approx(0.0) and c.verdict == cert.NOT_FIT
+        assert [b.rater for b in c.baselines] == list(cert.BASELINES)
+    assert "\\nagent: " in seen and "\\nuser: " in seen  # the earlier turns reached the judge, as annotators saw them
+    store_check(engine, result)
+    assert fitness_of(engine, "llm:judge-test").label == cert.NOT_FIT
+    assert "verdict, faithfulness: NOT FIT" in format_check(result)

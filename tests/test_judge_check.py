@@ -228,7 +228,7 @@ def test_checks_are_stored_with_the_judge_version(engine, tmp_path) -> None:
 CLI_CASES = [
     ("check-prints-figures-fitness-and-stores", ["judge", "check", "heuristic", "--suite", "{suite}"],
      ["overall", "verdict, overall: UNDETERMINED", "human vs human", "baseline: word overlap",
-      "fitness: UNDETERMINED (correctness undetermined (κ 1.00 vs humans 1.00, margin 0.15)", "stored as judge check"],
+      "fitness: UNDETERMINED (correctness undetermined (κ 1.00 vs humans 1.00, margin 0.15, best baseline ", "stored as judge check"],
      1),
     ("check-no-store", ["judge", "check", "heuristic", "--suite", "{suite}", "--no-store"],
      ["judge check: estimated 0 judge calls", "fitness: UNDETERMINED"], 0),

@@ -190,6 +190,11 @@ def certify(aspect: str, judge: Sequence[float | None], labels: Sequence[Sequenc
                        gap_low, beats, len(judge) - len(keep), verdict(gap_low, beats, margin, len(keep)))
 
 
+def _best_baseline(certificate: dict) -> str:
+    best = max(certificate["baselines"], key=lambda b: b["kappa"], default=None)
+    return "no baseline" if best is None else f"best baseline {best['rater']} {best['kappa']:.2f}"
+
+
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     """(label, reason) of a judge over a suite's aspects: the weakest aspect's verdict, and every aspect's verdict."""
     order = [NOT_FIT, UNDETERMINED, EXPLORE, DECIDE]
@@ -197,7 +202,7 @@ def summary(certificates: Sequence[dict]) -> tuple[str, str]:
         return UNDETERMINED, "no aspect certified"
     worst = min((c["verdict"] for c in certificates), key=order.index)
     parts = [f"{c['aspect']} {c['verdict']} (κ {c['judge']['kappa']:.2f} vs humans {c['human']['kappa']:.2f}, "
-             f"margin {c['margin']:.2f})" for c in certificates]
+             f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
 
 
