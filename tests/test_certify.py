@@ -164,3 +164,16 @@ def test_llm_judge_certified_on_mtrag_through_the_fake_server(engine, tmp_path, 
     store_check(engine, result)
     assert fitness_of(engine, "llm:judge-test").label == cert.NOT_FIT
     assert "verdict, faithfulness: NOT FIT" in format_check(result)
+
+
+def test_an_undefined_kappa_is_stored_as_null() -> None:
+    """Every annotator and the judge give one label: kappa is undefined; the stored certificate holds null, not NaN."""
+    import json
+
+    labels = [(4.0, 4.0)] * 40
+    c = cert.certify("faithfulness", [1.0] * 40, labels, {"word overlap": [0.5] * 40}, (1.0, 2.0, 3.0, 4.0), "linear",
+                     resamples=50)
+    stored = c.as_dict()
+    assert stored["judge"]["kappa"] is None and stored["human"]["kappa"] is None
+    json.dumps(stored, allow_nan=False)
+    assert "undefined" in cert.summary([stored])[1] and c.verdict == cert.NOT_FIT

@@ -58,8 +58,20 @@ class Certificate:
     verdict: str
 
     def as_dict(self) -> dict:
-        """The certificate as stored JSON."""
-        return asdict(self)
+        """The certificate as stored JSON (an undefined kappa or bound as null: JSON has no NaN or infinity)."""
+        return _finite(asdict(self))
+
+
+def _finite(value):  # type: ignore[no-untyped-def]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and not np.isfinite(value) else value
+
+
+def _k(value: float | None) -> str:
+    return "undefined" if value is None or not np.isfinite(value) else f"{value:.2f}"
 
 
 # --------------------------------------------------------------------------- baselines
@@ -88,12 +100,14 @@ def answer_length(answer: str) -> float:
 
 
 def to_scale(scores: Sequence[float], pooled_labels: Sequence[float], categories: Sequence[float]) -> np.ndarray:
-    """Scores turned into the annotators' categories at the annotators' rates (equal scores get one category)."""
+    """Scores turned into the annotators' categories at the annotators' rates, by rank: a score whose share of lower
+    scores is p gets the first category whose cumulative share exceeds p (equal scores get one category)."""
     x = np.asarray(scores, dtype=float)
     pooled = np.asarray(pooled_labels, dtype=float)
-    shares = np.array([np.mean(pooled == c) for c in categories])
-    cuts = np.quantile(x, np.cumsum(shares)[:-1], method="inverted_cdf") if len(x) else []
-    return np.asarray(categories, dtype=float)[np.searchsorted(cuts, x, side="left")]
+    cumulative = np.cumsum([np.mean(pooled == c) for c in categories])
+    below = np.searchsorted(np.sort(x), x, side="left") / max(len(x), 1)
+    index = np.minimum(np.searchsorted(cumulative, below, side="right"), len(categories) - 1)
+    return np.asarray(categories, dtype=float)[index]
 
 
 def _weights(k: int, scheme: str) -> np.ndarray:
@@ -154,7 +168,7 @@ def verdict(gap_low: float, beats: dict[str, float], margin: float, n_items: int
 def _row(name: str, draws: np.ndarray, point: float, tables: np.ndarray, n_items: int) -> Row:
     finite = draws[np.isfinite(draws)]
     low, high = (np.quantile(finite, [0.025, 0.975]) if len(finite) else (np.nan, np.nan))
-    clip = (max(-1.0, float(low)) + 0.0, min(1.0, float(high)) + 0.0)
+    clip = (round(max(-1.0, float(low)), 12) + 0.0, round(min(1.0, float(high)), 12) + 0.0)
     return Row(name, float(point), clip, n_items, int(tables.sum()))
 
 
@@ -191,8 +205,9 @@ def certify(aspect: str, judge: Sequence[float | None], labels: Sequence[Sequenc
 
 
 def _best_baseline(certificate: dict) -> str:
-    best = max(certificate["baselines"], key=lambda b: b["kappa"], default=None)
-    return "no baseline" if best is None else f"best baseline {best['rater']} {best['kappa']:.2f}"
+    defined = [b for b in certificate["baselines"] if b["kappa"] is not None and np.isfinite(b["kappa"])]
+    best = max(defined, key=lambda b: b["kappa"], default=None)
+    return "no baseline" if best is None else f"best baseline {best['rater']} {_k(best['kappa'])}"
 
 
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
@@ -201,7 +216,7 @@ def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     if not certificates:
         return UNDETERMINED, "no aspect certified"
     worst = min((c["verdict"] for c in certificates), key=order.index)
-    parts = [f"{c['aspect']} {c['verdict']} (κ {c['judge']['kappa']:.2f} vs humans {c['human']['kappa']:.2f}, "
+    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} vs humans {_k(c['human']['kappa'])}, "
              f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
 
