@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class Certificate:
         return _finite(asdict(self))
 
 
-def _finite(value):  # type: ignore[no-untyped-def]
+def _finite(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -185,7 +186,7 @@ def certify(aspect: str, judge: Sequence[float | None], labels: Sequence[Sequenc
     keep = [i for i, s in enumerate(judge) if s is not None]
     labels_k = [labels[i] for i in keep]
     pooled = [label for ls in labels_k for label in ls]
-    raters = {"judge": to_scale([float(judge[i]) for i in keep], pooled, categories)}  # type: ignore[arg-type]
+    raters = {"judge": to_scale([float(judge[i] or 0.0) for i in keep], pooled, categories)}
     for name, scores in baselines.items():
         raters[name] = to_scale([scores[i] for i in keep], pooled, categories)
     majority = max(categories, key=pooled.count)
