@@ -8,9 +8,9 @@ PORT ?= 8501
 PG_DIR ?= .pg
 # PostgreSQL port for `make app-postgres` (empty: the port the cluster last used, else a free one).
 PG_PORT ?=
-PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider
+PYTEST := $(PY) -m pytest -n 2 --dist loadgroup -p no:cacheprovider --durations=30
 
-.PHONY: app app-postgres stop-postgres test test-postgres lint init-db chromium postgresql bench clean-venv
+.PHONY: app app-postgres stop-postgres test test-postgres test-postgres-all lint init-db chromium postgresql bench clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,8 +49,14 @@ postgresql: $(VENV)/.installed
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL tests need the server: sudo apt-get install postgresql"; exit 1; fi; }
 
-# The whole suite on PostgreSQL: a cluster per xdist worker, or the admin URL in GAUNTLET_TEST_POSTGRES_URL.
+# On PostgreSQL, the tests marked `db` at collection (those that get a database on the active backend; the rest give
+# the same result on either backend), browser tests excepted (they run once, in `make test`): a cluster per xdist
+# worker, or the admin URL in GAUNTLET_TEST_POSTGRES_URL. The whole suite on PostgreSQL: `make test-postgres-all`.
+# Exit 5 (no test selected) passes with a message: the subset may be empty when a narrower selection is given.
 test-postgres: $(VENV)/.dev-installed chromium postgresql
+	GAUNTLET_TEST_BACKEND=postgresql $(PYTEST) -m "db and not browser" || { rc=$$?; [ $$rc -eq 5 ] && echo "== PostgreSQL pass: no test touches the database" || exit $$rc; }
+
+test-postgres-all: $(VENV)/.dev-installed chromium postgresql
 	GAUNTLET_TEST_BACKEND=postgresql $(PYTEST)
 
 # A local cluster under $(PG_DIR)/ (kept between runs; stop: make stop-postgres), migrated, serving the app.

@@ -27,8 +27,13 @@ def q(sql, **params):
 
 
 JUDGE = q("SELECT judge FROM response_score GROUP BY judge ORDER BY COUNT(*) DESC LIMIT 1")["judge"].iloc[0]
-SCORES = """response r JOIN model m ON m.id = r.model_id JOIN instance i ON i.id = r.instance_id
-JOIN domain d ON d.id = i.domain_id LEFT JOIN response_score s ON s.response_id = r.id AND s.judge = :judge"""
+# the five EnterpriseRAG response-level metrics, one column each, from the long response_metric table (migration 0021)
+PIVOT = ", ".join(f"MAX(CASE WHEN metric = '{m}' THEN value END) AS {m}"
+                  for m in ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"))
+SCORES = f"""response r JOIN model m ON m.id = r.model_id JOIN instance i ON i.id = r.instance_id
+JOIN domain d ON d.id = i.domain_id LEFT JOIN response_score s ON s.response_id = r.id AND s.judge = :judge
+LEFT JOIN (SELECT response_id, {PIVOT} FROM response_metric WHERE judge = :judge AND state = 'scored'
+GROUP BY response_id) rm ON rm.response_id = r.id"""
 STRICT = "CASE WHEN s.errors = 0 AND s.judged = s.n THEN (s.passed = s.n) * 1.0 END"
 LOOSE = "s.passed * 1.0 / NULLIF(s.judged, 0)"
 
@@ -56,19 +61,19 @@ st.dataframe(q("SELECT i.uid, d.name AS domain, i.mode, i.origin, i.query FROM i
     "leaderboard": '''
 st.title("Leaderboard")
 where, params = subset()
-st.dataframe(q(f"""SELECT m.name AS model, COUNT(*) AS responses, AVG(s.faithfulness) AS faithfulness,
-COUNT(s.faithfulness) AS n_faithfulness, AVG(s.coverage) AS coverage, COUNT(s.coverage) AS n_coverage,
+st.dataframe(q(f"""SELECT m.name AS model, COUNT(*) AS responses, AVG(rm.faithfulness) AS faithfulness,
+COUNT(rm.faithfulness) AS n_faithfulness, AVG(rm.coverage) AS coverage, COUNT(rm.coverage) AS n_coverage,
 AVG({LOOSE}) AS loose_ias, AVG({STRICT}) AS strict_ias, COUNT({STRICT}) AS n_strict,
-AVG(s.rejection) AS rejection, COUNT(s.rejection) AS n_rejection,
-AVG(s.conflict_recognition) AS conflict_recognition, COUNT(s.conflict_recognition) AS n_conflict,
+AVG(rm.rejection) AS rejection, COUNT(rm.rejection) AS n_rejection,
+AVG(rm.conflict_recognition) AS conflict_recognition, COUNT(rm.conflict_recognition) AS n_conflict,
 AVG(r.cost_usd) * 1000 AS cost_per_1k, AVG(r.latency_ms) / 60.0 AS latency_min_per_1k
 FROM {SCORES} WHERE r.status = 'done'{where} GROUP BY m.name ORDER BY m.name""", judge=JUDGE, **params))
 ''',
     "domains": '''
 st.title("Domains")
 where, params = subset()
-st.dataframe(q(f"""SELECT m.name AS model, d.name AS domain, AVG(s.faithfulness) AS faithfulness,
-AVG(s.coverage) AS coverage, AVG({STRICT}) AS strict_ias, AVG({LOOSE}) AS loose_ias, COUNT(*) AS responses
+st.dataframe(q(f"""SELECT m.name AS model, d.name AS domain, AVG(rm.faithfulness) AS faithfulness,
+AVG(rm.coverage) AS coverage, AVG({STRICT}) AS strict_ias, AVG({LOOSE}) AS loose_ias, COUNT(*) AS responses
 FROM {SCORES} WHERE r.status = 'done'{where} GROUP BY m.name, d.name""", judge=JUDGE, **params))
 ''',
     "constraint_errors": '''
@@ -86,8 +91,8 @@ names = q("SELECT name FROM domain ORDER BY name")["name"].tolist()
 chosen = st.multiselect("Domains (empty = all)", names, key="results_domains")
 where = f" AND d.name IN ({', '.join(repr(n) for n in chosen)})" if chosen else ""
 st.dataframe(q(f"""SELECT m.name AS model, i.mode, EXISTS (SELECT 1 FROM "constraint" c WHERE c.instance_id = i.id
-AND c.category = 'knowledge_protocol') AS has_protocol, AVG(s.rejection) AS rejection,
-AVG(s.conflict_recognition) AS conflict_recognition, AVG(s.coverage) AS coverage,
+AND c.category = 'knowledge_protocol') AS has_protocol, AVG(rm.rejection) AS rejection,
+AVG(rm.conflict_recognition) AS conflict_recognition, AVG(rm.coverage) AS coverage,
 AVG(s.passed_knowledge_protocol * 1.0 / NULLIF(s.judged_knowledge_protocol, 0)) AS protocol_adherence, COUNT(*) AS n
 FROM {SCORES} WHERE r.status = 'done' AND i.mode IN ('gap', 'conflict'){where} GROUP BY 1, 2, 3""", judge=JUDGE))
 ''',
@@ -95,7 +100,7 @@ FROM {SCORES} WHERE r.status = 'done' AND i.mode IN ('gap', 'conflict'){where} G
 st.title("Model pairs")
 metric = st.selectbox("Metric", ["rejection", "conflict_recognition", "faithfulness", "coverage"], key="mp_metric")
 a, b = q("SELECT name FROM model WHERE is_baseline = 0 ORDER BY name LIMIT 2")["name"]
-one = f"SELECT i.uid, i.mode, s.{metric} AS x FROM {SCORES} WHERE m.name = :model AND r.status = 'done'"
+one = f"SELECT i.uid, i.mode, rm.{metric} AS x FROM {SCORES} WHERE m.name = :model AND r.status = 'done'"
 st.dataframe(q(f"""SELECT a.mode, COUNT(*) AS n, AVG(a.x) AS mean_a, AVG(b.x) AS mean_b, AVG(a.x - b.x) AS diff
 FROM ({one}) a JOIN ({one.replace(':model', ':model_b')}) b ON b.uid = a.uid
 WHERE a.x IS NOT NULL AND b.x IS NOT NULL GROUP BY a.mode""", judge=JUDGE, model=a, model_b=b))
@@ -104,15 +109,15 @@ WHERE a.x IS NOT NULL AND b.x IS NOT NULL GROUP BY a.mode""", judge=JUDGE, model
 st.title("Compare responses")
 uids = q("SELECT DISTINCT i.uid FROM response r JOIN instance i ON i.id = r.instance_id ORDER BY i.uid")["uid"]
 uid = st.selectbox("Instance", uids.tolist(), key="cmp_instance")
-st.dataframe(q(f"""SELECT m.name AS model, r.text, s.faithfulness, s.coverage, {STRICT} AS strict_ias,
+st.dataframe(q(f"""SELECT m.name AS model, r.text, rm.faithfulness, rm.coverage, {STRICT} AS strict_ias,
 {LOOSE} AS loose_ias FROM {SCORES} WHERE i.uid = :uid""", judge=JUDGE, uid=uid))
 ''',
     "data_quality": '''
 st.title("Data quality")
 where, params = subset()
-st.dataframe(q(f"""SELECT i.origin, m.name AS model, AVG(s.conflict_recognition) AS conflict_recognition,
-AVG({STRICT}) AS strict_ias, AVG({LOOSE}) AS loose_ias, AVG(s.coverage) AS coverage,
-AVG(s.faithfulness) AS faithfulness, COUNT(*) AS n FROM {SCORES} WHERE r.status = 'done'{where}
+st.dataframe(q(f"""SELECT i.origin, m.name AS model, AVG(rm.conflict_recognition) AS conflict_recognition,
+AVG({STRICT}) AS strict_ias, AVG({LOOSE}) AS loose_ias, AVG(rm.coverage) AS coverage,
+AVG(rm.faithfulness) AS faithfulness, COUNT(*) AS n FROM {SCORES} WHERE r.status = 'done'{where}
 GROUP BY i.origin, m.name""", judge=JUDGE, **params))
 st.dataframe(q(f"""SELECT d.name AS domain, i.mode, i.origin, COUNT(DISTINCT i.id) AS instances FROM {SCORES}
 WHERE r.status = 'done'{where} GROUP BY 1, 2, 3""", judge=JUDGE, **params))
@@ -120,10 +125,10 @@ WHERE r.status = 'done'{where} GROUP BY 1, 2, 3""", judge=JUDGE, **params))
     "pick_generator": '''
 st.title("Pick a generator")
 floor = st.slider("Rejection floor", 0, 100, 0, key="pk_floor_rejection")
-st.dataframe(q(f"""SELECT m.name AS model, AVG(s.faithfulness) AS faithfulness, AVG(s.coverage) AS coverage,
-AVG({STRICT}) AS strict_ias, AVG(s.rejection) AS rejection, AVG(s.conflict_recognition) AS conflict_recognition,
+st.dataframe(q(f"""SELECT m.name AS model, AVG(rm.faithfulness) AS faithfulness, AVG(rm.coverage) AS coverage,
+AVG({STRICT}) AS strict_ias, AVG(rm.rejection) AS rejection, AVG(rm.conflict_recognition) AS conflict_recognition,
 AVG(r.cost_usd) * 1000 AS cost_per_1k FROM {SCORES} WHERE r.status = 'done' GROUP BY m.name
-HAVING COALESCE(AVG(s.rejection), 0) * 100 >= :floor""", judge=JUDGE, floor=floor))
+HAVING COALESCE(AVG(rm.rejection), 0) * 100 >= :floor""", judge=JUDGE, floor=floor))
 ''',
     "run_evaluation": '''
 st.title("Run evaluation")
@@ -148,6 +153,16 @@ if len(runs):
     "domain_abilities": _PROTOCOL_PAGE.format(title="Domain abilities", protocols="'domainrag'"),
     "misleading_evidence": _PROTOCOL_PAGE.format(title="Misleading evidence", protocols="'rag_stress'"),
     "stress_tests": _PROTOCOL_PAGE.format(title="Stress tests", protocols="'ragstress'"),
+    "protocol_views": '''
+from core.protocols.views import with_views
+
+st.title("Protocol views")
+name = st.selectbox("Protocol", with_views(), key="pv_protocol")
+st.dataframe(q("""SELECT m.name AS model, rm.metric, rm.state, AVG(rm.value) AS value, COUNT(*) AS n
+FROM response_metric rm JOIN response r ON r.id = rm.response_id JOIN model m ON m.id = r.model_id
+JOIN instance i ON i.id = r.instance_id WHERE i.protocol = :protocol AND rm.judge = :judge
+GROUP BY m.name, rm.metric, rm.state""", protocol=name, judge=JUDGE))
+''',
     "verify_instances": '''
 st.title("Verify instances")
 first = q("SELECT id, uid, query FROM instance WHERE is_latest = 1 ORDER BY id LIMIT 1")
@@ -186,3 +201,54 @@ st.dataframe(q("SELECT username, role FROM user ORDER BY username"))
 def script(page: str) -> str:
     """The bare reference page for an app page."""
     return PREAMBLE + BODIES[page]
+
+
+# The second reference: per page, the page's timed filter widget (same kind, key and options as the product's, so one
+# change applies to all three) and ONE GROUP BY over the raw verdict table, filtered as the widget says: what any
+# results page costs at the least if it aggregated the judges' raw output on every render (issue 42).
+_SUBSET = '''chosen = st.selectbox("Subset", ["all", "noisy", "gap", "conflict"], key="results_subset")
+where = "" if chosen == "all" else f" AND i.mode = '{chosen}'"
+'''
+_NONE = 'where = ""\n'
+VERDICT_WIDGETS: dict[str, str] = {
+    "browse_benchmark": '''modes = st.multiselect("Modes", ["noisy", "gap", "conflict"], key="browse_modes")
+where = f" AND i.mode IN ({', '.join(repr(m) for m in modes)})" if modes else ""
+''',
+    "leaderboard": _SUBSET, "domains": _SUBSET, "constraint_errors": _SUBSET, "data_quality": _SUBSET,
+    "robustness": '''names = q("SELECT name FROM domain ORDER BY name")["name"].tolist()
+chosen = st.multiselect("Domains (empty = all)", names, key="results_domains")
+where = f" AND d.name IN ({', '.join(repr(n) for n in chosen)})" if chosen else ""
+''',
+    "model_pairs": '''metric = st.selectbox("Metric", ["rejection", "conflict_recognition", "faithfulness", "coverage"],
+                      key="mp_metric")
+where = f" AND v.metric IN ('{metric}', 'constraint')"
+''',
+    "compare_responses": '''uids = q("SELECT DISTINCT i.uid FROM response r JOIN instance i ON i.id = r.instance_id ORDER BY i.uid")["uid"]
+uid = st.selectbox("Instance", uids.tolist(), key="cmp_instance")
+where = f" AND i.uid = '{uid}'"
+''',
+    "protocol_views": '''from core.protocols.views import with_views
+
+name = st.selectbox("Protocol", with_views(), key="pv_protocol")
+where = f" AND i.protocol = '{name}'"
+''',
+    "pick_generator": '''floor = st.slider("Rejection floor", 0, 100, 0, key="pk_floor_rejection")
+where = ""
+''',
+    "run_evaluation": '''names = q("SELECT name FROM model ORDER BY name")["name"].tolist()
+chosen = st.multiselect("Models", names, key="run_models")
+where = f" AND m.name IN ({', '.join(repr(n) for n in chosen)})" if chosen else ""
+''',
+}
+VERDICT_GROUP_BY = '''
+st.title("Verdicts")
+st.dataframe(q(f"""SELECT m.name AS model, v.metric, v.status, COUNT(*) AS n, AVG(v.value) AS mean,
+SUM(CASE WHEN v.passed THEN 1 ELSE 0 END) AS passed FROM verdict v JOIN response r ON r.id = v.response_id
+JOIN model m ON m.id = r.model_id JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
+WHERE v.judge IN (:judge, 'rule'){where} GROUP BY m.name, v.metric, v.status""", judge=JUDGE))
+'''
+
+
+def verdict_script(page: str) -> str:
+    """The one-GROUP-BY-over-verdict reference page for an app page (its filter widget, if any, then the query)."""
+    return PREAMBLE + VERDICT_WIDGETS.get(page, _NONE) + VERDICT_GROUP_BY

@@ -67,6 +67,7 @@ CHANGES: dict[str, Change] = {
     "model_pairs": Change("metric -> faithfulness", _select("selectbox", "mp_metric", lambda _: "faithfulness")),
     "compare_responses": Change("instance -> second", _select("selectbox", "cmp_instance", lambda w: w.options[1])),
     "data_quality": Change("subset -> conflict", _subset("conflict")),
+    "protocol_views": Change("protocol -> second", _select("selectbox", "pv_protocol", lambda w: w.options[1])),
     "pick_generator": Change("rejection floor -> 30%", _select("slider", "pk_floor_rejection", lambda _: 30)),
     "run_evaluation": Change("models -> two real models", _select("multiselect", "run_models", _real_models)),
 }
@@ -93,14 +94,19 @@ def _timed_run(at: AppTest, page: str, what: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def time_page(page: str, role: str, components, bare: bool = False) -> Timing:
-    """First render with cold caches, then the page's filter change (if it has one); `bare`: the reference page."""
+VARIANTS = ("product", "bare", "verdict")  # the app page; bare_pages.script; bare_pages.verdict_script
+
+
+def time_page(page: str, role: str, components, variant: str = "product") -> Timing:
+    """First render with cold caches, then the page's filter change (if it has one); `variant`: which of VARIANTS."""
     from core.review.auth import Principal, now_utc
     from ui.auth import SESSION_KEY
 
     st.cache_data.clear()
-    if bare:
+    if variant == "bare":
         at = AppTest.from_string(bare_pages.script(page), default_timeout=120)
+    elif variant == "verdict":
+        at = AppTest.from_string(bare_pages.verdict_script(page), default_timeout=120)
     else:
         at = AppTest.from_file(str(REPO / "pages" / f"{page}.py"), default_timeout=120)
     at._bidi_component_manager = components  # scanned once, as the server does at start
@@ -124,82 +130,103 @@ def _median(values: list[float]) -> float:
 
 @dataclass(frozen=True)
 class Stage:
-    """Medians of one stage (first render or filter change) of one page, product and reference."""
+    """Median CPU seconds of one stage (first render or filter change) of one page: product and both references."""
 
-    wall: float
     cpu: float
-    ref_wall: float
-    ref_cpu: float
+    bare: float
+    verdict: float
+    wall: float
+    bare_wall: float
 
     @property
     def ratio(self) -> float:
-        return self.cpu / self.ref_cpu if self.ref_cpu > 0 else float("inf")
+        """Product / bare page, CPU."""
+        return self.cpu / self.bare if self.bare > 0 else float("inf")
+
+    @property
+    def verdict_ratio(self) -> float:
+        """Product / one GROUP BY over the verdict table, CPU."""
+        return self.cpu / self.verdict if self.verdict > 0 else float("inf")
 
     @property
     def wall_ratio(self) -> float:
-        return self.wall / self.ref_wall if self.ref_wall > 0 else float("inf")
+        return self.wall / self.bare_wall if self.bare_wall > 0 else float("inf")
 
     def cells(self) -> str:
-        return (f"{self.wall:>6.3f} {self.cpu:>6.3f} {self.ref_wall:>6.3f} {self.ref_cpu:>6.3f} {self.wall_ratio:>5.2f}"
-                f" {self.ratio:>5.2f}")
+        return (f"{self.cpu:>6.3f} {self.bare:>6.3f} {self.verdict:>6.3f} {self.ratio:>6.2f} "
+                f"{self.verdict_ratio:>6.2f}")
 
 
-def _stage(runs: list[Timing], refs: list[Timing], first: bool) -> Stage | None:
+def _stage(runs: dict[str, list[Timing]], first: bool) -> Stage | None:
     """The medians of a stage over the rounds, or None when the page has no filter change."""
     pick = (lambda r: (r.first, r.first_cpu)) if first else (lambda r: (r.change, r.change_cpu))
-    mine = [pick(r) for r in runs if pick(r)[0] is not None]
-    theirs = [pick(r) for r in refs if pick(r)[0] is not None]
-    if not mine or not theirs:
+    picked = {v: [pick(r) for r in runs[v] if pick(r)[0] is not None] for v in VARIANTS}
+    if not all(picked.values()):
         return None
-    return Stage(_median([w for w, _ in mine]), _median([c for _, c in mine]),
-                 _median([w for w, _ in theirs]), _median([c for _, c in theirs]))
+    cpu = {v: _median([c for _, c in picked[v]]) for v in VARIANTS}
+    return Stage(cpu["product"], cpu["bare"], cpu["verdict"], _median([w for w, _ in picked["product"]]),
+                 _median([w for w, _ in picked["bare"]]))
 
 
-def report(results: dict[str, list[Timing]], references: dict[str, list[Timing]]) -> int:
-    """Print product, reference and ratio per page and stage; the number of pages over the CPU ratio target."""
-    stage = f"{'wall':>6} {'cpu':>6} {'ref':>6} {'refcpu':>6} {'wallx':>5} {'cpux':>5}"
+@dataclass(frozen=True)
+class PageResult:
+    """One page's stages and verdict: 'pass' (CPU <= RATIO_TARGET x the bare page on both stages), 'load' (within in
+    CPU, over in wall time only) or 'FAIL'."""
+
+    page: str
+    first: Stage | None
+    change: Stage | None
+    note: str
+
+    @property
+    def verdict(self) -> str:
+        stages = [s for s in (self.first, self.change) if s is not None]
+        if not all(s.ratio <= RATIO_TARGET for s in stages):
+            return "FAIL"
+        return "pass" if all(s.wall_ratio <= RATIO_TARGET for s in stages) else "load"
+
+
+def summarise(runs: dict[str, dict[str, list[Timing]]]) -> list[PageResult]:
+    """Per page (runs: page -> variant -> timings per round), the medians and verdict."""
+    return [PageResult(page, _stage(by, True), _stage(by, False), by["product"][-1].note) for page, by in runs.items()]
+
+
+def report(results: list[PageResult]) -> None:
+    """Print product CPU, both references' CPU and both ratios per page and stage."""
+    stage = f"{'cpu':>6} {'bare':>6} {'verd':>6} {'xbare':>6} {'xverd':>6}"
     head = f"{'page':<20} | first render: {stage} | filter change: {stage} | result"
     print(head)
     print("-" * len(head))
-    failures = 0
-    for page, runs in results.items():
-        first, change = _stage(runs, references[page], True), _stage(runs, references[page], False)
-        stages = [s for s in (first, change) if s is not None]
-        cpu_ok = all(s.ratio <= RATIO_TARGET for s in stages)
-        wall_ok = all(s.wall_ratio <= RATIO_TARGET for s in stages)
-        verdict = "pass" if cpu_ok and wall_ok else "load" if cpu_ok else "FAIL"
-        failures += not cpu_ok
-        blank = f"{'-':>6} {'-':>6} {'-':>6} {'-':>6} {'-':>5} {'-':>5}"
-        print(f"{page:<20} | {'':14}{first.cells() if first else blank} | {'':15}"
-              f"{change.cells() if change else blank} | {verdict:<4} {runs[-1].note}")
-    return failures
+    blank = f"{'-':>6} {'-':>6} {'-':>6} {'-':>6} {'-':>6}"
+    for r in results:
+        print(f"{r.page:<20} | {'':14}{r.first.cells() if r.first else blank} | {'':15}"
+              f"{r.change.cells() if r.change else blank} | {r.verdict:<4} {r.note}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("db", type=Path, nargs="?", help="results database (default: a paper-scale synthetic set "
-                        "built once into var/bench-paper.db)")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds over the pages; best and median are reported")
-    parser.add_argument("--pages", default="", help="comma-separated page names (default: every page)")
-    args = parser.parse_args()
-    if args.db is None:
-        args.db = Path("var/bench-paper.db")
-        if not args.db.exists():
-            from bench.make_synthetic_results import make_results
+def _md(stage: Stage | None) -> str:
+    if stage is None:
+        return "– | – | –"
+    return f"{stage.cpu:.3f} s | {stage.ratio:.1f}× | {stage.verdict_ratio:.1f}×"
 
-            args.db.parent.mkdir(exist_ok=True)
-            make_results(f"sqlite:///{args.db.resolve()}", n_models=15)
-    os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{args.db.resolve()}"
+
+def markdown(results: list[PageResult], footer: str) -> str:
+    """The README table: per page, product CPU and its ratio to each reference, first render and filter change."""
+    lines = ["| page | first render CPU | × bare page | × GROUP BY over verdicts | filter change CPU | × bare page "
+             "| × GROUP BY over verdicts | ≤ 2× bare |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.page} | {_md(r.first)} | {_md(r.change)} | {r.verdict} |" for r in results]
+    return "\n".join([*lines, "", footer])
+
+
+def prepare(db: Path) -> object:
+    """Point the app at `db` (upgraded, as `make app` does before serving), warm the imports a running server has,
+    and scan the component manifests once; returns the component manager every AppTest shares."""
+    os.environ["GAUNTLET_DATABASE_URL"] = f"sqlite:///{db.resolve()}"
     os.environ["GAUNTLET_FIRST_START"] = "0"
     from streamlit.components.v2.component_manager import BidiComponentManager
 
-    from core.permissions import page_roles
     from core.store.db import upgrade
-    from ui.navigation import PAGES
 
     logging.disable(logging.WARNING)  # AppTest's bare-mode warnings on every run
-    # As `make app` (init-db) does before serving. A set written before the summary tables existed is backfilled
-    # by the first page that reads it (a one-time cost per run and judge; the median reports the steady state).
     upgrade(os.environ["GAUNTLET_DATABASE_URL"])
     import plotly.graph_objects  # noqa: F401 - warm imports, as a running server has them
 
@@ -209,21 +236,73 @@ def main() -> None:
 
     components = BidiComponentManager()
     components.discover_and_register_components(start_file_watching=False)
-    wanted = {p for p in args.pages.split(",") if p}
-    pages = [(Path(p.path).stem, next(r for r in ROLES if r in page_roles(p.path))) for p in PAGES
-             if not wanted or Path(p.path).stem in wanted]
-    results: dict[str, list[Timing]] = {page: [] for page, _ in pages}
-    references: dict[str, list[Timing]] = {page: [] for page, _ in pages}
-    load_before = os.getloadavg()[0]
-    for _ in range(args.repeat):
+    return components
+
+
+def pages_to_time(wanted: set[str]) -> list[tuple[str, str]]:
+    """(page, role) of every page of ui.navigation.PAGES (or the `wanted` ones), each opened by the first of ROLES
+    allowed to open it."""
+    from core.permissions import page_roles
+    from ui.navigation import PAGES
+
+    return [(Path(p.path).stem, next(r for r in ROLES if r in page_roles(p.path))) for p in PAGES
+            if not wanted or Path(p.path).stem in wanted]
+
+
+def run(db: Path, repeat: int, wanted: set[str] = frozenset()) -> list[PageResult]:
+    """Time every page against both references on `db`, rounds interleaved (page by page: product, bare page,
+    GROUP BY over verdicts)."""
+    components = prepare(db)
+    pages = pages_to_time(set(wanted))
+    runs: dict[str, dict[str, list[Timing]]] = {page: {v: [] for v in VARIANTS} for page, _ in pages}
+    for _ in range(repeat):
         for page, role in pages:
-            results[page].append(time_page(page, role, components))
-            references[page].append(time_page(page, role, components, bare=True))
-    failures = report(results, references)
-    print(f"seconds, medians of {args.repeat} rounds: wall and cpu = product page; ref and refcpu = bare reference page "
-          f"(bench/bare_pages.py); wallx and cpux = product / reference. Target: cpux <= {RATIO_TARGET} on both stages "
-          f"('load' = within in CPU, over in wall time only); {failures} page(s) over; load average "
-          f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after on {os.cpu_count()} cores")
+            for variant in VARIANTS:
+                runs[page][variant].append(time_page(page, role, components, variant))
+    return summarise(runs)
+
+
+def _scale(db: Path) -> str:
+    """The data behind the timings: models, instances, responses, verdicts."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{db.resolve()}")
+    with engine.connect() as conn:
+        counts = {t: conn.execute(sa.text(f"SELECT COUNT(*) FROM {t}")).scalar_one()
+                  for t in ("model", "instance", "response", "verdict")}
+    engine.dispose()
+    return ", ".join(f"{n:,} {t}s" for t, n in counts.items())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("db", type=Path, nargs="?", help="results database (default: a paper-scale synthetic set "
+                        "built once into var/bench-paper.db: 15 models and 2 baselines x 983 instances)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds over the pages; medians are reported")
+    parser.add_argument("--pages", default="", help="comma-separated page names (default: every page)")
+    parser.add_argument("--markdown", action="store_true", help="also print the README table")
+    args = parser.parse_args()
+    if args.db is None:
+        args.db = Path("var/bench-paper.db")
+        if not args.db.exists():
+            from bench.make_synthetic_results import make_results
+
+            args.db.parent.mkdir(exist_ok=True)
+            make_results(f"sqlite:///{args.db.resolve()}", n_models=15)
+    load_before = os.getloadavg()[0]
+    results = run(args.db, args.repeat, {p for p in args.pages.split(",") if p})
+    report(results)
+    failures = sum(r.verdict == "FAIL" for r in results)
+    footer = (f"CPU seconds, medians of {args.repeat} interleaved rounds on {_scale(args.db)}: cpu = product page; bare "
+              f"= a bare Streamlit page running the minimal SQL (bench/bare_pages.py); verd = the page's filter widget "
+              f"and one GROUP BY over the raw verdict table; xbare, xverd = product / reference. Target: xbare <= "
+              f"{RATIO_TARGET} on both stages ('load' = within in CPU, over in wall time only); {failures} page(s) "
+              f"over; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after on {os.cpu_count()} "
+              f"cores")
+    print(footer)
+    if args.markdown:
+        print()
+        print(markdown(results, footer))
 
 
 if __name__ == "__main__":

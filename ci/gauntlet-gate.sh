@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The steps of the `gauntlet gate` GitHub Action (action.yml), runnable anywhere: import a benchmark set, register the
 # baseline and the candidate model configurations, run both on the set (cached calls are free), score them, gate.
-# Exit code: the gate's (0 pass, 2 significant regression, 1 could not decide). Outputs in $GAUNTLET_OUT:
+# Exit code: the gate's (0 pass, 2 significant regression, 1 could not decide, 64 usage error). Outputs in $GAUNTLET_OUT:
 # gate.md (the pull-request comment) and gate.json.
 #
 # Environment:

@@ -67,7 +67,8 @@ class MetricDeclaration:
     scale: float = 100.0
     states: tuple[ScoreState, ...] = USUAL_STATES
     unparseable: UnparseablePolicy = "wrong"
-    description: str = ""
+    description: str = ""  # its meaning in one line of plain words, for a product owner
+    floor: float | None = None  # a sensible default floor (a ceiling when lower is better) for a decision, if any
     # pure, per response (no reference: n/a); a callable or its 'module:function' name, imported when first used (so a
     # protocol's declaration need not import the scoring layer its computation uses)
     compute: LexicalCompute | str | None = field(default=None, compare=False)
@@ -77,6 +78,8 @@ class MetricDeclaration:
         problems = [*self._kind_problems(), *self._state_problems()]
         if not self.id or not self.label or not self.judges:
             problems.append("needs an id, a label and at least one judge")
+        if self.floor is not None and not self.within_range(self.floor):
+            problems.append(f"floor {self.floor} is outside the range {self.range}")
         if self.compute is not None and self.judged is not None:
             problems.append("gives either a lexical `compute` or a `judged` computation, not both")
         if problems:
@@ -182,7 +185,7 @@ def _bounded(metric_id: str, label: str, judges: tuple[Producer, ...], **more) -
 _rate("constraint", "Constraint satisfied", ("rule", *JUDGED),
       description="one constraint of a response judged satisfied (1) or not (0)")
 _bounded("loose_ias", "Loose IAS", ("derived",), description="share of a response's judged constraints satisfied")
-_rate("strict_ias", "Strict IAS", ("derived",),
+_rate("strict_ias", "Strict IAS", ("derived",), floor=0.2,
       description="every constraint judged and satisfied (complete-case: undetermined on any error or unjudged)")
 _rate("instruction_score", "Instruction score (FollowRAG)", ("derived",),
       description="share of all instructions followed, pooled over responses, each by IFEval's loose rule (or the "
@@ -192,7 +195,7 @@ _bounded("loose_output", "Loose IAS: output", ("derived",))
 _bounded("loose_knowledge_protocol", "Loose IAS: knowledge protocol", ("derived",))
 _bounded("faithfulness", "Faithfulness", JUDGED, description="share of the response's claims supported")
 _bounded("coverage", "Answer Coverage", JUDGED, description="core claims covered, supplementary ones weighted")
-_rate("rejection", "Rejection accuracy", ("lexical", *JUDGED), description="a refusal where the answer is absent")
+_rate("rejection", "Rejection accuracy", ("lexical", *JUDGED), floor=0.4, description="a refusal where the answer is absent")
 _rate("conflict_recognition", "Conflict recognition", JUDGED, description="the response names the conflict")
 _rate("refusal", "Refusal", ("lexical", *JUDGED), higher_is_better=False,
       description="the response declines to answer")
@@ -215,17 +218,22 @@ declare(MetricDeclaration("latency_min_per_1k", "Latency per 1k instances (min, 
 _bounded("exact_match", "Exact match (containment)", ("lexical",), states=(*USUAL_STATES, "unparseable"),
          unparseable="wrong", description="an accepted answer contained; share of parts, or of gold answers for "
                                           "'multi'; a yes/no gold by polarity (none read: unparseable, counted as wrong)")
-_rate("strict_exact_match", "Strict exact match", ("lexical",))
-_bounded("token_f1", "Token F1", ("lexical",))
-_bounded("rouge_l", "ROUGE-L", ("lexical",))
+_rate("strict_exact_match", "Strict exact match", ("lexical",),
+      description="the normalised response is exactly an accepted answer")
+_bounded("token_f1", "Token F1", ("lexical",), description="word overlap between the response and the best gold answer")
+_bounded("rouge_l", "ROUGE-L", ("lexical",),
+         description="longest run of shared words, in order, between the response and the best gold answer")
 _rate("mcq_accuracy", "MCQ accuracy", ("lexical",), states=(*USUAL_STATES, "unparseable"),
       unparseable="wrong", description="the option letter read from the response is the key; no readable letter: "
                                        "unparseable, counted as wrong")
-_rate("all_gold_no_wrong", "All gold, no wrong answer", ("lexical",))
-_rate("wrong_answer", "Gives a designated wrong answer", ("lexical",), higher_is_better=False)
-_rate("correctness", "Correctness (judge)", JUDGED)
-_bounded("consistency", "Consistency (judge)", JUDGED)
-_rate("judged_accuracy", "Judged accuracy", JUDGED)
+_rate("all_gold_no_wrong", "All gold, no wrong answer", ("lexical",),
+      description="every gold answer given and no known wrong answer")
+_rate("wrong_answer", "Gives a designated wrong answer", ("lexical",), higher_is_better=False,
+      description="the response repeats the wrong answer planted in the evidence")
+_rate("correctness", "Correctness (judge)", JUDGED, description="a judge finds the answer right against the reference")
+_bounded("consistency", "Consistency (judge)", JUDGED,
+         description="a judge finds the answer agrees with the reference in substance")
+_rate("judged_accuracy", "Judged accuracy", JUDGED, description="a judge finds the answer right for its question")
 
 # --------------------------------------------------------------------------- each benchmark's own measures
 

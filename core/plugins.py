@@ -13,6 +13,7 @@ import importlib.util
 from pathlib import Path
 
 PROTOCOLS_PACKAGE = "core.protocols"
+DEFAULT_PROTOCOL = "enterprise_rag"  # the protocol of record: an instance naming none is one of its instances
 PROTOCOLS_DIR = Path(__file__).resolve().parent / "protocols"
 EXTRA_PACKAGES: list[str] = []  # dotted names, in registration order
 

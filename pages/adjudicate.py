@@ -8,14 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import REPO_ROOT
-from core.review.annotations import (
-    DECISIONS,
-    DEFAULT_SAMPLE_SIZE,
-    export_labels,
-    import_annotations,
-    load_bundle,
-    malformed_annotations,
-)
+from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_labels, load_bundle, malformed_annotations
 from core.review.gold import (
     SAMPLING_STRATEGIES,
     active_experts,
@@ -27,6 +20,7 @@ from core.review.gold import (
     record_adjudication,
     sample_runs,
 )
+from core.review.label_import import import_annotations
 from core.review.verification import overlap_setting, record_verification_adjudication, verification_disagreements
 from core.store.sanitize import plain_markdown
 from ui import gold_plan_view

@@ -13,9 +13,10 @@ import streamlit as st
 from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
 from core.services.benchmarks import build_benchmark_file
+from core.services.protocol_builds import builders
 from ui.auth import guarded_write, require_page
 from ui.format_import import format_import_panel
-from ui.protocol_build import PROTOCOL_BUILDERS, protocol_build_panel
+from ui.protocol_build import protocol_build_panel
 from ui.session import engine
 from ui.set_import import import_as_set
 
@@ -44,7 +45,7 @@ def _build(queries: list[Path], corpus: list[Path], libraries: list[Path], out: 
         return None
 
 
-def _enterprise_rag_tab() -> None:
+def _instruction_set_tab() -> None:
     """The EnterpriseRAG build: inputs, options, the report, the preview, the download and the import as a set."""
     st.caption(
         "Pairs each query with a fused instruction set sampled from the atomic libraries and a retrieved document "
@@ -111,11 +112,12 @@ def _enterprise_rag_tab() -> None:
             import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")
 
 
-tabs = st.tabs(["Import a file", "EnterpriseRAG", "RAG-Stress (KB corruption)", "Misleading evidence", "DomainRAG"])
+BUILDERS = builders()  # every protocol whose package declares a builder gets its tab
+tabs = st.tabs(["Import a file", "EnterpriseRAG", *(b.tab for b in BUILDERS.values())])
 with tabs[0]:
     format_import_panel(principal)
 with tabs[1]:
-    _enterprise_rag_tab()
-for tab, protocol in zip(tabs[2:], PROTOCOL_BUILDERS, strict=True):
+    _instruction_set_tab()
+for tab, protocol in zip(tabs[2:], BUILDERS, strict=True):
     with tab:
         protocol_build_panel(principal, protocol)

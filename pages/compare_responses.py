@@ -10,6 +10,7 @@ from ui import results_view
 from ui.auth import require_page
 from ui.drilldown import render_judges, render_prompt
 from ui.instance_view import render_constraints, render_documents
+from ui.reasoning import show_reasoning
 from ui.session import engine
 
 require_page(__file__)
@@ -61,6 +62,7 @@ if filters:
                     st.code(r.text, language=None, wrap_lines=True)
                 else:
                     st.markdown(html_markdown(r.text), unsafe_allow_html=True)
+                show_reasoning(r.reasoning, r.reasoning_tokens, f"cmp_{rid}")
                 with st.expander("Prompt sent"):
                     render_prompt(rid)
     if not chosen:

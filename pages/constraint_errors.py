@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols.enterprise_rag import ENTERPRISE_RAG
+from core.protocols import DEFAULT_PROTOCOL
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -13,7 +13,7 @@ st.title("Constraint errors")
 st.caption("Share of decided constraint verdicts that failed, in % (errors and not-applicable verdicts are left out and "
            "counted as undetermined); † on a bar: fewer than 30 decided verdicts behind it.")
 
-filters = results_view.sidebar_filters(sets=True, protocol=ENTERPRISE_RAG.name)
+filters = results_view.sidebar_filters(sets=True, protocol=DEFAULT_PROTOCOL)
 if filters:
     counts = results_view.scoped_failure_counts(filters)
     if modeless := readmodel.modeless_verdicts(counts):

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols.enterprise_rag import ENTERPRISE_RAG
+from core.protocols import DEFAULT_PROTOCOL
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -23,7 +23,7 @@ def metric_captions(states: pd.DataFrame, view: str) -> None:
         state_caption(states[states["metric"] == key], key, f"{view}: {readmodel.METRICS[key].label}")
 
 
-filters = results_view.sidebar_filters(domains=False, sets=True, protocol=ENTERPRISE_RAG.name)
+filters = results_view.sidebar_filters(domains=False, sets=True, protocol=DEFAULT_PROTOCOL)
 if filters:
     scores = results_view.filtered_scores(filters)
     per_domain = readmodel.domain_metrics(scores)

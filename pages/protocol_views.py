@@ -37,7 +37,7 @@ if not run_ids or not judges:
 judge = st.selectbox("Judge", judges, format_func=judge_label, key="pv_judge")
 if PROTOCOLS.get(name).paper_tables:
     st.subheader("The paper's tables, reproduced")
-    paper_tables_panel(name, run_ids, judge)
+    paper_tables_panel(name, run_ids, judge, on_request=True)
 responses = view_responses(engine(), name, run_ids, judge)
 for number, (view, result) in enumerate(build_views(engine(), name, run_ids, judge)):
     st.subheader(view.title)

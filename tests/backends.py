@@ -6,10 +6,14 @@ fixtures (tests/workspace_factories.py).
 
 from __future__ import annotations
 
+import dis
+import inspect
 import itertools
 import queue
 import shutil
+import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +21,8 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from core.store.db import forget_engine, upgrade
+
+TESTS_DIR = f"{Path(__file__).resolve().parent}/"
 
 
 @dataclass(frozen=True)
@@ -171,12 +177,15 @@ class PostgresDatabases:
 class UrlFactory:
     """Callable: a fresh migrated URL per call, all dropped by `close()`."""
 
-    def __init__(self, databases: SqliteDatabases | PostgresDatabases) -> None:
+    def __init__(self, databases: SqliteDatabases | PostgresDatabases, guarded: bool = False) -> None:
         self.databases = databases
+        self.guarded = guarded  # the active backend's factory: only tests marked `db` may call it
         self.backend = databases.backend
         self._urls: list[str] = []
 
     def __call__(self, template: str | None = None) -> str:
+        if self.guarded:
+            check_marked()
         url = self.databases.create(template)
         self._urls.append(url)
         return url
@@ -189,6 +198,21 @@ class UrlFactory:
 
 
 _ACTIVE: list[SqliteDatabases | PostgresDatabases] = []
+_UNMARKED: list[str] = []
+
+
+def guard(nodeid: str | None) -> None:
+    """While `nodeid` (a test not marked `db`) runs, `active()` and the active fixtures' factories raise."""
+    _UNMARKED[:] = [nodeid] if nodeid else []
+
+
+def check_marked() -> None:
+    """Raise when the running test asks for a database on the active backend without being marked `db`."""
+    if _UNMARKED:
+        raise RuntimeError(
+            f"{_UNMARKED[0]} asks for a database on the active backend but tests/conftest.py did not mark it `db`, so "
+            "the PostgreSQL pass would skip it: request db_url, engine, backend_url_factory or session_url_factory "
+            "(or call tests.backends.active() from a function under tests/ that the test or its fixtures name)")
 
 
 def activate(databases: SqliteDatabases | PostgresDatabases) -> None:
@@ -200,4 +224,44 @@ def active() -> SqliteDatabases | PostgresDatabases:
     """The active backend's fresh-database source (set by the session fixture `active_databases`)."""
     if not _ACTIVE:
         raise RuntimeError("no active database source: request the active_databases fixture first")
+    check_marked()
     return _ACTIVE[0]
+
+
+def reaches_active(function: Callable, seen: set[int] | None = None) -> bool:
+    """Whether `function`'s code (nested functions included) calls, directly or through functions defined under
+    tests/, `tests.backends.active`."""
+    seen = set() if seen is None else seen
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None or id(function) in seen:
+        return False
+    seen.add(id(function))
+    globals_ = getattr(function, "__globals__", {})
+    for target in _referenced(code, globals_):
+        if target is active:
+            return True
+        inner = inspect.unwrap(target) if callable(target) else None
+        if inspect.isfunction(inner) and inner.__code__.co_filename.startswith(TESTS_DIR) and reaches_active(inner, seen):
+            return True
+    return False
+
+
+def _referenced(code, globals_: dict) -> Iterator[object]:
+    """The globals a code object names (and `module.name` for a module global), and the names it imports inside its
+    body from modules already loaded."""
+    module, previous = None, None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            module = instruction.argval
+        elif instruction.opname == "IMPORT_FROM" and module:
+            loaded = sys.modules.get(module) or sys.modules.get(module.rpartition(".")[2])  # test modules: bare names
+            yield getattr(loaded, instruction.argval, None)
+        elif instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval in globals_:
+            yield globals_[instruction.argval]
+        elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and inspect.ismodule(previous):
+            yield getattr(previous, instruction.argval, None)  # module.function
+        previous = globals_.get(instruction.argval) if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") else None
+    for constant in code.co_consts:
+        if inspect.iscode(constant):
+            yield from _referenced(constant, globals_)

@@ -16,17 +16,23 @@ Fixtures for any test:
   migrated URLs on that backend whatever the pass (e.g. copying between backends).
 Helpers that are not fixtures call `tests.backends.active().create(template=None)` (tests/workspace_factories.py).
 Marker `sqlite_only`: the test is about SQLite itself (WAL, files, sqlite3 locks) and is skipped on the PostgreSQL pass.
+Marker `db`, set at collection (never by hand): the test gets a database on the active backend, through one of
+ACTIVE_FIXTURES anywhere in its fixture closure, or through a helper that reaches `tests.backends.active()` (the test's
+or a fixture's code, followed through the functions it calls in tests/). The PostgreSQL pass of CI runs
+`-m "db and not browser"` only: the rest gives the same result on either backend. A test that is not marked `db` and
+still asks for a database on the active backend fails loudly (tests/backends.py `guard`), so the marker cannot rot.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from core.store.db import make_engine
+from tests import backends
 from tests.backends import PostgresDatabases, PostgresServer, SqliteDatabases, UrlFactory, activate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -37,19 +43,50 @@ if BACKEND not in BACKENDS:
     raise pytest.UsageError(f"GAUNTLET_TEST_BACKEND={BACKEND!r}: expected one of {', '.join(BACKENDS)}")
 
 
+# The fixtures (defined below) that hand a test a database on the active backend, or tell it which backend is active.
+ACTIVE_FIXTURES = frozenset({"db_url", "engine", "backend_url_factory", "session_url_factory", "backend"})
+
+
 def pytest_configure(config) -> None:
-    """Register the sqlite_only marker."""
+    """Register the sqlite_only and db markers."""
     config.addinivalue_line("markers", "sqlite_only: about SQLite itself; skipped on the PostgreSQL pass")
+    config.addinivalue_line("markers", "db: set at collection: the test uses a database on the active backend "
+                                       "(the PostgreSQL pass runs these only)")
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Skip sqlite_only tests on the PostgreSQL pass."""
-    if BACKEND == "sqlite":
-        return
+    """Mark `db` every test that gets a database on the active backend; skip sqlite_only tests on PostgreSQL."""
     skip = pytest.mark.skip(reason="sqlite_only: about SQLite itself (GAUNTLET_TEST_BACKEND=postgresql)")
     for item in items:
-        if "sqlite_only" in item.keywords:
+        if uses_active_database(item):
+            item.add_marker(pytest.mark.db)
+        if BACKEND != "sqlite" and "sqlite_only" in item.keywords:
             item.add_marker(skip)
+
+
+def uses_active_database(item) -> bool:
+    """True when one of ACTIVE_FIXTURES (this file's, not a same-named override or parameter) is in the item's
+    fixture closure, or when the test's or a closure fixture's code reaches `tests.backends.active()`."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    functions: list[Callable] = [getattr(item, "function", None)]
+    for name in item.fixturenames:
+        definitions = info.name2fixturedefs.get(name) or ()
+        if any(d.argname in ACTIVE_FIXTURES and getattr(d.func, "__module__", None) == __name__ for d in definitions):
+            return True
+        functions += [d.func for d in definitions if getattr(d.func, "__module__", None) != __name__]
+    return any(backends.reaches_active(f) for f in functions if f is not None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """While a test that is not marked `db` runs, asking for a database on the active backend fails loudly."""
+    backends.guard(None if item.get_closest_marker("db") else item.nodeid)
+    try:
+        yield
+    finally:
+        backends.guard(None)
 
 
 def _worker_prefix() -> str:
@@ -108,8 +145,8 @@ def migrated_template(sqlite_databases) -> Path:
     return sqlite_databases.template
 
 
-def _factory(databases) -> Iterator[UrlFactory]:
-    factory = UrlFactory(databases)
+def _factory(databases, guarded: bool = False) -> Iterator[UrlFactory]:
+    factory = UrlFactory(databases, guarded)
     yield factory
     factory.close()
 
@@ -117,13 +154,13 @@ def _factory(databases) -> Iterator[UrlFactory]:
 @pytest.fixture(scope="session")
 def session_url_factory(active_databases) -> Iterator[UrlFactory]:
     """Fresh migrated URLs on the active backend for module/session fixtures (dropped at the end of the session)."""
-    yield from _factory(active_databases)
+    yield from _factory(active_databases, guarded=True)
 
 
 @pytest.fixture
 def backend_url_factory(active_databases) -> Iterator[UrlFactory]:
     """Fresh migrated URLs on the active backend, dropped after the test."""
-    yield from _factory(active_databases)
+    yield from _factory(active_databases, guarded=True)
 
 
 @pytest.fixture

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -110,3 +113,25 @@ def scripted_models(engine: Engine, scripts: dict[str, list[ScriptRule]], max_ou
         for server in servers.values():
             server.stop()
         patch.undo()
+
+
+def imported_scored_run(url: str, path: Path, records: list[dict], scripts: dict[str, list[ScriptRule]],
+                        domain: str) -> int:
+    """Write `records` to `path`, import them, run every scripted model on `domain` over the loopback fake server
+    and score with the heuristic judge; the run id."""
+    from core.generation import runner, runs
+    from core.generation.ratelimit import ManualClock
+    from core.ingest.io import import_file
+    from core.pipeline import score_and_summarise
+    from core.store.db import make_engine
+
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    engine = make_engine(url)
+    assert import_file(engine, path).created == [r["id"] for r in records]
+    with scripted_models(engine, scripts):
+        run_id = runs.create_run(engine, runs.RunOptions(models=list(scripts), domains=[domain]))
+        result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
+        assert (result.status, result.failed) == ("done", 0)
+        asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
+    engine.dispose()
+    return run_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import delete
 from sqlmodel import Session
 
-from core.analysis.judge_check import save_check
+from core.services.judge_checks import save_check
 from core.store.models import JudgeCheck
 
 # (case id, overall kappa stored for the heuristic judge or None for never checked, statement, warning level)

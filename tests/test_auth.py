@@ -9,7 +9,7 @@ import pytest
 
 from core.generation import run_archive, runs
 from core.permissions import ACTIONS, ROLES, NotPermitted, allowed, require
-from core.review.annotations import export_labels, import_annotations
+from core.review.annotations import export_labels
 from core.review.auth import (
     PermissionDenied,
     Principal,
@@ -26,6 +26,7 @@ from core.review.auth import (
     verify_password,
 )
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label, set_sample_blinding
+from core.review.label_import import import_annotations
 from core.review.verification import PermissionDenied_, record_verification, record_verification_adjudication
 from core.services import protocol_builds
 from core.services import runs as run_services
@@ -238,10 +239,8 @@ def _entry_points(seeded, tmp_path) -> dict[str, list[Callable[[Principal], obje
                          lambda p: change_account(engine, p, "nobody-here", active=True)],
         "build_benchmark": [lambda p: build_benchmark_file(engine, p, [missing], [missing], [missing],
                                                            tmp_path / "out.jsonl", 0, embedder=None),
-                            lambda p: protocol_builds.build_kb_corruption(engine, p, missing, tmp_path / "kb"),
-                            lambda p: protocol_builds.build_misleading_evidence(engine, p, missing, "hotpotqa",
-                                                                                tmp_path / "me.jsonl"),
-                            lambda p: protocol_builds.build_domainrag(engine, p, missing, tmp_path / "dr.jsonl")],
+                            *(lambda p, name=name: protocol_builds.build_protocol(engine, p, name, missing, tmp_path)
+                              for name in ("kb_corruption", "misleading_evidence", "domainrag"))],
         "import_benchmark": [lambda p: import_benchmark_file(engine, p, missing),
                              lambda p: preview_format(engine, p, missing, "jsonl", False),
                              lambda p: import_format(engine, p, missing, "jsonl", "s"),

@@ -11,7 +11,7 @@ import pytest
 from core.config import REPO_ROOT
 from core.protocols.domainrag.builder import FILES, BuildOptions, build_instances
 from core.protocols.kb_corruption.builder import build_ragstress
-from core.protocols.misleading_evidence.builder import build_stress_file
+from core.protocols.misleading_evidence.builder_plans import build_stress_file
 from core.protocols.progress import Progress
 from tests.domainrag.conftest import shared_data
 from tests.kb_corruption.conftest import write_slice

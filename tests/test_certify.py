@@ -138,8 +138,9 @@ def test_llm_judge_certified_on_mtrag_through_the_fake_server(engine, tmp_path, 
     import asyncio
     import json
 
-    from core.analysis.judge_check import check_mtrag, fitness_of, store_check
+    from core.analysis.judge_check import check_mtrag, fitness_of
     from core.commands.judge import format_check
+    from core.services.judge_checks import store_check
     from core.testing.fake_server import FakeLLMServer, ScriptRule
     from tests.providers.conftest import point_sdks_at
     from tests.test_judge_check import llm_judge

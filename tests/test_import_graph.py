@@ -1,9 +1,12 @@
-"""Layers without cycles: no import cycle between core/ subpackages, counting imports made inside functions.
+"""Layers without cycles: no import cycle between core/ subpackages, nor between single modules of core/, ui/ and
+pages/, counting imports made inside functions.
 
 Nodes are core's subpackages (core.store, core.scoring, ...) and its top-level modules (core.config, core.cli, ...).
 An edge A -> B is any `import` / `from ... import` in a file of A naming a module of B, wherever it sits in the file
 (imports under `if TYPE_CHECKING:` are type hints only and left out). A cycle is a strongly connected component of
 more than one node; the failure lists the edges inside it with the file:line of every import that makes them.
+At module scale the nodes are modules: `from p import x` is an edge to p.x when that is a module, else to p (a
+package's __init__), and `import a.b` an edge to a.b.
 The layer order is the ```layers block of docs/layers.md: an edge to a higher row, or to a package it does not
 place, fails with its file:line too.
 """
@@ -125,6 +128,59 @@ def core_sources() -> dict[str, tuple[str, bool, str]]:
     }
 
 
+def module_edges(sources: dict[str, tuple[str, bool, str]]) -> Edges:
+    """Edges between the modules of `sources` (file label -> (module, is_package, code)) with where they come from."""
+    known = {module for module, _, _ in sources.values()}
+    edges: Edges = defaultdict(list)
+    for label, (module, is_package, code) in sources.items():
+        for node in _runtime_nodes(ast.parse(code)):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            base, *named = imported_modules(node, module, is_package)
+            if isinstance(node, ast.Import):
+                targets = {base, *named}
+            else:
+                targets = {n for n in named if n in known} | ({base} if not named or any(n not in known for n in named)
+                                                               else set())
+            for there in sorted(t for t in targets if t in known and t != module):
+                edges[(module, there)].append(f"{label}:{node.lineno}")
+    return dict(edges)
+
+
+def app_sources(roots: tuple[str, ...] = ("core", "ui", "pages")) -> dict[str, tuple[str, bool, str]]:
+    """Every .py under `roots` as file label -> (module, is_package, code)."""
+    return {
+        str(path.relative_to(REPO)): (module_name(path, REPO), path.name == "__init__.py", path.read_text("utf-8"))
+        for root in roots for path in sorted((REPO / root).rglob("*.py"))
+    }
+
+
+def test_modules_of_core_ui_and_pages_import_no_cycle() -> None:
+    edges = module_edges(app_sources())
+    found = cycles(edges)
+    assert not found, "\n".join(describe(component, edges) for component in found)
+
+
+MODULE_GRAPHS = [
+    pytest.param({"core__a__x": "from core.a import y\n", "core__a__y": "def f():\n    from core.a.x import g\n"},
+                 [["core.a.x", "core.a.y"]], id="inside-one-package"),
+    pytest.param({"core__a__x": "from core.a import y\n", "core__a__y": "import core.a.z\n", "core__a__z": "x = 1\n"},
+                 [], id="chain"),
+    pytest.param({"ui__a": "from ui import b\n", "ui__b": "from .a import f\n"}, [["ui.a", "ui.b"]],
+                 id="relative-across-ui"),
+    pytest.param({"core__a__x": "from core.a.y import f\n",
+                  "core__a__y": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.a.x import g\n"},
+                 [], id="type-checking-only-left-out"),
+    pytest.param({"core__a__x": "HOOK = 'core.a.y:f'\n", "core__a__y": "from core.a.x import HOOK\n"}, [],
+                 id="string-hook-is-no-edge"),
+]
+
+
+@pytest.mark.parametrize(("files", "expected"), MODULE_GRAPHS)
+def test_module_cycles_in_synthetic_graphs(files: dict[str, str], expected: list[list[str]]) -> None:
+    assert cycles(module_edges(_sources(**files))) == expected
+
+
 def test_core_subpackages_import_no_cycle() -> None:
     edges = import_edges(core_sources())
     found = cycles(edges)
@@ -222,3 +278,37 @@ def test_cycle_report_names_file_and_line() -> None:
     assert describe(["core.a", "core.b"], edges) == (
         "cycle core.a / core.b\n  core.a -> core.b: core/a/x.py:2\n  core.b -> core.a: core/b/y.py:1"
     )
+
+
+WRITE_CALLS = {"commit", "flush", "add_all"}  # session methods that write (merge is also a pandas method)
+WRITE_STATEMENTS = {"insert", "update", "delete"}  # statements imported from sqlalchemy / sqlmodel
+
+
+def writes(code: str) -> list[str]:
+    """What in `code` writes to the database: a session write call, an add on a session, or an imported write
+    statement, each with its line."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = ast.unparse(node.func.value)
+            if node.func.attr in WRITE_CALLS or (node.func.attr == "add" and "session" in owner.lower()):
+                found.append(f"{owner}.{node.func.attr}(): line {node.lineno}")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in {"sqlalchemy", "sqlmodel"}:
+            found += [f"imports {a.name}: line {node.lineno}" for a in node.names if a.name in WRITE_STATEMENTS]
+    return found
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    pytest.param("with Session(e) as session:\n    session.add(r)\n    session.commit()\n",
+                 ["session.add(): line 2", "session.commit(): line 3"], id="session-write"),
+    pytest.param("from sqlalchemy import select, update\n", ["imports update: line 1"], id="write-statement"),
+    pytest.param("table.insert(0, 'rank', x)\nrow.update(a=1)\nseen.add(k)\n", [], id="pandas-and-dict-calls"),
+])
+def test_writes_found_in_code(code: str, expected: list[str]) -> None:
+    assert writes(code) == expected
+
+
+def test_analysis_layer_never_writes() -> None:
+    found = [f"{label}: {w}" for label, (module, _, code) in core_sources().items()
+             if layer(module) == "core.analysis" for w in writes(code)]
+    assert not found, "\n".join(found)

@@ -25,13 +25,13 @@ from core.analysis.judge_check import (
     latest_checks,
     load_suite,
     normalised,
-    store_check,
 )
 from core.analysis.judge_probes import estimate_check_cost
 from core.analysis.published import RAGCHECKER_TABLE_2, published_row
 from core.generation.llm import make_client
 from core.generation.providers.base import ModelConfig
 from core.scoring.judges import HeuristicJudge, LLMJudge
+from core.services.judge_checks import store_check
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.providers.conftest import point_sdks_at
 
@@ -285,7 +285,8 @@ FITNESS_OF_CASES = [
 @pytest.mark.parametrize(("checked", "biases", "label"), [c[1:] for c in FITNESS_OF_CASES],
                          ids=[c[0] for c in FITNESS_OF_CASES])
 def test_fitness_of_a_stored_judge(engine, tmp_path, checked, biases, label) -> None:
-    from core.analysis.judge_check import fitness_of, save_check
+    from core.analysis.judge_check import fitness_of
+    from core.services.judge_checks import save_check
     from tests.fitness_cases import certificate
 
     suite = synthetic_suite(tmp_path, 16)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
-from core.review.annotations import export_annotations, import_annotations
+from core.review.annotations import export_annotations
 from core.review.auth import PermissionDenied, SessionExpired
 from core.review.gold import (
     _allocate,
@@ -19,6 +19,7 @@ from core.review.gold import (
     record_adjudication,
     record_gold_label,
 )
+from core.review.label_import import import_annotations
 from core.review.verification import (
     PermissionDenied_,
     record_verification,

@@ -5,7 +5,6 @@ count of each state) and renders on the generic Protocol views page."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -18,18 +17,15 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.config import REPO_ROOT
-from core.generation import runner, runs
-from core.generation.ratelimit import ManualClock
-from core.ingest.io import import_file, validate_lines
+from core.ingest.io import validate_lines
 from core.metrics import STATES
-from core.pipeline import score_and_summarise
 from core.protocols import PROTOCOLS, register_package, unregister_package
 from core.protocols.index import docs_index
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
-from tests.factories import scripted_models
+from tests.factories import imported_scored_run
 from tests.pages.signin import sign_in
-from tests.toy_protocol.metrics import ECHO_MATCH
+from tests.toy_protocol import ECHO_MATCH
 
 PACKAGE = "tests.toy_protocol"
 QUESTIONS = {"What colour is the sky on a clear day?": "blue", "How many legs has a spider?": "eight",
@@ -59,15 +55,7 @@ def toy() -> Iterator[None]:
 def world(toy, session_url_factory, tmp_path_factory) -> World:
     """The toy instances imported from a file, answered by two scripted models, scored by the heuristic judge."""
     url, path = session_url_factory(), tmp_path_factory.mktemp("toy") / "toy.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    engine = make_engine(url)
-    assert import_file(engine, path).created == [r["id"] for r in RECORDS]
-    with scripted_models(engine, MODELS):
-        run_id = runs.create_run(engine, runs.RunOptions(models=list(MODELS), domains=["Toy"]))
-        result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
-        assert (result.status, result.failed) == ("done", 0)
-        asyncio.run(score_and_summarise(engine, run_id, ["heuristic"]))
-    engine.dispose()
+    run_id = imported_scored_run(url, path, RECORDS, MODELS, "Toy")
     return World(url, run_id)
 
 
@@ -191,4 +179,38 @@ def test_walkthrough_names_the_toy_package_and_its_test() -> None:
     text = ARCHITECTURE.read_text("utf-8")
     assert "`tests/toy_protocol/`" in text and "`tests/test_toy_protocol.py`" in text
     assert {p.name for p in Path(REPO_ROOT, "tests", "toy_protocol").glob("*.py")} == \
-           {"__init__.py", "metrics.py", "analysis.py", "views.py", "command.py"}
+           {"__init__.py", "metrics.py", "analysis.py", "views.py", "command.py", "builder.py"}
+
+
+PAIRS = [{"question": q, "answer": a} for q, a in QUESTIONS.items()] + [{"question": "Who knows?", "answer": ""}]
+
+
+def test_its_builder_gets_a_build_benchmark_tab_that_builds_and_imports(toy, tmp_path, monkeypatch) -> None:
+    """Build benchmark shows the toy's tab from its declared builder (no edit outside the package): the build runs
+    with its progress, says what it skipped and why, and imports as a named set of toy instances."""
+    from sqlmodel import Session, select
+
+    from core.store.models import Instance
+    from tests.workspace_factories import principal, seeded_db
+
+    seeded = seeded_db(tmp_path)
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", seeded.url)
+    monkeypatch.setenv("GAUNTLET_BUILD_DIR", str(tmp_path / "built"))
+    monkeypatch.setenv("GAUNTLET_IMPORT_ROOTS", str(tmp_path))
+    at = AppTest.from_file(str(Path(REPO_ROOT, "pages", "build_benchmark.py")), default_timeout=60)
+    at.session_state["gauntlet_principal"] = principal("admin")
+    at.run()
+    assert "Toy echo" in [t.label for t in at.tabs]
+    at.text_input(key="build_toy_echo_source").set_value(str(source))
+    at.number_input(key="build_toy_echo_limit").set_value(0)
+    next(b for b in at.button if b.proto.form_id == "build_toy_echo").click().run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.success if s.value.startswith("Built ")][0].startswith("Built 3 toy_echo instances")
+    assert any(p.proto.text == "Built 3 instances." for p in at.get("progress"))
+    at.button(key="build_toy_echo_import").click().run()
+    assert not at.exception, at.exception
+    with Session(seeded.engine) as session:
+        rows = session.exec(select(Instance.uid).where(Instance.protocol == "toy_echo")).all()
+    assert sorted(rows) == ["toy_echo-1", "toy_echo-2", "toy_echo-3"]

@@ -35,7 +35,7 @@ from core.review.auth import (
     session_principal,
     touch,
 )
-from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, issue_handoff, revoke, revoked_reason
+from core.review.sessions import CookieNames, cookie_names, issue_handoff, revoke, revoked_reason
 from ui.session import engine
 
 SESSION_KEY = "gauntlet_principal"
@@ -82,9 +82,19 @@ def _cookie(name: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _names() -> CookieNames:
+    """This deployment's cookie names for the scheme the browser shows (`__Host-` ones over HTTPS: a cookie under
+    the plain name, which any service of this host could have set, is then ignored)."""
+    try:
+        secure = urlsplit(st.context.url or "").scheme == "https"
+    except Exception:  # noqa: BLE001  (no client context)
+        secure = False
+    return cookie_names(engine(), secure)
+
+
 def _session_cookie() -> str | None:
     """The session cookie the browser sent when this tab connected (None outside a browser, e.g. in AppTest)."""
-    return _cookie(COOKIE_NAME)
+    return _cookie(_names().session)
 
 
 def _app_path(path: str) -> str:
@@ -246,7 +256,7 @@ def start_browser_session(principal: Principal) -> None:
     """Hand the sign-in to the cookie endpoint, which sets the session cookie and brings the browser back here; the
     code is bound to this browser's sign-in nonce. Without a nonce (a tab opened before the server set one, or no
     browser) the sign-in holds for this tab only."""
-    nonce = _cookie(NONCE_COOKIE)
+    nonce = _cookie(_names().nonce)
     if nonce is None or _no_browser():
         return
     code = issue_handoff(engine(), principal.username, nonce)
@@ -268,14 +278,17 @@ def render_login() -> None:
         submitted = st.form_submit_button("Sign in", type="primary", shortcut="Enter")
     if submitted:
         try:
-            principal = authenticate(engine(), username, password, address=_client_address())
+            principal = authenticate(engine(), username, password, address=_client_address(),
+                                     device=_cookie(_names().device))
         except LoginThrottled as refused:
             st.error(str(refused), icon=":material/timer:")
             return
         if principal is None:
             st.error("Unknown username or wrong password.")
-            st.caption(f"After {MAX_FAILURES} failed sign-ins within {FAILURE_WINDOW.seconds // 60} minutes, for an "
-                       "account or from an address, sign-in pauses until that window has passed.")
+            st.caption(f"After {MAX_FAILURES} failed sign-ins for an account from one address, each further try "
+                       f"waits longer (30 seconds, doubling); counts are forgotten {FAILURE_WINDOW.seconds // 60} "
+                       "minutes after the last try. A browser you signed in with before is not held up by others' "
+                       "failures.")
         else:
             sign_in(principal)
             start_browser_session(principal)

@@ -8,8 +8,10 @@ from streamlit.errors import StreamlitAPIException
 
 from core.analysis import readmodel
 from core.analysis.responses import judges_side_by_side, prompt_sent
+from core.generation.reasoning import Reasoned
 from core.scoring.judges.names import judge_label
 from core.store.sanitize import inline_code, plain_markdown
+from ui.reasoning import show_reasoning
 from ui.session import engine
 from ui.tables import response_config
 
@@ -27,6 +29,8 @@ def response_detail(response_id: int, judge: str) -> None:
                 f"{plain_markdown(d['origin'])}) — judges: {judges}")
     st.markdown(f"**Query:** {plain_markdown(d['query'])}")
     st.text_area("Response", d["response"], height=160, disabled=True, key=f"dd_text_{response_id}")
+    show_reasoning(Reasoned(d["response"], d["reasoning"], d["reasoning_state"]), d["reasoning_tokens"],
+                   f"dd_{response_id}")
     with st.expander(f"Documents ({len(d['documents'])})"):
         for doc in d["documents"]:
             st.markdown(f"**[doc {doc['position']}] {plain_markdown(doc['title'] or '')}** · role: {doc['role']}")

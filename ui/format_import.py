@@ -4,10 +4,15 @@ and its summary (for traces, also the run as deployed)."""
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -22,12 +27,54 @@ from core.services.benchmarks import import_format, import_trace_export, preview
 from ui.auth import guarded_write
 from ui.session import engine
 
+COPY_KEY = "import_upload_copy"  # session state: (upload id, path of its one temporary copy)
+_COPIES: list[Path] = []  # this process's upload folder, made on first use and removed at exit
+
+
+def _copies_root() -> Path:
+    if not _COPIES:
+        _COPIES.append(Path(tempfile.mkdtemp(prefix="gauntlet-uploads-")))
+        atexit.register(shutil.rmtree, _COPIES[0], True)
+    return _COPIES[0]
+
+
+def upload_copy(state: MutableMapping[str, Any], uploaded) -> Path | None:
+    """The one temporary copy of an upload, reused by every rerun while the same upload is chosen; choosing another
+    upload (or none) removes the previous copy first."""
+    upload_id = None if uploaded is None else str(getattr(uploaded, "file_id", None) or id(uploaded))
+    held = state.get(COPY_KEY)
+    if held is not None and held[0] == upload_id and Path(held[1]).is_file():
+        return Path(held[1])
+    discard_upload_copy(state)
+    if uploaded is None:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="import-", dir=_copies_root()))
+    path = folder / Path(uploaded.name).name
+    path.write_bytes(uploaded.getvalue())
+    state[COPY_KEY] = (upload_id, str(path))
+    return path
+
+
+def discard_upload_copy(state: MutableMapping[str, Any]) -> None:
+    """Remove the upload's temporary copy (its private folder), if there is one."""
+    held = state.pop(COPY_KEY, None)
+    if held is not None:
+        shutil.rmtree(Path(held[1]).parent, ignore_errors=True)
+
+
+@contextmanager
+def removing_upload_copy(state: MutableMapping[str, Any]) -> Iterator[None]:
+    """Around an import: the upload's copy is removed afterwards, whatever the outcome (stored, refused, raised)."""
+    try:
+        yield
+    finally:
+        discard_upload_copy(state)
+
 
 def _source_file(uploaded, typed: str) -> Path | None:
-    """The chosen file: the upload saved to a private temporary folder, or the checked server path."""
-    if uploaded is not None:
-        path = Path(tempfile.mkdtemp(prefix="gauntlet-import-")) / Path(uploaded.name).name
-        path.write_bytes(uploaded.getvalue())
+    """The chosen file: the upload's one temporary copy, or the checked server path."""
+    path = upload_copy(st.session_state, uploaded)
+    if path is not None:
         return path
     return guarded_write(lambda: server_path(typed)) if typed.strip() else None
 
@@ -80,8 +127,9 @@ def trace_import(principal: Principal, path: Path, fmt: str, skip_incomplete: bo
     name = st.text_input("Set name", value=f"{fmt} {path.stem} {datetime.now():%Y-%m-%d %H:%M}",
                          key=f"import_set_name_{fmt}_{path.name}")
     if st.button("Import as a new set", type="primary", key="import_run"):
-        report = guarded_write(lambda: import_trace_export(engine(), principal, path, fmt, name, redact=redact,
-                                                           skip_incomplete=skip_incomplete))
+        with removing_upload_copy(st.session_state):
+            report = guarded_write(lambda: import_trace_export(engine(), principal, path, fmt, name, redact=redact,
+                                                               skip_incomplete=skip_incomplete))
         if report is not None and report.ok and report.set_report is not None:
             st.success(f"Imported {report.set_report.summary}; {report.traces} traces, {report.documents} retrieved "
                        f"documents; run {report.run_id} as deployed ({report.model}).", icon=":material/check:")
@@ -120,8 +168,9 @@ def format_import_panel(principal: Principal) -> None:
     choice = (st.radio("What to do with the instances that would change", list(ON_CHANGED), index=None,
                        format_func=ON_CHANGED.get, key="import_on_changed") if preview.changed else None)
     if st.button("Import as a new set", type="primary", key="import_run", disabled=bool(preview.changed) and not choice):
-        done = guarded_write(lambda: import_format(engine(), principal, path, fmt, name, skip_invalid=skip_invalid,
-                                                   on_changed=choice, protocol=protocol))
+        with removing_upload_copy(st.session_state):
+            done = guarded_write(lambda: import_format(engine(), principal, path, fmt, name,
+                                                       skip_invalid=skip_invalid, on_changed=choice, protocol=protocol))
         if done is not None and done[1].ok:
             st.success(f"Imported {done[1].summary}.", icon=":material/check:")
         elif done is not None:

@@ -21,13 +21,18 @@ def cached_table(protocol: str, key: str, run_ids: tuple[int, ...], judge: str, 
     return build_table(spec, engine(), run_ids, judge, dict(settings))
 
 
-def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: str = "paper") -> None:
-    """Each paper table `protocol` declares, built for these runs and this judge, with its downloads."""
+def paper_tables_panel(protocol: str, run_ids: Sequence[int], judge: str, key: str = "paper",
+                       on_request: bool = False) -> None:
+    """Each paper table `protocol` declares, built for these runs and this judge, with its downloads; `on_request`:
+    each is built only once its switch is on (for a panel inside a collapsed expander, whose body Streamlit runs)."""
     specs = PROTOCOLS.get(protocol).paper_tables
     if not specs:
         return
     for spec, tab in zip(specs, st.tabs([f"Table {s.key}" for s in specs]), strict=True):
         with tab:
+            if on_request and not st.toggle(f"Build Table {spec.key}", key=f"{key}_{protocol}_{spec.key}_build",
+                                            help="Built on request: the page does not pay for it until you ask."):
+                continue
             chosen = {name: st.selectbox(name, allowed, key=f"{key}_{protocol}_{spec.key}_{name}")
                       for name, allowed in spec.settings.items()}
             try:

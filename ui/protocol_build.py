@@ -1,12 +1,11 @@
-"""Build a protocol's benchmark from the browser (RAG-Stress KB corruption, misleading evidence, DomainRAG): the
-source on the server, the builder's options, a progress bar moved by the builder per item, the build summary,
-the download, and the import as a named set."""
+"""Build a protocol's benchmark from the browser, for every protocol whose package declares a builder
+(`Protocol.builder`: RAG-Stress KB corruption, misleading evidence, DomainRAG, ...): the source on the server, the
+builder's options, a progress bar moved by the builder per item, the build summary, the download, and the import as a
+named set."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.ingest.format_sets import import_roots, server_path
+from core.protocols.base import BuildResult
 from core.review.auth import Principal
 from core.services import protocol_builds
 from ui.auth import guarded_write
@@ -23,48 +23,15 @@ from ui.set_import import import_as_set
 SHARED = REPO_ROOT.parent / "shared" / "datasets"
 
 
-@dataclass(frozen=True)
-class Builder:
-    """One protocol's build form: what it reads, its default source, and how the options call the core builder."""
-
-    title: str
-    source_label: str
-    default_source: Path
-    folder: bool
-    formats: tuple[str, ...]
-    build: Callable[..., protocol_builds.ProtocolBuild]
-
-
-PROTOCOL_BUILDERS: dict[str, Builder] = {
-    "kb_corruption": Builder(
-        "RAG-Stress knowledge-base corruption: 13 entries per MMLU question (clean, typo, off-topic, distractors...), "
-        "retrieved under every condition.", "MMLU questions (selection JSONL or subject CSV)",
-        SHARED / "mmlu" / "ragstress_eval700_stratified_seed42.jsonl", False, (),
-        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_kb_corruption(
-            engine(), p, source, out, seed=seed, limit=limit, bm25_only=bm25, progress=progress)),
-    "misleading_evidence": Builder(
-        "RAG-Stress misleading evidence: one safe edit of the gold evidence towards a designated wrong answer.",
-        "Source file (HotpotQA or MedQA layout)",
-        SHARED / "hotpotqa-dev-distractor" / "hotpotqa_dev_distractor_500.jsonl", False, ("hotpotqa", "medqa"),
-        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_misleading_evidence(
-            engine(), p, source, fmt, out / "instances.jsonl", seed=seed, limit=limit, progress=progress)),
-    "domainrag": Builder(
-        "DomainRAG: the six abilities with their settings (golden, HTML/text, anti-reference, noise, retrieved).",
-        "The DomainRAG release folder", SHARED / "domainrag", True, (),
-        lambda p, source, out, fmt, seed, limit, bm25, progress: protocol_builds.build_domainrag(
-            engine(), p, source, out / "instances.jsonl", limit=limit, bm25_only=bm25, progress=progress)),
-}
-
-
 def _out_dir(protocol: str) -> Path:
     root = Path(os.environ.get("GAUNTLET_BUILD_DIR", REPO_ROOT / "var" / "built"))
     return root / protocol / datetime.now().strftime("%Y%m%d-%H%M%S-%f")
 
 
 def _run_build(principal: Principal, protocol: str, source_text: str, fmt: str, seed: int, limit: int,
-               bm25: bool) -> protocol_builds.ProtocolBuild | None:
+               bm25: bool) -> BuildResult | None:
     """The build behind a progress bar: checking the source, building, done (errors shown, nothing written)."""
-    builder = PROTOCOL_BUILDERS[protocol]
+    builder = protocol_builds.builders()[protocol]
     bar = st.progress(0.0, text="Checking the source...")
     source = guarded_write(lambda: server_path(source_text, folder=builder.folder))
     if source is None:
@@ -76,8 +43,9 @@ def _run_build(principal: Principal, protocol: str, source_text: str, fmt: str, 
         bar.progress(done / max(total, 1), text=f"Building from {source.name}: {done}/{total} items")
 
     try:
-        built = guarded_write(lambda: builder.build(principal, source, _out_dir(protocol), fmt, seed, limit or None, bm25,
-                                                     moved))
+        built = guarded_write(lambda: protocol_builds.build_protocol(
+            engine(), principal, protocol, source, _out_dir(protocol), fmt=fmt, seed=seed, limit=limit or None,
+            bm25_only=bm25, progress=moved))
     except (FileNotFoundError, KeyError) as exc:
         st.error(f"Build failed: {exc}", icon=":material/error:")
         built = None
@@ -87,10 +55,10 @@ def _run_build(principal: Principal, protocol: str, source_text: str, fmt: str, 
 
 def protocol_build_panel(principal: Principal, protocol: str) -> None:
     """The protocol's build form, then the last build's summary, download and import as a named set."""
-    builder = PROTOCOL_BUILDERS[protocol]
-    st.caption(builder.title)
+    builder = protocol_builds.builders()[protocol]
+    st.caption(builder.caption)
     with st.form(f"build_{protocol}"):
-        source = st.text_input(builder.source_label, value=str(builder.default_source), key=f"build_{protocol}_source",
+        source = st.text_input(builder.source_label, value=str(SHARED / builder.default_source), key=f"build_{protocol}_source",
                                help="On the server, under: " + ", ".join(map(str, import_roots())))
         cols = st.columns(4)
         fmt = cols[0].selectbox("Source layout", builder.formats, key=f"build_{protocol}_format") if builder.formats else ""
@@ -98,7 +66,7 @@ def protocol_build_panel(principal: Principal, protocol: str) -> None:
         limit = cols[2].number_input("Items (0 = all)", 0, 100_000, 20, key=f"build_{protocol}_limit",
                                      help="Only the first N source items (per sub-set for DomainRAG).")
         bm25 = cols[3].toggle("BM25 only (faster)", value=True, key=f"build_{protocol}_bm25",
-                              disabled=protocol == "misleading_evidence")
+                              disabled=not builder.bm25)
         submitted = st.form_submit_button("Build", type="primary")
     if submitted:
         built = _run_build(principal, protocol, source, fmt or "", int(seed), int(limit), bool(bm25))

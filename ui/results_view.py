@@ -71,16 +71,22 @@ def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
     return readmodel.run_judges(engine(), list(run_ids))
 
 
+@st.cache_data(max_entries=4, show_spinner="Loading scores…")
+def _responses(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    """The runs' per-response frame under `judge`, read once per data version for the scores and the repeats."""
+    return readmodel.response_scores(engine(), list(run_ids), judge)
+
+
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
 def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge` (cached per data version)."""
-    return readmodel.load_scores(engine(), list(run_ids), judge)
+    return readmodel.scores_from_responses(_responses(run_ids, judge, version))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def repeats_note(run_ids: tuple[int, ...], judge: str, version: tuple) -> str:
     """'k repeats per item, N items, F flaky' per model when the runs answered items several times; else empty."""
-    return readmodel.repeat_text(readmodel.enterprise_repeats(engine(), list(run_ids), judge))
+    return readmodel.repeat_text(readmodel.repeats_from_responses(_responses(run_ids, judge, version)))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -116,6 +122,13 @@ def leaderboard(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
     """Leaderboard rows (mean, 95% CI, n) for one filter choice, with the judge's label on every row."""
     board = readmodel.leaderboard(_chosen(run_ids, judge, modes, domains, version, scope), models(version))
     return board.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                       version: tuple, scope: Scope = Scope()) -> pd.DataFrame:
+    """The state counts behind each leaderboard row for one filter choice (counted once per data version)."""
+    return readmodel.leaderboard_states(_chosen(run_ids, judge, modes, domains, version, scope))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

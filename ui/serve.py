@@ -20,6 +20,9 @@ scheme://host:port, as the browser addressed it) may not open the app's WebSocke
 SameOriginOnly refuses it with 403 before Streamlit sees it. Streamlit's own check admits any localhost origin, so a
 page on another port of the same host, whose requests carry the visitor's SameSite cookies, could drive a signed-in
 session. Requests without an Origin header (programs, not browsers) pass.
+
+Every page loads ui/shortcut_buffer.js (served at .../_gauntlet/shortcuts.js, a same-origin script the policy allows):
+a keyboard shortcut pressed before its button is drawn is kept and clicked once the button appears, not lost.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from streamlit import config as streamlit_config
 from streamlit.runtime.pages_manager import PagesManager
@@ -47,10 +50,23 @@ from streamlit.web.server.starlette import starlette_app
 
 from core.config import database_url
 from core.review.addresses import trusted_proxies, via_trusted_proxy
-from core.review.sessions import COOKIE_NAME, NONCE_COOKIE, SESSION_LIFETIME, is_live, new_nonce, redeem_handoff
+from core.review.auth import device_token
+from core.review.sessions import (
+    DEVICE_LIFETIME,
+    SESSION_LIFETIME,
+    CookieNames,
+    cookie_names,
+    is_live,
+    new_nonce,
+    redeem_handoff,
+    resolve,
+)
 from core.store.db import get_engine
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
+SHORTCUT_BUFFER = Path(__file__).resolve().parent / "shortcut_buffer.js"
+SHORTCUTS_PATH = "/_gauntlet/shortcuts.js"
+SHORTCUTS_TAG = b'<script src="./_gauntlet/shortcuts.js"></script>'  # relative, like Streamlit's own assets
 STREAMLIT_INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
 
 
@@ -193,14 +209,23 @@ def started_elsewhere(headers: Headers) -> bool:
     return headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none")
 
 
-def _cookie_path(base: str) -> str:
-    return base + "/"
+def _cookie_path(base: str, names: CookieNames) -> str:
+    return names.path or base + "/"
 
 
-def nonce_cookie(base: str, secure: bool) -> str:
-    """A Set-Cookie value giving this browser a new sign-in nonce (HttpOnly, SameSite=Strict)."""
-    return (f"{NONCE_COOKIE}={new_nonce()}; HttpOnly; Path={_cookie_path(base)}; SameSite=Strict"
-            + ("; Secure" if secure else ""))
+def _names(secure: bool) -> CookieNames | None:
+    """This deployment's cookie names for the request's scheme (None while there is no database yet)."""
+    try:
+        return cookie_names(get_engine(database_url()), secure)
+    except Exception:  # noqa: BLE001  (no database yet: no cookie)
+        return None
+
+
+def nonce_cookie(base: str, names: CookieNames) -> str:
+    """A Set-Cookie value giving this browser a new sign-in nonce (HttpOnly, SameSite=Strict; a Secure `__Host-`
+    cookie over HTTPS)."""
+    return (f"{names.nonce}={new_nonce()}; HttpOnly; Path={_cookie_path(base, names)}; SameSite=Strict"
+            + ("; Secure" if names.secure else ""))
 
 
 class SessionCookies:
@@ -235,35 +260,47 @@ class SessionCookies:
     @staticmethod
     def _with_nonce(request: Request, send: Send) -> Send:
         """`send`, adding a sign-in nonce cookie to a page load from a browser that has none."""
-        if request.method != "GET" or "text/html" not in request.headers.get("accept", "") or \
-                request.cookies.get(NONCE_COOKIE):
+        if request.method != "GET" or "text/html" not in request.headers.get("accept", ""):
+            return send
+        names = _names(request.url.scheme == "https")
+        if names is None or request.cookies.get(names.nonce):
             return send
         base = (streamlit_config.get_option("server.baseUrlPath") or "").strip("/")
 
         async def send_with_nonce(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append(
-                    "set-cookie", nonce_cookie(f"/{base}" if base else "", request.url.scheme == "https"))
+                MutableHeaders(scope=message).append("set-cookie", nonce_cookie(f"/{base}" if base else "", names))
             await send(message)
 
         return send_with_nonce
 
 
 async def _set_or_clear(request: Request, response: RedirectResponse, endpoint: str, base: str) -> None:
-    """Set the session cookie for a handoff code redeemed with this browser's nonce, or clear an ended session's."""
-    cookie = {"key": COOKIE_NAME, "path": _cookie_path(base), "httponly": True, "samesite": "strict",
-              "secure": request.url.scheme == "https"}
+    """Set the session cookie (and the device cookie of a browser that signed in) for a handoff code redeemed with
+    this browser's nonce, or clear an ended session's cookie."""
+    names = _names(request.url.scheme == "https")
+    if names is None:
+        return
+    cookie = {"path": _cookie_path(base, names), "httponly": True, "samesite": "strict", "secure": names.secure}
     if endpoint == SESSION_PATH:
-        token = await run_in_threadpool(_redeem, request.query_params.get("code"), request.cookies.get(NONCE_COOKIE))
-        if token:
-            response.set_cookie(value=token, max_age=int(SESSION_LIFETIME.total_seconds()), **cookie)
-    elif await run_in_threadpool(_ended, request.cookies.get(COOKIE_NAME)):
-        response.delete_cookie(**cookie)
+        signed_in = await run_in_threadpool(_redeem, request.query_params.get("code"), request.cookies.get(names.nonce))
+        if signed_in:
+            token, device = signed_in
+            response.set_cookie(key=names.session, value=token, max_age=int(SESSION_LIFETIME.total_seconds()),
+                                **cookie)
+            response.set_cookie(key=names.device, value=device, max_age=int(DEVICE_LIFETIME.total_seconds()),
+                                **cookie)
+    elif await run_in_threadpool(_ended, request.cookies.get(names.session)):
+        response.delete_cookie(key=names.session, **cookie)
 
 
-def _redeem(code: str | None, nonce: str | None) -> str | None:
+def _redeem(code: str | None, nonce: str | None) -> tuple[str, str] | None:
+    """(session token, device cookie) for a handoff code redeemed with this browser's nonce; None otherwise."""
     try:
-        return redeem_handoff(get_engine(database_url()), code, nonce)
+        engine = get_engine(database_url())
+        token = redeem_handoff(engine, code, nonce)
+        info = resolve(engine, token) if token else None
+        return (token, device_token(engine, info.username)) if token and info else None
     except Exception:  # noqa: BLE001  (no database yet, or a bad code: no cookie, back to the sign-in form)
         return None
 
@@ -278,15 +315,70 @@ def _ended(token: str | None) -> bool:
         return True
 
 
+class ShortcutBuffer:
+    """ASGI middleware: serves ui/shortcut_buffer.js and adds its script tag to every HTML page (the request for a page
+    asks for no compression, so the tag can be written into the head)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+        elif scope.get("path", "").endswith(SHORTCUTS_PATH):
+            response = Response(shortcut_buffer_script(), media_type="text/javascript")
+            response.headers["Cache-Control"] = "no-cache"
+            await response(scope, receive, send)
+        else:
+            headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"accept-encoding"]
+            await self.app({**scope, "headers": headers}, receive, with_shortcut_tag(send))
+
+
+@cache
+def shortcut_buffer_script() -> str:
+    """The script that keeps a shortcut pressed before its button is drawn."""
+    return SHORTCUT_BUFFER.read_text(encoding="utf-8")
+
+
+def with_shortcut_tag(send: Send) -> Send:
+    """`send`, writing the shortcut buffer's script tag before </head> of an HTML response (Content-Length fixed)."""
+    start: dict[str, Message] = {}
+    body = bytearray()
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            if "text/html" not in MutableHeaders(scope=message).get("content-type", ""):
+                start["passthrough"] = message
+                await send(message)
+            else:
+                start["html"] = message
+            return
+        if "passthrough" in start or message["type"] != "http.response.body":
+            await send(message)
+            return
+        body.extend(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        page = bytes(body).replace(b"</head>", SHORTCUTS_TAG + b"</head>", 1)
+        headers = MutableHeaders(scope=start["html"])
+        if "content-length" in headers:
+            headers["content-length"] = str(len(page))
+        await send(start["html"])
+        await send({"type": "http.response.body", "body": page, "more_body": False})
+
+    return sending
+
+
 def install_security_headers() -> None:
-    """Put SecurityHeaders outermost, then the same-origin check, then the session-cookie endpoints, in the middleware
-    of the Starlette app Streamlit builds (once)."""
+    """Put SecurityHeaders outermost, then the same-origin check, the session-cookie endpoints and the shortcut
+    buffer, in the middleware of the Starlette app Streamlit builds (once)."""
     original = starlette_app.create_streamlit_middleware
     if getattr(original, "adds_security_headers", False):
         return
 
     def with_security_headers() -> list[Middleware]:
-        return [Middleware(SecurityHeaders), Middleware(SameOriginOnly), Middleware(SessionCookies), *original()]
+        return [Middleware(SecurityHeaders), Middleware(SameOriginOnly), Middleware(SessionCookies),
+                Middleware(ShortcutBuffer), *original()]
 
     with_security_headers.adds_security_headers = True  # type: ignore[attr-defined]
     starlette_app.create_streamlit_middleware = with_security_headers
@@ -298,13 +390,44 @@ def trust_configured_proxies() -> None:
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(str(network) for network in trusted_proxies())
 
 
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The value of `--name VALUE` or `--name=VALUE` in streamlit run's arguments, else its STREAMLIT_ env variable."""
+    flag = f"--{name}"
+    for index, arg in enumerate(args):
+        if arg == flag and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return os.environ.get("STREAMLIT_" + name.upper().replace(".", "_")) or None
+
+
+def plain_http_warning(args: list[str], trusted: tuple[object, ...]) -> str | None:
+    """A warning when the app will serve plain HTTP on an address other machines reach (Streamlit's default binds
+    every interface) without TLS of its own or a trusted TLS proxy in front: its cookies then travel in clear text and
+    are shared with every other service of that host name. None on loopback, with a certificate, or behind a proxy."""
+    address = (_option(args, "server.address") or "").strip()
+    if address.lower() in LOOPBACK_NAMES or address.startswith("127.") or _option(args, "server.sslCertFile") or trusted:
+        return None
+    where = address or "every interface"
+    return (f"warning: serving plain HTTP on {where}: session cookies travel unencrypted and every other service "
+            "of this host name receives them. Serve it on its own host name with TLS at a reverse proxy and list the "
+            "proxy in GAUNTLET_TRUSTED_PROXIES (see docs/deployment.md), or bind --server.address 127.0.0.1.")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run `streamlit run app.py` with the given options, pages declared by st.navigation only, security headers on,
     forwarded headers honoured only from the configured trusted proxies."""
     PagesManager.uses_pages_directory = False
     trust_configured_proxies()
     install_security_headers()
-    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    args = list(sys.argv[1:] if argv is None else argv)
+    warning = plain_http_warning(args, trusted_proxies())
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    sys.argv = ["streamlit", "run", str(APP), *args]
     streamlit_cli.main()
 
 

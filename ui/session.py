@@ -1,4 +1,4 @@
-"""Per-browser-session state shared by pages: the database engine and the current user's role."""
+"""Per-browser-session state shared by pages: the database engine (the signed-in user is ui.auth's)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,3 @@ def engine() -> Engine:
     """The process-wide SQLAlchemy engine for the configured database (thread-safe, so cache_resource is appropriate)."""
     return _engine_for(database_url())
 
-
-def current_role() -> str:
-    """Role of the signed-in user (see ui.auth); 'anonymous' when nobody is signed in or the session expired."""
-    from ui.auth import current_principal
-
-    principal = current_principal()
-    return principal.role if principal else "anonymous"

@@ -12,6 +12,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from core.generation.reasoning import stored_split
 from core.review.annotations import Undone, label_history, load_bundle, new_client_token
 from core.review.auth import Principal
 from core.review.gold import (
@@ -50,6 +51,7 @@ from ui.instance_view import (
     render_verification_decision,
     render_verification_history,
 )
+from ui.reasoning import show_reasoning
 from ui.session import engine
 
 __all__ = ["render_verification_decision"]  # re-exported for the adjudication page
@@ -351,11 +353,13 @@ def missing_answers(payload: dict[str, Any]) -> list[str]:
 def render_response(ctx: ResponseContext) -> None:
     """The response under review: rendered (sanitised, images as "[image: URL]" text) and raw."""
     st.markdown(f"#### Response · {plain_markdown(ctx.model)} · run {ctx.run_id}")
+    split = stored_split(ctx.response.text, ctx.response.reasoning, ctx.response.reasoning_state)
     rendered, raw = st.tabs(["Rendered", "Raw text"])
     with rendered:
-        st.markdown(html_markdown(ctx.response.text or ""), unsafe_allow_html=True)
+        st.markdown(html_markdown(split.answer), unsafe_allow_html=True)
     with raw:
-        st.code(ctx.response.text or "", language=None, wrap_lines=True)
+        st.code(split.answer, language=None, wrap_lines=True)
+    show_reasoning(split, ctx.response.reasoning_tokens, f"ws_{ctx.response.id}")
 
 
 def _label_form(principal: Principal, response_id: int) -> None:

@@ -19,6 +19,8 @@ from numpy.typing import ArrayLike
 
 from core.analysis import stats
 from core.analysis.ppi import MIN_LABELS
+from core.protocols import constraint_protocols
+from core.store.schema import MAX_NESTING
 
 PASS, UNDECIDED, REGRESSION = 0, 1, 2  # exit codes of `gauntlet gate`
 SEGMENT_DIMENSIONS: tuple[str, ...] = ("protocol", "domain", "condition", "language")
@@ -102,10 +104,24 @@ def _metric_rule(entry: Any) -> MetricRule:
 
 
 def load_rules(path: str | Path) -> GateRules:
-    """Read and check a rules file (YAML or JSON)."""
+    """Read and check a rules file (YAML or JSON); nesting deeper than MAX_NESTING or a YAML syntax error is a
+    ValueError naming its line and column (found by the event parser, which does not recurse, before composing)."""
     import yaml
 
-    return parse_rules(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > MAX_NESTING:
+                at = event.start_mark
+                where = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
+                raise ValueError(f"{where}nested too deeply (more than {MAX_NESTING} levels)")
+        return parse_rules(yaml.safe_load(text))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ValueError(f"{where}not valid YAML: {error.problem or error.context}") from None
 
 
 # --------------------------------------------------------------------------- the statistical core
@@ -360,7 +376,7 @@ def run_values(engine, run_id: int, judge: str, model: str | None = None) -> tup
     items = readmodel.read_sql(engine, _ITEMS_SQL, {"run": int(run_id)})
     frames = [readmodel.prepare_scores(readmodel.response_scores(engine, [run_id], judge))]
     frames += [readmodel.reference_scores(engine, [run_id], judge, protocol).drop(columns=["condition", "language"])
-               for protocol in sorted(set(items["protocol"]) - {"enterprise_rag"})]
+               for protocol in sorted(set(items["protocol"]) - set(constraint_protocols()))]
     scores = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
     scores = scores.merge(items, on="response_id", how="inner")
     models = sorted(scores["model"].unique())
@@ -447,7 +463,7 @@ def corrected_scores(frames: tuple[Any, Any]):
     and 'candidate', the layout readmodel.corrected_difference reads."""
     import pandas as pd
 
-    labelled = [f[(f["repeat"] == 0) & (f["protocol"] == "enterprise_rag") & (f["condition"] == "")]
+    labelled = [f[(f["repeat"] == 0) & (f["protocol"].isin(constraint_protocols())) & (f["condition"] == "")]
                 .assign(model=name) for f, name in zip(frames, ("baseline", "candidate"), strict=True)]
     return pd.concat(labelled, ignore_index=True)
 

@@ -43,7 +43,6 @@ from core.analysis.fitness import Fitness, Notice, notice, unmeasured
 from core.analysis.published import DIMENSIONS, published_for
 from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
-from core.store.db import saved_id
 from core.store.models import JudgeCheck
 
 LABEL_RANGE = (-2.0, 2.0)
@@ -403,23 +402,6 @@ def suite_fitness(figures: dict[str, Any], biases: Sequence[str]) -> Fitness:
     if biases and label == cert.DECIDE:
         return Fitness(cert.EXPLORE, f"{reason}, but biased: {', '.join(biases)}")
     return Fitness(label, reason)
-
-
-def save_check(engine: Engine, kind: str, judge: str, judge_model: str, prompt_hash: str, suite: str, n: int,
-               figures: dict[str, Any], fitness: str = "") -> int:
-    """Store one judge check or probe result; its id."""
-    row = JudgeCheck(kind=kind, judge=judge, judge_model=judge_model, prompt_hash=prompt_hash, suite=suite, n=n,
-                     figures=figures, fitness=fitness)
-    with Session(engine) as session:
-        session.add(row)
-        session.commit()
-        return saved_id(row)
-
-
-def store_check(engine: Engine, result: CheckResult) -> int:
-    """Store a suite check with the judge's version; its id."""
-    return save_check(engine, "suite", result.judge, result.judge_model, result.prompt_hash, result.suite,
-                      result.n_pairs, result.figures(), result.fitness.label if result.fitness else "")
 
 
 def latest_checks(engine: Engine, kind_prefix: str = "") -> list[JudgeCheck]:

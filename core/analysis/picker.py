@@ -17,6 +17,7 @@ import scipy.stats as sps
 from core.analysis import ppi, readmodel, stats
 from core.analysis.fitness import Notice
 from core.analysis.ppi import MIN_LABELS
+from core.protocols import DEFAULT_PROTOCOL, decision_metrics
 from core.scoring.judges.names import judge_label
 
 SMALL_N = stats.SMALL_N
@@ -26,7 +27,8 @@ PICK_METRICS: tuple[str, ...] = (
 ALPHA = 0.05
 N_RESAMPLES = 2_000
 DEFAULT_WEIGHTS = {"faithfulness": 1.0, "coverage": 1.0, "strict_ias": 2.0, "rejection": 1.0, "conflict_recognition": 1.0}
-DEFAULT_FLOORS = {"rejection": 0.4, "strict_ias": 0.2}  # the Pick a generator page's sliders and `gauntlet decide`
+# the Pick a generator page's sliders and `gauntlet decide`: the floors the default protocol's metrics declare
+DEFAULT_FLOORS = {m.id: m.floor for m in decision_metrics(DEFAULT_PROTOCOL) if m.floor is not None and m.id in PICK_METRICS}
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,11 @@ def default_spec() -> PickSpec:
 
 SAFETY_METRICS: tuple[str, ...] = ("rejection", "conflict_recognition")
 NEAR_ZERO = 0.10  # a safety metric at or below this is flagged in red: the pick barely ever refuses / recognises
+def lower_is_better(metric: str) -> bool:
+    """Whether the declaration of `metric` says lower is better (its floor is a ceiling: over-abstention)."""
+    return not readmodel.METRICS[metric].higher_is_better
+
+
 BARELY_MARGIN = 0.05  # a floor cleared by less than this many points (as a fraction) is listed as barely cleared
 
 
@@ -61,7 +68,7 @@ class FloorMargin:
     @property
     def margin(self) -> float:
         """How far inside the floor the value is (always >= 0 for a met floor)."""
-        return self.floor - self.value if self.metric == "over_abstention" else self.value - self.floor
+        return self.floor - self.value if lower_is_better(self.metric) else self.value - self.floor
 
 
 @dataclass(frozen=True)
@@ -107,7 +114,7 @@ class PickResult:
 
 def _utility(metric: str, value: float) -> float:
     """Metric value as 'higher is better' (over-abstention is inverted)."""
-    return 1.0 - value if metric == "over_abstention" else value
+    return 1.0 - value if lower_is_better(metric) else value
 
 
 def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
@@ -129,9 +136,9 @@ def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> lis
         label = readmodel.METRICS[metric].label
         if np.isnan(v):
             fails.append(f"{label}: not measured in this scope (floor {floor:.0%})")
-        elif metric == "over_abstention" and v > floor:
+        elif lower_is_better(metric) and v > floor:
             fails.append(f"{label} {v:.1%} above the ceiling {floor:.0%}")
-        elif metric != "over_abstention" and v < floor:
+        elif not lower_is_better(metric) and v < floor:
             fails.append(f"{label} {v:.1%} below the floor {floor:.0%}")
     if spec.budget_per_1k is not None and cost_1k > spec.budget_per_1k:
         fails.append(f"cost ${cost_1k:.2f} per 1k queries over the budget ${spec.budget_per_1k:.2f}")
@@ -194,7 +201,7 @@ def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str] = 
     pb = scoped[scoped["model"] == b].set_index("instance_uid")
     shared = pa.index.intersection(pb.index).sort_values()
     keys = list(metrics)
-    inverted = np.array([m == "over_abstention" for m in keys])
+    inverted = np.array([lower_is_better(m) for m in keys])
     ua, ub = (np.where(inverted, 1.0 - x, x) for x in (p.loc[shared, keys].to_numpy(float) for p in (pa, pb)))
     n, k = ua.shape
     if n < 2:
@@ -303,7 +310,7 @@ def paired_test(a: str, b: str, xa: np.ndarray, xb: np.ndarray, keys: Sequence[s
     Instances are resampled with replacement; per resample each metric's mean ignores missing values (per model and
     metric). Two-sided 95% expanded percentile interval; see PairedTest.outcome for the call.
     """
-    inverted = np.array([k == "over_abstention" for k in keys])
+    inverted = np.array([lower_is_better(k) for k in keys])
     ua, ub = (np.where(inverted, 1.0 - np.asarray(x, float), np.asarray(x, float)) for x in (xa, xb))
     w = np.array([weights[k] for k in keys], dtype=float)
     n, k = ua.shape
@@ -433,7 +440,7 @@ def _summary_table(result: PickResult) -> tuple[list[str], list[list[str]]]:
 def _scope_lines(result: PickResult, judge: str, runs: str) -> list[str]:
     s = result.spec
     weights = ", ".join(f"{readmodel.METRICS[m].label} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
-    floors = ", ".join(f"{readmodel.METRICS[m].label} {'≤' if m == 'over_abstention' else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
+    floors = ", ".join(f"{readmodel.METRICS[m].label} {'≤' if lower_is_better(m) else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
     superseded = f"; {result.n_superseded} older responses of overlapping runs left out" if result.n_superseded else ""
     return [
         f"Runs: {runs}; judge: {judge_label(judge)}; responses considered: {result.n_responses} (latest per model and instance{superseded})",
@@ -509,7 +516,7 @@ def weakness_lines(result: PickResult) -> list[str]:
     lines = [f"{readmodel.METRICS[w.metric].label}: significantly worse than {w.test.b} — {_test_figures(w.test)}"
              for w in result.weaknesses]
     lines += [f"{readmodel.METRICS[f.metric].label} {f.value:.1%} clears the "
-              f"{'ceiling' if f.metric == 'over_abstention' else 'floor'} {f.floor:.0%} by only {f.margin * 100:.1f} points"
+              f"{'ceiling' if lower_is_better(f.metric) else 'floor'} {f.floor:.0%} by only {f.margin * 100:.1f} points"
               for f in result.near_floors]
     return lines
 

@@ -12,6 +12,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.generation.reasoning import Reasoned, stored_split
 from core.scoring.judges.names import judge_label
 from core.store.db import saved_id, select_columns
 from core.store.models import Constraint, Domain, Instance, LLMCall, Model, Response, Run, Verdict
@@ -122,6 +123,8 @@ class ModelResponse:
     latency_ms: float | None
     cost_usd: float
     output_tokens: int
+    reasoning: Reasoned = field(default_factory=lambda: Reasoned(""))
+    reasoning_tokens: int = 0
 
 
 def instance_responses(engine: Engine, instance_id: int, run_ids: Sequence[int] | None = None) -> list[ModelResponse]:
@@ -132,8 +135,12 @@ def instance_responses(engine: Engine, instance_id: int, run_ids: Sequence[int] 
         query = query.where(col(Response.run_id).in_(list(run_ids)))
     with Session(engine) as session:
         rows = session.exec(query.order_by(col(Model.name), col(Response.run_id), col(Response.condition))).all()
-    return [ModelResponse(saved_id(r), r.run_id, name, r.condition, r.status, r.text or "", r.error or "", r.latency_ms,
-                          r.cost_usd, r.output_tokens) for r, name in rows]
+    out = []
+    for r, name in rows:
+        split = stored_split(r.text, r.reasoning, r.reasoning_state)
+        out.append(ModelResponse(saved_id(r), r.run_id, name, r.condition, r.status, split.answer, r.error or "",
+                                 r.latency_ms, r.cost_usd, r.output_tokens, split, r.reasoning_tokens))
+    return out
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ from core.ingest.importers import IMPORTERS, NATIVE, get_importer, import_source
 from core.ingest.importers.traces import trace_formats
 from core.ingest.io import ON_CHANGED_QUESTION, composition, export_instances, import_file, validate_file
 from core.ingest.sets import free_set_name, name_imported_set
+from core.plugins import DEFAULT_PROTOCOL
 from core.registry import UnknownNameError
 from core.store.db import get_engine, upgrade
 from core.store.schema import InstanceSpec
 
-SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_sample.jsonl"
-BUILT_SAMPLE_FILE = REPO_ROOT / "data" / "sample" / "enterprise_rag_built.jsonl"
+SAMPLE_FILE = REPO_ROOT / "data" / "sample" / f"{DEFAULT_PROTOCOL}_sample.jsonl"  # the protocol of record's samples
+BUILT_SAMPLE_FILE = REPO_ROOT / "data" / "sample" / f"{DEFAULT_PROTOCOL}_built.jsonl"
 SAMPLE_FILES = (SAMPLE_FILE, BUILT_SAMPLE_FILE)
 SAMPLE_DOMAINS = REPO_ROOT / "data" / "sample" / "domains.jsonl"
 SCHEMA_FILE = REPO_ROOT / "data" / "schema" / "instance.schema.json"

@@ -1,5 +1,6 @@
 """The gate command: a candidate run against a baseline run under a rules file; exit 0 pass, 2 significant
-regression, 1 could not decide (each with its reason); a Markdown summary for a pull request and a JSON file."""
+regression, 1 could not decide (each with its reason), 64 a usage error (a mistyped option or argument); a Markdown
+summary for a pull request and a JSON file."""
 
 from __future__ import annotations
 
@@ -8,8 +9,25 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import UsageError  # typer vendors click: its commands raise this one
+from typer.core import TyperCommand
 
 from core.config import database_url
+
+USAGE_ERROR = 64  # sysexits' EX_USAGE: never one of the verdicts' codes (0 pass, 1 undecided, 2 regression)
+
+
+class GateCommand(TyperCommand):
+    """The gate's command: a usage error (unknown option, missing or malformed argument) exits USAGE_ERROR, not
+    click's 2, which is the gate's 'significant regression'."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """Parse the arguments; a usage error carries the gate's own exit code."""
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except UsageError as error:
+            error.exit_code = USAGE_ERROR
+            raise
 
 
 def gate(
@@ -24,7 +42,8 @@ def gate(
     markdown: Annotated[Path | None, typer.Option(help="Write the Markdown summary here (default: print it).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON verdict here.")] = None,
 ) -> None:
-    """Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide."""
+    """Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide,
+    64 usage error."""
     from core.analysis import gate as core_gate
     from core.store.db import get_engine, upgrade
 
@@ -63,4 +82,4 @@ def model_args(config: dict) -> list[str]:
 
 def register(app: typer.Typer) -> None:
     """Add gate to the CLI."""
-    app.command("gate")(gate)
+    app.command("gate", cls=GateCommand)(gate)

@@ -122,8 +122,9 @@ def register(app: typer.Typer) -> None:
         estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import check_judge, check_mtrag, load_suite, store_check, with_probe_biases
+        from core.analysis.judge_check import check_judge, check_mtrag, load_suite, with_probe_biases
         from core.analysis.judge_probes import estimate_check_cost
+        from core.services.judge_checks import store_check
         from core.store.db import get_engine
 
         if suite == "mtrag":
@@ -152,8 +153,9 @@ def register(app: typer.Typer) -> None:
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
     ) -> None:
         """Probe JUDGE for a bias on the suite's pairs; the cost is estimated and printed before it runs."""
-        from core.analysis.judge_check import judge_version, load_suite, save_check
+        from core.analysis.judge_check import judge_version, load_suite
         from core.analysis.judge_probes import PROBES, estimate_cost, run_probe
+        from core.services.judge_checks import save_check
         from core.store.db import get_engine
 
         if probe not in PROBES:

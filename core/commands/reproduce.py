@@ -22,8 +22,8 @@ def parse_settings(pairs: list[str]) -> dict[str, str]:
 
 
 def reproduce(
-    protocol: Annotated[str, typer.Argument(help="Protocol id (enterprise_rag, misleading_evidence, domainrag, "
-                                             "lit_ragbench, kb_corruption, ...).")],
+    protocol: Annotated[str, typer.Argument(help="Protocol id: one whose package declares paper tables "
+                                             "(docs/protocols.md lists them).")],
     run: Annotated[list[int], typer.Option("--run", help="Scored run id (repeat for several runs).")] = [],  # noqa: B006
     table: Annotated[str | None, typer.Option("--table", help="The paper's table number (default: its main "
                                                "table); --list shows them.")] = None,

@@ -16,6 +16,7 @@ from core.store.label_models import KINDS
 auth = lazy_module("core.review.auth")
 sets = lazy_module("core.ingest.sets")
 labels = lazy_module("core.review.annotations")  # not `annotations`: that name is the __future__ import's
+label_import = lazy_module("core.review.label_import")
 
 
 def _engine():
@@ -96,7 +97,7 @@ def register(app: typer.Typer) -> None:
     @labels_app.command("import")
     def import_(path: Annotated[Path, typer.Argument(help="JSONL file of labels.")]) -> None:
         """Import labels atomically: one bad line imports nothing and is reported with its line number and field."""
-        report = labels.import_annotations(_engine(), path, cli=True)
+        report = label_import.import_annotations(_engine(), path, cli=True)
         if not report.ok:
             for error in report.errors:
                 typer.echo(error.located(path), err=True)

@@ -35,6 +35,8 @@ class ScriptRule(BaseModel):
     retry_after: float | None = Field(None, description="seconds sent in Retry-After with a 429 fault")
     seed: int | None = Field(None, description="apply only to requests carrying this seed (e.g. a run's repeats)")
     choices: list[str] | None = Field(None, description="replies drawn by the server's seeded random generator")
+    reasoning: str | None = Field(None, description="reasoning returned apart from the reply, as reasoning models do "
+                                                     "(OpenAI-compatible `reasoning_content`, Anthropic `thinking` block)")
 
 
 def script_rule_fields() -> str:
@@ -108,6 +110,10 @@ class _Behaviour:
 
     def decide(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None]:
         """(fault or None, reply text, retry_after) for this prompt (and the request's seed, if any)."""
+        return self.decide_all(prompt, seed)[:3]
+
+    def decide_all(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None, str | None]:
+        """(fault or None, reply text, retry_after, reasoning or None) for this prompt (and the request's seed)."""
         with self.lock:
             for index, rule in enumerate(self.script):
                 if not re.search(rule.match, prompt) or (rule.seed is not None and rule.seed != seed):
@@ -118,10 +124,10 @@ class _Behaviour:
                     continue  # an exhausted fault rule without a reply lets later rules answer
                 fault = rule.fault if within else None
                 reply = self.rng.choice(rule.choices) if rule.choices else rule.reply
-                return fault, reply if reply is not None else canned_answer(prompt), rule.retry_after
+                return fault, reply if reply is not None else canned_answer(prompt), rule.retry_after, rule.reasoning
             if self.error_rate and self.rng.random() < self.error_rate:
-                return self.rng.choice(FAULT_KINDS), canned_answer(prompt), 0.05
-        return None, canned_answer(prompt), None
+                return self.rng.choice(FAULT_KINDS), canned_answer(prompt), 0.05, None
+        return None, canned_answer(prompt), None, None
 
 
 class _Server(ThreadingHTTPServer):
@@ -274,14 +280,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def _answer(self, kind: str, body: dict[str, Any], prompt: str) -> None:
-        fault, reply, retry_after = self.fake.behaviour.decide(prompt, body.get("seed"))
+        fault, reply, retry_after, reasoning = self.fake.behaviour.decide_all(prompt, body.get("seed"))
         if self.fake.latency_ms:
             time.sleep(self.fake.latency_ms / 1000)
         if fault:
             self.fake.faulted()
             self._fault(fault, kind, retry_after)
             return
-        payload = _success_payload(kind, body, prompt, reply)
+        payload = _success_payload(kind, body, prompt, reply, reasoning)
         self.fake.answered()
         self._send_json(200, payload)
 
@@ -336,10 +342,12 @@ def _endpoint_kind(path: str) -> str | None:
     return None
 
 
-def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str) -> dict[str, Any]:
+def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str,
+                     reasoning: str | None = None) -> dict[str, Any]:
     model = str(body.get("model", "fake-model"))
     input_tokens = count_tokens(prompt)
-    output_tokens = count_tokens(reply)
+    reasoning_tokens = count_tokens(reasoning or "")
+    output_tokens = count_tokens(reply) + reasoning_tokens
     call_id = hashlib.sha256(f"{prompt}|{reply}".encode()).hexdigest()[:24]
     if kind == "anthropic":
         return {
@@ -347,7 +355,8 @@ def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str) -
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": reply}],
+            "content": [*([{"type": "thinking", "thinking": reasoning, "signature": "fake"}] if reasoning else []),
+                        {"type": "text", "text": reply}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
@@ -364,9 +373,12 @@ def _success_payload(kind: str, body: dict[str, Any], prompt: str, reply: str) -
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply,
+                                             **({"reasoning_content": reasoning} if reasoning else {})},
+                     "finish_reason": "stop"}],
         "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
-                  "total_tokens": input_tokens + output_tokens},
+                  "total_tokens": input_tokens + output_tokens,
+                  **({"completion_tokens_details": {"reasoning_tokens": reasoning_tokens}} if reasoning else {})},
     }
 
 

@@ -115,7 +115,8 @@ class LLMClient:
         self._keys: dict[int, tuple[list[ChatMessage], str]] = {}
 
     def key_for(self, messages: list[ChatMessage], *, remember: bool = False) -> str:
-        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused)."""
+        """The cache key of `messages`; preloaded lists are hashed once (each kept, so its id cannot be reused, until
+        its call is made: complete() lets it go, so a long run does not keep every prompt it sent)."""
         known = self._keys.get(id(messages))
         if known is not None and known[0] is messages:
             return known[1]
@@ -155,6 +156,8 @@ class LLMClient:
         answer from the cache commits `persist`'s writes alone).
         """
         key = self.key_for(messages)
+        if (known := self._keys.get(id(messages))) is not None and known[0] is messages:
+            del self._keys[id(messages)]  # hashed; the call holds its messages as long as it needs them
         read = self._read_at.pop(key) if key in self._preloaded else self._open_read()
         try:
             cached = self._preloaded.pop(key) if key in self._preloaded else await asyncio.to_thread(self._lookup, key)
@@ -248,6 +251,9 @@ class LLMClient:
             "model_name": self.config.model_name,
             "request": canonical_request(self.config, messages),
             "text": completion.text,
+            "reasoning": completion.reasoning or None,
+            "reasoning_tokens": completion.reasoning_tokens,
+            "finish_reason": completion.finish_reason,
             "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens,
             "latency_ms": completion.latency_ms,
@@ -267,8 +273,10 @@ class LLMClient:
 
 
 def _cached_completion(row: LLMCall) -> Completion:
-    return Completion(text=row.text, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
-                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key, attempts=0)
+    return Completion(text=row.text, reasoning=row.reasoning or "", reasoning_tokens=row.reasoning_tokens,
+                      finish_reason=row.finish_reason, input_tokens=row.input_tokens, output_tokens=row.output_tokens,
+                      latency_ms=row.latency_ms, cost_usd=row.cost_usd, cached=True, cache_key=row.key,
+                      attempts=0).kept_apart()
 
 
 def make_client(config: ModelConfig, engine: Engine, **kwargs: Any) -> LLMClient:

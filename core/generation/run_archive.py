@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
 from core.generation.runs import FINAL_STATUSES, get_run
@@ -81,28 +82,37 @@ def set_hidden(engine: Engine, run_id: int, hidden: bool, read_hidden_at: dateti
 def deletion_plan(engine: Engine, run_id: int) -> DeletionPlan:
     """What deleting the run would remove (and its human labels, which block the deletion)."""
     with Session(engine) as session:
-        run = get_run(session, run_id)
-        response_ids = select(Response.id).where(Response.run_id == run_id)
-        return DeletionPlan(
-            run_id, run.name,
-            _count(session, select(func.count()).select_from(Response).where(Response.run_id == run_id)),
-            _count(session, select(func.count()).select_from(Verdict).where(Verdict.run_id == run_id)),
-            _count(session, select(func.count()).select_from(Assignment).where(
-                Assignment.kind == "gold_label", col(Assignment.target_id).in_(response_ids))),
-            _count(session, select(func.count()).select_from(Annotation).where(
-                Annotation.target_type == "response", col(Annotation.target_id).in_(response_ids))))
+        return _plan(session, run_id)
+
+
+def _plan(session: Session, run_id: int) -> DeletionPlan:
+    run = get_run(session, run_id)
+    response_ids = select(Response.id).where(Response.run_id == run_id)
+    return DeletionPlan(
+        run_id, run.name,
+        _count(session, select(func.count()).select_from(Response).where(Response.run_id == run_id)),
+        _count(session, select(func.count()).select_from(Verdict).where(Verdict.run_id == run_id)),
+        _count(session, select(func.count()).select_from(Assignment).where(
+            Assignment.kind == "gold_label", col(Assignment.target_id).in_(response_ids))),
+        _count(session, select(func.count()).select_from(Annotation).where(
+            Annotation.target_type == "response", col(Annotation.target_id).in_(response_ids))))
 
 
 def delete_run(engine: Engine, run_id: int, confirmed: DeletionPlan) -> DeletionPlan:
     """Delete a hidden run and everything deletion_plan lists, in one transaction; refused (RunChanged) unless
-    `confirmed` is still exactly what goes, and (ValueError) for a shown run or one with human labels."""
-    plan = deletion_plan(engine, run_id)
-    if plan != confirmed:
-        raise RunChanged(f"what would be deleted changed since you confirmed it: now {plan.summary()}; nothing deleted")
-    if plan.annotations:
-        raise ValueError(f"run {run_id} holds {plan.annotations} human label(s), which are never deleted; keep it "
-                         "hidden instead")
+    `confirmed` is still exactly what goes, and (ValueError) for a shown run or one with human labels. Everything is
+    re-read under the write lock, and labels reference their response by foreign key: a label written at the same
+    moment either lands first (and the deletion is refused) or is refused itself, never an orphan."""
     with Session(engine) as session:
+        _lock(session, run_id)
+        plan = _plan(session, run_id)
+        if plan.annotations:
+            since = "" if confirmed.annotations else " (labelled since you confirmed)"
+            raise ValueError(f"run {run_id} holds {plan.annotations} human label(s){since}, which are never deleted; "
+                             "keep it hidden instead; nothing deleted")
+        if plan != confirmed:
+            raise RunChanged(f"what would be deleted changed since you confirmed it: now {plan.summary()}; "
+                             "nothing deleted")
         if get_run(session, run_id).hidden_at is None:
             raise ValueError(f"run {run_id} is shown; hide it first, then delete it")
         response_ids = select(Response.id).where(Response.run_id == run_id)
@@ -111,8 +121,19 @@ def delete_run(engine: Engine, run_id: int, confirmed: DeletionPlan) -> Deletion
         for table in (ResponseMetric, ResponseScore, FailureCount, ResponseScoreState, Verdict, Response):
             session.execute(delete(table).where(col(table.run_id) == run_id))
         session.execute(delete(Run).where(col(Run.id) == run_id))
-        session.commit()
+        try:
+            session.commit()
+        except IntegrityError:
+            raise ValueError(f"run {run_id} was labelled while it was being deleted; human labels are never deleted, "
+                             "so nothing was deleted") from None
     return plan
+
+
+def _lock(session: Session, run_id: int) -> None:
+    """Take the write lock before reading what goes: SQLite's database lock (a write), PostgreSQL's row locks on the
+    run and its responses (a label being written holds its response's row by its foreign key, so this waits for it)."""
+    session.execute(update(Run).where(col(Run.id) == run_id).values(hidden_by=Run.hidden_by))
+    session.exec(select(Response.id).where(Response.run_id == run_id).with_for_update()).all()
 
 
 def _count(session: Session, query) -> int:

@@ -56,14 +56,15 @@ def progress_snapshot(engine: Engine, run_id: int, elapsed_s: float = 0.0) -> Ru
     """Counts of the run's items by status, cached count and spend, read from the database."""
     with Session(engine) as session:
         run = get_run(session, run_id)
-        rows = session.exec(select(Response.status, Response.cached).where(Response.run_id == run_id)).all()
+        rows = session.exec(select(Response.status, Response.cached, func.count()).where(Response.run_id == run_id)
+                            .group_by(col(Response.status), col(Response.cached))).all()  # counted by the database
     counts: dict[str, int] = defaultdict(int)
-    for status, _ in rows:
-        counts[status] += 1
-    cached = sum(1 for status, was_cached in rows if status == "done" and was_cached)
+    for status, _, n in rows:
+        counts[status] += n
+    cached = sum(n for status, was_cached, n in rows if status == "done" and was_cached)
     if not elapsed_s and run.started_at:
         elapsed_s = (utc_now() - _aware(run.started_at)).total_seconds()
-    return RunProgress(run_id, len(rows), counts["done"], counts["failed"], counts["pending"], cached,
+    return RunProgress(run_id, sum(counts.values()), counts["done"], counts["failed"], counts["pending"], cached,
                        run.spent_usd, elapsed_s, run.status, run.rebought_calls, run.rebought_usd)
 
 

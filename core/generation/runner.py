@@ -40,6 +40,7 @@ from core.generation.runs import (
     run_options,
     save_options,
 )
+from core.metrics import resolve_hook
 from core.store.db import saved_id, select_columns, table_of
 from core.store.leases import Fence, Holding, LeaseLost, check_fences, release_lease, renew_lease, run_lease, take_lease
 from core.store.models import Model, Response, Run, utc_now
@@ -48,11 +49,15 @@ from core.store.writes import DatabaseLocked, GroupWriter, Merged, Write, db_pat
 log = logging.getLogger("gauntlet.runner")
 
 MONITOR_INTERVAL_S = 0.5
+# Executors other than this module's, by the run option that picks them, as 'module:function' names imported only when
+# a run asks for one: ray is an optional extra, and its executor builds on this module (no import back to it).
+EXECUTOR_HOOKS = {"ray": "core.generation.ray_executor:execute_on_ray"}
 
 RESPONSES = table_of(Response)
 RUNS = table_of(Run)
 RESPONSE_DONE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).values(
-    status="done", text=bindparam("p_text"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
+    status="done", text=bindparam("p_text"), reasoning=bindparam("p_reasoning"),
+    reasoning_state=bindparam("p_reasoning_state"), reasoning_tokens=bindparam("p_reasoning_tokens"), error=None, attempts=RESPONSES.c.attempts + bindparam("p_attempts"),
     cache_key=bindparam("p_cache_key"), cached=bindparam("p_cached"), latency_ms=bindparam("p_latency"),
     input_tokens=bindparam("p_in"), output_tokens=bindparam("p_out"), cost_usd=bindparam("p_cost"), reserved_usd=None,
     prompt_meta=bindparam("p_meta", type_=RESPONSES.c.prompt_meta.type),
@@ -74,6 +79,57 @@ RESPONSE_RESERVE = update(RESPONSES).where(RESPONSES.c.id == bindparam("p_id")).
 BUDGET_SLACK_USD = 1e-12
 FINAL_STATUS_PATIENCE_S = 60.0  # the run's last word waits longer for a locked database than item writes do
 RESERVE_RETRY_S = 0.5
+
+
+def by_provider(items: list[PendingItem], models: dict[int, Model]) -> dict[str, list[PendingItem]]:
+    """The items per provider of their model, in their order (each provider's queue)."""
+    groups: dict[str, list[PendingItem]] = {}
+    for item in items:
+        groups.setdefault(models[item.model_id].provider, []).append(item)
+    return groups
+
+
+FEED_CHUNK = 256  # items of a queue whose prompts are built, and cache looked up, at a time
+
+
+class _PromptFeed:
+    """The items' prompts, built (and their cached answers looked up) chunk by chunk in each queue's order as the
+    workers reach them, and let go once handed out: a run holds a few chunks' prompts, never every item's."""
+
+    def __init__(self, engine: Engine, options: RunOptions, configs: dict[int, Any],
+                 clients: dict[tuple[int, int], LLMClient], queues: dict[str, list[PendingItem]]) -> None:
+        self.engine, self.options, self.configs, self.clients = engine, options, configs, clients
+        self.chunks: dict[tuple[str, int], list[PendingItem]] = {}
+        self.chunk_of: dict[int, tuple[str, int]] = {}
+        for provider, items in queues.items():
+            for start in range(0, len(items), FEED_CHUNK):
+                self.chunks[provider, start] = items[start : start + FEED_CHUNK]
+                self.chunk_of.update(dict.fromkeys((i.response_id for i in self.chunks[provider, start]),
+                                                   (provider, start)))
+        self.loaded: dict[tuple[str, int], dict[int, ItemPrompt]] = {}
+
+    def take(self, item: PendingItem) -> ItemPrompt:
+        """The item's prompt (its chunk built on first need); the feed keeps it no longer."""
+        where = self.chunk_of.pop(item.response_id)
+        if where not in self.loaded:
+            self.loaded[where] = self._build(self.chunks.pop(where))
+        prompts = self.loaded[where]
+        prompt = prompts.pop(item.response_id)
+        if not prompts:
+            del self.loaded[where]
+        return prompt
+
+    def _build(self, chunk: list[PendingItem]) -> dict[int, ItemPrompt]:
+        with Session(self.engine) as session:
+            plans = load_prompt_plans(session, [item.key for item in chunk], self.options.order, self.options.seed)
+        book = PromptBook(plans, self.options.context_policy)
+        prompts = {item.response_id: book.item(self.configs[item.model_id], item.key) for item in chunk}
+        for (model_id, repeat), client in self.clients.items():
+            mine = [prompts[i.response_id].messages for i in chunk
+                    if (i.model_id, i.repeat) == (model_id, repeat) and prompts[i.response_id].error is None]
+            if mine:
+                client.preload(mine)
+        return prompts
 
 
 class BudgetReached(Exception):
@@ -134,7 +190,6 @@ class _Execution:
             models = {saved_id(m): m for m in session.exec(select(Model))}
             run = get_run(session, self.run_id)
             self.spent = run.spent_usd
-            plans = load_prompt_plans(session, [item.key for item in items], self.options.order, self.options.seed)
             self.total = len(session.exec(select(Response.id).where(Response.run_id == self.run_id)).all())
             self.counts["done"] = len(session.exec(select(Response.id).where(
                 Response.run_id == self.run_id, Response.status == "done")).all())
@@ -142,18 +197,14 @@ class _Execution:
                 Response.run_id == self.run_id, Response.status == "failed")).all())
         check_prices([models[model_id] for model_id in {item.model_id for item in items}])
         self.pending = len(items)
-        book = PromptBook(plans, self.options.context_policy)
         configs = {model_id: config_from_model(models[model_id]) for model_id in {item.model_id for item in items}}
-        prompts = {item.response_id: book.item(configs[item.model_id], item.key) for item in items}
         self._mark_started()
         queues = self._queues(items, models)
         shared_budget = self.shard is not None and self.options.budget_usd is not None
         self.writer = GroupWriter(self.engine, observe=self._observe_spend if shared_budget else None,
                                   guard=self._guard if self.fences else None)
         clients = {(mid, r): self._client(models[mid], r) for mid, r in {(i.model_id, i.repeat) for i in items}}
-        for (model_id, repeat), client in clients.items():
-            client.preload(prompts[i.response_id].messages for i in items
-                           if (i.model_id, i.repeat) == (model_id, repeat) and prompts[i.response_id].error is None)
+        prompts = _PromptFeed(self.engine, self.options, configs, clients, by_provider(items, models))
         monitor = asyncio.create_task(self._monitor())
         self._install_signal_handler()
         gc.freeze()
@@ -172,8 +223,10 @@ class _Execution:
 
     def _queues(self, items: list[PendingItem], models: dict[int, Model]) -> dict[str, asyncio.Queue[PendingItem]]:
         queues: dict[str, asyncio.Queue[PendingItem]] = {}
-        for item in items:
-            queues.setdefault(models[item.model_id].provider, asyncio.Queue()).put_nowait(item)
+        for provider, mine in by_provider(items, models).items():
+            queues[provider] = asyncio.Queue()
+            for item in mine:
+                queues[provider].put_nowait(item)
         self.limiters = {p: RateLimiter(self.options.rpm, self.options.tpm, self.clock) for p in queues}
         self.models = models
         return queues
@@ -185,13 +238,13 @@ class _Execution:
                          max_connections=max(1, self.options.concurrency))
 
     async def _worker(self, queue: asyncio.Queue[PendingItem], clients: dict[tuple[int, int], LLMClient],
-                      prompts: dict[int, ItemPrompt]) -> None:
+                      prompts: _PromptFeed) -> None:
         while not queue.empty():
             if self.stop_reason or self.budget_reached():
                 self.stop_reason = self.stop_reason or "budget"
                 return
             item = queue.get_nowait()
-            prompt = prompts[item.response_id]
+            prompt = prompts.take(item)
             if prompt.error is not None:  # over the context window under 'refuse': never sent, never paid
                 await self._write_failed(item, f"context_window: {prompt.error}", 0, prompt.meta)
                 continue
@@ -236,6 +289,8 @@ class _Execution:
         """The writes that record an answer: the response done and the run's spend (its reservation released)."""
         writes: list[Write] = [(RESPONSE_DONE, {
             "p_id": item.response_id, "p_text": completion.text, "p_attempts": completion.attempts,
+            "p_reasoning": completion.reasoning or None, "p_reasoning_state": completion.reasoning_state,
+            "p_reasoning_tokens": completion.reasoning_tokens,
             "p_cache_key": completion.cache_key, "p_cached": completion.cached, "p_latency": completion.latency_ms,
             "p_in": completion.input_tokens, "p_out": completion.output_tokens, "p_cost": completion.cost_usd,
             "p_meta": meta, "p_finished": utc_now(),
@@ -543,10 +598,8 @@ async def execute_run(
         if calls:
             log.warning("run %s: %s", run_id, rebought_note(calls, usd))
         execution = _Execution(engine, run_id, options, clock, progress, holding=holding)
-        if options.executor == "ray":
-            from core.generation.ray_executor import execute_on_ray
-
-            return await execute_on_ray(execution)
+        if options.executor in EXECUTOR_HOOKS:
+            return await resolve_hook(EXECUTOR_HOOKS[options.executor])(execution)
         if options.workers > 1:
             return await execution.run_sharded(options.workers)
         return await execution.run()

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.ingest.io import ENTERPRISE_RAG
+from core.protocols import constraint_protocols
 from core.store.models import Instance
 
 Row = tuple[str | None, dict[str, Any], dict[str, Any]]  # mode, attributes, meta
@@ -92,4 +92,4 @@ def protocol_composition(engine: Engine) -> list[ProtocolComposition]:
     grouped = _latest_rows(engine)
     return [ProtocolComposition(p, len(grouped[p]), [r for facet in FACETS.get(p, OTHER_FACETS)
                                                       for r in facet_rows(p, grouped[p], facet)])
-            for p in sorted(grouped) if p != ENTERPRISE_RAG]
+            for p in sorted(grouped) if p not in constraint_protocols()]

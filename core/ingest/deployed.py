@@ -53,19 +53,25 @@ def deployed_model_name(service: str) -> str:
     return f"{DEPLOYED_PREFIX}{service}"
 
 
-def trace_payload(trace: Trace, fmt: str, service: str, source: str, clean) -> dict[str, Any]:
+def _same(text: str) -> str:
+    return text
+
+
+def trace_payload(trace: Trace, fmt: str, service: str, source: str, clean, clean_id=_same) -> dict[str, Any]:
     """The instance payload of one trace: question, documents in retrieval order (rank and score kept), provenance.
-    `clean` is applied to every stored text (the redaction pass, or identity)."""
-    iid = f"trace/{set_slug(service)}/{trace.trace_id}"
+    `clean` is applied to every stored text and `clean_id` to every id taken from the trace (the redaction pass and
+    its stable pseudonyms, or identity); `service` and `source` come cleaned."""
+    trace_id = clean_id(trace.trace_id)
+    iid = f"trace/{set_slug(service)}/{trace_id}"
     documents = [
-        {"doc_id": f"{iid}#retrieval[{d.rank - 1}]", "text": clean(d.text), "source": d.source_id, "role": "supporting",
-         "variant": {"kind": "retrieved", "rank": d.rank, "score": d.score}}
+        {"doc_id": f"{iid}#retrieval[{d.rank - 1}]", "text": clean(d.text), "source": clean_id(d.source_id),
+         "role": "supporting", "variant": {"kind": "retrieved", "rank": d.rank, "score": d.score}}
         for d in trace.documents
     ]
     return {
         "id": iid, "domain": service, "query": clean(trace.question), "protocol": PROTOCOL, "documents": documents,
-        "metadata": {"trace": {"format": fmt, "trace_id": trace.trace_id, "service": service, "file": source,
-                               "spans": trace.spans}},
+        "metadata": {"trace": {"format": fmt, "trace_id": trace_id, "service": service, "file": source,
+                               "spans": {role: clean_id(span) for role, span in trace.spans.items()}}},
     }
 
 
@@ -81,7 +87,8 @@ def trace_specs(traces: list[Trace], fmt: str, service: str, source: str, redact
     for trace in traces:
         if redactor is not None:
             before = dict(redactor.counts)
-        payload = trace_payload(trace, fmt, service, source, clean)
+        payload = trace_payload(trace, fmt, service, source, clean,
+                                redactor.pseudonymous if redactor is not None else _same)
         answers[payload["id"]] = clean(trace.answer)
         if redactor is not None:
             payload["metadata"]["redactions"] = {k: redactor.counts[k] - before.get(k, 0) for k in redactor.summary()}
@@ -138,22 +145,24 @@ def import_traces(engine: Engine, path: Path, fmt: str, *, set_name: str = "", s
         return TraceImportReport(left_out=left_out, errors=errors)
     service = service.strip() or next((t.service for t in traces if t.service), "") or path.stem
     redactor = Redactor() if redact else None
-    specs, answers, errors = trace_specs(traces, fmt, service, path.name, redactor)
+    service, source = (redactor.pseudonymous(service), redactor.pseudonymous(path.name)) if redactor else \
+        (service, path.name)
+    specs, answers, errors = trace_specs(traces, fmt, service, source, redactor)
     report = TraceImportReport(model=deployed_model_name(service), traces=len(traces),
                                documents=sum(len(t.documents) for t in traces),
                                redactions=redactor.summary() if redactor else None, left_out=left_out,
                                errors=errors)
     if errors:
         return report
-    name = set_name.strip() or f"{service} traces ({path.name})"
-    config = {"format": fmt, "file": path.name, "set": name, "service": service, "traces": len(traces),
-              "left_out": [str(e) for e in left_out],
-              "redactions": report.redactions, "name": f"deployed {service} ({path.name})"}
+    name = set_name.strip() or f"{service} traces ({source})"
+    config = {"format": fmt, "file": source, "set": name, "service": service, "traces": len(traces),
+              "left_out": [redactor.pseudonymous(str(e)) if redactor else str(e) for e in left_out],
+              "redactions": report.redactions, "name": f"deployed {service} ({source})"}
 
     def record(session: Session, member_of: dict[str, int]) -> None:
         report.run_id = _record_run(session, member_of, answers, service, config)
 
-    report.set_report = import_set(engine, specs, name, on_changed="rename", origin="traces", source=path.name,
+    report.set_report = import_set(engine, specs, name, on_changed="rename", origin="traces", source=source,
                                    author=author, on_members=record)
     report.errors = report.set_report.errors
     if not report.ok:

@@ -12,6 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from core.language import detect_language
+from core.protocols import constraint_protocols
 from core.store.db import saved_id
 from core.store.jsonl import parse_json, shown_field
 from core.store.models import Constraint, Document, Domain, Instance
@@ -418,7 +419,6 @@ class ModeRow:
     natural: int
     augmented: int
 
-ENTERPRISE_RAG = "enterprise_rag"
 
 
 def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
@@ -428,7 +428,7 @@ def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
         rows = session.exec(
             select(Instance.id, Domain.name, Instance.mode, Instance.origin)
             .join(Domain, col(Domain.id) == Instance.domain_id)
-            .where(Instance.is_latest == True, col(Instance.protocol) == ENTERPRISE_RAG)  # noqa: E712
+            .where(Instance.is_latest == True, col(Instance.protocol).in_(constraint_protocols()))  # noqa: E712
         ).all()
         ids = [r[0] for r in rows if r[0] is not None]  # stored rows always have their primary key
         counts = session.exec(

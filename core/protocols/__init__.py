@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import sys
+from dataclasses import dataclass
+from typing import Literal
 
 from core import plugins
-from core.metrics import check_declared, undeclare_package
+from core.metrics import check_declared, get_metric, undeclare_package
 from core.permissions import add_page, remove_page
 from core.protocols.base import Condition, Protocol, ProtocolPage
-from core.registry import Registry, unknown_name_message
+from core.registry import Registry, UnknownNameError, unknown_name_message
 from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
@@ -24,10 +26,35 @@ for _old, _new in RENAMED_PROTOCOLS.items():
 PACKAGE_OF: dict[str, str] = {}  # protocol name -> the package that registered it
 
 
+DEFAULT_PROTOCOL = plugins.DEFAULT_PROTOCOL  # the protocol of record: what an instance without a protocol, and the picker, use
+
+
+@dataclass(frozen=True)
+class DecisionMetric:
+    """What a decision across protocols reads of one metric of a protocol: its role (headline or diagnostic), whether
+    higher is better, its default floor (a ceiling when lower is better; None: no default), the judge kinds that can
+    decide it and its one-line meaning."""
+
+    id: str
+    label: str
+    role: Literal["headline", "diagnostic"]
+    higher_is_better: bool
+    floor: float | None
+    judges: tuple[str, ...]
+    meaning: str
+
+
 def register(protocol: Protocol) -> Protocol:
-    """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so does a metric not
-    declared in core.metrics, naming the close matches); its page joins the permission table."""
-    check_declared(protocol.metrics, f"protocol {protocol.name!r}")
+    """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so do a metric or an
+    aggregate not declared in core.metrics, naming the close matches, and a headline metric it does not report); its
+    page joins the permission table."""
+    owner = f"protocol {protocol.name!r}"
+    check_declared((*protocol.metrics, *protocol.aggregates), owner)
+    reported = protocol.decision_metric_ids()
+    for name in protocol.headline:
+        if name not in reported:
+            raise UnknownNameError(f"{owner} names a headline metric it does not report: "
+                                   f"{unknown_name_message('metric', name, reported)}")
     PROTOCOLS.add(protocol.name, protocol)
     PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
     if protocol.page is not None:
@@ -57,7 +84,8 @@ def unregister_package(package: str) -> None:
         PROTOCOLS.remove(name)
         del PACKAGE_OF[name]
     undeclare_package(package)
-    plugins.remove_package(package)
+    if package in plugins.EXTRA_PACKAGES:  # a package discovered inside core/protocols was never added
+        plugins.remove_package(package)
     for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[module]
 
@@ -65,6 +93,20 @@ def unregister_package(package: str) -> None:
 def get_protocol(name: str) -> Protocol:
     """The protocol called `name` (or renamed from it); an unknown name lists the known ones and the close matches."""
     return PROTOCOLS.get(name)
+
+
+def constraint_protocols() -> tuple[str, ...]:
+    """The protocols whose responses are scored constraint by constraint with their claims and mode metrics
+    (`response_scoring="constraints"`: EnterpriseRAG), read by the scorer and the read model's response scores."""
+    return tuple(name for name in PROTOCOLS.names() if PROTOCOLS.get(name).response_scoring == "constraints")
+
+
+def decision_metrics(protocol: str) -> tuple[DecisionMetric, ...]:
+    """Every metric `protocol` reports (per response, then derived) as a decision reads it, headline ones first."""
+    chosen = get_protocol(protocol)
+    rows = [DecisionMetric(m.id, m.label, "headline" if m.id in chosen.headline else "diagnostic", m.higher_is_better,
+                           m.floor, m.judges, m.description) for m in map(get_metric, chosen.decision_metric_ids())]
+    return tuple(sorted(rows, key=lambda row: row.role != "headline"))
 
 
 def protocol_errors(spec: InstanceSpec) -> list[tuple[str, str]]:
@@ -82,5 +124,5 @@ def discover() -> None:
 
 discover()
 
-__all__ = ["PACKAGE_OF", "PROTOCOLS", "Condition", "Protocol", "ProtocolPage", "get_protocol", "protocol_errors",
-           "register", "register_package", "unregister_package"]
+__all__ = ["DEFAULT_PROTOCOL", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "Protocol", "ProtocolPage",
+           "constraint_protocols", "decision_metrics", "get_protocol", "protocol_errors", "register", "register_package", "unregister_package"]

@@ -1,11 +1,13 @@
-"""What a protocol declares: the instance fields it requires, its conditions, prompts, metrics, aggregates and views."""
+"""What a protocol declares: the instance fields it requires, its conditions, prompts, metrics (per response, derived,
+and which of them are headline), views and paper tables."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from core.protocols.messages import ChatMessage
 from core.protocols.paper import PaperTableSpec
@@ -73,6 +75,40 @@ class View:
         return getattr(importlib.import_module(module), name)
 
 
+@dataclass(frozen=True)
+class BuildResult:
+    """A built, importable benchmark file: its path, instance count, summary lines and the skipped items (each with
+    why)."""
+
+    out: Path
+    instances: int
+    summary: list[str]
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Builder:
+    """How a protocol's benchmark is built from a source, read by the Build benchmark page (its tab) and the services
+    layer (the authorised build): the tab's label and caption, what the source is (a file, or a folder), its default
+    under the shared datasets folder, the source layouts it takes, whether a BM25-only switch applies, and the build
+    function's 'module:function' name: build(source, out_dir, *, fmt, seed, limit, bm25_only, progress) -> BuildResult,
+    writing out_dir/instances.jsonl and calling progress(done, total) per item."""
+
+    tab: str
+    caption: str
+    source_label: str
+    default_source: str
+    build: str
+    folder: bool = False
+    formats: tuple[str, ...] = ()
+    bm25: bool = True
+
+    def function(self) -> Callable[..., BuildResult]:
+        """The build function (its 'module:function' name imported now)."""
+        module, _, name = self.build.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -85,8 +121,12 @@ class Protocol:
     required: dict[str, Requirement]
     conditions: tuple[Condition, ...]
     metrics: tuple[str, ...]
-    aggregates: tuple[str, ...] = ()
-    views: tuple[str, ...] = ()
+    aggregates: tuple[str, ...] = ()  # declared metrics derived from the per-response ones (loose_ias, strict_ias, ...)
+    headline: tuple[str, ...] = ()  # the metrics (of metrics + aggregates) a decision weighs first; the rest diagnose
+    # how a response is scored: "metrics", each declared metric's computation; "constraints", the instance's constraints
+    # one by one, its claims and its mode metrics by the judge (EnterpriseRAG), read by the scorer and the read model
+    response_scoring: Literal["metrics", "constraints"] = "metrics"
+    builder: Builder | None = None  # its benchmark builder: a Build benchmark tab and an authorised build
     description: str = ""
     render: Renderer | None = None
     page: ProtocolPage | None = None
@@ -98,6 +138,10 @@ class Protocol:
         names = [c.name for c in self.conditions]
         if "" not in names or len(set(names)) != len(names):
             raise ValueError(f"protocol {self.name!r} needs one default condition '' and unique condition names")
+
+    def decision_metric_ids(self) -> tuple[str, ...]:
+        """Every metric this protocol reports: its per-response metrics, then its derived ones."""
+        return tuple(dict.fromkeys((*self.metrics, *self.aggregates)))
 
     def condition_names(self) -> tuple[str, ...]:
         """The names of the conditions this protocol declares ('' is its default)."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from core.plugins import DEFAULT_PROTOCOL
 from core.protocols.html import html_to_text
 from core.protocols.messages import ChatMessage
 
@@ -67,7 +68,7 @@ class InstanceView:
 
     query: str
     id: int | None = None
-    protocol: str = "enterprise_rag"
+    protocol: str = DEFAULT_PROTOCOL
     mode: str | None = None
     language: str | None = None
     constraints: tuple[Any, ...] = ()

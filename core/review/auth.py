@@ -3,6 +3,8 @@ check every write path calls."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import re
 import secrets
@@ -14,7 +16,7 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from sqlalchemy import case
+from sqlalchemy import case, or_
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
@@ -22,15 +24,23 @@ from sqlmodel import Session, col, delete, func, select, update
 
 from core.permissions import ROLES, NotPermitted, require
 from core.review.sessions import resolve as resolve_session
-from core.review.sessions import revoke_user_sessions
+from core.review.sessions import revoke_user_sessions, signing_key
 from core.store.db import table_of
 from core.store.models import AccountChange, LoginFailure, User
 
 SESSION_IDLE_LIMIT = timedelta(hours=8)
 MIN_PASSWORD_LENGTH = 8
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{1,63}")  # matched whole (fullmatch: no trailing \n)
-MAX_FAILURES = 5  # failed sign-ins per account, and per client address, within the window ...
-FAILURE_WINDOW = timedelta(minutes=15)  # ... after which further attempts are refused until the window has passed
+MAX_FAILURES = 5  # attempts per account-and-address (and per trusted device) before each next one must wait ...
+FAILURE_WINDOW = timedelta(minutes=15)  # ... a counter is forgotten this long after its last counted attempt
+FIRST_DELAY = timedelta(seconds=30)  # the wait once a limit is reached, doubling with each further attempt ...
+MAX_DELAY = timedelta(minutes=15)  # ... up to this
+# Attempts counted per scope before delays start. An address is limited only for attempts on unknown accounts
+# ("unknown") or at a high rate ("rate"), so a stranger behind the team's proxy (one shared address) cannot lock
+# the team out; a browser that signed in to the account before (its device cookie) is limited on its own ("device")
+# and is never refused for others' failures.
+LIMITS = {"pair": MAX_FAILURES, "account": 2 * MAX_FAILURES, "device": MAX_FAILURES, "unknown": 2 * MAX_FAILURES,
+          "rate": 100}
 
 _hasher = PasswordHasher()
 
@@ -47,13 +57,19 @@ class SessionExpired(AuthError):
     """The session has been idle longer than the limit; the user must sign in again."""
 
 
+THROTTLED_WHERE = {"account": "for this account", "pair": "for this account from this address",
+                   "device": "for this account in this browser", "unknown": "for unknown accounts from this address",
+                   "rate": "from this address"}
+
+
 class LoginThrottled(AuthError):
-    """Too many failed sign-ins for an account or from an address: refused without checking, for `retry_after`."""
+    """Too many failed sign-ins in one scope (THROTTLED_WHERE): refused without checking, for `retry_after`."""
 
     def __init__(self, scope: str, retry_after: timedelta) -> None:
-        minutes = max(1, math.ceil(retry_after.total_seconds() / 60))
-        where = "for this account" if scope == "account" else "from this address"
-        super().__init__(f"Too many failed sign-ins {where}. Try again in {minutes} minute{'s' if minutes > 1 else ''}.")
+        seconds = max(1, math.ceil(retry_after.total_seconds()))
+        wait = f"{seconds} seconds" if seconds < 60 else \
+            f"{math.ceil(seconds / 60)} minute{'s' if math.ceil(seconds / 60) > 1 else ''}"
+        super().__init__(f"Too many failed sign-ins {THROTTLED_WHERE[scope]}. Try again in {wait}.")
         self.scope = scope
         self.retry_after = retry_after
 
@@ -287,24 +303,40 @@ def _dummy_hash() -> str:
     return _hasher.hash(secrets.token_urlsafe(16))
 
 
+def delay_after(attempts: int, limit: int) -> timedelta:
+    """How long after the last counted attempt the next one must wait, once `attempts` are counted in a scope whose
+    limit is `limit`: nothing below the limit, then FIRST_DELAY doubling per further attempt, up to MAX_DELAY."""
+    if attempts < limit:
+        return timedelta(0)
+    return min(MAX_DELAY, FIRST_DELAY * 2 ** min(attempts - limit, 16))
+
+
+def _allowed(limit: int, now: datetime):
+    """The SQL condition under which a counter may count one more attempt now: its window elapsed, it is under its
+    limit, or its growing delay (delay_after) has passed since its last counted attempt."""
+    at, failures = col(LoginFailure.at), col(LoginFailure.failures)
+    steps = [(failures == n) & (at <= now - delay_after(n, limit)) for n in range(limit, limit + 6)]
+    return or_(at <= now - FAILURE_WINDOW, failures < limit, *steps, at <= now - MAX_DELAY)
+
+
 def _reserve(session: Session, scope: str, key: str, now: datetime) -> None:
-    """Count one attempt for `key` before its password is checked, in one conditional statement (insert the counter,
-    or restart an elapsed window, or add one while under MAX_FAILURES); LoginThrottled when the window is full."""
+    """Count one attempt for `key` in `scope` before its password is checked, in one conditional statement (insert
+    the counter, or restart an elapsed window, or add one when allowed: _allowed); LoginThrottled otherwise."""
     elapsed = col(LoginFailure.at) <= now - FAILURE_WINDOW
+    limit = LIMITS[scope]
     counted = session.connection().execute(
         _upsert(session)(table_of(LoginFailure))
         .values(scope=scope, key=key, at=now, failures=1)
         .on_conflict_do_update(
             index_elements=["scope", "key"],
-            set_={"failures": case((elapsed, 1), else_=col(LoginFailure.failures) + 1),
-                  "at": case((elapsed, now), else_=col(LoginFailure.at))},
-            where=elapsed | (col(LoginFailure.failures) < MAX_FAILURES),
+            set_={"failures": case((elapsed, 1), else_=col(LoginFailure.failures) + 1), "at": now},
+            where=_allowed(limit, now),
         )
         .execution_options(preserve_rowcount=True)
     ).rowcount
     if counted != 1:
-        started = session.exec(select(LoginFailure.at).where(LoginFailure.scope == scope, LoginFailure.key == key)).one()
-        raise LoginThrottled(scope, started.astimezone(UTC) + FAILURE_WINDOW - now)
+        row = session.exec(select(LoginFailure).where(LoginFailure.scope == scope, LoginFailure.key == key)).one()
+        raise LoginThrottled(scope, row.at.astimezone(UTC) + delay_after(row.failures, limit) - now)
 
 
 def _upsert(session: Session):
@@ -312,12 +344,25 @@ def _upsert(session: Session):
     return {"sqlite": sqlite_insert, "postgresql": postgresql_insert}[session.get_bind().dialect.name]
 
 
-def _reserve_attempt(engine: Engine, account: str, address: str | None, now: datetime) -> None:
-    """Reserve this attempt against the account and, when known, the address; both or neither (LoginThrottled)."""
+def attempt_scopes(account: str, address: str | None, known: bool, device: str | None) -> list[tuple[str, str]]:
+    """The (scope, key) counters one sign-in attempt is counted in: a browser that signed in to this account before
+    (a valid `device` id) only in its own; any other in the account's, the account-and-address's, the address's
+    high-rate one and, for an unknown account, the address's unknown-account one."""
+    if device:
+        return [("device", device)]
+    scopes = [("account", account)]
+    if address:
+        scopes += [("pair", f"{account}|{address}"), ("rate", address)]
+        if not known:
+            scopes.append(("unknown", address))
+    return scopes
+
+
+def _reserve_attempt(engine: Engine, scopes: list[tuple[str, str]], now: datetime) -> None:
+    """Reserve this attempt in every scope; all or none (LoginThrottled naming the first that refused)."""
     with Session(engine) as session:
-        _reserve(session, "account", account, now)
-        if address:
-            _reserve(session, "address", address, now)
+        for scope, key in scopes:
+            _reserve(session, scope, key, now)
         session.commit()
     _forget_elapsed(engine, now)
 
@@ -330,40 +375,69 @@ def _forget_elapsed(engine: Engine, now: datetime) -> None:
         session.commit()
 
 
-def _release(engine: Engine, account: str, address: str | None) -> None:
-    """A successful sign-in: clear the account's count and take this attempt back from the address's."""
+def _release(engine: Engine, scopes: list[tuple[str, str]]) -> None:
+    """A successful sign-in: clear the account's, the pair's and the device's counts, and take this attempt back
+    from the address's high-rate count."""
     with Session(engine) as session:
-        session.exec(delete(LoginFailure).where(col(LoginFailure.scope) == "account", col(LoginFailure.key) == account))
-        if address:
-            session.exec(update(LoginFailure)
-                         .where(col(LoginFailure.scope) == "address", col(LoginFailure.key) == address,
-                                col(LoginFailure.failures) > 0)
-                         .values(failures=col(LoginFailure.failures) - 1))
+        for scope, key in scopes:
+            match = (col(LoginFailure.scope) == scope) & (col(LoginFailure.key) == key)
+            if scope == "rate":
+                session.exec(update(LoginFailure).where(match, col(LoginFailure.failures) > 0)
+                             .values(failures=col(LoginFailure.failures) - 1))
+            else:
+                session.exec(delete(LoginFailure).where(match))
         session.commit()
 
 
+def device_token(engine: Engine, username: str) -> str:
+    """A device cookie value for a browser that just signed in as `username`: a random id signed (HMAC-SHA256, the
+    database's session key) together with the account, so it vouches for this browser and this account only."""
+    ident = secrets.token_urlsafe(18)
+    return f"d1.{ident}.{_device_signature(engine, username_key(username), ident)}"
+
+
+def _device_signature(engine: Engine, account: str, ident: str) -> str:
+    return hmac.new(signing_key(engine), f"device|{account}|{ident}".encode(), hashlib.sha256).hexdigest()
+
+
+def trusted_device(engine: Engine, token: str | None, account: str) -> str | None:
+    """The device id of a device cookie issued for `account` (the casefolded name) by this deployment; None for
+    anything else (another account's, another deployment's, forged, absent)."""
+    parts = (token or "").split(".")
+    if len(parts) != 3 or parts[0] != "d1" or not parts[1]:
+        return None
+    if not hmac.compare_digest(_device_signature(engine, account, parts[1]), parts[2]):
+        return None
+    return parts[1]
+
+
 def authenticate(
-    engine: Engine, username: str, password: str, now: datetime | None = None, address: str | None = None
+    engine: Engine, username: str, password: str, now: datetime | None = None, address: str | None = None,
+    device: str | None = None,
 ) -> Principal | None:
     """A new session principal when the username/password pair is right and the account active, else None.
 
-    Every attempt is counted for the account (its normalised name, whether it exists or not) and the client `address`
-    before the password is checked, in one conditional update each: once MAX_FAILURES are counted within
-    FAILURE_WINDOW, attempts are refused with LoginThrottled (saying how long to wait) without checking the password,
-    so N concurrent attempts check at most MAX_FAILURES passwords. A successful sign-in takes its count back. A wrong
-    password and an unknown or disabled user cost the same (one argon2 verification). The address is the connection's
-    peer, loopback included, or what a trusted proxy forwarded (core.review.addresses); when it is unknown (no browser
-    connection) only the account is throttled: one shared "unknown address" key would let anyone lock every user out.
+    Every attempt is counted before the password is checked, in one conditional update per counter (attempt_scopes):
+    per account (LIMITS["account"]) and per account-and-address (LIMITS["pair"]); per address only for attempts on
+    unknown accounts (LIMITS["unknown"]) or at a high rate (LIMITS["rate"]); a browser presenting a valid device
+    cookie for the account (`device`, from device_token) only in its own counter, so others' failures never refuse
+    it. Once a counter reaches its limit, each further attempt must wait a growing delay (delay_after: 30 s doubling
+    to 15 min) after the last counted one, and is refused (LoginThrottled, saying how long) without checking the
+    password, so N concurrent attempts check at most the limit. A counter is forgotten 15 minutes after its last
+    counted attempt; a successful sign-in clears the account's, the pair's and the device's. A wrong password and an
+    unknown or disabled user cost the same (one argon2 verification). The address is the connection's peer or what a
+    trusted proxy forwarded (core.review.addresses); unknown (no browser connection), only the account is counted.
     """
     now = (now or now_utc()).astimezone(UTC)
     account, address = username_key(username)[:200], (address or "")[:200] or None
-    _reserve_attempt(engine, account, address, now)
     user = _login_user(engine, username)
+    scopes = attempt_scopes(account, address, user is not None, trusted_device(engine, device, account))
+    _reserve_attempt(engine, scopes, now)
     usable = user is not None and user.active and bool(user.password_hash)
     if not verify_password(user.password_hash if usable and user is not None else _dummy_hash(), password or "") or not usable:
         return None
     assert user is not None  # usable implies a user
-    _release(engine, account, address)
+    _release(engine, scopes)
     if _hasher.check_needs_rehash(user.password_hash):
         _rehash(engine, user, password)
     return _principal(user, now)

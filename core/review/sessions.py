@@ -7,6 +7,12 @@ account is still active. Sign-in never puts a session token in a URL: the app is
 code that the cookie endpoint (ui.serve) redeems for the session token it sets as the cookie. The code is bound to the
 sign-in nonce of the browser that signed in (an HttpOnly, SameSite=Strict cookie the server set before the sign-in), and
 redeemed only with that nonce: another site cannot hand its own code to a visitor's browser (login CSRF).
+
+Cookies are named per deployment (cookie_names: a suffix derived from the database's signing key), so a second
+service on another port of the same host (browsers do not separate cookies by port) neither reads nor overwrites
+ours under its own name, and a token it plants under our name fails our signature unless our server issued it.
+Served over HTTPS, every cookie is a `__Host-` cookie (Secure, Path=/, no Domain): a plain-HTTP service on the same
+host never receives it and cannot set or overwrite it.
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from sqlmodel import Session, col, select, update
 from core.store.db import saved_id
 from core.store.models import AppSecret, SessionToken, User
 
-COOKIE_NAME = "gauntlet_session"
+COOKIE_NAME = "gauntlet_session"  # the stem of the session cookie's name (cookie_names adds the deployment's suffix)
 NONCE_COOKIE = "gauntlet_signin_nonce"
+DEVICE_COOKIE = "gauntlet_device"  # a browser that signed in before (core.review.auth.device_token)
+DEVICE_LIFETIME = timedelta(days=180)
+HOST_PREFIX = "__Host-"
 SESSION_LIFETIME = timedelta(hours=12)
 IDLE_LIMIT = timedelta(hours=8)
 HANDOFF_LIFETIME = timedelta(minutes=1)
@@ -67,6 +76,33 @@ def signing_key(engine: Engine) -> bytes:
                 session.rollback()
             row = session.get_one(AppSecret, SIGNING_KEY)
         return bytes.fromhex(row.value)
+
+
+@dataclass(frozen=True)
+class CookieNames:
+    """This deployment's cookie names for one scheme: `secure` (HTTPS) names carry the `__Host-` prefix."""
+
+    session: str
+    nonce: str
+    device: str
+    secure: bool
+
+    @property
+    def path(self) -> str | None:
+        """The Path a `__Host-` cookie must have ("/"); None: the app's own base path."""
+        return "/" if self.secure else None
+
+
+def deployment_id(engine: Engine) -> str:
+    """A short id of this deployment, derived from its database's signing key (not the key itself)."""
+    return hmac.new(signing_key(engine), b"cookie names", hashlib.sha256).hexdigest()[:12]
+
+
+def cookie_names(engine: Engine, secure: bool) -> CookieNames:
+    """This deployment's cookie names, `__Host-`-prefixed when served over HTTPS."""
+    prefix, suffix = HOST_PREFIX if secure else "", deployment_id(engine)
+    session, nonce, device = (f"{prefix}{stem}_{suffix}" for stem in (COOKIE_NAME, NONCE_COOKIE, DEVICE_COOKIE))
+    return CookieNames(session=session, nonce=nonce, device=device, secure=secure)
 
 
 def _sign(key: bytes, body: str) -> str:

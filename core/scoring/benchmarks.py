@@ -42,7 +42,7 @@ from core.scoring.reference import (
     unify_marks,
     unsupported,
 )
-from core.store.schema import ReferenceSpec
+from core.store.schema import AnswerSpec, ReferenceSpec
 
 RGB_REJECT = ("insufficient information", "信息不足")
 RGB_FACT = ("factual errors", "事实性错误")
@@ -110,6 +110,13 @@ def all_gold(p: Prepared) -> list[str]:
     return [a.text for a in p.ref.answers if answer_score(p.norm, a, p.kind) < 1]
 
 
+def literal_gold(p: Prepared) -> list[str]:
+    """The gold answers not contained, each read whole (RAMDocs' check: a gold answer with a slash, "AC/DC" or
+    "Gravity/Gravitation", is one answer, never two alternatives)."""
+    return [a.text for a in p.ref.answers
+            if not any(contains(p.norm, normalize(f, p.kind), p.kind) for f in (a.text, *a.aliases))]
+
+
 def wrong_given(p: Prepared) -> list[str]:
     """The wrong answers contained anywhere in the response, the gold answers' own text included: RAMDocs'
     published check (run_madam_rag.py), so a wrong answer that is part of a gold answer fails every complete answer
@@ -159,7 +166,9 @@ def rgb_integration(item: BenchmarkItem) -> MetricOutcome:
 
 def rgb_rejection(item: BenchmarkItem) -> MetricOutcome:
     """RGB negative rejection: on a negatives-only prompt, 1 when the response says the documents do not suffice
-    ("insufficient information" / "信息不足", RGB's phrases) or refuses overall."""
+    ("insufficient information" / "信息不足": RGB's own rule, evalue.py, which counts any other response as an answer)
+    or refuses overall; a hedged refusal that gives a guess ("I cannot answer ..., but my best guess is X") answers,
+    by RGB's rule as by `detect_refusal`, so it is not a rejection."""
     if (na := only_for(item, "rgb")) is not None:
         return na
     if not item.negatives_only:
@@ -195,11 +204,12 @@ def rgb_error_correction(item: BenchmarkItem) -> MetricOutcome:
 # --------------------------------------------------------------------------- RAMDocs
 
 def ramdocs_accuracy(item: BenchmarkItem) -> MetricOutcome:
-    """RAMDocs exact match: every gold answer given and no wrong answer anywhere in the response (published rule)."""
+    """RAMDocs exact match: every gold answer given, each read whole (`literal_gold`), and no wrong answer anywhere in
+    the response (published rule)."""
     if (na := only_for(item, "ramdocs")) is not None:
         return na
     p = item.prepared()
-    missing, wrong = all_gold(p), wrong_given(p)
+    missing, wrong = literal_gold(p), wrong_given(p)
     ok = not missing and not wrong
     why = "every gold answer, no wrong answer" if ok else "; ".join(
         x for x in (f"missing {missing}" if missing else "", f"wrong {wrong}" if wrong else "") if x)
@@ -208,30 +218,45 @@ def ramdocs_accuracy(item: BenchmarkItem) -> MetricOutcome:
 
 # --------------------------------------------------------------------------- CRAG
 
-def crag_gold(item: BenchmarkItem) -> bool:
-    """Whether the response gives a gold answer as CRAG's grader accepts it: equal to one (lower-cased), or, where
-    CRAG asks its judge, one contained and the response not unsure (CRAG's grading rule 2)."""
-    text = lowered(item.response).strip()
-    forms = [f for a in item.ref.answers for f in answer_forms(a)]
-    if any(text == lowered(f).strip() for f in forms):
-        return True
+def crag_judged(item: BenchmarkItem, answer: AnswerSpec) -> bool:
+    """Where CRAG asks its judge: the gold answer (any spelling) contained and the response not unsure (CRAG's grading
+    rule 2)."""
     p = item.prepared()
-    return not CRAG_UNSURE_RE.search(text) and any(answer_score(p.norm, a, p.kind) == 1 for a in item.ref.answers)
+    return not CRAG_UNSURE_RE.search(lowered(item.response)) and answer_score(p.norm, answer, p.kind) == 1
+
+
+def crag_gold_verdict(item: BenchmarkItem, answer: AnswerSpec) -> tuple[bool, str]:
+    """CRAG's check of one ground truth (local_evaluation.py `evaluate_predictions`, in its order): the response
+    equal to it (lower-cased) is correct; 'invalid' in both is correct; 'invalid' in one only is a hallucination;
+    else the judge (`crag_judged`)."""
+    text = lowered(item.response).strip()
+    forms = [lowered(f).strip() for f in answer_forms(answer)]
+    if text in forms:
+        return True, "equals the gold answer"
+    invalid_said, invalid_gold = CRAG_INVALID in text, any(CRAG_INVALID in f for f in forms)
+    if invalid_said and invalid_gold:
+        return True, "says the question is invalid, as the gold answer does"
+    if invalid_said or invalid_gold:
+        return False, "calls a valid question invalid" if invalid_said else "does not say the question is invalid"
+    return (True, "gives the gold answer") if crag_judged(item, answer) else (False, "no gold answer given")
 
 
 def crag_class(item: BenchmarkItem) -> tuple[str, str]:
-    """(correct | missing | hallucinated, why) by CRAG's rules, in their order."""
-    text = lowered(item.response)
-    if CRAG_MISSING in text:
+    """(correct | missing | hallucinated, why) by CRAG's rule (local_evaluation.py): "i don't know" is missing (and a
+    refusal overall, the paper's "I'm sorry I can't find ..."); else correct when one ground truth's check passes.
+    False-premise rows follow the same rule against their own gold: "invalid question" where the gold says so, the
+    gold sentence where it is one (the published row's "rory mcilroy has never won ...")."""
+    if CRAG_MISSING in lowered(item.response):
         return "missing", "says I don't know"
     if detect_refusal(item.response)[0]:  # CRAG's paper: "I'm sorry I can't find ..." is missing too
         return "missing", "refuses"
-    if item.false_premise:
-        return ("correct", "says the question is invalid") if CRAG_INVALID in text else (
-            "hallucinated", "false premise not named invalid")
-    if CRAG_INVALID in text:
-        return "hallucinated", "calls a valid question invalid"
-    return ("correct", "gives the gold answer") if crag_gold(item) else ("hallucinated", "no gold answer given")
+    whys = []
+    for answer in item.ref.answers:
+        ok, why = crag_gold_verdict(item, answer)
+        if ok:
+            return "correct", why
+        whys.append(why)
+    return "hallucinated", whys[-1] if whys else "no gold answer"
 
 
 def crag_outcome(item: BenchmarkItem, measure: str) -> MetricOutcome:

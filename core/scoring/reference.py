@@ -26,12 +26,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
+import yaml
+
+from core.config import REPO_ROOT
+from core.generation.reasoning import UNFINISHED_REASON, split_reasoning
 from core.language import cjk_language
 from core.scoring.judges.base import MetricOutcome
 from core.scoring.judges.refusal import detect_refusal
 from core.store.schema import AnswerSpec, ReferenceSpec
 
 METHOD = "reference"
+ANSWER_FIELDS_FILE = REPO_ROOT / "data" / "reading" / "answer_fields.yaml"
+NUMBERS_FILE = REPO_ROOT / "data" / "reading" / "numbers.yaml"
+THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 CHARACTER_LANGUAGES = ("zh", "ja")
 UNSEGMENTED_LANGUAGES = ("th", "lo", "km", "my", "bo")
 REFUSAL_LANGUAGES = ("en", "zh", "ja")
@@ -137,12 +144,72 @@ def squad_normalize(text: str) -> str:
     return " ".join(ARTICLES_RE.sub(" ", text).split())
 
 
+@lru_cache(maxsize=1)
+def _number_rules() -> dict:
+    data = yaml.safe_load(NUMBERS_FILE.read_text(encoding="utf-8"))
+    chars = "".join([*data["digits"], *data["places"], *data["sections"]])
+    counters = "|".join(sorted((re.escape(c) for c in data["counters"]), key=len, reverse=True))
+    prefixes = "|".join(re.escape(p) for p in data["ordinal_prefixes"])
+    seps = re.escape("".join(data["list_separators"]))
+    return {**data, "run": re.compile(rf"({prefixes})?([{chars}]+)(?=({counters}))?"),
+            "list": re.compile(rf"(?<=\d)[ \t]*[{seps}][ \t]*(?=\d)")}
+
+
+def han_value(run: str) -> int:
+    """The value of a run of Han numerals: place values ("二十三" 23, "一百" 100, "两千零五" 2005, "三万" 30000), or
+    digit by digit when it has none ("二〇二三" 2023)."""
+    rules = _number_rules()
+    digits, places, sections = rules["digits"], rules["places"], rules["sections"]
+    if all(ch in digits for ch in run):
+        return int("".join(str(digits[ch]) for ch in run))
+    total = section = number = 0
+    for ch in run:
+        if ch in digits:
+            number = digits[ch]
+        elif ch in places:
+            section += (number or 1) * places[ch]
+            number = 0
+        else:
+            total = (total + section + number) * sections[ch]
+            section = number = 0
+    return total + section + number
+
+
+def han_numerals(text: str) -> str:
+    """Han numerals written as Arabic digits where they are numbers: after an ordinal prefix ("第三" 第3), before a
+    counter ("三月" 3月, "一百人" 100人), or a run of two or more with a place value or all digits ("二十三" 23,
+    "二〇二三" 2023); rules and words in data/reading/numbers.yaml."""
+    rules = _number_rules()
+
+    def read(m: re.Match[str]) -> str:
+        prefix, run, counter = m.group(1) or "", m.group(2), m.group(3)
+        valued = len(run) >= 2 and run[0] not in rules["sections"]
+        lone_unit = len(run) == 1 and run in rules["sections"] or run in ("百", "千", "佰", "仟")
+        if (prefix or counter or valued) and not lone_unit:
+            return prefix + str(han_value(run))
+        return m.group(0)
+
+    return rules["run"].sub(read, text)
+
+
+def number_lists(text: str) -> str:
+    """Numbers of a list kept apart: a thousands comma ("1,000") dropped, any list separator between two numbers
+    ("8、9", "8，9", "8, 9") made one ',' that normalisation keeps, so "8、9" is "8,9", never "89"."""
+    return _number_rules()["list"].sub(",", THOUSANDS_RE.sub("", text))
+
+
 def character_normalize(text: str) -> str:
-    """`unify_marks`, lowercase, punctuation (but decimal points and percent signs of numbers) and whitespace removed:
-    one string whose characters are the tokens."""
-    text = unify_marks(text).lower()
+    """`unify_marks`, lowercase, Han numerals as digits (`han_numerals`), number lists kept apart (`number_lists`),
+    punctuation (but decimal points and percent signs of numbers, and list commas between numbers) and whitespace
+    removed: one string whose characters are the tokens."""
+    text = number_lists(han_numerals(unify_marks(text).lower()))
     return "".join(ch for i, ch in enumerate(text)
-                   if number_mark(text, i) or not is_punctuation(ch) and not ch.isspace())
+                   if number_mark(text, i) or ch == "," and _between_digits(text, i)
+                   or not is_punctuation(ch) and not ch.isspace())
+
+
+def _between_digits(text: str, i: int) -> bool:
+    return 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
 
 
 def normalize(text: str, kind: str) -> str:
@@ -275,6 +342,10 @@ BETWEEN = rf"(?:\s+{NOT_WORD}[a-z']+){{0,4}}?"  # up to four lower-case words ("
 OPENING = r"[\s*_\"'`]*(?:(?i:option|choice|letter)\s+)?[(\[【「]?\s*"
 ZH_FILLER = r"(?:应该|應該|应当|應當|应|應|就|可能|大概|也许|也許|或许|或許|肯定|显然|顯然|必然|选|選|是|为|為|は|:|\s)*"
 SPACE_RUN_RE = re.compile(r"\s{2,}")
+# a lower-case letter only right after an answer cue and standing alone ("Answer: c)", "the answer is (c)", "Final
+# answer: c"): never in running text, where a, i, e.g. c. are words and abbreviations
+LOWER_CUE_RE = re.compile(r"(?i:\b(?:final\s+answer|answer|choice|option)s?(?:\s+is)?)\s*[:=]?\s*[(\[]?([a-z])"
+                          r"(?:[)\]]|\.?\s*$)", re.MULTILINE)
 LATEX_WRAP_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textit)\s*\{([^{}]*)\}")
 
 
@@ -314,7 +385,7 @@ def _choice_patterns(letters: str) -> list[re.Pattern[str]]:
                        r"|so|must\s+be|it'?s|it\s+(?:is|might\s+be|may\s+be|could\s+be|should\s+be|would\s+be|must\s+be))\b)[,:]?"
                        + OPENING + _letter(letters)),
             re.compile(r"(?:所以|因此|故|则|則|よって|したがって|従って|たぶん|おそらく|恐らく|多分|大概|可能是|可能|也许是|也許是"
-                       r"|或许是|或許是|应该是|應該是|倾向于|傾向於)[,，、:]?\s*"
+                       r"|或许是|或許是|应该是|應該是|倾向于|傾向於|我猜是|我猜|猜是)[,，、:]?\s*"
                        r"[(\[【「]?\s*" + _letter(letters))]
 
 
@@ -371,19 +442,60 @@ def _article(text: str, m: re.Match[str]) -> bool:
     return concluding and m.group(1) == "A" and re.match(r"[ \t]+[a-z]", text[m.end(1):]) is not None
 
 
+@lru_cache(maxsize=1)
+def _structured_re() -> re.Pattern[str]:
+    fields = yaml.safe_load(ANSWER_FIELDS_FILE.read_text(encoding="utf-8"))["fields"]
+    names = "|".join(sorted((re.escape(str(f)) for f in fields), key=len, reverse=True))
+    json_value = r'"(?:' + names + r')"\s*:\s*(\[[^\]]*\]|"[^"]*"|[^,}\s]+)'
+    xml_value = r"<\s*(" + names + r")\s*>([^<]*)<\s*/\s*\2\s*>"
+    return re.compile(rf"(?i:{json_value}|{xml_value})")
+
+
+def structured_answer(response: str) -> str | None:
+    """The value of the last answer field of a structured answer ({"answer": "B"}, <answer>B</answer>, {"答案": "是"};
+    field names in data/reading/answer_fields.yaml), a JSON list joined with ', ' (several options stay several);
+    None when the response has no such field."""
+    found = list(_structured_re().finditer(response or ""))
+    if not found:
+        return None
+    m = found[-1]
+    value = m.group(1) if m.group(1) is not None else m.group(3)
+    return ", ".join(v.strip().strip('"') for v in value.strip("[]").split(",")) if value.startswith("[") \
+        else value.strip().strip('"')
+
+
 def read_option(response: str, letters: Iterable[str]) -> tuple[str | None, str]:
-    """The option letter a response chooses and the rule that read it ('unread' when none, 'several' for a list)."""
+    """The option letter a response chooses and the rule that read it ('unread' when none, 'several' for a list); a
+    structured answer is read on its answer field's value (`structured_answer`)."""
     allowed = "".join(sorted({str(x).strip().upper() for x in letters if len(str(x).strip()) == 1}))
     if not allowed:
         return None, "unread"
+    value = structured_answer(response)
+    if value is not None:
+        letter, rule = _read_option_text(f"Answer: {value}", allowed)
+        return letter, f"structured {rule}"
+    return _read_option_text(response, allowed)
+
+
+def _last_line_first(found: list[re.Match[str]], text: str) -> re.Match[str]:
+    """The earliest match on the last line holding one: a final answer line wins over options walked through above
+    it ("Answer B would need ... \nAnswer: A" reads A; "Answer: C. Option B is wrong" reads C)."""
+    last_line = text.count("\n", 0, found[-1].start(1))
+    return next(m for m in found if text.count("\n", 0, m.start(1)) == last_line)
+
+
+def _read_option_text(response: str, allowed: str) -> tuple[str | None, str]:
     text = option_text(response)
     ordered = [("boxed", _boxed_patterns, -1), ("final", _final_patterns, -1), ("cue", _cue_patterns, 0),
                ("choice", _choice_patterns, -1), ("format", _format_patterns, 0)]
     for rule, patterns, pick in ordered:
         found = [m for m in _matches(patterns(allowed), text) if rule != "choice" or not _article(text, m)]
         if found:
-            m = found[pick]
+            m = _last_line_first(found, text) if rule == "cue" else found[pick]
             return (None, "several") if _several(text, m, allowed) else (m.group(1), rule)
+    lower = list(LOWER_CUE_RE.finditer(text))
+    if lower and lower[-1].group(1).upper() in allowed:
+        return lower[-1].group(1).upper(), "lower-case"
     last_resort: list[tuple[str, re.Match[str] | None]] = [
         ("bare", _bare(text, allowed)), ("alone", next(iter(_matches(_alone_patterns(allowed), text)), None))]
     for rule, maybe in last_resort:
@@ -430,7 +542,7 @@ YES_WORDS = (r"(?i:yes|yeah|yep|yup|true|correct|indeed|(?:probably|likely|most\
 POLARITY_LEAD_RE = re.compile(rf"[\s*_\"'#>`:-]*(?:(?i:answer|verdict)\s*[:：]?\s*|(?:答案|回答|答え|結論)\s*(?:是|は|:)?\s*)?"
                               rf"(?:({NO_WORDS})|({YES_WORDS}))")
 POLARITY_CUE_RE = re.compile(r"(?:(?i:\b(?:final\s+)?answer(?:\s+is)?|\bso|\btherefore|\bthus)\s*[:：,]?\s*"
-                             r"|(?:答案|回答|答え|結論|所以|因此|よって)\s*(?:是|は|:|,|，)?\s*)[*_\"']*"
+                             r"|(?:答案|回答|答え|結論|结论|所以|因此|よって)\s*(?:是|は|:|,|，)?\s*)[*_\"']*"
                              r"(?:((?i:no(?!\s+doubt)|false)\b|否|不是|いいえ)|((?i:yes|true)\b|是|はい))")
 POLARITY_BOTH_RE = re.compile(r"(?i:\b(?:yes\s+(?:and|or)\s+no|no\s+(?:and|or)\s+yes)\b)|是也不是|是或否|是与否|はいともいいえとも")
 POLARITY_WORD_RE = re.compile(r"(?i:\b(?:(no)|(yes))\b)|(いいえ|不是)|(はい)")
@@ -441,7 +553,8 @@ def read_polarity(response: str) -> str | None:
     "so, yes", "答案是否", "結論はいいえ"), else the opening word or hedge ("Yes, there is no doubt" is yes; "No, it is
     not", "probably not", "不是", "いいえ" are no), else the one polarity word the response holds; None when it holds
     both or neither (unparseable)."""
-    text = collapse_space(unify_marks(response)).strip()
+    value = structured_answer(response)
+    text = collapse_space(unify_marks(f"Answer: {value}" if value is not None else response)).strip()
     if POLARITY_BOTH_RE.search(text):
         return None
     cued = list(POLARITY_CUE_RE.finditer(text))
@@ -498,33 +611,35 @@ MetricFn = Callable[[Prepared], MetricOutcome]
 
 def _mcq_exact(p: Prepared) -> MetricOutcome:
     key = (p.ref.answer_key or "").upper()
-    letter = extract_option(p.response, p.ref.choices)
+    letter, rule = read_option(p.response, p.ref.choices)
     if letter:
         return scored(float(letter == key), f"option {letter} chosen, key {key}", option=letter, key=key)
+    if rule == "several":
+        return unparseable("several option letters: no single choice", option=None, key=key)
     forms = [normalize(p.key_text(), p.kind), *p.gold_forms()]
     hit = any(contains(p.norm, f, p.kind) for f in forms)
     rest = outside(p.norm, forms, p.kind)
     wrong = [k for k, t in p.ref.choices.items() if k.upper() != key and contains(rest, normalize(t, p.kind), p.kind)]
-    ok = hit and not wrong
-    why = "no option letter; the key's option text is contained" if ok else (
-        "no option letter; other options' text contained" if wrong else "no option letter and no option text")
-    return scored(float(ok), why, option=None, key=key)
+    if hit != bool(wrong):  # one reading by option text: the key's alone, or other options' alone
+        return scored(float(hit), "no option letter; the key's option text is contained" if hit else
+                      "no option letter; other options' text contained", option=None, key=key)
+    return unparseable("no option letter, and the option texts name " + ("several options" if hit else "none"),
+                       option=None, key=key)
 
 
 def _polarity_exact(p: Prepared, gold: str) -> MetricOutcome:
     said = read_polarity(p.response)
-    if said is None and p.ref.answer_type == "boolean":
+    if said is None:  # a yes/no gold, whether imported as 'boolean' or as a 'short' answer
         return unparseable("no yes/no read (both or neither)", polarity=None, gold=gold)
-    if said is None:
-        return scored(0.0, "no single yes/no read (both or neither)", polarity=None, gold=gold)
     return scored(float(said == gold), f"reads {said}, gold {gold}", polarity=said, gold=gold)
 
 
 def exact_match(p: Prepared) -> MetricOutcome:
     """Containment: the best answer's score (1 if it or an alias is contained, else its share of parts contained);
     for 'multi' the mean over all gold answers; for 'mcq' the chosen option letter (or the option text) equals the key;
-    for a yes/no gold the polarity read by `read_polarity` equals it (none read: unparseable for a 'boolean'
-    reference, 0 for a 'short' one)."""
+    for a yes/no gold the polarity read by `read_polarity` equals it (none read: unparseable, whether the reference is
+    'boolean' or a yes/no gold imported as 'short'); 'mcq' with no single letter nor a single option's text:
+    unparseable."""
     if p.ref.answer_type == "mcq":
         return _mcq_exact(p)
     if p.ref.answer_type in ("short", "boolean") and (gold := gold_polarity(p.ref)):  # a yes/no question
@@ -673,6 +788,10 @@ REFERENCE_METRICS: tuple[str, ...] = (*TEXT_METRIC_FNS, "rejection")
 
 def reference_metric(name: str, ref: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
     """One reference metric of `response` (a name of REFERENCE_METRICS); not_applicable with a reason where it does not apply."""
+    split = split_reasoning(response)
+    if split.unfinished:
+        return unparseable(UNFINISHED_REASON, reasoning="unfinished")
+    response = split.answer
     if name == "rejection":
         return rejection(ref, response, language)
     if ref.answer_type == "unanswerable":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,8 +19,9 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.generation.reasoning import UNFINISHED_REASON, split_reasoning
 from core.metrics import DECLARATIONS, MetricDeclaration, concerns
-from core.protocols import get_protocol
+from core.protocols import DEFAULT_PROTOCOL, get_protocol
 from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
@@ -38,10 +40,13 @@ from core.scoring.judges.registry import METRICS, REFERENCE_JUDGE_METRICS, Metri
 from core.scoring.judges.text import snippet
 from core.scoring.reference import REFERENCE_METRICS, reference_metric
 from core.store.db import table_of
+from core.store.leases import Fence, LeaseLost, check_fences
 from core.store.models import Constraint, ContextClaims, Document, Instance, Response, Run, Verdict, utc_now
 from core.store.schema import ReferenceSpec
+from core.store.writes import GroupWriter
 
 RULE_JUDGE = "rule"
+
 RAG_METRICS = ("faithfulness", "coverage")  # judged against the documents alone: any protocol may declare them
 RESPONSES_PER_CALL_SLOT = 2  # responses scored at once per call slot: enough queued work to keep every slot busy
 SAVE_EVERY_S = 0.05  # verdicts of the responses finished within this window are written together
@@ -106,8 +111,36 @@ def rule_outcome(c: ConstraintView, response: str, loose: bool = False) -> Const
                              reason=f"rule {c.checker_id} {'satisfied' if passed else 'violated'}")
 
 
+def unfinished_outcome(metric: str) -> MetricOutcome:
+    """A metric of a response whose reasoning never finished: unparseable (no answer), its value the metric's worst
+    (where the declaration counts an unreadable answer as wrong, it enters the mean as such), reason 'reasoning not
+    finished'."""
+    declared = DECLARATIONS.get(metric) if metric in DECLARATIONS else None
+    worst = None if declared is None else declared.range[0] if declared.higher_is_better else declared.range[1]
+    value = worst if worst is not None and math.isfinite(worst) else None
+    return MetricOutcome(status="unparseable", value=value, passed=False if value is not None else None,
+                         method="reasoning", reason=UNFINISHED_REASON, details={"reasoning": "unfinished"})
+
+
+def answer_of(resp: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A loaded response with its text the answer alone (any reasoning block still inside a stored or imported text
+    kept apart) and whether its reasoning never finished (no answer to read)."""
+    split = split_reasoning(resp.get("text"), resp.get("reasoning"))
+    unfinished = split.unfinished or resp.get("reasoning_state") == "unfinished"
+    return {**resp, "text": split.answer}, unfinished
+
+
+def not_a_verdict(exc: Exception) -> None:
+    """Re-raise what must stop the scoring pass rather than become an error verdict: the scoring lease was taken over
+    or lapsed (LeaseLost), so no further judge call may be sent."""
+    if isinstance(exc, LeaseLost):
+        raise exc
+
+
 def crash_outcome(exc: Exception, **accounting: Any) -> MetricOutcome:
-    """An error outcome for a metric whose computation raised (recorded and counted, never silent)."""
+    """An error outcome for a metric whose computation raised (recorded and counted, never silent); LeaseLost stops
+    the pass instead."""
+    not_a_verdict(exc)
     return MetricOutcome(status="error", reason=f"judge failed: {type(exc).__name__}: {snippet(str(exc))}", **accounting)
 
 
@@ -204,6 +237,8 @@ class _Scorer:
         self.counts: dict[str, Counter] = {"errors": Counter(), "na": Counter(), "unparseable": Counter(),
                                            "calls": Counter()}
         self.regexes = RegexPass()  # one regex time budget per response; a pattern that ran over is not retried
+        self.fences: list[Fence] = []  # the scoring lease's (set by _owned): every verdict write checks it
+        self.tasks: set[asyncio.Task[list[Verdict]]] = set()  # responses being scored
 
     def has(self, chunk: _Loaded, key: VerdictKey) -> bool:
         if key in chunk.existing:
@@ -241,7 +276,7 @@ class _Scorer:
         return out.model_copy(update={"calls": out.calls + extra["calls"], "cost_usd": out.cost_usd + extra["cost_usd"]})
 
     async def constraints(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any],
-                          loose: bool = False) -> list[Verdict]:
+                          loose: bool = False, unfinished: bool = False) -> list[Verdict]:
         """Rule verdicts (judge 'rule', with IFEval's loose verdict when `loose`) and judged verdicts for the
         constraints not yet scored."""
         out: list[Verdict] = []
@@ -252,7 +287,10 @@ class _Scorer:
                 judge = RULE_JUDGE if c.judge_method == "rule" else name
                 if self.has(chunk, (rid, "constraint", judge, c.id)):
                     continue
-                if not precondition_triggered(c.precondition, item.mode):
+                if unfinished:
+                    out.append(constraint_verdict(base, c, judge, ConstraintOutcome(
+                        cid=c.cid, status="unparseable", method="reasoning", reason=UNFINISHED_REASON)))
+                elif not precondition_triggered(c.precondition, item.mode):
                     out.append(constraint_verdict(base, c, judge, precondition_outcome(c, item.mode)))
                 elif c.judge_method == "rule":
                     out.append(constraint_verdict(base, c, judge, rule_outcome(c, item.response, loose)))
@@ -262,20 +300,24 @@ class _Scorer:
             try:
                 outcomes = await self.judge.judge_constraints(item, to_judge, self.mode)
             except Exception as exc:  # noqa: BLE001 - recorded, never silent
+                not_a_verdict(exc)
                 why = f"judge failed: {type(exc).__name__}: {snippet(str(exc))}"
                 outcomes = [ConstraintOutcome(cid=c.cid, status="error", reason=why, method=self.mode) for c in to_judge]
             out += [constraint_verdict(base, c, name, o) for c, o in zip(to_judge, outcomes, strict=True)]
         return out
 
     async def score_response(self, chunk: _Loaded, resp: dict[str, Any]) -> list[Verdict]:
-        """All missing verdicts of one response, with the metrics of its instance's protocol (its window slot, taken
-        by the feeder, is freed when it finishes)."""
+        """All missing verdicts of one response, with the metrics of its instance's protocol, read on its answer alone
+        (reasoning kept apart: `answer_of`); reasoning that never finished is no answer, so every verdict of it is
+        unparseable with reason 'reasoning not finished' (its window slot, taken by the feeder, is freed when it
+        finishes)."""
         try:
+            resp, unfinished = answer_of(resp)
             inst = chunk.instances[resp["instance_id"]]
-            protocol = inst.get("protocol") or "enterprise_rag"
-            if protocol == "enterprise_rag":
-                return await self.enterprise_response(chunk, resp, inst)
-            return await self.protocol_response(chunk, resp, inst, get_protocol(protocol).metrics)
+            protocol = get_protocol(inst.get("protocol") or DEFAULT_PROTOCOL)
+            if protocol.response_scoring == "constraints":
+                return await self.enterprise_response(chunk, resp, inst, unfinished)
+            return await self.protocol_response(chunk, resp, inst, protocol.metrics, unfinished)
         finally:
             self.window.release()
             self.forget(resp["instance_id"])
@@ -299,9 +341,13 @@ class _Scorer:
             self.live.update(r["instance_id"] for r in chunk.responses)
             for resp in chunk.responses:
                 await self.window.acquire()
-                asyncio.create_task(self.score_response(chunk, resp)).add_done_callback(finished.put_nowait)
+                task = asyncio.create_task(self.score_response(chunk, resp))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+                task.add_done_callback(finished.put_nowait)
 
-    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any]) -> list[Verdict]:
+    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
+                                  unfinished: bool = False) -> list[Verdict]:
         """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
         item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"])
@@ -311,22 +357,24 @@ class _Scorer:
             if self.has(chunk, (resp["id"], name, self.judge.name, None)):
                 continue
             if item.mode in spec.modes:
-                metrics[name] = self.metric(spec, item)
+                metrics[name] = ready(unfinished_outcome(name)) if unfinished else self.metric(spec, item)
             elif spec.not_applicable_reason:
                 metrics[name] = ready(MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason))
-        return await self.together(chunk, resp["id"], item, base, True, metrics)
+        return await self.together(chunk, resp["id"], item, base, True, metrics, unfinished=unfinished)
 
     async def together(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,
-                       metrics: Mapping[str, Awaitable[MetricOutcome]], loose: bool = False) -> list[Verdict]:
-        """The constraint verdicts (if asked; IFEval's loose rule verdicts too when `loose`) and `metrics`' verdicts of
-        one response, their calls made concurrently; verdicts in the same order as one after another."""
+                       metrics: Mapping[str, Awaitable[MetricOutcome]], loose: bool = False,
+                       unfinished: bool = False) -> list[Verdict]:
+        """The constraint verdicts (if asked; IFEval's loose rule verdicts too when `loose`; all unparseable when the
+        reasoning never finished) and `metrics`' verdicts of one response, their calls made concurrently; verdicts in
+        the same order as one after another."""
         judged, outcomes = await asyncio.gather(
-            self.constraints(chunk, rid, item, base, loose) if constraints else ready([]),
+            self.constraints(chunk, rid, item, base, loose, unfinished) if constraints else ready([]),
             asyncio.gather(*metrics.values()))
         return judged + [metric_verdict(base, n, self.judge.name, o) for n, o in zip(metrics, outcomes, strict=True)]
 
     async def protocol_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
-                                metrics: tuple[str, ...]) -> list[Verdict]:
+                                metrics: tuple[str, ...], unfinished: bool = False) -> list[Verdict]:
         """Other protocols: every metric the protocol declares (its constraints when it lists 'constraint', rule ones
         with IFEval's loose verdict too; reference metrics and judged ones like correctness against the instance's
         reference)."""
@@ -337,10 +385,11 @@ class _Scorer:
                           doc_roles=(resp.get("prompt_meta") or {}).get("doc_roles") or [],
                           prompt_meta=resp.get("prompt_meta") or {})
         base = {"response_id": resp["id"], "run_id": self.run_id}
-        outcomes = {name: self.rag_or_reference_outcome(name, item) for name in metrics
-                    if name != "constraint" and concerns(name, item.uid)
+        outcomes = {name: ready(unfinished_outcome(name)) if unfinished else self.rag_or_reference_outcome(name, item)
+                    for name in metrics if name != "constraint" and concerns(name, item.uid)
                     and not self.has(chunk, (resp["id"], name, self.judge.name, None))}
-        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes, loose=True)
+        return await self.together(chunk, resp["id"], item, base, "constraint" in metrics, outcomes, loose=True,
+                                   unfinished=unfinished)
 
     def rag_or_reference_outcome(self, name: str, item: JudgeInput) -> Awaitable[MetricOutcome]:
         """A metric whose declaration brings its computation (a protocol package's own), a reference-free RAG
@@ -391,6 +440,7 @@ class _Scorer:
         with Session(self.engine, expire_on_commit=False) as s:
             # take the write lock first (a no-op update of the run row), so the check below sees every commit
             s.exec(update(Run).where(col(Run.id) == self.run_id).values(heartbeat_at=Run.heartbeat_at))
+            check_fences(s.connection(), self.fences)  # taken over: LeaseLost, nothing stored
             present = {tuple(r) for r in s.exec(
                 select(Verdict.response_id, Verdict.metric, Verdict.judge, Verdict.constraint_id)
                 .where(Verdict.run_id == self.run_id, col(Verdict.judge).in_([self.judge.name, RULE_JUDGE]),
@@ -413,22 +463,15 @@ class _Scorer:
 
     async def run(self, progress: Callable[[int, int], None] | None) -> ScoreReport:
         started = time.perf_counter()
-        total, done = len(self.response_ids), 0
+        total = len(self.response_ids)
         finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
         feeder = asyncio.create_task(self.feed(finished))
         feeder.add_done_callback(lambda task: report_failure(task, finished))
-        while done < total:
-            batch = [await finished.get()]
-            await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
-            while not finished.empty():
-                batch.append(finished.get_nowait())
-            self.save([v for task in batch for v in task.result()])  # a failed feeder raises here
-            finished_now = len(batch)
-            del batch  # the saved verdicts go now, not with the next batch
-            for _ in range(finished_now):
-                done += 1
-                if progress:
-                    progress(done, total)
+        try:
+            await self._collect(finished, total, progress)
+        except BaseException:
+            await self._abandon(feeder, finished)
+            raise
         await feeder
         self.report.errors = dict(self.counts["errors"])
         self.report.not_applicable = dict(self.counts["na"])
@@ -436,6 +479,37 @@ class _Scorer:
         self.report.calls = dict(self.counts["calls"])
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
+
+    async def _collect(self, finished: asyncio.Queue[asyncio.Task[Any]], total: int,
+                       progress: Callable[[int, int], None] | None) -> None:
+        """Save the verdicts of the responses as they finish (a failed response or feeder raises here)."""
+        done = 0
+        while done < total:
+            batch = [await finished.get()]
+            await asyncio.sleep(SAVE_EVERY_S)  # the responses finishing meanwhile join this write
+            while not finished.empty():
+                batch.append(finished.get_nowait())
+            for task in batch:
+                task.exception()  # every failure of the batch is read; the first is raised below
+            self.save([v for task in batch for v in task.result()])  # a failed feeder raises here
+            finished_now = len(batch)
+            del batch  # the saved verdicts go now, not with the next batch
+            for _ in range(finished_now):
+                done += 1
+                if progress:
+                    progress(done, total)
+
+    async def _abandon(self, feeder: asyncio.Task[None], finished: asyncio.Queue[asyncio.Task[Any]]) -> None:
+        """The pass stops (e.g. its lease was lost): cancel the feeder and every response still being scored, and
+        take the outcomes of those that finished, so nothing is left running or unread."""
+        pending = [feeder, *self.tasks]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        while not finished.empty():
+            task = finished.get_nowait()
+            if not task.cancelled():
+                task.exception()
 
 
 def report_failure(task: asyncio.Task[Any], finished: asyncio.Queue[asyncio.Task[Any]]) -> None:
@@ -454,17 +528,24 @@ def score_lease(run_id: int, judge: str) -> str:
     return f"score:{run_id}:{judge}"
 
 
-async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[], Any]) -> ScoreReport:
+async def _owned(engine: Engine, run_id: int, judge: Judge, scorer: Callable[[], _Scorer],
+                 progress: Callable[[int, int], None] | None) -> ScoreReport:
     """Score under the (run, judge) lease: a second scorer of the same judge waits for the first, then skips what
-    it stored (idempotent); the lease is renewed while scoring."""
+    it stored (idempotent); the lease is renewed while scoring. Every judge call checks the lease first, as a run's
+    generation calls do (its fence, and its deadline on the database's clock: taken over or lapsed past a TTL
+    without renewal, LeaseLost and the call is not sent), and so does every verdict write."""
     from core.store.leases import LeaseHeld, lease_ttl, release_lease, renew_lease, take_lease
 
-    name = score_lease(run_id, judge_name)
+    name = score_lease(run_id, judge.name)
     try:
         holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score")
     except LeaseHeld as held:
         log.warning("%s; waiting for it", held)
         holding = await asyncio.to_thread(take_lease, engine, name, "gauntlet score", wait_s=float("inf"))
+    fences = [holding.fence]
+    writer = getattr(getattr(judge, "client", None), "writer", None)
+    if isinstance(writer, GroupWriter):
+        writer.guard = lambda conn: check_fences(conn, fences)
 
     async def renew() -> None:
         while True:
@@ -473,9 +554,13 @@ async def _owned(engine: Engine, run_id: int, judge_name: str, score: Callable[[
 
     renewer = asyncio.create_task(renew())
     try:
-        return await score()
+        pass_ = scorer()
+        pass_.fences = fences
+        return await pass_.run(progress)
     finally:
         renewer.cancel()
+        if isinstance(writer, GroupWriter):
+            writer.guard = None
         await asyncio.to_thread(release_lease, engine, holding)
 
 
@@ -518,12 +603,12 @@ async def score_run(
     if not isinstance(judge, str):
         with_mode = getattr(judge, "with_mode", None)
         judge = with_mode(mode) if with_mode else judge
-        return await _owned(engine, run_id, judge.name, lambda: _Scorer(
-            engine, run_id, judge, judge_mode(judge, mode), concurrency).run(progress))
+        return await _owned(engine, run_id, judge, lambda: _Scorer(
+            engine, run_id, judge, judge_mode(judge, mode), concurrency), progress)
     judge_obj = resolve_judge(judge, engine, mode, max_connections=concurrency)
     try:
-        return await _owned(engine, run_id, judge_obj.name, lambda: _Scorer(
-            engine, run_id, judge_obj, judge_mode(judge_obj, mode), concurrency).run(progress))
+        return await _owned(engine, run_id, judge_obj, lambda: _Scorer(
+            engine, run_id, judge_obj, judge_mode(judge_obj, mode), concurrency), progress)
     finally:
         close = getattr(judge_obj, "aclose", None)
         if close is not None:

@@ -11,12 +11,14 @@ cache of this computation, never a second one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
+from core.protocols import constraint_protocols
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -27,7 +29,6 @@ COUNT_COLUMNS: tuple[str, ...] = ("n", "judged", "passed", "errors",
                                   *(f"{k}_{c}" for c in CATEGORIES for k in ("judged", "passed")))
 SUMMARY_COLUMNS: tuple[str, ...] = (*COUNT_COLUMNS, "judge_calls", "judge_cost_usd")
 METRIC_COLUMNS: tuple[str, ...] = ("response_id", "judge", "run_id", "metric", "value", "state")
-ENTERPRISE = "enterprise_rag"
 # the one place a stored verdict status becomes a score state (core.metrics.VERDICT_STATES); an unknown status maps
 # to NULL, which response_metric.state refuses, so it fails loudly instead of being counted as something else
 STATE_SQL = "CASE v.status " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in VERDICT_STATES.items()) + " END"
@@ -36,6 +37,13 @@ STATE_SQL = "CASE v.status " + " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in VER
 def runs_sql(sql: str, run_ids: Sequence[int]) -> str:
     """`sql` with its {runs} placeholder replaced by the integer run ids (NULL when there are none)."""
     return sql.replace("{runs}", ", ".join(str(int(r)) for r in run_ids) or "NULL")
+
+
+def constraint_protocols_sql(sql: str) -> str:
+    """`sql` with its {constraint_protocols} placeholder replaced by the quoted ids of the protocols scored constraint
+    by constraint (core.protocols.constraint_protocols; registry ids are word characters only)."""
+    names = [name for name in constraint_protocols() if re.fullmatch(r"\w+", name)]
+    return sql.replace("{constraint_protocols}", ", ".join(f"'{name}'" for name in names) or "NULL")
 
 
 def _summary_select(run_filter: str) -> str:
@@ -73,7 +81,7 @@ def _computed_modes(protocol: str, metric: str) -> str:
     metrics are mode-specific (core.scoring.judges.registry.METRICS: no verdict outside their modes)."""
     from core.scoring.judges.registry import METRICS  # lazy: the judges are heavy and the read model rarely needs this
 
-    spec = METRICS.get(metric) if protocol == ENTERPRISE and metric in METRICS else None
+    spec = METRICS.get(metric) if protocol in constraint_protocols() and metric in METRICS else None
     if spec is None or spec.not_applicable_reason:
         return ""
     return "," + ",".join(spec.modes) + ","

@@ -1,67 +1,32 @@
-"""Authorised builds of each protocol's benchmark file, as the app runs them: the same core builders the
-`gauntlet <protocol> build` commands call, each re-checking the admin's role (build_benchmark) first."""
+"""Authorised builds of a protocol's benchmark file, as the app runs them: the build its package declares
+(`Protocol.builder`, the same core builder its `gauntlet <protocol> build` command calls), after re-checking the admin's
+role (build_benchmark)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
+from core.protocols import PROTOCOLS, get_protocol
+from core.protocols.base import Builder, BuildResult
 from core.protocols.progress import Progress
 from core.review.auth import Principal, authorize
 
 
-@dataclass(frozen=True)
-class ProtocolBuild:
-    """A built, importable benchmark file: its protocol, path, instance count, summary lines and skipped items."""
-
-    protocol: str
-    out: Path
-    instances: int
-    summary: list[str]
-    skipped: list[str] = field(default_factory=list)
+def builders() -> dict[str, Builder]:
+    """Every registered protocol that declares a builder, by id (sorted)."""
+    return {name: b for name in PROTOCOLS.names() if (b := PROTOCOLS.get(name).builder) is not None}
 
 
-def build_kb_corruption(engine: Engine, principal: Principal | None, questions: Path, out_dir: Path, *, seed: int = 0,
-                        limit: int | None = None, bm25_only: bool = True,
-                        progress: Progress | None = None) -> ProtocolBuild:
-    """RAG-Stress knowledge-base corruption (`gauntlet kb-corruption build`): out_dir/instances.jsonl."""
-    from core.protocols.kb_corruption.builder import build_ragstress
-
+def build_protocol(engine: Engine, principal: Principal | None, protocol: str, source: Path, out_dir: Path, *,
+                   fmt: str = "", seed: int = 0, limit: int | None = None, bm25_only: bool = True,
+                   progress: Progress | None = None) -> BuildResult:
+    """Build `protocol`'s benchmark from `source` into out_dir/instances.jsonl with its declared builder (a protocol
+    without one: KeyError naming those with one)."""
     authorize(engine, principal, "build_benchmark")
-    report = build_ragstress(questions, out_dir, seed, embedder=None if bm25_only else "minilm-onnx", limit=limit,
-                             progress=progress)
-    lines = [f"{report.questions} questions, {report.kb_documents} knowledge-base entries "
-             f"({report.retrievable_documents} retrievable), retriever {report.retriever['mode']}"]
-    lines += [f"{name}: {row['queries']} queries, own entry first {row['own_entry_first']:.1%}"
-              for name, row in report.conditions.items()]
-    return ProtocolBuild("kb_corruption", out_dir / "instances.jsonl", report.questions, lines)
-
-
-def build_misleading_evidence(engine: Engine, principal: Principal | None, source: Path, fmt: str, out: Path, *,
-                              seed: int = 0, limit: int | None = None,
-                              progress: Progress | None = None) -> ProtocolBuild:
-    """RAG-Stress misleading evidence (`gauntlet misleading-evidence build`) from a HotpotQA or MedQA file."""
-    from core.protocols.misleading_evidence.builder import build_stress_file
-
-    authorize(engine, principal, "build_benchmark")
-    result, items, _ = build_stress_file(source, fmt, out, seed, limit=limit, progress=progress)
-    lines = [f"{items} source items: {len(result.instances)} built, {len(result.skipped)} without a safe edit"]
-    lines += [f"skipped, {reason}: {count}" for reason, count in result.reasons().items()]
-    return ProtocolBuild("misleading_evidence", out, len(result.instances), lines,
-                         [f"{s.id}: {s.reason}" for s in result.skipped])
-
-
-def build_domainrag(engine: Engine, principal: Principal | None, data: Path, out: Path, *, limit: int | None = None,
-                    bm25_only: bool = True, progress: Progress | None = None) -> ProtocolBuild:
-    """DomainRAG (`gauntlet domainrag build`) from the shared release folder."""
-    from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
-
-    authorize(engine, principal, "build_benchmark")
-    payloads, report = build_instances(BuildOptions(data=data, embedder=None if bm25_only else "minilm-onnx",
-                                                    limit=limit), progress)
-    count = write_jsonl(payloads, out)
-    lines = [f"{kind}: {n} instances" for kind, n in sorted(report.instances.items())]
-    lines += [f"{setting} documents: {n}" for setting, n in sorted(report.documents.items())]
-    return ProtocolBuild("domainrag", out, count, lines)
+    builder = get_protocol(protocol).builder
+    if builder is None:
+        raise KeyError(f"protocol {protocol!r} declares no builder; these do: {', '.join(builders())}")
+    return builder.function()(source, out_dir, fmt=fmt, seed=seed, limit=limit, bm25_only=bm25_only,
+                              progress=progress)

@@ -42,6 +42,20 @@ def nesting_overflow(text: str, start: int = 0) -> int | None:
     return None
 
 
+def first_overflow(text: str) -> int | None:
+    """Where any JSON value of `text` (one document, or one per line) first opens a level deeper than MAX_NESTING
+    (strings skipped), or None: a check that needs no recursion, made before anything parses the text."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        if token[0] in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return token.start()
+        elif token[0] in "]}":
+            depth = max(0, depth - 1)
+    return None
+
+
 def too_deep(text: str, start: int = 0) -> str:
     """The message for a JSON value nested too deeply to parse, with the column where it passes MAX_NESTING."""
     where = nesting_overflow(text, start)

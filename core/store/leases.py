@@ -1,5 +1,8 @@
 """Leases: one live owner per run (and per run and judge when scoring), taken atomically, renewed by heartbeat,
-taken over when stale, and the fences every owner's write checks."""
+taken over when stale, and the fences every owner's write checks.
+
+Every lease time (taken, renewed, expired, time left) is read on the database's clock, never the local one: hosts
+whose clocks disagree still agree on when a lease lapses."""
 
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import Float, bindparam, cast, extract, func, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import select
 
 from core.store.db import insert_ignore_statement, table_of
@@ -50,6 +54,20 @@ class Holding:
 Fence = tuple[str, int]  # (lease name, generation): a holding's fencing token, shareable with worker processes
 FENCE = (update(LEASES).where(LEASES.c.name == bindparam("p_name"), LEASES.c.generation == bindparam("p_generation"))
          .values(generation=LEASES.c.generation).returning(LEASES.c.expires_at))
+UNIX_EPOCH_JULIAN_DAY = 2440587.5
+
+
+def db_clock(dialect: str) -> ColumnElement[float]:
+    """The database's current time as Unix seconds (SQLite: julianday('now'), millisecond precision; PostgreSQL:
+    clock_timestamp(), the wall clock, not the transaction's start)."""
+    if dialect == "postgresql":
+        return cast(extract("epoch", func.clock_timestamp()), Float)
+    return (func.julianday("now") - UNIX_EPOCH_JULIAN_DAY) * 86400.0
+
+
+def db_now(conn: Any) -> float:
+    """The database's current time (Unix seconds) on connection `conn`."""
+    return float(conn.execute(select(db_clock(conn.dialect.name))).scalar_one())
 
 
 def lease_ttl() -> float:
@@ -83,6 +101,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def _stale(row: Any, now: float) -> bool:
+    """A holding that lapsed (`now` on the database's clock) or whose process is gone on this host."""
     return row.expires_at < now or (row.host == socket.gethostname() and not pid_alive(row.pid))
 
 
@@ -90,7 +109,8 @@ def lease_holder(engine: Engine, name: str) -> Any | None:
     """The live holding of lease `name` (owner, pid, host, expires_at), or None when free or stale."""
     with engine.connect() as conn:
         row = conn.execute(LEASES.select().where(LEASES.c.name == name)).first()
-    return None if row is None or _stale(row, time.time()) else row
+        now = db_now(conn)
+    return None if row is None or _stale(row, now) else row
 
 
 def lease_subject(name: str) -> str:
@@ -103,8 +123,12 @@ def lease_subject(name: str) -> str:
 
 def check_fences(conn: Any, fences: Iterable[Fence]) -> float | None:
     """Inside a write transaction, before its writes: lock each lease at its generation (a take-over waits for the
-    commit); LeaseLost naming the new owner when one was taken over, so the transaction writes nothing. Returns when
-    the earliest of them expires (epoch seconds; None without fences): no take-over can happen before then."""
+    commit); LeaseLost naming the new owner when one was taken over, so the transaction writes nothing. Returns the
+    seconds left before the earliest of them expires, on the database's clock (negative once lapsed; None without
+    fences): no take-over can happen before then."""
+    fences = list(fences)
+    if not fences:
+        return None
     expiries: list[float] = []
     for name, generation in fences:
         expires_at = conn.execute(FENCE, {"p_name": name, "p_generation": generation}).scalar()
@@ -113,13 +137,13 @@ def check_fences(conn: Any, fences: Iterable[Fence]) -> float | None:
             owner = f"{row.owner} (generation {row.generation})" if row is not None else "nobody (the lease is gone)"
             raise LeaseLost(f"lease of {lease_subject(name)} taken over by {owner}; stopping")
         expiries.append(float(expires_at))
-    return min(expiries, default=None)
+    return min(expiries) - db_now(conn)
 
 
-def held_message(name: str, row: Any) -> str:
-    """Who holds a lease, in words."""
+def held_message(name: str, row: Any, now: float | None = None) -> str:
+    """Who holds a lease, in words (`now`: the database's time the row was read at; the local clock when unknown)."""
     what = lease_subject(name)
-    left = max(0.0, row.expires_at - time.time())
+    left = max(0.0, row.expires_at - (time.time() if now is None else now))
     return (f"{what} is owned by {row.owner} (heartbeat valid {left:.0f} s more); wait for it to finish or cancel "
             "it, or pass --wait")
 
@@ -129,40 +153,44 @@ def take_lease(engine: Engine, name: str, purpose: str, *, wait_s: float = 0.0) 
     process is gone on this host. Held by a live owner: wait up to `wait_s` seconds, then LeaseHeld."""
     deadline = time.monotonic() + wait_s
     while True:
-        holding, row = _try_take(engine, name, purpose)
+        holding, row, now = _try_take(engine, name, purpose)
         if holding is not None:
             return holding
         if time.monotonic() >= deadline:
-            raise LeaseHeld(held_message(name, row))
+            raise LeaseHeld(held_message(name, row, now))
         time.sleep(LEASE_POLL_S)
 
 
-def _try_take(engine: Engine, name: str, purpose: str) -> tuple[Holding | None, Any]:
+def _try_take(engine: Engine, name: str, purpose: str) -> tuple[Holding | None, Any, float]:
     """Insert the lease at generation 1, or take over a stale one at its next generation if it did not change since
-    it was read (a holder that renewed it in between keeps it)."""
-    now, host, pid = time.time(), socket.gethostname(), os.getpid()
+    it was read (a holder that renewed it in between keeps it); with the row that kept it and the database's time."""
+    host, pid = socket.gethostname(), os.getpid()
     holding = Holding(name, uuid.uuid4().hex, f"pid {pid} on {host} ({purpose})")
-    values = {"name": name, "token": holding.token, "owner": holding.owner, "host": host, "pid": pid,
-              "acquired_at": now, "expires_at": now + lease_ttl()}
+
+    def values(now: float) -> dict[str, Any]:
+        return {"name": name, "token": holding.token, "owner": holding.owner, "host": host, "pid": pid,
+                "acquired_at": now, "expires_at": now + lease_ttl()}
+
     with engine.begin() as conn:
-        if conn.execute(insert_ignore_statement(engine, LEASES).values(**values, generation=1)).rowcount == 1:
-            return holding, None
+        now = db_now(conn)
+        if conn.execute(insert_ignore_statement(engine, LEASES).values(**values(now), generation=1)).rowcount == 1:
+            return holding, None, now
     with engine.begin() as conn:
         row = conn.execute(LEASES.select().where(LEASES.c.name == name)).first()
+        now = db_now(conn)
         if row is None or not _stale(row, now):
-            return None, row
+            return None, row, now
         generation = row.generation + 1
         taken = conn.execute(update(LEASES).where(LEASES.c.name == name, LEASES.c.generation == row.generation,
                                                   LEASES.c.expires_at == row.expires_at)
-                             .values(**values, generation=generation)).rowcount
-    return (replace(holding, generation=generation), None) if taken == 1 else (None, row)
+                             .values(**values(now), generation=generation)).rowcount
+    return (replace(holding, generation=generation), None, now) if taken == 1 else (None, row, now)
 
 
 def renew_lease(conn: Any, holding: Holding) -> bool:
-    """Inside a transaction: extend the lease by its TTL; False when it is no longer ours."""
-    now = time.time()
+    """Inside a transaction: extend the lease by its TTL from the database's now; False when it is no longer ours."""
     return conn.execute(update(LEASES).where(LEASES.c.name == holding.name, LEASES.c.token == holding.token)
-                        .values(expires_at=now + lease_ttl())).rowcount == 1
+                        .values(expires_at=db_now(conn) + lease_ttl())).rowcount == 1
 
 
 def release_lease(engine: Engine, holding: Holding) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, true
+from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
 from sqlmodel import Field, SQLModel
+
+from core.plugins import DEFAULT_PROTOCOL
 
 
 def utc_now() -> datetime:
@@ -35,7 +37,7 @@ class Instance(SQLModel, table=True):
     query: str = Field(sa_column=Column(Text, nullable=False))
     mode: str | None = Field(default=None, index=True)
     origin: str = "natural"
-    protocol: str = Field(default="enterprise_rag", index=True)
+    protocol: str = Field(default=DEFAULT_PROTOCOL, index=True)
     status: str = Field(default="unverified", index=True)
     language: str | None = Field(default=None, index=True)
     reference: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
@@ -141,7 +143,14 @@ class Response(SQLModel, table=True):
                         description="Which of the run's --repeats answers to this item (0 = the first; its own seed "
                                     "and cache key from 1 on).")
     status: str = Field(default="pending", index=True, description="pending | done | failed")
-    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
+                             description="The answer alone: reasoning blocks are kept in `reasoning`.")
+    reasoning: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
+                                  description="The model's reasoning (thinking blocks, provider reasoning fields).")
+    reasoning_state: str = Field(default="none", sa_column_kwargs={"server_default": "none"},
+                                 description="none | finished | unfinished (reasoning not finished: no answer)")
+    reasoning_tokens: int = Field(default=0, sa_column_kwargs={"server_default": "0"},
+                                  description="Output tokens spent on reasoning (within output_tokens).")
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     attempts: int = 0
     cache_key: str | None = Field(default=None, index=True)
@@ -164,6 +173,9 @@ class LLMCall(SQLModel, table=True):
     model_name: str
     request: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     text: str = Field(sa_column=Column(Text, nullable=False))
+    reasoning: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reasoning_tokens: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    finish_reason: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
@@ -316,11 +328,21 @@ class Annotation(SQLModel, table=True):
     kind: str = Field(index=True, description="verification | gold_label | adjudication")
     target_type: str = Field(description="instance | response")
     target_id: int = Field(index=True)
+    response_id: int | None = Field(default=None, foreign_key="response.id", index=True,
+                                    description="= target_id for a response label: deleting the response is refused.")
     author: str = Field(index=True)
     payload: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     guidelines_version: str = ""
     client_token: str | None = Field(default=None, unique=True, description="Idempotency key: a double submit is stored once.")
     created_at: datetime = Field(default_factory=utc_now)
+
+
+@event.listens_for(Annotation, "before_insert")
+def _link_response(_mapper, _connection, target: Annotation) -> None:
+    """A label on a response references it by foreign key, whichever path writes it (the delete of a labelled response
+    is refused, and so is a label on a response already deleted)."""
+    if target.target_type == "response":
+        target.response_id = target.target_id
 
 
 class Assignment(SQLModel, table=True):

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core.plugins import DEFAULT_PROTOCOL
+
 Mode = Literal["noisy", "gap", "conflict"]
 Origin = Literal["natural", "augmented"]
 VerificationStatus = Literal["unverified", "accepted", "rejected", "needs_edit"]
@@ -181,7 +183,7 @@ class InstanceSpec(BaseModel):
     query: str = Field(min_length=1)
     mode: Mode | None = None
     origin: Origin = "natural"
-    protocol: str = Field(default="enterprise_rag", max_length=ID_MAX_CHARS)
+    protocol: str = Field(default=DEFAULT_PROTOCOL, max_length=ID_MAX_CHARS)
     status: VerificationStatus = "unverified"
     version: int = Field(default=1, ge=1, le=VERSION_MAX)
     language: str | None = Field(default=None, max_length=ID_MAX_CHARS,

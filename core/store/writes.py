@@ -34,7 +34,7 @@ Job = list[Write] | Unit | Merged
 DB_PATIENCE_ENV = "GAUNTLET_DB_PATIENCE_S"
 DB_PATIENCE_S = 120.0
 LOCK_RETRY_S = 0.2
-GUARD_FRESH_S = 0.25  # a paid call is sent only if the writer's guard passed this recently (else it is checked again)
+GUARD_FRESH_S = 0.25  # how often a lapsed lease's guard is checked again while waiting for its heartbeat
 
 
 class DatabaseLocked(RuntimeError):
@@ -105,14 +105,13 @@ class GroupWriter:
         self._connection: Connection | None = None
 
     async def confirm_guard(self) -> None:
-        """Immediately before an action outside the database (a paid call): check the guard again unless a commit
-        passed it within GUARD_FRESH_S and its lease's local deadline has not passed (a process paused since its
-        last check re-checks its fence: LeaseLost once taken over). A lease past its expiry but not taken over waits
-        for its heartbeat's renewal (up to a TTL, then LeaseLost); the last check comes right before returning."""
+        """Immediately before an action outside the database (a paid call): check the guard again in its own
+        transaction, always (a lease taken over a moment ago, even while its holder's deadline had not passed, is
+        seen: LeaseLost). A lease past its expiry on the database's clock but not taken over waits for its
+        heartbeat's renewal (up to a TTL, then LeaseLost); the last check comes right before returning."""
         if self.guard is None:
             return
-        if time.monotonic() - self.guarded_at > GUARD_FRESH_S or time.monotonic() >= self.valid_until:
-            await self.commit([])
+        await self.commit([])
         patience = time.monotonic() + lease_ttl()
         while time.monotonic() >= self.valid_until:
             if time.monotonic() >= patience:
@@ -162,16 +161,17 @@ class GroupWriter:
             _settle(future, result, error)
 
     def _hold_verdict(self) -> None:
-        """The guard passed and committed: valid until its lease expires (epoch seconds left, taken on the local
-        monotonic clock, which keeps running while the process is paused), or for good when it named no expiry."""
+        """The guard passed and committed: valid until its lease expires (the seconds left on the database's clock,
+        counted from the check on the local monotonic clock, which keeps running while the process is paused), or
+        for good when it named no expiry."""
         if self.guard is not None:
             self.valid_until = math.inf if self._verdict is None else self._verdict[0] + self._verdict[1]
 
     def _apply(self, conn: Connection, units: list[Job]) -> list[Any]:
         if self.guard is not None:
             self._checking = time.monotonic()
-            expires_at = self.guard(conn)
-            self._verdict = None if expires_at is None else (self._checking, float(expires_at) - time.time())
+            left = self.guard(conn)
+            self._verdict = None if left is None else (self._checking, float(left))
         batches: dict[int, tuple[Executable, list[dict[str, Any]]]] = {}
         merged: dict[Callable[[Connection, list[Any]], list[Any]], list[tuple[int, Any]]] = {}
         for index, unit in enumerate(units):

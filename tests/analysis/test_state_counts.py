@@ -67,3 +67,41 @@ def test_response_statuses(metric, expected) -> None:
 def test_metric_state_counts_per_model_and_metric() -> None:
     counts = states.metric_state_counts(ENTERPRISE, ["strict_ias"]).iloc[0]
     assert (counts["n_scored"], counts["n_error"], counts["n_unscored"], counts["n_not_applicable"]) == (2, 1, 1, 1)
+
+
+def _loop_state_counts(scores: pd.DataFrame, metrics, by: str = "model") -> pd.DataFrame:
+    """The per-group loop metric_state_counts was before it was vectorised (issue 42): the reference it must match."""
+    rows = [{by: key, "metric": metric, **states.state_counts(states.response_statuses(group, metric))}
+            for key, group in scores.groupby(by, sort=True) for metric in metrics]
+    return pd.DataFrame(rows, columns=[by, "metric", *states.STATE_COLUMNS.values()])
+
+
+MIXED = pd.concat([ENTERPRISE, ENTERPRISE.assign(model="a", refusal_status=["skipped", None, "weird", "ok", "ok"]),
+                   ENTERPRISE.assign(model=None)], ignore_index=True)
+
+
+@pytest.mark.parametrize(("frame", "metrics", "by"), [
+    pytest.param(ENTERPRISE, ["strict_ias", "refusal", "over_abstention", "cost_usd"], "model", id="one-model"),
+    pytest.param(MIXED, ["refusal", "strict_ias", "over_abstention"], "model",
+                 id="models-sorted-unknown-status-uncounted-missing-key-dropped"),
+    pytest.param(MIXED, ["refusal"], "mode", id="by-another-column"),
+    pytest.param(MIXED.assign(run=[2, 1] * 7 + [3]), ["refusal"], "run", id="integer-keys"),
+    pytest.param(MIXED, [], "model", id="no-metrics"),
+    pytest.param(MIXED.iloc[:0], ["refusal"], "model", id="empty"),
+])
+def test_metric_state_counts_matches_the_loop(frame, metrics, by) -> None:
+    got, want = states.metric_state_counts(frame, metrics, by), _loop_state_counts(frame, metrics, by)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=not want.empty)
+
+
+def test_metric_state_counts_matches_the_loop_at_scale(tmp_path) -> None:
+    from bench.make_synthetic_results import make_results
+    from core.analysis import readmodel
+    from core.analysis.readmodel.leaderboard import with_amounts
+    from core.store.db import make_engine
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    make_results(url, n_models=3, n_instances=120, seed=5)
+    scores = with_amounts(readmodel.load_scores(make_engine(url), [1], "heuristic"))
+    metrics = [m.id for m in readmodel.QUALITY_METRICS + readmodel.COST_METRICS]
+    pd.testing.assert_frame_equal(states.metric_state_counts(scores, metrics), _loop_state_counts(scores, metrics))

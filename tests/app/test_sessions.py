@@ -12,11 +12,13 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from core.config import REPO_ROOT as ROOT
 from core.review import sessions
 from core.review.auth import session_principal, update_user
+from core.store.db import make_engine
 from core.store.models import SessionToken
 from tests.workspace_factories import seeded_db
-from ui.serve import SessionCookies, safe_next
+from ui.serve import SessionCookies, plain_http_warning, safe_next
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -138,36 +140,42 @@ def client(engine):
     return TestClient(SessionCookies(inner), base_url="http://127.0.0.1:8501", follow_redirects=False)
 
 
-def _with_nonce(client) -> str:
+def _names(engine, secure: bool = False) -> sessions.CookieNames:
+    return sessions.cookie_names(engine, secure)
+
+
+def _with_nonce(client, engine) -> str:
     """Load a page as a browser does: the server gives this browser a sign-in nonce (HttpOnly, SameSite=Strict)."""
     page = client.get("/", headers={"accept": "text/html"})
-    cookie = page.headers["set-cookie"]
-    assert cookie.startswith(f"{sessions.NONCE_COOKIE}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    cookie, name = page.headers["set-cookie"], _names(engine).nonce
+    assert cookie.startswith(f"{name}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
     assert "set-cookie" not in client.get("/", headers={"accept": "text/html"}).headers  # one nonce per browser
-    return client.cookies[sessions.NONCE_COOKIE]
+    return client.cookies[name]
 
 
 def test_the_endpoint_sets_an_httponly_strict_cookie_and_returns(client, engine):
-    code = sessions.issue_handoff(engine, "ana", _with_nonce(client))
+    names = _names(engine)
+    code = sessions.issue_handoff(engine, "ana", _with_nonce(client, engine))
     response = client.get("/_gauntlet/session", params={"code": code, "next": "/judge_alignment"})
     assert response.status_code == 303 and response.headers["location"] == "/judge_alignment"
-    cookie = response.headers["set-cookie"]
-    assert cookie.startswith(f"{sessions.COOKIE_NAME}=v1.") and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    token = response.cookies[sessions.COOKIE_NAME]
+    cookie, device = response.headers.get_list("set-cookie")
+    assert cookie.startswith(f"{names.session}=v1.") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert device.startswith(f"{names.device}=d1.") and "HttpOnly" in device and "Max-Age=15552000" in device
+    token = response.cookies[names.session]
     assert sessions.resolve(engine, token).username == "ana"
     again = client.get("/_gauntlet/session", params={"code": code})
     assert "set-cookie" not in again.headers  # the code was used up
 
-    client.cookies.set(sessions.COOKIE_NAME, token)
+    client.cookies.set(names.session, token)
     assert sessions.revoke(engine, token)  # the app signs out over its WebSocket, then sends the browser here
     out = client.get("/_gauntlet/signout")
-    assert out.status_code == 303 and 'gauntlet_session=""' in out.headers["set-cookie"]
+    assert out.status_code == 303 and f'{names.session}=""' in out.headers["set-cookie"]
     assert "Max-Age=0" in out.headers["set-cookie"] and sessions.resolve(engine, token) is None
     assert client.get("/anything").text == "app"
 
 
 def test_another_browsers_code_sets_no_cookie(client, engine):
-    _with_nonce(client)
+    _with_nonce(client, engine)
     attackers = sessions.issue_handoff(engine, "bob", "the-attackers-own-nonce")
     response = client.get("/_gauntlet/session", params={"code": attackers, "next": "/"})
     assert response.status_code == 303 and "set-cookie" not in response.headers
@@ -187,14 +195,14 @@ def test_the_signout_endpoint_only_clears_an_ended_session(client, engine, fetch
     token = new_session(engine, at=datetime.now(UTC))
     if revoked:
         sessions.revoke(engine, token)
-    client.cookies.set(sessions.COOKIE_NAME, token)
+    client.cookies.set(_names(engine).session, token)
     out = client.get("/_gauntlet/signout", params={"next": "/"}, headers={"sec-fetch-site": fetch_site})
     assert out.status_code == 303 and ("set-cookie" in out.headers) is cleared
     assert sessions.is_live(engine, token) is not revoked
 
 
 def test_a_handoff_started_by_another_origin_sets_no_cookie(client, engine):
-    code = sessions.issue_handoff(engine, "ana", _with_nonce(client))
+    code = sessions.issue_handoff(engine, "ana", _with_nonce(client, engine))
     response = client.get("/_gauntlet/session", params={"code": code}, headers={"sec-fetch-site": "cross-site"})
     assert "set-cookie" not in response.headers
 
@@ -207,3 +215,60 @@ def test_a_handoff_started_by_another_origin_sets_no_cookie(client, engine):
 )
 def test_the_endpoint_only_returns_into_the_app(target, expected):
     assert safe_next(target, "") == expected
+
+
+# --------------------------------------------------------------------------- cookies bound to their server (issue 41)
+
+
+def test_over_https_every_cookie_is_a_host_prefixed_secure_cookie(engine):
+    inner = Starlette(routes=[Route("/{path:path}", lambda request: PlainTextResponse("app"))])
+    client = TestClient(SessionCookies(inner), base_url="https://127.0.0.1:8443", follow_redirects=False)
+    names = _names(engine, secure=True)
+    nonce = client.get("/", headers={"accept": "text/html"}).headers["set-cookie"]
+    assert nonce.startswith(f"__Host-{sessions.NONCE_COOKIE}_") and "Secure" in nonce and "Path=/;" in nonce
+    code = sessions.issue_handoff(engine, "ana", client.cookies[names.nonce])
+    set_cookies = client.get("/_gauntlet/session", params={"code": code}).headers.get_list("set-cookie")
+    assert [c.split("=", 1)[0] for c in set_cookies] == [names.session, names.device]
+    assert all("; Secure" in c and "Path=/;" in c and "Domain" not in c for c in set_cookies), set_cookies
+
+
+def test_cookie_names_are_per_deployment(engine, backend_url_factory):
+    other = make_engine(backend_url_factory())
+    try:
+        ours, theirs = _names(engine), _names(other)
+        assert ours.session != theirs.session and ours.session.startswith(f"{sessions.COOKIE_NAME}_")
+        assert _names(engine) == ours  # stable for the deployment
+        assert sessions.resolve(other, new_session(engine, at=datetime.now(UTC))) is None  # not its secret
+    finally:
+        other.dispose()
+
+
+@pytest.mark.parametrize(("args", "trusted", "warned"), [
+    pytest.param([], (), True, id="default-binds-every-interface"),
+    pytest.param(["--server.address", "0.0.0.0"], (), True, id="all-interfaces"),
+    pytest.param(["--server.address=192.0.2.10"], (), True, id="lan-address"),
+    pytest.param(["--server.address", "127.0.0.1"], (), False, id="loopback"),
+    pytest.param(["--server.address", "localhost"], (), False, id="localhost"),
+    pytest.param(["--server.sslCertFile", "c.pem", "--server.address", "0.0.0.0"], (), False, id="own-tls"),
+    pytest.param(["--server.address", "0.0.0.0"], ("127.0.0.1/32",), False, id="behind-a-trusted-proxy"),
+])
+def test_plain_http_on_a_reachable_address_warns_at_start(monkeypatch, args, trusted, warned):
+    monkeypatch.delenv("STREAMLIT_SERVER_ADDRESS", raising=False)
+    monkeypatch.delenv("STREAMLIT_SERVER_SSLCERTFILE", raising=False)
+    warning = plain_http_warning(args, trusted)
+    assert (warning is not None) is warned
+    assert warning is None or ("plain HTTP" in warning and "GAUNTLET_TRUSTED_PROXIES" in warning)
+
+
+def test_the_documented_deployment_starts_without_the_plain_http_warning(monkeypatch):
+    from core.review.addresses import parse_trusted_proxies
+    from tests.docs_blocks import bash_commands
+
+    (command,) = bash_commands(ROOT / "docs" / "deployment.md", "Start the app behind the proxy")
+    words = command.split()
+    env = dict(word.split("=", 1) for word in words[: words.index("python")])
+    args = words[words.index("ui.serve") + 1 :]
+    monkeypatch.delenv("STREAMLIT_SERVER_ADDRESS", raising=False)
+    assert plain_http_warning(args, parse_trusted_proxies(env["GAUNTLET_TRUSTED_PROXIES"])) is None
+    assert plain_http_warning(args, ()) is None  # loopback only: nothing to warn about even without the proxy
+    assert plain_http_warning([a for a in args if a not in ("--server.address", "127.0.0.1")], ()) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -38,22 +39,35 @@ class Served:
     process: subprocess.Popen
 
 
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A throwaway certificate and key for 127.0.0.1 (openssl), for serving the app over HTTPS in a test."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    return cert, key
+
+
 @contextmanager
-def serve(database_url: str, **env: str) -> Iterator[Served]:
-    """`python -m ui.serve` on a free loopback port against `database_url` (first start off unless `env` says)."""
+def serve(database_url: str, tls: tuple[Path, Path] | None = None, **env: str) -> Iterator[Served]:
+    """`python -m ui.serve` on a free loopback port against `database_url` (first start off unless `env` says);
+    over HTTPS with `tls` (certificate, key)."""
     port = free_port()
     environment = {**os.environ, "GAUNTLET_DATABASE_URL": database_url, "GAUNTLET_FIRST_START": "0",
                    "GAUNTLET_VERIFY_OVERLAP": "0", **env}
+    own_tls = ["--server.sslCertFile", str(tls[0]), "--server.sslKeyFile", str(tls[1])] if tls else []
     process = subprocess.Popen(
         [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+         "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+         *own_tls],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+    unverified = ssl._create_unverified_context()  # the throwaway certificate
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1, context=unverified)
             break
         except OSError:
             time.sleep(0.3)

@@ -13,16 +13,24 @@ pytestmark = pytest.mark.browser
 FOLDER = "confirmations"
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One app server and one browser for the module (the tests write nothing the other reads)."""
+    seeded = seeded_db(tmp_path_factory.mktemp("confirmations"))
+    with serve(seeded.url) as app, chromium() as browser:
+        yield app.url, browser, seeded
+
+
 @pytest.fixture
-def app(tmp_path):
-    seeded = seeded_db(tmp_path)
-    with serve(seeded.url) as served, chromium() as browser:
-        page = new_context(browser).new_page()
-        try:
-            sign_in(page, served.url, "admin", PASSWORDS["admin"])
-            yield page, seeded
-        finally:
-            page.context.close()
+def app(served):
+    """A fresh browser context signed in as the admin."""
+    url, browser, seeded = served
+    page = new_context(browser).new_page()
+    try:
+        sign_in(page, url, "admin", PASSWORDS["admin"])
+        yield page, seeded
+    finally:
+        page.context.close()
 
 
 def test_a_new_account_is_confirmed_after_the_rerun_and_listed(app):

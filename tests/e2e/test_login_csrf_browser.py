@@ -88,7 +88,7 @@ def signed_in_as(page, name: str) -> bool:
 
 
 def session_cookie(context) -> str | None:
-    return next((c["value"] for c in context.cookies() if c["name"] == sessions.COOKIE_NAME), None)
+    return next((c["value"] for c in context.cookies() if c["name"].startswith(f"{sessions.COOKIE_NAME}_")), None)
 
 
 def follow_the_attackers_link(page, attacker_host: str, link: str) -> None:
@@ -118,7 +118,7 @@ def test_another_origin_cannot_sign_a_visitor_in_as_the_attacker(app, attacker_h
             shot(page, FOLDER, f"after-handoff-link-{attacker_host}")
             assert signed_in_as(page, "alice") and not signed_in_as(page, "bob")
             assert sessions.resolve(seeded.engine, session_cookie(context)).username == "alice"
-            nonce = next(c for c in context.cookies() if c["name"] == sessions.NONCE_COOKIE)
+            nonce = next(c for c in context.cookies() if c["name"].startswith(f"{sessions.NONCE_COOKIE}_"))
             assert nonce["httpOnly"] and nonce["sameSite"] == "Strict"
         finally:
             shot(page, FOLDER, "last-handoff")

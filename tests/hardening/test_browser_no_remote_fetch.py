@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.test_expert_flow import CHROMIUM, _free_port, _settle, _sign_in
+from tests.e2e.harness import CHROMIUM, free_port, settle
+from tests.e2e.test_expert_flow import _sign_in
 from tests.hardening.untrusted import EXFIL, poisoned_db
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ VISITS = [  # (who, page link, tab to open or None)
 @pytest.fixture
 def server(tmp_path):
     seeded = poisoned_db(tmp_path)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GAUNTLET_DATABASE_URL": seeded.url, "GAUNTLET_VERIFY_OVERLAP": "0"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.headless", "true",
@@ -92,11 +93,11 @@ def test_untrusted_images_are_never_fetched(server):
                 if who != signed_in:
                     if signed_in:
                         page.get_by_role("button", name="Sign out").click()
-                        _settle(page)
+                        settle(page)
                     _sign_in(page, server, who)
                     signed_in = who
                 page.get_by_role("link", name=link).click()
-                _settle(page)
+                settle(page)
                 if tab:
                     page.get_by_role("tab", name=tab, exact=True).click()
                 page.get_by_text(PLACEHOLDER).filter(visible=True).first.wait_for()

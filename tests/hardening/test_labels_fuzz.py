@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlmodel import Session, func, select
 
-from core.review.annotations import export_annotations, import_annotations
+from core.review.annotations import export_annotations
+from core.review.label_import import import_annotations
 from core.store.models import Annotation
 from tests.hardening.labels_lines import changed, gold_line, valid_lines
 from tests.workspace_factories import seeded_db

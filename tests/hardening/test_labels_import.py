@@ -12,8 +12,9 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from core.cli import app as cli_app
-from core.review.annotations import export_annotations, import_annotations
+from core.review.annotations import export_annotations
 from core.review.gold import draw_gold_sample, record_gold_label
+from core.review.label_import import import_annotations
 from core.store.models import Annotation
 from tests.hardening.labels_lines import (
     changed,

@@ -1,4 +1,4 @@
-"""Sign-in hardening: throttling per account and per client address (stored, so it survives a restart), no username
+"""Sign-in hardening: throttling with growing delays per account and address (stored, so it survives a restart), no username
 enumeration by timing, and usernames that only look different (case, width, whitespace, controls) are one name."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.review.auth import (
-    FAILURE_WINDOW,
+    LIMITS,
     MAX_FAILURES,
     LoginThrottled,
     authenticate,
@@ -40,23 +40,37 @@ def _fail(engine, username: str, times: int, start: datetime = T0, address: str 
 
 
 @pytest.mark.parametrize("username", ["alice", "mallory"], ids=["real-account", "unknown-account"])
-def test_account_is_throttled_after_five_failures_then_released(seeded, username):
-    _fail(seeded.engine, username, MAX_FAILURES)
-    with pytest.raises(LoginThrottled, match=r"for this account\. Try again in 14 minutes") as refused:
-        authenticate(seeded.engine, username, PASSWORDS.get(username, "x"), now=T0 + timedelta(minutes=1),
-                     address="198.51.100.1")
-    assert refused.value.retry_after == FAILURE_WINDOW - timedelta(minutes=1)  # counted from the first of the five
-    released = T0 + timedelta(seconds=MAX_FAILURES - 1) + FAILURE_WINDOW + timedelta(seconds=1)
-    result = authenticate(seeded.engine, username, PASSWORDS.get(username, "x"), now=released, address="198.51.100.1")
+def test_five_failures_from_one_address_make_each_next_try_wait_longer(seeded, username):
+    _fail(seeded.engine, username, MAX_FAILURES)  # T0 .. T0+4 s
+    with pytest.raises(LoginThrottled, match=r"for this account from this address\. Try again in 24 seconds"):
+        authenticate(seeded.engine, username, "wrong-password", now=T0 + timedelta(seconds=10), address=ADDRESS)
+    assert authenticate(seeded.engine, username, "wrong-password", now=T0 + timedelta(seconds=34), address=ADDRESS) \
+        is None  # 30 s after the fifth: counted, and the next delay doubles
+    with pytest.raises(LoginThrottled, match=r"Try again in 54 seconds"):
+        authenticate(seeded.engine, username, "wrong-password", now=T0 + timedelta(seconds=40), address=ADDRESS)
+    result = authenticate(seeded.engine, username, PASSWORDS.get(username, "x"), now=T0 + timedelta(seconds=94),
+                          address=ADDRESS)
     assert (result is not None) is (username == "alice")
 
 
-def test_address_is_throttled_across_accounts(seeded):
-    for i, name in enumerate(["alice", "bob", "carol", "mallory", "trent"]):
-        _fail(seeded.engine, name, 1, T0 + timedelta(seconds=i))
-    with pytest.raises(LoginThrottled, match="from this address"):
-        authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(minutes=2), address=ADDRESS)
-    assert authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(minutes=2), address="198.51.100.1")
+def test_another_address_is_not_held_up_by_one_address_failures(seeded):
+    _fail(seeded.engine, "alice", MAX_FAILURES)
+    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=10),
+                        address="198.51.100.1")
+
+
+def test_failures_on_real_accounts_do_not_lock_their_address(seeded):
+    for i, name in enumerate(["alice", "bob", "carol", "trent"]):
+        _fail(seeded.engine, name, MAX_FAILURES, T0 + timedelta(seconds=10 * i))
+    assert authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(minutes=2), address=ADDRESS)
+
+
+def test_an_address_is_limited_for_attempts_on_unknown_accounts(seeded):
+    for i in range(LIMITS["unknown"]):
+        _fail(seeded.engine, f"nobody{i}", 1, T0 + timedelta(seconds=i))
+    with pytest.raises(LoginThrottled, match="for unknown accounts from this address"):
+        authenticate(seeded.engine, "nobody-else", "x", now=T0 + timedelta(seconds=20), address=ADDRESS)
+    assert authenticate(seeded.engine, "ana", PASSWORDS["ana"], now=T0 + timedelta(seconds=20), address=ADDRESS)
 
 
 def test_twenty_five_wrong_passwords_then_the_right_one_is_refused(seeded):
@@ -69,16 +83,16 @@ def test_twenty_five_wrong_passwords_then_the_right_one_is_refused(seeded):
     assert refused == 25 - MAX_FAILURES
     with pytest.raises(LoginThrottled):
         authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=30), address=ADDRESS)
-    # refused attempts are not failures: the lock ends a window after the fifth failure, not after the last try
-    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + FAILURE_WINDOW + timedelta(seconds=5),
-                        address=ADDRESS)
+    # refused attempts are not counted: the delay runs from the fifth failure, not from the last try
+    assert authenticate(seeded.engine, "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=35), address=ADDRESS)
 
 
 def test_throttle_survives_a_restart(seeded):
     _fail(seeded.engine, "alice", MAX_FAILURES)
     seeded.engine.dispose()
     with pytest.raises(LoginThrottled):
-        authenticate(make_engine(seeded.url), "alice", PASSWORDS["alice"], now=T0 + timedelta(minutes=1), address="x")
+        authenticate(make_engine(seeded.url), "alice", PASSWORDS["alice"], now=T0 + timedelta(seconds=10),
+                     address=ADDRESS)
 
 
 def test_success_clears_the_account_failures(seeded):
@@ -141,12 +155,12 @@ def test_new_names_are_stored_normalised(seeded):
 
 def test_login_page_says_how_long_to_wait(seeded):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
-    for _ in range(MAX_FAILURES + 1):
+    for _ in range(LIMITS["account"] + 1):  # AppTest has no client address: the account's limit applies
         at.text_input(key="login_username").set_value("alice")
         at.text_input(key="login_password").set_value("wrong-password")
         at.button[0].click().run()
     errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "Too many failed sign-ins" in errors[0] and "minutes" in errors[0], errors
+    assert len(errors) == 1 and "Too many failed sign-ins" in errors[0] and "Try again in" in errors[0], errors
     assert "gauntlet_principal" not in at.session_state
 
 

@@ -1,5 +1,6 @@
-"""The sign-in throttle under concurrency: attempts released together (a barrier) check at most MAX_FAILURES passwords
-per account and per address, on both backends; and the address a sign-in is throttled by (peer, trusted proxies)."""
+"""The sign-in throttle under concurrency: attempts released together (a barrier) check at most the limit of the
+scope that stops them (LIMITS: per account, per account-and-address, per address for unknown accounts), on both
+backends; and the address a sign-in is throttled by (peer, trusted proxies)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlmodel import Session, select
 
 from core.review import auth
 from core.review.addresses import client_address, parse_trusted_proxies
-from core.review.auth import MAX_FAILURES, LoginThrottled, authenticate
+from core.review.auth import LIMITS, LoginThrottled, authenticate
 from core.store.models import LoginFailure
 from tests.workspace_factories import PASSWORDS, seeded_db
 
@@ -52,32 +53,33 @@ def _together(engine, attempts: list[tuple[str, str, str | None]]) -> Counter:
         return Counter(pool.map(lambda a: attempt(*a), attempts))
 
 
+ACCOUNT, PAIR, UNKNOWN = LIMITS["account"], LIMITS["pair"], LIMITS["unknown"]
 RACES = [
     pytest.param([("alice", "wrong-password", f"198.51.100.{i}") for i in range(24)],
-                 {"wrong": MAX_FAILURES, "refused account": 24 - MAX_FAILURES}, id="24-wrong-one-account"),
+                 {"wrong": ACCOUNT, "refused account": 24 - ACCOUNT}, ACCOUNT, id="24-wrong-one-account"),
     pytest.param([(f"user{i}", "wrong-password", "203.0.113.7") for i in range(24)],
-                 {"wrong": MAX_FAILURES, "refused address": 24 - MAX_FAILURES}, id="24-accounts-one-address"),
+                 {"wrong": UNKNOWN, "refused unknown": 24 - UNKNOWN}, UNKNOWN, id="24-unknown-accounts-one-address"),
     pytest.param([("alice", "wrong-password", "127.0.0.1") for _ in range(10)],
-                 {"wrong": MAX_FAILURES, "refused account": 10 - MAX_FAILURES}, id="10-tabs-one-browser"),
+                 {"wrong": PAIR, "refused pair": 10 - PAIR}, PAIR, id="10-tabs-one-browser"),
     pytest.param([("alice", "wrong-password", None) for _ in range(12)],
-                 {"wrong": MAX_FAILURES, "refused account": 12 - MAX_FAILURES}, id="12-wrong-unknown-address"),
+                 {"wrong": ACCOUNT, "refused account": 12 - ACCOUNT}, ACCOUNT, id="12-wrong-unknown-address"),
 ]
 
 
-@pytest.mark.parametrize(("attempts", "expected"), RACES)
-def test_concurrent_attempts_check_at_most_the_limit(seeded, checks, attempts, expected):
+@pytest.mark.parametrize(("attempts", "expected", "limit"), RACES)
+def test_concurrent_attempts_check_at_most_the_limit(seeded, checks, attempts, expected, limit):
     outcomes = _together(seeded.engine, attempts)
     assert outcomes == Counter(expected)
-    assert checks["checks"] == MAX_FAILURES
+    assert checks["checks"] == limit
     with Session(seeded.engine) as session:
-        assert max(session.exec(select(LoginFailure.failures)).all()) == MAX_FAILURES
+        assert max(session.exec(select(LoginFailure.failures)).all()) == limit
 
 
-def test_concurrent_right_passwords_after_four_failures_check_one(seeded, checks):
-    _together(seeded.engine, [("alice", "wrong-password", f"198.51.100.{i}") for i in range(MAX_FAILURES - 1)])
+def test_concurrent_right_passwords_after_failures_one_short_of_the_limit_check_one(seeded, checks):
+    _together(seeded.engine, [("alice", "wrong-password", f"198.51.100.{i}") for i in range(ACCOUNT - 1)])
     outcomes = _together(seeded.engine, [("alice", PASSWORDS["alice"], f"192.0.2.{i}") for i in range(8)])
     assert outcomes == Counter({"signed in": 1, "refused account": 7})
-    assert checks["checks"] == MAX_FAILURES
+    assert checks["checks"] == ACCOUNT
 
 
 PROXIES = "127.0.0.1, 10.0.0.0/8, ::1"

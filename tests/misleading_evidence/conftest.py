@@ -17,7 +17,7 @@ from core.ingest.importers import get_importer
 from core.ingest.io import import_specs
 from core.pipeline import score_and_summarise
 from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CONDITIONS
-from core.protocols.misleading_evidence.builder import build_stress
+from core.protocols.misleading_evidence.builder_plans import build_stress
 from core.store.db import make_engine
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import ScriptRule

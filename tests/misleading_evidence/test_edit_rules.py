@@ -9,14 +9,8 @@ from collections import Counter
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import (
-    MONTHS,
-    NoSafeEdit,
-    build_stress,
-    one_span_diff,
-    plan_for,
-    question_kind,
-)
+from core.protocols.misleading_evidence.builder import MONTHS, NoSafeEdit, one_span_diff, question_kind
+from core.protocols.misleading_evidence.builder_plans import build_stress, plan_for
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs
 

@@ -9,11 +9,10 @@ import pytest
 from core.protocols.misleading_evidence.builder import (
     BROADCAST_NETWORKS,
     CABLE_CHANNELS,
-    build_stress,
     indefinite_article,
     one_span_diff,
-    plan_for,
 )
+from core.protocols.misleading_evidence.builder_plans import build_stress, plan_for
 from tests.misleading_evidence.conftest import source_specs
 from tests.misleading_evidence.test_edit_rules import _item
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import NoSafeEdit, build_stress, one_span_diff, plan_for
+from core.protocols.misleading_evidence.builder import NoSafeEdit, one_span_diff
+from core.protocols.misleading_evidence.builder_plans import build_stress, plan_for
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.protocols.misleading_evidence.builder import US_STATES, build_stress
+from core.protocols.misleading_evidence.builder import US_STATES
+from core.protocols.misleading_evidence.builder_plans import build_stress
 from tests.misleading_evidence.conftest import source_specs
 from tests.misleading_evidence.test_edit_rules import _item
 from tests.misleading_evidence.test_edit_rules_more import _plan_or_refusal

@@ -17,14 +17,13 @@ from core.protocols.misleading_evidence.builder import (
     Evidence,
     NoSafeEdit,
     Plan,
-    build_stress,
     describe,
     llm_edit,
     numeric_shape,
     one_span_diff,
-    plan_for,
     question_kind,
 )
+from core.protocols.misleading_evidence.builder_plans import build_stress, plan_for
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import InstanceSpec
 from tests.misleading_evidence.conftest import source_specs

@@ -16,7 +16,8 @@ from core.cli import app
 from core.config import REPO_ROOT
 from core.ingest.importers import get_importer, source_record
 from core.protocols.misleading_evidence import POSITIONS
-from core.protocols.misleading_evidence.builder import build_stress, one_span_diff
+from core.protocols.misleading_evidence.builder import one_span_diff
+from core.protocols.misleading_evidence.builder_plans import build_stress
 from core.scoring.reference import contains, normalize
 from core.store.schema import InstanceSpec
 

@@ -82,7 +82,11 @@ def test_leaderboard_traces_carry_model_means(app, expected):
     table = at.dataframe[0].value
     assert "calibration baseline" in table["Group"].tolist()
     tables = len(PROTOCOLS.get("enterprise_rag").paper_tables)  # Tables 2 and 8, each as Markdown, CSV and LaTeX
-    assert tables == 2 and len(at.get("download_button")) == 3 + 3 * tables  # + the charts' CSVs
+    assert tables == 2 and len(at.get("download_button")) == 3  # the charts' CSVs: paper tables are built on request
+    assert not any("Inference Paradigm" in d.value.columns for d in at.dataframe)
+    for key in ("2", "8"):
+        at.toggle(key=f"lb_paper_enterprise_rag_{key}_build").set_value(True).run()
+    assert len(at.get("download_button")) == 3 + 3 * tables
     paper = next(d.value for d in at.dataframe if "Inference Paradigm" in d.value.columns)
     assert sorted(paper["Model"]) == sorted(means.index)
 

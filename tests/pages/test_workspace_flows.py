@@ -209,8 +209,9 @@ JUDGE_CHECK_CASES = [("runs-chosen", True), ("no-run-chosen", False)]
 def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_chosen):
     import asyncio
 
-    from core.analysis.judge_check import check_judge, load_suite, save_check, store_check
+    from core.analysis.judge_check import check_judge, load_suite
     from core.scoring.judges import HeuristicJudge
+    from core.services.judge_checks import save_check, store_check
     from tests.test_judge_check import synthetic_suite
 
     suite = synthetic_suite(tmp_path, 40)
@@ -245,8 +246,9 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
 def test_alignment_page_shows_a_ragchecker_meta_check_beside_the_published_figures(seeded):
     import asyncio
 
-    from core.analysis.judge_check import SUITES, check_judge, load_suite, store_check
+    from core.analysis.judge_check import SUITES, check_judge, load_suite
     from core.scoring.judges import HeuristicJudge
+    from core.services.judge_checks import store_check
 
     assert SUITES["ragchecker-meta"].exists(), "lay ../shared out beside the repository (ragchecker-meta)"
     result = asyncio.run(check_judge(HeuristicJudge(), "ragchecker-meta", load_suite("ragchecker-meta", 12)))

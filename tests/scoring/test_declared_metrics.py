@@ -64,6 +64,6 @@ def test_declarations_leave_with_their_module() -> None:
 def test_a_package_metric_comes_and_goes_with_its_package() -> None:
     for _ in range(2):  # registering again after unregistering meets no duplicate
         register_package(PACKAGE)
-        assert DECLARED_BY["toy_echo.echo_match"] == "tests.toy_protocol.metrics"
+        assert DECLARED_BY["toy_echo.echo_match"] == "tests.toy_protocol"
         unregister_package(PACKAGE)
         assert "toy_echo.echo_match" not in DECLARATIONS

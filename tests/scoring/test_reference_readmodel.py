@@ -156,8 +156,10 @@ def test_the_scoring_pass_reports_the_unparseable_answers(ref_world: RefWorld) -
     for c in CASES:
         ref_world.respond("refuser", c.uid, ALWAYS_REFUSE)
     report = asyncio.run(score_run(ref_world.engine, ref_world.run_id, "heuristic"))
-    assert report.unparseable == {"mcq_accuracy": 3}  # the English, Chinese and Japanese MCQ cases
-    assert "unparseable answers (no option letter; counted as declared): {'mcq_accuracy': 3}" in format_report(report)
+    # the English, Chinese and Japanese MCQ cases: no letter for mcq_accuracy, no letter nor option text for exact_match
+    assert report.unparseable == {"mcq_accuracy": 3, "exact_match": 3}
+    assert "unparseable answers (no option letter; counted as declared): {'exact_match': 3, 'mcq_accuracy': 3}" \
+        in format_report(report)
 
 
 def test_every_stored_status_is_a_state_its_metric_declares(scored: RefWorld) -> None:

@@ -79,7 +79,10 @@ def test_always_refuse(ref_world: RefWorld, case: Case, refusal: str) -> None:
         assert got[(rid, "correctness")].status == "not_applicable"
     else:
         assert ok_value(got[(rid, "correctness")]) == 0.0
-        assert ok_value(got[(rid, "exact_match")]) == 0.0
+        if case.answer_type == "mcq":  # a refusal names no option: unread, its own state (counted as wrong)
+            assert (got[(rid, "exact_match")].status, got[(rid, "exact_match")].value) == ("unparseable", 0.0)
+        else:
+            assert ok_value(got[(rid, "exact_match")]) == 0.0
         assert got[(rid, "rejection")].status == "not_applicable"
 
 

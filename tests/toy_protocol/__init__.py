@@ -1,34 +1,32 @@
 """Toy protocol (the walk-through of docs/architecture.md, "How to add a protocol"): one required field (a short
-reference answer), one condition (the default), one metric (toy_echo.echo_match, declared and computed in its
-metrics.py), one aggregate (accuracy per model) and one view. It lives outside core and joins with
-core.protocols.register_package."""
+reference answer), one condition (the default), one headline metric (toy_echo.echo_match, declared here and computed in
+its metrics.py), one aggregate table (accuracy per model, analysis.py), one view and a builder
+(builder.py: a Build benchmark tab). It lives outside core and joins with
+core.protocols.register_package; copied into core/protocols/ with NAME changed it is a protocol of core as it stands
+(its imports are relative and its hooks 'module:function' names built from __name__)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
+from core.metrics import MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, View, ViewResult
+from core.protocols.base import Builder, Condition, Protocol, View
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
-from tests.toy_protocol.metrics import ECHO_MATCH
 
 NAME = "toy_echo"
+ECHO_MATCH = f"{NAME}.echo_match"
 
 
 def needs_short_answer(spec: InstanceSpec) -> str | None:
     """A toy instance needs a short reference answer."""
     ref = spec.reference
-    return None if ref is not None and ref.answer_type == "short" else "a toy_echo instance needs a short reference"
+    return None if ref is not None and ref.answer_type == "short" else f"a {NAME} instance needs a short reference"
 
 
-def accuracy_view(engine: Any, run_ids: Sequence[int], judge: str) -> ViewResult:
-    """The view, built on demand (its module imports pandas; this package's __init__ stays light)."""
-    from tests.toy_protocol.views import accuracy_view as build
-
-    return build(engine, run_ids, judge)
-
+declare(MetricDeclaration(
+    ECHO_MATCH, "Echo match", "rate", ("lexical",), states=("scored", "not_applicable", "unparseable", "unjudged"),
+    unparseable="excluded", description="the response's last word is an accepted answer",
+    compute=f"{__name__}.metrics:echo_match"))
 
 TOY = register(Protocol(
     name=NAME,
@@ -37,7 +35,9 @@ TOY = register(Protocol(
     required={"reference": needs_short_answer},
     conditions=(Condition("", "the question with its documents"),),
     metrics=(ECHO_MATCH,),
-    aggregates=("accuracy",),
+    headline=(ECHO_MATCH,),
     render=reference_prompt,
-    page_views=(View("Echo match per model", accuracy_view),),
+    page_views=(View("Echo match per model", f"{__name__}.views:accuracy_view"),),
+    builder=Builder("Toy echo", "Toy echo: one instance per question-answer pair, its answer in one document.",
+                    "Question-answer pairs (JSONL)", "toy/pairs.jsonl", f"{__name__}.builder:build", bm25=False),
 ))

@@ -8,8 +8,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel import reference_scores
-from tests.toy_protocol import NAME
-from tests.toy_protocol.metrics import ECHO_MATCH
+
+from . import ECHO_MATCH, NAME
 
 STATES = ("ok", "unparseable", "not_applicable", "error")
 

@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
                judge: Annotated[str, typer.Option("--judge", help="Scoring judge.")] = "heuristic") -> None:
         """Print echo match per model with n and the state counts."""
         from core.store.db import get_engine
-        from tests.toy_protocol.analysis import accuracy
+
+        from .analysis import accuracy
 
         typer.echo(accuracy(get_engine(), [run_id], judge).to_string(index=False))

@@ -1,18 +1,13 @@
-"""The toy protocol's own metric, declared and computed here: `toy_echo.echo_match`, whether the response's last
+"""The toy protocol's own metric's computation (declared in the package's __init__): whether the response's last
 word is an accepted answer (a response with no word: unparseable, left out of the mean and counted)."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from core.metrics import MetricDeclaration, declare
+from core.scoring.judges.base import MetricOutcome
 from core.store.schema import ReferenceSpec
 
-if TYPE_CHECKING:
-    from core.scoring.judges.base import MetricOutcome
-
-ECHO_MATCH = "toy_echo.echo_match"
 WORD_RE = re.compile(r"[^\W_]+")
 
 
@@ -24,17 +19,10 @@ def last_word(text: str) -> str | None:
 
 def echo_match(reference: ReferenceSpec, response: str, language: str | None) -> MetricOutcome:
     """1 when the response ends on an accepted answer (its text or an alias), 0 otherwise; no word: unparseable."""
-    from core.scoring.judges.base import MetricOutcome  # the scoring layer, needed only when a response is scored
-
     word = last_word(response)
     if word is None:
         return MetricOutcome(status="unparseable", value=0.0, passed=False, reason="the response has no word")
     accepted = {form.lower() for answer in reference.answers for form in (answer.text, *answer.aliases)}
     passed = word in accepted
-    return MetricOutcome(value=float(passed), passed=passed, method="toy_echo",
+    return MetricOutcome(value=float(passed), passed=passed, method="echo_match",
                          reason=f"last word {word!r} {'is' if passed else 'is not'} an accepted answer")
-
-
-ECHO_MATCH_METRIC = declare(MetricDeclaration(
-    ECHO_MATCH, "Echo match", "rate", ("lexical",), states=("scored", "not_applicable", "unparseable", "unjudged"),
-    unparseable="excluded", description="the response's last word is an accepted answer", compute=echo_match))

@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 from sqlalchemy.engine import Engine
 
 from core.protocols.base import ViewResult
-from tests.toy_protocol.analysis import accuracy
+
+from .analysis import accuracy
 
 
 def accuracy_view(engine: Engine, run_ids: Sequence[int], judge: str) -> ViewResult:

@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import Session, select
 
 from core.ingest.sets import check_domains
-from core.review.annotations import export_annotations, import_annotations, label_history
+from core.review.annotations import export_annotations, label_history
 from core.review.gold import (
     draw_gold_sample,
     expert_progress,
@@ -21,6 +21,7 @@ from core.review.gold import (
     record_gold_label,
     undo_last_label,
 )
+from core.review.label_import import import_annotations
 from core.review.verification import (
     my_verifications,
     needs_edit_queue,

@@ -89,6 +89,7 @@ from core.analysis.readmodel.report import (
     RunReport,
     enterprise_repeats,
     model_counts,
+    repeats_from_responses,
     report_document,
     run_repeats,
     run_report,
@@ -141,6 +142,7 @@ from core.analysis.readmodel.scope import (
     model_catalog,
     model_order,
     prepare_scores,
+    scores_from_responses,
     verdict_counts,
     with_model_info,
 )
@@ -181,5 +183,5 @@ __all__ = [
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
     "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
     "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
-    "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats",
+    "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats", "repeats_from_responses", "scores_from_responses",
 ]

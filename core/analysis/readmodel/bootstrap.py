@@ -6,14 +6,17 @@ import numpy as np
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples."""
+    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples.
+
+    The row indices are drawn block by block of resamples from one generator (the same stream, so the same counts, as
+    drawing the whole R x n index matrix at once) and counted as they come: only one block of indices is ever held.
+    """
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n), dtype=np.int64)
     weights = np.empty((n_resamples, n), dtype=np.float32)
     block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
     offsets = (np.arange(block) * n)[:, None]
     for start in range(0, n_resamples, block):
-        rows = draws[start : start + block]
+        rows = rng.integers(0, n, size=(min(block, n_resamples - start), n), dtype=np.int64)
         weights[start : start + len(rows)] = np.bincount((rows + offsets[: len(rows)]).ravel(),
                                                          minlength=len(rows) * n).reshape(len(rows), n)
     return weights

@@ -38,6 +38,17 @@ def _loose(details, passed) -> float:
     return float(passed if found is None else found)
 
 
+def _loose_passed(details: pd.Series, passed: pd.Series, judged: pd.Series) -> np.ndarray:
+    """_loose of every judged verdict (0 where not judged): details are parsed only where they can hold a loose
+    verdict (a mapping, or JSON text naming "loose"); elsewhere the verdict is its own loose verdict."""
+    out = passed.to_numpy(dtype=float, copy=True)
+    text, decided = details.to_numpy(dtype=object), judged.to_numpy() != 0
+    for i in np.flatnonzero(decided):
+        if not isinstance(text[i], str) or '"loose"' in text[i]:
+            out[i] = _loose(text[i], out[i])
+    return np.where(decided, out, 0.0)
+
+
 def instruction_scores(engine: Engine, run_ids: Sequence[int], judge: str,
                        protocol: str = "reference_qa") -> pd.DataFrame:
     """One row per done response of `protocol` whose instance has instructions: counts (instructions, judged,
@@ -51,8 +62,7 @@ def instruction_scores(engine: Engine, run_ids: Sequence[int], judge: str,
     rows["judged"] = decided.astype(int)
     rows["passed"] = (decided & pd.to_numeric(rows["passed"], errors="coerce").fillna(0).astype(bool)).astype(int)
     rows["errors"] = (rows["status"] == "error").astype(int)
-    rows["loose_passed"] = [(_loose(d, p) if j else 0.0) for d, p, j in zip(rows["details"], rows["passed"],
-                                                                            rows["judged"], strict=True)]
+    rows["loose_passed"] = _loose_passed(rows["details"], rows["passed"], rows["judged"])
     keys = ["run_id", "response_id", "model", "instance_uid", "condition"]
     out = rows.groupby(keys, sort=False, dropna=False).agg(
         n_instructions=("constraint_id", "size"), judged=("judged", "sum"), passed=("passed", "sum"),

@@ -96,7 +96,12 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Seq
 def enterprise_repeats(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Per model of the runs' EnterpriseRAG responses (the latest run of each item): repeats per item, items and
     flaky items (readmodel.repeats.repeat_summary); empty without repeats."""
-    return repeat_summary(latest_run_rows(response_scores(engine, run_ids, judge)), [m.id for m in QUALITY_METRICS])
+    return repeats_from_responses(response_scores(engine, run_ids, judge))
+
+
+def repeats_from_responses(responses: pd.DataFrame) -> pd.DataFrame:
+    """enterprise_repeats from an already read per-response frame (response_scores)."""
+    return repeat_summary(latest_run_rows(responses), [m.id for m in QUALITY_METRICS])
 
 
 def run_repeats(responses: pd.DataFrame, reference: pd.DataFrame, production: pd.DataFrame) -> pd.DataFrame:

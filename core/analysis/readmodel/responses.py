@@ -11,6 +11,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from core.generation.reasoning import stored_split
 from core.metrics import VERDICT_STATES, get_metric
 from core.scoring.summaries import (
     COUNT_COLUMNS,
@@ -20,6 +21,7 @@ from core.scoring.summaries import (
     MODE_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
+    constraint_protocols_sql,
     metric_select_sql,
     runs_sql,
     stale_summary_runs,
@@ -101,7 +103,7 @@ LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP B
        ON k.instance_id = r.instance_id
 LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
 {{metric_joins}}
-WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol = 'enterprise_rag'
+WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol IN ({{constraint_protocols}})
 ORDER BY r.id
 """
 
@@ -206,7 +208,7 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
     sql = _SCORES_SQL.replace("{source}", source).replace("{metric_joins}", joins).replace("{metric_columns}", columns)
-    out = read_sql(engine, runs_sql(sql, run_ids), {"judge": judge})
+    out = read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
     if out.empty:
         return _empty_scores()
     counts = [*COUNT_COLUMNS, "judge_calls"]
@@ -235,13 +237,13 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
 _DOMAINS_SQL = """
 SELECT DISTINCT d.name AS domain FROM response r JOIN instance i ON i.id = r.instance_id
 JOIN domain d ON d.id = i.domain_id
-WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol = 'enterprise_rag'
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
 """
 
 
 def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """The domains of the runs' done EnterpriseRAG responses (the domains response_scores has rows for), sorted."""
-    return sorted(str(d) for d in read_sql(engine, runs_sql(_DOMAINS_SQL, run_ids))["domain"])
+    return sorted(str(d) for d in read_sql(engine, runs_sql(constraint_protocols_sql(_DOMAINS_SQL), run_ids))["domain"])
 
 
 def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
@@ -336,9 +338,11 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
                                         "judge": v.judge, "method": v.method, "status": v.status, "passed": v.passed, "reason": v.reason})
     metric_rows = [{"metric": v.metric, "judge": v.judge, "method": v.method, "status": v.status, "value": v.value, "passed": v.passed, "reason": v.reason}
                    for v in verdicts if v.constraint_id is None]
+    split = stored_split(resp.text, resp.reasoning, resp.reasoning_state)
     return {
         "response_id": response_id, "model": model.name if model else "", "instance_uid": inst.uid, "mode": inst.mode, "origin": inst.origin,
-        "query": inst.query, "response": resp.text or "", "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
+        "query": inst.query, "response": split.answer, "reasoning": split.reasoning, "reasoning_state": split.state,
+        "reasoning_tokens": resp.reasoning_tokens, "status": resp.status, "latency_ms": resp.latency_ms, "cost_usd": resp.cost_usd,
         "documents": [{"position": d.position + 1, "title": d.title, "role": d.role, "source": d.source, "text": d.text} for d in docs],
         "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
         "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),

@@ -156,7 +156,12 @@ def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
 def load_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """Prepared per-item scores of the runs under `judge`, one per (model, instance): the latest run wins and a
     repeated item's value is its mean over its repeats."""
-    return prepare_scores(latest_per_model_instance(response_scores(engine, run_ids, judge)))
+    return scores_from_responses(response_scores(engine, run_ids, judge))
+
+
+def scores_from_responses(responses: pd.DataFrame) -> pd.DataFrame:
+    """load_scores from an already read per-response frame (response_scores), so one read serves several views."""
+    return prepare_scores(latest_per_model_instance(responses))
 
 
 def load_failure_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:

@@ -23,8 +23,8 @@ from core.analysis.readmodel.reference import (
 from core.analysis.readmodel.responses import read_sql
 from core.analysis.readmodel.states import count_states
 from core.metrics import STATES, get_metric
+from core.protocols import DEFAULT_PROTOCOL, constraint_protocols
 
-ENTERPRISE = "enterprise_rag"
 GROUP = ["model", "condition"]
 STATE_COLUMNS = [f"n_{state}" for state in STATES]
 SECTION_COLUMNS = ["model", "condition", "metric", "label", "value", "ci_low", "ci_high", "n", *STATE_COLUMNS,
@@ -54,8 +54,8 @@ class ProtocolSection:
 
 def run_protocols(engine: Engine, run_id: int) -> list[str]:
     """The protocols of the run's instances that declare response metrics: EnterpriseRAG first, then by id."""
-    present = set(read_sql(engine, _RUN_PROTOCOLS_SQL, {"run": int(run_id)})["protocol"].fillna(ENTERPRISE))
-    return sorted((p for p in present if reference_metric_names(p)), key=lambda p: (p != ENTERPRISE, p))
+    present = set(read_sql(engine, _RUN_PROTOCOLS_SQL, {"run": int(run_id)})["protocol"].fillna(DEFAULT_PROTOCOL))
+    return sorted((p for p in present if reference_metric_names(p)), key=lambda p: (p != DEFAULT_PROTOCOL, p))
 
 
 def protocol_sections(engine: Engine, run_id: int, judge: str, enterprise_scores: pd.DataFrame) -> list[ProtocolSection]:
@@ -64,11 +64,11 @@ def protocol_sections(engine: Engine, run_id: int, judge: str, enterprise_scores
 
     sections = []
     for protocol in run_protocols(engine, run_id):
-        scores = _enterprise_frame(enterprise_scores, judge) if protocol == ENTERPRISE else \
+        scores = _enterprise_frame(enterprise_scores, judge) if protocol in constraint_protocols() else \
             reference_scores(engine, [run_id], judge, protocol)
         skipped = read_sql(engine, _SKIPPED_SQL, {"run": int(run_id), "protocol": protocol})
         table = section_table(scores, protocol, skipped)
-        if protocol != ENTERPRISE and "constraint" in get_protocol(protocol).metrics:
+        if protocol not in constraint_protocols() and "constraint" in get_protocol(protocol).metrics:
             table = pd.concat([table, instruction_rows(engine, run_id, judge, protocol, skipped)], ignore_index=True)
         sections.append(ProtocolSection(protocol, get_protocol(protocol).title, table))
     return sections

@@ -75,11 +75,35 @@ def response_statuses(scores: pd.DataFrame, metric: str) -> pd.Series:
     return pd.Series(status, index=scores.index, dtype=object).where(status != "unjudged", None)
 
 
+# a stored status, or a state name already, -> its state's position in STATES (state_counts' mapping)
+_STATE_CODES: dict[str, int] = {**{state: i for i, state in enumerate(STATES)},
+                                **{status: STATES.index(state) for status, state in VERDICT_STATES.items()}}
+
+
+def _state_codes(statuses: pd.Series) -> np.ndarray:
+    """Each stored status's position in STATES (None or NaN: unjudged; a status of no state: len(STATES))."""
+    labels, uniques = pd.factorize(statuses)  # missing: -1, the table's last entry
+    table = [_STATE_CODES.get(status, len(STATES)) for status in uniques] + [STATES.index("unjudged")]
+    return np.asarray(table, dtype=np.int64)[labels]
+
+
 def metric_state_counts(scores: pd.DataFrame, metrics: Sequence[str], by: str = "model") -> pd.DataFrame:
-    """Per `by` value and metric: the count of each score state among the responses of the per-response frame."""
-    rows = [{by: key, "metric": metric, **state_counts(response_statuses(group, metric))}
-            for key, group in scores.groupby(by, sort=True) for metric in metrics]
-    return pd.DataFrame(rows, columns=[by, "metric", *STATE_COLUMNS.values()])
+    """Per `by` value and metric: the count of each score state among the responses of the per-response frame (one
+    pass per metric over the whole frame, counted per `by` value at once; rows as the groupby's sorted keys)."""
+    columns = [by, "metric", *STATE_COLUMNS.values()]
+    keys = scores[by] if by in scores.columns else pd.Series(dtype=object)
+    present = keys.notna().to_numpy()
+    if not present.any():
+        return pd.DataFrame(columns=columns)
+    key_codes, uniques = pd.factorize(keys[present], sort=True)
+    width = len(STATES) + 1  # the last slot counts statuses of no state (state_counts leaves them out)
+    counts = np.stack([np.bincount(key_codes * width + _state_codes(response_statuses(scores, m)[present]),
+                                   minlength=len(uniques) * width).reshape(len(uniques), width)[:, : len(STATES)]
+                       for m in metrics], axis=1) if metrics else np.zeros((len(uniques), 0, len(STATES)), np.int64)
+    frame = pd.DataFrame(counts.reshape(-1, len(STATES)), columns=[STATE_COLUMNS[s] for s in STATES])
+    frame.insert(0, "metric", list(metrics) * len(uniques))
+    frame.insert(0, by, np.repeat(uniques.to_numpy(), len(metrics)))
+    return frame[columns]
 
 
 def with_metric_states(long: pd.DataFrame, states: pd.DataFrame, by: str = "model") -> pd.DataFrame:

@@ -56,15 +56,18 @@ class AnthropicChat:
         try:
             response = await self.client.messages.create(**self.request_params(messages))
             text = "".join(block.text for block in response.content if getattr(block, "type", "") == "text")
+            thinking = "\n\n".join(block.thinking for block in response.content
+                                    if getattr(block, "type", "") == "thinking")
             usage = response.usage
         except Exception as exc:  # noqa: BLE001 - every SDK failure becomes a ProviderError
             raise scrub(map_exception(exc, anthropic), self._key) from None
         latency_ms = (time.perf_counter() - started) * 1000
         return Completion(
             text=text,
+            reasoning=thinking,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             latency_ms=latency_ms,
             cost_usd=self.config.cost_usd(usage.input_tokens, usage.output_tokens),
             finish_reason=response.stop_reason,
-        )
+        ).kept_apart()

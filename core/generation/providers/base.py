@@ -6,6 +6,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from core.generation.reasoning import split_reasoning
+from core.generation.tokens import count_tokens
 from core.protocols.messages import ChatMessage
 
 
@@ -31,9 +33,12 @@ class ModelConfig(BaseModel):
 
 
 class Completion(BaseModel):
-    """A model's answer with usage accounting."""
+    """A model's answer with usage accounting; `text` is the answer alone, reasoning apart (core.generation.reasoning)."""
 
     text: str
+    reasoning: str = ""
+    reasoning_state: Literal["none", "finished", "unfinished"] = "none"
+    reasoning_tokens: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     latency_ms: float = 0.0
@@ -42,6 +47,16 @@ class Completion(BaseModel):
     cache_key: str | None = None
     finish_reason: str | None = None
     attempts: int = 1
+
+    def kept_apart(self) -> Completion:
+        """This completion with any reasoning block of its text moved to `reasoning` (idempotent)."""
+        split = split_reasoning(self.text, self.reasoning, self.finish_reason)
+        if split.state == "none":
+            return self
+        estimate = count_tokens(split.reasoning)  # when the provider does not say: within the output it reports
+        tokens = self.reasoning_tokens or (min(estimate, self.output_tokens) if self.output_tokens else estimate)
+        return self.model_copy(update={"text": split.answer, "reasoning": split.reasoning,
+                                       "reasoning_state": split.state, "reasoning_tokens": tokens})
 
 
 class ProviderError(Exception):

@@ -74,14 +74,27 @@ class OpenAIChat:
         latency_ms = (time.perf_counter() - started) * 1000
         input_tokens = usage.prompt_tokens if usage else 0
         output_tokens = usage.completion_tokens if usage else 0
+        details = getattr(usage, "completion_tokens_details", None) if usage else None
         return Completion(
             text=text,
+            reasoning=provided_reasoning(choice.message),
+            reasoning_tokens=int(getattr(details, "reasoning_tokens", 0) or 0),
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             latency_ms=latency_ms,
             cost_usd=self.config.cost_usd(input_tokens, output_tokens),
             finish_reason=choice.finish_reason,
-        )
+        ).kept_apart()
+
+
+def provided_reasoning(message: Any) -> str:
+    """The reasoning an OpenAI-compatible server returns beside the answer: `reasoning_content` (DeepSeek, vLLM,
+    SGLang) or `reasoning` (OpenRouter, Ollama); '' when neither."""
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
 
 
 

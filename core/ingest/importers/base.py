@@ -154,7 +154,7 @@ def read_text_bytes(path: Path) -> tuple[bytes, LineError | None]:
     try:
         return decompressed(Path(path).read_bytes()), None
     except Unreadable as exc:
-        return b"", LineError(1, "", str(exc))
+        return b"", LineError(1, "", f"{Path(path).name}: {exc}")
 
 
 def _bad_bytes(data: bytes) -> LineError | None:

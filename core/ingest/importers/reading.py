@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import bz2
 import io
+import math
+import os
 import re
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # C0 controls but tab, LF and CR; DEL
@@ -22,52 +25,109 @@ SPELLINGS = "spellings"  # metadata key: {documented field: the spelling the fil
 GZIP, BZIP2, ZIP = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
 
 
+UNPACK_MAX_MB_ENV, UNPACK_MAX_MB = "GAUNTLET_UNPACK_MAX_MB", 1024  # unpacked bytes at most (MiB)
+UNPACK_MAX_RATIO_ENV, UNPACK_MAX_RATIO = "GAUNTLET_UNPACK_MAX_RATIO", 100.0  # unpacked / packed bytes at most ...
+RATIO_FROM = 1 << 20  # ... once past the first MiB (a tiny file of repeated lines may expand more, harmlessly)
+CHUNK = 1 << 20  # bytes unpacked per step: a cap is checked after each
+
+
 class Unreadable(Exception):
     """Bytes that do not decompress: the message says where they stop making sense."""
 
 
-def _stream_end(kind: str, out: bytes, consumed: int) -> Unreadable:
+@dataclass(frozen=True)
+class UnpackLimits:
+    """How far a compressed file may unpack: bytes at most, and unpacked/packed at most past RATIO_FROM."""
+
+    max_bytes: int = UNPACK_MAX_MB << 20
+    max_ratio: float = UNPACK_MAX_RATIO
+
+    @classmethod
+    def from_env(cls) -> UnpackLimits:
+        """The limits set by GAUNTLET_UNPACK_MAX_MB and GAUNTLET_UNPACK_MAX_RATIO (defaults 1024 MiB and 100)."""
+        return cls(int(_positive(UNPACK_MAX_MB_ENV, UNPACK_MAX_MB) * (1 << 20)),
+                   _positive(UNPACK_MAX_RATIO_ENV, UNPACK_MAX_RATIO))
+
+    def check(self, kind: str, unpacked: int, packed: int) -> None:
+        """Unreadable once `unpacked` bytes pass the size cap or, past RATIO_FROM, the expansion ratio."""
+        if unpacked > self.max_bytes:
+            raise Unreadable(f"the {kind} content unpacks to more than {self.max_bytes / (1 << 20):g} MiB "
+                             f"({UNPACK_MAX_MB_ENV}); refused as a possible compression bomb, nothing read")
+        if unpacked > RATIO_FROM and unpacked > self.max_ratio * packed:
+            raise Unreadable(f"the {kind} content expands more than {self.max_ratio:g} times ({packed} compressed "
+                             f"bytes gave {unpacked} and counting; {UNPACK_MAX_RATIO_ENV}); refused as a possible "
+                             "compression bomb, nothing read")
+
+
+def _positive(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        value = float(raw) if raw.strip() else default
+    except ValueError:
+        raise Unreadable(f"{name}={raw!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise Unreadable(f"{name}={raw!r} must be a positive number")
+    return value
+
+
+def _stream_end(kind: str, out: bytes | bytearray, consumed: int) -> Unreadable:
     line = out.count(b"\n") + 1
     return Unreadable(f"the {kind} stream ends early: {consumed} compressed bytes give {len(out)} bytes "
                       f"(line {line} of the text is cut); the file is truncated")
 
 
-def _streams(data: bytes, kind: str, stream: Callable[[], Any], errors: type[Exception] | tuple) -> bytes:
-    """Every stream of a gzip (members) or bzip2 (pbzip2 concatenation) file, unpacked one after the other."""
-    out, rest = b"", data
+def _streams(data: bytes, kind: str, stream: Callable[[], Any], errors: type[Exception] | tuple,
+             limits: UnpackLimits) -> bytes:
+    """Every stream of a gzip (members) or bzip2 (pbzip2 concatenation) file, unpacked one after the other, CHUNK
+    bytes at a time with the limits checked after each."""
+    out, rest = bytearray(), data
     while rest:
-        unpacker = stream()
+        unpacker, pending = stream(), rest
         try:
-            out += unpacker.decompress(rest)
+            while not unpacker.eof:
+                chunk = unpacker.decompress(pending, CHUNK)
+                pending = getattr(unpacker, "unconsumed_tail", b"")  # zlib hands back its unread input; bz2 keeps it
+                out += chunk
+                limits.check(kind, len(out), len(data))
+                if not chunk and not pending and getattr(unpacker, "needs_input", True):
+                    break  # all input read, no output left, stream not ended: truncated
         except errors as exc:
             raise Unreadable(f"not a valid {kind} stream after {len(out)} bytes of text: {exc}") from None
         if not unpacker.eof:
             raise _stream_end(kind, out, len(data))
         rest = unpacker.unused_data
-    return out
+    return bytes(out)
 
 
-def _unzip(data: bytes) -> bytes:
+def _unzip(data: bytes, limits: UnpackLimits) -> bytes:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = [m for m in archive.infolist() if not m.is_dir()]
         if len(members) != 1:
             names = ", ".join(m.filename for m in members) or "none"
             raise Unreadable(f"a .zip archive must hold exactly one file to import; it holds {len(members)} ({names})")
-        return archive.read(members[0])
+        limits.check("zip", members[0].file_size, len(data))  # what it declares, then what it gives
+        out = bytearray()
+        with archive.open(members[0]) as member:
+            while chunk := member.read(CHUNK):
+                out += chunk
+                limits.check("zip", len(out), len(data))
+        return bytes(out)
     except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
         raise Unreadable(f"not a readable .zip archive ({exc}); the file is truncated or damaged") from None
 
 
-def decompressed(data: bytes) -> bytes:
-    """The text bytes of a file: gzip, bzip2 or zip content is unpacked (told by its first bytes, not its name)."""
+def decompressed(data: bytes, limits: UnpackLimits | None = None) -> bytes:
+    """The text bytes of a file: gzip, bzip2 or zip content is unpacked (told by its first bytes, not its name),
+    streamed under `limits` (default: the settings), so a compression bomb is refused before it fills memory."""
+    if not data.startswith((GZIP, BZIP2, ZIP)):
+        return data
+    limits = limits or UnpackLimits.from_env()
     if data.startswith(GZIP):
-        return _streams(data, "gzip", lambda: zlib.decompressobj(wbits=31), zlib.error)
+        return _streams(data, "gzip", lambda: zlib.decompressobj(wbits=31), zlib.error, limits)
     if data.startswith(BZIP2):
-        return _streams(data, "bzip2", bz2.BZ2Decompressor, OSError)
-    if data.startswith(ZIP):
-        return _unzip(data)
-    return data
+        return _streams(data, "bzip2", bz2.BZ2Decompressor, OSError, limits)
+    return _unzip(data, limits)
 
 
 def _path(where: str, key: str | int) -> str:

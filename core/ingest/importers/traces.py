@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.ingest.importers.base import _bad_bytes, read_json_array, read_jsonl
+from core.ingest.importers.base import _bad_bytes, _line_error, read_json_array, read_jsonl
 from core.ingest.io import LineError
 from core.registry import Registry
+from core.store.jsonl import first_overflow
+from core.store.schema import MAX_NESTING
 
 DOC_PREFIXES = ("reranker.output_documents", "retrieval.documents")  # the final context wins: reranked, else retrieved
 DOC_FIELD = re.compile(r"^(?P<prefix>retrieval\.documents|reranker\.output_documents)\.(?P<i>\d+)\.document\.(?P<f>content|score|id)$")
@@ -136,14 +138,35 @@ def _object_at(raw: dict[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+JSON_TYPES = ((bool, "true/false"), (dict, "an object"), (list, "a list"), (str, "a string"), (int, "a number"),
+              (float, "a number"))
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, for a message: 'an object', 'a list', 'a string', 'a number', 'true/false', 'null'."""
+    return next((name for kind, name in JSON_TYPES if isinstance(value, kind)), "null")
+
+
+def misshapen(value: Any, expected: type | tuple[type, ...], line: int, where: str,
+              required: bool = False) -> LineError | None:
+    """The problem when `value` (absent or null allowed unless `required`) is not of the `expected` JSON type."""
+    if value is None and not required:
+        return None
+    if isinstance(value, expected) and not isinstance(value, bool) or expected is bool and isinstance(value, bool):
+        return None
+    wanted = " or ".join(dict.fromkeys(name for kind, name in JSON_TYPES
+                                       if kind in (expected if isinstance(expected, tuple) else (expected,))))
+    return LineError(line, where, f"must be {wanted}, not {json_type(value)}")
+
+
 def _decoded(value: Any) -> Any:
     """A JSON-encoded attribute value decoded (Langfuse stores '"What is X?"'); anything else as it is."""
-    if isinstance(value, str) and value[:1] in ('"', "{", "["):
+    if isinstance(value, str) and value[:1] in ('"', "{", "[") and first_overflow(value) is None:
         try:
             return json.loads(value)
         except ValueError:
             return value
-    return value
+    return value  # not JSON, or nested deeper than MAX_NESTING: kept as the text it is
 
 
 def text_of(value: Any) -> str:
@@ -301,6 +324,8 @@ def read_records(path: Path) -> tuple[list[tuple[int, Any]], list[LineError]]:
     if (bad := _bad_bytes(data)) is not None:
         return [], [bad]
     text = data.decode("utf-8")
+    if (deep := first_overflow(text)) is not None:
+        return [], [_line_error(text, deep, f"nested too deeply (more than {MAX_NESTING} levels)")]
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -330,11 +355,20 @@ def read_otel(path: Path) -> tuple[list[Span], list[LineError]]:
             errors.append(LineError(line, "resourceSpans", "missing: an OTLP JSON trace export has resourceSpans"))
             continue
         for r, resource_spans in enumerate(request["resourceSpans"]):
+            if (shape := _otel_resource_shape(resource_spans, line, f"resourceSpans[{r}]")) is not None:
+                errors.append(shape)
+                continue
             resource = otlp_attributes((resource_spans.get("resource") or {}).get("attributes"))
             service = str(resource.get("service.name", ""))
             for s, scope_spans in enumerate(resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or []):
+                if (shape := _otel_scope_shape(scope_spans, line, f"resourceSpans[{r}].scopeSpans[{s}]")) is not None:
+                    errors.append(shape)
+                    continue
                 for k, raw in enumerate(scope_spans.get("spans") or []):
                     where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{k}]"
+                    if (shape := _otel_span_shape(raw, line, where)) is not None:
+                        errors.append(shape)
+                        continue
                     missing = [f for f in ("traceId", "spanId") if not raw.get(f)]
                     span_line = _line_of(text, f'"{raw.get("spanId")}"', line) if raw.get("spanId") else line
                     if missing:
@@ -348,11 +382,107 @@ def read_otel(path: Path) -> tuple[list[Span], list[LineError]]:
     return spans, errors
 
 
+def _first_problem(checks: list[LineError | None]) -> LineError | None:
+    return next((c for c in checks if c is not None), None)
+
+
+def _anyvalue_shape(value: Any, line: int, where: str) -> LineError | None:
+    """An OTLP AnyValue: an object; intValue / doubleValue numbers (or their text); arrayValue.values a list of
+    AnyValues; kvlistValue.values a list of {key, value} objects (nesting was bounded before parsing)."""
+    if (wrong := misshapen(value, dict, line, where, required=True)) is not None:
+        return wrong
+    for name, parse in (("intValue", int), ("doubleValue", float)):
+        if name in value and not _parses(value[name], parse):
+            return LineError(line, f"{where}.{name}", f"must be a number (or its text), not {json_type(value[name])} "
+                             f"{json.dumps(value[name])[:40]}")
+    for name in ("arrayValue", "kvlistValue"):
+        if name not in value:
+            continue
+        if (wrong := misshapen(value[name], dict, line, f"{where}.{name}", required=True)) is not None:
+            return wrong
+        items = value[name].get("values", [])
+        if (wrong := misshapen(items, list, line, f"{where}.{name}.values")) is not None:
+            return wrong
+        for i, item in enumerate(items or []):
+            at = f"{where}.{name}.values[{i}]"
+            problem = _anyvalue_shape(item, line, at) if name == "arrayValue" else _key_value_shape(item, line, at)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _parses(raw: Any, parse: Callable[[Any], Any]) -> bool:
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+        return False
+    try:
+        parse(raw)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _key_value_shape(item: Any, line: int, where: str) -> LineError | None:
+    """An OTLP KeyValue: an object with a text key and an AnyValue value."""
+    if (wrong := misshapen(item, dict, line, where, required=True)) is not None:
+        return wrong
+    return misshapen(item.get("key"), str, line, f"{where}.key", required=True) or \
+        (_anyvalue_shape(item["value"], line, f"{where}.value") if item.get("value") is not None else None)
+
+
+def _otel_resource_shape(raw: Any, line: int, where: str) -> LineError | None:
+    """A resourceSpans entry: an object whose resource is an object with an attributes list, scopeSpans a list."""
+    if (wrong := misshapen(raw, dict, line, where, required=True)) is not None:
+        return wrong
+    resource = raw.get("resource")
+    attributes = resource.get("attributes") if isinstance(resource, dict) else None
+    return _first_problem([misshapen(resource, dict, line, f"{where}.resource"),
+                           misshapen(attributes, list, line, f"{where}.resource.attributes"),
+                           *(_key_value_shape(item, line, f"{where}.resource.attributes[{i}]")
+                             for i, item in enumerate(attributes if isinstance(attributes, list) else [])),
+                           misshapen(raw.get("scopeSpans"), list, line, f"{where}.scopeSpans"),
+                           misshapen(raw.get("instrumentationLibrarySpans"), list, line,
+                                     f"{where}.instrumentationLibrarySpans")])
+
+
+def _otel_scope_shape(raw: Any, line: int, where: str) -> LineError | None:
+    """A scopeSpans entry: an object whose spans is a list."""
+    return misshapen(raw, dict, line, where, required=True) or misshapen(raw.get("spans"), list, line, f"{where}.spans")
+
+
+def _otel_span_shape(raw: Any, line: int, where: str) -> LineError | None:
+    """An OTLP span: an object, ids as strings, attributes a list of {key, value} objects."""
+    if (wrong := misshapen(raw, dict, line, where, required=True)) is not None:
+        return wrong
+    checks = [misshapen(raw.get(name), str, line, f"{where}.{name}")
+              for name in ("traceId", "spanId", "parentSpanId", "name")]
+    checks += [misshapen(raw.get("startTimeUnixNano"), (str, int), line, f"{where}.startTimeUnixNano"),
+               misshapen(raw.get("attributes"), list, line, f"{where}.attributes")]
+    for i, item in enumerate(raw.get("attributes") or [] if isinstance(raw.get("attributes"), list) else []):
+        checks.append(_key_value_shape(item, line, f"{where}.attributes[{i}]"))
+    return _first_problem(checks)
+
+
+def _span_json_shape(raw: dict[str, Any], line: int, where: str) -> LineError | None:
+    """An OpenInference / Phoenix span: context and attributes objects, ids and parent scalars (text or number)."""
+    context = raw.get("context")
+    checks = [misshapen(context, dict, line, f"{where}context"),
+              misshapen(raw.get("attributes"), dict, line, f"{where}attributes")]
+    for name in ("trace_id", "span_id"):
+        checks += [misshapen(raw.get(name), (str, int), line, f"{where}{name}"),
+                   misshapen(context.get(name) if isinstance(context, dict) else None, (str, int), line,
+                             f"{where}context.{name}")]
+    checks += [misshapen(raw.get("parent_id"), (str, int), line, f"{where}parent_id"),
+               misshapen(raw.get("span_kind"), str, line, f"{where}span_kind")]
+    return _first_problem(checks)
+
+
 def _span_json(raw: dict[str, Any], line: int, where: str) -> tuple[Span | None, list[LineError]]:
     """An OpenInference / Phoenix span object: context.trace_id | trace_id, context.span_id | span_id, parent_id,
     span_kind, attributes (flat dotted keys or nested objects), or Phoenix dataframe columns 'attributes.x.y'."""
     if not isinstance(raw, dict):
         return None, [LineError(line, where, "expected a JSON object (one span)")]
+    if (shape := _span_json_shape(raw, line, where)) is not None:
+        return None, [shape]
     context = _object_at(raw, "context")
     trace_id = context.get("trace_id") or raw.get("trace_id") or raw.get("context.trace_id")
     span_id = context.get("span_id") or raw.get("span_id") or raw.get("context.span_id")
@@ -402,6 +532,10 @@ def read_span_json(path: Path) -> tuple[list[Span], list[LineError]]:
         return _spans_of(records, errors)
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     records, errors = read_records(path)
+    if len(records) == 1 and isinstance(records[0][1], dict) and "spans" in records[0][1] and \
+            not isinstance(records[0][1]["spans"], list):
+        return [], errors + [misshapen(records[0][1]["spans"], list, records[0][0], "spans", required=True)
+                             or LineError(records[0][0], "spans", "must be a list")]
     if len(records) == 1 and isinstance(records[0][1], dict) and isinstance(records[0][1].get("spans"), list):
         records = [(_line_of(text, json.dumps(_span_id(s)), records[0][0]), s) for s in records[0][1]["spans"]]
     return _spans_of(records, errors)
@@ -420,8 +554,14 @@ def _spans_of(records: list[tuple[int, Any]], errors: list[LineError]) -> tuple[
 def _langfuse_spans(record: dict[str, Any], line: int, text: str) -> tuple[list[Span], list[LineError]]:
     """A Langfuse trace with its observations ({'trace': {...}, 'observations': [...]}, or a trace object holding an
     'observations' list, as the public API's GET /traces/{id} returns)."""
+    if (wrong := misshapen(record.get("trace"), dict, line, "trace")) is not None:
+        return [], [wrong]
     trace = nested if isinstance(nested := record.get("trace"), dict) else record
     observations = record.get("observations", trace.get("observations", []))
+    where = "observations" if "observations" in record else "trace.observations"
+    if (wrong := _first_problem([misshapen(observations, list, line, where),
+                                 misshapen(trace.get("id"), (str, int), line, "trace.id")])) is not None:
+        return [], [wrong]
     if not trace.get("id"):
         return [], [LineError(line, "trace.id", "missing: a Langfuse trace export needs the trace's id")]
     metadata = _decoded(trace.get("metadata"))
@@ -433,8 +573,11 @@ def _langfuse_spans(record: dict[str, Any], line: int, text: str) -> tuple[list[
                 _line_of(text, f'"{trace_id}"', line), str(trace.get("timestamp") or ""), service)
     spans, errors = [root], []
     for k, obs in enumerate(observations if isinstance(observations, list) else []):
-        if not isinstance(obs, dict) or not obs.get("id"):
-            errors.append(LineError(line, f"observations[{k}].id", "missing"))
+        if (wrong := _observation_shape(obs, line, f"{where}[{k}]")) is not None:
+            errors.append(wrong)
+            continue
+        if not obs.get("id"):
+            errors.append(LineError(line, f"{where}[{k}].id", "missing"))
             continue
         meta = _object_at(obs, "metadata")
         attributes = flatten(meta.get("attributes") or {})
@@ -447,6 +590,20 @@ def _langfuse_spans(record: dict[str, Any], line: int, text: str) -> tuple[list[
                           kind, attributes, _line_of(text, f'"{obs["id"]}"', line), str(obs.get("startTime") or ""),
                           service))
     return spans, errors
+
+
+def _observation_shape(obs: Any, line: int, where: str) -> LineError | None:
+    """A Langfuse observation: an object, id / type / parent as text, metadata (and its attributes) objects."""
+    if (wrong := misshapen(obs, dict, line, where, required=True)) is not None:
+        return wrong
+    meta = obs.get("metadata")
+    checks = [misshapen(obs.get("id"), (str, int), line, f"{where}.id"),
+              misshapen(obs.get("type"), str, line, f"{where}.type"),
+              misshapen(obs.get("parentObservationId"), (str, int), line, f"{where}.parentObservationId"),
+              misshapen(meta, (dict, str), line, f"{where}.metadata")]
+    if isinstance(meta, dict):
+        checks.append(misshapen(meta.get("attributes"), dict, line, f"{where}.metadata.attributes"))
+    return _first_problem(checks)
 
 
 def _langfuse_documents(items: list[Any]) -> dict[str, Any]:

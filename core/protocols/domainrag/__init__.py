@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
+from core.protocols.base import Builder, Condition, Prompt, Protocol, ProtocolPage, needs
 from core.protocols.domainrag.declarations import EM_AUTHORS, EMS_AUTHORS, F1_JIEBA, GE_PAPER, ROUGE_L_JIEBA
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import DocumentView, InstanceView, reference_messages
@@ -124,9 +124,12 @@ DOMAINRAG = register(Protocol(
     conditions=_conditions(),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", EM_AUTHORS, EMS_AUTHORS, F1_JIEBA, ROUGE_L_JIEBA,
              "consistency", GE_PAPER),
-    aggregates=("noise_curve", "html_vs_text", "ability_setting", "anti_adherence"),
-    views=("domain_abilities",),
+    headline=("exact_match",),
     page=ProtocolPage("pages/domain_abilities.py", "Domain abilities", ":material/school:"),
+    builder=Builder(
+        "DomainRAG",
+        "DomainRAG: the six abilities with their settings (golden, HTML/text, anti-reference, noise, retrieved).",
+        "The DomainRAG release folder", "domainrag", f"{__name__}.builder_app:build", folder=True),
     doc="docs/domainrag.md",
     paper_tables=(PaperTableSpec(
         "2", "Overall results: setting x model, EM / EMS / F1 / ROUGE-L / GE per ability",

@@ -23,6 +23,6 @@ INSTRUCTION_FOLLOWING = register(Protocol(
     conditions=(Condition("", "the prompt alone"),),
     metrics=("constraint",),
     aggregates=("loose_ias", "strict_ias"),
-    views=("leaderboard",),
+    headline=("strict_ias",),
     render=instruction_prompt,
 ))

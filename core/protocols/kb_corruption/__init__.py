@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage
+from core.protocols.base import Builder, Condition, Prompt, Protocol, ProtocolPage
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
@@ -114,9 +114,13 @@ RAGSTRESS = register(RagStressProtocol(
           for t in TYPES for s in SEVERITIES),
     ),
     metrics=("mcq_accuracy",),
-    aggregates=("accuracy", "corruption_impact", "resilience_gap", "mixed_vs_worst", "capability_vs_robustness"),
-    views=("stress_tests",),
+    headline=("mcq_accuracy",),
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
+    builder=Builder(
+        "RAG-Stress (KB corruption)",
+        "RAG-Stress knowledge-base corruption: 13 entries per MMLU question (clean, typo, off-topic, distractors...), "
+        "retrieved under every condition.", "MMLU questions (selection JSONL or subject CSV)",
+        "mmlu/ragstress_eval700_stratified_seed42.jsonl", f"{__name__}.builder_app:build"),
     doc="docs/kb_corruption.md",
     paper_tables=tuple(PaperTableSpec(key, title, f"core.protocols.kb_corruption.paper:table_{key}") for key, title in (
         ("1", "Accuracy by model and the 15 retrieval conditions"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from core.metrics import JUDGED, MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Condition, Protocol, ProtocolPage
+from core.protocols.base import Builder, Condition, Protocol, ProtocolPage
 from core.protocols.paper import PaperTableSpec
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
@@ -64,12 +64,16 @@ def _conditions() -> tuple[Condition, ...]:
     )
 
 
-for _id, _label, _better in (
-        ("misleading_rate", "Misleading rate (on closed-book-correct questions)", False),
-        ("any_wrong_rate", "Any wrong (on closed-book-correct questions)", False),
-        ("rag_stress_correct", "Accuracy (MCQ letter or exact-match containment)", True)):
+for _id, _label, _better, _meaning in (
+        ("misleading_rate", "Misleading rate (on closed-book-correct questions)", False,
+         "a question the model knows without evidence, answered with the planted wrong answer"),
+        ("any_wrong_rate", "Any wrong (on closed-book-correct questions)", False,
+         "a question the model knows without evidence, answered wrongly in any way"),
+        ("rag_stress_correct", "Accuracy (MCQ letter or exact-match containment)", True,
+         "the right option letter or an accepted answer given")):
     declare(MetricDeclaration(_id, _label, "rate", ("lexical", *JUDGED), higher_is_better=_better,
-                              states=("scored", "not_applicable", "unparseable", "judge_error", "unjudged")))
+                              states=("scored", "not_applicable", "unparseable", "judge_error", "unjudged"),
+                              description=_meaning))
 
 RAG_STRESS = register(Protocol(
     name=NAME,
@@ -81,10 +85,14 @@ RAG_STRESS = register(Protocol(
     render=reference_prompt,
     conditions=_conditions(),
     metrics=("exact_match", "strict_exact_match", "token_f1", "mcq_accuracy", "wrong_answer"),
-    aggregates=("misleading_rate", "any_wrong_rate", "clean_accuracy", "closed_book_accuracy", "policy_gap",
-                "position", "paired_audit"),
-    views=("misleading_evidence",),
+    aggregates=("misleading_rate", "any_wrong_rate"),
+    headline=("misleading_rate",),
     page=ProtocolPage("pages/misleading_evidence.py", "Misleading evidence", ":material/report:"),
+    builder=Builder(
+        "Misleading evidence",
+        "RAG-Stress misleading evidence: one safe edit of the gold evidence towards a designated wrong answer.",
+        "Source file (HotpotQA or MedQA layout)", "hotpotqa-dev-distractor/hotpotqa_dev_distractor_500.jsonl",
+        f"{__name__}.builder_app:build", formats=("hotpotqa", "medqa"), bm25=False),
     doc="docs/misleading_evidence.md",
     paper_tables=(PaperTableSpec("1", "Clean accuracy, misleading rate by policy and position, and the policy gap, per "
                                       "dataset and model", "core.protocols.misleading_evidence.paper:table_1"),),

@@ -5,8 +5,9 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
   no passages): a short review note of our own wording, in the question's language: an opening line, the vignette's
   findings (its sentences before the question), a line on how the options were checked, and one assertion naming the
   correct option's text.
-- **TriviaQA-RC and SearchQA** (ranked passages): planned in `builder_passages.py` (the answer-bearing sentence of the
-  passages and its paragraph neighbours; the answer span replaced by a same-type entity of the other passages).
+- **TriviaQA-RC and SearchQA** (ranked passages): planned in `builder_passages.py`, chosen in `builder_plans.py` (the
+  answer-bearing sentence of the passages and its paragraph neighbours; the answer span replaced by a same-type
+  entity of the other passages).
 - **The edit.** Open QA: the gold answer span in its supporting sentence is replaced by an entity of the same type
   taken from the distractor paragraphs (a date, year or number of the same shape found in their text, or a
   distractor paragraph's title of the same kind: person, place, organisation, work, event). When no distractor
@@ -91,18 +92,15 @@ answer, offline and deterministic for a seed (optionally re-worded by an LLM thr
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 from core.language import cjk_language
 from core.protocols.misleading_evidence import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
-from core.protocols.progress import Progress, counted
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import DocumentSpec, InstanceSpec
 
@@ -1452,21 +1450,6 @@ def llm_edit(plan: Plan, complete_json: CompleteJson, method: str) -> tuple[Plan
 # --------------------------------------------------------------------------- instances
 
 
-def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
-    """The plan of one reference instance (MCQ or open QA); NoSafeEdit says why there is none."""
-    if spec.reference is None or spec.reference.answer_type == "unanswerable":
-        raise NoSafeEdit("no answered reference")
-    if spec.reference.answer_type == "mcq":
-        return plan_mcq(spec, seed)
-    from core.protocols.misleading_evidence import builder_passages  # it builds on this module's open-QA typing
-
-    if spec.metadata.get("format") in builder_passages.FORMATS:
-        return builder_passages.plan_passages(spec, seed)
-    if not any(d.role == "supporting" for d in spec.documents):
-        raise NoSafeEdit("no supporting paragraph to edit")
-    return plan_open(spec, seed)
-
-
 def evidence_document(iid: str, name: str, text: str, role: str, variant: dict[str, Any]) -> DocumentSpec:
     """One evidence document of a RAG-Stress instance."""
     return DocumentSpec(doc_id=f"{iid}#evidence-{name}", title="", text=text, role=role, variant=variant)
@@ -1501,51 +1484,3 @@ def stress_instance(spec: InstanceSpec, plan: Plan, seed: int = 0) -> InstanceSp
     return InstanceSpec(id=iid, domain=f"RAG-Stress {spec.domain}", query=spec.query, protocol=NAME,
                         language=spec.language, documents=documents, reference=reference,
                         attributes=spec.attributes, metadata={"rag_stress": meta})
-
-
-def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: CompleteJson | None = None,
-                 llm_name: str = "", progress: Progress | None = None) -> StressBuild:
-    """RAG-Stress instances for every item with a safe edit; the others listed with their reason. With
-    `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`); `progress(done,
-    total)` after each item."""
-    out = StressBuild()
-    for spec in counted(specs, progress):
-        try:
-            plan = plan_for(spec, seed)
-        except NoSafeEdit as exc:
-            out.skipped.append(Skipped(spec.id, str(exc)))
-            continue
-        if complete_json is not None:
-            plan, rejected = llm_edit(plan, complete_json, f"llm:{llm_name}" if llm_name else "llm")
-            if rejected:
-                out.llm_rejected.append(Skipped(spec.id, rejected))
-            else:
-                out.llm_edits += 1
-        out.instances.append(stress_instance(spec, plan, seed))
-    return out
-
-
-SOURCE_FORMATS = ("hotpotqa", "medqa", "triviaqa", "searchqa")
-
-
-def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit: int | None = None,
-                      complete_json: CompleteJson | None = None, llm_name: str = "",
-                      skipped: Path | None = None, progress: Progress | None = None) -> tuple[StressBuild, int, Path]:
-    """Parse `source` (layout `fmt`), build RAG-Stress instances from its first `limit` items, write them to `out`
-    (importable JSONL) and the skipped items to `skipped` (default OUT.skipped.jsonl). Returns (build, items read, skipped list); a source with
-    errors raises ValueError naming the first ones."""
-    from core.ingest.importers import get_importer
-
-    if fmt not in SOURCE_FORMATS:
-        raise ValueError(f"format must be one of {', '.join(SOURCE_FORMATS)}")
-    parsed = get_importer(fmt).parse(source)
-    if not parsed.ok:
-        raise ValueError("; ".join(e.located(source) for e in parsed.errors[:20]))
-    specs = [spec for _, spec in parsed.instances][:limit]
-    result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name, progress=progress)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
-    listed = skipped or out.with_suffix(".skipped.jsonl")
-    listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
-                              for s in result.skipped), encoding="utf-8")
-    return result, len(specs), listed

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         item with no safe edit and why; import them with `gauntlet import OUT`."""
         from core.ingest.importers.triviaqa import with_evidence
         from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
-        from core.protocols.misleading_evidence.builder import build_stress_file
+        from core.protocols.misleading_evidence.builder_plans import build_stress_file
 
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")

@@ -22,6 +22,5 @@ PRODUCTION_RAG = register(Protocol(
         Condition("closed_book", "no documents: the question alone", {"documents": "none"}),
     ),
     metrics=("faithfulness", "coverage"),
-    aggregates=(),
-    views=("leaderboard",),
+    headline=("faithfulness", "coverage"),
 ))

@@ -46,8 +46,8 @@ REFERENCE_QA = register(Protocol(
     ),
     metrics=("exact_match", "strict_exact_match", "token_f1", "rouge_l", "mcq_accuracy", "all_gold_no_wrong",
              "correctness", "consistency", "rejection", "constraint", *BENCHMARK_MEASURES),
-    aggregates=("accuracy", "loose_ias", "strict_ias", "instruction_score"),
-    views=("leaderboard",),
+    aggregates=("loose_ias", "strict_ias", "instruction_score"),
+    headline=("correctness",),
     page_views=(View("Instructions followed, beside the answer", "core.protocols.reference_qa.views:instruction_view"),
                 View("Each benchmark's own measures", "core.protocols.reference_qa.views:benchmark_view")),
 ))

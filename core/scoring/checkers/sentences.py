@@ -2,7 +2,8 @@
 
 Rules, applied to whitespace-separated tokens:
 - a token whose text (closing quotes, brackets and '*' stripped) ends in '?' or '!' ends a sentence;
-- a token ending in '.' ends a sentence, except: known abbreviations ("Mr.", "e.g.", "U.S."), capital single-letter
+- a token ending in '.' ends a sentence, except: known abbreviations ("Mr.", "e.g.", "U.S."; "No." only before a
+  number: "No. 5" abbreviates, "No. It was not." answers no, as FollowRAG's answers do), capital single-letter
   initials ("J."), numbers followed by a lowercase word ("3. items"), and an ellipsis ("...") not
   followed by a capitalised word;
 - line breaks alone never end a sentence (punkt ignores layout);
@@ -21,8 +22,10 @@ _CLOSERS = "\"')]}*»”’"
 _NUMBER = re.compile(r"^-?[.,]?\d[\d,.\-]*$")
 _CJK_BREAK = re.compile(CJK_SENTENCE_BREAK)
 ABBREVIATIONS = frozenset(
-    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "u.s", "u.k", "u.n", "a.m", "p.m", "inc", "ltd", "co", "corp", "dept", "est", "approx", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "nos", "vol", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "hon"]
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "u.s", "u.k", "u.n", "a.m", "p.m", "inc", "ltd", "co", "corp", "dept", "est", "approx", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "vol", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "hon"]
 )
+
+NUMBER_ABBREVIATIONS = frozenset(["no", "nos"])  # abbreviations only before a number
 
 
 def _is_break(token: str, next_token: str | None) -> bool:
@@ -37,6 +40,8 @@ def _is_break(token: str, next_token: str | None) -> bool:
         return next_token is not None and next_token[:1].isupper()
     raw = core[:-1].lstrip("\"'([{*“‘")
     stem = raw.lower()
+    if stem in NUMBER_ABBREVIATIONS:  # "No. 5" abbreviates number; "No. The team lost." answers no
+        return next_token is None or not next_token.lstrip("#(")[:1].isdigit()
     if stem in ABBREVIATIONS or stem.rsplit("-", 1)[-1] in ABBREVIATIONS or (len(raw) == 1 and raw.isupper()):
         return False
     if _NUMBER.match(stem):

@@ -414,9 +414,9 @@ class HeuristicJudge:
             return out if out.status != "ok" else out.model_copy(update={
                 "method": METHOD, "reason": f"heuristic: correctness on an abstention reference = refusal ({out.reason})"})
         out = _reference_outcome("exact_match", item)
-        if out.status != "ok":
+        if out.status not in ("ok", "unparseable"):  # an unread answer is not correct: 0, its reading in details
             return out
-        ok = out.value == 1.0
+        ok = out.status == "ok" and out.value == 1.0
         return MetricOutcome(value=float(ok), passed=ok, method=METHOD, details={"exact_match": out.value, **out.details},
                              reason=f"heuristic: correctness = exact-match containment ({out.reason})")
 

@@ -1,0 +1,85 @@
+"""Which planner an item gets and the build over a source: HotpotQA and MedQA items are planned by builder.py, the
+ranked passages of TriviaQA-RC and SearchQA by builder_passages.py (which builds on builder.py's open-QA typing, so the
+choice between them sits above both)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.protocols.misleading_evidence import builder_passages
+from core.protocols.misleading_evidence.builder import (
+    CompleteJson,
+    NoSafeEdit,
+    Plan,
+    Skipped,
+    StressBuild,
+    llm_edit,
+    plan_mcq,
+    plan_open,
+    stress_instance,
+)
+from core.protocols.progress import Progress, counted
+from core.store.schema import InstanceSpec
+
+
+def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
+    """The plan of one reference instance (MCQ or open QA); NoSafeEdit says why there is none."""
+    if spec.reference is None or spec.reference.answer_type == "unanswerable":
+        raise NoSafeEdit("no answered reference")
+    if spec.reference.answer_type == "mcq":
+        return plan_mcq(spec, seed)
+    if spec.metadata.get("format") in builder_passages.FORMATS:
+        return builder_passages.plan_passages(spec, seed)
+    if not any(d.role == "supporting" for d in spec.documents):
+        raise NoSafeEdit("no supporting paragraph to edit")
+    return plan_open(spec, seed)
+
+
+def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: CompleteJson | None = None,
+                 llm_name: str = "", progress: Progress | None = None) -> StressBuild:
+    """RAG-Stress instances for every item with a safe edit; the others listed with their reason. With
+    `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`); `progress(done,
+    total)` after each item."""
+    out = StressBuild()
+    for spec in counted(specs, progress):
+        try:
+            plan = plan_for(spec, seed)
+        except NoSafeEdit as exc:
+            out.skipped.append(Skipped(spec.id, str(exc)))
+            continue
+        if complete_json is not None:
+            plan, rejected = llm_edit(plan, complete_json, f"llm:{llm_name}" if llm_name else "llm")
+            if rejected:
+                out.llm_rejected.append(Skipped(spec.id, rejected))
+            else:
+                out.llm_edits += 1
+        out.instances.append(stress_instance(spec, plan, seed))
+    return out
+
+
+SOURCE_FORMATS = ("hotpotqa", "medqa", "triviaqa", "searchqa")
+
+
+def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit: int | None = None,
+                      complete_json: CompleteJson | None = None, llm_name: str = "",
+                      skipped: Path | None = None, progress: Progress | None = None) -> tuple[StressBuild, int, Path]:
+    """Parse `source` (layout `fmt`), build RAG-Stress instances from its first `limit` items, write them to `out`
+    (importable JSONL) and the skipped items to `skipped` (default OUT.skipped.jsonl). Returns (build, items read, skipped list); a source with
+    errors raises ValueError naming the first ones."""
+    from core.ingest.importers import get_importer
+
+    if fmt not in SOURCE_FORMATS:
+        raise ValueError(f"format must be one of {', '.join(SOURCE_FORMATS)}")
+    parsed = get_importer(fmt).parse(source)
+    if not parsed.ok:
+        raise ValueError("; ".join(e.located(source) for e in parsed.errors[:20]))
+    specs = [spec for _, spec in parsed.instances][:limit]
+    result = build_stress(specs, seed=seed, complete_json=complete_json, llm_name=llm_name, progress=progress)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(s.model_dump_json() + "\n" for s in result.instances), encoding="utf-8")
+    listed = skipped or out.with_suffix(".skipped.jsonl")
+    listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
+                              for s in result.skipped), encoding="utf-8")
+    return result, len(specs), listed

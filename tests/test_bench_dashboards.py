@@ -1,0 +1,52 @@
+"""Smoke test of bench/bench_dashboards.py (not timed): on a small synthetic results set, every page of the app, its
+bare reference page (bench/bare_pages.py) and its one-GROUP-BY-over-verdicts reference render without an exception,
+first render and filter change, so a schema change that breaks the benchmark fails here."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import pytest
+
+from bench import bare_pages, bench_dashboards
+from bench.make_synthetic_results import make_results
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    db = tmp_path_factory.mktemp("bench") / "small.db"
+    make_results(f"sqlite:///{db}", n_models=2, n_instances=40, seed=3)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GAUNTLET_DATABASE_URL", f"sqlite:///{db}")  # restored after: prepare() points the app at db
+        patch.setenv("GAUNTLET_FIRST_START", "0")
+        try:
+            yield {r.page: r for r in bench_dashboards.run(db, repeat=1)}
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+def test_every_page_has_both_references():
+    pages = {page for page, _ in bench_dashboards.pages_to_time(set())}
+    assert pages - set(bare_pages.BODIES) == set()
+    assert set(bench_dashboards.CHANGES) <= pages
+
+
+def test_every_page_renders_with_both_references(results):
+    assert set(results) == {page for page, _ in bench_dashboards.pages_to_time(set())}
+    for page, result in results.items():
+        assert result.first is not None, page
+        assert all(math.isfinite(x) and x >= 0 for x in (result.first.cpu, result.first.bare, result.first.verdict))
+
+
+@pytest.mark.parametrize("page", sorted(bench_dashboards.CHANGES))
+def test_filter_change_applies_on_all_three(results, page):
+    result = results[page]
+    assert result.change is not None, f"{page}: {result.note}"
+    assert result.note == bench_dashboards.CHANGES[page].label
+
+
+def test_markdown_table_has_a_row_per_page(results):
+    table = bench_dashboards.markdown(list(results.values()), "footer")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| page")]
+    assert [row.split(" | ")[0].strip("| ") for row in rows] == list(results)
