@@ -97,6 +97,13 @@ def answer_length(answer: str) -> float:
     return float(len(words(answer)))
 
 
+def f1(precision: float | None, recall: float | None) -> float | None:
+    """Harmonic mean of claim precision and recall (0 when both are 0; None when either is missing)."""
+    if precision is None or recall is None:
+        return None
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
 # --------------------------------------------------------------------------- scale and kappa
 
 

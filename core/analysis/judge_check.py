@@ -39,6 +39,7 @@ from sqlmodel import Session, col, select
 
 from core.analysis import certify as cert
 from core.analysis import stats
+from core.analysis.certify import f1
 from core.analysis.fitness import Fitness, Notice, notice, unmeasured
 from core.analysis.published import DIMENSIONS, published_for
 from core.config import REPO_ROOT
@@ -302,13 +303,6 @@ def reference_input(pair: SuitePair, answer: str) -> JudgeInput:
 
 def _value(outcome: MetricOutcome) -> float | None:
     return outcome.value if outcome.status == "ok" else None
-
-
-def f1(precision: float | None, recall: float | None) -> float | None:
-    """Harmonic mean of claim precision and recall (0 when both are 0; None when either is missing)."""
-    if precision is None or recall is None:
-        return None
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
 async def score_pair(judge: Judge, pair: SuitePair) -> tuple[AnswerScores, AnswerScores]:

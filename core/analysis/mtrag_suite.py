@@ -89,14 +89,12 @@ def _value(outcome: MetricOutcome) -> float | None:
 
 async def score_item(judge: Judge, item: Item) -> tuple[dict[str, float | None], int, float]:
     """The judge's faithfulness, completeness and appropriateness of one response; calls and cost."""
-    from core.analysis.judge_check import f1
-
     view = judge_input(item)
     claims = await judge.context_claims(view)
     faith = await judge.faithfulness(view)
     cover = await judge.coverage(view, claims)
     p, r = _value(faith), _value(cover) if claims.status == "ok" else None
-    scores = {"faithfulness": p, "completeness": r, "appropriateness": f1(p, r)}
+    scores = {"faithfulness": p, "completeness": r, "appropriateness": cert.f1(p, r)}
     return scores, claims.calls + faith.calls + cover.calls, claims.cost_usd + faith.cost_usd + cover.cost_usd
 
 
