@@ -12,6 +12,7 @@ from core.review.annotations import DECISIONS, DEFAULT_SAMPLE_SIZE, export_label
 from core.review.gold import (
     SAMPLING_STRATEGIES,
     active_experts,
+    design_evidence,
     draw_gold_sample,
     expert_progress,
     label_disagreements,
@@ -58,11 +59,17 @@ sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab, plan_tab = st.tabs
 
 with sample_tab, st.form("draw_sample"):
     run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
+    evidence = design_evidence()
     strategy = st.radio("How to choose", SAMPLING_STRATEGIES, horizontal=True, key="sample_strategy",
-                        format_func={"stratified": "stratified by domain, mode and model",
-                                     "uncertainty": "where the judges are least sure (narrows the corrected CIs fastest)"}.get,
-                        help="Either way each response's inclusion probability is recorded, so the judge-corrected "
+                        format_func={"stratified": "stratified by domain, mode and model (default)",
+                                     "uncertainty": "where the judges are least sure (10% uniform)",
+                                     "active": "active inference (half where the judges are least sure, half uniform)"
+                                     }.get,
+                        help="Every way records each response's inclusion probability, so the judge-corrected "
                              "estimates stay unbiased.")
+    for name in SAMPLING_STRATEGIES[1:]:
+        if name in evidence:
+            st.caption(plain_markdown(evidence[name]))
     size = st.number_input("Responses to sample (expected number)", 1, 5000, DEFAULT_SAMPLE_SIZE)
     chosen = st.multiselect("Experts (each response goes to two of them whose domains cover it)", experts,
                             default=experts, key="sample_experts",

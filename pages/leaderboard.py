@@ -54,6 +54,13 @@ if filters:
         st.subheader("Orchestration gap: Loose minus Strict IAS")
         gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
         charts.show_chart(charts.orchestration_gap(board), gap, "orchestration_gap")
+        st.caption(readmodel.GAP_ASSUMPTION)
+        bounds = readmodel.gap_bounds(scores)
+        if not bounds.empty:
+            st.dataframe(bounds.assign(**{"worst-case bound (95%)": [
+                "—" if b != b else f"[{b:+.1%}, {h:+.1%}]" for b, h in zip(bounds["bound_low"], bounds["bound_high"],
+                                                                          strict=True)]})[
+                ["model", "worst-case bound (95%)", "responses", "undetermined"]], hide_index=True)
         for key in ("loose_ias", "strict_ias"):
             state_caption(gap[gap["metric"] == key], key, f"Gap: {readmodel.METRICS[key].label}")
 

@@ -99,3 +99,15 @@ def test_report_other_formats_name_the_judge(two_judge_db, monkeypatch, fmt) -> 
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", two_judge_db)
     result = CliRunner().invoke(app, ["report", "1", "--judge", "heuristic", "--format", fmt])
     assert result.exit_code == 0 and "heuristic (lexical, offline)" in result.output
+
+
+def test_report_states_the_gap_assumption_and_its_worst_case_bound(two_judge_db, monkeypatch) -> None:
+    doc = _report(two_judge_db, monkeypatch, "--judge", "heuristic")
+    bounds = readmodel.gap_bounds(readmodel.load_scores(get_engine(two_judge_db), [1], "heuristic")).set_index("model")
+    for model in doc["models"]:
+        gap = model["metrics"][readmodel.GAP_KEY]
+        assert "missing at random" in gap["assumption"]
+        low, high = gap["worst_case_bound"]
+        assert (low, high) == pytest.approx(tuple(bounds.loc[model["model"], ["bound_low", "bound_high"]]))
+        if gap["value"] is not None:
+            assert low <= gap["value"] <= high

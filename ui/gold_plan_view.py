@@ -34,10 +34,11 @@ def _pair(run_id: int, judge: str, metric: str, version: tuple) -> PlannerPair:
 
 def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
     """Choose run, judge, metric and the two models (default: the picker's pick and runner-up), plan, then enqueue."""
-    st.caption("Before labelling: how many more gold labels, on which instances, would separate two models at "
-               "α = 0.05 with 80% power, from the current judge-versus-gold disagreement. Instances are drawn where "
-               "the judges are least sure, each with its inclusion probability recorded, so the weighted corrected "
-               "estimate stays unbiased.")
+    st.caption("Label in batches until two models separate: each plan draws the next uniform batch of instances "
+               "(inclusion probabilities recorded), states what labelling on promises (the smallest true difference "
+               "it separates with 80% power, from the labels so far, not from a point estimate taken as the truth), "
+               "and says stop when the two separate or when the remaining budget's expected power falls below 10%. "
+               "The promise is checked by simulation in docs/ppi.md (bench/bench_labels_pay.py).")
     run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="plan_run")
     judges = readmodel.run_judges(engine(), [run.id]) if run is not None else []
     if run is None or not judges:

@@ -140,12 +140,13 @@ def gold_ranks(engine: Engine, run_ids: Sequence[int], scores: pd.DataFrame, gol
                metrics: Sequence[str], top: tuple[str, str] | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(picker.rank_sets of the candidates, picker.segment_differences of the top two) on the latest response per
     model and instance, from the gold labels and their recorded probabilities; empty frames without gold labels."""
-    from core.store.labels import gold_probabilities
+    from core.store.labels import gold_draws, gold_probabilities
 
     sets, segments = pd.DataFrame(columns=picker.RANK_SET_COLUMNS), pd.DataFrame(columns=picker.SEGMENT_COLUMNS)
     if not gold:
         return sets, segments
-    scoped, gold_frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold)
+    scoped = readmodel.latest_per_model_instance(scores)
+    gold_frame = readmodel.gold_values(gold, gold_draws(engine, list(run_ids)))
     sets = picker.rank_sets(scoped, gold_frame, candidates, metrics, gold_probabilities(engine, list(run_ids)))
     if top:
         segments = picker.segment_differences(scoped, gold_frame, datasets(engine, run_ids)[1], *top, metrics)

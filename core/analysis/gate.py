@@ -476,13 +476,15 @@ def corrected_difference(scores, gold, metric: str, confidence: float = 0.95) ->
     return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in diff.items()}
 
 
-def corrected_differences(scores, gold: dict, rules: GateRules) -> list[dict[str, Any]]:
-    """The corrected difference of each gated gold-decidable metric (none without gold labels)."""
+def corrected_differences(scores, gold: dict, rules: GateRules,
+                          draws: dict[int, tuple[float, str]] | None = None) -> list[dict[str, Any]]:
+    """The corrected difference of each gated gold-decidable metric (none without gold labels), weighted by the
+    recorded sampling probabilities in `draws` (core.store.labels.gold_draws) when every labelled pair has them."""
     from core.analysis import readmodel
 
     if not gold or scores.empty:
         return []
-    return [corrected_difference(scores, readmodel.gold_values(gold), rule.metric) for rule in rules.metrics
+    return [corrected_difference(scores, readmodel.gold_values(gold, draws), rule.metric) for rule in rules.metrics
             if rule.metric in readmodel.GOLD_METRICS]
 
 
@@ -536,7 +538,7 @@ def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, ju
              baseline_model: str | None = None, candidate_model: str | None = None) -> GateResult:
     """Compare the candidate run with the baseline run under the rules: every gated metric overall and per segment."""
     from core.analysis import readmodel
-    from core.store.labels import gold_labels
+    from core.store.labels import gold_draws, gold_labels
 
     judge, reasons = preconditions(engine, (baseline_run, candidate_run), judge)
     result = GateResult(baseline_run, candidate_run, judge, rules, reasons=reasons)
@@ -572,7 +574,8 @@ def run_gate(engine, baseline_run: int, candidate_run: int, rules: GateRules, ju
                 result.rows.append(gate_row(rule.metric, dimension, value, b[mask], c[mask], rule, rules,
                                             binary=binary, higher_is_better=higher, gated=rules.gate_segments))
     scores = corrected_scores((base, cand))
-    result.corrected = corrected_differences(scores, gold, rules)
+    draws = gold_draws(engine, [baseline_run, candidate_run])
+    result.corrected = corrected_differences(scores, gold, rules, draws)
     if rules.corrected == "gate":
-        gate_corrected(result, scores, readmodel.gold_values(gold))
+        gate_corrected(result, scores, readmodel.gold_values(gold, draws))
     return decide(result)

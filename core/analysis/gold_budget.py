@@ -1,18 +1,22 @@
-"""Gold budget planner: how many more gold labels, on which items, would separate two models at alpha = 0.05.
+"""Gold budget planner: label in batches until two models separate, or until the remaining budget cannot.
 
 The decision rests on the judge-corrected difference A - B over the instances both answered (one item = one shared
-instance; labelling it means a gold label on both models' responses). Given the judge's difference d_f on every
-item, the gold difference d_y where both responses are labelled, and how unsure the judges are on each item, the
-planner models each unlabelled item's expected squared rectifier E[(d_y - lam d_f)^2] (the judges' uncertainty,
-scaled to the disagreement seen on the labelled items), draws the next items by Poisson sampling with probabilities
-proportional to its square root (core.analysis.ppi.sampling_probabilities, Neyman allocation), and finds the
-smallest expected number of items whose corrected interval excludes 0 with the stated power.
+instance; labelling it means a gold label on both models' responses), the product's PPI++ interval
+(core.analysis.ppi.ppi_rows, the same computation as ppi_mean) on the labelled items. The planner never plans from
+the difference's point estimate as if it were the truth (issue 40: that promised 80% and achieved 60-66%):
 
-The estimate the plan aims at is core.analysis.ppi.ipw_ppi_mean over every shared item with the labelled items at
-probability 1 (their rectifier is known) and the new ones at their recorded probability: unbiased conditional on
-the labels in hand for any first sample, since every unlabelled item keeps pi > 0. The planner mirrors that
-interval's variance (the z^2/2 pseudo-disagreements, the Kish t quantile, lam tuned on the grid) in expectation,
-so the number it states is the product's interval's, not a textbook normal one.
+- **Batches, re-planned.** Items are labelled in uniform batches (BATCH); after each batch the interval is looked
+  at again. Interim looks use a 99.9% interval and the last look (budget spent) the 95% one (Haybittle-Peto), so
+  looking after every batch does not inflate false separations.
+- **Stop.** When the interval excludes 0 (separated), or when the remaining budget's expected power -- the
+  probability of separating by the end, averaged over the uncertainty of the difference (its posterior from the
+  labels in hand) -- falls below FUTILITY (stated "not reachable with this budget").
+- **The promise** is a power curve: for each true difference, the probability that this procedure separates the
+  two in the right direction, simulated in a normal model of the estimate's path whose per-label spread is an
+  upper confidence bound (SPREAD_CONFIDENCE) on the one measured on the labels in hand. The planner states the
+  smallest difference it detects with POWER, the power at the current estimate, and the expected power.
+
+bench/bench_labels_pay.py checks the promise against worlds that plan from their own estimates (docs/ppi.md).
 """
 
 from __future__ import annotations
@@ -23,12 +27,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as st
 
-from core.analysis.ppi import LAMBDA_GRID, MIN_LABELS, ppi_mean, sampling_probabilities
+from core.analysis.ppi import ppi_rows
 
 ALPHA = 0.05
 POWER = 0.8
+FUTILITY = 0.10  # stop when the remaining budget's expected power falls below this
+INTERIM_CONFIDENCE = 0.999  # Haybittle-Peto: interim looks; the last look uses 1 - ALPHA
+BATCH = 20  # items per batch
+FIRST = 30  # uniform labels before any promise (the judge's disagreement is measured on them)
+SPREAD_CONFIDENCE = 0.8  # the per-label spread planned with is this one-sided upper confidence bound
+PATHS = 2000  # simulated paths per power value
 BOUNDS = (-1.0, 1.0)  # a paired difference of two models' 0/1 outcomes
-PRIOR_WEIGHT = 1.0  # pseudo-uncertainty behind the disagreement scale before any label (scale 1: E[e^2] = uncertainty)
+DIFFERENCES = np.round(np.arange(0.0, 0.301, 0.01), 2)  # the power curve's grid
 
 
 @dataclass(frozen=True)
@@ -57,19 +67,143 @@ class Pairs:
 
 
 @dataclass(frozen=True)
+class Look:
+    """The labels in hand, per world (arrays): the interval at this look, and the moments a plan from here uses."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    vy: np.ndarray  # variance of the gold difference on the labelled items (raised: SPREAD_CONFIDENCE bound)
+    cyf: np.ndarray  # its covariance with the judge's difference (raised alike)
+    vf: np.ndarray  # variance of the judge's difference on the labelled items (raised alike)
+    vfu: np.ndarray  # variance of the judge's difference over every item
+    n: np.ndarray  # labelled items
+    population: int  # items in all
+
+    @property
+    def separated(self) -> np.ndarray:
+        """The interval excludes 0."""
+        return (self.low > 0) | (self.high < 0)
+
+    def at(self, n: float, final: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(per-label spread of the estimate, distance from 0 the estimate needs to separate) with n labels, at the
+        lam minimising the interval's variance (normal model of ppi_mean's interval)."""
+        lam = _GRID[None, :]
+        per_label = self.vy[:, None] - 2 * lam * self.cyf[:, None] + lam**2 * self.vf[:, None]
+        shown = per_label / n + lam**2 * self.vfu[:, None] / max(self.population - n, 1)
+        best = np.argmin(shown, axis=1)
+        rows = np.arange(best.size)
+        confidence = 1 - ALPHA if final else INTERIM_CONFIDENCE
+        q = st.t.ppf(1 - (1 - confidence) / 2, max(n - 1, 1))
+        return np.sqrt(np.maximum(per_label[rows, best], 1e-6)), q * np.sqrt(shown[rows, best])
+
+
+_GRID = np.linspace(0.0, 1.0, 21)
+
+
+def look(gold: np.ndarray, judged: np.ndarray, labeled: np.ndarray, final: bool | np.ndarray) -> Look:
+    """The product's interval (ppi_rows) per row at the look's confidence (95% at the last look, 99.9% before)
+    and the labelled items' moments, raised to their SPREAD_CONFIDENCE upper bound (chi-square on n - 1)."""
+    final = np.broadcast_to(np.asarray(final), (gold.shape[0],))
+    last, interim = (ppi_rows(gold, judged, labeled, c, BOUNDS) for c in (1 - ALPHA, INTERIM_CONFIDENCE))
+    n = interim.n
+    y, f = np.where(labeled, np.nan_to_num(gold), 0.0), np.where(labeled, judged, 0.0)
+    dy, df = (y - (y.sum(1) / n)[:, None]) * labeled, (f - (f.sum(1) / n)[:, None]) * labeled
+    raise_ = (n - 1) / st.chi2.ppf(1 - SPREAD_CONFIDENCE, np.maximum(n - 1, 1)) / np.maximum(n - 1, 1)
+    return Look(np.where(final, last.estimate, interim.estimate), np.where(final, last.low, interim.low),
+                np.where(final, last.high, interim.high), (dy * dy).sum(1) * raise_, (dy * df).sum(1) * raise_,
+                (df * df).sum(1) * raise_, judged.var(axis=1, ddof=1), n, gold.shape[1])
+
+
+def expected_power(state: Look, estimate: np.ndarray, n: float, final_n: float) -> np.ndarray:
+    """Probability that the last look (final_n labels) separates, averaged over the difference's uncertainty (flat
+    prior), in the normal model: the final estimate ~ N(estimate, s^2 (final_n - n) / (final_n n)), s the
+    per-label spread at n."""
+    spread, _ = state.at(n, False)
+    _, b = state.at(final_n, True)
+    return _predictive(estimate, spread, b, n, final_n)
+
+
+def _predictive(estimate: np.ndarray, spread: np.ndarray, b: np.ndarray, n: float, final_n: float) -> np.ndarray:
+    """expected_power from the per-label spread now and the last look's boundary (broadcasting)."""
+    sd = spread * np.sqrt(max(final_n - n, 0.0) / (final_n * n))
+    if final_n <= n:
+        return (np.abs(estimate) > b).astype(float)
+    return st.norm.cdf((estimate - b) / sd) + st.norm.cdf((-estimate - b) / sd)
+
+
+def looks_at(n: int, budget: int, batch: int = BATCH) -> np.ndarray:
+    """Label counts at the looks after each batch: n + batch, n + 2 batch, ..., n + budget."""
+    if budget <= 0:
+        return np.array([], dtype=int)
+    return np.unique(np.minimum(np.arange(n + batch, n + budget + batch, batch), n + budget))
+
+
+def simulate(state: Look, differences: np.ndarray | None, budget: int, batch: int = BATCH, paths: int = PATHS,
+             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(probability of separating in the difference's direction, expected labels spent) of the batch procedure from
+    `state` (one row per world; n equal across rows), in a normal model of sampling the rest without replacement,
+    for true (population) `differences` (one per row), or averaged over the difference's uncertainty when None
+    (expected power)."""
+    rng = np.random.default_rng(seed)
+    n0, big_n = int(state.n[0]), state.population
+    rows, rest = state.estimate.size, big_n - n0
+    spread0, _ = state.at(n0, False)
+    if differences is None:
+        scale = spread0 * np.sqrt(max(1 / n0 - 1 / big_n, 0.0))
+        truth = state.estimate[:, None] + scale[:, None] * rng.standard_normal((rows, paths))
+    else:
+        truth = np.broadcast_to(np.asarray(differences, dtype=float)[:, None], (rows, paths))
+    rest_mean = (big_n * truth - n0 * state.estimate[:, None]) / max(rest, 1)
+    steps = looks_at(n0, budget, batch)
+    times = 1 / np.maximum(steps - n0, 1) - 1 / max(rest, 1)  # Brownian time of each look's mean of new labels
+    walk = np.zeros((rows, paths))
+    noise = np.zeros((len(steps), rows, paths))
+    for k in range(len(steps) - 1, -1, -1):  # smallest time first: W(t_k) = W(t_{k+1}) + N(0, t_k - t_{k+1})
+        previous = times[k + 1] if k + 1 < len(steps) else 0.0
+        walk = walk + np.sqrt(max(times[k] - previous, 0.0)) * rng.standard_normal((rows, paths))
+        noise[k] = walk
+    _, b_last = state.at(float(n0 + budget), True)
+    done = np.broadcast_to(state.separated[:, None], (rows, paths)).copy()
+    hit = done & (np.sign(state.estimate)[:, None] == np.sign(truth))
+    spent = np.zeros((rows, paths))
+    for k, n_k in enumerate(steps):
+        final = k == len(steps) - 1
+        spread, b = state.at(float(n_k), final)
+        live = ~done
+        m = n_k - n0
+        estimate = (n0 * state.estimate[:, None] + m * (rest_mean + spread[:, None] * noise[k])) / n_k
+        spent = np.where(live, m, spent)
+        separated = live & (np.abs(estimate) > b[:, None])
+        hit |= separated & (np.sign(estimate) == np.sign(truth))
+        done |= separated
+        if not final:
+            now, _ = state.at(float(n_k), False)
+            pp = _predictive(estimate, now[:, None], b_last[:, None], float(n_k), float(n0 + budget))
+            done |= live & (pp < FUTILITY)
+    return hit.mean(axis=1), spent.mean(axis=1)
+
+
+@dataclass(frozen=True)
 class Plan:
-    """What the planner answers: the expected number of further items to label (None: even labelling every one would
-    not separate the two at this difference), the uniform sampling's number for comparison, and the design."""
+    """The planner's answer: what to label next (`more` items, uniformly: 0 when separated, None when stopped as not
+    reachable), with the promise (power curve over true differences) and the expected power and labels."""
 
     more: int | None
-    uniform_more: int | None
-    difference: float  # the difference assumed (the current corrected one, else the judge's)
-    basis: str  # where that difference comes from
-    lam: float
-    probabilities: np.ndarray  # per item: 1 where labelled, the planner's inclusion probability elsewhere
-    power: float  # the planned power at `more` (model)
-    alpha: float
-    target_power: float
+    stop: str  # "" (keep labelling), "separated", "not reachable", "budget spent", "first labels"
+    estimate: float
+    low: float
+    high: float
+    labeled: int
+    budget: int  # items the plan may still label
+    expected_power: float
+    expected_labels: float
+    power_at_estimate: float
+    detectable: float | None  # smallest difference on DIFFERENCES with POWER, None when none
+    curve: np.ndarray  # power per DIFFERENCES
+    probabilities: np.ndarray  # per item: 1 where labelled, the batch's inclusion probability elsewhere
+    alpha: float = ALPHA
+    target_power: float = POWER
 
     @property
     def separated(self) -> bool:
@@ -77,164 +211,50 @@ class Plan:
         return self.more == 0
 
 
-def disagreement_scale(pairs: Pairs) -> float:
-    """How much the judge's difference misses the gold one per unit of uncertainty, from the labelled items, shrunk
-    towards 1 (expected squared miss = uncertainty) by PRIOR_WEIGHT pseudo-uncertainty."""
+def plan(pairs: Pairs, budget: int | None = None, batch: int = BATCH) -> Plan:
+    """The next batch for these pairs and the promise of labelling in batches up to `budget` more items (default:
+    every unlabelled one)."""
     lab = pairs.labeled
-    miss = float(((pairs.gold[lab] - pairs.judged[lab]) ** 2).sum())
-    return (miss + PRIOR_WEIGHT) / (float(pairs.uncertainty[lab].sum()) + PRIOR_WEIGHT)
-
-
-def expected_miss(pairs: Pairs) -> np.ndarray:
-    """E[e^2] per item: in each uncertainty band (above, or at most, the median uncertainty: the disagreement-prone
-    stratum and the rest) the labelled items' squared misses with Jeffreys' half a miss added (a band whose labels
-    all agree with the judge is not taken for a perfect judge); a band without labels gets scale * uncertainty."""
-    lab, u = pairs.labeled, pairs.uncertainty
-    prior = disagreement_scale(pairs) * u
-    miss = np.where(lab, (np.nan_to_num(pairs.gold) - pairs.judged) ** 2, 0.0)
-    out = prior.copy()
-    for band in (u > np.median(u), u <= np.median(u)):
-        known = band & lab
-        if known.any():
-            out[band] = (miss[known].sum() + 1) / (known.sum() + 2)
-    return out
-
-
-def miss_slope(pairs: Pairs) -> float:
-    """How the judge's miss e = d_y - d_f moves with its value, E[e d_f] = slope * d_f^2, from the labelled items
-    shrunk towards 0 by PRIOR_WEIGHT (negative when the judge's calls regress towards no difference)."""
-    lab = pairs.labeled
-    f = pairs.judged[lab]
-    return float(((pairs.gold[lab] - f) * f).sum()) / (float((f * f).sum()) + PRIOR_WEIGHT)
-
-
-def expected_rectifier(pairs: Pairs, lams: np.ndarray) -> np.ndarray:
-    """E[(d_y - lam d_f)^2] per lam (rows) and item (columns), with d_y = d_f + e: the scaled uncertainty (E[e^2]),
-    plus (1 - lam)^2 d_f^2 and the cross term 2 (1 - lam) E[e d_f]; known exactly where labelled."""
-    slope = miss_slope(pairs)
-    kept, f2 = 1 - lams[:, None], pairs.judged[None, :] ** 2
-    modelled = np.clip(expected_miss(pairs)[None, :] + kept**2 * f2 + 2 * kept * slope * f2, 1e-4, None)
-    known = (pairs.gold[None, :] - lams[:, None] * pairs.judged[None, :]) ** 2
-    return np.where(pairs.labeled[None, :], np.nan_to_num(known), modelled)
-
-
-def assumed_difference(pairs: Pairs) -> tuple[float, str]:
-    """The difference to separate: the corrected one from the labels in hand when there are MIN_LABELS of them,
-    else the judge's."""
-    lab = pairs.labeled
-    if lab.sum() >= MIN_LABELS and (~lab).sum() >= 1:
-        e = ppi_mean(pairs.gold[lab], pairs.judged[lab], pairs.judged[~lab], bounds=BOUNDS)
-        return e.estimate, f"corrected difference on {int(lab.sum())} labelled items"
-    return float(pairs.judged.mean()), f"judge's difference (fewer than {MIN_LABELS} labelled items)"
-
-
-@dataclass(frozen=True)
-class Variances:
-    """Expected standard errors of the corrected difference under a design, at the lam the interval would pick."""
-
-    shown: float  # the interval's standard error (pseudo-disagreements included)
-    true: float  # the estimate's sampling standard error over the label draws
-    df: int  # degrees of freedom of its t quantile
-    lam: float
-
-
-def expected_variances(pairs: Pairs, pi: np.ndarray, confidence: float = 1 - ALPHA) -> Variances:
-    """ipw_ppi_mean's variance in expectation over the Poisson draw with inclusion probabilities `pi` (1 where
-    labelled), for each lam on the grid, and the lam with the smallest shown variance (as the interval picks)."""
-    lab, big_n = pairs.labeled, pairs.judged.size
-    r2 = expected_rectifier(pairs, LAMBDA_GRID)
-    design = (r2 * np.where(lab, 0.0, (1 - pi) / pi)[None, :]).sum(axis=1)  # sum of Var(z_i)
-    f2 = float((pairs.judged**2).mean())
-    spread = (big_n - 1) * float(np.var(pairs.judged, ddof=1) + r2[-1].mean() + 2 * miss_slope(pairs) * f2)
-    c = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 2
-    count, weights = float(pi.sum()), float(big_n)  # expected labelled items and their weight total
-    w_bar = weights / max(count, 1.0)
-    low, high = BOUNDS
-    centre = float(pairs.judged.mean())
-    pseudo = sum((LAMBDA_GRID * centre + w_bar * (end - LAMBDA_GRID * other) - centre) ** 2
-                 for end, other in ((low, high), (high, low)))
-    total = big_n + 2 * c
-    shown = (spread + design + c * pseudo) / (total - 1) / total
-    best = int(np.argmin(shown))
-    kish = weights**2 / float((1 / pi).sum())
-    return Variances(float(np.sqrt(shown[best])), float(np.sqrt(design[best])) / big_n, max(int(kish), 2) - 1,
-                     float(LAMBDA_GRID[best]))
-
-
-def power(difference: float, v: Variances, alpha: float = ALPHA) -> float:
-    """Probability that the interval excludes 0 on the side of `difference`: its centre, spread by the estimate's
-    sampling error, lies further than t * shown standard error from 0."""
-    reach = abs(difference) - st.t.ppf(1 - alpha / 2, v.df) * v.shown
-    if v.true == 0:
-        return 1.0 if reach > 0 else 0.0
-    return float(st.norm.cdf(reach / v.true))
-
-
-def design(pairs: Pairs, more: float, uniform: bool = False) -> np.ndarray:
-    """Inclusion probabilities: 1 on labelled items; over the others, `more` expected items drawn uniformly or by
-    the square root of their expected squared rectifier (at lam = 1) with ppi.sampling_probabilities' floor."""
-    lab = pairs.labeled
-    pi = np.ones(pairs.judged.size)
     rest = int((~lab).sum())
-    if rest == 0 or more <= 0:
-        return np.where(lab, 1.0, 1e-6)
-    more = min(float(more), float(rest))
-    if uniform:
-        pi[~lab] = more / rest
-    else:
-        pi[~lab] = sampling_probabilities(expected_rectifier(pairs, np.array([1.0]))[0, ~lab], 1) * more
-        pi[~lab] = _capped(pi[~lab])
-    return pi
+    budget = rest if budget is None else max(0, min(int(budget), rest))
+    n = int(lab.sum())
+    if n < FIRST:
+        first = min(FIRST - n, rest)
+        return Plan(first, "first labels", np.nan, np.nan, np.nan, n, budget, np.nan, np.nan, np.nan, None,
+                    np.full(DIFFERENCES.size, np.nan), _uniform(lab, first))
+    state = look(pairs.gold[None, :], pairs.judged[None, :], lab[None, :], budget == 0)
+    wide = lambda a: np.broadcast_to(a, DIFFERENCES.shape)  # noqa: E731
+    many = Look(wide(state.estimate), wide(state.low), wide(state.high), wide(state.vy), wide(state.cyf),
+                wide(state.vf), wide(state.vfu), wide(state.n), state.population)
+    curve = simulate(many, DIFFERENCES * (1 if state.estimate[0] >= 0 else -1), budget, batch)[0]
+    power_now, _ = simulate(state, state.estimate, budget, batch)
+    _, labels = simulate(state, None, budget, batch)
+    expected = expected_power(state, state.estimate, n, n + budget)  # what the stopping rule reads
+    reach = np.flatnonzero(curve >= POWER)
+    detectable = float(DIFFERENCES[reach[0]]) if reach.size else None
+    more: int | None = int(min(batch, budget))
+    stop = ""
+    if bool(state.separated[0]):
+        more, stop = 0, "separated"
+    elif budget == 0:
+        more, stop = None, "budget spent"
+    elif float(expected[0]) < FUTILITY:
+        more, stop = None, "not reachable"
+    return Plan(more, stop, float(state.estimate[0]), float(state.low[0]), float(state.high[0]), n, budget,
+                float(expected[0]), float(labels[0]), float(power_now[0]), detectable, curve,
+                _uniform(lab, more or 0))
 
 
-def _capped(pi: np.ndarray) -> np.ndarray:
-    """Probabilities with the mass above 1 redistributed (as sampling_probabilities does for an integer budget)."""
-    for _ in range(50):
-        over = pi > 1
-        if not over.any():
-            break
-        excess = float((pi[over] - 1).sum())
-        pi[over] = 1.0
-        if (~over).any():
-            pi[~over] += excess * pi[~over] / pi[~over].sum()
-    return np.clip(pi, 1e-6, 1.0)
-
-
-def labels_needed(pairs: Pairs, difference: float, uniform: bool = False, target: float = POWER,
-                  alpha: float = ALPHA) -> int | None:
-    """The smallest expected number of further items (0 if the labels in hand suffice) whose design reaches
-    `target` power, by bisection (power grows with the number); None when labelling every item would not."""
-    rest = int((~pairs.labeled).sum())
-
-    def enough(m: int) -> bool:
-        return power(difference, expected_variances(pairs, design(pairs, m, uniform), 1 - alpha), alpha) >= target
-
-    if pairs.labeled.sum() >= MIN_LABELS and enough(0):
-        return 0
-    if rest == 0 or not enough(rest):
-        return None
-    low, high = 0, rest
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid, high)
-    return high
-
-
-def plan(pairs: Pairs, alpha: float = ALPHA, target: float = POWER) -> Plan:
-    """The planner's answer for these pairs: how many more items to label, drawn how, against uniform sampling."""
-    difference, basis = assumed_difference(pairs)
-    more = labels_needed(pairs, difference, False, target, alpha)
-    uniform_more = labels_needed(pairs, difference, True, target, alpha)
-    pi = design(pairs, more if more is not None else 0)
-    v = expected_variances(pairs, pi, 1 - alpha)
-    return Plan(more, uniform_more, difference, basis, v.lam, pi, power(difference, v, alpha), alpha, target)
+def _uniform(labeled: np.ndarray, more: int) -> np.ndarray:
+    """Inclusion probabilities of a uniform batch of `more` of the unlabelled items (1 where labelled)."""
+    rest = int((~labeled).sum())
+    return np.where(labeled, 1.0, more / rest if rest and more else 1e-6)
 
 
 def draw(plan_: Plan, labeled: np.ndarray, seed: int = 0) -> np.ndarray:
-    """Indices of the items to label next: a seeded Poisson draw of the unlabelled items with the plan's
-    probabilities (what the estimate's weights 1/pi assume); empty when the plan needs nothing or cannot help."""
+    """Indices of the items to label next: a seeded uniform draw of `more` unlabelled items (simple random sampling:
+    the labelled items stay a uniform sample, so the plain PPI++ interval holds); empty when nothing to label."""
     if not plan_.more:
         return np.array([], dtype=int)
     rng = np.random.default_rng(seed)
-    hit = rng.random(labeled.size) < plan_.probabilities
-    return np.flatnonzero(hit & ~labeled)
+    return np.sort(rng.choice(np.flatnonzero(~labeled), size=plan_.more, replace=False))

@@ -32,10 +32,10 @@ class CorrectedEstimate:
     lam: float
     n_labeled: int
     n_unlabeled: int
-    effective_n: float  # gold labels a gold-only estimate would need for the same variance
+    effective_n: float  # uniform gold labels the standard labels-only interval would need for the same width
     judge_mean: float  # the raw judge estimate over all responses (biased when the judge is)
-    gold_mean: float
-    gold_ci_low: float
+    gold_mean: float  # the labels-only mean (Horvitz-Thompson when weighted)
+    gold_ci_low: float  # the standard labels-only interval at the same n: Wilson for 0/1 labels, else Student t
     gold_ci_high: float
     method: str
 
@@ -85,15 +85,66 @@ def _variances(lams: np.ndarray, y: np.ndarray, f: np.ndarray, fu: np.ndarray, c
                bounds: tuple[float, float] = (0.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
     """(CI centres, variances) of the corrected mean for each lam: smoothed_moments in closed form over the grid."""
     low, high = min(y.min(), f.min(), fu.min(), bounds[0]), max(y.max(), f.max(), fu.max(), bounds[1])
-    centre_u, var_u = smoothed_moments(fu, low, high, confidence)
+    sums = [np.array([float(v)]) for v in (y.size, y.sum(), f.sum(), (y * y).sum(), (y * f).sum(), (f * f).sum(),
+                                           fu.size, fu.sum(), (fu * fu).sum(), low, high)]
+    centres, variances = _row_variances(lams, *sums, confidence=confidence)
+    return centres[0], variances[0]
+
+
+def _row_variances(lams: np.ndarray, n: np.ndarray, sy: np.ndarray, sf: np.ndarray, syy: np.ndarray,
+                   syf: np.ndarray, sff: np.ndarray, nu: np.ndarray, su: np.ndarray, suu: np.ndarray,
+                   low: np.ndarray, high: np.ndarray, *, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """_variances from sufficient sums, one row per data set (rows x lams): labelled count and sums of y, f, y^2,
+    y f, f^2, unlabelled count and sums of f~, f~^2, and the range [low, high] of each row."""
     weight = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 4
-    n, total = y.size, y.size + 2 * weight
-    lo_r, hi_r = low - lams * high, high - lams * low
-    sum_r = y.sum() - lams * f.sum()
-    sum_r2 = (y * y).sum() - 2 * lams * (y * f).sum() + lams**2 * (f * f).sum()
+    total_u = nu + 2 * weight
+    centre_u = (su + weight * (low + high)) / total_u
+    squares_u = suu - 2 * centre_u * su + nu * centre_u**2 + weight * ((low - centre_u) ** 2 + (high - centre_u) ** 2)
+    var_u = squares_u / (total_u - 1) / total_u
+    lam = lams[None, :]
+    n, sy, sf, syy, syf, sff, low, high = (a[:, None] for a in (n, sy, sf, syy, syf, sff, low, high))
+    total = n + 2 * weight
+    lo_r, hi_r = low - lam * high, high - lam * low
+    sum_r = sy - lam * sf
+    sum_r2 = syy - 2 * lam * syf + lam**2 * sff
     centre_r = (sum_r + weight * (lo_r + hi_r)) / total
     squares = sum_r2 - 2 * centre_r * sum_r + n * centre_r**2 + weight * ((lo_r - centre_r) ** 2 + (hi_r - centre_r) ** 2)
-    return lams * centre_u + centre_r, lams**2 * var_u + squares / (total - 1) / total
+    return lam * centre_u[:, None] + centre_r, lam**2 * var_u[:, None] + squares / (total - 1) / total
+
+
+@dataclass(frozen=True)
+class RowIntervals:
+    """ppi_mean's default (small-sample PPI++) estimate and CI for many data sets at once (one per row)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lam: np.ndarray
+    n: np.ndarray
+
+
+def ppi_rows(gold: np.ndarray, judged: np.ndarray, labeled: np.ndarray, confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0)) -> RowIntervals:
+    """ppi_mean(gold[labeled], judged[labeled], judged[~labeled]) per row (rows x items), vectorised over rows: the
+    same sums, lam grid, t quantile and clipping, for simulations over many worlds (bench/)."""
+    y, f, lab = np.nan_to_num(np.asarray(gold, dtype=float)), np.asarray(judged, dtype=float), np.asarray(labeled)
+    un = ~lab
+    n, nu = lab.sum(axis=1).astype(float), un.sum(axis=1).astype(float)
+    yl, fl, fu = np.where(lab, y, 0.0), np.where(lab, f, 0.0), np.where(un, f, 0.0)
+    low = np.minimum(np.minimum(np.where(lab, y, np.inf).min(axis=1), f.min(axis=1)), bounds[0])
+    high = np.maximum(np.maximum(np.where(lab, y, -np.inf).max(axis=1), f.max(axis=1)), bounds[1])
+    sums = (n, yl.sum(1), fl.sum(1), (yl * yl).sum(1), (yl * fl).sum(1), (fl * fl).sum(1), nu, fu.sum(1),
+            (fu * fu).sum(1), low, high)
+    centres, variances = _row_variances(LAMBDA_GRID, *sums, confidence=confidence)
+    best = np.argmin(variances, axis=1)
+    rows = np.arange(y.shape[0])
+    lam = LAMBDA_GRID[best]
+    estimate = lam * sums[7] / np.maximum(nu, 1) + (sums[1] - lam * sums[2]) / np.maximum(n, 1)
+    q = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
+    half = q * np.sqrt(variances[rows, best])
+    centre = centres[rows, best]
+    return RowIntervals(np.clip(estimate, *bounds), np.clip(centre - half, *bounds), np.clip(centre + half, *bounds),
+                        lam, n)
 
 
 LAMBDA_GRID = np.linspace(0.0, 1.0, 101)
@@ -129,25 +180,43 @@ def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *,
     if interval == "clt":
         lam = clt_lambda(y, f, fu) if lam is None else float(lam)
         var_u = fu.var(ddof=1) / big_n if big_n > 1 else 0.0
-        variance, gold_variance = lam**2 * var_u + (y - lam * f).var(ddof=1) / n, y.var(ddof=1) / n
+        variance = lam**2 * var_u + (y - lam * f).var(ddof=1) / n
         estimate = lam * fu.mean() + (y - lam * f).mean()
-        centre, gold_centre, q = estimate, y.mean(), float(st.norm.ppf(1 - (1 - confidence) / 2))
+        centre, q = estimate, float(st.norm.ppf(1 - (1 - confidence) / 2))
     elif interval == "small_sample":
         lam = tuned_lambda(y, f, fu, confidence, bounds) if lam is None else float(lam)
         estimate = lam * fu.mean() + (y - lam * f).mean()
-        centres, variances = _variances(np.array([lam, 0.0]), y, f, fu, confidence, bounds)
-        (centre, gold_centre), (variance, gold_variance) = centres, variances
+        centres, variances = _variances(np.array([lam]), y, f, fu, confidence, bounds)
+        centre, variance = float(centres[0]), float(variances[0])
         q = _quantile(confidence, n)
     else:
         raise ValueError(f"interval must be 'small_sample' or 'clt', not {interval!r}")
-    half, gold_half = q * np.sqrt(variance), q * np.sqrt(gold_variance)
-    effective = float(gold_variance / variance * n) if variance > 0 else float("inf")
+    half = q * np.sqrt(variance)
     method = "gold only" if lam == 0 else "PPI" if lam == 1 else "PPI++"
     judge_mean = float(np.concatenate([f, fu]).mean())
     low, high = _clipped(centre - half, centre + half, bounds)
-    gold_low, gold_high = _clipped(gold_centre - gold_half, gold_centre + gold_half, bounds)
+    gold_low, gold_high, effective = standard_interval(y, float(y.mean()), high - low, bounds, confidence)
     return CorrectedEstimate(float(np.clip(estimate, *bounds)), low, high, lam, n, big_n, effective, judge_mean,
                              float(y.mean()), gold_low, gold_high, method)
+
+
+def standard_interval(labels: np.ndarray, centre: float, width: float, bounds: tuple[float, float],
+                      confidence: float = 0.95) -> tuple[float, float, float]:
+    """The standard labels-only interval at the same number of labels, and the effective n of a corrected interval
+    of `width` against it (issue 40: measured against the standard method, not against PPI's own lam = 0 end):
+    Wilson's score interval at the rate `centre` for 0/1 labels of a rate, else Student t (CLT) on the labels'
+    spread; effective n is the number of uniform labels that interval needs to be `width` wide."""
+    n = labels.size
+    if bounds == (0.0, 1.0) and np.isin(labels, (0.0, 1.0)).all():
+        w = labels_only_width(centre, n, confidence)
+        z = st.norm.ppf(1 - (1 - confidence) / 2)
+        middle = (centre + z**2 / (2 * n)) / (1 + z**2 / n)
+        low, high = _clipped(middle - w / 2, middle + w / 2, bounds)
+        return low, high, uniform_equivalent(centre, width, n, confidence)
+    sd = float(labels.std(ddof=1)) if n > 1 else float(bounds[1] - bounds[0])
+    half = _quantile(confidence, n) * sd / np.sqrt(n)
+    low, high = _clipped(centre - half, centre + half, bounds)
+    return low, high, float(n * (2 * half / width) ** 2) if width > 0 else float("inf")
 
 
 def _clipped(low: float, high: float, bounds: tuple[float, float]) -> tuple[float, float]:
@@ -203,13 +272,89 @@ def ipw_ppi_mean(judged: ArrayLike, gold: ArrayLike, probabilities: ArrayLike, *
     gold = int(np.flatnonzero(grid == 0.0)[0])
     kish_n = weight.sum() ** 2 / (weight**2).sum()  # labels of equal weight carrying the same information
     q = _quantile(confidence, max(int(kish_n), 2))
-    half, gold_half = float(q * np.sqrt(variances[best])), float(q * np.sqrt(variances[gold]))
-    effective = float(n * variances[gold] / variances[best]) if variances[best] > 0 else float("inf")
+    half = float(q * np.sqrt(variances[best]))
     low, high = _clipped(centres[best] - half, centres[best] + half, bounds)
-    gold_low, gold_high = _clipped(centres[gold] - gold_half, centres[gold] + gold_half, bounds)
+    gold_low, gold_high, effective = standard_interval(y[labeled], float(np.clip(z[gold].mean(), *bounds)),
+                                                       high - low, bounds, confidence)
     return CorrectedEstimate(float(np.clip(z[best].mean(), *bounds)), low, high, float(grid[best]), n, big_n - n,
                              effective, float(f.mean()), float(np.clip(z[gold].mean(), *bounds)), gold_low, gold_high,
                              "PPI++ (inverse-probability weighted)")
+
+
+def ipw_rows(judged: np.ndarray, gold: np.ndarray, probabilities: np.ndarray, confidence: float = 0.95,
+             bounds: tuple[float, float] = (0.0, 1.0)) -> RowIntervals:
+    """ipw_ppi_mean (lam tuned) per row (rows x items), vectorised over rows from sums: z(lam) = lam a + b with
+    a = f (1 - w), b = Y w, so sum z and sum z^2 are quadratics in lam; tests pin it to ipw_ppi_mean."""
+    f, pi = np.asarray(judged, dtype=float), np.asarray(probabilities, dtype=float)
+    labeled = ~np.isnan(gold)
+    weight = np.where(labeled, 1.0 / pi, 0.0)
+    a, b = f * (1 - weight), np.nan_to_num(gold) * weight
+    big_n, n = f.shape[1], labeled.sum(axis=1)
+    c = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 2
+    low, high = bounds
+    w_bar = weight.sum(1) / np.maximum(n, 1)
+    judged_mean = np.where(labeled, f, 0.0).sum(1) / np.maximum(n, 1)
+    lam = LAMBDA_GRID[None, :]
+    sa, sb, saa, sab, sbb = a.sum(1), b.sum(1), (a * a).sum(1), (a * b).sum(1), (b * b).sum(1)
+    sum_z = lam * sa[:, None] + sb[:, None]
+    sum_z2 = lam**2 * saa[:, None] + 2 * lam * sab[:, None] + sbb[:, None]
+    pseudo = [lam * judged_mean[:, None] + w_bar[:, None] * (end - lam * other) for end, other in
+              ((low, high), (high, low))]
+    total = big_n + 2 * c
+    centre = (sum_z + c * (pseudo[0] + pseudo[1])) / total
+    squares = sum_z2 - 2 * centre * sum_z + big_n * centre**2 + c * ((pseudo[0] - centre) ** 2
+                                                                      + (pseudo[1] - centre) ** 2)
+    variances = squares / (total - 1) / total
+    best = np.argmin(variances, axis=1)
+    rows = np.arange(f.shape[0])
+    kish = weight.sum(1) ** 2 / np.maximum((weight**2).sum(1), 1e-12)
+    q = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(np.maximum(kish.astype(int), 2) - 1, 1))
+    half = q * np.sqrt(variances[rows, best])
+    centre_best = centre[rows, best]
+    estimate = np.clip(sum_z[rows, best] / big_n, *bounds)
+    return RowIntervals(estimate, np.clip(centre_best - half, *bounds), np.clip(centre_best + half, *bounds),
+                        LAMBDA_GRID[best], n.astype(float))
+
+
+def labels_only(values: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The standard labels-only interval per row (rows x items, NaN where not labelled): Wilson's score interval
+    for 0/1 labels, Student t (CLT) otherwise, cut to [0, 1]. Returns (mean, low, high). The yardstick every design
+    is compared with at the same number of labels (issue 40)."""
+    v = np.asarray(values, dtype=float)
+    present = ~np.isnan(v)
+    n = present.sum(axis=1).astype(float)
+    x = np.where(present, v, 0.0)
+    m = x.sum(1) / np.maximum(n, 1)
+    binary = np.where(present, (v == 0) | (v == 1), True).all(axis=1)
+    z = st.norm.ppf(1 - (1 - confidence) / 2)
+    centre = (m + z**2 / (2 * n)) / (1 + z**2 / n)
+    half_w = z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    var = np.where(present, (v - m[:, None]) ** 2, 0.0).sum(1) / np.maximum(n - 1, 1)
+    half_t = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1)) * np.sqrt(var / np.maximum(n, 1))
+    low = np.where(binary, centre - half_w, m - half_t)
+    high = np.where(binary, centre + half_w, m + half_t)
+    return m, np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def labels_only_width(mean: float, n: float, confidence: float = 0.95) -> float:
+    """Width of Wilson's interval for a rate `mean` from n uniform labels (what n labels alone would give)."""
+    z = st.norm.ppf(1 - (1 - confidence) / 2)
+    m = min(max(mean, 0.0), 1.0)
+    return float(2 * z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)) if n > 0 else 1.0
+
+
+def uniform_equivalent(mean: float, width: float, n: int, confidence: float = 0.95) -> float:
+    """How many uniform labels a labels-only (Wilson) interval needs to be as narrow as `width` at this rate:
+    bisection on labels_only_width (effective n against the standard method, not against PPI's own lam = 0)."""
+    if width <= 0:
+        return float("inf")
+    low, high = 1.0, 1e7
+    if labels_only_width(mean, high, confidence) > width:
+        return high
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if labels_only_width(mean, mid, confidence) > width else (low, mid)
+    return float(high)
 
 
 def sampling_probabilities(uncertainty: ArrayLike, budget: int, floor: float = 0.1) -> np.ndarray:

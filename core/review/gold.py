@@ -6,11 +6,13 @@ write carries a client token so that a double submit is stored once; no annotati
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, cast
 
 from sqlalchemy import case, update
@@ -120,10 +122,12 @@ def draw_gold_sample(
 ) -> SampleReport:
     """A sample of a run's finished responses, each assigned to two experts, with each one's inclusion probability.
 
-    strategy 'stratified': proportional allocation over domain x mode x model strata. 'uncertainty': Poisson sampling
-    with probabilities from core.analysis.ppi.sampling_probabilities over the judges' uncertainty on each response
-    (readmodel.response_uncertainty), so expert time goes where the judges disagree or could not decide; the recorded
-    probabilities let the corrected estimates stay unbiased (inverse-probability weighting).
+    strategy 'stratified' (the default): proportional allocation over domain x mode x model strata. 'uncertainty' and
+    'active': Poisson sampling with probabilities from core.analysis.ppi.sampling_probabilities over the judges'
+    uncertainty on each response (readmodel.response_uncertainty), mixed with 10% / 50% uniform (UNIFORM_SHARE:
+    active inference's optimal rule, Zrnic and Candès 2024); the recorded probabilities keep the corrected estimates
+    unbiased (inverse-probability weighting). Neither is narrower than uniform labels in the product's own benchmark
+    (design_evidence), so neither is the default.
     """
     if strategy not in (*SAMPLING_STRATEGIES, SEGMENT_UNCERTAINTY):
         raise ValueError(f"strategy: must be one of {', '.join((*SAMPLING_STRATEGIES, SEGMENT_UNCERTAINTY))}")
@@ -172,10 +176,10 @@ def draw_gold_sample(
             chosen.extend((rid, key[0]) for rid in rng.sample(ids, alloc[key]))
             probability.update({rid: alloc[key] / len(ids) for rid in ids})
     else:
-        chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng)
+        chosen, probability = _uncertainty_draw(engine, run_id, strata, n, rng, UNIFORM_SHARE[strategy])
     assignments = assign_pairs(chosen, probability, pool, batch, queue_seed=seed)
     write_assignments(engine, design_rows(before, batch) + assignments)
-    if strategy == "uncertainty":
+    if strategy in UNIFORM_SHARE:
         alloc = {k: sum(1 for rid, _ in chosen if rid in set(v)) for k, v in strata.items()}
     return SampleReport(len(chosen), len(assignments), batch, {"/".join(k): alloc[k] for k in sorted(alloc) if alloc[k]},
                         dict(sorted(uncovered.items())))
@@ -236,7 +240,29 @@ def _uncovered_text(uncovered: dict[str, int]) -> str:
     return "; ".join(f"{d}: {n} responses" for d, n in sorted(uncovered.items())) + " need two experts of their domain"
 
 
-SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty")
+SAMPLING_STRATEGIES: tuple[str, ...] = ("stratified", "uncertainty", "active")  # the first is the page's default
+UNIFORM_SHARE = {"uncertainty": 0.1, "active": 0.5}  # share of each draw spread uniformly (the rest by uncertainty)
+DESIGN_EVIDENCE = Path(__file__).resolve().parents[2] / "data" / "sampling_designs.json"  # bench/bench_labels_pay.py
+
+
+def design_evidence(path: Path = DESIGN_EVIDENCE) -> dict[str, str]:
+    """Per sampling strategy, what the product's own benchmark measured against uniform labels with the standard
+    labels-only interval (Wilson) at the same number of labels; empty when the benchmark has not written its file."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    out = {}
+    for name, d in data["designs"].items():
+        if not d.get("strategy"):
+            continue
+        share = d["narrower"] / data["cells"]
+        verdict = ("at least as narrow" if share >= 0.95 else "NOT narrower: not the default, and not a saving")
+        out[d["strategy"]] = (f"{name}: {verdict} — at least as narrow as uniform labels-only intervals (Wilson) in "
+                              f"{d['narrower']} of {data['cells']} simulated cells ({share:.0%}); median width "
+                              f"{d['median_ratio']:.2f}×, worst {d['worst_ratio']:.2f}× the Wilson width at the same "
+                              f"number of labels; lowest coverage {d['lowest_coverage']:.1%} "
+                              f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell).")
+    return out
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
 
 
@@ -267,15 +293,16 @@ def _segment_allocation(engine: Engine, run_id: int, strata: dict[tuple[str, str
 
 
 def _uncertainty_draw(engine: Engine, run_id: int, strata: dict[tuple[str, str | None, str], list[int]], n: int,
-                      rng: random.Random) -> tuple[list[tuple[int, str]], dict[int, float]]:
-    """Poisson sample with probabilities proportional to the square root of the judges' uncertainty (with a floor)."""
+                      rng: random.Random, uniform: float = 0.1) -> tuple[list[tuple[int, str]], dict[int, float]]:
+    """Poisson sample with probabilities proportional to the square root of the judges' uncertainty (the optimal
+    rule of active inference, Zrnic and Candès 2024), mixed with a `uniform` share spread evenly."""
     from core.analysis.ppi import sampling_probabilities
     from core.analysis.readmodel import response_uncertainty
 
     domain_of = {rid: key[0] for key, ids in strata.items() for rid in ids}
     ids = sorted(domain_of)
     uncertainty = response_uncertainty(engine, run_id)
-    pi = sampling_probabilities([uncertainty.get(rid, 0.25) for rid in ids], min(n, len(ids)))
+    pi = sampling_probabilities([uncertainty.get(rid, 0.25) for rid in ids], min(n, len(ids)), uniform)
     probability = {rid: float(p) for rid, p in zip(ids, pi, strict=True)}
     chosen = [(rid, domain_of[rid]) for rid in ids if rng.random() < probability[rid]]
     return chosen, probability

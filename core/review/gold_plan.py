@@ -1,6 +1,7 @@
 """The gold budget planner on stored runs: read the judge-versus-gold disagreement of two models on one metric, plan
-the next gold labels (core.analysis.gold_budget) and put the drawn items into the experts' queue with their
-inclusion probabilities (core.review.gold's assignments), so the weighted corrected estimate stays unbiased.
+the next batch of gold labels (core.analysis.gold_budget: uniform batches, re-planned after each) and put the drawn
+items into the experts' queue with their inclusion probabilities (core.review.gold's assignments), so the weighted
+corrected estimate stays unbiased.
 
 Unbiased across the two draws: in the plan's population (both models' responses on the instances they share, on
 the metric's mode, in domains two of the experts cover: drawn instances elsewhere cannot be queued) every response
@@ -183,20 +184,32 @@ def _assigned(engine: Engine, response_ids: list[int]) -> set[int]:
 
 
 def plan_summary(plan: GoldPlan) -> str:
-    """One sentence a product owner can act on: how many more items (and gold labels), against uniform sampling."""
+    """What a product owner can act on: the next batch, when the labelling stops, and the promise (issue 40)."""
     p = plan.plan
     who = f"{plan.model_a} vs {plan.model_b}"
     if p is None:
         return f"{who}: fewer than 2 instances both models answered on this metric; nothing to plan."
+    if p.stop == "first labels":
+        return (f"{who}: label a first uniform batch of {p.more} instances ({2 * (p.more or 0)} responses) so that "
+                f"{gold_budget.FIRST} are labelled; the planner states its power from them. This draw picked "
+                f"{len(plan.items)}.")
+    shown = f"corrected difference {p.estimate:+.3f} [{p.low:+.3f}, {p.high:+.3f}] on {p.labeled} labelled instances"
     if p.separated:
-        return f"{who}: the {plan.labeled} labelled instances already separate the two at α = {p.alpha:g}."
+        return f"{who}: the labelled instances already separate the two ({shown}); stop labelling."
+    promise = (f"if the true difference is at least {p.detectable:.2f}, labelling in batches of {gold_budget.BATCH} "
+               f"up to all {p.budget} remaining instances separates the two with at least {p.target_power:.0%} power"
+               if p.detectable is not None else
+               f"no difference up to {gold_budget.DIFFERENCES[-1]:.2f} reaches {p.target_power:.0%} power with the "
+               f"{p.budget} remaining instances")
+    odds = (f"Over the uncertainty of the difference the expected power is {p.expected_power:.0%} "
+            f"(about {p.expected_labels:.0f} more instances expected before it stops).")
     if p.more is None:
-        return (f"{who}: even labelling all {plan.shared - plan.labeled} remaining instances would not separate the two "
-                f"at α = {p.alpha:g} ({p.basis}: {p.difference:+.3f}); they are too close to tell apart here.")
-    uniform = f"{p.uniform_more}" if p.uniform_more is not None else "more than all remaining"
-    return (f"{who}: about {p.more} more instances ({2 * p.more} responses, each labelled by two experts) separate "
-            f"the two at α = {p.alpha:g} with {p.target_power:.0%} power ({p.basis}: {p.difference:+.3f}); uniform "
-            f"sampling would need {uniform}. This draw picked {len(plan.items)}.")
+        return (f"{who}: not reachable with this budget ({shown}): the remaining budget's expected power is below "
+                f"{gold_budget.FUTILITY:.0%}, so labelling stops here. {promise.capitalize()}.")
+    return (f"{who}: label the next {p.more} instances ({2 * p.more} responses, each labelled by two experts), then "
+            f"plan again ({shown}). Promise: {promise} (α = {p.alpha:g}, a 99.9% interval at interim looks). {odds} "
+            f"Labelling stops when the two separate or when the expected power falls below "
+            f"{gold_budget.FUTILITY:.0%}. This draw picked {len(plan.items)}.")
 
 
 def plan_table(plan: GoldPlan) -> pd.DataFrame:

@@ -127,6 +127,17 @@ def gold_probabilities(engine: Engine, run_ids: Iterable[int] | None = None) -> 
     return {int(t): float(p) for t, p in rows if p is not None and (scope is None or t in scope)}
 
 
+def gold_draws(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, tuple[float, str]]:
+    """(recorded inclusion probability, batch) per gold-sampled response, from the same row gold_probabilities reads:
+    two responses of one planned batch (core.review.gold_plan) were drawn together, any others independently."""
+    scope = response_ids_for_runs(engine, run_ids)
+    with Session(engine) as session:
+        rows = session.exec(select(Assignment.target_id, Assignment.probability, Assignment.batch).where(
+            col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]), col(Assignment.probability).is_not(None))
+            .order_by(col(Assignment.id))).all()
+    return {int(t): (float(p), str(b or "")) for t, p, b in rows if p is not None and (scope is None or t in scope)}
+
+
 def verification_decisions(engine: Engine) -> dict[int, dict[str, dict[str, Any]]]:
     """Latest verification payload per instance version and author (for agreement statistics)."""
     return {

@@ -96,7 +96,7 @@ def test_the_plan_states_a_number_and_draws_unlabelled_items(planned) -> None:
     assert (plan.shared, plan.labeled) == (EXTRA + 4, 0)  # Strict IAS applies to every mode: the 4 seeded instances too
     assert plan.plan is not None and plan.plan.more is not None and plan.plan.more > 0
     assert plan.items and all(0 < i.probability <= 1 for i in plan.items)
-    assert "more instances" in plan_summary(plan) and len(plan_table(plan)) == len(plan.items)
+    assert "first uniform batch" in plan_summary(plan) and len(plan_table(plan)) == len(plan.items)
 
 
 def test_enqueue_assigns_both_responses_to_two_experts_with_their_probability(planned) -> None:

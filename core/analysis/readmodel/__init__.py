@@ -44,10 +44,13 @@ from core.analysis.readmodel.instructions import (
     pooled_share,
 )
 from core.analysis.readmodel.leaderboard import (
+    GAP_ASSUMPTION,
+    GAP_BOUND_COLUMNS,
     GAP_KEY,
     GAP_LABEL,
     GAP_MIN_STRICT,
     LONG_COLUMNS,
+    gap_bounds,
     group_positions,
     leaderboard,
     leaderboard_parts,
@@ -169,7 +172,7 @@ __all__ = [
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
-    "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
+    "GAP_ASSUMPTION", "GAP_BOUND_COLUMNS", "gap_bounds", "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",

@@ -24,8 +24,10 @@ CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "esti
                      "labels_for_target", "note", *STATE_COLUMNS.values()]
 
 
-def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
-    """Per gold-labelled response, the expert value of each metric gold labels can decide (NaN where it cannot)."""
+def gold_values(gold: dict[int, dict], draws: dict[int, tuple[float, str]] | None = None) -> pd.DataFrame:
+    """Per gold-labelled response, the expert value of each metric gold labels can decide (NaN where it cannot);
+    with `draws` (core.store.labels.gold_draws) also its recorded inclusion probability and draw (batch), which
+    corrected_difference weighs by (NaN / "" where not recorded)."""
     rows = []
     for rid, payload in gold.items():
         cons = [bool(v) for v in (payload.get("constraints") or {}).values()]
@@ -35,7 +37,21 @@ def gold_values(gold: dict[int, dict]) -> pd.DataFrame:
                      "rejection": float(payload["valid_refusal"]) if payload.get("valid_refusal") is not None else np.nan,
                      "conflict_recognition": float(payload["conflict_recognized"])
                      if payload.get("conflict_recognized") is not None else np.nan})
-    return pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
+    frame = pd.DataFrame(rows, columns=["response_id", *GOLD_METRICS])
+    if draws is not None:
+        frame["probability"] = frame["response_id"].map(lambda r: draws.get(int(r), (np.nan, ""))[0]).astype(float)
+        frame["draw"] = frame["response_id"].map(lambda r: draws.get(int(r), (np.nan, ""))[1]).astype(str)
+    return frame
+
+
+PLANNED_DRAW = "plan-"  # batches of core.review.gold_plan: both responses of an instance drawn together
+
+
+def pair_probabilities(pi_a: np.ndarray, pi_b: np.ndarray, draw_a: np.ndarray, draw_b: np.ndarray) -> np.ndarray:
+    """Probability that both responses of a pair were sampled: the shared probability when one planned draw took the
+    pair together, else the product (separate Poisson or stratified draws of the two models' responses)."""
+    together = (draw_a == draw_b) & np.char.startswith(draw_a.astype(str), PLANNED_DRAW)
+    return np.where(together, np.minimum(pi_a, pi_b), pi_a * pi_b)
 
 
 def response_uncertainty(engine: Engine, run_id: int) -> dict[int, float]:
@@ -113,12 +129,19 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
 
     Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
-    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere.
+    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere. When `gold`
+    carries the recorded probabilities (gold_values with draws) for every labelled pair, the estimate is the
+    inverse-probability-weighted one (ppi.ipw_ppi_mean, pair probability from pair_probabilities), unbiased under
+    uncertainty or planned sampling; otherwise PPI++ assumes the labelled pairs are a uniform sample, and the note
+    says so.
     """
-    from core.analysis.ppi import MIN_LABELS, ppi_mean
+    from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, ppi_mean
+
+    recorded = "probability" in gold.columns
+    columns = ["response_id", metric, *(("probability", "draw") if recorded else ())]
 
     def side(model: str) -> pd.DataFrame:
-        mine = scores[scores["model"] == model].merge(gold[["response_id", metric]].rename(columns={metric: "gold"}),
+        mine = scores[scores["model"] == model].merge(gold[columns].rename(columns={metric: "gold"}),
                                                       on="response_id", how="left")
         judged = mine[metric].astype(float)
         return mine.assign(f=judged.fillna(judged.mean() if judged.notna().any() else 0.5)).set_index("instance_uid")
@@ -133,9 +156,17 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
         return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                       "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
-    e = ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0))
+    pi = (pair_probabilities(*(side_.loc[shared, "probability"].to_numpy(float) for side_ in (a, b)),
+                             *(side_.loc[shared, "draw"].fillna("").to_numpy(str) for side_ in (a, b)))
+          if recorded else np.full(len(shared), np.nan))
+    weighted = recorded and not np.isnan(pi[labeled]).any()
+    e = (ipw_ppi_mean(d_f, np.where(labeled, d_y, np.nan), np.where(labeled, pi, 1.0), confidence=confidence,
+                      bounds=(-1.0, 1.0)) if weighted
+         else ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0)))
+    notes = ("small sample of gold labels" if e.small_n else "",
+             "" if weighted else "sampling probabilities not recorded: labelled pairs assumed a uniform sample")
     return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
-                  "note": "small sample of gold labels" if e.small_n else ""}
+                  "weighted": weighted, "note": "; ".join(x for x in notes if x)}
 
 
 def ranking_changes(corrected: pd.DataFrame) -> list[str]:

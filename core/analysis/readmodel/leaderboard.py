@@ -43,6 +43,11 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
     return rows
 
 
+GAP_ASSUMPTION = ("The gap's interval assumes undetermined constraints are missing at random. If the judge leaves "
+                  "failing constraints undetermined more often (abstains on hard cases), the interval can miss: issue "
+                  "40 measured 47–69% coverage in that case, against 93–99.6% at random. The worst-case bound "
+                  "beside it assumes nothing: every undetermined constraint is set to pass or to fail, whichever "
+                  "moves the gap furthest (gap_bounds).")
 GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
 
 
@@ -61,6 +66,43 @@ def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: dict[str, dict])
     below = np.sqrt(max((m_l - l_l) ** 2 + (u_s - m_s) ** 2 - 2 * r * (m_l - l_l) * (u_s - m_s), 0.0))
     above = np.sqrt(max((u_l - m_l) ** 2 + (m_s - l_s) ** 2 - 2 * r * (u_l - m_l) * (m_s - l_s), 0.0))
     return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
+
+
+GAP_BOUND_COLUMNS = ["model", "bound_low", "bound_high", "responses", "undetermined"]
+
+
+def gap_bounds(scores: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per model, a sensitivity bound for the orchestration gap that holds however the undetermined constraints
+    fall: each response's gap over all its constraints lies in [lo, hi] (every undetermined constraint set to pass
+    or fail, whichever moves it furthest); the bound is the lower one-sided (1 - a/2) t limit of mean(lo) to the
+    upper one of mean(hi), cut to [-1, 1]. `undetermined` counts responses with an undetermined constraint."""
+    from scipy import stats as st
+
+    rows: list[dict] = []
+    if not {"n_constraints", "n_constraint_errors", "n_constraint_unjudged"} <= set(scores.columns):
+        return pd.DataFrame(rows, columns=GAP_BOUND_COLUMNS)
+    for model, g in scores.groupby("model", sort=True):
+        k = g["n_constraints"].to_numpy(float)
+        hidden = (g["n_constraint_errors"].fillna(0) + g["n_constraint_unjudged"].fillna(0)).to_numpy(float)
+        judged = k - hidden
+        passed = np.nan_to_num(g["loose_ias"].to_numpy(float)) * judged
+        keep = k > 0
+        k, hidden, judged, passed = k[keep], hidden[keep], judged[keep], passed[keep]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            exact = passed / k - (passed == k).astype(float)
+            failed = judged - passed > 0.5
+            lo = np.where(hidden == 0, exact, np.where(failed, passed / k, 0.0))
+            hi = np.where(hidden == 0, exact, np.where(failed, (passed + hidden) / k, (k - 1) / k))
+        n = lo.size
+        if n < 2:
+            rows.append({"model": model, "bound_low": np.nan, "bound_high": np.nan, "responses": n,
+                         "undetermined": int((hidden > 0).sum())})
+            continue
+        q = st.t.ppf(1 - (1 - confidence) / 2, n - 1)
+        rows.append({"model": model, "bound_low": float(max(lo.mean() - q * lo.std(ddof=1) / np.sqrt(n), -1.0)),
+                     "bound_high": float(min(hi.mean() + q * hi.std(ddof=1) / np.sqrt(n), 1.0)), "responses": n,
+                     "undetermined": int((hidden > 0).sum())})
+    return pd.DataFrame(rows, columns=GAP_BOUND_COLUMNS)
 
 
 def _gap_rows(scores: pd.DataFrame, means: list[dict]) -> list[dict]:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.analysis.readmodel.instructions import instruction_scores, instruction_summary
-from core.analysis.readmodel.leaderboard import LONG_COLUMNS, leaderboard
+from core.analysis.readmodel.leaderboard import GAP_ASSUMPTION, GAP_KEY, LONG_COLUMNS, gap_bounds, leaderboard
 from core.analysis.readmodel.reference import (
     PRODUCTION_PROTOCOL,
     REFERENCE_ITEM_KEYS,
@@ -50,6 +50,7 @@ class RunReport:
     production: pd.DataFrame | None = None  # the same summary for production_rag instances (imported traces)
     sections: tuple[ProtocolSection, ...] = ()  # per protocol of the run: its metrics with the count of each state
     repeats: pd.DataFrame | None = None  # run_repeats: per model repeats per item, items, flaky items (empty: none)
+    gap_bounds: pd.DataFrame | None = None  # leaderboard.gap_bounds: the gap's worst-case bound per model
 
 
 def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Sequence[str] = ()) -> RunReport:
@@ -90,7 +91,7 @@ def run_report(engine: Engine, run_id: int, judge: str | None = None, modes: Seq
                                    repeat_text(repeats))))
     return RunReport(run_id, judge, judge_label(judge), generation, board, counts, note=note, reference=summary,
                      production=production_summary, sections=tuple(protocol_sections(engine, run_id, judge, scores)),
-                     repeats=repeats)
+                     repeats=repeats, gap_bounds=gap_bounds(scores))
 
 
 def enterprise_repeats(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
@@ -153,6 +154,8 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
                                      "ci_high": _num(r["ci_high"]), "n": int(r["n"]), "interval": r["interval"],
                                      "small_n": bool(r["small_n"]), "mark": r["mark"]}
                        for r in cells.to_dict("records")}
+        if GAP_KEY in metrics_doc:
+            metrics_doc[GAP_KEY] |= _gap_entry(report.gap_bounds, model)
         out.append({"model": model,
                     "generation": {k: _num(v) for k, v in gen.loc[model].items()} if model in gen.index else {},
                     "counts": {k: int(v) for k, v in counts.loc[model].items()} if model in counts.index else {},
@@ -163,6 +166,13 @@ def report_document(report: RunReport, failures: list[dict]) -> dict:
     return {"run": report.run_id, "judge": report.judge, "judge_label": report.judge_label, "note": report.note,
             "models": out, "reference_metrics": reference, "production_metrics": production, "protocols": protocols,
             "failed": failures, **_repeats_entry(report)}
+
+
+def _gap_entry(bounds: pd.DataFrame | None, model: str) -> dict:
+    """The gap's stated assumption and its worst-case bound for one model (None where not computable)."""
+    row = bounds[bounds["model"] == model] if bounds is not None else pd.DataFrame()
+    bound = ([_num(row["bound_low"].iloc[0]), _num(row["bound_high"].iloc[0])] if len(row) else None)
+    return {"assumption": GAP_ASSUMPTION, "worst_case_bound": bound}
 
 
 def _repeats_entry(report: RunReport) -> dict:

@@ -1,0 +1,321 @@
+"""Labels that pay for themselves (issue 40), by seeded simulation against known truth, planning from estimates.
+
+planner: the batch planner (core.analysis.gold_budget) in worlds of POPULATION shared instances, FIRST labelled
+  uniformly; each world states its promise (the power curve, computed from its own labels) at its true difference,
+  then labels in batches with the product's interval until it separates, stops as not reachable, or spends the
+  budget. Per cell: the mean promise, the achieved power (separated in the right direction), futility stops,
+  labels spent. Grid: true difference x judge accuracy x judge bias toward B (the lower model).
+
+designs: one model's rate from gold labels drawn by each design at the same (expected) number of labels, against
+  the standard labels-only interval (Wilson) on a uniform sample: mean widths and coverage per cell. Grid: true
+  rate x judge accuracy x labels x judge bias. --write stores the verdicts in data/sampling_designs.json, which
+  the Adjudicate page quotes.
+
+Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|all] [--write]
+Prints the markdown tables of docs/ppi.md and exits 1 if a cell misses its floor. tests/test_labels_pay.py runs a
+small version of each part in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.sim_worlds import EASY_U, HARD_SHARE, HARD_U, judge, paired
+from core.analysis import gold_budget as gb
+from core.analysis.ppi import MIN_LABELS, ipw_rows, labels_only, ppi_rows, sampling_probabilities
+
+POPULATION = 400
+RATE_A = 0.6
+DIFFERENCES = (0.0, 0.03, 0.06, 0.09, 0.12, 0.15)
+ACCURACIES = (0.6, 0.7, 0.8, 0.9, 0.95)
+LEANS = (0.0, 0.2)  # the judge passes B's failures this much more often
+PROMISE_PATHS = 400  # per world: the cell's promise averages over its worlds
+SLACK = 0.03  # achieved power may fall this far below the promise
+
+
+@dataclass(frozen=True)
+class PlannerCell:
+    """One grid cell of the planner simulation."""
+
+    difference: float
+    accuracy: float
+    lean: float
+    worlds: int
+    promise: float  # mean stated power at the world's true difference
+    achieved: float  # share separated in the right direction
+    wrong: float  # share separated in the wrong direction (any direction at difference 0)
+    futile: float  # share stopped as not reachable
+    labels: float  # mean labels spent after the first ones
+
+    @property
+    def holds(self) -> bool:
+        """Achieved power at least the promise minus SLACK."""
+        return self.achieved >= self.promise - SLACK
+
+
+def planner_cell(difference: float, accuracy: float, lean: float, worlds: int, seed: int) -> PlannerCell:
+    """Run the batch planner in `worlds` seeded worlds of one cell (vectorised over worlds)."""
+    sim = paired(worlds, POPULATION, RATE_A, difference, accuracy, seed, lean_b=lean)
+    gold, judged, truth = sim.gold, sim.judged, sim.gold.mean(axis=1)
+    order = np.arange(POPULATION)[None, :]  # instances are exchangeable: label them in index order (uniform)
+    budget = POPULATION - gb.FIRST
+    first = gb.look(gold, judged, order < gb.FIRST, False)
+    promise = gb.simulate(first, truth, budget, paths=PROMISE_PATHS)[0]
+    live = np.ones(worlds, bool)
+    right, wrong, futile, spent = (np.zeros(worlds, bool), np.zeros(worlds, bool), np.zeros(worlds, bool),
+                                   np.zeros(worlds))
+    steps = [gb.FIRST, *gb.looks_at(gb.FIRST, budget)]
+    for n_k in steps:
+        final = n_k == POPULATION
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        state = gb.look(gold[idx], judged[idx], order < n_k, final)
+        spent[idx] = n_k - gb.FIRST
+        sep = state.separated
+        good = sep & (np.sign(state.estimate) == np.sign(truth[idx])) & (truth[idx] != 0)
+        right[idx[good]], wrong[idx[sep & ~good]] = True, True
+        stop = sep.copy()
+        if not final:
+            dead = ~sep & (gb.expected_power(state, state.estimate, n_k, POPULATION) < gb.FUTILITY)
+            futile[idx[dead]] = True
+            stop |= dead
+        live[idx[stop]] = False
+    return PlannerCell(difference, accuracy, lean, worlds, float(promise.mean()), float(right.mean()),
+                       float(wrong.mean()), float(futile.mean()), float(spent.mean()))
+
+
+def planner_table(cells: list[PlannerCell]) -> str:
+    """The markdown table of docs/ppi.md ("Planner: promise against achieved power")."""
+    lines = ["| true difference × judge accuracy × bias toward B | promised power | achieved power | wrong or false "
+             "separations | stopped as not reachable | mean labels after the first 30 |", "|---|---|---|---|---|---|"]
+    for c in cells:
+        lines.append(f"| {c.difference:+.2f} × {c.accuracy:g} × {c.lean:g} | {c.promise:.1%} | {c.achieved:.1%} | "
+                     f"{c.wrong:.1%} | {c.futile:.1%} | {c.labels:.0f} |")
+    return "\n".join(lines)
+
+
+def planner_grid(worlds: int, differences=DIFFERENCES, accuracies=ACCURACIES, leans=LEANS) -> list[PlannerCell]:
+    """Every cell of the planner grid, seeded per cell."""
+    return [planner_cell(d, a, lean, worlds, seed=1000 * i + 10 * j + k)
+            for i, d in enumerate(differences) for j, a in enumerate(accuracies) for k, lean in enumerate(leans)]
+
+
+RESPONSES = 600
+RATES = (0.05, 0.15, 0.5, 0.7, 0.95)
+LABELS = (30, 50, 100)
+DESIGNS = {"uniform, PPI++ (stratified draw)": None, "uncertainty (floor 0.1)": 0.1,
+           "active inference (Zrnic & Candès, half uniform)": 0.5}
+YARDSTICK = "uniform, labels only (Wilson)"
+STRATEGY = {"uniform, PPI++ (stratified draw)": "stratified", "uncertainty (floor 0.1)": "uncertainty",
+            "active inference (Zrnic & Candès, half uniform)": "active"}  # draw_gold_sample's strategy names
+EVIDENCE = Path(__file__).resolve().parents[1] / "data" / "sampling_designs.json"  # read by the Adjudicate page
+
+
+@dataclass(frozen=True)
+class DesignCell:
+    """One cell of the sampling-design simulation: mean width and coverage per design, the yardstick's first."""
+
+    rate: float
+    accuracy: float
+    labels: int
+    lean: float
+    widths: dict[str, float]
+    coverage: dict[str, float]
+
+
+def design_cell(rate: float, accuracy: float, labels: int, lean: float, reps: int, seed: int) -> DesignCell:
+    """`reps` seeded worlds of RESPONSES responses of one model; each design draws `labels` (expected) gold labels
+    and shows its interval (repetitions under MIN_LABELS labels show none, as the product)."""
+    rng = np.random.default_rng(seed)
+    shape = (reps, RESPONSES)
+    hard = rng.random(shape) < HARD_SHARE
+    y = (rng.random(shape) < rate).astype(float)
+    f = judge(y, accuracy, hard, rng, lean)
+    u = np.where(hard, HARD_U, EASY_U)
+    truth = y.mean(axis=1)
+    widths: dict[str, float] = {}
+    coverage: dict[str, float] = {}
+
+    def record(name: str, low: np.ndarray, high: np.ndarray, shown: np.ndarray) -> None:
+        widths[name] = float((high - low)[shown].mean())
+        coverage[name] = float(((low <= truth) & (truth <= high))[shown].mean())
+
+    uniform = np.argsort(rng.random(shape), axis=1) < labels  # a simple random sample of `labels` per world
+    _, low, high = labels_only(np.where(uniform, y, np.nan))
+    record(YARDSTICK, low, high, np.ones(reps, bool))
+    for name, floor in DESIGNS.items():
+        if floor is None:
+            r = ppi_rows(y, f, uniform)
+            record(name, r.low, r.high, np.ones(reps, bool))
+            continue
+        pi = np.stack([sampling_probabilities(row, labels, floor) for row in u])
+        drawn = rng.random(shape) < pi
+        r = ipw_rows(f, np.where(drawn, y, np.nan), pi)
+        record(name, r.low, r.high, drawn.sum(axis=1) >= MIN_LABELS)
+    return DesignCell(rate, accuracy, labels, lean, widths, coverage)
+
+
+def design_grid(reps: int, rates=RATES, accuracies=ACCURACIES, labels=LABELS, leans=LEANS) -> list[DesignCell]:
+    """Every cell of the sampling-design grid, seeded per cell."""
+    return [design_cell(r, a, n, lean, reps, seed=7000 + 100 * i + 10 * j + 3 * k + m)
+            for i, r in enumerate(rates) for j, a in enumerate(accuracies) for k, n in enumerate(labels)
+            for m, lean in enumerate(leans)]
+
+
+@dataclass(frozen=True)
+class DesignVerdict:
+    """A design over the grid: cells at least as narrow as the yardstick, the worst width ratio, lowest coverage."""
+
+    design: str
+    narrower: int
+    cells: int
+    worst_ratio: float
+    median_ratio: float
+    lowest_coverage: float
+
+    @property
+    def share(self) -> float:
+        """Share of cells at least as narrow as the yardstick."""
+        return self.narrower / self.cells
+
+
+def verdicts(cells: list[DesignCell]) -> list[DesignVerdict]:
+    """Each design (the yardstick too, for its coverage) against uniform labels-only intervals at equal labels."""
+    out = []
+    for name in (YARDSTICK, *DESIGNS):
+        ratios = np.array([c.widths[name] / c.widths[YARDSTICK] for c in cells])
+        out.append(DesignVerdict(name, int((ratios <= 1.0 + 1e-9).sum()), len(cells), float(ratios.max()),
+                                 float(np.median(ratios)), min(c.coverage[name] for c in cells)))
+    return out
+
+
+def design_table(cells: list[DesignCell]) -> str:
+    """Markdown: per design, cells at least as narrow as uniform labels-only, width ratios, lowest coverage; then
+    the mean width ratio per judge accuracy."""
+    lines = ["| design | cells at least as narrow as uniform labels-only (Wilson) | median width ratio | worst width "
+             "ratio | lowest coverage |", "|---|---|---|---|---|"]
+    for v in verdicts(cells):
+        lines.append(f"| {v.design} | {v.narrower} of {v.cells} ({v.share:.0%}) | {v.median_ratio:.2f} | "
+                     f"{v.worst_ratio:.2f} | {v.lowest_coverage:.1%} |")
+    lines += ["", "| judge accuracy | " + " | ".join(DESIGNS) + " |", "|---|" + "---|" * len(DESIGNS)]
+    for a in sorted({c.accuracy for c in cells}):
+        mine = [c for c in cells if c.accuracy == a]
+        lines.append(f"| {a:g} | " + " | ".join(
+            f"{np.mean([c.widths[d] / c.widths[YARDSTICK] for c in mine]):.2f}" for d in DESIGNS) + " |")
+    return "\n".join(lines)
+
+
+GAP_RESPONSES, GAP_CONSTRAINTS = 150, 8
+GAP_PASS = (0.7, 0.85, 0.95)
+GAP_UNDETERMINED = (0.01, 0.05, 0.15)  # per constraint, on average
+GAP_DESIGNS = {"missing at random": 1.0, "abstains on hard cases": 5.0}  # undetermined odds of failing vs passing
+
+
+@dataclass(frozen=True)
+class GapCell:
+    """Coverage of the gap's MOVER interval and of its worst-case bound in one cell."""
+
+    pass_rate: float
+    undetermined: float
+    design: str
+    interval: float
+    bound: float
+    shown: int
+
+
+def gap_cell(pass_rate: float, undetermined: float, design: str, reps: int, seed: int) -> GapCell:
+    """`reps` models of GAP_RESPONSES responses x GAP_CONSTRAINTS constraints; a constraint is undetermined with
+    probability `undetermined` on average, failing ones GAP_DESIGNS[design] times as often as passing ones."""
+    from core.analysis import readmodel
+
+    rng = np.random.default_rng(seed)
+    shape = (reps, GAP_RESPONSES, GAP_CONSTRAINTS)
+    passed = rng.random(shape) < pass_rate
+    ratio = GAP_DESIGNS[design]
+    base = undetermined / (pass_rate + ratio * (1 - pass_rate))
+    hidden = rng.random(shape) < np.where(passed, base, min(ratio * base, 1.0))
+    judged, ok = (~hidden).sum(axis=2), (passed & ~hidden).sum(axis=2)
+    loose = np.where(judged > 0, ok / np.maximum(judged, 1), np.nan)
+    strict = np.where(hidden.any(axis=2), np.nan, passed.all(axis=2).astype(float))
+    names = np.repeat([f"m{i:04d}" for i in range(reps)], GAP_RESPONSES)
+    frame = pd.DataFrame({"model": names, "loose_ias": loose.ravel(), "strict_ias": strict.ravel(), "cost_usd": 0.0,
+                          "latency_ms": 1.0, "mode": "noisy", "n_constraints": GAP_CONSTRAINTS,
+                          "n_constraint_errors": hidden.sum(axis=2).ravel(), "n_constraint_unjudged": 0})
+    for key in readmodel.METRICS:
+        frame[key] = frame.get(key, np.nan)
+    models = pd.DataFrame({"model": frame["model"].unique(), "paradigm": "standard", "access": "open",
+                           "is_baseline": False})
+    truth = pass_rate - pass_rate**GAP_CONSTRAINTS
+    gap = readmodel.leaderboard(frame, models).query("metric == 'orchestration_gap'").dropna(subset=["ci_low"])
+    bounds = readmodel.gap_bounds(frame).dropna(subset=["bound_low"])
+    return GapCell(pass_rate, undetermined, design,
+                   float(((gap["ci_low"] <= truth) & (truth <= gap["ci_high"])).mean()),
+                   float(((bounds["bound_low"] <= truth) & (truth <= bounds["bound_high"])).mean()), len(gap))
+
+
+def gap_grid(reps: int) -> list[GapCell]:
+    """Every gap cell, seeded per cell."""
+    return [gap_cell(p, u, d, reps, seed=9000 + 100 * i + 10 * j + k) for i, p in enumerate(GAP_PASS)
+            for j, u in enumerate(GAP_UNDETERMINED) for k, d in enumerate(GAP_DESIGNS)]
+
+
+def gap_table(cells: list[GapCell]) -> str:
+    """Markdown: coverage of the MOVER interval and of the worst-case bound per cell."""
+    lines = ["| constraint pass rate × undetermined share × design | MOVER interval (assumes missing at random) | "
+             "worst-case bound |", "|---|---|---|"]
+    lines += [f"| {c.pass_rate:g} × {c.undetermined:g} × {c.design} | {c.interval:.1%} | {c.bound:.1%} |"
+              for c in cells]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Run the parts asked for, print their tables and floors, exit 1 on a missed floor."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--worlds", type=int, default=400)
+    parser.add_argument("--write", action="store_true", help=f"write the design verdicts to {EVIDENCE}")
+    parser.add_argument("--part", choices=["planner", "designs", "gap", "all"], default="all")
+    args = parser.parse_args()
+    failed = False
+    if args.part in ("planner", "all"):
+        cells = planner_grid(args.worlds)
+        print(planner_table(cells))
+        worst = min(cells, key=lambda c: c.achieved - c.promise)
+        print(f"\nWorst cell: achieved {worst.achieved:.1%} against a promise of {worst.promise:.1%} "
+              f"({worst.difference:+.2f} × {worst.accuracy:g} × {worst.lean:g}); cells holding: "
+              f"{sum(c.holds for c in cells)} of {len(cells)}")
+        failed |= not all(c.holds for c in cells)
+    if args.part in ("gap", "all"):
+        gaps = gap_grid(args.worlds)
+        print(gap_table(gaps))
+        print(f"\nLowest worst-case bound coverage: {min(c.bound for c in gaps):.1%}; MOVER interval under missing "
+              f"at random: {min(c.interval for c in gaps if c.design == 'missing at random'):.1%}, abstaining on "
+              f"hard cases: {min(c.interval for c in gaps if c.design != 'missing at random'):.1%}")
+        failed |= min(c.bound for c in gaps) < 0.93
+    if args.part in ("designs", "all"):
+        cells = design_grid(args.worlds)
+        print(design_table(cells))
+        best = verdicts(cells)
+        print("\nDesigns at least as narrow as uniform labels-only in >= 95% of cells: "
+              + (", ".join(v.design for v in best[1:] if v.share >= 0.95) or "none"))
+        failed |= any(v.lowest_coverage < 0.93 for v in best[1:])
+        if args.write:
+            EVIDENCE.write_text(json.dumps({"worlds": args.worlds, "cells": len(cells), "yardstick": YARDSTICK,
+                                            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""),
+                                                                   "narrower": v.narrower,
+                                                                   "median_ratio": round(v.median_ratio, 3),
+                                                                   "worst_ratio": round(v.worst_ratio, 3),
+                                                                   "lowest_coverage": round(v.lowest_coverage, 4)}
+                                                        for v in best}}, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
