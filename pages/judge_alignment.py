@@ -15,8 +15,8 @@ from core.analysis.alignment import (
     run_choices,
     verification_agreement,
 )
-from core.analysis.fitness import FIT_TO_DECIDE, FIT_TO_EXPLORE
-from core.analysis.fitness import MIN_LABELS as MIN_FITNESS_LABELS
+from core.analysis.certify import MARGIN as CERT_MARGIN
+from core.analysis.certify import MIN_ITEMS as CERT_MIN_ITEMS
 from core.analysis.judge_check import fitness_of, latest_checks
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.published import RAGCHECKER_CITATION
@@ -27,6 +27,7 @@ from core.store.sanitize import inline_code
 from ui import results_view
 from ui.alignment_view import (
     agreement_table,
+    certification_table,
     confusion_section,
     cross_scores_table,
     cross_stats_table,
@@ -59,10 +60,11 @@ def verification_agreement_section():
 def judge_checks_section():
     """Each judge against public human labels (`gauntlet judge check`), its fitness, and its bias probes."""
     st.subheader("Judge checks against human-labelled suites")
-    st.caption(f"Fitness from κ of the judge's preference against each human label (overall dimension): below "
-               f"{FIT_TO_EXPLORE} not fit, {FIT_TO_EXPLORE}–{FIT_TO_DECIDE} fit to explore, {FIT_TO_DECIDE} and above fit "
-               f"to decide (Landis & Koch 1977; McHugh 2012); fewer than {MIN_FITNESS_LABELS} labels: undetermined; a detected "
-               "bias caps it at fit to explore. See docs/judges.md.")
+    st.caption(f"Fitness relative to the suite's own humans, per aspect: fit to decide when the judge's κ against the "
+               f"annotators is non-inferior to theirs with each other (one-sided 95% bootstrap lower bound of the "
+               f"difference ≥ −{CERT_MARGIN}) and beats every baseline (word overlap with the passages, answer length, "
+               f"majority label); fit to explore when it beats the baselines only; not fit otherwise; fewer than "
+               f"{CERT_MIN_ITEMS} items: undetermined. A detected bias caps it at fit to explore. See docs/judges.md.")
     checks = latest_checks(engine(), "suite")
     if not checks:
         st.info("No judge has been checked yet: `gauntlet judge check heuristic --suite ragchecker-meta` "
@@ -70,6 +72,8 @@ def judge_checks_section():
     else:
         for judge in dict.fromkeys(c.judge for c in checks):
             st.markdown(fitness_line(judge, fitness_of(engine(), judge)))
+        st.markdown("**Certification per aspect**: judge, human–human and baseline rows")
+        st.dataframe(certification_table(checks), hide_index=True)
         st.dataframe(suite_check_table(checks), hide_index=True)
     st.caption(f"Beside the published figures ({RAGCHECKER_CITATION.short()}): Pearson / Spearman ×100 against the "
                "same 560 human preference labels of `ragchecker-meta` (score difference of the two answers against "

@@ -169,11 +169,16 @@ def synthetic_suite(tmp_path, n: int = 12):
 
 
 def test_heuristic_check_on_a_suite_it_can_read(tmp_path) -> None:
-    suite = synthetic_suite(tmp_path, 16)
+    suite = synthetic_suite(tmp_path, 40)
     result = asyncio.run(check_judge(HeuristicJudge(), suite, load_suite(suite)))
     overall = next(d for d in result.dimensions if d.dimension == "overall")
-    assert overall.pearson > 0.9 and overall.kappa == pytest.approx(1.0) and overall.n_agreement == 32
-    assert result.fitness.label == "fit to decide" and result.judge_model == "heuristic"
+    assert overall.pearson > 0.9 and overall.kappa == pytest.approx(1.0) and overall.n_agreement == 80
+    assert overall.n_labels == 80 and overall.kappa_ci == (1.0, 1.0)
+    certificate = next(c for c in result.certificates if c.aspect == "overall")
+    assert certificate.judge.kappa == certificate.human.kappa == pytest.approx(1.0)
+    # as good as the humans, but the word-overlap shortcut is as good too: nothing shows skill
+    assert certificate.gap_low >= -certificate.margin and certificate.beats["word overlap"] <= 0
+    assert result.fitness.label == "not fit" and result.judge_model == "heuristic"
 
 
 LLM_RULES = [
@@ -222,9 +227,11 @@ def test_checks_are_stored_with_the_judge_version(engine, tmp_path) -> None:
 
 CLI_CASES = [
     ("check-prints-figures-fitness-and-stores", ["judge", "check", "heuristic", "--suite", "{suite}"],
-     ["overall", "fitness: FIT TO DECIDE (kappa 1.00 on 32 human labels >= 0.7", "stored as judge check"], 1),
+     ["overall", "verdict, overall: UNDETERMINED", "human vs human", "baseline: word overlap",
+      "fitness: UNDETERMINED (correctness undetermined (κ 1.00 vs humans 1.00, margin 0.15, best baseline ", "stored as judge check"],
+     1),
     ("check-no-store", ["judge", "check", "heuristic", "--suite", "{suite}", "--no-store"],
-     ["judge check: estimated 0 judge calls", "fitness: FIT TO DECIDE"], 0),
+     ["judge check: estimated 0 judge calls", "fitness: UNDETERMINED"], 0),
     ("check-estimate-only", ["judge", "check", "heuristic", "--suite", "{suite}", "--estimate-only"],
      ["judge check: estimated 0 judge calls"], 0),
     ("probe-estimates-before-it-runs", ["judge", "probe", "position", "heuristic", "--suite", "{suite}"],
@@ -280,11 +287,13 @@ FITNESS_OF_CASES = [
 def test_fitness_of_a_stored_judge(engine, tmp_path, checked, biases, label) -> None:
     from core.analysis.judge_check import fitness_of
     from core.services.judge_checks import save_check
+    from tests.fitness_cases import certificate
 
     suite = synthetic_suite(tmp_path, 16)
     result = asyncio.run(check_judge(HeuristicJudge(), suite, load_suite(suite)))
-    if checked:
-        store_check(engine, result)
+    if checked:  # a certificate whose verdict is fit to decide (judge κ 0.82 against humans at 0.75)
+        save_check(engine, "suite", "heuristic", result.judge_model, result.prompt_hash, suite, 16,
+                   {**result.figures(), "certification": [certificate(0.82, 500)]})
     save_check(engine, "probe:position", "heuristic", result.judge_model, result.prompt_hash, suite, 16,
                {"rows": [], "biases": biases, "errors": 0})
     save_check(engine, "probe:length", "heuristic", "other-version", "000000000000", suite, 16,

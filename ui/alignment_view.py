@@ -136,8 +136,28 @@ def suite_check_table(checks: Sequence) -> pd.DataFrame:
                          "Pearson 95% CI": _ci100(d["pearson_ci"]), "Spearman ×100": pct(d["spearman"]),
                          "Spearman 95% CI": _ci100(d["spearman_ci"]), "Agreement %": pct(d["agreement"]),
                          "κ": kappa(d["kappa"]), "κ 95% CI": kappa_ci(*(d["kappa_ci"] or (None, None))),
-                         "n labels": d["n_agreement"], "n unscored pairs": d["n_missing"], "Model": c.judge_model,
+                         "n labels": d["n_labels"], "n agreement pairs": d["n_agreement"],
+                         "n unscored pairs": d["n_missing"], "Model": c.judge_model,
                          "Prompt hash": c.prompt_hash, "Checked": c.created_at.strftime("%Y-%m-%d %H:%M")})
+    return pd.DataFrame(rows)
+
+
+def certification_table(checks: Sequence) -> pd.DataFrame:
+    """Per stored check and aspect: the judge row, the human-human row and each baseline row (κ with its 95%
+    bootstrap interval over items, n), the two tests' lower bounds and the aspect's verdict (core.analysis.certify)."""
+    rows = []
+    for c in checks:
+        for cert in c.figures.get("certification", []):
+            raters = [("judge", cert["judge"]), ("human vs human", cert["human"]),
+                      *((f"baseline: {b['rater']}", b) for b in cert["baselines"])]
+            for name, r in raters:
+                test = (f"judge − humans ≥ {cert['gap_low']:+.2f} (margin −{cert['margin']:.2f})" if name == "judge"
+                        else f"judge − baseline ≥ {cert['beats'][r['rater']]:+.2f}" if name.startswith("baseline")
+                        else "")
+                rows.append({"Judge": judge_label(c.judge), "Suite": c.suite, "Aspect": cert["aspect"],
+                             "Verdict": cert["verdict"], "Rater": name, "κ": kappa(r["kappa"]),
+                             "κ 95% CI": kappa_ci(*r["ci"]), "Lower bound (one-sided 95%)": test,
+                             "n items": r["n_items"], "n labels": r["n_labels"], "Prompt hash": c.prompt_hash})
     return pd.DataFrame(rows)
 
 

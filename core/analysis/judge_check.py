@@ -37,8 +37,10 @@ from scipy import stats as sps
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from core.analysis import certify as cert
 from core.analysis import stats
-from core.analysis.fitness import Fitness, Notice, judge_fitness, notice, unmeasured
+from core.analysis.certify import f1
+from core.analysis.fitness import Fitness, Notice, notice, unmeasured
 from core.analysis.published import DIMENSIONS, published_for
 from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, Judge, JudgeInput, MetricOutcome
@@ -105,11 +107,13 @@ class CheckResult:
     fitness: Fitness | None = None
     calls: int = 0
     cost_usd: float = 0.0
+    certificates: list[cert.Certificate] = field(default_factory=list)
 
     def figures(self) -> dict[str, Any]:
-        """The stored figures: per dimension, the human sanity check and the published anchors."""
+        """The stored figures: per dimension, the human sanity check, the published anchors and the certificates."""
         return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
-                "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd}
+                "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd,
+                "certification": [c.as_dict() for c in self.certificates]}
 
 
 def _dimension_json(d: DimensionResult) -> dict[str, Any]:
@@ -241,8 +245,24 @@ def agreement(deltas: Sequence[float | None], labels: Sequence[Sequence[float]])
 
 
 def clip_ci(low: float, high: float) -> tuple[float, float]:
-    """An interval kept inside [-1, 1] (kappa's asymptotic CI can overshoot)."""
+    """An interval kept inside [-1, 1]."""
     return max(-1.0, low), min(1.0, high)
+
+
+DIRECTIONS = (-1.0, 0.0, 1.0)
+
+
+def kappa_ci(deltas: Sequence[float | None], labels: Sequence[Sequence[float]], resamples: int = BOOTSTRAP_RESAMPLES,
+             seed: int = 0) -> tuple[float, float] | None:
+    """95% percentile-bootstrap CI of the agreement kappa, resampling pairs (each keeps all its labels, the unit of the
+    published rows' 560 points); None when no resample defines kappa."""
+    rater = [None if d is None else float(direction(d)) for d in deltas]
+    dirs = [[float(direction(v)) for v in ls] for ls in labels]
+    tables = cert.item_tables(rater, dirs, DIRECTIONS).reshape(len(labels), -1)
+    counts = np.random.default_rng(seed).multinomial(len(labels), np.full(len(labels), 1 / len(labels)), resamples)
+    draws = cert.kappa_of((counts @ tables).reshape(-1, 3, 3), np.eye(3))
+    draws = draws[np.isfinite(draws)]
+    return clip_ci(*map(float, np.quantile(draws, [0.025, 0.975]))) if len(draws) else None
 
 
 def dimension_result(dimension: str, deltas: Sequence[float | None], labels: Sequence[Sequence[float]]) -> DimensionResult:
@@ -255,7 +275,7 @@ def dimension_result(dimension: str, deltas: Sequence[float | None], labels: Seq
         dimension=dimension, n_pairs=len(deltas), n_labels=sum(map(len, labels)),
         n_missing=sum(d is None for d in deltas), pearson=pearson, pearson_ci=p_ci, spearman=spearman,
         spearman_ci=s_ci, agreement=k.agreement if k else None, kappa=None if k is None or k.degenerate else k.kappa,
-        kappa_ci=clip_ci(k.ci_low, k.ci_high) if k and not k.degenerate else None, n_agreement=k.n if k else 0)
+        kappa_ci=kappa_ci(deltas, labels) if k and not k.degenerate else None, n_agreement=k.n if k else 0)
 
 
 def human_sanity(pairs: Sequence[SuitePair]) -> dict[str, dict[str, float]]:
@@ -283,13 +303,6 @@ def reference_input(pair: SuitePair, answer: str) -> JudgeInput:
 
 def _value(outcome: MetricOutcome) -> float | None:
     return outcome.value if outcome.status == "ok" else None
-
-
-def f1(precision: float | None, recall: float | None) -> float | None:
-    """Harmonic mean of claim precision and recall (0 when both are 0; None when either is missing)."""
-    if precision is None or recall is None:
-        return None
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
 async def score_pair(judge: Judge, pair: SuitePair) -> tuple[AnswerScores, AnswerScores]:
@@ -349,13 +362,40 @@ async def check_judge(judge: Judge, suite: str, pairs: Sequence[SuitePair]) -> C
     scores = await score_suite(judge, pairs)
     dims = [dimension_result(d, [pair_delta(s, d) for s in scores], [p.labels[d] for p in pairs]) for d in DIMENSIONS]
     model, prompt_hash = judge_version(judge)
-    overall = next(d for d in dims if d.dimension == "overall")
     result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=suite,
                          n_pairs=len(pairs), dimensions=dims, human=human_sanity(pairs),
                          calls=sum(a.calls + b.calls for a, b in scores),
                          cost_usd=sum(a.cost_usd + b.cost_usd for a, b in scores))
-    result.fitness = judge_fitness(overall.kappa, overall.n_agreement)
+    result.certificates = certify_pairs(pairs, scores)
+    result.fitness = suite_fitness(result.figures(), [])
     return result
+
+
+def baseline_deltas(pairs: Sequence[SuitePair]) -> dict[str, list[float]]:
+    """Per baseline, model2's score minus model1's (the reference answer is this suite's only passage)."""
+    return {name: [fn(p.answers[1], p.reference) - fn(p.answers[0], p.reference) for p in pairs]
+            for name, fn in cert.BASELINE_SCORERS.items()}
+
+
+def certify_pairs(pairs: Sequence[SuitePair], scores: Sequence[tuple[AnswerScores, AnswerScores]],
+                  resamples: int = cert.RESAMPLES) -> list[cert.Certificate]:
+    """Per dimension, the judge's preference against the annotators' model1 / tie / model2 (as they labelled it)."""
+    base = baseline_deltas(pairs)
+    return [cert.certify(d, [pair_delta(s, d) for s in scores],
+                         [tuple(float(direction(v)) for v in p.labels[d]) for p in pairs], base, DIRECTIONS,
+                         resamples=resamples) for d in DIMENSIONS]
+
+
+def suite_fitness(figures: dict[str, Any], biases: Sequence[str]) -> Fitness:
+    """A stored check's fitness by the rule relative to the suite's humans (docs/judges.md): the weakest aspect's
+    verdict, capped at "fit to explore" by a detected bias; undetermined for a check stored before certification."""
+    certificates = figures.get("certification")
+    if not certificates:
+        return Fitness("undetermined", "stored before certification against the suite's humans: re-run the check")
+    label, reason = cert.summary(certificates)
+    if biases and label == cert.DECIDE:
+        return Fitness(cert.EXPLORE, f"{reason}, but biased: {', '.join(biases)}")
+    return Fitness(label, reason)
 
 
 def latest_checks(engine: Engine, kind_prefix: str = "") -> list[JudgeCheck]:
@@ -390,9 +430,8 @@ def stored_biases(engine: Engine, judge: str, judge_model: str, prompt_hash: str
 
 def with_probe_biases(engine: Engine, result: CheckResult) -> CheckResult:
     """The result with its fitness recomputed from the overall kappa and the stored probes of the same version."""
-    overall = next(d for d in result.dimensions if d.dimension == "overall")
     biases = stored_biases(engine, result.judge, result.judge_model, result.prompt_hash)
-    result.fitness = judge_fitness(overall.kappa, overall.n_agreement, biases)
+    result.fitness = suite_fitness(result.figures(), biases)
     return result
 
 
@@ -403,9 +442,8 @@ def fitness_of(engine: Engine, judge: str) -> Fitness:
     if not checks:
         return unmeasured(judge)
     newest = checks[0]
-    overall = newest.figures["dimensions"]["overall"]
     biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
-    fitness = judge_fitness(overall["kappa"], overall["n_agreement"], biases)
+    fitness = suite_fitness(newest.figures, biases)
     return Fitness(fitness.label, f"{fitness.reason}; suite {newest.suite}, checked {newest.created_at:%Y-%m-%d}")
 
 
@@ -458,3 +496,18 @@ def comparison_rows(suite: str, measured: Sequence[tuple[str, dict[str, Any]]]) 
 def fitness_notice(engine: Engine, judge: str) -> Notice:
     """The fitness statement and warning every surface shows beside the numbers of `judge` (fitness_of + notice)."""
     return notice(judge, fitness_of(engine, judge))
+
+
+async def check_mtrag(judge: Judge, limit: int | None = None) -> CheckResult:
+    """The judge certified on the mtRAG human evaluations, with passages and the conversation as annotators saw it."""
+    from core.analysis import mtrag_suite
+
+    items = mtrag_suite.load(limit=limit)
+    scored = await mtrag_suite.score_all(judge, items)
+    model, prompt_hash = judge_version(judge)
+    result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=mtrag_suite.NAME,
+                         n_pairs=len(items), dimensions=[], calls=sum(c for _, c, _ in scored),
+                         cost_usd=sum(c for _, _, c in scored))
+    result.certificates = mtrag_suite.certify_items(items, [s for s, _, _ in scored])
+    result.fitness = suite_fitness(result.figures(), [])
+    return result

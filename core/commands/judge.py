@@ -25,22 +25,42 @@ def _ci(ci: tuple[float, float] | list[float] | None) -> str:
 def format_check(result: CheckResult) -> str:
     """The check's table (x 100 as the source paper), the published anchors, the human sanity check and the fitness."""
     lines = [f"judge {result.judge} (model {result.judge_model}, prompt hash {result.prompt_hash}) on suite "
-             f"{result.suite}: {result.n_pairs} pairs; judge calls {result.calls}, cost ${result.cost_usd:.4f}",
-             f"{'dimension':<13} {'Pearson':>7} {'95% CI':<14} {'Spearman':>8} {'95% CI':<14} {'agree':>6} "
-             f"{'kappa':>6} {'95% CI':<14} {'n labels':>8} {'unscored':>8}"]
+             f"{result.suite}: {result.n_pairs} items; judge calls {result.calls}, cost ${result.cost_usd:.4f}"]
+    if result.dimensions:
+        lines += [f"{'dimension':<13} {'Pearson':>7} {'95% CI':<14} {'Spearman':>8} {'95% CI':<14} {'agree':>6} "
+             f"{'kappa':>6} {'95% CI':<14} {'n labels':>8} {'n agree':>7} {'unscored':>8}"]
     for d in result.dimensions:
         kappa = "-" if d.kappa is None else f"{d.kappa:6.2f}"
         kci = "" if d.kappa_ci is None else f"[{d.kappa_ci[0]:.2f}, {d.kappa_ci[1]:.2f}]"
         lines.append(f"{d.dimension:<13} {_pct(d.pearson):>7} {_ci(d.pearson_ci):<14} {_pct(d.spearman):>8} "
-                     f"{_ci(d.spearman_ci):<14} {_pct(d.agreement):>6} {kappa:>6} {kci:<14} {d.n_agreement:>8} "
-                     f"{d.n_missing:>8}")
+                     f"{_ci(d.spearman_ci):<14} {_pct(d.agreement):>6} {kappa:>6} {kci:<14} {d.n_labels:>8} "
+                     f"{d.n_agreement:>7} {d.n_missing:>8}")
     lines += format_comparison(result)
     for dim, h in result.human.items():
         lines.append(f"human vs human on this suite, {dim}: Pearson {h['pearson'] * 100:.2f}, Spearman "
                      f"{h['spearman'] * 100:.2f}, kappa {h['kappa']:.2f} (n={h['n']})")
+    lines += format_certificates(result.certificates)
     if result.fitness:
         lines.append(f"fitness: {result.fitness.label.upper()} ({result.fitness.reason}; see docs/judges.md)")
     return "\n".join(lines)
+
+
+def format_certificates(certificates: list) -> list[str]:
+    """Per aspect: the judge row, the human-human row and the baseline rows (kappa, 95% CI, n), then the verdict."""
+    lines = []
+    for c in certificates:
+        lines.append(f"certification, {c.aspect} (kappa against the annotators; bootstrap over items; "
+                     f"margin {c.margin:.2f}):")
+        rows = [("judge", c.judge), ("human vs human", c.human), *((f"baseline: {b.rater}", b) for b in c.baselines)]
+        lines.append(f"  {'rater':<26} {'kappa':>6} {'95% CI':<16} {'n items':>7} {'n labels':>8}")
+        for name, r in rows:
+            lines.append(f"  {name:<26} {r.kappa:6.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]{'':<2} {r.n_items:>7} "
+                         f"{r.n_labels:>8}")
+        beats = ", ".join(f"{k} {v:+.2f}" for k, v in c.beats.items())
+        lines.append(f"  judge - humans lower bound {c.gap_low:+.2f} (>= -{c.margin:.2f} to be non-inferior); "
+                     f"judge - baseline lower bounds: {beats} (> 0 to beat); unscored {c.n_missing}")
+        lines.append(f"  verdict, {c.aspect}: {c.verdict.upper()}")
+    return lines
 
 
 def text_table(rows: list[dict[str, str]]) -> list[str]:
@@ -96,17 +116,23 @@ def register(app: typer.Typer) -> None:
     @judge_app.command("check")
     def check_command(
         judge: Annotated[str, typer.Argument(help="'heuristic' or 'llm:<model name>'.")],
-        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta' or a JSON / JSONL file (docs/judges.md).")],
-        limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N pairs.")] = None,
+        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta', 'mtrag' or a JSON / JSONL file (docs/judges.md).")],
+        limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
         estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import check_judge, load_suite, with_probe_biases
+        from core.analysis.judge_check import check_judge, check_mtrag, load_suite, with_probe_biases
         from core.analysis.judge_probes import estimate_check_cost
         from core.services.judge_checks import store_check
         from core.store.db import get_engine
 
+        if suite == "mtrag":
+            result = with_probe_biases(get_engine(), asyncio.run(check_mtrag(_judge(judge), limit)))
+            typer.echo(format_check(result))
+            if store:
+                typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
+            return
         pairs, resolved = load_suite(suite, limit), _judge(judge)
         typer.echo(format_estimate("judge check", estimate_check_cost(resolved, pairs)))
         if estimate_only:

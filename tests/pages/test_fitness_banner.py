@@ -41,4 +41,4 @@ def test_the_page_states_the_judges_fitness_and_warns(db_url, monkeypatch, page,
     if kappa is None:
         assert UNMEASURED in shown[0]
     elif level == "error":
-        assert shown[0].startswith("Not fit to decide") and f"kappa {kappa:.2f} on 500 human labels" in shown[0]
+        assert shown[0].startswith("Not fit to decide") and f"overall not fit (κ {kappa:.2f} vs humans 0.75" in shown[0]

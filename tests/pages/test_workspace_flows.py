@@ -214,7 +214,7 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
     from core.services.judge_checks import save_check, store_check
     from tests.test_judge_check import synthetic_suite
 
-    suite = synthetic_suite(tmp_path, 16)
+    suite = synthetic_suite(tmp_path, 40)
     result = asyncio.run(check_judge(HeuristicJudge(), suite, load_suite(suite)))
     store_check(seeded.engine, result)
     row = {"figure": "prefers the answer shown first", "value": 1.0, "ci_low": 0.9, "ci_high": 1.0, "n": 32, "bias": True}
@@ -224,8 +224,14 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
     if not runs_chosen:
         at.multiselect(key="align_runs").set_value([]).run()
     checks = next(df.value for df in at.dataframe if "Fitness" in df.value.columns).set_index("Dimension")
-    assert checks.loc["overall", "Fitness"] == "fit to decide" and checks.loc["overall", "n labels"] == 32
+    assert checks.loc["overall", "Fitness"] == "not fit" and checks.loc["overall", "n labels"] == 80
     assert checks.loc["overall", "Prompt hash"] == result.prompt_hash
+    certified = next(df.value for df in at.dataframe if "Rater" in df.value.columns and "Aspect" in df.value.columns)
+    overall = certified[certified["Aspect"] == "overall"].set_index("Rater")
+    assert list(overall.index) == ["judge", "human vs human", "baseline: word overlap", "baseline: answer length",
+                                   "baseline: majority label"]
+    assert set(overall["Verdict"]) == {"not fit"} and overall.loc["judge", "κ"] == overall.loc["human vs human", "κ"]
+    assert overall.loc["baseline: word overlap", "Lower bound (one-sided 95%)"] == "judge − baseline ≥ +0.00"
     published = next(df.value for df in at.dataframe if "Framework" in df.value.columns).set_index("Framework")
     assert published.loc["RAGChecker", "overall (P / S)"] == "61.93 / 60.90"
     assert published.loc["RAGAS", "Metric"] == "Answer Similarity"
@@ -234,7 +240,7 @@ def test_alignment_page_shows_judge_checks_and_fitness(seeded, tmp_path, runs_ch
     assert probes.iloc[0][["Probe", "Bias detected", "n"]].tolist() == ["position", "yes", 32]
     statements = [m.value for m in at.markdown if "FIT" in m.value]
     assert len(statements) == 1
-    assert statements[0].startswith("**heuristic (lexical, offline)**: FIT TO DECIDE (kappa 1.00 on 32 human labels")
+    assert statements[0].startswith("**heuristic (lexical, offline)**: NOT FIT (correctness not fit (κ 1.00 vs humans")
 
 
 def test_alignment_page_shows_a_ragchecker_meta_check_beside_the_published_figures(seeded):
