@@ -17,6 +17,7 @@ from core.review.gold import (
     expert_progress,
     label_disagreements,
     label_items,
+    labelable_run,
     load_response,
     record_adjudication,
     sample_runs,
@@ -52,13 +53,15 @@ if malformed:
 runs = sample_runs(engine())
 experts_domains = active_experts(engine())
 experts = list(experts_domains)
+labelable = labelable_run(engine(), runs, experts_domains)
 
 sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab, plan_tab = st.tabs(
     ["Draw a sample", "Disagreements", "Verification disagreements", "Expert progress", "Export / import",
      "Plan the next labels"])
 
 with sample_tab, st.form("draw_sample"):
-    run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="sample_run")
+    run = st.selectbox("Run", runs, index=labelable if runs else None, format_func=lambda r: r.label,
+                       key="sample_run", help="Opens on the newest run two experts' domains can cover.")
     evidence = design_evidence()
     strategy = st.radio("How to choose", SAMPLING_STRATEGIES, horizontal=True, key="sample_strategy",
                         format_func={"stratified": "stratified by domain, mode and model (default)",
@@ -191,4 +194,4 @@ with io_tab:
             st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {plain_markdown(str(e))}" for e in report.errors))
 
 with plan_tab:
-    gold_plan_view.show(principal, runs)
+    gold_plan_view.show(principal, runs, labelable)

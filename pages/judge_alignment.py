@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.analysis.alignment import (
     cross_judge,
+    default_run,
     expert_agreement,
     judge_value,
     judge_vs_gold,
@@ -89,7 +90,8 @@ st.title("Judge alignment")
 refresh_on_new_data(results_view.versions(), results_view.versions)  # new gold labels or verdicts: rerun, no reload
 
 runs = run_choices(engine())
-run_ids = st.multiselect("Runs", list(runs), default=list(runs)[:1], key="align_runs", format_func=runs.get)
+run_ids = st.multiselect("Runs", list(runs), default=default_run(engine(), list(runs)), key="align_runs",
+                         format_func=runs.get, help="Opens on the newest run a judge scored and experts labelled.")
 if not run_ids:
     st.info("Choose at least one run.")
     verification_agreement_section()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from core.analysis import decision, picker, readmodel
+from core.protocols.enterprise_rag import ENTERPRISE_RAG
 from ui import picker_view, results_view
 from ui.auth import require_page
 from ui.fitness_view import fitness_banner
@@ -12,7 +13,7 @@ st.title("Pick a generator")
 st.caption("Choose what matters, set the minimums a model must meet and your budget; the ranking explains itself. "
            "The calibration baselines are the floor: a recommendation must beat the best of them.")
 
-filters = results_view.sidebar_filters(subset=False, domains=False)
+filters = results_view.sidebar_filters(subset=False, domains=False, protocol=ENTERPRISE_RAG.name)
 if filters:
     fitness_banner(filters.judge)
     scores = results_view.scores(filters.run_ids, filters.judge, filters.version)
@@ -27,7 +28,11 @@ if filters:
 
     st.subheader("Hard floors and budget")
     f1, f2, f3, f4 = st.columns(4)
-    default_floor = {m: round(v * 100) for m, v in picker.DEFAULT_FLOORS.items()}
+    checkable, dropped = picker.decidable_floors(scores, dict(picker.DEFAULT_FLOORS))
+    default_floor = {m: round(checkable.get(m, 0.0) * 100) for m in picker.DEFAULT_FLOORS}
+    if dropped:
+        st.caption("Default floor left at 0 on " + ", ".join(readmodel.METRICS[m].label for m in dropped)
+                   + ": this judge decided it on no response (an LLM judge or gold labels would measure it).")
     floors = {"rejection": f1.slider("Rejection accuracy ≥ (%)", 0, 100, default_floor["rejection"], key="pk_floor_rejection") / 100,
               "strict_ias": f2.slider("Strict IAS ≥ (%)", 0, 100, default_floor["strict_ias"], key="pk_floor_strict") / 100,
               "faithfulness": f3.slider("Faithfulness ≥ (%)", 0, 100, 0, key="pk_floor_faith") / 100}

@@ -190,3 +190,28 @@ def test_every_row_counts_the_states_of_the_judge_values_behind_its_raw_mean(met
     counts = {c: int(row[c]) for c in readmodel.STATE_COLUMNS.values()}
     assert counts == {c: 0 for c in readmodel.STATE_COLUMNS.values()} | expect
     assert sum(counts.values()) == row["N"]
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["uniform", "recorded_probabilities"])
+def test_a_judge_that_decided_nothing_earns_no_credit(weighted: bool) -> None:
+    """Every judge value undetermined: the estimate is the labels' own, with their plain interval, method 'labels
+    only', no effective n and a note saying why (the old constant 0.5 fill claimed PPI++ and effective n > n)."""
+    scores, gold, _ = _scores_and_gold(seed=3, n_models=1)
+    scores["strict_ias"] = np.nan
+    probabilities = {int(r): 0.2 for r in gold["response_id"]} if weighted else None
+    row = readmodel.corrected_estimates(scores, gold, probabilities=probabilities).set_index(
+        ["model", "metric"]).loc[("m0", "strict_ias")]
+    assert row["judge_n"] == 0 and row["n"] == 120
+    assert row["method"] == readmodel.LABELS_ONLY and np.isnan(row["effective_n"]) and row["lam"] == 0.0
+    assert readmodel.NO_JUDGE_NOTE in row["note"]
+    if not weighted:
+        assert abs(row["estimate"] - row["gold_mean"]) <= 1e-12
+        assert (row["ci_low"], row["ci_high"]) == (row["gold_ci_low"], row["gold_ci_high"])
+
+
+def test_a_segment_difference_without_judge_values_shows_no_raw_judge_difference() -> None:
+    scores, gold, _ = _scores_and_gold(seed=4)
+    scores["strict_ias"] = np.nan
+    d = readmodel.corrected_difference(scores, gold, "m0", "m1")
+    assert np.isnan(d["judge_diff"]) and d["method"] == readmodel.LABELS_ONLY and np.isnan(d["effective_n"])
+    assert np.isfinite(d["estimate"]) and "neither model" in d["note"]

@@ -295,3 +295,14 @@ def test_no_shared_instances_is_untestable_and_not_a_recommendation():
     assert (result.top_two.outcome, result.top_two.shared, result.floor.outcome) == ("untestable", 0, "untestable")
     assert result.recommended is None
     assert "a does not beat the extractive baseline (score 75.0%): they share 0 instances, too few to test" in picker.decision_lines(result)[0]
+
+
+@pytest.mark.parametrize(("floors", "needle"), [
+    pytest.param({"conflict_recognition": 0.2}, "the floor Conflict recognition ≥ 20% cannot be checked", id="unmeasured-named"),
+    pytest.param({"strict_ias": 0.99}, "no candidate meets every floor", id="measured-but-missed"),
+])
+def test_the_headline_names_an_unmeasured_floor_and_what_would_measure_it(floors, needle):
+    """A floor no candidate has a value for is named with its reason and what would measure it (LLM judge, labels)."""
+    text = picker.headline(picker.rank(SCORES, MODELS, picker.PickSpec(weights={"strict_ias": 1.0}, floors=floors), 50))
+    assert text.startswith("No recommendation") and needle in text
+    assert ("llm:MODEL" in text and "gold labels" in text) == ("cannot be checked" in needle)

@@ -12,6 +12,7 @@ from core.review.auth import Principal
 from core.review.gold import RunChoice
 from core.review.gold_plan import (
     PlannerPair,
+    decided_metric,
     enqueue_plan,
     plan_gold_budget,
     plan_summary,
@@ -32,21 +33,24 @@ def _pair(run_id: int, judge: str, metric: str, version: tuple) -> PlannerPair:
     return planner_pair(results_view.scores((run_id,), judge, version), results_view.models(version), metric)
 
 
-def show(principal: Principal, runs: Sequence[RunChoice]) -> None:
-    """Choose run, judge, metric and the two models (default: the picker's pick and runner-up), plan, then enqueue."""
+def show(principal: Principal, runs: Sequence[RunChoice], default: int = 0) -> None:
+    """Choose run (default: runs[default], one the experts can label), judge, metric (default: the first one the judge
+    decided) and the two models (default: the picker's pick and runner-up), plan, then enqueue."""
     st.caption("Label in batches until two models separate: each plan draws the next uniform batch of instances "
                "(inclusion probabilities recorded), states what labelling on promises (the smallest true difference "
                "it separates with 80% power, from the labels so far, not from a point estimate taken as the truth), "
                "and says stop when the two separate or when the remaining budget's expected power falls below 10%. "
                "The promise is checked by simulation in docs/ppi.md (bench/bench_labels_pay.py).")
-    run = st.selectbox("Run", runs, format_func=lambda r: r.label, key="plan_run")
+    run = st.selectbox("Run", runs, index=default if runs else None, format_func=lambda r: r.label, key="plan_run")
     judges = readmodel.run_judges(engine(), [run.id]) if run is not None else []
     if run is None or not judges:
         st.info("No scored run yet: the planner needs a judge's verdicts on the run.")
         return
     c1, c2 = st.columns(2)
     judge = c1.selectbox("Judge", judges, key="plan_judge")
-    metric = c2.selectbox("Metric", list(readmodel.GOLD_METRICS), format_func=readmodel.GOLD_METRICS.get,
+    metrics = list(readmodel.GOLD_METRICS)
+    decided = decided_metric(results_view.scores((run.id,), judge, results_view.data_version()), metrics)
+    metric = c2.selectbox("Metric", metrics, index=metrics.index(decided), format_func=readmodel.GOLD_METRICS.get,
                           key="plan_metric")
     pair = _pair(run.id, judge, metric, results_view.data_version())
     if len(pair.models) < 2:

@@ -83,9 +83,12 @@ def honest_ranks(result: picker.PickResult, filters: results_view.Filters) -> No
     st.dataframe(sets.assign(metric=sets["metric"].map(readmodel.GOLD_METRICS)), hide_index=True, width="stretch")
     if not segments.empty:
         st.subheader(f"Segment differences: {top[0]} − {top[1]}" if top else "Segment differences")
-        st.caption("Judge-corrected difference per domain × condition × language on the instances both answered; "
+        st.caption("Judge-corrected difference per domain × condition × language on the instances both answered "
+                   "(from the gold labels alone where the judge decided the metric for neither, as the note says); "
                    f"p-values Holm-adjusted over the tested cells (α = {picker.ALPHA:g}).")
-        st.dataframe(segments, hide_index=True, width="stretch")
+        shown = segments.assign(significant=segments["significant"].map(
+            lambda v: "not tested" if v is None or v != v else ("yes" if v else "no")))
+        st.dataframe(shown, hide_index=True, width="stretch")
 
 
 def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec, question: str) -> None:

@@ -350,6 +350,10 @@ def corrected_section(f: Filters) -> None:
         st.info(f"{int(table['n'].sum())} gold label values so far: a corrected estimate needs at least {MIN_LABELS} "
                 "gold labels per model and metric (fewer give intervals too wide to say anything); label more on the "
                 "Label responses page.", icon=":material/info:")
+    undecided = sorted(set(table.loc[table["method"] == readmodel.LABELS_ONLY, "label"]))
+    if undecided:
+        st.info(f"Judge {judge_label(f.judge)} decided no response of {', '.join(undecided)}: those estimates come "
+                "from the gold labels alone (plain interval, no judge credit, no effective n).", icon=":material/info:")
     changed = readmodel.ranking_changes(table)
     if changed:
         st.warning(f"The correction changes the ranking on: {', '.join(changed)}. "

@@ -194,6 +194,18 @@ def run_choices(engine: Engine) -> dict[int, str]:
                                                                        .order_by(col(Run.id).desc())).all()}
 
 
+def default_run(engine: Engine, runs: Sequence[int]) -> list[int]:
+    """The run Judge alignment opens on: of `runs` (newest first) the newest with both a judge's verdicts and gold
+    labels, else the newest a judge scored, else the newest; [] without runs."""
+    if not runs:
+        return []
+    with Session(engine) as session:
+        judged = set(session.exec(select(Verdict.run_id).where(col(Verdict.run_id).in_(list(runs)),
+                                                               Verdict.judge != RULE_JUDGE).distinct()).all())
+    labelled = next((r for r in runs if r in judged and gold_labels(engine, [r])), None)
+    return [labelled or next((r for r in runs if r in judged), runs[0])]
+
+
 def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:
     """Judges that produced verdicts in the given runs, sorted; the rule checker is not a judge."""
     with Session(engine) as session:

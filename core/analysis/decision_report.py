@@ -24,7 +24,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;border-bottom:1px solid
 table{border-collapse:collapse;margin:.5em 0;font-size:.85em}td,th{border:1px solid #bbb;padding:3px 6px;text-align:left;
 vertical-align:top}th{background:#eee}.red{color:#b00020;font-weight:bold}.flag{border:2px solid #b00020;padding:.4em .8em;
 background:#fdecee}.muted{color:#666}.num{text-align:right;font-variant-numeric:tabular-nums}
-@media print{body{margin:0;max-width:none;font-size:10pt}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
+@media print{body{margin:0;max-width:none;font-size:10pt}section.summary{break-after:page}h2{break-after:avoid}table,svg,.flag{break-inside:avoid}
+table{width:100%;table-layout:fixed;font-size:7.5pt}td,th{overflow-wrap:anywhere;padding:2px 3px}
 @page{size:A4;margin:15mm}}
 """
 
@@ -95,6 +96,30 @@ def _headline(d: Decision) -> str:
         tests.append(f"Top two ({_e(r.top_two.outcome.replace('_', ' '))}): " + _test_line("test|top_two", r.top_two))
     items = "".join(f"<li>{t}</li>" for t in tests)
     return f"<p><strong>{_e(picker.headline(r))}</strong></p>{flags}<ul>{items}</ul>"
+
+
+def _summary(d: Decision) -> str:
+    """The first page: recommendation, runner-up, margin and how sure, floors, weaknesses, judge fitness and cost
+    (every number under the same key as in the detail below, so it is the same number)."""
+    r = d.result
+    items = [f"<li><strong>{_e(picker.headline(r))}</strong></li>"]
+    if r.top_two:
+        t = r.top_two
+        items.append(f"<li>Runner-up and margin: {_test_line('test|top_two', t)} "
+                     f"({_e(t.outcome.replace('_', ' '))})</li>")
+    floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
+                       for m, v in d.spec.floors.items())
+    items.append(f"<li>Floors: {floors or 'none'}</li>")
+    weak = "; ".join(f"{_e(_label(w.metric))} (worse than {_e(w.test.b)})" for w in r.weaknesses)
+    items.append(f"<li>Weaknesses: {weak or 'none significant'}</li>")
+    fit = "; ".join(f"{_e(judge_label(j))}: {_e(g.label)} against gold, {_e(c.label)} on its stored check"
+                    for j, (g, c) in d.judge_fitness.items())
+    items.append(f"<li>Judge fitness: {fit or 'no judge'}</li>")
+    if r.pick:
+        items.append(f"<li>Cost of {_e(r.pick)} per 1k queries: "
+                     f"{num(f'ranking|{r.pick}|total_cost_per_1k', r.ranking.set_index('model').loc[r.pick, 'total_cost_per_1k'], 'usd')}"
+                     " (generation and judging)</li>")
+    return f"<ul>{''.join(items)}</ul>"
 
 
 def _recommendation(d: Decision) -> str:
@@ -190,7 +215,7 @@ def _counts(d: Decision) -> str:
     columns = [c for c in d.counts.columns if c != "model"]
     rows = [[_e(r["model"]), *(num(f"counts|{r['model']}|{c}", r[c], "int") for c in columns)]
             for r in d.counts.to_dict("records")]
-    return _table(["Model", *(c.replace("n_", "").replace("_", " ") for c in columns)], rows,
+    return _table(["Model", *(c.removeprefix("n_").replace("_", " ") for c in columns)], rows,
                   "responses and the states of their scores: undetermined, judge errors, unjudged, not applicable")
 
 
@@ -233,6 +258,13 @@ def _rank_sets(d: Decision) -> str:
     return "".join(parts)
 
 
+def _significance(value: object) -> str:
+    """'yes' / 'no' for a tested segment cell, 'not tested' for one without enough gold labels."""
+    if value is None or _is_missing(value):
+        return "<span class='muted'>not tested</span>"
+    return "<strong>yes</strong>" if bool(value) else "no"
+
+
 _SEGMENT_NUMBERS = (("shared", "int"), ("n", "int"), ("judge_diff", "pts"), ("estimate", "pts"))
 
 
@@ -246,10 +278,12 @@ def _segments(d: Decision) -> str:
                      *(num(f"{key}|{c}", r[c], k) for c, k in _SEGMENT_NUMBERS),
                      _interval(key, r["ci_low"], r["ci_high"], "pts"), num(f"{key}|p_value", r["p_value"], "p"),
                      num(f"{key}|p_holm", r["p_holm"], "p"),
-                     "<strong>yes</strong>" if r["significant"] is True else "no", _e(r["note"] or "")])
+                     _significance(r["significant"]), _e(r["note"] or "")])
     a, b = d.segments["model_a"].iloc[0], d.segments["model_b"].iloc[0]
-    return (f"<p>{_e(a)} − {_e(b)}, judge-corrected (PPI++) on the instances both answered, in points; p-values by "
-            f"inverting the interval, Holm-adjusted over the tested cells (α = {picker.ALPHA:g}).</p>"
+    return (f"<p>{_e(a)} − {_e(b)} on the instances both answered, in points: judge-corrected (PPI++) where the judge "
+            "decided the metric for both, from the gold labels alone where it did not (the note says so); p-values by "
+            f"inverting the interval, Holm-adjusted over the tested cells (α = {picker.ALPHA:g}); a cell without "
+            "enough shared gold labels is not tested.</p>"
             + _table(["Domain", "Condition", "Language", "Metric", "Shared", "Gold n", "Raw judge Δ", "Corrected Δ",
                       "95% CI", "p", "p (Holm)", "Significant", "Note"], rows))
 
@@ -263,12 +297,20 @@ def _provenance(d: Decision) -> str:
               f"<li>Judge: {_e(judge_label(d.judge))}</li></ul>")
 
 
+def _running_header(d: Decision) -> str:
+    """Every printed page's header: the report's title and its run ids (CSS-safe characters only)."""
+    text = f"Decision report: {d.question[:80]} · runs {', '.join(f'#{r}' for r in d.run_ids)}"
+    safe = "".join(c if c.isalnum() or c in " #,:·?-" else " " for c in text)
+    return f'@page{{@top-center{{content:"{safe}";font-size:7pt;color:#666}}}}'
+
+
 def render_html(d: Decision) -> str:
     """The decision report as one self-contained HTML document."""
     title = f"Decision: {d.question}"
     candidates = ", ".join(d.result.ranking.loc[~d.result.ranking["baseline"], "model"]) or "none"
     baselines = ", ".join(d.result.ranking.loc[d.result.ranking["baseline"], "model"]) or "none"
     sections = [
+        ("Summary", _summary(d)),
         ("The question and the candidates", f"<p>{_e(d.question)}</p><p>Candidates: {_e(candidates)}. "
                                             f"Calibration baselines: {_e(baselines)}.</p>" + _spec(d)),
         ("Recommendation", _headline(d) + _recommendation(d)),
@@ -280,9 +322,10 @@ def render_html(d: Decision) -> str:
         ("Segment differences between the top two", _segments(d)),
         ("Runs, prompts and product version", _provenance(d)),
     ]
-    body = "".join(f"<section><h2>{_e(h)}</h2>{c}</section>" for h, c in sections)
+    body = "".join(f"<section{' class=summary' if h == 'Summary' else ''}><h2>{_e(h)}</h2>{c}</section>"
+                   for h, c in sections)
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+            f"<title>{_e(title)}</title><style>{_CSS}{_running_header(d)}</style></head><body>"
             f"<h1>{_e(title)}</h1><p class='muted'>Data as of {_e(d.generated_at)}; runs "
             f"{_e(', '.join(f'#{r}' for r in d.run_ids))}; judge {_e(judge_label(d.judge))}.</p>{_fitness(d)}{body}"
             "</body></html>\n")

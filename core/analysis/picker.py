@@ -471,7 +471,32 @@ def headline(result: PickResult) -> str:
                 f"(score {_pct(_score_of(result, result.best_baseline))} against {result.leader}'s {_pct(_score_of(result, result.leader))}).")
     if not (~result.ranking["baseline"]).any():
         return "No recommendation: no candidate generator has been scored in this scope, only calibration baselines."
+    unmeasured = unmeasured_floors(result)
+    if unmeasured:
+        return "No recommendation: " + "; ".join(unmeasured) + "."
     return "No recommendation: no candidate meets every floor and the budget; relax a floor, raise the budget or evaluate more models."
+
+
+def decidable_floors(scores: pd.DataFrame, floors: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """(the floors whose metric the judge decided on some response of these scores, the metrics left out): the
+    defaults hold only floors the configured judge can check, so the default can end in a recommendation."""
+    kept = {m: v for m, v in floors.items() if m in scores and scores[m].notna().any()}
+    return kept, [m for m in floors if m not in kept]
+
+
+def unmeasured_floors(result: PickResult) -> list[str]:
+    """Each floor whose metric no candidate has a value for, with its reason and what would measure it."""
+    candidates = result.ranking[~result.ranking["baseline"]]
+    lines = []
+    for metric, floor in result.spec.floors.items():
+        if candidates.empty or candidates[metric].notna().any():
+            continue
+        label = readmodel.METRICS[metric].label
+        labels = " or expert gold labels (Label responses)" if metric in readmodel.GOLD_METRICS else ""
+        lines.append(f"the floor {label} ≥ {floor:.0%} cannot be checked: the judge decided {label} on none of the "
+                     f"candidates' {int(candidates['responses'].sum())} responses; an LLM judge (`gauntlet score RUN "
+                     f"--judge llm:MODEL`){labels} would measure it, or remove the floor")
+    return lines
 
 
 def floor_verdict(result: PickResult) -> str:
@@ -629,8 +654,11 @@ def rank_sets(scores: pd.DataFrame, gold: pd.DataFrame, candidates: Sequence[str
     confidence = 1 - alpha / k
     mine = scores[scores["model"].isin(list(candidates))]
     corrected = readmodel.corrected_estimates(mine, gold, confidence=confidence, probabilities=probabilities)
+    # one value per estimate: the point estimate is the 95% one every other table shows; only the interval widens
+    point = readmodel.corrected_estimates(mine, gold, probabilities=probabilities).set_index(["model", "metric"])
     for metric in metrics:
         g = corrected[corrected["metric"] == metric].set_index("model").reindex(list(candidates))
+        g["estimate"] = [point["estimate"].get((m, metric), np.nan) for m in candidates]
         known = g["estimate"].notna()
         low = g["ci_low"].where(known, 0.0).to_numpy(float)
         high = g["ci_high"].where(known, 1.0).to_numpy(float)
@@ -671,7 +699,7 @@ def segment_differences(scores: pd.DataFrame, gold: pd.DataFrame, segments: pd.D
     out["p_holm"] = np.nan
     if tested.any():
         out.loc[tested, "p_holm"] = stats.holm(out.loc[tested, "p_value"].to_numpy(float), alpha).adjusted
-    out["significant"] = out["p_holm"] <= alpha
+    out["significant"] = (out["p_holm"] <= alpha).astype(object).where(tested, None)  # None: not tested
     return out
 
 

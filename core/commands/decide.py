@@ -37,7 +37,8 @@ def decide(
     weight: Annotated[list[str] | None, typer.Option(help="metric=weight, repeatable; any given replaces the default "
                                                           "weights (the page's).")] = None,
     floor: Annotated[list[str] | None, typer.Option(help="metric=fraction, repeatable; any given replaces the default "
-                                                         "floors (the page's: rejection 0.4, strict_ias 0.2).")] = None,
+                                                         "floors (the page's: rejection 0.4, strict_ias 0.2, each kept only "
+                                                         "where the judge decided its metric).")] = None,
     no_floors: Annotated[bool, typer.Option("--no-floors", help="No hard floors.")] = False,
     budget: Annotated[float | None, typer.Option(help="Generation budget per 1k queries (USD).")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Restrict to a domain (repeatable).")] = None,
@@ -59,6 +60,12 @@ def decide(
                    f"({', '.join(judges) or 'none'}): pick one with --judge", err=True)
         raise typer.Exit(2)
     floors = {} if no_floors else (_pairs(floor, "--floor") if floor else dict(picker.DEFAULT_FLOORS))
+    if not floor and not no_floors:  # the default floors: only those the judge can check
+        floors, dropped = picker.decidable_floors(readmodel.load_scores(engine, run_ids, judge or judges[0]), floors)
+        for metric in dropped:
+            typer.echo(f"default floor on {readmodel.METRICS[metric].label} left out: judge {judge or judges[0]} "
+                       "decided it on no response (an LLM judge or gold labels would measure it; pass --floor to "
+                       "keep it)", err=True)
     spec = picker.PickSpec(tuple(domain or ()), tuple(subset or ()),
                            _pairs(weight, "--weight") if weight else dict(picker.DEFAULT_WEIGHTS), floors, budget)
     result = decision.decide(engine, run_ids, judge or judges[0], spec, question or decision.DEFAULT_QUESTION,

@@ -111,6 +111,23 @@ def sample_runs(engine: Engine) -> list[RunChoice]:
     return [RunChoice(saved_id(r), r.name, r.status, done.get(saved_id(r), 0)) for r in runs]
 
 
+def labelable_run(engine: Engine, runs: list[RunChoice], experts: dict[str, Any] | None = None) -> int:
+    """Index in `runs` (newest first) of the newest run with a finished response that two active experts' domains
+    cover (what Draw a sample needs); else the newest with finished responses; else 0."""
+    pool = {name: set(doms) for name, doms in (active_experts(engine) if experts is None else experts).items()}
+    ids = [r.id for r in runs if r.done]
+    if not ids:
+        return 0
+    with Session(engine) as session:
+        pairs = session.exec(select(Response.run_id, Domain.name).distinct()
+                             .join(Instance, col(Instance.id) == Response.instance_id)
+                             .join(Domain, col(Domain.id) == Instance.domain_id)
+                             .where(col(Response.run_id).in_(ids), Response.status == "done")).all()
+    coverable = {int(run) for run, domain in pairs if len(_covering(pool, domain)) >= 2}
+    return next((i for i, r in enumerate(runs) if r.id in coverable),
+                next(i for i, r in enumerate(runs) if r.done))
+
+
 def draw_gold_sample(
     engine: Engine,
     principal: Principal | None,

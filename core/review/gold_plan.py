@@ -220,3 +220,8 @@ def plan_table(plan: GoldPlan) -> pd.DataFrame:
                         columns=["instance", "domain", "response A", "response B", "judge A − B",
                                  "inclusion probability"])
 
+
+def decided_metric(scores: pd.DataFrame, metrics: Sequence[str]) -> str:
+    """The planner's default metric: the first of `metrics` the judge decided on some response (a metric it left
+    undetermined everywhere has no disagreement to plan from), else the first."""
+    return next((m for m in metrics if m in scores and scores[m].notna().any()), metrics[0])

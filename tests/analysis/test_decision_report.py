@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from core.analysis import alignment, decision, decision_report, picker, readmodel
 from core.store.db import make_engine
-from core.store.labels import gold_labels, gold_probabilities
+from core.store.labels import gold_draws, gold_labels, gold_probabilities
 from tests.analysis.decision_factories import decision_db
 
 SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})
@@ -50,7 +50,7 @@ def expected_numbers(engine, spec: picker.PickSpec) -> dict[str, float]:
             out[f"corrected|{r['model']}|{r['metric']}|{c}"] = r[c]
     for r in readmodel.model_counts(scores).to_dict("records"):
         out |= {f"counts|{r['model']}|{c}": v for c, v in r.items() if c != "model"}
-    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold)
+    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold, gold_draws(engine, [1]))
     candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
     sets = picker.rank_sets(scoped, frame, candidates, picker.gold_metrics(spec), gold_probabilities(engine, [1]))
     for r in sets.to_dict("records"):
@@ -99,7 +99,7 @@ def test_the_report_references_nothing_outside_itself(db, needle) -> None:
 
 
 @pytest.mark.parametrize("section", [
-    "The question and the candidates", "Recommendation", "Ranking, cost and latency", "The data",
+    "Summary", "The question and the candidates", "Recommendation", "Ranking, cost and latency", "The data",
     "Judges and their agreement with gold", "Raw and judge-corrected estimates",
     "Rank-sets: which candidates could be first", "Segment differences between the top two",
     "Runs, prompts and product version",
@@ -156,3 +156,56 @@ def test_the_pdf_renderer_fetches_nothing(reference) -> None:
 
     with pytest.raises(FatalURLFetchingError, match="must fetch nothing"):
         decision_report.render_pdf(f"<!doctype html><html><head>{reference}</head><body>x</body></html>")
+
+
+def test_each_estimate_has_one_value_in_every_table(db) -> None:
+    """The rank-set table prints the same corrected estimate as the corrected-estimates table (only its interval
+    is wider); the counts header is spelled out; segment cells that were not tested say so."""
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    shown = decision_report.numbers(document)
+    pairs = [(k, f"corrected|{k.split('|')[2]}|{k.split('|')[1]}|estimate") for k in shown
+             if k.startswith("rankset|") and k.endswith("|estimate")]
+    assert pairs and all(_same(shown[a], shown[b]) for a, b in pairs), pairs[:3]
+    assert "rejectioerror" not in document and "rejection error" in document
+    untested = [k for k in shown if k.startswith("segment|") and k.endswith("|p_value") and math.isnan(shown[k])]
+    assert document.count("not tested</span>") == len(untested)
+
+
+def _table_overflows(document: str) -> list[tuple[int, float, float]]:
+    """(page, table width, page content width) of every table wider than its page, from WeasyPrint's layout."""
+    import weasyprint
+
+    out = []
+    for number, page in enumerate(weasyprint.HTML(string=document).render().pages, 1):
+        box = page._page_box
+        stack, limit = list(box.all_children()), box.width
+        while stack:
+            child = stack.pop()
+            if type(child).__name__ == "TableBox" and child.margin_width() > limit + 0.5:
+                out.append((number, child.margin_width(), limit))
+            stack.extend(child.all_children() if hasattr(child, "all_children") else [])
+    return out
+
+
+def _page_texts(document: str) -> list[str]:
+    """The text of every laid-out PDF page (its margin boxes included), from WeasyPrint's layout."""
+    import weasyprint
+
+    texts = []
+    for page in weasyprint.HTML(string=document).render().pages:
+        stack, parts = [page._page_box], []
+        while stack:
+            child = stack.pop()
+            parts.append(getattr(child, "text", "") or "")
+            stack.extend(child.all_children() if hasattr(child, "all_children") else [])
+        texts.append(" ".join(parts))
+    return texts
+
+
+def test_no_table_is_wider_than_its_pdf_page_and_every_page_names_the_runs(db) -> None:
+    _, engine = db
+    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+    assert _table_overflows(document) == []
+    pages = _page_texts(document)
+    assert len(pages) >= 2 and all("Decision report" in t and "#1" in t for t in pages), [t[:80] for t in pages]

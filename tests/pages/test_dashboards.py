@@ -262,3 +262,16 @@ def test_signed_out_visitor_sees_the_sign_in_form(db_url, monkeypatch, page, tit
     assert not at.exception, at.exception
     assert [t.value for t in at.title] == ["Sign in to RAG Gauntlet"]
     assert title not in [t.value for t in at.title] and not at.get("plotly_chart")
+
+
+def test_pick_a_generator_default_on_first_start_recommends_or_names_one_reason(first_start_url, monkeypatch):
+    """Bundled sample, baselines, offline judge, page defaults: the headline is a recommendation, or 'No
+    recommendation' naming one reason, never the generic 'relax a floor' while a default floor is unmeasured."""
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", first_start_url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = page_as("pick_generator", "analyst").run()
+    assert not at.exception, at.exception
+    texts = [s.value for s in at.success] + [w.value for w in at.warning]
+    lines = [t for t in texts if "Recommended generator" in t or "No recommendation" in t]
+    assert lines, texts[:10]
+    assert "relax a floor" not in lines[0] and "Strict IAS: not measured" not in lines[0], lines[0]

@@ -166,3 +166,48 @@ def test_responses_already_queued_are_not_queued_twice_and_uncovered_domains_are
     assert len(_assignments(s.engine)) == first.assignments
     queued = {a.target_id for a in _assignments(s.engine)}
     assert {a.target_id for a in _assignments(s.engine, GOLD_DESIGN)} == queued  # sampled by the first plan
+
+
+def _newer_medical_run(s) -> int:
+    """A run newer than the seeded one holding only a Medical response (one expert covers Medical: not labelable)."""
+    from core.store.models import Run
+
+    with Session(s.engine) as session:
+        run = Run(name="medical only", status="done")
+        session.add(run)
+        session.flush()
+        model = session.exec(select(Model)).first()
+        session.add(Response(run_id=run.id, model_id=model.id, instance_id=s.instances["M-noisy"], status="done", text="x"))
+        session.commit()
+        return int(run.id)
+
+
+def test_draw_a_sample_and_the_planner_open_on_a_run_two_experts_can_label(tmp_path) -> None:
+    from core.review.gold import labelable_run, sample_runs
+
+    s = seeded_db(tmp_path)
+    newer = _newer_medical_run(s)
+    runs = sample_runs(s.engine)
+    assert runs[0].id == newer and runs[labelable_run(s.engine, runs)].id == s.run_id
+
+
+def test_judge_alignment_opens_on_the_newest_run_a_judge_scored(tmp_path) -> None:
+    from core.analysis.alignment import default_run
+
+    s, _ = planned_run(tmp_path)
+    newer = _newer_medical_run(s)
+    assert default_run(s.engine, [newer, s.run_id]) == [s.run_id] and default_run(s.engine, []) == []
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    pytest.param({"strict_ias": [None, None], "rejection": [1.0, None]}, "rejection", id="strict-undecided"),
+    pytest.param({"strict_ias": [0.0, None], "rejection": [1.0, None]}, "strict_ias", id="strict-decided"),
+    pytest.param({"strict_ias": [None, None], "rejection": [None, None]}, "strict_ias", id="nothing-decided"),
+])
+def test_the_planner_metric_defaults_to_one_the_judge_decided(values, expected) -> None:
+    import pandas as pd
+
+    from core.review.gold_plan import decided_metric
+
+    frame = pd.DataFrame({k: pd.array(v, dtype="Float64") for k, v in values.items()})
+    assert decided_metric(frame, ["strict_ias", "loose_ias", "rejection"]) == expected

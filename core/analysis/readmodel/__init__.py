@@ -27,6 +27,8 @@ from core.analysis.readmodel.breakdowns import (
 from core.analysis.readmodel.corrected import (
     CORRECTED_COLUMNS,
     GOLD_METRICS,
+    LABELS_ONLY,
+    NO_JUDGE_NOTE,
     TARGET_CI_WIDTH,
     corrected_difference,
     corrected_estimates,
@@ -177,6 +179,7 @@ __all__ = [
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
+    "LABELS_ONLY", "NO_JUDGE_NOTE",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
     "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",

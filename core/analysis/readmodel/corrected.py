@@ -18,6 +18,8 @@ GOLD_METRICS: dict[str, str] = {"strict_ias": "Strict IAS", "loose_ias": "Loose 
                                 "conflict_recognition": "Conflict recognition"}
 
 TARGET_CI_WIDTH = 0.10  # +/- 5 points
+LABELS_ONLY = "labels only"
+NO_JUDGE_NOTE = "the judge decided no response of this metric: labels-only estimate and interval, no judge credit"
 
 CORRECTED_COLUMNS = ["model", "metric", "label", "judge_value", "judge_n", "estimate", "ci_low", "ci_high", "lam",
                      "N", "n", "effective_n", "gold_mean", "gold_ci_low", "gold_ci_high", "method", "small_n",
@@ -99,8 +101,8 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
             mode = {"rejection": "gap", "conflict_recognition": "conflict"}.get(metric)
             sub = g[g["mode"] == mode] if mode else g
             judge = sub[metric].astype(float)
-            fill = judge.mean() if judge.notna().any() else 0.5
-            f = judge.fillna(fill).to_numpy(float)
+            decided = bool(judge.notna().any())
+            f = judge.fillna(judge.mean() if decided else 0.0).to_numpy(float)
             y = sub[gold_col].to_numpy(float)
             labeled = ~np.isnan(y)
             row = {"model": model, "metric": metric, "label": label, "judge_value": float(judge.mean()),
@@ -112,15 +114,20 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
                 continue
             pi = sub["response_id"].map(probabilities or {}).to_numpy(float)
             weighted = bool(probabilities) and not np.isnan(pi[labeled]).any()
-            e = (ipw_ppi_mean(f, np.where(labeled, y, np.nan), np.where(labeled, pi, 1.0), confidence=confidence)
-                 if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], confidence=confidence))
+            lam = None if decided else 0.0  # a judge that decided nothing earns no credit: labels only
+            e = (ipw_ppi_mean(f, np.where(labeled, y, np.nan), np.where(labeled, pi, 1.0), lam=lam,
+                              confidence=confidence)
+                 if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], lam=lam, confidence=confidence))
             note = "" if weighted else "sampling probabilities not recorded: labels assumed a uniform sample"
-            rows.append(row | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "lam": e.lam,
-                               "effective_n": e.effective_n, "gold_mean": e.gold_mean, "gold_ci_low": e.gold_ci_low,
-                               "gold_ci_high": e.gold_ci_high, "method": e.method, "small_n": e.small_n,
+            notes = (NO_JUDGE_NOTE if not decided else "", "small sample of gold labels" if e.small_n else "", note)
+            plain = (e.gold_mean, e.gold_ci_low, e.gold_ci_high)  # the labels' own mean and interval
+            estimate, low, high = (e.estimate, e.ci_low, e.ci_high) if decided or weighted else plain
+            rows.append(row | {"estimate": estimate, "ci_low": low, "ci_high": high, "lam": e.lam,
+                               "effective_n": e.effective_n if decided else np.nan, "gold_mean": e.gold_mean,
+                               "gold_ci_low": e.gold_ci_low, "gold_ci_high": e.gold_ci_high,
+                               "method": e.method if decided else LABELS_ONLY, "small_n": e.small_n,
                                "labels_for_target": labels_for_width(e, TARGET_CI_WIDTH),
-                               "note": "; ".join(x for x in ("small sample of gold labels" if e.small_n else "", note)
-                                                 if x)})
+                               "note": "; ".join(x for x in notes if x)})
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
 
@@ -144,15 +151,18 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
         mine = scores[scores["model"] == model].merge(gold[columns].rename(columns={metric: "gold"}),
                                                       on="response_id", how="left")
         judged = mine[metric].astype(float)
-        return mine.assign(f=judged.fillna(judged.mean() if judged.notna().any() else 0.5)).set_index("instance_uid")
+        return mine.assign(f=judged.fillna(judged.mean() if judged.notna().any() else 0.0),
+                           decided=judged.notna()).set_index("instance_uid")
 
     a, b = side(model_a), side(model_b)
     shared = a.index.intersection(b.index)
+    decided = bool(a.loc[shared, "decided"].any() and b.loc[shared, "decided"].any())
     d_f = (a.loc[shared, "f"] - b.loc[shared, "f"]).to_numpy(float)
     d_y = (a.loc[shared, "gold"] - b.loc[shared, "gold"]).to_numpy(float)
     labeled = ~np.isnan(d_y)
     out = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
-           "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) else np.nan}
+           "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) and decided else np.nan,
+           "method": ""}
     if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
         return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                       "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
@@ -160,12 +170,15 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
                              *(side_.loc[shared, "draw"].fillna("").to_numpy(str) for side_ in (a, b)))
           if recorded else np.full(len(shared), np.nan))
     weighted = recorded and not np.isnan(pi[labeled]).any()
-    e = (ipw_ppi_mean(d_f, np.where(labeled, d_y, np.nan), np.where(labeled, pi, 1.0), confidence=confidence,
+    lam = None if decided else 0.0  # a judge that decided the metric for neither model earns no credit
+    e = (ipw_ppi_mean(d_f, np.where(labeled, d_y, np.nan), np.where(labeled, pi, 1.0), lam=lam, confidence=confidence,
                       bounds=(-1.0, 1.0)) if weighted
-         else ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], confidence=confidence, bounds=(-1.0, 1.0)))
-    notes = ("small sample of gold labels" if e.small_n else "",
+         else ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], lam=lam, confidence=confidence, bounds=(-1.0, 1.0)))
+    notes = ("" if decided else "the judge decided this metric for neither model here: labels only",
+             "small sample of gold labels" if e.small_n else "",
              "" if weighted else "sampling probabilities not recorded: labelled pairs assumed a uniform sample")
-    return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "effective_n": e.effective_n,
+    return out | {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                  "effective_n": e.effective_n if decided else np.nan, "method": e.method if decided else LABELS_ONLY,
                   "weighted": weighted, "note": "; ".join(x for x in notes if x)}
 
 
