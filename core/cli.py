@@ -43,7 +43,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("fake-server", "core.commands.run",
      "Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."),
     ("gate", "core.commands.gate",
-     "Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide."),
+     "Gate a candidate run against a baseline: exit 0 pass, 2 regression, 1 could not decide, 64 usage error."),
     ("decide", "core.commands.decide",
      "The decision report: candidates, data, judges, corrected estimates, rank-sets, segments, cost, recommendation."),
     ("score", "core.commands.score",

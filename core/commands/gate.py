@@ -42,8 +42,7 @@ def gate(
     markdown: Annotated[Path | None, typer.Option(help="Write the Markdown summary here (default: print it).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON verdict here.")] = None,
 ) -> None:
-    """Gate a candidate run against a baseline run: exit 0 pass, 2 significant regression, 1 could not decide,
-    64 usage error."""
+    """Gate a candidate run against a baseline: exit 0 pass, 2 regression, 1 could not decide, 64 usage error."""
     from core.analysis import gate as core_gate
     from core.store.db import get_engine, upgrade
 

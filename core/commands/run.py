@@ -437,7 +437,8 @@ def fake_server(
         "JSON/YAML list of rules, tried in order; each a mapping of optional fields: match (regex on the "
         "prompt), reply (answer text), choices (answers drawn by the seeded generator), fault (429 | 500 | 503 | "
         "reset | timeout | malformed | truncated), times (fault on the first N matches only), retry_after "
-        "(seconds, with a 429), seed (only requests with this seed)."))] = None,
+        "(seconds, with a 429), seed (only requests with this seed), reasoning (a thinking block returned apart "
+        "from the reply)."))] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random faults.")] = 0,
 ) -> None:
     """Serve the OpenAI and Anthropic wire formats locally for tests, demos and benchmarks."""

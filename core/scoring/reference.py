@@ -198,11 +198,15 @@ def number_lists(text: str) -> str:
     return _number_rules()["list"].sub(",", THOUSANDS_RE.sub("", text))
 
 
+DIGIT_GAP_RE = re.compile(r"(?<=\d\d)\s+(?=\d\d)")  # "674 702": numbers a space apart are a list (single digits: segmented)
+CJK_GAP_RE = re.compile(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])")  # spaces a word segmenter puts between CJK words
+
+
 def character_normalize(text: str) -> str:
     """`unify_marks`, lowercase, Han numerals as digits (`han_numerals`), number lists kept apart (`number_lists`),
     punctuation (but decimal points and percent signs of numbers, and list commas between numbers) and whitespace
     removed: one string whose characters are the tokens."""
-    text = number_lists(han_numerals(unify_marks(text).lower()))
+    text = DIGIT_GAP_RE.sub(",", number_lists(han_numerals(CJK_GAP_RE.sub("", unify_marks(text).lower()))))
     return "".join(ch for i, ch in enumerate(text)
                    if number_mark(text, i) or ch == "," and _between_digits(text, i)
                    or not is_punctuation(ch) and not ch.isspace())

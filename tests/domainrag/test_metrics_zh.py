@@ -31,8 +31,9 @@ CASES = [
     pytest.param("token_f1", [["新闻学"]], "新闻学院", 6 / 7, id="f1-characters"),
     # ROUGE-L by character: pred 降分至一本线 (6), gold 降至一本线 (5), LCS 5 -> P 5/6, R 1, F = 10/11
     pytest.param("rouge_l", [["降至一本线"]], "降分至一本线", 10 / 11, id="rouge-l-characters"),
-    # ROUGE-L: pred 二零二一 vs gold 2021 share nothing -> 0
-    pytest.param("rouge_l", [["2021"]], "二零二一", 0.0, id="rouge-l-disjoint"),
+    # Han numerals are read as digits before characters are compared (issue 37): a year written in Han numerals matches
+    pytest.param("rouge_l", [["2021"]], "二零二一", 1.0, id="rouge-l-han-year-read-as-digits"),
+    pytest.param("rouge_l", [["2021"]], "二零二二", 0.75, id="rouge-l-han-year-one-digit-off"),
 ]
 
 

@@ -72,6 +72,7 @@ def test_mutated_valid_lines_never_raise_nor_write_partially(seeded, field, valu
     _import(seeded, json.dumps(good) + "\n" + json.dumps(mutated) + "\n")
 
 
+@pytest.mark.db  # the database is reached inside the hypothesis-wrapped body, which collection cannot read
 @settings(max_examples=40, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(note=st.text(), author=st.text(min_size=1).filter(lambda a: a.strip() and a.isprintable()))
