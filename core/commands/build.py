@@ -45,10 +45,10 @@ def register(app: typer.Typer) -> None:
     @app.command("build")
     def build_command(
         out: Annotated[Path, typer.Option("--out", help="Where to write the benchmark JSONL.")],
-        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.",
+        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL or CSV file(s) or folder (the team's own questions).",
                                                   default_factory=lambda: [REPO_ROOT / "data" / "queries"],
                                                   show_default="data/queries")],
-        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.",
+        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder, or a folder of office documents (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text).",
                                                   default_factory=lambda: [REPO_ROOT / "data" / "corpus"],
                                                   show_default="data/corpus")],
         library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.",
