@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.protocols.misleading_evidence.builder import Edit, Evidence, NoSafeEdit, Plan, title_base
+from core.protocols.misleading_evidence.builder_generative import CHECKS, check_plan, evidence_of, plan_from_rewrite
 from core.protocols.misleading_evidence.builder_plans import build_stress
-from core.protocols.misleading_evidence.generative import CHECKS, check_plan, evidence_of, plan_from_rewrite
 from core.store.schema import InstanceSpec
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models

@@ -20,7 +20,7 @@ from core.protocols.misleading_evidence.builder import (
     plan_open,
     stress_instance,
 )
-from core.protocols.misleading_evidence.generative import (
+from core.protocols.misleading_evidence.builder_generative import (
     check_plan,
     describe_failures,
     failed,
@@ -78,7 +78,7 @@ def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: Co
     """RAG-Stress instances for every item with a safe edit; the others listed with their reason. With
     `complete_json`, an LLM re-words each edit (kept only when it passes the checks of `llm_edit`); with `generate`
     too, it writes the edit of every open-QA item the rules skip or that fails a check. With `check` (implied by
-    `generate`), every open-QA item is checked (generative.CHECKS; rules, else `judge`) and built only if it passes,
+    `generate`), every open-QA item is checked (builder_generative.CHECKS; rules, else `judge`) and built only if it passes,
     its verdicts stored in its metadata. `progress(done, total)` after each item."""
     out = StressBuild()
     check = check or generate
