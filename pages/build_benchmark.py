@@ -13,6 +13,7 @@ import streamlit as st
 from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
 from core.construction.documents import OFFICE_SUFFIXES
+from core.construction.soundness import built_sound_rates
 from core.services.benchmarks import build_benchmark_file
 from core.services.protocol_builds import builders
 from ui.auth import guarded_write, require_page
@@ -140,6 +141,22 @@ def _instruction_set_tab() -> None:
             import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")
 
 
+def _sound_rates() -> None:
+    """Built sets with the experts' sound rate (accepted of verified) and its Wilson 95% interval."""
+    rates = [r for r in built_sound_rates(engine()) if r.instances]
+    if not rates:
+        return
+    with st.expander("Expert sound rate of built sets", expanded=any(r.verified for r in rates)):
+        st.caption("Built instances go to expert verification (Verify instances) with the clean and edited evidence "
+                   "side by side; sound = accepted, unsound = rejected or sent back for an edit.")
+        st.dataframe(pd.DataFrame([{
+            "Set": r.set_name, "Instances": r.instances, "Verified": r.verified, "Sound": r.sound,
+            "Sound rate": f"{r.rate:.0%}" if r.rate is not None else "not verified yet",
+            "95% CI (Wilson)": f"{r.low:.0%}–{r.high:.0%}" if r.low is not None and r.high is not None else "—",
+        } for r in rates]), hide_index=True, key="build_sound_rates")
+
+
+_sound_rates()
 BUILDERS = builders()  # every protocol whose package declares a builder gets its tab
 tabs = st.tabs(["Import a file", "EnterpriseRAG", *(b.tab for b in BUILDERS.values())])
 with tabs[0]:
