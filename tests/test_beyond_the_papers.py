@@ -14,7 +14,7 @@ from core.config import REPO_ROOT
 from core.protocols import PACKAGE_OF, PROTOCOLS, decision_metrics
 from core.protocols.index import docs_index
 
-NEW = ["injection", "conversation", "citation"]
+NEW = ["injection", "conversation", "citation", "long_context"]
 
 
 @pytest.mark.parametrize("name", NEW)
