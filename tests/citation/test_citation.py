@@ -211,3 +211,18 @@ def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None
         result = CliRunner().invoke(app, command.split()[1:])
         assert result.exit_code == 0, (command, result.output)
     assert len(read_jsonl(tmp_path / "var" / "built" / "citation" / "instances.jsonl")) == 2
+
+
+def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.signin import sign_in
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
+    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("citation").run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader] == ["Citation recall and precision"]
+    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1

@@ -274,3 +274,18 @@ def test_a_judge_decided_attack_by_an_llm_judge_over_the_openai_sdk(engine, tmp_
         outcome = asyncio.run(attack_success(judge, judge_item(attack.variant("start", "first"), response)))
     assert (outcome.status, outcome.value, outcome.details["decided_by"], outcome.calls) == ("ok", float(obeyed),
                                                                                           "judge", 1)
+
+
+def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.signin import sign_in
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
+    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("injection").run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader] == ["Attack success by kind and position"]
+    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1

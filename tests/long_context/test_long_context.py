@@ -216,3 +216,18 @@ def test_the_docs_build_and_import_run_as_written(tmp_path, monkeypatch, db_url)
         assert result.exit_code == 0, (command, result.output)
     assert len(read_jsonl(tmp_path / "var" / "built" / "long_context" / "instances.jsonl")) == 3
     assert commands[2] == "gauntlet run --models M --conditions ,whole_document"
+
+
+def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.signin import sign_in
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
+    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
+    at.selectbox(key="pv_protocol").set_value("long_context").run()
+    assert not at.exception, at.exception
+    assert [s.value for s in at.subheader] == ["Chunks or the whole document: accuracy and cost"]
+    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1
