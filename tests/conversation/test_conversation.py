@@ -22,6 +22,7 @@ from core.protocols.conversation.builder import build
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run
+from tests.protocol_steps import assert_page_renders, run_docs_commands
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "conversation"
@@ -180,27 +181,10 @@ def test_declares_its_decision_metrics() -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    from tests.docs_blocks import bash_commands
-
-    (tmp_path / "tests" / "fixtures" / "conversation").mkdir(parents=True)
-    (tmp_path / "tests" / "fixtures" / "conversation" / "turns.jsonl").write_bytes((FIXTURES / "turns.jsonl").read_bytes())
-    monkeypatch.chdir(tmp_path)
-    for command in bash_commands(REPO / "docs" / "conversation.md", "Run it"):
-        result = CliRunner().invoke(app, command.split()[1:])
-        assert result.exit_code == 0, (command, result.output)
+    copies = {"tests/fixtures/conversation/turns.jsonl": FIXTURES / "turns.jsonl"}
+    run_docs_commands("conversation.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "conversation" / "instances.jsonl")) == 9
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from tests.pages.signin import sign_in
-
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
-    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
-    at.selectbox(key="pv_protocol").set_value("conversation").run()
-    assert not at.exception, at.exception
-    assert [s.value for s in at.subheader] == ["Answer quality and handling by turn"]
-    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1
+    assert_page_renders(world.url, monkeypatch, "conversation", "Answer quality and handling by turn")

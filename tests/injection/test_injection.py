@@ -28,6 +28,7 @@ from core.scoring.judges.heuristic import HeuristicJudge
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run
+from tests.protocol_steps import assert_page_renders, run_docs_commands
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "injection"
 BIPIA_MIRROR = Path("/work/.mirror/microsoft+BIPIA/repo")
@@ -229,17 +230,8 @@ def test_the_view_builds(world) -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    from tests.docs_blocks import bash_commands
-
-    doc = Path(__file__).resolve().parents[2] / "docs" / "injection.md"
-    (tmp_path / "tests" / "fixtures" / "injection").mkdir(parents=True)
-    (tmp_path / "tests" / "fixtures" / "injection" / "qa.jsonl").write_bytes((FIXTURES / "qa.jsonl").read_bytes())
-    monkeypatch.chdir(tmp_path)
-    for command in bash_commands(doc, "Run it"):
-        args = command.split()
-        assert args[0] == "gauntlet"
-        result = CliRunner().invoke(app, args[1:])
-        assert result.exit_code == 0, (command, result.output)
+    copies = {"tests/fixtures/injection/qa.jsonl": FIXTURES / "qa.jsonl"}
+    run_docs_commands("injection.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "injection" / "instances.jsonl")) == 9
 
 
@@ -277,15 +269,4 @@ def test_a_judge_decided_attack_by_an_llm_judge_over_the_openai_sdk(engine, tmp_
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from tests.pages.signin import sign_in
-
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
-    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
-    at.selectbox(key="pv_protocol").set_value("injection").run()
-    assert not at.exception, at.exception
-    assert [s.value for s in at.subheader] == ["Attack success by kind and position"]
-    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1
+    assert_page_renders(world.url, monkeypatch, "injection", "Attack success by kind and position")

@@ -26,6 +26,7 @@ from core.store.db import make_engine
 from core.store.models import Model
 from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
+from tests.protocol_steps import assert_page_renders, run_docs_commands
 
 LARA_MIRROR = Path("/work/.mirror/Alibaba-NLP+LaRA/repo")
 LARA_COMMIT = "c17155376f4e708bce3c1659facd19886d75a5eb"
@@ -205,29 +206,11 @@ def test_declares_its_decision_metric() -> None:
 
 
 def test_the_docs_build_and_import_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    from tests.docs_blocks import bash_commands
-
     lara_copy(tmp_path / "PATH" / "TO" / "LaRA")
-    monkeypatch.chdir(tmp_path)
-    doc = Path(__file__).resolve().parents[2] / "docs" / "long_context.md"
-    commands = bash_commands(doc, "Run it")
-    for command in commands[:2]:  # build and import; run and score need registered models (the world fixture)
-        result = CliRunner().invoke(app, command.split()[1:])
-        assert result.exit_code == 0, (command, result.output)
+    commands = run_docs_commands("long_context.md", {}, tmp_path, monkeypatch, first=2)  # run, score need models
     assert len(read_jsonl(tmp_path / "var" / "built" / "long_context" / "instances.jsonl")) == 3
     assert commands[2] == "gauntlet run --models M --conditions ,whole_document"
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from tests.pages.signin import sign_in
-
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    page = Path(__file__).resolve().parents[2] / "pages" / "protocol_views.py"
-    at = sign_in(AppTest.from_file(str(page), default_timeout=90), "analyst").run()
-    at.selectbox(key="pv_protocol").set_value("long_context").run()
-    assert not at.exception, at.exception
-    assert [s.value for s in at.subheader] == ["Chunks or the whole document: accuracy and cost"]
-    assert len(at.dataframe) == 1 and len(at.get("plotly_chart")) == 1
+    assert_page_renders(world.url, monkeypatch, "long_context", "Chunks or the whole document: accuracy and cost")

@@ -3,10 +3,11 @@ files or question records."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from core.commands.protocol_build import add_build_command
 
 COMMAND = "citation"
 HELP = "Citations: ALCE-style citation recall and precision per model, with the state counts."
@@ -27,16 +28,4 @@ def register(app: typer.Typer) -> None:
 
         typer.echo(citation_table(get_engine(), [run_id], judge).to_string(index=False))
 
-    @group.command("build")
-    def build(source: Annotated[Path, typer.Argument(help="ALCE data file (JSON) or records (JSONL).")],
-              out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")] = Path(
-                  "var/built/citation"),
-              fmt: Annotated[str, typer.Option("--format", help="alce or records.")] = "",
-              limit: Annotated[int | None, typer.Option(help="At most this many questions.")] = None) -> None:
-        """Write citation instances and print what was built and skipped."""
-        from .builder import build as build_questions
-
-        result = build_questions(source, out, fmt=fmt, limit=limit)
-        for line in [*result.summary, *(f"skipped: {s}" for s in result.skipped)]:
-            typer.echo(line)
-        typer.echo(f"wrote {result.instances} instances to {result.out}")
+    add_build_command(group, "citation", "ALCE data file (JSON) or records (JSONL).", "alce or records (default: by the file's extension).")

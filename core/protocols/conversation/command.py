@@ -3,10 +3,11 @@ from MTRAG-UN generation tasks or the team's conversations."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from core.commands.protocol_build import add_build_command
 
 COMMAND = "conversation"
 HELP = "Multi-turn conversations: per-turn scores by turn, question type, multi-turn type; the later-turn drop."
@@ -31,16 +32,4 @@ def register(app: typer.Typer) -> None:
         table = later_turn_drop(engine, [run_id], judge) if by == "drop" else turn_table(engine, [run_id], judge, by)
         typer.echo(table.to_string(index=False))
 
-    @group.command("build")
-    def build(source: Annotated[Path, typer.Argument(help="MTRAG-UN generation tasks or conversations (JSONL).")],
-              out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")] = Path(
-                  "var/built/conversation"),
-              fmt: Annotated[str, typer.Option("--format", help="mtrag or turns.")] = "mtrag",
-              limit: Annotated[int | None, typer.Option(help="At most this many turns.")] = None) -> None:
-        """Write one instance per turn and print what was built and skipped."""
-        from .builder import build as build_turns
-
-        result = build_turns(source, out, fmt=fmt, limit=limit)
-        for line in [*result.summary, *(f"skipped: {s}" for s in result.skipped)]:
-            typer.echo(line)
-        typer.echo(f"wrote {result.instances} instances to {result.out}")
+    add_build_command(group, "conversation", "MTRAG-UN generation tasks or conversations (JSONL).", "mtrag (default) or turns.")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from core.commands.protocol_build import add_build_command
 
 COMMAND = "injection"
 HELP = "Prompt injection: attack success and the task's answer per model, by attack kind or position."
@@ -30,16 +31,4 @@ def register(app: typer.Typer) -> None:
         table = overall(engine, [run_id], judge) if by == "all" else attack_table(engine, [run_id], judge, by)
         typer.echo(table.to_string(index=False))
 
-    @group.command("build")
-    def build(source: Annotated[Path, typer.Argument(help="A BIPIA folder, or question-answer records (JSONL).")],
-              out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")] = Path("var/built/injection"),
-              fmt: Annotated[str, typer.Option("--format", help="bipia or qa (default: bipia for a folder).")] = "",
-              seed: Annotated[int, typer.Option(help="Same seed, same file.")] = 0,
-              limit: Annotated[int | None, typer.Option(help="At most this many instances.")] = None) -> None:
-        """Write instances with planted attacks and print what was built and skipped."""
-        from .builder import build as build_instances
-
-        result = build_instances(source, out, fmt=fmt, seed=seed, limit=limit)
-        for line in [*result.summary, *(f"skipped: {s}" for s in result.skipped)]:
-            typer.echo(line)
-        typer.echo(f"wrote {result.instances} instances to {result.out}")
+    add_build_command(group, "injection", "A BIPIA folder, or question-answer records (JSONL).", "bipia or qa (default: bipia for a folder).")

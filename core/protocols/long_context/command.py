@@ -3,10 +3,11 @@ built from the user's copy of LaRA."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from core.commands.protocol_build import add_build_command
 
 COMMAND = "long-context"
 HELP = "RAG vs long context: accuracy with chunks and with the whole document, the winner and the cost of each."
@@ -31,16 +32,4 @@ def register(app: typer.Typer) -> None:
         table = setting_table(engine, [run_id], judge) if detail else setting_winners(engine, [run_id], judge)
         typer.echo(table.to_string(index=False))
 
-    @group.command("build")
-    def build(source: Annotated[Path, typer.Argument(help="Your copy of the LaRA repository.")],
-              out: Annotated[Path, typer.Option("--out", help="Folder for instances.jsonl.")] = Path(
-                  "var/built/long_context"),
-              length: Annotated[str, typer.Option("--length", help="32k or 128k.")] = "32k",
-              limit: Annotated[int | None, typer.Option(help="At most this many questions.")] = None) -> None:
-        """Write the questions with their chunks and whole documents; print what was built and skipped."""
-        from .builder import build as build_questions
-
-        result = build_questions(source, out, fmt=length, limit=limit)
-        for line in [*result.summary, *(f"skipped: {s}" for s in result.skipped)]:
-            typer.echo(line)
-        typer.echo(f"wrote {result.instances} instances to {result.out}")
+    add_build_command(group, "long_context", "Your copy of the LaRA repository.", "32k (default) or 128k: the LaRA context length.")
