@@ -188,3 +188,26 @@ def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
     assert_page_renders(world.url, monkeypatch, "conversation", "Answer quality and handling by turn")
+
+
+NON_IDEAL = [  # mode -> (the tax turn-2 copy's documents by role, its answerability, turns skipped: no edit possible)
+    pytest.param("gap", {"noise": 0, "supporting": 0}, "UNANSWERABLE", 0, id="gap-drops-the-answer"),
+    pytest.param("noisy", {"supporting": 1, "noise": 3}, "ANSWERABLE", 0, id="noisy-adds-other-passages"),
+    pytest.param("conflict", {"supporting": 1, "conflicting": 1}, "ANSWERABLE", 1, id="conflict-edits-a-fact"),
+]
+
+
+@pytest.mark.parametrize(("mode", "roles", "label", "n_skipped"), NON_IDEAL)
+def test_one_turn_made_non_ideal(tmp_path, mode, roles, label, n_skipped) -> None:
+    from core.ingest.io import validate_lines
+    from core.protocols.conversation.builder import with_non_ideal_turn
+
+    records = team_turns(tmp_path)
+    made, skipped = with_non_ideal_turn(records, 2, mode)
+    copies = {c["id"]: c for c in made[len(records):]}
+    assert len(copies) == 2 - n_skipped and len(skipped) == n_skipped  # the plans turn states no editable fact
+    copy = copies["conversation/tax/t2/" + mode]
+    got = Counter(d["role"] for d in copy["documents"])
+    assert {r: got.get(r, 0) for r in roles} == roles and copy["mode"] == mode
+    assert label in copy["attributes"]["categories"] and copy["attributes"]["history"] == records[1]["attributes"]["history"]
+    assert validate_lines("".join(json.dumps(r) + "\n" for r in made).encode()).ok

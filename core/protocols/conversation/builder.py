@@ -110,3 +110,52 @@ def build(source: Path, out_dir: Path, *, fmt: str = "", seed: int = 0, limit: i
     return BuildResult(out, len(records), [f"{len(records)} turns ({fmt}): "
                                            + ", ".join(f"{k.lower()} {v}" for k, v in labels.items()),
                                            f"{len(skipped)} skipped"], skipped)
+
+
+NON_IDEAL = ("noisy", "gap", "conflict")
+
+
+def non_ideal_turn(record: dict[str, Any], mode: str, others: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A copy of one turn made non-ideal (id '<id>/<mode>', `mode` set), or None when it cannot be: 'gap' drops its
+    answer-bearing passages (the turn becomes unanswerable); 'noisy' adds the passages of other conversations' turns as
+    noise; 'conflict' adds a copy of its first passage with one key fact edited (core.construction.simulate's
+    make_conflict, the conflict builder of the instance pipeline)."""
+    from core.construction.corpus import CorpusDoc
+    from core.construction.simulate import make_conflict
+
+    docs = [dict(d) for d in record["documents"]]
+    out = {**record, "id": f"{record['id']}/{mode}", "mode": mode,
+           "attributes": {**record["attributes"], "aspects": [*record["attributes"]["aspects"], f"non_ideal:{mode}"]}}
+    if mode == "gap":
+        kept = [d for d in docs if d["role"] == "noise"]
+        labels = [c for c in record["attributes"]["categories"] if c not in ANSWERABILITY]
+        target = (record["reference"].get("answers") or [{"text": ""}])[0]["text"]
+        return {**out, "documents": kept, "reference": {"answer_type": "unanswerable", "reasoning": target},
+                "attributes": {**out["attributes"], "categories": ["UNANSWERABLE", *labels]}}
+    if mode == "noisy":
+        noise = [{**d, "doc_id": f"{d['doc_id']}~noise", "role": "noise"} for o in others for d in o["documents"]
+                 if o["id"].rsplit("/", 1)[0] != record["id"].rsplit("/", 1)[0]][:3]
+        return {**out, "documents": [*docs, *noise]} if noise else None
+    if mode == "conflict" and docs:
+        first = docs[0]
+        made = make_conflict(CorpusDoc(first["doc_id"], record["domain"], first.get("title", ""), first["text"]),
+                             [], f"{record['id']}-conflict")
+        if made is None:
+            return None
+        return {**out, "documents": [*docs, made[0].model_dump(exclude_defaults=True)]}
+    raise ValueError(f"unknown non-ideal mode {mode!r}; known: {', '.join(NON_IDEAL)}")
+
+
+def with_non_ideal_turn(records: list[dict[str, Any]], turn: int, mode: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """`records` plus, for each conversation, a non-ideal copy of its turn `turn` (non_ideal_turn); the turns that
+    could not be made so, with why."""
+    added, skipped = [], []
+    for record in records:
+        if f"turn:{turn}" not in record["attributes"]["aspects"]:
+            continue
+        made = non_ideal_turn(record, mode, records)
+        if made is None:
+            skipped.append(f"{record['id']}: no {mode} version (no passage or no editable fact)")
+        else:
+            added.append(made)
+    return [*records, *added], skipped

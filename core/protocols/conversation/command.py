@@ -3,6 +3,7 @@ from MTRAG-UN generation tasks or the team's conversations."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,5 +32,23 @@ def register(app: typer.Typer) -> None:
         engine = get_engine()
         table = later_turn_drop(engine, [run_id], judge) if by == "drop" else turn_table(engine, [run_id], judge, by)
         typer.echo(table.to_string(index=False))
+
+    @group.command("non-ideal")
+    def non_ideal(instances: Annotated[Path, typer.Argument(help="Built conversation instances (JSONL).")],
+                  turn: Annotated[int, typer.Option("--turn", help="The turn to make non-ideal.")],
+                  mode: Annotated[str, typer.Option("--mode", help="noisy, gap or conflict.")],
+                  out: Annotated[Path, typer.Option("--out", help="Where to write the instances.")]) -> None:
+        """Add a noisy, gap or conflict copy of one turn of every conversation (its earlier turns unchanged)."""
+        import json
+
+        from .builder import with_non_ideal_turn
+
+        records = [json.loads(line) for line in instances.read_text(encoding="utf-8").splitlines() if line.strip()]
+        made, skipped = with_non_ideal_turn(records, turn, mode)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in made), encoding="utf-8")
+        for why in skipped:
+            typer.echo(f"skipped: {why}")
+        typer.echo(f"wrote {len(made)} instances ({len(made) - len(records)} non-ideal turns) to {out}")
 
     add_build_command(group, "conversation", "MTRAG-UN generation tasks or conversations (JSONL).", "mtrag (default) or turns.")
