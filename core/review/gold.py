@@ -274,10 +274,12 @@ def design_evidence(path: Path = DESIGN_EVIDENCE) -> dict[str, str]:
             continue
         share = d["narrower"] / data["cells"]
         verdict = ("at least as narrow" if share >= 0.95 else "NOT narrower: not the default, and not a saving")
+        median, worst = d["median_ratio"], d["worst_ratio"]
         out[d["strategy"]] = (f"{name}: {verdict} — at least as narrow as uniform labels-only intervals (Wilson) in "
                               f"{d['narrower']} of {data['cells']} simulated cells ({share:.0%}); median width "
-                              f"{d['median_ratio']:.2f}×, worst {d['worst_ratio']:.2f}× the Wilson width at the same "
-                              f"number of labels; lowest coverage {d['lowest_coverage']:.1%} "
+                              f"{median:.2f}× the Wilson width at the same number of labels (about {median**2:.2f}× "
+                              f"the labels for the same width), worst {worst:.2f}× (about {worst**2:.1f}× the "
+                              f"labels); lowest coverage {d['lowest_coverage']:.1%} "
                               f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell).")
     return out
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
