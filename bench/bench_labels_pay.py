@@ -301,12 +301,115 @@ def gap_table(cells: list[GapCell]) -> str:
     return "\n".join(lines)
 
 
+DIFF_N, DIFF_BUDGET = 300, 60  # shared instances per world; expected labelled pairs (planned) / responses / 5
+DIFF_DESIGNS = ("uncertainty", "active", "planned")
+
+
+def difference_frames(world: int, sim, design: str, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One world's scores (two models, shared instances) and gold frame with the recorded probabilities and draws:
+    'uncertainty' / 'active' draw each response on its own (draw_gold_sample's floors 0.1 / 0.5), 'planned' both
+    responses of an instance together (the planner's draw)."""
+    n = DIFF_N
+    ids_a, ids_b = np.arange(n) + 1, np.arange(n) + n + 1
+    scores = pd.DataFrame({"response_id": np.r_[ids_a, ids_b], "model": ["a"] * n + ["b"] * n,
+                           "instance_uid": [f"i{i}" for i in range(n)] * 2,
+                           "strict_ias": np.r_[sim.f_a[world], sim.f_b[world]]})
+    if design in ("uncertainty", "active"):
+        pi = sampling_probabilities(np.r_[sim.u_a[world], sim.u_b[world]], 5 * DIFF_BUDGET,
+                                    0.1 if design == "uncertainty" else 0.5)
+        hit = rng.random(2 * n) < pi
+        draw = np.full(2 * n, "run1-x")
+    else:
+        pair = sampling_probabilities(sim.u_a[world] + sim.u_b[world], DIFF_BUDGET)
+        pi, hit = np.r_[pair, pair], np.tile(rng.random(n) < pair, 2)
+        draw = np.full(2 * n, "plan-strict_ias-1")
+    y = np.r_[sim.y_a[world], sim.y_b[world]]
+    gold = pd.DataFrame({"response_id": np.r_[ids_a, ids_b][hit], "strict_ias": y[hit], "loose_ias": y[hit],
+                         "rejection": np.nan, "conflict_recognition": np.nan, "probability": pi[hit],
+                         "draw": draw[hit]})
+    return scores, gold
+
+
+@dataclass(frozen=True)
+class DifferenceCell:
+    """Errors of readmodel.corrected_difference against the world's true difference, with and without the recorded
+    probabilities, over the worlds of one design."""
+
+    design: str
+    weighted: np.ndarray
+    unweighted: np.ndarray
+    all_weighted: bool
+
+    @property
+    def bias(self) -> float:
+        """Mean error of the weighted estimate."""
+        return float(self.weighted.mean())
+
+    @property
+    def se(self) -> float:
+        """Simulation standard error of that mean."""
+        return float(self.weighted.std(ddof=1) / np.sqrt(self.weighted.size))
+
+    @property
+    def unbiased(self) -> bool:
+        """Mean error within 2 simulation standard errors of 0."""
+        return abs(self.bias) <= 2 * self.se
+
+
+def difference_cell(design: str, reps: int, seed: int = 40) -> DifferenceCell:
+    """`reps` worlds: A right at 0.7, B at 0.6, judge accuracy 0.7 biased toward B, failures concentrated on hard
+    responses (what the judges' uncertainty points at); gold drawn by `design`."""
+    from core.analysis import readmodel
+
+    sim = paired(reps, DIFF_N, 0.7, 0.1, 0.7, seed=seed, lean_b=0.2, hard_shift=0.4)
+    rng = np.random.default_rng(seed + 1)
+    truth, weighted, plain, flags = sim.gold.mean(axis=1), [], [], []
+    for w in range(reps):
+        scores, gold = difference_frames(w, sim, design, rng)
+        d = readmodel.corrected_difference(scores, gold, "a", "b")
+        if np.isnan(d["estimate"]):
+            continue
+        flags.append(bool(d["weighted"]))
+        weighted.append(d["estimate"] - truth[w])
+        plain.append(readmodel.corrected_difference(scores, gold.drop(columns=["probability", "draw"]), "a",
+                                                    "b")["estimate"] - truth[w])
+    return DifferenceCell(design, np.array(weighted), np.array(plain), all(flags))
+
+
+def difference_table(cells: list[DifferenceCell]) -> str:
+    """Markdown: per design the mean error of the weighted and the unweighted corrected difference."""
+    lines = ["| design | worlds | mean error, recorded probabilities (± simulation SE) | within 2 SE | mean error, "
+             "probabilities ignored (± SE) |", "|---|---|---|---|---|"]
+    for c in cells:
+        se_u = c.unweighted.std(ddof=1) / np.sqrt(c.unweighted.size)
+        lines.append(f"| {c.design} | {c.weighted.size} | {c.bias:+.4f} ± {c.se:.4f} | {'yes' if c.unbiased else 'NO'}"
+                     f" | {c.unweighted.mean():+.4f} ± {se_u:.4f} |")
+    return "\n".join(lines)
+
+
+def _verdict_json(v: DesignVerdict) -> dict:
+    return {"narrower": v.narrower, "cells": v.cells, "best_ratio": round(v.best_ratio, 3),
+            "median_ratio": round(v.median_ratio, 3), "worst_ratio": round(v.worst_ratio, 3),
+            "lowest_coverage": round(v.lowest_coverage, 4)}
+
+
+def evidence(worlds: int, cells: list[DesignCell], few: list[DesignCell]) -> dict:
+    """What data/sampling_designs.json stores for the Adjudicate page: per design its verdict on the grid (from
+    SMALL_N labels) and below SMALL_N labels."""
+    small = {v.design: v for v in verdicts(few)} if few else {}
+    return {"worlds": worlds, "cells": len(cells), "labels": sorted({c.labels for c in cells}),
+            "small_labels": sorted({c.labels for c in few}), "yardstick": YARDSTICK,
+            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""), **_verdict_json(v),
+                                   **({"below": _verdict_json(small[v.design])} if v.design in small else {})}
+                        for v in verdicts(cells)}}
+
+
 def main() -> int:
     """Run the parts asked for, print their tables and floors, exit 1 on a missed floor."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--worlds", type=int, default=400)
     parser.add_argument("--write", action="store_true", help=f"write the design verdicts to {EVIDENCE}")
-    parser.add_argument("--part", choices=["planner", "designs", "gap", "all"], default="all")
+    parser.add_argument("--part", choices=["planner", "designs", "gap", "differences", "all"], default="all")
     args = parser.parse_args()
     failed = False
     if args.part in ("planner", "all"):
@@ -325,6 +428,10 @@ def main() -> int:
               f"{min(c.interval for c in gaps if c.design == 'missing at random'):.1%}, abstaining on hard cases: "
               f"{min(c.interval for c in gaps if c.design != 'missing at random'):.1%}")
         failed |= min(min(c.bound, c.shown_interval) for c in gaps) < 0.93
+    if args.part in ("differences", "all"):
+        diffs = [difference_cell(d, args.worlds, seed=40 + i) for i, d in enumerate(DIFF_DESIGNS)]
+        print(difference_table(diffs))
+        failed |= not all(c.unbiased and c.all_weighted for c in diffs)
     if args.part in ("designs", "all"):
         every = design_grid(args.worlds)
         cells = [c for c in every if c.labels >= SMALL_N]
@@ -338,14 +445,7 @@ def main() -> int:
         failed |= any(v.lowest_coverage < 0.93 for v in best[1:])
         failed |= min(c.coverage[DEFAULT] for c in few) < 0.93 or best[1].share < 0.95
         if args.write:
-            EVIDENCE.write_text(json.dumps({"worlds": args.worlds, "cells": len(cells), "yardstick": YARDSTICK,
-                                            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""),
-                                                                   "narrower": v.narrower,
-                                                                   "best_ratio": round(v.best_ratio, 3),
-                                                                   "median_ratio": round(v.median_ratio, 3),
-                                                                   "worst_ratio": round(v.worst_ratio, 3),
-                                                                   "lowest_coverage": round(v.lowest_coverage, 4)}
-                                                        for v in best}}, indent=1) + "\n")
+            EVIDENCE.write_text(json.dumps(evidence(args.worlds, cells, few), indent=1) + "\n")
     return 1 if failed else 0
 
 
