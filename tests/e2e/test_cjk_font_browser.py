@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, OffHost, require_chromium, serve, settle
+from tests.e2e.harness import OffHost, launch, require_chromium, serve, settle
 
 pytestmark = pytest.mark.browser
 FONT_PATH = "/app/static/fonts/gauntlet-cjk.woff2"
@@ -56,7 +56,7 @@ def test_cjk_glyphs_render_with_no_system_cjk_font(served, tmp_path, blocked, le
     require_chromium()
     fetched: list[tuple[str, int, str]] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=_fontconfig(tmp_path))
+        browser = launch(playwright, env=_fontconfig(tmp_path))
         try:
             context = browser.new_context(viewport={"width": 1000, "height": 800})
             off_host = OffHost()
