@@ -40,8 +40,8 @@ def _pictures(page, texts: list[str]) -> list[bytes]:
         page.evaluate("""([id, text]) => { const p = document.createElement('p'); p.id = id; p.textContent = text;
             p.style.cssText = 'font-size:40px;display:inline-block;padding:4px;margin:0;background:#fff';
             document.querySelector('[data-testid=stMain]').prepend(p); }""", [f"cjk{i}", text])
-        page.evaluate("(text) => document.fonts.load('40px gauntlet-cjk', text).catch(() => [])", text)
-        page.wait_for_timeout(200)
+        page.evaluate("""(text) => document.fonts.load('40px gauntlet-cjk', text).catch(() => [])
+            .then(() => document.fonts.ready).then(() => new Promise(done => requestAnimationFrame(done)))""", text)
         pictures.append(page.locator(f"#cjk{i}").screenshot())
     return pictures
 
