@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -220,8 +220,12 @@ def sign_in(page, url: str, username: str, password: str) -> None:
 
 
 def open_page(page, link: str) -> None:
-    """Follow a sidebar link and wait for the page to render."""
-    page.get_by_role("link", name=link, exact=True).click()
+    """Follow a sidebar link, wait until the address is the link's (the app has switched pages), then until the run
+    has ended."""
+    anchor = page.get_by_role("link", name=link, exact=True)
+    target = urlsplit(urljoin(page.url, anchor.get_attribute("href") or "")).path.rstrip("/")
+    anchor.click()
+    page.wait_for_url(lambda address: urlsplit(address).path.rstrip("/") == target)
     settle(page)
 
 
