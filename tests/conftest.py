@@ -56,13 +56,18 @@ def pytest_configure(config) -> None:
                                        "(the PostgreSQL pass runs these only)")
 
 
+def pytest_itemcollected(item) -> None:
+    """Keep each browser-test module on one xdist worker (`--dist loadgroup`), so its module-scoped app server starts
+    once: group `browser:<module>`, set as each item is collected (before any collection_modifyitems hook, xdist's
+    included, reads the groups)."""
+    if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group(f"browser:{item.module.__name__}"))
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark `db` every test that gets a database on the active backend; skip sqlite_only tests on PostgreSQL; keep
-    each browser-test module on one xdist worker (`--dist loadgroup`), so its module-scoped app server starts once."""
+    """Mark `db` every test that gets a database on the active backend; skip sqlite_only tests on PostgreSQL."""
     skip = pytest.mark.skip(reason="sqlite_only: about SQLite itself (GAUNTLET_TEST_BACKEND=postgresql)")
     for item in items:
-        if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(f"browser:{item.module.__name__}"))  # one app server per module
         if uses_active_database(item):
             item.add_marker(pytest.mark.db)
         if BACKEND != "sqlite" and "sqlite_only" in item.keywords:
