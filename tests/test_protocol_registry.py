@@ -8,8 +8,9 @@ import pytest
 from core import plugins
 from core.cli import all_commands
 from core.permissions import AUDIENCES, PAGE_ROLES, RESULTS_READERS, add_page
-from core.protocols import PACKAGE_OF, PROTOCOLS, get_protocol, register, register_package
+from core.protocols import PACKAGE_OF, PROTOCOLS, get_protocol, page_protocol, register, register_package
 from core.protocols.index import INDEX_FILE, docs_index
+from core.registry import UnknownNameError
 from ui.navigation import all_pages
 
 PACKAGES = [pytest.param(name, id=name.rpartition(".")[2]) for name in plugins.builtin_packages()]
@@ -73,3 +74,25 @@ def test_docs_index_is_current() -> None:
 def test_docs_index_lists_command_and_page(protocol: str, path: str, title: str, command: str) -> None:
     [row] = [line for line in docs_index().splitlines() if line.startswith(f"| `{protocol}` |")]
     assert f"`gauntlet {command}`" in row and f"| {title} |" in row
+
+
+ENTERPRISE_PAGES = [  # (page script, title): EnterpriseRAG's own figure pages, from its declaration
+    pytest.param("pages/domains.py", "Domains", id="domains"),
+    pytest.param("pages/constraint_errors.py", "Constraint errors", id="constraint_errors"),
+    pytest.param("pages/robustness.py", "Robustness", id="robustness"),
+    pytest.param("pages/model_pairs.py", "Model pairs", id="model_pairs"),
+    pytest.param("pages/data_quality.py", "Data quality", id="data_quality"),
+]
+
+
+@pytest.mark.parametrize(("path", "title"), ENTERPRISE_PAGES)
+def test_enterprise_pages_come_from_its_declaration(path: str, title: str) -> None:
+    assert page_protocol(path) == page_protocol(f"/somewhere/else/{path}") == "enterprise_rag"
+    assert [(p.path, p.title) for p in get_protocol("enterprise_rag").pages if p.path == path] == [(path, title)]
+    assert PAGE_ROLES[path] == RESULTS_READERS
+    assert [(p.title, p.section) for p in all_pages() if p.path == path] == [(title, "Results")]
+
+
+def test_a_page_no_protocol_declares_names_the_declared_ones() -> None:
+    with pytest.raises(UnknownNameError, match="unknown protocol page 'leaderboard.py'.*domains.py"):
+        page_protocol("pages/leaderboard.py")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
 
@@ -33,6 +33,13 @@ ENTERPRISE_RAG = register(Protocol(
     response_scoring="constraints",
     headline=("strict_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"),
     render=enterprise_prompt,
+    pages=(  # its results open on the shared Leaderboard; these are its own figures' pages
+        ProtocolPage("pages/domains.py", "Domains", ":material/radar:"),
+        ProtocolPage("pages/constraint_errors.py", "Constraint errors", ":material/rule:"),
+        ProtocolPage("pages/robustness.py", "Robustness", ":material/shield:"),
+        ProtocolPage("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:"),
+        ProtocolPage("pages/data_quality.py", "Data quality", ":material/verified:"),
+    ),
     doc="docs/enterprise_rag.md",
     paper_tables=(
         PaperTableSpec("2", "Performance of the models on the noisy subset: RAG quality, IAS and Loose IAS by "
