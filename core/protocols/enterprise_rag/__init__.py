@@ -31,6 +31,7 @@ ENTERPRISE_RAG = register(Protocol(
     metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
     response_scoring="constraints",
+    checkers=(f"{__name__}.checkers",),  # its `enterprise:` rule checkers, imported by core.scoring.checkers
     headline=("strict_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"),
     render=enterprise_prompt,
     pages=(  # its results open on the shared Leaderboard; these are its own figures' pages
