@@ -96,3 +96,31 @@ def test_enterprise_pages_come_from_its_declaration(path: str, title: str) -> No
 def test_a_page_no_protocol_declares_names_the_declared_ones() -> None:
     with pytest.raises(UnknownNameError, match="unknown protocol page 'leaderboard.py'.*domains.py"):
         page_protocol("pages/leaderboard.py")
+
+
+def test_modes_for_a_metric_it_does_not_declare_are_refused() -> None:
+    from dataclasses import replace
+
+    from core.protocols.base import MetricModes
+
+    made_up = replace(get_protocol("enterprise_rag"), name="modes_toy",
+                      metric_modes=(MetricModes("faithfulnes", ("noisy",)),), pages=())
+    with pytest.raises(UnknownNameError, match="modes to a metric it does not declare.*did you mean: faithfulness"):
+        register(made_up)
+    assert "modes_toy" not in PROTOCOLS
+
+
+MODE_SCOPES = [  # (protocol, metric, the ',modes,' the summaries expect a verdict in; '' = every mode or NA outside)
+    pytest.param("enterprise_rag", "rejection", ",gap,", id="rejection-gap-only"),
+    pytest.param("enterprise_rag", "refusal", ",noisy,", id="refusal-noisy-only"),
+    pytest.param("enterprise_rag", "coverage", "", id="coverage-not-applicable-outside"),
+    pytest.param("enterprise_rag", "faithfulness", ",noisy,gap,conflict,", id="faithfulness-every-mode"),
+    pytest.param("production_rag", "faithfulness", "", id="no-modes-declared"),
+]
+
+
+@pytest.mark.parametrize(("protocol", "metric", "modes"), MODE_SCOPES)
+def test_summaries_read_the_declared_metric_modes(protocol: str, metric: str, modes: str) -> None:
+    from core.scoring.summaries import _computed_modes
+
+    assert _computed_modes(protocol, metric) == modes

@@ -46,7 +46,7 @@ class DecisionMetric:
 
 def register(protocol: Protocol) -> Protocol:
     """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so do a metric or an
-    aggregate not declared in core.metrics, naming the close matches, and a headline metric it does not report); its
+    aggregate not declared in core.metrics, naming the close matches, a headline metric it does not report, and modes for a metric it does not declare); its
     page joins the permission table."""
     owner = f"protocol {protocol.name!r}"
     check_declared((*protocol.metrics, *protocol.aggregates), owner)
@@ -55,6 +55,10 @@ def register(protocol: Protocol) -> Protocol:
         if name not in reported:
             raise UnknownNameError(f"{owner} names a headline metric it does not report: "
                                    f"{unknown_name_message('metric', name, reported)}")
+    for scope in protocol.metric_modes:
+        if scope.metric not in protocol.metrics:
+            raise UnknownNameError(f"{owner} gives modes to a metric it does not declare: "
+                                   f"{unknown_name_message('metric', scope.metric, protocol.metrics)}")
     PROTOCOLS.add(protocol.name, protocol)
     PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
     for page in protocol.declared_pages():

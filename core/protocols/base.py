@@ -109,6 +109,16 @@ class Builder:
         return getattr(importlib.import_module(module), name)
 
 
+@dataclass(frozen=True)
+class MetricModes:
+    """The instance modes a protocol computes one response metric in (EnterpriseRAG's rejection: gap only); outside
+    them the metric is not applicable for the reason `outside` names, or, with none, not scored at all (skipped)."""
+
+    metric: str
+    modes: tuple[str, ...]
+    outside: str = ""
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -131,6 +141,7 @@ class Protocol:
     render: Renderer | None = None
     page: ProtocolPage | None = None  # the page its results open on (results_pages, the docs index)
     pages: tuple[ProtocolPage, ...] = ()  # its further results pages (EnterpriseRAG's figure pages), in menu order
+    metric_modes: tuple[MetricModes, ...] = ()  # with response_scoring="constraints": the modes each metric is for
     checkers: tuple[str, ...] = ()  # modules whose import registers its rule checkers (core.scoring.checkers loads them)
     doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
     page_views: tuple[View, ...] = ()  # shown on the generic Protocol views page

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, ProtocolPage, needs
+from core.protocols.base import Condition, MetricModes, Prompt, Protocol, ProtocolPage, needs
 from core.protocols.paper import PaperTableSpec
 from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
 
@@ -31,6 +31,14 @@ ENTERPRISE_RAG = register(Protocol(
     metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
     response_scoring="constraints",
+    metric_modes=(  # the judged metrics per retrieval mode (no verdict outside them, but coverage's not applicable)
+        MetricModes("faithfulness", ("noisy", "gap", "conflict")),
+        MetricModes("coverage", ("noisy", "conflict"),
+                    outside="gap instance: the documents hold no answer, so there is nothing to cover"),
+        MetricModes("rejection", ("gap",)),
+        MetricModes("conflict_recognition", ("conflict",)),
+        MetricModes("refusal", ("noisy",)),
+    ),
     checkers=(f"{__name__}.checkers",),  # its `enterprise:` rule checkers, imported by core.scoring.checkers
     headline=("strict_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"),
     render=enterprise_prompt,
