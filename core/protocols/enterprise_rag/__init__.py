@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from core.protocols import register
-from core.protocols.base import Condition, MetricModes, Prompt, Protocol, ProtocolPage, needs
+from core.protocols.base import Condition, MetricModes, Protocol, ProtocolPage, needs
+from core.protocols.enterprise_rag.prompt import enterprise_prompt
 from core.protocols.paper import PaperTableSpec
-from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
-
-
-def enterprise_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
-    """The EnterpriseRAG prompt (core.protocols.prompting.build_messages, byte for byte, under the default)."""
-    messages = enterprise_messages(instance.constraints, documents, instance.query, condition.settings.get("policy"))
-    return messages, constraint_meta(instance.constraints)
-
 
 ENTERPRISE_RAG = register(Protocol(
     name="enterprise_rag",
