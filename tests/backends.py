@@ -7,6 +7,7 @@ fixtures (tests/workspace_factories.py).
 from __future__ import annotations
 
 import dis
+import importlib
 import inspect
 import itertools
 import queue
@@ -264,6 +265,17 @@ def _referenced_once(code, globals_: dict) -> tuple[object, ...]:
     return _REFERENCED[key]
 
 
+def _import_test_module(module: str) -> object:
+    """A module under tests/ that a test imports inside its body, imported now: a subset run may not have loaded it
+    yet, and the answer must not depend on which other modules were collected."""
+    if not module.startswith("tests."):
+        return None
+    try:
+        return importlib.import_module(module)
+    except Exception:  # a module that fails to import fails its own tests; detection just cannot read it
+        return None
+
+
 def _referenced(code, globals_: dict) -> Iterator[object]:
     """The globals a code object names (and `module.name` for a module global), and the names it imports inside its
     body from modules already loaded."""
@@ -272,7 +284,7 @@ def _referenced(code, globals_: dict) -> Iterator[object]:
         if instruction.opname == "IMPORT_NAME":
             module = instruction.argval
         elif instruction.opname == "IMPORT_FROM" and module:
-            loaded = sys.modules.get(module) or sys.modules.get(module.rpartition(".")[2])  # test modules: bare names
+            loaded = sys.modules.get(module) or sys.modules.get(module.rpartition(".")[2]) or _import_test_module(module)
             yield getattr(loaded, instruction.argval, None)
         elif instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and instruction.argval in globals_:
             yield globals_[instruction.argval]
