@@ -57,6 +57,8 @@ class Certificate:
     beats: dict[str, float]  # baseline -> one-sided 95% lower bound of judge - baseline kappa
     n_missing: int
     verdict: str
+    pair_row: str = "human vs human"  # who the second row compares (the hard set's passes are not human)
+    note: str = ""  # a state the verdict rests on (e.g. a labelling pass missing)
 
     def as_dict(self) -> dict:
         """The certificate as stored JSON (an undefined kappa or bound as null: JSON has no NaN or infinity)."""
@@ -218,13 +220,20 @@ def _best_baseline(certificate: dict) -> str:
     return "no baseline" if best is None else f"best baseline {best['rater']} {_k(best['kappa'])}"
 
 
+def _pair(certificate: dict) -> str:
+    name = certificate.get("pair_row", "human vs human")
+    if certificate.get("note"):
+        return f"{name} missing: {certificate['note']}"
+    return f"{name} {_k(certificate['human']['kappa'])}"
+
+
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     """(label, reason) of a judge over a suite's aspects: the weakest aspect's verdict, and every aspect's verdict."""
     order = [NOT_FIT, UNDETERMINED, EXPLORE, DECIDE]
     if not certificates:
         return UNDETERMINED, "no aspect certified"
     worst = min((c["verdict"] for c in certificates), key=order.index)
-    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} vs humans {_k(c['human']['kappa'])}, "
+    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])}, {_pair(c)}, "
              f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
 

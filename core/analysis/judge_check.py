@@ -108,12 +108,13 @@ class CheckResult:
     calls: int = 0
     cost_usd: float = 0.0
     certificates: list[cert.Certificate] = field(default_factory=list)
+    labelling: dict[str, Any] = field(default_factory=dict)  # who labelled the suite and the state of each pass
 
     def figures(self) -> dict[str, Any]:
         """The stored figures: per dimension, the human sanity check, the published anchors and the certificates."""
         return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
                 "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd,
-                "certification": [c.as_dict() for c in self.certificates]}
+                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling}
 
 
 def _dimension_json(d: DimensionResult) -> dict[str, Any]:
@@ -511,3 +512,23 @@ async def check_mtrag(judge: Judge, limit: int | None = None) -> CheckResult:
     result.certificates = mtrag_suite.certify_items(items, [s for s, _, _ in scored])
     result.fitness = suite_fitness(result.figures(), [])
     return result
+
+
+async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
+    """The judge certified on the hard set against its two labelling passes (undetermined until the second exists)."""
+    from core.analysis import hard_set
+
+    items = hard_set.load_items()[:limit] if limit else hard_set.load_items()
+    labels = hard_set.load_labels(items)
+    scored = await hard_set.score_all(judge, items)
+    model, prompt_hash = judge_version(judge)
+    result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=hard_set.NAME,
+                         n_pairs=len(items), dimensions=[], calls=sum(c for _, c, _ in scored),
+                         cost_usd=sum(c for _, _, c in scored))
+    result.certificates = hard_set.certify_items(items, [s for s, _, _ in scored], labels)
+    result.labelling = hard_set.labelling(items, labels)
+    result.fitness = suite_fitness(result.figures(), [])
+    return result
+
+
+SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set}
