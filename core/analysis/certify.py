@@ -221,10 +221,10 @@ def _best_baseline(certificate: dict) -> str:
 
 
 def _pair(certificate: dict) -> str:
-    name = certificate.get("pair_row", "human vs human")
+    who = "humans" if certificate.get("pair_row", "human vs human") == "human vs human" else "annotators"
     if certificate.get("note"):
-        return f"{name} missing: {certificate['note']}"
-    return f"{name} {_k(certificate['human']['kappa'])}"
+        return f"vs {who}: {certificate['note']}"
+    return f"vs {who} {_k(certificate['human']['kappa'])}"
 
 
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
@@ -233,7 +233,7 @@ def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     if not certificates:
         return UNDETERMINED, "no aspect certified"
     worst = min((c["verdict"] for c in certificates), key=order.index)
-    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])}, {_pair(c)}, "
+    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} {_pair(c)}, "
              f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
 
