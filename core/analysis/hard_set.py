@@ -173,11 +173,30 @@ def labelling(items: list[Item], labels: Labels) -> dict[str, Any]:
     """Who labelled the suite, each pass's label count, the second pass's state, the disagreements and how many are
     adjudicated (stored with the check and printed above its rows)."""
     found = disagreements(items, labels)
-    return {"guidelines": GUIDELINES, "who": "pass 1: the item author's construction labels (an LLM agent); pass 2: "
+    return {"guidelines": GUIDELINES, "agreement": pass_agreement(items, labels), "who": "pass 1: the item author's construction labels (an LLM agent); pass 2: "
             "an independent blind LLM-agent labeller; not human labels",
             "passes": {name: len(p) for name, p in labels.passes.items()},
             "second_pass": labels.state(len(items)), "disagreements": len(found),
             "adjudicated": sum(d.adjudicated is not None for d in found)}
+
+
+def pass_agreement(items: list[Item], labels: Labels, resamples: int = cert.RESAMPLES) -> dict[str, dict[str, Any]]:
+    """Annotator-annotator kappa of the two raw passes per aspect, over every item both labelled and per language
+    (the certificate's own annotator row, 95% bootstrap over items); {} without a second pass."""
+    out: dict[str, dict[str, Any]] = {}
+    for aspect in ASPECTS:
+        per_item = {i.id: tuple(_numeric(aspect, p[(i.id, aspect)]) for p in labels.passes.values()
+                                if (i.id, aspect) in p) for i in items}
+        for scope in ("all", *sorted({i.language for i in items})):
+            both = [per_item[i.id] for i in items if len(per_item[i.id]) == len(labels.passes)
+                    and scope in ("all", i.language)]
+            if len(both) < 2:
+                continue
+            row = cert.certify(aspect, [ls[0] for ls in both], both, {}, SCALE, resamples=resamples).human
+            agree = sum(len(set(ls)) == 1 for ls in both) / len(both)
+            out[f"{aspect} ({scope})"] = {"kappa": row.kappa, "ci": list(row.ci), "agreement": agree,
+                                          "n_items": len(both)}
+    return out
 
 
 # --------------------------------------------------------------------------- scoring and certification

@@ -53,7 +53,14 @@ def format_labelling(labelling: dict) -> list[str]:
     passes = ", ".join(f"{name} {n} labels" for name, n in labelling["passes"].items())
     return [f"labels ({labelling['guidelines']}): {labelling['who']}",
             f"  passes: {passes}; second pass {labelling['second_pass']}; disagreements {labelling['disagreements']}, "
-            f"adjudicated {labelling['adjudicated']}"]
+            f"adjudicated {labelling['adjudicated']}",
+            *(f"  annotator vs annotator, {scope}: kappa {_kappa(a['kappa'])} [{a['ci'][0]:.2f}, {a['ci'][1]:.2f}], "
+              f"agreement {a['agreement'] * 100:.1f}% (n {a['n_items']} items)"
+              for scope, a in labelling.get("agreement", {}).items())]
+
+
+def _kappa(value: float | None) -> str:
+    return "undefined" if value is None or value != value else f"{value:.2f}"
 
 
 def format_disagreements(labelling: dict, found: list) -> list[str]:
