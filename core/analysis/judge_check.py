@@ -518,8 +518,8 @@ async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
     """The judge certified on the hard set against its two labelling passes (undetermined until the second exists)."""
     from core.analysis import hard_set
 
-    items = hard_set.load_items()[:limit] if limit else hard_set.load_items()
-    labels = hard_set.load_labels(items)
+    every = hard_set.load_items()
+    labels, items = hard_set.load_labels(every), every[:limit] if limit else every
     scored = await hard_set.score_all(judge, items)
     model, prompt_hash = judge_version(judge)
     result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=hard_set.NAME,
