@@ -29,6 +29,7 @@ MARGIN = 0.15
 MIN_ITEMS = 30
 RESAMPLES = 1000
 DECIDE, EXPLORE, NOT_FIT, UNDETERMINED = "fit to decide", "fit to explore", "not fit", "undetermined"
+ORDER = (NOT_FIT, UNDETERMINED, EXPLORE, DECIDE)  # weakest first
 BASELINES = ("word overlap", "answer length", "majority label")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -229,10 +230,9 @@ def _pair(certificate: dict) -> str:
 
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     """(label, reason) of a judge over a suite's aspects: the weakest aspect's verdict, and every aspect's verdict."""
-    order = [NOT_FIT, UNDETERMINED, EXPLORE, DECIDE]
     if not certificates:
         return UNDETERMINED, "no aspect certified"
-    worst = min((c["verdict"] for c in certificates), key=order.index)
+    worst = min((c["verdict"] for c in certificates), key=ORDER.index)
     parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} {_pair(c)}, "
              f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
