@@ -171,3 +171,17 @@ def test_judge_check_cli_with_both_passes(db_url, tmp_path, monkeypatch) -> None
     listed = CliRunner().invoke(app, ["judge", "disagreements", "--suite", "hard_set"])
     assert listed.exit_code == 0, listed.output
     assert listed.output.count("adjudicated ") == 1 + 3 and "NOT ADJUDICATED" in listed.output
+
+
+def test_an_undefined_agreement_is_stored_as_null_and_printed_as_undefined(tmp_path) -> None:
+    """Two passes that each give one label on a subset: kappa is undefined; the stored summary holds null (JSON, and
+    PostgreSQL, have no NaN) and the printed line says 'undefined'."""
+    from core.commands.judge import format_labelling
+
+    second_pass(tmp_path, flip_every=10 ** 6)
+    every = hs.load_items(tmp_path)
+    items = [i for i in every if i.id in ("hs-en-02a", "hs-en-05a", "hs-en-08a")]  # supported in both passes
+    summary = hs.labelling(items, hs.load_labels(every, tmp_path))
+    assert summary["agreement"]["faithfulness (all)"]["kappa"] is None
+    json.dumps(summary, allow_nan=False)
+    assert "faithfulness (all): kappa undefined [undefined, undefined]" in "\n".join(format_labelling(summary))

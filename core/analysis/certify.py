@@ -63,14 +63,15 @@ class Certificate:
 
     def as_dict(self) -> dict:
         """The certificate as stored JSON (an undefined kappa or bound as null: JSON has no NaN or infinity)."""
-        return _finite(asdict(self))
+        return finite(asdict(self))
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
+    """A JSON-ready copy with every non-finite float as None (JSON, and PostgreSQL's JSON, have no NaN)."""
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return None if isinstance(value, float) and not np.isfinite(value) else value
 
 

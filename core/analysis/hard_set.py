@@ -173,7 +173,7 @@ def labelling(items: list[Item], labels: Labels) -> dict[str, Any]:
     """Who labelled the suite, each pass's label count, the second pass's state, the disagreements and how many are
     adjudicated (stored with the check and printed above its rows)."""
     found = disagreements(items, labels)
-    return {"guidelines": GUIDELINES, "agreement": pass_agreement(items, labels), "who": "pass 1: the item author's construction labels (an LLM agent); pass 2: "
+    return {"guidelines": GUIDELINES, "agreement": cert.finite(pass_agreement(items, labels)), "who": "pass 1: the item author's construction labels (an LLM agent); pass 2: "
             "an independent blind LLM-agent labeller; not human labels",
             "passes": {name: len(p) for name, p in labels.passes.items()},
             "second_pass": labels.state(len(items)), "disagreements": len(found),

@@ -54,7 +54,7 @@ def format_labelling(labelling: dict) -> list[str]:
     return [f"labels ({labelling['guidelines']}): {labelling['who']}",
             f"  passes: {passes}; second pass {labelling['second_pass']}; disagreements {labelling['disagreements']}, "
             f"adjudicated {labelling['adjudicated']}",
-            *(f"  annotator vs annotator, {scope}: kappa {_kappa(a['kappa'])} [{a['ci'][0]:.2f}, {a['ci'][1]:.2f}], "
+            *(f"  annotator vs annotator, {scope}: kappa {_kappa(a['kappa'])} [{_kappa(a['ci'][0])}, {_kappa(a['ci'][1])}], "
               f"agreement {a['agreement'] * 100:.1f}% (n {a['n_items']} items)"
               for scope, a in labelling.get("agreement", {}).items())]
 
