@@ -180,7 +180,8 @@ def verdict(gap_low: float, beats: dict[str, float], margin: float, n_items: int
 def _row(name: str, draws: np.ndarray, point: float, tables: np.ndarray, n_items: int) -> Row:
     finite = draws[np.isfinite(draws)]
     low, high = (np.quantile(finite, [0.025, 0.975]) if len(finite) else (np.nan, np.nan))
-    clip = (round(max(-1.0, float(low)), 12) + 0.0, round(min(1.0, float(high)), 12) + 0.0)
+    clip = ((round(max(-1.0, float(low)), 12) + 0.0, round(min(1.0, float(high)), 12) + 0.0) if len(finite)
+            else (float("nan"), float("nan")))  # no resample defines kappa: no interval (stored as null)
     return Row(name, float(point), clip, n_items, int(tables.sum()))
 
 

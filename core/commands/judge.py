@@ -88,8 +88,8 @@ def format_certificates(certificates: list) -> list[str]:
             if r is c.human and c.note:
                 lines.append(f"  {name:<26} {'-':>6} {c.note}")
                 continue
-            lines.append(f"  {name:<26} {r.kappa:6.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]{'':<2} {r.n_items:>7} "
-                         f"{r.n_labels:>8}")
+            lines.append(f"  {name:<26} {_kappa(r.kappa):>6} [{_kappa(r.ci[0])}, {_kappa(r.ci[1])}]{'':<2} "
+                         f"{r.n_items:>7} {r.n_labels:>8}")
         beats = ", ".join(f"{k} {v:+.2f}" for k, v in c.beats.items())
         gap = "not computed (second row missing)" if c.note else f"{c.gap_low:+.2f} (>= -{c.margin:.2f} to be non-inferior)"
         lines.append(f"  judge - {c.pair_row.split(' vs ')[0]}s lower bound {gap}; "
