@@ -185,3 +185,10 @@ def test_an_undefined_agreement_is_stored_as_null_and_printed_as_undefined(tmp_p
     assert summary["agreement"]["faithfulness (all)"]["kappa"] is None
     json.dumps(summary, allow_nan=False)
     assert "faithfulness (all): kappa undefined [undefined, undefined]" in "\n".join(format_labelling(summary))
+
+
+def test_estimate_only_on_a_passage_suite_runs_nothing(db_url) -> None:
+    from core.cli import app
+
+    result = CliRunner().invoke(app, ["judge", "check", "heuristic", "--suite", "hard_set", "--estimate-only"])
+    assert result.exit_code == 2 and "nothing was run" in result.output and "certification" not in result.output

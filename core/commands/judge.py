@@ -162,6 +162,10 @@ def register(app: typer.Typer) -> None:
         from core.services.judge_checks import store_check
         from core.store.db import get_engine
 
+        if suite in SUITE_CHECKS and estimate_only:
+            typer.echo(f"no cost estimate for suite {suite}: nothing was run; bound the calls with --limit "
+                       "(an LLM judge makes up to 4 calls per item)", err=True)
+            raise typer.Exit(2)
         if suite in SUITE_CHECKS:
             result = with_probe_biases(get_engine(), asyncio.run(SUITE_CHECKS[suite](_judge(judge), limit)))
             typer.echo(format_check(result))
