@@ -72,7 +72,8 @@ def judge_checks_section():
     else:
         for judge in dict.fromkeys(c.judge for c in checks):
             st.markdown(fitness_line(judge, fitness_of(engine(), judge)))
-        st.markdown("**Certification per aspect**: judge, human–human and baseline rows")
+        st.markdown("**Certification per aspect**: judge, human–human (annotator–annotator where the labellers are "
+                    "not human) and baseline rows")
         st.dataframe(certification_table(checks), hide_index=True)
         st.dataframe(suite_check_table(checks), hide_index=True)
     st.caption(f"Beside the published figures ({RAGCHECKER_CITATION.short()}): Pearson / Spearman ×100 against the "

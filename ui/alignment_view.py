@@ -17,7 +17,7 @@ from core.analysis.alignment import (
     CrossJudge,
     average_kappa,
 )
-from core.analysis.judge_check import comparison_rows
+from core.analysis.judge_check import certificate_rows, comparison_rows
 from core.scoring.judges.names import judge_label
 
 EXPERTS = "experts (inter-annotator)"
@@ -143,21 +143,19 @@ def suite_check_table(checks: Sequence) -> pd.DataFrame:
 
 
 def certification_table(checks: Sequence) -> pd.DataFrame:
-    """Per stored check and aspect: the judge row, the human-human row and each baseline row (κ with its 95%
-    bootstrap interval over items, n), the two tests' lower bounds and the aspect's verdict (core.analysis.certify)."""
+    """Per stored check and aspect: the judge row, the second annotator row (human vs human, or annotator vs
+    annotator where the labellers are not human) and each baseline row (κ with its 95% bootstrap interval over items,
+    n), the two tests' lower bounds and the aspect's verdict (judge_check.certificate_rows)."""
     rows = []
-    for c in checks:
-        for cert in c.figures.get("certification", []):
-            raters = [("judge", cert["judge"]), ("human vs human", cert["human"]),
-                      *((f"baseline: {b['rater']}", b) for b in cert["baselines"])]
-            for name, r in raters:
-                test = (f"judge − humans ≥ {cert['gap_low']:+.2f} (margin −{cert['margin']:.2f})" if name == "judge"
-                        else f"judge − baseline ≥ {cert['beats'][r['rater']]:+.2f}" if name.startswith("baseline")
-                        else "")
-                rows.append({"Judge": judge_label(c.judge), "Suite": c.suite, "Aspect": cert["aspect"],
-                             "Verdict": cert["verdict"], "Rater": name, "κ": kappa(r["kappa"]),
-                             "κ 95% CI": kappa_ci(*r["ci"]), "Lower bound (one-sided 95%)": test,
-                             "n items": r["n_items"], "n labels": r["n_labels"], "Prompt hash": c.prompt_hash})
+    for r in certificate_rows(checks):
+        test = ("" if r["lower_bound"] is None
+                else f"judge − annotators ≥ {r['lower_bound']:+.2f} (margin −{r['margin']:.2f})" if r["rater"] == "judge"
+                else f"judge − baseline ≥ {r['lower_bound']:+.2f}")
+        rows.append({"Judge": judge_label(r["judge"]), "Suite": r["suite"], "Aspect": r["aspect"],
+                     "Verdict": r["verdict"], "Rater": r["rater"], "κ": kappa(r["kappa"]),
+                     "κ 95% CI": r["note"] or kappa_ci(*(r["ci"] or (None, None))),
+                     "Lower bound (one-sided 95%)": test, "n items": r["n_items"], "n labels": r["n_labels"],
+                     "Prompt hash": r["prompt_hash"]})
     return pd.DataFrame(rows)
 
 

@@ -29,6 +29,7 @@ MARGIN = 0.15
 MIN_ITEMS = 30
 RESAMPLES = 1000
 DECIDE, EXPLORE, NOT_FIT, UNDETERMINED = "fit to decide", "fit to explore", "not fit", "undetermined"
+ORDER = (NOT_FIT, UNDETERMINED, EXPLORE, DECIDE)  # weakest first
 BASELINES = ("word overlap", "answer length", "majority label")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -57,17 +58,20 @@ class Certificate:
     beats: dict[str, float]  # baseline -> one-sided 95% lower bound of judge - baseline kappa
     n_missing: int
     verdict: str
+    pair_row: str = "human vs human"  # who the second row compares (the hard set's passes are not human)
+    note: str = ""  # a state the verdict rests on (e.g. a labelling pass missing)
 
     def as_dict(self) -> dict:
         """The certificate as stored JSON (an undefined kappa or bound as null: JSON has no NaN or infinity)."""
-        return _finite(asdict(self))
+        return finite(asdict(self))
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
+    """A JSON-ready copy with every non-finite float as None (JSON, and PostgreSQL's JSON, have no NaN)."""
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return None if isinstance(value, float) and not np.isfinite(value) else value
 
 
@@ -176,7 +180,8 @@ def verdict(gap_low: float, beats: dict[str, float], margin: float, n_items: int
 def _row(name: str, draws: np.ndarray, point: float, tables: np.ndarray, n_items: int) -> Row:
     finite = draws[np.isfinite(draws)]
     low, high = (np.quantile(finite, [0.025, 0.975]) if len(finite) else (np.nan, np.nan))
-    clip = (round(max(-1.0, float(low)), 12) + 0.0, round(min(1.0, float(high)), 12) + 0.0)
+    clip = ((round(max(-1.0, float(low)), 12) + 0.0, round(min(1.0, float(high)), 12) + 0.0) if len(finite)
+            else (float("nan"), float("nan")))  # no resample defines kappa: no interval (stored as null)
     return Row(name, float(point), clip, n_items, int(tables.sum()))
 
 
@@ -218,13 +223,19 @@ def _best_baseline(certificate: dict) -> str:
     return "no baseline" if best is None else f"best baseline {best['rater']} {_k(best['kappa'])}"
 
 
+def _pair(certificate: dict) -> str:
+    who = "humans" if certificate.get("pair_row", "human vs human") == "human vs human" else "annotators"
+    if certificate.get("note"):
+        return f"vs {who}: {certificate['note']}"
+    return f"vs {who} {_k(certificate['human']['kappa'])}"
+
+
 def summary(certificates: Sequence[dict]) -> tuple[str, str]:
     """(label, reason) of a judge over a suite's aspects: the weakest aspect's verdict, and every aspect's verdict."""
-    order = [NOT_FIT, UNDETERMINED, EXPLORE, DECIDE]
     if not certificates:
         return UNDETERMINED, "no aspect certified"
-    worst = min((c["verdict"] for c in certificates), key=order.index)
-    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} vs humans {_k(c['human']['kappa'])}, "
+    worst = min((c["verdict"] for c in certificates), key=ORDER.index)
+    parts = [f"{c['aspect']} {c['verdict']} (κ {_k(c['judge']['kappa'])} {_pair(c)}, "
              f"margin {c['margin']:.2f}, {_best_baseline(c)})" for c in certificates]
     return worst, "; ".join(parts)
 

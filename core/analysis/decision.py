@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 import core
 from core.analysis import alignment, picker, readmodel
 from core.analysis.fitness import Fitness, Notice, judge_fitness
-from core.analysis.judge_check import fitness_notice, fitness_of
+from core.analysis.judge_check import certificates_of, fitness_notice, fitness_of
 from core.scoring.summaries import runs_sql
 
 DEFAULT_QUESTION = "Which generator should we put behind our RAG system?"
@@ -62,6 +62,7 @@ class Decision:
     gold_labels: int
     what_would_change: list[str] = field(default_factory=list)
     fitness: Notice | None = None  # the fitness statement of `judge` (and its warning unless it may decide)
+    certificates: list[dict] = field(default_factory=list)  # judge_check.certificates_of: per-aspect verdict rows
 
 
 def _hash(text: str) -> str:
@@ -181,4 +182,4 @@ def decide(engine: Engine, run_ids: Sequence[int], judge: str, spec: picker.Pick
     return Decision(question, run_ids, judge, spec, result, corrected, sets, segments, readmodel.model_counts(scores),
                     judges, fitness, data, runs, prompt_hashes(), core.__version__,
                     generated_at or as_of(engine, run_ids), len(gold), what_would_change(result),
-                    fitness_notice(engine, judge))
+                    fitness_notice(engine, judge), certificates_of(engine, list(fitness)))

@@ -193,7 +193,28 @@ def _judges(d: Decision) -> str:
                     "Note"], rows, f"against the {d.gold_labels} responses with a gold label")
     fit = "".join(f"<li>{_e(judge_label(j))}: against gold <strong>{_e(g.label)}</strong> ({_e(g.reason)}); stored "
                   f"check <strong>{_e(c.label)}</strong> ({_e(c.reason)})</li>" for j, (g, c) in d.judge_fitness.items())
-    return table + f"<ul>{fit}</ul>"
+    return table + f"<ul>{fit}</ul>" + _certificates(d)
+
+
+def _certificates(d: Decision) -> str:
+    """Per judge, suite and aspect: the judge, annotator and baseline rows (κ, 95% CI, n) and the verdict by the
+    rule relative to the suite's annotators (judge_check.certificate_rows; docs/judges.md)."""
+    if not d.certificates:
+        return "<p class='muted'>No judge of these runs has been checked on a labelled suite (gauntlet judge check).</p>"
+    rows = []
+    for r in d.certificates:
+        key = f"certificate|{r['judge']}|{r['suite']}|{r['aspect']}|{r['rater']}"
+        ci = (_e(r["note"]) if r["note"] else "—" if r["ci"] is None
+              else _interval(key, r["ci"][0], r["ci"][1], "float"))
+        rows.append([_e(judge_label(r["judge"])), _e(r["suite"]), _e(r["aspect"]), _e(r["rater"]),
+                     num(key, r["kappa"], "float"), ci, num(key + "|n_items", r["n_items"], "int"),
+                     num(key + "|n_labels", r["n_labels"], "int"),
+                     "" if r["lower_bound"] is None else num(key + "|lower_bound", r["lower_bound"], "float"),
+                     f"<strong>{_e(r['verdict'])}</strong>"])
+    return _table(["Judge", "Suite", "Aspect", "Rater", "κ", "95% CI", "n items", "n labels",
+                   "Lower bound (one-sided 95%)", "Verdict"], rows,
+                  "Judges certified per aspect against each suite's annotators, with the baselines as rows "
+                  "(gauntlet judge check; docs/judges.md)")
 
 
 _CORRECTED_NUMBERS = (("judge_value", "pct"), ("judge_n", "int"), ("estimate", "pct"))

@@ -108,12 +108,13 @@ class CheckResult:
     calls: int = 0
     cost_usd: float = 0.0
     certificates: list[cert.Certificate] = field(default_factory=list)
+    labelling: dict[str, Any] = field(default_factory=dict)  # who labelled the suite and the state of each pass
 
     def figures(self) -> dict[str, Any]:
         """The stored figures: per dimension, the human sanity check, the published anchors and the certificates."""
         return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
                 "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd,
-                "certification": [c.as_dict() for c in self.certificates]}
+                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling}
 
 
 def _dimension_json(d: DimensionResult) -> dict[str, Any]:
@@ -435,16 +436,71 @@ def with_probe_biases(engine: Engine, result: CheckResult) -> CheckResult:
     return result
 
 
-def fitness_of(engine: Engine, judge: str) -> Fitness:
-    """The fitness of a judge id ('heuristic', 'llm:<model>') from its newest stored suite check and probes of that
-    version; undetermined when it was never checked (for the Leaderboard, the picker and the decision report)."""
+def suite_checks_of(engine: Engine, judge: str) -> list[JudgeCheck]:
+    """The judge's newest stored suite check per suite, for its newest checked version (model and prompt hash),
+    newest first."""
     checks = [r for r in latest_checks(engine, "suite") if r.judge == judge]
     if not checks:
+        return []
+    version = (checks[0].judge_model, checks[0].prompt_hash)
+    return [r for r in checks if (r.judge_model, r.prompt_hash) == version]
+
+
+def fitness_of(engine: Engine, judge: str) -> Fitness:
+    """The fitness of a judge id ('heuristic', 'llm:<model>') from the newest stored check on each suite of its newest
+    version and the probes of that version: the weakest suite's label, every suite's per-aspect verdicts as the
+    reason; undetermined when it was never checked (for the Leaderboard, the picker and the decision report)."""
+    checks = suite_checks_of(engine, judge)
+    if not checks:
         return unmeasured(judge)
-    newest = checks[0]
-    biases = stored_biases(engine, newest.judge, newest.judge_model, newest.prompt_hash)
-    fitness = suite_fitness(newest.figures, biases)
-    return Fitness(fitness.label, f"{fitness.reason}; suite {newest.suite}, checked {newest.created_at:%Y-%m-%d}")
+    biases = stored_biases(engine, checks[0].judge, checks[0].judge_model, checks[0].prompt_hash)
+    per_suite = [(c, suite_fitness(c.figures, biases)) for c in checks]
+    label = min((f.label for _, f in per_suite), key=cert.ORDER.index)
+    return Fitness(label, " | ".join(f"{f.reason}; suite {c.suite}, checked {c.created_at:%Y-%m-%d}"
+                                     for c, f in per_suite))
+
+
+def certificate_rows(checks: Sequence[JudgeCheck]) -> list[dict[str, Any]]:
+    """Per stored check, aspect and rater (the judge, the second annotator row, each baseline): kappa with its 95%
+    bootstrap interval, n, the test's one-sided lower bound and the aspect's verdict; the rows every surface shows
+    (Judge alignment, the decision report, the verdict table of the Leaderboard and the picker)."""
+    rows = []
+    for c in checks:
+        for cf in c.figures.get("certification", []):
+            pair = cf.get("pair_row", "human vs human")
+            raters = [("judge", cf["judge"], cf["gap_low"]), (pair, cf["human"], None),
+                      *((f"baseline: {b['rater']}", b, cf["beats"].get(b["rater"])) for b in cf["baselines"])]
+            for name, r, low in raters:
+                missing = name == pair and bool(cf.get("note"))
+                rows.append({"judge": c.judge, "suite": c.suite, "aspect": cf["aspect"], "verdict": cf["verdict"],
+                             "rater": name, "kappa": None if missing else r["kappa"],
+                             "ci": None if missing or r["ci"] is None else tuple(r["ci"]),
+                             "lower_bound": None if cf.get("note") and name == "judge" else low,
+                             "margin": cf["margin"], "n_items": r["n_items"], "n_labels": r["n_labels"],
+                             "note": cf.get("note", "") if missing else "", "prompt_hash": c.prompt_hash,
+                             "checked": c.created_at})
+    return rows
+
+
+def certificates_of(engine: Engine, judges: Sequence[str]) -> list[dict[str, Any]]:
+    """certificate_rows of each judge's newest check on each suite (the decision report's verdict table)."""
+    return [row for judge in judges for row in certificate_rows(suite_checks_of(engine, judge))]
+
+
+def verdict_rows(engine: Engine, judge: str) -> list[dict[str, Any]]:
+    """The judge's per-suite, per-aspect verdicts from its newest check on each suite, with the judge's kappa, the
+    second annotator row's kappa (or the state that stands in for it) and the best baseline's kappa."""
+    out = []
+    for c in suite_checks_of(engine, judge):
+        for cf in c.figures.get("certification", []):
+            base = [b for b in cf["baselines"] if b["kappa"] is not None]
+            best = max(base, key=lambda b: b["kappa"], default=None)
+            out.append({"suite": c.suite, "aspect": cf["aspect"], "verdict": cf["verdict"],
+                        "judge_kappa": cf["judge"]["kappa"], "pair_row": cf.get("pair_row", "human vs human"),
+                        "pair_kappa": None if cf.get("note") else cf["human"]["kappa"], "note": cf.get("note", ""),
+                        "best_baseline": best["rater"] if best else "", "best_baseline_kappa": best["kappa"] if best else None,
+                        "n_items": cf["judge"]["n_items"], "checked": c.created_at})
+    return out
 
 
 # --------------------------------------------------------------------------- beside the published figures
@@ -511,3 +567,23 @@ async def check_mtrag(judge: Judge, limit: int | None = None) -> CheckResult:
     result.certificates = mtrag_suite.certify_items(items, [s for s, _, _ in scored])
     result.fitness = suite_fitness(result.figures(), [])
     return result
+
+
+async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
+    """The judge certified on the hard set against its two labelling passes (undetermined until the second exists)."""
+    from core.analysis import hard_set
+
+    every = hard_set.load_items()
+    labels, items = hard_set.load_labels(every), every[:limit] if limit else every
+    scored = await hard_set.score_all(judge, items)
+    model, prompt_hash = judge_version(judge)
+    result = CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=hard_set.NAME,
+                         n_pairs=len(items), dimensions=[], calls=sum(c for _, c, _ in scored),
+                         cost_usd=sum(c for _, _, c in scored))
+    result.certificates = hard_set.certify_items(items, [s for s, _, _ in scored], labels)
+    result.labelling = hard_set.labelling(items, labels)
+    result.fitness = suite_fitness(result.figures(), [])
+    return result
+
+
+SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set}

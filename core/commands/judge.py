@@ -39,10 +39,41 @@ def format_check(result: CheckResult) -> str:
     for dim, h in result.human.items():
         lines.append(f"human vs human on this suite, {dim}: Pearson {h['pearson'] * 100:.2f}, Spearman "
                      f"{h['spearman'] * 100:.2f}, kappa {h['kappa']:.2f} (n={h['n']})")
+    lines += format_labelling(result.labelling)
     lines += format_certificates(result.certificates)
     if result.fitness:
         lines.append(f"fitness: {result.fitness.label.upper()} ({result.fitness.reason}; see docs/judges.md)")
     return "\n".join(lines)
+
+
+def format_labelling(labelling: dict) -> list[str]:
+    """Who labelled the suite and the state of its passes (nothing for a suite whose labels are the published ones)."""
+    if not labelling:
+        return []
+    passes = ", ".join(f"{name} {n} labels" for name, n in labelling["passes"].items())
+    return [f"labels ({labelling['guidelines']}): {labelling['who']}",
+            f"  passes: {passes}; second pass {labelling['second_pass']}; disagreements {labelling['disagreements']}, "
+            f"adjudicated {labelling['adjudicated']}",
+            *(f"  annotator vs annotator, {scope}: kappa {_kappa(a['kappa'])} [{_kappa(a['ci'][0])}, {_kappa(a['ci'][1])}], "
+              f"agreement {a['agreement'] * 100:.1f}% (n {a['n_items']} items)"
+              for scope, a in labelling.get("agreement", {}).items())]
+
+
+def _kappa(value: float | None) -> str:
+    return "undefined" if value is None or value != value else f"{value:.2f}"
+
+
+def format_disagreements(labelling: dict, found: list) -> list[str]:
+    """The passes' state, then one line per disagreement: each pass's label and the adjudication (or its absence)."""
+    lines = format_labelling(labelling)
+    if labelling["second_pass"] == "missing":
+        return [*lines, "no disagreement can be listed: the second labelling pass is missing"]
+    for d in found:
+        given = ", ".join(f"{name} {label}" for name, label in d.labels.items())
+        adj = (f"adjudicated {d.adjudicated} by {d.adjudicator}: {d.reason}" if d.adjudicated
+               else "NOT ADJUDICATED")
+        lines.append(f"{d.id:<12} {d.aspect:<13} {given}; {adj}")
+    return lines
 
 
 def format_certificates(certificates: list) -> list[str]:
@@ -51,13 +82,17 @@ def format_certificates(certificates: list) -> list[str]:
     for c in certificates:
         lines.append(f"certification, {c.aspect} (kappa against the annotators; bootstrap over items; "
                      f"margin {c.margin:.2f}):")
-        rows = [("judge", c.judge), ("human vs human", c.human), *((f"baseline: {b.rater}", b) for b in c.baselines)]
+        rows = [("judge", c.judge), (c.pair_row, c.human), *((f"baseline: {b.rater}", b) for b in c.baselines)]
         lines.append(f"  {'rater':<26} {'kappa':>6} {'95% CI':<16} {'n items':>7} {'n labels':>8}")
         for name, r in rows:
-            lines.append(f"  {name:<26} {r.kappa:6.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]{'':<2} {r.n_items:>7} "
-                         f"{r.n_labels:>8}")
+            if r is c.human and c.note:
+                lines.append(f"  {name:<26} {'-':>6} {c.note}")
+                continue
+            lines.append(f"  {name:<26} {_kappa(r.kappa):>6} [{_kappa(r.ci[0])}, {_kappa(r.ci[1])}]{'':<2} "
+                         f"{r.n_items:>7} {r.n_labels:>8}")
         beats = ", ".join(f"{k} {v:+.2f}" for k, v in c.beats.items())
-        lines.append(f"  judge - humans lower bound {c.gap_low:+.2f} (>= -{c.margin:.2f} to be non-inferior); "
+        gap = "not computed (second row missing)" if c.note else f"{c.gap_low:+.2f} (>= -{c.margin:.2f} to be non-inferior)"
+        lines.append(f"  judge - {c.pair_row.split(' vs ')[0]}s lower bound {gap}; "
                      f"judge - baseline lower bounds: {beats} (> 0 to beat); unscored {c.n_missing}")
         lines.append(f"  verdict, {c.aspect}: {c.verdict.upper()}")
     return lines
@@ -116,19 +151,23 @@ def register(app: typer.Typer) -> None:
     @judge_app.command("check")
     def check_command(
         judge: Annotated[str, typer.Argument(help="'heuristic' or 'llm:<model name>'.")],
-        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta', 'mtrag' or a JSON / JSONL file (docs/judges.md).")],
+        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta', 'mtrag', 'hard_set' or a JSON / JSONL file (docs/judges.md).")],
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
         estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import check_judge, check_mtrag, load_suite, with_probe_biases
+        from core.analysis.judge_check import SUITE_CHECKS, check_judge, load_suite, with_probe_biases
         from core.analysis.judge_probes import estimate_check_cost
         from core.services.judge_checks import store_check
         from core.store.db import get_engine
 
-        if suite == "mtrag":
-            result = with_probe_biases(get_engine(), asyncio.run(check_mtrag(_judge(judge), limit)))
+        if suite in SUITE_CHECKS and estimate_only:
+            typer.echo(f"no cost estimate for suite {suite}: nothing was run; bound the calls with --limit "
+                       "(an LLM judge makes up to 4 calls per item)", err=True)
+            raise typer.Exit(2)
+        if suite in SUITE_CHECKS:
+            result = with_probe_biases(get_engine(), asyncio.run(SUITE_CHECKS[suite](_judge(judge), limit)))
             typer.echo(format_check(result))
             if store:
                 typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
@@ -141,6 +180,20 @@ def register(app: typer.Typer) -> None:
         typer.echo(format_check(result))
         if store:
             typer.echo(f"stored as judge check {store_check(get_engine(), result)}")
+
+    @judge_app.command("disagreements")
+    def disagreements_command(
+        suite: Annotated[str, typer.Option("--suite", help="A suite labelled in passes: 'hard_set'.")] = "hard_set",
+    ) -> None:
+        """List every item and aspect the labelling passes disagree on, with its adjudication or that it has none."""
+        from core.analysis import hard_set
+
+        if suite != hard_set.NAME:
+            raise typer.BadParameter(f"only {hard_set.NAME!r} is labelled in passes", param_hint="--suite")
+        items = hard_set.load_items()
+        labels = hard_set.load_labels(items)
+        typer.echo("\n".join(format_disagreements(hard_set.labelling(items, labels),
+                                                  hard_set.disagreements(items, labels))))
 
     @judge_app.command("probe")
     def probe_command(
