@@ -1,4 +1,4 @@
-"""The hard set as a judge-check suite: 216 items written for this project (English, Chinese, Japanese), labelled in
+"""The hard set as a judge-check suite: 252 items written for this project (English, Chinese, Japanese), labelled in
 two passes under docs/hard_set_guidelines.md, disagreements adjudicated in a third file.
 
 Who labelled (the labels are not human labels): pass 1 is the item author's construction label (annotator
@@ -8,8 +8,9 @@ the blind copy of the items and the guidelines. The annotator-annotator row comp
 What the judge scores per aspect (binary labels, 0 = unsupported / incomplete, 1 = supported / complete):
 - faithfulness = the judge's faithfulness of the response to the passages;
 - completeness = the judge's coverage of the passages' claims by the response.
-Until the second pass exists the check reports the judge and baseline rows against the construction labels, the
-annotator-annotator row as missing, and the verdict as undetermined (a state, not a number).
+Until the second pass covers every item the check reports the judge and baseline rows against the construction labels,
+the annotator-annotator row over the items both passes labelled (or as missing), and the verdict as undetermined (a
+state, not a number): "second labelling pass missing for k items".
 """
 
 from __future__ import annotations
@@ -141,12 +142,14 @@ class Labels:
     adjudication: dict[tuple[str, str], tuple[str, str, str]]
 
     def state(self, n_items: int) -> str:
-        """'complete', 'missing' or 'partial: k of n labels' for the second pass."""
+        """'complete', 'missing', or 'missing for k items' (items added after the second pass, or not yet labelled
+        by it on every aspect) for the second pass."""
         second = self.passes[SECOND]
-        expected = n_items * len(ASPECTS)
         if not second:
             return "missing"
-        return "complete" if len(second) >= expected else f"partial: {len(second)} of {expected} labels"
+        covered = {i for i, _ in second if all((i, a) in second for a in ASPECTS)}
+        missing = n_items - len(covered)
+        return "complete" if missing <= 0 else f"missing for {missing} items"
 
 
 def load_labels(items: list[Item], folder: Path | None = None) -> Labels:
