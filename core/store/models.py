@@ -277,6 +277,30 @@ class FailureCount(SQLModel, table=True):
     unjudged: int = 0
 
 
+class MetricAggregate(SQLModel, table=True):
+    """Response-level metric rows of one run and judge summed per model, protocol, condition (mode), domain, language,
+    metric and state, over the run's done responses: how many responses, how many counted values, their sum and sum of
+    squares. Written by the summarise stage with response_metric in one transaction (core.scoring.summaries)."""
+
+    __tablename__ = "metric_aggregate"
+    __table_args__ = (Index("ix_metric_aggregate_run_judge", "run_id", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    judge: str
+    model_id: int = Field(foreign_key="model.id")
+    protocol: str
+    mode: str
+    domain_id: int = Field(foreign_key="domain.id")
+    language: str
+    metric: str
+    state: str
+    responses: int = 0
+    n_values: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+
 class ResponseScoreState(SQLModel, table=True):
     """Which verdicts a run's summaries for one judge (response_score, response_metric, failure_count) were built from: their count and max id."""
 

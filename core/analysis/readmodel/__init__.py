@@ -99,6 +99,7 @@ from core.analysis.readmodel.report import (
     run_repeats,
     run_report,
 )
+from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
 from core.analysis.readmodel.responses import (
     CONSTRAINT_COLUMNS,
     IAS,
@@ -167,6 +168,7 @@ from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
 __all__ = [
+    "metric_aggregates", "aggregate_means", "aggregate_state_counts",
     "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
     "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
     "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",
