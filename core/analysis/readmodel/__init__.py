@@ -13,6 +13,7 @@ Every public name is re-exported here, so `from core.analysis.readmodel import X
 
 from __future__ import annotations
 
+from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_weights
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
@@ -99,7 +100,6 @@ from core.analysis.readmodel.report import (
     run_repeats,
     run_report,
 )
-from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
 from core.analysis.readmodel.responses import (
     CONSTRAINT_COLUMNS,
     IAS,

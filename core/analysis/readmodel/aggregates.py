@@ -15,7 +15,13 @@ from sqlalchemy.engine import Engine
 from core.analysis.readmodel.responses import read_sql
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
-from core.scoring.summaries import RESPONSES_METRIC, aggregate_select_sql, metric_select_sql, runs_sql, stale_summary_runs
+from core.scoring.summaries import (
+    RESPONSES_METRIC,
+    aggregate_select_sql,
+    metric_select_sql,
+    runs_sql,
+    stale_summary_runs,
+)
 
 AGGREGATE_FRAME_COLUMNS: tuple[str, ...] = ("run_id", "model", "protocol", "mode", "domain", "language", "metric",
                                             "state", "responses", "n_values", "total", "total_sq")
