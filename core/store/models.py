@@ -187,7 +187,8 @@ class LLMCall(SQLModel, table=True):
 class Verdict(SQLModel, table=True):
     """One judgement of a response: a constraint verdict or a metric value, with its judge, method and reason."""
 
-    __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),)
+    __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),
+                      Index("ix_verdict_run_judge", "run_id", "judge"))  # a run's judges by index seeks
 
     id: int | None = Field(default=None, primary_key=True)
     response_id: int = Field(foreign_key="response.id", index=True)

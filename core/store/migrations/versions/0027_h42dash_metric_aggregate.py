@@ -1,5 +1,6 @@
 """metric_aggregate: response-level metric rows summed per run, judge, model, protocol, condition, domain, language,
-metric and state (responses, counted values, sum, sum of squares), written by the summarise stage with response_metric.
+metric and state (responses, counted values, sum, sum of squares), written by the summarise stage with response_metric;
+and the index ix_verdict_run_judge (a run's judges by index seeks).
 
 Back-fill: every run's summaries are marked stale (response_score_state emptied), so the read model computes the
 aggregates inline from the verdicts, as it does for any run scored since its summaries were built, until the run is
@@ -44,9 +45,12 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_metric_aggregate_run_judge", "metric_aggregate", ["run_id", "judge"], unique=False)
+    # the judges of a run by index seeks (readmodel.run_judges: every results page asks on every render)
+    op.create_index("ix_verdict_run_judge", "verdict", ["run_id", "judge"], unique=False)
     op.execute("DELETE FROM response_score_state")  # summaries without aggregates are stale: read inline until rebuilt
 
 
 def downgrade() -> None:
+    op.drop_index("ix_verdict_run_judge", table_name="verdict")
     op.drop_index("ix_metric_aggregate_run_judge", table_name="metric_aggregate")
     op.drop_table("metric_aggregate")
