@@ -79,3 +79,28 @@ def test_the_summarise_stage_writes_them_with_the_metric_rows(results) -> None:
         metric_rows = conn.execute(text("SELECT COUNT(*) FROM response_metric m JOIN response r ON r.id = "
                                         "m.response_id WHERE m.judge = 'heuristic' AND r.status = 'done'")).scalar()
     assert int(stored) == int(metric_rows) > 0
+
+
+def test_the_migration_back_fills_what_the_summarise_stage_writes(results) -> None:
+    from alembic import command
+
+    from core.scoring.summaries import rebuild_summaries
+    from core.store.db import alembic_config
+
+    engine = results
+    for judge in ("heuristic", "llm:second"):  # current summaries of both judges (other tests mark one stale)
+        rebuild_summaries(engine, 1, judge)
+    query = text("SELECT run_id, judge, model_id, protocol, mode, domain_id, language, metric, state, responses, "
+                 "n_values, total, total_sq FROM metric_aggregate ORDER BY run_id, judge, model_id, protocol, mode, "
+                 "domain_id, language, metric, state")
+    with engine.connect() as conn:
+        written = [tuple(r) for r in conn.execute(query)]
+    url = engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0026")
+    command.upgrade(alembic_config(url), "head")
+    engine.dispose()
+    with engine.connect() as conn:
+        back_filled = [tuple(r) for r in conn.execute(query)]
+    assert [r[:11] for r in back_filled] == [r[:11] for r in written] and written
+    np.testing.assert_allclose([r[11:] for r in back_filled], [r[11:] for r in written], rtol=0, atol=1e-12)
+    assert not stale_summary_runs(engine, [1], "heuristic")

@@ -2,9 +2,9 @@
 metric and state (responses, counted values, sum, sum of squares), written by the summarise stage with response_metric;
 and the index ix_verdict_run_judge (a run's judges by index seeks).
 
-Back-fill: every run's summaries are marked stale (response_score_state emptied), so the read model computes the
-aggregates inline from the verdicts, as it does for any run scored since its summaries were built, until the run is
-summarised again (`gauntlet` scoring or core.scoring.summaries.refresh_summaries).
+Back-fill: for every (run, judge) whose summaries were built (response_score_state), its response_metric rows are
+summed as the summarise stage sums them (core.scoring.summaries.aggregate_select_sql, frozen here), so the stored
+summaries stay current; runs summarised later get theirs from the summarise stage.
 
 Revision ID: 0027
 Revises: 0026
@@ -20,6 +20,26 @@ revision = "0027"
 down_revision = "0026"
 branch_labels = None
 depends_on = None
+
+
+_GROUPS = "r.model_id, i.protocol, COALESCE(i.mode, 'none'), i.domain_id, COALESCE(i.language, '')"
+_NAMED = ("b.judge, r.model_id, i.protocol, COALESCE(i.mode, 'none') AS mode, i.domain_id, "
+          "COALESCE(i.language, '') AS language")
+_BACKFILL_SQL = f"""
+INSERT INTO metric_aggregate (run_id, judge, model_id, protocol, mode, domain_id, language, metric, state, responses,
+                              n_values, total, total_sq)
+SELECT s.run_id, {_NAMED}, s.metric, s.state, COUNT(*), COUNT(s.value), COALESCE(SUM(s.value), 0.0),
+       COALESCE(SUM(s.value * s.value), 0.0)
+FROM response_score_state b JOIN response_metric s ON s.run_id = b.run_id AND s.judge = b.judge
+JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id
+WHERE r.status = 'done'
+GROUP BY s.run_id, b.judge, {_GROUPS}, s.metric, s.state
+UNION ALL
+SELECT r.run_id, {_NAMED}, '', '', COUNT(*), 0, 0.0, 0.0
+FROM response_score_state b JOIN response r ON r.run_id = b.run_id JOIN instance i ON i.id = r.instance_id
+WHERE r.status = 'done'
+GROUP BY r.run_id, b.judge, {_GROUPS}
+"""
 
 
 def upgrade() -> None:
@@ -47,7 +67,7 @@ def upgrade() -> None:
     op.create_index("ix_metric_aggregate_run_judge", "metric_aggregate", ["run_id", "judge"], unique=False)
     # the judges of a run by index seeks (readmodel.run_judges: every results page asks on every render)
     op.create_index("ix_verdict_run_judge", "verdict", ["run_id", "judge"], unique=False)
-    op.execute("DELETE FROM response_score_state")  # summaries without aggregates are stale: read inline until rebuilt
+    op.execute(_BACKFILL_SQL)
 
 
 def downgrade() -> None:
