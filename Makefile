@@ -39,9 +39,12 @@ test: $(VENV)/.dev-installed chromium postgresql
 	$(PYTEST)
 
 # Lint and types ([tool.ruff.lint], [tool.mypy] in pyproject.toml: zero errors on core/); CI runs it before the tests.
+# mypy keeps its incremental cache outside the clone (MYPY_CACHE): it checks each file's hash against the cache, so a
+# fresh clone reuses what an earlier run on this machine checked (about 1.5 s CPU instead of 50 s) and rechecks the rest.
+MYPY_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rag-gauntlet/mypy
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check core tests bench pages ui app.py
-	$(VENV)/bin/mypy core
+	$(VENV)/bin/mypy --cache-dir "$(MYPY_CACHE)" core
 
 # PostgreSQL from the distribution's packages (server binaries under /usr/lib/postgresql/*/bin).
 postgresql: $(VENV)/.installed

@@ -29,7 +29,15 @@ import pandas as pd
 
 from bench.sim_worlds import EASY_U, HARD_SHARE, HARD_U, judge, paired
 from core.analysis import gold_budget as gb
-from core.analysis.ppi import MIN_LABELS, ipw_rows, labels_only, ppi_rows, sampling_probabilities
+from core.analysis.ppi import (
+    MIN_LABELS,
+    SMALL_N,
+    ipw_rows,
+    labels_only,
+    narrower_rows,
+    ppi_rows,
+    sampling_probabilities,
+)
 
 POPULATION = 400
 RATE_A = 0.6
@@ -110,11 +118,13 @@ def planner_grid(worlds: int, differences=DIFFERENCES, accuracies=ACCURACIES, le
 
 RESPONSES = 600
 RATES = (0.05, 0.15, 0.5, 0.7, 0.95)
-LABELS = (30, 50, 100)
-DESIGNS = {"uniform, PPI++ (stratified draw)": None, "uncertainty (floor 0.1)": 0.1,
+LABELS = (10, 20, 30, 50, 100)
+DEFAULT = "stratified draw: PPI++ or Wilson, whichever is narrower (default)"
+PPI_ONLY = "uniform, PPI++ alone (before issue 40's fix)"
+DESIGNS: dict[str, str | float | None] = {DEFAULT: "narrower", PPI_ONLY: None, "uncertainty (floor 0.1)": 0.1,
            "active inference (Zrnic & Candès, half uniform)": 0.5}
 YARDSTICK = "uniform, labels only (Wilson)"
-STRATEGY = {"uniform, PPI++ (stratified draw)": "stratified", "uncertainty (floor 0.1)": "uncertainty",
+STRATEGY = {DEFAULT: "stratified", "uncertainty (floor 0.1)": "uncertainty",
             "active inference (Zrnic & Candès, half uniform)": "active"}  # draw_gold_sample's strategy names
 EVIDENCE = Path(__file__).resolve().parents[1] / "data" / "sampling_designs.json"  # read by the Adjudicate page
 
@@ -152,10 +162,12 @@ def design_cell(rate: float, accuracy: float, labels: int, lean: float, reps: in
     _, low, high = labels_only(np.where(uniform, y, np.nan))
     record(YARDSTICK, low, high, np.ones(reps, bool))
     for name, floor in DESIGNS.items():
-        if floor is None:
+        if floor is None or floor == "narrower":  # the stratified draw: uniform within the model, equal probabilities
             r = ppi_rows(y, f, uniform)
+            r = narrower_rows(r, y, uniform) if floor == "narrower" else r
             record(name, r.low, r.high, np.ones(reps, bool))
             continue
+        assert isinstance(floor, float)
         pi = np.stack([sampling_probabilities(row, labels, floor) for row in u])
         drawn = rng.random(shape) < pi
         r = ipw_rows(f, np.where(drawn, y, np.nan), pi)
@@ -165,7 +177,7 @@ def design_cell(rate: float, accuracy: float, labels: int, lean: float, reps: in
 
 def design_grid(reps: int, rates=RATES, accuracies=ACCURACIES, labels=LABELS, leans=LEANS) -> list[DesignCell]:
     """Every cell of the sampling-design grid, seeded per cell."""
-    return [design_cell(r, a, n, lean, reps, seed=7000 + 100 * i + 10 * j + 3 * k + m)
+    return [design_cell(r, a, n, lean, reps, seed=7000 + 1000 * i + 100 * j + 10 * k + m)
             for i, r in enumerate(rates) for j, a in enumerate(accuracies) for k, n in enumerate(labels)
             for m, lean in enumerate(leans)]
 
@@ -180,6 +192,7 @@ class DesignVerdict:
     worst_ratio: float
     median_ratio: float
     lowest_coverage: float
+    best_ratio: float
 
     @property
     def share(self) -> float:
@@ -193,18 +206,18 @@ def verdicts(cells: list[DesignCell]) -> list[DesignVerdict]:
     for name in (YARDSTICK, *DESIGNS):
         ratios = np.array([c.widths[name] / c.widths[YARDSTICK] for c in cells])
         out.append(DesignVerdict(name, int((ratios <= 1.0 + 1e-9).sum()), len(cells), float(ratios.max()),
-                                 float(np.median(ratios)), min(c.coverage[name] for c in cells)))
+                                 float(np.median(ratios)), min(c.coverage[name] for c in cells), float(ratios.min())))
     return out
 
 
 def design_table(cells: list[DesignCell]) -> str:
     """Markdown: per design, cells at least as narrow as uniform labels-only, width ratios, lowest coverage; then
     the mean width ratio per judge accuracy."""
-    lines = ["| design | cells at least as narrow as uniform labels-only (Wilson) | median width ratio | worst width "
-             "ratio | lowest coverage |", "|---|---|---|---|---|"]
+    lines = ["| design | cells at least as narrow as uniform labels-only (Wilson) | best width ratio | median width "
+             "ratio | worst width ratio | lowest coverage |", "|---|---|---|---|---|---|"]
     for v in verdicts(cells):
-        lines.append(f"| {v.design} | {v.narrower} of {v.cells} ({v.share:.0%}) | {v.median_ratio:.2f} | "
-                     f"{v.worst_ratio:.2f} | {v.lowest_coverage:.1%} |")
+        lines.append(f"| {v.design} | {v.narrower} of {v.cells} ({v.share:.0%}) | {v.best_ratio:.2f} | "
+                     f"{v.median_ratio:.2f} | {v.worst_ratio:.2f} | {v.lowest_coverage:.1%} |")
     lines += ["", "| judge accuracy | " + " | ".join(DESIGNS) + " |", "|---|" + "---|" * len(DESIGNS)]
     for a in sorted({c.accuracy for c in cells}):
         mine = [c for c in cells if c.accuracy == a]
@@ -221,14 +234,17 @@ GAP_DESIGNS = {"missing at random": 1.0, "abstains on hard cases": 5.0}  # undet
 
 @dataclass(frozen=True)
 class GapCell:
-    """Coverage of the gap's MOVER interval and of its worst-case bound in one cell."""
+    """Coverage in one cell of the gap interval the leaderboard shows (MOVER ∪ worst-case bound), of the MOVER
+    interval alone (assumes missing at random; no longer shown as the interval) and of the worst-case bound."""
 
     pass_rate: float
     undetermined: float
     design: str
+    shown_interval: float
     interval: float
     bound: float
     shown: int
+    width: float  # mean width of the shown interval
 
 
 def gap_cell(pass_rate: float, undetermined: float, design: str, reps: int, seed: int) -> GapCell:
@@ -254,11 +270,19 @@ def gap_cell(pass_rate: float, undetermined: float, design: str, reps: int, seed
     models = pd.DataFrame({"model": frame["model"].unique(), "paradigm": "standard", "access": "open",
                            "is_baseline": False})
     truth = pass_rate - pass_rate**GAP_CONSTRAINTS
-    gap = readmodel.leaderboard(frame, models).query("metric == 'orchestration_gap'").dropna(subset=["ci_low"])
+
+    def gap_of(scores: pd.DataFrame) -> pd.DataFrame:
+        return readmodel.leaderboard(scores, models).query("metric == 'orchestration_gap'").dropna(subset=["ci_low"])
+
+    def covered(low: pd.Series, high: pd.Series) -> float:
+        return float(((low <= truth) & (truth <= high)).mean())
+
+    shown = gap_of(frame)
+    mover = gap_of(frame.drop(columns=["n_constraints", "n_constraint_errors", "n_constraint_unjudged"]))
     bounds = readmodel.gap_bounds(frame).dropna(subset=["bound_low"])
-    return GapCell(pass_rate, undetermined, design,
-                   float(((gap["ci_low"] <= truth) & (truth <= gap["ci_high"])).mean()),
-                   float(((bounds["bound_low"] <= truth) & (truth <= bounds["bound_high"])).mean()), len(gap))
+    return GapCell(pass_rate, undetermined, design, covered(shown["ci_low"], shown["ci_high"]),
+                   covered(mover["ci_low"], mover["ci_high"]), covered(bounds["bound_low"], bounds["bound_high"]),
+                   len(shown), float((shown["ci_high"] - shown["ci_low"]).mean()))
 
 
 def gap_grid(reps: int) -> list[GapCell]:
@@ -268,12 +292,116 @@ def gap_grid(reps: int) -> list[GapCell]:
 
 
 def gap_table(cells: list[GapCell]) -> str:
-    """Markdown: coverage of the MOVER interval and of the worst-case bound per cell."""
-    lines = ["| constraint pass rate × undetermined share × design | MOVER interval (assumes missing at random) | "
-             "worst-case bound |", "|---|---|---|"]
-    lines += [f"| {c.pass_rate:g} × {c.undetermined:g} × {c.design} | {c.interval:.1%} | {c.bound:.1%} |"
-              for c in cells]
+    """Markdown: coverage of the shown gap interval, of the MOVER interval alone and of the worst-case bound."""
+    lines = ["| constraint pass rate × undetermined share × design | shown interval (MOVER ∪ worst-case bound) | mean "
+             "width shown | MOVER alone (assumes missing at random; not shown) | worst-case bound |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {c.pass_rate:g} × {c.undetermined:g} × {c.design} | {c.shown_interval:.1%} | {c.width:.3f} | "
+              f"{c.interval:.1%} | {c.bound:.1%} |" for c in cells]
     return "\n".join(lines)
+
+
+DIFF_N, DIFF_BUDGET = 300, 60  # shared instances per world; expected labelled pairs (planned) / responses / 5
+DIFF_DESIGNS = ("uncertainty", "active", "planned")
+
+
+def difference_frames(world: int, sim, design: str, rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One world's scores (two models, shared instances) and gold frame with the recorded probabilities and draws:
+    'uncertainty' / 'active' draw each response on its own (draw_gold_sample's floors 0.1 / 0.5), 'planned' both
+    responses of an instance together (the planner's draw)."""
+    n = DIFF_N
+    ids_a, ids_b = np.arange(n) + 1, np.arange(n) + n + 1
+    scores = pd.DataFrame({"response_id": np.r_[ids_a, ids_b], "model": ["a"] * n + ["b"] * n,
+                           "instance_uid": [f"i{i}" for i in range(n)] * 2,
+                           "strict_ias": np.r_[sim.f_a[world], sim.f_b[world]]})
+    if design in ("uncertainty", "active"):
+        pi = sampling_probabilities(np.r_[sim.u_a[world], sim.u_b[world]], 5 * DIFF_BUDGET,
+                                    0.1 if design == "uncertainty" else 0.5)
+        hit = rng.random(2 * n) < pi
+        draw = np.full(2 * n, "run1-x")
+    else:
+        pair = sampling_probabilities(sim.u_a[world] + sim.u_b[world], DIFF_BUDGET)
+        pi, hit = np.r_[pair, pair], np.tile(rng.random(n) < pair, 2)
+        draw = np.full(2 * n, "plan-strict_ias-1")
+    y = np.r_[sim.y_a[world], sim.y_b[world]]
+    gold = pd.DataFrame({"response_id": np.r_[ids_a, ids_b][hit], "strict_ias": y[hit], "loose_ias": y[hit],
+                         "rejection": np.nan, "conflict_recognition": np.nan, "probability": pi[hit],
+                         "draw": draw[hit]})
+    return scores, gold
+
+
+@dataclass(frozen=True)
+class DifferenceCell:
+    """Errors of readmodel.corrected_difference against the world's true difference, with and without the recorded
+    probabilities, over the worlds of one design."""
+
+    design: str
+    weighted: np.ndarray
+    unweighted: np.ndarray
+    all_weighted: bool
+
+    @property
+    def bias(self) -> float:
+        """Mean error of the weighted estimate."""
+        return float(self.weighted.mean())
+
+    @property
+    def se(self) -> float:
+        """Simulation standard error of that mean."""
+        return float(self.weighted.std(ddof=1) / np.sqrt(self.weighted.size))
+
+    @property
+    def unbiased(self) -> bool:
+        """Mean error within 2 simulation standard errors of 0."""
+        return abs(self.bias) <= 2 * self.se
+
+
+def difference_cell(design: str, reps: int, seed: int = 40) -> DifferenceCell:
+    """`reps` worlds: A right at 0.7, B at 0.6, judge accuracy 0.7 biased toward B, failures concentrated on hard
+    responses (what the judges' uncertainty points at); gold drawn by `design`."""
+    from core.analysis import readmodel
+
+    sim = paired(reps, DIFF_N, 0.7, 0.1, 0.7, seed=seed, lean_b=0.2, hard_shift=0.4)
+    rng = np.random.default_rng(seed + 1)
+    truth, weighted, plain, flags = sim.gold.mean(axis=1), [], [], []
+    for w in range(reps):
+        scores, gold = difference_frames(w, sim, design, rng)
+        d = readmodel.corrected_difference(scores, gold, "a", "b")
+        if np.isnan(d["estimate"]):
+            continue
+        flags.append(bool(d["weighted"]))
+        weighted.append(d["estimate"] - truth[w])
+        plain.append(readmodel.corrected_difference(scores, gold.drop(columns=["probability", "draw"]), "a",
+                                                    "b")["estimate"] - truth[w])
+    return DifferenceCell(design, np.array(weighted), np.array(plain), all(flags))
+
+
+def difference_table(cells: list[DifferenceCell]) -> str:
+    """Markdown: per design the mean error of the weighted and the unweighted corrected difference."""
+    lines = ["| design | worlds | mean error, recorded probabilities (± simulation SE) | within 2 SE | mean error, "
+             "probabilities ignored (± SE) |", "|---|---|---|---|---|"]
+    for c in cells:
+        se_u = c.unweighted.std(ddof=1) / np.sqrt(c.unweighted.size)
+        lines.append(f"| {c.design} | {c.weighted.size} | {c.bias:+.4f} ± {c.se:.4f} | {'yes' if c.unbiased else 'NO'}"
+                     f" | {c.unweighted.mean():+.4f} ± {se_u:.4f} |")
+    return "\n".join(lines)
+
+
+def _verdict_json(v: DesignVerdict) -> dict:
+    return {"narrower": v.narrower, "cells": v.cells, "best_ratio": round(v.best_ratio, 3),
+            "median_ratio": round(v.median_ratio, 3), "worst_ratio": round(v.worst_ratio, 3),
+            "lowest_coverage": round(v.lowest_coverage, 4)}
+
+
+def evidence(worlds: int, cells: list[DesignCell], few: list[DesignCell]) -> dict:
+    """What data/sampling_designs.json stores for the Adjudicate page: per design its verdict on the grid (from
+    SMALL_N labels) and below SMALL_N labels."""
+    small = {v.design: v for v in verdicts(few)} if few else {}
+    return {"worlds": worlds, "cells": len(cells), "labels": sorted({c.labels for c in cells}),
+            "small_labels": sorted({c.labels for c in few}), "yardstick": YARDSTICK,
+            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""), **_verdict_json(v),
+                                   **({"below": _verdict_json(small[v.design])} if v.design in small else {})}
+                        for v in verdicts(cells)}}
 
 
 def main() -> int:
@@ -281,7 +409,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--worlds", type=int, default=400)
     parser.add_argument("--write", action="store_true", help=f"write the design verdicts to {EVIDENCE}")
-    parser.add_argument("--part", choices=["planner", "designs", "gap", "all"], default="all")
+    parser.add_argument("--part", choices=["planner", "designs", "gap", "differences", "all"], default="all")
     args = parser.parse_args()
     failed = False
     if args.part in ("planner", "all"):
@@ -295,25 +423,29 @@ def main() -> int:
     if args.part in ("gap", "all"):
         gaps = gap_grid(args.worlds)
         print(gap_table(gaps))
-        print(f"\nLowest worst-case bound coverage: {min(c.bound for c in gaps):.1%}; MOVER interval under missing "
-              f"at random: {min(c.interval for c in gaps if c.design == 'missing at random'):.1%}, abstaining on "
-              f"hard cases: {min(c.interval for c in gaps if c.design != 'missing at random'):.1%}")
-        failed |= min(c.bound for c in gaps) < 0.93
+        print(f"\nLowest coverage: shown interval {min(c.shown_interval for c in gaps):.1%}, worst-case bound "
+              f"{min(c.bound for c in gaps):.1%}; MOVER alone under missing at random: "
+              f"{min(c.interval for c in gaps if c.design == 'missing at random'):.1%}, abstaining on hard cases: "
+              f"{min(c.interval for c in gaps if c.design != 'missing at random'):.1%}")
+        failed |= min(min(c.bound, c.shown_interval) for c in gaps) < 0.93
+    if args.part in ("differences", "all"):
+        diffs = [difference_cell(d, args.worlds, seed=40 + i) for i, d in enumerate(DIFF_DESIGNS)]
+        print(difference_table(diffs))
+        failed |= not all(c.unbiased and c.all_weighted for c in diffs)
     if args.part in ("designs", "all"):
-        cells = design_grid(args.worlds)
+        every = design_grid(args.worlds)
+        cells = [c for c in every if c.labels >= SMALL_N]
         print(design_table(cells))
         best = verdicts(cells)
         print("\nDesigns at least as narrow as uniform labels-only in >= 95% of cells: "
               + (", ".join(v.design for v in best[1:] if v.share >= 0.95) or "none"))
+        few = [c for c in every if c.labels < SMALL_N]
+        print(f"\nBelow {SMALL_N} labels ({sorted({c.labels for c in few})}; the default shows PPI++ alone there):\n")
+        print(design_table(few))
         failed |= any(v.lowest_coverage < 0.93 for v in best[1:])
+        failed |= min(c.coverage[DEFAULT] for c in few) < 0.93 or best[1].share < 0.95
         if args.write:
-            EVIDENCE.write_text(json.dumps({"worlds": args.worlds, "cells": len(cells), "yardstick": YARDSTICK,
-                                            "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""),
-                                                                   "narrower": v.narrower,
-                                                                   "median_ratio": round(v.median_ratio, 3),
-                                                                   "worst_ratio": round(v.worst_ratio, 3),
-                                                                   "lowest_coverage": round(v.lowest_coverage, 4)}
-                                                        for v in best}}, indent=1) + "\n")
+            EVIDENCE.write_text(json.dumps(evidence(args.worlds, cells, few), indent=1) + "\n")
     return 1 if failed else 0
 
 

@@ -36,6 +36,8 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("checkers", "core.commands.checks", "List every registered rule checker id with its kwargs."),
     ("build", "core.commands.build",
      "Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles."),
+    ("draft-queries", "core.commands.build",
+     "Draft candidate questions from documents with an LLM, each marked generated (experts verify them)."),
     ("run", "core.commands.run",
      "Generate answers for models x instances; every item ends done or failed with a reason."),
     ("report", "core.commands.run",

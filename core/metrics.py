@@ -203,8 +203,9 @@ _rate("over_abstention", "Over-abstention", ("derived",), higher_is_better=False
       description="a refusal where the documents hold the answer")
 declare(MetricDeclaration("orchestration_gap", "Orchestration gap (Loose − Strict)", "bounded", ("derived",),
                           range=(-1.0, 1.0), higher_is_better=False, unit="difference of shares",
-                          description="shown Loose IAS minus shown Strict IAS; its interval is the delta method "
-                                      "for a difference of two means"))
+                          description="shown Loose IAS minus shown Strict IAS (a point that assumes undetermined "
+                                      "constraints are missing at random); its interval spans the MOVER interval "
+                                      "of that point and the worst-case bound over undetermined constraints"))
 declare(MetricDeclaration("cost_per_1k", "Generation cost per 1k instances (USD)", "amount", ("measured",),
                           range=NON_NEGATIVE, higher_is_better=False, unit="USD per 1k instances", scale=1.0,
                           states=("scored",), description="the generation calls only; the judges' calls are shown "

@@ -20,17 +20,12 @@ ANALYSTS: frozenset[str] = frozenset({"admin", "analyst"})
 AUDIENCES: dict[str, frozenset[str]] = {"everyone": EVERYONE, "results": RESULTS_READERS, "reviewers": REVIEWERS,
                                         "analysts": ANALYSTS, "admins": ADMINS}
 
-# The app's own pages; each protocol's page joins when the protocol registers (add_page, from core.protocols).
+# The app's own pages; each protocol's pages join when the protocol registers (add_page, from core.protocols).
 PAGE_ROLES: dict[str, frozenset[str]] = {
     "pages/browse_benchmark.py": EVERYONE,
     "pages/leaderboard.py": RESULTS_READERS,
-    "pages/domains.py": RESULTS_READERS,
-    "pages/constraint_errors.py": RESULTS_READERS,
-    "pages/robustness.py": RESULTS_READERS,
-    "pages/model_pairs.py": RESULTS_READERS,
     "pages/compare_responses.py": RESULTS_READERS,
     "pages/protocol_views.py": RESULTS_READERS,
-    "pages/data_quality.py": RESULTS_READERS,
     "pages/pick_generator.py": RESULTS_READERS,
     "pages/verify_instances.py": REVIEWERS,
     "pages/label_responses.py": REVIEWERS,

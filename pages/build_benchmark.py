@@ -12,6 +12,8 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
+from core.construction.documents import OFFICE_SUFFIXES
+from core.construction.soundness import built_sound_rates
 from core.services.benchmarks import build_benchmark_file
 from core.services.protocol_builds import builders
 from ui.auth import guarded_write, require_page
@@ -45,6 +47,22 @@ def _build(queries: list[Path], corpus: list[Path], libraries: list[Path], out: 
         return None
 
 
+def _corpus_report(corpus: dict, queries: dict) -> None:
+    """What the document import read: chunks per file, languages, duplicates left out; queries real vs generated."""
+    if queries:
+        st.caption("Questions: " + ", ".join(f"{n} {origin}" for origin, n in sorted(queries.items())))
+    if not corpus:
+        return
+    st.subheader("Documents imported")
+    st.caption(f"{len(corpus['files'])} files, {corpus['chunks']} chunks; languages: "
+               + ", ".join(f"{lang} {n}" for lang, n in sorted(corpus["languages"].items())))
+    st.dataframe(pd.DataFrame(sorted(corpus["by_file"].items()), columns=["File", "Chunks"]), hide_index=True,
+                 key="build_files")
+    if corpus["duplicates"]:
+        st.info(f"{len(corpus['duplicates'])} duplicate chunks left out: "
+                + "; ".join(f"{dup} repeats {first}" for dup, first in sorted(corpus["duplicates"].items())))
+
+
 def _instruction_set_tab() -> None:
     """The EnterpriseRAG build: inputs, options, the report, the preview, the download and the import as a set."""
     st.caption(
@@ -57,10 +75,15 @@ def _instruction_set_tab() -> None:
                           key="build_source")
         domains = st.multiselect("Domains", list(DOMAIN_NAMES), default=list(DOMAIN_NAMES),
                                  format_func=DOMAIN_NAMES.get, key="build_domains")
-        uploads = st.columns(3)
-        corpus_files = uploads[0].file_uploader("Corpus JSONL", type=["jsonl"], accept_multiple_files=True)
-        query_files = uploads[1].file_uploader("Queries JSONL", type=["jsonl"], accept_multiple_files=True)
-        library_files = uploads[2].file_uploader("Libraries YAML", type=["yaml"], accept_multiple_files=True)
+        uploads = st.columns(4)
+        document_files = uploads[0].file_uploader(
+            "Documents", type=[s.lstrip(".") for s in OFFICE_SUFFIXES], accept_multiple_files=True,
+            help="PDF, Word, PowerPoint, Excel, HTML, Markdown or text files: converted and cut into chunks that keep "
+                 "their file, page or slide and section; one unreadable file stops the import.")
+        corpus_files = uploads[1].file_uploader("Corpus JSONL", type=["jsonl"], accept_multiple_files=True)
+        query_files = uploads[2].file_uploader("Questions (JSONL or CSV)", type=["jsonl", "csv"],
+                                               accept_multiple_files=True)
+        library_files = uploads[3].file_uploader("Libraries YAML", type=["yaml"], accept_multiple_files=True)
         cols = st.columns(4)
         seed = cols[0].number_input("Seed", 0, 2**31 - 1, 0, key="build_seed")
         top_k = cols[1].number_input("Documents per bundle", 3, 30, 10, key="build_top_k")
@@ -72,19 +95,23 @@ def _instruction_set_tab() -> None:
     if submitted:
         work = Path(tempfile.mkdtemp(prefix="gauntlet-build-"))
         if source.startswith("Upload"):
+            (work / "documents").mkdir()
             corpus, queries = _save_uploads(corpus_files, work), _save_uploads(query_files, work)
+            if _save_uploads(document_files, work / "documents"):
+                corpus.append(work / "documents")
             libraries = _save_uploads(library_files, work) or [DATA / "libraries"]
         else:
             corpus, queries, libraries = [DATA / "corpus"], [DATA / "queries"], [DATA / "libraries"]
-        if not corpus or not queries or not domains:
+        if not corpus or not queries or (not domains and not source.startswith("Upload")):
             st.error("Choose at least one domain and provide a corpus and a query file.")
         else:
             OUT_DIR.mkdir(parents=True, exist_ok=True)
             out = OUT_DIR / f"benchmark-seed{seed}.jsonl"
 
+            chosen = domains if not source.startswith("Upload") else None  # uploaded questions keep their domains
             with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
                 report = guarded_write(lambda: _build(queries, corpus, libraries, out, seed=int(seed), top_k=int(top_k),
-                                                      embedder="minilm-onnx" if dense else None, domains=domains,
+                                                      embedder="minilm-onnx" if dense else None, domains=chosen,
                                                       max_queries_per_domain=int(per_domain) or None))
             if report:
                 st.session_state["build_report"] = report.to_dict()
@@ -101,17 +128,35 @@ def _instruction_set_tab() -> None:
             col.dataframe(counts, hide_index=True)
         for problem in report["skipped"]:
             st.warning(problem)
+        _corpus_report(report.get("corpus") or {}, report.get("queries") or {})
         if out.exists():
             rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
             st.dataframe(pd.DataFrame([{
                 "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
                 "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
+                "question": r.get("metadata", {}).get("query_origin", "real"),
             } for r in rows]), hide_index=True, key="build_preview")
             st.download_button("Download JSONL", out.read_bytes(), file_name=out.name, mime="application/jsonl",
                                key="build_download")
             import_as_set(principal, out, f"build {out.stem} {datetime.now():%Y-%m-%d %H:%M}", "build", "build")
 
 
+def _sound_rates() -> None:
+    """Built sets with the experts' sound rate (accepted of verified) and its Wilson 95% interval."""
+    rates = [r for r in built_sound_rates(engine()) if r.instances]
+    if not rates:
+        return
+    with st.expander("Expert sound rate of built sets", expanded=any(r.verified for r in rates)):
+        st.caption("Built instances go to expert verification (Verify instances) with the clean and edited evidence "
+                   "side by side; sound = accepted, unsound = rejected or sent back for an edit.")
+        st.dataframe(pd.DataFrame([{
+            "Set": r.set_name, "Instances": r.instances, "Verified": r.verified, "Sound": r.sound,
+            "Sound rate": f"{r.rate:.0%}" if r.rate is not None else "not verified yet",
+            "95% CI (Wilson)": f"{r.low:.0%}–{r.high:.0%}" if r.low is not None and r.high is not None else "—",
+        } for r in rates]), hide_index=True, key="build_sound_rates")
+
+
+_sound_rates()
 BUILDERS = builders()  # every protocol whose package declares a builder gets its tab
 tabs = st.tabs(["Import a file", "EnterpriseRAG", *(b.tab for b in BUILDERS.values())])
 with tabs[0]:

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols import DEFAULT_PROTOCOL
+from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -13,7 +13,7 @@ st.title("Constraint errors")
 st.caption("Share of decided constraint verdicts that failed, in % (errors and not-applicable verdicts are left out and "
            "counted as undetermined); † on a bar: fewer than 30 decided verdicts behind it.")
 
-filters = results_view.sidebar_filters(sets=True, protocol=DEFAULT_PROTOCOL)
+filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
     counts = results_view.scoped_failure_counts(filters)
     if modeless := readmodel.modeless_verdicts(counts):

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols.enterprise_rag import ENTERPRISE_RAG
+from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
@@ -25,7 +25,7 @@ st.title("Data quality")
 st.caption("Do augmented (synthetic) instances behave like natural ones? Differences are natural − augmented; "
            "equivalence means the 95% CI lies within ±margin.")
 
-filters = results_view.sidebar_filters(sets=True, protocol=ENTERPRISE_RAG.name)
+filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
     scores = results_view.filtered_scores(filters)
     margin = st.slider("Equivalence margin", 0.05, 0.5, 0.2, 0.05, key="dq_margin")

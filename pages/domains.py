@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols import DEFAULT_PROTOCOL
+from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -23,7 +23,7 @@ def metric_captions(states: pd.DataFrame, view: str) -> None:
         state_caption(states[states["metric"] == key], key, f"{view}: {readmodel.METRICS[key].label}")
 
 
-filters = results_view.sidebar_filters(domains=False, sets=True, protocol=DEFAULT_PROTOCOL)
+filters = results_view.sidebar_filters(domains=False, sets=True, protocol=page_protocol(__file__))
 if filters:
     scores = results_view.filtered_scores(filters)
     per_domain = readmodel.domain_metrics(scores)

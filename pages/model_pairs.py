@@ -3,7 +3,7 @@
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols import DEFAULT_PROTOCOL
+from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
@@ -22,7 +22,7 @@ st.title("Model pairs")
 st.caption("Paired comparison on the instances both models answered. Default accuracy per subset: noisy = Strict IAS, "
            "gap = rejection accuracy, conflict = conflict recognition.")
 
-filters = results_view.sidebar_filters(subset=False, sets=True, protocol=DEFAULT_PROTOCOL)
+filters = results_view.sidebar_filters(subset=False, sets=True, protocol=page_protocol(__file__))
 if filters:
     scores = results_view.filtered_scores(filters)
     order = readmodel.model_order(scores["model"].unique(), results_view.models(filters.version))

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
-from core.protocols import DEFAULT_PROTOCOL
+from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown
@@ -37,7 +37,7 @@ def captions(states: pd.DataFrame, view: str, metrics: tuple[str, ...]) -> None:
         state_caption(states[states["metric"] == key], key, f"{view}, {readmodel.METRICS[key].label}")
 
 
-filters = results_view.sidebar_filters(subset=False, sets=True, protocol=DEFAULT_PROTOCOL)
+filters = results_view.sidebar_filters(subset=False, sets=True, protocol=page_protocol(__file__))
 if filters:
     catalog = results_view.models(filters.version)
     colors = results_view.model_colors(filters.version)

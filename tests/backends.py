@@ -228,23 +228,40 @@ def active() -> SqliteDatabases | PostgresDatabases:
     return _ACTIVE[0]
 
 
+_REACHES: dict[object, bool] = {}
+_REFERENCED: dict[tuple[object, int], tuple[object, ...]] = {}
+
+
 def reaches_active(function: Callable, seen: set[int] | None = None) -> bool:
     """Whether `function`'s code (nested functions included) calls, directly or through functions defined under
-    tests/, `tests.backends.active`."""
-    seen = set() if seen is None else seen
+    tests/, `tests.backends.active`. A complete answer (asked from the top) is remembered per function: collection
+    asks it for every fixture of every test, and reading bytecode is what costs."""
+    if seen is None:
+        key = inspect.unwrap(function)
+        if key not in _REACHES:
+            _REACHES[key] = reaches_active(function, set())
+        return _REACHES[key]
     function = inspect.unwrap(function)
     code = getattr(function, "__code__", None)
     if code is None or id(function) in seen:
         return False
     seen.add(id(function))
     globals_ = getattr(function, "__globals__", {})
-    for target in _referenced(code, globals_):
+    for target in _referenced_once(code, globals_):
         if target is active:
             return True
         inner = inspect.unwrap(target) if callable(target) else None
         if inspect.isfunction(inner) and inner.__code__.co_filename.startswith(TESTS_DIR) and reaches_active(inner, seen):
             return True
     return False
+
+
+def _referenced_once(code, globals_: dict) -> tuple[object, ...]:
+    """`_referenced`, read once per code object and module namespace."""
+    key = (code, id(globals_))
+    if key not in _REFERENCED:
+        _REFERENCED[key] = tuple(_referenced(code, globals_))
+    return _REFERENCED[key]
 
 
 def _referenced(code, globals_: dict) -> Iterator[object]:

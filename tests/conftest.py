@@ -15,6 +15,8 @@ Fixtures for any test:
   install hint when the PostgreSQL server binaries are absent (`make test` installs them). `postgres_url_factory` / `sqlite_url_factory`: fresh
   migrated URLs on that backend whatever the pass (e.g. copying between backends).
 Helpers that are not fixtures call `tests.backends.active().create(template=None)` (tests/workspace_factories.py).
+Browser tests (marker `browser`) of one module run on one xdist worker (group `browser:<module>`): a module starts
+one app server (a module-scoped fixture) and shares it between its tests.
 Marker `sqlite_only`: the test is about SQLite itself (WAL, files, sqlite3 locks) and is skipped on the PostgreSQL pass.
 Marker `db`, set at collection (never by hand): the test gets a database on the active backend, through one of
 ACTIVE_FIXTURES anywhere in its fixture closure, or through a helper that reaches `tests.backends.active()` (the test's
@@ -52,6 +54,14 @@ def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "sqlite_only: about SQLite itself; skipped on the PostgreSQL pass")
     config.addinivalue_line("markers", "db: set at collection: the test uses a database on the active backend "
                                        "(the PostgreSQL pass runs these only)")
+
+
+def pytest_itemcollected(item) -> None:
+    """Keep each browser-test module on one xdist worker (`--dist loadgroup`), so its module-scoped app server starts
+    once: group `browser:<module>`, set as each item is collected (before any collection_modifyitems hook, xdist's
+    included, reads the groups)."""
+    if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+        item.add_marker(pytest.mark.xdist_group(f"browser:{item.module.__name__}"))
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -9,7 +9,7 @@ import pytest
 from core.generation.baselines import REFUSAL_TEXT, always_refuse, extractive, split_prompt
 from core.generation.providers import get_provider
 from core.generation.providers.base import ModelConfig, ProviderError
-from core.protocols.prompting import build_messages
+from core.protocols.enterprise_rag.prompt import build_messages
 from core.store.models import Document, Instance
 
 

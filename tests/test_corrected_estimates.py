@@ -157,10 +157,14 @@ def test_gold_draw_records_inclusion_probabilities(tmp_path, strategy) -> None:
 
 def test_weighted_correction_is_used_when_probabilities_are_recorded() -> None:
     scores, gold, truth = _scores_and_gold(seed=5, n_models=1)
-    probabilities = {int(r): 0.2 for r in gold["response_id"]}
+    probabilities = {int(r): 0.2 if i % 2 else 0.5 for i, r in enumerate(gold["response_id"])}  # unequal: weighted
     out = readmodel.corrected_estimates(scores, gold, probabilities=probabilities).set_index("metric")
     row = out.loc["strict_ias"]
     assert "inverse-probability" in row["method"] and row["ci_low"] <= truth["m0"] <= row["ci_high"]
+    uniform = {int(r): 0.2 for r in gold["response_id"]}  # a uniform (stratified) draw: PPI++ or the standard one
+    row = readmodel.corrected_estimates(scores, gold, probabilities=uniform).set_index("metric").loc["strict_ias"]
+    assert "inverse-probability" not in row["method"] and not row["note"]
+    assert row["ci_high"] - row["ci_low"] <= row["gold_ci_high"] - row["gold_ci_low"] + 1e-12
     assert "assumed a uniform sample" in readmodel.corrected_estimates(scores, gold).set_index("metric").loc["strict_ias", "note"]
 
 

@@ -34,7 +34,8 @@ def module_name(path: Path, root: Path) -> str:
 # A protocol package is a vertical slice (docs/layers.md): its declaration sits in core.protocols, and each of its
 # job modules in the layer of that job (`<job>.py`, or `<job>_<part>.py` for a part of a job split off).
 PROTOCOL_PARTS = {"builder": "core.construction", "analysis": "core.analysis", "command": "core.commands",
-                  "views": "core.analysis", "paper": "core.analysis", "metrics": "core.scoring", "judge": "core.scoring"}
+                  "views": "core.analysis", "paper": "core.analysis", "metrics": "core.scoring", "judge": "core.scoring",
+                  "checkers": "core.scoring"}
 
 FRAMEWORK = {"core.protocols.paper"}  # the paper-table model every protocol declares with: core.protocols itself
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.protocols.prompting import build_messages
+from core.protocols.enterprise_rag.prompt import build_messages
 from core.store.models import Constraint, Document, Instance
 
 

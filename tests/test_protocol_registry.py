@@ -8,8 +8,9 @@ import pytest
 from core import plugins
 from core.cli import all_commands
 from core.permissions import AUDIENCES, PAGE_ROLES, RESULTS_READERS, add_page
-from core.protocols import PACKAGE_OF, PROTOCOLS, get_protocol, register, register_package
+from core.protocols import PACKAGE_OF, PROTOCOLS, get_protocol, page_protocol, register, register_package
 from core.protocols.index import INDEX_FILE, docs_index
+from core.registry import UnknownNameError
 from ui.navigation import all_pages
 
 PACKAGES = [pytest.param(name, id=name.rpartition(".")[2]) for name in plugins.builtin_packages()]
@@ -73,3 +74,53 @@ def test_docs_index_is_current() -> None:
 def test_docs_index_lists_command_and_page(protocol: str, path: str, title: str, command: str) -> None:
     [row] = [line for line in docs_index().splitlines() if line.startswith(f"| `{protocol}` |")]
     assert f"`gauntlet {command}`" in row and f"| {title} |" in row
+
+
+ENTERPRISE_PAGES = [  # (page script, title): EnterpriseRAG's own figure pages, from its declaration
+    pytest.param("pages/domains.py", "Domains", id="domains"),
+    pytest.param("pages/constraint_errors.py", "Constraint errors", id="constraint_errors"),
+    pytest.param("pages/robustness.py", "Robustness", id="robustness"),
+    pytest.param("pages/model_pairs.py", "Model pairs", id="model_pairs"),
+    pytest.param("pages/data_quality.py", "Data quality", id="data_quality"),
+]
+
+
+@pytest.mark.parametrize(("path", "title"), ENTERPRISE_PAGES)
+def test_enterprise_pages_come_from_its_declaration(path: str, title: str) -> None:
+    assert page_protocol(path) == page_protocol(f"/somewhere/else/{path}") == "enterprise_rag"
+    assert [(p.path, p.title) for p in get_protocol("enterprise_rag").pages if p.path == path] == [(path, title)]
+    assert PAGE_ROLES[path] == RESULTS_READERS
+    assert [(p.title, p.section) for p in all_pages() if p.path == path] == [(title, "Results")]
+
+
+def test_a_page_no_protocol_declares_names_the_declared_ones() -> None:
+    with pytest.raises(UnknownNameError, match="unknown protocol page 'leaderboard.py'.*domains.py"):
+        page_protocol("pages/leaderboard.py")
+
+
+def test_modes_for_a_metric_it_does_not_declare_are_refused() -> None:
+    from dataclasses import replace
+
+    from core.protocols.base import MetricModes
+
+    made_up = replace(get_protocol("enterprise_rag"), name="modes_toy",
+                      metric_modes=(MetricModes("faithfulnes", ("noisy",)),), pages=())
+    with pytest.raises(UnknownNameError, match="modes to a metric it does not declare.*did you mean: faithfulness"):
+        register(made_up)
+    assert "modes_toy" not in PROTOCOLS
+
+
+MODE_SCOPES = [  # (protocol, metric, the ',modes,' the summaries expect a verdict in; '' = every mode or NA outside)
+    pytest.param("enterprise_rag", "rejection", ",gap,", id="rejection-gap-only"),
+    pytest.param("enterprise_rag", "refusal", ",noisy,", id="refusal-noisy-only"),
+    pytest.param("enterprise_rag", "coverage", "", id="coverage-not-applicable-outside"),
+    pytest.param("enterprise_rag", "faithfulness", ",noisy,gap,conflict,", id="faithfulness-every-mode"),
+    pytest.param("production_rag", "faithfulness", "", id="no-modes-declared"),
+]
+
+
+@pytest.mark.parametrize(("protocol", "metric", "modes"), MODE_SCOPES)
+def test_summaries_read_the_declared_metric_modes(protocol: str, metric: str, modes: str) -> None:
+    from core.scoring.summaries import _computed_modes
+
+    assert _computed_modes(protocol, metric) == modes

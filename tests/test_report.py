@@ -111,3 +111,5 @@ def test_report_states_the_gap_assumption_and_its_worst_case_bound(two_judge_db,
         assert (low, high) == pytest.approx(tuple(bounds.loc[model["model"], ["bound_low", "bound_high"]]))
         if gap["value"] is not None:
             assert low <= gap["value"] <= high
+            # the interval shown spans the bound, so it holds however the undetermined constraints fall
+            assert gap["interval"] == readmodel.GAP_METHOD and gap["ci_low"] <= low and high <= gap["ci_high"]

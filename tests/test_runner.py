@@ -218,7 +218,7 @@ def test_cli_models_run_and_report(bench, db_url):
 def test_prompt_rows_build_the_same_messages_as_orm_objects(bench):
     from collections import defaultdict
 
-    from core.protocols.prompting import build_messages
+    from core.protocols.enterprise_rag.prompt import build_messages
     from core.store.models import Constraint, Document, Instance
 
     with Session(bench) as session:

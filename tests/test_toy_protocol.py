@@ -185,6 +185,7 @@ def test_walkthrough_names_the_toy_package_and_its_test() -> None:
 PAIRS = [{"question": q, "answer": a} for q, a in QUESTIONS.items()] + [{"question": "Who knows?", "answer": ""}]
 
 
+@pytest.mark.db  # seeded_db is imported inside the body, where collection's detector does not look
 def test_its_builder_gets_a_build_benchmark_tab_that_builds_and_imports(toy, tmp_path, monkeypatch) -> None:
     """Build benchmark shows the toy's tab from its declared builder (no edit outside the package): the build runs
     with its progress, says what it skipped and why, and imports as a named set of toy instances."""

@@ -1,5 +1,5 @@
 """The navigation table: which page scripts exist, their titles, icons and sections. The app's own pages are listed
-here; each protocol's page comes from its declaration in the protocol registry (core.protocols), placed among the
+here; each protocol's pages come from its declaration in the protocol registry (core.protocols), placed among the
 results pages. Who may open each page is decided by the permission table in core (core.permissions)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.permissions import page_roles
-from core.protocols import PROTOCOLS
+from core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,8 @@ class PageSpec:
 CORE_PAGES: list[PageSpec] = [
     PageSpec("pages/browse_benchmark.py", "Browse benchmark", ":material/dataset:", "Benchmark", default=True),
     PageSpec("pages/leaderboard.py", "Leaderboard", ":material/leaderboard:", "Results"),
-    PageSpec("pages/domains.py", "Domains", ":material/radar:", "Results"),
-    PageSpec("pages/constraint_errors.py", "Constraint errors", ":material/rule:", "Results"),
-    PageSpec("pages/robustness.py", "Robustness", ":material/shield:", "Results"),
-    PageSpec("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:", "Results"),
     PageSpec("pages/compare_responses.py", "Compare responses", ":material/view_column:", "Results"),
     PageSpec("pages/protocol_views.py", "Protocol views", ":material/view_list:", "Results"),
-    PageSpec("pages/data_quality.py", "Data quality", ":material/verified:", "Results"),
     PageSpec("pages/pick_generator.py", "Pick a generator", ":material/task_alt:", "Results"),
     PageSpec("pages/verify_instances.py", "Verify instances", ":material/fact_check:", "Expert review"),
     PageSpec("pages/label_responses.py", "Label responses", ":material/label:", "Expert review"),
@@ -46,13 +41,15 @@ CORE_PAGES: list[PageSpec] = [
 ]
 
 
-PROTOCOL_PAGES_AFTER = "pages/compare_responses.py"  # the protocols' pages follow this one, by title
+PROTOCOL_PAGES_AFTER = "pages/leaderboard.py"  # the protocols' pages follow this one
 
 
 def protocol_pages() -> list[PageSpec]:
-    """The page of every registered protocol that declares one, by title, in the Results section."""
-    declared = [p.page for _, p in PROTOCOLS.items() if p.page is not None]
-    return [PageSpec(d.path, d.title, d.icon, "Results") for d in sorted(declared, key=lambda d: d.title)]
+    """The pages every registered protocol declares, in the Results section: the default protocol's in its declared
+    order, then the others' by title."""
+    own = list(PROTOCOLS.get(DEFAULT_PROTOCOL).declared_pages()) if DEFAULT_PROTOCOL in PROTOCOLS else []
+    others = [page for name, p in PROTOCOLS.items() if name != DEFAULT_PROTOCOL for page in p.declared_pages()]
+    return [PageSpec(d.path, d.title, d.icon, "Results") for d in [*own, *sorted(others, key=lambda d: d.title)]]
 
 
 def all_pages() -> list[PageSpec]:

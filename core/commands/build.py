@@ -45,10 +45,10 @@ def register(app: typer.Typer) -> None:
     @app.command("build")
     def build_command(
         out: Annotated[Path, typer.Option("--out", help="Where to write the benchmark JSONL.")],
-        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL file(s) or folder.",
+        queries: Annotated[list[Path], typer.Option("--queries", help="Queries JSONL or CSV file(s) or folder (the team's own questions).",
                                                   default_factory=lambda: [REPO_ROOT / "data" / "queries"],
                                                   show_default="data/queries")],
-        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder.",
+        corpus: Annotated[list[Path], typer.Option("--corpus", help="Corpus JSONL file(s) or folder, or a folder of office documents (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text).",
                                                   default_factory=lambda: [REPO_ROOT / "data" / "corpus"],
                                                   show_default="data/corpus")],
         library: Annotated[list[Path], typer.Option("--library", help="Atomic instruction library YAML(s) or folder.",
@@ -88,3 +88,25 @@ def register(app: typer.Typer) -> None:
         for reason in report.skipped:
             typer.echo(f"not built: {reason}", err=True)
         typer.echo(f"wrote {report.instances} instances to {out}; check them with `gauntlet validate {out}`")
+
+    @app.command("draft-queries")
+    def draft_command(
+        corpus: Annotated[Path, typer.Option("--corpus", help="A folder of office documents (or corpus JSONL).")],
+        out: Annotated[Path, typer.Option("--out", help="Where to write the drafted queries (JSONL).")],
+        llm: Annotated[str, typer.Option("--llm", help="Registered model that drafts one question per chunk.")],
+        domain: Annotated[str, typer.Option(help="Domain of chunks that have none.")] = "documents",
+        limit: Annotated[int | None, typer.Option(help="Only the first N chunks.")] = None,
+    ) -> None:
+        """Draft candidate questions from documents with an LLM, each marked generated (experts verify them).
+
+        Each drafted question carries query_origin=generated: kept apart from the team's real questions in every build
+        report and listing."""
+        from core.construction.build import load_documents
+        from core.construction.drafting import draft_queries, write_queries
+
+        docs, _ = load_documents([corpus])
+        drafted, dropped = draft_queries(docs, llm_complete_json(llm), domain, limit)
+        write_queries(drafted, out)
+        for reason in dropped:
+            typer.echo(f"not drafted: {reason}", err=True)
+        typer.echo(f"drafted {len(drafted)} generated questions to {out} ({len(dropped)} dropped)")

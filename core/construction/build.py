@@ -20,6 +20,7 @@ from types import ModuleType
 import numpy as np
 
 from core.construction.corpus import CorpusDoc, load_corpus
+from core.construction.documents import import_folder, is_document_folder, resolve_support
 from core.construction.embedders import Embedder, build_embedder
 from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
@@ -51,18 +52,47 @@ class BuildReport:
     seed: int
     seconds: float
     skipped: list[str] = field(default_factory=list)
+    corpus: dict = field(default_factory=dict)  # a document folder's import: files, chunks, languages, duplicates
+    queries: dict = field(default_factory=dict)  # queries by origin: real (the team's) or generated
 
     def to_dict(self) -> dict:
         """Plain dict (for JSON output)."""
         return asdict(self)
 
 
-def _paths(value: PathLike | Sequence[PathLike]) -> list[Path]:
+def _paths(value: PathLike | Sequence[PathLike], patterns: tuple[str, ...] = ("*.jsonl",)) -> list[Path]:
     items = [value] if isinstance(value, (str, Path)) else value
     out: list[Path] = []
     for item in map(Path, items):
-        out += sorted(item.glob("*.jsonl" if item.suffix != ".yaml" else "")) if item.is_dir() else [item]
+        out += sorted(p for pattern in patterns for p in item.glob(pattern)) if item.is_dir() else [item]
     return out
+
+
+def load_documents(corpus_path: PathLike | Sequence[PathLike]) -> tuple[list[CorpusDoc], dict]:
+    """Corpus JSONL files, or folders of office documents (converted, chunked, all or nothing); the folder import's
+    report (empty for JSONL)."""
+    items = [corpus_path] if isinstance(corpus_path, (str, Path)) else corpus_path
+    folders = [Path(p) for p in items if is_document_folder(Path(p))]
+    docs = load_corpus(_paths([p for p in items if Path(p) not in folders])) if len(folders) < len(items) else []
+    report: dict = {}
+    for folder in folders:
+        imported, folder_report = import_folder(folder)
+        docs += imported
+        for key, value in folder_report.to_dict().items():
+            merged = report.setdefault(key, type(value)())
+            if isinstance(value, dict) and key == "languages":
+                for k, v in value.items():
+                    merged[k] = merged.get(k, 0) + v
+            elif isinstance(value, dict):
+                merged.update(value)
+            elif isinstance(value, list):
+                merged.extend(value)
+            else:
+                report[key] = merged + value
+    ids = [d.doc_id for d in docs]
+    if len(set(ids)) < len(ids):
+        raise ValueError(f"duplicate doc_id {next(i for i in ids if ids.count(i) > 1)!r}")
+    return docs, report
 
 
 def library_files(value: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -74,17 +104,45 @@ def library_files(value: PathLike | Sequence[PathLike]) -> list[Path]:
     return files
 
 
+_LIST_COLUMNS = ("answer_facts", "supporting_doc_ids", "conflicting_doc_ids", "related_doc_ids")
+
+
+def _csv_records(path: Path) -> list[tuple[int, dict]]:
+    """Rows of a query CSV as records: list columns split on ';', 'answerable' read as yes/no."""
+    import csv
+
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    out = []
+    for n, row in enumerate(rows, 2):
+        record: dict = {k.strip(): (v or "").strip() for k, v in row.items() if k}
+        for key in _LIST_COLUMNS:
+            if key in record:
+                record[key] = [part.strip() for part in record[key].split(";") if part.strip()]
+        if record.get("answerable", "") != "":
+            record["answerable"] = record["answerable"].lower() in ("1", "true", "yes", "y")
+        else:
+            record.pop("answerable", None)
+        out.append((n, record))
+    return out
+
+
 def load_queries(paths: list[Path]) -> list[dict]:
-    """Query records from JSONL files (query_id, domain, query, answerable, answer_facts, supporting_doc_ids)."""
+    """Query records from JSONL or CSV files (query_id, domain, query, answerable, answer_facts, supporting_doc_ids;
+    in a CSV, lists are ';'-separated). A query's `origin` is 'real' unless the file marks it 'generated'."""
     queries = []
     for path in paths:
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            q = json.loads(line)
+        if path.suffix.lower() == ".csv":
+            records = _csv_records(path)
+        else:
+            records = [(n, json.loads(line)) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                       if line.strip()]
+        for n, q in records:
             missing = [k for k in ("query_id", "domain", "query") if not q.get(k)]
             if missing:
                 raise ValueError(f"{path}:{n}: query lacks {', '.join(missing)}")
+            if q.setdefault("query_origin", "real") not in ("real", "generated"):
+                raise ValueError(f"{path}:{n}: query_origin {q['query_origin']!r} not in real, generated")
             q.setdefault("supporting_doc_ids", [])
             q.setdefault("answer_facts", [])
             q.setdefault("answerable", bool(q["supporting_doc_ids"]))
@@ -156,6 +214,8 @@ def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomi
             "bundle": bundle.meta}
     if fusion.quality is not None:
         meta["quality"] = fusion.quality
+    if q.get("query_origin") == "generated":  # drafted by an LLM: marked wherever the instance is listed
+        meta["query_origin"] = "generated"
     return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=domain_name(q["domain"]), query=q["query"], mode=mode,
                         origin=bundle.origin, constraints=fusion.constraints, documents=bundle.documents,
                         metadata=meta)
@@ -255,8 +315,10 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
     domains at once, and simulates and fuses the instances in Ray tasks (in the driver when `complete_json` is given:
     the LLM client stays in this process); the file is the same as a local build's."""
     start = time.perf_counter()
-    docs = load_corpus(_paths(corpus_path))
-    queries = load_queries(_paths(queries_path))
+    docs, corpus_report = load_documents(corpus_path)
+    queries = load_queries(_paths(queries_path, ("*.jsonl", "*.csv")))
+    if corpus_report:
+        resolve_support(queries, docs)
     if domains:
         queries = [q for q in queries if q["domain"] in domains]
     if max_queries_per_domain:
@@ -291,6 +353,7 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         out_path=str(out), instances=n, by_mode=dict(Counter(i.mode for i in instances)),
         by_domain=dict(Counter(i.domain for i in instances)), by_origin=dict(Counter(i.origin for i in instances)),
         avg_constraints=round(sum(len(i.constraints) for i in instances) / n, 2) if n else 0.0, seed=seed,
-        seconds=round(time.perf_counter() - start, 2), skipped=skipped,
+        seconds=round(time.perf_counter() - start, 2), skipped=skipped, corpus=corpus_report,
+        queries=dict(Counter(q["query_origin"] for q in queries)),
     )
 

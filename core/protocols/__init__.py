@@ -46,7 +46,7 @@ class DecisionMetric:
 
 def register(protocol: Protocol) -> Protocol:
     """Add a protocol to the registry, from its package's __init__ (a duplicate name raises; so do a metric or an
-    aggregate not declared in core.metrics, naming the close matches, and a headline metric it does not report); its
+    aggregate not declared in core.metrics, naming the close matches, a headline metric it does not report, and modes for a metric it does not declare); its
     page joins the permission table."""
     owner = f"protocol {protocol.name!r}"
     check_declared((*protocol.metrics, *protocol.aggregates), owner)
@@ -55,10 +55,14 @@ def register(protocol: Protocol) -> Protocol:
         if name not in reported:
             raise UnknownNameError(f"{owner} names a headline metric it does not report: "
                                    f"{unknown_name_message('metric', name, reported)}")
+    for scope in protocol.metric_modes:
+        if scope.metric not in protocol.metrics:
+            raise UnknownNameError(f"{owner} gives modes to a metric it does not declare: "
+                                   f"{unknown_name_message('metric', scope.metric, protocol.metrics)}")
     PROTOCOLS.add(protocol.name, protocol)
     PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
-    if protocol.page is not None:
-        add_page(protocol.page.path, protocol.page.audience)
+    for page in protocol.declared_pages():
+        add_page(page.path, page.audience)
     return protocol
 
 
@@ -78,8 +82,7 @@ def unregister_package(package: str) -> None:
     """Take an extra package's protocols, pages and metric declarations out of the registries again (a test's toy
     protocol)."""
     for name in [n for n, owner in PACKAGE_OF.items() if owner == package]:
-        page = PROTOCOLS.get(name).page
-        if page is not None:
+        for page in PROTOCOLS.get(name).declared_pages():
             remove_page(page.path)
         PROTOCOLS.remove(name)
         del PACKAGE_OF[name]
@@ -93,6 +96,17 @@ def unregister_package(package: str) -> None:
 def get_protocol(name: str) -> Protocol:
     """The protocol called `name` (or renamed from it); an unknown name lists the known ones and the close matches."""
     return PROTOCOLS.get(name)
+
+
+def page_protocol(path: str) -> str:
+    """The name of the protocol that declares the page script `path` (a page opens on that protocol's runs); a page
+    no protocol declares raises, listing the declared pages."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    owners = {page.path.rsplit("/", 1)[-1]: protocol.name for _, protocol in PROTOCOLS.items()
+              for page in protocol.declared_pages()}
+    if name not in owners:
+        raise UnknownNameError(unknown_name_message("protocol page", name, sorted(owners)))
+    return owners[name]
 
 
 def constraint_protocols() -> tuple[str, ...]:
@@ -125,4 +139,4 @@ def discover() -> None:
 discover()
 
 __all__ = ["DEFAULT_PROTOCOL", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "Protocol", "ProtocolPage",
-           "constraint_protocols", "decision_metrics", "get_protocol", "protocol_errors", "register", "register_package", "unregister_package"]
+           "constraint_protocols", "decision_metrics", "get_protocol", "page_protocol", "protocol_errors", "register", "register_package", "unregister_package"]

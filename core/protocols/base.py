@@ -109,6 +109,16 @@ class Builder:
         return getattr(importlib.import_module(module), name)
 
 
+@dataclass(frozen=True)
+class MetricModes:
+    """The instance modes a protocol computes one response metric in (EnterpriseRAG's rejection: gap only); outside
+    them the metric is not applicable for the reason `outside` names, or, with none, not scored at all (skipped)."""
+
+    metric: str
+    modes: tuple[str, ...]
+    outside: str = ""
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -129,7 +139,10 @@ class Protocol:
     builder: Builder | None = None  # its benchmark builder: a Build benchmark tab and an authorised build
     description: str = ""
     render: Renderer | None = None
-    page: ProtocolPage | None = None
+    page: ProtocolPage | None = None  # the page its results open on (results_pages, the docs index)
+    pages: tuple[ProtocolPage, ...] = ()  # its further results pages (EnterpriseRAG's figure pages), in menu order
+    metric_modes: tuple[MetricModes, ...] = ()  # with response_scoring="constraints": the modes each metric is for
+    checkers: tuple[str, ...] = ()  # modules whose import registers its rule checkers (core.scoring.checkers loads them)
     doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
     page_views: tuple[View, ...] = ()  # shown on the generic Protocol views page
     paper_tables: tuple[PaperTableSpec, ...] = ()  # the seed paper's tables `gauntlet reproduce` rebuilds
@@ -138,6 +151,10 @@ class Protocol:
         names = [c.name for c in self.conditions]
         if "" not in names or len(set(names)) != len(names):
             raise ValueError(f"protocol {self.name!r} needs one default condition '' and unique condition names")
+
+    def declared_pages(self) -> tuple[ProtocolPage, ...]:
+        """Every page this protocol declares: its results page, then its further pages."""
+        return (self.page, *self.pages) if self.page is not None else self.pages
 
     def decision_metric_ids(self) -> tuple[str, ...]:
         """Every metric this protocol reports: its per-response metrics, then its derived ones."""

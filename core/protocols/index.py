@@ -16,7 +16,7 @@ Generated from the protocol registry by `python -m core.protocols.index` (tests/
 current). Each protocol is one package, `core/protocols/<id>/`; `docs/architecture.md` explains the layout and how to
 add one.
 
-| id | title | package | conditions | metrics | command | page | docs |
+| id | title | package | conditions | metrics | command | pages | docs |
 |---|---|---|---|---|---|---|---|
 """
 
@@ -31,7 +31,7 @@ def index_row(name: str) -> str:
     command = plugins.command_of(package)
     cells = [f"`{name}`", protocol.title, f"`{package}`", str(len(protocol.conditions)),
              ", ".join(f"`{m}`" for m in protocol.metrics), f"`gauntlet {command[0]}`" if command else "",
-             protocol.page.title if protocol.page else "", f"[{Path(protocol.doc).name}]({Path(protocol.doc).name})"
+             ", ".join(page.title for page in protocol.declared_pages()), f"[{Path(protocol.doc).name}]({Path(protocol.doc).name})"
              if protocol.doc else ""]
     return "| " + " | ".join(_cell(c) for c in cells) + " |\n"
 

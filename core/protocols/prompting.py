@@ -1,5 +1,5 @@
-"""Prompt assembly: the EnterpriseRAG prompt (numbered constraints, numbered documents, the query), the generic
-condition transformations of a document bundle (subset, noise count, HTML as text, order, source policy) and fitting
+"""Prompt assembly shared by the protocols: numbered constraints (system_prompt), numbered documents and the query
+(user_prompt), the generic condition transformations of a document bundle (subset, noise count, HTML as text, order, source policy) and fitting
 a prompt into a context window by dropping whole documents from the end."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from core.protocols.html import html_to_text
 from core.protocols.messages import ChatMessage
 
 if TYPE_CHECKING:  # type hints only: importing the protocols (the CLI's help) must not load the ORM
-    from core.store.models import Constraint, Document, Instance
+    from core.store.models import Constraint
 
 DocumentOrder = Literal["stored", "shuffle", "support_first", "support_middle", "support_last"]
 ORDERS: tuple[str, ...] = ("stored", "shuffle", "support_first", "support_middle", "support_last")
@@ -109,28 +109,6 @@ def user_prompt(documents: Sequence[Any], query: str) -> str:
     """Documents numbered [doc 1]..[doc N] with titles, then the query."""
     blocks = [f"[doc {i}] {d.title.strip()}\n{d.text.strip()}" for i, d in enumerate(documents, start=1)]
     return f"{DOCUMENTS_HEADER}\n\n" + "\n\n".join(blocks) + f"\n\n{QUESTION_MARKER} {query.strip()}"
-
-
-def enterprise_messages(constraints: Sequence[Any], documents: Sequence[Any], query: str,
-                        policy: str | None = None) -> list[ChatMessage]:
-    """System = numbered constraints (and the source-policy line, if any), user = numbered documents + query."""
-    system = system_prompt(constraints) + (f"\n\n{SOURCE_POLICIES[policy]}" if policy else "")
-    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user_prompt(documents, query))]
-
-
-def build_messages(
-    instance: Instance,
-    constraints: Sequence[Constraint],
-    documents: Sequence[Document],
-    *,
-    order: str = "stored",
-    seed: int = 0,
-) -> tuple[list[ChatMessage], dict[str, Any]]:
-    """(messages, prompt_meta) of the EnterpriseRAG prompt: system = numbered constraints, user = numbered documents
-    + query; order recorded."""
-    ordered = order_documents(documents, order, seed)
-    meta = {"order": order, "seed": seed, **bundle_meta(ordered), **constraint_meta(constraints)}
-    return enterprise_messages(constraints, ordered, instance.query), meta
 
 
 def bundle_meta(documents: Sequence[Any]) -> dict[str, list[str]]:

@@ -274,12 +274,32 @@ def design_evidence(path: Path = DESIGN_EVIDENCE) -> dict[str, str]:
             continue
         share = d["narrower"] / data["cells"]
         verdict = ("at least as narrow" if share >= 0.95 else "NOT narrower: not the default, and not a saving")
+        median, worst = d["median_ratio"], d["worst_ratio"]
         out[d["strategy"]] = (f"{name}: {verdict} — at least as narrow as uniform labels-only intervals (Wilson) in "
                               f"{d['narrower']} of {data['cells']} simulated cells ({share:.0%}); median width "
-                              f"{d['median_ratio']:.2f}×, worst {d['worst_ratio']:.2f}× the Wilson width at the same "
-                              f"number of labels; lowest coverage {d['lowest_coverage']:.1%} "
-                              f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell).")
+                              f"{median:.2f}× the Wilson width at the same number of labels (about {median**2:.2f}× "
+                              f"the labels for the same width), worst {worst:.2f}× (about {worst**2:.1f}× the "
+                              f"labels); lowest coverage {d['lowest_coverage']:.1%} "
+                              f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell, "
+                              f"{_labels_text(data.get('labels', []))} labels).{_below_text(data, d)}")
     return out
+
+
+def _labels_text(labels: list[int]) -> str:
+    """The label counts a benchmark verdict covers, as text."""
+    return ", ".join(str(n) for n in labels) or "the grid's"
+
+
+def _below_text(data: dict, d: dict) -> str:
+    """The verdict below the grid's smallest label count, where the benchmark measured one."""
+    below, yardstick = d.get("below"), data["designs"][data["yardstick"]].get("below")
+    if not below or not yardstick:
+        return ""
+    return (f" With {_labels_text(data.get('small_labels', []))} labels: at least as narrow in {below['narrower']} "
+            f"of {below['cells']} cells, median {below['median_ratio']:.2f}×, worst {below['worst_ratio']:.2f}× "
+            f"(the Wilson interval itself covers only {yardstick['lowest_coverage']:.1%} in its worst cell there).")
+
+
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
 
 

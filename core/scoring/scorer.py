@@ -1,6 +1,7 @@
 """Scoring a run: the metrics of each instance's protocol per response, stored as Verdict rows (idempotent).
 
-EnterpriseRAG: rule checks, judged constraints and RAG metrics by mode. Reference protocols (reference_qa): the
+A protocol scored constraint by constraint (EnterpriseRAG): rule checks, judged constraints and the judged metrics its
+declaration names per mode. Reference protocols (reference_qa): the
 reference metrics of core.scoring.reference plus the judge's correctness and consistency (long answers only).
 """
 
@@ -21,7 +22,7 @@ from sqlmodel import Session, col, select
 
 from core.generation.reasoning import UNFINISHED_REASON, split_reasoning
 from core.metrics import DECLARATIONS, MetricDeclaration, concerns
-from core.protocols import DEFAULT_PROTOCOL, get_protocol
+from core.protocols import DEFAULT_PROTOCOL, Protocol, get_protocol
 from core.scoring.benchmarks import BENCHMARK_METRICS, BenchmarkItem, benchmark_metric, benchmark_override
 from core.scoring.calls import JudgeCalls
 from core.scoring.checkers.guard import RegexPass
@@ -316,7 +317,7 @@ class _Scorer:
             inst = chunk.instances[resp["instance_id"]]
             protocol = get_protocol(inst.get("protocol") or DEFAULT_PROTOCOL)
             if protocol.response_scoring == "constraints":
-                return await self.enterprise_response(chunk, resp, inst, unfinished)
+                return await self.constraints_response(chunk, resp, inst, protocol, unfinished)
             return await self.protocol_response(chunk, resp, inst, protocol.metrics, unfinished)
         finally:
             self.window.release()
@@ -346,20 +347,22 @@ class _Scorer:
                 task.add_done_callback(self.tasks.discard)
                 task.add_done_callback(finished.put_nowait)
 
-    async def enterprise_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
-                                  unfinished: bool = False) -> list[Verdict]:
-        """EnterpriseRAG: rule and judged constraints, then the RAG metrics of the instance's mode."""
+    async def constraints_response(self, chunk: _Loaded, resp: dict[str, Any], inst: dict[str, Any],
+                                   protocol: Protocol, unfinished: bool = False) -> list[Verdict]:
+        """A protocol scored constraint by constraint (EnterpriseRAG): rule and judged constraints, then the judged
+        metrics its declaration computes in the instance's mode (`Protocol.metric_modes`)."""
         item = JudgeInput(query=inst["query"], mode=inst["mode"], documents=chunk.documents[inst["id"]],
                           response=resp["text"] or "", instance_id=inst["id"])
         base = {"response_id": resp["id"], "run_id": self.run_id}
         metrics: dict[str, Awaitable[MetricOutcome]] = {}
-        for name, spec in METRICS.items():
+        for scope in sorted(protocol.metric_modes, key=lambda s: s.metric):
+            name = scope.metric
             if self.has(chunk, (resp["id"], name, self.judge.name, None)):
                 continue
-            if item.mode in spec.modes:
-                metrics[name] = ready(unfinished_outcome(name)) if unfinished else self.metric(spec, item)
-            elif spec.not_applicable_reason:
-                metrics[name] = ready(MetricOutcome(status="not_applicable", reason=spec.not_applicable_reason))
+            if item.mode in scope.modes:
+                metrics[name] = ready(unfinished_outcome(name)) if unfinished else self.metric(METRICS.get(name), item)
+            elif scope.outside:
+                metrics[name] = ready(MetricOutcome(status="not_applicable", reason=scope.outside))
         return await self.together(chunk, resp["id"], item, base, True, metrics, unfinished=unfinished)
 
     async def together(self, chunk: _Loaded, rid: int, item: JudgeInput, base: dict[str, Any], constraints: bool,

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
-from core.protocols import constraint_protocols
+from core.protocols import constraint_protocols, get_protocol
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -77,14 +77,13 @@ def metric_producible(metric: str, judge: str) -> bool:
 
 
 def _computed_modes(protocol: str, metric: str) -> str:
-    """',mode,mode,' of the instance modes the scorer computes `metric` in ('' = every mode); EnterpriseRAG's RAG
-    metrics are mode-specific (core.scoring.judges.registry.METRICS: no verdict outside their modes)."""
-    from core.scoring.judges.registry import METRICS  # lazy: the judges are heavy and the read model rarely needs this
-
-    spec = METRICS.get(metric) if protocol in constraint_protocols() and metric in METRICS else None
-    if spec is None or spec.not_applicable_reason:
+    """',mode,mode,' of the instance modes the scorer computes `metric` in ('' = every mode, or not applicable
+    outside them): the protocol's declaration (`Protocol.metric_modes`, EnterpriseRAG's RAG metrics), with no verdict
+    outside its modes."""
+    scope = next((s for s in get_protocol(protocol).metric_modes if s.metric == metric), None)
+    if scope is None or scope.outside:
         return ""
-    return "," + ",".join(spec.modes) + ","
+    return "," + ",".join(scope.modes) + ","
 
 
 def _declared_metrics_sql(judge: str) -> str:

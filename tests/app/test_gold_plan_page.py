@@ -80,3 +80,15 @@ def test_the_pair_defaults_to_the_pickers_pick_and_runner_up(tmp_path, monkeypat
     assert not at.exception, at.exception
     assert [at.selectbox(key=k).value for k in ("plan_model_a", "plan_model_b")] == ["model-a", "model-b"]
     assert any("recommended pick and model-b its runner-up" in c.value for c in at.caption)
+
+
+def test_draw_a_sample_quotes_the_benchmark_for_every_strategy(page) -> None:
+    from core.review.gold import SAMPLING_STRATEGIES, design_evidence
+
+    _, at = page
+    captions = [c.value for c in at.caption]
+    evidence = design_evidence()
+    for strategy in SAMPLING_STRATEGIES:  # the default's gain and each alternative's loss, from data/sampling_designs
+        shown = next(c for c in captions if c.startswith(evidence[strategy][:12]))
+        assert ("NOT narrower" in shown) == (strategy != SAMPLING_STRATEGIES[0]) and "× the labels" in shown
+        assert "With 10, 20 labels" in shown  # below the grid: what the benchmark measured there too

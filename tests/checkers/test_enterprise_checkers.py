@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.protocols.enterprise_rag.checkers import max_table_rows, paragraph_count, parse_json_object, section_count
 from core.scoring.checkers import build_checker
 from core.scoring.checkers.dates import first_date
-from core.scoring.checkers.enterprise import max_table_rows, paragraph_count, parse_json_object, section_count
 
 TABLE = "| Region | Revenue |\n|:---|---:|\n| North | 10 |\n| South | 12 |"
 EN = "The quarterly revenue grew in every region, according to the audited management report for the year."

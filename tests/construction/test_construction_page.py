@@ -52,3 +52,33 @@ def test_build_preview_and_import(seeded):
     with Session(seeded.engine) as session:
         uids = set(session.exec(select(Instance.uid)).all())
     assert set(preview["id"]) <= uids
+
+
+@pytest.mark.parametrize(("name", "decisions", "expected"), [
+    ("none verified", [], ("0", "0", "not verified yet", "—")),
+    ("3 of 4 sound", ["accept", "accept", "reject", "accept"], ("4", "3", "75%", "30%–95%")),
+    ("needs edit is unsound", ["accept", "needs_edit"], ("2", "1", "50%", "9%–91%")),
+])
+def test_build_page_shows_the_expert_sound_rate(seeded, name, decisions, expected):
+    from core.construction.soundness import wilson
+    from core.store.db import make_engine
+    from core.store.models import Annotation, BenchmarkSet, BenchmarkSetMember
+
+    engine = make_engine(seeded.url)
+    with Session(engine) as session:
+        instances = session.exec(select(Instance).order_by(Instance.id)).all()[:6]
+        for inst, decision in zip(instances, decisions, strict=False):
+            session.add(Annotation(kind="verification", target_type="instance", target_id=inst.id, author="ana",
+                                   payload={"instance_uid": inst.uid, "decision": decision}))
+        built = BenchmarkSet(name="built set", origin="build")
+        session.add(built)
+        session.flush()
+        session.add_all([BenchmarkSetMember(set_id=built.id, instance_id=inst.id) for inst in instances])
+        session.commit()
+    at = page_as("admin")
+    assert not at.exception, at.exception
+    frame = next(d.value for d in at.dataframe if "Sound rate" in d.value.columns)
+    row = frame[frame["Set"] == "built set"].iloc[0]
+    assert (str(row["Verified"]), str(row["Sound"]), row["Sound rate"], row["95% CI (Wilson)"]) == expected, name
+    low, high = wilson(3, 4)
+    assert (round(low, 2), round(high, 2)) == (0.30, 0.95)  # Wilson 95% of 3/4: 0.301-0.954

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -109,10 +109,73 @@ def new_context(browser, off_host: OffHost | None = None, width: int = 1440, hei
     return context
 
 
-def launch(playwright):
-    """Headless Debian chromium."""
+# Counts, in the page, the script runs the browser asks for (BackMsg rerun_script, field 11) and the runs the server
+# says have ended (ForwardMsg script_finished, field 6), in the order they happen, from the first byte of the first
+# WebSocket: `settle` waits until the last run asked for has ended, a condition and not a time.
+RUN_WATCH = """(() => {
+  if (window.__gauntletRuns) return;
+  const runs = window.__gauntletRuns = {seq: 0, asked: 0, ended: 0};
+  const bytes = (d) => d instanceof ArrayBuffer ? new Uint8Array(d)
+    : ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : null;
+  const varint = (b, at) => { let v = 0, k = 1, x; do { x = b[at.i++]; v += (x & 0x7f) * k; k *= 128; } while (x & 0x80 && at.i < b.length); return v; };
+  const has = (b, field) => {  // whether a top-level protobuf field `field` is present
+    const at = {i: 0};
+    while (b && at.i < b.length) {
+      const tag = varint(b, at), wire = tag & 7;
+      if (Math.floor(tag / 8) === field) return true;
+      if (wire === 0) varint(b, at); else if (wire === 2) at.i += varint(b, at);
+      else if (wire === 1) at.i += 8; else if (wire === 5) at.i += 4; else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  class Watched extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        const note = (d) => { if (has(bytes(d), 6)) runs.ended = ++runs.seq; };
+        if (event.data instanceof Blob) event.data.arrayBuffer().then(note); else note(event.data);
+      });
+    }
+    send(data) {
+      if (has(bytes(data), 11)) runs.asked = ++runs.seq;
+      return super.send(data);
+    }
+  }
+  window.WebSocket = Watched;
+})();"""
+SETTLED = f"""() => {{
+  const runs = window.__gauntletRuns;
+  return document.querySelector({READY!r}) !== null && (!runs || runs.ended > runs.asked);
+}}"""
+
+
+def instrument(browser):
+    """Give every context and page `browser` opens the run watch (RUN_WATCH) that `settle` reads; returns it."""
+    if getattr(browser, "_gauntlet_watched", False):
+        return browser
+    new_context, new_page = browser.new_context, browser.new_page
+
+    def watched_context(*args, **kwargs):
+        context = new_context(*args, **kwargs)
+        context.add_init_script(RUN_WATCH)
+        return context
+
+    def watched_page(*args, **kwargs):
+        page = new_page(*args, **kwargs)
+        page.add_init_script(RUN_WATCH)
+        return page
+
+    browser.new_context, browser.new_page = watched_context, watched_page
+    browser._gauntlet_watched = True
+    return browser
+
+
+def launch(playwright, **options):
+    """Headless Debian chromium whose pages carry the run watch."""
     require_chromium()
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    args = [*CHROMIUM_ARGS, *options.pop("extra_args", [])]
+    return instrument(playwright.chromium.launch(executable_path=str(CHROMIUM), args=args, **options))
 
 
 @contextmanager
@@ -129,9 +192,15 @@ def chromium():
 
 
 def settle(page, timeout: int = 30_000) -> None:
-    """Wait until the Streamlit script has finished its run."""
-    page.wait_for_timeout(300)
-    page.wait_for_selector(READY, timeout=timeout)
+    """Wait until every script run the page has asked for has ended and the app shows it is not running (the run
+    watch of `instrument`; on a page without it, the not-running state alone)."""
+    page.wait_for_function(SETTLED, timeout=timeout)
+
+
+def charts_drawn(page, timeout: int = 30_000) -> None:
+    """Wait until every plotly chart on the page has drawn its traces (plotly's resolved data and its SVG layers)."""
+    page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].every(
+        c => c._fullData && c._fullLayout && c.querySelector('.main-svg') !== null)""", timeout=timeout)
 
 
 def submit_sign_in(page, username: str, password: str) -> None:
@@ -151,8 +220,12 @@ def sign_in(page, url: str, username: str, password: str) -> None:
 
 
 def open_page(page, link: str) -> None:
-    """Follow a sidebar link and wait for the page to render."""
-    page.get_by_role("link", name=link, exact=True).click()
+    """Follow a sidebar link, wait until the address is the link's (the app has switched pages), then until the run
+    has ended."""
+    anchor = page.get_by_role("link", name=link, exact=True)
+    target = urlsplit(urljoin(page.url, anchor.get_attribute("href") or "")).path.rstrip("/")
+    anchor.click()
+    page.wait_for_url(lambda address: urlsplit(address).path.rstrip("/") == target)
     settle(page)
 
 

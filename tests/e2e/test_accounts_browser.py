@@ -25,9 +25,11 @@ pytestmark = pytest.mark.browser
 FOLDER = "accounts"
 
 
-@pytest.fixture
-def app(tmp_path):
-    seeded = seeded_db(tmp_path)
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """One app server for the module; each test works on accounts no other test here changes (alice: password;
+    carol: role; bob: throttled; ana: sessions), so the order of the tests does not matter."""
+    seeded = seeded_db(tmp_path_factory.mktemp("accounts"))
     with serve(seeded.url) as served:
         yield served.url, seeded
 
@@ -118,15 +120,15 @@ def test_a_role_change_ends_the_accounts_sessions(app):
         expert = new_context(browser).new_page()
         admin = new_context(browser).new_page()
         try:
-            sign_in(expert, url, "alice", PASSWORDS["alice"])
+            sign_in(expert, url, "carol", PASSWORDS["carol"])
             sign_in(admin, url, "admin", PASSWORDS["admin"])
             open_page(admin, "Users")
-            form = edit_form(admin, "alice")
+            form = edit_form(admin, "carol")
             choose(admin, "Role", "viewer", scope=form)
             form.get_by_role("button", name="Save changes").click()
             settle(admin)
-            admin.get_by_text("Saved alice").first.wait_for()
-            wait_until(lambda: _user(seeded, "alice").role == "viewer", "the role change")
+            admin.get_by_text("Saved carol").first.wait_for()
+            wait_until(lambda: _user(seeded, "carol").role == "viewer", "the role change")
             admin.get_by_text("expert → viewer").first.wait_for(state="attached")  # the audit log (a grid cell)
             shot(admin, FOLDER, "3-audit-log")
             expert.reload()

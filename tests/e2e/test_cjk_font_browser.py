@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, OffHost, require_chromium, serve, settle
+from tests.e2e.harness import OffHost, launch, require_chromium, serve, settle
 
 pytestmark = pytest.mark.browser
 FONT_PATH = "/app/static/fonts/gauntlet-cjk.woff2"
@@ -40,8 +40,8 @@ def _pictures(page, texts: list[str]) -> list[bytes]:
         page.evaluate("""([id, text]) => { const p = document.createElement('p'); p.id = id; p.textContent = text;
             p.style.cssText = 'font-size:40px;display:inline-block;padding:4px;margin:0;background:#fff';
             document.querySelector('[data-testid=stMain]').prepend(p); }""", [f"cjk{i}", text])
-        page.evaluate("(text) => document.fonts.load('40px gauntlet-cjk', text).catch(() => [])", text)
-        page.wait_for_timeout(200)
+        page.evaluate("""(text) => document.fonts.load('40px gauntlet-cjk', text).catch(() => [])
+            .then(() => document.fonts.ready).then(() => new Promise(done => requestAnimationFrame(done)))""", text)
         pictures.append(page.locator(f"#cjk{i}").screenshot())
     return pictures
 
@@ -56,7 +56,7 @@ def test_cjk_glyphs_render_with_no_system_cjk_font(served, tmp_path, blocked, le
     require_chromium()
     fetched: list[tuple[str, int, str]] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=_fontconfig(tmp_path))
+        browser = launch(playwright, env=_fontconfig(tmp_path))
         try:
             context = browser.new_context(viewport={"width": 1000, "height": 800})
             off_host = OffHost()

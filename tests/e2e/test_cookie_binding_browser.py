@@ -22,9 +22,8 @@ import pytest
 
 from core.review import sessions
 from tests.e2e.harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     chromium,
+    launch,
     require_chromium,
     self_signed_certificate,
     serve,
@@ -47,8 +46,7 @@ def named_host_chromium():
 
     require_chromium()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=[*CHROMIUM_ARGS, f"--host-resolver-rules=MAP {HOST} 127.0.0.1"])
+        browser = launch(playwright, extra_args=[f"--host-resolver-rules=MAP {HOST} 127.0.0.1"])
         try:
             yield browser
         finally:

@@ -6,11 +6,6 @@ Needs /usr/bin/chromium (CI installs it; never `playwright install`). Fails with
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,11 +13,11 @@ import pytest
 from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.db import make_engine
+from tests.e2e.harness import charts_drawn, launch, require_chromium, serve, settle
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts"
 PAGES = {
     "leaderboard": "Leaderboard",
@@ -33,40 +28,21 @@ PAGES = {
     "data_quality": "Data quality",
     "pick_generator": "Pick a generator",
 }
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 USERS = {"ana": ("analyst", "ana-pass-123"), "eve": ("expert", "eve-pass-123")}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server(session_url_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium); browser tests never download a browser")
+    """One app server for the module, on a database of synthetic results and two users."""
+    require_chromium()
     url = session_url_factory()
     make_results(url, n_models=4, n_instances=90, seed=2)
     engine = make_engine(url)
     for name, (role, password) in USERS.items():
         create_user(engine, name, role, password=password)
     engine.dispose()
-    port = _free_port()
-    env = {**os.environ, "GAUNTLET_DATABASE_URL": url, "GAUNTLET_FIRST_START": "0"}
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.headless=true", f"--server.port={port}",
-                             "--browser.gatherUsageStats=false"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serve(url) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +50,7 @@ def browser(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        b = launch(p)
         yield b
         b.close()
 
@@ -84,13 +60,12 @@ def _open_signed_in(browser, server: str, page: str, user: str, errors: list[str
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     tab.on("pageerror", lambda e: errors.append(str(e)))
     tab.goto(f"{server}/{page}", wait_until="domcontentloaded")
-    tab.wait_for_selector(IDLE, timeout=60_000)
+    settle(tab, timeout=60_000)
     tab.get_by_role("textbox", name="Username").fill(user)
     tab.get_by_role("textbox", name="Password").fill(USERS[user][1])
     tab.get_by_role("button", name="Sign in").click()
     tab.get_by_role("textbox", name="Username").wait_for(state="detached", timeout=30_000)
-    tab.wait_for_timeout(300)
-    tab.wait_for_selector(IDLE, timeout=60_000)
+    settle(tab, timeout=60_000)
     sidebar = tab.locator("[data-testid=stSidebar]").inner_text()
     assert f"Signed in as {user}" in sidebar, sidebar
     assert tab.locator("[data-testid=stSidebarNav]").count() == 0, "Streamlit's automatic page list must not appear"
@@ -103,7 +78,7 @@ def test_page_renders_charts_in_chromium(server, browser, page):
     errors: list[str] = []
     tab = _open_signed_in(browser, server, page, "ana", errors)
     tab.wait_for_selector("[data-testid=stDataFrame]" if page == "pick_generator" else ".js-plotly-plot .main-svg", timeout=30_000)
-    tab.wait_for_timeout(500)  # let plotly finish its first paint
+    charts_drawn(tab)
     tab.screenshot(path=str(ARTIFACTS / f"dashboard_{page}.png"), full_page=True)
     assert not tab.locator("[data-testid=stException]").count(), tab.locator("[data-testid=stException]").first.inner_text()
     assert tab.get_by_role("heading", name=PAGES[page]).count() >= 1

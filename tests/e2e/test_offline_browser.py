@@ -12,7 +12,7 @@ import pytest
 from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.db import make_engine
-from tests.e2e.harness import OffHost, chromium, new_context, open_page, serve, settle, shot, sign_in
+from tests.e2e.harness import OffHost, charts_drawn, chromium, new_context, open_page, serve, settle, shot, sign_in
 from ui.navigation import PAGES, pages_for
 
 pytestmark = pytest.mark.browser
@@ -62,7 +62,7 @@ def test_every_page_is_served_from_this_machine(served):
             for number, spec in enumerate(PAGES, start=1):
                 open_page(page, spec.title)
                 page.get_by_role("heading", name=spec.title).first.wait_for()
-                page.wait_for_timeout(400)  # charts finish their first paint
+                charts_drawn(page)
                 assert not page.locator("[data-testid=stException]").count(), spec.title
                 icons[spec.title] = _icon(page)
                 shot(page, "pages", f"{number:02d}-{spec.path.split('/')[-1].removesuffix('.py')}")

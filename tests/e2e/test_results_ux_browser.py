@@ -17,7 +17,7 @@ from core.ingest.io import import_file
 from core.review.auth import create_user
 from core.store.db import make_engine
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
-from tests.e2e.harness import chromium, serve, settle
+from tests.e2e.harness import charts_drawn, chromium, serve, settle
 from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps, signed_in
 from ui.navigation import PAGES
 
@@ -106,7 +106,7 @@ def test_every_page_at_1440_px(results):
         for spec in PAGES:
             slug = spec.path.removeprefix("pages/").removesuffix(".py")
             goto(page, f"{url}/{slug}")
-            page.wait_for_timeout(800)  # let plotly draw
+            charts_drawn(page)
             no_exception(page)
             assert page.get_by_role("heading", name=spec.title).count() or spec.default, spec.title
             full_shot(page, FOLDER, f"page_{slug}")
@@ -117,7 +117,7 @@ def test_radar_labels_do_not_overprint(results):
     with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/domains")
         page.wait_for_selector(".js-plotly-plot .angularaxistick", timeout=30_000)
-        page.wait_for_timeout(800)
+        charts_drawn(page)
         boxes = label_boxes(page, 0)
         kinds = {b["cls"].split("/")[0] for b in boxes}
         assert {"angularaxistick", "xtick", "cursor-pointer"} <= kinds, kinds  # axis labels, radial ticks, titles
@@ -131,7 +131,7 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
     with _signed_in(browser, url, "ana") as page:
         goto(page, f"{url}/leaderboard")
         page.wait_for_selector(".js-plotly-plot .ytick", timeout=30_000)
-        page.wait_for_timeout(500)
+        charts_drawn(page)
         ticks = page.locator(".js-plotly-plot").nth(0).locator(".ytick text").all_text_contents()
         assert ticks[0] == "0%" and ticks[-1] == "100%" and not any(t.startswith(("−", "-")) for t in ticks)
         cost = page.locator(".js-plotly-plot").nth(2)
@@ -143,7 +143,8 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         radar = {t["name"]: t["line"] for t in figure_data(page, 0) if t["type"] == "scatterpolar"}
         goto(page, f"{url}/robustness")
         page.get_by_role("tab", name="Factual conflicts").click()
-        page.wait_for_timeout(500)
+        settle(page)
+        charts_drawn(page)
         scatter = {t["text"][0]: t["marker"] for t in figure_data(page, 1)}
         points = [b for b in label_boxes(page, 1) if b["cls"].startswith("textpoint")]
         assert len(points) == len(scatter) and overlaps(points) == []  # close models keep their labels apart

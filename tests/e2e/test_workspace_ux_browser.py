@@ -6,6 +6,7 @@ and a build imported as its own set where superseding needs an explicit choice."
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sqlmodel import Session, select
 
 from core.review.gold import draw_gold_sample, my_label
@@ -119,9 +120,11 @@ def test_needs_edit_follow_up_then_browse_shows_the_history(browser, workspace):
             box = grid.bounding_box()
             viewer.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * 1 + 17)  # tick the second row: E-gap (uids sorted)
             settle(viewer)
-            if "instance=" in viewer.url:  # the selection reached the page (it keeps it in the URL)
+            try:  # the selection reached the page (it keeps it in the URL)
+                viewer.wait_for_url(lambda address: "instance=" in address, timeout=5_000)
                 break
-            viewer.wait_for_timeout(1_000)
+            except PlaywrightTimeout:
+                continue
         viewer.get_by_text("E-gap · v2").first.wait_for()
         viewer.get_by_text("Context note: doc 2 answers the query").first.wait_for()  # v1's decision and notes
         assert viewer.get_by_text("decision accept").count() and "instance=E-gap" in viewer.url
@@ -147,9 +150,11 @@ def _answer_all(page, choice: str = "no") -> None:
         target = option if option.count() else group.get_by_text("0" if choice == "no" else "1", exact=True)
         for _ in range(3):
             target.click()
-            page.wait_for_timeout(150)
-            if group.locator("input:checked").count():
+            try:
+                group.locator("input:checked").wait_for(state="attached", timeout=5_000)
                 break
+            except PlaywrightTimeout:
+                continue
         assert group.locator("input:checked").count(), f"radio {i} did not take the click"
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.harness import ARTIFACTS, new_context, settle, sign_in
+from tests.e2e.harness import ARTIFACTS, charts_drawn, new_context, settle, sign_in
 
 WIDTH = 1440
 SCROLLERS = "[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]"
@@ -18,7 +18,8 @@ def full_shot(page, folder: str, name: str) -> Path:
     height = page.evaluate(f"""() => Math.max(document.body.scrollHeight,
         ...[...document.querySelectorAll('{SCROLLERS}')].map(e => e.scrollHeight))""")
     page.set_viewport_size({"width": WIDTH, "height": min(int(height) + 40, 16_000)})
-    page.wait_for_timeout(700)
+    charts_drawn(page)
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # drawn
     path = ARTIFACTS / folder / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path), full_page=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from core.protocols import Condition, Protocol, get_protocol
+from core.protocols.enterprise_rag.prompt import build_messages
 from core.protocols.prompting import (
     SOURCE_POLICIES,
     DocumentView,
     InstanceView,
-    build_messages,
     condition_bundle,
     fit_documents,
 )

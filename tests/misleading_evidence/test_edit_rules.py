@@ -197,10 +197,12 @@ def _category(spec: InstanceSpec) -> str:
 
 
 @pytest.mark.parametrize(("category", "least_built", "total"), [
-    pytest.param("bridge", 272, 394, id="bridge"),
+    # issue 43: an item whose gold is stated again elsewhere in the evidence is skipped by the rules (65 of the 300
+    # built before), so every rule-built item has gold_mentions_left = 0; the generative path builds the rest
+    pytest.param("bridge", 207, 394, id="bridge"),
     pytest.param("comparison", 16, 80, id="comparison"),
     pytest.param("yes/no", 12, 26, id="yes-no"),
-    pytest.param("all", 300, 500, id="all"),
+    pytest.param("all", 235, 500, id="all"),
 ])
 def test_hotpotqa_coverage_per_question_type(category: str, least_built: int, total: int) -> None:
     sources = source_specs("hotpotqa")

@@ -138,4 +138,4 @@ def test_indefinite_article(word, article) -> None:
 
 
 def test_hotpotqa_coverage_with_fallbacks() -> None:
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 13
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 235  # issue 43: gold stated again -> skipped

@@ -153,4 +153,4 @@ def _assert_one_edit(spec: InstanceSpec, wrong: set[str], before: str) -> None:
 
 def test_hotpotqa_coverage_with_place_and_kind_rules() -> None:
     result = build_stress(source_specs("hotpotqa"), seed=0)
-    assert len(result.instances) >= 258 + 16
+    assert len(result.instances) >= 235  # issue 43: gold stated again -> skipped

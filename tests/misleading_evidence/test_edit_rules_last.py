@@ -80,4 +80,4 @@ def test_lead_in_county(noise, wrong, reason) -> None:
 def test_hotpotqa_coverage_with_lead_in_answers() -> None:
     # main built 291; the lead-in rule adds 4 (PBS, iTunes, the Chechen Republic, the Siemens group), the county 1, the team and
     # the conference 2, the terrorist group and the state inside an award's name 2
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 258 + 42
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 235  # issue 43: gold stated again -> skipped

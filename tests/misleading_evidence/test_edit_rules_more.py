@@ -80,4 +80,4 @@ def test_lists_of_people_and_battles(question, answer, gold, noise, wrong, reaso
 
 def test_hotpotqa_coverage_with_more_rules() -> None:
     # main built 287; the count and year-order rules add 2, the lists of people 2
-    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 287 + 4
+    assert len(build_stress(source_specs("hotpotqa"), seed=0).instances) >= 235  # issue 43: gold stated again -> skipped

@@ -81,15 +81,23 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
 
     `scores` are the prepared per-response scores of one judge (one row per model and instance), `gold` the
     gold_values of the labelled responses. N counts the model's responses the metric applies to (every response for
-    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label. With
-    `probabilities` recorded for every labelled response (draw_gold_sample), the inverse-probability-weighted PPI is
-    used, which stays unbiased under stratified or uncertainty-weighted sampling; otherwise PPI++ assumes the labels
-    are a uniform sample within the model, and the note says so. Where the judge left a response undetermined its prediction
-    is the judge's own mean on that model (any fixed prediction keeps PPI unbiased). Gold labels are treated as a
-    uniform sample within the model (drawn by core.review.gold.draw_gold_sample, stratified; a stratum-weighted
-    estimator is core.analysis.ppi.ipw_ppi_mean).
+    IAS, gap responses for rejection, conflict responses for conflict recognition), n those with a gold label.
+    Labels drawn with unequal recorded probabilities (the uncertainty and active draws) use the inverse-probability-
+    weighted PPI++, unbiased under that design. A uniform draw (recorded probabilities equal up to ppi.UNIFORM_SPREAD,
+    as the default stratified draw's proportional allocation gives) or labels without recorded probabilities (then
+    assumed uniform, and the note says so) use PPI++ and show the standard labels-only interval instead where that is
+    narrower (ppi.narrower_of_standard): the default draw is never wider than labels alone (docs/ppi.md). Where the
+    judge left a response undetermined its prediction is the judge's own mean on that model (any fixed prediction
+    keeps PPI unbiased).
     """
-    from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, labels_for_width, ppi_mean
+    from core.analysis.ppi import (
+        MIN_LABELS,
+        ipw_ppi_mean,
+        labels_for_width,
+        narrower_of_standard,
+        ppi_mean,
+        uniform_draw,
+    )
 
     judged = scores[["response_id", "model", "mode", *GOLD_METRICS]].assign(
         **{f"{metric}_judge_status": response_statuses(scores, metric) for metric in GOLD_METRICS})
@@ -113,12 +121,14 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
                                            "and 1 unlabelled response"})
                 continue
             pi = sub["response_id"].map(probabilities or {}).to_numpy(float)
-            weighted = bool(probabilities) and not np.isnan(pi[labeled]).any()
+            recorded = bool(probabilities) and not np.isnan(pi[labeled]).any()
+            weighted = recorded and not uniform_draw(pi[labeled])  # a uniform draw needs no weights
             lam = None if decided else 0.0  # a judge that decided nothing earns no credit: labels only
             e = (ipw_ppi_mean(f, np.where(labeled, y, np.nan), np.where(labeled, pi, 1.0), lam=lam,
                               confidence=confidence)
-                 if weighted else ppi_mean(y[labeled], f[labeled], f[~labeled], lam=lam, confidence=confidence))
-            note = "" if weighted else "sampling probabilities not recorded: labels assumed a uniform sample"
+                 if weighted else narrower_of_standard(ppi_mean(y[labeled], f[labeled], f[~labeled], lam=lam,
+                                                                confidence=confidence)))
+            note = ("" if recorded else "sampling probabilities not recorded: labels assumed a uniform sample")
             notes = (NO_JUDGE_NOTE if not decided else "", "small sample of gold labels" if e.small_n else "", note)
             plain = (e.gold_mean, e.gold_ci_low, e.gold_ci_high)  # the labels' own mean and interval
             estimate, low, high = (e.estimate, e.ci_low, e.ci_high) if decided or weighted else plain

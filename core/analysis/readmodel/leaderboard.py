@@ -43,11 +43,12 @@ def mean_rows(frame: pd.DataFrame, keys: Sequence[str], by: str = "model") -> li
     return rows
 
 
-GAP_ASSUMPTION = ("The gap's interval assumes undetermined constraints are missing at random. If the judge leaves "
-                  "failing constraints undetermined more often (abstains on hard cases), the interval can miss: issue "
-                  "40 measured 47–69% coverage in that case, against 93–99.6% at random. The worst-case bound "
-                  "beside it assumes nothing: every undetermined constraint is set to pass or to fail, whichever "
-                  "moves the gap furthest (gap_bounds).")
+GAP_ASSUMPTION = ("The gap's point (Loose minus Strict IAS as shown) assumes undetermined constraints are missing at "
+                  "random. Its interval does not: it spans the MOVER interval of that point and the worst-case bound "
+                  "(every undetermined constraint set to pass or to fail, whichever moves the gap furthest), so it "
+                  "holds however the judge leaves constraints undetermined, also when it abstains on hard cases "
+                  "(bench/bench_labels_pay.py --part gap, docs/ppi.md). Where no constraint was undetermined the two "
+                  "agree.")
 GAP_MIN_STRICT = 2  # fewer responses with a determined Strict IAS: the gap shows "no data" (bench/bench_ppi_coverage.py)
 
 
@@ -68,6 +69,7 @@ def _gap_interval(loose: np.ndarray, strict: np.ndarray, shown: dict[str, dict])
     return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
 
 
+GAP_METHOD = "MOVER ∪ worst-case bound"  # the gap interval that holds under any missingness
 GAP_BOUND_COLUMNS = ["model", "bound_low", "bound_high", "responses", "undetermined"]
 
 
@@ -106,12 +108,16 @@ def gap_bounds(scores: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
 
 
 def _gap_rows(scores: pd.DataFrame, means: list[dict]) -> list[dict]:
-    """Orchestration gap per model = shown Loose IAS − shown Strict IAS, with a MOVER interval (_gap_interval);
-    "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS. `means` are mean_rows' rows."""
+    """Orchestration gap per model = shown Loose IAS − shown Strict IAS (the point, which assumes undetermined
+    constraints are missing at random), with the interval spanning its MOVER interval (_gap_interval) and the
+    worst-case bound (gap_bounds) where the constraint counts are known, so the interval holds under any
+    missingness; "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS. `means` are
+    mean_rows' rows."""
     shown_by_model: dict[Any, dict[str, dict]] = {}
     for row in means:
         shown_by_model.setdefault(row["model"], {})[row["metric"]] = row
     values = scores[["loose_ias", "strict_ias"]].to_numpy(dtype=float)
+    bounds = gap_bounds(scores).set_index("model")
     rows = []
     for model, positions in group_positions(scores["model"]):
         shown = shown_by_model[model]
@@ -119,8 +125,12 @@ def _gap_rows(scores: pd.DataFrame, means: list[dict]) -> list[dict]:
         enough = n_s >= GAP_MIN_STRICT and n_l >= 2
         value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
         low, high = (_gap_interval(values[positions, 0], values[positions, 1], shown) if enough else (np.nan, np.nan))
+        method = "MOVER" if enough else ""
+        if enough and model in bounds.index and not np.isnan(bounds.at[model, "bound_low"]):
+            low, high = min(low, float(bounds.at[model, "bound_low"])), max(high, float(bounds.at[model, "bound_high"]))
+            method = GAP_METHOD
         rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
-                     "n": n_s, "interval": "MOVER" if enough else "", "small_n": bool(0 < n_s < stats.SMALL_N)})
+                     "n": n_s, "interval": method, "small_n": bool(0 < n_s < stats.SMALL_N)})
     return rows
 
 

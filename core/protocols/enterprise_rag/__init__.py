@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from core.protocols import register
-from core.protocols.base import Condition, Prompt, Protocol, needs
+from core.protocols.base import Condition, MetricModes, Protocol, ProtocolPage, needs
+from core.protocols.enterprise_rag.prompt import enterprise_prompt
 from core.protocols.paper import PaperTableSpec
-from core.protocols.prompting import InstanceView, constraint_meta, enterprise_messages
-
-
-def enterprise_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
-    """The EnterpriseRAG prompt (core.protocols.prompting.build_messages, byte for byte, under the default)."""
-    messages = enterprise_messages(instance.constraints, documents, instance.query, condition.settings.get("policy"))
-    return messages, constraint_meta(instance.constraints)
-
 
 ENTERPRISE_RAG = register(Protocol(
     name="enterprise_rag",
@@ -31,8 +21,24 @@ ENTERPRISE_RAG = register(Protocol(
     metrics=("constraint", "faithfulness", "coverage", "rejection", "conflict_recognition", "refusal"),
     aggregates=("loose_ias", "strict_ias", "orchestration_gap", "over_abstention"),
     response_scoring="constraints",
+    metric_modes=(  # the judged metrics per retrieval mode (no verdict outside them, but coverage's not applicable)
+        MetricModes("faithfulness", ("noisy", "gap", "conflict")),
+        MetricModes("coverage", ("noisy", "conflict"),
+                    outside="gap instance: the documents hold no answer, so there is nothing to cover"),
+        MetricModes("rejection", ("gap",)),
+        MetricModes("conflict_recognition", ("conflict",)),
+        MetricModes("refusal", ("noisy",)),
+    ),
+    checkers=(f"{__name__}.checkers",),  # its `enterprise:` rule checkers, imported by core.scoring.checkers
     headline=("strict_ias", "faithfulness", "coverage", "rejection", "conflict_recognition"),
     render=enterprise_prompt,
+    pages=(  # its results open on the shared Leaderboard; these are its own figures' pages
+        ProtocolPage("pages/domains.py", "Domains", ":material/radar:"),
+        ProtocolPage("pages/constraint_errors.py", "Constraint errors", ":material/rule:"),
+        ProtocolPage("pages/robustness.py", "Robustness", ":material/shield:"),
+        ProtocolPage("pages/model_pairs.py", "Model pairs", ":material/compare_arrows:"),
+        ProtocolPage("pages/data_quality.py", "Data quality", ":material/verified:"),
+    ),
     doc="docs/enterprise_rag.md",
     paper_tables=(
         PaperTableSpec("2", "Performance of the models on the noisy subset: RAG quality, IAS and Loose IAS by "

@@ -198,6 +198,10 @@ class StressBuild:
     skipped: list[Skipped] = field(default_factory=list)
     llm_edits: int = 0
     llm_rejected: list[Skipped] = field(default_factory=list)
+    generated: int = 0  # items whose edit the generator wrote (the rules skipped them or they failed a check)
+    regenerated: int = 0  # generator attempts retried after failing a check
+    dropped: list[Skipped] = field(default_factory=list)  # items that failed a check and were not rebuilt
+    checks: dict[str, dict[str, int]] = field(default_factory=dict)  # per check: passed / failed verdicts
 
     def reasons(self) -> dict[str, int]:
         """Skipped items per reason (the reason's text before any detail in parentheses)."""
@@ -211,6 +215,8 @@ class StressBuild:
         """The build summary as plain data (every skipped item listed with its reason)."""
         return {"built": len(self.instances), "skipped": len(self.skipped), "skipped_by_reason": self.reasons(),
                 "llm_edits": self.llm_edits, "llm_rejected": [asdict(s) for s in self.llm_rejected],
+                "generated": self.generated, "regenerated": self.regenerated,
+                "dropped_by_checks": [asdict(s) for s in self.dropped], "checks": self.checks,
                 "skipped_items": [asdict(s) for s in self.skipped]}
 
 
@@ -1083,6 +1089,8 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
     forms = rng.choice(options)
     edit = Edit(sentence.index(answer), answer, forms[0])
     left = sum(x.count(answer) for x in sentences) - 1
+    if left > 0:  # one edit cannot leave the gold unsaid: the item goes to the generative path, or is skipped
+        raise NoSafeEdit(f"the gold answer is stated elsewhere in the evidence ({left} more mentions)")
     if kind in VOCABULARY:
         edit = _vocabulary_edit(sentence, answer, forms[0], kind, left)
     return Plan(evidence, edit, forms[0], tuple(dict.fromkeys(forms)), None, kind, {"gold_mentions_left": left})

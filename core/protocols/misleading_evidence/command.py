@@ -32,6 +32,14 @@ def register(app: typer.Typer) -> None:
             "--skipped", help="Where to list the items with no safe edit (JSONL; default: OUT.skipped.jsonl).")] = None,
         llm: Annotated[str | None, typer.Option(
             "--llm", help="Registered model that re-words each edit (checked; the rule edit is kept otherwise).")] = None,
+        generate: Annotated[bool, typer.Option(
+            "--generate", help="With --llm: the model writes the edit of every open-QA item the rules skip or that "
+            "fails a check (marked generated; implies --check).")] = False,
+        check: Annotated[bool, typer.Option(
+            "--check", help="Check every open-QA item (states the wrong answer, drops the gold, gold nowhere else, "
+            "same type) and build only those that pass; verdicts stored per item.")] = False,
+        judge: Annotated[str | None, typer.Option(
+            "--judge", help="Registered model deciding the checks rules cannot (default: the --llm model).")] = None,
         limit: Annotated[int | None, typer.Option(help="Only the first N source items.")] = None,
         evidence_dir: Annotated[Path | None, typer.Option(
             "--evidence-dir", help="TriviaQA-RC: the folder holding wikipedia/ and web/ (default: evidence/ beside "
@@ -47,16 +55,20 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
         if evidence_dir is not None and fmt != "triviaqa":
             raise typer.BadParameter("only TriviaQA-RC reads evidence files", param_hint="--evidence-dir")
-        complete_json = None
-        if llm:
+        complete_json = judge_json = None
+        if generate and not llm:
+            raise typer.BadParameter("--generate needs --llm (the model that writes the edits)", param_hint="--generate")
+        if llm or judge:
             from core.commands.build import llm_complete_json
 
-            complete_json = llm_complete_json(llm)
+            complete_json = llm_complete_json(llm) if llm else None
+            judge_json = llm_complete_json(judge) if judge else complete_json
         try:
             with with_evidence(source, evidence_dir) as read:
                 result, items, listed = build_stress_file(read, fmt, out, seed, limit=limit,
                                                           complete_json=complete_json, llm_name=llm or "",
-                                                          skipped=skipped)
+                                                          skipped=skipped, generate=generate, check=check,
+                                                          judge=judge_json, judge_name=judge or llm or "")
         except ValueError as exc:
             for problem in str(exc).split("; "):
                 typer.echo(problem, err=True)

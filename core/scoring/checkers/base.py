@@ -56,7 +56,16 @@ class Checker:
         return any(variant.strip() and self.evaluate(variant) for variant in loose_variants(response))
 
 
-CHECKERS: Registry[type[Checker]] = Registry("checker")
+class CheckerRegistry(Registry[type[Checker]]):
+    """The checker registry: registering a checker class also gives it its registry name as `id`."""
+
+    def add(self, name: str, obj: type[Checker]) -> None:
+        """Register the checker class `obj` under `name` and name it so; a taken name raises ValueError."""
+        super().add(name, obj)
+        obj.id = name
+
+
+CHECKERS = CheckerRegistry("checker")
 
 
 @lru_cache(maxsize=512)
@@ -143,9 +152,3 @@ def build_checker(checker_id: str, kwargs: dict[str, Any] | None) -> Checker:
         details = "; ".join(f"{path}: {msg}" for path, msg in _validation_errors(exc))
         raise ValueError(f"invalid kwargs for {checker_id}: {details}") from None
     return cls(params)
-
-
-def bind_ids() -> None:
-    """Give every registered checker class its registry name as `id`."""
-    for name, cls in CHECKERS.items():
-        cls.id = name

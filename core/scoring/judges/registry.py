@@ -24,12 +24,11 @@ JUDGES: Registry[JudgeFactory] = Registry("judge")
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A response-level metric: the modes it applies to, what it records elsewhere, and how a judge computes it."""
+    """A response-level metric a judge computes against the documents, and whether it needs the context claims first
+    (the instance modes it applies to are its protocol's declaration: core.protocols.base.MetricModes)."""
 
     name: str
-    modes: tuple[str, ...]
     compute: Callable[[Judge, JudgeInput, ContextClaimsOutcome | None], Awaitable[MetricOutcome]]
-    not_applicable_reason: str = ""
     needs_context_claims: bool = False
 
 
@@ -101,15 +100,11 @@ def _coverage(judge: Judge, item: JudgeInput, claims: ContextClaimsOutcome | Non
     return judge.coverage(item, claims)
 
 
-register_metric(MetricSpec("faithfulness", ("noisy", "gap", "conflict"), lambda j, i, c: j.faithfulness(i)))
-register_metric(MetricSpec(
-    "coverage", ("noisy", "conflict"), _coverage,
-    not_applicable_reason="gap instance: the documents hold no answer, so there is nothing to cover",
-    needs_context_claims=True,
-))
-register_metric(MetricSpec("rejection", ("gap",), lambda j, i, c: j.rejection(i)))
-register_metric(MetricSpec("conflict_recognition", ("conflict",), lambda j, i, c: j.conflict_recognition(i)))
-register_metric(MetricSpec("refusal", ("noisy",), lambda j, i, c: j.refusal(i)))
+register_metric(MetricSpec("faithfulness", lambda j, i, c: j.faithfulness(i)))
+register_metric(MetricSpec("coverage", _coverage, needs_context_claims=True))
+register_metric(MetricSpec("rejection", lambda j, i, c: j.rejection(i)))
+register_metric(MetricSpec("conflict_recognition", lambda j, i, c: j.conflict_recognition(i)))
+register_metric(MetricSpec("refusal", lambda j, i, c: j.refusal(i)))
 
 REFERENCE_JUDGE_METRICS.add("correctness", JudgedReferenceMetric(
     "correctness", ("short", "long", "mcq", "multi", "boolean"), lambda j, i: j.correctness(i),

@@ -1,4 +1,5 @@
-"""Enterprise RAG checkers (namespace `enterprise:`): citations, lists, tables, lengths, phrasing, language.
+"""EnterpriseRAG's rule checkers (namespace `enterprise:`), declared as its `Protocol.checkers`: citations, lists,
+tables, lengths, phrasing, language.
 
 Each count-based checker says in its docstring what it does with Chinese / Japanese (zh/ja) text: count correctly,
 or raise UnsupportedLanguageError (recorded by the scorer as an error verdict)."""
