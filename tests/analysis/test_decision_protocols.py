@@ -1,0 +1,165 @@
+"""One decision across protocols, on the real thing: the bundled EnterpriseRAG sample, a RAGStress slice of the shared
+MMLU selection and a DomainRAG slice of the shared release, answered by two scripted models on loopback fake servers
+(through the real OpenAI SDK) and the calibration baselines, scored by the heuristic judge. `gauntlet decide` over the
+three runs recommends citing metrics of all three protocols, the page's download is the same file (same content
+hash), a rules file with a named preset decides on that preset's metrics, and every number of the report equals the
+read model's to 1e-12."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.memory_media_file_storage import _calculate_file_id
+from typer.testing import CliRunner
+
+from core.analysis import decision, decision_report, picker
+from core.analysis.readmodel import decision_scores as keys
+from core.cli import app as cli
+from core.commands.data import SAMPLE_FILE
+from core.generation import registered_models, runner, runs
+from core.generation.ratelimit import ManualClock
+from core.ingest.io import import_file
+from core.pipeline import score_and_summarise
+from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
+from core.protocols.kb_corruption import CONDITION_NAMES
+from core.protocols.kb_corruption.builder import build_ragstress
+from core.store.db import make_engine
+from core.store.schema import InstanceSpec
+from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.analysis.test_decision_report import _same, expected_numbers
+from tests.domainrag.conftest import scripts as domainrag_scripts
+from tests.domainrag.conftest import shared_data
+from tests.factories import add_fake_server_model
+from tests.kb_corruption.conftest import UNSURE, marked_reader, write_slice
+from tests.pages.test_dashboards import page_as
+
+READER, GUESSER, HEURISTIC = "reader-bot", "guess-bot", "heuristic"
+MODELS = [READER, GUESSER, "baseline:always-refuse", "baseline:extractive"]
+PROTOCOL_TITLES = ("EnterpriseRAG", "RAGStress (knowledge-base corruption)", "DomainRAG")
+
+
+@dataclass(frozen=True)
+class World:
+    url: str
+    run_ids: tuple[int, ...]
+
+
+def _run(engine, protocol: str, conditions: list[str]) -> int:
+    run_id = runs.create_run(engine, runs.RunOptions(models=MODELS, protocols=[protocol], conditions=conditions,
+                                                     concurrency=16))
+    result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
+    assert result.status == "done" and result.failed == 0
+    asyncio.run(score_and_summarise(engine, run_id, [HEURISTIC], concurrency=16))
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, session_url_factory) -> World:
+    """Three runs, one per protocol, of the same four models."""
+    root = tmp_path_factory.mktemp("three_protocols")
+    url = session_url_factory()
+    engine = make_engine(url)
+    assert import_file(engine, SAMPLE_FILE).ok
+    build_ragstress(write_slice(root / "slice.jsonl", per=1), root / "kb", seed=7, embedder=None, index_dir=None)
+    assert import_file(engine, root / "kb" / "instances.jsonl").ok
+    payloads, _ = build_instances(BuildOptions(data=shared_data(), embedder=None, index_dir=None, limit=1))
+    write_jsonl(payloads, root / "domainrag.jsonl")
+    assert import_file(engine, root / "domainrag.jsonl").ok
+    gold_rules, _ = domainrag_scripts([InstanceSpec.model_validate(p) for p in payloads])
+    reader_rules = [*gold_rules, *marked_reader()[:-1], ScriptRule(match="", reply=UNSURE)]
+    servers = {READER: FakeLLMServer(script=reader_rules).start(),
+               GUESSER: FakeLLMServer(script=[ScriptRule(match="", reply="Answer: A")]).start()}
+    env: dict[str, str] = {}
+    try:
+        for name, server in servers.items():
+            add_fake_server_model(engine, name, server.base_url, env)
+        os.environ.update(env)
+        registered_models.ensure_baselines(engine)
+        run_ids = (_run(engine, "enterprise_rag", [""]), _run(engine, "kb_corruption", list(CONDITION_NAMES)),
+                   _run(engine, "domainrag", [""]))
+    finally:
+        for server in servers.values():
+            server.stop()
+        for key in env:
+            os.environ.pop(key, None)
+    engine.dispose()
+    return World(url, run_ids)
+
+
+def _decide(world: World, tmp_path: Path, monkeypatch, *args: str) -> tuple[str, str]:
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    out = tmp_path / "decision.html"
+    result = CliRunner().invoke(cli, ["decide", *map(str, world.run_ids), "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+    return out.read_text(encoding="utf-8"), result.output
+
+
+def test_the_default_recommends_citing_three_protocols(world, tmp_path, monkeypatch) -> None:
+    document, output = _decide(world, tmp_path, monkeypatch)
+    assert f"Recommended generator: {READER}." in output, output
+    cited = [t for t in PROTOCOL_TITLES if f"<h3>{t}</h3>" in document]
+    assert cited == list(PROTOCOL_TITLES), cited
+    shown = decision_report.numbers(document)
+    for key in ("domainrag:exact_match", "kb_corruption:mcq_accuracy", "faithfulness"):
+        assert shown[f"evidence|{key}|{READER}|n"] > 0 and not math.isnan(shown[f"evidence|{key}|{READER}|ci_low"])
+
+
+def test_every_number_equals_the_read_model_across_protocols(world) -> None:
+    engine = make_engine(world.url)
+    every = keys.decision_scores(engine, world.run_ids, HEURISTIC)
+    spec = picker.default_spec(every)
+    document = decision_report.render_html(decision.decide(engine, world.run_ids, HEURISTIC, spec))
+    shown, expected = decision_report.numbers(document), expected_numbers(engine, spec, world.run_ids, HEURISTIC)
+    assert set(shown) == set(expected), (sorted(set(shown) - set(expected))[:5], sorted(set(expected) - set(shown))[:5])
+    wrong = {k: (shown[k], expected[k]) for k in expected if not _same(shown[k], expected[k])}
+    assert not wrong, list(wrong.items())[:5]
+    protocols = {k.split("|")[1].partition(":")[0] for k in shown if k.startswith("evidence|") and ":" in k}
+    assert {"domainrag", "kb_corruption"} <= protocols
+    assert shown["family|tests"] > 0
+
+
+def test_a_rules_file_with_a_preset_decides_on_its_metrics(world, tmp_path, monkeypatch) -> None:
+    rules = tmp_path / "decide.yaml"
+    rules.write_text("preset: robustness first\nweights:\n  kb_corruption:corruption_delta: 1\n"
+                     "  kb_corruption:mcq_accuracy: 2\n  domainrag:exact_match: 1\nquestion: Which model resists bad "
+                     "sources?\n", encoding="utf-8")
+    document, _ = _decide(world, tmp_path, monkeypatch, "--rules", str(rules))
+    weights = {k.removeprefix("weight|"): v for k, v in decision_report.numbers(document).items()
+               if k.startswith("weight|")}
+    assert weights == {"kb_corruption:corruption_delta": 1.0, "kb_corruption:mcq_accuracy": 2.0,
+                       "domainrag:exact_match": 1.0}
+    assert "Which model resists bad sources?" in document
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    pytest.param("weights:\n  kb_corruption:delta: 1\n", "kb_corruption:corruption_delta", id="close-match-named"),
+    pytest.param("preset: fastest\n", "unknown preset 'fastest'", id="unknown-preset"),
+    pytest.param("weight: {}\n", "unknown rules key(s) weight", id="unknown-key"),
+])
+def test_a_bad_rules_file_is_a_usage_error_naming_the_entry(world, tmp_path, monkeypatch, text, message) -> None:
+    rules = tmp_path / "bad.yaml"
+    rules.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    result = CliRunner().invoke(cli, ["decide", *map(str, world.run_ids), "--out", str(tmp_path / "x.html"),
+                                      "--rules", str(rules)])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_the_page_download_has_the_cli_files_content_hash(world, tmp_path, monkeypatch) -> None:
+    document, _ = _decide(world, tmp_path, monkeypatch)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = page_as("pick_generator", "analyst").run()
+    assert not at.exception, at.exception
+    at.multiselect(key="results_runs_w").set_value(list(world.run_ids)).run()
+    assert not at.exception, at.exception
+    assert any(f"pk_w_{k}" in at.session_state for k in ("domainrag:exact_match", "kb_corruption:mcq_accuracy"))
+    at.button(key="pk_decide").click().run()
+    assert not at.exception, at.exception
+    url = {b.proto.label: b.proto.url for b in at.get("download_button")}["Download decision report (HTML)"]
+    expected = _calculate_file_id(document.encode("utf-8"), "text/html", "decision_report.html")
+    assert url.rsplit("/", 1)[-1].split(".")[0] == expected
