@@ -38,7 +38,7 @@ def decide(
     question: Annotated[str | None, typer.Option(help="The question the decision answers.")] = None,
     rules: Annotated[Path | None, typer.Option(help="Rules file (YAML): preset, weights and floors per "
                                                     "protocol:metric, budget_per_1k, domains, subsets, question "
-                                                    "(docs/decide.md); options given beside it override it.")] = None,
+                                                    "(docs/decision.md); options given beside it override it.")] = None,
     weight: Annotated[list[str] | None, typer.Option(help="metric=weight, repeatable; any given replaces the default "
                                                           "weights (the page's).")] = None,
     floor: Annotated[list[str] | None, typer.Option(help="metric=fraction, repeatable; any given replaces the default "

@@ -40,7 +40,7 @@ from tests.pages.test_dashboards import page_as
 
 READER, GUESSER, HEURISTIC = "reader-bot", "guess-bot", "heuristic"
 MODELS = [READER, GUESSER, "baseline:always-refuse", "baseline:extractive"]
-PROTOCOL_TITLES = ("EnterpriseRAG", "RAGStress (knowledge-base corruption)", "DomainRAG")
+PROTOCOL_TITLES = ("EnterpriseRAG", "RAGStress (knowledge-base corruption)", "DomainRAG (domain abilities)")
 
 
 @dataclass(frozen=True)
@@ -163,3 +163,19 @@ def test_the_page_download_has_the_cli_files_content_hash(world, tmp_path, monke
     url = {b.proto.label: b.proto.url for b in at.get("download_button")}["Download decision report (HTML)"]
     expected = _calculate_file_id(document.encode("utf-8"), "text/html", "decision_report.html")
     assert url.rsplit("/", 1)[-1].split(".")[0] == expected
+
+
+def test_the_documented_rules_file_is_valid_as_written(tmp_path) -> None:
+    """The rules example of docs/decision.md parses, every metric of it known to the registered protocols."""
+    from core.analysis import decide_rules
+    from core.analysis.gate import read_yaml
+    from core.config import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "decision.md").read_text(encoding="utf-8")
+    block = text.split("--rules decide.yaml`)", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "decide.yaml"
+    path.write_text(block, encoding="utf-8")
+    rules = decide_rules.parse_rules(read_yaml(path))
+    assert rules.preset == "robustness first" and rules.weights == {
+        "misleading_evidence:misleading_rate": 2.0, "kb_corruption:corruption_delta": 2.0, "rejection": 1.0}
+    assert (rules.floors, rules.budget_per_1k) == ({"rejection": 0.4}, 5.0)

@@ -172,6 +172,7 @@ def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
                        for p in present if p not in constraint_protocols()]
     frames = [f for f in frames if not f.empty] or [base]
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    combined = combined.reindex(columns=list(dict.fromkeys([*base.columns, *combined.columns])))  # none of the default
     for column in combined.columns:  # concat leaves object columns where one side had no rows of a float column
         if column.endswith(("_status", "_state")) or column in ID_COLUMNS or combined[column].dtype != object:
             continue
