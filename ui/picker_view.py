@@ -79,7 +79,7 @@ def choose(scores: pd.DataFrame) -> tuple[picker.PickSpec, list[str]]:
         if value is not None:
             floors[key] = value
     budget = st.number_input("Budget per 1k queries (USD, 0 = none)", 0.0, 10_000.0, 0.0, 1.0, key="pk_budget")
-    return picker.PickSpec(spec.domains, spec.modes, weights, floors, budget or None), dropped
+    return picker.PickSpec(spec.domains, spec.modes, picker.ordered(weights), picker.ordered(floors), budget or None), dropped
 
 
 def _column_config(result: picker.PickResult) -> dict:

@@ -52,6 +52,13 @@ class PickSpec:
         return tuple(sorted(chosen, key=lambda k: order.index(k) if k in order else len(order)))
 
 
+def ordered(values: dict[str, float]) -> dict[str, float]:
+    """Weights or floors in the order the protocols declare their metrics (so the page and a rules file that choose
+    the same values write the same report)."""
+    order = {k: i for i, k in enumerate(keys.decision_catalogue())}
+    return dict(sorted(values.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
 def default_weights(scores: pd.DataFrame | None = None) -> dict[str, float]:
     """The default preset's weights, and weight 1 on the headline metrics of every other protocol the scores hold
     values for (read from the declarations: a new protocol's headline joins the default decision)."""
@@ -98,7 +105,7 @@ def spec_from_rules(rules: decide_rules.DecideRules, scores: pd.DataFrame) -> tu
     else:
         wanted = chosen.default_floors() if rules.explicit_preset and chosen.floors is not None else default_floors(weights)
         floors, dropped = decidable_floors(scores, wanted)
-    return PickSpec(rules.domains, rules.subsets, weights, floors, rules.budget_per_1k), dropped
+    return PickSpec(rules.domains, rules.subsets, ordered(weights), ordered(floors), rules.budget_per_1k), dropped
 
 
 SAFETY_METRICS: tuple[str, ...] = ("rejection", "conflict_recognition")

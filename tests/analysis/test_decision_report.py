@@ -35,7 +35,7 @@ def evidence_numbers(every, metrics, judge: str) -> dict[str, float]:
         mine = every[every["protocol"] == entry.protocol]
         for model in sorted(every["model"].unique()):
             group = mine[mine["model"] == model]
-            ci = stats.interval(group[key].to_numpy(float) if key in group else [], entry.declaration)
+            ci = stats.interval(group[key].to_numpy(float) if key in group and len(group) else [math.nan], entry.declaration)
             name = f"evidence|{key}|{model}"
             out |= {f"{name}|value": ci.mean, f"{name}|ci_low": ci.ci_low, f"{name}|ci_high": ci.ci_high,
                     f"{name}|n": ci.n}

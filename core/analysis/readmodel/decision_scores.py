@@ -222,7 +222,7 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
         mine = scores[scores["protocol"] == entry.protocol] if "protocol" in scores else scores
         for model in models:
             group = mine[mine["model"] == model]
-            values = group[key].to_numpy(dtype=float) if key in group else np.full(len(group), np.nan)
+            values = group[key].to_numpy(dtype=float) if key in group and len(group) else np.full(1, np.nan)
             ci = stats.interval(values, entry.declaration)
             states = count_states(key_states(group, key)) if key in group else count_states(
                 pd.Series(UNJUDGED, index=group.index))
