@@ -7,8 +7,6 @@ read model's to 1e-12."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,26 +17,11 @@ from typer.testing import CliRunner
 from core.analysis import decision, decision_report, picker
 from core.analysis.readmodel import decision_scores as keys
 from core.cli import app as cli
-from core.commands.data import SAMPLE_FILE
-from core.generation import registered_models, runner, runs
-from core.generation.ratelimit import ManualClock
-from core.ingest.io import import_file
-from core.pipeline import score_and_summarise
-from core.protocols.domainrag.builder import BuildOptions, build_instances, write_jsonl
-from core.protocols.kb_corruption import CONDITION_NAMES
-from core.protocols.kb_corruption.builder import build_ragstress
 from core.store.db import make_engine
-from core.store.schema import InstanceSpec
-from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.analysis.decision_world import HEURISTIC, READER, three_protocol_runs
 from tests.analysis.test_decision_report import _same, expected_numbers
-from tests.domainrag.conftest import scripts as domainrag_scripts
-from tests.domainrag.conftest import shared_data
-from tests.factories import add_fake_server_model
-from tests.kb_corruption.conftest import UNSURE, marked_reader, write_slice
 from tests.pages.test_dashboards import page_as
 
-READER, GUESSER, HEURISTIC = "reader-bot", "guess-bot", "heuristic"
-MODELS = [READER, GUESSER, "baseline:always-refuse", "baseline:extractive"]
 PROTOCOL_TITLES = ("EnterpriseRAG", "RAGStress (knowledge-base corruption)", "DomainRAG (domain abilities)")
 
 
@@ -48,46 +31,11 @@ class World:
     run_ids: tuple[int, ...]
 
 
-def _run(engine, protocol: str, conditions: list[str]) -> int:
-    run_id = runs.create_run(engine, runs.RunOptions(models=MODELS, protocols=[protocol], conditions=conditions,
-                                                     concurrency=16))
-    result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
-    assert result.status == "done" and result.failed == 0
-    asyncio.run(score_and_summarise(engine, run_id, [HEURISTIC], concurrency=16))
-    return run_id
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory, session_url_factory) -> World:
-    """Three runs, one per protocol, of the same four models."""
-    root = tmp_path_factory.mktemp("three_protocols")
+    """Three runs, one per protocol, of the same four models (tests/analysis/decision_world.py)."""
     url = session_url_factory()
-    engine = make_engine(url)
-    assert import_file(engine, SAMPLE_FILE).ok
-    build_ragstress(write_slice(root / "slice.jsonl", per=1), root / "kb", seed=7, embedder=None, index_dir=None)
-    assert import_file(engine, root / "kb" / "instances.jsonl").ok
-    payloads, _ = build_instances(BuildOptions(data=shared_data(), embedder=None, index_dir=None, limit=1))
-    write_jsonl(payloads, root / "domainrag.jsonl")
-    assert import_file(engine, root / "domainrag.jsonl").ok
-    gold_rules, _ = domainrag_scripts([InstanceSpec.model_validate(p) for p in payloads])
-    reader_rules = [*gold_rules, *marked_reader()[:-1], ScriptRule(match="", reply=UNSURE)]
-    servers = {READER: FakeLLMServer(script=reader_rules).start(),
-               GUESSER: FakeLLMServer(script=[ScriptRule(match="", reply="Answer: A")]).start()}
-    env: dict[str, str] = {}
-    try:
-        for name, server in servers.items():
-            add_fake_server_model(engine, name, server.base_url, env)
-        os.environ.update(env)
-        registered_models.ensure_baselines(engine)
-        run_ids = (_run(engine, "enterprise_rag", [""]), _run(engine, "kb_corruption", list(CONDITION_NAMES)),
-                   _run(engine, "domainrag", [""]))
-    finally:
-        for server in servers.values():
-            server.stop()
-        for key in env:
-            os.environ.pop(key, None)
-    engine.dispose()
-    return World(url, run_ids)
+    return World(url, three_protocol_runs(url, tmp_path_factory.mktemp("three_protocols")))
 
 
 def _decide(world: World, tmp_path: Path, monkeypatch, *args: str) -> tuple[str, str]:
