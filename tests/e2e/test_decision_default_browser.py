@@ -13,10 +13,18 @@ from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.ingest.io import import_file
 from core.review.auth import create_user
 from core.store.db import make_engine
-from tests.e2e.harness import chromium, new_context, serve, settle, sign_in
+from tests.e2e.harness import chromium, new_context, serve, settle, submit_sign_in
 
 pytestmark = pytest.mark.browser
 USER, PASSWORD = "ana", "ana-pass-123"
+
+
+def _sign_in(page, url: str) -> None:
+    """harness.sign_in with a longer first wait (the app's first script run reads every protocol's scores)."""
+    page.goto(url)
+    settle(page, 120_000)
+    submit_sign_in(page, USER, PASSWORD)
+    page.get_by_text(f"Signed in as {USER}").wait_for(timeout=120_000)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +42,7 @@ def first_start_url(session_url_factory):
 def test_the_default_offline_path_recommends_or_names_one_reason(first_start_url):
     with serve(first_start_url) as served, chromium() as browser:
         page = new_context(browser, width=1280, height=800).new_page()
-        sign_in(page, f"{served.url}/pick_generator", USER, PASSWORD)
+        _sign_in(page, f"{served.url}/pick_generator")
         settle(page, 90_000)
         alerts = page.locator("[data-testid=stAlert]").all_inner_texts()
         lines = [t for t in alerts if "Recommended generator" in t or "No recommendation" in t]
