@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -53,9 +54,16 @@ def paired_p(a: np.ndarray, b: np.ndarray, seed: int = SEED) -> tuple[int, float
     if n < 2:
         return n, float(d.mean()) if n else np.nan, np.nan
     observed = abs(float(d.mean()))
-    signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(N_PERMUTATIONS, n))
-    flipped = np.abs(signs @ d) / n
+    flipped = np.abs(_signs(n, seed) @ d) / n
     return n, float(d.mean()), float((1 + np.sum(flipped >= observed - 1e-12)) / (1 + N_PERMUTATIONS))
+
+
+@lru_cache(maxsize=16)
+def _signs(n: int, seed: int) -> np.ndarray:
+    """The N_PERMUTATIONS x n random signs of paired_p (the same for every test on n items, drawn once)."""
+    signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(N_PERMUTATIONS, n))
+    signs.flags.writeable = False
+    return signs
 
 
 def _utility_frame(scores: pd.DataFrame, key: str) -> pd.DataFrame:

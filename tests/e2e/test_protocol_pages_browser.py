@@ -49,8 +49,8 @@ def test_every_results_page_opens_on_its_own_protocols_run(world):
             settle(page, 90_000)
             assert not page.locator("[data-testid=stException]").count(), slug
             sidebar = page.locator("[data-testid=stSidebar]")
-            runs_box = sidebar.get_by_label("Runs", exact=True).first
-            chosen = runs_box.locator("xpath=ancestor::*[@data-baseweb='select'][1]").inner_text()
+            runs_box = sidebar.locator("[data-testid=stMultiSelect]").filter(has_text="Runs").first
+            chosen = runs_box.inner_text()
             assert f"#{runs[index]} " in chosen and all(f"#{r} " not in chosen for r in runs if r != runs[index]), (
                 slug, chosen)
             box = runs_box.bounding_box()
