@@ -95,7 +95,7 @@ def _segment_rows(scores: pd.DataFrame, top: tuple[str, str], metrics: Sequence[
     frame["condition"] = condition.where(condition.notna() & (condition != ""), frame.get("mode"))
     for column in ("domain", "condition", "language"):
         values = frame[column] if column in frame else pd.Series(np.nan, index=frame.index)
-        frame[column] = values.fillna("").astype(str).replace("", "(none)")
+        frame[column] = values.astype(object).where(values.notna(), "").astype(str).replace("", "(none)")
     rows = []
     for key in metrics:
         entry = keys.decision_key(key)
