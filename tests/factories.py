@@ -96,17 +96,19 @@ def add_fake_server_model(engine: Engine, name: str, base_url: str, env: dict[st
 
 
 @contextmanager
-def scripted_models(engine: Engine, scripts: dict[str, list[ScriptRule]], max_output_tokens: int = 64) -> Iterator[None]:
-    """Register one openai_compatible model per script, each answered by its own loopback fake server (env vars
-    <NAME>_URL / <NAME>_KEY set) for the duration of the block."""
+def scripted_models(engine: Engine, scripts: dict[str, list[ScriptRule]], max_output_tokens: int = 64,
+                    provider: str = "openai_compatible") -> Iterator[None]:
+    """Register one model per script (openai_compatible through the openai SDK, or `provider` "anthropic" through
+    the anthropic SDK), each answered by its own loopback fake server (env vars <NAME>_URL / <NAME>_KEY set) for the
+    duration of the block."""
     servers = {name: FakeLLMServer(script=rules).start() for name, rules in scripts.items()}
     patch = pytest.MonkeyPatch()
     try:
         for name, server in servers.items():
             env = name.upper().replace("-", "_")
-            patch.setenv(f"{env}_URL", server.base_url + "/v1")
+            patch.setenv(f"{env}_URL", server.base_url + ("" if provider == "anthropic" else "/v1"))
             patch.setenv(f"{env}_KEY", "test-key")
-            add_model(engine, name, "openai_compatible", max_output_tokens=max_output_tokens,
+            add_model(engine, name, provider, max_output_tokens=max_output_tokens,
                       settings={"base_url_env": f"{env}_URL", "api_key_env": f"{env}_KEY", "timeout_s": 5})
         yield
     finally:
@@ -116,9 +118,9 @@ def scripted_models(engine: Engine, scripts: dict[str, list[ScriptRule]], max_ou
 
 
 def imported_scored_run(url: str, path: Path, records: list[dict], scripts: dict[str, list[ScriptRule]],
-                        domain: str) -> int:
+                        domain: str, provider: str = "openai_compatible", max_output_tokens: int = 64) -> int:
     """Write `records` to `path`, import them, run every scripted model on `domain` over the loopback fake server
-    and score with the heuristic judge; the run id."""
+    and score with the heuristic judge; the run id. `provider` "anthropic" sends the calls through the anthropic SDK."""
     from core.generation import runner, runs
     from core.generation.ratelimit import ManualClock
     from core.ingest.io import import_file
@@ -128,7 +130,7 @@ def imported_scored_run(url: str, path: Path, records: list[dict], scripts: dict
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     engine = make_engine(url)
     assert import_file(engine, path).created == [r["id"] for r in records]
-    with scripted_models(engine, scripts):
+    with scripted_models(engine, scripts, max_output_tokens, provider):
         run_id = runs.create_run(engine, runs.RunOptions(models=list(scripts), domains=[domain]))
         result = asyncio.run(runner.execute_run(engine, run_id, clock=ManualClock()))
         assert (result.status, result.failed) == ("done", 0)

@@ -1,0 +1,31 @@
+"""`gauntlet citation report|build`: citation recall and precision per model of a run; instances from ALCE's data
+files or question records."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from core.commands.protocol_build import add_build_command
+
+COMMAND = "citation"
+HELP = "Citations: ALCE-style citation recall and precision per model, with the state counts."
+
+
+def register(app: typer.Typer) -> None:
+    """Register `gauntlet citation report` and `build` on the app."""
+    group = typer.Typer(help=HELP, no_args_is_help=True)
+    app.add_typer(group, name=COMMAND)
+
+    @group.command("report")
+    def report(run_id: Annotated[int, typer.Argument(help="Run id.")],
+               judge: Annotated[str, typer.Option("--judge", help="Scoring judge.")] = "heuristic") -> None:
+        """Print citation recall and precision per model with n and the state counts."""
+        from core.store.db import get_engine
+
+        from .analysis import citation_table
+
+        typer.echo(citation_table(get_engine(), [run_id], judge).to_string(index=False))
+
+    add_build_command(group, "citation", "ALCE data file (JSON) or records (JSONL).", "alce or records (default: by the file's extension).")

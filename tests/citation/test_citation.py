@@ -1,0 +1,212 @@
+"""The citation protocol (issue 44): ALCE-style citation recall and precision, checked against ALCE's own evaluation
+code (princeton-nlp/ALCE eval.py `compute_autoais` and utils.py `remove_citations` at 246c476, read from the fetched
+mirror and run with the same support verdicts; skipped with the reason when the mirror is absent); support decided by
+an LLM judge through the openai SDK on the fake server, the heuristic judge deciding only what the format decides;
+scripted gold / over-citing / wrong / always-refuse models through the openai and anthropic SDKs (active backend)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from core.cli import app
+from core.protocols import decision_metrics
+from core.protocols.citation import PRECISION, RECALL
+from core.protocols.citation.builder import build
+from core.protocols.citation.metrics import remove_citations, split_sentences, tally
+from core.store.db import make_engine
+from core.testing.fake_server import ScriptRule
+from tests.factories import imported_scored_run, scripted_models
+from tests.protocol_steps import assert_page_renders, run_docs_commands
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "citation"
+ALCE_MIRROR = Path("/work/.mirror/princeton-nlp+ALCE/repo")
+ALCE_COMMIT = "246c476a4edfc564266b7346b6e29ef4861ae937"
+
+
+def alce_source(path: str) -> str:
+    if not ALCE_MIRROR.exists():
+        pytest.skip(f"no fetched copy of princeton-nlp/ALCE at {ALCE_MIRROR} (fetch github:princeton-nlp/ALCE)")
+    return subprocess.run(["git", "--git-dir", str(ALCE_MIRROR), "show", f"{ALCE_COMMIT}:{path}"],
+                          capture_output=True, check=True, text=True).stdout
+
+
+def function_source(source: str, name: str) -> str:
+    """One top-level function of a module's source, as written."""
+    start = source.index(f"def {name}(")
+    end = re.search(r"\n(?=\S)", source[start + 1:])
+    return source[start: start + 1 + end.start()] if end else source[start:]
+
+
+def alce_compute_autoais(supports):
+    """ALCE's compute_autoais as published, its NLI model replaced by `supports(passage, claim)`."""
+    namespace = {"re": re, "np": np, "copy": __import__("copy"), "logger": logging.getLogger("alce"),
+                 "tqdm": lambda x: x, "sent_tokenize": split_sentences, "autoais_model": object(),
+                 "autoais_tokenizer": object(), "AUTOAIS_MODEL": "", "_run_nli_autoais": lambda p, c: int(supports(p, c))}
+    exec(function_source(alce_source("utils.py"), "remove_citations"), namespace)  # noqa: S102 - their code, read
+    exec(function_source(alce_source("eval.py"), "compute_autoais"), namespace)  # noqa: S102
+    return namespace["compute_autoais"]
+
+
+DOCS = [{"title": "A", "text": "The bridge was designed by Ada Lind."}, {"title": "B", "text": "Its lights are by Omar Sayed."},
+        {"title": "C", "text": "Ferries run every twenty minutes."}]
+
+
+def supports(passage: str, claim: str) -> bool:
+    """A support oracle both sides share: every sentence of the claim's words found in the passage."""
+    return claim.rstrip(".").strip().lower() in passage.lower()
+
+
+AGREEMENT = [  # an answer -> ALCE's (recall, precision) must equal ours
+    pytest.param("The bridge was designed by Ada Lind [1].", id="one-supported-citation"),
+    pytest.param("The bridge was designed by Ada Lind [1][2].", id="over-citation"),
+    pytest.param("The bridge was designed by Ada Lind [2].", id="wrong-citation"),
+    pytest.param("The bridge was designed by Ada Lind.", id="no-citation"),
+    pytest.param("The bridge was designed by Ada Lind [7].", id="citation-out-of-range"),
+    pytest.param("The bridge was designed by Ada Lind [1]. Its lights are by Omar Sayed [2][3].", id="two-sentences"),
+    pytest.param("Ferries run every twenty minutes [3][1][2][1].", id="more-than-three-citations"),
+    pytest.param("I don't know.", id="refusal"),
+]
+
+
+@pytest.mark.parametrize("answer", AGREEMENT)
+def test_recall_and_precision_agree_with_alces_evaluator(answer: str) -> None:
+    theirs = alce_compute_autoais(supports)([{"question": "q", "output": answer, "docs": DOCS}], at_most_citations=3)
+    passages = [f"Title: {d['title']}\n{d['text']}" for d in DOCS]
+
+    async def oracle(passage: str, claim: str) -> bool:
+        return supports(passage, claim)
+
+    ours = asyncio.run(tally(answer, passages, oracle))
+    precision = ours.entail_prec / ours.citations if ours.citations else 0.0
+    assert (100 * ours.entail / ours.sentences, 100 * precision) == pytest.approx(
+        (theirs["citation_rec"], theirs["citation_prec"]))
+
+
+@pytest.mark.parametrize("sentence", ["Ada Lind [1][2] designed it.", "It is [12] | long [3].", "Plain."])
+def test_remove_citations_is_alces(sentence: str) -> None:
+    namespace: dict = {"re": re}
+    exec(function_source(alce_source("utils.py"), "remove_citations"), namespace)  # noqa: S102
+    assert remove_citations(sentence) == namespace["remove_citations"](sentence)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_builds_from_alces_layout(tmp_path) -> None:
+    records = read_jsonl(build(FIXTURES / "alce_layout.json", tmp_path).out)
+    assert [[d["role"] for d in r["documents"]] for r in records] == [["supporting", "supporting", "partial"],
+                                                                       ["partial"]]
+    assert records[0]["reference"]["answer_type"] == "long"
+
+
+def test_builds_from_alces_published_data(tmp_path) -> None:
+    folder = os.environ.get("GAUNTLET_ALCE_DATA")
+    if not folder or not Path(folder, "asqa_eval_gtr_top100.json").exists():
+        pytest.skip("ALCE's data files are downloaded by its download_data.sh (not in the repository): set "
+                    "GAUNTLET_ALCE_DATA to the folder holding asqa_eval_gtr_top100.json")
+    result = build(Path(folder, "asqa_eval_gtr_top100.json"), tmp_path, limit=50)
+    assert result.instances == 50 and all(len(r["documents"]) == 5 for r in read_jsonl(result.out))
+
+
+# ----------------------------------------------------------------------------------- scripted runs, both SDKs
+
+ANSWERS = {  # model -> the reply to each question, by its record id
+    "cite-gold": {"tax": "Sole traders file the annual return by 31 January [1]. A late return costs a fixed penalty "
+                         "of 100 pounds [2].", "plan": "The basic plan includes 50 gigabytes of storage [1]."},
+    "cite-over": {"tax": "Sole traders file the annual return by 31 January [1][2]. A late return costs a fixed "
+                         "penalty of 100 pounds [2].", "plan": "The basic plan includes 50 gigabytes of storage [1][2]."},
+    "cite-wrong": {"tax": "Sole traders file the annual return by 31 January [2]. A late return costs a fixed penalty "
+                          "of 100 pounds [3].", "plan": "The basic plan includes 50 gigabytes of storage [2]."},
+    "cite-refuse": {"tax": "I don't know.", "plan": "I don't know."},
+}
+JUDGE = [ScriptRule(match=r"task: citation_support\][\s\S]*Claim: ([^\n]{12,}?)\.?\n\nPassage:[\s\S]*\1",
+                    reply='{"supported": true, "reason": "stated"}'),
+         ScriptRule(match=r"task: citation_support", reply='{"supported": false, "reason": "not stated"}')]
+
+
+@dataclass(frozen=True)
+class World:
+    url: str
+    run_id: int
+
+
+@pytest.fixture(scope="module", params=["openai_compatible", "anthropic"])
+def world(request, session_url_factory, tmp_path_factory) -> World:
+    from core.pipeline import score_and_summarise
+
+    tmp = tmp_path_factory.mktemp("cite")
+    records = read_jsonl(build(FIXTURES / "records.jsonl", tmp, fmt="records").out)
+    questions = {r["id"].rsplit("/", 1)[1]: r["query"] for r in records}
+    scripts = {model: [ScriptRule(match=re.escape(questions[key]), reply=reply) for key, reply in replies.items()]
+               for model, replies in ANSWERS.items()}
+    url = session_url_factory()
+    run_id = imported_scored_run(url, tmp / "cite.jsonl", records, scripts, "Citations", provider=request.param,
+                                 max_output_tokens=128)
+    engine = make_engine(url)
+    with scripted_models(engine, {"judge-cite": JUDGE}):
+        asyncio.run(score_and_summarise(engine, run_id, ["llm:judge-cite"]))
+    engine.dispose()
+    return World(url, run_id)
+
+
+CALIBRATION = [  # model -> (recall, precision) by the LLM judge; (recall state, n decided) by the heuristic judge
+    pytest.param("cite-gold", 1.0, 1.0, 0, id="gold"),
+    pytest.param("cite-over", 1.0, (2 / 3 + 1 / 2) / 2, 0, id="over-cites"),
+    pytest.param("cite-wrong", 0.0, 0.0, 0, id="wrong"),
+    pytest.param("cite-refuse", 0.0, 0.0, 2, id="always-refuse-no-citation"),
+]
+
+
+@pytest.mark.parametrize(("model", "recall", "precision", "offline_n"), CALIBRATION)
+def test_calibration(world, model, recall, precision, offline_n) -> None:
+    from core.protocols.citation.analysis import citation_table
+
+    engine = make_engine(world.url)
+    judged = citation_table(engine, [world.run_id], "llm:judge-cite").set_index(["model", "metric"])
+    assert (judged.loc[(model, RECALL), "value"], judged.loc[(model, PRECISION), "value"]) == pytest.approx(
+        (recall, precision))
+    assert judged.loc[(model, RECALL), "n"] == 2
+    offline = citation_table(engine, [world.run_id], "heuristic").set_index(["model", "metric"])
+    row = offline.loc[(model, RECALL)]
+    assert (row["n"], row["n_not_applicable"]) == (offline_n, 2 - offline_n)  # cited sentences need the LLM judge
+
+
+def test_report_command_and_view(world, monkeypatch) -> None:
+    from core.protocols.citation.views import citation_view
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    result = CliRunner().invoke(app, ["report", str(world.run_id), "--format", "json", "--judge", "llm:judge-cite"])
+    assert result.exit_code == 0, result.output
+    own = CliRunner().invoke(app, ["citation", "report", str(world.run_id), "--judge", "llm:judge-cite"])
+    assert own.exit_code == 0 and "cite-over" in own.stdout and "n_not_applicable" in own.stdout
+    view = citation_view(make_engine(world.url), [world.run_id], "heuristic")
+    assert "judge: heuristic" in view.figure.layout.title.text and "n_not_applicable" in view.table.columns
+
+
+def test_declares_its_decision_metrics() -> None:
+    rows = {r.id: r for r in decision_metrics("citation")}
+    assert [m for m, r in rows.items() if r.role == "headline"] == [RECALL, PRECISION]
+    assert rows[RECALL].judges == ("rule", "llm") and all(r.meaning for r in rows.values())
+
+
+def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
+    copies = {"tests/fixtures/citation/records.jsonl": FIXTURES / "records.jsonl"}
+    run_docs_commands("citation.md", copies, tmp_path, monkeypatch)
+    assert len(read_jsonl(tmp_path / "var" / "built" / "citation" / "instances.jsonl")) == 2
+
+
+def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
+    assert_page_renders(world.url, monkeypatch, "citation", "Citation recall and precision")
