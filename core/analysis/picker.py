@@ -44,6 +44,11 @@ class PickSpec:
     budget_per_1k: float | None = None
 
 
+    def __post_init__(self) -> None:
+        # weights and floors in declaration order, however they were given: the same choice writes the same report
+        object.__setattr__(self, "weights", ordered(self.weights))
+        object.__setattr__(self, "floors", ordered(self.floors))
+
     @property
     def metrics(self) -> tuple[str, ...]:
         """The metrics the choice weighs or floors, in the order the protocols declare them."""
