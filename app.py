@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui.auth import account_sidebar, current_principal
 from ui.navigation import all_pages, sections_for
+from ui.session import FILTER_SLOT
 
 st.set_page_config(page_title="RAG Gauntlet", page_icon="🛡️", layout="wide")
 
@@ -23,6 +24,7 @@ else:
     current = st.navigation(list(pages.values()), position="hidden")
     with st.sidebar:
         st.markdown("### :material/shield: RAG Gauntlet")
+        st.session_state[FILTER_SLOT] = st.container()  # a results page's filters, above the page list
         for section, specs in sections_for(principal.role).items():
             st.caption(section)
             for spec in specs:

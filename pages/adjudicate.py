@@ -193,5 +193,8 @@ with io_tab:
         elif report is not None:
             st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {plain_markdown(str(e))}" for e in report.errors))
 
-with plan_tab:
-    gold_plan_view.show(principal, runs, labelable)
+with plan_tab:  # Streamlit runs every tab's body: the planner ranks the models, so it is built only when opened
+    if st.toggle("Open the planner", key="plan_open",
+                 help="Built on request: it ranks the run's models as Pick a generator does, so the page does not pay "
+                      "for it until you ask."):
+        gold_plan_view.show(principal, runs, labelable)

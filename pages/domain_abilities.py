@@ -14,7 +14,7 @@ from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import drilldown
 from ui.paper_tables import paper_tables_panel
-from ui.session import engine
+from ui.session import engine, filter_slot
 from ui.tables import state_caption
 
 METRICS = {"exact_match": "EM (share of answer parts contained)", "strict_exact_match": "strict EM",
@@ -142,7 +142,7 @@ def sidebar(found: pd.DataFrame) -> tuple[tuple[int, ...], str, str]:
     names = {int(r["run_id"]): f"#{r['run_id']} {r['name'] or 'run'} ({r['status']}, {r['responses']} DomainRAG "
                                "responses)" for _, r in found.iterrows()}
     newest = [next(iter(names))]
-    with st.sidebar:
+    with filter_slot():
         st.subheader("Domain abilities filters")
         picked = tuple(sorted(st.multiselect("Runs", list(names), default=newest, format_func=names.get,
                                              key="dr_runs") or newest))

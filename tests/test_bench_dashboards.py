@@ -50,3 +50,25 @@ def test_markdown_table_has_a_row_per_page(results):
     table = bench_dashboards.markdown(list(results.values()), "footer")
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| page")]
     assert [row.split(" | ")[0].strip("| ") for row in rows] == list(results)
+
+
+@pytest.mark.parametrize(("text", "ok"), [
+    pytest.param(f"head\n{bench_dashboards.README_BEGIN}\nold table\n{bench_dashboards.README_END}\ntail\n", True,
+                 id="markers"),
+    pytest.param("head\nold table\ntail\n", False, id="no-markers"),
+])
+def test_readme_table_is_regenerated_between_its_markers(tmp_path, text: str, ok: bool):
+    readme = tmp_path / "README.md"
+    readme.write_text(text, encoding="utf-8")
+    if not ok:
+        with pytest.raises(ValueError, match="no"):
+            bench_dashboards.write_readme(readme, "new table")
+        return
+    bench_dashboards.write_readme(readme, "new table")
+    assert readme.read_text(encoding="utf-8") == (f"head\n{bench_dashboards.README_BEGIN}\nnew table\n"
+                                                  f"{bench_dashboards.README_END}\ntail\n")
+
+
+def test_the_readme_carries_the_regenerated_section():
+    text = (bench_dashboards.REPO / "README.md").read_text(encoding="utf-8")
+    assert text.count(bench_dashboards.README_BEGIN) == 1 and text.count(bench_dashboards.README_END) == 1

@@ -16,7 +16,7 @@ from core.registry import UnknownNameError
 HEADLINES = [  # protocol -> its headline metrics, in the order decision_metrics gives them
     pytest.param("enterprise_rag", ["faithfulness", "coverage", "rejection", "conflict_recognition", "strict_ias"],
                  id="enterprise_rag"),
-    pytest.param("kb_corruption", ["mcq_accuracy"], id="kb_corruption"),
+    pytest.param("kb_corruption", ["mcq_accuracy", "corruption_delta"], id="kb_corruption"),
     pytest.param("misleading_evidence", ["misleading_rate"], id="misleading_evidence"),
     pytest.param("lit_ragbench", ["judged_accuracy"], id="lit_ragbench"),
     pytest.param("instruction_following", ["strict_ias"], id="instruction_following"),

@@ -155,3 +155,15 @@ def test_orchestration_gap_ci_covers_the_true_gap() -> None:
     truth = p - p**k
     coverage = float(((gap["ci_low"] <= truth) & (truth <= gap["ci_high"])).mean())
     assert coverage >= 0.93, coverage
+
+
+@pytest.mark.parametrize(("n", "resamples"), [pytest.param(50, 200, id="cached"), pytest.param(3000, 1500, id="too-big")])
+def test_bootstrap_weights_are_the_same_draws_cached_or_not(n: int, resamples: int) -> None:
+    from core.analysis.readmodel.bootstrap import _CACHED_CELLS, _draw_weights, bootstrap_weights
+
+    first, again = bootstrap_weights(n, resamples, 3), bootstrap_weights(n, resamples, 3)
+    assert np.array_equal(first, _draw_weights(n, resamples, 3)) and np.array_equal(first, again)
+    assert (first is again) == (n * resamples <= _CACHED_CELLS)
+    if first is again:
+        with pytest.raises(ValueError):
+            first[0, 0] = 1.0  # read-only: shared between callers

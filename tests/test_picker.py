@@ -59,7 +59,7 @@ def test_ranking(spec, order, eligible):
 def test_reasons_name_the_failed_floor_and_budget():
     spec = picker.PickSpec(weights={"strict_ias": 1.0}, floors={"rejection": 0.4, "strict_ias": 0.2}, budget_per_1k=5.0)
     ranking = picker.rank(SCORES, MODELS, spec).ranking.set_index("model")
-    assert ranking.loc["cheap", "fails"] == ["Rejection accuracy 20.0% below the floor 40%"]
+    assert ranking.loc["cheap", "fails"] == ["Rejection accuracy (EnterpriseRAG) 20.0% below the floor 40%"]
     assert ranking.loc["pricey", "fails"] == ["cost $20.00 per 1k queries over the budget $5.00"]
     assert ranking.loc["good", "reason"].startswith("Meets every floor")
 
@@ -213,7 +213,7 @@ def test_summaries_contain_ranking_and_escape_html():
     result = picker.rank(scores, models, picker.PickSpec(floors={"rejection": 0.4}, budget_per_1k=5.0))
     md = picker.summary_markdown(result, "heuristic", "#1")
     assert "**Recommended generator: good.**" in md and "| 1 | good |" in md and "Rejection ≥ 40%" not in md
-    assert "Rejection accuracy ≥ 40%" in md and "Top two on 40 shared instances" in md
+    assert "Rejection accuracy (EnterpriseRAG) ≥ 40%" in md and "Top two on 40 shared instances" in md
     page = picker.summary_html(result, "heuristic", "#1")
     assert "<script>" not in page and "&lt;script&gt;" in page and "<td>good</td>" in page
 
@@ -260,7 +260,7 @@ def test_every_metric_cell_of_the_ranking_says_its_n():
     assert table.loc["good", "strict_ias"] == "60.0% n=20†" and table.loc["good", "faithfulness"] == "70.0% n=40"
     assert table.loc["good", "conflict_recognition"] == "no data n=0"
     assert table.loc["baseline:always-refuse", "rank"] == "baseline" and table.loc["pricey", "rank"] == "1"
-    cells = table[list(picker.PICK_METRICS)].to_numpy().ravel()
+    cells = table[list(result.metrics)].to_numpy().ravel()
     assert all(" n=" in c for c in cells)
     assert table["eligible"].tolist() == result.ranking["eligible"].tolist()
 
@@ -270,9 +270,10 @@ def test_every_metric_cell_of_the_ranking_says_its_n():
     ("weights", "floors", "shown", "hidden"),
     [
         pytest.param({"faithfulness": 1.0, "coverage": 1.0, "loose_ias": 1.0, "over_abstention": 0.5}, {},
-                     ["Faithfulness ×1", "Answer Coverage ×1", "Loose IAS ×1", "Over-abstention ×0.5"], ["Strict IAS", "Rejection accuracy ×"],
+                     ["Faithfulness (EnterpriseRAG) ×1", "Answer Coverage (EnterpriseRAG) ×1", "Loose IAS (EnterpriseRAG) ×1",
+                      "Over-abstention (EnterpriseRAG) ×0.5"], ["Strict IAS", "Rejection accuracy (EnterpriseRAG) ×"],
                      id="non-default-weights"),
-        pytest.param({"strict_ias": 2.0, "coverage": 0.0}, {"rejection": 0.1}, ["Strict IAS ×2", "Rejection accuracy (floor)"], ["Answer Coverage"],
+        pytest.param({"strict_ias": 2.0, "coverage": 0.0}, {"rejection": 0.1}, ["Strict IAS (EnterpriseRAG) ×2", "Rejection accuracy (EnterpriseRAG) (floor)"], ["Answer Coverage"],
                      id="zero-weight-hidden-floor-shown"),
     ],
 )
@@ -281,7 +282,7 @@ def test_summary_lists_every_weighted_metric_with_value_n_and_judge(render, weig
     text = render(result, "llm:gpt-4.1@single", "#1, #2")
     table = text[text.index("Ranking"):]
     assert all(label in table for label in shown) and not any(label in table for label in hidden)
-    for m in [m for m in picker.PICK_METRICS if weights.get(m, 0) > 0 or m in floors]:
+    for m in [m for m in result.metrics if weights.get(m, 0) > 0 or m in floors]:
         row = result.ranking.set_index("model").loc["good"]
         assert picker.metric_cell(row[m], row[f"n_{m}"]) in table
     assert "judge llm:gpt-4.1 (one call per constraint)" in text and "judge: llm:gpt-4.1@single" not in text
@@ -298,7 +299,7 @@ def test_no_shared_instances_is_untestable_and_not_a_recommendation():
 
 
 @pytest.mark.parametrize(("floors", "needle"), [
-    pytest.param({"conflict_recognition": 0.2}, "the floor Conflict recognition ≥ 20% cannot be checked", id="unmeasured-named"),
+    pytest.param({"conflict_recognition": 0.2}, "the floor Conflict recognition (EnterpriseRAG) ≥ 20% cannot be checked", id="unmeasured-named"),
     pytest.param({"strict_ias": 0.99}, "no candidate meets every floor", id="measured-but-missed"),
 ])
 def test_the_headline_names_an_unmeasured_floor_and_what_would_measure_it(floors, needle):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
@@ -138,6 +139,23 @@ def test_renders_its_page(world, monkeypatch) -> None:
     assert table.loc["echo-right", "echo_match"] == 1.0 and table.loc["echo-wrong", "n"] == 3
     assert table.loc["echo-silent", "unparseable"] == 3
     assert len(at.get("plotly_chart")) == 1 and any("each state's count" in c.value for c in at.caption)
+
+
+def test_is_offered_on_pick_a_generator(world, monkeypatch) -> None:
+    """Its one headline metric is weighed on Pick a generator from its declaration alone (no edit outside its
+    package): a weight input, the metric with its protocol in the evidence, and the recommendation it decides."""
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    page = Path(REPO_ROOT, "pages", "pick_generator.py")
+    at = sign_in(AppTest.from_file(str(page), default_timeout=60), "analyst").run()
+    at.multiselect(key="results_runs_w").set_value([world.run_id]).run()
+    assert not at.exception, at.exception
+    key = f"toy_echo:{ECHO_MATCH}"
+    assert at.number_input(key=f"pk_w_{key}").value == 1.0
+    evidence = pd.concat([d.value for d in at.dataframe if "label" in d.value.columns])
+    row = evidence[(evidence["label"] == "Echo match (Toy echo)") & (evidence["model"] == "echo-right")].iloc[0]
+    assert (row["value"], row["n"]) == (1.0, 3)
+    assert [s.value for s in at.success] == ["Recommended generator: echo-right."]
 
 
 DRILL_DOWNS = [  # model -> the echo_match values of the responses behind its cell (unparseable ones are not counted)

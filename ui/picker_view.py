@@ -6,14 +6,84 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.analysis import decision, decision_report, picker, readmodel
+from core.analysis import decide_rules, decision, decision_report, picker, readmodel
 from core.analysis.judge_check import fitness_notice
+from core.analysis.readmodel import decision_scores as keys
 from ui import results_view
 from ui.session import engine
 from ui.table_fit import fitting_columns
 
+DEFAULT_CHOICE = "Default: the EnterpriseRAG paper's weights and every other protocol's headline metrics"
 
-def _column_config(spec: picker.PickSpec) -> dict:
+
+@st.cache_data(max_entries=8, show_spinner="Reading every protocol's metrics…")
+def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    """The decision's per-item scores of every protocol of the runs (readmodel decision_scores; cached per data
+    version)."""
+    return keys.decision_scores(engine(), run_ids, judge)
+
+
+def _reset_choice() -> None:
+    """A new preset: forget the weights and floors set for the previous one (they start from the preset again)."""
+    for name in [k for k in st.session_state if str(k).startswith(("pk_w_", "pk_floor_", "pk_more_"))]:
+        del st.session_state[name]
+
+
+def _floor_slider(column, key: str, default: float | None) -> float | None:
+    """A floor (ceiling where lower is better) in points over the metric's declared range; its lenient end is none."""
+    entry = keys.decision_key(key)
+    low, high = (round(v * 100) for v in entry.declaration.range)
+    lenient = low if entry.metric.higher_is_better else high
+    sign = "≥" if entry.metric.higher_is_better else "≤"
+    start = lenient if default is None else round(default * 100)
+    value = column.slider(f"{entry.label} {sign} (points)", low, high, start, key=f"pk_floor_{key}",
+                          help=f"{entry.metric.meaning}. At {lenient}: no floor.")
+    return None if value == lenient else value / 100
+
+
+def choose(scores: pd.DataFrame) -> tuple[picker.PickSpec, list[str]]:
+    """The product owner's choice on the page: a preset (data/decision/presets.yaml) or the default, a weight per
+    metric grouped by protocol (headline metrics of every protocol the runs hold, the preset's, and any added), a
+    floor per weighted metric and the budget; (the PickSpec, the default floors left out as undecidable)."""
+    names = [DEFAULT_CHOICE, *decide_rules.presets()]
+    choice = st.selectbox("Start from", names, key="pk_preset", on_change=_reset_choice,
+                          help="A named preset, or the default; then change any weight or floor below.")
+    if choice == DEFAULT_CHOICE:
+        spec, dropped = picker.spec_from_rules(decide_rules.DecideRules(), scores)
+    else:
+        spec, dropped = picker.spec_from_rules(decide_rules.DecideRules(preset=choice, explicit_preset=True), scores)
+        st.caption(decide_rules.preset(choice).description)
+    offered = list(dict.fromkeys([*spec.metrics, *picker.reported_metrics(scores, picker.PickSpec(weights={}))]))
+    catalogue = keys.decision_catalogue()
+    measured = [k for k in catalogue if k in scores.columns and scores[k].notna().any() and k not in offered]
+    more = st.multiselect("Add a metric", measured, format_func=picker.label, key="pk_more",
+                          help="Any other metric the runs' protocols declare and the judge measured.")
+    offered += more
+    st.subheader("Weights")
+    weights: dict[str, float] = {}
+    for protocol in dict.fromkeys(catalogue[k].protocol for k in offered if k in catalogue):
+        mine = [k for k in offered if catalogue[k].protocol == protocol]
+        st.markdown(f"**{catalogue[mine[0]].protocol_title}**")
+        for key, column in zip(mine, st.columns(max(len(mine), 1)), strict=False):
+            weights[key] = column.number_input(catalogue[key].metric.label, 0.0, 10.0, float(spec.weights.get(key, 0.0)),
+                                               0.5, key=f"pk_w_{key}", help=catalogue[key].metric.meaning)
+    st.subheader("Hard floors and budget")
+    if dropped:
+        st.caption("Default floor left out on " + ", ".join(picker.label(m) for m in dropped)
+                   + ": this judge decided it on no response (an LLM judge or gold labels would measure it).")
+    floored = [k for k in offered if weights.get(k, 0) > 0 or k in spec.floors]
+    floors: dict[str, float] = {}
+    columns = st.columns(4)
+    for i, key in enumerate(floored):
+        value = _floor_slider(columns[i % 4], key, spec.floors.get(key))
+        if value is not None:
+            floors[key] = value
+    budget = st.number_input("Budget per 1k queries (USD, 0 = none)", 0.0, 10_000.0, 0.0, 1.0, key="pk_budget")
+    return picker.PickSpec(spec.domains, spec.modes, picker.ordered(weights), picker.ordered(floors), budget or None), dropped
+
+
+def _column_config(result: picker.PickResult) -> dict:
+    spec = result.spec
     weighted = {m: f" ×{w:g}" for m, w in spec.weights.items() if w > 0}
     return {
         "rank": st.column_config.TextColumn("#"),
@@ -22,7 +92,7 @@ def _column_config(spec: picker.PickSpec) -> dict:
         "cost_per_1k": st.column_config.NumberColumn("generation / 1k (USD)", format="%.2f"),
         "judge_cost_per_1k": st.column_config.NumberColumn("judging / 1k (USD)", format="%.2f"),
         "total_cost_per_1k": st.column_config.NumberColumn("total / 1k (USD)", format="%.2f"),
-        **{m: st.column_config.TextColumn(readmodel.METRICS[m].label + weighted.get(m, "")) for m in picker.PICK_METRICS},
+        **{m: st.column_config.TextColumn(picker.label(m) + weighted.get(m, "")) for m in result.metrics},
     }
 
 
@@ -43,10 +113,11 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
         st.warning("**Weaknesses of the pick**\n\n" + "\n".join(f"- {line}." for line in weak))
     st.subheader("Ranking")
     st.caption(picker.metrics_note(judge) + " Cost per 1k queries: generation and judging apart, and their total.")
-    config = _column_config(result.spec)
+    config = _column_config(result)
     for part, table in picker.ranking_parts(picker.ranking_table(result)).items():
         st.markdown(f"**{part}**")
         st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "model", config))
+    evidence(result)
     fitness = fitness_notice(engine(), judge)
     d1, d2 = st.columns(2)
     d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, judge, runs, fitness),
@@ -96,9 +167,10 @@ def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec,
     key = (filters.run_ids, filters.judge, repr(spec), question, filters.version, filters.gold)
     if st.button("Prepare decision report", key="pk_decide", icon=":material/description:"):
         made = decision.decide(engine(), filters.run_ids, filters.judge, spec, question)
-        st.session_state["pk_decision"] = (key, decision_report.render_html(made))
+        st.session_state["pk_decision"] = (key, decision_report.render_html(made), made)
     stored = st.session_state.get("pk_decision")
     if stored and stored[0] == key:
+        family(stored[2])
         c1, c2 = st.columns(2)
         c1.download_button("Download decision report (HTML)", stored[1], "decision_report.html", "text/html",
                            key="pk_decision_html")
@@ -108,3 +180,40 @@ def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec,
         else:
             c2.caption("PDF needs the `pdf` extra: `pip install -e '.[pdf]'` (WeasyPrint, on the system's Pango). "
                        "The HTML file prints to PDF from any browser.")
+
+
+EVIDENCE_SHOWN = ["label", "model", "value", "ci_low", "ci_high", "n", "n_scored", "n_not_applicable", "n_unparseable",
+                  "n_judge_error", "n_unjudged", "n_skipped", "interval", "judge_label"]
+
+
+def evidence(result: picker.PickResult) -> None:
+    """Every metric behind the ranking, per protocol: its value with the interval of its declared kind, n, the count
+    of every score state and the judge (the read model's key_summary)."""
+    frame = result.evidence
+    if frame.empty:
+        return
+    st.subheader("The metrics behind the ranking, per protocol")
+    st.caption("Each metric on its own protocol's items: mean with its 95% interval (the family its kind declares), "
+               "n with a value and the count of every score state, by the judge named.")
+    for title, group in frame.groupby("protocol_title", sort=False):
+        st.markdown(f"**{title}**")
+        st.dataframe(group[EVIDENCE_SHOWN], hide_index=True, width="stretch")
+
+
+def family(made: decision.Decision) -> None:
+    """Per protocol, the rank-sets of every reported metric and the top two's segment cells, with the one Holm
+    correction over every test the decision makes."""
+    tests = made.family
+    if tests.rank_sets.empty:
+        return
+    st.subheader("Which candidates could be first, per protocol")
+    st.caption(f"Paired sign-flip tests on the items both answered, every pair of candidates per metric and every "
+               f"segment cell of the top two: {tests.tests} tests under one Holm correction (α = {tests.alpha:g}).")
+    for protocol, group in tests.rank_sets.groupby("protocol", sort=False):
+        st.markdown(f"**{keys.decision_key(group['key'].iloc[0]).protocol_title}**")
+        st.dataframe(group.drop(columns=["protocol", "key"]), hide_index=True, width="stretch")
+        cells = tests.segments[tests.segments["protocol"] == protocol]
+        if not cells.empty:
+            shown = cells.assign(significant=cells["significant"].map(
+                lambda v: "not tested" if v is None or v != v else ("yes" if v else "no")))
+            st.dataframe(shown.drop(columns=["protocol", "key"]), hide_index=True, width="stretch")

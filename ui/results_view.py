@@ -25,7 +25,7 @@ from core.protocols.views import newest_run_holding
 from core.scoring.judges.names import judge_label
 from ui import charts
 from ui.live import refresh_on_new_data
-from ui.session import engine
+from ui.session import engine, filter_slot
 from ui.tables import STATE_COUNT_COLUMNS, table_config
 
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
@@ -276,7 +276,7 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                    "or launch a run on the Run evaluation page; this page shows the scores as soon as they arrive.")
         return None
     labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}
-    with st.sidebar:
+    with filter_slot():
         st.subheader("Results filters")
         scored = tuple(int(r) for r in runs["id"])
         newest, holds = _default_run(protocol, scored, version)

@@ -22,3 +22,12 @@ def engine() -> Engine:
     """The process-wide SQLAlchemy engine for the configured database (thread-safe, so cache_resource is appropriate)."""
     return _engine_for(database_url())
 
+
+
+FILTER_SLOT = "_sidebar_filter_slot"
+
+
+def filter_slot():
+    """Where a page puts its filters: the sidebar place app.py keeps above the page list (so the filters are on
+    screen at 1280x800), else the sidebar itself (a page run alone, as in AppTest)."""
+    return st.session_state.get(FILTER_SLOT) or st.sidebar

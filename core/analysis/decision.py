@@ -17,9 +17,10 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 import core
-from core.analysis import alignment, picker, readmodel
+from core.analysis import alignment, decision_family, picker, readmodel
 from core.analysis.fitness import Fitness, Notice, judge_fitness
 from core.analysis.judge_check import certificates_of, fitness_notice, fitness_of
+from core.analysis.readmodel import decision_scores as keys
 from core.scoring.summaries import runs_sql
 
 DEFAULT_QUESTION = "Which generator should we put behind our RAG system?"
@@ -63,6 +64,8 @@ class Decision:
     what_would_change: list[str] = field(default_factory=list)
     fitness: Notice | None = None  # the fitness statement of `judge` (and its warning unless it may decide)
     certificates: list[dict] = field(default_factory=list)  # judge_check.certificates_of: per-aspect verdict rows
+    # per protocol: rank-sets of every metric and the top two's segment cells, one Holm correction over all tests
+    family: decision_family.Family = field(default_factory=decision_family.Family)
 
 
 def _hash(text: str) -> str:
@@ -130,9 +133,9 @@ def what_would_change(result: picker.PickResult) -> list[str]:
     second = ranking.loc[others[0]]
     pick = ranking.loc[result.pick]
     lines = [f"{others[0]} would be eligible without this constraint: {fail}" for fail in second["fails"]]
-    ahead = [m for m in picker.PICK_METRICS if pd.notna(second[m]) and pd.notna(pick[m])
+    ahead = [m for m in result.metrics if pd.notna(second[m]) and pd.notna(pick[m])
              and picker._utility(m, second[m]) > picker._utility(m, pick[m])]
-    lines += [f"{others[0]} is ahead on {readmodel.METRICS[m].label} (weight {result.spec.weights.get(m, 0):g}): "
+    lines += [f"{others[0]} is ahead on {picker.label(m)} (weight {result.spec.weights.get(m, 0):g}): "
               "a higher weight there favours it" for m in ahead]
     return lines
 
@@ -169,17 +172,20 @@ def decide(engine: Engine, run_ids: Sequence[int], judge: str, spec: picker.Pick
     from core.store.labels import gold_labels
 
     run_ids = tuple(sorted(int(r) for r in run_ids))
-    scores = readmodel.load_scores(engine, run_ids, judge)
-    result = picker.rank(scores, readmodel.model_catalog(engine), spec)
+    every = keys.decision_scores(engine, run_ids, judge)
+    scores = every[every["protocol"] == keys.DEFAULT_PROTOCOL]  # the default protocol's: gold labels and counts
+    result = picker.rank(every, readmodel.model_catalog(engine), spec, judge=judge)
     gold = gold_labels(engine, list(run_ids))
     corrected = readmodel.load_corrected(engine, run_ids, judge, scores, gold)
     candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
     top = (result.top_two.a, result.top_two.b) if result.top_two else None
     sets, segments = gold_ranks(engine, run_ids, scores, gold, candidates, picker.gold_metrics(spec), top)
+    scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(every), spec.modes, spec.domains)
+    tests = decision_family.family(scoped, result.evidence, candidates, result.metrics, top)
     data, _ = datasets(engine, run_ids)
     judges, fitness = judge_rows(engine, run_ids, gold)
     runs = readmodel.read_sql(engine, runs_sql(_RUNS_SQL, run_ids))
     return Decision(question, run_ids, judge, spec, result, corrected, sets, segments, readmodel.model_counts(scores),
                     judges, fitness, data, runs, prompt_hashes(), core.__version__,
                     generated_at or as_of(engine, run_ids), len(gold), what_would_change(result),
-                    fitness_notice(engine, judge), certificates_of(engine, list(fitness)))
+                    fitness_notice(engine, judge), certificates_of(engine, list(fitness)), tests)

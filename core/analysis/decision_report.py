@@ -16,6 +16,7 @@ import pandas as pd
 
 from core.analysis import picker, readmodel
 from core.analysis.decision import Decision
+from core.metrics import STATES
 from core.scoring.judges.names import judge_label
 
 _CSS = """
@@ -67,7 +68,16 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]], caption: str = 
 
 
 def _label(metric: str) -> str:
-    return readmodel.METRICS[metric].label if metric in readmodel.METRICS else metric
+    """A metric's label with its protocol (a key of no registered protocol as written)."""
+    try:
+        return picker.label(metric)
+    except KeyError:
+        return readmodel.METRICS[metric].label if metric in readmodel.METRICS else metric
+
+
+def _sign(metric: str) -> str:
+    """'≤' for a ceiling (a metric where lower is better), else '≥'."""
+    return "≤" if picker.lower_is_better(metric) else "≥"
 
 
 def _test_line(key: str, t: picker.PairedTest) -> str:
@@ -107,7 +117,7 @@ def _summary(d: Decision) -> str:
         t = r.top_two
         items.append(f"<li>Runner-up and margin: {_test_line('test|top_two', t)} "
                      f"({_e(t.outcome.replace('_', ' '))})</li>")
-    floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
+    floors = ", ".join(f"{_e(_label(m))} {_sign(m)} {num(f'floor|{m}', v)}"
                        for m, v in d.spec.floors.items())
     items.append(f"<li>Floors: {floors or 'none'}</li>")
     weak = "; ".join(f"{_e(_label(w.metric))} (worse than {_e(w.test.b)})" for w in r.weaknesses)
@@ -133,7 +143,7 @@ def _recommendation(d: Decision) -> str:
     weak = "".join(f"<li class='red'>{_e(_label(w.metric))}: significantly worse than {_e(w.test.b)} — "
                    f"{_test_line(f'weakness|{w.metric}|{w.test.b}', w.test)}</li>" for w in r.weaknesses)
     barely = "".join(f"<li>{_e(_label(f.metric))} {num(f'near_floor|{f.metric}|value', f.value)} against the "
-                     f"{'ceiling' if f.metric == 'over_abstention' else 'floor'} {num(f'near_floor|{f.metric}|floor', f.floor)}"
+                     f"{'ceiling' if picker.lower_is_better(f.metric) else 'floor'} {num(f'near_floor|{f.metric}|floor', f.floor)}"
                      f" (margin {num(f'near_floor|{f.metric}|margin', f.margin, 'pts')} points)</li>"
                      for f in r.near_floors)
     change = "".join(f"<li>{_e(x)}</li>" for x in d.what_would_change)
@@ -147,7 +157,7 @@ def _recommendation(d: Decision) -> str:
 def _spec(d: Decision) -> str:
     s = d.spec
     weights = ", ".join(f"{_e(_label(m))} ×{num(f'weight|{m}', w, 'g')}" for m, w in s.weights.items() if w > 0)
-    floors = ", ".join(f"{_e(_label(m))} {'≤' if m == 'over_abstention' else '≥'} {num(f'floor|{m}', v)}"
+    floors = ", ".join(f"{_e(_label(m))} {_sign(m)} {num(f'floor|{m}', v)}"
                        for m, v in s.floors.items())
     budget = "none" if s.budget_per_1k is None else num("budget", s.budget_per_1k, "usd")
     scope = f"domains: {_e(', '.join(s.domains) or 'all')}; subsets: {_e(', '.join(s.modes) or 'all')}"
@@ -166,11 +176,71 @@ def _ranking(d: Decision) -> str:
         cells = [_e("baseline" if r["baseline"] else r["rank"]), _e(m), "yes" if r["eligible"] else "no"]
         cells += [num(f"ranking|{m}|{c}", r[c], k) for c, k in _RANK_COLUMNS]
         cells += [f"{num(f'ranking|{m}|{x}', r[x])} n={num(f'ranking|{m}|n_{x}', r[f'n_{x}'], 'int')}"
-                  for x in picker.PICK_METRICS]
+                  for x in d.result.metrics]
         rows.append(cells)
     header = ["#", "Model", "Eligible", "Weighted score", "Generation $/1k", "Judging $/1k", "Total $/1k",
-              "Latency (mean)", "Responses", *(_label(x) for x in picker.PICK_METRICS)]
+              "Latency (mean)", "Responses", *(_label(x) for x in d.result.metrics)]
     return _table(header, rows, picker.metrics_note(d.judge))
+
+
+_EVIDENCE_NUMBERS = (("value", "pct"), ("n", "int"), *((f"n_{s}", "int") for s in STATES))
+
+
+def _evidence(d: Decision) -> str:
+    """Every metric of the recommendation per protocol: value, interval, n, the count of every state, the judge."""
+    frame = d.result.evidence
+    if frame.empty:
+        return "<p>No metric measured.</p>"
+    parts = []
+    for title, g in frame.groupby("protocol_title", sort=False):
+        rows = []
+        for r in g.to_dict("records"):
+            key = f"evidence|{r['key']}|{r['model']}"
+            states = " · ".join(f"{s.replace('_', ' ')} {num(f'{key}|n_{s}', r[f'n_{s}'], 'int')}" for s in STATES
+                                if r[f"n_{s}"])
+            rows.append([_e(r["label"].rsplit(" (", 1)[0]), _e(r["model"]), num(f"{key}|value", r["value"]),
+                         _interval(key, r["ci_low"], r["ci_high"]), num(f"{key}|n", r["n"], "int"), states or "—",
+                         _e(r["interval"]), _e(r["judge_label"])])
+        parts.append(f"<h3>{_e(title)}</h3>" + _table(
+            ["Metric", "Model", "Value", "95% interval", "n", "States", "Interval", "Judge"], rows))
+    return "".join(parts)
+
+
+def _family(d: Decision) -> str:
+    """Per protocol: the rank-sets of every reported metric and the top two's segment cells, one Holm correction."""
+    f = d.family
+    if f.rank_sets.empty:
+        return "<p>No rank-sets: they need at least two candidates.</p>"
+    parts = [f"<p>Paired sign-flip randomisation tests on the items both candidates answered: every pair of candidates "
+             f"per metric and every segment cell of the top two, {num('family|tests', f.tests, 'int')} tests under one "
+             f"Holm correction (α = {f.alpha:g}). A candidate's ranks exclude only those it is significantly behind or "
+             "ahead of.</p>"]
+    for protocol, g in f.rank_sets.groupby("protocol", sort=False):
+        rows = []
+        for r in g.to_dict("records"):
+            key = f"family|{r['key']}|{r['model']}"
+            rows.append([_e(r["label"].rsplit(" (", 1)[0]), _e(r["model"]), num(f"{key}|estimate", r["estimate"]),
+                         _interval(key, r["ci_low"], r["ci_high"]), num(f"{key}|n", r["n"], "int"),
+                         f"{num(f'{key}|rank_low', r['rank_low'], 'int')}–{num(f'{key}|rank_high', r['rank_high'], 'int')}",
+                         "<strong>yes</strong>" if r["could_be_first"] else "no"])
+        title = picker.keys.decision_key(g["key"].iloc[0]).protocol_title
+        parts.append(f"<h3>{_e(title)}</h3>" + _table(["Metric", "Candidate", "Value", "95% interval", "n", "Ranks",
+                                                        "Could be first"], rows))
+        cells = f.segments[f.segments["protocol"] == protocol]
+        if not cells.empty:
+            seg_rows = []
+            for r in cells.to_dict("records"):
+                key = f"family_segment|{protocol}|{r['domain']}|{r['condition']}|{r['language']}|{r['key']}"
+                seg_rows.append([_e(r["domain"]), _e(r["condition"]), _e(r["language"]),
+                                 _e(r["label"].rsplit(" (", 1)[0]), num(f"{key}|shared", r["shared"], "int"),
+                                 num(f"{key}|diff", r["diff"], "pts"), num(f"{key}|p_value", r["p_value"], "p"),
+                                 num(f"{key}|p_holm", r["p_holm"], "p"), _significance(r["significant"]),
+                                 _e(r["note"] or "")])
+            a, b = cells["model_a"].iloc[0], cells["model_b"].iloc[0]
+            parts.append(f"<p>{_e(a)} − {_e(b)} per segment, in points on each metric's better direction:</p>"
+                         + _table(["Domain", "Condition", "Language", "Metric", "Shared", "Δ", "p", "p (Holm)",
+                                   "Significant", "Note"], seg_rows))
+    return "".join(parts)
 
 
 def _datasets(d: Decision) -> str:
@@ -336,6 +406,8 @@ def render_html(d: Decision) -> str:
                                             f"Calibration baselines: {_e(baselines)}.</p>" + _spec(d)),
         ("Recommendation", _headline(d) + _recommendation(d)),
         ("Ranking, cost and latency", _ranking(d)),
+        ("The metrics behind it, per protocol", _evidence(d)),
+        ("Rank-sets and segment differences per protocol", _family(d)),
         ("The data", _datasets(d)),
         ("Judges and their agreement with gold", _judges(d)),
         ("Raw and judge-corrected estimates", _corrected(d) + _counts(d)),

@@ -106,6 +106,12 @@ def _metric_rule(entry: Any) -> MetricRule:
 def load_rules(path: str | Path) -> GateRules:
     """Read and check a rules file (YAML or JSON); nesting deeper than MAX_NESTING or a YAML syntax error is a
     ValueError naming its line and column (found by the event parser, which does not recurse, before composing)."""
+    return parse_rules(read_yaml(path))
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A rules file's (YAML or JSON) content; nesting deeper than MAX_NESTING or a YAML syntax error is a ValueError
+    naming its line and column (the gate's and `gauntlet decide`'s rules files)."""
     import yaml
 
     text = Path(path).read_text(encoding="utf-8")
@@ -117,7 +123,7 @@ def load_rules(path: str | Path) -> GateRules:
                 at = event.start_mark
                 where = f"line {at.line + 1}, column {at.column + 1}: " if at is not None else ""
                 raise ValueError(f"{where}nested too deeply (more than {MAX_NESTING} levels)")
-        return parse_rules(yaml.safe_load(text))
+        return yaml.safe_load(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -14,21 +14,23 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from core.analysis import ppi, readmodel, stats
+from core.analysis import decide_rules, ppi, readmodel, stats
 from core.analysis.fitness import Notice
 from core.analysis.ppi import MIN_LABELS
-from core.protocols import DEFAULT_PROTOCOL, decision_metrics
+from core.analysis.readmodel import decision_scores as keys
 from core.scoring.judges.names import judge_label
 
 SMALL_N = stats.SMALL_N
-PICK_METRICS: tuple[str, ...] = (
-    "faithfulness", "coverage", "loose_ias", "strict_ias", "rejection", "conflict_recognition", "over_abstention",
-)
 ALPHA = 0.05
 N_RESAMPLES = 2_000
-DEFAULT_WEIGHTS = {"faithfulness": 1.0, "coverage": 1.0, "strict_ias": 2.0, "rejection": 1.0, "conflict_recognition": 1.0}
-# the Pick a generator page's sliders and `gauntlet decide`: the floors the default protocol's metrics declare
-DEFAULT_FLOORS = {m.id: m.floor for m in decision_metrics(DEFAULT_PROTOCOL) if m.floor is not None and m.id in PICK_METRICS}
+# the Pick a generator page's and `gauntlet decide`'s starting point: the default preset (data/decision/presets.yaml)
+DEFAULT_WEIGHTS = dict(decide_rules.preset(decide_rules.DEFAULT_PRESET).weights)
+DEFAULT_FLOORS = decide_rules.preset(decide_rules.DEFAULT_PRESET).default_floors()
+
+
+def label(key: str) -> str:
+    """A decision metric's label with its protocol ('Strict IAS (EnterpriseRAG)')."""
+    return keys.decision_key(key).label
 
 
 @dataclass(frozen=True)
@@ -42,16 +44,82 @@ class PickSpec:
     budget_per_1k: float | None = None
 
 
-def default_spec() -> PickSpec:
-    """The Pick a generator page's defaults: DEFAULT_WEIGHTS and DEFAULT_FLOORS, every domain and subset, no budget."""
-    return PickSpec(weights=dict(DEFAULT_WEIGHTS), floors=dict(DEFAULT_FLOORS))
+    def __post_init__(self) -> None:
+        # weights and floors in declaration order, however they were given: the same choice writes the same report
+        object.__setattr__(self, "weights", ordered(self.weights))
+        object.__setattr__(self, "floors", ordered(self.floors))
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics the choice weighs or floors, in the order the protocols declare them."""
+        chosen = {k for k, w in self.weights.items() if w > 0} | set(self.floors)
+        order = list(keys.decision_catalogue())
+        return tuple(sorted(chosen, key=lambda k: order.index(k) if k in order else len(order)))
+
+
+def ordered(values: dict[str, float]) -> dict[str, float]:
+    """Weights or floors in the order the protocols declare their metrics (so the page and a rules file that choose
+    the same values write the same report)."""
+    order = {k: i for i, k in enumerate(keys.decision_catalogue())}
+    return dict(sorted(values.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def default_weights(scores: pd.DataFrame | None = None) -> dict[str, float]:
+    """The default preset's weights, and weight 1 on the headline metrics of every other protocol the scores hold
+    values for (read from the declarations: a new protocol's headline joins the default decision)."""
+    weights = dict(DEFAULT_WEIGHTS)
+    if scores is None:
+        return weights
+    for key, entry in keys.decision_catalogue().items():
+        if (entry.metric.role == "headline" and key not in weights and key in scores.columns
+                and scores[key].notna().any() and entry.protocol != keys.DEFAULT_PROTOCOL):
+            weights[key] = 1.0
+    return weights
+
+
+def default_floors(weights: dict[str, float]) -> dict[str, float]:
+    """The declared default floor of every weighted metric that declares one."""
+    declared = {k: keys.decision_key(k).metric.floor for k, w in weights.items() if w > 0}
+    return {k: v for k, v in declared.items() if v is not None}
+
+
+def default_spec(scores: pd.DataFrame | None = None) -> PickSpec:
+    """The Pick a generator page's defaults for these scores: default_weights and their declared floors (those the
+    judge decided on some response, decidable_floors), every domain and subset, no budget."""
+    weights = default_weights(scores)
+    floors = default_floors(weights)
+    if scores is not None:
+        floors = decidable_floors(scores, floors)[0]
+    return PickSpec(weights=weights, floors=floors)
+
+
+def spec_from_rules(rules: decide_rules.DecideRules, scores: pd.DataFrame) -> tuple[PickSpec, list[str]]:
+    """(the PickSpec a rules file asks for on these scores, the default floors left out because the judge decided
+    their metric on no response). Without weights the preset's (the default preset: default_weights); without floors
+    the preset's default floors, kept only where decidable; given floors are kept as written."""
+    chosen = decide_rules.preset(rules.preset)
+    if rules.weights is not None:
+        weights = dict(rules.weights)
+    elif rules.explicit_preset:
+        weights = dict(chosen.weights)
+    else:
+        weights = default_weights(scores)
+    dropped: list[str] = []
+    if rules.floors is not None:
+        floors = dict(rules.floors)
+    else:
+        wanted = chosen.default_floors() if rules.explicit_preset and chosen.floors is not None else default_floors(weights)
+        floors, dropped = decidable_floors(scores, wanted)
+    return PickSpec(rules.domains, rules.subsets, ordered(weights), ordered(floors), rules.budget_per_1k), dropped
 
 
 SAFETY_METRICS: tuple[str, ...] = ("rejection", "conflict_recognition")
 NEAR_ZERO = 0.10  # a safety metric at or below this is flagged in red: the pick barely ever refuses / recognises
+
+
 def lower_is_better(metric: str) -> bool:
     """Whether the declaration of `metric` says lower is better (its floor is a ceiling: over-abstention)."""
-    return not readmodel.METRICS[metric].higher_is_better
+    return not keys.decision_key(metric).metric.higher_is_better
 
 
 BARELY_MARGIN = 0.05  # a floor cleared by less than this many points (as a fraction) is listed as barely cleared
@@ -105,6 +173,8 @@ class PickResult:
     weaknesses: list[Weakness] = field(default_factory=list)  # metrics where another model is significantly better
     near_floors: list[FloorMargin] = field(default_factory=list)  # floors the pick clears by less than BARELY_MARGIN
     safety_flags: list[SafetyFlag] = field(default_factory=list)  # safety metrics where the pick is at or near 0
+    metrics: tuple[str, ...] = ()  # the metrics reported: those weighed or floored, then the measured headline ones
+    evidence: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=keys.EVIDENCE_COLUMNS))
 
     @property
     def pick(self) -> str | None:
@@ -113,8 +183,19 @@ class PickResult:
 
 
 def _utility(metric: str, value: float) -> float:
-    """Metric value as 'higher is better' (over-abstention is inverted)."""
-    return 1.0 - value if lower_is_better(metric) else value
+    """Metric value on [0, 1] as 'higher is better': mapped from its declared range, inverted where lower is better
+    (over-abstention, misleading rate); a share keeps its value."""
+    return float(utilities([metric], np.array([[value]], dtype=float))[0, 0])
+
+
+def utilities(metrics: Sequence[str], values: np.ndarray) -> np.ndarray:
+    """Columns of metric values (in `metrics` order) as _utility's 'higher is better' values on [0, 1]."""
+    declared = [keys.decision_key(m) for m in metrics]
+    low = np.array([d.declaration.range[0] for d in declared], dtype=float)
+    span = np.array([d.declaration.range[1] - d.declaration.range[0] for d in declared], dtype=float)
+    inverted = np.array([not d.metric.higher_is_better for d in declared])
+    scaled = (np.asarray(values, dtype=float) - low) / span
+    return np.where(inverted, 1.0 - scaled, scaled)
 
 
 def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
@@ -125,7 +206,15 @@ def weighted_score(means: dict[str, float], weights: dict[str, float]) -> float:
 
 
 RANKING_COLUMNS = ["model", "baseline", "score", "eligible", "fails", "strengths", "cost_per_1k", "judge_cost_per_1k",
-                   "total_cost_per_1k", "latency_ms_mean", "responses", *PICK_METRICS, *(f"n_{m}" for m in PICK_METRICS)]
+                   "total_cost_per_1k", "latency_ms_mean", "responses"]
+
+
+def reported_metrics(scores: pd.DataFrame, spec: PickSpec) -> tuple[str, ...]:
+    """The metrics a pick reports: those the spec weighs or floors, then every headline metric (of any registered
+    protocol) the scores hold a value of, in the order the protocols declare them."""
+    headline = [k for k, e in keys.decision_catalogue().items()
+                if e.metric.role == "headline" and k in scores.columns and scores[k].notna().any()]
+    return tuple(dict.fromkeys([*spec.metrics, *headline]))
 
 
 def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> list[str]:
@@ -133,35 +222,39 @@ def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> lis
     fails = []
     for metric, floor in spec.floors.items():
         v = means.get(metric, np.nan)
-        label = readmodel.METRICS[metric].label
+        name = label(metric)
         if np.isnan(v):
-            fails.append(f"{label}: not measured in this scope (floor {floor:.0%})")
+            fails.append(f"{name}: not measured in this scope (floor {floor:.0%})")
         elif lower_is_better(metric) and v > floor:
-            fails.append(f"{label} {v:.1%} above the ceiling {floor:.0%}")
+            fails.append(f"{name} {v:.1%} above the ceiling {floor:.0%}")
         elif not lower_is_better(metric) and v < floor:
-            fails.append(f"{label} {v:.1%} below the floor {floor:.0%}")
+            fails.append(f"{name} {v:.1%} below the floor {floor:.0%}")
     if spec.budget_per_1k is not None and cost_1k > spec.budget_per_1k:
         fails.append(f"cost ${cost_1k:.2f} per 1k queries over the budget ${spec.budget_per_1k:.2f}")
     return fails
 
 
-def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec) -> dict:
-    """One ranking row: metric means, weighted score, cost, floors met; baselines are never eligible."""
-    means = {m: float(group[m].mean()) if group[m].notna().any() else np.nan for m in PICK_METRICS}
+def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, evidence: pd.DataFrame) -> dict:
+    """One ranking row: metric means (the read model's, evidence: readmodel key_summary), weighted score, cost, floors
+    met; baselines are never eligible."""
+    mine = evidence[evidence["model"] == model].set_index("key")
+    metrics = list(mine.index)
+    means = {m: float(mine.at[m, "value"]) for m in metrics}
     cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
     judge_1k = float(group["judge_cost_usd"].fillna(0).mean() * 1000) if "judge_cost_usd" in group else 0.0
     latency = group["latency_ms"].dropna() if "latency_ms" in group else pd.Series(dtype=float)
     fails = _floor_fails(means, cost_1k, spec)
     contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
-    strengths = ", ".join(f"{readmodel.METRICS[m].label} {means[m]:.1%}" for _, m in contributions[:2])
+    strengths = ", ".join(f"{label(m)} {means[m]:.1%}" for _, m in contributions[:2])
     return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
             "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
             "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": float(latency.mean()) if len(latency) else np.nan,
             "responses": len(group), **means,
-            **{f"n_{m}": int(group[m].notna().sum()) for m in PICK_METRICS}}
+            **{f"n_{m}": int(mine.at[m, "n"]) for m in metrics}}
 
 
-def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0) -> PickResult:
+def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0,
+         judge: str = "") -> PickResult:
     """Rank candidates on prepared scores (eligible first, by weighted score), then list the baselines as the floor.
 
     When runs overlap only the latest response per (model, instance) counts (readmodel.latest_per_model_instance).
@@ -170,8 +263,12 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
     n_superseded = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) - len(scoped)
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
-    rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec) for m, b in zip(info["model"], info["is_baseline"], strict=True)]
-    ranking = pd.DataFrame(rows, columns=RANKING_COLUMNS).sort_values(
+    metrics = reported_metrics(scoped, spec)
+    evidence = keys.key_summary(scoped, metrics, judge)
+    rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec, evidence)
+            for m, b in zip(info["model"], info["is_baseline"], strict=True)]
+    columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
+    ranking = pd.DataFrame(rows, columns=columns).sort_values(
         ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last").reset_index(drop=True)
     candidates = ranking.loc[~ranking["baseline"], "model"].tolist()
     ranking.insert(0, "rank", pd.array([*range(1, len(candidates) + 1), *[pd.NA] * (len(ranking) - len(candidates))], dtype="Int64"))
@@ -183,29 +280,29 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     floor = compare(scoped, leader, best_baseline, spec.weights, n_resamples, seed) if leader and best_baseline else None
     recommended = leader if leader and (floor is None or floor.significant) else None
     note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
-    result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded)
+    result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded,
+                        metrics=metrics, evidence=evidence)
     if result.pick:
         row = ranking.set_index("model").loc[result.pick]
         others = [m for m in ranking["model"] if m != result.pick]
-        result.weaknesses = weaknesses(scoped, result.pick, others, n_resamples, seed)
+        result.weaknesses = weaknesses(scoped, result.pick, others, n_resamples, seed, metrics)
         result.near_floors = near_floors(row, spec)
         result.safety_flags = safety_flags(row)
     return result
 
 
-def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str] = PICK_METRICS,
+def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str],
                  n_resamples: int = N_RESAMPLES, seed: int = 0) -> list[PairedTest]:
     """paired_test of a against b on each metric alone (weight 1, over-abstention as 1 − value), from one bootstrap
     of the shared instances for all metrics (the same resampled rows as paired_test with that seed)."""
     pa = scoped[scoped["model"] == a].set_index("instance_uid")
     pb = scoped[scoped["model"] == b].set_index("instance_uid")
     shared = pa.index.intersection(pb.index).sort_values()
-    keys = list(metrics)
-    inverted = np.array([lower_is_better(m) for m in keys])
-    ua, ub = (np.where(inverted, 1.0 - x, x) for x in (p.loc[shared, keys].to_numpy(float) for p in (pa, pb)))
+    names = list(metrics)
+    ua, ub = (utilities(names, _values(p.loc[shared], names)) for p in (pa, pb))
     n, k = ua.shape
     if n < 2:
-        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in keys]
+        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in names]
     both = np.column_stack([ua, ub])
     counts = (~np.isnan(both)).sum(axis=0)
     means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
@@ -215,13 +312,14 @@ def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str] = 
 
 
 def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resamples: int = N_RESAMPLES,
-               seed: int = 0) -> list[Weakness]:
+               seed: int = 0, metrics: Sequence[str] = ()) -> list[Weakness]:
     """Every (metric, other model or baseline) where the pick is significantly worse (the paired 95% CI of pick −
     other on that metric alone lies below 0; over-abstention as 1 − value, so higher is better), in metric order."""
+    metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
     found = [Weakness(metric, test) for other in others
-             for metric, test in zip(PICK_METRICS, metric_tests(scoped, pick, other, PICK_METRICS, n_resamples, seed),
+             for metric, test in zip(metrics, metric_tests(scoped, pick, other, metrics, n_resamples, seed),
                                      strict=True) if test.outcome == "b_better"]
-    return sorted(found, key=lambda w: (PICK_METRICS.index(w.metric), w.test.b))
+    return sorted(found, key=lambda w: (metrics.index(w.metric), w.test.b))
 
 
 def near_floors(row: pd.Series, spec: PickSpec) -> list[FloorMargin]:
@@ -238,7 +336,7 @@ def near_floors(row: pd.Series, spec: PickSpec) -> list[FloorMargin]:
 def safety_flags(row: pd.Series) -> list[SafetyFlag]:
     """Safety metrics the row has values for and scores at or below NEAR_ZERO on."""
     return [SafetyFlag(m, float(row[m]), int(row[f"n_{m}"])) for m in SAFETY_METRICS
-            if int(row[f"n_{m}"]) > 0 and float(row[m]) <= NEAR_ZERO]
+            if f"n_{m}" in row and int(row[f"n_{m}"]) > 0 and float(row[m]) <= NEAR_ZERO]
 
 
 def candidates_in_order(result: PickResult) -> list[str]:
@@ -310,8 +408,7 @@ def paired_test(a: str, b: str, xa: np.ndarray, xb: np.ndarray, keys: Sequence[s
     Instances are resampled with replacement; per resample each metric's mean ignores missing values (per model and
     metric). Two-sided 95% expanded percentile interval; see PairedTest.outcome for the call.
     """
-    inverted = np.array([lower_is_better(k) for k in keys])
-    ua, ub = (np.where(inverted, 1.0 - np.asarray(x, float), np.asarray(x, float)) for x in (xa, xb))
+    ua, ub = (utilities(keys, np.asarray(x, float).reshape(-1, len(keys))) for x in (xa, xb))
     w = np.array([weights[k] for k in keys], dtype=float)
     n, k = ua.shape
     if n < 2:
@@ -336,11 +433,17 @@ def _from_replicates(a: str, b: str, n: int, diff: float, d: np.ndarray, n_resam
 
 def compare(scoped: pd.DataFrame, a: str, b: str, weights: dict[str, float], n_resamples: int = N_RESAMPLES, seed: int = 0) -> PairedTest:
     """paired_test of two models on the instances both answered in the scoped scores (metrics with weight > 0)."""
-    keys = [m for m, w in weights.items() if w > 0]
+    names = [m for m, w in weights.items() if w > 0]
     pa = scoped[scoped["model"] == a].set_index("instance_uid")
     pb = scoped[scoped["model"] == b].set_index("instance_uid")
     shared = pa.index.intersection(pb.index).sort_values()
-    return paired_test(a, b, pa.loc[shared, keys].to_numpy(float), pb.loc[shared, keys].to_numpy(float), keys, weights, n_resamples, seed)
+    return paired_test(a, b, _values(pa.loc[shared], names), _values(pb.loc[shared], names), names, weights,
+                       n_resamples, seed)
+
+
+def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:
+    """The frame's values of `metrics` as floats (NaN for a metric the frame has no column of)."""
+    return frame.reindex(columns=list(metrics)).to_numpy(float)
 
 
 def _points(v: float) -> str:
@@ -382,7 +485,7 @@ def metric_cell(value: float, n: int) -> str:
     return f"{_pct(value)} n={n}{'†' if n < SMALL_N else ''}"
 
 
-def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> pd.DataFrame:
+def ranking_table(result: PickResult, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """The ranking for display: rank ('baseline' for baselines), weighted score and one 'value n=…' cell per metric."""
     r = result.ranking
     out = pd.DataFrame({
@@ -391,7 +494,7 @@ def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> 
         "cost_per_1k": r["cost_per_1k"], "judge_cost_per_1k": r["judge_cost_per_1k"],
         "total_cost_per_1k": r["total_cost_per_1k"], "responses": r["responses"],
     })
-    for m in metrics:
+    for m in result.metrics if metrics is None else metrics:
         out[m] = [metric_cell(v, n) for v, n in zip(r[m], r[f"n_{m}"], strict=True)]
     out["reason"] = r["reason"]
     return out
@@ -400,14 +503,18 @@ def ranking_table(result: PickResult, metrics: Sequence[str] = PICK_METRICS) -> 
 RANKING_PARTS = {
     "Ranking and cost per 1k queries": ("rank", "model", "baseline", "score", "eligible", "cost_per_1k",
                                         "judge_cost_per_1k", "total_cost_per_1k", "responses"),
-    "Metrics (value n=…)": ("rank", "model", *PICK_METRICS),
+    "Metrics (value n=…)": ("rank", "model"),  # and every metric column
     "Why each model is or is not eligible": ("rank", "model", "reason"),
 }
 
 
 def ranking_parts(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """ranking_table split into narrower tables (rank and model in each), so each fits a 1440 px screen."""
-    return {title: table[[c for c in columns if c in table.columns]] for title, columns in RANKING_PARTS.items()}
+    """ranking_table split into narrower tables (rank and model in each), so each fits a 1440 px screen; the metrics
+    part holds every metric column."""
+    fixed = {c for part in RANKING_PARTS.values() for c in part}
+    metrics = [c for c in table.columns if c not in fixed]
+    parts = {title: [*columns, *(metrics if title.startswith("Metrics") else [])] for title, columns in RANKING_PARTS.items()}
+    return {title: table[[c for c in columns if c in table.columns]] for title, columns in parts.items()}
 
 
 def metrics_note(judge: str) -> str:
@@ -417,13 +524,13 @@ def metrics_note(judge: str) -> str:
 
 
 def _summary_metrics(spec: PickSpec) -> list[str]:
-    """Every metric with a weight > 0, and every floored metric, in PICK_METRICS order."""
-    return [m for m in PICK_METRICS if spec.weights.get(m, 0) > 0 or m in spec.floors]
+    """Every metric with a weight > 0, and every floored metric, in the order the protocols declare them."""
+    return list(spec.metrics)
 
 
 def _metric_header(metric: str, spec: PickSpec) -> str:
     w = spec.weights.get(metric, 0)
-    return readmodel.METRICS[metric].label + (f" ×{w:g}" if w > 0 else "") + (" (floor)" if metric in spec.floors else "")
+    return label(metric) + (f" ×{w:g}" if w > 0 else "") + (" (floor)" if metric in spec.floors else "")
 
 
 def _summary_table(result: PickResult) -> tuple[list[str], list[list[str]]]:
@@ -439,8 +546,8 @@ def _summary_table(result: PickResult) -> tuple[list[str], list[list[str]]]:
 
 def _scope_lines(result: PickResult, judge: str, runs: str) -> list[str]:
     s = result.spec
-    weights = ", ".join(f"{readmodel.METRICS[m].label} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
-    floors = ", ".join(f"{readmodel.METRICS[m].label} {'≤' if lower_is_better(m) else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
+    weights = ", ".join(f"{label(m)} ×{w:g}" for m, w in s.weights.items() if w > 0) or "none"
+    floors = ", ".join(f"{label(m)} {'≤' if lower_is_better(m) else '≥'} {v:.0%}" for m, v in s.floors.items()) or "none"
     superseded = f"; {result.n_superseded} older responses of overlapping runs left out" if result.n_superseded else ""
     return [
         f"Runs: {runs}; judge: {judge_label(judge)}; responses considered: {result.n_responses} (latest per model and instance{superseded})",
@@ -491,9 +598,9 @@ def unmeasured_floors(result: PickResult) -> list[str]:
     for metric, floor in result.spec.floors.items():
         if candidates.empty or candidates[metric].notna().any():
             continue
-        label = readmodel.METRICS[metric].label
+        name = label(metric)
         labels = " or expert gold labels (Label responses)" if metric in readmodel.GOLD_METRICS else ""
-        lines.append(f"the floor {label} ≥ {floor:.0%} cannot be checked: the judge decided {label} on none of the "
+        lines.append(f"the floor {name} ≥ {floor:.0%} cannot be checked: the judge decided {name} on none of the "
                      f"candidates' {int(candidates['responses'].sum())} responses; an LLM judge (`gauntlet score RUN "
                      f"--judge llm:MODEL`){labels} would measure it, or remove the floor")
     return lines
@@ -531,16 +638,16 @@ def decision_lines(result: PickResult) -> list[str]:
 
 def safety_lines(result: PickResult) -> list[str]:
     """Each safety metric the pick is at or near 0 on, in words (shown in red)."""
-    return [f"{result.pick} scores {f.value:.1%} on {readmodel.METRICS[f.metric].label} (n={f.n}): at or near 0, it "
+    return [f"{result.pick} scores {f.value:.1%} on {label(f.metric)} (n={f.n}): at or near 0, it "
             f"almost never {'refuses when the answer is missing' if f.metric == 'rejection' else 'recognises a conflict'}"
             for f in result.safety_flags]
 
 
 def weakness_lines(result: PickResult) -> list[str]:
     """Every metric where the pick is significantly worse than another model, and every floor it barely clears."""
-    lines = [f"{readmodel.METRICS[w.metric].label}: significantly worse than {w.test.b} — {_test_figures(w.test)}"
+    lines = [f"{label(w.metric)}: significantly worse than {w.test.b} — {_test_figures(w.test)}"
              for w in result.weaknesses]
-    lines += [f"{readmodel.METRICS[f.metric].label} {f.value:.1%} clears the "
+    lines += [f"{label(f.metric)} {f.value:.1%} clears the "
               f"{'ceiling' if lower_is_better(f.metric) else 'floor'} {f.floor:.0%} by only {f.margin * 100:.1f} points"
               for f in result.near_floors]
     return lines
@@ -618,7 +725,7 @@ def corrected_choice(result: PickResult, corrected: pd.DataFrame) -> str | None:
                          strict=True)) for m in usable["metric"].unique()}
     scores = {}
     for row in result.ranking[result.ranking["eligible"]].to_dict("records"):
-        values = {m: means.get(m, {}).get(row["model"], row[m]) for m in PICK_METRICS}
+        values = {m: means.get(m, {}).get(row["model"], row[m]) for m in result.metrics}
         scores[row["model"]] = weighted_score(values, result.spec.weights)
     best = max(scores, key=lambda m: (scores[m], m)) if scores else None
     n = int(usable["n"].sum())

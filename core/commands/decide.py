@@ -3,6 +3,7 @@ weights, floors and budget; the Pick a generator page's button writes the same f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -12,19 +13,20 @@ from core.config import database_url
 
 
 def _pairs(values: list[str], option: str) -> dict[str, float]:
-    """'metric=value' options as a dict (a bad metric name or value is a usage error)."""
-    from core.analysis import picker
+    """'metric=value' options as a dict, metric as `protocol:metric` (the default protocol's bare); a bad metric name
+    or value is a usage error naming the known ones."""
+    from core.analysis.decide_rules import metric_values
 
-    out = {}
+    raw = {}
     for item in values:
-        metric, _, value = item.partition("=")
-        if metric not in picker.PICK_METRICS:
-            raise typer.BadParameter(f"{metric!r} is not one of {', '.join(picker.PICK_METRICS)}", param_hint=option)
-        try:
-            out[metric] = float(value)
-        except ValueError:
-            raise typer.BadParameter(f"{item!r}: expected metric=number", param_hint=option) from None
-    return out
+        metric, sep, value = item.rpartition("=")
+        if not sep or not metric:
+            raise typer.BadParameter(f"{item!r}: expected metric=number", param_hint=option)
+        raw[metric] = value
+    try:
+        return metric_values(raw, option, fraction=option == "--floor")
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint=option) from None
 
 
 def decide(
@@ -34,11 +36,14 @@ def decide(
     judge: Annotated[str | None, typer.Option(help="Judge whose verdicts to use (needed when several scored the "
                                                    "runs).")] = None,
     question: Annotated[str | None, typer.Option(help="The question the decision answers.")] = None,
+    rules: Annotated[Path | None, typer.Option(help="Rules file (YAML): preset, weights and floors per "
+                                                    "protocol:metric, budget_per_1k, domains, subsets, question "
+                                                    "(docs/decision.md); options given beside it override it.")] = None,
     weight: Annotated[list[str] | None, typer.Option(help="metric=weight, repeatable; any given replaces the default "
                                                           "weights (the page's).")] = None,
     floor: Annotated[list[str] | None, typer.Option(help="metric=fraction, repeatable; any given replaces the default "
-                                                         "floors (the page's: rejection 0.4, strict_ias 0.2, each kept only "
-                                                         "where the judge decided its metric).")] = None,
+                                                         "floors (the page's: the declared floor of each weighted metric, "
+                                                         "kept only where the judge decided it).")] = None,
     no_floors: Annotated[bool, typer.Option("--no-floors", help="No hard floors.")] = False,
     budget: Annotated[float | None, typer.Option(help="Generation budget per 1k queries (USD).")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Restrict to a domain (repeatable).")] = None,
@@ -48,7 +53,8 @@ def decide(
                                                                    "only).")] = None,
 ) -> None:
     """The decision report: candidates, data, judges, corrected estimates, rank-sets, segments, cost, recommendation."""
-    from core.analysis import decision, decision_report, picker, readmodel
+    from core.analysis import decide_rules, decision, decision_report, picker, readmodel
+    from core.analysis.readmodel import decision_scores as keys
     from core.store.db import get_engine, upgrade
 
     url = database_url()
@@ -59,17 +65,22 @@ def decide(
         typer.echo(f"runs {', '.join(map(str, run_ids))} were scored by {len(judges)} judges "
                    f"({', '.join(judges) or 'none'}): pick one with --judge", err=True)
         raise typer.Exit(2)
-    floors = {} if no_floors else (_pairs(floor, "--floor") if floor else dict(picker.DEFAULT_FLOORS))
-    if not floor and not no_floors:  # the default floors: only those the judge can check
-        floors, dropped = picker.decidable_floors(readmodel.load_scores(engine, run_ids, judge or judges[0]), floors)
-        for metric in dropped:
-            typer.echo(f"default floor on {readmodel.METRICS[metric].label} left out: judge {judge or judges[0]} "
-                       "decided it on no response (an LLM judge or gold labels would measure it; pass --floor to "
-                       "keep it)", err=True)
-    spec = picker.PickSpec(tuple(domain or ()), tuple(subset or ()),
-                           _pairs(weight, "--weight") if weight else dict(picker.DEFAULT_WEIGHTS), floors, budget)
-    result = decision.decide(engine, run_ids, judge or judges[0], spec, question or decision.DEFAULT_QUESTION,
-                             generated_at)
+    try:
+        chosen = decide_rules.load_rules(rules) if rules else decide_rules.DecideRules()
+    except (OSError, ValueError) as error:
+        typer.echo(f"rules {rules}: {error}", err=True)
+        raise typer.Exit(2) from None
+    chosen = replace(chosen, weights=_pairs(weight, "--weight") if weight else chosen.weights,
+                     floors={} if no_floors else (_pairs(floor, "--floor") if floor else chosen.floors),
+                     budget_per_1k=chosen.budget_per_1k if budget is None else budget,
+                     domains=tuple(domain or chosen.domains), subsets=tuple(subset or chosen.subsets))
+    scores = keys.decision_scores(engine, run_ids, judge or judges[0])
+    spec, dropped = picker.spec_from_rules(chosen, scores)
+    for metric in dropped:  # the default floors: only those the judge can check
+        typer.echo(f"default floor on {picker.label(metric)} left out: judge {judge or judges[0]} decided it on no "
+                   "response (an LLM judge or gold labels would measure it; pass --floor to keep it)", err=True)
+    result = decision.decide(engine, run_ids, judge or judges[0], spec,
+                             question or chosen.question or decision.DEFAULT_QUESTION, generated_at)
     document = decision_report.render_html(result)
     out.write_text(document, encoding="utf-8")
     typer.echo(f"wrote {out}: {picker.headline(result.result)}")

@@ -9,12 +9,12 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, func, select
 
 from core.generation.run_estimates import Estimate
-from core.generation.runs import RunOptions, options_instances
+from core.generation.runs import RunOptions
 from core.protocols import get_protocol
-from core.store.models import Domain
+from core.store.models import BenchmarkSetMember, Domain, Instance
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,23 @@ class ScopeChoices:
 
 
 def scope_choices(engine: Engine, protocols: list[str], set_id: int | None) -> ScopeChoices:
-    """Instances per protocol in the set (or the latest benchmark), and per domain within the chosen protocols."""
+    """Instances per protocol in the set (or the latest benchmark), and per domain within the chosen protocols: the
+    instances select_instances covers, counted in the database (one GROUP BY, no instance rows loaded)."""
+    query = (select(col(Instance.protocol), col(Domain.name), func.count())
+             .join(Domain, col(Domain.id) == col(Instance.domain_id)))
+    if set_id is None:
+        query = query.where(col(Instance.is_latest))
+    else:
+        query = query.join(BenchmarkSetMember, col(BenchmarkSetMember.instance_id) == col(Instance.id)).where(
+            BenchmarkSetMember.set_id == set_id)
     with Session(engine) as session:
-        every = options_instances(session, RunOptions(models=[], set_id=set_id))
-        names = dict(session.exec(select(Domain.id, Domain.name)).all())
-    chosen = [i for i in every if not protocols or i.protocol in protocols]
-    by_protocol = Counter(i.protocol for i in every)
-    by_domain = Counter(names[i.domain_id] for i in chosen)
+        counts = session.exec(query.group_by(col(Instance.protocol), col(Domain.name))).all()
+    by_protocol: Counter[str] = Counter()
+    by_domain: Counter[str] = Counter()
+    for protocol, domain, n in counts:
+        by_protocol[protocol] += int(n)
+        if not protocols or protocol in protocols:
+            by_domain[domain] += int(n)
     return ScopeChoices(dict(sorted(by_protocol.items())), dict(sorted(by_domain.items())))
 
 

@@ -146,6 +146,10 @@ class Protocol:
     doc: str = ""  # the protocol's own documentation page (docs/<id>.md), listed in the docs index
     page_views: tuple[View, ...] = ()  # shown on the generic Protocol views page
     paper_tables: tuple[PaperTableSpec, ...] = ()  # the seed paper's tables `gauntlet reproduce` rebuilds
+    # 'module:function' (engine, run_ids, judge) -> one row per done response with the values of its decision metrics,
+    # derived ones included, and their `<metric>_status`; read by the decision across protocols. Empty: its
+    # reference_scores, with the instruction IAS for those of its aggregates (core.analysis.readmodel.decision_scores)
+    decision_scores: str = ""
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.conditions]

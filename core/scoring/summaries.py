@@ -159,6 +159,38 @@ GROUP BY x.run_id, x.model_id, x.domain_id, x.mode, x.category, x.sub_dimension
 """
 
 
+AGGREGATE_COLUMNS: tuple[str, ...] = ("run_id", "judge", "model_id", "protocol", "mode", "domain_id", "language",
+                                      "metric", "state", "responses", "n_values", "total", "total_sq")
+
+
+RESPONSES_METRIC = ""  # metric_aggregate's row of every done response of a group (metric and state ''), so a
+# metric's responses with no response_metric row count as unjudged, as the per-response frame counts them
+
+
+def aggregate_select_sql(source: str, run_filter: str = "s.run_id IN ({runs})",
+                         response_filter: str = "r.run_id IN ({runs})") -> str:
+    """SELECT of metric_aggregate rows for :judge from `source` (response_metric or its SELECT inline) over
+    `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, metric
+    and state of the done responses, the responses, the values present, their sum and sum of squares (the state
+    decides whether a metric counts a value); plus, per group, one RESPONSES_METRIC row counting its done responses
+    over `response_filter`."""
+    groups = f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, '')"
+    named = (f"CAST(:judge AS VARCHAR) AS judge, r.model_id, i.protocol, {MODE_SQL} AS mode, i.domain_id, "
+             "COALESCE(i.language, '') AS language")
+    return f"""
+SELECT s.run_id, {named}, s.metric, s.state, COUNT(*) AS responses, COUNT(s.value) AS n_values,
+       COALESCE(SUM(s.value), 0.0) AS total, COALESCE(SUM(s.value * s.value), 0.0) AS total_sq
+FROM {source} s JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id
+WHERE s.judge = :judge AND {run_filter} AND r.status = 'done'
+GROUP BY s.run_id, {groups}, s.metric, s.state
+UNION ALL
+SELECT r.run_id, {named}, '{RESPONSES_METRIC}', '{RESPONSES_METRIC}', COUNT(*), 0, 0.0, 0.0
+FROM response r JOIN instance i ON i.id = r.instance_id
+WHERE {response_filter} AND r.status = 'done'
+GROUP BY r.run_id, {groups}
+"""
+
+
 # `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts.
 SUMMARY_SELECT_SQL = _summary_select("v.run_id IN ({runs})")
 FAILURE_SELECT_SQL = _failure_select("v.run_id IN ({runs})", "r.run_id IN ({runs})")
@@ -167,6 +199,8 @@ _SUMMARY_INSERT_SQL = (f"INSERT INTO response_score (response_id, judge, run_id,
 _FAILURE_INSERT_SQL = ("INSERT INTO failure_count (run_id, judge, model_id, domain_id, mode, category, sub_dimension, "
                        f"verdicts, decided, failed, {', '.join(FAILURE_STATUS_COLUMNS)}, unjudged)"
                        + _failure_select("+v.run_id = :run", "r.run_id = :run"))
+_AGGREGATE_INSERT_SQL = (f"INSERT INTO metric_aggregate ({', '.join(AGGREGATE_COLUMNS)})"
+                         + aggregate_select_sql("response_metric", "s.run_id = :run", "r.run_id = :run"))
 _FINGERPRINT_SQL = "SELECT run_id, COUNT(*), MAX(id) FROM verdict WHERE run_id IN ({runs}) GROUP BY run_id"
 _STATE_SQL = "SELECT run_id, verdicts, max_verdict_id FROM response_score_state WHERE judge = :judge AND run_id IN ({runs})"
 
@@ -183,17 +217,18 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> li
 
 
 def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
-    """Rebuild one run's response_score, response_metric and failure_count rows for `judge` from its verdicts;
+    """Rebuild one run's response_score, response_metric, failure_count and metric_aggregate rows for `judge` from its verdicts;
     returns the response_score rows written."""
     params = {"run": int(run_id), "judge": judge}
     metric_insert = (f"INSERT INTO response_metric ({', '.join(METRIC_COLUMNS)})"
                      + _metric_select("+v.run_id = :run", "r.run_id = :run", judge))
     with engine.begin() as conn:
-        for table in ("response_score", "response_metric", "failure_count", "response_score_state"):
+        for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
         conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
+        conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) "
                           "VALUES (:run, :judge, :n, :mx)"), params | {"n": int(n), "mx": int(mx or 0)})

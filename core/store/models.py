@@ -187,7 +187,8 @@ class LLMCall(SQLModel, table=True):
 class Verdict(SQLModel, table=True):
     """One judgement of a response: a constraint verdict or a metric value, with its judge, method and reason."""
 
-    __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),)
+    __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),
+                      Index("ix_verdict_run_judge", "run_id", "judge"))  # a run's judges by index seeks
 
     id: int | None = Field(default=None, primary_key=True)
     response_id: int = Field(foreign_key="response.id", index=True)
@@ -275,6 +276,30 @@ class FailureCount(SQLModel, table=True):
     judge_errors: int = 0
     skipped: int = 0
     unjudged: int = 0
+
+
+class MetricAggregate(SQLModel, table=True):
+    """Response-level metric rows of one run and judge summed per model, protocol, condition (mode), domain, language,
+    metric and state, over the run's done responses: how many responses, how many counted values, their sum and sum of
+    squares. Written by the summarise stage with response_metric in one transaction (core.scoring.summaries)."""
+
+    __tablename__ = "metric_aggregate"
+    __table_args__ = (Index("ix_metric_aggregate_run_judge", "run_id", "judge"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    judge: str
+    model_id: int = Field(foreign_key="model.id")
+    protocol: str
+    mode: str
+    domain_id: int = Field(foreign_key="domain.id")
+    language: str
+    metric: str
+    state: str
+    responses: int = 0
+    n_values: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
 
 
 class ResponseScoreState(SQLModel, table=True):

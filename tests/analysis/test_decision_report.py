@@ -10,7 +10,9 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from core.analysis import alignment, decision, decision_report, picker, readmodel
+from core.analysis import alignment, decision, decision_family, decision_report, picker, readmodel, stats
+from core.analysis.readmodel import decision_scores as keys
+from core.metrics import STATES
 from core.store.db import make_engine
 from core.store.labels import gold_draws, gold_labels, gold_probabilities
 from tests.analysis.decision_factories import decision_db
@@ -24,16 +26,59 @@ def db(session_url_factory):
     return url, make_engine(url)
 
 
-def expected_numbers(engine, spec: picker.PickSpec) -> dict[str, float]:
+def evidence_numbers(every, metrics, judge: str) -> dict[str, float]:
+    """Each decision metric's value, interval, n and state counts per model, straight from the read model's per-item
+    values of its protocol (stats.interval of its declaration; states counted here)."""
+    out: dict[str, float] = {}
+    for key in metrics:
+        entry = keys.decision_key(key)
+        mine = every[every["protocol"] == entry.protocol]
+        for model in sorted(every["model"].unique()):
+            group = mine[mine["model"] == model]
+            ci = stats.interval(group[key].to_numpy(float) if key in group and len(group) else [math.nan], entry.declaration)
+            name = f"evidence|{key}|{model}"
+            out |= {f"{name}|value": ci.mean, f"{name}|ci_low": ci.ci_low, f"{name}|ci_high": ci.ci_high,
+                    f"{name}|n": ci.n}
+            states = keys.key_states(group, key) if key in group else None
+            for state in STATES:
+                count = 0 if states is None else int((states == state).sum())
+                if count:
+                    out[f"{name}|n_{state}"] = count
+    return out
+
+
+def family_numbers(f: decision_family.Family) -> dict[str, float]:
+    """The per-protocol rank-sets and segment cells of decision_family.family on the read model's per-item values."""
+    out: dict[str, float] = {}
+    if f.rank_sets.empty:
+        return out
+    out["family|tests"] = f.tests
+    for r in f.rank_sets.to_dict("records"):
+        out |= {f"family|{r['key']}|{r['model']}|{c}": r[c] for c in ("estimate", "ci_low", "ci_high", "n", "rank_low",
+                                                                       "rank_high")}
+    for r in f.segments.to_dict("records"):
+        key = f"family_segment|{r['protocol']}|{r['domain']}|{r['condition']}|{r['language']}|{r['key']}"
+        out |= {f"{key}|{c}": r[c] for c in ("shared", "diff", "p_value", "p_holm")}
+    return out
+
+
+def expected_numbers(engine, spec: picker.PickSpec, run_ids=(1,), judge: str = "heuristic") -> dict[str, float]:
     """The read model's numbers under the report's keys, computed here from the read model and the picker directly."""
-    scores = readmodel.load_scores(engine, [1], "heuristic")
-    result = picker.rank(scores, readmodel.model_catalog(engine), spec)
-    gold = gold_labels(engine, [1])
+    run_ids = list(run_ids)
+    every = keys.decision_scores(engine, run_ids, judge)
+    scores = every[every["protocol"] == keys.DEFAULT_PROTOCOL]
+    result = picker.rank(every, readmodel.model_catalog(engine), spec, judge=judge)
+    gold = gold_labels(engine, run_ids)
     out: dict[str, float] = {}
     for r in result.ranking.to_dict("records"):
         for c in ("score", "cost_per_1k", "judge_cost_per_1k", "total_cost_per_1k", "latency_ms_mean", "responses",
-                  *picker.PICK_METRICS, *(f"n_{m}" for m in picker.PICK_METRICS)):
+                  *result.metrics, *(f"n_{m}" for m in result.metrics)):
             out[f"ranking|{r['model']}|{c}"] = r[c]
+    out |= evidence_numbers(every, result.metrics, judge)
+    candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
+    top = (result.top_two.a, result.top_two.b) if result.top_two else None
+    scoped_all = readmodel.filter_scores(readmodel.latest_per_model_instance(every), spec.modes, spec.domains)
+    out |= family_numbers(decision_family.family(scoped_all, result.evidence, candidates, result.metrics, top))
     for name, t in (("floor", result.floor), ("top_two", result.top_two)):
         if t:
             out |= {f"test|{name}|{c}": getattr(t, c) for c in ("diff", "ci_low", "ci_high", "shared")}
@@ -45,31 +90,44 @@ def expected_numbers(engine, spec: picker.PickSpec) -> dict[str, float]:
     for f in result.safety_flags:
         out |= {f"safety|{f.metric}|value": f.value, f"safety|{f.metric}|n": f.n}
     out |= {f"weight|{m}": w for m, w in spec.weights.items() if w > 0} | {f"floor|{m}": v for m, v in spec.floors.items()}
-    for r in readmodel.load_corrected(engine, [1], "heuristic").to_dict("records"):
+    for r in readmodel.load_corrected(engine, run_ids, judge).to_dict("records"):
         for c in ("judge_value", "judge_n", "estimate", "ci_low", "ci_high", "N", "n", "effective_n"):
             out[f"corrected|{r['model']}|{r['metric']}|{c}"] = r[c]
     for r in readmodel.model_counts(scores).to_dict("records"):
         out |= {f"counts|{r['model']}|{c}": v for c, v in r.items() if c != "model"}
-    scoped, frame = readmodel.latest_per_model_instance(scores), readmodel.gold_values(gold, gold_draws(engine, [1]))
-    candidates = result.ranking.loc[~result.ranking["baseline"], "model"].tolist()
-    sets = picker.rank_sets(scoped, frame, candidates, picker.gold_metrics(spec), gold_probabilities(engine, [1]))
+    out |= _gold_numbers(engine, run_ids, scores, gold, candidates, spec, top)
+    for a in alignment.judge_vs_gold(engine, run_ids, judge, gold):
+        key = f"judge|{judge}|{a.dimension}"
+        out |= {f"{key}|n_compared": a.n_compared, f"{key}|n_unjudged": a.n_unjudged, f"{key}|n_error": a.n_error,
+                f"{key}|kappa": a.kappa, f"{key}|kappa_low": a.ci_low, f"{key}|kappa_high": a.ci_high,
+                f"{key}|agreement": a.agreement}
+    out |= {f"dataset|{r['benchmark_set']}|instances": r["instances"]
+            for r in decision.datasets(engine, run_ids)[0].to_dict("records")}
+    out |= {f"run|{r}|id": r for r in run_ids}
+    return {k: math.nan if v is None else float(v) for k, v in out.items()}
+
+
+def _gold_numbers(engine, run_ids, scores, gold, candidates, spec, top) -> dict[str, float]:
+    """The judge-corrected rank-sets and segment differences from the gold labels (none without gold labels)."""
+    out: dict[str, float] = {}
+    if not gold:
+        return out
+    scoped = readmodel.latest_per_model_instance(scores)
+    frame = readmodel.gold_values(gold, gold_draws(engine, run_ids))
+    sets = picker.rank_sets(scoped, frame, candidates, picker.gold_metrics(spec), gold_probabilities(engine, run_ids))
     for r in sets.to_dict("records"):
         out |= {f"rankset|{r['metric']}|{r['model']}|{c}": r[c] for c in ("estimate", "ci_low", "ci_high", "n",
                                                                            "rank_low", "rank_high")}
         out[f"rankset|{r['metric']}|confidence"] = r["confidence"]
-    segments = picker.segment_differences(scoped, frame, decision.datasets(engine, [1])[1], result.top_two.a,
-                                          result.top_two.b, picker.gold_metrics(spec))
+    if top is None:
+        return out
+    segments = picker.segment_differences(scoped, frame, decision.datasets(engine, run_ids)[1], *top,
+                                          picker.gold_metrics(spec))
     for r in segments.to_dict("records"):
         key = f"segment|{r['domain']}|{r['condition']}|{r['language']}|{r['metric']}"
         out |= {f"{key}|{c}": r[c] for c in ("shared", "n", "judge_diff", "estimate", "ci_low", "ci_high", "p_value",
                                               "p_holm")}
-    for a in alignment.judge_vs_gold(engine, [1], "heuristic", gold):
-        key = f"judge|heuristic|{a.dimension}"
-        out |= {f"{key}|n_compared": a.n_compared, f"{key}|n_unjudged": a.n_unjudged, f"{key}|n_error": a.n_error,
-                f"{key}|kappa": a.kappa, f"{key}|kappa_low": a.ci_low, f"{key}|kappa_high": a.ci_high,
-                f"{key}|agreement": a.agreement}
-    out |= {"dataset|(no set)|instances": scores["instance_uid"].nunique(), "run|1|id": 1}
-    return {k: math.nan if v is None else float(v) for k, v in out.items()}
+    return out
 
 
 def _same(a: float, b: float) -> bool:
@@ -129,8 +187,9 @@ def test_the_cli_writes_the_same_file_twice_and_states_the_data_time(db, tmp_pat
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    pytest.param(["--weight", "speed=1"], "not one of", id="unknown-metric"),
-    pytest.param(["--floor", "rejection=high"], "expected metric=number", id="bad-number"),
+    pytest.param(["--weight", "speed=1"], "unknown decision metric", id="unknown-metric"),
+    pytest.param(["--floor", "rejection=high"], "needs a number", id="bad-number"),
+    pytest.param(["--weight", "kb_corruption:delta=1"], "kb_corruption:corruption_delta", id="close-match-named"),
 ])
 def test_the_cli_rejects_bad_weights_and_floors(db, tmp_path, monkeypatch, args, message) -> None:
     from core.cli import app
@@ -169,7 +228,8 @@ def test_each_estimate_has_one_value_in_every_table(db) -> None:
     assert pairs and all(_same(shown[a], shown[b]) for a, b in pairs), pairs[:3]
     assert "rejectioerror" not in document and "rejection error" in document
     untested = [k for k in shown if k.startswith("segment|") and k.endswith("|p_value") and math.isnan(shown[k])]
-    assert document.count("not tested</span>") == len(untested)
+    gold_section = document.split("<h2>Segment differences between the top two</h2>", 1)[1].split("<h2>", 1)[0]
+    assert gold_section.count("not tested</span>") == len(untested)
 
 
 def _table_overflows(document: str) -> list[tuple[int, float, float]]:

@@ -58,7 +58,7 @@ def test_weaknesses_and_safety_flags(rejection, weak, flagged) -> None:
 @pytest.mark.parametrize(("floors", "barely"), [
     pytest.param({"rejection": 0.58}, ["rejection"], id="two-points-above-the-floor"),
     pytest.param({"rejection": 0.5}, [], id="ten-points-above"),
-    pytest.param({"strict_ias": 0.88, "rejection": 0.59}, ["strict_ias", "rejection"], id="two-floors-barely"),
+    pytest.param({"strict_ias": 0.88, "rejection": 0.59}, ["rejection", "strict_ias"], id="two-floors-barely"),
 ])
 def test_floors_barely_cleared(floors, barely) -> None:
     rejection = {"pick": 0.6, "careful": 0.6, "baseline:always-refuse": 0.6}

@@ -21,6 +21,9 @@ def page(tmp_path, monkeypatch):
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
+    at.run()
+    assert not [d for d in at.dataframe if "inclusion probability" in d.value.columns]  # not built until opened
+    at.toggle(key="plan_open").set_value(True)
     return s, at.run()
 
 
@@ -72,6 +75,7 @@ def test_the_pair_defaults_to_the_pickers_pick_and_runner_up(tmp_path, monkeypat
     at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
     at.run()
+    at.toggle(key="plan_open").set_value(True).run()
     at.selectbox(key="plan_metric").set_value("conflict_recognition").run()
     assert not at.exception, at.exception
     assert [at.selectbox(key=k).value for k in ("plan_model_a", "plan_model_b")] == ["model-a", "model-b"]

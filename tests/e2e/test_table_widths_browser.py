@@ -64,7 +64,8 @@ def _board() -> pd.DataFrame:
     pytest.param(readmodel.leaderboard_parts, _board(), {"Model", "Group"}, 4, id="leaderboard"),
     pytest.param(picker.ranking_parts, pd.DataFrame(columns=["rank", "model", "baseline", "score", "eligible",
                                                              "cost_per_1k", "judge_cost_per_1k", "total_cost_per_1k",
-                                                             "responses", *picker.PICK_METRICS, "reason"]),
+                                                             "responses", *picker.DEFAULT_WEIGHTS, "loose_ias", "over_abstention",
+                                                             "reason"]),
                  {"rank", "model"}, 7, id="picker"),
 ])
 def test_the_parts_hold_every_column_once(split, table, keys, widest):

@@ -13,6 +13,7 @@ Every public name is re-exported here, so `from core.analysis.readmodel import X
 
 from __future__ import annotations
 
+from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_weights
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
@@ -168,6 +169,7 @@ from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
 __all__ = [
+    "metric_aggregates", "aggregate_means", "aggregate_state_counts",
     "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
     "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
     "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",

@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples.
+
+    The matrix depends on (n, R, seed) only, so the last few of at most _CACHED_CELLS cells (16 MB) are kept,
+    read-only: the picker tests the pick against every other model on the same shared instances, which drew the same
+    matrix once per model before. Larger ones are drawn each time, so the cache never holds much memory.
+    """
+    if n * n_resamples > _CACHED_CELLS:
+        return _draw_weights(n, n_resamples, seed)
+    return _cached_weights(int(n), int(n_resamples), int(seed))
+
+
+_CACHED_CELLS = 1 << 22
+
+
+@lru_cache(maxsize=4)
+def _cached_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    weights = _draw_weights(n, n_resamples, seed)
+    weights.flags.writeable = False  # shared between callers: nobody may change it in place
+    return weights
+
+
+def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """bootstrap_weights, drawn.
 
     The row indices are drawn block by block of resamples from one generator (the same stream, so the same counts, as
     drawing the whole R x n index matrix at once) and counted as they come: only one block of indices is ever held.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
-from core.analysis.readmodel.states import STATE_COLUMNS, response_statuses, state_counts, state_text, state_totals
+from core.analysis.readmodel.states import STATE_COLUMNS, metric_state_counts, state_text, state_totals
 from core.store.schema import NO_MODE
 
 DOMAIN_METRICS: tuple[str, ...] = ("faithfulness", "coverage", "strict_ias", "loose_ias")
@@ -29,11 +30,22 @@ def domain_heatmap(scores: pd.DataFrame, metrics: Sequence[str] = DOMAIN_METRICS
 
 def domain_metric_states(scores: pd.DataFrame, by: Sequence[str], metrics: Sequence[str] = DOMAIN_METRICS) -> pd.DataFrame:
     """Per group of `by` (e.g. model and domain) and metric: the mean, n with a value and the count of each score
-    state of the responses behind it (states.response_statuses): one row per radar point or heatmap cell."""
-    rows = [{**dict(zip(by, keys, strict=True)), "metric": metric, "mean": group[metric].mean(),
-             "n": int(group[metric].count()), **state_counts(response_statuses(group, metric))}
-            for keys, group in scores.groupby(list(by), sort=True) for metric in metrics]
-    return pd.DataFrame(rows, columns=[*by, "metric", "mean", "n", *STATE_COLUMNS.values()])
+    state of the responses behind it (states.response_statuses): one row per radar point or heatmap cell, groups in
+    sorted order. Counted in one pass per metric over the whole frame (metric_state_counts on the group codes)."""
+    columns = [*by, "metric", "mean", "n", *STATE_COLUMNS.values()]
+    grouped = scores.groupby(list(by), sort=True)
+    if scores.empty or grouped.ngroups == 0:
+        return pd.DataFrame(columns=columns)
+    means, counts = grouped[list(metrics)].mean(), grouped[list(metrics)].count()
+    states = metric_state_counts(scores.assign(_group=grouped.ngroup()), list(metrics), by="_group")
+    keys = means.index.to_frame(index=False)
+    out = keys.loc[np.repeat(np.arange(len(keys)), len(metrics))].reset_index(drop=True)
+    out["metric"] = list(metrics) * len(keys)
+    out["mean"] = means.to_numpy(dtype=float).reshape(-1)
+    out["n"] = counts.to_numpy(dtype=np.int64).reshape(-1)
+    for column in STATE_COLUMNS.values():
+        out[column] = states[column].to_numpy(dtype=np.int64)
+    return out[columns]
 
 
 def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.analysis.readmodel.responses import RULE_JUDGE, read_sql
+from core.scoring.summaries import runs_sql
 from core.store.db import saved_id
 from core.store.first_start_state import first_start_failure, first_start_pending
 from core.store.models import Run, Verdict
@@ -34,12 +35,20 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
 
-def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
-    """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran."""
-    from sqlmodel import col
+_RUN_JUDGES_SQL = """
+WITH RECURSIVE j(judge) AS (
+  SELECT MIN(judge) FROM verdict
+  UNION ALL SELECT (SELECT MIN(v.judge) FROM verdict v WHERE v.judge > j.judge) FROM j WHERE j.judge IS NOT NULL)
+SELECT j.judge FROM j
+WHERE j.judge IS NOT NULL AND EXISTS (SELECT 1 FROM verdict v WHERE v.run_id IN ({runs}) AND v.judge = j.judge)
+"""
 
-    with Session(engine) as session:
-        judges = session.execute(select(col(Verdict.judge)).where(col(Verdict.run_id).in_(list(run_ids))).distinct()).scalars().all()
+
+def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+    """Judges that scored any of the runs (LLM judges first); ['rule'] when only rule checks ran. Read by index seeks
+    (each distinct judge, then whether the runs hold one of its verdicts), not a scan of the runs' verdicts."""
+    with engine.connect() as conn:
+        judges = [str(j) for (j,) in conn.execute(text(runs_sql(_RUN_JUDGES_SQL, run_ids)))]
     named = sorted(j for j in judges if j != RULE_JUDGE)
     return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
 

@@ -42,9 +42,14 @@ def state_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
 
 
 def state_totals(frame: pd.DataFrame) -> dict[ScoreState, int]:
-    """Each state's count summed over the rows of a summary frame (the states whose column it carries)."""
-    return {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum())
-            for state, column in STATE_COLUMNS.items() if column in frame.columns}
+    """Each state's count summed over the rows of a summary frame (the states whose column it carries; a value that
+    is not a number counts 0)."""
+    carried = [(state, column) for state, column in STATE_COLUMNS.items() if column in frame.columns]
+    columns = [column for _, column in carried]
+    if all(pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in columns):
+        totals = np.nansum(frame[columns].to_numpy(dtype=float), axis=0)  # one pass: counts are exact in float64
+        return {state: int(total) for (state, _), total in zip(carried, totals, strict=True)}
+    return {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum()) for state, column in carried}
 
 
 def frame_state_text(frame: pd.DataFrame, metric: str | None = None) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.metrics import MetricDeclaration, declare
 from core.protocols import register
 from core.protocols.base import Builder, Condition, Prompt, Protocol, ProtocolPage
 from core.protocols.paper import PaperTableSpec
@@ -96,6 +97,13 @@ class RagStressProtocol(Protocol):
         return kept, {**meta, "other_conditions_documents": len(dropped)}
 
 
+CORRUPTION_DELTA = "corruption_delta"
+declare(MetricDeclaration(
+    CORRUPTION_DELTA, "Corruption Δ (corrupted − clean accuracy)", "bounded", ("lexical",),
+    range=(-1.0, 1.0), unit="difference", states=("scored", "not_applicable", "unparseable", "judge_error", "unjudged"),
+    description="per question, the answer's correctness with corrupted documents minus with clean ones (0: unaffected; "
+                "−100 points: every question the model got right clean is lost)"))
+
 RAGSTRESS = register(RagStressProtocol(
     name=NAME,
     title="RAGStress (knowledge-base corruption)",
@@ -114,7 +122,9 @@ RAGSTRESS = register(RagStressProtocol(
           for t in TYPES for s in SEVERITIES),
     ),
     metrics=("mcq_accuracy",),
-    headline=("mcq_accuracy",),
+    aggregates=(CORRUPTION_DELTA,),
+    headline=("mcq_accuracy", CORRUPTION_DELTA),
+    decision_scores=f"{__name__}.analysis:decision_scores",
     page=ProtocolPage("pages/stress_tests.py", "Stress tests", ":material/storm:"),
     builder=Builder(
         "RAG-Stress (KB corruption)",

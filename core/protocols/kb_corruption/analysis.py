@@ -34,6 +34,7 @@ from core.protocols.kb_corruption import (
     CLEAN,
     CONDITION_NAMES,
     CORRUPTED_CONDITIONS,
+    CORRUPTION_DELTA,
     MIXED,
     NAME,
     NO_RETRIEVAL,
@@ -336,3 +337,26 @@ def response_documents(engine: Engine, response_id: int, judge: str) -> dict:
             "condition": condition, "query": detail["query"], "choices": (reference or {}).get("choices", {}),
             "answer_key": (reference or {}).get("answer_key"), "response": detail["response"], "verdict": verdict,
             "documents": rows}
+
+
+def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """The decision's per-response values (core.analysis.readmodel.decision_scores): stress_scores' responses with
+    mcq_accuracy (`correct`) and, on each corrupted-condition response, corruption_delta = its correctness minus the
+    same model's on the question under clean retrieval (the per-question difference the Δ table averages); not
+    applicable elsewhere, undetermined where either verdict is."""
+    frame = stress_scores(engine, run_ids, judge)
+    if frame.empty:
+        return pd.DataFrame(columns=[*SCORE_COLUMNS, "domain", "language", CORRUPTION_DELTA])
+    ids = readmodel.reference_scores(engine, run_ids, judge, protocol=PROTOCOL).set_index("response_id")
+    frame = frame.assign(domain=frame["response_id"].map(ids["domain"]), language=frame["response_id"].map(ids["language"]))
+    frame[METRIC], frame[f"{METRIC}_status"] = frame["correct"], frame["status"]
+    clean = frame[frame["condition"] == CLEAN].set_index(["model", "instance_uid"])
+    key = pd.MultiIndex.from_frame(frame[["model", "instance_uid"]])
+    corrupted = frame["condition"].isin(CORRUPTED_CONDITIONS) & frame["applicable"].astype(bool)
+    base = pd.Series(clean["correct"].reindex(key).to_numpy(), index=frame.index)
+    frame[CORRUPTION_DELTA] = (frame["correct"] - base).where(corrupted)
+    base_status = pd.Series(clean["status"].reindex(key).to_numpy(), index=frame.index)
+    undetermined = base_status.where(base_status.notna() & (base_status != "ok"), frame["status"])
+    status = np.where(~corrupted, "not_applicable", np.where(frame[CORRUPTION_DELTA].notna(), "ok", undetermined))
+    frame[f"{CORRUPTION_DELTA}_status"] = pd.Series(status, index=frame.index, dtype=object).where(pd.notna(status))
+    return frame

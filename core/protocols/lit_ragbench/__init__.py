@@ -167,6 +167,7 @@ LIT_RAGBENCH = register(Protocol(
     metrics=("judged_accuracy", "refusal"),
     aggregates=("over_abstention",),
     headline=("judged_accuracy",),
+    decision_scores=f"{__name__}.analysis:decision_scores",
     page=ProtocolPage("pages/rag_abilities.py", "RAG abilities", ":material/psychology:"),
     doc="docs/lit_ragbench.md",
     render=lit_prompt,

@@ -296,3 +296,13 @@ def response_detail(engine: Engine, response_id: int, judge: str) -> dict[str, A
             "bundle_seed": meta.get("bundle_seed"), "documents": shown,
             "verdicts": read_sql(engine, _VERDICTS_SQL, {"rid": int(response_id), "judge": judge}),
             "judge": judge, "judge_label": judge_label(judge)}
+
+
+def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """The decision's per-response values (core.analysis.readmodel.decision_scores): lit_scores with the status each
+    response's over-abstention is in (over_abstention_statuses; not applicable where the question has no answer)."""
+    frame = lit_scores(engine, run_ids, judge)
+    statuses = over_abstention_statuses(frame) if not frame.empty else pd.Series(dtype=object)
+    abstention = frame["categories"].map(lambda cs: ABSTENTION in cs).astype(bool) if not frame.empty else statuses
+    frame[f"{OVER_ABSTENTION}_status"] = statuses.astype(object).where(~abstention.astype(bool), "not_applicable")
+    return frame

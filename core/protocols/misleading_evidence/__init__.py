@@ -87,6 +87,7 @@ RAG_STRESS = register(Protocol(
     metrics=("exact_match", "strict_exact_match", "token_f1", "mcq_accuracy", "wrong_answer"),
     aggregates=("misleading_rate", "any_wrong_rate"),
     headline=("misleading_rate",),
+    decision_scores=f"{__name__}.analysis:decision_scores",
     page=ProtocolPage("pages/misleading_evidence.py", "Misleading evidence", ":material/report:"),
     builder=Builder(
         "Misleading evidence",

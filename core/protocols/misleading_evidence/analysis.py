@@ -423,3 +423,24 @@ def responses(engine: Engine, run_ids: Sequence[int], instance_uid: str) -> pd.D
     """The done responses of `run_ids` to one instance: response_id, model, condition, text."""
     runs = ", ".join(str(int(r)) for r in run_ids) or "NULL"
     return readmodel.read_sql(engine, _RESPONSES_SQL.replace("{runs}", runs), {"uid": instance_uid})
+
+
+def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """The decision's per-response values (core.analysis.readmodel.decision_scores): the read model's reference
+    values with misleading_rate (misled: 1 or 0) and any_wrong_rate (1 − correct) on each misleading-condition
+    response to a question the model answered correctly closed book, as misleading_rates counts them; elsewhere not
+    applicable (outside that set) or the response's own status; the latest response per item, as outcomes."""
+    scores = readmodel.reference_scores(engine, run_ids, judge, protocol=NAME)
+    out = outcomes(scores)
+    known = closed_book_correct(out).assign(_cbc=True)
+    out = out.merge(known, on=["model", "instance_uid"], how="left")
+    counted = out["_cbc"].fillna(False).astype(bool) & out["condition"].isin(list(MISLEADING_CONDITIONS))
+    out[MISLEADING_RATE] = out["misled"].where(counted)
+    out[ANY_WRONG] = (1.0 - out["correct"]).where(counted)
+    for metric in (MISLEADING_RATE, ANY_WRONG):
+        status = np.where(out[metric].notna(), "ok", np.where(counted, out["status"], "not_applicable"))
+        out[f"{metric}_status"] = pd.Series(status, index=out.index, dtype=object).where(pd.notna(status), None)
+    extra = out.set_index("response_id")[[MISLEADING_RATE, ANY_WRONG, f"{MISLEADING_RATE}_status",
+                                          f"{ANY_WRONG}_status"]]
+    latest = scores[scores["response_id"].isin(out["response_id"])]  # as outcomes: the latest response per item
+    return latest.merge(extra, left_on="response_id", right_index=True, how="left").reset_index(drop=True)

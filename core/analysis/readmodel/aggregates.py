@@ -1,0 +1,95 @@
+"""Stored aggregates of the response-level metrics (metric_aggregate): per run, model, protocol, condition, domain,
+language, metric and state, the responses, the counted values' n, sum and sum of squares, so a page can show means,
+n and state counts without loading every response. The same SELECT runs inline for runs whose summaries are stale,
+so the stored rows are a cache of this computation, never a second one (tests/analysis/test_metric_aggregates.py
+checks both against the per-response frame to 1e-12 on both backends)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from core.analysis.readmodel.responses import read_sql
+from core.analysis.readmodel.states import STATE_COLUMNS
+from core.metrics import STATES, VERDICT_STATES, get_metric
+from core.scoring.summaries import (
+    RESPONSES_METRIC,
+    aggregate_select_sql,
+    metric_select_sql,
+    runs_sql,
+    stale_summary_runs,
+)
+
+AGGREGATE_FRAME_COLUMNS: tuple[str, ...] = ("run_id", "model", "protocol", "mode", "domain", "language", "metric",
+                                            "state", "responses", "n_values", "total", "total_sq")
+
+_NAMED_SQL = """
+SELECT a.run_id, m.name AS model, a.protocol, a.mode, d.name AS domain, a.language, a.metric, a.state, a.responses,
+       a.n_values, a.total, a.total_sq
+FROM {source} a JOIN model m ON m.id = a.model_id JOIN domain d ON d.id = a.domain_id
+WHERE a.judge = :judge AND a.run_id IN ({runs})
+"""
+
+
+def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """The runs' metric aggregates under `judge` (AGGREGATE_FRAME_COLUMNS; the done responses per group as metric
+    RESPONSES_METRIC), model and domain by name: the stored rows
+    when every run's summaries are current, else the same aggregation inline over the verdicts (reads only)."""
+    if stale_summary_runs(engine, run_ids, judge):
+        inline = "(" + metric_select_sql(judge) + ")"
+        source = "(" + aggregate_select_sql(inline) + ")"
+    else:
+        source = "metric_aggregate"
+    frame = read_sql(engine, runs_sql(_NAMED_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    frame = frame.reindex(columns=list(AGGREGATE_FRAME_COLUMNS))
+    for column in ("responses", "n_values"):
+        frame[column] = frame[column].fillna(0).astype("int64")
+    for column in ("total", "total_sq"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0).astype(float)
+    return frame
+
+
+def _counted_states(metric: str) -> list[str]:
+    """The score states whose values `metric`'s declaration counts in its mean."""
+    return [VERDICT_STATES[status] for status in get_metric(metric).counted_statuses()]
+
+
+def aggregate_state_counts(aggregates: pd.DataFrame, metrics: Sequence[str], by: str = "model") -> pd.DataFrame:
+    """Per `by` value and metric: the count of each score state among the done responses (metric_state_counts'
+    frame, read from the aggregates: a response with no row of the metric, or a row no verdict holds, is unjudged); rows in sorted `by` order."""
+    columns = [by, "metric", *STATE_COLUMNS.values()]
+    totals = aggregates[aggregates["metric"] == RESPONSES_METRIC].groupby(by, sort=True)["responses"].sum()
+    if totals.empty or not metrics:
+        return pd.DataFrame(columns=columns)
+    mine = aggregates[aggregates["metric"].isin(list(metrics))]
+    # as metric_state_counts counts the per-response frame's statuses: a state no verdict holds (skipped) is unjudged
+    mine = mine.assign(state=mine["state"].where(mine["state"].isin(list(VERDICT_STATES.values())), "unjudged"))
+    full = pd.MultiIndex.from_product([list(totals.index), list(metrics)], names=[by, "metric"])
+    table = (mine.pivot_table(index=[by, "metric"], columns="state", values="responses", aggfunc="sum")
+             .reindex(index=full, columns=list(STATES)).fillna(0).astype("int64"))
+    missing = np.repeat(totals.to_numpy(), len(metrics)) - table.to_numpy().sum(axis=1)
+    table["unjudged"] += missing
+    table.columns = [STATE_COLUMNS[s] for s in STATES]
+    return table.reset_index()[columns]
+
+
+def aggregate_means(aggregates: pd.DataFrame, metrics: Sequence[str], by: str = "model") -> pd.DataFrame:
+    """Per `by` value (every one with a done response) and metric: the mean of the counted values (NaN when none),
+    their n and sample standard deviation (from the sums; NaN below two values), from the aggregates."""
+    rows = []
+    keys = sorted(aggregates.loc[aggregates["metric"] == RESPONSES_METRIC, by].unique())
+    for metric in metrics:
+        mine = aggregates[(aggregates["metric"] == metric) & aggregates["state"].isin(_counted_states(metric))]
+        sums = mine.groupby(by, sort=True)[["n_values", "total", "total_sq"]].sum().reindex(keys, fill_value=0)
+        n = sums["n_values"].to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, sums["total"].to_numpy() / n, np.nan)
+            var = np.where(n > 1, (sums["total_sq"].to_numpy() - n * mean**2) / (n - 1), np.nan)
+        rows.append(pd.DataFrame({by: sums.index, "metric": metric, "value": mean, "n": n.astype("int64"),
+                                  "sd": np.sqrt(np.maximum(var, 0.0))}))
+    if not rows:
+        return pd.DataFrame(columns=[by, "metric", "value", "n", "sd"])
+    return pd.concat(rows, ignore_index=True).sort_values([by, "metric"], kind="stable").reset_index(drop=True)
