@@ -178,3 +178,18 @@ def test_an_undefined_kappa_is_stored_as_null() -> None:
     assert stored["judge"]["kappa"] is None and stored["human"]["kappa"] is None
     json.dumps(stored, allow_nan=False)
     assert "undefined" in cert.summary([stored])[1] and c.verdict == cert.NOT_FIT
+
+
+TO_SCALE_CASES = [
+    # (name, scores, labels, categories, expected)
+    ("binary-verdicts-kept-when-labels-lean-one-way", [0, 1, 1, 0, 1], [0, 0, 0, 1, 1, 0], (0.0, 1.0), [0, 1, 1, 0, 1]),
+    ("continuous-scores-ranked", [0.2, 0.9, 0.5, 0.1], [0, 0, 1, 1], (0.0, 1.0), [0, 1, 1, 0]),
+    ("ones-on-a-four-point-scale-ranked", [1.0, 1.0], [4.0, 4.0], (1.0, 2.0, 3.0, 4.0), [4.0, 4.0]),
+]
+
+
+@pytest.mark.parametrize(("scores", "labels", "categories", "expected"), [c[1:] for c in TO_SCALE_CASES],
+                         ids=[c[0] for c in TO_SCALE_CASES])
+def test_to_scale(scores, labels, categories, expected) -> None:
+    """A 0/1 judge on a 0/1 label scale keeps its verdicts; anything else is mapped by rank at the labels' rates."""
+    assert cert.to_scale(scores, labels, categories).tolist() == expected

@@ -113,8 +113,12 @@ def f1(precision: float | None, recall: float | None) -> float | None:
 
 def to_scale(scores: Sequence[float], pooled_labels: Sequence[float], categories: Sequence[float]) -> np.ndarray:
     """Scores turned into the annotators' categories at the annotators' rates, by rank: a score whose share of lower
-    scores is p gets the first category whose cumulative share exceeds p (equal scores get one category)."""
+    scores is p gets the first category whose cumulative share exceeds p (equal scores get one category). A judge
+    that gives 0/1 verdicts on a 0/1 label scale keeps them: ranking tied binary scores would put them all in one
+    category (an exact judge then scores kappa 0)."""
     x = np.asarray(scores, dtype=float)
+    if len(x) and set(map(float, categories)) == {0.0, 1.0} and np.isin(x, (0.0, 1.0)).all():
+        return x
     pooled = np.asarray(pooled_labels, dtype=float)
     cumulative = np.cumsum([np.mean(pooled == c) for c in categories])
     below = np.searchsorted(np.sort(x), x, side="left") / max(len(x), 1)

@@ -73,7 +73,7 @@ def metric_key(protocol: str, metric: str) -> str:
 
 
 def split_key(key: str) -> tuple[str, str]:
-    """(protocol, metric id) of a decision key ('enterprise_rag:strict_ias' and 'strict_ias' name the same metric)."""
+    """(protocol, metric id) of a decision key (the default protocol's 'PROTOCOL:strict_ias' and bare 'strict_ias' name one metric)."""
     protocol, sep, metric = key.partition(SEPARATOR)
     return (protocol, metric) if sep else (DEFAULT_PROTOCOL, key)
 
