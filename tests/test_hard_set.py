@@ -181,9 +181,8 @@ def test_judge_check_cli_says_the_second_pass_is_missing(db_url, tmp_path, monke
 
 
 def test_the_shipped_passes_and_their_agreement() -> None:
-    """Both passes are shipped for the first 216 items; the items added later are counted as a state, not an error;
-    every disagreement is adjudicated with a reason; the annotator-annotator kappa is the
-    one docs/judges.md quotes."""
+    """Both passes are shipped for every item (a pass that misses items is a state, tested above); every disagreement
+    is adjudicated with a reason; the annotator-annotator kappa is the one docs/judges.md quotes."""
     items = hs.load_items()
     labels = hs.load_labels(items)
     second = {r["id"] for r in _lines(hs.FOLDER / hs.PASSES[hs.SECOND])}
@@ -192,8 +191,8 @@ def test_the_shipped_passes_and_their_agreement() -> None:
     found = hs.disagreements(items, labels)
     assert found and all(d.adjudicated and d.reason and d.adjudicator for d in found)
     agreement = hs.pass_agreement(items, labels, resamples=200)
-    assert agreement["faithfulness (all)"]["n_items"] == len(items) - len(unlabelled) == 216
-    assert round(agreement["faithfulness (all)"]["kappa"], 2) == 1.00
+    assert agreement["faithfulness (all)"]["n_items"] == len(items) - len(unlabelled) == 252
+    assert round(agreement["faithfulness (all)"]["kappa"], 2) == 0.98
     assert round(agreement["completeness (all)"]["kappa"], 2) == 0.99
 
 
