@@ -6,9 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.ingest.composition import protocol_composition
-from core.ingest.io import composition
 from core.ingest.sets import benchmark_sets, set_names_of
-from core.protocols import PROTOCOLS
 from core.review.verification import verification_history
 from core.store.benchmark import domain_names, instance_detail, instance_rows
 from core.store.sanitize import plain_markdown
@@ -21,22 +19,21 @@ from ui.tables import COMPOSITION_COLUMNS, table_config
 require_page(__file__)
 st.title("Browse benchmark")
 
-table5, table6 = composition(engine())
-others = protocol_composition(engine())
+parts = protocol_composition(engine())
 with st.expander("Benchmark composition, per protocol", expanded=True):
-    if table5[-1].instances or not others:
-        st.markdown(f"**EnterpriseRAG** · {table5[-1].instances} instances (Tables 5 and 6)")
-        left, right = st.columns(2)
-        left.dataframe(pd.DataFrame([vars(r) for r in table5]), hide_index=True,
-                       column_config=table_config(COMPOSITION_COLUMNS, pin="domain"))
-        right.dataframe(pd.DataFrame([vars(r) for r in table6]), hide_index=True,
-                        column_config=table_config(COMPOSITION_COLUMNS, pin="mode"))
-    for part in others:
-        title = PROTOCOLS.get(part.protocol).title if part.protocol in PROTOCOLS else part.protocol
-        st.markdown(f"**{plain_markdown(title)}** · {part.instances} instances")
-        st.dataframe(pd.DataFrame([vars(r) for r in part.rows]).drop(columns="protocol"), hide_index=True,
-                     key=f"composition_{part.protocol}",
-                     column_config={"share": st.column_config.NumberColumn("share of the protocol", format="percent")})
+    if not parts:
+        st.caption("No instances yet: import a file or build a benchmark.")
+    for part in parts:
+        note = " (" + " and ".join(t.title.split(":")[0] for t in part.tables) + ")" if part.tables else ""
+        st.markdown(f"**{plain_markdown(part.title)}** · {part.instances} instances{plain_markdown(note)}")
+        for column, table in zip(st.columns(len(part.tables)) if part.tables else [], part.tables, strict=True):
+            column.dataframe(pd.DataFrame(table.rows), hide_index=True, key=f"composition_{part.protocol}_{table.key}",
+                             column_config=table_config(COMPOSITION_COLUMNS, pin=table.key))
+        if part.rows:
+            st.dataframe(pd.DataFrame([vars(r) for r in part.rows]).drop(columns="protocol"), hide_index=True,
+                         key=f"composition_{part.protocol}",
+                         column_config={"share": st.column_config.NumberColumn("share of the protocol",
+                                                                               format="percent")})
 
 sets = {s.id: s for s in benchmark_sets(engine())}
 filters = st.columns([2, 2, 2, 2, 3])

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, func, select
 
-from core.ingest.io import composition, export_instances, import_file, validate_lines
+from core.ingest.io import export_instances, import_file, validate_lines
+from core.protocols.enterprise_rag.composition import composition
 from core.store.models import Constraint, Document, Domain, Instance
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from core.cli import app
 from core.ingest.composition import protocol_composition
-from core.ingest.io import composition
 from core.ingest.sets import benchmark_sets
+from core.protocols.enterprise_rag.composition import composition
 from tests.pages.signin import sign_in
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -42,8 +42,11 @@ def test_enterprise_tables_count_only_enterprise_instances(mixed):
     assert all(r.avg_constraints > 0 for r in table5)
 
 
-def test_other_protocols_have_their_own_composition(mixed):
-    (crag,) = protocol_composition(create_engine(mixed))
+def test_each_protocol_has_its_own_composition_the_default_first(mixed):
+    enterprise, crag = protocol_composition(create_engine(mixed))
+    assert enterprise.instances == 4 and not enterprise.rows
+    assert [t.key for t in enterprise.tables] == ["domain", "mode"]
+    assert enterprise.tables[0].rows[-1]["domain"] == "All" and enterprise.tables[0].rows[-1]["instances"] == 4
     assert crag.protocol == "reference_qa" and crag.instances > 0
     types = [r for r in crag.rows if r.facet == "question type"]
     assert sum(r.count for r in types) == crag.instances and sum(r.share for r in types) == pytest.approx(1.0, abs=0.01)
@@ -52,6 +55,7 @@ def test_other_protocols_have_their_own_composition(mixed):
 def test_stats_prints_each_protocol_apart(mixed):
     out = invoke("stats").output
     assert "reference_qa (" in out and "question type" in out and "0.00      0.00" not in out
+    assert "Table 5: per domain" in out and "Table 6: per mode" in out and "avg_constraints" in out
 
 
 @pytest.mark.parametrize(("args", "name"), [

@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from core.config import REPO_ROOT, database_url
-from core.ingest.composition import protocol_composition
+from core.ingest.composition import composition_text, protocol_composition
 from core.ingest.importers import IMPORTERS, NATIVE, get_importer, import_source
 from core.ingest.importers.traces import trace_formats
-from core.ingest.io import ON_CHANGED_QUESTION, composition, export_instances, import_file, validate_file
+from core.ingest.io import ON_CHANGED_QUESTION, export_instances, import_file, validate_file
 from core.ingest.sets import free_set_name, name_imported_set
 from core.plugins import DEFAULT_PROTOCOL
 from core.registry import UnknownNameError
@@ -222,24 +222,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("stats")
     def stats_command() -> None:
-        """Print the composition: EnterpriseRAG's Tables 5 and 6, then each other protocol's own."""
-        table5, table6 = composition(get_engine())
-        typer.echo(f"{'Domain':<16}{'#Data':>7}{'#Constr':>9}{'Persona':>9}{'Output':>8}{'Protocol':>10}")
-        for r in table5:
-            typer.echo(
-                f"{r.domain:<16}{r.instances:>7}{r.avg_constraints:>9.2f}{r.avg_persona:>9.2f}"
-                f"{r.avg_output:>8.2f}{r.avg_knowledge_protocol:>10.2f}"
-            )
-        typer.echo("")
-        typer.echo(f"{'Mode':<10}{'Count':>7}{'Ratio':>8}{'Natural':>9}{'Augmented':>11}")
-        for m in table6:
-            typer.echo(f"{m.mode:<10}{m.count:>7}{m.ratio:>8.1%}{m.natural:>9}{m.augmented:>11}")
+        """Print each protocol's composition: the tables it declares (EnterpriseRAG's Tables 5 and 6), else its facets."""
         for part in protocol_composition(get_engine()):
-            typer.echo("")
             typer.echo(f"{part.protocol} ({part.instances} instances)")
-            typer.echo(f"{'Facet':<16}{'Value':<32}{'Count':>7}{'Share':>8}")
+            for table in part.tables:
+                typer.echo(composition_text(table))
+            if part.rows:
+                typer.echo(f"{'Facet':<16}{'Value':<32}{'Count':>7}{'Share':>8}")
             for row in part.rows:
                 typer.echo(f"{row.facet:<16}{row.value[:31]:<32}{row.count:>7}{row.share:>8.1%}")
+            typer.echo("")
 
     @app.command("schema")
     def schema_command(

@@ -1,9 +1,10 @@
-"""Each protocol's own composition over the latest instance versions, beside EnterpriseRAG's Tables 5 and 6
-(core.ingest.io.composition): RAGStress and LIT by category, DomainRAG by ability (question type), misleading
-evidence by source dataset, any other protocol by its question types and categories. Shares are within the protocol."""
+"""Each protocol's own composition over the latest instance versions: the tables a protocol declares
+(`Protocol.composition`, e.g. EnterpriseRAG's Tables 5 and 6), else its facets: RAGStress and LIT by category,
+DomainRAG by ability (question type), misleading evidence by source dataset, any other protocol by its question types and categories. Shares are within the protocol."""
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -12,7 +13,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.protocols import constraint_protocols
+from core.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from core.protocols.base import CompositionTable
 from core.store.models import Instance
 
 Row = tuple[str | None, dict[str, Any], dict[str, Any]]  # mode, attributes, meta
@@ -80,16 +82,52 @@ def facet_rows(protocol: str, rows: list[Row], facet: Facet) -> list[FacetRow]:
 
 @dataclass(frozen=True)
 class ProtocolComposition:
-    """One protocol's latest instances and its facets' rows."""
+    """One protocol's latest instances, its title, and its declared tables or else its facets' rows."""
 
     protocol: str
     instances: int
     rows: list[FacetRow]
+    tables: tuple[CompositionTable, ...] = ()
+    title: str = ""
+
+
+def declared_tables(engine: Engine, protocol: str) -> tuple[CompositionTable, ...]:
+    """The composition tables `protocol` declares ('module:function' imported now); none declared: ()."""
+    hook = PROTOCOLS.get(protocol).composition if protocol in PROTOCOLS else ""
+    if not hook:
+        return ()
+    module, _, name = hook.partition(":")
+    return tuple(getattr(importlib.import_module(module), name)(engine))
+
+
+def _order(protocol: str) -> tuple[bool, str]:
+    return protocol != DEFAULT_PROTOCOL, protocol
 
 
 def protocol_composition(engine: Engine) -> list[ProtocolComposition]:
-    """Every protocol with instances but EnterpriseRAG (its Tables 5 and 6 are core.ingest.io.composition), by name."""
+    """Every protocol with instances, the default protocol first, then by name: its declared tables, or its facets'
+    rows."""
     grouped = _latest_rows(engine)
-    return [ProtocolComposition(p, len(grouped[p]), [r for facet in FACETS.get(p, OTHER_FACETS)
-                                                      for r in facet_rows(p, grouped[p], facet)])
-            for p in sorted(grouped) if p not in constraint_protocols()]
+    parts = []
+    for p in sorted(grouped, key=_order):
+        tables = declared_tables(engine, p)
+        rows = [] if tables else [r for facet in FACETS.get(p, OTHER_FACETS) for r in facet_rows(p, grouped[p], facet)]
+        parts.append(ProtocolComposition(p, len(grouped[p]), rows, tables,
+                                         PROTOCOLS.get(p).title if p in PROTOCOLS else p))
+    return parts
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
+    return str(value)
+
+
+def composition_text(table: CompositionTable) -> str:
+    """A declared composition table as plain text: its title, then its columns right-aligned under their names."""
+    columns = list(table.rows[0]) if table.rows else [table.key]
+    cells = [[_cell(row.get(c, "")) for c in columns] for row in table.rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) + 2 for i, c in enumerate(columns)]
+    lines = [table.title, "".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(lines)

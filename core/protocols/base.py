@@ -110,6 +110,31 @@ class Builder:
 
 
 @dataclass(frozen=True)
+class BuildPanel:
+    """A protocol's own Build benchmark tab, when its build takes more than a builder's generic form (uploads,
+    libraries, a corpus report): the tab's label and the 'module:function' name of its renderer in ui/ (called with
+    the signed-in principal), imported only when the tab is drawn, since core never imports streamlit."""
+
+    tab: str
+    render: str
+
+    def renderer(self) -> Callable[[Any], None]:
+        """The tab's renderer (its 'module:function' name imported now)."""
+        module, _, name = self.render.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class CompositionTable:
+    """One table of a protocol's composition (Browse benchmark, `gauntlet stats`): its title, its rows (column name
+    to value, in column order) and the column that names a row."""
+
+    title: str
+    key: str
+    rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class MetricModes:
     """The instance modes a protocol computes one response metric in (EnterpriseRAG's rejection: gap only); outside
     them the metric is not applicable for the reason `outside` names, or, with none, not scored at all (skipped)."""
@@ -137,6 +162,10 @@ class Protocol:
     # one by one, its claims and its mode metrics by the judge (EnterpriseRAG), read by the scorer and the read model
     response_scoring: Literal["metrics", "constraints"] = "metrics"
     builder: Builder | None = None  # its benchmark builder: a Build benchmark tab and an authorised build
+    build_panel: BuildPanel | None = None  # its own Build benchmark tab (richer than the builder's generic form)
+    # 'module:function' (engine) -> tuple[CompositionTable, ...]: its composition over the latest instance versions
+    # (Browse benchmark, `gauntlet stats`); empty: its facets (core.ingest.composition)
+    composition: str = ""
     description: str = ""
     render: Renderer | None = None
     page: ProtocolPage | None = None  # the page its results open on (results_pages, the docs index)

@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 
 from core.store.db import make_engine, upgrade
-from core.ingest.io import composition, import_file
+from core.ingest.io import import_file
+from core.protocols.enterprise_rag.composition import composition
 
 REPO = Path(__file__).resolve().parents[2]
 

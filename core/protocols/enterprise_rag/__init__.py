@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.protocols import register
-from core.protocols.base import Condition, MetricModes, Protocol, ProtocolPage, needs
+from core.protocols.base import BuildPanel, Condition, MetricModes, Protocol, ProtocolPage, needs
 from core.protocols.enterprise_rag.prompt import enterprise_prompt
 from core.protocols.paper import PaperTableSpec
 
@@ -40,6 +40,9 @@ ENTERPRISE_RAG = register(Protocol(
         ProtocolPage("pages/data_quality.py", "Data quality", ":material/verified:"),
     ),
     doc="docs/enterprise_rag.md",
+    # its build (uploads, corpus, queries, atomic libraries) is richer than a builder's form: its own tab's renderer
+    build_panel=BuildPanel("EnterpriseRAG", "ui.instruction_set_build:instruction_set_tab"),
+    composition=f"{__name__}.composition:composition_tables",  # its paper's Tables 5 and 6
     paper_tables=(
         PaperTableSpec("2", "Performance of the models on the noisy subset: RAG quality, IAS and Loose IAS by "
                        "constraint category", "core.protocols.enterprise_rag.paper:table2",
