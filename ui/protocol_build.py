@@ -13,6 +13,7 @@ import streamlit as st
 
 from core.config import REPO_ROOT
 from core.ingest.format_sets import import_roots, server_path
+from core.protocols import get_protocol
 from core.protocols.base import BuildResult
 from core.review.auth import Principal
 from core.services import protocol_builds
@@ -84,3 +85,12 @@ def protocol_build_panel(principal: Principal, protocol: str) -> None:
                        mime="application/jsonl", key=f"build_{protocol}_download")
     import_as_set(principal, built.out, f"{protocol} build {datetime.now():%Y-%m-%d %H:%M}", "build",
                   f"build_{protocol}")
+
+
+def protocol_build_tab(principal: Principal, protocol: str) -> None:
+    """A protocol's Build benchmark tab: its own declared renderer (`Protocol.build_panel`), else its builder's form."""
+    panel = get_protocol(protocol).build_panel
+    if panel is not None:
+        panel.renderer()(principal)
+    else:
+        protocol_build_panel(principal, protocol)

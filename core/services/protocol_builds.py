@@ -19,6 +19,13 @@ def builders() -> dict[str, Builder]:
     return {name: b for name in PROTOCOLS.names() if (b := PROTOCOLS.get(name).builder) is not None}
 
 
+def build_tabs() -> dict[str, str]:
+    """The Build benchmark tabs, protocol id to tab label: those declaring their own build tab (`Protocol.build_panel`)
+    first, then those declaring a builder, each by id."""
+    panels = {name: p.tab for name in PROTOCOLS.names() if (p := PROTOCOLS.get(name).build_panel) is not None}
+    return {**panels, **{name: b.tab for name, b in builders().items() if name not in panels}}
+
+
 def build_protocol(engine: Engine, principal: Principal | None, protocol: str, source: Path, out_dir: Path, *,
                    fmt: str = "", seed: int = 0, limit: int | None = None, bm25_only: bool = True,
                    progress: Progress | None = None) -> BuildResult:
