@@ -28,7 +28,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("import", "core.commands.data",
      "Import a benchmark atomically (native JSONL, or --format LAYOUT): any bad record imports nothing."),
     ("export", "core.commands.data", "Export the latest instance versions in the interchange format."),
-    ("stats", "core.commands.data", "Print the composition: EnterpriseRAG's Tables 5 and 6, then each other protocol's own."),
+    ("stats", "core.commands.data", "Print each protocol's composition: its declared tables (EnterpriseRAG's Tables 5 and 6), else its facets."),
     ("schema", "core.commands.data",
      "Write the JSON Schema of the interchange format (data/schema/instance.schema.json)."),
     ("ifeval", "core.commands.checks",

@@ -222,7 +222,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("stats")
     def stats_command() -> None:
-        """Print each protocol's composition: the tables it declares (EnterpriseRAG's Tables 5 and 6), else its facets."""
+        """Print each protocol's composition: its declared tables (EnterpriseRAG's Tables 5 and 6), else its facets."""
         for part in protocol_composition(get_engine()):
             typer.echo(f"{part.protocol} ({part.instances} instances)")
             for table in part.tables:
