@@ -75,6 +75,7 @@ def test_browse_shows_each_protocol_and_offers_the_sets(mixed, monkeypatch):
     assert not at.exception, at.exception
     titles = [m.value for m in at.markdown if m.value.startswith("**")]
     assert titles[0].startswith("**EnterpriseRAG** · 4 instances") and any("4 instances" not in t for t in titles[1:])
+    assert "enterprise" not in (REPO / "pages" / "browse_benchmark.py").read_text(encoding="utf-8").lower()
     modes = at.dataframe[1].value
     assert modes["count"].sum() == 4
     offered = at.selectbox(key="browse_set").options

@@ -91,3 +91,16 @@ def test_each_protocol_builds_and_imports_as_a_named_set(seeded, protocol, sourc
         protocols = set(session.exec(select(Instance.protocol).where(Instance.uid.not_in(
             ["E-noisy", "E-gap", "E-conflict", "M-noisy"]))).all())
     assert protocols == {protocol}
+
+
+def test_tabs_come_from_declarations_own_build_tabs_first(seeded) -> None:
+    """Each tab after "Import a file" is a protocol's declaration: its own build tab (`build_panel`) first, then the
+    builders' forms, in build_tabs' order; the page names no protocol."""
+    from core.protocols import PROTOCOLS
+    from core.services.protocol_builds import build_tabs, builders
+
+    tabs = build_tabs()
+    panels = [n for n in PROTOCOLS.names() if PROTOCOLS.get(n).build_panel is not None]
+    assert panels and list(tabs)[:len(panels)] == panels and set(tabs) == {*panels, *builders()}
+    assert [t.label for t in page_as("admin").tabs] == ["Import a file", *tabs.values()]
+    assert "enterprise" not in Path(PAGE).read_text(encoding="utf-8").lower()
