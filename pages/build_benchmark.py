@@ -21,8 +21,8 @@ def _sound_rates() -> None:
     if not rates:
         return
     with st.expander("Expert sound rate of built sets", expanded=any(r.verified for r in rates)):
-        st.caption("Built instances go to expert verification (Verify instances) with the clean and edited evidence "
-                   "side by side; sound = accepted, unsound = rejected or sent back for an edit.")
+        st.caption("Built instances go to expert verification (Verify instances); sound = accepted, unsound = rejected "
+                   "or sent back for an edit.")
         st.dataframe(pd.DataFrame([{
             "Set": r.set_name, "Instances": r.instances, "Verified": r.verified, "Sound": r.sound,
             "Sound rate": f"{r.rate:.0%}" if r.rate is not None else "not verified yet",
@@ -30,7 +30,9 @@ def _sound_rates() -> None:
         } for r in rates]), hide_index=True, key="build_sound_rates")
 
 
-_sound_rates()
+# The sound rates sit above the tabs in a container that always exists: an expander appearing before the tabs after
+# the first import would move them in the page and send the user back to the first tab.
+rates_box = st.container()
 TABS = build_tabs()  # every protocol whose package declares its own build tab or a builder gets its tab
 tabs = st.tabs(["Import a file", *TABS.values()])
 with tabs[0]:
@@ -38,3 +40,5 @@ with tabs[0]:
 for tab, protocol in zip(tabs[1:], TABS, strict=True):
     with tab:
         protocol_build_tab(principal, protocol)
+with rates_box:
+    _sound_rates()

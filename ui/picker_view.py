@@ -182,8 +182,10 @@ def decision_report_button(filters: results_view.Filters, spec: picker.PickSpec,
                        "The HTML file prints to PDF from any browser.")
 
 
-EVIDENCE_SHOWN = ["label", "model", "value", "ci_low", "ci_high", "n", "n_scored", "n_not_applicable", "n_unparseable",
-                  "n_judge_error", "n_unjudged", "n_skipped", "interval", "judge_label"]
+# The evidence in two tables that each fit the page: the value with its interval and judge, then every state's count.
+EVIDENCE_VALUE = ["label", "model", "value", "ci_low", "ci_high", "n", "interval", "judge_label"]
+EVIDENCE_STATES = ["label", "model", "n_scored", "n_not_applicable", "n_unparseable", "n_judge_error", "n_unjudged",
+                   "n_skipped"]
 
 
 def evidence(result: picker.PickResult) -> None:
@@ -197,7 +199,9 @@ def evidence(result: picker.PickResult) -> None:
                "n with a value and the count of every score state, by the judge named.")
     for title, group in frame.groupby("protocol_title", sort=False):
         st.markdown(f"**{title}**")
-        st.dataframe(group[EVIDENCE_SHOWN], hide_index=True, width="stretch")
+        for shown in (EVIDENCE_VALUE, EVIDENCE_STATES):
+            table = group[shown]
+            st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "label"))
 
 
 def family(made: decision.Decision) -> None:

@@ -244,7 +244,7 @@ def test_a_build_is_its_own_set_and_superseding_needs_a_choice(browser, workspac
         page.get_by_role("button", name="Import as a new set").click()
         page.get_by_text("Imported: set").wait_for()
         _build(page, 1)
-        page.get_by_text("already exist with different content").wait_for()
+        page.get_by_text("already exist with different content").filter(visible=True).first.wait_for()
         button = page.get_by_role("button", name="Import as a new set")
         assert button.is_disabled()  # no silent superseding: a choice first
         full_shot(page, FOLDER, "11-import-preview")

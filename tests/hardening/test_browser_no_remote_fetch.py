@@ -93,6 +93,8 @@ def test_untrusted_images_are_never_fetched(server):
                 if who != signed_in:
                     if signed_in:
                         page.get_by_role("button", name="Sign out").click()
+                        # signing out reloads the page: wait for its sign-in form, so the next goto does not race it
+                        page.get_by_role("textbox", name="Username").wait_for()
                         settle(page)
                     _sign_in(page, server, who)
                     signed_in = who
