@@ -44,8 +44,13 @@ def edit_form(page, username: str):
     before the rerun has started on a loaded machine, leaving the previous account's form on screen)."""
     choose(page, "Account", username)
     settle(page)
+    from playwright.sync_api import expect
+
     form = page.get_by_test_id("stForm").filter(has_text="Save changes").filter(has_text=f"Editing {username},")
     form.wait_for()
+    # while a rerun replaces the form, the outgoing copy can still be attached beside the new one: wait for one
+    expect(form).to_have_count(1, timeout=30_000)
+    expect(form.get_by_label("Role", exact=True)).to_have_count(1, timeout=30_000)
     return form
 
 
