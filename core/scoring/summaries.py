@@ -223,6 +223,10 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
     metric_insert = (f"INSERT INTO response_metric ({', '.join(METRIC_COLUMNS)})"
                      + _metric_select("+v.run_id = :run", "r.run_id = :run", judge))
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            # fresh planner statistics: right after a run's verdicts are bulk-written, PostgreSQL's autovacuum may not
+            # have analysed them yet, and the summaries' joins then got a nested-loop plan taking minutes at paper scale
+            conn.execute(text('ANALYZE verdict, response, instance, "constraint"'))
         for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
