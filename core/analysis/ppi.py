@@ -224,37 +224,73 @@ def _clipped(low: float, high: float, bounds: tuple[float, float]) -> tuple[floa
     return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
 
 
-def _smoothed_z_variances(grid: np.ndarray, f: np.ndarray, y: np.ndarray, weight: np.ndarray,
-                          bounds: tuple[float, float], confidence: float) -> tuple[np.ndarray, ...]:
-    """(z values, CI centres, variances of the mean) of z(lam) = lam * f * (1 - w) + Y * w for each lam, with
-    Agresti-Coull's pseudo-disagreements: z^2/2 pseudo-labelled responses at each end of the rectifier's range,
-    weighted like the mean labelled response (w = 1/pi). Without them the variance collapses when every sampled label
-    agrees with the judge; with z^2/4 (as the unweighted interval) coverage fell to 92.5% at n = 30."""
+def _smoothed_z_stats(sum_z: np.ndarray, sum_z2: np.ndarray, big_n: int | np.ndarray, lam: np.ndarray,
+                      judged_mean: np.ndarray | float, w_bar: np.ndarray | float, bounds: tuple[float, float],
+                      confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """(CI centres, variances of the mean) of z from its sums, with Agresti-Coull's pseudo-disagreements: z^2/2
+    pseudo-labelled responses at each end of the rectifier's range, weighted like the mean labelled response
+    (w = 1/pi), at the (mean) lam applied. Without them the variance collapses when every sampled label agrees with
+    the judge; with z^2/4 (as the unweighted interval) coverage fell to 92.5% at n = 30."""
     c = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 2
     low, high = bounds
-    labeled = weight > 0
-    big_n, w_bar, judged_mean = f.size, float(weight[labeled].mean()), float(f[labeled].mean())
-    slope, base = f * (1 - weight), np.nan_to_num(y) * weight
-    z = grid[:, None] * slope[None, :] + base[None, :]  # z(lam) per response
-    pseudo = [grid * judged_mean + w_bar * (end - grid * other) for end, other in ((low, high), (high, low))]
+    pseudo = [lam * judged_mean + w_bar * (end - lam * other) for end, other in ((low, high), (high, low))]
     total = big_n + 2 * c
-    centre = (z.sum(axis=1) + c * (pseudo[0] + pseudo[1])) / total
-    squares = ((z - centre[:, None]) ** 2).sum(axis=1) + c * ((pseudo[0] - centre) ** 2 + (pseudo[1] - centre) ** 2)
-    return z, centre, squares / (total - 1) / total
+    centre = (sum_z + c * (pseudo[0] + pseudo[1])) / total
+    squares = sum_z2 - 2 * centre * sum_z + big_n * centre**2 + c * ((pseudo[0] - centre) ** 2
+                                                                      + (pseudo[1] - centre) ** 2)
+    return centre, squares / (total - 1) / total
+
+
+def cross_folds(size: int) -> np.ndarray:
+    """The fold (0 or 1) of each of `size` responses for cross-fitting lam: alternate positions, fixed before any
+    label is drawn, so a fold's lam (tuned on the other fold) is independent of its own sampling draws."""
+    return np.arange(size) % 2
+
+
+def _fold_lambda(grid_variances: np.ndarray, labels: np.ndarray | int) -> np.ndarray:
+    """The lam tuned on one fold (argmin of its variance over LAMBDA_GRID, rows x grid), 0 where the fold has fewer
+    than 2 labels (nothing to tune on; any fixed lam keeps the estimate unbiased)."""
+    return np.where(np.asarray(labels) >= 2, LAMBDA_GRID[np.argmin(grid_variances, axis=-1)], 0.0)
+
+
+def _grid_variances(f: np.ndarray, y: np.ndarray, weight: np.ndarray, bounds: tuple[float, float],
+                    confidence: float) -> np.ndarray:
+    """Variance of the mean of z(lam) over LAMBDA_GRID for one set of responses (the criterion PPI++ minimises)."""
+    labeled = weight > 0
+    if labeled.sum() < 1:
+        return np.zeros(LAMBDA_GRID.size)
+    a, b = f * (1 - weight), np.nan_to_num(y) * weight
+    g = LAMBDA_GRID
+    sum_z, sum_z2 = g * a.sum() + b.sum(), g**2 * (a * a).sum() + 2 * g * (a * b).sum() + (b * b).sum()
+    return _smoothed_z_stats(sum_z, sum_z2, f.size, g, float(f[labeled].mean()), float(weight[labeled].mean()),
+                             bounds, confidence)[1]
+
+
+def cross_fitted_lambdas(f: np.ndarray, y: np.ndarray, weight: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
+                         confidence: float = 0.95) -> np.ndarray:
+    """Per response, the lam applied to it: the PPI++ lam tuned on the other fold (cross_folds), weight = 1/pi on
+    labelled responses and 0 elsewhere."""
+    fold = cross_folds(f.size)
+    tuned = [float(_fold_lambda(_grid_variances(f[fold == 1 - k], y[fold == 1 - k], weight[fold == 1 - k], bounds,
+                                                confidence), int((weight[fold == 1 - k] > 0).sum())))
+             for k in (0, 1)]
+    return np.where(fold == 0, tuned[0], tuned[1])
 
 
 def ipw_ppi_mean(judged: ArrayLike, gold: ArrayLike, probabilities: ArrayLike, *, lam: float | None = None,
                  confidence: float = 0.95, bounds: tuple[float, float] = (0.0, 1.0)) -> CorrectedEstimate:
     """Corrected mean when item i was sent to experts with probability pi_i (gold NaN where not sampled).
 
-    Each response contributes z_i = lam * f_i + (Y_i - lam * f_i) * xi_i / pi_i (xi_i = 1 if labelled); the estimate
-    is mean(z), unbiased for any pi_i > 0 and any fixed lam (Horvitz-Thompson). Its CI is centre +/- t * sd/sqrt(N),
-    where the centre and sd come from the z values plus z^2/2 pseudo-disagreements at each end of the range
-    (_smoothed_z_variances) and t has the Kish effective number of labels minus 1 degrees of freedom; cut to
-    `bounds`. bench/bench_ppi_coverage.py measures >= 93% coverage for n >= 30 over true rates 0.05-0.95 and judge
-    accuracies 0.6-0.95 under the product's uncertainty sampling.
-    lam = 0 is the gold-only (Horvitz-Thompson) estimate; lam=None picks the lam on a 0.01 grid with the smallest
-    variance, so the CI is never wider than the gold-only one on the same data.
+    Each response contributes z_i = lam_i * f_i + (Y_i - lam_i * f_i) * xi_i / pi_i (xi_i = 1 if labelled); the
+    estimate is mean(z), unbiased for any pi_i > 0 when lam_i does not depend on response i's own draw
+    (Horvitz-Thompson). Its CI is centre +/- t * sd/sqrt(N), where the centre and sd come from the z values plus
+    z^2/2 pseudo-disagreements at each end of the range (_smoothed_z_stats) and t has the Kish effective number of
+    labels minus 1 degrees of freedom; cut to `bounds`. bench/bench_ppi_coverage.py measures the coverage under the
+    product's uncertainty sampling.
+    lam = 0 is the gold-only (Horvitz-Thompson) estimate; lam=None cross-fits PPI++'s lam (issue 40): the responses
+    are split in two fixed folds (cross_folds), each fold's lam is the one on a 0.01 grid with the smallest variance
+    on the other fold, so no lam is tuned on the labels it corrects (tuning on the same labels biased the
+    corrected difference by about 4% of its standard error: docs/ppi.md). The reported lam is the folds' mean.
     """
     f, y, pi = (np.asarray(a, dtype=float).ravel() for a in (judged, gold, probabilities))
     if not (f.size == y.size == pi.size):
@@ -266,54 +302,63 @@ def ipw_ppi_mean(judged: ArrayLike, gold: ArrayLike, probabilities: ArrayLike, *
     if n < 2:
         raise ValueError("need at least 2 gold labels")
     weight = np.where(labeled, 1.0 / pi, 0.0)
-    grid = np.unique(np.r_[LAMBDA_GRID if lam is None else [float(lam)], 0.0])
-    z, centres, variances = _smoothed_z_variances(grid, f, y, weight, bounds, confidence)
-    best = int(np.argmin(variances)) if lam is None else int(np.flatnonzero(grid == float(lam))[0])
-    gold = int(np.flatnonzero(grid == 0.0)[0])
+    if lam is None:
+        lams = np.array([cross_fitted_lambdas(f, y, weight, bounds, confidence), np.zeros(big_n)])
+    else:
+        lams = np.array([np.full(big_n, float(lam)), np.zeros(big_n)])
+    a, b = f * (1 - weight), np.nan_to_num(y) * weight
+    z = lams * a[None, :] + b[None, :]  # row 0: the estimate's lam per response; row 1: gold only
+    centres, variances = _smoothed_z_stats(z.sum(1), (z * z).sum(1), big_n, lams.mean(1), float(f[labeled].mean()),
+                                           float(weight[labeled].mean()), bounds, confidence)
     kish_n = weight.sum() ** 2 / (weight**2).sum()  # labels of equal weight carrying the same information
     q = _quantile(confidence, max(int(kish_n), 2))
-    half = float(q * np.sqrt(variances[best]))
-    low, high = _clipped(centres[best] - half, centres[best] + half, bounds)
-    gold_low, gold_high, effective = standard_interval(y[labeled], float(np.clip(z[gold].mean(), *bounds)),
-                                                       high - low, bounds, confidence)
-    return CorrectedEstimate(float(np.clip(z[best].mean(), *bounds)), low, high, float(grid[best]), n, big_n - n,
-                             effective, float(f.mean()), float(np.clip(z[gold].mean(), *bounds)), gold_low, gold_high,
-                             "PPI++ (inverse-probability weighted)")
+    half = float(q * np.sqrt(variances[0]))
+    low, high = _clipped(centres[0] - half, centres[0] + half, bounds)
+    gold_mean = float(np.clip(z[1].mean(), *bounds))
+    gold_low, gold_high, effective = standard_interval(y[labeled], gold_mean, high - low, bounds, confidence)
+    return CorrectedEstimate(float(np.clip(z[0].mean(), *bounds)), low, high, float(lams[0].mean()), n, big_n - n,
+                             effective, float(f.mean()), gold_mean, gold_low, gold_high, IPW_METHOD)
+
+
+IPW_METHOD = "PPI++ (inverse-probability weighted, lam cross-fitted)"
 
 
 def ipw_rows(judged: np.ndarray, gold: np.ndarray, probabilities: np.ndarray, confidence: float = 0.95,
              bounds: tuple[float, float] = (0.0, 1.0)) -> RowIntervals:
-    """ipw_ppi_mean (lam tuned) per row (rows x items), vectorised over rows from sums: z(lam) = lam a + b with
-    a = f (1 - w), b = Y w, so sum z and sum z^2 are quadratics in lam; tests pin it to ipw_ppi_mean."""
+    """ipw_ppi_mean (lam cross-fitted) per row (rows x items), vectorised over rows from sums: z(lam) = lam a + b
+    with a = f (1 - w), b = Y w, so sum z and sum z^2 are quadratics in lam; tests pin it to ipw_ppi_mean."""
     f, pi = np.asarray(judged, dtype=float), np.asarray(probabilities, dtype=float)
     labeled = ~np.isnan(gold)
     weight = np.where(labeled, 1.0 / pi, 0.0)
     a, b = f * (1 - weight), np.nan_to_num(gold) * weight
     big_n, n = f.shape[1], labeled.sum(axis=1)
-    c = st.norm.ppf(1 - (1 - confidence) / 2) ** 2 / 2
-    low, high = bounds
+    fold = cross_folds(big_n)
+    g = LAMBDA_GRID[None, :]
+    lam_of = []
+    for k in (0, 1):
+        m = fold == 1 - k
+        nk = labeled[:, m].sum(1)
+        am, bm = a[:, m], b[:, m]
+        sum_z = g * am.sum(1)[:, None] + bm.sum(1)[:, None]
+        sum_z2 = g**2 * (am * am).sum(1)[:, None] + 2 * g * (am * bm).sum(1)[:, None] + (bm * bm).sum(1)[:, None]
+        jm = np.where(labeled[:, m], f[:, m], 0.0).sum(1) / np.maximum(nk, 1)
+        wb = weight[:, m].sum(1) / np.maximum(nk, 1)
+        variances = _smoothed_z_stats(sum_z, sum_z2, int(m.sum()), g, jm[:, None], wb[:, None], bounds,
+                                      confidence)[1]
+        lam_of.append(np.where(nk >= 1, _fold_lambda(variances, nk), 0.0))
+    lam_i = np.where(fold[None, :] == 0, lam_of[0][:, None], lam_of[1][:, None])
+    z = lam_i * a + b
     w_bar = weight.sum(1) / np.maximum(n, 1)
     judged_mean = np.where(labeled, f, 0.0).sum(1) / np.maximum(n, 1)
-    lam = LAMBDA_GRID[None, :]
-    sa, sb, saa, sab, sbb = a.sum(1), b.sum(1), (a * a).sum(1), (a * b).sum(1), (b * b).sum(1)
-    sum_z = lam * sa[:, None] + sb[:, None]
-    sum_z2 = lam**2 * saa[:, None] + 2 * lam * sab[:, None] + sbb[:, None]
-    pseudo = [lam * judged_mean[:, None] + w_bar[:, None] * (end - lam * other) for end, other in
-              ((low, high), (high, low))]
-    total = big_n + 2 * c
-    centre = (sum_z + c * (pseudo[0] + pseudo[1])) / total
-    squares = sum_z2 - 2 * centre * sum_z + big_n * centre**2 + c * ((pseudo[0] - centre) ** 2
-                                                                      + (pseudo[1] - centre) ** 2)
-    variances = squares / (total - 1) / total
-    best = np.argmin(variances, axis=1)
-    rows = np.arange(f.shape[0])
+    lam_bar = lam_i.mean(1)
+    centre, variances = _smoothed_z_stats(z.sum(1), (z * z).sum(1), big_n, lam_bar, judged_mean, w_bar, bounds,
+                                          confidence)
     kish = weight.sum(1) ** 2 / np.maximum((weight**2).sum(1), 1e-12)
     q = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(np.maximum(kish.astype(int), 2) - 1, 1))
-    half = q * np.sqrt(variances[rows, best])
-    centre_best = centre[rows, best]
-    estimate = np.clip(sum_z[rows, best] / big_n, *bounds)
-    return RowIntervals(estimate, np.clip(centre_best - half, *bounds), np.clip(centre_best + half, *bounds),
-                        LAMBDA_GRID[best], n.astype(float))
+    half = q * np.sqrt(variances)
+    estimate = np.clip(z.sum(1) / big_n, *bounds)
+    return RowIntervals(estimate, np.clip(centre - half, *bounds), np.clip(centre + half, *bounds), lam_bar,
+                        n.astype(float))
 
 
 def labels_only(values: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
