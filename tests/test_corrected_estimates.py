@@ -219,3 +219,30 @@ def test_a_segment_difference_without_judge_values_shows_no_raw_judge_difference
     d = readmodel.corrected_difference(scores, gold, "m0", "m1")
     assert np.isnan(d["judge_diff"]) and d["method"] == readmodel.LABELS_ONLY and np.isnan(d["effective_n"])
     assert np.isfinite(d["estimate"]) and "neither model" in d["note"]
+
+
+def test_leaderboard_quotes_the_benchmark_below_30_labels(tmp_path, monkeypatch) -> None:
+    """Rows on fewer than 30 gold labels: the page quotes the product's benchmark (the correction against Wilson's
+    labels-only interval, shown beside it as 'gold only', and Wilson's own coverage) from data/sampling_designs.json."""
+    import json
+
+    import ui.results_view as results_view
+    from core.review.gold import DESIGN_EVIDENCE, small_sample_evidence
+    from tests.pages.test_dashboards import page_as
+
+    s, _ = build(tmp_path)
+    scores, gold, _ = _scores_and_gold(5, labelled=15)
+    table = readmodel.corrected_estimates(scores, gold)
+    assert ((table["n"] < 30) & table["estimate"].notna()).any()
+    monkeypatch.setattr(results_view, "corrected_for", lambda f: table)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", str(s.engine.url))
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = page_as("leaderboard", "analyst").run()
+    assert not at.exception, at.exception
+    shown = at.dataframe[-1].value
+    assert "gold only [95% CI]" in shown.columns and (shown["n"] < 30).any()
+    below = json.loads(DESIGN_EVIDENCE.read_text())["designs"]
+    default = next(d for d in below.values() if d["strategy"] == "stratified")["below"]
+    evidence = small_sample_evidence()
+    assert evidence.startswith("Below 30 gold labels") and f"{default['narrower']} of {default['cells']} cells" in evidence
+    assert evidence in [c.value for c in at.caption]

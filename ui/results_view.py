@@ -22,6 +22,7 @@ from core.generation.models_admin import reap_when_done
 from core.ingest.sets import benchmark_sets, scoped_response_ids
 from core.protocols import PROTOCOLS
 from core.protocols.views import newest_run_holding
+from core.review.gold import small_sample_evidence
 from core.scoring.judges.names import judge_label
 from ui import charts
 from ui.live import refresh_on_new_data
@@ -373,6 +374,8 @@ def corrected_section(f: Filters) -> None:
         "effective n": table["effective_n"].map(lambda v: "—" if pd.isna(v) else f"{v:.0f}"),
     })
     shown = shown.rename(columns={"labels_for_target": "labels for ±5 pts"})
+    if (table["small_n"].eq(True) & table["estimate"].notna()).any():
+        st.caption(small_sample_evidence())
     st.dataframe(shown[["model", "label", "raw judge", "corrected [95% CI]", "gold only [95% CI]", "N", "n",
                         "effective n", "labels for ±5 pts", "method", "note", *STATE_COUNT_COLUMNS]], hide_index=True,
                  width="stretch", column_config={"model": st.column_config.TextColumn("model", pinned=True),

@@ -20,6 +20,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col, func, select
 
+from core.analysis.ppi import SMALL_N
 from core.analysis.trace_sampling import add_remainders
 from core.review.annotations import (
     DEFAULT_SAMPLE_SIZE,
@@ -295,9 +296,35 @@ def _below_text(data: dict, d: dict) -> str:
     below, yardstick = d.get("below"), data["designs"][data["yardstick"]].get("below")
     if not below or not yardstick:
         return ""
+    verdict = ("" if below["narrower"] >= 0.95 * below["cells"] else
+               f" NOT narrower below {SMALL_N} labels: there the leaderboard shows the labels-only (Wilson) interval "
+               "beside the corrected one, and neither is the better design on both counts.")
     return (f" With {_labels_text(data.get('small_labels', []))} labels: at least as narrow in {below['narrower']} "
-            f"of {below['cells']} cells, median {below['median_ratio']:.2f}×, worst {below['worst_ratio']:.2f}× "
-            f"(the Wilson interval itself covers only {yardstick['lowest_coverage']:.1%} in its worst cell there).")
+            f"of {below['cells']} cells, median {below['median_ratio']:.2f}×, worst {below['worst_ratio']:.2f}×, "
+            f"lowest coverage {below['lowest_coverage']:.1%} (the Wilson interval itself covers only "
+            f"{yardstick['lowest_coverage']:.1%} in its worst cell there).{verdict}")
+
+
+def small_sample_evidence(path: Path = DESIGN_EVIDENCE) -> str:
+    """What the product's own benchmark measured for the default draw below SMALL_N labels, for the leaderboard's
+    rows on fewer labels: the corrected interval against Wilson's at the same labels, and Wilson's own coverage;
+    empty when the benchmark has not written its file or measured no such cell."""
+    if not path.exists():
+        return ""
+    data = json.loads(path.read_text())
+    default = next((d for d in data["designs"].values() if d.get("strategy") == SAMPLING_STRATEGIES[0]), {})
+    below, yardstick = default.get("below"), data["designs"][data["yardstick"]].get("below")
+    if not below or not yardstick:
+        return ""
+    pays = below["narrower"] >= 0.95 * below["cells"]
+    return (f"Below {SMALL_N} gold labels the correction {'pays' if pays else 'does NOT reliably pay'}: in the "
+            f"product's benchmark (bench/bench_labels_pay.py, {data['worlds']} worlds per cell, "
+            f"{_labels_text(data.get('small_labels', []))} labels) the corrected interval is at least as narrow as the "
+            f"standard labels-only interval (Wilson, the 'gold only' column) in {below['narrower']} of "
+            f"{below['cells']} cells (median {below['median_ratio']:.2f}× its width, worst "
+            f"{below['worst_ratio']:.2f}×) and covers at least {below['lowest_coverage']:.1%}; Wilson's interval, "
+            f"narrower there, covers only {yardstick['lowest_coverage']:.1%} in its worst cell. Read both columns; "
+            f"from {SMALL_N} labels the shown interval is never wider than Wilson's.")
 
 
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)
