@@ -312,7 +312,7 @@ def small_sample_evidence(path: Path = DESIGN_EVIDENCE) -> str:
     if not path.exists():
         return ""
     data = json.loads(path.read_text())
-    default = next((d for d in data["designs"].values() if d.get("strategy") == SAMPLING_STRATEGIES[0]), {})
+    default: dict = next((d for d in data["designs"].values() if d.get("strategy") == SAMPLING_STRATEGIES[0]), {})
     below, yardstick = default.get("below"), data["designs"][data["yardstick"]].get("below")
     if not below or not yardstick:
         return ""
