@@ -84,7 +84,9 @@ def test_the_default_strategy_is_the_narrowest_in_the_stored_benchmark() -> None
     assert default == STRATEGY[DEFAULT] and shares[default] == max(shares.values()) and shares[default] >= 0.95
     evidence = design_evidence()
     for strategy, share in shares.items():
-        assert ("NOT narrower" in evidence[strategy]) == (share < 0.95)
+        assert ("NOT narrower: not the default" in evidence[strategy]) == (share < 0.95)
+    below = next(d["below"] for d in data["designs"].values() if d["strategy"] == default)
+    assert ("NOT narrower below 30 labels" in evidence[default]) == (below["narrower"] < 0.95 * below["cells"])
 
 
 def test_labels_only_is_wilson_and_ipw_rows_is_ipw_ppi_mean() -> None:
