@@ -11,7 +11,10 @@ designs: one model's rate from gold labels drawn by each design at the same (exp
   rate x judge accuracy x labels x judge bias. --write stores the verdicts in data/sampling_designs.json, which
   the Adjudicate page quotes.
 
-Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|all] [--write]
+differences: the corrected difference's mean error under the uncertainty, active and planned draws, through
+  readmodel.corrected_difference (--worlds) and vectorised over 3 x 20,000 worlds (ppi.ipw_rows; lam cross-fitted).
+
+Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|gap|differences|all] [--write]
 Prints the markdown tables of docs/ppi.md and exits 1 if a cell misses its floor. tests/test_labels_pay.py runs a
 small version of each part in CI.
 """
