@@ -77,8 +77,9 @@ CONVERSATION = register(Protocol(
     render=reference_prompt,
     page_views=(View("Answer quality and handling by turn", f"{__name__}.views:turn_view"),),
     builder=Builder("Conversations", "Multi-turn conversations: one instance per turn, with the conversation so far "
-                    "(MTRAG-UN generation tasks, or your own conversations).",
-                    "MTRAG-UN generation tasks or conversations (JSONL)", "mtrag/mtragun_generation_tasks_reference.jsonl",
-                    f"{__name__}.builder:build", formats=("mtrag", "turns"), bm25=False),
+                    "(MTRAG-UN generation tasks, your own conversations, or your production traces grouped by "
+                    "session).", "MTRAG-UN generation tasks, conversations (JSONL) or a trace export",
+                    "mtrag/mtragun_generation_tasks_reference.jsonl", f"{__name__}.builder:build",
+                    formats=("mtrag", "turns", "otel", "openinference", "langfuse", "phoenix"), bm25=False),
     doc="docs/conversation.md",
 ))
