@@ -108,8 +108,9 @@ REFUSE_OVERLAP = 6 / 19 + 1 / 8  # token F1 of the refusal against the partial a
 CALIBRATION = [  # model -> (answer quality, later-turn quality, handling, unanswerable handling, drop)
     pytest.param("conv-gold", 1.0, 1.0, 1.0, 1.0, 0.0, id="gold"),
     pytest.param("conv-wrong", 0.0, 0.0, 6 / 9, 0.0, 0.0, id="wrong"),  # answers every answerable turn, wrongly
-    # a refusal shares words with the partial and the underspecified references ("do not say", "the"...)
-    pytest.param("conv-refuse", REFUSE_OVERLAP / 8, 0.0, 3 / 9, 1.0, REFUSE_OVERLAP / 6, id="always-refuse"),
+    # a refusal shares words with the partial and the underspecified references ("do not say", "the"...), both in the
+    # three-turn conversation; the drop compares each later turn with its own conversation's first turns: 0 - 0
+    pytest.param("conv-refuse", REFUSE_OVERLAP / 8, 0.0, 3 / 9, 1.0, 0.0, id="always-refuse"),
     pytest.param("conv-degrading", 6 / 8, 0.0, 8 / 9, 0.5, 1.0, id="degrades-after-turn-3"),
 ]
 
@@ -126,7 +127,8 @@ def test_calibration(world, model, quality, later, handling, unanswerable, drop)
     assert (mine[QUALITY].notna().sum(), mine[LATER_QUALITY].notna().sum(),
             mine[UNANSWERABLE_HANDLING].notna().sum()) == (8, 2, 2)  # 1 unanswerable turn: no reference answer
     row = later_turn_drop(engine, [world.run_id], "heuristic").set_index("model").loc[model]
-    assert row["value"] == pytest.approx(drop) and (row["n_early"], row["n_later"]) == (6, 2)
+    assert row["value"] == pytest.approx(drop) and (row["n_early"], row["n_later"], row["n"]) == (6, 2, 2)
+    assert (row["n_scored"], row["n_not_applicable"], row["n_unjudged"]) == (2, 7, 0)  # early turns, the unanswerable
     assert -1.0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1.0
 
 
@@ -172,6 +174,35 @@ def test_report_command_and_view(world, monkeypatch) -> None:
     assert own.exit_code == 0 and "conv-degrading" in own.stdout and "n_later" in own.stdout
     view = turn_view(make_engine(world.url), [world.run_id], "heuristic")
     assert "later-turn drop" in set(view.table["breakdown"]) and "judge: heuristic" in view.figure.layout.title.text
+
+
+DROP_KEY, HANDLING_KEY = f"conversation:{LATER_DROP}", f"conversation:{UNANSWERABLE_HANDLING}"
+
+
+def test_the_drop_and_unanswerable_handling_reach_the_decision(world) -> None:
+    """Pick a generator and the decision report read the drop through the protocol's decision_scores hook: the model
+    that degrades after turn 3 shows a drop of 1 over its 2 later turns, the same number as the conversation page,
+    and a 50% ceiling on the drop rules it out while the gold model passes."""
+    from core.analysis import decision, decision_report, picker
+    from core.protocols.conversation.analysis import later_turn_drop
+
+    engine = make_engine(world.url)
+    spec = picker.PickSpec(weights={DROP_KEY: 1.0, HANDLING_KEY: 1.0}, floors={DROP_KEY: 0.5})
+    made = decision.decide(engine, [world.run_id], "heuristic", spec)
+    evidence = made.result.evidence.set_index(["model", "key"])
+    page = later_turn_drop(engine, [world.run_id], "heuristic").set_index("model")
+    for model in ("conv-gold", "conv-degrading", "conv-refuse", "conv-wrong"):
+        row = evidence.loc[(model, DROP_KEY)]
+        assert (row["value"], row["n"], row["n_scored"]) == (pytest.approx(page.at[model, "value"]), 2, 2)
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(page.at[model, "ci_low"]),
+                                                   pytest.approx(page.at[model, "ci_high"]))
+    assert evidence.loc[("conv-degrading", DROP_KEY), "value"] == pytest.approx(1.0)
+    assert evidence.loc[("conv-degrading", HANDLING_KEY), ["value", "n"]].tolist() == [pytest.approx(0.5), 2]
+    ranking = made.result.ranking.set_index("model")
+    assert not ranking.at["conv-degrading", "eligible"] and ranking.at["conv-gold", "eligible"]
+    assert any("Later-turn drop" in f and "above the ceiling" in f for f in ranking.at["conv-degrading", "fails"])
+    document = decision_report.render_html(made)
+    assert "Later-turn drop" in document and "Unanswerable-turn handling" in document
 
 
 def test_declares_its_decision_metrics() -> None:

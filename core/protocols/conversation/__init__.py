@@ -5,10 +5,12 @@ handling (an unanswerable turn gets "I don't know", a partial one a hedged or pa
 clarifying question, an answerable one an answer). Breakdowns by turn position, question type, multi-turn type
 (follow-up, clarification) and answerability.
 
-Decision metrics: the later-turn drop (answer quality on turns 1-3 minus turns after 3, per model: `analysis.py`),
-answer quality on later turns (per response) and unanswerable-turn handling (per response, on unanswerable and partial
-turns). Instances come from MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag') or the team's
-own conversations (format 'turns'). docs/conversation.md says how it differs from mtRAG."""
+Decision metrics: the later-turn drop (per turn after 3: its conversation's answer quality on turns 1-3 minus its
+own, averaged per model: `analysis.with_drop`, read by the decision through the `decision_scores` hook), answer quality
+on later turns and unanswerable-turn handling (per response, on unanswerable and partial turns). Instances come from
+MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag'), the team's own conversations (format
+'turns') or its production traces grouped by session (a trace format: `traces.py`). docs/conversation.md says how it
+differs from mtRAG."""
 
 from __future__ import annotations
 
@@ -60,8 +62,8 @@ declare(MetricDeclaration(
 declare(MetricDeclaration(
     LATER_DROP, f"Later-turn drop (turns 1-{EARLY_TURNS} minus later)", "bounded", ("derived",), range=(-1.0, 1.0),
     higher_is_better=False, unit="difference of means",
-    description=f"how much answer quality falls after turn {EARLY_TURNS}: mean on early turns minus mean on later "
-                "turns, per model (conversation.analysis.later_turn_drop)"))
+    description=f"how much answer quality falls after turn {EARLY_TURNS}: per later turn, its conversation's mean on "
+                f"turns 1-{EARLY_TURNS} minus its own, averaged (conversation.analysis.with_drop)"))
 
 CONVERSATION = register(Protocol(
     name=NAME,
@@ -82,4 +84,5 @@ CONVERSATION = register(Protocol(
                     "mtrag/mtragun_generation_tasks_reference.jsonl", f"{__name__}.builder:build",
                     formats=("mtrag", "turns", "otel", "openinference", "langfuse", "phoenix"), bm25=False),
     doc="docs/conversation.md",
+    decision_scores=f"{__name__}.analysis:decision_scores",
 ))
