@@ -212,9 +212,11 @@ def test_declares_its_decision_metrics() -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    copies = {"tests/fixtures/conversation/turns.jsonl": FIXTURES / "turns.jsonl"}
+    copies = {f"tests/fixtures/conversation/{name}": FIXTURES / name for name in ("turns.jsonl", "traces_otel.json")}
     run_docs_commands("conversation.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "conversation" / "instances.jsonl")) == 9
+    made = read_jsonl(tmp_path / "var" / "built" / "conversation-traces" / "gap.jsonl")
+    assert len(made) == 5 and made[-1]["id"].endswith("/t2/gap") and "UNANSWERABLE" in made[-1]["attributes"]["categories"]
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:

@@ -10,12 +10,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from core.cli import app
 from core.ingest.importers.traces import trace_formats
 from core.ingest.io import validate_lines
 from core.protocols.conversation.builder import SOURCE_FORMATS, build, with_non_ideal_turn
+from core.store.models import Instance
+from tests.workspace_factories import principal, seeded_db
 
 REPO = Path(__file__).resolve().parents[2]
 OURS = REPO / "tests" / "fixtures" / "conversation"
@@ -122,3 +126,28 @@ def test_the_build_command_reads_traces(tmp_path) -> None:
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "2 conversations from 4 traces" in result.output and "wrote 4 instances" in result.output
+
+
+def test_the_build_tab_builds_conversations_from_a_trace_export(tmp_path, monkeypatch) -> None:
+    """Build benchmark's Conversations tab (the builder's declaration) offers the trace formats, builds the sessions
+    of a Langfuse export and imports them as a named set."""
+    seeded = seeded_db(tmp_path)
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", seeded.url)
+    monkeypatch.setenv("GAUNTLET_BUILD_DIR", str(tmp_path / "built"))
+    monkeypatch.setenv("GAUNTLET_IMPORT_ROOTS", f"{tmp_path}:{OURS}")
+    at = AppTest.from_file(str(REPO / "pages" / "build_benchmark.py"), default_timeout=120)
+    at.session_state["gauntlet_principal"] = principal("admin")
+    at.run()
+    layout = at.selectbox(key="build_conversation_format")
+    assert set(trace_formats()) <= set(layout.options)
+    layout.set_value("langfuse")
+    at.text_input(key="build_conversation_source").set_value(str(OURS / "traces_langfuse.jsonl"))
+    next(b for b in at.button if b.proto.form_id == "build_conversation").click().run()
+    assert not at.exception, at.exception
+    assert any(s.value.startswith("Built 4 conversation instances") for s in at.success), [e.value for e in at.error]
+    assert any("2 conversations from 4 traces" in c.value for c in at.code)
+    at.button(key="build_conversation_import").click().run()
+    assert not at.exception, at.exception
+    with Session(seeded.engine) as session:
+        uids = set(session.exec(select(Instance.uid).where(Instance.protocol == "conversation")).all())
+    assert len(uids) == 4 and all(u.startswith("conversation/traces/session-") for u in uids)
