@@ -1,5 +1,5 @@
-"""The conversation protocol (issue 44): turns built from MTRAG-UN's published generation tasks (../shared, skipped
-with the reason when absent) and from the team's conversations; each turn answered with the conversation so far
+"""The conversation protocol (issue 44): turns built from MTRAG-UN's published generation tasks (../shared, a failure
+naming the path when absent, as the Build benchmark tests' shared slices) and from the team's conversations; each turn answered with the conversation so far
 through the real openai and anthropic SDKs on the loopback fake server (active backend); calibration (gold, wrong,
 always-refuse), a model that degrades after turn 3 shows the later-turn drop; breakdowns by turn position, question
 type, multi-turn type and answerability with every state's count; the report, the command and the view."""
@@ -34,8 +34,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_builds_every_published_mtragun_task(tmp_path) -> None:
-    if not MTRAG.exists():
-        pytest.skip(f"MTRAG-UN generation tasks not found at {MTRAG} (../shared/datasets/mtrag, see its README)")
+    assert MTRAG.exists(), f"MTRAG-UN generation tasks not found at {MTRAG} (../shared/datasets/mtrag, see its README)"
     from core.ingest.io import validate_lines
 
     result = build(MTRAG, tmp_path)

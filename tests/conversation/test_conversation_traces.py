@@ -151,3 +151,21 @@ def test_the_build_tab_builds_conversations_from_a_trace_export(tmp_path, monkey
     with Session(seeded.engine) as session:
         uids = set(session.exec(select(Instance.uid).where(Instance.protocol == "conversation")).all())
     assert len(uids) == 4 and all(u.startswith("conversation/traces/session-") for u in uids)
+
+
+def test_every_turn_is_asked_in_the_same_words(tmp_path) -> None:
+    """The prompt does not show a turn's answerability: an answerable, an unanswerable and a production turn (no
+    reference) get the same system message; earlier turns come as chat messages before the question."""
+    from core.protocols import get_protocol
+    from core.protocols.prompting import InstanceView
+
+    team = build(OURS / "turns.jsonl", tmp_path / "team", fmt="turns").out.read_text(encoding="utf-8").splitlines()
+    production, _, _ = built(tmp_path, OURS / "traces_otel.json", "otel")
+    turns = [json.loads(team[0]), json.loads(team[4]), production[2]]  # answerable, unanswerable, production turn 3
+    assert [t.get("reference", {}).get("answer_type") for t in turns] == ["long", "unanswerable", None]
+    prompts = [get_protocol("conversation").prompt(
+        InstanceView(t["query"], protocol="conversation", reference=t.get("reference"), attributes=t["attributes"]),
+        [])[0] for t in turns]
+    assert len({p[0].content for p in prompts}) == 1
+    assert [m.role for m in prompts[2]] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert prompts[2][1].content == PLANS[0] and prompts[2][-1].content.endswith(PLANS[2])

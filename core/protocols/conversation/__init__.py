@@ -14,9 +14,14 @@ differs from mtRAG."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
 from core.metrics import MetricDeclaration, ScoreState, declare
 from core.protocols import register
-from core.protocols.base import Builder, Condition, Protocol, View
+from core.protocols.base import Builder, Condition, Prompt, Protocol, View
+from core.protocols.prompting import InstanceView
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -39,6 +44,13 @@ def turn_fields(spec: InstanceSpec) -> str | None:
     if not set(spec.attributes.categories) & set(ANSWERABILITY):
         return f"a {NAME} instance needs its answerability among attributes.categories: {', '.join(ANSWERABILITY)}"
     return None
+
+
+def conversation_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The neutral answering prompt with the conversation so far, worded the same on every turn: the reference's
+    answer type is not shown to it (an unanswerable turn would otherwise be asked for a short answer and an answerable
+    one not, and a production turn without a reference likewise)."""
+    return reference_prompt(replace(instance, reference={"answer_type": "long"}), documents, condition)
 
 
 declare(MetricDeclaration(
@@ -76,7 +88,7 @@ CONVERSATION = register(Protocol(
     metrics=(QUALITY, LATER_QUALITY, HANDLING, UNANSWERABLE_HANDLING, "faithfulness", "consistency"),
     aggregates=(LATER_DROP,),
     headline=(LATER_DROP, UNANSWERABLE_HANDLING, LATER_QUALITY),
-    render=reference_prompt,
+    render=conversation_prompt,
     page_views=(View("Answer quality and handling by turn", f"{__name__}.views:turn_view"),),
     builder=Builder("Conversations", "Multi-turn conversations: one instance per turn, with the conversation so far "
                     "(MTRAG-UN generation tasks, your own conversations, or your production traces grouped by "
