@@ -9,8 +9,8 @@ Decision metrics: the later-turn drop (per turn after 3: its conversation's answ
 own, averaged per model: `analysis.with_drop`, read by the decision through the `decision_scores` hook), answer quality
 on later turns and unanswerable-turn handling (per response, on unanswerable and partial turns). Instances come from
 MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag'), the team's own conversations (format
-'turns') or its production traces grouped by session (a trace format: `traces.py`). docs/conversation.md says how it
-differs from mtRAG."""
+'turns') or its production traces grouped by session (a trace format: `builder_traces.py`). docs/conversation.md says
+how it differs from mtRAG."""
 
 from __future__ import annotations
 

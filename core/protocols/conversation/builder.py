@@ -16,32 +16,13 @@ from core.protocols.base import BuildResult
 from core.protocols.progress import Progress, counted
 
 from . import ANSWERABILITY, NAME
+from .builder_traces import FORMATS as TRACE_FORMATS
+from .builder_traces import trace_records
+from .builder_turns import turn_instance
 
-ROLE_OF = {"ANSWERABLE": "supporting", "PARTIAL": "partial", "UNDERSPECIFIED": "supporting", "UNANSWERABLE": "noise"}
 MTRAG_LANGUAGE = "en"  # MTRAG-UN's conversations are English (short turns are too short to detect reliably)
 SPEAKERS = {"user": "user", "agent": "assistant", "assistant": "assistant"}
 SOURCE_FORMATS = ("mtrag", "turns", "otel", "openinference", "langfuse", "phoenix")  # the last four: trace formats
-
-
-def reference_for(label: str, target: str) -> dict[str, Any] | None:
-    """The turn's reference: the target answer, or unanswerable (the target kept as reasoning); none for a turn that
-    has an answer but no reference text (a production turn before an expert writes one)."""
-    if label == "UNANSWERABLE":
-        return {"answer_type": "unanswerable", **({"reasoning": target} if target.strip() else {})}
-    return {"answer_type": "long", "answers": [{"text": target}]} if target.strip() else None
-
-
-def turn_instance(uid: str, domain: str, query: str, history: list[dict[str, str]], documents: list[dict[str, Any]],
-                  label: str, turn: int, question_type: str, multi_turn: list[str], target: str,
-                  extra: list[str], language: str | None = None) -> dict[str, Any]:
-    """One turn as an instance (its language as the source states it; else detected on import)."""
-    docs = [{"doc_id": d["doc_id"], "title": d.get("title", ""), "text": d["text"], "role": ROLE_OF[label]}
-            for d in documents if d.get("text", "").strip()]
-    reference = reference_for(label, target)
-    return {"id": uid, "domain": domain, "query": query, "protocol": NAME, "documents": docs,
-            **({"reference": reference} if reference else {}), **({"language": language} if language else {}),
-            "attributes": {"question_type": question_type, "categories": [label, *multi_turn], "history": history,
-                           "aspects": [f"turn:{turn}", *(f"multi_turn:{m}" for m in multi_turn), *extra]}}
 
 
 def mtrag_instance(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -102,10 +83,7 @@ def team_records(source: Path, limit: int | None, progress: Progress | None) -> 
 def build(source: Path, out_dir: Path, *, fmt: str = "", seed: int = 0, limit: int | None = None,
           bm25_only: bool = True, progress: Progress | None = None) -> BuildResult:
     """out_dir/instances.jsonl from MTRAG-UN generation tasks (fmt 'mtrag'), the team's conversations ('turns') or
-    its production traces (a trace format: otel, openinference, langfuse, phoenix; conversation.traces)."""
-    from .traces import FORMATS as TRACE_FORMATS
-    from .traces import trace_records
-
+    its production traces (a trace format: otel, openinference, langfuse, phoenix; builder_traces)."""
     fmt = fmt or "mtrag"
     if fmt not in SOURCE_FORMATS:
         raise ValueError(f"unknown {NAME} source layout {fmt!r}; known: {', '.join(SOURCE_FORMATS)}")

@@ -27,6 +27,7 @@ from core.ingest.importers.traces import (
 from core.protocols.progress import Progress, counted
 
 from . import NAME
+from .builder_turns import turn_instance
 
 SESSION_KEYS = ("session.id", "gen_ai.conversation.id", "langfuse.session.id")
 FORMATS = tuple(trace_formats())
@@ -99,8 +100,6 @@ def conversation_id(redactor: Redactor, service: str, session: str) -> str:
 def turn_records(conversation: list[Turn], fmt: str, source: str, redactor: Redactor) -> list[dict[str, Any]]:
     """One instance per turn of a production conversation: its question, the earlier turns with the deployed answers
     as history, its retrieved documents in retrieval order; the trace's provenance and deployed answer in metadata."""
-    from .builder import turn_instance
-
     first = conversation[0]
     service = redactor.pseudonymous(first.trace.service or Path(source).stem)
     cid = conversation_id(redactor, service, first.session or first.trace.trace_id)
