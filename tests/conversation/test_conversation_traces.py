@@ -169,3 +169,31 @@ def test_every_turn_is_asked_in_the_same_words(tmp_path) -> None:
     assert len({p[0].content for p in prompts}) == 1
     assert [m.role for m in prompts[2]] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert prompts[2][1].content == PLANS[0] and prompts[2][-1].content.endswith(PLANS[2])
+
+
+@pytest.mark.parametrize("provider", ["openai_compatible", "anthropic"])
+def test_a_production_turn_reaches_the_model_with_the_conversation_so_far(tmp_path, session_url_factory,
+                                                                          provider) -> None:
+    """Through the real SDK on the loopback server: the scripted model answers turn 2 only when the deployed answer
+    of turn 1 precedes its question in the prompt, and declines otherwise; handling by turn then reads 1 on turn 2
+    alone. Production turns have no reference: answer quality is not applicable on every one, and counted so."""
+    from core.protocols.conversation import HANDLING, QUALITY
+    from core.protocols.conversation.analysis import later_turn_drop, turn_table
+    from core.store.db import make_engine
+    from core.testing.fake_server import ScriptRule
+    from tests.factories import imported_scored_run
+
+    records, _, _ = built(tmp_path, OURS / "traces_otel.json", "otel")
+    remembers = [ScriptRule(match=r"The basic plan includes 50 gigabytes\.[\s\S]*Question: And can I add more storage",
+                            reply="Yes: extra storage comes in 100 gigabyte packs."),
+                 ScriptRule(match="", reply="I don't know: the documents do not say.")]
+    url = session_url_factory()
+    run_id = imported_scored_run(url, tmp_path / "traces.jsonl", records, {"conv-remembers": remembers},
+                                 "plans-bot conversations", provider=provider, max_output_tokens=64)
+    engine = make_engine(url)
+    table = turn_table(engine, [run_id], "heuristic", "turn").set_index(["metric", "turn"])
+    assert table.loc[HANDLING, "value"].to_dict() == {1: 0.0, 2: 1.0, 3: 0.0}
+    assert table.loc[HANDLING, "n"].to_dict() == {1: 2, 2: 1, 3: 1}
+    assert table.loc[QUALITY, ["n", "n_not_applicable"]].sum().to_dict() == {"n": 0, "n_not_applicable": 4}
+    drop = later_turn_drop(engine, [run_id], "heuristic").iloc[0]
+    assert (drop["n"], drop["n_not_applicable"]) == (0, 4)
