@@ -262,3 +262,24 @@ def test_one_turn_made_non_ideal(tmp_path, mode, roles, label, n_skipped) -> Non
     assert {r: got.get(r, 0) for r in roles} == roles and copy["mode"] == mode
     assert label in copy["attributes"]["categories"] and copy["attributes"]["history"] == records[1]["attributes"]["history"]
     assert validate_lines("".join(json.dumps(r) + "\n" for r in made).encode()).ok
+
+
+def test_pick_a_generator_offers_the_drop(world, monkeypatch) -> None:
+    """Pick a generator, from the declarations alone: a weight for the drop and for unanswerable-turn handling, and
+    the evidence of the model that degrades after turn 3 (drop 1 over 2 later turns, handling 0.5 over 2 turns)."""
+    import pandas as pd
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.signin import sign_in
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = sign_in(AppTest.from_file(str(REPO / "pages" / "pick_generator.py"), default_timeout=90), "analyst").run()
+    at.multiselect(key="results_runs_w").set_value([world.run_id]).run()
+    assert not at.exception, at.exception
+    assert {f"pk_w_{DROP_KEY}", f"pk_w_{HANDLING_KEY}"} <= {n.key for n in at.number_input}
+    evidence = pd.concat([d.value for d in at.dataframe if {"label", "value", "n"} <= set(d.value.columns)])
+    mine = evidence[evidence["model"] == "conv-degrading"].set_index("label")
+    drop = mine.loc["Later-turn drop (turns 1-3 minus later) (Multi-turn conversations)"]
+    handling = mine.loc["Unanswerable-turn handling (Multi-turn conversations)"]
+    assert (drop["value"], drop["n"], handling["value"], handling["n"]) == (1.0, 2, 0.5, 2)
