@@ -102,6 +102,7 @@ def test_an_unassemblable_trace_is_skipped_with_where(tmp_path) -> None:
 NON_IDEAL = [  # mode -> the non-ideal copy of turn 2: its answerability, documents by role
     pytest.param("gap", "UNANSWERABLE", {}, id="gap"),
     pytest.param("noisy", "ANSWERABLE", {"supporting": 2, "noise": 1}, id="noisy"),  # the lone trace's passage
+    pytest.param("conflict", "ANSWERABLE", {"supporting": 2, "conflicting": 1}, id="conflict"),  # 100 -> 125 gigabytes
 ]
 
 
