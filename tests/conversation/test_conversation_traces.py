@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
@@ -198,3 +199,34 @@ def test_a_production_turn_reaches_the_model_with_the_conversation_so_far(tmp_pa
     assert table.loc[QUALITY, ["n", "n_not_applicable"]].sum().to_dict() == {"n": 0, "n_not_applicable": 4}
     drop = later_turn_drop(engine, [run_id], "heuristic").iloc[0]
     assert (drop["n"], drop["n_not_applicable"]) == (0, 4)
+
+
+def turn_rows(rows: list[tuple[str, int, float | None]]) -> pd.DataFrame:
+    """A turn_scores-like frame of one model: (instance uid, turn, answer quality or None: no reference)."""
+    from core.protocols.conversation import QUALITY
+
+    return pd.DataFrame({"model": "m", "instance_uid": [r[0] for r in rows], "condition": "",
+                         "turn": [r[1] for r in rows], "non_ideal": [r[0].endswith("/gap") for r in rows],
+                         QUALITY: [float("nan") if r[2] is None else r[2] for r in rows],
+                         f"{QUALITY}_status": ["not_applicable" if r[2] is None else "ok" for r in rows]})
+
+
+DROPS = [  # turns of one model -> each row's drop (None: not applicable)
+    pytest.param([("c/a/t1", 1, 1.0), ("c/a/t4", 4, 0.25), ("c/b/t1", 1, 0.0), ("c/b/t4", 4, 0.0)],
+                 [None, 0.75, None, 0.0], id="within-its-own-conversation"),
+    pytest.param([("c/a/t2", 2, 1.0), ("c/b/t3", 3, 0.5), ("c/x/t7", 7, 0.25)], [None, None, 0.5],
+                 id="one-turn-conversations-against-all-early-turns"),  # MTRAG-UN: each task alone
+    pytest.param([("c/a/t1", 1, 1.0), ("c/a/t5", 5, None), ("c/a/t4/gap", 4, 0.0)], [None, None, None],
+                 id="no-reference-and-non-ideal-not-applicable"),
+    pytest.param([("c/a/t4", 4, 0.5)], [None], id="no-early-turn-at-all"),
+]
+
+
+@pytest.mark.parametrize(("rows", "drops"), DROPS)
+def test_the_drop_of_each_turn(rows, drops) -> None:
+    from core.protocols.conversation import LATER_DROP
+    from core.protocols.conversation.analysis import with_drop
+
+    got = with_drop(turn_rows(rows))
+    assert [None if v != v else round(v, 6) for v in got[LATER_DROP]] == drops
+    assert list(got[f"{LATER_DROP}_status"]) == ["not_applicable" if d is None else "ok" for d in drops]

@@ -1,8 +1,8 @@
 """The conversation protocol's aggregates: per-turn scores with the turn's position, question type, multi-turn type
 and answerability; tables by each (mean, 95% interval, n and the count of every state beside it, the one `breakdown`
-computation); and the later-turn drop: per later turn, the mean quality of turns 1-3 of its conversation minus its
-own (with_drop), averaged per model with the interval of its declared kind, the one computation the page, the command
-and the decision (the `decision_scores` hook) read."""
+computation); and the later-turn drop: per later turn, the model's mean quality on turns 1-3 (of the same
+conversation when scored, else of all) minus its own (with_drop), averaged per model with the interval of its
+declared kind, the one computation the page, the command and the decision (the `decision_scores` hook) read."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def conversation_of(uid: str) -> str:
 
 def _drop_status(later: pd.Series, value: pd.Series, quality_status: pd.Series) -> pd.Series:
     """The drop's stored status per response: ok with a value; on a later turn whose quality is not scored, that
-    status (no reference: not applicable); a later turn with no scored early turn in its conversation, and every
-    early or non-ideal turn: not applicable."""
+    status (no reference: not applicable); a later turn of a model with no scored early turn, and every early or
+    non-ideal turn: not applicable."""
     status = np.where(~later, "not_applicable", np.where(value.notna(), "ok", np.where(
         quality_status.isin(["ok", "unparseable"]), "not_applicable", quality_status.astype(object))))
     return pd.Series(status, index=later.index, dtype=object).where(pd.notna(status) & (status != "None"), None)
@@ -76,17 +76,22 @@ def _drop_status(later: pd.Series, value: pd.Series, quality_status: pd.Series) 
 
 def with_drop(scores: pd.DataFrame) -> pd.DataFrame:
     """turn_scores with the later-turn drop per response (LATER_DROP and its `_status`): on an ideal turn after
-    EARLY_TURNS, the mean answer quality of the same model's ideal turns 1-EARLY_TURNS of the same conversation under
-    the same condition, minus this turn's quality. Its mean over a model's later turns is the model's drop; the
-    conversation table, the page, the decision and `gauntlet conversation report` all read it from here."""
+    EARLY_TURNS, the model's mean answer quality on ideal turns 1-EARLY_TURNS under the same condition, minus this
+    turn's quality. The early mean is taken in the same conversation when the run scored early turns of it (the
+    team's conversations, production traces: conversations of different difficulty do not pass for a drop), else over
+    all of the model's conversations (MTRAG-UN, where each task is one turn of its own conversation). Its mean over a
+    model's later turns is the model's drop; the page, the command and the decision all read it from here."""
     ideal = ~scores["non_ideal"]
-    group = [scores["model"], scores["instance_uid"].map(conversation_of), scores["condition"].fillna("")]
-    key = pd.MultiIndex.from_arrays(group)
+    condition = scores["condition"].fillna("")
+    group = [scores["model"], scores["instance_uid"].map(conversation_of), condition]
     early = ideal & (scores["turn"] <= EARLY_TURNS) & scores[QUALITY].notna()
-    baseline = scores.loc[early, QUALITY].groupby([g[early] for g in group]).mean()
-    base = pd.Series(baseline.reindex(key).to_numpy(float), index=scores.index)
+    paired = scores.loc[early, QUALITY].groupby([g[early] for g in group]).mean()
+    pooled = scores.loc[early, QUALITY].groupby([g[early] for g in (group[0], group[2])]).mean()
+    base = pd.Series(paired.reindex(pd.MultiIndex.from_arrays(group)).to_numpy(float), index=scores.index)
+    overall = pd.Series(pooled.reindex(pd.MultiIndex.from_arrays([group[0], group[2]])).to_numpy(float),
+                        index=scores.index)
     later = ideal & (scores["turn"] > EARLY_TURNS)
-    value = (base - scores[QUALITY]).where(later)
+    value = (base.fillna(overall) - scores[QUALITY]).where(later)
     status = _drop_status(later, value, scores[f"{QUALITY}_status"])
     return scores.assign(**{LATER_DROP: value.astype(float), f"{LATER_DROP}_status": status})
 
