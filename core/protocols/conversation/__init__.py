@@ -5,12 +5,12 @@ handling (an unanswerable turn gets "I don't know", a partial one a hedged or pa
 clarifying question, an answerable one an answer). Breakdowns by turn position, question type, multi-turn type
 (follow-up, clarification) and answerability.
 
-Decision metrics: the later-turn drop (per turn after 3: its conversation's answer quality on turns 1-3 minus its
-own, averaged per model: `analysis.with_drop`, read by the decision through the `decision_scores` hook), answer quality
-on later turns and unanswerable-turn handling (per response, on unanswerable and partial turns). Instances come from
-MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag'), the team's own conversations (format
-'turns') or its production traces grouped by session (a trace format: `builder_traces.py`). docs/conversation.md says
-how it differs from mtRAG."""
+Decision metrics: the later-turn drop (per turn after 3: the model's answer quality on turns 1-3, of the same
+conversation where scored, minus its own, averaged per model: `analysis.with_drop`, read by the decision through the
+`decision_scores` hook), answer quality on later turns and unanswerable-turn handling (per response, on unanswerable
+and partial turns). Instances come from MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag'),
+the team's own conversations (format 'turns') or its production traces grouped by session (a trace format:
+`builder_traces.py`). docs/conversation.md says how it differs from mtRAG."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ declare(MetricDeclaration(
 declare(MetricDeclaration(
     LATER_DROP, f"Later-turn drop (turns 1-{EARLY_TURNS} minus later)", "bounded", ("derived",), range=(-1.0, 1.0),
     higher_is_better=False, unit="difference of means",
-    description=f"how much answer quality falls after turn {EARLY_TURNS}: per later turn, its conversation's mean on "
-                f"turns 1-{EARLY_TURNS} minus its own, averaged (conversation.analysis.with_drop)"))
+    description=f"how much answer quality falls after turn {EARLY_TURNS}: per later turn, the model's mean on turns "
+                f"1-{EARLY_TURNS} (of the same conversation where scored) minus its own, averaged "
+                "(conversation.analysis.with_drop)"))
 
 CONVERSATION = register(Protocol(
     name=NAME,
