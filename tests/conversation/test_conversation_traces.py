@@ -70,6 +70,19 @@ def test_sessions_become_conversations_in_turn_order(tmp_path, monkeypatch, name
     assert "2 conversations from 4 traces (1 of more than one turn, longest 3); redacted 1 email(s)" in summary[1]
 
 
+def test_a_langfuse_api_listing_keeps_its_sessions(tmp_path, monkeypatch) -> None:
+    """The public API's GET /traces answer ({"data": [trace objects holding their observations]}) gives the same
+    conversations as the per-line export."""
+    monkeypatch.setenv("GAUNTLET_REDACTION_KEY", "test-key")
+    lines = [json.loads(line) for line in (OURS / "traces_langfuse.jsonl").read_text(encoding="utf-8").splitlines()]
+    listing = tmp_path / "listing.json"
+    listing.write_text(json.dumps({"data": [{**r["trace"], "observations": r["observations"]} for r in lines],
+                                   "meta": {"page": 1}}), encoding="utf-8")
+    records, _, skipped = built(tmp_path, listing, "langfuse")
+    assert skipped == [] and sorted(len(c) for c in by_conversation(records).values()) == [1, 3]
+    assert [r["query"] for r in records[:3]] == PLANS
+
+
 def test_the_session_pseudonym_is_stable_under_one_key(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("GAUNTLET_REDACTION_KEY", "test-key")
     ids = [sorted(by_conversation(built(tmp_path / str(k), OURS / "traces_openinference.jsonl", "openinference")[0]))
