@@ -1,5 +1,5 @@
-"""The conversation protocol (issue 44): turns built from MTRAG-UN's published generation tasks (../shared, skipped
-with the reason when absent) and from the team's conversations; each turn answered with the conversation so far
+"""The conversation protocol (issue 44): turns built from MTRAG-UN's published generation tasks (../shared, a failure
+naming the path when absent, as the Build benchmark tests' shared slices) and from the team's conversations; each turn answered with the conversation so far
 through the real openai and anthropic SDKs on the loopback fake server (active backend); calibration (gold, wrong,
 always-refuse), a model that degrades after turn 3 shows the later-turn drop; breakdowns by turn position, question
 type, multi-turn type and answerability with every state's count; the report, the command and the view."""
@@ -34,8 +34,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_builds_every_published_mtragun_task(tmp_path) -> None:
-    if not MTRAG.exists():
-        pytest.skip(f"MTRAG-UN generation tasks not found at {MTRAG} (../shared/datasets/mtrag, see its README)")
+    assert MTRAG.exists(), f"MTRAG-UN generation tasks not found at {MTRAG} (../shared/datasets/mtrag, see its README)"
     from core.ingest.io import validate_lines
 
     result = build(MTRAG, tmp_path)
@@ -47,6 +46,25 @@ def test_builds_every_published_mtragun_task(tmp_path) -> None:
     for record, task in zip(records, tasks, strict=True):  # the conversation so far, then the turn's question
         assert len(record["attributes"]["history"]) == len(task["input"]) - 1
         assert record["query"] == task["input"][-1]["text"] and f"turn:{task['turn']}" in record["attributes"]["aspects"]
+
+
+def test_the_handling_rule_on_the_published_reference_answers() -> None:
+    """Gold calibration of answerability handling on MTRAG-UN's own reference answers (all 507): every answerable
+    and underspecified reference passes, but the refusal phrases (core.scoring.judges.text) miss most of the
+    annotators' declines ("I do not have specific information on ...", "I am sorry that I do not have information"),
+    so a model answering exactly as the references do scores 46/97 on unanswerable and 6/47 on partial turns. The
+    figures are stated in docs/conversation.md; this test fails when the shared rule changes them."""
+    from core.protocols.conversation.metrics import handled
+
+    assert MTRAG.exists(), f"MTRAG-UN generation tasks not found at {MTRAG}"
+    passed: Counter = Counter()
+    total: Counter = Counter()
+    for task in read_jsonl(MTRAG):
+        label = task["answerability"][0]
+        total[label] += 1
+        passed[label] += handled(label, next((t["text"] for t in task.get("targets") or []), ""))[0]
+    assert {k: (passed[k], total[k]) for k in total} == {"ANSWERABLE": (285, 285), "UNDERSPECIFIED": (78, 78),
+                                                         "PARTIAL": (6, 47), "UNANSWERABLE": (46, 97)}
 
 
 def test_builds_the_fixture_in_mtrags_layout(tmp_path) -> None:
@@ -108,8 +126,9 @@ REFUSE_OVERLAP = 6 / 19 + 1 / 8  # token F1 of the refusal against the partial a
 CALIBRATION = [  # model -> (answer quality, later-turn quality, handling, unanswerable handling, drop)
     pytest.param("conv-gold", 1.0, 1.0, 1.0, 1.0, 0.0, id="gold"),
     pytest.param("conv-wrong", 0.0, 0.0, 6 / 9, 0.0, 0.0, id="wrong"),  # answers every answerable turn, wrongly
-    # a refusal shares words with the partial and the underspecified references ("do not say", "the"...)
-    pytest.param("conv-refuse", REFUSE_OVERLAP / 8, 0.0, 3 / 9, 1.0, REFUSE_OVERLAP / 6, id="always-refuse"),
+    # a refusal shares words with the partial and the underspecified references ("do not say", "the"...), both in the
+    # three-turn conversation; the drop compares each later turn with its own conversation's first turns: 0 - 0
+    pytest.param("conv-refuse", REFUSE_OVERLAP / 8, 0.0, 3 / 9, 1.0, 0.0, id="always-refuse"),
     pytest.param("conv-degrading", 6 / 8, 0.0, 8 / 9, 0.5, 1.0, id="degrades-after-turn-3"),
 ]
 
@@ -126,7 +145,8 @@ def test_calibration(world, model, quality, later, handling, unanswerable, drop)
     assert (mine[QUALITY].notna().sum(), mine[LATER_QUALITY].notna().sum(),
             mine[UNANSWERABLE_HANDLING].notna().sum()) == (8, 2, 2)  # 1 unanswerable turn: no reference answer
     row = later_turn_drop(engine, [world.run_id], "heuristic").set_index("model").loc[model]
-    assert row["value"] == pytest.approx(drop) and (row["n_early"], row["n_later"]) == (6, 2)
+    assert row["value"] == pytest.approx(drop) and (row["n_early"], row["n_later"], row["n"]) == (6, 2, 2)
+    assert (row["n_scored"], row["n_not_applicable"], row["n_unjudged"]) == (2, 7, 0)  # early turns, the unanswerable
     assert -1.0 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1.0
 
 
@@ -174,6 +194,35 @@ def test_report_command_and_view(world, monkeypatch) -> None:
     assert "later-turn drop" in set(view.table["breakdown"]) and "judge: heuristic" in view.figure.layout.title.text
 
 
+DROP_KEY, HANDLING_KEY = f"conversation:{LATER_DROP}", f"conversation:{UNANSWERABLE_HANDLING}"
+
+
+def test_the_drop_and_unanswerable_handling_reach_the_decision(world) -> None:
+    """Pick a generator and the decision report read the drop through the protocol's decision_scores hook: the model
+    that degrades after turn 3 shows a drop of 1 over its 2 later turns, the same number as the conversation page,
+    and a 50% ceiling on the drop rules it out while the gold model passes."""
+    from core.analysis import decision, decision_report, picker
+    from core.protocols.conversation.analysis import later_turn_drop
+
+    engine = make_engine(world.url)
+    spec = picker.PickSpec(weights={DROP_KEY: 1.0, HANDLING_KEY: 1.0}, floors={DROP_KEY: 0.5})
+    made = decision.decide(engine, [world.run_id], "heuristic", spec)
+    evidence = made.result.evidence.set_index(["model", "key"])
+    page = later_turn_drop(engine, [world.run_id], "heuristic").set_index("model")
+    for model in ("conv-gold", "conv-degrading", "conv-refuse", "conv-wrong"):
+        row = evidence.loc[(model, DROP_KEY)]
+        assert (row["value"], row["n"], row["n_scored"]) == (pytest.approx(page.at[model, "value"]), 2, 2)
+        assert (row["ci_low"], row["ci_high"]) == (pytest.approx(page.at[model, "ci_low"]),
+                                                   pytest.approx(page.at[model, "ci_high"]))
+    assert evidence.loc[("conv-degrading", DROP_KEY), "value"] == pytest.approx(1.0)
+    assert evidence.loc[("conv-degrading", HANDLING_KEY), ["value", "n"]].tolist() == [pytest.approx(0.5), 2]
+    ranking = made.result.ranking.set_index("model")
+    assert not ranking.at["conv-degrading", "eligible"] and ranking.at["conv-gold", "eligible"]
+    assert any("Later-turn drop" in f and "above the ceiling" in f for f in ranking.at["conv-degrading", "fails"])
+    document = decision_report.render_html(made)
+    assert "Later-turn drop" in document and "Unanswerable-turn handling" in document
+
+
 def test_declares_its_decision_metrics() -> None:
     rows = {r.id: r for r in decision_metrics("conversation")}
     assert {m for m, r in rows.items() if r.role == "headline"} == {LATER_DROP, UNANSWERABLE_HANDLING, LATER_QUALITY}
@@ -181,9 +230,11 @@ def test_declares_its_decision_metrics() -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    copies = {"tests/fixtures/conversation/turns.jsonl": FIXTURES / "turns.jsonl"}
+    copies = {f"tests/fixtures/conversation/{name}": FIXTURES / name for name in ("turns.jsonl", "traces_otel.json")}
     run_docs_commands("conversation.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "conversation" / "instances.jsonl")) == 9
+    made = read_jsonl(tmp_path / "var" / "built" / "conversation-traces" / "gap.jsonl")
+    assert len(made) == 5 and made[-1]["id"].endswith("/t2/gap") and "UNANSWERABLE" in made[-1]["attributes"]["categories"]
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
@@ -211,3 +262,24 @@ def test_one_turn_made_non_ideal(tmp_path, mode, roles, label, n_skipped) -> Non
     assert {r: got.get(r, 0) for r in roles} == roles and copy["mode"] == mode
     assert label in copy["attributes"]["categories"] and copy["attributes"]["history"] == records[1]["attributes"]["history"]
     assert validate_lines("".join(json.dumps(r) + "\n" for r in made).encode()).ok
+
+
+def test_pick_a_generator_offers_the_drop(world, monkeypatch) -> None:
+    """Pick a generator, from the declarations alone: a weight for the drop and for unanswerable-turn handling, and
+    the evidence of the model that degrades after turn 3 (drop 1 over 2 later turns, handling 0.5 over 2 turns)."""
+    import pandas as pd
+    from streamlit.testing.v1 import AppTest
+
+    from tests.pages.signin import sign_in
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+    at = sign_in(AppTest.from_file(str(REPO / "pages" / "pick_generator.py"), default_timeout=90), "analyst").run()
+    at.multiselect(key="results_runs_w").set_value([world.run_id]).run()
+    assert not at.exception, at.exception
+    assert {f"pk_w_{DROP_KEY}", f"pk_w_{HANDLING_KEY}"} <= {n.key for n in at.number_input}
+    evidence = pd.concat([d.value for d in at.dataframe if {"label", "value", "n"} <= set(d.value.columns)])
+    mine = evidence[evidence["model"] == "conv-degrading"].set_index("label")
+    drop = mine.loc["Later-turn drop (turns 1-3 minus later) (Multi-turn conversations)"]
+    handling = mine.loc["Unanswerable-turn handling (Multi-turn conversations)"]
+    assert (drop["value"], drop["n"], handling["value"], handling["n"]) == (1.0, 2, 0.5, 2)

@@ -5,16 +5,23 @@ handling (an unanswerable turn gets "I don't know", a partial one a hedged or pa
 clarifying question, an answerable one an answer). Breakdowns by turn position, question type, multi-turn type
 (follow-up, clarification) and answerability.
 
-Decision metrics: the later-turn drop (answer quality on turns 1-3 minus turns after 3, per model: `analysis.py`),
-answer quality on later turns (per response) and unanswerable-turn handling (per response, on unanswerable and partial
-turns). Instances come from MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag') or the team's
-own conversations (format 'turns'). docs/conversation.md says how it differs from mtRAG."""
+Decision metrics: the later-turn drop (per turn after 3: the model's answer quality on turns 1-3, of the same
+conversation where scored, minus its own, averaged per model: `analysis.with_drop`, read by the decision through the
+`decision_scores` hook), answer quality on later turns and unanswerable-turn handling (per response, on unanswerable
+and partial turns). Instances come from MTRAG-UN's generation tasks (IBM/mt-rag-benchmark, builder format 'mtrag'),
+the team's own conversations (format 'turns') or its production traces grouped by session (a trace format:
+`builder_traces.py`). docs/conversation.md says how it differs from mtRAG."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
 from core.metrics import MetricDeclaration, ScoreState, declare
 from core.protocols import register
-from core.protocols.base import Builder, Condition, Protocol, View
+from core.protocols.base import Builder, Condition, Prompt, Protocol, View
+from core.protocols.prompting import InstanceView
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -39,6 +46,13 @@ def turn_fields(spec: InstanceSpec) -> str | None:
     return None
 
 
+def conversation_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The neutral answering prompt with the conversation so far, worded the same on every turn: the reference's
+    answer type is not shown to it (an unanswerable turn would otherwise be asked for a short answer and an answerable
+    one not, and a production turn without a reference likewise)."""
+    return reference_prompt(replace(instance, reference={"answer_type": "long"}), documents, condition)
+
+
 declare(MetricDeclaration(
     QUALITY, "Answer quality (token F1)", "bounded", ("lexical",), states=STATES, unparseable="wrong",
     description="word overlap of the turn's answer with the reference answer (turns with a reference answer)",
@@ -60,8 +74,9 @@ declare(MetricDeclaration(
 declare(MetricDeclaration(
     LATER_DROP, f"Later-turn drop (turns 1-{EARLY_TURNS} minus later)", "bounded", ("derived",), range=(-1.0, 1.0),
     higher_is_better=False, unit="difference of means",
-    description=f"how much answer quality falls after turn {EARLY_TURNS}: mean on early turns minus mean on later "
-                "turns, per model (conversation.analysis.later_turn_drop)"))
+    description=f"how much answer quality falls after turn {EARLY_TURNS}: per later turn, the model's mean on turns "
+                f"1-{EARLY_TURNS} (of the same conversation where scored) minus its own, averaged "
+                "(conversation.analysis.with_drop)"))
 
 CONVERSATION = register(Protocol(
     name=NAME,
@@ -74,11 +89,13 @@ CONVERSATION = register(Protocol(
     metrics=(QUALITY, LATER_QUALITY, HANDLING, UNANSWERABLE_HANDLING, "faithfulness", "consistency"),
     aggregates=(LATER_DROP,),
     headline=(LATER_DROP, UNANSWERABLE_HANDLING, LATER_QUALITY),
-    render=reference_prompt,
+    render=conversation_prompt,
     page_views=(View("Answer quality and handling by turn", f"{__name__}.views:turn_view"),),
     builder=Builder("Conversations", "Multi-turn conversations: one instance per turn, with the conversation so far "
-                    "(MTRAG-UN generation tasks, or your own conversations).",
-                    "MTRAG-UN generation tasks or conversations (JSONL)", "mtrag/mtragun_generation_tasks_reference.jsonl",
-                    f"{__name__}.builder:build", formats=("mtrag", "turns"), bm25=False),
+                    "(MTRAG-UN generation tasks, your own conversations, or your production traces grouped by "
+                    "session).", "MTRAG-UN generation tasks, conversations (JSONL) or a trace export",
+                    "mtrag/mtragun_generation_tasks_reference.jsonl", f"{__name__}.builder:build",
+                    formats=("mtrag", "turns", "otel", "openinference", "langfuse", "phoenix"), bm25=False),
     doc="docs/conversation.md",
+    decision_scores=f"{__name__}.analysis:decision_scores",
 ))

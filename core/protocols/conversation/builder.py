@@ -16,29 +16,13 @@ from core.protocols.base import BuildResult
 from core.protocols.progress import Progress, counted
 
 from . import ANSWERABILITY, NAME
+from .builder_traces import FORMATS as TRACE_FORMATS
+from .builder_traces import trace_records
+from .builder_turns import turn_instance
 
-ROLE_OF = {"ANSWERABLE": "supporting", "PARTIAL": "partial", "UNDERSPECIFIED": "supporting", "UNANSWERABLE": "noise"}
 MTRAG_LANGUAGE = "en"  # MTRAG-UN's conversations are English (short turns are too short to detect reliably)
 SPEAKERS = {"user": "user", "agent": "assistant", "assistant": "assistant"}
-
-
-def reference_for(label: str, target: str) -> dict[str, Any]:
-    """The turn's reference: the target answer, or unanswerable (the target kept as reasoning)."""
-    if label == "UNANSWERABLE" or not target.strip():
-        return {"answer_type": "unanswerable", **({"reasoning": target} if target.strip() else {})}
-    return {"answer_type": "long", "answers": [{"text": target}]}
-
-
-def turn_instance(uid: str, domain: str, query: str, history: list[dict[str, str]], documents: list[dict[str, Any]],
-                  label: str, turn: int, question_type: str, multi_turn: list[str], target: str,
-                  extra: list[str], language: str | None = None) -> dict[str, Any]:
-    """One turn as an instance (its language as the source states it; else detected on import)."""
-    docs = [{"doc_id": d["doc_id"], "title": d.get("title", ""), "text": d["text"], "role": ROLE_OF[label]}
-            for d in documents if d.get("text", "").strip()]
-    return {"id": uid, "domain": domain, "query": query, "protocol": NAME, "documents": docs,
-            "reference": reference_for(label, target), **({"language": language} if language else {}),
-            "attributes": {"question_type": question_type, "categories": [label, *multi_turn], "history": history,
-                           "aspects": [f"turn:{turn}", *(f"multi_turn:{m}" for m in multi_turn), *extra]}}
+SOURCE_FORMATS = ("mtrag", "turns", "otel", "openinference", "langfuse", "phoenix")  # the last four: trace formats
 
 
 def mtrag_instance(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -98,18 +82,24 @@ def team_records(source: Path, limit: int | None, progress: Progress | None) -> 
 
 def build(source: Path, out_dir: Path, *, fmt: str = "", seed: int = 0, limit: int | None = None,
           bm25_only: bool = True, progress: Progress | None = None) -> BuildResult:
-    """out_dir/instances.jsonl from MTRAG-UN generation tasks (fmt 'mtrag') or the team's conversations ('turns')."""
+    """out_dir/instances.jsonl from MTRAG-UN generation tasks (fmt 'mtrag'), the team's conversations ('turns') or
+    its production traces (a trace format: otel, openinference, langfuse, phoenix; builder_traces)."""
     fmt = fmt or "mtrag"
-    if fmt not in ("mtrag", "turns"):
-        raise ValueError(f"unknown {NAME} source layout {fmt!r}; known: mtrag, turns")
-    records, skipped = (mtrag_records if fmt == "mtrag" else team_records)(Path(source), limit, progress)
+    if fmt not in SOURCE_FORMATS:
+        raise ValueError(f"unknown {NAME} source layout {fmt!r}; known: {', '.join(SOURCE_FORMATS)}")
+    extra: list[str] = []
+    if fmt in TRACE_FORMATS:
+        records, skipped, made = trace_records(Path(source), fmt, limit, progress)
+        extra = [made]
+    else:
+        records, skipped = (mtrag_records if fmt == "mtrag" else team_records)(Path(source), limit, progress)
     out = out_dir / "instances.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     labels = {k: sum(k in r["attributes"]["categories"] for r in records) for k in ANSWERABILITY}
     return BuildResult(out, len(records), [f"{len(records)} turns ({fmt}): "
                                            + ", ".join(f"{k.lower()} {v}" for k, v in labels.items()),
-                                           f"{len(skipped)} skipped"], skipped)
+                                           *extra, f"{len(skipped)} skipped"], skipped)
 
 
 NON_IDEAL = ("noisy", "gap", "conflict")
@@ -129,7 +119,7 @@ def non_ideal_turn(record: dict[str, Any], mode: str, others: list[dict[str, Any
     if mode == "gap":
         kept = [d for d in docs if d["role"] == "noise"]
         labels = [c for c in record["attributes"]["categories"] if c not in ANSWERABILITY]
-        target = (record["reference"].get("answers") or [{"text": ""}])[0]["text"]
+        target = ((record.get("reference") or {}).get("answers") or [{"text": ""}])[0]["text"]
         return {**out, "documents": kept, "reference": {"answer_type": "unanswerable", "reasoning": target},
                 "attributes": {**out["attributes"], "categories": ["UNANSWERABLE", *labels]}}
     if mode == "noisy":

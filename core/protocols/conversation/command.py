@@ -1,5 +1,5 @@
-"""`gauntlet conversation report|build`: per-turn scores of a run by a breakdown, the later-turn drop; turns built
-from MTRAG-UN generation tasks or the team's conversations."""
+"""`gauntlet conversation report|build|non-ideal`: per-turn scores of a run by a breakdown, the later-turn drop; turns
+built from MTRAG-UN generation tasks, the team's conversations or its production traces; one turn made non-ideal."""
 
 from __future__ import annotations
 
@@ -51,4 +51,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"skipped: {why}")
         typer.echo(f"wrote {len(made)} instances ({len(made) - len(records)} non-ideal turns) to {out}")
 
-    add_build_command(group, "conversation", "MTRAG-UN generation tasks or conversations (JSONL).", "mtrag (default) or turns.")
+    add_build_command(group, "conversation", "MTRAG-UN generation tasks, conversations (JSONL) or a trace export.",
+                      "mtrag (default), turns, or a trace format: otel, openinference, langfuse, phoenix (sessions "
+                      "become conversations).")
