@@ -20,6 +20,7 @@ from types import ModuleType
 import numpy as np
 
 from core.construction.corpus import CorpusDoc, load_corpus
+from core.construction.cost import BuildEstimate, estimate_build, text_tokens
 from core.construction.documents import import_folder, is_document_folder, resolve_support
 from core.construction.embedders import Embedder, build_embedder
 from core.construction.fact_checks import Assist, CheckCounts, CheckFailed, stored
@@ -27,6 +28,7 @@ from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
+from core.generation.providers.base import ModelConfig
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -332,6 +334,34 @@ def build_on_ray(ray: ModuleType, docs: list[CorpusDoc], config: RetrievalConfig
     return sorted((row for part in ray.get(refs) for row in part), key=lambda row: row[0])
 
 
+def select_queries(queries_path: PathLike | Sequence[PathLike], docs: list[CorpusDoc], corpus_report: dict,
+                   domains: list[str] | None, max_queries_per_domain: int | None) -> list[dict]:
+    """The queries a build uses: read, their support resolved against a document folder, filtered by domain and
+    capped per domain."""
+    queries = load_queries(_paths(queries_path, ("*.jsonl", "*.csv")))
+    if corpus_report:
+        resolve_support(queries, docs)
+    if domains:
+        queries = [q for q in queries if q["domain"] in domains]
+    if max_queries_per_domain:
+        per: Counter = Counter()
+        queries = [q for q in queries if (per.update([q["domain"]]) or per[q["domain"]]) <= max_queries_per_domain]
+    return queries
+
+
+def estimate_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike], *,
+                       seed: int = 0, top_k: int = 10, domains: list[str] | None = None,
+                       max_queries_per_domain: int | None = None, fusion: ModelConfig | None = None,
+                       augment: bool = False, generator: ModelConfig | None = None,
+                       judge: ModelConfig | None = None) -> BuildEstimate:
+    """The LLM cost of a build before it starts: the same plan of queries and modes, priced per model role."""
+    docs, corpus_report = load_documents(corpus_path)
+    queries = select_queries(queries_path, docs, corpus_report, domains, max_queries_per_domain)
+    planned = plan_modes(queries, random.Random(seed))
+    return estimate_build(planned, text_tokens({d.doc_id: d.text for d in docs}), top_k, fusion=fusion,
+                          augment=augment, generator=generator, judge=judge)
+
+
 def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike],
                     library_path: PathLike | Sequence[PathLike], out_path: PathLike, seed: int = 0, *,
                     top_k: int = 10, embedder: str | None = "minilm-onnx",
@@ -346,14 +376,7 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
     the LLM client stays in this process); the file is the same as a local build's."""
     start = time.perf_counter()
     docs, corpus_report = load_documents(corpus_path)
-    queries = load_queries(_paths(queries_path, ("*.jsonl", "*.csv")))
-    if corpus_report:
-        resolve_support(queries, docs)
-    if domains:
-        queries = [q for q in queries if q["domain"] in domains]
-    if max_queries_per_domain:
-        per: Counter = Counter()
-        queries = [q for q in queries if (per.update([q["domain"]]) or per[q["domain"]]) <= max_queries_per_domain]
+    queries = select_queries(queries_path, docs, corpus_report, domains, max_queries_per_domain)
     atomics = load_libraries(library_files(library_path))
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor {executor!r}; known: local, ray")

@@ -130,8 +130,12 @@ def sentence_with(text: str, phrase: str) -> str:
 def _ask(judge: CompleteJson | None, prompt: str) -> dict[str, Any]:
     if judge is None:
         return {}
+    from core.generation.runner import BudgetReached
+
     try:
         return judge(prompt) or {}
+    except BudgetReached:
+        raise  # the build stops: a call past its budget is not sent
     except Exception as exc:  # noqa: BLE001 - a failed judge call fails the checks it was asked for
         return {"reason": f"judge call failed: {type(exc).__name__}"}
 
