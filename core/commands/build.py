@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -19,39 +18,22 @@ if TYPE_CHECKING:
 
 def model_config(model_name: str) -> ModelConfig:
     """The ModelConfig of a registered model (BadParameter naming the fix when there is none)."""
-    from sqlmodel import Session, select
-
-    from core.generation.llm import config_from_model
+    from core.generation.models_admin import model_config as registered
     from core.store.db import get_engine
-    from core.store.models import Model
 
-    with Session(get_engine()) as session:
-        model = session.exec(select(Model).where(Model.name == model_name)).first()
-    if model is None:
+    config = registered(get_engine(), model_name)
+    if config is None:
         raise typer.BadParameter(f"no model named {model_name!r}; register it with `gauntlet models add`")
-    return config_from_model(model)
+    return config
 
 
 def llm_complete_json(model_name: str, spend: BuildSpend | None = None) -> Callable[[str], dict]:
     """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client; with
     `spend`, each paid call reserves its cost against the build's budget first and is counted."""
-    from core.generation.llm import make_client
-    from core.generation.providers.base import ChatMessage
-    from core.scoring.judges.parsing import extract_json_object
+    from core.construction.cost import model_complete_json
     from core.store.db import get_engine
 
-    client = make_client(model_config(model_name), get_engine())
-    loop = asyncio.new_event_loop()  # one loop for every call: the provider's async HTTP client is bound to it
-
-    def complete_json(prompt: str) -> dict:
-        messages = [ChatMessage(role="user", content=prompt)]
-        reserve = spend.reserve if spend is not None else None
-        completion = loop.run_until_complete(client.complete(messages, purpose="build:construction", reserve=reserve))
-        if spend is not None:
-            spend.settle(completion, client.max_cost(messages))
-        return extract_json_object(completion.text) or {}
-
-    return complete_json
+    return model_complete_json(get_engine(), model_config(model_name), spend)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,9 +4,12 @@ the cache and pays nothing twice) and reserves its cost against the build's budg
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from sqlalchemy.engine import Engine
 
 from core.construction.fact_checks import MAX_ATTEMPTS
 from core.generation.providers.base import Completion, ModelConfig
@@ -121,3 +124,24 @@ class BuildSpend:
 def text_tokens(texts: dict[str, str]) -> dict[str, int]:
     """Tokens of each document's text (the count the budget uses)."""
     return {key: count_tokens(text) for key, text in texts.items()}
+
+
+def model_complete_json(engine: Engine, config: ModelConfig, spend: BuildSpend | None = None) -> Callable[[str], dict]:
+    """A `complete_json(prompt) -> dict` on `config` through the cached, retried LLM client; with `spend`, each paid
+    call reserves its cost against the build's budget first and is counted."""
+    from core.generation.llm import make_client
+    from core.generation.providers.base import ChatMessage
+    from core.scoring.judges.parsing import extract_json_object
+
+    client = make_client(config, engine)
+    loop = asyncio.new_event_loop()  # one loop for every call: the provider's async HTTP client is bound to it
+
+    def complete_json(prompt: str) -> dict:
+        messages = [ChatMessage(role="user", content=prompt)]
+        reserve = spend.reserve if spend is not None else None
+        completion = loop.run_until_complete(client.complete(messages, purpose="build:construction", reserve=reserve))
+        if spend is not None:
+            spend.settle(completion, client.max_cost(messages))
+        return extract_json_object(completion.text) or {}
+
+    return complete_json
