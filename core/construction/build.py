@@ -29,6 +29,7 @@ from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
 from core.generation.providers.base import ModelConfig
+from core.language import wordlists
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -37,9 +38,9 @@ BUILDER_VERSION = "construction-1"
 RAY_TASK_RETRIES = 3
 DOMAIN_NAMES = {"energy": "Energy", "medical": "Medical", "legal": "Legal", "financial": "Financial",
                 "party_building": "Party Building", "web_search": "Web Search"}
-_STATUTE = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:Act|Law|Code|Regulations?|Rules)\b,?\s+Article\s+\d+")
-_DATE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
-                   r"|\b(?:19|20)\d{2}\b")
+_LAW_TYPES = "|".join(sorted(map(re.escape, wordlists("statutes")["feature_law_types"]), key=len, reverse=True))
+_STATUTE = re.compile(rf"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:{_LAW_TYPES})\b,?\s+Article\s+\d+")
+_DATE = re.compile(r"\b(?:" + "|".join(wordlists("fact_edits")["months"]) + r")\b|\b(?:19|20)\d{2}\b")
 
 
 @dataclass

@@ -31,7 +31,7 @@ from core.construction.fact_checks import (
     stored,
 )
 from core.construction.retrieval import Retriever
-from core.construction.wordlists import wordlists
+from core.language import wordlists
 from core.store.schema import DocumentSpec
 
 _WORDS = wordlists("fact_edits")

@@ -1,12 +1,12 @@
 """Issue 43.5: a rule that flips a yes/no answer is checked against the question (it is a yes/no question, and the edit
-changes what the question asks about), by rules from data/construction/yes_no.en.json; word lists are language-tagged
+changes what the question asks about), by rules from data/wordlists/yes_no.en.json; word lists are language-tagged
 data files, and a language without one is refused by name."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.construction.wordlists import wordlists
+from core.language import wordlists
 from core.protocols.misleading_evidence.builder import Edit
 from core.protocols.misleading_evidence.builder_generative import rule_flip, yes_no_question
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.construction.wordlists import wordlists
+from core.language import wordlists
 from core.protocols.misleading_evidence.builder import (
     CompleteJson,
     Edit,
@@ -86,7 +86,7 @@ def _words(text: str) -> list[str]:
 
 
 def yes_no_question(question: str, language: str = "en") -> bool:
-    """Whether `question` asks for yes or no (it opens with an auxiliary verb of data/construction/yes_no.<lang>.json)."""
+    """Whether `question` asks for yes or no (it opens with an auxiliary verb of data/wordlists/yes_no.<lang>.json)."""
     words = _words(question)
     return bool(words) and words[0] in wordlists("yes_no", language)["openers"]
 
