@@ -128,6 +128,8 @@ def test_build_with_a_generator_checks_every_conflict_and_gap_and_pays_nothing_t
     report = _report(first.stdout)
     assert report["generated"] == 2 and report["dropped_by_checks"] == []  # the two gaps the rules left an answer in
     assert report["checks"]["no_answer"]["by_judge"] == report["by_mode"]["gap"]
+    print(f"legal seed 15: estimate {estimate['calls']} calls ${estimate['max_cost_usd']:.4f}; spent {report['spent']}; "
+          f"generated {report['generated']}, checks {report['checks']}")
     assert report["spent"]["calls"] > 0 and report["spent"]["cached"] == 0 and report["spent"]["paid_usd"] > 0
     assert report["spent"]["calls"] <= report["estimate"]["calls"]
     assert report["spent"]["paid_usd"] <= report["estimate"]["max_cost_usd"]
