@@ -86,6 +86,23 @@ def estimate_build(planned: Iterable[tuple[dict, str]], doc_tokens: dict[str, in
     return estimate
 
 
+def estimate_stress(evidence_tokens: list[int], *, reword: ModelConfig | None = None,
+                    generator: ModelConfig | None = None, judge: ModelConfig | None = None,
+                    attempts: int = MAX_ATTEMPTS) -> BuildEstimate:
+    """The upper bound of a misleading-evidence build's LLM calls, one entry of `evidence_tokens` per open-QA item:
+    a re-wording call each (without a generator), or `attempts` written edits each; a judge call per check."""
+    estimate = BuildEstimate()
+    items, tokens = len(evidence_tokens), sum(evidence_tokens) + PROMPT_OVERHEAD_TOKENS * len(evidence_tokens)
+    if generator is not None:
+        estimate.add("generator", generator, attempts * items, attempts * tokens)
+    elif reword is not None:
+        estimate.add("reword", reword, items, items * PROMPT_OVERHEAD_TOKENS)
+    if judge is not None:
+        checked = (1 + attempts * (generator is not None)) * items
+        estimate.add("judge", judge, checked, checked * PROMPT_OVERHEAD_TOKENS + (checked // max(1, items)) * tokens)
+    return estimate
+
+
 @dataclass
 class BuildSpend:
     """A build's LLM spend: calls answered by a provider, calls answered from the cache, dollars paid; with a budget,

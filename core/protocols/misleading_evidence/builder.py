@@ -1388,10 +1388,14 @@ Reply with JSON only: {{"sentence": "<the rewritten sentence>"}}"""
 def llm_edit(plan: Plan, complete_json: CompleteJson, method: str) -> tuple[Plan, str | None]:
     """The plan with its edit re-worded by an LLM, or the rule edit and why the LLM's was rejected. The rewrite must
     stay one sentence, contain the wrong answer and not the gold one; its edit is the one span where it differs."""
+    from core.generation.runner import BudgetReached
+
     sentence = plan.evidence.sentences[plan.evidence.answer]
     try:
         reply = complete_json(LLM_EDIT_PROMPT.format(wrong=plan.wrong_answer, gold=plan.edit.before,
                                                      sentence=sentence))
+    except BudgetReached:
+        raise  # the build stops: a call past its budget is not sent
     except Exception as exc:  # noqa: BLE001 - a failed call keeps the rule edit, with the reason
         return plan, f"call failed: {type(exc).__name__}: {str(exc)[:120]}"
     new = str((reply or {}).get("sentence", "")).strip()

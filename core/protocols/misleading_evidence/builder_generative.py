@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.generation.runner import BudgetReached
 from core.language import wordlists
 from core.protocols.misleading_evidence.builder import (
     CompleteJson,
@@ -154,6 +155,8 @@ def check_plan(spec: InstanceSpec, plan: Plan, judge: CompleteJson | None = None
             try:
                 asked = judge(JUDGE_PROMPT.format(question=spec.query, gold=gold, wrong=wrong, evidence=text)) or {} \
                     if judge else {}
+            except BudgetReached:
+                raise  # the build stops: a call past its budget is not sent
             except Exception as exc:  # noqa: BLE001 - a failed judge call fails the checks it was asked for
                 asked = {"reason": f"judge call failed: {type(exc).__name__}"}
         return asked
@@ -242,6 +245,8 @@ def generate_plan(spec: InstanceSpec, complete_json: CompleteJson, method: str, 
                                     feedback=f"\nA previous attempt failed these checks: {feedback}\n" if feedback else "")
     try:
         reply = complete_json(prompt)
+    except BudgetReached:
+        raise
     except Exception as exc:  # noqa: BLE001 - the item is skipped with the reason
         raise NoSafeEdit(f"generator call failed: {type(exc).__name__}") from None
     return plan_from_rewrite(evidence, reply or {}, method)
