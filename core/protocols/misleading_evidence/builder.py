@@ -252,25 +252,8 @@ SHAPES: tuple[tuple[str, str], ...] = (
     ("number", r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.,])\d+(?:\.\d+)?(?![\d.,]?\d)"),
 )
 KIND_CUES: dict[str, str] = dict(_WORDS["kind_cues"])
-NAME_HEADS: dict[str, set[str]] = {
-    "place": {"County", "City", "River", "Island", "Islands", "Lake", "Mountain", "Mountains", "Street", "Road",
-              "Boulevard", "Avenue", "Park", "Square", "Bay", "Valley", "Province", "State", "Airport", "Station",
-              "Base", "Bridge", "Castle", "Palace", "Tower", "Stadium", "Arena", "Hotel", "Casino", "Cathedral",
-              "Abbey", "Township", "Village", "Town", "Peninsula", "Desert", "Sea", "Ocean", "Canyon", "Falls"},
-    "organisation": {"University", "College", "School", "Institute", "Company", "Corporation", "Inc.", "Inc", "Ltd",
-                     "Records", "Party", "Club", "Band", "Group", "Bank", "Airlines", "Army", "Navy", "Association",
-                     "Society", "Council", "Committee", "Foundation", "Studios", "Network", "Agency", "Academy",
-                     "Orchestra", "Entertainment", "Pictures", "Press", "Motors", "Brothers", "Conference", "League"},
-    "event": {"War", "Battle", "Cup", "Olympics", "Games", "Championship", "Championships", "Festival", "Award",
-              "Awards", "Prize", "Election", "Revolution", "Tournament", "Rebellion", "Siege", "Open"},
-}
-CONTEXT_CUES: dict[str, str] = {
-    "person": r"\b(?:directed|written|composed|portrayed|played|hosted|coached|narrated|illustrated|sung|voiced|"
-              r"starring|created|founded|produced|co-founded|performed|succeeded|replaced|married|son of|"
-              r"daughter of|wife of|husband of|nicknamed)\s+(?:by\s+)?$",
-    "place": r"\b(?:born in|located in|based in|situated in|headquartered in|capital of|city of|town of|near|"
-             r"county of|state of)\s+$",
-}
+NAME_HEADS: dict[str, set[str]] = {k: set(v) for k, v in _WORDS["name_heads"].items()}
+CONTEXT_CUES: dict[str, str] = dict(_WORDS["context_cues"])
 QUESTION_PERSON = re.compile(
     r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
     r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|magnate|father|mother|sister|brother|son|"
@@ -753,8 +736,7 @@ def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
     return sorted({(m.group(1) or m.group(2)).removeprefix("The ") for m in found})
 
 
-WORK_NOUNS: tuple[tuple[str, ...], ...] = (("film", "movie"), ("album",), ("song", "single"), ("novel",), ("book",),
-                                          ("speech",), ("poem",), ("play",), ("opera",), ("story",))
+WORK_NOUNS: tuple[tuple[str, ...], ...] = tuple(tuple(nouns) for nouns in _WORDS["work_nouns"])
 
 
 def quoted_works(question: str, noise_text: str) -> list[str]:
@@ -1183,26 +1165,8 @@ def plan_name_list(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
                 {"gold_mentions_left": 0})
 
 
-KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sport", ("ice hockey", "field hockey", "basketball", "baseball", "soccer", "tennis", "golf", "cricket",
-               "rugby", "volleyball", "lacrosse", "handball")),
-    ("compass direction", ("north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest")),
-    ("male relative", ("uncle", "grandfather", "great-uncle", "brother", "nephew", "cousin")),
-    ("female relative", ("aunt", "grandmother", "great-aunt", "sister", "niece", "cousin")),
-    ("football position", ("goalkeeper", "defender", "midfielder", "striker", "winger")),
-    ("coaching role", ("defensive coordinator", "offensive coordinator", "special teams coordinator",
-                       "linebackers coach", "quarterbacks coach")),
-    ("office", ("president", "chairman", "vice president", "treasurer", "chief operating officer",
-                "chief financial officer", "managing director")),
-    ("cooking method", ("boiled", "steamed", "fried", "baked", "roasted", "grilled")),
-    ("literary genre", ("romance", "fantasy", "mystery", "horror", "science fiction", "thriller", "western")),
-    ("music genre", ("dream pop", "shoegaze", "synth-pop", "indie pop", "trip hop", "electropop", "art rock")),
-    ("clergy", ("priest", "vicar", "rabbi", "monk", "bishop", "imam")),
-    ("trade", ("scholar", "merchant", "farmer", "soldier", "physician", "fisherman", "blacksmith")),
-    ("fast food", ("hamburgers", "pizza", "fried chicken", "tacos", "hot dogs", "sandwiches", "doughnuts")),
-    ("count", ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")),
-)
-KIND_SUFFIXES: dict[str, tuple[str, ...]] = {"literary genre": (" genre",), "music genre": (" influence",)}
+KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = tuple((kind, tuple(words)) for kind, words in _WORDS["kind_words"])
+KIND_SUFFIXES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _WORDS["kind_suffixes"].items()}
 IN_COMMON = re.compile(r"\b(?:in common|both|share|shared)\b", re.IGNORECASE)
 
 
