@@ -4,10 +4,12 @@ shared Chinese / Japanese text units: content-character terms and sentence ends.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import sys
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
 
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 KANA_RE = re.compile(r"[\u3040-\u30ff\uff66-\uff9f]")
@@ -96,3 +98,25 @@ def langdetect_itself(text: str) -> str | None:
         return detector.detect()
     except LangDetectException:
         return None
+
+
+WORDLIST_DIR = Path(__file__).resolve().parents[1] / "data" / "wordlists"
+
+
+def wordlist_languages(name: str, folder: Path = WORDLIST_DIR) -> list[str]:
+    """The languages that have a `name` word-list file (data/wordlists/<name>.<language>.json)."""
+    return sorted(p.name.split(".")[1] for p in folder.glob(f"{name}.*.json"))
+
+
+@cache
+def wordlists(name: str, language: str = "en", folder: Path = WORDLIST_DIR) -> dict:
+    """The `name` word lists for `language` (knowledge in data files, not code); ValueError naming the languages
+    supported when it has none."""
+    path = folder / f"{name}.{language}.json"
+    if not path.is_file():
+        raise ValueError(f"word lists {name!r} are unsupported for language {language!r}; "
+                         f"known: {', '.join(wordlist_languages(name, folder)) or 'none'}")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("language") != language:
+        raise ValueError(f"{path}: tagged language {data.get('language')!r}, expected {language!r}")
+    return data

@@ -16,8 +16,9 @@ import streamlit as st
 from core.config import REPO_ROOT
 from core.construction.build import DOMAIN_NAMES
 from core.construction.documents import OFFICE_SUFFIXES
+from core.generation.registered_models import model_names
 from core.review.auth import Principal
-from core.services.benchmarks import build_benchmark_file
+from core.services.benchmarks import build_benchmark_file, estimate_benchmark_file
 from ui.auth import guarded_write
 from ui.session import engine
 from ui.set_import import import_as_set
@@ -45,6 +46,16 @@ def _build(principal: Principal, queries: list[Path], corpus: list[Path], librar
     except (ValueError, FileNotFoundError, KeyError) as exc:
         st.error(f"Build failed: {exc}")
         return None
+
+
+def _start(principal: Principal, options: dict) -> None:
+    """Run the build with `options` and keep its report for the page."""
+    with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
+        report = guarded_write(lambda: _build(principal, options["queries"], options["corpus"], options["libraries"],
+                                              options["out"], **{k: v for k, v in options.items()
+                                                                 if k not in ("queries", "corpus", "libraries", "out")}))
+    if report:
+        st.session_state["build_report"] = report.to_dict()
 
 
 def _corpus_report(corpus: dict, queries: dict) -> None:
@@ -90,6 +101,15 @@ def instruction_set_tab(principal: Principal) -> None:
         per_domain = cols[2].number_input("Queries per domain (0 = all)", 0, 1000, 0, key="build_per_domain")
         dense = cols[3].toggle("Dense + BM25 (hybrid)", value=True, key="build_dense",
                                help="Off: BM25 only (faster). On: adds the offline MiniLM embedder with RRF fusion.")
+        models = ["", *model_names(engine())]
+        llm = st.columns(3)
+        generator = llm[0].selectbox(
+            "Generator model (optional)", models, format_func=lambda m: m or "none: rules only", key="build_generator",
+            help="Edits one fact (conflict) or removes the answer in meaning (gap) where the rules cannot; every "
+                 "conflict and gap is checked, and the build's cost is shown for confirmation first.")
+        judge = llm[1].selectbox("Judge model for the checks", models, format_func=lambda m: m or "the generator",
+                                 key="build_judge")
+        budget = llm[2].number_input("Budget (USD, 0 = none)", 0.0, 10_000.0, 0.0, key="build_budget")
         submitted = st.form_submit_button("Build", type="primary")
 
     if submitted:
@@ -110,12 +130,28 @@ def instruction_set_tab(principal: Principal) -> None:
             out = out_dir / f"benchmark-seed{seed}.jsonl"
 
             chosen = domains if not source.startswith("Upload") else None  # uploaded questions keep their domains
-            with st.spinner("Retrieving, fusing constraints and simulating bundles..."):
-                report = guarded_write(lambda: _build(principal, queries, corpus, libraries, out, seed=int(seed), top_k=int(top_k),
-                                                      embedder="minilm-onnx" if dense else None, domains=chosen,
-                                                      max_queries_per_domain=int(per_domain) or None))
-            if report:
-                st.session_state["build_report"] = report.to_dict()
+            shared = {"seed": int(seed), "top_k": int(top_k), "domains": chosen,
+                      "max_queries_per_domain": int(per_domain) or None}
+            pending = {"queries": queries, "corpus": corpus, "libraries": libraries, "out": out, **shared,
+                       "embedder": "minilm-onnx" if dense else None, "generator": generator or None,
+                       "judge": judge or None, "budget_usd": float(budget) or None}
+            if generator or judge:  # LLM calls cost money: the estimate is confirmed before the build starts
+                estimate = guarded_write(lambda: estimate_benchmark_file(
+                    engine(), principal, queries, corpus, generator=generator or None, judge=judge or None, **shared))
+                if estimate is not None:
+                    st.session_state["build_pending"] = {**pending, "estimate": estimate.summary(),
+                                                         "max_cost_usd": estimate.max_cost_usd}
+            else:
+                st.session_state.pop("build_pending", None)
+                _start(principal, pending)
+
+    pending = st.session_state.get("build_pending")
+    if pending:
+        st.info(pending["estimate"].capitalize() + ".")
+        if st.button(f"Confirm: build for at most ${pending['max_cost_usd']:.4f}", type="primary",
+                     key="build_confirm"):
+            st.session_state.pop("build_pending")
+            _start(principal, {k: v for k, v in pending.items() if k not in ("estimate", "max_cost_usd")})
 
     report = st.session_state.get("build_report")
     if report:
@@ -127,6 +163,14 @@ def instruction_set_tab(principal: Principal) -> None:
             counts = pd.DataFrame(sorted(report[key].items()), columns=[title, "Instances"])
             counts["Share"] = (counts["Instances"] / max(report["instances"], 1)).map("{:.1%}".format)
             col.dataframe(counts, hide_index=True)
+        if report.get("checks"):
+            st.caption(f"Conflicts and gaps checked: {report.get('generated', 0)} written by the generator, "
+                       f"{report.get('regenerated', 0)} written again after a failed check, "
+                       f"{len(report.get('dropped_by_checks', []))} dropped by the checks"
+                       + (f"; LLM calls {report['spent']['calls']} paid (${report['spent']['paid_usd']:.4f}), "
+                          f"{report['spent']['cached']} from the cache" if report.get("spent") else "") + ".")
+            st.dataframe(pd.DataFrame([{"check": name, **row} for name, row in report["checks"].items()]),
+                         hide_index=True, key="build_checks")
         for problem in report["skipped"]:
             st.warning(problem)
         _corpus_report(report.get("corpus") or {}, report.get("queries") or {})

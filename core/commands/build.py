@@ -2,41 +2,38 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from core.config import REPO_ROOT
 
+if TYPE_CHECKING:
+    from core.construction.cost import BuildSpend
+    from core.generation.providers.base import ModelConfig
 
-def llm_complete_json(model_name: str) -> Callable[[str], dict]:
-    """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client."""
-    from sqlmodel import Session, select
 
-    from core.generation.llm import config_from_model, make_client
-    from core.generation.providers.base import ChatMessage
-    from core.scoring.judges.parsing import extract_json_object
+def model_config(model_name: str) -> ModelConfig:
+    """The ModelConfig of a registered model (BadParameter naming the fix when there is none)."""
+    from core.generation.models_admin import model_config as registered
     from core.store.db import get_engine
-    from core.store.models import Model
 
-    engine = get_engine()
-    with Session(engine) as session:
-        model = session.exec(select(Model).where(Model.name == model_name)).first()
-    if model is None:
+    config = registered(get_engine(), model_name)
+    if config is None:
         raise typer.BadParameter(f"no model named {model_name!r}; register it with `gauntlet models add`")
-    client = make_client(config_from_model(model), engine)
-    loop = asyncio.new_event_loop()  # one loop for every call: the provider's async HTTP client is bound to it
+    return config
 
-    def complete_json(prompt: str) -> dict:
-        messages = [ChatMessage(role="user", content=prompt)]
-        completion = loop.run_until_complete(client.complete(messages, purpose="build:construction"))
-        return extract_json_object(completion.text) or {}
 
-    return complete_json
+def llm_complete_json(model_name: str, spend: BuildSpend | None = None) -> Callable[[str], dict]:
+    """A `complete_json(prompt) -> dict` backed by a registered model, through the cached, retried LLM client; with
+    `spend`, each paid call reserves its cost against the build's budget first and is counted."""
+    from core.construction.cost import model_complete_json
+    from core.store.db import get_engine
+
+    return model_complete_json(get_engine(), model_config(model_name), spend)
 
 
 def register(app: typer.Typer) -> None:
@@ -62,28 +59,62 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--llm", help="Registered model for the LLM-assisted steps (offline if absent).")
         ] = None,
         augment: Annotated[bool, typer.Option(help="Let the LLM add 1-2 query-specific constraints.")] = False,
+        generate: Annotated[str | None, typer.Option(
+            "--generate", help="Registered model that edits one fact (conflict) or removes the answer in meaning (gap) "
+            "where the rules skip an item or it fails a check (marked generated).")] = None,
+        judge: Annotated[str | None, typer.Option(
+            "--judge", help="Registered model deciding the checks rules cannot (a generated edit's type and "
+            "contradiction, whether a gap bundle still answers; default: the --generate model).")] = None,
+        budget: Annotated[float | None, typer.Option(
+            "--budget", help="Dollars the build's LLM calls may spend (calls answered from the cache are free).")] = None,
+        estimate_only: Annotated[bool, typer.Option(
+            "--estimate", help="Print the cost estimate and stop before the build.")] = False,
         executor: Annotated[str, typer.Option(help="local, or ray: each domain's corpus embedded and the instances "
                                               "simulated and fused in Ray tasks (the same file).")] = "local",
         address: Annotated[str | None, typer.Option(help="With --executor ray: the Ray cluster (auto, HOST:PORT or "
                                                     "ray://HOST:PORT); default: a local instance on loopback.")] = None,
     ) -> None:
-        """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles."""
-        from core.construction.build import build_benchmark
+        """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles; conflicts and
+        gaps are checked, and with --generate a model writes those the rules cannot. The LLM cost is estimated first."""
+        from core.construction.build import build_benchmark, estimate_benchmark
+        from core.construction.fact_checks import Assist
+        from core.generation.runner import BudgetReached
 
-        report = build_benchmark(
-            queries,
-            corpus,
-            library,
-            out,
-            seed=seed,
-            top_k=top_k,
-            embedder=None if bm25_only else "minilm-onnx",
-            domains=[d.strip().lower().replace(" ", "_") for d in domains] if domains else None,
-            complete_json=llm_complete_json(llm) if llm else None,
-            augment=augment,
-            executor=executor,
-            ray_address=address,
-        )
+        chosen = [d.strip().lower().replace(" ", "_") for d in domains] if domains else None
+        judge = judge or generate
+        estimate = estimate_benchmark(queries, corpus, top_k=top_k, domains=chosen,
+                                      fusion=model_config(llm) if llm else None, augment=augment,
+                                      generator=model_config(generate) if generate else None,
+                                      judge=model_config(judge) if judge else None)
+        typer.echo(estimate.summary(), err=True)
+        if estimate_only:
+            typer.echo(json.dumps(estimate.to_dict(), indent=2))
+            return
+        from core.construction.cost import BuildSpend
+
+        spend = BuildSpend(budget)
+        assist = Assist(llm_complete_json(generate, spend) if generate else None,
+                        llm_complete_json(judge, spend) if judge else None, judge or "") if generate or judge else None
+        try:
+            report = build_benchmark(
+                queries,
+                corpus,
+                library,
+                out,
+                seed=seed,
+                top_k=top_k,
+                embedder=None if bm25_only else "minilm-onnx",
+                domains=chosen,
+                complete_json=llm_complete_json(llm, spend) if llm else None,
+                augment=augment,
+                executor=executor,
+                ray_address=address,
+                assist=assist,
+            )
+        except BudgetReached as exc:
+            typer.echo(f"build stopped: {exc} (paid ${spend.paid_usd:.4f} in {spend.calls} calls)", err=True)
+            raise typer.Exit(4) from None
+        report.estimate, report.spent = estimate.to_dict(), spend.to_dict()
         typer.echo(json.dumps(report.to_dict(), indent=2))
         for reason in report.skipped:
             typer.echo(f"not built: {reason}", err=True)

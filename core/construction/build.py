@@ -20,12 +20,16 @@ from types import ModuleType
 import numpy as np
 
 from core.construction.corpus import CorpusDoc, load_corpus
+from core.construction.cost import BuildEstimate, estimate_build, text_tokens
 from core.construction.documents import import_folder, is_document_folder, resolve_support
 from core.construction.embedders import Embedder, build_embedder
+from core.construction.fact_checks import Assist, CheckCounts, CheckFailed, stored
 from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
+from core.generation.providers.base import ModelConfig
+from core.language import wordlists
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -34,9 +38,9 @@ BUILDER_VERSION = "construction-1"
 RAY_TASK_RETRIES = 3
 DOMAIN_NAMES = {"energy": "Energy", "medical": "Medical", "legal": "Legal", "financial": "Financial",
                 "party_building": "Party Building", "web_search": "Web Search"}
-_STATUTE = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:Act|Law|Code|Regulations?|Rules)\b,?\s+Article\s+\d+")
-_DATE = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
-                   r"|\b(?:19|20)\d{2}\b")
+_LAW_TYPES = "|".join(sorted(map(re.escape, wordlists("statutes")["feature_law_types"]), key=len, reverse=True))
+_STATUTE = re.compile(rf"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:{_LAW_TYPES})\b,?\s+Article\s+\d+")
+_DATE = re.compile(r"\b(?:" + "|".join(wordlists("fact_edits")["months"]) + r")\b|\b(?:19|20)\d{2}\b")
 
 
 @dataclass
@@ -54,6 +58,12 @@ class BuildReport:
     skipped: list[str] = field(default_factory=list)
     corpus: dict = field(default_factory=dict)  # a document folder's import: files, chunks, languages, duplicates
     queries: dict = field(default_factory=dict)  # queries by origin: real (the team's) or generated
+    checks: dict = field(default_factory=dict)  # per check on conflicts and gaps: passed, failed, by rule / by judge
+    generated: int = 0  # conflicts and gaps whose edit the generator wrote (the rules skipped them or failed a check)
+    regenerated: int = 0  # generator attempts written again after failing a check
+    dropped_by_checks: list[str] = field(default_factory=list)  # items that failed a check and were not built
+    estimate: dict = field(default_factory=dict)  # the LLM cost estimated before the build (empty offline)
+    spent: dict = field(default_factory=dict)  # LLM calls made, answered from the cache, and dollars paid
 
     def to_dict(self) -> dict:
         """Plain dict (for JSON output)."""
@@ -200,10 +210,11 @@ def instance_seed(seed: int, query_id: str, mode: str) -> int:
 
 
 def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomic], seed: int, top_k: int,
-                   complete_json: CompleteJson | None = None, augment: bool = False) -> InstanceSpec:
-    """One InstanceSpec: simulate the bundle, then fuse constraints that the bundle can trigger."""
+                   complete_json: CompleteJson | None = None, augment: bool = False,
+                   assist: Assist | None = None) -> InstanceSpec:
+    """One InstanceSpec: simulate the bundle (conflicts and gaps checked), then fuse constraints it can trigger."""
     rng = random.Random(instance_seed(seed, q["query_id"], mode))
-    bundle = simulate(mode, q, retriever, top_k, rng)
+    bundle = simulate(mode, q, retriever, top_k, rng, assist)
     if not bundle.documents:
         raise ValueError(f"{q['query_id']} {mode}: empty bundle")
     context = "\n\n".join(f"[doc {i + 1}] {d.title}\n{d.text}" for i, d in enumerate(bundle.documents))
@@ -266,24 +277,45 @@ def embed_texts(name: str, options: dict, texts: list[str]) -> np.ndarray:
 
 
 Planned = list[tuple[int, dict, str]]  # (position in the plan, query, mode)
+Built = list[tuple[int, InstanceSpec | None, str | None, dict | None]]  # (position, instance, why not, verdicts)
 
 
 def build_planned(planned: Planned, retrievers: dict[str, Retriever], atomics: list[Atomic], seed: int, top_k: int,
-                  complete_json: CompleteJson | None = None, augment: bool = False
-                  ) -> list[tuple[int, InstanceSpec | None, str | None]]:
-    """(position, instance, None) per planned query and mode, or (position, None, why it was not built)."""
-    out: list[tuple[int, InstanceSpec | None, str | None]] = []
+                  complete_json: CompleteJson | None = None, augment: bool = False,
+                  assist: Assist | None = None) -> Built:
+    """(position, instance, None, None) per planned query and mode, or (position, None, why it was not built, the
+    verdicts of the checks it failed or None)."""
+    out: Built = []
     for position, q, mode in planned:
         try:
             out.append((position, build_instance(q, mode, retrievers[q["domain"]], atomics, seed, top_k,
-                                                 complete_json, augment), None))
+                                                 complete_json, augment, assist), None, None))
+        except CheckFailed as exc:
+            out.append((position, None, str(exc), {**stored(exc.verdicts), "__attempts": exc.attempts}))
         except ValueError as exc:
-            out.append((position, None, str(exc)))
+            out.append((position, None, str(exc), None))
     return out
 
 
+def check_counts(built: Built) -> CheckCounts:
+    """The checks' verdicts counted over built and dropped conflicts and gaps, with generated and regenerated."""
+    counts = CheckCounts()
+    for _, instance, reason, failed in built:
+        if instance is not None and "checks" in instance.metadata.get("bundle", {}):
+            bundle = instance.metadata["bundle"]
+            counts.add(bundle["checks"])
+            counts.generated += bool(bundle.get("generated"))
+            counts.regenerated += max(0, int(bundle.get("attempts", 0)) - 1)
+        elif failed is not None:
+            attempts = failed.pop("__attempts", 1)
+            counts.add(failed)
+            counts.regenerated += max(0, attempts - 1)
+            counts.dropped.append(str(reason))
+    return counts
+
+
 def build_shard(docs: list[CorpusDoc], config: RetrievalConfig, planned: Planned, atomics: list[Atomic], seed: int,
-                top_k: int, augment: bool) -> list[tuple[int, InstanceSpec | None, str | None]]:
+                top_k: int, augment: bool) -> Built:
     """A Ray task: simulate and fuse a slice of the plan over retrievers loaded from the index folder (built there by
     the driver; rebuilt the same way where the folder is not shared)."""
     retrievers = domain_retrievers(docs, {q["domain"] for _, q, _ in planned}, config)
@@ -292,7 +324,7 @@ def build_shard(docs: list[CorpusDoc], config: RetrievalConfig, planned: Planned
 
 def build_on_ray(ray: ModuleType, docs: list[CorpusDoc], config: RetrievalConfig, planned: Planned,
                  atomics: list[Atomic], seed: int, top_k: int,
-                 augment: bool) -> list[tuple[int, InstanceSpec | None, str | None]]:
+                 augment: bool) -> Built:
     """The plan in contiguous slices (one per CPU of the cluster), each built by a Ray task; results in plan order."""
     shards = max(1, min(len(planned), int(ray.cluster_resources().get("CPU", 1))))
     size = -(-len(planned) // shards)
@@ -303,19 +335,10 @@ def build_on_ray(ray: ModuleType, docs: list[CorpusDoc], config: RetrievalConfig
     return sorted((row for part in ray.get(refs) for row in part), key=lambda row: row[0])
 
 
-def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike],
-                    library_path: PathLike | Sequence[PathLike], out_path: PathLike, seed: int = 0, *,
-                    top_k: int = 10, embedder: str | None = "minilm-onnx",
-                    index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
-                    max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
-                    augment: bool = False, executor: str = "local", ray_address: str | None = None) -> BuildReport:
-    """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file.
-
-    executor="ray" (optionally on the cluster at `ray_address`) embeds each domain's corpus in a Ray task, all
-    domains at once, and simulates and fuses the instances in Ray tasks (in the driver when `complete_json` is given:
-    the LLM client stays in this process); the file is the same as a local build's."""
-    start = time.perf_counter()
-    docs, corpus_report = load_documents(corpus_path)
+def select_queries(queries_path: PathLike | Sequence[PathLike], docs: list[CorpusDoc], corpus_report: dict,
+                   domains: list[str] | None, max_queries_per_domain: int | None) -> list[dict]:
+    """The queries a build uses: read, their support resolved against a document folder, filtered by domain and
+    capped per domain."""
     queries = load_queries(_paths(queries_path, ("*.jsonl", "*.csv")))
     if corpus_report:
         resolve_support(queries, docs)
@@ -324,6 +347,37 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
     if max_queries_per_domain:
         per: Counter = Counter()
         queries = [q for q in queries if (per.update([q["domain"]]) or per[q["domain"]]) <= max_queries_per_domain]
+    return queries
+
+
+def estimate_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike], *,
+                       seed: int = 0, top_k: int = 10, domains: list[str] | None = None,
+                       max_queries_per_domain: int | None = None, fusion: ModelConfig | None = None,
+                       augment: bool = False, generator: ModelConfig | None = None,
+                       judge: ModelConfig | None = None) -> BuildEstimate:
+    """The LLM cost of a build before it starts: the same plan of queries and modes, priced per model role."""
+    docs, corpus_report = load_documents(corpus_path)
+    queries = select_queries(queries_path, docs, corpus_report, domains, max_queries_per_domain)
+    planned = plan_modes(queries, random.Random(seed))
+    return estimate_build(planned, text_tokens({d.doc_id: d.text for d in docs}), top_k, fusion=fusion,
+                          augment=augment, generator=generator, judge=judge)
+
+
+def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: PathLike | Sequence[PathLike],
+                    library_path: PathLike | Sequence[PathLike], out_path: PathLike, seed: int = 0, *,
+                    top_k: int = 10, embedder: str | None = "minilm-onnx",
+                    index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
+                    max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
+                    augment: bool = False, executor: str = "local", ray_address: str | None = None,
+                    assist: Assist | None = None) -> BuildReport:
+    """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file.
+
+    executor="ray" (optionally on the cluster at `ray_address`) embeds each domain's corpus in a Ray task, all
+    domains at once, and simulates and fuses the instances in Ray tasks (in the driver when `complete_json` is given:
+    the LLM client stays in this process); the file is the same as a local build's."""
+    start = time.perf_counter()
+    docs, corpus_report = load_documents(corpus_path)
+    queries = select_queries(queries_path, docs, corpus_report, domains, max_queries_per_domain)
     atomics = load_libraries(library_files(library_path))
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor {executor!r}; known: local, ray")
@@ -338,12 +392,13 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
 
             ray = connect(ray_address)
         retrievers = domain_retrievers(docs, {q["domain"] for q in queries}, config, ray)
-        if ray is not None and complete_json is None:
+        if ray is not None and complete_json is None and assist is None:
             built = build_on_ray(ray, docs, config, planned, atomics, seed, top_k, augment)
         else:
-            built = build_planned(planned, retrievers, atomics, seed, top_k, complete_json, augment)
-    instances = [instance for _, instance, _ in built if instance is not None]
-    skipped = [reason for _, _, reason in built if reason is not None]
+            built = build_planned(planned, retrievers, atomics, seed, top_k, complete_json, augment, assist)
+    instances = [instance for _, instance, _, _ in built if instance is not None]
+    skipped = [reason for _, _, reason, _ in built if reason is not None]
+    counts = check_counts(built)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
@@ -354,6 +409,7 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         by_domain=dict(Counter(i.domain for i in instances)), by_origin=dict(Counter(i.origin for i in instances)),
         avg_constraints=round(sum(len(i.constraints) for i in instances) / n, 2) if n else 0.0, seed=seed,
         seconds=round(time.perf_counter() - start, 2), skipped=skipped, corpus=corpus_report,
-        queries=dict(Counter(q["query_origin"] for q in queries)),
+        queries=dict(Counter(q["query_origin"] for q in queries)), checks=counts.checks, generated=counts.generated,
+        regenerated=counts.regenerated, dropped_by_checks=counts.dropped,
     )
 

@@ -18,15 +18,26 @@ import re
 from dataclasses import dataclass, field
 
 from core.construction.corpus import CorpusDoc
+from core.construction.fact_checks import (
+    MAX_ATTEMPTS,
+    Assist,
+    CheckFailed,
+    Verdict,
+    check_conflict,
+    check_gap,
+    failures,
+    generate_conflict,
+    generate_gap,
+    stored,
+)
 from core.construction.retrieval import Retriever
+from core.language import wordlists
 from core.store.schema import DocumentSpec
 
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
-STATUS_SWAPS = [("not required", "required"), ("not permitted", "permitted"), ("prohibited", "permitted"),
-                ("excluded", "included"), ("immediate", "after one year"), ("free of charge", "charged at cost"),
-                ("none", "2 percent"), ("final", "provisional"), ("approved", "rejected")]
-SUBSTITUTE_NAMES = ["Morgan Ellery", "Rina Castell", "Tomas Brede", "Ilse Varga", "Owen Marsh"]
+_WORDS = wordlists("fact_edits")
+MONTHS: list[str] = _WORDS["months"]
+STATUS_SWAPS: list[tuple[str, str]] = [(a, b) for a, b in _WORDS["status_swaps"]]
+SUBSTITUTE_NAMES: list[str] = _WORDS["substitute_names"]
 _DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(MONTHS) + r")( \d{4})?\b")
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)\b")
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
@@ -99,9 +110,8 @@ def edit_time(fact: str) -> str | None:
     return fact[: m.start()] + f"{(int(m.group(1)) + 2) % 24:02d}:{m.group(2)}" + fact[m.end():] if m else None
 
 
-NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-                "fifteen", "twenty"]
-FRACTIONS = {"half": "one third", "third": "quarter", "quarter": "fifth", "fifth": "sixth", "sixth": "seventh"}
+NUMBER_WORDS: list[str] = _WORDS["number_words"]
+FRACTIONS: dict[str, str] = _WORDS["fractions"]
 
 
 def edit_number_word(fact: str) -> str | None:
@@ -204,7 +214,7 @@ def retrieved_ids(retriever: Retriever, query: str, depth: int, exclude: set[str
     return [h.doc_id for h in retriever.search(query, depth) if h.doc_id not in exclude]
 
 
-def noisy_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random) -> Bundle:
+def noisy_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, assist: Assist | None = None) -> Bundle:
     """Supporting documents at recorded positions among retrieved noise (conflicting versions excluded)."""
     support = [d for d in q["supporting_doc_ids"] if d in retriever.docs]
     exclude = set(support) | set(q.get("conflicting_doc_ids", []))
@@ -225,8 +235,10 @@ def answers_query(doc: CorpusDoc, q: dict, bm25: float, threshold: float) -> boo
     return bool(probe) and all(p in text for p in probe)
 
 
-def gap_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random) -> Bundle:
-    """Related-but-insufficient documents only; anything that could still answer is dropped."""
+def gap_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, assist: Assist | None = None) -> Bundle:
+    """Related-but-insufficient documents only; anything that could still answer is dropped (rules), then the bundle
+    is checked (the judge reads meaning when one is configured) and, with a generator, a document that still answers
+    (or, when nothing is left, a supporting one) is rewritten so that it no longer does."""
     removed = set(q["supporting_doc_ids"]) | set(q.get("conflicting_doc_ids", []))
     bm25 = retriever.bm25_scores(q["query"])
     threshold = 0.8 * min((bm25.get(d, 0.0) for d in removed if d in bm25), default=float("inf"))
@@ -237,13 +249,97 @@ def gap_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random) -> Bun
         doc = retriever.docs[doc_id]
         (dropped if answers_query(doc, q, bm25.get(doc_id, 0.0), threshold) else kept).append(doc_id)
     related = set(q.get("related_doc_ids", []))
-    docs = [to_spec(retriever.docs[d], "partial" if d in related else "noise") for d in kept]
+    docs = [retriever.docs[d] for d in kept]
     origin = "augmented" if q.get("answerable") else "natural"
-    return Bundle(docs, origin, {"removed_supporting": sorted(removed), "gap_check_dropped": dropped,
-                                 "gap_check_passed": True})
+    meta: dict = {"removed_supporting": sorted(removed), "gap_check_dropped": dropped, "gap_check_passed": True}
+    docs, rewritten, checks = _checked_gap(q, docs, [retriever.docs[d] for d in q["supporting_doc_ids"]
+                                                      if d in retriever.docs], assist)
+    meta.update(checks)
+    specs = [to_spec(d, "partial" if d.doc_id in related or d.doc_id in rewritten else "noise") for d in docs]
+    return Bundle(specs, origin, meta)
 
 
-def conflict_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, natural_share: float = 0.2) -> Bundle:
+def _rewritten(doc: CorpusDoc, text: str) -> CorpusDoc:
+    digest = hashlib.sha256(f"{doc.doc_id}|{text}".encode()).hexdigest()[:8]
+    return CorpusDoc(f"{doc.doc_id}-g{digest}", doc.domain, doc.title, text, doc.source, "text")
+
+
+def _checked_gap(q: dict, docs: list[CorpusDoc], support: list[CorpusDoc],
+                 assist: Assist | None) -> tuple[list[CorpusDoc], set[str], dict]:
+    """The gap bundle after its checks (and the generator's rewrites where a check failed): documents, the ids of
+    rewritten ones, and what to record; CheckFailed when it still fails."""
+    gold = list(q.get("answer_facts", []))
+    verdicts, answering = check_gap(q["query"], gold, [d.plain for d in docs], assist=assist)
+    generate = assist.generate if assist else None
+    attempts, first, edited = 0, failures(verdicts), None
+    rewritten: set[str] = set()
+    while (failures(verdicts) or not docs) and generate is not None and attempts < MAX_ATTEMPTS:
+        attempts += 1
+        targets = answering or ([] if docs else [-1])
+        if -1 in targets:
+            if not support:
+                break
+            docs = [support[0]]
+            targets = [0]
+        try:
+            for i in targets:
+                new = _rewritten(docs[i], generate_gap(q["query"], gold, docs[i].plain, generate, failures(verdicts)))
+                edited, docs[i] = (docs[i].plain, new.plain), new
+                rewritten.add(new.doc_id)
+        except ValueError as exc:
+            verdicts = {"generated": Verdict(False, str(exc), "rule")}
+            continue
+        verdicts, answering = check_gap(q["query"], gold, [d.plain for d in docs], edited, assist)
+    if not docs:
+        raise ValueError(f"{q['query_id']} gap: empty bundle")
+    if failures(verdicts):
+        raise CheckFailed(f"{q['query_id']} gap: dropped by checks ({failures(verdicts)})", verdicts, attempts)
+    meta = {"checks": stored(verdicts), "generated": bool(rewritten), "attempts": attempts}
+    if first and attempts:
+        meta["rule_failed"] = first
+    return docs, rewritten, meta
+
+
+def _checked_conflict(q: dict, main: CorpusDoc, group: str, assist: Assist | None) -> tuple[DocumentSpec, dict]:
+    """The rule's contradicting copy of `main` if it passes every check, else the generator's (told what failed);
+    CheckFailed with the last verdicts when none passes, ValueError when nothing could be edited."""
+    gold = list(q.get("answer_facts", []))
+    made = make_conflict(main, gold, group)
+    verdicts: dict[str, Verdict] = {}
+    if made is not None:
+        spec, meta = made
+        verdicts = check_conflict(q["query"], gold, main.text, main.text.replace(meta["original_fact"], meta["edited_fact"]),
+                                  meta["original_fact"], meta["edited_fact"], meta["edit_kind"], assist)
+        if not failures(verdicts):
+            return spec, {**meta, "checks": stored(verdicts), "generated": False}
+    generate = assist.generate if assist else None
+    if generate is None:
+        if made is None:
+            raise ValueError(f"query {q['query_id']}: no editable fact in {main.doc_id}")
+        raise CheckFailed(f"{q['query_id']} conflict: dropped by checks ({failures(verdicts)})", verdicts)
+    first, attempts = failures(verdicts) or "no rule could edit a fact", 0
+    while attempts < MAX_ATTEMPTS:
+        attempts += 1
+        try:
+            text, original, edited, kind = generate_conflict(q["query"], gold, main.text, generate,
+                                                             failures(verdicts) if verdicts else "")
+        except ValueError as exc:
+            verdicts = {"generated": Verdict(False, str(exc), "rule")}
+            continue
+        verdicts = check_conflict(q["query"], gold, main.text, text, original, edited, "generated", assist)
+        if not failures(verdicts):
+            digest = hashlib.sha256(f"{main.doc_id}|{original}|{edited}".encode()).hexdigest()[:8]
+            spec = to_spec(CorpusDoc(f"{main.doc_id}-x{digest}", main.domain, main.title, text, main.source,
+                                     main.content_type), "conflicting", conflict_group=group,
+                           conflict_summary=f"'{original}' in {main.doc_id} changed to '{edited}' (generated edit)")
+            return spec, {"edited_doc": main.doc_id, "original_fact": original, "edited_fact": edited,
+                          "edit_kind": "generated", "fact_type": kind, "checks": stored(verdicts), "generated": True,
+                          "attempts": attempts, "rule_failed": first}
+    raise CheckFailed(f"{q['query_id']} conflict: dropped by checks ({failures(verdicts)})", verdicts, attempts)
+
+
+def conflict_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, assist: Assist | None = None,
+                    natural_share: float = 0.2) -> Bundle:
     """Supporting documents plus one contradicting document (natural earlier version or rule-based edit)."""
     support = [d for d in q["supporting_doc_ids"] if d in retriever.docs]
     natural = [d for d in q.get("conflicting_doc_ids", []) if d in retriever.docs]
@@ -255,10 +351,7 @@ def conflict_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, n
                            conflict_summary=f"{support[0]} vs {other.doc_id}: " + diff_summary(main.plain, other.plain))
         origin, meta = "natural", {"conflict_source": other.doc_id}
     else:
-        made = make_conflict(main, q.get("answer_facts", []), group)
-        if made is None:
-            raise ValueError(f"query {q['query_id']}: no editable fact in {main.doc_id}")
-        conflict, meta = made
+        conflict, meta = _checked_conflict(q, main, group, assist)
         origin = "augmented"
     exclude = set(support) | set(natural)
     noise = retrieved_ids(retriever, q["query"], k * 3, exclude)
@@ -274,6 +367,7 @@ def conflict_bundle(q: dict, retriever: Retriever, k: int, rng: random.Random, n
 MODE_BUILDERS = {"noisy": noisy_bundle, "gap": gap_bundle, "conflict": conflict_bundle}
 
 
-def simulate(mode: str, q: dict, retriever: Retriever, k: int, rng: random.Random) -> Bundle:
-    """The bundle for one query under one mode."""
-    return MODE_BUILDERS[mode](q, retriever, k, rng)
+def simulate(mode: str, q: dict, retriever: Retriever, k: int, rng: random.Random,
+             assist: Assist | None = None) -> Bundle:
+    """The bundle for one query under one mode (conflicts and gaps checked; `assist` brings the generator and judge)."""
+    return MODE_BUILDERS[mode](q, retriever, k, rng, assist)

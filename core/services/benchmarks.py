@@ -7,7 +7,11 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from core.construction.build import BuildReport, build_benchmark
+from core.construction.build import BuildReport, build_benchmark, estimate_benchmark
+from core.construction.cost import BuildEstimate, BuildSpend, model_complete_json
+from core.construction.fact_checks import Assist
+from core.generation.models_admin import model_config
+from core.generation.providers.base import ModelConfig
 from core.ingest.deployed import TraceImportReport, import_traces
 from core.ingest.format_sets import FormatPreview, import_format_set, preview_format_file
 from core.ingest.importers.traces import Trace, read_trace_parts
@@ -16,11 +20,39 @@ from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, 
 from core.review.auth import Principal, authorize
 
 
-def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
-                         libraries: list[Path], out: Path, seed: int, **options: Any) -> BuildReport:
-    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport."""
+def _config(engine: Engine, name: str | None) -> ModelConfig | None:
+    if not name:
+        return None
+    config = model_config(engine, name)
+    if config is None:
+        raise ValueError(f"no model named {name!r}; register it on Models or with `gauntlet models add`")
+    return config
+
+
+def estimate_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
+                            seed: int, generator: str | None = None, judge: str | None = None,
+                            **options: Any) -> BuildEstimate:
+    """An admin's estimate of a build's LLM cost before it starts (re-checked: build_benchmark)."""
     authorize(engine, principal, "build_benchmark")
-    return build_benchmark(queries, corpus, libraries, out, seed, **options)
+    return estimate_benchmark(queries, corpus, seed=seed, generator=_config(engine, generator),
+                              judge=_config(engine, judge or generator), **options)
+
+
+def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
+                         libraries: list[Path], out: Path, seed: int, generator: str | None = None,
+                         judge: str | None = None, budget_usd: float | None = None, **options: Any) -> BuildReport:
+    """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport. With a generator
+    (and judge) model, conflicts and gaps the rules cannot make are written and checked, spent under `budget_usd`."""
+    authorize(engine, principal, "build_benchmark")
+    spend = BuildSpend(budget_usd)
+    judge = judge or generator
+    gen_config, judge_config = _config(engine, generator), _config(engine, judge)
+    assist = Assist(model_complete_json(engine, gen_config, spend) if gen_config else None,
+                    model_complete_json(engine, judge_config, spend) if judge_config else None,
+                    judge or "") if gen_config or judge_config else None
+    report = build_benchmark(queries, corpus, libraries, out, seed, assist=assist, **options)
+    report.spent = spend.to_dict()
+    return report
 
 
 def import_benchmark_file(engine: Engine, principal: Principal | None, path: Path) -> ImportReport:

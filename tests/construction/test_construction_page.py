@@ -82,3 +82,32 @@ def test_build_page_shows_the_expert_sound_rate(seeded, name, decisions, expecte
     assert (str(row["Verified"]), str(row["Sound"]), row["Sound rate"], row["95% CI (Wilson)"]) == expected, name
     low, high = wilson(3, 4)
     assert (round(low, 2), round(high, 2)) == (0.30, 0.95)  # Wilson 95% of 3/4: 0.301-0.954
+
+
+def test_llm_build_shows_its_estimate_before_the_confirmed_build(seeded):
+    """Issue 43: with a generator model chosen, the build's LLM cost is estimated and shown first; the build starts
+    only when the admin confirms it (the generator and judge scripted on the loopback fake server)."""
+    import json
+
+    from core.testing.fake_server import ScriptRule
+    from tests.factories import scripted_models
+
+    judge = [ScriptRule(match="knowledge-gap item", reply=json.dumps({"answers": False, "documents": [],
+                                                                       "reason": "scripted"})),
+             ScriptRule(match="", reply=json.dumps({"contradicts": True, "same_type": True, "reason": "scripted"}))]
+    with scripted_models(seeded.engine, {"writer": judge}, max_output_tokens=256):
+        at = page_as("admin")
+        at.multiselect(key="build_domains").set_value(["legal"])
+        at.number_input(key="build_per_domain").set_value(4)
+        at.toggle(key="build_dense").set_value(False)
+        at.selectbox(key="build_generator").set_value("writer")
+        at.button[0].click().run()
+        assert not at.exception, at.exception
+        assert not at.success  # nothing built yet
+        assert [i.value for i in at.info if i.value.startswith("Estimate before the build: at most ")]
+        confirm = at.button(key="build_confirm")
+        assert confirm.label.startswith("Confirm: build for at most $")
+        confirm.click().run()
+        assert not at.exception, at.exception
+    assert at.success and at.success[0].value.startswith("Built ")
+    assert any(c.value.startswith("Conflicts and gaps checked:") for c in at.caption)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core.language import CJK_RE, KANA_RE
+from core.language import CJK_RE, KANA_RE, wordlists
 from core.scoring.checkers.base import CHECKERS, Checker, UnsupportedLanguageError
 from core.scoring.checkers.dates import first_date
 from core.scoring.checkers.guard import guarded, regex_error
@@ -168,11 +168,10 @@ class OrderedListItems(Checker):
 
 # --- citations ---------------------------------------------------------------------------------------
 
-_LAW_NAME = (
-    r"[A-Z][\w'’-]*(?:\s+(?:of|the|and|on|for|to|in|[A-Z][\w'’-]*))*?\s+"
-    r"(?:Act|Law|Code|Regulations?|Rules|Ordinance|Directive|Standard|Provisions|Measures|Statute)"
-)
-_ARTICLE = r"(?:Article|Art\.|Section|Sec\.|§)\s*\d+(?:\.\d+)*"
+_STATUTES = wordlists("statutes")
+_LAW_TYPES = "|".join(sorted(map(re.escape, _STATUTES["law_types"]), key=len, reverse=True))
+_LAW_NAME = rf"[A-Z][\w'’-]*(?:\s+(?:of|the|and|on|for|to|in|[A-Z][\w'’-]*))*?\s+(?:{_LAW_TYPES})"
+_ARTICLE = r"(?:" + "|".join(map(re.escape, _STATUTES["article_words"])) + r")\s*\d+(?:\.\d+)*"
 CITATION_PRESETS: dict[str, re.Pattern[str]] = {
     # "[doc 3]", "[Document 3]", "[3]"; the document number is what makes a citation distinct.
     "doc_ref": re.compile(r"\[(?:doc(?:ument)?\s*)?(\d+)\]", re.IGNORECASE),

@@ -99,10 +99,12 @@ from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-from core.language import cjk_language
+from core.language import cjk_language, wordlists
 from core.protocols.misleading_evidence import CLEAN, EVIDENCE_KEY, NAME, POSITIONS
 from core.scoring.reference import contains, normalize, scheme_for
 from core.store.schema import DocumentSpec, InstanceSpec
+
+_WORDS = wordlists("misleading_evidence")  # data/wordlists/misleading_evidence.en.json
 
 CompleteJson = Callable[[str], dict]
 MAX_ANSWER_WORDS = 8
@@ -249,77 +251,21 @@ SHAPES: tuple[tuple[str, str], ...] = (
     ("year", r"\b(?:1[0-9]{3}|20[0-9]{2})\b"),
     ("number", r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.,])\d+(?:\.\d+)?(?![\d.,]?\d)"),
 )
-KIND_CUES: dict[str, str] = {
-    "person": r"\(born\b|\bborn\b|\b(?:actor|actress|singer|songwriter|musician|rapper|politician|writer|author|"
-              r"novelist|poet|director|filmmaker|producer|player|footballer|coach|manager|composer|painter|artist|"
-              r"journalist|businessman|businesswoman|entrepreneur|comedian|model|scientist|physicist|chemist|"
-              r"philosopher|historian|economist|lawyer|judge|officer|general|admiral|king|queen|prince|princess|"
-              r"emperor|bishop|priest|drummer|guitarist|bassist|vocalist|dancer|presenter|broadcaster|wrestler|"
-              r"boxer|cyclist|swimmer|athlete|engineer|architect|designer|photographer|screenwriter|playwright|"
-              r"cartoonist|illustrator|astronaut|activist|diplomat|monarch|saint|pitcher|quarterback|"
-              r"personality|investor|physician|mathematician|inventor|socialite|conductor|pianist|chef)s?\b",
-    "work": r"\b(?:film|movie|album|song|single|novel|book|series|sitcom|episode|video game|opera|musical|play|"
-            r"magazine|newspaper|comic|manga|anime|poem|painting|documentary|soundtrack|EP|miniseries|franchise|"
-            r"television show|TV show|programme|program|drama|novella|memoir|anthology)s?\b",
-    "organisation": r"\b(?:company|corporation|band|duo|trio|group|team|club|university|college|school|"
-                    r"organization|organisation|party|agency|brand|label|network|channel|airline|manufacturer|"
-                    r"publisher|studio|firm|society|association|league|conglomerate|retailer|chain|bank|"
-                    r"institute|foundation|charity|newspaper|orchestra|choir|franchise|subsidiary|station)s?\b",
-    "place": r"\b(?:city|town|village|county|state|province|country|region|district|island|river|lake|mountain|"
-             r"municipality|suburb|neighbou?rhood|borough|capital|community|census-designated|hamlet|parish|airport|"
-             r"park|street|road|boulevard|avenue|building|stadium|arena|hotel|casino|bridge|museum|church|"
-             r"cathedral|castle|valley|peninsula|sea|ocean|bay|desert|base|commune|prefecture|territory|"
-             r"archipelago|canal|resort|mall|venue|theatre|theater|locality|settlement|metropolitan)s?\b",
-    "event": r"\b(?:war|battle|election|tournament|championship|cup|festival|olympics|games|competition|race|"
-             r"award|ceremony|revolution|siege|campaign|uprising|rebellion|crisis|conflict|expedition|massacre|"
-             r"bombing|attack|hurricane|earthquake)s?\b",
-}
-NAME_HEADS: dict[str, set[str]] = {
-    "place": {"County", "City", "River", "Island", "Islands", "Lake", "Mountain", "Mountains", "Street", "Road",
-              "Boulevard", "Avenue", "Park", "Square", "Bay", "Valley", "Province", "State", "Airport", "Station",
-              "Base", "Bridge", "Castle", "Palace", "Tower", "Stadium", "Arena", "Hotel", "Casino", "Cathedral",
-              "Abbey", "Township", "Village", "Town", "Peninsula", "Desert", "Sea", "Ocean", "Canyon", "Falls"},
-    "organisation": {"University", "College", "School", "Institute", "Company", "Corporation", "Inc.", "Inc", "Ltd",
-                     "Records", "Party", "Club", "Band", "Group", "Bank", "Airlines", "Army", "Navy", "Association",
-                     "Society", "Council", "Committee", "Foundation", "Studios", "Network", "Agency", "Academy",
-                     "Orchestra", "Entertainment", "Pictures", "Press", "Motors", "Brothers", "Conference", "League"},
-    "event": {"War", "Battle", "Cup", "Olympics", "Games", "Championship", "Championships", "Festival", "Award",
-              "Awards", "Prize", "Election", "Revolution", "Tournament", "Rebellion", "Siege", "Open"},
-}
-CONTEXT_CUES: dict[str, str] = {
-    "person": r"\b(?:directed|written|composed|portrayed|played|hosted|coached|narrated|illustrated|sung|voiced|"
-              r"starring|created|founded|produced|co-founded|performed|succeeded|replaced|married|son of|"
-              r"daughter of|wife of|husband of|nicknamed)\s+(?:by\s+)?$",
-    "place": r"\b(?:born in|located in|based in|situated in|headquartered in|capital of|city of|town of|near|"
-             r"county of|state of)\s+$",
-}
+KIND_CUES: dict[str, str] = dict(_WORDS["kind_cues"])
+NAME_HEADS: dict[str, set[str]] = {k: set(v) for k, v in _WORDS["name_heads"].items()}
+CONTEXT_CUES: dict[str, str] = dict(_WORDS["context_cues"])
 QUESTION_PERSON = re.compile(
     r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
     r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|magnate|father|mother|sister|brother|son|"
     r"daughter|wife|husband)s?\b", re.IGNORECASE)
 QUESTION_WORK = re.compile(r"(?!the\b)(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
 WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
-DEMONYMS: tuple[str, ...] = (
-    "American", "British", "English", "Scottish", "Welsh", "Irish", "Canadian", "Australian", "French", "German",
-    "Italian", "Spanish", "Portuguese", "Dutch", "Belgian", "Swiss", "Austrian", "Swedish", "Norwegian", "Danish",
-    "Finnish", "Polish", "Russian", "Ukrainian", "Czech", "Hungarian", "Greek", "Turkish", "Mexican", "Brazilian",
-    "Argentine", "Chilean", "Colombian", "Cuban", "Japanese", "Chinese", "Korean", "Indian", "Pakistani", "Filipino",
-    "Indonesian", "Thai", "Vietnamese", "Egyptian", "Nigerian", "Israeli", "Iranian", "Romanian", "Serbian",
-    "Croatian", "Icelandic", "Jamaican", "Ghanaian", "Kenyan", "Malaysian", "Singaporean", "Taiwanese", "Peruvian")
-COUNTRIES: tuple[str, ...] = (
-    "United States", "United Kingdom", "England", "Scotland", "Wales", "Northern Ireland", "Ireland", "Canada",
-    "Australia", "New Zealand", "France", "Germany", "Italy", "Spain", "Portugal", "Netherlands", "Belgium",
-    "Switzerland", "Austria", "Sweden", "Norway", "Denmark", "Finland", "Poland", "Russia", "Ukraine", "Greece",
-    "Turkey", "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Cuba", "Japan", "China", "South Korea",
-    "North Korea", "India", "Pakistan", "Philippines", "Indonesia", "Thailand", "Vietnam", "Egypt", "Nigeria",
-    "Israel", "Iran", "Iraq", "Romania", "Serbia", "Croatia", "Iceland", "Jamaica", "Ghana", "Kenya", "Malaysia",
-    "Singapore", "Taiwan", "Peru", "South Africa", "Saudi Arabia", "United Arab Emirates", "Qatar", "Hungary")
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-BROADCAST_NETWORKS = ("ABC", "CBS", "NBC", "Fox", "PBS", "The CW")
-CABLE_CHANNELS = ("HBO", "Showtime", "Starz", "Cinemax", "Nickelodeon", "Cartoon Network", "Disney Channel", "MTV",
-                  "VH1", "AMC", "FX", "TNT", "TBS", "USA Network", "Comedy Central", "Syfy", "A&E", "BET")
-RELIGIOUS_ORDERS = ("Benedictine", "Cistercian", "Norbertine", "Franciscan", "Dominican", "Carmelite", "Augustinian",
-                    "Carthusian", "Jesuit")  # no synonyms or branches of one another (Premonstratensian, Trappist)
+DEMONYMS: tuple[str, ...] = tuple(_WORDS["demonyms"])
+COUNTRIES: tuple[str, ...] = tuple(_WORDS["countries"])
+WEEKDAYS = tuple(_WORDS["weekdays"])
+BROADCAST_NETWORKS = tuple(_WORDS["broadcast_networks"])
+CABLE_CHANNELS = tuple(_WORDS["cable_channels"])
+RELIGIOUS_ORDERS = tuple(_WORDS["religious_orders"])  # no synonyms or branches of one another (Premonstratensian, Trappist)
 VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": COUNTRIES,
                                           "month": tuple(MONTHS.split("|")), "weekday": WEEKDAYS,
                                           "US broadcast network": BROADCAST_NETWORKS,
@@ -596,7 +542,7 @@ LENGTH_UNITS = r"(?:m|metres|meters|ft|feet|km|kilometres|kilometers|mi|miles)"
 UNIT_OF: dict[str, str] = {"taller": LENGTH_UNITS, "tallest": LENGTH_UNITS, "higher": LENGTH_UNITS,
                            "highest": LENGTH_UNITS, "longer": LENGTH_UNITS, "longest": LENGTH_UNITS,
                            "shorter": LENGTH_UNITS, "shortest": LENGTH_UNITS}
-NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+NUMBER_WORDS = tuple(_WORDS["number_words"])
 FIGURE = rf"(?<![\d.,])(\d{{1,3}}(?:,\d{{3}})+|\d+|{'|'.join(NUMBER_WORDS)})(?![\d.,]?\d)"
 
 
@@ -662,11 +608,7 @@ def plan_comparison_figure(spec: InstanceSpec, answer: str, asked: str, seed: in
                 (wrong,), None, "comparison (figure)", {"gold_mentions_left": 0})
 
 
-OCCUPATIONS: tuple[str, ...] = (
-    "actor", "actress", "singer", "songwriter", "musician", "politician", "writer", "author", "novelist", "poet",
-    "director", "filmmaker", "producer", "screenwriter", "composer", "painter", "journalist", "comedian", "architect",
-    "mathematician", "physicist", "chemist", "footballer", "rapper", "guitarist", "drummer", "photographer",
-    "playwright", "lawyer", "economist", "historian", "philosopher", "engineer", "businessman", "dancer")
+OCCUPATIONS: tuple[str, ...] = tuple(_WORDS["occupations"])
 
 
 def plan_yes_no(spec: InstanceSpec, answer: str, seed: int = 0) -> Plan:
@@ -736,7 +678,7 @@ def person_fallback(answer: str, question: str, sentence: str, noise: list[Parag
     return cued_person_names(noise, texts)
 
 
-SHARED_HEADS: dict[str, str] = {"War": "event", "Battle": "event", "USS": "ship", "HMS": "ship"}
+SHARED_HEADS: dict[str, str] = dict(_WORDS["shared_heads"])
 FIRST_NAME_QUESTION = re.compile(r"\bfirst name of\b", re.IGNORECASE)
 
 
@@ -794,8 +736,7 @@ def periodical_names(answer: str, sentence: str, noise_text: str) -> list[str]:
     return sorted({(m.group(1) or m.group(2)).removeprefix("The ") for m in found})
 
 
-WORK_NOUNS: tuple[tuple[str, ...], ...] = (("film", "movie"), ("album",), ("song", "single"), ("novel",), ("book",),
-                                          ("speech",), ("poem",), ("play",), ("opera",), ("story",))
+WORK_NOUNS: tuple[tuple[str, ...], ...] = tuple(tuple(nouns) for nouns in _WORDS["work_nouns"])
 
 
 def quoted_works(question: str, noise_text: str) -> list[str]:
@@ -821,14 +762,8 @@ def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list
     return sorted(titles)
 
 
-CONTINENTS: tuple[str, ...] = ("Asia", "Europe", "Africa", "North America", "South America", "Australia")
-US_STATES: tuple[str, ...] = (
-    "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware", "Florida",
-    "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine",
-    "Maryland", "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana", "Nebraska", "Nevada",
-    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Ohio", "Oklahoma",
-    "Oregon", "Pennsylvania", "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah",
-    "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming")
+CONTINENTS: tuple[str, ...] = tuple(_WORDS["continents"])
+US_STATES: tuple[str, ...] = tuple(_WORDS["us_states"])
 PROPERTY_WORDS: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "continent": CONTINENTS, "state": US_STATES}
 SAME_NATIONALITY = re.compile(r"\bsame (?:nationality|country)\b|\bboth (?:from the same|of the same)\b", re.IGNORECASE)
 
@@ -961,7 +896,7 @@ def plan_no_nationality(spec: InstanceSpec, seed: int = 0) -> Plan:
 
 
 COUNTED = re.compile(rf"\b({'|'.join(NUMBER_WORDS)}) ([a-z]+?)s?\b")
-_QUESTION_WORDS = {"are", "is", "was", "were", "do", "does", "did", "both", "and", "with", "in", "of", "the", "a", "an"}
+_QUESTION_WORDS = set(_WORDS["question_words"])
 
 
 def _counts(para: Paragraph, noun: str) -> list[tuple[int, re.Match[str]]]:
@@ -1230,26 +1165,8 @@ def plan_name_list(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
                 {"gold_mentions_left": 0})
 
 
-KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("sport", ("ice hockey", "field hockey", "basketball", "baseball", "soccer", "tennis", "golf", "cricket",
-               "rugby", "volleyball", "lacrosse", "handball")),
-    ("compass direction", ("north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest")),
-    ("male relative", ("uncle", "grandfather", "great-uncle", "brother", "nephew", "cousin")),
-    ("female relative", ("aunt", "grandmother", "great-aunt", "sister", "niece", "cousin")),
-    ("football position", ("goalkeeper", "defender", "midfielder", "striker", "winger")),
-    ("coaching role", ("defensive coordinator", "offensive coordinator", "special teams coordinator",
-                       "linebackers coach", "quarterbacks coach")),
-    ("office", ("president", "chairman", "vice president", "treasurer", "chief operating officer",
-                "chief financial officer", "managing director")),
-    ("cooking method", ("boiled", "steamed", "fried", "baked", "roasted", "grilled")),
-    ("literary genre", ("romance", "fantasy", "mystery", "horror", "science fiction", "thriller", "western")),
-    ("music genre", ("dream pop", "shoegaze", "synth-pop", "indie pop", "trip hop", "electropop", "art rock")),
-    ("clergy", ("priest", "vicar", "rabbi", "monk", "bishop", "imam")),
-    ("trade", ("scholar", "merchant", "farmer", "soldier", "physician", "fisherman", "blacksmith")),
-    ("fast food", ("hamburgers", "pizza", "fried chicken", "tacos", "hot dogs", "sandwiches", "doughnuts")),
-    ("count", ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")),
-)
-KIND_SUFFIXES: dict[str, tuple[str, ...]] = {"literary genre": (" genre",), "music genre": (" influence",)}
+KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = tuple((kind, tuple(words)) for kind, words in _WORDS["kind_words"])
+KIND_SUFFIXES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _WORDS["kind_suffixes"].items()}
 IN_COMMON = re.compile(r"\b(?:in common|both|share|shared)\b", re.IGNORECASE)
 
 
@@ -1435,10 +1352,14 @@ Reply with JSON only: {{"sentence": "<the rewritten sentence>"}}"""
 def llm_edit(plan: Plan, complete_json: CompleteJson, method: str) -> tuple[Plan, str | None]:
     """The plan with its edit re-worded by an LLM, or the rule edit and why the LLM's was rejected. The rewrite must
     stay one sentence, contain the wrong answer and not the gold one; its edit is the one span where it differs."""
+    from core.generation.runner import BudgetReached
+
     sentence = plan.evidence.sentences[plan.evidence.answer]
     try:
         reply = complete_json(LLM_EDIT_PROMPT.format(wrong=plan.wrong_answer, gold=plan.edit.before,
                                                      sentence=sentence))
+    except BudgetReached:
+        raise  # the build stops: a call past its budget is not sent
     except Exception as exc:  # noqa: BLE001 - a failed call keeps the rule edit, with the reason
         return plan, f"call failed: {type(exc).__name__}: {str(exc)[:120]}"
     new = str((reply or {}).get("sentence", "")).strip()

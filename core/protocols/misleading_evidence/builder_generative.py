@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.generation.runner import BudgetReached
+from core.language import wordlists
 from core.protocols.misleading_evidence.builder import (
     CompleteJson,
     Edit,
@@ -80,6 +82,44 @@ def _is_yes_no(text: str) -> bool:
     return text.strip().lower() in ("yes", "no")
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w'-]+", text.lower())
+
+
+def yes_no_question(question: str, language: str = "en") -> bool:
+    """Whether `question` asks for yes or no (it opens with an auxiliary verb of data/wordlists/yes_no.<lang>.json)."""
+    words = _words(question)
+    return bool(words) and words[0] in wordlists("yes_no", language)["openers"]
+
+
+def _asked(span: str, question: str, language: str = "en") -> bool:
+    """Whether every content word of `span` is a word of the question (a plural or longer form counts)."""
+    articles = wordlists("yes_no", language)["articles"]
+    asked, words = _words(question), [w for w in _words(span) if w not in articles]
+    return bool(words) and all(any(t.startswith(w) or (len(t) >= 4 and w.startswith(t)) for t in asked) for w in words)
+
+
+def rule_flip(question: str, gold: str, wrong: str, edit: Edit, clean: str, language: str = "en") -> Verdict | None:
+    """Whether a yes/no edit flips the answer, by rule where it can tell: the wrong answer is the opposite word, and
+    the edit removes (yes) or supplies (no) the property the question asks about, moves a figure an order question
+    compares, or changes a property a 'same' question asks two entities to share; None when the rules cannot tell."""
+    g, w = gold.strip().lower(), wrong.strip().lower()
+    if {g, w} != {"yes", "no"}:
+        return Verdict(False, f"'{wrong}' is not the opposite of '{gold}'", "rule")
+    if edit.before == edit.after:
+        return Verdict(False, "the edit changed nothing", "rule")
+    lists, asked = wordlists("yes_no", language), " ".join(_words(question))
+    changed = edit.before if g == "yes" else edit.after
+    if _asked(changed, question, language):
+        return Verdict(True, f"the edit {'removes' if g == 'yes' else 'supplies'} '{changed.strip()}', which the "
+                       "question asks about", "rule")
+    if any(o in _words(question) for o in lists["order_words"]) and re.search(r"\d", edit.before + edit.after):
+        return Verdict(True, "the edit moves a figure the order question compares", "rule")
+    if g == "yes" and any(f" {p} " in f" {asked} " for p in lists["same_words"]) and clean.count(edit.before.strip()) >= 2:
+        return Verdict(True, f"the edit changes '{edit.before.strip()}', which the question asks both to share", "rule")
+    return None
+
+
 def _said(text: str, answer: str) -> bool:
     return contains(normalize(text, "word"), normalize(answer, "word"), "word")
 
@@ -115,6 +155,8 @@ def check_plan(spec: InstanceSpec, plan: Plan, judge: CompleteJson | None = None
             try:
                 asked = judge(JUDGE_PROMPT.format(question=spec.query, gold=gold, wrong=wrong, evidence=text)) or {} \
                     if judge else {}
+            except BudgetReached:
+                raise  # the build stops: a call past its budget is not sent
             except Exception as exc:  # noqa: BLE001 - a failed judge call fails the checks it was asked for
                 asked = {"reason": f"judge call failed: {type(exc).__name__}"}
         return asked
@@ -128,7 +170,8 @@ def check_plan(spec: InstanceSpec, plan: Plan, judge: CompleteJson | None = None
 
     if yes_no:
         out["states_wrong"] = by_judge("supports_wrong")
-        out["drops_gold"] = out["states_wrong"]
+        flip = rule_flip(spec.query, gold, wrong, plan.edit, plan.evidence.text())
+        out["drops_gold"] = flip if flip is not None else out["states_wrong"]
         out["gold_not_elsewhere"] = Verdict(True, "a yes/no gold is not a span of the evidence", "rule")
     else:
         out["states_wrong"] = Verdict(_said(text, wrong), f"'{wrong}' {'is' if _said(text, wrong) else 'is not'} "
@@ -138,8 +181,22 @@ def check_plan(spec: InstanceSpec, plan: Plan, judge: CompleteJson | None = None
         out["gold_not_elsewhere"] = Verdict(left == 0, f"'{gold}' stated in {left} sentences of the edited evidence",
                                             "rule")
     typed = rule_type(gold, wrong, "" if generated else plan.entity_type)
+    if yes_no and not yes_no_question(spec.query):
+        typed = Verdict(False, "a yes/no answer to a question that is not a yes/no question", "rule")
     out["same_type"] = typed if typed is not None else by_judge("same_type")
     return out
+
+
+def yes_no_gate(spec: InstanceSpec, plan: Plan) -> dict[str, Verdict]:
+    """The rule checks every yes/no edit passes, checked or not: the question is a yes/no question, and the edit
+    flips its answer (the rules must be able to tell)."""
+    assert spec.reference is not None
+    gold = spec.reference.answers[0].text.strip()
+    flip = rule_flip(spec.query, gold, plan.wrong_answer, plan.edit, plan.evidence.text())
+    question = yes_no_question(spec.query)
+    return {"drops_gold": flip or Verdict(False, "the rules cannot tell whether the edit flips the answer", "rule"),
+            "same_type": Verdict(question, "yes/no against a yes/no question" if question
+                                 else "a yes/no answer to a question that is not a yes/no question", "rule")}
 
 
 def _numbered(sentences: tuple[str, ...]) -> str:
@@ -188,6 +245,8 @@ def generate_plan(spec: InstanceSpec, complete_json: CompleteJson, method: str, 
                                     feedback=f"\nA previous attempt failed these checks: {feedback}\n" if feedback else "")
     try:
         reply = complete_json(prompt)
+    except BudgetReached:
+        raise
     except Exception as exc:  # noqa: BLE001 - the item is skipped with the reason
         raise NoSafeEdit(f"generator call failed: {type(exc).__name__}") from None
     return plan_from_rewrite(evidence, reply or {}, method)

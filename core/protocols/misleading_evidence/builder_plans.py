@@ -26,6 +26,7 @@ from core.protocols.misleading_evidence.builder_generative import (
     failed,
     generate_plan,
     with_checks,
+    yes_no_gate,
 )
 from core.protocols.progress import Progress, counted
 from core.store.schema import InstanceSpec
@@ -91,6 +92,12 @@ def build_stress(specs: Sequence[InstanceSpec], seed: int = 0, complete_json: Co
             plan = plan_for(spec, seed)
         except NoSafeEdit as exc:
             reason = str(exc)
+        if plan is not None and not check and open_qa and spec.reference is not None \
+                and spec.reference.answers[0].text.strip().lower() in ("yes", "no"):
+            gate = yes_no_gate(spec, plan)  # every yes/no edit, checked or not: a yes/no question, answer flipped
+            if failed(gate):
+                reason, plan = f"yes/no edit failed checks ({describe_failures(gate)})", None
+                out.dropped.append(Skipped(spec.id, reason))
         if plan is not None and complete_json is not None and not generate:
             plan, rejected = llm_edit(plan, complete_json, method)
             if rejected:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from core.construction.cost import BuildEstimate
 
 COMMAND = "misleading-evidence"  # `gauntlet misleading-evidence` (core.cli reads COMMAND and HELP without importing this module)
 HELP = "RAG-Stress: misleading evidence that overrides correct answers."
@@ -41,12 +44,17 @@ def register(app: typer.Typer) -> None:
         judge: Annotated[str | None, typer.Option(
             "--judge", help="Registered model deciding the checks rules cannot (default: the --llm model).")] = None,
         limit: Annotated[int | None, typer.Option(help="Only the first N source items.")] = None,
+        budget: Annotated[float | None, typer.Option(
+            "--budget", help="Dollars the build's LLM calls may spend (calls answered from the cache are free).")] = None,
+        estimate_only: Annotated[bool, typer.Option(
+            "--estimate", help="Print the LLM cost estimate and stop before the build.")] = False,
         evidence_dir: Annotated[Path | None, typer.Option(
             "--evidence-dir", help="TriviaQA-RC: the folder holding wikipedia/ and web/ (default: evidence/ beside "
             "the qa file's qa/ folder, as released).")] = None,
     ) -> None:
         """Write importable RAG-Stress instances (clean and misleading evidence, the edit recorded) and list every
         item with no safe edit and why; import them with `gauntlet import OUT`."""
+        from core.generation.runner import BudgetReached
         from core.ingest.importers.triviaqa import with_evidence
         from core.protocols.misleading_evidence import CLOSED_BOOK, MISLEADING_CONDITIONS
         from core.protocols.misleading_evidence.builder_plans import build_stress_file
@@ -58,11 +66,21 @@ def register(app: typer.Typer) -> None:
         complete_json = judge_json = None
         if generate and not llm:
             raise typer.BadParameter("--generate needs --llm (the model that writes the edits)", param_hint="--generate")
+        from core.construction.cost import BuildSpend
+
+        spend = BuildSpend(budget)
         if llm or judge:
             from core.commands.build import llm_complete_json
 
-            complete_json = llm_complete_json(llm) if llm else None
-            judge_json = llm_complete_json(judge) if judge else complete_json
+            with with_evidence(source, evidence_dir) as read:
+                estimate = stress_estimate(read, fmt, limit, llm, judge or (llm if check or generate else None),
+                                           generate)
+            typer.echo(estimate.summary(), err=True)
+            if estimate_only:
+                typer.echo(json.dumps(estimate.to_dict(), indent=2))
+                return
+            complete_json = llm_complete_json(llm, spend) if llm else None
+            judge_json = llm_complete_json(judge, spend) if judge else complete_json
         try:
             with with_evidence(source, evidence_dir) as read:
                 result, items, listed = build_stress_file(read, fmt, out, seed, limit=limit,
@@ -73,7 +91,12 @@ def register(app: typer.Typer) -> None:
             for problem in str(exc).split("; "):
                 typer.echo(problem, err=True)
             raise typer.Exit(1) from None
+        except BudgetReached as exc:
+            typer.echo(f"build stopped: {exc} (paid ${spend.paid_usd:.4f} in {spend.calls} calls)", err=True)
+            raise typer.Exit(4) from None
         summary = {k: v for k, v in result.to_dict().items() if k != "skipped_items"}
+        if llm or judge:
+            summary["spent"] = spend.to_dict()
         typer.echo(json.dumps({"source": str(source), "items": items, "out": str(out),
                                "skipped_list": str(listed), **summary}, indent=2, ensure_ascii=False))
         conditions = ",".join([CLOSED_BOOK, "clean", *MISLEADING_CONDITIONS])
@@ -112,6 +135,23 @@ def register(app: typer.Typer) -> None:
         if model_a and model_b:
             tables["audit"] = misleading_evidence.audit(out, model_a, model_b)
         typer.echo(render(tables, chosen, fmt))
+
+
+def stress_estimate(source: Path, fmt: str, limit: int | None, llm: str | None, judge: str | None,
+                    generate: bool) -> BuildEstimate:
+    """The LLM cost of a misleading-evidence build before it starts, from the source's open-QA items."""
+    from core.commands.build import model_config
+    from core.construction.cost import estimate_stress
+    from core.generation.tokens import count_tokens
+    from core.ingest.importers import get_importer
+
+    parsed = get_importer(fmt).parse(source)
+    specs = [spec for _, spec in parsed.instances][:limit]
+    tokens = [sum(count_tokens(d.text) for d in spec.documents if d.role == "supporting") for spec in specs
+              if spec.reference is not None and spec.reference.answer_type not in ("mcq", "unanswerable")]
+    config = model_config(llm) if llm else None
+    return estimate_stress(tokens, reword=None if generate else config, generator=config if generate else None,
+                           judge=model_config(judge) if judge else None)
 
 
 def render(tables: dict, judge: str, fmt: str) -> str:

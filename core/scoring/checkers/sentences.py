@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import re
 
-from core.language import CJK_SENTENCE_BREAK
+from core.language import CJK_SENTENCE_BREAK, wordlists
 
 _TOKEN = re.compile(r"\S+")
 _CLOSERS = "\"')]}*»”’"
 _NUMBER = re.compile(r"^-?[.,]?\d[\d,.\-]*$")
 _CJK_BREAK = re.compile(CJK_SENTENCE_BREAK)
-ABBREVIATIONS = frozenset(
-    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "u.s", "u.k", "u.n", "a.m", "p.m", "inc", "ltd", "co", "corp", "dept", "est", "approx", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "vol", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "hon"]
-)
+ABBREVIATIONS = frozenset(wordlists("sentences")["abbreviations"])
 
-NUMBER_ABBREVIATIONS = frozenset(["no", "nos"])  # abbreviations only before a number
+NUMBER_ABBREVIATIONS = frozenset(wordlists("sentences")["number_abbreviations"])  # only before a number
 
 
 def _is_break(token: str, next_token: str | None) -> bool:
