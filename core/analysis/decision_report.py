@@ -248,7 +248,15 @@ def _datasets(d: Decision) -> str:
              _e(r["versions"]), f"<code>{_e(r['content_hash'])}</code>", _e(r["languages"]), _e(r["protocols"]),
              _e(r["conditions"])] for r in d.datasets.to_dict("records")]
     return _table(["Benchmark set", "Instances", "Versions", "Content hash", "Languages", "Protocols", "Conditions"],
-                  rows, "content hash: sha256 (12 hex) of each instance's uid, version, query, reference and attributes")
+                  rows, "content hash: sha256 (12 hex) of each instance's uid, version, query, reference and attributes"
+                  ) + _data_notes(d)
+
+
+def _data_notes(d: Decision) -> str:
+    """The built sets' expert sound rates and the LLM-generated instances, one line each."""
+    if not d.data_notes:
+        return ""
+    return "<p>Notes on the data:</p><ul>" + "".join(f"<li>{_e(n)}</li>" for n in d.data_notes) + "</ul>"
 
 
 _JUDGE_NUMBERS = (("n_compared", "int"), ("n_unjudged", "int"), ("n_error", "int"), ("kappa", "float"),

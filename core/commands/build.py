@@ -83,10 +83,14 @@ def register(app: typer.Typer) -> None:
             augment=augment,
             executor=executor,
             ray_address=address,
+            llm_name=llm or "",
         )
         typer.echo(json.dumps(report.to_dict(), indent=2))
         for reason in report.skipped:
             typer.echo(f"not built: {reason}", err=True)
+        if report.llm_generated:
+            typer.echo(f"{report.llm_generated} of {report.instances} instances are marked LLM-generated or "
+                       "LLM-edited (query drafted, or constraints added or pruned, by a model)")
         typer.echo(f"wrote {report.instances} instances to {out}; check them with `gauntlet validate {out}`")
 
     @app.command("draft-queries")
@@ -105,7 +109,7 @@ def register(app: typer.Typer) -> None:
         from core.construction.drafting import draft_queries, write_queries
 
         docs, _ = load_documents([corpus])
-        drafted, dropped = draft_queries(docs, llm_complete_json(llm), domain, limit)
+        drafted, dropped = draft_queries(docs, llm_complete_json(llm), domain, limit, model=llm)
         write_queries(drafted, out)
         for reason in dropped:
             typer.echo(f"not drafted: {reason}", err=True)

@@ -26,6 +26,7 @@ from core.construction.fusion import CompleteJson, fuse
 from core.construction.library import Atomic, load_libraries
 from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retriever
 from core.construction.simulate import simulate
+from core.store.generated import generated_mark
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -54,6 +55,7 @@ class BuildReport:
     skipped: list[str] = field(default_factory=list)
     corpus: dict = field(default_factory=dict)  # a document folder's import: files, chunks, languages, duplicates
     queries: dict = field(default_factory=dict)  # queries by origin: real (the team's) or generated
+    llm_generated: int = 0  # instances an LLM drafted, wrote or edited a part of (core.store.generated)
 
     def to_dict(self) -> dict:
         """Plain dict (for JSON output)."""
@@ -216,6 +218,7 @@ def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomi
         meta["quality"] = fusion.quality
     if q.get("query_origin") == "generated":  # drafted by an LLM: marked wherever the instance is listed
         meta["query_origin"] = "generated"
+        meta["query_generated_by"] = q.get("generated_by", "")
     return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=domain_name(q["domain"]), query=q["query"], mode=mode,
                         origin=bundle.origin, constraints=fusion.constraints, documents=bundle.documents,
                         metadata=meta)
@@ -308,7 +311,8 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
                     top_k: int = 10, embedder: str | None = "minilm-onnx",
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
                     max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
-                    augment: bool = False, executor: str = "local", ray_address: str | None = None) -> BuildReport:
+                    augment: bool = False, executor: str = "local", ray_address: str | None = None,
+                    llm_name: str = "") -> BuildReport:
     """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file.
 
     executor="ray" (optionally on the cluster at `ray_address`) embeds each domain's corpus in a Ray task, all
@@ -343,6 +347,9 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         else:
             built = build_planned(planned, retrievers, atomics, seed, top_k, complete_json, augment)
     instances = [instance for _, instance, _ in built if instance is not None]
+    if llm_name and complete_json is not None:  # the model behind the LLM-assisted steps, named on every mark
+        for instance in instances:
+            instance.metadata["llm_model"] = llm_name
     skipped = [reason for _, _, reason in built if reason is not None]
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -355,5 +362,6 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         avg_constraints=round(sum(len(i.constraints) for i in instances) / n, 2) if n else 0.0, seed=seed,
         seconds=round(time.perf_counter() - start, 2), skipped=skipped, corpus=corpus_report,
         queries=dict(Counter(q["query_origin"] for q in queries)),
+        llm_generated=sum(generated_mark(i.metadata, len(i.constraints)) is not None for i in instances),
     )
 

@@ -412,11 +412,10 @@ def evidence(engine: Engine, instance_uid: str) -> dict:
 def edit_markdown(document: dict) -> str:
     """An evidence document of `evidence()` as inert Markdown (untrusted text escaped by core.store.sanitize) with the
     edited span in <mark> and, on misleading evidence, the text it replaced struck through after it."""
-    from core.store.sanitize import plain_markdown
+    from core.store.sanitize import highlighted_markdown
 
-    replaced = f" <del>{plain_markdown(document['replaced'])}</del>" if document["replaced"] else ""
-    return (plain_markdown(document["before_span"]) + f"<mark>{plain_markdown(document['span'])}</mark>" + replaced
-            + plain_markdown(document["after_span"]))
+    return highlighted_markdown(document["before_span"], document["span"], document["after_span"],
+                                document["replaced"])
 
 
 def responses(engine: Engine, run_ids: Sequence[int], instance_uid: str) -> pd.DataFrame:
