@@ -21,7 +21,7 @@ from core.analysis import alignment, decision_family, picker, readmodel
 from core.analysis.fitness import Fitness, Notice, judge_fitness
 from core.analysis.judge_check import certificates_of, fitness_notice, fitness_of
 from core.analysis.readmodel import decision_scores as keys
-from core.construction.soundness import benchmark_notes
+from core.construction.soundness import BenchmarkNotes, benchmark_notes
 from core.scoring.summaries import runs_sql
 
 DEFAULT_QUESTION = "Which generator should we put behind our RAG system?"
@@ -68,7 +68,7 @@ class Decision:
     # per protocol: rank-sets of every metric and the top two's segment cells, one Holm correction over all tests
     family: decision_family.Family = field(default_factory=decision_family.Family)
     # built sets' expert sound rates and the LLM-generated instances of the runs (soundness.benchmark_notes)
-    data_notes: list[str] = field(default_factory=list)
+    data_notes: BenchmarkNotes | None = None
 
 
 def _hash(text: str) -> str:

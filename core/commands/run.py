@@ -280,7 +280,7 @@ def report(
     from core.construction.soundness import benchmark_notes
 
     typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness, spend,
-                             benchmark_notes(engine, [run_id])))
+                             benchmark_notes(engine, [run_id]).lines()))
 
 
 def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness: Notice | None = None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
-from core.store.benchmark import generated_counts
+from core.store.benchmark import GeneratedCount, generated_counts
 from core.store.models import Annotation, BenchmarkSet, BenchmarkSetMember, Instance, Response
 
 SMALL_N = 30  # fewer expert verdicts than this: the note says "small n" (the reports' † n < 30)
@@ -97,15 +97,29 @@ def run_instance_ids(engine: Engine, run_ids: Sequence[int]) -> set[int]:
                                 .distinct()).all())
 
 
-def benchmark_notes(engine: Engine, run_ids: Sequence[int]) -> list[str]:
+@dataclass(frozen=True)
+class BenchmarkNotes:
+    """The data notes of a report on some runs: the built sets they drew on with their expert sound rates, and their
+    instances an LLM drafted, wrote or edited (per protocol and mark) out of all the instances they answered."""
+
+    sound_rates: list[SoundRate]
+    generated: list[GeneratedCount]
+    instances: int
+
+    def lines(self) -> list[str]:
+        """The notes as sentences (the CLI report; the decision report renders the same numbers with their keys)."""
+        out = [sound_rate_note(r) for r in self.sound_rates]
+        if self.generated:
+            listed = "; ".join(f"{c.protocol}: {c.instances} {c.generated}" for c in self.generated)
+            out.append(f"{sum(c.instances for c in self.generated)} of {self.instances} instances answered are "
+                       f"marked LLM-generated or LLM-edited ({listed}).")
+        return out
+
+
+def benchmark_notes(engine: Engine, run_ids: Sequence[int]) -> BenchmarkNotes:
     """The data notes of a report on `run_ids`: each built set they drew on with its expert sound rate (the Build
-    benchmark page's computation), and how many of their instances an LLM drafted, wrote or edited, and with which
-    model."""
+    benchmark page's computation, built_sound_rates), and how many of their instances an LLM drafted, wrote or
+    edited, and with which model (core.store.generated)."""
     ids = run_instance_ids(engine, run_ids)
-    notes = [sound_rate_note(r) for r in built_sound_rates(engine, ids)]
-    counts = [c for c in generated_counts(engine, ids) if c.marked]
-    if counts:
-        listed = "; ".join(f"{c.protocol}: {c.instances} {c.generated}" for c in counts)
-        notes.append(f"{sum(c.instances for c in counts)} of {len(ids)} instances answered are "
-                     f"marked LLM-generated or LLM-edited ({listed}).")
-    return notes
+    return BenchmarkNotes(built_sound_rates(engine, ids), [c for c in generated_counts(engine, ids) if c.marked],
+                          len(ids))
