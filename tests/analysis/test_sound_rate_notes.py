@@ -41,7 +41,8 @@ def db(session_url_factory):
         for inst in instances[:2]:
             inst.meta = {**inst.meta, **drafted_query_meta("drafter-m")}
             session.add(inst)
-        orphan = Instance(uid="not-in-run", domain_id=instances[0].domain_id, query="q", meta={})
+        orphan = Instance(id=max(i.id for i in instances) + 1, uid="not-in-run",  # ids were written explicitly
+                          domain_id=instances[0].domain_id, query="q", meta={})
         session.add(orphan)
         session.flush()
         session.add(BenchmarkSetMember(set_id=other.id, instance_id=orphan.id))
