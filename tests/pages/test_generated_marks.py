@@ -187,3 +187,10 @@ def test_query_mark_and_short_form() -> None:
     assert query_mark({"query_origin": "generated", "generated_by": "m1"}).short() == "LLM-generated (m1)"
     both = GeneratedMark((GeneratedPart("query", "drafted", "m1"), GeneratedPart("evidence", "edited", "m2")))
     assert both.short() == "LLM-generated (m1, m2)" and both.models == ["m1", "m2"]
+
+
+def test_misleading_evidence_drilldown_names_the_writer(engine, tmp_path) -> None:
+    from core.protocols.misleading_evidence import analysis
+
+    assert import_file(engine, write_specs([generated_stress_item()], tmp_path / "stress.jsonl")).ok
+    assert analysis.evidence(engine, STRESS_UID)["generated"] == "LLM-generated: misleading evidence written by writer-m"

@@ -406,7 +406,16 @@ def evidence(engine: Engine, instance_uid: str) -> dict:
     return {"instance_uid": instance_uid, "query": first["query"], "language": first["language"],
             "reference": _json(first["reference"]) or {}, "wrong_answer": meta.get("wrong_answer", ""),
             "wrong_key": meta.get("wrong_key"), "entity_type": meta.get("entity_type", ""),
-            "method": meta.get("method", ""), "documents": documents}
+            "method": meta.get("method", ""), "documents": documents,
+            "generated": _generated_label(_json(first["meta"]) or {})}
+
+
+def _generated_label(meta: dict) -> str:
+    """The item's LLM mark (core.store.generated) as one line, '' for a rule-made item."""
+    from core.store.generated import generated_mark
+
+    mark = generated_mark(meta)
+    return mark.label() if mark else ""
 
 
 def edit_markdown(document: dict) -> str:
