@@ -32,8 +32,10 @@ from ui.session import engine
 from ui.workspace import (
     _token,
     label_fields,
+    mark_suffix,
     missing_answers,
     render_bundle,
+    render_evidence_edits,
     render_response,
     render_verification_decision,
     sample_blinding_panel,
@@ -134,7 +136,8 @@ with verify_tab:
     st.caption(f"{len(open_items)} verification disagreements wait for a decision.")
     bundles = {d.instance_id: load_bundle(engine(), d.instance_id) for d in open_items}
     chosen_v = st.selectbox("Instance", open_items, key="vadj_pick", format_func=lambda d: (
-        f"{bundles[d.instance_id].instance.uid} v{bundles[d.instance_id].instance.version} · "
+        f"{bundles[d.instance_id].instance.uid} v{bundles[d.instance_id].instance.version}"
+        f"{mark_suffix(bundles[d.instance_id])} · "
         + " vs ".join(f"{who}: {p.get('decision')}" for who, p in d.decisions.items())))
     if chosen_v is not None:
         iid = chosen_v.instance_id
@@ -143,6 +146,7 @@ with verify_tab:
             with column:
                 render_verification_decision(who, payload)
         render_bundle(bundles[iid])
+        render_evidence_edits(bundles[iid], f"vadj_{iid}")
         with st.form(f"vadj_{iid}"):
             st.markdown("##### Final decision (yours)")
             final = st.radio("Decision", DECISIONS, index=None, horizontal=True, key=f"vadj_decision_{iid}",

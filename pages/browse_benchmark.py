@@ -48,11 +48,14 @@ search = filters[4].text_input("Search query, id or document text", key="browse_
 
 rows = instance_rows(engine(), domains=domains, modes=modes, statuses=statuses, search=search, set_id=set_id)
 st.caption(f"{len(rows)} instances · tick a row to open it")
-table = pd.DataFrame([vars(r) for r in rows], columns=["id", "uid", "domain", "mode", "origin", "status", "constraints", "documents", "query"])
+table = pd.DataFrame([vars(r) for r in rows], columns=["id", "uid", "domain", "mode", "origin", "generated", "status",
+                                                      "constraints", "documents", "query"])
 selection = st.dataframe(
     table,
     hide_index=True,
-    column_config={"id": None, "uid": st.column_config.TextColumn("instance", pinned=True)},
+    column_config={"id": None, "uid": st.column_config.TextColumn("instance", pinned=True),
+                   "generated": st.column_config.TextColumn("generated", help="Drafted, written or edited by an "
+                                                            "LLM (the model in brackets); empty: rule- or human-made")},
     on_select="rerun",
     selection_mode="single-row",
     key="browse_table",

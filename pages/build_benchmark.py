@@ -4,7 +4,7 @@ or its builder's form), preview the instances, download or import them; the buil
 import pandas as pd
 import streamlit as st
 
-from core.construction.soundness import built_sound_rates
+from core.construction.soundness import SMALL_N, built_sound_rates, small_n
 from core.services.protocol_builds import build_tabs
 from ui.auth import require_page
 from ui.format_import import format_import_panel
@@ -27,6 +27,7 @@ def _sound_rates() -> None:
             "Set": r.set_name, "Instances": r.instances, "Verified": r.verified, "Sound": r.sound,
             "Sound rate": f"{r.rate:.0%}" if r.rate is not None else "not verified yet",
             "95% CI (Wilson)": f"{r.low:.0%}–{r.high:.0%}" if r.low is not None and r.high is not None else "—",
+            "Note": f"small n (< {SMALL_N})" if small_n(r) else "",
         } for r in rates]), hide_index=True, key="build_sound_rates")
 
 

@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.protocols import page_protocol
+from core.store.benchmark import generated_counts
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.session import engine
@@ -24,6 +25,12 @@ require_page(__file__)
 st.title("Data quality")
 st.caption("Do augmented (synthetic) instances behave like natural ones? Differences are natural − augmented; "
            "equivalence means the 95% CI lies within ±margin.")
+
+with st.expander("LLM-generated instances", expanded=True):
+    st.caption("Latest instances per protocol: which a model drafted, wrote or edited (the model in brackets), beside "
+               "the rule- or human-made ones.")
+    st.dataframe([{"protocol": c.protocol, "generated": c.generated, "instances": c.instances}
+                  for c in generated_counts(engine())], hide_index=True, key="dq_generated")
 
 filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:

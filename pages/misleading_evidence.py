@@ -147,6 +147,8 @@ if filters:
         st.markdown(f"**Reference answer:** {plain_markdown(gold)} · **designated wrong answer:** "
                     f"{plain_markdown(detail['wrong_answer'])} ({plain_markdown(detail['entity_type'])}, "
                     f"edit by {plain_markdown(detail['method'])})")
+        if detail["generated"]:
+            st.caption(plain_markdown(detail["generated"]))
         position = MISLEADING_CONDITIONS[condition][1]
         for document in detail["documents"]:
             if document["evidence"] == CLEAN or document["position"] == position:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from core.review.annotations import HistoryEntry
+from core.review.evidence_edits import automatic_checks, evidence_pair
 from core.store.benchmark import InstanceDetail
+from core.store.generated import GeneratedMark, generated_mark
 from core.store.sanitize import html_markdown, inert_images, inline_code, plain_markdown
 
 CATEGORY_TITLES = {
@@ -69,6 +71,14 @@ def render_documents(detail: InstanceDetail) -> None:
                            f"{document.content_type}")
 
 
+def render_generated_mark(mark: GeneratedMark | None) -> None:
+    """The LLM mark of an item, as a badge with the full line (what the model drafted, wrote or edited, and which)."""
+    if mark is None:
+        return
+    st.badge(mark.short(), icon=":material/smart_toy:", color="violet")
+    st.caption(plain_markdown(mark.label()))
+
+
 def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
     """The full instance view: header, query, constraints and documents side by side.
 
@@ -83,6 +93,7 @@ def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
         st.subheader(f"{plain_markdown(instance.uid)} · v{instance.version}")
         st.markdown(f"{plain_markdown(detail.domain)} · **{plain_markdown(mode or '')}** · "
                     f"{plain_markdown(instance.origin)} · status {inline_code(instance.status)}")
+    render_generated_mark(generated_mark(instance.meta, len(detail.constraints)))
     st.info(plain_markdown(instance.query), icon=":material/help:")
     left, right = st.columns([2, 3])
     with left:
@@ -91,6 +102,34 @@ def render_instance(detail: InstanceDetail, *, compact: bool = False) -> None:
     with right:
         st.markdown(f"#### Documents ({len(detail.documents)})")
         render_documents(detail)
+
+
+def render_evidence_edits(detail: InstanceDetail, key: str) -> bool:
+    """A built item's original and edited evidence side by side (the edit highlighted, the replaced text struck
+    through; untrusted text escaped) and its automatic checks' verdicts and reasons; False when it has neither."""
+    pair = evidence_pair(detail.documents)
+    checks = automatic_checks(detail.instance.meta)
+    if pair is None and not checks:
+        return False
+    st.markdown("#### Original and edited evidence")
+    if pair is not None:
+        for column, side in zip(st.columns(2), (pair.clean, pair.edited), strict=True):
+            with column, st.container(border=True):
+                st.markdown(f"**{plain_markdown(side.title)}**")
+                st.markdown(side.markdown(), unsafe_allow_html=True)
+        if pair.variants > 1:
+            st.caption(f"The same edit sits in {pair.variants} edited documents (one per position in the prompt); "
+                       "one is shown. Highlighted: the edited span; struck through: the text it replaced.")
+    st.markdown("##### Automatic checks")
+    if not checks:
+        st.caption("No automatic check is stored on this item.")
+        return True
+    failed = sum(not c.passed for c in checks)
+    st.caption(f"{len(checks) - failed} of {len(checks)} checks passed" + (f", {failed} failed" if failed else ""))
+    st.dataframe([{"check": c.name.replace("_", " "), "verdict": "passed" if c.passed else "failed",
+                   "reason": c.reason, "decided by": c.by} for c in checks], hide_index=True, width="stretch",
+                 key=f"checks_{key}")
+    return True
 
 
 def render_verification_decision(who: str, payload: dict[str, Any]) -> None:

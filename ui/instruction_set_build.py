@@ -19,6 +19,7 @@ from core.construction.documents import OFFICE_SUFFIXES
 from core.generation.registered_models import model_names
 from core.review.auth import Principal
 from core.services.benchmarks import build_benchmark_file, estimate_benchmark_file
+from core.store.generated import generated_mark, mark_cell
 from ui.auth import guarded_write
 from ui.session import engine
 from ui.set_import import import_as_set
@@ -180,6 +181,7 @@ def instruction_set_tab(principal: Principal) -> None:
                 "id": r["id"], "domain": r["domain"], "mode": r["mode"], "origin": r["origin"],
                 "constraints": len(r["constraints"]), "documents": len(r["documents"]), "query": r["query"],
                 "question": r.get("metadata", {}).get("query_origin", "real"),
+                "generated": mark_cell(generated_mark(r.get("metadata"), len(r["constraints"]))),
             } for r in rows]), hide_index=True, key="build_preview")
             st.download_button("Download JSONL", out.read_bytes(), file_name=out.name, mime="application/jsonl",
                                key="build_download")

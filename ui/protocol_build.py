@@ -17,6 +17,7 @@ from core.protocols import get_protocol
 from core.protocols.base import BuildResult
 from core.review.auth import Principal
 from core.services import protocol_builds
+from core.store.generated import mark_counts, spec_marks
 from ui.auth import guarded_write
 from ui.session import engine
 from ui.set_import import import_as_set
@@ -78,6 +79,9 @@ def protocol_build_panel(principal: Principal, protocol: str) -> None:
         return
     st.success(f"Built {built.instances} {protocol} instances: {built.out}", icon=":material/check:")
     st.code("\n".join(built.summary), language=None)
+    marks = mark_counts(spec_marks(built.out.read_text(encoding="utf-8").splitlines()))
+    st.dataframe([{"generated": mark, "instances": n} for mark, n in marks.items()], hide_index=True,
+                 key=f"build_{protocol}_generated")
     if built.skipped:
         with st.expander(f"{len(built.skipped)} items skipped, each with its reason"):
             st.text("\n".join(built.skipped))

@@ -41,11 +41,13 @@ from core.review.verification import (
     verification_queue,
 )
 from core.store.benchmark import InstanceDetail
+from core.store.generated import generated_mark, mark_cell
 from core.store.sanitize import html_markdown, inline_code, plain_markdown
 from core.store.schema import DOCUMENT_ROLES
 from ui.auth import guarded_write
 from ui.confirm import confirm
 from ui.instance_view import (
+    render_evidence_edits,
     render_instance,
     render_label_history,
     render_verification_decision,
@@ -54,13 +56,15 @@ from ui.instance_view import (
 from ui.reasoning import show_reasoning
 from ui.session import engine
 
-__all__ = ["render_verification_decision"]  # re-exported for the adjudication page
+__all__ = ["mark_suffix", "render_evidence_edits", "render_verification_decision"]  # re-exported for the adjudication page
 
 MODE_CHECKS = {
     "noisy": "Noisy: at least one document answers the query and at least one is on topic but irrelevant.",
     "gap": "Gap: no document contains the answer, although the documents are on topic.",
     "conflict": "Conflict: the conflicting documents really contradict each other on the summarised fact.",
 }
+EDITED_CHECK = ("Edited evidence: the edited passage states the wrong answer, nothing in the bundle still gives the "
+                "gold answer, and the wrong answer is the same kind of thing as the gold.")
 DECISION_BUTTONS = [("accept", "Accept", "Alt+A", "primary"), ("needs_edit", "Needs edit", "Alt+E", "secondary"),
                     ("reject", "Reject", "Alt+X", "secondary")]
 VERIFY_VIEWS = {"queue": "Queue", "needs_edit": "Needs edit", "mine": "My decisions"}
@@ -82,6 +86,12 @@ def _load_next() -> None:
 
 def _progress(done: int, total: int, noun: str) -> None:
     st.progress(done / total if total else 1.0, text=f"{done} of {total} {noun} done")
+
+
+def mark_suffix(bundle: InstanceDetail) -> str:
+    """' · LLM-generated (model)' for an item a model drafted, wrote or edited, '' otherwise (selectbox labels)."""
+    cell = mark_cell(generated_mark(bundle.instance.meta, len(bundle.constraints)))
+    return f" · {cell}" if cell else ""
 
 
 def render_bundle(bundle: InstanceDetail) -> None:
@@ -193,6 +203,7 @@ def _verification_form(principal: Principal, instance_id: int, prefix: str, *, e
             render_verification_history([(inst.version, e) for e in label_history(
                 engine(), "instance", [inst.id], ("verification",), author=principal.username)])
     render_bundle(bundle)
+    edited = render_evidence_edits(bundle, f"{prefix}_{inst.id}")
     corrections = prior.get("role_corrections") or {}
     with st.form(f"verify_{inst.id}"):
         st.markdown("##### 1 · Instruction–query consistency")
@@ -203,7 +214,7 @@ def _verification_form(principal: Principal, instance_id: int, prefix: str, *, e
                                   default=[c for c in prior.get("clashing_constraints") or [] if c in {x.cid for x in bundle.constraints}])
         consistency_note = st.text_input("Note on consistency", key=f"v_cnote_{k}", value=prior.get("consistency_note", ""))
         st.markdown("##### 2 · Context validity")
-        st.caption(MODE_CHECKS.get(inst.mode, ""))
+        st.caption(MODE_CHECKS.get(inst.mode, "") or (EDITED_CHECK if edited else ""))
         valid = st.radio("Does the bundle match its mode?", ["valid", "invalid"], horizontal=True,
                          key=f"v_valid_{k}", index=1 if prior and not prior.get("context_valid") else 0)
         roles = {}
@@ -260,7 +271,8 @@ def _needs_edit_view(principal: Principal, ids: list[int]) -> None:
         return
     bundles = {i: load_bundle(engine(), i) for i in ids}
     picked = st.selectbox("Instance", ids, key="v_fix_pick",
-                          format_func=lambda i: f"{bundles[i].instance.uid} v{bundles[i].instance.version} · {bundles[i].domain}")
+                          format_func=lambda i: f"{bundles[i].instance.uid} v{bundles[i].instance.version} · "
+                                                f"{bundles[i].domain}{mark_suffix(bundles[i])}")
     st.markdown("##### Why it needs an edit")
     for who, payload in live_decisions(engine(), picked).items():
         with st.container(border=True):
@@ -273,7 +285,8 @@ def _my_decisions_view(principal: Principal) -> None:
     if not mine:
         st.info("You have not decided any instance yet; your decisions appear here to revisit.")
         return
-    st.dataframe([{"instance": d.uid, "version": d.version, "decision": d.decision.replace("_", " "),
+    st.dataframe([{"instance": d.uid, "version": d.version, "generated": d.generated,
+                   "decision": d.decision.replace("_", " "),
                    "when": f"{d.at:%Y-%m-%d %H:%M}", "newer version": "yes" if d.latest_id else ""} for d in mine],
                  hide_index=True, width="stretch", column_config={"instance": st.column_config.TextColumn(pinned=True)})
     by_id = {d.instance_id: d for d in mine}

@@ -21,6 +21,7 @@ from core.analysis import alignment, decision_family, picker, readmodel
 from core.analysis.fitness import Fitness, Notice, judge_fitness
 from core.analysis.judge_check import certificates_of, fitness_notice, fitness_of
 from core.analysis.readmodel import decision_scores as keys
+from core.construction.soundness import BenchmarkNotes, benchmark_notes
 from core.scoring.summaries import runs_sql
 
 DEFAULT_QUESTION = "Which generator should we put behind our RAG system?"
@@ -66,6 +67,8 @@ class Decision:
     certificates: list[dict] = field(default_factory=list)  # judge_check.certificates_of: per-aspect verdict rows
     # per protocol: rank-sets of every metric and the top two's segment cells, one Holm correction over all tests
     family: decision_family.Family = field(default_factory=decision_family.Family)
+    # built sets' expert sound rates and the LLM-generated instances of the runs (soundness.benchmark_notes)
+    data_notes: BenchmarkNotes | None = None
 
 
 def _hash(text: str) -> str:
@@ -188,4 +191,5 @@ def decide(engine: Engine, run_ids: Sequence[int], judge: str, spec: picker.Pick
     return Decision(question, run_ids, judge, spec, result, corrected, sets, segments, readmodel.model_counts(scores),
                     judges, fitness, data, runs, prompt_hashes(), core.__version__,
                     generated_at or as_of(engine, run_ids), len(gold), what_would_change(result),
-                    fitness_notice(engine, judge), certificates_of(engine, list(fitness)), tests)
+                    fitness_notice(engine, judge), certificates_of(engine, list(fitness)), tests,
+                    benchmark_notes(engine, run_ids))

@@ -16,6 +16,7 @@ import pandas as pd
 
 from core.analysis import picker, readmodel
 from core.analysis.decision import Decision
+from core.construction.soundness import SMALL_N, SoundRate, small_n
 from core.metrics import STATES
 from core.scoring.judges.names import judge_label
 
@@ -248,7 +249,35 @@ def _datasets(d: Decision) -> str:
              _e(r["versions"]), f"<code>{_e(r['content_hash'])}</code>", _e(r["languages"]), _e(r["protocols"]),
              _e(r["conditions"])] for r in d.datasets.to_dict("records")]
     return _table(["Benchmark set", "Instances", "Versions", "Content hash", "Languages", "Protocols", "Conditions"],
-                  rows, "content hash: sha256 (12 hex) of each instance's uid, version, query, reference and attributes")
+                  rows, "content hash: sha256 (12 hex) of each instance's uid, version, query, reference and attributes"
+                  ) + _data_notes(d)
+
+
+def _sound_rate_item(r: SoundRate) -> str:
+    key = f"sound_rate|{r.set_name}"
+    if not r.verified:
+        return (f"<li>Built set {_e(r.set_name)}: {num(key + '|instances', r.instances, 'int')} instances, none "
+                "verified by experts yet (sound rate unknown).</li>")
+    small = f"; small n (&lt; {SMALL_N}): the interval is wide" if small_n(r) else ""
+    return (f"<li>Built set {_e(r.set_name)}: expert sound rate {num(key + '|rate', r.rate)} "
+            f"({num(key + '|sound', r.sound, 'int')} of {num(key + '|n', r.verified, 'int')} verified sound, of "
+            f"{num(key + '|instances', r.instances, 'int')} instances), Wilson 95% CI "
+            f"{_interval(key, r.low, r.high)}{small}.</li>")
+
+
+def _data_notes(d: Decision) -> str:
+    """The built sets' expert sound rates (the Build benchmark page's computation) and the LLM-generated instances."""
+    notes = d.data_notes
+    if notes is None or (not notes.sound_rates and not notes.generated):
+        return ""
+    items = [_sound_rate_item(r) for r in notes.sound_rates]
+    if notes.generated:
+        listed = "; ".join(f"{_e(c.protocol)}: {num(f'generated|{c.protocol}|{c.generated}', c.instances, 'int')} "
+                           f"{_e(c.generated)}" for c in notes.generated)
+        items.append(f"<li>{num('generated|total', sum(c.instances for c in notes.generated), 'int')} of "
+                     f"{num('generated|instances', notes.instances, 'int')} instances answered are marked "
+                     f"LLM-generated or LLM-edited ({listed}).</li>")
+    return "<p>Notes on the data:</p><ul>" + "".join(items) + "</ul>"
 
 
 _JUDGE_NUMBERS = (("n_compared", "int"), ("n_unjudged", "int"), ("n_error", "int"), ("kappa", "float"),

@@ -94,7 +94,8 @@ def register(app: typer.Typer) -> None:
 
         spend = BuildSpend(budget)
         assist = Assist(llm_complete_json(generate, spend) if generate else None,
-                        llm_complete_json(judge, spend) if judge else None, judge or "") if generate or judge else None
+                        llm_complete_json(judge, spend) if judge else None, judge or "",
+                        generate or "") if generate or judge else None
         try:
             report = build_benchmark(
                 queries,
@@ -110,6 +111,7 @@ def register(app: typer.Typer) -> None:
                 executor=executor,
                 ray_address=address,
                 assist=assist,
+                llm_name=llm or "",
             )
         except BudgetReached as exc:
             typer.echo(f"build stopped: {exc} (paid ${spend.paid_usd:.4f} in {spend.calls} calls)", err=True)
@@ -118,6 +120,9 @@ def register(app: typer.Typer) -> None:
         typer.echo(json.dumps(report.to_dict(), indent=2))
         for reason in report.skipped:
             typer.echo(f"not built: {reason}", err=True)
+        if report.llm_generated:
+            typer.echo(f"{report.llm_generated} of {report.instances} instances are marked LLM-generated or "
+                       "LLM-edited (query drafted, edit written, or constraints added or pruned, by a model)")
         typer.echo(f"wrote {report.instances} instances to {out}; check them with `gauntlet validate {out}`")
 
     @app.command("draft-queries")
@@ -136,7 +141,7 @@ def register(app: typer.Typer) -> None:
         from core.construction.drafting import draft_queries, write_queries
 
         docs, _ = load_documents([corpus])
-        drafted, dropped = draft_queries(docs, llm_complete_json(llm), domain, limit)
+        drafted, dropped = draft_queries(docs, llm_complete_json(llm), domain, limit, model=llm)
         write_queries(drafted, out)
         for reason in dropped:
             typer.echo(f"not drafted: {reason}", err=True)

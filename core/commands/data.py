@@ -16,7 +16,9 @@ from core.ingest.io import ON_CHANGED_QUESTION, export_instances, import_file, v
 from core.ingest.sets import free_set_name, name_imported_set
 from core.plugins import DEFAULT_PROTOCOL
 from core.registry import UnknownNameError
+from core.store.benchmark import generated_counts
 from core.store.db import get_engine, upgrade
+from core.store.generated import spec_marks
 from core.store.schema import InstanceSpec
 
 SAMPLE_FILE = REPO_ROOT / "data" / "sample" / f"{DEFAULT_PROTOCOL}_sample.jsonl"  # the protocol of record's samples
@@ -218,11 +220,14 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter("give --out FILE, or --all DIR")
             return export_everything(all_dir, with_password_hashes, sign_key_env)
         count = export_instances(get_engine(), out, domain=domain, mode=mode)
-        typer.echo(f"wrote {count} instances to {out}")
+        marked = sum(m is not None for m in spec_marks(out.read_text(encoding="utf-8").splitlines()))
+        typer.echo(f"wrote {count} instances to {out}" + (f" ({marked} marked LLM-generated or LLM-edited under "
+                                                          "metadata.generated)" if marked else ""))
 
     @app.command("stats")
     def stats_command() -> None:
         """Print each protocol's composition: its declared tables (EnterpriseRAG's Tables 5 and 6), else its facets."""
+        marks = generated_counts(get_engine())
         for part in protocol_composition(get_engine()):
             typer.echo(f"{part.protocol} ({part.instances} instances)")
             for table in part.tables:
@@ -231,6 +236,9 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"{'Facet':<16}{'Value':<32}{'Count':>7}{'Share':>8}")
             for row in part.rows:
                 typer.echo(f"{row.facet:<16}{row.value[:31]:<32}{row.count:>7}{row.share:>8.1%}")
+            for count in marks:
+                if count.protocol == part.protocol:
+                    typer.echo(f"{'generated':<16}{count.generated[:47]:<48}{count.instances:>7}")
             typer.echo("")
 
     @app.command("schema")

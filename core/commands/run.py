@@ -277,14 +277,18 @@ def report(
         raise typer.Exit(2) from None
     fitness = fitness_notice(engine, result.judge) if result.judge else None
     spend = run_progress.run_spend(engine, run_id)
-    typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness, spend))
+    from core.construction.soundness import benchmark_notes
+
+    typer.echo(render_report(result, format, runs.failed_items(engine, run_id), fitness, spend,
+                             benchmark_notes(engine, [run_id]).lines()))
 
 
 def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness: Notice | None = None,
-                  spend: RunSpend | None = None) -> str:
-    """The report as a table, CSV (one row per model) or JSON (also lists the failed items, the judge's fitness and
-    the run's spend: generation, judging, total); the table opens with the judge's fitness statement and its warning
-    unless the judge may decide, then the spend."""
+                  spend: RunSpend | None = None, notes: list[str] | None = None) -> str:
+    """The report as a table, CSV (one row per model) or JSON (also lists the failed items, the judge's fitness,
+    the run's spend: generation, judging, total, and the data notes); the table opens with the judge's fitness
+    statement and its warning unless the judge may decide, then the spend, and ends with the data notes (built sets'
+    expert sound rates, LLM-generated instances)."""
     from core.analysis import readmodel
 
     doc = readmodel.report_document(result, failures)
@@ -293,6 +297,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness
     if spend is not None:
         doc["spend"] = {"generation_usd": spend.generation_usd, "judging_usd": spend.judging_usd,
                         "total_usd": spend.total_usd}
+    if notes:
+        doc["data_notes"] = notes
     if fmt == "json":
         return json.dumps(doc, indent=2, ensure_ascii=False)
     if fmt == "csv":
@@ -327,6 +333,8 @@ def render_report(result: Any, fmt: str, failures: list[dict[str, Any]], fitness
         out.print(table)
     for failure in doc["failed"]:
         out.print(f"failed #{failure['response_id']} {failure['model']} {failure['instance']}: {failure['error']}")
+    for note in notes or []:
+        out.print(f"note: {note}", markup=False)
     return buffer.getvalue().rstrip("\n")
 
 

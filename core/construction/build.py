@@ -30,6 +30,7 @@ from core.construction.retrieval import DEFAULT_INDEX_DIR, RetrievalConfig, Retr
 from core.construction.simulate import simulate
 from core.generation.providers.base import ModelConfig
 from core.language import wordlists
+from core.store.generated import generated_mark
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -62,6 +63,7 @@ class BuildReport:
     generated: int = 0  # conflicts and gaps whose edit the generator wrote (the rules skipped them or failed a check)
     regenerated: int = 0  # generator attempts written again after failing a check
     dropped_by_checks: list[str] = field(default_factory=list)  # items that failed a check and were not built
+    llm_generated: int = 0  # instances an LLM drafted, wrote or edited a part of (core.store.generated)
     estimate: dict = field(default_factory=dict)  # the LLM cost estimated before the build (empty offline)
     spent: dict = field(default_factory=dict)  # LLM calls made, answered from the cache, and dollars paid
 
@@ -227,6 +229,7 @@ def build_instance(q: dict, mode: str, retriever: Retriever, atomics: list[Atomi
         meta["quality"] = fusion.quality
     if q.get("query_origin") == "generated":  # drafted by an LLM: marked wherever the instance is listed
         meta["query_origin"] = "generated"
+        meta["query_generated_by"] = q.get("generated_by", "")
     return InstanceSpec(id=f"{q['query_id']}-{mode}", domain=domain_name(q["domain"]), query=q["query"], mode=mode,
                         origin=bundle.origin, constraints=fusion.constraints, documents=bundle.documents,
                         metadata=meta)
@@ -369,7 +372,7 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
                     index_dir: PathLike | None = DEFAULT_INDEX_DIR, domains: list[str] | None = None,
                     max_queries_per_domain: int | None = None, complete_json: CompleteJson | None = None,
                     augment: bool = False, executor: str = "local", ray_address: str | None = None,
-                    assist: Assist | None = None) -> BuildReport:
+                    assist: Assist | None = None, llm_name: str = "") -> BuildReport:
     """Build InstanceSpec JSONL at out_path from queries, corpus and atomic libraries; same seed, same file.
 
     executor="ray" (optionally on the cluster at `ray_address`) embeds each domain's corpus in a Ray task, all
@@ -397,6 +400,13 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         else:
             built = build_planned(planned, retrievers, atomics, seed, top_k, complete_json, augment, assist)
     instances = [instance for _, instance, _, _ in built if instance is not None]
+    if llm_name and complete_json is not None:  # the model behind the LLM-assisted steps, named on every mark
+        for instance in instances:
+            instance.metadata["llm_model"] = llm_name
+    if assist is not None and assist.generate_name:  # the generator behind a written conflict or gap edit
+        for instance in instances:
+            if instance.metadata.get("bundle", {}).get("generated"):
+                instance.metadata["bundle"]["generated_by"] = assist.generate_name
     skipped = [reason for _, _, reason, _ in built if reason is not None]
     counts = check_counts(built)
     out = Path(out_path)
@@ -411,5 +421,6 @@ def build_benchmark(queries_path: PathLike | Sequence[PathLike], corpus_path: Pa
         seconds=round(time.perf_counter() - start, 2), skipped=skipped, corpus=corpus_report,
         queries=dict(Counter(q["query_origin"] for q in queries)), checks=counts.checks, generated=counts.generated,
         regenerated=counts.regenerated, dropped_by_checks=counts.dropped,
+        llm_generated=sum(generated_mark(i.metadata, len(i.constraints)) is not None for i in instances),
     )
 

@@ -86,6 +86,7 @@ class Assist:
     generate: CompleteJson | None = None
     judge: CompleteJson | None = None
     judge_name: str = "judge"
+    generate_name: str = ""  # the generator's model name, recorded on every edit it writes
 
 
 @dataclass

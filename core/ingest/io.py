@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 
 from core.language import detect_language
 from core.store.db import saved_id
+from core.store.generated import EXPORT_KEY, generated_mark
 from core.store.jsonl import parse_json, shown_field
 from core.store.models import Constraint, Document, Domain, Instance
 from core.store.schema import (
@@ -155,6 +156,7 @@ def validate_lines(data: bytes) -> ValidationReport:
                 message = err["msg"].removeprefix("Value error, ")
                 report.errors.append(LineError(number, field_path(err["loc"]), message))
             continue
+        spec.metadata.pop(EXPORT_KEY, None)  # an export's derived LLM mark: recomputed from the metadata, never stored
         checker_errors = _checker_errors(spec, number) + _protocol_errors(spec, number)
         if checker_errors:
             report.errors.extend(checker_errors)
@@ -383,10 +385,18 @@ def latest_instances(session: Session, *, domain: str | None = None, mode: str |
     return list(session.exec(query.order_by(Instance.uid)).all())
 
 
+def marked_spec(spec: InstanceSpec) -> InstanceSpec:
+    """The spec with its LLM mark (core.store.generated) under metadata.generated, derived afresh (a stale one is
+    dropped), so an exported file says which items a model drafted, wrote or edited."""
+    meta = {k: v for k, v in spec.metadata.items() if k != EXPORT_KEY}
+    mark = generated_mark(meta, len(spec.constraints))
+    return spec.model_copy(update={"metadata": {**meta, EXPORT_KEY: mark.to_dict()} if mark else meta})
+
+
 def export_instances(engine: Engine, out: Path, *, domain: str | None = None, mode: str | None = None) -> int:
     """Write the latest instance versions as JSONL; returns the number written."""
     with Session(engine) as session:
-        specs = [instance_spec(session, i) for i in latest_instances(session, domain=domain, mode=mode)]
+        specs = [marked_spec(instance_spec(session, i)) for i in latest_instances(session, domain=domain, mode=mode)]
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with Path(out).open("w", encoding="utf-8") as fh:
         for spec in specs:

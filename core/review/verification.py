@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -38,8 +39,9 @@ from core.review.annotations import (
 )
 from core.review.auth import Principal, authorize
 from core.store.db import saved_id
+from core.store.generated import generated_mark, mark_cell
 from core.store.labels import effective_annotations, live_annotations
-from core.store.models import Annotation, Domain, Instance
+from core.store.models import Annotation, Constraint, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 
 
@@ -432,6 +434,7 @@ class MyDecision:
     decision: str
     at: Any
     latest_id: int | None  # the latest version's id (None when it is this one)
+    generated: str = ""  # the LLM mark (core.store.generated), '' for rule- or human-made items
 
 
 def my_verifications(engine: Engine, principal: Principal) -> list[MyDecision]:
@@ -442,8 +445,11 @@ def my_verifications(engine: Engine, principal: Principal) -> list[MyDecision]:
         uids = {i.uid for i in versions.values()}
         latest = {i.uid: i.id for i in session.exec(select(Instance).where(col(Instance.uid).in_(list(uids)),
                                                                           Instance.is_latest == True)).all()}  # noqa: E712
+        constraints = dict(session.exec(select(Constraint.instance_id, func.count()).where(
+            col(Constraint.instance_id).in_(list(versions))).group_by(col(Constraint.instance_id))).all())
     out = [MyDecision(t, versions[t].uid, versions[t].version, a.payload.get("decision", ""), a.created_at,
-                      None if latest.get(versions[t].uid) == t else latest.get(versions[t].uid))
+                      None if latest.get(versions[t].uid) == t else latest.get(versions[t].uid),
+                      mark_cell(generated_mark(versions[t].meta, constraints.get(t, 0))))
            for t, a in mine.items() if t in versions]
     return sorted(out, key=lambda d: d.at, reverse=True)
 

@@ -49,7 +49,7 @@ def build_benchmark_file(engine: Engine, principal: Principal | None, queries: l
     gen_config, judge_config = _config(engine, generator), _config(engine, judge)
     assist = Assist(model_complete_json(engine, gen_config, spend) if gen_config else None,
                     model_complete_json(engine, judge_config, spend) if judge_config else None,
-                    judge or "") if gen_config or judge_config else None
+                    judge or "", generator or "") if gen_config or judge_config else None
     report = build_benchmark(queries, corpus, libraries, out, seed, assist=assist, **options)
     report.spent = spend.to_dict()
     return report

@@ -3,6 +3,7 @@ import, re-checked against the permission table, are in core.services.benchmarks
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_
@@ -10,6 +11,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.store.db import saved_id
+from core.store.generated import HUMAN, GeneratedMark, generated_mark, mark_cell, mark_counts
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 
 
@@ -37,6 +39,7 @@ class InstanceRow:
     constraints: int
     documents: int
     query: str
+    generated: str = ""  # the LLM mark (core.store.generated), '' for human-written items
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ def instance_rows(
             constraints=nc or 0,
             documents=nd or 0,
             query=i.query,
+            generated=mark_cell(generated_mark(i.meta, nc or 0)),
         )
         for i, name, nc, nd in results
     ]
@@ -131,3 +135,40 @@ def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDe
         assert domain is not None, f"instance {instance.uid} names a missing domain"
         return InstanceDetail(instance=instance, domain=domain.name, constraints=list(constraints), documents=list(documents))
 
+
+
+def instance_marks(engine: Engine | Connection, instance_ids: Iterable[int] | None = None
+                   ) -> list[tuple[str, GeneratedMark | None]]:
+    """(protocol, LLM mark) of the latest instance versions, or of the given instance versions."""
+    with Session(engine) as session:
+        n_constraints = (
+            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
+        )
+        query = select(Instance.protocol, Instance.meta, n_constraints.c.n).outerjoin(
+            n_constraints, n_constraints.c.instance_id == Instance.id)
+        if instance_ids is None:
+            query = query.where(Instance.is_latest == True)  # noqa: E712
+        else:
+            query = query.where(col(Instance.id).in_(list(instance_ids)))
+        rows = session.exec(query).all()
+    return [(protocol, generated_mark(meta, n or 0)) for protocol, meta, n in rows]
+
+
+@dataclass(frozen=True)
+class GeneratedCount:
+    """How many instances of a protocol carry one LLM mark ('not generated ...' for the rule- or human-made)."""
+
+    protocol: str
+    generated: str
+    instances: int
+    marked: bool
+
+
+def generated_counts(engine: Engine | Connection, instance_ids: Iterable[int] | None = None) -> list[GeneratedCount]:
+    """Instances per protocol and LLM mark (core.store.generated): how many a model drafted, wrote or edited, and by
+    which model, beside the rule- or human-made ones."""
+    by_protocol: dict[str, list[GeneratedMark | None]] = {}
+    for protocol, mark in instance_marks(engine, instance_ids):
+        by_protocol.setdefault(protocol, []).append(mark)
+    return [GeneratedCount(protocol, mark, n, mark != HUMAN)
+            for protocol, marks in sorted(by_protocol.items()) for mark, n in mark_counts(marks).items()]

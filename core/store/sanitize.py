@@ -77,6 +77,13 @@ def plain_markdown(text: str) -> str:
     return _UNSAFE_SCHEME.sub("blocked:", inert_images(escape_text(text or "")))
 
 
+def highlighted_markdown(before: str, span: str, after: str, replaced: str = "") -> str:
+    """Untrusted text made inert (plain_markdown) with `span` in <mark> and, when given, the text it replaced struck
+    through in <del> after it: safe for st.markdown(..., unsafe_allow_html=True)."""
+    struck = f" <del>{plain_markdown(replaced)}</del>" if replaced else ""
+    return f"{plain_markdown(before)}<mark>{plain_markdown(span)}</mark>{struck}{plain_markdown(after)}"
+
+
 def inline_code(text: str) -> str:
     """Untrusted text as a Markdown code span (shown literally): the fence is longer than any backtick run in it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)

@@ -46,6 +46,7 @@ def test_build_preview_and_import(seeded):
     preview = at.dataframe[-1].value  # after the mode, origin and domain summaries
     assert len(preview) > 0 and set(preview["mode"]) <= {"noisy", "gap", "conflict"}
     assert set(preview["domain"]) == {"Legal"}
+    assert set(preview["generated"]) == {""}  # the team's real questions, no LLM step: no instance is marked
     at.button(key="build_import").click().run()
     assert not at.exception, at.exception
     assert any(s.value.startswith("Imported:") for s in at.success), [e.value for e in at.error]

@@ -9,6 +9,7 @@ import json
 from typer.testing import CliRunner
 
 from core.cli import app
+from core.store.generated import generated_mark
 from core.testing.fake_server import ScriptRule
 from tests.construction.office_fixtures import office_folder, write_queries
 from tests.factories import scripted_models
@@ -50,3 +51,7 @@ def test_drafted_queries_are_marked_generated_everywhere(tmp_path, engine):
     marks = {i["id"]: i["metadata"].get("query_origin", "real") for i in instances}
     assert {k for k, v in marks.items() if v == "generated"} >= {"gen-policy-001-noisy", "gen-q3-002-noisy"}
     assert all(v == "real" for k, v in marks.items() if not k.startswith("gen-"))
+    named = {generated_mark(i["metadata"]).short() for i in instances if i["id"].startswith("gen-")}
+    assert named == {"LLM-generated (drafter)"} and all(r["generated_by"] == "drafter" for r in rows)
+    drafted_instances = sum(i["id"].startswith("gen-") for i in instances)
+    assert f"{drafted_instances} of {len(instances)} instances are marked LLM-generated" in built.stdout

@@ -406,17 +406,25 @@ def evidence(engine: Engine, instance_uid: str) -> dict:
     return {"instance_uid": instance_uid, "query": first["query"], "language": first["language"],
             "reference": _json(first["reference"]) or {}, "wrong_answer": meta.get("wrong_answer", ""),
             "wrong_key": meta.get("wrong_key"), "entity_type": meta.get("entity_type", ""),
-            "method": meta.get("method", ""), "documents": documents}
+            "method": meta.get("method", ""), "documents": documents,
+            "generated": _generated_label(_json(first["meta"]) or {})}
+
+
+def _generated_label(meta: dict) -> str:
+    """The item's LLM mark (core.store.generated) as one line, '' for a rule-made item."""
+    from core.store.generated import generated_mark
+
+    mark = generated_mark(meta)
+    return mark.label() if mark else ""
 
 
 def edit_markdown(document: dict) -> str:
     """An evidence document of `evidence()` as inert Markdown (untrusted text escaped by core.store.sanitize) with the
     edited span in <mark> and, on misleading evidence, the text it replaced struck through after it."""
-    from core.store.sanitize import plain_markdown
+    from core.store.sanitize import highlighted_markdown
 
-    replaced = f" <del>{plain_markdown(document['replaced'])}</del>" if document["replaced"] else ""
-    return (plain_markdown(document["before_span"]) + f"<mark>{plain_markdown(document['span'])}</mark>" + replaced
-            + plain_markdown(document["after_span"]))
+    return highlighted_markdown(document["before_span"], document["span"], document["after_span"],
+                                document["replaced"])
 
 
 def responses(engine: Engine, run_ids: Sequence[int], instance_uid: str) -> pd.DataFrame:
