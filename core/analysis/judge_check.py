@@ -83,10 +83,10 @@ class DimensionResult:
     n_pairs: int
     n_labels: int
     n_missing: int  # pairs the judge could not score (filled with the median for the correlations, as the source)
-    pearson: float
-    pearson_ci: tuple[float, float]
-    spearman: float
-    spearman_ci: tuple[float, float]
+    pearson: float | None  # None: undefined (one class on a side of a binary dimension)
+    pearson_ci: tuple[float, float] | None
+    spearman: float | None
+    spearman_ci: tuple[float, float] | None
     agreement: float | None
     kappa: float | None
     kappa_ci: tuple[float, float] | None
@@ -109,12 +109,14 @@ class CheckResult:
     cost_usd: float = 0.0
     certificates: list[cert.Certificate] = field(default_factory=list)
     labelling: dict[str, Any] = field(default_factory=dict)  # who labelled the suite and the state of each pass
+    uncertified: str = ""  # why a suite cannot be certified (e.g. one annotator per item), shown as its fitness
 
     def figures(self) -> dict[str, Any]:
         """The stored figures: per dimension, the human sanity check, the published anchors and the certificates."""
         return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
                 "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd,
-                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling}
+                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling,
+                **({"uncertified": self.uncertified} if self.uncertified else {})}
 
 
 def _dimension_json(d: DimensionResult) -> dict[str, Any]:
@@ -392,7 +394,8 @@ def suite_fitness(figures: dict[str, Any], biases: Sequence[str]) -> Fitness:
     verdict, capped at "fit to explore" by a detected bias; undetermined for a check stored before certification."""
     certificates = figures.get("certification")
     if not certificates:
-        return Fitness("undetermined", "stored before certification against the suite's humans: re-run the check")
+        return Fitness("undetermined", figures.get("uncertified")
+                       or "stored before certification against the suite's humans: re-run the check")
     label, reason = cert.summary(certificates)
     if biases and label == cert.DECIDE:
         return Fitness(cert.EXPLORE, f"{reason}, but biased: {', '.join(biases)}")
@@ -586,4 +589,12 @@ async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
     return result
 
 
-SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set}
+async def check_alce_citations(judge: Judge, limit: int | None = None) -> CheckResult:
+    """The judge's citation-support verdicts against ALCE's published annotators (the citation protocol's suite)."""
+    from core.protocols.citation.analysis_alce import check_alce_citations as check
+
+    result: CheckResult = await check(judge, limit)
+    return result
+
+
+SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set, "alce-citations": check_alce_citations}

@@ -15,11 +15,11 @@ HELP = "Check a judge against human labels (judge check) and probe it for biases
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:6.2f}"
+    return "-" if value is None or value != value else f"{value * 100:6.2f}"
 
 
 def _ci(ci: tuple[float, float] | list[float] | None) -> str:
-    return "" if ci is None else f"[{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
+    return "" if ci is None or ci[0] != ci[0] else f"[{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
 
 
 def format_check(result: CheckResult) -> str:

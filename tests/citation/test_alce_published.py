@@ -1,4 +1,4 @@
-"""ALCE's published evaluated outputs (tests/fixtures/alce/: an unmodified subset of princeton-nlp/ALCE
+"""ALCE's published evaluated outputs (data/suites/alce/: an unmodified subset of princeton-nlp/ALCE
 human_eval/human_eval_citations_completed.json, README there) imported as citation responses and scored by the
 protocol's one computation: our sentence split and our tally, replaying ALCE's own NLI verdicts, reproduce ALCE's
 per-response recall and precision; ALCE's NLI and the offline judge measured against the annotators."""
@@ -11,12 +11,17 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from core.cli import app
 from core.protocols.citation.analysis_alce import compare_sync, published_scores, replayed_scores
 from core.protocols.citation.builder_alce_eval import AlceRecordError, read_alce_human_eval, read_record
 from core.scoring.judges.heuristic import HeuristicJudge
+from core.store.db import make_engine
+from tests.citation.test_citation import JUDGE
+from tests.factories import scripted_models
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "alce" / "human_eval_citations_subset.json"
+FIXTURE = Path(__file__).resolve().parents[2] / "data" / "suites" / "alce" / "human_eval_citations_subset.json"
 FIXTURE_SHA256 = "5dc6e0c667ebd3c53c421a27c1ed195e2bc875ae9fb8595cf098674e905a26f4"
 RESULT_FILE = "asqa-gpt-35-turbo-gtr-shot2-ndoc5-42-azure.json"
 FIRST_IDS = ["-7013890438520559398", "7089015503030534342", "8793099883447006698", "-881464876144297194",
@@ -79,3 +84,47 @@ def test_agreement_on_alces_published_records() -> None:
     # offline: only the uncited sentences are decided (unsupported, as the annotators said); the rest undecided
     assert (result.judge_vs_human.n, result.judge_vs_human.agreement, result.judge_vs_human.undecided) == (4, 1.0, 20)
     assert result.states["citation.recall"] == {"not_applicable": 15, "scored": 1}
+
+
+# ----------------------------------------------------------------------- `gauntlet judge check --suite alce-citations`
+
+
+def test_judge_check_on_alces_annotators_offline(db_url, monkeypatch) -> None:
+    """The heuristic judge decides only the 4 uncited sentences: they agree with the annotators; kappa is undefined
+    (one class) and the 20 cited sentences are counted unscored, never filled."""
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
+    result = CliRunner().invoke(app, ["judge", "check", "heuristic", "--suite", "alce-citations"])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("support"))
+    assert row.split()[1:] == ["-", "-", "100.00", "-", "24", "4", "20"] and "stored as judge check" in result.stdout
+    assert "one annotator per sentence" in result.stdout
+
+
+def test_judge_check_on_alces_annotators_with_an_llm_judge(db_url) -> None:
+    """An LLM judge through the openai SDK on the loopback server (scripted: supported when the claim is quoted in
+    the passage) decides every sentence; agreement and kappa come with n."""
+    from core.analysis.judge_check import check_alce_citations
+    from core.scoring.judges import resolve_judge
+
+    engine = make_engine(db_url)
+    with scripted_models(engine, {"judge-cite": JUDGE}):
+        result = asyncio.run(check_alce_citations(resolve_judge("llm:judge-cite", engine)))
+    support = result.dimensions[0]
+    assert (support.n_pairs, support.n_missing, support.n_agreement) == (24, 0, 24)
+    assert result.calls >= 20
+    # the scripted judge finds no claim quoted verbatim: all unsupported, so it agrees on the 4 uncited sentences only
+    assert (support.agreement, support.kappa) == (pytest.approx(4 / 24), None)
+
+
+def test_the_stored_check_shows_on_judge_alignment(db_url, monkeypatch) -> None:
+    """Judge alignment's table of stored checks lists the suite with n, agreement, the unscored count and fitness."""
+    from core.analysis.judge_check import latest_checks
+    from ui.alignment_view import suite_check_table
+
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", db_url)
+    assert CliRunner().invoke(app, ["judge", "check", "heuristic", "--suite", "alce-citations"]).exit_code == 0
+    table = suite_check_table(latest_checks(make_engine(db_url), "suite"))
+    row = table[table["Suite"] == "alce-citations"].iloc[0]
+    assert (row["Dimension"], row["Agreement %"], row["n agreement pairs"], row["n unscored pairs"]) == (
+        "support", 100.0, 4, 20)
+    assert row["Fitness"] == "undetermined" and row["Pearson 95% CI"] == "—"

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.analysis.stats import cohen_kappa
+from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, JudgeInput
 
-from .builder_alce_eval import AlceResponse
+from .builder_alce_eval import AlceResponse, read_alce_human_eval
 from .metrics import (
     Oracle,
     citation_precision,
@@ -198,3 +199,62 @@ async def compare(judge: Any, responses: Sequence[AlceResponse]) -> AlceComparis
 def compare_sync(judge: Any, responses: Sequence[AlceResponse]) -> AlceComparison:
     """`compare` run to completion (for the CLI and tests)."""
     return asyncio.run(compare(judge, responses))
+
+
+# --------------------------------------------------------------------------- `gauntlet judge check --suite alce-citations`
+
+SUITE = "alce-citations"
+NO_CERTIFICATE = ("ALCE publishes one annotator per sentence: no human-vs-human row to certify against, so agreement "
+                  "and kappa only")
+SUITE_PATH = REPO_ROOT / "data" / "suites" / "alce" / "human_eval_citations_subset.json"
+
+
+async def judge_support_verdicts(judge: Any, responses: Sequence[AlceResponse]) -> tuple[list[int | None], int, float]:
+    """The judge's support verdict on every ALCE sentence (None: undecided), with its calls and cost."""
+    verdicts: list[int | None] = []
+    calls, cost = 0, 0.0
+    for resp in responses:
+        out = await citation_recall(judge, judge_input(resp))
+        calls, cost = calls + out.calls, cost + out.cost_usd
+        verdicts += judge_sentence_verdicts(resp, out.details)
+    return verdicts, calls, cost
+
+
+async def check_alce_citations(judge: Any, limit: int | None = None) -> Any:
+    """The judge's sentence-support verdicts against ALCE's annotators (sentence_recall_score), on the first `limit`
+    responses of the shipped subset: agreement, kappa with its interval, n and the sentences left undecided."""
+    from core.analysis.judge_check import CheckResult, Fitness, judge_version
+
+    responses = read_alce_human_eval(SUITE_PATH)[:limit]
+    verdicts, calls, cost = await judge_support_verdicts(judge, responses)
+    human = [s.human_support for r in responses for s in r.sentences]
+    model, prompt_hash = judge_version(judge)
+    return CheckResult(judge=judge.name, judge_model=model, prompt_hash=prompt_hash, suite=SUITE,
+                       n_pairs=len(human), calls=calls, cost_usd=cost, dimensions=[support_dimension(verdicts, human)],
+                       uncertified=NO_CERTIFICATE, fitness=Fitness("undetermined", NO_CERTIFICATE))
+
+
+def support_dimension(verdicts: Sequence[int | None], human: Sequence[int]) -> Any:
+    """The judge-check row of binary support verdicts against one annotator per sentence: agreement and Cohen's
+    kappa with its 95% interval over the decided sentences (Pearson = phi, Spearman the same on 0/1), None where
+    undefined (one class on a side); undecided sentences counted, never filled."""
+    from core.analysis.judge_check import DimensionResult, clip_ci
+
+    pairs = [(v, h) for v, h in zip(verdicts, human, strict=True) if v is not None]
+    k = cohen_kappa([v for v, _ in pairs], [h for _, h in pairs]) if pairs else None
+    defined = k is not None and len({v for v, _ in pairs}) > 1 and len({h for _, h in pairs}) > 1
+    kappa = k.kappa if k is not None and defined else None
+    ci = clip_ci(k.ci_low, k.ci_high) if k is not None and defined else None
+    phi = _phi(pairs) if defined else None
+    return DimensionResult(
+        dimension="support", n_pairs=len(human), n_labels=len(human), n_missing=len(human) - len(pairs),
+        pearson=phi, pearson_ci=None, spearman=phi, spearman_ci=None,
+        agreement=k.agreement if k else None, kappa=kappa, kappa_ci=ci, n_agreement=len(pairs))
+
+
+def _phi(pairs: Sequence[tuple[int, int]]) -> float:
+    """The phi coefficient (Pearson on 0/1) of decided pairs with both classes on each side."""
+    n = len(pairs)
+    a, b = sum(v for v, _ in pairs) / n, sum(h for _, h in pairs) / n
+    cov = sum((v - a) * (h - b) for v, h in pairs) / n
+    return cov / math.sqrt(a * (1 - a) * b * (1 - b))

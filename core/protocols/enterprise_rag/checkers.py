@@ -13,7 +13,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from core.language import CJK_RE, KANA_RE
-from core.protocols.citation.metrics import cited_documents
 from core.scoring.checkers.base import CHECKERS, Checker, UnsupportedLanguageError
 from core.scoring.checkers.dates import first_date
 from core.scoring.checkers.guard import guarded, regex_error
@@ -230,6 +229,8 @@ class CitationCount(Checker):
 
     def evaluate(self, response: str) -> bool:
         if self.kwargs.pattern == "doc_ref":  # the citation protocol's one reading of document citations
+            from core.protocols.citation.metrics import cited_documents  # at call time: the packages import each other
+
             return len(set(cited_documents(response))) >= self.kwargs.min_distinct
         return len({_citation_key(m) for m in self._pattern.finditer(response)}) >= self.kwargs.min_distinct
 
