@@ -27,7 +27,7 @@ import asyncio
 import hashlib
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -589,12 +589,14 @@ async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
     return result
 
 
-async def check_alce_citations(judge: Judge, limit: int | None = None) -> CheckResult:
-    """The judge's citation-support verdicts against ALCE's published annotators (the citation protocol's suite)."""
-    from core.protocols.citation.analysis_alce import check_alce_citations as check
-
-    result: CheckResult = await check(judge, limit)
-    return result
+# a suite a protocol package ships names its check as 'module:function' (resolved on use: the package imports this one)
+SUITE_CHECKS: dict[str, Any] = {"mtrag": check_mtrag, "hard_set": check_hard_set,
+                                "alce-citations": "core.protocols.citation.analysis_alce:check_alce_citations"}
 
 
-SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set, "alce-citations": check_alce_citations}
+def suite_check(name: str) -> Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]]:
+    """The check of a named suite, its 'module:function' name imported now."""
+    from core.metrics import resolve_hook
+
+    check: Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]] = resolve_hook(SUITE_CHECKS[name])
+    return check

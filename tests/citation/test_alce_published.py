@@ -103,7 +103,7 @@ def test_judge_check_on_alces_annotators_offline(db_url, monkeypatch) -> None:
 def test_judge_check_on_alces_annotators_with_an_llm_judge(db_url) -> None:
     """An LLM judge through the openai SDK on the loopback server (scripted: supported when the claim is quoted in
     the passage) decides every sentence; agreement and kappa come with n."""
-    from core.analysis.judge_check import check_alce_citations
+    from core.protocols.citation.analysis_alce import check_alce_citations
     from core.scoring.judges import resolve_judge
 
     engine = make_engine(db_url)
