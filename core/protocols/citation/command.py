@@ -24,8 +24,10 @@ def register(app: typer.Typer) -> None:
         """Print citation recall and precision per model with n and the state counts."""
         from core.store.db import get_engine
 
-        from .analysis import citation_table
+        from .analysis import citation_table, expert_support_agreement
 
         typer.echo(citation_table(get_engine(), [run_id], judge).to_string(index=False))
+        typer.echo(f"judge {judge} vs experts' citation-support labels, per sentence: "
+                   f"{expert_support_agreement(get_engine(), [run_id], judge).line()}")
 
     add_build_command(group, "citation", "ALCE data file (JSON) or records (JSONL).", "alce or records (default: by the file's extension).")
