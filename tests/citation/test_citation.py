@@ -196,7 +196,8 @@ def test_declares_its_decision_metrics() -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    copies = {"tests/fixtures/citation/records.jsonl": FIXTURES / "records.jsonl"}
+    alce = "data/suites/alce/human_eval_citations_subset.json"
+    copies = {"tests/fixtures/citation/records.jsonl": FIXTURES / "records.jsonl", alce: REPO / alce}
     run_docs_commands("citation.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "citation" / "instances.jsonl")) == 2
 
