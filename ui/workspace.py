@@ -18,6 +18,7 @@ from core.review.auth import Principal
 from core.review.gold import (
     ResponseContext,
     auto_satisfied,
+    citation_sentences,
     gold_queue,
     label_history_of,
     labelling_context,
@@ -28,6 +29,7 @@ from core.review.gold import (
     sample_batches,
     set_sample_blinding,
     undo_last_label,
+    wants_citation_support,
     wants_faithful,
 )
 from core.review.verification import (
@@ -318,6 +320,56 @@ def verification_panel(principal: Principal) -> None:
 # --------------------------------------------------------------------------- gold labels
 
 
+SUPPORT_CHOICES = {"supported": "Supported", "partial": "Partially", "not": "Not supported"}
+SUPPORT_SHORTCUTS = {"supported": "Alt+1", "partial": "Alt+2", "not": "Alt+3"}
+
+
+def _support_key(key: str, n: int) -> str:
+    return f"{key}_cs_{n}"
+
+
+def _set_support(key: str, n: int, value: str, total: int) -> None:
+    st.session_state[_support_key(key, n)] = value
+    st.session_state[f"{key}_cs_cursor"] = min(n + 1, total)
+
+
+def _move_support_cursor(key: str, n: int) -> None:
+    st.session_state[f"{key}_cs_cursor"] = max(1, n)
+
+
+def citation_support_keys(ctx: ResponseContext, key: str) -> None:
+    """Keyboard labelling of citation support (outside the label form): the current sentence; Alt+1 supported, Alt+2
+    partially, Alt+3 not supported by the documents it cites, each moving to the next sentence; Alt+B goes back.
+    The choices land in the form's per-sentence radios, submitted with the label."""
+    sentences = citation_sentences(ctx.response.text)
+    if not wants_citation_support(ctx.bundle) or not sentences:
+        return
+    n = min(st.session_state.get(f"{key}_cs_cursor", 1), len(sentences))
+    st.markdown(f"##### Citation support · sentence {n} of {len(sentences)}")
+    st.markdown(f"> {plain_markdown(sentences[n - 1])}")
+    cols = st.columns(4)
+    for col, (value, label) in zip(cols, SUPPORT_CHOICES.items(), strict=False):
+        col.button(f"{label} ({SUPPORT_SHORTCUTS[value]})", key=f"{key}_csb_{value}", shortcut=SUPPORT_SHORTCUTS[value],
+                   on_click=_set_support, args=(key, n, value, len(sentences)))
+    cols[3].button("Previous sentence (Alt+B)", key=f"{key}_csb_back", shortcut="Alt+B",
+                   on_click=_move_support_cursor, args=(key, n - 1))
+
+
+def _citation_support_fields(ctx: ResponseContext, key: str, prior: dict[str, str]) -> dict[str, str | None]:
+    """One radio per answer sentence: supported / partially / not supported by the documents it cites."""
+    st.markdown("Citation support: is each sentence supported by the documents it cites? (Alt+1 / Alt+2 / Alt+3 "
+                "label the sentence shown above the form and move on.)")
+    support: dict[str, str | None] = {}
+    for n, sentence in enumerate(citation_sentences(ctx.response.text), start=1):
+        widget = _support_key(key, n)
+        if widget not in st.session_state and str(n) in prior:
+            st.session_state[widget] = prior[str(n)]
+        options: dict[str, Any] = {} if widget in st.session_state else {"index": None}
+        support[str(n)] = st.radio(f"Sentence {n}: {plain_markdown(sentence)}", list(SUPPORT_CHOICES),
+                                   format_func=SUPPORT_CHOICES.__getitem__, horizontal=True, key=widget, **options)
+    return support
+
+
 def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None = None) -> dict[str, Any]:
     """Inputs for a gold label (inside a form): each applicable constraint yes/no (conditional ones that cannot apply
     are shown as satisfied automatically), refusal (gap), conflict recognition (conflict)."""
@@ -353,6 +405,8 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
         choice = st.radio("Faithful (every claim of the answer is supported by the retrieved documents)", ["1", "0"],
                           horizontal=True, key=f"{key}_faithful", index=None if prior is None else (0 if prior else 1))
         payload["faithful"] = None if choice is None else int(choice)
+    if wants_citation_support(ctx.bundle):
+        payload["citation_support"] = _citation_support_fields(ctx, key, initial.get("citation_support") or {})
     payload["note"] = st.text_input("Note (optional)", key=f"{key}_note", value=initial.get("note", ""))
     return payload
 
@@ -360,6 +414,8 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
 def missing_answers(payload: dict[str, Any]) -> list[str]:
     """Items left unanswered in a label form."""
     missing = [cid for cid, v in payload["constraints"].items() if v is None]
+    missing += [f"citation support of sentence {n}" for n, v in (payload.get("citation_support") or {}).items()
+                if v is None]
     return missing + [k for k in ("valid_refusal", "conflict_recognized", "faithful") if k in payload and payload[k] is None]
 
 
@@ -386,9 +442,11 @@ def _label_form(principal: Principal, response_id: int) -> None:
             render_label_history(label_history_of(engine(), response_id, principal.username))
     render_bundle(ctx.bundle)
     render_response(ctx)
+    key = f"l_{response_id}{_revision(prior)}"
+    citation_support_keys(ctx, key)
     with st.form(f"label_{response_id}"):
         st.markdown("##### Your label")
-        payload = label_fields(ctx, f"l_{response_id}{_revision(prior)}", initial=prior)
+        payload = label_fields(ctx, key, initial=prior)
         submitted = st.form_submit_button("Submit label", type="primary", shortcut="Alt+S", key=f"l_submit_{response_id}")
     if not submitted:
         return

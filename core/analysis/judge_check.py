@@ -27,7 +27,7 @@ import asyncio
 import hashlib
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,10 +83,10 @@ class DimensionResult:
     n_pairs: int
     n_labels: int
     n_missing: int  # pairs the judge could not score (filled with the median for the correlations, as the source)
-    pearson: float
-    pearson_ci: tuple[float, float]
-    spearman: float
-    spearman_ci: tuple[float, float]
+    pearson: float | None  # None: undefined (one class on a side of a binary dimension)
+    pearson_ci: tuple[float, float] | None
+    spearman: float | None
+    spearman_ci: tuple[float, float] | None
     agreement: float | None
     kappa: float | None
     kappa_ci: tuple[float, float] | None
@@ -109,12 +109,14 @@ class CheckResult:
     cost_usd: float = 0.0
     certificates: list[cert.Certificate] = field(default_factory=list)
     labelling: dict[str, Any] = field(default_factory=dict)  # who labelled the suite and the state of each pass
+    uncertified: str = ""  # why a suite cannot be certified (e.g. one annotator per item), shown as its fitness
 
     def figures(self) -> dict[str, Any]:
         """The stored figures: per dimension, the human sanity check, the published anchors and the certificates."""
         return {"dimensions": {d.dimension: _dimension_json(d) for d in self.dimensions}, "human": self.human,
                 "source": SOURCE, "calls": self.calls, "cost_usd": self.cost_usd,
-                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling}
+                "certification": [c.as_dict() for c in self.certificates], "labelling": self.labelling,
+                **({"uncertified": self.uncertified} if self.uncertified else {})}
 
 
 def _dimension_json(d: DimensionResult) -> dict[str, Any]:
@@ -392,7 +394,8 @@ def suite_fitness(figures: dict[str, Any], biases: Sequence[str]) -> Fitness:
     verdict, capped at "fit to explore" by a detected bias; undetermined for a check stored before certification."""
     certificates = figures.get("certification")
     if not certificates:
-        return Fitness("undetermined", "stored before certification against the suite's humans: re-run the check")
+        return Fitness("undetermined", figures.get("uncertified")
+                       or "stored before certification against the suite's humans: re-run the check")
     label, reason = cert.summary(certificates)
     if biases and label == cert.DECIDE:
         return Fitness(cert.EXPLORE, f"{reason}, but biased: {', '.join(biases)}")
@@ -586,4 +589,14 @@ async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
     return result
 
 
-SUITE_CHECKS = {"mtrag": check_mtrag, "hard_set": check_hard_set}
+# a suite a protocol package ships names its check as 'module:function' (resolved on use: the package imports this one)
+SUITE_CHECKS: dict[str, Any] = {"mtrag": check_mtrag, "hard_set": check_hard_set,
+                                "alce-citations": "core.protocols.citation.analysis_alce:check_alce_citations"}
+
+
+def suite_check(name: str) -> Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]]:
+    """The check of a named suite, its 'module:function' name imported now."""
+    from core.metrics import resolve_hook
+
+    check: Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]] = resolve_hook(SUITE_CHECKS[name])
+    return check

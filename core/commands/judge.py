@@ -15,11 +15,11 @@ HELP = "Check a judge against human labels (judge check) and probe it for biases
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:6.2f}"
+    return "-" if value is None or value != value else f"{value * 100:6.2f}"
 
 
 def _ci(ci: tuple[float, float] | list[float] | None) -> str:
-    return "" if ci is None else f"[{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
+    return "" if ci is None or ci[0] != ci[0] else f"[{ci[0] * 100:.1f}, {ci[1] * 100:.1f}]"
 
 
 def format_check(result: CheckResult) -> str:
@@ -157,7 +157,7 @@ def register(app: typer.Typer) -> None:
         estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import SUITE_CHECKS, check_judge, load_suite, with_probe_biases
+        from core.analysis.judge_check import SUITE_CHECKS, check_judge, load_suite, suite_check, with_probe_biases
         from core.analysis.judge_probes import estimate_check_cost
         from core.services.judge_checks import store_check
         from core.store.db import get_engine
@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
                        "(an LLM judge makes up to 4 calls per item)", err=True)
             raise typer.Exit(2)
         if suite in SUITE_CHECKS:
-            result = with_probe_biases(get_engine(), asyncio.run(SUITE_CHECKS[suite](_judge(judge), limit)))
+            result = with_probe_biases(get_engine(), asyncio.run(suite_check(suite)(_judge(judge), limit)))
             typer.echo(format_check(result))
             if store:
                 typer.echo(f"stored as judge check {store_check(get_engine(), result)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +38,7 @@ from core.review.annotations import (
 from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.db import saved_id
+from core.store.label_models import CITATION_SUPPORT
 from core.store.labels import (
     GOLD_DESIGN,
     LABEL_ITEM_APPLIES,
@@ -510,9 +511,10 @@ def auto_satisfied(bundle: Bundle) -> dict[str, str]:
     return {c.cid: c.precondition for c in bundle.constraints if c.precondition and c.precondition != mode}
 
 
-def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
+def validate_gold_payload(payload: dict[str, Any], bundle: Bundle, response_text: str | None = None) -> dict[str, Any]:
     """Normalise a gold label: every constraint answered yes/no (conditional ones that cannot apply are satisfied
-    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items."""
+    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items, citation
+    support per sentence for citation responses (checked against `response_text`'s sentences when given)."""
     cids, wants_refusal, wants_conflict = expected_fields(bundle)
     given = payload.get("constraints")
     if not isinstance(given, dict):
@@ -540,11 +542,46 @@ def validate_gold_payload(payload: dict[str, Any], bundle: Bundle) -> dict[str, 
             out[name] = _as_binary(value, name)
         elif value is not None:
             raise ValueError(f"{name}: only applies to {LABEL_ITEM_APPLIES[name]} instances")
+    if wants_citation_support(bundle):
+        text = None if response_text is None else citation_sentences(response_text)
+        out["citation_support"] = validate_citation_support(payload.get("citation_support"), text)
+    elif payload.get("citation_support") is not None:
+        raise ValueError("citation_support: only applies to citation responses")
     note = payload.get("note", "")
     if not isinstance(note, str):
         raise ValueError("note: must be text")
     out["note"] = note.strip()
     return out
+
+
+CITATION_PROTOCOL = "citation"
+
+
+def wants_citation_support(bundle: Bundle) -> bool:
+    """Whether the label asks, per answer sentence, if its cited documents support it (citation protocol)."""
+    return bundle.instance.protocol == CITATION_PROTOCOL
+
+
+def citation_sentences(response_text: str) -> list[str]:
+    """The answer's sentences as the citation metrics split them (the units an expert labels), reasoning removed."""
+    from core.generation.reasoning import split_reasoning
+    from core.protocols.citation.metrics import split_sentences
+
+    return split_sentences(split_reasoning(response_text).answer)
+
+
+def validate_citation_support(value: Any, sentences: Sequence[str] | None) -> dict[str, str]:
+    """Every sentence ("1".."n") labelled supported / partial / not (the count unchecked when `sentences` is None)."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError("citation_support: required for a citation response: each sentence supported, partial or not")
+    bad = {k: v for k, v in value.items() if v not in CITATION_SUPPORT}
+    if bad:
+        raise ValueError(f"citation_support: {bad} — each value must be one of {', '.join(CITATION_SUPPORT)}")
+    if sentences is not None:
+        wanted = [str(n) for n in range(1, len(sentences) + 1)]
+        if sorted(value, key=lambda k: (len(k), k)) != wanted:
+            raise ValueError(f"citation_support: one label per sentence 1..{len(sentences)}, got {sorted(value)}")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def record_gold_label(
@@ -568,7 +605,8 @@ def record_gold_label(
 def _append_response_label(
     engine: Engine, kind: str, principal: Principal, response_id: int, payload: dict[str, Any], client_token: str
 ) -> tuple[int, bool]:
-    clean = validate_gold_payload(payload, load_response(engine, response_id).bundle)
+    ctx = load_response(engine, response_id)
+    clean = validate_gold_payload(payload, ctx.bundle, ctx.response.text)
     ann, created = append_annotation(
         engine,
         Annotation(

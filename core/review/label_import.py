@@ -140,7 +140,8 @@ def _checked_payload(session: Session, line: LabelLine) -> tuple[int, dict[str, 
         response = _response_target(session, line)
         _check_shape(line)
         try:
-            return response.id or 0, validate_gold_payload(payload, load_bundle(engine, response.instance_id))
+            return response.id or 0, validate_gold_payload(payload, load_bundle(engine, response.instance_id),
+                                                           response.text)
         except ValueError as exc:
             raise _from_rule(exc, "payload") from None
     instance = _instance_target(session, line)

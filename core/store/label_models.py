@@ -15,6 +15,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from core.store.schema import DocumentRole, VerificationStatus
 
 Decision = Literal["accept", "reject", "needs_edit"]
+CitationSupport = Literal["supported", "partial", "not"]
+CITATION_SUPPORT: tuple[str, ...] = ("supported", "partial", "not")
 Kind = Literal["verification", "gold_label", "adjudication", "retraction"]
 TargetType = Literal["instance", "response"]
 DECISIONS: tuple[str, ...] = get_args(Decision)
@@ -63,6 +65,8 @@ class GoldPayload(_Strict):
     valid_refusal: Binary | None = None
     conflict_recognized: Binary | None = None
     faithful: Binary | None = None  # production items (production_rag): the answer is supported by its documents
+    # citation responses: per answer sentence ("1", "2", ...), is it supported by the documents it cites
+    citation_support: dict[Text, CitationSupport] | None = None
     note: Text = ""
 
 

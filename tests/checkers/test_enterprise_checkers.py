@@ -22,6 +22,9 @@ CASES = [
     ("cite-doc-same-doc-twice", "enterprise:citation_count", {"min_distinct": 2}, "See [doc 1] and [1].", False),
     ("cite-document-word", "enterprise:citation_count", {}, "As stated [Document 7].", True),
     ("cite-none", "enterprise:citation_count", {}, "No sources at all.", False),
+    # doc_ref reads citations as the citation protocol does (ALCE's '[<digits>'): '[1, 2]' cites document 1
+    ("cite-alce-list-form", "enterprise:citation_count", {}, "As stated [1, 2].", True),
+    ("cite-alce-three-documents", "enterprise:citation_count", {"min_distinct": 3}, "So [1][2]. And [doc 3].", True),
     ("cite-statute-two-forms", "enterprise:citation_count", {"pattern": "statute_article", "min_distinct": 2}, "Under the Grid Safety Act, Article 12 and Section 4.2 of the Power Supply Regulation.", True),
     ("cite-statute-repeated", "enterprise:citation_count", {"pattern": "statute_article", "min_distinct": 2}, "Civil Code, Article 188 and again Civil Code,  article 188.", False),
     ("cite-user-regex", "enterprise:citation_count", {"pattern": r"\(ref-(\d+)\)", "min_distinct": 2}, "(ref-1) (ref-2) (ref-1)", True),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.cli import app
@@ -23,7 +24,9 @@ from core.protocols import decision_metrics
 from core.protocols.citation import PRECISION, RECALL
 from core.protocols.citation.builder import build
 from core.protocols.citation.metrics import remove_citations, split_sentences, tally
+from core.review.auth import Principal
 from core.store.db import make_engine
+from core.store.models import Annotation, Assignment, Instance, Model, Response, User
 from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run, scripted_models
 from tests.protocol_steps import assert_page_renders, run_docs_commands
@@ -193,10 +196,110 @@ def test_declares_its_decision_metrics() -> None:
 
 
 def test_the_docs_commands_run_as_written(tmp_path, monkeypatch, db_url) -> None:
-    copies = {"tests/fixtures/citation/records.jsonl": FIXTURES / "records.jsonl"}
+    alce = "data/suites/alce/human_eval_citations_subset.json"
+    copies = {"tests/fixtures/citation/records.jsonl": FIXTURES / "records.jsonl", alce: REPO / alce}
     run_docs_commands("citation.md", copies, tmp_path, monkeypatch)
     assert len(read_jsonl(tmp_path / "var" / "built" / "citation" / "instances.jsonl")) == 2
 
 
 def test_its_page_renders_from_its_declarations(world, monkeypatch) -> None:
     assert_page_renders(world.url, monkeypatch, "citation", "Citation recall and precision")
+
+
+# ------------------------------------------------------------- experts label citation support; the judge checked
+
+
+def _expert(engine) -> Principal:
+    from datetime import UTC, datetime
+
+    from core.review.auth import create_user
+
+    with Session(engine) as session:
+        if session.exec(select(User).where(User.username == "cite-expert")).first() is None:
+            create_user(engine, "cite-expert", "expert", password="cite-expert-pass-1", domains=["Citations"])
+    now = datetime.now(UTC)
+    return Principal("cite-expert", "expert", ("Citations",), now, now)
+
+
+def _response(engine, run_id: int, model: str, key: str) -> Response:
+    with Session(engine) as session:
+        rows = session.exec(select(Response, Model, Instance).where(
+            Response.run_id == run_id, Response.model_id == Model.id, Model.name == model,
+            Response.instance_id == Instance.id)).all()
+    return next(r for r, _, inst in rows if inst.uid.endswith(f"/{key}"))
+
+
+def _label(engine, expert: Principal, response: Response, support: dict[str, str], token: str) -> None:
+    from core.review.gold import record_gold_label
+
+    with Session(engine) as session:
+        if session.exec(select(Assignment).where(Assignment.target_id == response.id,
+                                                 Assignment.assignee == expert.username)).first() is None:
+            session.add(Assignment(kind="gold_label", target_id=response.id, assignee=expert.username))
+            session.commit()
+    record_gold_label(engine, expert, response.id or 0, {"constraints": {}, "citation_support": support}, token)
+
+
+BAD_SUPPORT = [  # a citation-support label that does not fit the response -> the message
+    pytest.param({"1": "supported"}, "one label per sentence 1..2", id="a-sentence-unlabelled"),
+    pytest.param({"1": "supported", "2": "maybe"}, "must be one of supported, partial, not", id="unknown-value"),
+    pytest.param({}, "required for a citation response", id="none-given"),
+]
+
+
+@pytest.mark.parametrize(("support", "message"), BAD_SUPPORT)
+def test_a_citation_support_label_that_does_not_fit_is_refused(world, support, message) -> None:
+    engine = make_engine(world.url)
+    with pytest.raises(ValueError, match=message):
+        _label(engine, _expert(engine), _response(engine, world.run_id, "cite-gold", "tax"), support, f"bad-{message}")
+
+
+def test_the_judge_is_checked_against_experts_citation_support_labels(world, monkeypatch) -> None:
+    """Gold: the judge says both sentences are supported, the expert only the first (the second 'partial'); wrong:
+    both unsupported for both. Agreement 3 of 4, kappa 0.5. Relabelling appends a label and the latest counts."""
+    from core.protocols.citation.analysis import expert_support_agreement
+
+    engine = make_engine(world.url)
+    expert = _expert(engine)
+    gold, wrong = (_response(engine, world.run_id, m, "tax") for m in ("cite-gold", "cite-wrong"))
+    _label(engine, expert, gold, {"1": "supported", "2": "partial"}, "cs-gold")
+    _label(engine, expert, wrong, {"1": "supported", "2": "not"}, "cs-wrong-1")
+    _label(engine, expert, wrong, {"1": "not", "2": "not"}, "cs-wrong-2")  # a second thought: appended
+    result = expert_support_agreement(engine, [world.run_id], "llm:judge-cite")
+    assert (result.n, result.agreement, result.kappa, result.undecided) == (4, 0.75, pytest.approx(0.5), 0)
+    offline = expert_support_agreement(engine, [world.run_id], "heuristic")
+    assert (offline.n, offline.undecided) == (0, 4)  # every labelled sentence cites: the heuristic cannot decide
+    with Session(engine) as session:
+        assert len(session.exec(select(Annotation).where(Annotation.target_id == wrong.id)).all()) == 2
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    own = CliRunner().invoke(app, ["citation", "report", str(world.run_id), "--judge", "llm:judge-cite"])
+    assert "vs experts' citation-support labels, per sentence: agreement 75.0%, κ 0.50 (n 4" in own.stdout
+    from core.protocols.citation.analysis import expert_support_table
+
+    table = expert_support_table(engine).set_index("Judge")  # what Judge alignment shows
+    assert table.loc["llm:judge-cite", ["Agreement %", "n sentences", "n undecided"]].tolist() == [75.0, 4, 0]
+
+
+def test_experts_label_citation_support_with_keyboard_buttons(world, monkeypatch) -> None:
+    """The label page shows a citation response's sentences one at a time with Alt+1/2/3 buttons; a press fills the
+    sentence's radio in the label form and moves to the next sentence."""
+    from streamlit.testing.v1 import AppTest
+
+    engine = make_engine(world.url)
+    expert = _expert(engine)
+    response = _response(engine, world.run_id, "cite-over", "tax")
+    with Session(engine) as session:
+        session.add(Assignment(kind="gold_label", target_id=response.id, assignee=expert.username, queue_position=0))
+        session.commit()
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
+    at = AppTest.from_file(str(REPO / "pages" / "label_responses.py"), default_timeout=30)
+    at.session_state["gauntlet_principal"] = expert
+    at.run()
+    assert not at.exception, at.exception
+    shortcuts = {b.label: b for b in at.button}
+    assert {"Supported (Alt+1)", "Partially (Alt+2)", "Not supported (Alt+3)"} <= set(shortcuts)
+    assert "sentence 1 of 2" in "\n".join(m.value for m in at.markdown)
+    shortcuts["Partially (Alt+2)"].click().run()
+    radios = [r for r in at.radio if r.label.startswith("Sentence ")]
+    assert [r.value for r in radios] == ["partial", None]
+    assert "sentence 2 of 2" in "\n".join(m.value for m in at.markdown)

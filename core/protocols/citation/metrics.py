@@ -21,22 +21,33 @@ from core.scoring.judges.base import JudgeInput, MetricOutcome
 from . import AT_MOST_CITATIONS
 from .judge import SupportInput, judge_support
 
-CITATION_RE = re.compile(r"\[\d+")
-DOC_LABEL_RE = re.compile(r"\[doc\s*(\d+)\]", re.IGNORECASE)
+CITATION_RE = re.compile(r"\[(\d+)")  # ALCE: re.findall(r"\[\d+", sent)
+DOC_LABEL_RE = re.compile(r"\[doc(?:ument)?\s*(\d+)\]", re.IGNORECASE)  # '[doc 3]', '[Document 3]': read as '[3]'
 
 NEEDS_LLM = "support of a cited sentence needs an LLM judge (score with --judge llm:<model>)"
 Oracle = Callable[[str, str], Awaitable[bool | None]]  # (passage, claim) -> supported, None: cannot decide
 
 
+def normalise_labels(text: str) -> str:
+    """`text` with '[doc N]' / '[Document N]' (labels our prompts give documents) written '[N]'."""
+    return DOC_LABEL_RE.sub(r"[\1]", text)
+
+
 def split_sentences(text: str) -> list[str]:
     """The answer's sentences: the product's splitter tuned to agree with NLTK's English Punkt model (ALCE calls
-    `sent_tokenize`), after '[doc N]' (the label our prompt gives the documents) is written '[N]'."""
-    return punkt_like_sentences(DOC_LABEL_RE.sub(r"[\1]", text).strip())
+    `sent_tokenize`), after the document labels are written '[N]'."""
+    return punkt_like_sentences(normalise_labels(text).strip())
+
+
+def cited_documents(text: str) -> list[int]:
+    """The 1-based document numbers `text` cites, in order, repeats kept: the one reading of citation marks (ALCE's
+    '[<digits>', document labels included) that the citation metrics and EnterpriseRAG's citation constraint share."""
+    return [int(n) for n in CITATION_RE.findall(normalise_labels(text))]
 
 
 def cited(sentence: str) -> list[int]:
     """The 0-based document indices a sentence cites, in order (ALCE: int(r[1:]) - 1 for each '[<digits>')."""
-    return [int(r[1:]) - 1 for r in CITATION_RE.findall(sentence)]
+    return [n - 1 for n in cited_documents(sentence)]
 
 
 def remove_citations(sentence: str) -> str:
@@ -65,38 +76,40 @@ def format_document(doc: Any) -> str:
     return f"Title: {doc.title}\n{doc.text}"
 
 
-async def sentence_precision(oracle: Oracle, passages: list[str], refs: list[int], claim: str) -> int | None:
+async def sentence_precision(oracle: Oracle, passages: list[str | None], refs: list[int], claim: str) -> int | None:
     """The needed citations of a supported sentence citing several documents (None: undecided)."""
     needed = 0
     for ref in refs:
-        alone = await oracle(passages[ref], claim)
+        alone = await oracle(passages[ref] or "", claim)
         if alone is None:
             return None
         if alone:
             needed += 1
             continue
-        rest = await oracle("\n".join(passages[r] for r in refs if r != ref), claim)
+        rest = await oracle("\n".join(passages[r] or "" for r in refs if r != ref), claim)
         if rest is None:
             return None
         needed += 0 if rest else 1
     return needed
 
 
-async def tally(answer: str, passages: list[str], oracle: Oracle) -> Tally:
-    """ALCE's counts over the answer's sentences, support asked of `oracle`."""
+async def tally(answer: str, passages: list[str | None], oracle: Oracle) -> Tally:
+    """ALCE's counts over the answer's sentences, support asked of `oracle` (a None passage: a number the response
+    could cite but whose document is not there)."""
     result = Tally()
     sents = split_sentences(answer)
     result.sentences = len(sents)
     for sent in sents:
         refs, claim = cited(sent), remove_citations(sent).strip()
         row: dict[str, Any] = {"sentence": sent, "cited": [r + 1 for r in refs]}
-        if not refs or any(r >= len(passages) or r < 0 for r in refs):
+        if not refs or any(r >= len(passages) or r < 0 for r in refs) or any(
+                passages[r] is None for r in refs[:AT_MOST_CITATIONS]):
             row.update(supported=False, by="rule", why="no citation" if not refs else "cites a missing document")
             result.rows.append(row)
             continue
-        refs = refs[:AT_MOST_CITATIONS]
+        refs = refs[:AT_MOST_CITATIONS]  # as ALCE: the range check covers every citation, support the first three
         result.citations += len(refs)
-        joint = await oracle("\n".join(passages[r] for r in refs), claim)
+        joint = await oracle("\n".join(passages[r] or "" for r in refs), claim)
         if joint is None:
             result.undecided += 1
             result.rows.append({**row, "supported": None, "by": "undecided"})
@@ -129,11 +142,12 @@ def judge_oracle(judge: Any, spent: dict[str, float]) -> Oracle:
     return oracle
 
 
-def cited_passages(item: JudgeInput) -> list[str]:
-    """The documents in the order the prompt numbered them (prompt_meta `citation_docs`), as ALCE formats them."""
+def cited_passages(item: JudgeInput) -> list[str | None]:
+    """The documents in the order the prompt numbered them (prompt_meta `citation_docs`), as ALCE formats them; a
+    number whose document is not there keeps its place as None."""
     by_uid = {d.doc_uid: d for d in item.documents}
     order = item.prompt_meta.get("citation_docs") or [d.doc_uid for d in item.documents]
-    return [format_document(by_uid[uid]) for uid in order if uid in by_uid]
+    return [format_document(by_uid[uid]) if uid in by_uid else None for uid in order]
 
 
 async def citation_tally(judge: Any, item: JudgeInput) -> tuple[Tally | None, MetricOutcome | None, dict[str, float]]:

@@ -227,6 +227,10 @@ class CitationCount(Checker):
         return f"Include at least {n} different citations in the required format."
 
     def evaluate(self, response: str) -> bool:
+        if self.kwargs.pattern == "doc_ref":  # the citation protocol's one reading of document citations
+            from core.protocols.citation.metrics import cited_documents  # at call time: the packages import each other
+
+            return len(set(cited_documents(response))) >= self.kwargs.min_distinct
         return len({_citation_key(m) for m in self._pattern.finditer(response)}) >= self.kwargs.min_distinct
 
 
