@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Literal
 
 import numpy as np
@@ -328,7 +328,8 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
     """Every (metric, other model or baseline) where the pick is significantly worse (the paired 95% CI of pick −
     other on that metric alone lies below 0; over-abstention as 1 − value, so higher is better), in metric order."""
     metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
-    rows = {m: _metric_rows(scoped, m, metrics) for m in (pick, *others)}  # each model's rows taken once
+    split = _rows_by_model(scoped, metrics)  # each model's rows taken once
+    rows = {m: split[m] if m in split else _metric_rows(scoped, m, metrics) for m in (pick, *others)}
     found = [Weakness(metric, test) for other in others
              for metric, test in zip(metrics, _metric_tests(rows[pick], rows[other], pick, other, metrics,
                                                              n_resamples, seed), strict=True)
@@ -405,6 +406,7 @@ def _weighted_rows(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, np.where(present, means, 0.0) @ weights / den, np.nan)
 
 
+@lru_cache(maxsize=256)
 def _expanded_quantile(n: int, alpha: float = ALPHA) -> float:
     """Lower percentile of the expanded percentile bootstrap interval (Hesterberg 2015): Φ(√(n/(n−1))·t_{n−1, α/2}).
 
@@ -455,7 +457,20 @@ def compare(scoped: pd.DataFrame, a: str, b: str, weights: dict[str, float], n_r
 def _metric_rows(scoped: pd.DataFrame, model: str, metrics: Sequence[str]) -> pd.DataFrame:
     """One model's rows of `metrics` (those the frame has) by instance: only the columns a test reads are taken."""
     kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
-    return scoped.loc[scoped["model"] == model, kept].set_index("instance_uid")
+    return _by_instance(scoped.loc[scoped["model"] == model, kept])
+
+
+def _by_instance(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows indexed by instance_uid as plain strings (the same order as Arrow's: code points; matching and sorting
+    them is much faster than on an Arrow-backed index)."""
+    return rows.set_index(pd.Index(rows["instance_uid"].to_numpy(dtype=object), name="instance_uid")).drop(
+        columns="instance_uid")
+
+
+def _rows_by_model(scoped: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """_metric_rows of every model with rows, from one split of the frame."""
+    kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
+    return {m: _by_instance(g[kept]) for m, g in scoped.groupby("model", sort=False)}
 
 
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:
