@@ -236,21 +236,34 @@ def choose(page, label: str, option: str, scope=None) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def pick(page, label: str, option) -> None:
-    """Open the multiselect `label` and pick `option`, opening and clicking again until the pick lands (under load
-    the first click can come before the widget listens, or the list can re-render under it)."""
+def pick(page, label: str, option, timeout: float = 90) -> None:
+    """Open the multiselect `label` and pick `option`, opening and clicking again until the pick shows as a chip in
+    the box (under load the first click can come before the widget listens, or the list can re-render under it);
+    fail naming the option when it never lands."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     box = page.get_by_label(label, exact=True)
-    for _ in range(10):
-        settle(page)
+    widget = page.get_by_test_id("stMultiSelect").filter(has=box)
+    chip = widget.locator("[data-tag]").filter(has_text=option)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        settle(page, timeout=60_000)
+        if chip.count():
+            break
         box.click()
         try:
-            page.get_by_role("option", name=option).first.click(timeout=3_000)
-            break
+            page.get_by_role("option", name=option).first.click(timeout=5_000)
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-    page.keyboard.press("Escape")
+            continue
+        page.keyboard.press("Escape")
+        try:
+            chip.first.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        pytest.fail(f"the option {option!r} of {label!r} never showed as picked within {timeout:.0f} s")
     settle(page)
 
 

@@ -65,9 +65,10 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
             _register(page, "offline-llm", "NOT_SET_URL", "")
             page.get_by_text("offline-llm cannot be called: NOT_SET_URL (endpoint URL) not set").first.wait_for()
             shot(page, FOLDER, "1-models")
+            settle(page)  # the registering run has ended: the form is drawn once, not beside its stale copy
 
-            page.get_by_label("Run name").fill("e2e run")
-            page.get_by_label("Run name").press("Enter")
+            page.get_by_role("textbox", name="Run name").fill("e2e run")
+            page.get_by_role("textbox", name="Run name").press("Enter")
             settle(page)
             pick(page, "Models", "offline-llm")
             page.get_by_text("offline-llm cannot be called: NOT_SET_URL (endpoint URL) not set").last.wait_for()
