@@ -68,7 +68,9 @@ CHANGES: dict[str, Change] = {
     "model_pairs": Change("metric -> faithfulness", _select("selectbox", "mp_metric", lambda _: "faithfulness")),
     "compare_responses": Change("instance -> second", _select("selectbox", "cmp_instance", lambda w: w.options[1])),
     "data_quality": Change("subset -> conflict", _subset("conflict")),
-    "protocol_views": Change("protocol -> second", _select("selectbox", "pv_protocol", lambda w: w.options[1])),
+    # the protocol the synthetic set holds (the first option is an empty protocol: the first render shows its notice)
+    "protocol_views": Change("protocol -> enterprise_rag", _select("selectbox", "pv_protocol",
+                                                                  lambda _: "enterprise_rag")),
     "pick_generator": Change("rejection floor -> 30%", _select("slider", "pk_floor_rejection", lambda _: 30)),
     "run_evaluation": Change("models -> two real models", _select("multiselect", "run_models", _real_models)),
 }

@@ -38,8 +38,10 @@ judge = st.selectbox("Judge", judges, format_func=judge_label, key="pv_judge")
 if PROTOCOLS.get(name).paper_tables:
     st.subheader("The paper's tables, reproduced")
     paper_tables_panel(name, run_ids, judge, on_request=True)
-responses = view_responses(engine(), name, run_ids, judge)
-for number, (view, result) in enumerate(build_views(engine(), name, run_ids, judge)):
+views = build_views(engine(), name, run_ids, judge)
+# the responses behind the views feed their drill-downs only: read when there is a view to drill into
+responses = view_responses(engine(), name, run_ids, judge) if views else None
+for number, (view, result) in enumerate(views):
     st.subheader(view.title)
     st.dataframe(result.table, hide_index=True, width="stretch")
     state_caption(result.table, what="Behind the table")

@@ -19,8 +19,8 @@ DEFAULT_CHOICE = "Default: the EnterpriseRAG paper's weights and every other pro
 @st.cache_data(max_entries=8, show_spinner="Reading every protocol's metrics…")
 def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """The decision's per-item scores of every protocol of the runs (readmodel decision_scores; cached per data
-    version)."""
-    return keys.decision_scores(engine(), run_ids, judge)
+    version), on the response frame the other results views share (read once per data version)."""
+    return keys.decision_scores(engine(), run_ids, judge, results_view.response_frame(run_ids, judge, version))
 
 
 def _reset_choice() -> None:

@@ -78,6 +78,11 @@ def _responses(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataF
     return readmodel.response_scores(engine(), list(run_ids), judge)
 
 
+def response_frame(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    """The runs' per-response frame under `judge` (readmodel response_scores), cached per data version."""
+    return _responses(run_ids, judge, version)
+
+
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
 def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
     """Prepared per-response scores of the runs under `judge` (cached per data version)."""

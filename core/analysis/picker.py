@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Literal
 
 import numpy as np
@@ -295,11 +295,23 @@ def metric_tests(scoped: pd.DataFrame, a: str, b: str, metrics: Sequence[str],
                  n_resamples: int = N_RESAMPLES, seed: int = 0) -> list[PairedTest]:
     """paired_test of a against b on each metric alone (weight 1, over-abstention as 1 − value), from one bootstrap
     of the shared instances for all metrics (the same resampled rows as paired_test with that seed)."""
-    pa = scoped[scoped["model"] == a].set_index("instance_uid")
-    pb = scoped[scoped["model"] == b].set_index("instance_uid")
-    shared = pa.index.intersection(pb.index).sort_values()
     names = list(metrics)
-    ua, ub = (utilities(names, _values(p.loc[shared], names)) for p in (pa, pb))
+    return _metric_tests(_metric_rows(scoped, a, names), _metric_rows(scoped, b, names), a, b, names, n_resamples,
+                         seed)
+
+
+def _shared_values(pa: pd.DataFrame, pb: pd.DataFrame, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' values of `names` on the instances both answered (frames by instance), in instance order."""
+    shared = pa.index.intersection(pb.index).sort_values()
+    if pa.index.is_unique and pb.index.is_unique:  # positions instead of label lookups: the same rows
+        return tuple(_values(p, names)[p.index.get_indexer(shared)] for p in (pa, pb))
+    return _values(pa.loc[shared], names), _values(pb.loc[shared], names)
+
+
+def _metric_tests(pa: pd.DataFrame, pb: pd.DataFrame, a: str, b: str, names: list[str], n_resamples: int,
+                  seed: int) -> list[PairedTest]:
+    """metric_tests on two models' rows by instance (_metric_rows)."""
+    ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
     n, k = ua.shape
     if n < 2:
         return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in names]
@@ -316,9 +328,12 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
     """Every (metric, other model or baseline) where the pick is significantly worse (the paired 95% CI of pick −
     other on that metric alone lies below 0; over-abstention as 1 − value, so higher is better), in metric order."""
     metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
+    split = _rows_by_model(scoped, metrics)  # each model's rows taken once
+    rows = {m: split[m] if m in split else _metric_rows(scoped, m, metrics) for m in (pick, *others)}
     found = [Weakness(metric, test) for other in others
-             for metric, test in zip(metrics, metric_tests(scoped, pick, other, metrics, n_resamples, seed),
-                                     strict=True) if test.outcome == "b_better"]
+             for metric, test in zip(metrics, _metric_tests(rows[pick], rows[other], pick, other, metrics,
+                                                             n_resamples, seed), strict=True)
+             if test.outcome == "b_better"]
     return sorted(found, key=lambda w: (metrics.index(w.metric), w.test.b))
 
 
@@ -391,6 +406,7 @@ def _weighted_rows(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, np.where(present, means, 0.0) @ weights / den, np.nan)
 
 
+@lru_cache(maxsize=256)
 def _expanded_quantile(n: int, alpha: float = ALPHA) -> float:
     """Lower percentile of the expanded percentile bootstrap interval (Hesterberg 2015): Φ(√(n/(n−1))·t_{n−1, α/2}).
 
@@ -434,11 +450,27 @@ def _from_replicates(a: str, b: str, n: int, diff: float, d: np.ndarray, n_resam
 def compare(scoped: pd.DataFrame, a: str, b: str, weights: dict[str, float], n_resamples: int = N_RESAMPLES, seed: int = 0) -> PairedTest:
     """paired_test of two models on the instances both answered in the scoped scores (metrics with weight > 0)."""
     names = [m for m, w in weights.items() if w > 0]
-    pa = scoped[scoped["model"] == a].set_index("instance_uid")
-    pb = scoped[scoped["model"] == b].set_index("instance_uid")
-    shared = pa.index.intersection(pb.index).sort_values()
-    return paired_test(a, b, _values(pa.loc[shared], names), _values(pb.loc[shared], names), names, weights,
-                       n_resamples, seed)
+    va, vb = _shared_values(_metric_rows(scoped, a, names), _metric_rows(scoped, b, names), names)
+    return paired_test(a, b, va, vb, names, weights, n_resamples, seed)
+
+
+def _metric_rows(scoped: pd.DataFrame, model: str, metrics: Sequence[str]) -> pd.DataFrame:
+    """One model's rows of `metrics` (those the frame has) by instance: only the columns a test reads are taken."""
+    kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
+    return _by_instance(scoped.loc[scoped["model"] == model, kept])
+
+
+def _by_instance(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows indexed by instance_uid as plain strings (the same order as Arrow's: code points; matching and sorting
+    them is much faster than on an Arrow-backed index)."""
+    return rows.set_index(pd.Index(rows["instance_uid"].to_numpy(dtype=object), name="instance_uid")).drop(
+        columns="instance_uid")
+
+
+def _rows_by_model(scoped: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """_metric_rows of every model with rows, from one split of the frame."""
+    kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
+    return {m: _by_instance(g[kept]) for m, g in scoped.groupby("model", sort=False)}
 
 
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:

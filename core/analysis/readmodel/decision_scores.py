@@ -160,12 +160,14 @@ def _keyed(frame: pd.DataFrame, protocol: str, costs: pd.DataFrame) -> pd.DataFr
     return out
 
 
-def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str,
+                    responses: pd.DataFrame | None = None) -> pd.DataFrame:
     """Prepared per-item scores of every protocol the runs answered, under `judge`: the default protocol's as
     load_scores gives them, then every other protocol's decision metrics as `protocol:metric` columns (NaN on the
-    other protocols' rows), one row per (model, item) with the latest run winning and repeats averaged."""
+    other protocols' rows), one row per (model, item) with the latest run winning and repeats averaged. `responses`:
+    the runs' response_scores frame when the caller has read it already (it is not read again)."""
     present = run_protocols(engine, run_ids)
-    base = response_scores(engine, run_ids, judge)
+    base = response_scores(engine, run_ids, judge) if responses is None else responses
     base = base.assign(protocol=DEFAULT_PROTOCOL, item_uid=base["instance_uid"])
     costs = read_sql(engine, runs_sql(_COST_SQL, run_ids))
     frames = [base] + [_keyed(protocol_scores(engine, run_ids, judge, p), p, costs)
@@ -220,12 +222,15 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
     for key in metrics:
         entry = decision_key(key)
         mine = scores[scores["protocol"] == entry.protocol] if "protocol" in scores else scores
+        rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
+        measured = key in mine.columns
+        all_values = mine[key].to_numpy(dtype=float) if measured else None
+        all_states = key_states(mine, key) if measured else None  # row-wise, so counted per model below
         for model in models:
-            group = mine[mine["model"] == model]
-            values = group[key].to_numpy(dtype=float) if key in group and len(group) else np.full(1, np.nan)
+            at = rows_of.get(model, np.empty(0, dtype=np.intp))
+            values = all_values[at] if all_values is not None and len(at) else np.full(1, np.nan)
             ci = stats.interval(values, entry.declaration)
-            states = count_states(key_states(group, key)) if key in group else count_states(
-                pd.Series(UNJUDGED, index=group.index))
+            states = count_states(all_states.iloc[at] if all_states is not None else pd.Series(UNJUDGED, index=at))
             rows.append({"model": model, "key": entry.key, "protocol": entry.protocol,
                          "protocol_title": entry.protocol_title, "metric": entry.metric.id, "label": entry.label,
                          "role": entry.metric.role, "judge": judge, "judge_label": judge_label(judge),
