@@ -171,6 +171,11 @@ MARK_CASES = [
     pytest.param({"atomic_ids": ["a", "b"]}, 2, None, id="library-constraints-only"),
     pytest.param({"atomic_ids": ["a"], "removed_atomics": [["b", "removed by LLM review"]], "llm_model": "m3"}, 1,
                  "LLM-edited: instruction set edited by m3", id="llm-pruned-instructions"),
+    pytest.param({"bundle": {"edited_fact": "1998", "generated": True, "generated_by": "w5"}}, None,
+                 "LLM-generated: conflicting evidence written by w5", id="conflict-written-by-generator"),
+    pytest.param({"bundle": {"generated": True}, "llm_model": "w6"}, None,
+                 "LLM-generated: gap evidence written by w6", id="gap-written-model-from-build"),
+    pytest.param({"bundle": {"edited_fact": "1998", "generated": False}}, None, None, id="conflict-rule-edit"),
     pytest.param({"llm_generated": [{"part": "conflicting document", "how": "written", "model": "m4"}]}, None,
                  "LLM-generated: conflicting document written by m4", id="builder-record"),
 ]
