@@ -26,12 +26,6 @@ st.title("Data quality")
 st.caption("Do augmented (synthetic) instances behave like natural ones? Differences are natural − augmented; "
            "equivalence means the 95% CI lies within ±margin.")
 
-with st.expander("LLM-generated instances", expanded=True):
-    st.caption("Latest instances per protocol: which a model drafted, wrote or edited (the model in brackets), beside "
-               "the rule- or human-made ones.")
-    st.dataframe([{"protocol": c.protocol, "generated": c.generated, "instances": c.instances}
-                  for c in generated_counts(engine())], hide_index=True, key="dq_generated")
-
 filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
     scores = results_view.filtered_scores(filters)
@@ -58,3 +52,9 @@ if filters:
         st.caption("Instances in the chosen runs and subset")
         evaluated = readmodel.evaluated_composition(scores)
         charts.show_chart(charts.composition_bars(evaluated), evaluated, "evaluated_composition")
+
+with st.expander("LLM-generated instances", expanded=True):
+    st.caption("Latest instances per protocol: which a model drafted, wrote or edited (the model in brackets), beside "
+               "the rule- or human-made ones.")
+    st.dataframe([{"protocol": c.protocol, "generated": c.generated, "instances": c.instances}
+                  for c in generated_counts(engine())], hide_index=True, key="dq_generated")

@@ -74,8 +74,10 @@ def register(app: typer.Typer) -> None:
         address: Annotated[str | None, typer.Option(help="With --executor ray: the Ray cluster (auto, HOST:PORT or "
                                                     "ray://HOST:PORT); default: a local instance on loopback.")] = None,
     ) -> None:
-        """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles; conflicts and
-        gaps are checked, and with --generate a model writes those the rules cannot. The LLM cost is estimated first."""
+        """Build benchmark instances: retrieve, fuse constraints, simulate noisy / gap / conflict bundles.
+
+        Conflicts and gaps are checked, and with --generate a model writes those the rules cannot. The LLM cost is
+        estimated first."""
         from core.construction.build import build_benchmark, estimate_benchmark
         from core.construction.fact_checks import Assist
         from core.generation.runner import BudgetReached
