@@ -6,6 +6,7 @@ and nothing is built. No request leaves 127.0.0.1."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +38,8 @@ def upload_and_build(page, documents: list, questions) -> None:
     uploaders = form.get_by_test_id("stFileUploader")
     uploaders.filter(has_text="Documents").locator("input[type=file]").set_input_files([str(p) for p in documents])
     uploaders.filter(has_text="Questions").locator("input[type=file]").set_input_files(str(questions))
+    for path in [*documents, questions]:  # uploads in a form run no script: wait until each chip says it is done
+        form.get_by_role("button", name=f"Remove {Path(path).name}", exact=True).first.wait_for(timeout=60_000)
     settle(page)
     form.get_by_text("Dense + BM25 (hybrid)").click()  # BM25 only: faster
     form.get_by_role("button", name="Build", exact=True).click()
