@@ -2,7 +2,9 @@
 subset, data/suites/alce/) becomes a named set of citation instances (the cited documents under their numbers) plus a
 run holding that file's outputs under the model 'deployed:ALCE <result file>', one transaction per result file.
 `gauntlet score RUN` then scores them like any run, so they appear on the citation page, in the report and in the
-decision; prompt_meta `citation_docs` numbers the documents as ALCE's prompt did."""
+decision; prompt_meta `citation_docs` numbers the documents as ALCE's prompt did. ALCE publishes only the documents
+an output cites, so an output citing nothing is stored with an instance without documents: its response is scored
+(no citation: unsupported), but the instance cannot be asked again (the protocol's import check refuses it)."""
 
 from __future__ import annotations
 
