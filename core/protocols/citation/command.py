@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
         from core.store.db import get_engine
 
         from .builder_alce_eval import AlceRecordError
-        from .importer_alce import import_alce_outputs
+        from .builder_alce_import import import_alce_outputs
 
         try:
             report = import_alce_outputs(get_engine(), source, limit=limit)
