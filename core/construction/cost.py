@@ -188,14 +188,11 @@ class BuildSpend:
                 "budget_usd": self.budget_usd, "run_id": self.run_id}
 
 
-BUILD_KIND = "build"  # run.config['kind'] of a build's spend row
-
-
 def record_build(engine: Engine, name: str, budget_usd: float | None, config: dict[str, Any]) -> BuildSpend:
     """A BuildSpend recorded in a `run` row of its own (status running until `finish`), named 'build: <name>'."""
     from sqlmodel import Session
 
-    from core.generation.runs import code_version
+    from core.generation.runs import BUILD_KIND, code_version
     from core.store.models import Run, utc_now
 
     run = Run(name=f"build: {name}", status="running", config={"kind": BUILD_KIND, **config},

@@ -42,8 +42,8 @@ def test_browser_build_shows_the_estimate_and_builds_only_when_confirmed(tmp_pat
     from streamlit.testing.v1 import AppTest
 
     from core.config import REPO_ROOT
-    from core.construction.cost import BUILD_KIND
-    from core.generation.models_admin import model_config
+    from core.generation.models_admin import model_config, run_choices
+    from core.generation.runs import BUILD_KIND
     from core.protocols.misleading_evidence.builder_app import estimate
     from core.store.models import Run
     from tests.misleading_evidence.conftest import source_specs
@@ -83,3 +83,5 @@ def test_browser_build_shows_the_estimate_and_builds_only_when_confirmed(tmp_pat
     assert build.config["kind"] == BUILD_KIND and build.status == "done" and build.spent_usd > 0
     assert build.reserved_usd == 0.0 and f"recorded as run {build.id}" in summary
     assert "build_misleading_evidence_pending" not in at.session_state  # the confirm is used up
+    listed = dict(run_choices(seeded.engine))  # listed with the runs, its spend beside theirs
+    assert listed[build.id].startswith(f"run {build.id} · build: misleading_evidence ") and listed[build.id].endswith(" · build done")
