@@ -28,6 +28,14 @@ def test_estimate_first_then_a_budget_that_stops_the_build(tmp_path, engine):
     assert set(estimate["per_role"]) == {"generator", "judge"} and estimate["max_cost_usd"] > 0
     assert estimate["per_role"]["generator"]["calls"] == 2 * 20  # every open-QA item, two written edits at most
     assert stopped.exit_code == 4 and "build stopped: the build's budget $0.0001 is spent" in stopped.output
+    from sqlmodel import Session, select
+
+    from core.store.models import Run
+
+    with Session(engine) as session:  # the spend row, budgeted in the database as a run's is
+        (row,) = session.exec(select(Run)).all()  # --estimate alone records nothing
+    assert (row.name, row.status, row.budget_usd) == ("build: misleading_evidence stress.jsonl", "budget_stopped", 0.0001)
+    assert row.spent_usd <= 0.0001 and row.reserved_usd == 0.0 and row.finished_at is not None
 
 
 def _form_button(at, form: str):
