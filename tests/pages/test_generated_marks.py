@@ -285,3 +285,23 @@ def test_compare_responses_lists_and_shows_the_mark(marked) -> None:
     assert any(label.endswith(f" · {DRAFTED}") for label in labels)
     assert sum(label.endswith(DRAFTED) for label in labels) == 1  # the human-made instances carry none
     assert "LLM-generated: query drafted by drafter-m" in _captions(at)
+
+
+def test_label_disagreement_picker_carries_the_mark(marked) -> None:
+    """Gold labels & adjudication: a disagreement on a response to a drafted-query instance names the mark in the
+    picker (marks_by_response), one on a human-made instance none."""
+    from core.review.gold import draw_gold_sample, record_gold_label
+
+    seeded, _ = marked
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=12, experts=["alice", "bob"])
+    disagreeing = {"E-gap": ({"valid_refusal": 1}, {"valid_refusal": 0}), "E-noisy": ({}, {"constraints": {"c2": False}})}
+    for uid, (first, second) in disagreeing.items():
+        rid = seeded.responses[("model-a", uid)]
+        for who, extra in (("alice", first), ("bob", second)):
+            payload = {**extra, "constraints": {"c1": True, "c2": True, **extra.get("constraints", {})}}
+            record_gold_label(seeded.engine, principal(who), rid, payload, f"{who}-{uid}")
+    at = page_as("pages/adjudicate.py", "admin")
+    options = at.selectbox(key="adj_pick").options
+    gap, noisy = (f"response #{seeded.responses[('model-a', u)]} · " for u in ("E-gap", "E-noisy"))
+    assert [o for o in options if o.startswith(gap)] == [f"{gap}differs on valid_refusal · {DRAFTED}"]
+    assert [o for o in options if o.startswith(noisy)] == [f"{noisy}differs on constraint:c2"]  # human-made: no mark
