@@ -8,7 +8,7 @@ import streamlit as st
 from core.ingest.composition import protocol_composition
 from core.ingest.sets import benchmark_sets, set_names_of
 from core.review.verification import verification_history
-from core.store.benchmark import domain_names, instance_detail, instance_rows
+from core.store.benchmark import benchmark_fingerprint, domain_names, instance_detail, instance_rows
 from core.store.sanitize import plain_markdown
 from core.store.schema import MODES
 from ui.auth import require_page
@@ -19,7 +19,15 @@ from ui.tables import COMPOSITION_COLUMNS, table_config
 require_page(__file__)
 st.title("Browse benchmark")
 
-parts = protocol_composition(engine())
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def composition(url: str, version: tuple[int, int, int, int]) -> list:
+    """Each protocol's composition, built once per database and benchmark version (a filter change re-reads
+    nothing)."""
+    return protocol_composition(engine())
+
+
+parts = composition(engine().url.render_as_string(), benchmark_fingerprint(engine()))
 with st.expander("Benchmark composition, per protocol", expanded=True):
     if not parts:
         st.caption("No instances yet: import a file or build a benchmark.")
