@@ -10,7 +10,6 @@ from sqlalchemy import func, or_
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from core.store.db import saved_id
 from core.store.generated import HUMAN, GeneratedMark, generated_mark, mark_cell, mark_counts
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
 

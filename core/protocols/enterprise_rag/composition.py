@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.engine import Engine
 from sqlalchemy import func
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.protocols import constraint_protocols
