@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
@@ -80,12 +81,13 @@ def instance_rows(
     n_documents = (select(func.count()).select_from(Document).where(col(Document.instance_id) == Instance.id)
                    .correlate(Instance).scalar_subquery())
     query = (  # the listed columns only (not whole Instance objects): one index count per instance and table
-        select(col(Instance.id), Instance.uid, Instance.version, Domain.name, Instance.mode, Instance.origin,
-               Instance.status, Instance.query, Instance.meta, n_constraints, n_documents)
+        sa_select(col(Instance.id), col(Instance.uid), col(Instance.version), col(Domain.name), col(Instance.mode),
+                  col(Instance.origin), col(Instance.status), col(Instance.query), col(Instance.meta), n_constraints,
+                  n_documents)
         .join(Domain, col(Domain.id) == Instance.domain_id)
     )
     if latest_only:
-        query = query.where(Instance.is_latest == True)  # noqa: E712
+        query = query.where(col(Instance.is_latest) == True)  # noqa: E712
     if domains:
         query = query.where(col(Domain.name).in_(domains))
     if modes:

@@ -48,13 +48,13 @@ def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
         groups = session.exec(
             select(Domain.name, Instance.mode, Instance.origin, func.count())
             .join(Domain, col(Domain.id) == Instance.domain_id).where(*latest)
-            .group_by(Domain.name, Instance.mode, Instance.origin)
+            .group_by(col(Domain.name), col(Instance.mode), col(Instance.origin))
         ).all()
         categories = session.exec(
             select(Domain.name, Constraint.category, func.count())
             .join(Instance, col(Instance.id) == Constraint.instance_id)
             .join(Domain, col(Domain.id) == Instance.domain_id).where(*latest)
-            .group_by(Domain.name, Constraint.category)
+            .group_by(col(Domain.name), col(Constraint.category))
         ).all()
     instances: dict[str, int] = {}
     for name, _, _, n in groups:
