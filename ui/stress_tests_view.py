@@ -137,7 +137,7 @@ def render() -> None:
                    "not-applicable items (numeric typos of questions whose entry holds no number) are counted, "
                    "never scored 0.")
         with st.expander("The paper's tables: Table 1 (model x 15 conditions), Δ, Γ, mixed vs worst, severity curves"):
-            paper_tables_panel(NAME, filters.run_ids, filters.judge, key="rs_paper")
+            paper_tables_panel(NAME, filters.run_ids, filters.judge, key="rs_paper", on_request=True)
         models = sorted(scores["model"].unique())
         tabs = st.tabs(["Accuracy", "Corruption impact", "Severity", "Mixed vs worst", "Capability vs robustness",
                         "Resilience gaps", "Retrieval", "Drill-down"])
