@@ -16,6 +16,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
@@ -154,6 +155,20 @@ def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
     """Natural vs augmented equivalence table for one filter choice and margin."""
     frame = readmodel.natural_vs_augmented(_chosen(run_ids, judge, modes, domains, version, scope), margin=margin)
     return frame.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading scores…")
+def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+    return enterprise_aggregates(engine(), list(run_ids), judge)
+
+
+def aggregates_for(f: Filters) -> pd.DataFrame | None:
+    """The runs' aggregates (RAG and IAS metrics, readmodel.enterprise_aggregates) in the chosen subset and domains,
+    cached per data version; None with a benchmark set or 'accepted only' (the aggregates are per run: the page then
+    reads the responses, filtered_scores)."""
+    if f.scope.narrowed:
+        return None
+    return filter_aggregates(_enterprise_aggregates(f.run_ids, f.judge, f.version), f.modes, f.domains)
 
 
 def cache_args(f: Filters) -> tuple:

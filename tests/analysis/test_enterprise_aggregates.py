@@ -1,0 +1,148 @@
+"""Golden tests of the aggregate path of the results pages (readmodel.enterprise_aggregates): every frame a page draws
+from the aggregates (RAG metrics from metric_aggregate, IAS metrics grouped over response_score) equals the one the
+per-response path (response_scores + the breakdowns) gives, to 1e-12, on the bundled sample after first start and on
+a paper-scale synthetic set (15 models x 983 instances), with stored and with stale summaries (then the aggregates
+are computed inline from the verdicts), on the active backend (SQLite, and PostgreSQL in its pass). Reading them
+never writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import pytest
+from sqlalchemy import text
+
+from bench.make_synthetic_results import make_results
+from core import first_start
+from core.analysis import readmodel
+from core.analysis.readmodel.enterprise_aggregates import (
+    IAS_AGGREGATE_METRICS,
+    domain_metrics_from_aggregates,
+    domain_pooled_from_aggregates,
+    enterprise_aggregates,
+    filter_aggregates,
+    group_metric_states,
+)
+from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
+from core.ingest.io import import_file
+from core.scoring.summaries import METRIC_NAMES, rebuild_summaries, stale_summary_runs
+from core.store.db import make_engine
+
+pytestmark = pytest.mark.db
+
+METRICS = [*METRIC_NAMES, *IAS_AGGREGATE_METRICS]
+DOMAIN_METRICS = list(readmodel.DOMAIN_METRICS)
+TABLES = ("metric_aggregate", "response_metric", "response_score", "response_score_state", "failure_count")
+
+
+@pytest.fixture(scope="module")
+def sample(session_url_factory):
+    """The bundled sample after the first-start job (baselines + heuristic judge)."""
+    engine = make_engine(session_url_factory())
+    assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
+    run_id = first_start.ensure_first_start_run(engine)
+    assert run_id is not None
+    yield engine, [run_id], first_start.JUDGE
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def paper(session_url_factory):
+    """A paper-scale synthetic results set: 15 models and 2 baselines x 983 instances."""
+    url = session_url_factory()
+    make_results(url, n_models=15, n_instances=983, seed=3)
+    engine = make_engine(url)
+    yield engine, [1], "heuristic"
+    engine.dispose()
+
+
+@pytest.fixture(params=["sample", "paper"])
+def dataset(request):
+    return request.getfixturevalue(request.param)
+
+
+def _table_counts(engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {t: int(conn.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar_one()) for t in TABLES}
+
+
+def _set_stale(engine, run_ids: list[int], judge: str, stale: bool) -> None:
+    """Current summaries (rebuilt) or stale ones (their fingerprint dropped: the read model aggregates inline)."""
+    for run_id in run_ids:
+        rebuild_summaries(engine, run_id, judge)
+    if stale:
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM response_score_state WHERE judge = :judge"), {"judge": judge})
+    assert bool(stale_summary_runs(engine, run_ids, judge)) is stale
+
+
+def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False,
+                                  check_index_type=False, check_column_type=False, rtol=0, atol=1e-12)
+
+
+def _pooled(scores: pd.DataFrame) -> list[str]:
+    return sorted(scores["model"].unique())[:5]
+
+
+# name -> (aggregate path, per-response path), both given (aggregates, scores) already narrowed to the subset
+VIEWS: dict[str, tuple[Callable, Callable]] = {
+    "states by model": (lambda a, s: group_metric_states(a, ["model"], METRICS),
+                        lambda a, s: readmodel.domain_metric_states(s, ["model"], METRICS)),
+    "states by model and domain": (lambda a, s: group_metric_states(a, ["model", "domain"], METRICS),
+                                   lambda a, s: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
+    "states by model, domain and mode": (
+        lambda a, s: group_metric_states(a, ["model", "domain", "mode"], METRICS),
+        lambda a, s: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
+    "state counts by domain": (
+        lambda a, s: group_metric_states(a, ["domain"], METRICS).drop(columns=["mean", "n"]),
+        lambda a, s: readmodel.metric_state_counts(s, METRICS, by="domain")),
+    "domain metrics (radars)": (lambda a, s: domain_metrics_from_aggregates(a, DOMAIN_METRICS),
+                                lambda a, s: readmodel.domain_metrics(s)),
+    "radar points of five models": (
+        lambda a, s: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[1],
+        lambda a, s: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
+    "heatmap cells of five models": (
+        lambda a, s: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[2],
+        lambda a, s: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
+    "heatmap means": (lambda a, s: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[3],
+                      lambda a, s: readmodel.domain_heatmap(s)),
+    "heatmap counts": (lambda a, s: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
+                       lambda a, s: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+}
+SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_every_view_equals_the_per_response_computation(dataset, stale: bool) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, stale)
+    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
+    before = _table_counts(engine)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes, also when the summaries are stale
+    assert not scores.empty
+    for subset, modes in SUBSETS.items():
+        narrowed, agg = readmodel.filter_scores(scores, modes), filter_aggregates(aggregates, modes)
+        for name, (from_aggregates, from_responses) in VIEWS.items():
+            try:
+                _same(from_aggregates(agg, narrowed), from_responses(agg, narrowed))
+            except AssertionError as error:
+                raise AssertionError(f"{name}, subset {subset}: {error}") from error
+
+
+def test_the_aggregates_count_every_response_once(dataset) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, False)
+    scores = readmodel.response_scores(engine, run_ids, judge)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    for metric in METRICS:
+        assert int(aggregates.loc[aggregates["metric"] == metric, "responses"].sum()) == len(scores), metric
+
+
+def test_a_narrowed_scope_reads_the_responses() -> None:
+    from ui import results_view
+
+    filters = results_view.Filters((1,), "heuristic", "all", (), ("v",), results_view.Scope(accepted_only=True))
+    assert results_view.aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
