@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
-from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
@@ -158,17 +158,22 @@ def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
-def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
+def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
+    """The runs' aggregates, or None when a model answered an item more than once in them (items_repeat)."""
+    if items_repeat(engine(), list(run_ids)):
+        return None
     return enterprise_aggregates(engine(), list(run_ids), judge)
 
 
 def aggregates_for(f: Filters) -> pd.DataFrame | None:
     """The runs' aggregates (RAG and IAS metrics, readmodel.enterprise_aggregates) in the chosen subset and domains,
-    cached per data version; None with a benchmark set or 'accepted only' (the aggregates are per run: the page then
-    reads the responses, filtered_scores)."""
+    cached per data version; None with a benchmark set or 'accepted only' (the aggregates are per run), or when a
+    model answered an item more than once (the per-response frame keeps one value per item): the page then reads the
+    responses (filtered_scores)."""
     if f.scope.narrowed:
         return None
-    return filter_aggregates(_enterprise_aggregates(f.run_ids, f.judge, f.version), f.modes, f.domains)
+    aggregates = _enterprise_aggregates(f.run_ids, f.judge, f.version)
+    return None if aggregates is None else filter_aggregates(aggregates, f.modes, f.domains)
 
 
 def cache_args(f: Filters) -> tuple:

@@ -28,6 +28,7 @@ from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.ingest.io import import_file
 from core.scoring.summaries import METRIC_NAMES, rebuild_summaries, stale_summary_runs
 from core.store.db import make_engine
+from core.store.models import Response
 
 pytestmark = pytest.mark.db
 
@@ -146,3 +147,23 @@ def test_a_narrowed_scope_reads_the_responses() -> None:
 
     filters = results_view.Filters((1,), "heuristic", "all", (), ("v",), results_view.Scope(accepted_only=True))
     assert results_view.aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
+
+
+@pytest.mark.parametrize("repeat", [pytest.param(False, id="once"), pytest.param(True, id="answered-twice")])
+def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, repeat: bool) -> None:
+    """A model answering an item twice (repeats, or overlapping runs): the per-response frame keeps one value per
+    item, which sums over responses cannot give, so items_repeat sends the pages to the responses."""
+    from core.analysis.readmodel.enterprise_aggregates import items_repeat
+
+    url = backend_url_factory()
+    make_results(url, n_models=2, n_instances=12, seed=1, with_baselines=False)
+    engine = make_engine(url)
+    if repeat:
+        with engine.begin() as conn:
+            columns = [c.name for c in Response.__table__.columns if c.name != "id"]
+            listed = ", ".join(f'"{c}"' for c in columns)
+            copied = ", ".join('"repeat" + 1' if c == "repeat" else f'"{c}"' for c in columns)  # its second answer
+            conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
+                              "WHERE id = (SELECT MIN(id) FROM response)"))
+    assert items_repeat(engine, [1]) is repeat
+    engine.dispose()

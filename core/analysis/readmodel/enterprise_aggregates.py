@@ -210,3 +210,17 @@ def domain_pooled_from_aggregates(aggregates: pd.DataFrame, metrics: Sequence[st
     matrix = _wide(per_domain, ["domain"], "mean", metrics).astype(float)
     counts = _wide(per_domain, ["domain"], "n", metrics).astype("int64")
     return states, drawn, per_domain, matrix, counts
+
+
+_REPEATED_SQL = """
+SELECT 1 FROM response r JOIN instance i ON i.id = r.instance_id
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
+GROUP BY r.model_id, i.uid HAVING COUNT(*) > 1 LIMIT 1
+"""
+
+
+def items_repeat(engine: Engine, run_ids: Sequence[int]) -> bool:
+    """Whether a model answered an instance more than once in the runs (repeats, or runs that overlap): the
+    per-response frame then keeps one value per item (scope.latest_per_model_instance), which sums over responses
+    cannot give, so the pages read the responses."""
+    return not read_sql(engine, runs_sql(constraint_protocols_sql(_REPEATED_SQL), run_ids)).empty
