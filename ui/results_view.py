@@ -17,6 +17,11 @@ import streamlit as st
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
+from core.analysis.readmodel.leaderboard_aggregates import (
+    gap_bounds_from_aggregates,
+    leaderboard_from_aggregates,
+    leaderboard_states_from_aggregates,
+)
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
@@ -174,6 +179,25 @@ def aggregates_for(f: Filters) -> pd.DataFrame | None:
         return None
     aggregates = _enterprise_aggregates(f.run_ids, f.judge, f.version)
     return None if aggregates is None else filter_aggregates(aggregates, f.modes, f.domains)
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing confidence intervals…")
+def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                     version: tuple) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    aggregates = _enterprise_aggregates(run_ids, judge, version)
+    if aggregates is None:
+        return None
+    chosen = filter_aggregates(aggregates, modes, domains)
+    board = leaderboard_from_aggregates(chosen, models(version)).assign(judge=judge_label(judge))
+    return board, leaderboard_states_from_aggregates(chosen), gap_bounds_from_aggregates(chosen)
+
+
+def aggregate_board(f: Filters) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """The leaderboard rows, their state counts and the gap's bounds from the aggregates for one filter choice
+    (cached per data version), or None where the page reads the responses (aggregates_for)."""
+    if f.scope.narrowed:
+        return None
+    return _aggregate_board(f.run_ids, f.judge, tuple(f.modes), f.domains, f.version)
 
 
 def cache_args(f: Filters) -> tuple:

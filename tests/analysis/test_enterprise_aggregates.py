@@ -1,5 +1,6 @@
-"""Golden tests of the aggregate path of the results pages (readmodel.enterprise_aggregates): every frame a page draws
-from the aggregates (RAG metrics from metric_aggregate, IAS metrics grouped over response_score) equals the one the
+"""Golden tests of the aggregate path of the results pages (readmodel.enterprise_aggregates, leaderboard_aggregates):
+every frame the Domains and Leaderboard pages draw from the aggregates (RAG metrics from metric_aggregate; IAS, amounts
+and the gap's helpers summed from the stored constraint counts) equals the one the
 per-response path (response_scores + the breakdowns) gives, to 1e-12, on the bundled sample after first start and on
 a paper-scale synthetic set (15 models x 983 instances), with stored and with stale summaries (then the aggregates
 are computed inline from the verdicts), on the active backend (SQLite, and PostgreSQL in its pass). Reading them
@@ -23,6 +24,11 @@ from core.analysis.readmodel.enterprise_aggregates import (
     enterprise_aggregates,
     filter_aggregates,
     group_metric_states,
+)
+from core.analysis.readmodel.leaderboard_aggregates import (
+    gap_bounds_from_aggregates,
+    leaderboard_from_aggregates,
+    leaderboard_states_from_aggregates,
 )
 from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
 from core.ingest.io import import_file
@@ -87,30 +93,35 @@ def _pooled(scores: pd.DataFrame) -> list[str]:
     return sorted(scores["model"].unique())[:5]
 
 
-# name -> (aggregate path, per-response path), both given (aggregates, scores) already narrowed to the subset
+# name -> (aggregate path, per-response path), given (aggregates, scores) narrowed to the subset, and the models
 VIEWS: dict[str, tuple[Callable, Callable]] = {
-    "states by model": (lambda a, s: group_metric_states(a, ["model"], METRICS),
-                        lambda a, s: readmodel.domain_metric_states(s, ["model"], METRICS)),
-    "states by model and domain": (lambda a, s: group_metric_states(a, ["model", "domain"], METRICS),
-                                   lambda a, s: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
+    "states by model": (lambda a, s, m: group_metric_states(a, ["model"], METRICS),
+                        lambda a, s, m: readmodel.domain_metric_states(s, ["model"], METRICS)),
+    "states by model and domain": (lambda a, s, m: group_metric_states(a, ["model", "domain"], METRICS),
+                                   lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
     "states by model, domain and mode": (
-        lambda a, s: group_metric_states(a, ["model", "domain", "mode"], METRICS),
-        lambda a, s: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
+        lambda a, s, m: group_metric_states(a, ["model", "domain", "mode"], METRICS),
+        lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
     "state counts by domain": (
-        lambda a, s: group_metric_states(a, ["domain"], METRICS).drop(columns=["mean", "n"]),
-        lambda a, s: readmodel.metric_state_counts(s, METRICS, by="domain")),
-    "domain metrics (radars)": (lambda a, s: domain_metrics_from_aggregates(a, DOMAIN_METRICS),
-                                lambda a, s: readmodel.domain_metrics(s)),
+        lambda a, s, m: group_metric_states(a, ["domain"], METRICS).drop(columns=["mean", "n"]),
+        lambda a, s, m: readmodel.metric_state_counts(s, METRICS, by="domain")),
+    "domain metrics (radars)": (lambda a, s, m: domain_metrics_from_aggregates(a, DOMAIN_METRICS),
+                                lambda a, s, m: readmodel.domain_metrics(s)),
     "radar points of five models": (
-        lambda a, s: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[1],
-        lambda a, s: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[1],
+        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
     "heatmap cells of five models": (
-        lambda a, s: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[2],
-        lambda a, s: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
-    "heatmap means": (lambda a, s: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[3],
-                      lambda a, s: readmodel.domain_heatmap(s)),
-    "heatmap counts": (lambda a, s: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
-                       lambda a, s: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[2],
+        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
+    "heatmap means": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[3],
+                      lambda a, s, m: readmodel.domain_heatmap(s)),
+    "heatmap counts": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
+                       lambda a, s, m: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+    "leaderboard (means, intervals, gap, marks)": (
+        lambda a, s, m: leaderboard_from_aggregates(a, m), lambda a, s, m: readmodel.leaderboard(s, m)),
+    "leaderboard state counts": (lambda a, s, m: leaderboard_states_from_aggregates(a),
+                                 lambda a, s, m: readmodel.leaderboard_states(s)),
+    "orchestration gap bounds": (lambda a, s, m: gap_bounds_from_aggregates(a), lambda a, s, m: readmodel.gap_bounds(s)),
 }
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
 
@@ -124,11 +135,12 @@ def test_every_view_equals_the_per_response_computation(dataset, stale: bool) ->
     aggregates = enterprise_aggregates(engine, run_ids, judge)
     assert _table_counts(engine) == before  # reading never writes, also when the summaries are stale
     assert not scores.empty
+    models = readmodel.model_catalog(engine)  # the leaderboard's model order and marks
     for subset, modes in SUBSETS.items():
         narrowed, agg = readmodel.filter_scores(scores, modes), filter_aggregates(aggregates, modes)
         for name, (from_aggregates, from_responses) in VIEWS.items():
             try:
-                _same(from_aggregates(agg, narrowed), from_responses(agg, narrowed))
+                _same(from_aggregates(agg, narrowed, models), from_responses(agg, narrowed, models))
             except AssertionError as error:
                 raise AssertionError(f"{name}, subset {subset}: {error}") from error
 
@@ -138,7 +150,7 @@ def test_the_aggregates_count_every_response_once(dataset) -> None:
     _set_stale(engine, run_ids, judge, False)
     scores = readmodel.response_scores(engine, run_ids, judge)
     aggregates = enterprise_aggregates(engine, run_ids, judge)
-    for metric in METRICS:
+    for metric in [*METRICS, "cost_per_1k", "latency_min_per_1k"]:
         assert int(aggregates.loc[aggregates["metric"] == metric, "responses"].sum()) == len(scores), metric
 
 
@@ -160,9 +172,10 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
     engine = make_engine(url)
     if repeat:
         with engine.begin() as conn:
-            columns = [c.name for c in Response.__table__.columns if c.name != "id"]
+            columns = [c.name for c in Response.__table__.columns]
             listed = ", ".join(f'"{c}"' for c in columns)
-            copied = ", ".join('"repeat" + 1' if c == "repeat" else f'"{c}"' for c in columns)  # its second answer
+            new = {"id": "(SELECT MAX(id) FROM response) + 1", "repeat": '"repeat" + 1'}  # its second answer
+            copied = ", ".join(new.get(c, f'"{c}"') for c in columns)
             conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
                               "WHERE id = (SELECT MIN(id) FROM response)"))
     assert items_repeat(engine, [1]) is repeat

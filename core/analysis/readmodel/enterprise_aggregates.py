@@ -19,7 +19,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel.aggregates import AGGREGATE_FRAME_COLUMNS, metric_aggregates
-from core.analysis.readmodel.responses import read_sql
+from core.analysis.readmodel.responses import ias_from_counts, read_sql
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
 from core.protocols import constraint_protocols
@@ -39,7 +39,7 @@ IAS_AGGREGATE_METRICS: tuple[str, ...] = ("loose_ias", "strict_ias", *(f"loose_{
 # least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
 _RESPONSE_COUNTS_SQL = """
 SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
-       COALESCE(i.language, '') AS language,
+       COALESCE(i.language, '') AS language, r.cost_usd, r.latency_ms,
        COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
        CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
             ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
@@ -51,63 +51,111 @@ WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_
 """
 
 
-def _state_sql(present: str) -> str:
-    """The score state of an IAS value (states.response_statuses): scored when present, else a judge error when a
-    constraint verdict failed, unjudged when one was left undecided, else not applicable."""
-    return (f"CASE WHEN {present} THEN 'scored' WHEN q.errors > 0 THEN 'judge_error' "
-            "WHEN q.nn - q.judged - q.errors > 0 THEN 'unjudged' ELSE 'not_applicable' END")
+_NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
+GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language"]
+GAP_HELPERS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")  # the leaderboard's gap sums
 
 
-def _ias_values() -> dict[str, tuple[str, str]]:
-    """Per IAS metric: (SQL of its value, SQL of its presence) over the response counts `q` (ias_from_counts)."""
-    strict_present = "q.judged > 0 AND q.nn - q.judged = 0"
-    values = {"loose_ias": ("CASE WHEN q.judged > 0 THEN CAST(q.passed AS DOUBLE PRECISION) / q.judged END", "q.judged > 0"),
-              "strict_ias": (f"CASE WHEN {strict_present} THEN CAST(CASE WHEN q.passed = q.judged THEN 1 ELSE 0 END AS DOUBLE PRECISION) "
-                             "END", strict_present)}
-    for c in CATEGORIES:
-        values[f"loose_{c}"] = (f"CASE WHEN q.judged_{c} > 0 THEN CAST(q.passed_{c} AS DOUBLE PRECISION) / q.judged_{c} END",
-                                f"q.judged_{c} > 0")
-    return values
-
-
-def _ias_sql(source: str) -> str:
-    """One GROUP BY over the responses' counts (per group and combination of the IAS metrics' states: the responses
-    and each metric's values present, sum and sum of squares), then split per metric and state: the IAS metrics'
-    AGGREGATE_FRAME_COLUMNS rows."""
+def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+    """One row per done response of a constraint protocol: its group (model and domain by id) and its constraint
+    counts, cost and latency, from response_score when every run's summaries are current, else from the same summary
+    SELECT inline (reads only)."""
+    stale = bool(stale_summary_runs(engine, run_ids, judge))
+    source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
                            for c in CATEGORIES)
-    counts = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
-              .replace("{source}", source))
-    cells, states, sums = [], [], []
-    for k, (value, present) in enumerate(_ias_values().values()):
-        cells += [f"{value} AS v{k}", f"{_state_sql(present)} AS s{k}"]
-        states.append(f"x.s{k}")
-        sums.append(f"COUNT(x.v{k}) AS n{k}, COALESCE(SUM(x.v{k}), 0.0) AS t{k}, COALESCE(SUM(x.v{k} * x.v{k}), 0.0) "
-                    f"AS q{k}")
-    groups = "x.run_id, x.model, x.protocol, x.mode, x.domain, x.language"
-    inner = f"""
-SELECT {groups}, {", ".join(states)}, COUNT(*) AS responses, {", ".join(sums)}
-FROM (SELECT q.run_id, q.model, q.protocol, q.mode, q.domain, q.language, {", ".join(cells)} FROM ({counts}) q) x
-GROUP BY {groups}, {", ".join(states)}"""
-    keys = "g.run_id, g.model, g.protocol, g.mode, g.domain, g.language"
-    per_metric = " UNION ALL ".join(
-        f"SELECT {keys}, '{metric}' AS metric, g.s{k} AS state, SUM(g.responses) AS responses, SUM(g.n{k}) AS n_values, "
-        f"SUM(g.t{k}) AS total, SUM(g.q{k}) AS total_sq FROM g GROUP BY {keys}, g.s{k}"
-        for k, metric in enumerate(IAS_AGGREGATE_METRICS))
-    return constraint_protocols_sql(f"""
-WITH g AS MATERIALIZED ({inner})
-SELECT y.run_id, m.name AS model, y.protocol, y.mode, d.name AS domain, y.language, y.metric, y.state, y.responses,
-       y.n_values, y.total, y.total_sq
-FROM ({per_metric}) y JOIN model m ON m.id = y.model JOIN domain d ON d.id = y.domain""")
+    sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
+           .replace("{source}", source))
+    return read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+
+
+def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
+    """`frame` with its model and domain ids replaced by their names."""
+    names = read_sql(engine, _NAMES_SQL)
+    for kind in ("model", "domain"):
+        mine = names[names["kind"] == kind]
+        frame[kind] = frame[kind].map(dict(zip(mine["id"].astype("int64"), mine["name"], strict=True)))
+    return frame
+
+
+SCORED, ERROR, UNJUDGED, NA = (STATES.index(s) for s in ("scored", "judge_error", "unjudged", "not_applicable"))
+
+
+def _values(counts: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per metric: each response's value (NaN: none) and score state (its position in STATES), by the per-response frame's own rules: IAS by
+    ias_from_counts with states.response_statuses' states, the amounts per 1k instances (leaderboard.with_amounts)
+    and the orchestration gap's helpers (leaderboard.gap_bounds' per-response bounds over the responses with a
+    constraint, whether one is undetermined, and Loose IAS where Strict IAS is determined)."""
+    def column(name: str) -> np.ndarray:
+        return pd.to_numeric(counts[name]).fillna(0).to_numpy(dtype="int64")
+
+    judged, passed, errors, nn = (column(c) for c in ("judged", "passed", "errors", "nn"))
+    unjudged = nn - judged - errors
+    loose, strict = ias_from_counts(judged, passed, errors, unjudged)
+
+    def states(values: np.ndarray) -> np.ndarray:
+        return np.select([~np.isnan(values), errors > 0, unjudged > 0], [SCORED, ERROR, UNJUDGED], default=NA)
+
+    out = {"loose_ias": (loose, states(loose)), "strict_ias": (strict, states(strict))}
+    for c in CATEGORIES:
+        value = ias_from_counts(column(f"judged_{c}"), column(f"passed_{c}"), 0, 0)[0]
+        out[f"loose_{c}"] = (value, states(value))
+    scored = np.full(len(counts), SCORED)
+    cost = pd.to_numeric(counts["cost_usd"], errors="coerce").astype(float).fillna(0.0).to_numpy() * 1000.0
+    latency = pd.to_numeric(counts["latency_ms"], errors="coerce").astype(float).to_numpy() * (1000.0 / 60_000.0)
+    out["cost_per_1k"] = (cost, scored)
+    out["latency_min_per_1k"] = (latency, np.where(np.isnan(latency), UNJUDGED, SCORED))
+    k, hidden = nn.astype(float), (errors + unjudged).astype(float)
+    sure = k - hidden
+    right = np.nan_to_num(loose) * sure
+    with np.errstate(invalid="ignore", divide="ignore"):
+        exact = right / k - (right == k).astype(float)
+        failed = sure - right > 0.5
+        lo = np.where(hidden == 0, exact, np.where(failed, right / k, 0.0))
+        hi = np.where(hidden == 0, exact, np.where(failed, (right + hidden) / k, (k - 1) / k))
+    some = k > 0
+    out["_gap_lo"] = (np.where(some, lo, np.nan), scored)
+    out["_gap_hi"] = (np.where(some, hi, np.nan), scored)
+    out["_gap_hidden"] = (np.where(some, (hidden > 0).astype(float), np.nan), scored)
+    out["_loose_strict"] = (np.where(np.isnan(strict), np.nan, loose), scored)
+    return out
+
+
+def _sums(counts: pd.DataFrame) -> pd.DataFrame:
+    """_values summed per group of GROUP_COLUMNS, metric and state: AGGREGATE_FRAME_COLUMNS rows."""
+    if counts.empty:
+        return pd.DataFrame(columns=list(AGGREGATE_FRAME_COLUMNS))
+    grouped = counts.groupby(GROUP_COLUMNS, sort=True, dropna=False)
+    codes, keys = grouped.ngroup().to_numpy(), grouped.size().index.to_frame(index=False)
+    width = len(STATES)
+    size = len(keys) * width
+    metrics, columns = [], {"responses": [], "n_values": [], "total": [], "total_sq": []}
+    for metric, (values, states) in _values(counts).items():
+        cell = codes * width + states
+        present = ~np.isnan(values)
+        x = np.where(present, values, 0.0)
+        metrics.append(metric)
+        columns["responses"].append(np.bincount(cell, minlength=size))
+        columns["n_values"].append(np.bincount(cell, weights=present, minlength=size))
+        columns["total"].append(np.bincount(cell, weights=x, minlength=size))
+        columns["total_sq"].append(np.bincount(cell, weights=x * x, minlength=size))
+    responses = np.concatenate(columns["responses"])
+    kept = np.flatnonzero(responses > 0)
+    cell = kept % size
+    frame = keys.take(cell // width).reset_index(drop=True)
+    frame["metric"] = np.asarray(metrics, dtype=object)[kept // size]
+    frame["state"] = np.asarray(STATES, dtype=object)[cell % width]
+    frame["responses"] = responses[kept]
+    for name in ("n_values", "total", "total_sq"):
+        frame[name] = np.concatenate(columns[name])[kept]
+    return frame
 
 
 def ias_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """The runs' IAS aggregates under `judge` (AGGREGATE_FRAME_COLUMNS, model and domain by name) over their done
-    responses of constraint protocols: from response_score when every run's summaries are current, else from the same
-    summary SELECT inline (reads only)."""
-    stale = bool(stale_summary_runs(engine, run_ids, judge))
-    source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
-    return _typed(read_sql(engine, runs_sql(_ias_sql(source), run_ids), {"judge": judge}))
+    """The runs' aggregates under `judge` (AGGREGATE_FRAME_COLUMNS, model and domain by name) of the metrics the stored
+    metric aggregates do not hold: Loose and Strict IAS (and per category), the amounts and the orchestration gap's
+    helpers, over the done responses of constraint protocols, summed from their stored constraint counts."""
+    return _typed(_named(_sums(_response_counts(engine, run_ids, judge)), engine))
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
