@@ -129,7 +129,8 @@ def _sums(counts: pd.DataFrame) -> pd.DataFrame:
     codes, keys = grouped.ngroup().to_numpy(), grouped.size().index.to_frame(index=False)
     width = len(STATES)
     size = len(keys) * width
-    metrics, columns = [], {"responses": [], "n_values": [], "total": [], "total_sq": []}
+    metrics: list[str] = []
+    columns: dict[str, list[np.ndarray]] = {"responses": [], "n_values": [], "total": [], "total_sq": []}
     for metric, (values, states) in _values(counts).items():
         cell = codes * width + states
         present = ~np.isnan(values)
@@ -196,36 +197,37 @@ def _counted(metric: str) -> list[str]:
 def group_metric_states(aggregates: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
     """Per group of `by` with a done response (sorted) and metric: mean of the counted values (NaN when none), n and
     the count of each score state (a response with no row of the metric, or a state no verdict holds, is unjudged):
-    breakdowns.domain_metric_states' frame, from the aggregates."""
+    breakdowns.domain_metric_states' frame, from the aggregates (counted with one bincount per column)."""
     by = list(by)
     columns = [*by, "metric", "mean", "n", *STATE_COLUMNS.values()]
     done = aggregates[aggregates["metric"] == RESPONSES_METRIC].groupby(by, sort=True)["responses"].sum()
     if done.empty or not metrics:
         return pd.DataFrame(columns=columns)
-    keys = done.index
     mine = aggregates[aggregates["metric"].isin(list(metrics))]
-    mine = mine.assign(state=mine["state"].where(mine["state"].isin(list(VERDICT_STATES.values())), "unjudged"))
-    counted = mine["state"].to_numpy(dtype=object) == None  # noqa: E711 - an all-False mask of the rows
-    for metric in metrics:
-        counted |= (mine["metric"].to_numpy(dtype=object) == metric) & mine["state"].isin(_counted(metric)).to_numpy()
-    sums = (mine[counted].groupby([*by, "metric"], sort=True)[["n_values", "total"]].sum()
-            .reindex(pd.MultiIndex.from_tuples([(*_tuple(k), m) for k in keys for m in metrics],
-                                               names=[*by, "metric"]), fill_value=0))
-    table = (mine.pivot_table(index=[*by, "metric"], columns="state", values="responses", aggfunc="sum")
-             .reindex(index=sums.index, columns=list(STATES)).fillna(0).astype("int64"))
-    table["unjudged"] += np.repeat(done.to_numpy(), len(metrics)) - table.to_numpy().sum(axis=1)
-    n = sums["n_values"].to_numpy(dtype="int64")
+    keys = done.index
+    key_codes = keys.get_indexer(pd.MultiIndex.from_frame(mine[by]) if len(by) > 1 else pd.Index(mine[by[0]]))
+    metric_codes = pd.Index(list(metrics)).get_indexer(mine["metric"])
+    state = mine["state"].to_numpy(dtype=object)
+    state_codes = pd.Index(list(STATES)).get_indexer(np.where(np.isin(state, list(VERDICT_STATES.values())), state,
+                                                              "unjudged"))
+    counted = np.zeros(len(mine), dtype=bool)
+    for j, metric in enumerate(metrics):
+        counted |= (metric_codes == j) & np.isin(state, _counted(metric))
+    k, m, width = len(keys), len(metrics), len(STATES)
+    cell = key_codes * m + metric_codes
+    table = np.bincount(cell * width + state_codes, weights=mine["responses"].to_numpy(dtype=float),
+                        minlength=k * m * width).reshape(k * m, width).astype("int64")
+    n = np.bincount(cell, weights=np.where(counted, mine["n_values"].to_numpy(dtype=float), 0.0),
+                    minlength=k * m).astype("int64")
+    total = np.bincount(cell, weights=np.where(counted, mine["total"].to_numpy(dtype=float), 0.0), minlength=k * m)
+    table[:, STATES.index("unjudged")] += np.repeat(done.to_numpy(dtype="int64"), m) - table.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(n > 0, sums["total"].to_numpy(dtype=float) / n, np.nan)
-    out = sums.index.to_frame(index=False)
-    out["mean"], out["n"] = mean, n
-    for state in STATES:
-        out[STATE_COLUMNS[state]] = table[state].to_numpy()
+        mean = np.where(n > 0, total / n, np.nan)
+    out = keys.to_frame(index=False).loc[np.repeat(np.arange(k), m)].reset_index(drop=True)
+    out["metric"], out["mean"], out["n"] = list(metrics) * k, mean, n
+    for j, state_name in enumerate(STATES):
+        out[STATE_COLUMNS[state_name]] = table[:, j]
     return out[columns]
-
-
-def _tuple(key) -> tuple:
-    return key if isinstance(key, tuple) else (key,)
 
 
 def _wide(states: pd.DataFrame, by: Sequence[str], column: str, metrics: Sequence[str]) -> pd.DataFrame:
