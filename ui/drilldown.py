@@ -127,7 +127,7 @@ def metric_drilldown_on_request(load: Callable[[], pd.DataFrame], judge: str, ke
 
 def _cell_responses(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None) -> None:
     """The model and metric choice and the responses behind that cell (inside the drill-down's expander)."""
-    metric_keys = metric_keys or [m for m in readmodel.METRICS if m in scores.columns]
+    metric_keys = [m for m in metric_keys or readmodel.METRICS if m in scores.columns]
     c1, c2 = st.columns(2)
     model = c1.selectbox("Model", sorted(scores["model"].unique()), key=f"{key}_model")
     metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key=f"{key}_metric")

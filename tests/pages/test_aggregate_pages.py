@@ -56,7 +56,7 @@ def test_the_aggregate_path_draws_what_the_responses_draw(opened, page: str) -> 
     assert states(from_aggregates) and states(from_aggregates) == states(from_responses)
 
 
-@pytest.mark.parametrize(("page", "key"), [("leaderboard", "lb_drill"), ("domains", "dom_drill")])
+@pytest.mark.parametrize(("page", "key"), [("leaderboard", "lb_drill"), ("domains", "dom_drill"), ("robustness", "rb_drill")])
 def test_the_drill_down_reads_the_responses_when_switched_on(opened, page: str, key: str) -> None:
     at = opened(page)
     with pytest.raises(KeyError):
