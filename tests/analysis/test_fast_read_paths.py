@@ -192,3 +192,32 @@ def test_a_memoised_rank_equals_the_plain_one(spec: picker.PickSpec) -> None:
     assert repr((memoised.top_two, memoised.floor, memoised.recommended, memoised.weaknesses)) == repr(
         (plain.top_two, plain.floor, plain.recommended, plain.weaknesses))
     assert picker.summary_markdown(memoised, JUDGE, "#1") == picker.summary_markdown(plain, JUDGE, "#1")
+
+
+VERDICT_CASES = [
+    pytest.param({"failed_only": True}, id="failed"),
+    pytest.param({"category": "persona", "failed_only": True}, id="failed-persona"),
+    pytest.param({"category": "output", "sub_dimension": "format"}, id="output-format-all"),
+    pytest.param({}, id="every-verdict"),
+]
+
+
+@pytest.mark.db
+@pytest.mark.parametrize("narrow", VERDICT_CASES)
+def test_one_models_constraint_verdicts_equal_the_run_index_plan(results, narrow: dict) -> None:
+    """constraint_verdicts of one model (the drill-down) reads them by another plan; the rows, in order, are the same
+    as the replaced query's (the run index kept)."""
+    from core.analysis.readmodel import responses
+
+    engine = results
+    original = responses._CONSTRAINT_VERDICTS_SQL
+    for model in readmodel.model_catalog(engine)["model"]:
+        new = readmodel.constraint_verdicts(engine, [1], JUDGE, model=model, **narrow)
+        # the old path: the same SQL with the run filter the `+` leaves out of the index choice put back
+        responses._CONSTRAINT_VERDICTS_SQL = original.replace("v.run_id IN", "v.run_id  IN")
+        try:
+            old = readmodel.constraint_verdicts(engine, [1], JUDGE, model=model, **narrow)
+        finally:
+            responses._CONSTRAINT_VERDICTS_SQL = original
+        pd.testing.assert_frame_equal(new, old)
+        assert len(new) == len(new.drop_duplicates())
