@@ -133,7 +133,9 @@ class Response(SQLModel, table=True):
     reason."""
 
     __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", "condition", "repeat",
-                                       name="uq_response_item"),)
+                                       name="uq_response_item"),
+                      # a run's progress (counts by status and cache hit) from the index alone
+                      Index("ix_response_run_status", "run_id", "status", "cached"))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)

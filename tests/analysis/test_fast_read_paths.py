@@ -62,9 +62,8 @@ def _sql(engine, *statements: str) -> None:
 
 def _copy_a_verdict(engine) -> Callable[[], None]:
     """A new verdict in run 1 (a copy of its first): the stored summaries no longer match it."""
+    cols = [c.name for c in Verdict.__table__.columns if c.name != "id"]
     with engine.begin() as conn:
-        cols = [c for c in conn.execute(text("SELECT * FROM verdict WHERE id = (SELECT MIN(id) FROM verdict)")).keys()
-                if c != "id"]
         conn.execute(text(f"INSERT INTO verdict ({', '.join(cols)}) SELECT {', '.join(cols)} FROM verdict "
                           "WHERE id = (SELECT MIN(id) FROM verdict)"))
     return lambda: _sql(engine, "DELETE FROM verdict WHERE id = (SELECT MAX(id) FROM verdict)")

@@ -1,5 +1,6 @@
 """ix_verdict_paid: the paid verdicts (cost_usd != 0) by run, a partial covering index, so a run's judging spend is
-summed from the few paid verdicts instead of reading every verdict row of the run.
+summed from the few paid verdicts instead of reading every verdict row of the run; ix_response_run_status: a run's
+progress (responses by status and cache hit) counted from the index alone.
 
 Revision ID: 0028
 Revises: 0027
@@ -20,7 +21,9 @@ depends_on = None
 def upgrade() -> None:
     op.create_index("ix_verdict_paid", "verdict", ["run_id", "cost_usd"], sqlite_where=sa.text("cost_usd != 0"),
                     postgresql_where=sa.text("cost_usd != 0"))
+    op.create_index("ix_response_run_status", "response", ["run_id", "status", "cached"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_response_run_status", table_name="response")
     op.drop_index("ix_verdict_paid", table_name="verdict")
