@@ -220,3 +220,41 @@ def test_one_models_constraint_verdicts_equal_the_run_index_plan(results, narrow
             responses._CONSTRAINT_VERDICTS_SQL = original
         pd.testing.assert_frame_equal(new, old)
         assert len(new) == len(new.drop_duplicates())
+
+
+def _old_bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """bootstrap_means as it was: the counts of every column multiplied out."""
+    from core.analysis.readmodel.bootstrap import bootstrap_weights
+
+    mask = ~np.isnan(values)
+    w = bootstrap_weights(values.shape[0], n_resamples, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w @ np.where(mask, values, 0.0).astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+
+
+def _values(n: int, m: int, gaps: float, every_other: bool = False) -> np.ndarray:
+    rng = np.random.default_rng(n * 31 + m)
+    x = rng.uniform(size=(n, m))
+    holes = rng.uniform(size=x.shape) < gaps
+    if every_other:
+        holes[:, 1::2] = False
+    x[holes] = np.nan
+    return x
+
+
+BOOTSTRAP_CASES = [
+    pytest.param(_values(983, 18, 0.0), id="no-gaps-paper-scale"),
+    pytest.param(_values(983, 18, 0.3), id="gaps-everywhere"),
+    pytest.param(_values(400, 6, 0.5, every_other=True), id="some-columns-full"),
+    pytest.param(_values(1, 2, 0.0), id="one-row"),
+    pytest.param(_values(40, 3, 1.0), id="all-missing"),
+    pytest.param(np.arange(30, dtype=float)[:, None] * 1e6, id="large-values"),
+]
+
+
+@pytest.mark.parametrize("values", BOOTSTRAP_CASES)
+@pytest.mark.parametrize("seed", [0, 7])
+def test_bootstrap_means_are_bit_identical_to_multiplying_out_every_count(values: np.ndarray, seed: int) -> None:
+    from core.analysis.readmodel.bootstrap import bootstrap_means
+
+    np.testing.assert_array_equal(bootstrap_means(values, 500, seed), _old_bootstrap_means(values, 500, seed))
