@@ -24,7 +24,7 @@ if filters:
     modes = c2.multiselect("Subsets (empty = all)", list(readmodel.MODES), key="pk_modes")
     chosen, _ = picker_view.choose(scores)
     spec = picker.PickSpec(tuple(domains), tuple(modes), chosen.weights, chosen.floors, chosen.budget_per_1k)
-    result = picker.rank(scores, results_view.models(filters.version), spec, judge=filters.judge)
+    result = picker_view.rank(filters, scores, spec)
     picker_view.show(result, filters.judge, ", ".join(f"#{r}" for r in filters.run_ids))
     check = picker.corrected_choice(result, results_view.corrected_for(filters))
     if check:

@@ -23,6 +23,20 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
     return keys.decision_scores(engine(), run_ids, judge, results_view.response_frame(run_ids, judge, version))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _rank_part(kind: str, key: tuple, _compute) -> object:
+    """One scores-only part of picker.rank (evidence, a paired test, the weaknesses), cached per data version and
+    `key` (a floor, budget or weight change re-ranks without re-drawing the bootstraps that did not change)."""
+    return _compute()
+
+
+def rank(filters: results_view.Filters, scores: pd.DataFrame, spec: picker.PickSpec) -> picker.PickResult:
+    """picker.rank of the page's scores (`scores(filters...)`), its scores-only parts cached per data version."""
+    version = (filters.run_ids, filters.judge, filters.version)
+    return picker.rank(scores, results_view.models(filters.version), spec, judge=filters.judge,
+                       memo=lambda kind, key, compute: _rank_part(kind, (*version, *key), compute))
+
+
 def _reset_choice() -> None:
     """A new preset: forget the weights and floors set for the previous one (they start from the preset again)."""
     for name in [k for k in st.session_state if str(k).startswith(("pk_w_", "pk_floor_", "pk_more_"))]:

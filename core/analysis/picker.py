@@ -4,11 +4,11 @@ best calibration baseline, test the top two (one paired test, paired_test), and 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache, partial
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -253,18 +253,29 @@ def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, 
             **{f"n_{m}": int(mine.at[m, "n"]) for m in metrics}}
 
 
+Memo = Callable[[str, tuple, Callable[[], Any]], Any]
+
+
+def no_memo(kind: str, key: tuple, compute: Callable[[], Any]) -> Any:
+    """A Memo that keeps nothing: computes every time."""
+    return compute()
+
+
 def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples: int = N_RESAMPLES, seed: int = 0,
-         judge: str = "") -> PickResult:
+         judge: str = "", *, memo: Memo = no_memo) -> PickResult:
     """Rank candidates on prepared scores (eligible first, by weighted score), then list the baselines as the floor.
 
     When runs overlap only the latest response per (model, instance) counts (readmodel.latest_per_model_instance).
     The first eligible candidate is recommended only if it beats the best baseline (paired_test on shared instances).
+    `memo(kind, key, compute)` may keep the parts that depend on the scores and `key` alone (the evidence, the paired
+    tests, the weaknesses): a caller caching them per scores version makes a floor or budget change re-rank only.
     """
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
     n_superseded = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) - len(scoped)
     info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
     metrics = reported_metrics(scoped, spec)
-    evidence = keys.key_summary(scoped, metrics, judge)
+    scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
+    evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
     rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec, evidence)
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
@@ -275,9 +286,14 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     measured = ranking[ranking["baseline"] & ranking["score"].notna()]
     best_baseline = measured["model"].iloc[0] if len(measured) else None
     ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in ranking.to_dict("records")]
-    top_two = compare(scoped, candidates[0], candidates[1], spec.weights, n_resamples, seed) if len(candidates) >= 2 else None
+    def compared(a: str, b: str) -> PairedTest:
+        weights = tuple(spec.weights.items())
+        return memo("compare", (*scope, a, b, weights, n_resamples, seed),
+                    lambda: compare(scoped, a, b, spec.weights, n_resamples, seed))
+
+    top_two = compared(candidates[0], candidates[1]) if len(candidates) >= 2 else None
     leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
-    floor = compare(scoped, leader, best_baseline, spec.weights, n_resamples, seed) if leader and best_baseline else None
+    floor = compared(leader, best_baseline) if leader and best_baseline else None
     recommended = leader if leader and (floor is None or floor.significant) else None
     note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
     result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded,
@@ -285,7 +301,9 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     if result.pick:
         row = ranking.set_index("model").loc[result.pick]
         others = [m for m in ranking["model"] if m != result.pick]
-        result.weaknesses = weaknesses(scoped, result.pick, others, n_resamples, seed, metrics)
+        pick = result.pick
+        result.weaknesses = memo("weaknesses", (*scope, pick, tuple(others), n_resamples, seed),
+                                 lambda: weaknesses(scoped, pick, others, n_resamples, seed, metrics))
         result.near_floors = near_floors(row, spec)
         result.safety_flags = safety_flags(row)
     return result

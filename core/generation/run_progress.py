@@ -87,7 +87,7 @@ def run_spend(engine: Engine, run_id: int) -> RunSpend:
     with Session(engine) as session:
         generation = get_run(session, run_id).spent_usd
         judging = session.exec(select(func.coalesce(func.sum(col(Verdict.cost_usd)), 0.0))
-                               .where(Verdict.run_id == run_id)).one()
+                               .where(Verdict.run_id == run_id, col(Verdict.cost_usd) != 0)).one()  # ix_verdict_paid
     return RunSpend(float(generation or 0.0), float(judging or 0.0))
 
 

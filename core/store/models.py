@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
+from sqlalchemy import text as sql_text
 from sqlmodel import Field, SQLModel
 
 from core.plugins import DEFAULT_PROTOCOL
@@ -132,7 +133,9 @@ class Response(SQLModel, table=True):
     reason."""
 
     __table_args__ = (UniqueConstraint("run_id", "model_id", "instance_id", "condition", "repeat",
-                                       name="uq_response_item"),)
+                                       name="uq_response_item"),
+                      # a run's progress (counts by status and cache hit) from the index alone
+                      Index("ix_response_run_status", "run_id", "status", "cached"))
 
     id: int | None = Field(default=None, primary_key=True)
     run_id: int = Field(foreign_key="run.id", index=True)
@@ -188,7 +191,10 @@ class Verdict(SQLModel, table=True):
     """One judgement of a response: a constraint verdict or a metric value, with its judge, method and reason."""
 
     __table_args__ = (Index("ix_verdict_lookup", "response_id", "metric", "judge"),
-                      Index("ix_verdict_run_judge", "run_id", "judge"))  # a run's judges by index seeks
+                      Index("ix_verdict_run_judge", "run_id", "judge"),  # a run's judges by index seeks
+                      # a run's judging spend from its paid verdicts only (core.generation.run_progress.run_spend)
+                      Index("ix_verdict_paid", "run_id", "cost_usd", sqlite_where=sql_text("cost_usd != 0"),
+                            postgresql_where=sql_text("cost_usd != 0")))
 
     id: int | None = Field(default=None, primary_key=True)
     response_id: int = Field(foreign_key="response.id", index=True)

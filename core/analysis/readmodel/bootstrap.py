@@ -64,8 +64,15 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     mask = ~np.isnan(values)
     filled = np.where(mask, values, 0.0)
     w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
+    totals = (w @ filled.astype(np.float32)).astype(float)
+    # a column with no missing cell has n drawn cells in every resample (each resample's counts sum to n, exactly in
+    # float32 below 2**24), so only the columns with gaps need their counts multiplied out
+    full = mask.all(axis=0) if weights is None and n < 2**24 else np.zeros(mask.shape[1], dtype=bool)
+    counts = np.full(totals.shape, float(n))
+    if not full.all():
+        counts[:, ~full] = (w @ mask[:, ~full].astype(np.float32)).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (w @ filled.astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+        return totals / counts
 
 
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -270,7 +270,10 @@ def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, m
             params[key] = value
     if failed_only:
         extra += " AND v.status = 'ok' AND v.passed IS NOT NULL AND NOT v.passed"
-    frame = read_sql(engine, runs_sql(_CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra), run_ids), params)
+    sql = _CONSTRAINT_VERDICTS_SQL.replace("{extra}", extra)
+    if model:  # one model's verdicts: SQLite reads them by metric instead of every verdict of the runs (same rows)
+        sql = sql.replace("v.run_id IN ({runs})", "+v.run_id IN ({runs})")
+    frame = read_sql(engine, runs_sql(sql, run_ids), params)
     frame["passed"] = frame["passed"].map(lambda p: None if pd.isna(p) else bool(p)).astype(object)
     return frame[list(CONSTRAINT_COLUMNS)]
 

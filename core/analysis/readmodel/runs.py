@@ -26,11 +26,13 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
     """Runs not hidden that have verdicts, newest first: id, name, status, config, verdicts."""
     from sqlmodel import col
 
+    # the count per run as a correlated subquery (answered from the run_id index, no join of every verdict to its run)
+    verdicts = (select(func.count()).select_from(Verdict).where(col(Verdict.run_id) == Run.id)
+                .correlate(Run).scalar_subquery())
+    held = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).correlate(Run).exists()
     with Session(engine) as session:
-        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config),
-                                      func.count(col(Verdict.id)))
-                               .join(Verdict, col(Verdict.run_id) == Run.id).where(col(Run.hidden_at).is_(None))
-                               .group_by(col(Run.id))
+        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config), verdicts)
+                               .where(col(Run.hidden_at).is_(None), held)
                                .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
