@@ -247,6 +247,16 @@ def test_a_label_of_the_new_kind_that_does_not_fit_is_refused(labelled, value, m
         record_gold_label(engine, expert, responses[("dp-right", "dp-1")], payload, f"bad-{message}")
 
 
+def test_another_protocols_label_kind_is_refused_on_its_responses(labelled) -> None:
+    from core.review.gold import record_gold_label
+
+    engine, _, expert, responses, kind = labelled
+    payload = {"constraints": {}, kind.name: {"1": "right"}, "citation_support": {"1": "supported"}}
+    with pytest.raises(ValueError, match=f"citation_support: not a label a {NEW_ID} response takes "
+                                         rf"\(its label kinds: {kind.name}\)"):
+        record_gold_label(engine, expert, responses[("dp-right", "dp-1")], payload, "dp-other-kind")
+
+
 def test_its_labels_are_stored_as_given_and_the_judge_is_checked_against_them(labelled) -> None:
     from core.analysis.label_kinds import label_kind_agreement, label_kind_table
     from core.store.labels import effective_annotations
