@@ -303,3 +303,24 @@ def test_label_responses_asks_it_with_its_keyboard_buttons(labelled, run_url, mo
     assert "echo: Alt+1 right, Alt+2 wrong, Alt+B previous answer" in at.caption[0].value
     at.button(key=next(b.key for b in at.button if b.label == "Wrong (Alt+2)")).click().run()
     assert [r.value for r in at.radio if r.label.startswith("Answer 1: ")] == ["wrong"]
+
+
+def test_judge_alignment_shows_the_judge_against_its_labels(labelled, run_url, monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    from streamlit.testing.v1 import AppTest
+
+    from core.review.auth import Principal, create_user
+
+    engine, _, _, _, kind = labelled
+    create_user(engine, "dp-analyst", "analyst", password="dp-analyst-pass-1")
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", run_url[0])
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / "judge_alignment.py"), default_timeout=60)
+    now = datetime.now(UTC)
+    at.session_state["gauntlet_principal"] = Principal("dp-analyst", "analyst", (), now, now)
+    at.run()
+    assert not at.exception, at.exception
+    heading = next(m.value for m in at.markdown if m.value.startswith(f"**{kind.title} against the experts' labels**"))
+    assert "(each answer labelled; right = 1, wrong = 0;" in heading and f"`{kind.checks}`" in heading
+    tables = [d.value for d in at.dataframe if "n answers" in d.value.columns]
+    assert [t.set_index("Judge").loc["heuristic", "Agreement %"] for t in tables] == [75.0]

@@ -191,5 +191,5 @@ def label_kind_heading(kind: LabelKind) -> str:
     """What the table of a label kind against the judges compares."""
     one = " or ".join(v.title.lower() for v in kind.scale if v.value in kind.agrees)
     zero = " or ".join(v.title.lower() for v in kind.scale if v.value not in kind.agrees)
-    return (f"**{kind.title} against the experts' labels** (per answer {kind.unit}; {one} = 1, {zero} = 0; agreement "
+    return (f"**{kind.title} against the experts' labels** (each {kind.unit} labelled; {one} = 1, {zero} = 0; agreement "
             f"and κ over the {kind.unit}s the judge decided, the undecided counted; checks {inline_code(kind.checks)})")
