@@ -18,6 +18,7 @@ from core.metrics import check_declared, get_metric, undeclare_package
 from core.permissions import add_page, remove_page
 from core.protocols.base import Condition, LabelKind, Protocol, ProtocolPage
 from core.registry import Registry, UnknownNameError, unknown_name_message
+from core.store.label_models import GoldPayload
 from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
@@ -75,8 +76,6 @@ def register(protocol: Protocol) -> Protocol:
 
 def _check_label_kinds(protocol: Protocol) -> None:
     """A label kind must be well-formed, check a metric the protocol reports and take a payload field nobody has."""
-    from core.store.label_models import GoldPayload
-
     owner = f"protocol {protocol.name!r}"
     for kind in protocol.labels:
         if kind.problems():
