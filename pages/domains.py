@@ -4,10 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
+from core.analysis.readmodel.enterprise_aggregates import (
+    domain_metrics_from_aggregates,
+    domain_pooled_from_aggregates,
+    filter_aggregates,
+)
 from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
-from ui.drilldown import metric_drilldown
+from ui.drilldown import metric_drilldown_on_request
 from ui.tables import SMALL_N_NOTE, state_caption
 
 require_page(__file__)
@@ -25,14 +30,24 @@ def metric_captions(states: pd.DataFrame, view: str) -> None:
 
 filters = results_view.sidebar_filters(domains=False, sets=True, protocol=page_protocol(__file__))
 if filters:
-    scores = results_view.filtered_scores(filters)
-    per_domain = readmodel.domain_metrics(scores)
+    metrics = list(readmodel.DOMAIN_METRICS)
+    aggregates = results_view.aggregates_for(filters)  # None with a benchmark set or 'accepted only': the responses
+    scores = results_view.filtered_scores(filters) if aggregates is None else None
+    per_domain = (readmodel.domain_metrics(scores) if scores is not None
+                  else domain_metrics_from_aggregates(aggregates, metrics))
     order = readmodel.model_order(per_domain["model"].unique(), results_view.models(filters.version))
     chosen = st.multiselect("Models on the radars", order, default=order[:5], key="dom_models")
     shown = per_domain[per_domain["model"].isin(chosen)]
-    pooled = scores[scores["model"].isin(chosen)]
-    states = readmodel.metric_state_counts(pooled, list(readmodel.DOMAIN_METRICS), by="domain")
-    drawn = readmodel.domain_metric_states(pooled, ["model", "domain"])
+    if scores is not None:
+        pooled = scores[scores["model"].isin(chosen)]
+        states = readmodel.metric_state_counts(pooled, metrics, by="domain")
+        drawn = readmodel.domain_metric_states(pooled, ["model", "domain"])
+        matrix = readmodel.domain_heatmap(pooled)
+        counts = pooled.groupby("domain", sort=True)[metrics].count()
+        cells = readmodel.domain_metric_states(pooled, ["domain"])
+    else:
+        states, drawn, cells, matrix, counts = domain_pooled_from_aggregates(
+            filter_aggregates(aggregates, models=chosen), metrics)
 
     st.subheader("Per-domain radar")
     if shown.empty:
@@ -46,11 +61,10 @@ if filters:
             metric_captions(drawn[drawn["model"] == model], f"Radars, {model}")
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
-    matrix = readmodel.domain_heatmap(pooled)
-    counts = pooled.groupby("domain", sort=True)[list(readmodel.DOMAIN_METRICS)].count()
-    charts.show_chart(charts.domain_heatmap(matrix, counts), readmodel.domain_metric_states(pooled, ["domain"]), "domain_heatmap")
+    charts.show_chart(charts.domain_heatmap(matrix, counts), cells, "domain_heatmap")
     if (counts < 30).to_numpy().any():
         st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
     metric_captions(states, "Heatmap")
 
-    metric_drilldown(pooled, filters.judge, "dom_drill", list(readmodel.DOMAIN_METRICS))
+    metric_drilldown_on_request(lambda: (rows := results_view.filtered_scores(filters))[rows["model"].isin(chosen)],
+                                filters.judge, "dom_drill", metrics)

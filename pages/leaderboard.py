@@ -6,7 +6,7 @@ from core.analysis import readmodel
 from core.protocols import DEFAULT_PROTOCOL
 from ui import charts, results_view
 from ui.auth import require_page
-from ui.drilldown import metric_drilldown
+from ui.drilldown import metric_drilldown_on_request
 from ui.fitness_view import fitness_banner
 from ui.paper_tables import paper_tables_panel
 from ui.table_fit import fitting_columns
@@ -22,10 +22,14 @@ st.caption("Per model, on the chosen runs, judge, subset and domains. ★ best, 
 filters = results_view.sidebar_filters(sets=True, protocol=DEFAULT_PROTOCOL)
 if filters:
     fitness_banner(filters.judge)
-    board = results_view.leaderboard(*results_view.cache_args(filters))
-    scores = results_view.filtered_scores(filters)
-    quality = [m.id for m in readmodel.QUALITY_METRICS]
-    board = readmodel.with_metric_states(board, results_view.leaderboard_states(*results_view.cache_args(filters)))
+    from_aggregates = results_view.aggregate_board(filters)  # None: a scope or repeated items need the responses
+    if from_aggregates is None:
+        board = results_view.leaderboard(*results_view.cache_args(filters))
+        states = results_view.leaderboard_states(*results_view.cache_args(filters))
+        bounds = readmodel.gap_bounds(results_view.filtered_scores(filters))
+    else:
+        board, states, bounds = from_aggregates
+    board = readmodel.with_metric_states(board, states)
     if board.empty:
         st.info("No scored responses match these filters: widen the subset, domains or benchmark set, or turn off "
                 "'Accepted instances only'.")
@@ -35,7 +39,8 @@ if filters:
             st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "Model"))
         if board["small_n"].any():
             st.caption(SMALL_N_NOTE)
-        if repeats := results_view.repeats_note(filters.run_ids, filters.judge, filters.version):
+        if from_aggregates is None and (repeats := results_view.repeats_note(filters.run_ids, filters.judge,
+                                                                             filters.version)):
             st.caption(f"Repeated runs: {repeats}")
         for key in readmodel.METRICS:
             state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
@@ -55,7 +60,6 @@ if filters:
         gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
         charts.show_chart(charts.orchestration_gap(board), gap, "orchestration_gap")
         st.caption(readmodel.GAP_ASSUMPTION)
-        bounds = readmodel.gap_bounds(scores)
         if not bounds.empty:
             st.dataframe(bounds.assign(**{"worst-case bound (95%)": [
                 "—" if b != b else f"[{b:+.1%}, {h:+.1%}]" for b, h in zip(bounds["bound_low"], bounds["bound_high"],
@@ -70,5 +74,5 @@ if filters:
         for key in ("cost_per_1k", "latency_min_per_1k"):
             state_caption(cost[cost["metric"] == key], key, f"Cost and latency: {readmodel.METRICS[key].label}")
 
-        metric_drilldown(scores, filters.judge, "lb_drill")
+        metric_drilldown_on_request(lambda: results_view.filtered_scores(filters), filters.judge, "lb_drill")
         results_view.corrected_section(filters)

@@ -7,7 +7,7 @@ from core.analysis import readmodel
 from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
-from ui.drilldown import metric_drilldown
+from ui.drilldown import metric_drilldown_on_request
 from ui.tables import STATE_COUNT_COLUMNS, Col, show_table, state_caption
 
 require_page(__file__)
@@ -94,5 +94,5 @@ if filters:
                    key="rb_effect")
         captions(states, "Protocol effect", (metric,))
 
-    behind = results_view.filtered_scores(filters)
-    metric_drilldown(behind, filters.judge, "rb_drill", [m for m in ROBUSTNESS_METRICS if m in behind])
+    metric_drilldown_on_request(lambda: results_view.filtered_scores(filters), filters.judge, "rb_drill",
+                                list(ROBUSTNESS_METRICS))

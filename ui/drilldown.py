@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -116,11 +118,26 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
 
 def metric_drilldown(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None = None) -> None:
     """Drill-down from a (model, metric) cell: the responses and their values, failing ones first."""
-    metric_keys = metric_keys or [m for m in readmodel.METRICS if m in scores.columns]
     with st.expander("Drill down: the responses behind a cell", icon=":material/search:"):
-        c1, c2 = st.columns(2)
-        model = c1.selectbox("Model", sorted(scores["model"].unique()), key=f"{key}_model")
-        metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key=f"{key}_metric")
-        sub = scores[(scores["model"] == model) & scores[metric].notna()]
-        rows = sub[["response_id", "model", "instance_uid", "domain", "mode", metric]].sort_values(metric, ascending=readmodel.METRICS[metric].higher_is_better if metric in readmodel.METRICS else True)
-        drilldown(rows, judge, key)
+        _cell_responses(scores, judge, key, metric_keys)
+
+
+def metric_drilldown_on_request(load: Callable[[], pd.DataFrame], judge: str, key: str,
+                                metric_keys: list[str] | None = None) -> None:
+    """metric_drilldown whose responses are read (`load`) only once its switch is on: a page drawn from aggregates
+    does not pay for the per-response rows (Streamlit runs a collapsed expander's body) until someone drills down."""
+    with st.expander("Drill down: the responses behind a cell", icon=":material/search:"):
+        if st.toggle("Show the responses", key=f"{key}_load",
+                     help="Read on request: the page does not load every response until you ask."):
+            _cell_responses(load(), judge, key, metric_keys)
+
+
+def _cell_responses(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None) -> None:
+    """The model and metric choice and the responses behind that cell (inside the drill-down's expander)."""
+    metric_keys = [m for m in metric_keys or readmodel.METRICS if m in scores.columns]
+    c1, c2 = st.columns(2)
+    model = c1.selectbox("Model", sorted(scores["model"].unique()), key=f"{key}_model")
+    metric = c2.selectbox("Metric", metric_keys, format_func=lambda k: readmodel.METRICS[k].label if k in readmodel.METRICS else k, key=f"{key}_metric")
+    sub = scores[(scores["model"] == model) & scores[metric].notna()]
+    rows = sub[["response_id", "model", "instance_uid", "domain", "mode", metric]].sort_values(metric, ascending=readmodel.METRICS[metric].higher_is_better if metric in readmodel.METRICS else True)
+    drilldown(rows, judge, key)

@@ -16,11 +16,19 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
+from core.analysis.readmodel.leaderboard_aggregates import (
+    gap_bounds_from_aggregates,
+    leaderboard_from_aggregates,
+    leaderboard_states_from_aggregates,
+)
+from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
 from core.ingest.sets import benchmark_sets, scoped_response_ids
 from core.protocols import PROTOCOLS
+from core.protocols.views import holds_protocol as runs_hold_protocol
 from core.protocols.views import newest_run_holding
 from core.review.gold import small_sample_evidence
 from core.scoring.judges.names import judge_label
@@ -64,7 +72,7 @@ class Filters:
 
 @st.cache_data(ttl=5, show_spinner=False)
 def _runs(version: tuple) -> pd.DataFrame:
-    return readmodel.scored_runs(engine())
+    return scored_run_list(engine())
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -154,6 +162,44 @@ def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
     """Natural vs augmented equivalence table for one filter choice and margin."""
     frame = readmodel.natural_vs_augmented(_chosen(run_ids, judge, modes, domains, version, scope), margin=margin)
     return frame.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading scores…")
+def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
+    """The runs' aggregates, or None when a model answered an item more than once in them (items_repeat)."""
+    if items_repeat(engine(), list(run_ids)):
+        return None
+    return enterprise_aggregates(engine(), list(run_ids), judge)
+
+
+def aggregates_for(f: Filters) -> pd.DataFrame | None:
+    """The runs' aggregates (RAG and IAS metrics, readmodel.enterprise_aggregates) in the chosen subset and domains,
+    cached per data version; None with a benchmark set or 'accepted only' (the aggregates are per run), or when a
+    model answered an item more than once (the per-response frame keeps one value per item): the page then reads the
+    responses (filtered_scores)."""
+    if f.scope.narrowed:
+        return None
+    aggregates = _enterprise_aggregates(f.run_ids, f.judge, f.version)
+    return None if aggregates is None else filter_aggregates(aggregates, f.modes, f.domains)
+
+
+@st.cache_data(max_entries=16, show_spinner="Computing confidence intervals…")
+def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                     version: tuple) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    aggregates = _enterprise_aggregates(run_ids, judge, version)
+    if aggregates is None:
+        return None
+    chosen = filter_aggregates(aggregates, modes, domains)
+    board = leaderboard_from_aggregates(chosen, models(version)).assign(judge=judge_label(judge))
+    return board, leaderboard_states_from_aggregates(chosen), gap_bounds_from_aggregates(chosen)
+
+
+def aggregate_board(f: Filters) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """The leaderboard rows, their state counts and the gap's bounds from the aggregates for one filter choice
+    (cached per data version), or None where the page reads the responses (aggregates_for)."""
+    if f.scope.narrowed:
+        return None
+    return _aggregate_board(f.run_ids, f.judge, tuple(f.modes), f.domains, f.version)
 
 
 def cache_args(f: Filters) -> tuple:
@@ -471,3 +517,10 @@ def _scope_text(scope: Scope, version: tuple) -> str:
         return ""
     parts = [f"set {_sets(version).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
     return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def holds_protocol(protocol: str, run_ids: tuple[int, ...], version: tuple) -> bool:
+    """Whether any of the runs holds done responses of `protocol` (cached per data version): a protocol page whose
+    runs hold none shows its 'no responses' notice without loading (its loaders would return no rows)."""
+    return runs_hold_protocol(engine(), protocol, run_ids)

@@ -1,0 +1,215 @@
+"""The leaderboard from aggregates (readmodel.enterprise_aggregates): per model and metric the mean, its interval of
+the declared kind, n, the orchestration gap with its MOVER interval and worst-case bound, the state counts and the
+gap's bound table, from per-group sums instead of per-response rows. Each is leaderboard.py's computation rewritten
+on sums (n, sum, sum of squares); tests/analysis/test_enterprise_aggregates.py holds them equal to it to 1e-12.
+
+Sums cannot tell equal values from nearly equal ones exactly: a column whose centred sum of squares is below
+EQUAL_SHARE of its sum of squares is taken as equal values (variance 0, as stats.metric_intervals does for equal
+values). Real scores differ far more than that (a single value 1/8 away among 100,000 is 1.6e-7 of it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as st
+
+from core.analysis import stats
+from core.analysis.readmodel.enterprise_aggregates import group_metric_states
+from core.analysis.readmodel.leaderboard import (
+    GAP_BOUND_COLUMNS,
+    GAP_KEY,
+    GAP_METHOD,
+    GAP_MIN_STRICT,
+    LONG_COLUMNS,
+    _marks,
+)
+from core.analysis.readmodel.scope import COST_METRICS, QUALITY_METRICS, model_order, with_model_info
+from core.analysis.readmodel.states import STATE_COLUMNS
+from core.metrics import VERDICT_STATES, MetricDeclaration, get_metric
+from core.scoring.summaries import RESPONSES_METRIC
+
+EQUAL_SHARE = 1e-10
+BOARD_METRICS: tuple[str, ...] = tuple(m.id for m in QUALITY_METRICS + COST_METRICS)
+
+
+def with_over_abstention(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """The aggregates with over-abstention's rows: refusal's outside the gap subset, not applicable on gap instances
+    (scope.prepare_scores)."""
+    rows = aggregates[aggregates["metric"] == "refusal"].copy()
+    gap = (rows["mode"] == "gap").to_numpy()
+    rows["metric"] = "over_abstention"
+    rows.loc[gap, "state"] = "not_applicable"
+    rows.loc[gap, ["n_values", "total", "total_sq"]] = 0
+    return pd.concat([aggregates, rows], ignore_index=True)
+
+
+def _counted_mask(aggregates: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:
+    """Rows of the aggregates whose metric is one of `metrics` and whose state that metric counts in its mean (the
+    gap's helpers, named with a leading '_', count every row)."""
+    metric, state = aggregates["metric"].to_numpy(dtype=object), aggregates["state"].to_numpy(dtype=object)
+    mask = np.zeros(len(aggregates), dtype=bool)
+    for key in metrics:
+        mine = metric == key
+        if not key.startswith("_"):
+            mine &= np.isin(state, [VERDICT_STATES[s] for s in get_metric(key).counted_statuses()])
+        mask |= mine
+    return mask
+
+
+def model_sums(aggregates: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Per metric: n, sum and sum of squares of its counted values per model with a done response (sorted)."""
+    models = sorted(aggregates.loc[aggregates["metric"] == RESPONSES_METRIC, "model"].unique())
+    counted = aggregates[_counted_mask(aggregates, metrics)]
+    sums = counted.groupby(["metric", "model"], sort=True)[["n_values", "total", "total_sq"]].sum()
+    present = set(sums.index.get_level_values(0))
+    empty = pd.DataFrame(0, index=pd.Index(models, name="model"), columns=["n_values", "total", "total_sq"])
+    return {m: sums.loc[m].reindex(models, fill_value=0) if m in present else empty for m in metrics}
+
+
+def _moments(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means, sample variances (0 for equal values, see EQUAL_SHARE) and whether the values are equal, from sums."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = total / n
+        centred = total_sq - total * m
+        equal = (n > 0) & (centred <= EQUAL_SHARE * total_sq)
+        var = np.where(equal, 0.0, centred / (n - 1))
+    var = np.where(var <= stats._ROUNDING_VAR * (m**2 + 1), 0.0, var)
+    return m, var, equal
+
+
+def sums_intervals(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, metrics: Sequence[MetricDeclaration],
+                   confidence: float = 0.95) -> stats.MeanCI:
+    """stats.metric_intervals from each column's n, sum and sum of squares (values in their declared range)."""
+    n = np.asarray(n, dtype=float)
+    amount = np.array([m.kind == "amount" for m in metrics], dtype=bool)
+    origin = np.array([0.0 if m.kind == "amount" else m.range[0] for m in metrics])
+    width = np.array([1.0 if m.kind == "amount" else m.range[1] - m.range[0] for m in metrics])
+    su = (np.asarray(total, dtype=float) - n * origin) / width
+    su2 = (np.asarray(total_sq, dtype=float) - 2 * origin * np.asarray(total, dtype=float) + n * origin**2) / width**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m, var, _ = _moments(n, su, su2)
+        tq = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
+        binary = su == su2  # values in [0, 1] are all 0 or 1 exactly when sum(u) = sum(u^2)
+        var_mean = var / n * (tq / stats._z(confidence)) ** 2
+        n_eff = np.where(binary, n, np.where(var_mean > 0, m * (1 - m) / var_mean, n))
+        n_eff = np.where((m <= 0) | (m >= 1), n, np.maximum(n_eff, 1.0))
+        unit_low, unit_high = stats.effective_n_bounds(m, n_eff, confidence)
+        half = tq * np.sqrt(var / n)
+    low, high = np.where(amount, m - half, unit_low), np.where(amount, m + half, unit_high)
+    method = np.where(amount, "student-t", np.where(binary, "clopper-pearson", "beta-effective-n"))
+    empty, undefined = n == 0, amount & (n == 1)
+    low, high = np.where(empty | undefined, np.nan, low), np.where(empty | undefined, np.nan, high)
+    mean, low, high = (origin + width * v for v in (m, low, high))
+    return stats.MeanCI(np.where(empty, np.nan, mean), low, high, n.astype(np.int64), np.where(empty, "", method))
+
+
+def _mean_rows(sums: dict[str, pd.DataFrame], keys: Sequence[str]) -> list[dict]:
+    """leaderboard.mean_rows from the per-model sums."""
+    declared = [get_metric(k) for k in keys]
+    models = list(sums[keys[0]].index)
+    columns = {c: np.column_stack([sums[k][c].to_numpy(dtype=float) for k in keys]) for c in
+               ("n_values", "total", "total_sq")}
+    rows: list[dict] = []
+    for i, model in enumerate(models):
+        ci = sums_intervals(columns["n_values"][i], columns["total"][i], columns["total_sq"][i], declared)
+        rows += [{"model": model, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
+                  "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
+                  "small_n": bool(0 < ci.n[j] < stats.SMALL_N)} for j, key in enumerate(keys)]
+    return rows
+
+
+def gap_bounds_from_sums(sums: dict[str, pd.DataFrame], confidence: float = 0.95) -> pd.DataFrame:
+    """leaderboard.gap_bounds from the sums of the per-response bounds (_gap_lo, _gap_hi) and of the responses with
+    an undetermined constraint (_gap_hidden)."""
+    lo, hi, hidden = sums["_gap_lo"], sums["_gap_hi"], sums["_gap_hidden"]
+    rows = []
+    for model in lo.index:
+        n = int(lo.at[model, "n_values"])
+        undetermined = int(round(float(hidden.at[model, "total"])))
+        if n < 2:
+            rows.append({"model": model, "bound_low": np.nan, "bound_high": np.nan, "responses": n,
+                         "undetermined": undetermined})
+            continue
+        q = st.t.ppf(1 - (1 - confidence) / 2, n - 1)
+        (m_lo, v_lo, _), (m_hi, v_hi, _) = (_moments(np.array([float(n)]), np.array([s.at[model, "total"]]),
+                                                     np.array([s.at[model, "total_sq"]])) for s in (lo, hi))
+        rows.append({"model": model, "bound_low": float(max(m_lo[0] - q * np.sqrt(v_lo[0]) / np.sqrt(n), -1.0)),
+                     "bound_high": float(min(m_hi[0] + q * np.sqrt(v_hi[0]) / np.sqrt(n), 1.0)), "responses": n,
+                     "undetermined": undetermined})
+    return pd.DataFrame(rows, columns=GAP_BOUND_COLUMNS)
+
+
+def _spread(n: float, total: float, total_sq: float, mean: float) -> float:
+    """sum over the values of ((x - mean) / n)^2, 0 for equal values."""
+    _, var, equal = _moments(np.array([n]), np.array([total]), np.array([total_sq]))
+    return 0.0 if equal[0] or n < 2 else float(var[0] * (n - 1) + n * (total / n - mean) ** 2) / n**2
+
+
+def _gap_interval_from_sums(sums: dict[str, pd.DataFrame], model: str, shown: dict[str, dict]) -> tuple[float, float]:
+    """leaderboard._gap_interval from sums: the correlation of the two means from Loose and Strict IAS's sums and
+    Loose IAS's sum over the responses with a determined Strict IAS (there Loose IAS is 1 where Strict IAS is)."""
+    (m_l, l_l, u_l, n_l), (m_s, l_s, u_s, n_s) = ((shown[k]["value"], shown[k]["ci_low"], shown[k]["ci_high"],
+                                                   shown[k]["n"]) for k in ("loose_ias", "strict_ias"))
+    loose, strict, both = (sums[k].loc[model] for k in ("loose_ias", "strict_ias", "_loose_strict"))
+    s_l = _spread(float(loose["n_values"]), float(loose["total"]), float(loose["total_sq"]), m_l)
+    s_s = _spread(float(strict["n_values"]), float(strict["total"]), float(strict["total_sq"]), m_s)
+    n_b, sum_ls, sum_l, sum_s = float(both["n_values"]), float(strict["total"]), float(both["total"]), float(
+        strict["total"])
+    cross = (sum_ls - m_s * sum_l - m_l * sum_s + n_b * m_l * m_s) / (n_l * n_s)
+    spread = np.sqrt(s_l * s_s)
+    r = float(cross / spread) if spread > 0 else 0.0
+    below = np.sqrt(max((m_l - l_l) ** 2 + (u_s - m_s) ** 2 - 2 * r * (m_l - l_l) * (u_s - m_s), 0.0))
+    above = np.sqrt(max((u_l - m_l) ** 2 + (m_s - l_s) ** 2 - 2 * r * (u_l - m_l) * (m_s - l_s), 0.0))
+    return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
+
+
+def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict]) -> list[dict]:
+    """leaderboard._gap_rows from the sums."""
+    shown_by_model: dict[str, dict[str, dict]] = {}
+    for row in means:
+        shown_by_model.setdefault(row["model"], {})[row["metric"]] = row
+    bounds = gap_bounds_from_sums(sums).set_index("model")
+    rows = []
+    for model, shown in shown_by_model.items():
+        n_s, n_l = int(shown["strict_ias"]["n"]), int(shown["loose_ias"]["n"])
+        enough = n_s >= GAP_MIN_STRICT and n_l >= 2
+        value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
+        low, high = _gap_interval_from_sums(sums, model, shown) if enough else (np.nan, np.nan)
+        method = "MOVER" if enough else ""
+        if enough and model in bounds.index and not np.isnan(bounds.at[model, "bound_low"]):
+            low, high = min(low, float(bounds.at[model, "bound_low"])), max(high, float(bounds.at[model, "bound_high"]))
+            method = GAP_METHOD
+        rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
+                     "n": n_s, "interval": method, "small_n": bool(0 < n_s < stats.SMALL_N)})
+    return rows
+
+
+GAP_SUMS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")
+
+
+def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard.leaderboard from the aggregates (already narrowed to the subset and domains)."""
+    aggregates = with_over_abstention(aggregates)
+    sums = model_sums(aggregates, [*BOARD_METRICS, *GAP_SUMS])
+    rows = _mean_rows(sums, list(BOARD_METRICS)) if len(sums[BOARD_METRICS[0]]) else []
+    rows += _gap_rows(sums, rows) if rows else []
+    long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
+    long["label"] = long["metric"].map(lambda k: get_metric(k).label)
+    long["mark"] = _marks(long)
+    order = model_order(long["model"].unique(), models)
+    long["model"] = pd.Categorical(long["model"], categories=order, ordered=True)
+    return long.sort_values(["model", "metric"]).reset_index(drop=True).assign(model=lambda d: d["model"].astype(str))
+
+
+def leaderboard_states_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard.leaderboard_states from the aggregates."""
+    states = group_metric_states(with_over_abstention(aggregates), ["model"], BOARD_METRICS)
+    return states[["model", "metric", *STATE_COLUMNS.values()]]
+
+
+def gap_bounds_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard.gap_bounds from the aggregates."""
+    return gap_bounds_from_sums(model_sums(aggregates, GAP_SUMS))

@@ -1,0 +1,182 @@
+"""Golden tests of the aggregate path of the results pages (readmodel.enterprise_aggregates, leaderboard_aggregates):
+every frame the Domains and Leaderboard pages draw from the aggregates (RAG metrics from metric_aggregate; IAS, amounts
+and the gap's helpers summed from the stored constraint counts) equals the one the
+per-response path (response_scores + the breakdowns) gives, to 1e-12, on the bundled sample after first start and on
+a paper-scale synthetic set (15 models x 983 instances), with stored and with stale summaries (then the aggregates
+are computed inline from the verdicts), on the active backend (SQLite, and PostgreSQL in its pass). Reading them
+never writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import pytest
+from sqlalchemy import text
+
+from bench.make_synthetic_results import make_results
+from core import first_start
+from core.analysis import readmodel
+from core.analysis.readmodel.enterprise_aggregates import (
+    IAS_AGGREGATE_METRICS,
+    domain_metrics_from_aggregates,
+    domain_pooled_from_aggregates,
+    enterprise_aggregates,
+    filter_aggregates,
+    group_metric_states,
+)
+from core.analysis.readmodel.leaderboard_aggregates import (
+    gap_bounds_from_aggregates,
+    leaderboard_from_aggregates,
+    leaderboard_states_from_aggregates,
+)
+from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
+from core.ingest.io import import_file
+from core.scoring.summaries import METRIC_NAMES, rebuild_summaries, stale_summary_runs
+from core.store.db import make_engine
+from core.store.models import Response
+
+pytestmark = pytest.mark.db
+
+METRICS = [*METRIC_NAMES, *IAS_AGGREGATE_METRICS]
+DOMAIN_METRICS = list(readmodel.DOMAIN_METRICS)
+TABLES = ("metric_aggregate", "response_metric", "response_score", "response_score_state", "failure_count")
+
+
+@pytest.fixture(scope="module")
+def sample(session_url_factory):
+    """The bundled sample after the first-start job (baselines + heuristic judge)."""
+    engine = make_engine(session_url_factory())
+    assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
+    run_id = first_start.ensure_first_start_run(engine)
+    assert run_id is not None
+    yield engine, [run_id], first_start.JUDGE
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def paper(session_url_factory):
+    """A paper-scale synthetic results set: 15 models and 2 baselines x 983 instances."""
+    url = session_url_factory()
+    make_results(url, n_models=15, n_instances=983, seed=3)
+    engine = make_engine(url)
+    yield engine, [1], "heuristic"
+    engine.dispose()
+
+
+@pytest.fixture(params=["sample", "paper"])
+def dataset(request):
+    return request.getfixturevalue(request.param)
+
+
+def _table_counts(engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {t: int(conn.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar_one()) for t in TABLES}
+
+
+def _set_stale(engine, run_ids: list[int], judge: str, stale: bool) -> None:
+    """Current summaries (rebuilt) or stale ones (their fingerprint dropped: the read model aggregates inline)."""
+    for run_id in run_ids:
+        rebuild_summaries(engine, run_id, judge)
+    if stale:
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM response_score_state WHERE judge = :judge"), {"judge": judge})
+    assert bool(stale_summary_runs(engine, run_ids, judge)) is stale
+
+
+def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False,
+                                  check_index_type=False, check_column_type=False, rtol=0, atol=1e-12)
+
+
+def _pooled(scores: pd.DataFrame) -> list[str]:
+    return sorted(scores["model"].unique())[:5]
+
+
+# name -> (aggregate path, per-response path), given (aggregates, scores) narrowed to the subset, and the models
+VIEWS: dict[str, tuple[Callable, Callable]] = {
+    "states by model": (lambda a, s, m: group_metric_states(a, ["model"], METRICS),
+                        lambda a, s, m: readmodel.domain_metric_states(s, ["model"], METRICS)),
+    "states by model and domain": (lambda a, s, m: group_metric_states(a, ["model", "domain"], METRICS),
+                                   lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
+    "states by model, domain and mode": (
+        lambda a, s, m: group_metric_states(a, ["model", "domain", "mode"], METRICS),
+        lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
+    "state counts by domain": (
+        lambda a, s, m: group_metric_states(a, ["domain"], METRICS).drop(columns=["mean", "n"]),
+        lambda a, s, m: readmodel.metric_state_counts(s, METRICS, by="domain")),
+    "domain metrics (radars)": (lambda a, s, m: domain_metrics_from_aggregates(a, DOMAIN_METRICS),
+                                lambda a, s, m: readmodel.domain_metrics(s)),
+    "radar points of five models": (
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[1],
+        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
+    "heatmap cells of five models": (
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[2],
+        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
+    "heatmap means": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[3],
+                      lambda a, s, m: readmodel.domain_heatmap(s)),
+    "heatmap counts": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
+                       lambda a, s, m: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+    "leaderboard (means, intervals, gap, marks)": (
+        lambda a, s, m: leaderboard_from_aggregates(a, m), lambda a, s, m: readmodel.leaderboard(s, m)),
+    "leaderboard state counts": (lambda a, s, m: leaderboard_states_from_aggregates(a),
+                                 lambda a, s, m: readmodel.leaderboard_states(s)),
+    "orchestration gap bounds": (lambda a, s, m: gap_bounds_from_aggregates(a), lambda a, s, m: readmodel.gap_bounds(s)),
+}
+SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_every_view_equals_the_per_response_computation(dataset, stale: bool) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, stale)
+    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
+    before = _table_counts(engine)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes, also when the summaries are stale
+    assert not scores.empty
+    models = readmodel.model_catalog(engine)  # the leaderboard's model order and marks
+    for subset, modes in SUBSETS.items():
+        narrowed, agg = readmodel.filter_scores(scores, modes), filter_aggregates(aggregates, modes)
+        for name, (from_aggregates, from_responses) in VIEWS.items():
+            try:
+                _same(from_aggregates(agg, narrowed, models), from_responses(agg, narrowed, models))
+            except AssertionError as error:
+                raise AssertionError(f"{name}, subset {subset}: {error}") from error
+
+
+def test_the_aggregates_count_every_response_once(dataset) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, False)
+    scores = readmodel.response_scores(engine, run_ids, judge)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    for metric in [*METRICS, "cost_per_1k", "latency_min_per_1k"]:
+        assert int(aggregates.loc[aggregates["metric"] == metric, "responses"].sum()) == len(scores), metric
+
+
+def test_a_narrowed_scope_reads_the_responses() -> None:
+    from ui import results_view
+
+    filters = results_view.Filters((1,), "heuristic", "all", (), ("v",), results_view.Scope(accepted_only=True))
+    assert results_view.aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
+
+
+@pytest.mark.parametrize("repeat", [pytest.param(False, id="once"), pytest.param(True, id="answered-twice")])
+def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, repeat: bool) -> None:
+    """A model answering an item twice (repeats, or overlapping runs): the per-response frame keeps one value per
+    item, which sums over responses cannot give, so items_repeat sends the pages to the responses."""
+    from core.analysis.readmodel.enterprise_aggregates import items_repeat
+
+    url = backend_url_factory()
+    make_results(url, n_models=2, n_instances=12, seed=1, with_baselines=False)
+    engine = make_engine(url)
+    if repeat:
+        with engine.begin() as conn:
+            columns = [c.name for c in Response.__table__.columns]
+            listed = ", ".join(f'"{c}"' for c in columns)
+            new = {"id": "(SELECT MAX(id) FROM response) + 1", "repeat": '"repeat" + 1'}  # its second answer
+            copied = ", ".join(new.get(c, f'"{c}"') for c in columns)
+            conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
+                              "WHERE id = (SELECT MIN(id) FROM response)"))
+    assert items_repeat(engine, [1]) is repeat
+    engine.dispose()
