@@ -18,9 +18,10 @@ from core.analysis.alignment import (
 from core.analysis.certify import MARGIN as CERT_MARGIN
 from core.analysis.certify import MIN_ITEMS as CERT_MIN_ITEMS
 from core.analysis.judge_check import fitness_of, latest_checks
+from core.analysis.label_kinds import label_kind_table
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.published import RAGCHECKER_CITATION
-from core.protocols.citation.analysis import expert_support_table
+from core.protocols import label_kinds
 from core.review.gold import load_response
 from core.scoring.judges.names import judge_label
 from core.store.labels import gold_labels
@@ -33,6 +34,7 @@ from ui.alignment_view import (
     cross_scores_table,
     cross_stats_table,
     fitness_line,
+    label_kind_heading,
     probe_table,
     published_table,
     suite_check_table,
@@ -81,11 +83,11 @@ def judge_checks_section():
                "same 560 human preference labels of `ragchecker-meta` (score difference of the two answers against "
                "each label, as the paper computes them); this product's judges with 95% CIs, agreement and κ.")
     st.dataframe(published_table("ragchecker-meta", checks), hide_index=True)
-    citation_support = expert_support_table(engine())
-    if not citation_support.empty:
-        st.markdown("**Citation support against the experts' labels** (per answer sentence; supported = 1, partially "
-                    "or not = 0; agreement and κ over the sentences the judge decided, the undecided counted)")
-        st.dataframe(citation_support, hide_index=True)
+    for kind in label_kinds():  # each protocol's expert label kinds (Protocol.labels)
+        table = label_kind_table(engine(), kind)
+        if not table.empty:
+            st.markdown(label_kind_heading(kind))
+            st.dataframe(table, hide_index=True)
     probes = latest_checks(engine(), "probe:")
     if probes:
         st.markdown("**Bias probes** (`gauntlet judge probe`)")

@@ -3,12 +3,12 @@
 import streamlit as st
 
 from ui.auth import require_page, show_guidelines_sidebar
-from ui.workspace import labelling_panel
+from ui.workspace import label_kind_shortcuts, labelling_panel
 
 principal = require_page(__file__)
 show_guidelines_sidebar()
 st.title("Label responses")
 st.caption("Judge verdicts and other experts' labels stay hidden. Keyboard: Alt+S submit · Alt+K skip · Alt+P previous · "
-           "Alt+Z undo your last label · citation responses: Alt+1 supported, Alt+2 partially, Alt+3 not supported, Alt+B "
-           "previous sentence. Revisit and re-label any response under My labels (the latest label counts).")
+           f"Alt+Z undo your last label · {label_kind_shortcuts()}. Revisit and re-label any response under My labels "
+           "(the latest label counts).")
 labelling_panel(principal)

@@ -18,9 +18,11 @@ from core.analysis.alignment import (
     average_kappa,
 )
 from core.analysis.judge_check import certificate_rows, comparison_rows
+from core.protocols.base import LabelKind
 from core.scoring.judges.names import judge_label
 from core.store.benchmark import marks_by_response
 from core.store.generated import mark_cell
+from core.store.sanitize import inline_code
 from ui.session import engine
 
 EXPERTS = "experts (inter-annotator)"
@@ -188,3 +190,11 @@ def probe_table(checks: Sequence) -> pd.DataFrame:
 def fitness_line(judge: str, fitness) -> str:
     """One judge's fitness statement as a markdown line."""
     return f"**{judge_label(judge)}**: {fitness.label.upper()} ({fitness.reason})"
+
+
+def label_kind_heading(kind: LabelKind) -> str:
+    """What the table of a label kind against the judges compares."""
+    one = " or ".join(v.title.lower() for v in kind.scale if v.value in kind.agrees)
+    zero = " or ".join(v.title.lower() for v in kind.scale if v.value not in kind.agrees)
+    return (f"**{kind.title} against the experts' labels** (each {kind.unit} labelled; {one} = 1, {zero} = 0; agreement "
+            f"and κ over the {kind.unit}s the judge decided, the undecided counted; checks {inline_code(kind.checks)})")

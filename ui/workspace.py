@@ -13,23 +13,25 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from core.generation.reasoning import stored_split
+from core.protocols import label_kinds
+from core.protocols.base import LabelKind
 from core.review.annotations import Undone, label_history, load_bundle, new_client_token
 from core.review.auth import Principal
 from core.review.gold import (
     ResponseContext,
     auto_satisfied,
-    citation_sentences,
     gold_queue,
     label_history_of,
+    label_units,
     labelling_context,
     load_response,
     my_label,
     my_labels,
     record_gold_label,
+    response_label_kinds,
     sample_batches,
     set_sample_blinding,
     undo_last_label,
-    wants_citation_support,
     wants_faithful,
 )
 from core.review.verification import (
@@ -320,54 +322,62 @@ def verification_panel(principal: Principal) -> None:
 # --------------------------------------------------------------------------- gold labels
 
 
-SUPPORT_CHOICES = {"supported": "Supported", "partial": "Partially", "not": "Not supported"}
-SUPPORT_SHORTCUTS = {"supported": "Alt+1", "partial": "Alt+2", "not": "Alt+3"}
+def _unit_key(key: str, kind: LabelKind, n: int) -> str:
+    return f"{key}_{kind.name}_{n}"
 
 
-def _support_key(key: str, n: int) -> str:
-    return f"{key}_cs_{n}"
+def _cursor_key(key: str, kind: LabelKind) -> str:
+    return f"{key}_{kind.name}_cursor"
 
 
-def _set_support(key: str, n: int, value: str, total: int) -> None:
-    st.session_state[_support_key(key, n)] = value
-    st.session_state[f"{key}_cs_cursor"] = min(n + 1, total)
+def _set_unit(key: str, kind: LabelKind, n: int, value: str, total: int) -> None:
+    st.session_state[_unit_key(key, kind, n)] = value
+    st.session_state[_cursor_key(key, kind)] = min(n + 1, total)
 
 
-def _move_support_cursor(key: str, n: int) -> None:
-    st.session_state[f"{key}_cs_cursor"] = max(1, n)
+def _move_unit_cursor(key: str, kind: LabelKind, n: int) -> None:
+    st.session_state[_cursor_key(key, kind)] = max(1, n)
 
 
-def citation_support_keys(ctx: ResponseContext, key: str) -> None:
-    """Keyboard labelling of citation support (outside the label form): the current sentence; Alt+1 supported, Alt+2
-    partially, Alt+3 not supported by the documents it cites, each moving to the next sentence; Alt+B goes back.
-    The choices land in the form's per-sentence radios, submitted with the label."""
-    sentences = citation_sentences(ctx.response.text)
-    if not wants_citation_support(ctx.bundle) or not sentences:
+def unit_label_keys(ctx: ResponseContext, key: str, kind: LabelKind) -> None:
+    """Keyboard labelling of one expert label kind (outside the label form): the current unit, a button per scale
+    value with its shortcut, each moving to the next unit; the back shortcut goes back. The choices land in the
+    form's per-unit radios, submitted with the label."""
+    units = label_units(kind, ctx.response.text)
+    if not units:
         return
-    n = min(st.session_state.get(f"{key}_cs_cursor", 1), len(sentences))
-    st.markdown(f"##### Citation support · sentence {n} of {len(sentences)}")
-    st.markdown(f"> {plain_markdown(sentences[n - 1])}")
-    cols = st.columns(4)
-    for col, (value, label) in zip(cols, SUPPORT_CHOICES.items(), strict=False):
-        col.button(f"{label} ({SUPPORT_SHORTCUTS[value]})", key=f"{key}_csb_{value}", shortcut=SUPPORT_SHORTCUTS[value],
-                   on_click=_set_support, args=(key, n, value, len(sentences)))
-    cols[3].button("Previous sentence (Alt+B)", key=f"{key}_csb_back", shortcut="Alt+B",
-                   on_click=_move_support_cursor, args=(key, n - 1))
+    n = min(st.session_state.get(_cursor_key(key, kind), 1), len(units))
+    st.markdown(f"##### {plain_markdown(kind.title)} · {kind.unit} {n} of {len(units)}")
+    st.markdown(f"> {plain_markdown(units[n - 1])}")
+    cols = st.columns(len(kind.scale) + 1)
+    for col, choice in zip(cols, kind.scale, strict=False):
+        col.button(f"{choice.title} ({choice.shortcut})", key=f"{key}_{kind.name}_b_{choice.value}",
+                   shortcut=choice.shortcut, on_click=_set_unit, args=(key, kind, n, choice.value, len(units)))
+    cols[-1].button(f"Previous {kind.unit} ({kind.back_shortcut})", key=f"{key}_{kind.name}_back",
+                    shortcut=kind.back_shortcut, on_click=_move_unit_cursor, args=(key, kind, n - 1))
 
 
-def _citation_support_fields(ctx: ResponseContext, key: str, prior: dict[str, str]) -> dict[str, str | None]:
-    """One radio per answer sentence: supported / partially / not supported by the documents it cites."""
-    st.markdown("Citation support: is each sentence supported by the documents it cites? (Alt+1 / Alt+2 / Alt+3 "
-                "label the sentence shown above the form and move on.)")
-    support: dict[str, str | None] = {}
-    for n, sentence in enumerate(citation_sentences(ctx.response.text), start=1):
-        widget = _support_key(key, n)
+def _unit_label_fields(ctx: ResponseContext, key: str, kind: LabelKind, prior: dict[str, str]) -> dict[str, str | None]:
+    """One radio per unit of the answer with the kind's scale."""
+    shortcuts = " / ".join(v.shortcut for v in kind.scale)
+    st.markdown(f"{plain_markdown(kind.title)}: {plain_markdown(kind.question)} ({shortcuts} label the {kind.unit} "
+                "shown above the form and move on.)")
+    titles = {v.value: v.title for v in kind.scale}
+    chosen: dict[str, str | None] = {}
+    for n, unit in enumerate(label_units(kind, ctx.response.text), start=1):
+        widget = _unit_key(key, kind, n)
         if widget not in st.session_state and str(n) in prior:
             st.session_state[widget] = prior[str(n)]
         options: dict[str, Any] = {} if widget in st.session_state else {"index": None}
-        support[str(n)] = st.radio(f"Sentence {n}: {plain_markdown(sentence)}", list(SUPPORT_CHOICES),
-                                   format_func=SUPPORT_CHOICES.__getitem__, horizontal=True, key=widget, **options)
-    return support
+        chosen[str(n)] = st.radio(f"{kind.unit.capitalize()} {n}: {plain_markdown(unit)}", list(titles),
+                                  format_func=titles.__getitem__, horizontal=True, key=widget, **options)
+    return chosen
+
+
+def label_kind_shortcuts() -> str:
+    """The keyboard shortcuts of every declared expert label kind, for a page caption ('' without any)."""
+    return " · ".join(f"{kind.title.lower()}: " + ", ".join(f"{v.shortcut} {v.title.lower()}" for v in kind.scale)
+                      + f", {kind.back_shortcut} previous {kind.unit}" for kind in label_kinds())
 
 
 def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -405,17 +415,17 @@ def label_fields(ctx: ResponseContext, key: str, initial: dict[str, Any] | None 
         choice = st.radio("Faithful (every claim of the answer is supported by the retrieved documents)", ["1", "0"],
                           horizontal=True, key=f"{key}_faithful", index=None if prior is None else (0 if prior else 1))
         payload["faithful"] = None if choice is None else int(choice)
-    if wants_citation_support(ctx.bundle):
-        payload["citation_support"] = _citation_support_fields(ctx, key, initial.get("citation_support") or {})
+    for kind in response_label_kinds(ctx.bundle):
+        payload[kind.name] = _unit_label_fields(ctx, key, kind, initial.get(kind.name) or {})
     payload["note"] = st.text_input("Note (optional)", key=f"{key}_note", value=initial.get("note", ""))
     return payload
 
 
 def missing_answers(payload: dict[str, Any]) -> list[str]:
-    """Items left unanswered in a label form."""
+    """Items left unanswered in a label form (an expert label kind's: each unit left without a value)."""
     missing = [cid for cid, v in payload["constraints"].items() if v is None]
-    missing += [f"citation support of sentence {n}" for n, v in (payload.get("citation_support") or {}).items()
-                if v is None]
+    missing += [f"{kind.title.lower()} of {kind.unit} {n}" for kind in label_kinds() if kind.name in payload
+                for n, v in (payload[kind.name] or {}).items() if v is None]
     return missing + [k for k in ("valid_refusal", "conflict_recognized", "faithful") if k in payload and payload[k] is None]
 
 
@@ -443,7 +453,8 @@ def _label_form(principal: Principal, response_id: int) -> None:
     render_bundle(ctx.bundle)
     render_response(ctx)
     key = f"l_{response_id}{_revision(prior)}"
-    citation_support_keys(ctx, key)
+    for kind in response_label_kinds(ctx.bundle):
+        unit_label_keys(ctx, key, kind)
     with st.form(f"label_{response_id}"):
         st.markdown("##### Your label")
         payload = label_fields(ctx, key, initial=prior)

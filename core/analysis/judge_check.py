@@ -589,14 +589,20 @@ async def check_hard_set(judge: Judge, limit: int | None = None) -> CheckResult:
     return result
 
 
-# a suite a protocol package ships names its check as 'module:function' (resolved on use: the package imports this one)
-SUITE_CHECKS: dict[str, Any] = {"mtrag": check_mtrag, "hard_set": check_hard_set,
-                                "alce-citations": "core.protocols.citation.analysis_alce:check_alce_citations"}
+SUITE_CHECKS: dict[str, Any] = {"mtrag": check_mtrag, "hard_set": check_hard_set}
+
+
+def suite_checks() -> dict[str, Any]:
+    """The named suites: the product's own, then those the protocols declare (`Protocol.judge_suites`, each check a
+    'module:function' resolved on use: a protocol package imports this module)."""
+    from core.protocols import judge_suites
+
+    return {**SUITE_CHECKS, **judge_suites()}
 
 
 def suite_check(name: str) -> Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]]:
-    """The check of a named suite, its 'module:function' name imported now."""
+    """The check of a named suite, a 'module:function' name imported now."""
     from core.metrics import resolve_hook
 
-    check: Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]] = resolve_hook(SUITE_CHECKS[name])
+    check: Callable[[Judge, int | None], Coroutine[Any, Any, CheckResult]] = resolve_hook(suite_checks()[name])
     return check

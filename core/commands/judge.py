@@ -151,22 +151,23 @@ def register(app: typer.Typer) -> None:
     @judge_app.command("check")
     def check_command(
         judge: Annotated[str, typer.Argument(help="'heuristic' or 'llm:<model name>'.")],
-        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta', 'mtrag', 'hard_set' or a JSON / JSONL file (docs/judges.md).")],
+        suite: Annotated[str, typer.Option("--suite", help="'ragchecker-meta', 'mtrag', 'hard_set', a suite a protocol declares, or a JSON / JSONL file (docs/judges.md).")],
         limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items.")] = None,
         store: Annotated[bool, typer.Option("--store/--no-store", help="Store the result for Judge alignment.")] = True,
         estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     ) -> None:
         """Score a human-labelled suite with JUDGE: agreement, Pearson and Spearman with CIs, and its fitness."""
-        from core.analysis.judge_check import SUITE_CHECKS, check_judge, load_suite, suite_check, with_probe_biases
+        from core.analysis.judge_check import check_judge, load_suite, suite_check, suite_checks, with_probe_biases
         from core.analysis.judge_probes import estimate_check_cost
         from core.services.judge_checks import store_check
         from core.store.db import get_engine
 
-        if suite in SUITE_CHECKS and estimate_only:
+        named = suite_checks()
+        if suite in named and estimate_only:
             typer.echo(f"no cost estimate for suite {suite}: nothing was run; bound the calls with --limit "
                        "(an LLM judge makes up to 4 calls per item)", err=True)
             raise typer.Exit(2)
-        if suite in SUITE_CHECKS:
+        if suite in named:
             result = with_probe_biases(get_engine(), asyncio.run(suite_check(suite)(_judge(judge), limit)))
             typer.echo(format_check(result))
             if store:

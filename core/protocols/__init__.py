@@ -16,14 +16,16 @@ from typing import Literal
 from core import plugins
 from core.metrics import check_declared, get_metric, undeclare_package
 from core.permissions import add_page, remove_page
-from core.protocols.base import Condition, Protocol, ProtocolPage
+from core.protocols.base import Condition, LabelKind, Protocol, ProtocolPage
 from core.registry import Registry, UnknownNameError, unknown_name_message
+from core.store.label_models import GoldPayload
 from core.store.schema import RENAMED_PROTOCOLS, InstanceSpec
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 for _old, _new in RENAMED_PROTOCOLS.items():
     PROTOCOLS.rename(_old, _new)
 PACKAGE_OF: dict[str, str] = {}  # protocol name -> the package that registered it
+LABEL_KINDS: Registry[LabelKind] = Registry("label kind")  # every protocol's expert label kinds, by payload field
 
 
 DEFAULT_PROTOCOL = plugins.DEFAULT_PROTOCOL  # the protocol of record: what an instance without a protocol, and the picker, use
@@ -59,11 +61,45 @@ def register(protocol: Protocol) -> Protocol:
         if scope.metric not in protocol.metrics:
             raise UnknownNameError(f"{owner} gives modes to a metric it does not declare: "
                                    f"{unknown_name_message('metric', scope.metric, protocol.metrics)}")
+    _check_label_kinds(protocol)
+    taken = [s.name for s in protocol.judge_suites if s.name in judge_suites()]
+    if taken:
+        raise ValueError(f"{owner}: judge suite {taken[0]!r} is declared already")
     PROTOCOLS.add(protocol.name, protocol)
+    for kind in protocol.labels:
+        LABEL_KINDS.add(kind.name, kind)
     PACKAGE_OF[protocol.name] = sys._getframe(1).f_globals.get("__name__", "")
     for page in protocol.declared_pages():
         add_page(page.path, page.audience)
     return protocol
+
+
+def _check_label_kinds(protocol: Protocol) -> None:
+    """A label kind must be well-formed, check a metric the protocol reports and take a payload field nobody has."""
+    owner = f"protocol {protocol.name!r}"
+    for kind in protocol.labels:
+        if kind.problems():
+            raise ValueError(f"{owner}, label kind {kind.name!r}: {'; '.join(kind.problems())}")
+        if kind.checks not in protocol.metrics:
+            raise UnknownNameError(f"{owner}, label kind {kind.name!r} checks a metric it does not report: "
+                                   f"{unknown_name_message('metric', kind.checks, protocol.metrics)}")
+    names = [kind.name for kind in protocol.labels]
+    taken = [n for n in names if n in GoldPayload.model_fields or n in LABEL_KINDS or names.count(n) > 1]
+    if taken:
+        raise ValueError(f"{owner}: label kind {taken[0]!r} names a gold-label field taken already (a shared field "
+                         "or a label kind declared before)")
+
+
+def judge_suites() -> dict[str, str]:
+    """Every protocol's judge-check suites: name -> its check's 'module:function'."""
+    return {suite.name: suite.check for _, protocol in PROTOCOLS.items() for suite in protocol.judge_suites}
+
+
+def label_kinds(protocol: str | None = None) -> tuple[LabelKind, ...]:
+    """The expert label kinds `protocol`'s responses take (None: every protocol's), in declaration order."""
+    if protocol is None:
+        return tuple(kind for _, kind in LABEL_KINDS.items())
+    return get_protocol(protocol).labels if protocol in PROTOCOLS else ()
 
 
 def register_package(package: str) -> list[Protocol]:
@@ -84,6 +120,8 @@ def unregister_package(package: str) -> None:
     for name in [n for n, owner in PACKAGE_OF.items() if owner == package]:
         for page in PROTOCOLS.get(name).declared_pages():
             remove_page(page.path)
+        for kind in PROTOCOLS.get(name).labels:
+            LABEL_KINDS.remove(kind.name)
         PROTOCOLS.remove(name)
         del PACKAGE_OF[name]
     undeclare_package(package)
@@ -138,5 +176,5 @@ def discover() -> None:
 
 discover()
 
-__all__ = ["DEFAULT_PROTOCOL", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "Protocol", "ProtocolPage",
-           "constraint_protocols", "decision_metrics", "get_protocol", "page_protocol", "protocol_errors", "register", "register_package", "unregister_package"]
+__all__ = ["DEFAULT_PROTOCOL", "LABEL_KINDS", "PACKAGE_OF", "PROTOCOLS", "Condition", "DecisionMetric", "LabelKind",
+           "Protocol", "ProtocolPage", "constraint_protocols", "judge_suites", "label_kinds", "decision_metrics", "get_protocol", "page_protocol", "protocol_errors", "register", "register_package", "unregister_package"]

@@ -154,6 +154,61 @@ class MetricModes:
     outside: str = ""
 
 
+@dataclass(frozen=True)
+class LabelValue:
+    """One value of an expert label kind's scale: what is stored, what the expert sees and its keyboard shortcut."""
+
+    value: str
+    title: str
+    shortcut: str
+
+
+@dataclass(frozen=True)
+class LabelKind:
+    """An expert label a protocol's responses take beside the shared gold label: one value of `scale` per unit of the
+    answer (`units`, 'module:function': the answer text -> its units, e.g. its sentences), stored in the gold label's
+    payload under `name` as {"1": value, "2": ...} (append-only, like every label). It checks the judge: `checks` is
+    the metric whose verdicts hold the judge's decision per unit, `judged` ('module:function': a verdict's details ->
+    the judge's 1/0 per unit, None where it did not decide) and `agrees` the scale values that count as 1. The label
+    form, the label import, the labelling keys and Judge alignment read this declaration, never the protocol."""
+
+    name: str  # the payload field: a Python identifier, unique across protocols
+    title: str  # 'Citation support'
+    question: str  # what the expert answers per unit
+    scale: tuple[LabelValue, ...]
+    units: str
+    checks: str
+    judged: str
+    agrees: tuple[str, ...]
+    unit: str = "sentence"
+    back_shortcut: str = "Alt+B"  # moves the keyboard labeller to the previous unit
+
+    def values(self) -> tuple[str, ...]:
+        """The scale's stored values, in order."""
+        return tuple(v.value for v in self.scale)
+
+    def problems(self) -> list[str]:
+        """What is wrong with the declaration itself (empty when it is well-formed)."""
+        found = [] if self.name.isidentifier() else [f"name {self.name!r} is not an identifier"]
+        if len(set(self.values())) != len(self.scale) or not self.scale:
+            found.append("the scale needs distinct values")
+        keys = [v.shortcut for v in self.scale] + [self.back_shortcut]
+        if len(set(keys)) != len(keys):
+            found.append(f"shortcuts repeat: {', '.join(keys)}")
+        found += [f"agrees names {v!r}, not on the scale ({', '.join(self.values())})" for v in self.agrees
+                  if v not in self.values()]
+        return found
+
+
+@dataclass(frozen=True)
+class JudgeSuite:
+    """A human-labelled suite a protocol ships for `gauntlet judge check <judge> --suite <name>`: `check`, a
+    'module:function' (judge, limit) -> core.analysis.judge_check.CheckResult, imported when the suite is run."""
+
+    name: str
+    check: str
+
+
 Renderer = Callable[[InstanceView, Sequence[Any], Condition], Prompt]  # documents final -> (messages, extra meta)
 
 
@@ -189,6 +244,8 @@ class Protocol:
     # derived ones included, and their `<metric>_status`; read by the decision across protocols. Empty: its
     # reference_scores, with the instruction IAS for those of its aggregates (core.analysis.readmodel.decision_scores)
     decision_scores: str = ""
+    labels: tuple[LabelKind, ...] = ()  # expert label kinds its responses take (Label responses, Judge alignment)
+    judge_suites: tuple[JudgeSuite, ...] = ()  # its human-labelled suites for `gauntlet judge check --suite`
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.conditions]

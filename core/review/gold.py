@@ -22,6 +22,9 @@ from sqlmodel import Session, col, func, select
 
 from core.analysis.ppi import SMALL_N
 from core.analysis.trace_sampling import add_remainders
+from core.metrics import resolve_hook
+from core.protocols import label_kinds
+from core.protocols.base import LabelKind
 from core.review.annotations import (
     DEFAULT_SAMPLE_SIZE,
     Bundle,
@@ -38,7 +41,7 @@ from core.review.annotations import (
 from core.review.auth import Principal, authorize
 from core.review.verification import PermissionDenied_, QueueState, needs_edit_queue, verification_queue
 from core.store.db import saved_id
-from core.store.label_models import CITATION_SUPPORT
+from core.store.label_models import GoldPayload
 from core.store.labels import (
     GOLD_DESIGN,
     LABEL_ITEM_APPLIES,
@@ -513,8 +516,9 @@ def auto_satisfied(bundle: Bundle) -> dict[str, str]:
 
 def validate_gold_payload(payload: dict[str, Any], bundle: Bundle, response_text: str | None = None) -> dict[str, Any]:
     """Normalise a gold label: every constraint answered yes/no (conditional ones that cannot apply are satisfied
-    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items, citation
-    support per sentence for citation responses (checked against `response_text`'s sentences when given)."""
+    automatically), refusal for gap, conflict recognition for conflict, faithfulness for production items, and each
+    expert label kind the response's protocol declares, a value per unit (checked against `response_text`'s units
+    when given)."""
     cids, wants_refusal, wants_conflict = expected_fields(bundle)
     given = payload.get("constraints")
     if not isinstance(given, dict):
@@ -542,11 +546,7 @@ def validate_gold_payload(payload: dict[str, Any], bundle: Bundle, response_text
             out[name] = _as_binary(value, name)
         elif value is not None:
             raise ValueError(f"{name}: only applies to {LABEL_ITEM_APPLIES[name]} instances")
-    if wants_citation_support(bundle):
-        text = None if response_text is None else citation_sentences(response_text)
-        out["citation_support"] = validate_citation_support(payload.get("citation_support"), text)
-    elif payload.get("citation_support") is not None:
-        raise ValueError("citation_support: only applies to citation responses")
+    out.update(validate_label_kinds(payload, bundle, response_text))
     note = payload.get("note", "")
     if not isinstance(note, str):
         raise ValueError("note: must be text")
@@ -554,34 +554,47 @@ def validate_gold_payload(payload: dict[str, Any], bundle: Bundle, response_text
     return out
 
 
-CITATION_PROTOCOL = "citation"
+def response_label_kinds(bundle: Bundle) -> tuple[LabelKind, ...]:
+    """The expert label kinds the response's protocol declares (`Protocol.labels`), asked beside the gold label."""
+    return label_kinds(bundle.instance.protocol)
 
 
-def wants_citation_support(bundle: Bundle) -> bool:
-    """Whether the label asks, per answer sentence, if its cited documents support it (citation protocol)."""
-    return bundle.instance.protocol == CITATION_PROTOCOL
-
-
-def citation_sentences(response_text: str) -> list[str]:
-    """The answer's sentences as the citation metrics split them (the units an expert labels), reasoning removed."""
+def label_units(kind: LabelKind, response_text: str) -> list[str]:
+    """The units of the answer an expert labels for `kind` (its declared `units` reading), reasoning removed."""
     from core.generation.reasoning import split_reasoning
-    from core.protocols.citation.metrics import split_sentences
 
-    return split_sentences(split_reasoning(response_text).answer)
+    units: list[str] = resolve_hook(kind.units)(split_reasoning(response_text).answer)
+    return units
 
 
-def validate_citation_support(value: Any, sentences: Sequence[str] | None) -> dict[str, str]:
-    """Every sentence ("1".."n") labelled supported / partial / not (the count unchecked when `sentences` is None)."""
+def validate_unit_labels(kind: LabelKind, protocol: str, value: Any, units: Sequence[str] | None) -> dict[str, str]:
+    """Every unit ("1".."n") labelled with a value of the kind's scale (the count unchecked when `units` is None)."""
+    values = kind.values()
     if not isinstance(value, dict) or not value:
-        raise ValueError("citation_support: required for a citation response: each sentence supported, partial or not")
-    bad = {k: v for k, v in value.items() if v not in CITATION_SUPPORT}
+        raise ValueError(f"{kind.name}: required for a {protocol} response: each {kind.unit} {' / '.join(values)}")
+    bad = {k: v for k, v in value.items() if v not in values}
     if bad:
-        raise ValueError(f"citation_support: {bad} — each value must be one of {', '.join(CITATION_SUPPORT)}")
-    if sentences is not None:
-        wanted = [str(n) for n in range(1, len(sentences) + 1)]
+        raise ValueError(f"{kind.name}: {bad} — each value must be one of {', '.join(values)}")
+    if units is not None:
+        wanted = [str(n) for n in range(1, len(units) + 1)]
         if sorted(value, key=lambda k: (len(k), k)) != wanted:
-            raise ValueError(f"citation_support: one label per sentence 1..{len(sentences)}, got {sorted(value)}")
+            raise ValueError(f"{kind.name}: one label per {kind.unit} 1..{len(units)}, got {sorted(value)}")
     return {str(k): str(v) for k, v in value.items()}
+
+
+def validate_label_kinds(payload: dict[str, Any], bundle: Bundle, response_text: str | None) -> dict[str, Any]:
+    """The payload's label-kind fields checked against the kinds the response's protocol declares: each one it
+    takes given in full, no other field beyond the shared ones."""
+    kinds = response_label_kinds(bundle)
+    protocol = bundle.instance.protocol
+    out = {kind.name: validate_unit_labels(kind, protocol, payload.get(kind.name),
+                                           None if response_text is None else label_units(kind, response_text))
+           for kind in kinds}
+    for name in sorted(set(payload) - set(GoldPayload.model_fields) - set(out)):
+        if payload[name] is not None:
+            takes = ", ".join(k.name for k in kinds) or "none"
+            raise ValueError(f"{name}: not a label a {protocol} response takes (its label kinds: {takes})")
+    return out
 
 
 def record_gold_label(

@@ -10,13 +10,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 
 from core.store.schema import DocumentRole, VerificationStatus
 
 Decision = Literal["accept", "reject", "needs_edit"]
-CitationSupport = Literal["supported", "partial", "not"]
-CITATION_SUPPORT: tuple[str, ...] = ("supported", "partial", "not")
 Kind = Literal["verification", "gold_label", "adjudication", "retraction"]
 TargetType = Literal["instance", "response"]
 DECISIONS: tuple[str, ...] = get_args(Decision)
@@ -52,6 +50,10 @@ Text = Annotated[str, AfterValidator(_storable)]
 Author = Annotated[str, AfterValidator(_author)]
 Binary = Annotated[int, BeforeValidator(_binary)]
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+# a protocol's expert label kind (core.protocols.base.LabelKind) in a gold label: unit number "1".. -> a scale value
+UnitNumber = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,5}$")]
+ScaleValue = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,39}$")]
+UnitLabels = dict[UnitNumber, ScaleValue]
 
 
 class _Strict(BaseModel):
@@ -59,14 +61,17 @@ class _Strict(BaseModel):
 
 
 class GoldPayload(_Strict):
-    """A gold label or a response adjudication: each constraint yes/no, refusal (gap), conflict recognition, note."""
+    """A gold label or a response adjudication: each constraint yes/no, refusal (gap), conflict recognition, note;
+    any further field is one of a protocol's expert label kinds, a value per unit of the answer (its shape checked
+    here; which kinds a response takes, their scales and unit counts, by the write path, core.review.gold)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    __pydantic_extra__: dict[str, UnitLabels] = Field(init=False)
 
     constraints: dict[Text, Binary]
     valid_refusal: Binary | None = None
     conflict_recognized: Binary | None = None
     faithful: Binary | None = None  # production items (production_rag): the answer is supported by its documents
-    # citation responses: per answer sentence ("1", "2", ...), is it supported by the documents it cites
-    citation_support: dict[Text, CitationSupport] | None = None
     note: Text = ""
 
 

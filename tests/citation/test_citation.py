@@ -274,9 +274,10 @@ def test_the_judge_is_checked_against_experts_citation_support_labels(world, mon
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
     own = CliRunner().invoke(app, ["citation", "report", str(world.run_id), "--judge", "llm:judge-cite"])
     assert "vs experts' citation-support labels, per sentence: agreement 75.0%, κ 0.50 (n 4" in own.stdout
-    from core.protocols.citation.analysis import expert_support_table
+    from core.analysis.label_kinds import label_kind_table
+    from core.protocols.citation import SUPPORT
 
-    table = expert_support_table(engine).set_index("Judge")  # what Judge alignment shows
+    table = label_kind_table(engine, SUPPORT).set_index("Judge")  # what Judge alignment shows
     assert table.loc["llm:judge-cite", ["Agreement %", "n sentences", "n undecided"]].tolist() == [75.0, 4, 0]
 
 

@@ -1,7 +1,8 @@
 """Toy protocol (the walk-through of docs/architecture.md, "How to add a protocol"): one required field (a short
 reference answer), one condition (the default), one headline metric (toy_echo.echo_match, declared here and computed in
-its metrics.py), one aggregate table (accuracy per model, analysis.py), one view and a builder
-(builder.py: a Build benchmark tab). It lives outside core and joins with
+its metrics.py), one aggregate table (accuracy per model, analysis.py), one view, a builder (builder.py: a Build
+benchmark tab) and one expert label kind (experts say whether the answer's last word is right; Judge alignment
+compares them with echo_match's verdicts). It lives outside core and joins with
 core.protocols.register_package; copied into core/protocols/ with NAME changed it is a protocol of core as it stands
 (its imports are relative and its hooks 'module:function' names built from __name__)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from core.metrics import MetricDeclaration, declare
 from core.protocols import register
-from core.protocols.base import Builder, Condition, Protocol, View
+from core.protocols.base import Builder, Condition, LabelKind, LabelValue, Protocol, View
 from core.protocols.reference_qa import reference_prompt
 from core.store.schema import InstanceSpec
 
@@ -28,6 +29,12 @@ declare(MetricDeclaration(
     unparseable="excluded", description="the response's last word is an accepted answer",
     compute=f"{__name__}.metrics:echo_match"))
 
+ECHO_LABEL = LabelKind(
+    f"{NAME}_echo", "Echo", "is the answer's last word an accepted answer?",
+    (LabelValue("right", "Right", "Alt+1"), LabelValue("wrong", "Wrong", "Alt+2")),
+    units=f"{__name__}.metrics:answer_units", checks=ECHO_MATCH, judged=f"{__name__}.analysis:echo_decisions",
+    agrees=("right",), unit="answer")
+
 TOY = register(Protocol(
     name=NAME,
     title="Toy echo",
@@ -40,4 +47,5 @@ TOY = register(Protocol(
     page_views=(View("Echo match per model", f"{__name__}.views:accuracy_view"),),
     builder=Builder("Toy echo", "Toy echo: one instance per question-answer pair, its answer in one document.",
                     "Question-answer pairs (JSONL)", "toy/pairs.jsonl", f"{__name__}.builder:build", bm25=False),
+    labels=(ECHO_LABEL,),
 ))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 from sqlalchemy.engine import Engine
@@ -24,3 +25,8 @@ def accuracy(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame
         rows.append({"model": model, "echo_match": counted.mean() if len(counted) else float("nan"),
                      "n": len(counted), **{s: int((status == s).sum()) for s in (*STATES, "unjudged")}})
     return pd.DataFrame(rows, columns=["model", "echo_match", "n", *STATES, "unjudged"])
+
+
+def echo_decisions(details: dict[str, Any]) -> list[int | None]:
+    """The judge's decision on the one unit of the echo label kind: echo_match's verdict (None where it has none)."""
+    return [None if "accepted" not in details else int(bool(details["accepted"]))]

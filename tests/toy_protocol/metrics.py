@@ -24,5 +24,10 @@ def echo_match(reference: ReferenceSpec, response: str, language: str | None) ->
         return MetricOutcome(status="unparseable", value=0.0, passed=False, reason="the response has no word")
     accepted = {form.lower() for answer in reference.answers for form in (answer.text, *answer.aliases)}
     passed = word in accepted
-    return MetricOutcome(value=float(passed), passed=passed, method="echo_match",
+    return MetricOutcome(value=float(passed), passed=passed, method="echo_match", details={"accepted": passed},
                          reason=f"last word {word!r} {'is' if passed else 'is not'} an accepted answer")
+
+
+def answer_units(answer: str) -> list[str]:
+    """What an expert labels for the echo label kind: the whole answer, one unit (none when it is empty)."""
+    return [answer.strip()] if answer.strip() else []

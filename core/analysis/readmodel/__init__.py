@@ -7,7 +7,8 @@ inline instead, so a stale summary can never change a number.
 
 The package is split by job: responses (per-response scores and verdicts from the store), scope (metric catalogue,
 inputs, prepared scores and filters), bootstrap, leaderboard, breakdowns (domains, constraint errors), robustness,
-pairs, data_quality, corrected (gold-label corrections), runs, report and reference (reference-answer protocols).
+pairs, data_quality, corrected (gold-label corrections), runs, report, reference (reference-answer protocols) and
+protocol_tables (the breakdown tables a protocol package's analysis builds).
 Every public name is re-exported here, so `from core.analysis.readmodel import X` keeps working.
 """
 
@@ -72,6 +73,7 @@ from core.analysis.readmodel.pairs import (
     paired_t_columns,
     significance_stars,
 )
+from core.analysis.readmodel.protocol_tables import breakdown, instance_attributes
 from core.analysis.readmodel.reference import (
     PRODUCTION_PROTOCOL,
     REFERENCE_ID_COLUMNS,
@@ -169,6 +171,7 @@ from core.scoring.summaries import stale_summary_runs
 from core.store.schema import CATEGORIES, NO_MODE
 
 __all__ = [
+    "breakdown", "instance_attributes",
     "metric_aggregates", "aggregate_means", "aggregate_state_counts",
     "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
     "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",

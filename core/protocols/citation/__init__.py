@@ -14,7 +14,7 @@ from typing import Any
 
 from core.metrics import MetricDeclaration, ScoreState, declare
 from core.protocols import register
-from core.protocols.base import Builder, Condition, Prompt, Protocol, View
+from core.protocols.base import Builder, Condition, JudgeSuite, LabelKind, LabelValue, Prompt, Protocol, View
 from core.protocols.messages import ChatMessage
 from core.protocols.prompting import InstanceView, reference_messages
 from core.store.schema import InstanceSpec
@@ -51,6 +51,13 @@ declare(MetricDeclaration(
     description="share of the answer's citations that are needed: each supports its sentence, alone or as the "
                 "piece the others miss", judged=f"{__name__}.metrics:citation_precision"))
 
+SUPPORT = LabelKind(
+    "citation_support", "Citation support", "is each sentence supported by the documents it cites?",
+    (LabelValue("supported", "Supported", "Alt+1"), LabelValue("partial", "Partially", "Alt+2"),
+     LabelValue("not", "Not supported", "Alt+3")),
+    units=f"{__name__}.metrics:split_sentences", checks=RECALL, judged=f"{__name__}.analysis:sentence_support",
+    agrees=("supported",))  # as ALCE's annotators' fully-supported rule: partially counts as not supported
+
 CITATION = register(Protocol(
     name=NAME,
     title="Citations (ALCE-style)",
@@ -67,4 +74,6 @@ CITATION = register(Protocol(
                     "records).", "ALCE data file (JSON) or records (JSONL)", "alce/asqa_eval_gtr_top100.json",
                     f"{__name__}.builder:build", formats=("alce", "records"), bm25=False),
     doc="docs/citation.md",
+    labels=(SUPPORT,),
+    judge_suites=(JudgeSuite("alce-citations", f"{__name__}.analysis_alce:check_alce_citations"),),
 ))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.analysis.label_kinds import Agreement
 from core.analysis.stats import cohen_kappa
 from core.config import REPO_ROOT
 from core.scoring.judges.base import DocumentView, JudgeInput
@@ -92,33 +93,6 @@ async def replayed_scores(resp: AlceResponse) -> tuple[float | None, float | Non
     if counts.undecided or not counts.sentences:
         return None, None, counts.undecided
     return (counts.entail / counts.sentences, counts.entail_prec / counts.citations if counts.citations else 0.0, 0)
-
-
-@dataclass
-class Agreement:
-    """Two raters' binary verdicts on the same items: agreement, Cohen's kappa (None when undefined) and n."""
-
-    n: int
-    agreement: float | None
-    kappa: float | None
-    undecided: int = 0  # items one rater left undecided (not in n)
-
-    @classmethod
-    def of(cls, a: Sequence[int | None], b: Sequence[int]) -> Agreement:
-        """The agreement over the items `a` decided."""
-        pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None]
-        undecided = len(a) - len(pairs)
-        if not pairs:
-            return cls(0, None, None, undecided)
-        k = cohen_kappa([x for x, _ in pairs], [y for _, y in pairs])
-        return cls(len(pairs), k.agreement, None if k.degenerate else k.kappa, undecided)
-
-    def line(self) -> str:
-        """'agreement 93.8%, κ 0.85 (n 32; 4 undecided)'."""
-        if self.agreement is None:
-            return f"no decided item (n 0; {self.undecided} undecided)"
-        kappa = "κ undefined" if self.kappa is None else f"κ {self.kappa:.2f}"
-        return f"agreement {self.agreement * 100:.1f}%, {kappa} (n {self.n}; {self.undecided} undecided)"
 
 
 @dataclass

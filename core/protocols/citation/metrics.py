@@ -16,33 +16,20 @@ from typing import Any
 
 from core.generation.reasoning import split_reasoning
 from core.scoring.checkers.sentences import split_sentences as punkt_like_sentences
+from core.scoring.citation_marks import cited_documents, normalise_labels
 from core.scoring.judges.base import JudgeInput, MetricOutcome
 
 from . import AT_MOST_CITATIONS
 from .judge import SupportInput, judge_support
 
-CITATION_RE = re.compile(r"\[(\d+)")  # ALCE: re.findall(r"\[\d+", sent)
-DOC_LABEL_RE = re.compile(r"\[doc(?:ument)?\s*(\d+)\]", re.IGNORECASE)  # '[doc 3]', '[Document 3]': read as '[3]'
-
 NEEDS_LLM = "support of a cited sentence needs an LLM judge (score with --judge llm:<model>)"
 Oracle = Callable[[str, str], Awaitable[bool | None]]  # (passage, claim) -> supported, None: cannot decide
-
-
-def normalise_labels(text: str) -> str:
-    """`text` with '[doc N]' / '[Document N]' (labels our prompts give documents) written '[N]'."""
-    return DOC_LABEL_RE.sub(r"[\1]", text)
 
 
 def split_sentences(text: str) -> list[str]:
     """The answer's sentences: the product's splitter tuned to agree with NLTK's English Punkt model (ALCE calls
     `sent_tokenize`), after the document labels are written '[N]'."""
     return punkt_like_sentences(normalise_labels(text).strip())
-
-
-def cited_documents(text: str) -> list[int]:
-    """The 1-based document numbers `text` cites, in order, repeats kept: the one reading of citation marks (ALCE's
-    '[<digits>', document labels included) that the citation metrics and EnterpriseRAG's citation constraint share."""
-    return [int(n) for n in CITATION_RE.findall(normalise_labels(text))]
 
 
 def cited(sentence: str) -> list[int]:

@@ -14,11 +14,11 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
+from core.analysis.readmodel.protocol_tables import breakdown, instance_attributes
 from core.analysis.readmodel.reference import reference_scores
 from core.analysis.readmodel.responses import UNJUDGED
 from core.analysis.readmodel.states import count_states
 from core.metrics import STATES, VERDICT_STATES, get_metric
-from core.protocols.injection.analysis import breakdown, instance_attributes
 
 from . import ANSWERABILITY, EARLY_TURNS, HANDLING, LATER_DROP, NAME, QUALITY, UNANSWERABLE_HANDLING
 

@@ -17,6 +17,7 @@ from core.scoring.checkers.base import CHECKERS, Checker, UnsupportedLanguageErr
 from core.scoring.checkers.dates import first_date
 from core.scoring.checkers.guard import guarded, regex_error
 from core.scoring.checkers.text import language, word_count
+from core.scoring.citation_marks import cited_documents
 
 
 class _Kw(BaseModel):
@@ -227,9 +228,7 @@ class CitationCount(Checker):
         return f"Include at least {n} different citations in the required format."
 
     def evaluate(self, response: str) -> bool:
-        if self.kwargs.pattern == "doc_ref":  # the citation protocol's one reading of document citations
-            from core.protocols.citation.metrics import cited_documents  # at call time: the packages import each other
-
+        if self.kwargs.pattern == "doc_ref":  # the one reading of document citation marks (core.scoring)
             return len(set(cited_documents(response))) >= self.kwargs.min_distinct
         return len({_citation_key(m) for m in self._pattern.finditer(response)}) >= self.kwargs.min_distinct
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import pandas as pd
 from sqlalchemy.engine import Engine
 
+from core.analysis.readmodel.protocol_tables import breakdown, instance_attributes
 from core.analysis.readmodel.reference import reference_scores
 from core.analysis.readmodel.responses import read_sql
-from core.protocols.injection.analysis import breakdown, instance_attributes
 
 from . import ACCURACY, CHUNKS, NAME, WHOLE
 
