@@ -10,6 +10,8 @@ from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CO
 from core.protocols.misleading_evidence import NAME as MISLEADING
 from core.protocols.misleading_evidence import analysis as misleading_evidence
 from core.scoring.judges.names import judge_label
+from core.store.benchmark import marks_by_response
+from core.store.generated import mark_cell
 from core.store.sanitize import plain_markdown
 from ui import charts, results_view
 from ui.auth import require_page
@@ -136,7 +138,9 @@ if filters:
     if choices.empty:
         st.info("No data: this model has no closed-book-correct question answered under this condition.")
     else:
+        generated = marks_by_response(engine(), [int(r) for r in choices["response_id"]])  # the LLM marks
         marks = {r.instance_uid: f"{r.instance_uid} — {'misled' if r.misled == 1 else 'not misled'}"
+                 + (f" · {mark_cell(generated.get(int(r.response_id)))}" if generated.get(int(r.response_id)) else "")
                  for r in choices.itertuples()}
         uid = st.selectbox("Question (closed-book correct)", list(marks), format_func=marks.get, key="rs_uid")
         detail = misleading_evidence.evidence(engine(), uid)

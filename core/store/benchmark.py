@@ -12,7 +12,7 @@ from sqlmodel import Session, col, select
 
 from core.store.db import saved_id
 from core.store.generated import HUMAN, GeneratedMark, generated_mark, mark_cell, mark_counts
-from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
+from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance, Response
 
 
 def benchmark_version(session: Session) -> tuple[int, int, int, int]:
@@ -137,21 +137,41 @@ def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDe
 
 
 
+def _marked_instances(session: Session, instance_ids: Iterable[int] | None) -> list[tuple[int, str, GeneratedMark | None]]:
+    """(instance id, protocol, LLM mark) of the latest instance versions, or of the given instance versions."""
+    n_constraints = (
+        select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
+    )
+    query = select(Instance.id, Instance.protocol, Instance.meta, n_constraints.c.n).outerjoin(
+        n_constraints, n_constraints.c.instance_id == Instance.id)
+    if instance_ids is None:
+        query = query.where(Instance.is_latest == True)  # noqa: E712
+    else:
+        query = query.where(col(Instance.id).in_(list(instance_ids)))
+    return [(i, protocol, generated_mark(meta, n or 0)) for i, protocol, meta, n in session.exec(query).all()
+            if i is not None]
+
+
 def instance_marks(engine: Engine | Connection, instance_ids: Iterable[int] | None = None
                    ) -> list[tuple[str, GeneratedMark | None]]:
     """(protocol, LLM mark) of the latest instance versions, or of the given instance versions."""
     with Session(engine) as session:
-        n_constraints = (
-            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
-        )
-        query = select(Instance.protocol, Instance.meta, n_constraints.c.n).outerjoin(
-            n_constraints, n_constraints.c.instance_id == Instance.id)
-        if instance_ids is None:
-            query = query.where(Instance.is_latest == True)  # noqa: E712
-        else:
-            query = query.where(col(Instance.id).in_(list(instance_ids)))
-        rows = session.exec(query).all()
-    return [(protocol, generated_mark(meta, n or 0)) for protocol, meta, n in rows]
+        return [(protocol, mark) for _, protocol, mark in _marked_instances(session, instance_ids)]
+
+
+def marks_by_instance(engine: Engine | Connection, instance_ids: Iterable[int]) -> dict[int, GeneratedMark | None]:
+    """The LLM mark of each given instance version, by id (listings of answered instances)."""
+    with Session(engine) as session:
+        return {i: mark for i, _, mark in _marked_instances(session, instance_ids)}
+
+
+def marks_by_response(engine: Engine | Connection, response_ids: Iterable[int]) -> dict[int, GeneratedMark | None]:
+    """The LLM mark of the instance version each given response answered, by response id (drill-down listings)."""
+    with Session(engine) as session:
+        answered = dict(session.exec(select(Response.id, Response.instance_id)
+                                     .where(col(Response.id).in_(list(response_ids)))).all())
+        marks = {i: mark for i, _, mark in _marked_instances(session, set(answered.values()))}
+    return {int(r): marks.get(i) for r, i in answered.items() if r is not None}
 
 
 @dataclass(frozen=True)
