@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
 from core.store.db import make_engine
 from tests import backends
@@ -72,6 +73,20 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.db)
         if BACKEND != "sqlite" and "sqlite_only" in item.keywords:
             item.add_marker(skip)
+    if config.getoption("loadgroup", False):  # set on xdist workers under --dist loadgroup
+        _apply_xdist_groups(items)
+
+
+def _apply_xdist_groups(items) -> None:
+    """Suffix each grouped item's node id with `@<group>`, as xdist's worker does for `--dist loadgroup`: xdist 3.8
+    writes `item._nodeid`, which pytest 9 no longer reads (its node id lives in `item._id`), so without this every
+    group was ignored and a group's tests (a browser module and its app server, a module's expensive fixture) ran
+    on both workers."""
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 def uses_active_database(item) -> bool:
@@ -113,8 +128,8 @@ def backend() -> str:
 def postgres_cluster() -> Iterator[PostgresServer]:
     """A PostgreSQL server: GAUNTLET_TEST_POSTGRES_URL, else a temporary cluster for this worker (fails if absent)."""
     given = os.environ.get("GAUNTLET_TEST_POSTGRES_URL")
-    if given:
-        yield PostgresServer(given)
+    if given:  # GAUNTLET_TEST_POSTGRES_DISPOSABLE=1: the caller deletes that cluster afterwards (.ci/run)
+        yield PostgresServer(given, disposable=os.environ.get("GAUNTLET_TEST_POSTGRES_DISPOSABLE") == "1")
         return
     from core.testing.postgres import server_bin_dir, temporary_cluster, wait_ready
 
@@ -124,7 +139,7 @@ def postgres_cluster() -> Iterator[PostgresServer]:
         pytest.fail(f"{exc} (make test installs it when run as root)")
     with temporary_cluster() as cluster:
         wait_ready(cluster)
-        yield PostgresServer(cluster.admin_url)
+        yield PostgresServer(cluster.admin_url, disposable=True)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,9 @@ from core.analysis import readmodel
 from core.cli import app
 from core.store.db import get_engine
 
+# One xdist worker runs this module: its expensive module-scoped fixtures are built once, not once per worker
+pytestmark = pytest.mark.xdist_group("report-paper-scale")
+
 SECOND_JUDGE = "llm:synthetic-judge"
 
 

@@ -26,6 +26,9 @@ from tests.docs_blocks import bash_commands
 from tests.factories import scripted_models
 from tests.misleading_evidence.conftest import edited_sentence, prompt_rules, replies
 
+# One xdist worker runs this module: its expensive module-scoped fixtures are built once, not once per worker
+pytestmark = pytest.mark.xdist_group("reproduce-misleading-evidence")
+
 DOC = REPO_ROOT / "docs" / "misleading_evidence.md"
 SHARED = REPO_ROOT.parent / "shared"
 DATASETS = ["HotpotQA (en)", "MedQA (en)", "MedQA (zh)"]

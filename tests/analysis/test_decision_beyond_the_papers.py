@@ -42,6 +42,9 @@ from tests.conversation.test_conversation_published import MTRAG, asked
 from tests.factories import scripted_models
 from tests.long_context.test_long_context import QUESTIONS, lara_copy
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("decision_beyond_the_papers")
+
 BIPIA = Path(REPO_ROOT, "data", "suites", "bipia")
 BIPIA_SHA256 = {"benchmark/email/test.jsonl": "1040fdb709583a371fd6581e5cb4318ca10e251cd209e62bafaa5078e054c6af",
                 "benchmark/text_attack_test.json": "75750e7b4e8b34e8f9d88d89b357aeaaf02bd07f9e493ccd37eda74a0cd7c7f8"}

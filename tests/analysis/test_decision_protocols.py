@@ -22,6 +22,9 @@ from tests.analysis.decision_world import HEURISTIC, READER, three_protocol_runs
 from tests.analysis.test_decision_report import _same, expected_numbers
 from tests.pages.test_dashboards import page_as
 
+# One xdist worker runs this module: its expensive module-scoped fixtures are built once, not once per worker
+pytestmark = pytest.mark.xdist_group("decision-protocols")
+
 PROTOCOL_TITLES = ("EnterpriseRAG", "RAGStress (knowledge-base corruption)", "DomainRAG (domain abilities)")
 
 

@@ -17,6 +17,9 @@ from core.store.db import make_engine
 from core.store.labels import gold_draws, gold_labels, gold_probabilities
 from tests.analysis.decision_factories import decision_db
 
+# One xdist worker runs this module: its expensive module-scoped fixtures are built once, not once per worker
+pytestmark = pytest.mark.xdist_group("decision-report")
+
 SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})
 
 
@@ -24,6 +27,18 @@ SPEC = picker.PickSpec(floors={"rejection": 0.2, "strict_ias": 0.05})
 def db(session_url_factory):
     url = decision_db(session_url_factory(), share=0.85)
     return url, make_engine(url)
+
+
+@pytest.fixture(scope="module")
+def document(db) -> str:
+    """The report of run 1 under SPEC, rendered once for the tests that only read it (rendering reads, never writes)."""
+    return decision_report.render_html(decision.decide(db[1], [1], "heuristic", SPEC))
+
+
+@pytest.fixture(scope="module")
+def asked_document(db) -> str:
+    """The same report with the question asked, rendered once for the section tests."""
+    return decision_report.render_html(decision.decide(db[1], [1], "heuristic", SPEC, "Which model for support?"))
 
 
 def evidence_numbers(every, metrics, judge: str) -> dict[str, float]:
@@ -134,9 +149,8 @@ def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
 
 
-def test_every_number_in_the_report_equals_the_read_model(db) -> None:
+def test_every_number_in_the_report_equals_the_read_model(db, document) -> None:
     _, engine = db
-    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
     shown, expected = decision_report.numbers(document), expected_numbers(engine, SPEC)
     assert set(shown) == set(expected), (sorted(set(shown) - set(expected))[:5], sorted(set(expected) - set(shown))[:5])
     wrong = {k: (shown[k], expected[k]) for k in expected if not _same(shown[k], expected[k])}
@@ -150,9 +164,7 @@ def test_every_number_in_the_report_equals_the_read_model(db) -> None:
     pytest.param("https://", id="no-https-reference"), pytest.param("src=", id="no-source-attribute"),
     pytest.param("@import", id="no-css-import"), pytest.param("url(", id="no-css-url"),
 ])
-def test_the_report_references_nothing_outside_itself(db, needle) -> None:
-    _, engine = db
-    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+def test_the_report_references_nothing_outside_itself(document, needle) -> None:
     assert needle not in document.lower()
 
 
@@ -162,14 +174,12 @@ def test_the_report_references_nothing_outside_itself(db, needle) -> None:
     "Rank-sets: which candidates could be first", "Segment differences between the top two",
     "Runs, prompts and product version",
 ])
-def test_the_report_has_every_section(db, section) -> None:
-    _, engine = db
-    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC, "Which model for support?"))
-    assert f"<h2>{section}</h2>" in document and "Which model for support?" in document
-    assert re.search(r"content hash|Content hash", document) and "<svg" in document
+def test_the_report_has_every_section(asked_document, section) -> None:
+    assert f"<h2>{section}</h2>" in asked_document and "Which model for support?" in asked_document
+    assert re.search(r"content hash|Content hash", asked_document) and "<svg" in asked_document
 
 
-def test_the_cli_writes_the_same_file_twice_and_states_the_data_time(db, tmp_path, monkeypatch) -> None:
+def test_the_cli_writes_the_same_file_twice_and_states_the_data_time(db, document, tmp_path, monkeypatch) -> None:
     from core.cli import app
 
     url, engine = db
@@ -181,9 +191,8 @@ def test_the_cli_writes_the_same_file_twice_and_states_the_data_time(db, tmp_pat
                                      "--floor", "strict_ias=0.05"])
         assert result.exit_code == 0, result.output
     assert files[0].read_bytes() == files[1].read_bytes()
-    direct = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
-    assert files[0].read_text(encoding="utf-8") == direct
-    assert f"Data as of {decision.as_of(engine, [1])}" in direct
+    assert files[0].read_text(encoding="utf-8") == document
+    assert f"Data as of {decision.as_of(engine, [1])}" in document
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -200,9 +209,8 @@ def test_the_cli_rejects_bad_weights_and_floors(db, tmp_path, monkeypatch, args,
     assert result.exit_code == 2 and message in result.output
 
 
-def test_the_report_renders_as_pdf_without_a_browser(db) -> None:
-    _, engine = db
-    pdf = decision_report.render_pdf(decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC)))
+def test_the_report_renders_as_pdf_without_a_browser(document) -> None:
+    pdf = decision_report.render_pdf(document)
     assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
 
 
@@ -217,11 +225,9 @@ def test_the_pdf_renderer_fetches_nothing(reference) -> None:
         decision_report.render_pdf(f"<!doctype html><html><head>{reference}</head><body>x</body></html>")
 
 
-def test_each_estimate_has_one_value_in_every_table(db) -> None:
+def test_each_estimate_has_one_value_in_every_table(document) -> None:
     """The rank-set table prints the same corrected estimate as the corrected-estimates table (only its interval
     is wider); the counts header is spelled out; segment cells that were not tested say so."""
-    _, engine = db
-    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
     shown = decision_report.numbers(document)
     pairs = [(k, f"corrected|{k.split('|')[2]}|{k.split('|')[1]}|estimate") for k in shown
              if k.startswith("rankset|") and k.endswith("|estimate")]
@@ -263,9 +269,7 @@ def _page_texts(document: str) -> list[str]:
     return texts
 
 
-def test_no_table_is_wider_than_its_pdf_page_and_every_page_names_the_runs(db) -> None:
-    _, engine = db
-    document = decision_report.render_html(decision.decide(engine, [1], "heuristic", SPEC))
+def test_no_table_is_wider_than_its_pdf_page_and_every_page_names_the_runs(document) -> None:
     assert _table_overflows(document) == []
     pages = _page_texts(document)
     assert len(pages) >= 2 and all("Decision report" in t and "#1" in t for t in pages), [t[:80] for t in pages]

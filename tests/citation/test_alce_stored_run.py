@@ -24,6 +24,9 @@ from core.store.models import Response, Run
 from tests.citation.test_alce_published import FIXTURE, RESULT_FILE
 from tests.protocol_steps import assert_page_renders
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("alce_stored_run")
+
 MODEL = f"deployed:ALCE asqa/{RESULT_FILE.removesuffix('.json')}"
 
 

@@ -31,6 +31,9 @@ from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run, scripted_models
 from tests.protocol_steps import assert_page_renders, run_docs_commands
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("citation")
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "citation"
 ALCE_MIRROR = Path("/work/.mirror/princeton-nlp+ALCE/repo")

@@ -24,6 +24,9 @@ from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run
 from tests.protocol_steps import assert_page_renders, run_docs_commands
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("conversation")
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "conversation"
 MTRAG = REPO.parent / "shared" / "datasets" / "mtrag" / "mtragun_generation_tasks_reference.jsonl"

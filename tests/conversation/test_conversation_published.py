@@ -20,6 +20,9 @@ from core.protocols.conversation.builder import build
 from core.store.db import make_engine
 from core.testing.fake_server import ScriptRule
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("conversation_published")
+
 MTRAG = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "mtrag" / "mtragun_generation_tasks_reference.jsonl"
 WRONG = "Zorblat quints vexed."
 REFUSAL = "I don't know: the documents do not say."

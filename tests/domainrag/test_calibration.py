@@ -19,6 +19,9 @@ from tests.domainrag.conftest import (
     first_alternative,
 )
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("domainrag-world")
+
 
 @pytest.fixture(scope="module")
 def report(world):

@@ -14,6 +14,9 @@ from tests.domainrag.conftest import ANTI_BOT, GOLD
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import specs, values
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("domainrag-world")
+
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "domain_abilities.py")
 LABEL = "heuristic (lexical, offline)"
 

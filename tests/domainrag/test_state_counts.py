@@ -11,6 +11,9 @@ from sqlalchemy import create_engine
 from tests.domainrag.conftest import GOLD
 from tests.pages import state_counts as sc
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("domainrag-world")
+
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "domain_abilities.py")
 GOLDEN = ""  # the golden reference: a setting of its own, one condition, so each question counts once
 

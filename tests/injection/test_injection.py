@@ -30,6 +30,9 @@ from core.testing.fake_server import ScriptRule
 from tests.factories import imported_scored_run
 from tests.protocol_steps import assert_page_renders, run_docs_commands
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("injection")
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "injection"
 BIPIA_MIRROR = Path("/work/.mirror/microsoft+BIPIA/repo")
 BIPIA_COMMIT = "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3"

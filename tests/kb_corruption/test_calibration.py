@@ -14,6 +14,9 @@ from core.protocols.kb_corruption import analysis as kb_corruption
 from core.store.db import make_engine
 from tests.kb_corruption.conftest import CLAIM, CLOSED, HEURISTIC, MARKED, REFUSE
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("kb_corruption-world")
+
 
 @pytest.fixture(scope="module")
 def scores(world):

@@ -13,6 +13,9 @@ from streamlit.testing.v1 import AppTest
 from tests.kb_corruption.conftest import MARKED, REPO
 from tests.pages.signin import sign_in
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("kb_corruption-world")
+
 TIMEOUT = 60
 
 

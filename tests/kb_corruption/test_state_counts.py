@@ -10,6 +10,9 @@ from core.protocols.kb_corruption import SEVERITIES, TYPES
 from tests.kb_corruption.conftest import HEURISTIC, MARKED, REPO
 from tests.pages import state_counts as sc
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("kb_corruption-world")
+
 CONDITION = "clean"
 QUESTIONS = 12  # the world's slice: every model answers each question once per condition
 

@@ -16,6 +16,9 @@ from core.protocols.lit_ragbench.analysis import lit_report
 from core.store.db import make_engine
 from tests.lit_ragbench.conftest import GOLD, HEURISTIC, JUDGE, REFUSE
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("lit_ragbench-world")
+
 JUDGES = [pytest.param(HEURISTIC, id="heuristic"), pytest.param(JUDGE, id="scripted-llm-judge")]
 # Questions per category and per aspect in each language (a question counts for each of its aspects).
 CATEGORY_N = {"Integration": 12, "Reasoning": 23, "Logic": 30, "Table": 31, "Abstention": 60}

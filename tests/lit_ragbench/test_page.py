@@ -11,6 +11,9 @@ from tests.lit_ragbench.conftest import GOLD, HEURISTIC, JUDGE, REFUSE, REPO
 from tests.pages.test_dashboards import specs, values
 from ui.auth import SESSION_KEY
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("lit_ragbench-world")
+
 PAGE = str(REPO / "pages" / "rag_abilities.py")
 
 

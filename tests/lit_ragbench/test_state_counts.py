@@ -12,6 +12,9 @@ from core.store.models import Instance
 from tests.lit_ragbench.conftest import GOLD, JUDGE, REPO
 from tests.pages import state_counts as sc
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("lit_ragbench-world")
+
 PAGE = str(REPO / "pages" / "rag_abilities.py")
 INJECTED_STATES = ("judge_error", "unparseable", "not_applicable", "unjudged")  # in the order of the four answers
 

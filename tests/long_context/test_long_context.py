@@ -28,6 +28,9 @@ from core.testing.fake_server import ScriptRule
 from tests.factories import scripted_models
 from tests.protocol_steps import assert_page_renders, run_docs_commands
 
+# One xdist worker runs this module: each of its module-scoped worlds is built once, not once per worker
+pytestmark = pytest.mark.xdist_group("long_context")
+
 LARA_MIRROR = Path("/work/.mirror/Alibaba-NLP+LaRA/repo")
 LARA_COMMIT = "c17155376f4e708bce3c1659facd19886d75a5eb"
 

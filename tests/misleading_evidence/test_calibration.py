@@ -11,6 +11,9 @@ from core.protocols.misleading_evidence import CLEAN, CLOSED_BOOK, MISLEADING_CO
 from core.protocols.misleading_evidence import analysis as misleading_evidence
 from tests.misleading_evidence.conftest import CHECKPOINTS
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("misleading_evidence-calibration")
+
 
 @pytest.fixture(scope="module")
 def out(calibration):

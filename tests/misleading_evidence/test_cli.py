@@ -10,6 +10,9 @@ from typer.testing import CliRunner
 from core.cli import app
 from tests.misleading_evidence.conftest import DATA, SLICES
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("misleading_evidence-calibration")
+
 
 @pytest.mark.parametrize("name", ["hotpotqa", "medqa-zh"])
 def test_build_writes_importable_instances_and_lists_skipped(name, tmp_path, db_url) -> None:

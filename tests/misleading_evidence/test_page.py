@@ -19,6 +19,9 @@ from tests.misleading_evidence.conftest import repo_path
 from tests.pages.signin import sign_in
 from tests.pages.test_dashboards import values
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("misleading_evidence-calibration")
+
 
 @pytest.fixture
 def page(calibration, monkeypatch):

@@ -10,6 +10,9 @@ from core.protocols.misleading_evidence import CLEAN
 from tests.misleading_evidence.conftest import repo_path
 from tests.pages import state_counts as sc
 
+# One xdist worker builds the session-scoped fixture these modules share (built once, not once per worker)
+pytestmark = pytest.mark.xdist_group("misleading_evidence-calibration")
+
 PAGE = str(repo_path("pages", "misleading_evidence.py"))
 MODEL = "follower"
 QUESTIONS = 4  # the calibration's HotpotQA instances (the page's first dataset), each answered once per condition
