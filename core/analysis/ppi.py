@@ -6,7 +6,8 @@ Zrnic and Candès 2024). The estimate is unbiased however wrong the judge is; a 
 Notation: Y gold labels on the n labelled responses, f the judge's values on them, f~ the judge's values on the
 N unlabelled responses. The point estimate is lam * mean(f~) + mean(Y - lam * f); its variance estimate is
 lam^2 var(f~) / N + var(Y - lam * f) / n. lam = 1 is PPI, lam = 0 the gold-only mean, and PPI++ takes the lam in
-[0, 1] that minimises that variance estimate, so its CI is never wider than the gold-only one on the same data.
+[0, 1] that minimises that variance estimate, cross-fitted (each half of the data gets the lam tuned on the other
+half) so that no lam is tuned on the labels it corrects (cross_fitted_mean, cross_fitted_lambdas).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class CorrectedEstimate:
     effective_n: float  # uniform gold labels the standard labels-only interval would need for the same width
     judge_mean: float  # the raw judge estimate over all responses (biased when the judge is)
     gold_mean: float  # the labels-only mean (Horvitz-Thompson when weighted)
-    gold_ci_low: float  # the standard labels-only interval at the same n: Wilson for 0/1 labels, else Student t
+    gold_ci_low: float  # the standard labels-only interval at the same n (standard_interval)
     gold_ci_high: float
     method: str
 
