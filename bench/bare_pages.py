@@ -51,12 +51,23 @@ WHERE i.protocol IN ({protocols}) AND v.constraint_id IS NULL GROUP BY m.name, v
 '''
 
 BODIES: dict[str, str] = {
+    # the page's composition (EnterpriseRAG Tables 5 and 6) and its instance list with status and counts
     "browse_benchmark": '''
 st.title("Browse benchmark")
+st.dataframe(q("""SELECT d.name AS domain, COUNT(*) AS instances, ROUND(AVG(COALESCE(c.n, 0)), 2) AS avg_constraints,
+ROUND(AVG(COALESCE(c.persona, 0)), 2) AS avg_persona, ROUND(AVG(COALESCE(c.output, 0)), 2) AS avg_output,
+ROUND(AVG(COALESCE(c.kp, 0)), 2) AS avg_knowledge_protocol FROM instance i JOIN domain d ON d.id = i.domain_id
+LEFT JOIN (SELECT instance_id, COUNT(*) AS n, SUM(category = 'persona') AS persona, SUM(category = 'output') AS output,
+SUM(category = 'knowledge_protocol') AS kp FROM "constraint" GROUP BY instance_id) c ON c.instance_id = i.id
+WHERE i.is_latest = 1 AND i.protocol = 'enterprise_rag' GROUP BY d.name"""))
+st.dataframe(q("""SELECT mode, COUNT(*) AS count, SUM(origin = 'natural') AS natural, SUM(origin = 'augmented')
+AS augmented FROM instance WHERE is_latest = 1 AND protocol = 'enterprise_rag' GROUP BY mode"""))
 modes = st.multiselect("Modes", ["noisy", "gap", "conflict"], key="browse_modes")
 where = f" AND i.mode IN ({', '.join(repr(m) for m in modes)})" if modes else ""
-st.dataframe(q("SELECT i.uid, d.name AS domain, i.mode, i.origin, i.query FROM instance i "
-               "JOIN domain d ON d.id = i.domain_id WHERE i.is_latest = 1" + where))
+st.dataframe(q("""SELECT i.uid, d.name AS domain, i.mode, i.origin, i.status,
+(SELECT COUNT(*) FROM "constraint" c WHERE c.instance_id = i.id) AS constraints,
+(SELECT COUNT(*) FROM document x WHERE x.instance_id = i.id) AS documents, i.query FROM instance i
+JOIN domain d ON d.id = i.domain_id WHERE i.is_latest = 1""" + where))
 ''',
     "leaderboard": '''
 st.title("Leaderboard")
@@ -151,8 +162,8 @@ if len(runs):
 ''',
     "rag_abilities": _PROTOCOL_PAGE.format(title="RAG abilities", protocols="'lit_ragbench'"),
     "domain_abilities": _PROTOCOL_PAGE.format(title="Domain abilities", protocols="'domainrag'"),
-    "misleading_evidence": _PROTOCOL_PAGE.format(title="Misleading evidence", protocols="'rag_stress'"),
-    "stress_tests": _PROTOCOL_PAGE.format(title="Stress tests", protocols="'ragstress'"),
+    "misleading_evidence": _PROTOCOL_PAGE.format(title="Misleading evidence", protocols="'misleading_evidence'"),
+    "stress_tests": _PROTOCOL_PAGE.format(title="Stress tests", protocols="'kb_corruption'"),
     "protocol_views": '''
 from core.protocols.views import with_views
 

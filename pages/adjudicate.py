@@ -24,6 +24,8 @@ from core.review.gold import (
 )
 from core.review.label_import import import_annotations
 from core.review.verification import overlap_setting, record_verification_adjudication, verification_disagreements
+from core.store.benchmark import marks_by_response
+from core.store.generated import mark_cell
 from core.store.sanitize import plain_markdown
 from ui import gold_plan_view
 from ui.auth import guarded_write, require_page, show_guidelines_sidebar
@@ -101,8 +103,11 @@ with adjudicate_tab:
     show_all = st.toggle("Include already adjudicated", key="adj_all")
     items = label_disagreements(engine()) if show_all else pending
     st.caption(f"{len(pending)} disagreements wait for a decision.")
+    generated = marks_by_response(engine(), [d.response_id for d in items])  # the answered items' LLM marks
     picked = st.selectbox("Disagreement", items, key="adj_pick",
-                          format_func=lambda d: f"response #{d.response_id} · differs on {', '.join(d.differing)}")
+                          format_func=lambda d: f"response #{d.response_id} · differs on {', '.join(d.differing)}"
+                                                + (f" · {mark_cell(generated[d.response_id])}"
+                                                   if generated.get(d.response_id) else ""))
     if picked is not None:
         ctx = load_response(engine(), picked.response_id)
         render_bundle(ctx.bundle)

@@ -5,11 +5,12 @@ import streamlit as st
 
 from core.analysis.responses import answered_instances, instance_of_response, instance_responses
 from core.store.benchmark import instance_detail
+from core.store.generated import generated_mark
 from core.store.sanitize import html_markdown, plain_markdown
 from ui import results_view
 from ui.auth import require_page
 from ui.drilldown import render_judges, render_prompt
-from ui.instance_view import render_constraints, render_documents
+from ui.instance_view import render_constraints, render_documents, render_generated_mark
 from ui.reasoning import show_reasoning
 from ui.session import engine
 
@@ -32,6 +33,7 @@ if filters:
     results_view.url_keep("cmp_instance", "instance")
     st.query_params.pop("response", None)
     detail = instance_detail(engine(), instance_id)
+    render_generated_mark(generated_mark(detail.instance.meta, len(detail.constraints)))
     st.info(plain_markdown(detail.instance.query), icon=":material/help:")
     with st.expander(f"Instruction set ({len(detail.constraints)}) and documents ({len(detail.documents)})"):
         left, right = st.columns([2, 3])

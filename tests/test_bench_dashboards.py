@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 
 import pytest
 
@@ -24,6 +25,17 @@ def results(tmp_path_factory):
             yield {r.page: r for r in bench_dashboards.run(db, repeat=1)}
         finally:
             logging.disable(logging.NOTSET)
+
+
+@pytest.mark.parametrize("page", sorted(p for p, body in bare_pages.BODIES.items() if "i.protocol IN" in body))
+def test_protocol_references_read_a_registered_protocol(page):
+    """A reference that names no registered protocol reads nothing whatever the data (misleading_evidence read
+    'rag_stress' and stress_tests 'ragstress' before issue 42)."""
+    from core.protocols import PROTOCOLS
+
+    named = [n.strip(" '") for group in re.findall(r"i\.protocol IN \(([^)]*)\)", bare_pages.BODIES[page])
+             for n in group.split(",")]
+    assert named and set(named) <= set(PROTOCOLS.names()), named
 
 
 def test_every_page_has_both_references():

@@ -19,6 +19,9 @@ from core.analysis.alignment import (
 )
 from core.analysis.judge_check import certificate_rows, comparison_rows
 from core.scoring.judges.names import judge_label
+from core.store.benchmark import marks_by_response
+from core.store.generated import mark_cell
+from ui.session import engine
 
 EXPERTS = "experts (inter-annotator)"
 SMALL_SAMPLE = f"small sample (n < {stats.SMALL_N})"
@@ -116,6 +119,8 @@ def confusion_section(by_judge: dict[str, dict[str, Agreement]]) -> int | None:
                f"unjudged {result.n_unjudged}, judge errors {result.n_error} (unjudged and errors are not compared)")
     st.dataframe(confusion_frame(result, judge))
     items = pd.DataFrame(result.disagreements, columns=["response", "item", "gold", judge_label(judge)])
+    marks = marks_by_response(engine(), [int(r) for r in items["response"]])
+    items["generated"] = [mark_cell(marks.get(int(r))) for r in items["response"]]  # the answered item's LLM mark
     st.caption(f"{len(items)} of {result.n_compared} compared items disagree — select one to read it.")
     picked = st.dataframe(items, hide_index=True, on_select="rerun", selection_mode="single-row", key="align_items")
     selected = picked.selection.rows if picked else []

@@ -10,7 +10,10 @@ from core.analysis import readmodel
 from core.analysis.responses import judges_side_by_side, prompt_sent
 from core.generation.reasoning import Reasoned
 from core.scoring.judges.names import judge_label
+from core.store.benchmark import marks_by_response
+from core.store.generated import mark_cell
 from core.store.sanitize import inline_code, plain_markdown
+from ui.instance_view import render_generated_mark
 from ui.reasoning import show_reasoning
 from ui.session import engine
 from ui.tables import response_config
@@ -27,6 +30,7 @@ def response_detail(response_id: int, judge: str) -> None:
     judges = plain_markdown(", ".join(d["judges"])) or "none"
     st.markdown(f"**{plain_markdown(d['model'])}** on {inline_code(d['instance_uid'])} ({plain_markdown(str(d['mode']))}, "
                 f"{plain_markdown(d['origin'])}) — judges: {judges}")
+    render_generated_mark(d["generated"])
     st.markdown(f"**Query:** {plain_markdown(d['query'])}")
     st.text_area("Response", d["response"], height=160, disabled=True, key=f"dd_text_{response_id}")
     show_reasoning(Reasoned(d["response"], d["reasoning"], d["reasoning_state"]), d["reasoning_tokens"],
@@ -98,10 +102,13 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
     shown = rows.head(MAX_ROWS)
     if len(rows) > MAX_ROWS:
         st.caption(f"Showing the first {MAX_ROWS} of {len(rows)} responses.")
-    st.dataframe(shown, hide_index=True, width="stretch", column_config=response_config(shown))
     ids = shown["response_id"].astype(int).tolist()
+    marks = marks_by_response(engine(), ids)
+    shown = shown.assign(generated=[mark_cell(marks.get(i)) for i in ids])  # the answered item's LLM mark
+    st.dataframe(shown, hide_index=True, width="stretch", column_config=response_config(shown))
     models, uids = ([""] * len(ids) if c not in shown else shown[c].tolist() for c in ("model", "instance_uid"))
-    labels = {i: f"{m} · {u} (response {i})" for i, m, u in zip(ids, models, uids, strict=True)}
+    labels = {i: f"{m} · {u} (response {i})" + (f" · {mark_cell(marks.get(i))}" if marks.get(i) else "")
+              for i, m, u in zip(ids, models, uids, strict=True)}
     chosen = st.selectbox("Open a response", ids, format_func=labels.get, key=f"{key}_pick")
     if chosen is not None:
         response_detail(chosen, judge)

@@ -148,7 +148,7 @@ def instruction_set_tab(principal: Principal) -> None:
 
     pending = st.session_state.get("build_pending")
     if pending:
-        st.info(pending["estimate"].capitalize() + ".")
+        st.info(pending["estimate"][:1].upper() + pending["estimate"][1:] + ".")
         if st.button(f"Confirm: build for at most ${pending['max_cost_usd']:.4f}", type="primary",
                      key="build_confirm"):
             st.session_state.pop("build_pending")

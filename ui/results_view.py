@@ -16,11 +16,13 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
+from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
 from core.ingest.sets import benchmark_sets, scoped_response_ids
 from core.protocols import PROTOCOLS
+from core.protocols.views import holds_protocol as runs_hold_protocol
 from core.protocols.views import newest_run_holding
 from core.review.gold import small_sample_evidence
 from core.scoring.judges.names import judge_label
@@ -64,7 +66,7 @@ class Filters:
 
 @st.cache_data(ttl=5, show_spinner=False)
 def _runs(version: tuple) -> pd.DataFrame:
-    return readmodel.scored_runs(engine())
+    return scored_run_list(engine())
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -471,3 +473,10 @@ def _scope_text(scope: Scope, version: tuple) -> str:
         return ""
     parts = [f"set {_sets(version).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
     return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def holds_protocol(protocol: str, run_ids: tuple[int, ...], version: tuple) -> bool:
+    """Whether any of the runs holds done responses of `protocol` (cached per data version): a protocol page whose
+    runs hold none shows its 'no responses' notice without loading (its loaders would return no rows)."""
+    return runs_hold_protocol(engine(), protocol, run_ids)

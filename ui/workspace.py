@@ -488,9 +488,11 @@ def _my_labels_view(principal: Principal) -> None:
         return
     contexts = {rid: load_response(engine(), rid) for rid, _ in mine}
     st.dataframe([{"response": rid, "instance": contexts[rid].bundle.instance.uid, "model": contexts[rid].model,
-                   "when": f"{at:%Y-%m-%d %H:%M}"} for rid, at in mine], hide_index=True, width="stretch")
+                   "when": f"{at:%Y-%m-%d %H:%M}", "generated": mark_suffix(contexts[rid].bundle).removeprefix(" · ")}
+                  for rid, at in mine], hide_index=True, width="stretch")
     picked = st.selectbox("Revisit", [rid for rid, _ in mine], key="l_mine_pick",
-                          format_func=lambda r: f"{contexts[r].bundle.instance.uid} · {contexts[r].model} (response {r})")
+                          format_func=lambda r: f"{contexts[r].bundle.instance.uid} · {contexts[r].model} (response {r})"
+                                                + mark_suffix(contexts[r].bundle))
     _label_form(principal, picked)
 
 

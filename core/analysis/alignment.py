@@ -20,11 +20,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from core.analysis import stats
-from core.analysis.readmodel import RULE_JUDGE, constraint_verdicts, load_scores, response_scores
+from core.analysis.readmodel import RULE_JUDGE, constraint_verdicts, load_scores, response_scores, run_judges
 from core.store.db import saved_id
 from core.store.label_models import DECISIONS
 from core.store.labels import expert_labels, gold_labels, verification_decisions
-from core.store.models import Run, Verdict
+from core.store.models import Run
 
 DIMENSIONS: dict[str, str] = {
     "constraint": "Per-constraint adherence",
@@ -199,18 +199,14 @@ def default_run(engine: Engine, runs: Sequence[int]) -> list[int]:
     labels, else the newest a judge scored, else the newest; [] without runs."""
     if not runs:
         return []
-    with Session(engine) as session:
-        judged = set(session.exec(select(Verdict.run_id).where(col(Verdict.run_id).in_(list(runs)),
-                                                               Verdict.judge != RULE_JUDGE).distinct()).all())
+    judged = {r for r in runs if judges_for(engine, [r])}  # index seeks per run, not a scan of their verdicts
     labelled = next((r for r in runs if r in judged and gold_labels(engine, [r])), None)
     return [labelled or next((r for r in runs if r in judged), runs[0])]
 
 
 def judges_for(engine: Engine, run_ids: Iterable[int]) -> list[str]:
     """Judges that produced verdicts in the given runs, sorted; the rule checker is not a judge."""
-    with Session(engine) as session:
-        judges = session.exec(select(Verdict.judge).where(col(Verdict.run_id).in_(list(run_ids))).distinct()).all()
-    return sorted(set(judges) - {RULE_JUDGE})
+    return sorted(set(run_judges(engine, list(run_ids))) - {RULE_JUDGE})  # each judge's index seek, not a scan
 
 
 def judge_vs_gold(engine: Engine, run_ids: Iterable[int], judge: str,

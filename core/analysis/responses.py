@@ -14,7 +14,9 @@ from sqlmodel import Session, col, select
 
 from core.generation.reasoning import Reasoned, stored_split
 from core.scoring.judges.names import judge_label
+from core.store.benchmark import marks_by_instance
 from core.store.db import saved_id, select_columns
+from core.store.generated import mark_cell
 from core.store.models import Constraint, Domain, Instance, LLMCall, Model, Response, Run, Verdict
 
 RULE = "rule"
@@ -154,10 +156,13 @@ class AnsweredInstance:
     mode: str | None
     query: str
     models: int
+    generated: str = ""  # the LLM mark's short form ('' for a rule- or human-made instance)
 
     @property
     def label(self) -> str:
-        return f"{self.uid} v{self.version} · {self.domain} · {self.mode or '-'} · {self.models} models"
+        """'uid vN · domain · mode · k models', then the LLM mark when a model drafted, wrote or edited it."""
+        return (f"{self.uid} v{self.version} · {self.domain} · {self.mode or '-'} · {self.models} models"
+                + (f" · {self.generated}" if self.generated else ""))
 
 
 def answered_instances(engine: Engine, run_ids: Sequence[int]) -> list[AnsweredInstance]:
@@ -169,7 +174,9 @@ def answered_instances(engine: Engine, run_ids: Sequence[int]) -> list[AnsweredI
             .join(Response, Response.instance_id == Instance.id).join(Domain, Domain.id == Instance.domain_id)
             .where(col(Response.run_id).in_(list(run_ids))).group_by(*columns)
         ).all()
-    return [AnsweredInstance(*row) for row in sorted(rows, key=lambda r: (r[1], r[2]))]
+    marks = marks_by_instance(engine, [row[0] for row in rows])
+    return [AnsweredInstance(i, uid, version, domain, mode, query, models, mark_cell(marks.get(i)))
+            for i, uid, version, domain, mode, query, models in sorted(rows, key=lambda r: (r[1], r[2]))]
 
 
 def instance_of_response(engine: Engine, response_id: int) -> int | None:

@@ -92,29 +92,33 @@ def register(app: typer.Typer) -> None:
         if estimate_only:
             typer.echo(json.dumps(estimate.to_dict(), indent=2))
             return
-        from core.construction.cost import BuildSpend
+        from core.construction.cost import BuildSpend, record_build
+        from core.store.db import get_engine
 
-        spend = BuildSpend(budget)
+        spend = record_build(get_engine(), f"enterprise_rag {out.name}", budget, {
+            "protocol": "enterprise_rag", "fusion": llm, "generator": generate, "judge": judge, "out": str(out)}) \
+            if llm or generate or judge else BuildSpend(budget)
         assist = Assist(llm_complete_json(generate, spend) if generate else None,
                         llm_complete_json(judge, spend) if judge else None, judge or "",
                         generate or "") if generate or judge else None
         try:
-            report = build_benchmark(
-                queries,
-                corpus,
-                library,
-                out,
-                seed=seed,
-                top_k=top_k,
-                embedder=None if bm25_only else "minilm-onnx",
-                domains=chosen,
-                complete_json=llm_complete_json(llm, spend) if llm else None,
-                augment=augment,
-                executor=executor,
-                ray_address=address,
-                assist=assist,
-                llm_name=llm or "",
-            )
+            with spend.closing():
+                report = build_benchmark(
+                    queries,
+                    corpus,
+                    library,
+                    out,
+                    seed=seed,
+                    top_k=top_k,
+                    embedder=None if bm25_only else "minilm-onnx",
+                    domains=chosen,
+                    complete_json=llm_complete_json(llm, spend) if llm else None,
+                    augment=augment,
+                    executor=executor,
+                    ray_address=address,
+                    assist=assist,
+                    llm_name=llm or "",
+                )
         except BudgetReached as exc:
             typer.echo(f"build stopped: {exc} (paid ${spend.paid_usd:.4f} in {spend.calls} calls)", err=True)
             raise typer.Exit(4) from None

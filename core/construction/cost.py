@@ -5,7 +5,8 @@ the cache and pays nothing twice) and reserves its cost against the build's budg
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,22 +107,41 @@ def estimate_stress(evidence_tokens: list[int], *, reword: ModelConfig | None = 
 @dataclass
 class BuildSpend:
     """A build's LLM spend: calls answered by a provider, calls answered from the cache, dollars paid; with a budget,
-    each call reserves its upper-bound cost first (LLMClient.complete's reserve) and is refused past the budget."""
+    each call reserves its upper-bound cost first (LLMClient.complete's reserve) and is refused past the budget.
+    Recorded (`record_build`), the spend lives where a run's does: in a `run` row of its own (config kind 'build'),
+    reserved and paid with the runs' own statements, so the budget holds in the database and the spend is listed."""
 
     budget_usd: float | None = None
     calls: int = 0
     cached: int = 0
     paid_usd: float = 0.0
     reserved_usd: float = 0.0
+    engine: Engine | None = field(default=None, repr=False, compare=False)
+    run_id: int | None = None
+    refused: int = 0  # calls the budget refused
 
     async def reserve(self, amount: float) -> None:
         """Reserve `amount` before a paid call; BudgetReached when the budget cannot cover it."""
         from core.generation.runner import BudgetReached  # the runs' refusal: a call past the budget is not sent
 
-        if self.budget_usd is not None and self.paid_usd + self.reserved_usd + amount > self.budget_usd + 1e-9:
+        refused = (not self._reserve_recorded(amount) if self.run_id is not None else
+                   self.budget_usd is not None and self.paid_usd + self.reserved_usd + amount > self.budget_usd + 1e-9)
+        if refused:
+            self.refused += 1
             raise BudgetReached(f"the build's budget ${self.budget_usd:.4f} is spent (${self.paid_usd:.4f} paid); "
                                 "a rebuild with the same inputs gets the answers already paid from the cache")
         self.reserved_usd += amount
+
+    def _reserve_recorded(self, amount: float) -> bool:
+        """Reserve on the build's run row as a run's executor does (within the budget, in one conditional update)."""
+        from core.generation.runner import BUDGET_SLACK_USD, RUN_RESERVE, RUN_RESERVE_WITHIN
+
+        assert self.engine is not None and self.run_id is not None
+        with self.engine.begin() as conn:
+            if self.budget_usd is None:
+                return bool(conn.execute(RUN_RESERVE, {"p_id": self.run_id, "p_amount": amount}).rowcount)
+            return bool(conn.execute(RUN_RESERVE_WITHIN, {"p_id": self.run_id, "p_amount": amount,
+                                                          "p_limit": self.budget_usd + BUDGET_SLACK_USD}).rowcount)
 
     def settle(self, completion: Completion, reserved: float) -> None:
         """Count one answered call (a cached one costs nothing) and release its reservation."""
@@ -131,11 +151,57 @@ class BuildSpend:
         self.calls += 1
         self.paid_usd = round(self.paid_usd + completion.cost_usd, 9)
         self.reserved_usd = max(0.0, self.reserved_usd - reserved)
+        if self.run_id is not None and self.engine is not None:
+            from core.generation.runner import RUN_SPEND
+
+            with self.engine.begin() as conn:
+                conn.execute(RUN_SPEND, {"p_id": self.run_id, "p_paid": completion.cost_usd, "p_released": reserved})
+
+    @contextmanager
+    def closing(self) -> Iterator[BuildSpend]:
+        """The build inside: its run row closed after it, done (budget_stopped when the budget refused a call) or
+        failed, the exception passed on."""
+        try:
+            yield self
+        except Exception as exc:
+            self.finish("budget_stopped" if self.refused else "failed", str(exc)[:500])
+            raise
+        self.finish("budget_stopped" if self.refused else "done")
+
+    def finish(self, status: str = "done", message: str = "") -> None:
+        """Close the build's run row: done, budget_stopped or failed, with the calls counted (nothing unrecorded)."""
+        if self.run_id is None or self.engine is None:
+            return
+        from sqlalchemy import update
+
+        from core.generation.runner import RUNS
+        from core.store.models import utc_now
+
+        note = f"{self.calls} paid calls, {self.cached} from the cache" + (f"; {message}" if message else "")
+        with self.engine.begin() as conn:
+            conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(
+                status=status, message=note, finished_at=utc_now(), reserved_usd=0.0))
 
     def to_dict(self) -> dict:
         """Plain data for the build report."""
         return {"calls": self.calls, "cached": self.cached, "paid_usd": round(self.paid_usd, 6),
-                "budget_usd": self.budget_usd}
+                "budget_usd": self.budget_usd, "run_id": self.run_id}
+
+
+def record_build(engine: Engine, name: str, budget_usd: float | None, config: dict[str, Any]) -> BuildSpend:
+    """A BuildSpend recorded in a `run` row of its own (status running until `finish`), named 'build: <name>'."""
+    from sqlmodel import Session
+
+    from core.generation.runs import BUILD_KIND, code_version
+    from core.store.models import Run, utc_now
+
+    run = Run(name=f"build: {name}", status="running", config={"kind": BUILD_KIND, **config},
+              code_version=code_version(), budget_usd=budget_usd, started_at=utc_now())
+    with Session(engine) as session:
+        session.add(run)
+        session.commit()
+        run_id = run.id
+    return BuildSpend(budget_usd, engine=engine, run_id=run_id)
 
 
 def text_tokens(texts: dict[str, str]) -> dict[str, int]:

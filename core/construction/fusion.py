@@ -10,43 +10,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.construction.library import Atomic
+from core.language import wordlists
 from core.store.schema import CATEGORIES, ConstraintSpec
 
 CompleteJson = Callable[[str], dict]
 
-# Average constraints per query by domain (paper Table 5); overall mean 8.4.
-DOMAIN_TARGET_MEAN = {
-    "financial": 8.74, "energy": 7.01, "legal": 8.61, "medical": 10.21, "party_building": 7.79, "web_search": 8.41,
-}
-CATEGORY_SHARE = {"persona": 0.18, "output": 0.53, "knowledge_protocol": 0.29}
+_TABLES = wordlists("fusion")  # data/wordlists/fusion.en.json
+DOMAIN_TARGET_MEAN: dict[str, float] = _TABLES["domain_target_mean"]  # paper Table 5
+OVERALL_TARGET_MEAN: float = _TABLES["overall_target_mean"]
+CATEGORY_SHARE: dict[str, float] = _TABLES["category_share"]
 MAX_PER_SUB_DIMENSION = 2
 
 # Tag pairs that cannot hold together in one instruction set, with the reason recorded on removal.
-_LAYOUTS = ("fmt_json", "fmt_table", "fmt_numbered", "fmt_bullets")
+_LAYOUTS: tuple[str, ...] = tuple(_TABLES["layouts"])
 CONFLICT_TABLE: dict[frozenset[str], str] = {
-    **{frozenset((a, b)): "two different primary layouts" for i, a in enumerate(_LAYOUTS) for b in _LAYOUTS[i + 1:]},
-    frozenset(("fmt_json", "fmt_sections")): "a bare JSON object has no headed sections",
-    frozenset(("fmt_json", "fmt_list_order")): "a bare JSON object has no list",
-    frozenset(("fmt_json", "starts_with")): "a bare JSON object cannot start with a text prefix",
-    frozenset(("fmt_json", "ends_with")): "a bare JSON object cannot end with a text suffix",
-    frozenset(("fmt_json", "ordering_end")): "a bare JSON object has no closing paragraph",
-    frozenset(("fmt_json", "ends_confidence")): "a bare JSON object has no closing line",
-    frozenset(("fmt_json", "paragraphs")): "paragraph counts do not apply to a bare JSON object",
-    frozenset(("fmt_table", "fmt_list_order")): "list ordering needs a list, the layout is a table",
-    frozenset(("length_short", "needs_length")): "a short length limit leaves no room for several sections",
-    frozenset(("ends_with", "ordering_end")): "two different required endings",
-    frozenset(("ends_with", "ends_confidence")): "two different required endings",
-    frozenset(("ordering_end", "ends_confidence")): "two different required endings",
-    frozenset(("style_formal", "style_casual")): "formal and conversational tone",
+    **{frozenset((a, b)): _TABLES["layout_conflict"] for i, a in enumerate(_LAYOUTS) for b in _LAYOUTS[i + 1:]},
+    **{frozenset((a, b)): reason for a, b, reason in _TABLES["conflicts"]},
 }
-UNIQUE_TAGS = {"length": "two length limits", "starts_with": "two required openings", "ends_with": "two endings",
-               "paragraphs": "two paragraph limits", "fmt_sections": "two section requirements"}
-UNIQUE_CHECKERS = {
-    "enterprise:word_count_range", "enterprise:char_count_range", "enterprise:paragraph_count_range",
-    "enterprise:section_count", "enterprise:starts_with", "enterprise:ends_with", "enterprise:json_object",
-    "enterprise:markdown_table", "enterprise:numbered_list", "enterprise:bullet_list",
-    "enterprise:response_language", "enterprise:ordered_list_items",
-}
+UNIQUE_TAGS: dict[str, str] = _TABLES["unique_tags"]
+UNIQUE_CHECKERS: set[str] = set(_TABLES["unique_checkers"])
 
 
 def _required_texts(a: Atomic) -> list[str]:
@@ -147,7 +129,7 @@ def triggerable(atomic: Atomic, features: set[str]) -> bool:
 
 def sample_target(domain: str, rng: random.Random) -> int:
     """Number of constraints for one instance: around the domain mean, clamped to [5, 12]."""
-    mean = DOMAIN_TARGET_MEAN.get(domain, 8.4)
+    mean = DOMAIN_TARGET_MEAN.get(domain, OVERALL_TARGET_MEAN)
     return max(5, min(12, round(rng.gauss(mean, 1.5))))
 
 

@@ -239,7 +239,12 @@ def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> 
 
 
 def run_outcome(engine: Engine, run_id: int) -> str:
-    """outcome() of one run, read from the database."""
+    """outcome() of one run, read from the database; a build's spend row says how its build ended (building, build
+    done, stopped at the budget, failed): it has no responses to generate or score."""
+    with Session(engine) as session:
+        run = runs.get_run(session, run_id)
+    if runs.is_build(run):
+        return runs.BUILD_OUTCOMES.get(run.status, run.status)
     snapshot = run_progress.progress_snapshot(engine, run_id)
     return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
 

@@ -21,6 +21,14 @@ from core.store.models import BenchmarkSetMember, Domain, Instance, Model, Respo
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
+BUILD_KIND = "build"  # run.config['kind'] of a benchmark build's LLM-spend row (core.construction.cost.record_build)
+BUILD_OUTCOMES = {"running": "building", "done": "build done", "budget_stopped": "build stopped at the budget",
+                  "failed": "build failed"}
+
+
+def is_build(run: Run) -> bool:
+    """Whether a run row records a benchmark build's LLM spend (no responses, nothing to score)."""
+    return (run.config or {}).get("kind") == BUILD_KIND
 CONTEXT_POLICIES = ("refuse", "truncate")
 EXECUTORS = ("local", "ray")
 MAX_REPEATS = 20

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -61,13 +62,26 @@ FACETS: dict[str, tuple[Facet, ...]] = {
 OTHER_FACETS = (Facet("question type", _question_type), Facet("category", _categories))
 
 
-def _latest_rows(engine: Engine) -> dict[str, list[Row]]:
+def _latest_counts(engine: Engine) -> dict[str, int]:
+    """Latest instance versions per protocol."""
+    with Session(engine) as session:
+        found = session.exec(select(Instance.protocol, func.count()).where(col(Instance.is_latest) == True)  # noqa: E712
+                             .group_by(Instance.protocol)).all()
+    return {str(protocol): int(n) for protocol, n in found}
+
+
+def _latest_rows(engine: Engine, protocols: Iterable[str]) -> dict[str, list[Row]]:
+    """The (mode, attributes, meta) of the latest instance versions of `protocols` (their facets are counted here)."""
+    wanted = list(protocols)
+    grouped: dict[str, list[Row]] = {p: [] for p in wanted}
+    if not wanted:
+        return grouped
     with Session(engine) as session:
         found = session.exec(select(Instance.protocol, Instance.mode, Instance.attributes, Instance.meta)
-                             .where(col(Instance.is_latest) == True)).all()  # noqa: E712
-    grouped: dict[str, list[Row]] = {}
+                             .where(col(Instance.is_latest) == True, col(Instance.protocol).in_(wanted))  # noqa: E712
+                             .order_by(col(Instance.id))).all()
     for protocol, mode, attributes, meta in found:
-        grouped.setdefault(protocol, []).append((mode, dict(attributes or {}), dict(meta or {})))
+        grouped[protocol].append((mode, dict(attributes or {}), dict(meta or {})))
     return grouped
 
 
@@ -106,13 +120,15 @@ def _order(protocol: str) -> tuple[bool, str]:
 
 def protocol_composition(engine: Engine) -> list[ProtocolComposition]:
     """Every protocol with instances, the default protocol first, then by name: its declared tables, or its facets'
-    rows."""
-    grouped = _latest_rows(engine)
+    rows (the instances' attributes and metadata are read only for the protocols counted by facet)."""
+    counts = _latest_counts(engine)
+    order = sorted(counts, key=_order)
+    tables = {p: declared_tables(engine, p) for p in order}
+    grouped = _latest_rows(engine, [p for p in order if not tables[p]])
     parts = []
-    for p in sorted(grouped, key=_order):
-        tables = declared_tables(engine, p)
-        rows = [] if tables else [r for facet in FACETS.get(p, OTHER_FACETS) for r in facet_rows(p, grouped[p], facet)]
-        parts.append(ProtocolComposition(p, len(grouped[p]), rows, tables,
+    for p in order:
+        rows = [] if tables[p] else [r for facet in FACETS.get(p, OTHER_FACETS) for r in facet_rows(p, grouped[p], facet)]
+        parts.append(ProtocolComposition(p, counts[p], rows, tables[p],
                                          PROTOCOLS.get(p).title if p in PROTOCOLS else p))
     return parts
 

@@ -110,9 +110,11 @@ def _deployed_model(session: Session, service: str) -> Model:
     return model
 
 
-def _record_run(session: Session, member_of: dict[str, int], answers: dict[str, str], service: str,
-                config: dict[str, Any]) -> int:
-    """The run 'as deployed': one done response per trace, holding the production answer (no model was called)."""
+def record_deployed_run(session: Session, member_of: dict[str, int], answers: dict[str, str], service: str,
+                        config: dict[str, Any], prompt_meta: dict[str, dict[str, Any]] | None = None) -> int:
+    """The run 'as deployed': one done response per instance, holding the answer the system gave (no model was
+    called), under the model 'deployed:<service>'; `prompt_meta` adds to a response's prompt_meta by instance id.
+    `config` names the run ('name'), the source ('file', 'format') and is kept on the run."""
     from core.generation.runs import RunOptions, code_version
 
     model = _deployed_model(session, service)
@@ -120,12 +122,13 @@ def _record_run(session: Session, member_of: dict[str, int], answers: dict[str, 
     options = RunOptions(models=[model.name], name=config["name"], concurrency=1)
     run = Run(name=config["name"], status="done", config=asdict(options) | {"deployed": config},
               code_version=code_version(), started_at=now, finished_at=now,
-              message=f"production answers of {service} imported from {config['file']}")
+              message=config.get("message") or f"production answers of {service} imported from {config['file']}")
     session.add(run)
     session.flush()
     session.add_all(Response(run_id=saved_id(run), model_id=saved_id(model), instance_id=instance_id, condition="",
-                             status="done", text=answers[uid], prompt_meta={"deployed": True, "format": config["format"]},
-                             finished_at=now)
+                             status="done", text=answers[uid],
+                             prompt_meta={"deployed": True, "format": config["format"],
+                                          **(prompt_meta or {}).get(uid, {})}, finished_at=now)
                     for uid, instance_id in member_of.items())
     return saved_id(run)
 
@@ -160,7 +163,7 @@ def import_traces(engine: Engine, path: Path, fmt: str, *, set_name: str = "", s
               "redactions": report.redactions, "name": f"deployed {service} ({source})"}
 
     def record(session: Session, member_of: dict[str, int]) -> None:
-        report.run_id = _record_run(session, member_of, answers, service, config)
+        report.run_id = record_deployed_run(session, member_of, answers, service, config)
 
     report.set_report = import_set(engine, specs, name, on_changed="rename", origin="traces", source=source,
                                    author=author, on_members=record)

@@ -92,7 +92,9 @@ class Builder:
     layer (the authorised build): the tab's label and caption, what the source is (a file, or a folder), its default
     under the shared datasets folder, the source layouts it takes, whether a BM25-only switch applies, and the build
     function's 'module:function' name: build(source, out_dir, *, fmt, seed, limit, bm25_only, progress) -> BuildResult,
-    writing out_dir/instances.jsonl and calling progress(done, total) per item."""
+    writing out_dir/instances.jsonl and calling progress(done, total) per item. A builder that can use an LLM where
+    its rules run out names its estimate too: estimate(source, *, fmt, limit, generator, judge) -> BuildEstimate (the
+    upper-bound cost shown for confirmation before the build); its build then also takes `assist` (the models)."""
 
     tab: str
     caption: str
@@ -102,10 +104,18 @@ class Builder:
     folder: bool = False
     formats: tuple[str, ...] = ()
     bm25: bool = True
+    estimate: str = ""
 
     def function(self) -> Callable[..., BuildResult]:
         """The build function (its 'module:function' name imported now)."""
         module, _, name = self.build.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def estimator(self) -> Callable[..., Any]:
+        """The LLM-cost estimate function (its 'module:function' name imported now); KeyError when it has none."""
+        if not self.estimate:
+            raise KeyError(f"the {self.tab!r} builder uses no LLM")
+        module, _, name = self.estimate.partition(":")
         return getattr(importlib.import_module(module), name)
 
 

@@ -281,7 +281,11 @@ REFERENCE_LINES = {
     "date": "The question is asked on {date}.",
     "instructions": "Where the question gives its own instructions on length, format or language, follow them.",
 }
-SHORT_ANSWERS = ("short", "boolean", "multi", "unanswerable")
+# The answer forms asked to be short. An unanswerable item is asked in its protocol's answer form (the form its
+# answerable items take: `answer_form` of reference_messages, "short" when the protocol declares none), never by its
+# own answer type, so the prompt does not tell which items are unanswerable.
+SHORT_ANSWERS = ("short", "boolean", "multi")
+DEFAULT_ANSWER_FORM = "short"
 # The instance's own instructions the fixed wording yields to (checker ids or their "group:" prefixes): "keep the
 # answer short" to any asking for a length, a structure or added content; "the language of the question" to any
 # naming the response's language.
@@ -308,12 +312,21 @@ def query_messages(instance: InstanceView, documents: Sequence[Any]) -> list[Cha
     return [ChatMessage(role="user", content=content)]
 
 
-def reference_messages(instance: InstanceView, documents: Sequence[Any],
-                       policy: str | None = None) -> list[ChatMessage]:
+def answer_form_of(reference: Mapping[str, Any], answer_form: str | None) -> str:
+    """The form the prompt asks for: the item's own answer type, or for an unanswerable item (or one without a
+    reference) the protocol's declared `answer_form` (DEFAULT_ANSWER_FORM when none), so answerable and unanswerable
+    items read the same lines."""
+    own = reference.get("answer_type")
+    return (answer_form or DEFAULT_ANSWER_FORM) if own in (None, "", "unanswerable") else own
+
+
+def reference_messages(instance: InstanceView, documents: Sequence[Any], policy: str | None = None,
+                       answer_form: str | None = None) -> list[ChatMessage]:
     """The neutral reference-QA prompt: answer from the documents (or closed book when there are none); MCQ: the
     option letter; otherwise short answers, and 'the documents do not contain the answer' is always allowed (on
     every question, so it never reveals which ones are unanswerable). The fixed wording on length and language
-    yields to the instance's own instructions (SHORT_YIELDS_TO, LANGUAGE_YIELDS_TO). Earlier turns come as chat
+    yields to the instance's own instructions (SHORT_YIELDS_TO, LANGUAGE_YIELDS_TO). An unanswerable item is asked in
+    `answer_form`, its protocol's form (answer_form_of), never by its answerability. Earlier turns come as chat
     messages."""
     reference = instance.reference or {}
     choices = reference.get("choices") or {}
@@ -327,7 +340,7 @@ def reference_messages(instance: InstanceView, documents: Sequence[Any],
     if mcq:
         lines.append(REFERENCE_LINES["mcq"].format(letters=", ".join(sorted(choices))))
     else:
-        if reference.get("answer_type", "short") in SHORT_ANSWERS and not own_length:
+        if answer_form_of(reference, answer_form) in SHORT_ANSWERS and not own_length:
             lines.append(REFERENCE_LINES["short"])
         lines.append(REFERENCE_LINES[f"abstain_{book}"])
     if instance.attributes.get("date"):

@@ -37,8 +37,23 @@ def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
 
 def newest_run_holding(engine: Engine, protocol: str, run_ids: Sequence[int]) -> int | None:
     """The newest of `run_ids` that holds done responses of `protocol`; None when none of them does."""
-    held = set(protocol_runs(engine, protocol)["run_id"].astype(int))
-    return next((int(r) for r in sorted(run_ids, reverse=True) if int(r) in held), None)
+    return next((int(r) for r in sorted(run_ids, reverse=True) if holds_protocol(engine, protocol, [r])), None)
+
+
+_HOLDS_SQL = """
+SELECT 1 FROM instance i WHERE i.protocol = :protocol AND EXISTS (
+  SELECT 1 FROM response r JOIN run ON run.id = r.run_id WHERE r.instance_id = i.id AND r.run_id IN ({runs})
+  AND r.status = 'done' AND run.hidden_at IS NULL) LIMIT 1
+"""
+
+
+def holds_protocol(engine: Engine, protocol: str, run_ids: Sequence[int]) -> bool:
+    """Whether any of `run_ids` holds done responses of `protocol` (newest_run_holding is not None), by one EXISTS
+    probe from the protocol's instances (not a count of every run's responses)."""
+    runs = ", ".join(str(int(r)) for r in run_ids)
+    if not runs:
+        return False
+    return not read_sql(engine, _HOLDS_SQL.replace("{runs}", runs), {"protocol": protocol}).empty
 
 
 def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:

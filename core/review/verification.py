@@ -9,11 +9,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import func
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -45,7 +47,29 @@ from core.store.models import Annotation, Constraint, Domain, Instance
 from core.store.schema import DOCUMENT_ROLES, InstanceSpec
 
 
-def double_check_uids(instances: list[Instance], domains: dict[int | None, str], fraction: float) -> set[str]:
+class Stratified(Protocol):
+    """What the double-check draw reads of an instance: its uid and its stratum (domain, mode)."""
+
+    @property
+    def uid(self) -> str: ...
+    @property
+    def domain_id(self) -> int | None: ...
+    @property
+    def mode(self) -> str | None: ...
+
+
+class _Latest(NamedTuple):
+    """The columns of a latest instance version the verification queue reads (not the whole row)."""
+
+    id: int
+    uid: str
+    domain_id: int | None
+    mode: str | None
+    status: str
+    created_at: datetime
+
+
+def double_check_uids(instances: Sequence[Stratified], domains: dict[int | None, str], fraction: float) -> set[str]:
     """Instance uids that need two decisions: ceil(fraction * n) per (domain, mode) stratum, picked by a stable hash."""
     if fraction <= 0:
         return set()
@@ -88,23 +112,26 @@ def verification_queue(engine: Engine, principal: Principal, overlap: float = DE
     """Unverified latest instances of the expert's domains that still need a decision from them, oldest first."""
     with Session(engine) as session:
         domains = {d.id: d.name for d in session.exec(select(Domain)).all()}
-        latest = session.exec(select(Instance).where(Instance.is_latest == True)).all()  # noqa: E712
+        latest = [_Latest(*row) for row in session.execute(
+            sa_select(col(Instance.id), col(Instance.uid), col(Instance.domain_id), col(Instance.mode),
+                      col(Instance.status), col(Instance.created_at)).where(col(Instance.is_latest) == True)  # noqa: E712
+        ).all()]
     decisions = live_annotations(engine, "verification")
     deciders: dict[int, set[str]] = defaultdict(set)
     for ann in decisions:
         deciders[ann.target_id].add(ann.author)
-    doubles = double_check_uids(list(latest), domains, overlap)
+    doubles = double_check_uids(latest, domains, overlap)
     mine = [i for i in latest if _covers(principal, domains.get(i.domain_id, ""))]
     queue = [
         i
         for i in mine
         if i.status == "unverified"
-        and principal.username not in deciders[saved_id(i)]
-        and len(deciders[saved_id(i)]) < (2 if i.uid in doubles else 1)
+        and principal.username not in deciders[i.id]
+        and len(deciders[i.id]) < (2 if i.uid in doubles else 1)
     ]
     queue.sort(key=lambda i: (i.created_at, i.id))
     decided = len({t for t, who in deciders.items() if principal.username in who})
-    return QueueState([saved_id(i) for i in queue], decided)
+    return QueueState([i.id for i in queue], decided)
 
 
 def check_verification(

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from core.construction.build import BuildReport, build_benchmark, estimate_benchmark
-from core.construction.cost import BuildEstimate, BuildSpend, model_complete_json
+from core.construction.cost import BuildEstimate, BuildSpend, model_complete_json, record_build
 from core.construction.fact_checks import Assist
 from core.generation.models_admin import model_config
 from core.generation.providers.base import ModelConfig
@@ -20,7 +20,8 @@ from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, 
 from core.review.auth import Principal, authorize
 
 
-def _config(engine: Engine, name: str | None) -> ModelConfig | None:
+def named_config(engine: Engine, name: str | None) -> ModelConfig | None:
+    """The registered model `name` (None for none; ValueError naming the fix when it is not registered)."""
     if not name:
         return None
     config = model_config(engine, name)
@@ -34,8 +35,8 @@ def estimate_benchmark_file(engine: Engine, principal: Principal | None, queries
                             **options: Any) -> BuildEstimate:
     """An admin's estimate of a build's LLM cost before it starts (re-checked: build_benchmark)."""
     authorize(engine, principal, "build_benchmark")
-    return estimate_benchmark(queries, corpus, seed=seed, generator=_config(engine, generator),
-                              judge=_config(engine, judge or generator), **options)
+    return estimate_benchmark(queries, corpus, seed=seed, generator=named_config(engine, generator),
+                              judge=named_config(engine, judge or generator), **options)
 
 
 def build_benchmark_file(engine: Engine, principal: Principal | None, queries: list[Path], corpus: list[Path],
@@ -44,13 +45,16 @@ def build_benchmark_file(engine: Engine, principal: Principal | None, queries: l
     """An admin builds a benchmark JSONL at `out` (re-checked: build_benchmark); the BuildReport. With a generator
     (and judge) model, conflicts and gaps the rules cannot make are written and checked, spent under `budget_usd`."""
     authorize(engine, principal, "build_benchmark")
-    spend = BuildSpend(budget_usd)
     judge = judge or generator
-    gen_config, judge_config = _config(engine, generator), _config(engine, judge)
+    gen_config, judge_config = named_config(engine, generator), named_config(engine, judge)
+    spend = record_build(engine, f"enterprise_rag {out.name}", budget_usd, {
+        "protocol": "enterprise_rag", "generator": generator, "judge": judge, "out": str(out)}) \
+        if gen_config or judge_config else BuildSpend(budget_usd)
     assist = Assist(model_complete_json(engine, gen_config, spend) if gen_config else None,
                     model_complete_json(engine, judge_config, spend) if judge_config else None,
                     judge or "", generator or "") if gen_config or judge_config else None
-    report = build_benchmark(queries, corpus, libraries, out, seed, assist=assist, **options)
+    with spend.closing():
+        report = build_benchmark(queries, corpus, libraries, out, seed, assist=assist, **options)
     report.spent = spend.to_dict()
     return report
 

@@ -7,12 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_
+from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from core.store.db import saved_id
 from core.store.generated import HUMAN, GeneratedMark, generated_mark, mark_cell, mark_counts
-from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance
+from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance, Response
 
 
 def benchmark_version(session: Session) -> tuple[int, int, int, int]:
@@ -23,6 +23,12 @@ def benchmark_version(session: Session) -> tuple[int, int, int, int]:
         select(func.max(Instance.id)), select(func.count()).select_from(Instance),
         select(func.max(Constraint.id)), select(func.max(Document.id)))]
     return (int(fingerprint[0] or 0), int(fingerprint[1] or 0), int(fingerprint[2] or 0), int(fingerprint[3] or 0))
+
+
+def benchmark_fingerprint(engine: Engine) -> tuple[int, int, int, int]:
+    """benchmark_version in its own session: what a page caches the benchmark's composition under."""
+    with Session(engine) as session:
+        return benchmark_version(session)
 
 
 @dataclass(frozen=True)
@@ -70,52 +76,42 @@ def instance_rows(
 ) -> list[InstanceRow]:
     """Instances matching the filters (empty filter = all, set None = any set); `search` matches query, uid and
     document text."""
-    with Session(engine) as session:
-        n_constraints = (
-            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
+    n_constraints = (select(func.count()).select_from(Constraint).where(col(Constraint.instance_id) == Instance.id)
+                     .correlate(Instance).scalar_subquery())
+    n_documents = (select(func.count()).select_from(Document).where(col(Document.instance_id) == Instance.id)
+                   .correlate(Instance).scalar_subquery())
+    query = (  # the listed columns only (not whole Instance objects): one index count per instance and table
+        sa_select(col(Instance.id), col(Instance.uid), col(Instance.version), col(Domain.name), col(Instance.mode),
+                  col(Instance.origin), col(Instance.status), col(Instance.query), col(Instance.meta), n_constraints,
+                  n_documents)
+        .join(Domain, col(Domain.id) == Instance.domain_id)
+    )
+    if latest_only:
+        query = query.where(col(Instance.is_latest) == True)  # noqa: E712
+    if domains:
+        query = query.where(col(Domain.name).in_(domains))
+    if modes:
+        query = query.where(col(Instance.mode).in_(modes))
+    if statuses:
+        query = query.where(col(Instance.status).in_(statuses))
+    if set_id is not None:
+        members = select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)
+        query = query.where(col(Instance.id).in_(members))
+    if search.strip():
+        pattern = f"%{search.strip()}%"
+        in_documents = select(Document.instance_id).where(
+            or_(col(Document.text).ilike(pattern), col(Document.title).ilike(pattern))
         )
-        n_documents = select(Document.instance_id, func.count().label("n")).group_by(col(Document.instance_id)).subquery()
-        query = (
-            select(Instance, Domain.name, n_constraints.c.n, n_documents.c.n)
-            .join(Domain, col(Domain.id) == Instance.domain_id)
-            .outerjoin(n_constraints, n_constraints.c.instance_id == Instance.id)
-            .outerjoin(n_documents, n_documents.c.instance_id == Instance.id)
+        query = query.where(
+            or_(col(Instance.query).ilike(pattern), col(Instance.uid).ilike(pattern), col(Instance.id).in_(in_documents))
         )
-        if latest_only:
-            query = query.where(Instance.is_latest == True)  # noqa: E712
-        if domains:
-            query = query.where(col(Domain.name).in_(domains))
-        if modes:
-            query = query.where(col(Instance.mode).in_(modes))
-        if statuses:
-            query = query.where(col(Instance.status).in_(statuses))
-        if set_id is not None:
-            members = select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)
-            query = query.where(col(Instance.id).in_(members))
-        if search.strip():
-            pattern = f"%{search.strip()}%"
-            in_documents = select(Document.instance_id).where(
-                or_(col(Document.text).ilike(pattern), col(Document.title).ilike(pattern))
-            )
-            query = query.where(
-                or_(col(Instance.query).ilike(pattern), col(Instance.uid).ilike(pattern), col(Instance.id).in_(in_documents))
-            )
-        results = session.exec(query.order_by(col(Instance.uid), col(Instance.version))).all()
+    with engine.connect() as conn:
+        results = conn.execute(query.order_by(col(Instance.uid), col(Instance.version))).all()
     return [
-        InstanceRow(
-            id=saved_id(i),
-            uid=i.uid,
-            version=i.version,
-            domain=name,
-            mode=i.mode,
-            origin=i.origin,
-            status=i.status,
-            constraints=nc or 0,
-            documents=nd or 0,
-            query=i.query,
-            generated=mark_cell(generated_mark(i.meta, nc or 0)),
-        )
-        for i, name, nc, nd in results
+        InstanceRow(id=int(i), uid=uid, version=version, domain=name, mode=mode, origin=origin, status=status,
+                    constraints=nc or 0, documents=nd or 0, query=text,
+                    generated=mark_cell(generated_mark(meta, nc or 0)))
+        for i, uid, version, name, mode, origin, status, text, meta, nc, nd in results
     ]
 
 
@@ -137,21 +133,41 @@ def instance_detail(engine: Engine | Connection, instance_id: int) -> InstanceDe
 
 
 
+def _marked_instances(session: Session, instance_ids: Iterable[int] | None) -> list[tuple[int, str, GeneratedMark | None]]:
+    """(instance id, protocol, LLM mark) of the latest instance versions, or of the given instance versions."""
+    n_constraints = (
+        select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
+    )
+    query = select(Instance.id, Instance.protocol, Instance.meta, n_constraints.c.n).outerjoin(
+        n_constraints, n_constraints.c.instance_id == Instance.id)
+    if instance_ids is None:
+        query = query.where(Instance.is_latest == True)  # noqa: E712
+    else:
+        query = query.where(col(Instance.id).in_(list(instance_ids)))
+    return [(i, protocol, generated_mark(meta, n or 0)) for i, protocol, meta, n in session.exec(query).all()
+            if i is not None]
+
+
 def instance_marks(engine: Engine | Connection, instance_ids: Iterable[int] | None = None
                    ) -> list[tuple[str, GeneratedMark | None]]:
     """(protocol, LLM mark) of the latest instance versions, or of the given instance versions."""
     with Session(engine) as session:
-        n_constraints = (
-            select(Constraint.instance_id, func.count().label("n")).group_by(col(Constraint.instance_id)).subquery()
-        )
-        query = select(Instance.protocol, Instance.meta, n_constraints.c.n).outerjoin(
-            n_constraints, n_constraints.c.instance_id == Instance.id)
-        if instance_ids is None:
-            query = query.where(Instance.is_latest == True)  # noqa: E712
-        else:
-            query = query.where(col(Instance.id).in_(list(instance_ids)))
-        rows = session.exec(query).all()
-    return [(protocol, generated_mark(meta, n or 0)) for protocol, meta, n in rows]
+        return [(protocol, mark) for _, protocol, mark in _marked_instances(session, instance_ids)]
+
+
+def marks_by_instance(engine: Engine | Connection, instance_ids: Iterable[int]) -> dict[int, GeneratedMark | None]:
+    """The LLM mark of each given instance version, by id (listings of answered instances)."""
+    with Session(engine) as session:
+        return {i: mark for i, _, mark in _marked_instances(session, instance_ids)}
+
+
+def marks_by_response(engine: Engine | Connection, response_ids: Iterable[int]) -> dict[int, GeneratedMark | None]:
+    """The LLM mark of the instance version each given response answered, by response id (drill-down listings)."""
+    with Session(engine) as session:
+        answered = dict(session.exec(select(Response.id, Response.instance_id)
+                                     .where(col(Response.id).in_(list(response_ids)))).all())
+        marks = {i: mark for i, _, mark in _marked_instances(session, set(answered.values()))}
+    return {int(r): marks.get(i) for r, i in answered.items() if r is not None}
 
 
 @dataclass(frozen=True)

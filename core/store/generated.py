@@ -104,10 +104,15 @@ def _generic_parts(records: Iterable[Any]) -> list[GeneratedPart]:
             for r in records if isinstance(r, Mapping)]
 
 
+_MARK_KEYS = frozenset({"query_origin", "rag_stress", "atomic_ids", "removed_atomics", "bundle", GENERIC_KEY})
+
+
 def generated_mark(meta: Mapping[str, Any] | None, constraints: int | None = None) -> GeneratedMark | None:
     """The LLM mark of an instance from its metadata (and its constraint count, for EnterpriseRAG augmentation);
     None when no part of it came from an LLM."""
     meta = meta or {}
+    if meta.keys().isdisjoint(_MARK_KEYS):
+        return None  # none of the keys a part is read from (most instances: a list of a thousand pays nothing)
     parts: list[GeneratedPart] = []
     if meta.get("query_origin") == "generated":
         parts.append(GeneratedPart("query", "drafted", str(meta.get("query_generated_by") or "")))

@@ -83,15 +83,26 @@ def label_items(payload: dict[str, Any]) -> dict[str, int]:
 
 
 def response_ids_for_runs(engine: Engine, run_ids: Iterable[int] | None) -> set[int] | None:
+    """The ids of the runs' responses (None: no run given, every response)."""
     if run_ids is None:
         return None
-    with Session(engine) as session:
-        rows = session.exec(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).all()
-        return {i for i in rows if i is not None}  # primary keys: never None once stored
+    with engine.connect() as conn:  # plain rows, not ORM results: a paper-scale run has tens of thousands
+        return set(conn.execute(select(Response.id).where(col(Response.run_id).in_(list(run_ids)))).scalars())
+
+
+def any_annotation(engine: Engine, kinds: Iterable[str], target_type: str) -> bool:
+    """Whether any annotation of `kinds` on `target_type` is stored (an index probe: without one, no label reader
+    needs the runs' response ids)."""
+    with engine.connect() as conn:
+        return conn.execute(select(Annotation.id).where(col(Annotation.kind).in_(list(kinds)),
+                                                        Annotation.target_type == target_type).limit(1)).first() \
+            is not None
 
 
 def gold_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, Any]]:
     """Gold label per response: the latest adjudication, else the experts' label when at least two agree fully."""
+    if not any_annotation(engine, ("gold_label", "adjudication"), "response"):
+        return {}
     scope = response_ids_for_runs(engine, run_ids)
     out: dict[int, dict[str, Any]] = {}
     for rid, by_author in effective_annotations(engine, "gold_label", scope, "response").items():
@@ -106,6 +117,8 @@ def gold_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[in
 
 def expert_labels(engine: Engine, run_ids: Iterable[int] | None = None) -> dict[int, dict[str, dict[str, Any]]]:
     """Latest expert label payloads per response and author (for agreement statistics; admins and analysts only)."""
+    if not any_annotation(engine, ("gold_label",), "response"):
+        return {}
     scope = response_ids_for_runs(engine, run_ids)
     return {
         rid: {a: ann.payload for a, ann in by_author.items()}

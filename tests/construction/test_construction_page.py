@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
 
 from core.store.models import Instance
@@ -112,3 +112,8 @@ def test_llm_build_shows_its_estimate_before_the_confirmed_build(seeded):
         assert not at.exception, at.exception
     assert at.success and at.success[0].value.startswith("Built ")
     assert any(c.value.startswith("Conflicts and gaps checked:") for c in at.caption)
+    from core.store.models import Run
+
+    with Session(seeded.engine) as session:  # the build's LLM spend, recorded where a run's is
+        row = session.exec(select(Run).where(col(Run.name).startswith("build: enterprise_rag"))).one()
+    assert row.config["kind"] == "build" and row.status == "done" and row.spent_usd > 0

@@ -50,10 +50,9 @@ def test_builds_every_published_mtragun_task(tmp_path) -> None:
 
 def test_the_handling_rule_on_the_published_reference_answers() -> None:
     """Gold calibration of answerability handling on MTRAG-UN's own reference answers (all 507): every answerable
-    and underspecified reference passes, but the refusal phrases (core.scoring.judges.text) miss most of the
-    annotators' declines ("I do not have specific information on ...", "I am sorry that I do not have information"),
-    so a model answering exactly as the references do scores 46/97 on unanswerable and 6/47 on partial turns. The
-    figures are stated in docs/conversation.md; this test fails when the shared rule changes them."""
+    and underspecified reference passes; with the assistants' declines of data/reading/declines.yaml ("I do not have
+    specific information on ...") the refusal rule reads 87/97 unanswerable and 21/47 partial references (46/97 and
+    6/47 before). The figures are stated in docs/conversation.md; this test fails when the shared rule changes them."""
     from core.protocols.conversation.metrics import handled
 
     assert MTRAG.exists(), f"MTRAG-UN generation tasks not found at {MTRAG}"
@@ -64,7 +63,7 @@ def test_the_handling_rule_on_the_published_reference_answers() -> None:
         total[label] += 1
         passed[label] += handled(label, next((t["text"] for t in task.get("targets") or []), ""))[0]
     assert {k: (passed[k], total[k]) for k in total} == {"ANSWERABLE": (285, 285), "UNDERSPECIFIED": (78, 78),
-                                                         "PARTIAL": (6, 47), "UNANSWERABLE": (46, 97)}
+                                                         "PARTIAL": (21, 47), "UNANSWERABLE": (87, 97)}
 
 
 def test_builds_the_fixture_in_mtrags_layout(tmp_path) -> None:

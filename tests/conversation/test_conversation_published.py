@@ -2,8 +2,9 @@
 `mtragun-human/generation_tasks/reference.jsonl`, read from ../shared/datasets/mtrag/, never copied): the file's
 first 12 tasks, answered through the real openai and anthropic SDKs on the loopback server by scripted gold (the
 published reference answer), wrong and always-refuse models, on the active backend. Gold scores answer quality 1 and
-a drop of 0; wrong scores 0; always-refuse handles every unanswerable and partial turn. Gold's handling of those
-turns is the rule's reading of the annotators' own answers (docs/conversation.md, known limit): 1 of 4 here."""
+a drop of 0 and handles every turn (the refusal rule reads the annotators' declines, data/reading/declines.yaml;
+1 of the 4 unanswerable and partial turns before it); wrong scores 0; always-refuse handles every unanswerable and
+partial turn."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def scored_run(url: str, path: Path, records: list[dict], scripts: dict[str, lis
 
 
 CALIBRATION = [  # model -> answer quality, handling, unanswerable handling, drop (None: only bounded)
-    pytest.param("mtrag-gold", 1.0, 9 / 12, 1 / 4, 0.0, id="gold"),
+    pytest.param("mtrag-gold", 1.0, 1.0, 1.0, 0.0, id="gold"),
     pytest.param("mtrag-wrong", 0.0, 8 / 12, 0.0, 0.0, id="wrong"),
     pytest.param("mtrag-refuse", None, 4 / 12, 1.0, None, id="always-refuse"),
 ]

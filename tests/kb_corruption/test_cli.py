@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
@@ -13,7 +14,7 @@ from core.cli import app
 from core.protocols.kb_corruption import CONDITION_NAMES, TYPE_LABELS
 from core.protocols.kb_corruption.builder import Pool, load_questions, offline_variants
 from core.store.db import make_engine
-from core.store.models import LLMCall
+from core.store.models import LLMCall, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule
 from tests.factories import add_model
 from tests.kb_corruption.conftest import write_slice
@@ -89,4 +90,7 @@ def test_llm_mode_records_prompt_and_model_and_falls_back(tmp_path, monkeypatch,
     assert report == {"model": "writer-bot", "calls": 26, "rejected": 3, "fallbacks": 1, "rejection_rate": 0.1154}
     with Session(make_engine(url)) as session:
         calls = session.exec(select(LLMCall)).all()
+        spent = session.exec(select(Run)).one()  # the build's spend, recorded where a run's is
     assert len(calls) == 26 and {c.purpose for c in calls} == {"build:construction"}
+    assert spent.name == "build: kb_corruption out" and spent.config["kind"] == "build" and spent.status == "done"
+    assert spent.spent_usd == pytest.approx(sum(c.cost_usd for c in calls)) and spent.spent_usd > 0

@@ -48,3 +48,27 @@ def test_word_lists_are_language_tagged_and_an_unknown_language_is_refused():
     assert wordlists("yes_no", "en")["language"] == "en"
     with pytest.raises(ValueError, match="unsupported for language 'ja'; known: en"):
         wordlists("yes_no", "ja")
+
+
+@pytest.mark.parametrize(("name", "languages"), [
+    pytest.param("misleading_evidence", ["en"], id="rule-builder-word-lists"),
+    pytest.param("review_note", ["en", "zh"], id="mcq-review-note"),
+    pytest.param("fusion", ["en"], id="constraint-fusion-tables"),
+])
+def test_builder_knowledge_lives_in_tagged_data_files(name, languages):
+    """The rule builders' word lists and tables are data files, one per language, read by the one loader; a language
+    with no file is refused by name (nothing falls back silently)."""
+    from core.language import wordlist_languages
+
+    assert wordlist_languages(name) == languages
+    assert all(wordlists(name, lang)["language"] == lang for lang in languages)
+    with pytest.raises(ValueError, match=f"unsupported for language 'ja'; known: {', '.join(languages)}"):
+        wordlists(name, "ja")
+
+
+def test_mcq_review_note_reads_its_language_file():
+    from core.protocols.misleading_evidence.builder import META_OPTIONS
+
+    assert wordlists("review_note", "zh")["assertion"].format(answer="乙") == "本题的正确答案是乙。"
+    assert META_OPTIONS.search("None of the above") and META_OPTIONS.search("以上都是")
+    assert not META_OPTIONS.search("Aspirin")

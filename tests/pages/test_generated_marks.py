@@ -199,3 +199,109 @@ def test_misleading_evidence_drilldown_names_the_writer(engine, tmp_path) -> Non
 
     assert import_file(engine, write_specs([generated_stress_item()], tmp_path / "stress.jsonl")).ok
     assert analysis.evidence(engine, STRESS_UID)["generated"] == "LLM-generated: misleading evidence written by writer-m"
+
+
+def _kb_doc(doc_id: str, written_by: str | None):
+    from core.construction.corpus import doc_from_record
+
+    record = {"doc_id": doc_id, "title": "Entry", "text": "An entry.", "is_corrupted": written_by is not None}
+    return doc_from_record({**record, "written_by": written_by} if written_by is not None else record)
+
+
+KB_CASES = [
+    pytest.param([("q1#clean", None), ("q1#factual-subtle", None)], None, id="offline-entries-no-mark"),
+    pytest.param([("q1#clean", None), ("q1#factual-subtle", "kb-writer"), ("q1#numeric-subtle", "kb-writer")],
+                 "LLM-generated: 2 corrupted knowledge-base entries written by kb-writer", id="own-entries-written"),
+    pytest.param([("q1#factual-subtle", "kb-writer"), ("q1#factual-subtle", "kb-writer")],
+                 "LLM-generated: 1 corrupted knowledge-base entry written by kb-writer",
+                 id="entry-retrieved-under-two-conditions-counted-once"),
+    pytest.param([("q1#factual-subtle", "kb-b"), ("q2#contradiction-obvious", "kb-a")],
+                 "LLM-generated: 1 corrupted knowledge-base entry written by kb-a; 1 corrupted knowledge-base entry "
+                 "written by kb-b", id="noise-entry-of-another-item-by-another-model"),
+]
+
+
+@pytest.mark.parametrize(("entries", "label"), KB_CASES)
+def test_kb_corruption_llm_written_entries_mark_the_instance(entries, label) -> None:
+    """kb_corruption: an instance whose retrieved documents include LLM-written knowledge-base entries is marked
+    (builder.llm_written records, read by the one helper), counted per model; offline entries leave no mark."""
+    from core.protocols.kb_corruption.builder import llm_written
+    from core.store.generated import GENERIC_KEY
+    from core.store.schema import DocumentSpec
+
+    kb = {doc_id: _kb_doc(doc_id, by) for doc_id, by in entries}
+    documents = [DocumentSpec(doc_id=doc_id, title="Entry", text="An entry.", role="counterfactual")
+                 for doc_id, _ in entries]
+    records = llm_written(documents, kb)
+    mark = generated_mark({GENERIC_KEY: records} if records else {})
+    assert (mark.label() if mark else None) == label
+
+
+RESPONSE_CASES = [
+    pytest.param("E-gap", DRAFTED, "LLM-generated: query drafted by drafter-m", id="response-to-drafted-query"),
+    pytest.param(STRESS_UID, WRITTEN, "LLM-generated: misleading evidence written by writer-m",
+                 id="response-to-written-evidence"),
+    pytest.param("E-noisy", "", None, id="response-to-human-item"),
+]
+
+
+@pytest.mark.parametrize(("uid", "short", "label"), RESPONSE_CASES)
+def test_response_drilldowns_carry_the_mark(marked, uid, short, label) -> None:
+    """The drill-down listings (marks_by_response: the table's 'generated' column and the pick labels) and the opened
+    response (response_details) name the LLM mark of the instance the response answered."""
+    from core.analysis import readmodel
+    from core.store.benchmark import marks_by_response
+    from core.store.models import Model, Response
+
+    seeded, stress_id = marked
+    with Session(seeded.engine) as session:  # model-a answered the imported stress item too
+        model = session.exec(select(Model).where(Model.name == "model-a")).one()
+        answer = Response(run_id=seeded.run_id, model_id=model.id, instance_id=stress_id, status="done", text="1900")
+        session.add(answer)
+        session.commit()
+        response_ids = {**{u: r for (m, u), r in seeded.responses.items() if m == "model-a"}, STRESS_UID: answer.id}
+    marks = marks_by_response(seeded.engine, [response_ids[uid]])
+    assert (marks[response_ids[uid]].short() if marks[response_ids[uid]] else "") == short
+    detail = readmodel.response_details(seeded.engine, response_ids[uid], "heuristic")
+    assert (detail["generated"].label() if detail["generated"] else None) == label
+
+
+def test_compare_responses_lists_and_shows_the_mark(marked) -> None:
+    """Compare responses: the instance picker's labels carry the mark, and the open instance shows it in full."""
+    from core.store.models import Verdict
+
+    seeded, _ = marked
+    with Session(seeded.engine) as session:  # one verdict makes the seeded run a scored run the page lists
+        session.add(Verdict(response_id=seeded.responses[("model-a", "E-gap")], run_id=seeded.run_id,
+                            judge="heuristic", metric="faithfulness", value=1.0, passed=True))
+        session.commit()
+    at = AppTest.from_file(str(ROOT / "pages/compare_responses.py"), default_timeout=60)
+    at.session_state["gauntlet_principal"] = principal("ana")
+    at.query_params["response"] = str(seeded.responses[("model-a", "E-gap")])
+    at.run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="cmp_instance")
+    labels = set(picker.options)  # AppTest holds the formatted labels
+    assert any(label.endswith(f" · {DRAFTED}") for label in labels)
+    assert sum(label.endswith(DRAFTED) for label in labels) == 1  # the human-made instances carry none
+    assert "LLM-generated: query drafted by drafter-m" in _captions(at)
+
+
+def test_label_disagreement_picker_carries_the_mark(marked) -> None:
+    """Gold labels & adjudication: a disagreement on a response to a drafted-query instance names the mark in the
+    picker (marks_by_response), one on a human-made instance none."""
+    from core.review.gold import draw_gold_sample, record_gold_label
+
+    seeded, _ = marked
+    draw_gold_sample(seeded.engine, principal("admin"), seeded.run_id, n=12, experts=["alice", "bob"])
+    disagreeing = {"E-gap": ({"valid_refusal": 1}, {"valid_refusal": 0}), "E-noisy": ({}, {"constraints": {"c2": False}})}
+    for uid, (first, second) in disagreeing.items():
+        rid = seeded.responses[("model-a", uid)]
+        for who, extra in (("alice", first), ("bob", second)):
+            payload = {**extra, "constraints": {"c1": True, "c2": True, **extra.get("constraints", {})}}
+            record_gold_label(seeded.engine, principal(who), rid, payload, f"{who}-{uid}")
+    at = page_as("pages/adjudicate.py", "admin")
+    options = at.selectbox(key="adj_pick").options
+    gap, noisy = (f"response #{seeded.responses[('model-a', u)]} · " for u in ("E-gap", "E-noisy"))
+    assert [o for o in options if o.startswith(gap)] == [f"{gap}differs on valid_refusal · {DRAFTED}"]
+    assert [o for o in options if o.startswith(noisy)] == [f"{noisy}differs on constraint:c2"]  # human-made: no mark

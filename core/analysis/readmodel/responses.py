@@ -26,6 +26,7 @@ from core.scoring.summaries import (
     runs_sql,
     stale_summary_runs,
 )
+from core.store.generated import generated_mark
 from core.store.models import Constraint, Document, Instance, Model, Response, Verdict
 from core.store.schema import CATEGORIES
 
@@ -347,4 +348,5 @@ def response_details(engine: Engine, response_id: int, judge: str) -> dict:
         "constraints": pd.DataFrame(constraint_rows, columns=["cid", "constraint", "category", "sub_dimension", "judge", "method", "status", "passed", "reason"]),
         "metrics": pd.DataFrame(metric_rows, columns=["metric", "judge", "method", "status", "value", "passed", "reason"]),
         "judges": sorted({v.judge for v in verdicts}),
+        "generated": generated_mark(inst.meta, len(cons)),  # the instance's LLM mark (None: rule- or human-made)
     }

@@ -35,6 +35,19 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
 
+def scored_run_list(engine: Engine) -> pd.DataFrame:
+    """The runs of scored_runs (not hidden, with verdicts; newest first) without their verdict counts: id, name, status,
+    config. One index probe per run instead of counting every verdict (the results pages' run choice needs no count)."""
+    from sqlmodel import col
+
+    has_verdicts = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).exists()
+    with Session(engine) as session:
+        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
+                               .where(col(Run.hidden_at).is_(None), has_verdicts)
+                               .order_by(col(Run.id).desc())).all()
+    return pd.DataFrame(rows, columns=["id", "name", "status", "config"])
+
+
 _RUN_JUDGES_SQL = """
 WITH RECURSIVE j(judge) AS (
   SELECT MIN(judge) FROM verdict

@@ -23,6 +23,7 @@ NAME = "citation"
 RECALL = f"{NAME}.recall"
 PRECISION = f"{NAME}.precision"
 AT_MOST_CITATIONS = 3  # ALCE's --at_most_citations default
+ANSWER_FORM = "long"  # answers in cited sentences; an unanswerable question is asked the same way
 STATES: tuple[ScoreState, ...] = ("scored", "not_applicable", "unparseable", "judge_error", "unjudged")
 CITE_LINE = ("Write the answer in full sentences. After each sentence, cite the documents that support it by number, "
              "in square brackets, for example [1] or [1][3]; cite only documents that support the sentence.")
@@ -36,7 +37,7 @@ def needs_documents(spec: InstanceSpec) -> str | None:
 def citation_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
     """The neutral reference-QA prompt with the citing instruction added to its system message; prompt_meta
     `citation_docs` lists the documents' ids in the order the prompt numbers them."""
-    messages = reference_messages(instance, documents, condition.settings.get("policy"))
+    messages = reference_messages(instance, documents, condition.settings.get("policy"), ANSWER_FORM)
     system = ChatMessage(role="system", content=f"{messages[0].content} {CITE_LINE}")
     return [system, *messages[1:]], {"citation_docs": [d.doc_uid for d in documents]}
 

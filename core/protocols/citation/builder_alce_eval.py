@@ -53,8 +53,9 @@ class AlceResponse:
 
     @property
     def uid(self) -> str:
-        """The instance uid: citation/alce-human/<dataset>/<question id>."""
-        return f"{NAME}/alce-human/{self.dataset}/{self.qid}"
+        """The instance uid: citation/alce-human/<dataset>/<result file>/<question id> (each result file cites its own
+        documents for the same question)."""
+        return f"{NAME}/alce-human/{self.dataset}/{self.result_file.removesuffix('.json')}/{self.qid}"
 
     def instance(self) -> dict[str, Any]:
         """The citation instance record (`gauntlet import` shape) with the cited documents under their numbers."""

@@ -1,5 +1,5 @@
-"""`gauntlet citation report|build`: citation recall and precision per model of a run; instances from ALCE's data
-files or question records."""
+"""`gauntlet citation report|build|alce-check|alce-import`: citation recall and precision per model of a run;
+instances from ALCE's data files or question records; ALCE's published outputs checked in memory or stored as runs."""
 
 from __future__ import annotations
 
@@ -50,5 +50,25 @@ def register(app: typer.Typer) -> None:
         except AlceRecordError as exc:
             raise typer.BadParameter(str(exc), param_hint="SOURCE") from None
         typer.echo("\n".join(compare_sync(resolve_judge(judge, get_engine()), responses).lines()))
+
+    @group.command("alce-import")
+    def alce_import(source: Annotated[Path, typer.Argument(help="ALCE's human_eval_citations_completed.json (or the "
+                                                                 "shipped subset, data/suites/alce/).")],
+                    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N outputs.")]
+                    = None) -> None:
+        """Import ALCE's published outputs as stored runs (a set and a run per result file); score them with
+        `gauntlet score RUN`."""
+        from core.store.db import get_engine
+
+        from .builder_alce_eval import AlceRecordError
+        from .builder_alce_import import import_alce_outputs
+
+        try:
+            report = import_alce_outputs(get_engine(), source, limit=limit)
+        except AlceRecordError as exc:
+            raise typer.BadParameter(str(exc), param_hint="SOURCE") from None
+        typer.echo("\n".join(report.lines()))
+        if not report.ok:
+            raise typer.Exit(1)
 
     add_build_command(group, "citation", "ALCE data file (JSON) or records (JSONL).", "alce or records (default: by the file's extension).")

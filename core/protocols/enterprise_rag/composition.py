@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -41,48 +42,53 @@ class ModeRow:
 
 def composition(engine: Engine) -> tuple[list[DomainRow], list[ModeRow]]:
     """The paper's Table 5 (per domain) and Table 6 (per mode) over the latest EnterpriseRAG instance versions; 'All'
-    row last."""
+    row last. Counted by the database (instances per domain, mode and origin; constraints per domain and category)."""
+    latest = (Instance.is_latest == True, col(Instance.protocol).in_(constraint_protocols()))  # noqa: E712
     with Session(engine) as session:
-        rows = session.exec(
-            select(Instance.id, Domain.name, Instance.mode, Instance.origin)
-            .join(Domain, col(Domain.id) == Instance.domain_id)
-            .where(Instance.is_latest == True, col(Instance.protocol).in_(constraint_protocols()))  # noqa: E712
+        groups = session.exec(
+            select(Domain.name, Instance.mode, Instance.origin, func.count())
+            .join(Domain, col(Domain.id) == Instance.domain_id).where(*latest)
+            .group_by(col(Domain.name), col(Instance.mode), col(Instance.origin))
         ).all()
-        ids = [r[0] for r in rows if r[0] is not None]  # stored rows always have their primary key
-        counts = session.exec(
-            select(Constraint.instance_id, Constraint.category).where(col(Constraint.instance_id).in_(ids))
+        categories = session.exec(
+            select(Domain.name, Constraint.category, func.count())
+            .join(Instance, col(Instance.id) == Constraint.instance_id)
+            .join(Domain, col(Domain.id) == Instance.domain_id).where(*latest)
+            .group_by(col(Domain.name), col(Constraint.category))
         ).all()
-    per_instance: dict[int, dict[str, int]] = {i: dict.fromkeys(CATEGORIES, 0) for i in ids}
-    for instance_id, category in counts:
-        per_instance[instance_id][category] += 1
-    domain_of = {r[0]: r[1] for r in rows}
+    instances: dict[str, int] = {}
+    for name, _, _, n in groups:
+        instances[name] = instances.get(name, 0) + int(n)
+    sums: dict[str, dict[str, int]] = {name: dict.fromkeys(CATEGORIES, 0) for name in instances}
+    for name, category, n in categories:
+        sums[name][category] += int(n)
 
-    def domain_row(name: str, members: list[int]) -> DomainRow:
-        n = len(members) or 1
-        sums = {c: sum(per_instance[i][c] for i in members) for c in CATEGORIES}
+    def domain_row(name: str, members: int, by_category: dict[str, int]) -> DomainRow:
+        n = members or 1
         return DomainRow(
             domain=name,
-            instances=len(members),
-            avg_constraints=round(sum(sums.values()) / n, 2),
-            avg_persona=round(sums["persona"] / n, 2),
-            avg_output=round(sums["output"] / n, 2),
-            avg_knowledge_protocol=round(sums["knowledge_protocol"] / n, 2),
+            instances=members,
+            avg_constraints=round(sum(by_category.values()) / n, 2),
+            avg_persona=round(by_category["persona"] / n, 2),
+            avg_output=round(by_category["output"] / n, 2),
+            avg_knowledge_protocol=round(by_category["knowledge_protocol"] / n, 2),
         )
 
-    domains = sorted(set(domain_of.values()))
-    table5 = [domain_row(d, [i for i in ids if domain_of[i] == d]) for d in domains]
-    table5.append(domain_row("All", ids))
-    total = len(rows) or 1
+    table5 = [domain_row(d, instances[d], sums[d]) for d in sorted(instances)]
+    table5.append(domain_row("All", sum(instances.values()),
+                             {c: sum(s[c] for s in sums.values()) for c in CATEGORIES}))
+    total = sum(instances.values()) or 1
     table6 = []
     for mode in MODES:
-        members = [r for r in rows if r[2] == mode]
+        members = [(origin, int(n)) for _, m, origin, n in groups if m == mode]
+        count = sum(n for _, n in members)
         table6.append(
             ModeRow(
                 mode=mode,
-                count=len(members),
-                ratio=round(len(members) / total, 3),
-                natural=sum(1 for r in members if r[3] == "natural"),
-                augmented=sum(1 for r in members if r[3] == "augmented"),
+                count=count,
+                ratio=round(count / total, 3),
+                natural=sum(n for origin, n in members if origin == "natural"),
+                augmented=sum(n for origin, n in members if origin == "augmented"),
             )
         )
     return table5, table6

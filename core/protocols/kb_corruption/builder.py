@@ -46,6 +46,7 @@ from core.protocols.kb_corruption import (
     condition_profile,
 )
 from core.protocols.progress import Progress, counted
+from core.store.generated import GENERIC_KEY
 from core.store.schema import DocumentSpec, InstanceSpec
 
 PathLike = str | Path
@@ -574,14 +575,26 @@ def retrieval_record(q: Question, hits: list[Hit], kb: dict[str, CorpusDoc]) -> 
             "corrupted": sum(bool(kb[h.doc_id].meta["is_corrupted"]) for h in hits)}
 
 
+def llm_written(documents: list[DocumentSpec], kb: dict[str, CorpusDoc]) -> list[dict[str, str]]:
+    """The instance's LLM-written knowledge-base entries per model, as core.store.generated records (the mark every
+    listing shows): '2 corrupted knowledge-base entries written by M'."""
+    by_model = Counter(kb[doc_id].meta[WRITTEN_BY] for doc_id in dict.fromkeys(d.doc_id for d in documents)
+                       if WRITTEN_BY in kb[doc_id].meta)
+    return [{"part": f"{n} corrupted knowledge-base entr{'y' if n == 1 else 'ies'}", "how": "written", "model": model}
+            for model, n in sorted(by_model.items())]
+
+
 def build_instance(q: Question, hits: dict[str, list[Hit]], kb: dict[str, CorpusDoc], provenance: dict) -> InstanceSpec:
     """One RAGStress instance: the question, its MCQ reference, every retrieval condition's documents and a record of
     what each filter returned."""
     documents = [d for name in CONDITION_NAMES if name in hits for d in condition_documents(q, name, hits[name], kb)]
     not_applicable = sorted({kb[f"{q.qid}#{t}-{s}"].meta["corruption_type"] for t in TYPES for s in SEVERITIES
                              if not kb[f"{q.qid}#{t}-{s}"].meta["applicable"]})
-    meta = {"ragstress": {**provenance, "source_question_id": q.qid, "not_applicable_types": not_applicable,
-                          "retrieval": {name: retrieval_record(q, hits[name], kb) for name in hits}}}
+    meta: dict[str, Any] = {"ragstress": {**provenance, "source_question_id": q.qid,
+                                          "not_applicable_types": not_applicable,
+                                          "retrieval": {name: retrieval_record(q, hits[name], kb) for name in hits}}}
+    if written := llm_written(documents, kb):
+        meta[GENERIC_KEY] = written
     return InstanceSpec(
         id=f"ragstress/{q.qid}", domain=DOMAIN, query=q.stem, protocol=NAME, language="en",
         reference={"answer_type": "mcq", "choices": q.options, "answer_key": q.key},
@@ -626,6 +639,7 @@ def _sha256(path: Path) -> str:
 
 
 RETRIEVER_DROPS = ("details", "generator")  # kept in knowledge_base.jsonl, not needed by retrieval or instances
+WRITTEN_BY = "written_by"  # on the retriever's copy of an LLM-written entry: the model (for the instance's mark)
 
 
 def write_knowledge_base(questions: list[Question], path: Path, seed: int,
@@ -640,7 +654,10 @@ def write_knowledge_base(questions: list[Question], path: Path, seed: int,
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 by_variant[v.name] += 1
                 not_applicable[v.name] += not v.applicable
-                docs.append(doc_from_record({k: x for k, x in record.items() if k not in RETRIEVER_DROPS}))
+                compact = {k: x for k, x in record.items() if k not in RETRIEVER_DROPS}
+                if v.generator.get("mode") == "llm":  # an LLM-written entry keeps its writer for the instance's mark
+                    compact[WRITTEN_BY] = v.generator.get("model") or ""
+                docs.append(doc_from_record(compact))
     return docs, by_variant, +not_applicable
 
 

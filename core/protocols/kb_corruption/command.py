@@ -116,21 +116,29 @@ def register(app: typer.Typer) -> None:
                                          "higher; required with an API embedder.")] = None,
     ) -> None:
         """Build the knowledge base (13 entries per question), index it once and retrieve under every condition."""
+        from contextlib import AbstractContextManager, nullcontext
+
         from core.protocols.kb_corruption.builder import LlmWriter, build_ragstress
 
         writer = None
+        spent_in: AbstractContextManager[object] = nullcontext()
         if llm:
             from core.commands.build import llm_complete_json
+            from core.construction.cost import record_build
+            from core.store.db import get_engine
 
-            writer = LlmWriter(llm_complete_json(llm), llm)
+            spend = record_build(get_engine(), f"kb_corruption {out.name}", None, {
+                "protocol": "kb_corruption", "source": [str(q) for q in questions], "generator": llm, "out": str(out)})
+            writer, spent_in = LlmWriter(llm_complete_json(llm, spend), llm), spend.closing()
         options = embedder_options(embedder, embedding_url, embedding_model, embedding_key_env)
         chosen = "bm25" if bm25_only else retriever
         try:
-            report = build_ragstress(questions, out, seed, top_k=top_k, embedder=None if chosen == "bm25" else embedder,
-                                     index_dir=index_dir, writer=writer, limit=limit,
-                                     kb_questions_path=kb_questions or None, retriever=chosen,
-                                     embedder_options=options,
-                                     before_embedding=cost_gate(embedder, embedding_price, max_embedding_cost))
+            with spent_in:  # an LLM build's spend is recorded on its own run row, closed however the build ends
+                report = build_ragstress(questions, out, seed, top_k=top_k,
+                                         embedder=None if chosen == "bm25" else embedder, index_dir=index_dir,
+                                         writer=writer, limit=limit, kb_questions_path=kb_questions or None,
+                                         retriever=chosen, embedder_options=options,
+                                         before_embedding=cost_gate(embedder, embedding_price, max_embedding_cost))
         except ValueError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(2) from None

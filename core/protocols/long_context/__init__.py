@@ -12,16 +12,25 @@ judge; offline, only an answer containing the reference is decided). The decisio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from core.metrics import MetricDeclaration, ScoreState, declare
 from core.protocols import register
-from core.protocols.base import Builder, Condition, Protocol, View, needs
-from core.protocols.reference_qa import reference_prompt
+from core.protocols.base import Builder, Condition, Prompt, Protocol, View, needs
+from core.protocols.prompting import InstanceView, reference_messages
 
 NAME = "long_context"
 ACCURACY = f"{NAME}.accuracy"
 CHUNKS, WHOLE = "", "whole_document"
 TASKS = ("location", "reasoning", "comp", "hallu")
 STATES: tuple[ScoreState, ...] = ("scored", "not_applicable", "unparseable", "judge_error", "unjudged", "skipped")
+ANSWER_FORM = "long"  # LaRA's answers are sentences; a hallucination question is asked the same way
+
+
+def long_context_prompt(instance: InstanceView, documents: Sequence[Any], condition: Condition) -> Prompt:
+    """The neutral answering prompt in the protocol's answer form, the same for LaRA's hallucination questions."""
+    return reference_messages(instance, documents, condition.settings.get("policy"), ANSWER_FORM), {}
 
 declare(MetricDeclaration(
     ACCURACY, "Long-context accuracy", "rate", ("rule", "llm"), states=STATES, unparseable="wrong",
@@ -41,7 +50,7 @@ LONG_CONTEXT = register(Protocol(
                 Condition(WHOLE, "the whole document in context", {"include": {"setting": "whole"}})),
     metrics=(ACCURACY, "token_f1"),
     headline=(ACCURACY,),
-    render=reference_prompt,
+    render=long_context_prompt,
     page_views=(View("Chunks or the whole document: accuracy and cost", f"{__name__}.views:setting_view"),),
     builder=Builder("Long context", "RAG vs long context: each LaRA question with BM25 chunks and its whole document "
                     "(read from your copy of LaRA).", "The LaRA repository folder", "LaRA",

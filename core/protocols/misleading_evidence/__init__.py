@@ -93,7 +93,8 @@ RAG_STRESS = register(Protocol(
         "Misleading evidence",
         "RAG-Stress misleading evidence: one safe edit of the gold evidence towards a designated wrong answer.",
         "Source file (HotpotQA or MedQA layout)", "hotpotqa-dev-distractor/hotpotqa_dev_distractor_500.jsonl",
-        f"{__name__}.builder_app:build", formats=("hotpotqa", "medqa"), bm25=False),
+        f"{__name__}.builder_app:build", formats=("hotpotqa", "medqa"), bm25=False,
+        estimate=f"{__name__}.builder_app:estimate"),
     doc="docs/misleading_evidence.md",
     paper_tables=(PaperTableSpec("1", "Clean accuracy, misleading rate by policy and position, and the policy gap, per "
                                       "dataset and model", "core.protocols.misleading_evidence.paper:table_1"),),

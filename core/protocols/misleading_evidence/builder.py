@@ -254,11 +254,20 @@ SHAPES: tuple[tuple[str, str], ...] = (
 KIND_CUES: dict[str, str] = dict(_WORDS["kind_cues"])
 NAME_HEADS: dict[str, set[str]] = {k: set(v) for k, v in _WORDS["name_heads"].items()}
 CONTEXT_CUES: dict[str, str] = dict(_WORDS["context_cues"])
-QUESTION_PERSON = re.compile(
-    r"\b(?:founder|co-founder|attorney|president|explorer|member|essayist|marshal|strategist|contributor|figure|"
-    r"winner|role|character|man|woman|girl|boy|leader|chairman|ceo|magnate|father|mother|sister|brother|son|"
-    r"daughter|wife|husband)s?\b", re.IGNORECASE)
-QUESTION_WORK = re.compile(r"(?!the\b)(?:\S+\s+){0,2}(?:show|speech|story|essay|ballad)s?\b", re.IGNORECASE)
+
+
+def _any(name: str) -> str:
+    """The words of list `name` as one regex alternation, in their listed order (regex syntax kept as written)."""
+    return "|".join(_WORDS[name])
+
+
+def _any_literal(name: str) -> str:
+    """The words of list `name` as one regex alternation of literal texts, in their listed order."""
+    return "|".join(map(re.escape, _WORDS[name]))
+
+
+QUESTION_PERSON = re.compile(rf"\b(?:{_any('question_person_nouns')})s?\b", re.IGNORECASE)
+QUESTION_WORK = re.compile(rf"(?!the\b)(?:\S+\s+){{0,2}}(?:{_any('question_work_nouns')})s?\b", re.IGNORECASE)
 WHO_CLAUSE = re.compile(r"(?:^|[,;]\s*|\bwith\s+)(?:who|whom|whose)\b", re.IGNORECASE)
 DEMONYMS: tuple[str, ...] = tuple(_WORDS["demonyms"])
 COUNTRIES: tuple[str, ...] = tuple(_WORDS["countries"])
@@ -271,15 +280,11 @@ VOCABULARY: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "country": CO
                                           "US broadcast network": BROADCAST_NETWORKS,
                                           "US cable channel": CABLE_CHANNELS, "religious order": RELIGIOUS_ORDERS}
 PERSON_IN_TEXT = re.compile(
-    r"\b(?:(?:directed|written|composed|produced|created|founded|hosted|performed|sung|played|portrayed|voiced|"
-    r"narrated|co-founded|co-written|illustrated) by|starring|married)\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
+    rf"\b(?:(?:{_any('credit_verbs')}) by|{_any('credit_words')})\s+((?:[A-Z][a-z]+|[A-Z]\.)(?:\s(?:[A-Z][a-z]+|"
     r"[A-Z]\.)){1,2})\b(?=\s*(?:\(|,|\.|;|\sand\b|\sas\b|\sin\b))")
-NOT_A_PERSONAL_NAME = re.compile(
-    r"^(?:The|Professor|President|Sir|Dr|Doctor|King|Queen|Prince|Princess|Lord|Lady|Saint|St|General|Captain|Mr|"
-    r"Mrs|Ms)\b|\b(?:Interactive|Games|Studios?|Entertainment|Media|Productions|Films|Pictures|Records|Music|"
-    r"Television|Network|Group|Company|Channel|Radio|Press|Books|Software|Animation|Theatre|Theater)$")
+NOT_A_PERSONAL_NAME = re.compile(rf"^(?:{_any('not_personal_openers')})\b|\b(?:{_any('company_endings')})$")
 LIFE_DATES = re.compile(r"\(\s*(?:born\b|b\.|[^()]*\b\d{3,4}\s*[–-]\s*(?:\d{1,2}\s+\w+\s+)?\d{3,4}\s*\))")
-LIST_TITLE = re.compile(r"\b(?:filmography|discography|bibliography|videography)\b|^List of\b", re.IGNORECASE)
+LIST_TITLE = re.compile(rf"\b(?:{_any('list_title_words')})\b|^List of\b", re.IGNORECASE)
 LIST_RE = re.compile(r",\s|\s(?:and|&)\s")
 
 
@@ -467,9 +472,8 @@ def _evidence_at(gold: list[Paragraph], paragraph: Paragraph, sentence: int) -> 
 
 YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})\b")
 LATEST_YEAR = 2025
-TIME_CUES = re.compile(r"\b(?:born|older|oldest|younger|youngest|first|earlier|earliest|later|latest|founded|"
-                       r"established|formed|released|published|created|opened|built|began|started)\b", re.IGNORECASE)
-DEATH_CUES = re.compile(r"\b(?:died|death|dead|last)\b", re.IGNORECASE)
+TIME_CUES = re.compile(rf"\b(?:{_any('time_cues')})\b", re.IGNORECASE)
+DEATH_CUES = re.compile(rf"\b(?:{_any('death_cues')})\b", re.IGNORECASE)
 
 
 def _about(gold: list[Paragraph], answer: str) -> tuple[Paragraph, Paragraph]:
@@ -535,13 +539,11 @@ def _without_names(question: str, gold: list[Paragraph]) -> str:
     return question
 
 
-MORE_WORDS = r"more|most|higher|highest|taller|tallest|longer|longest|larger|largest|bigger|biggest|greater"
-LESS_WORDS = r"fewer|fewest|less|least|shorter|shortest|smaller|smallest|lower|lowest"
+MORE_WORDS = _any("more_words")
+LESS_WORDS = _any("less_words")
 COMPARATIVE = re.compile(rf"\b(?:{MORE_WORDS}|{LESS_WORDS})\b", re.IGNORECASE)
-LENGTH_UNITS = r"(?:m|metres|meters|ft|feet|km|kilometres|kilometers|mi|miles)"
-UNIT_OF: dict[str, str] = {"taller": LENGTH_UNITS, "tallest": LENGTH_UNITS, "higher": LENGTH_UNITS,
-                           "highest": LENGTH_UNITS, "longer": LENGTH_UNITS, "longest": LENGTH_UNITS,
-                           "shorter": LENGTH_UNITS, "shortest": LENGTH_UNITS}
+LENGTH_UNITS = f"(?:{_any('length_units')})"
+UNIT_OF: dict[str, str] = dict.fromkeys(_WORDS["length_comparatives"], LENGTH_UNITS)
 NUMBER_WORDS = tuple(_WORDS["number_words"])
 FIGURE = rf"(?<![\d.,])(\d{{1,3}}(?:,\d{{3}})+|\d+|{'|'.join(NUMBER_WORDS)})(?![\d.,]?\d)"
 
@@ -555,7 +557,7 @@ def _compared_unit(asked: str) -> tuple[str, bool] | None:
     if word in UNIT_OF:
         return UNIT_OF[word], larger
     noun = re.match(r"\s+([a-z]+)", asked[m.end():])
-    if noun is None or noun.group(1) in ("than", "of", "in", "to", "the", "a", "an"):
+    if noun is None or noun.group(1) in _WORDS["not_a_unit"]:
         return None
     stem = re.sub(r"(?:es|s)$", "", noun.group(1))
     return rf"{stem}(?:s|es)?", larger
@@ -654,7 +656,7 @@ _NAME_WORD = r"(?:[A-Z][a-zà-ÿ'-]+|[A-Z]\.)"
 FULL_NAME = rf"{_NAME_WORD}(?:\s{_NAME_WORD}){{1,3}}"
 _OCCUPATION = KIND_CUES["person"][KIND_CUES["person"].index("(?:actor"):]
 PERSON_CUED = re.compile(
-    rf"(?:\b(?:Professor|Dr\.|Sir|Captain|Colonel|Lieutenant|Senator|Governor|Reverend)|\b{_OCCUPATION})\s({FULL_NAME})\b"
+    rf"(?:\b(?:{_any_literal('person_titles')})|\b{_OCCUPATION})\s({FULL_NAME})\b"
     rf"|(?:^|(?<=\.\s))({FULL_NAME})(?=\s*\((?:born\b|b\.|[^()]*\d{{3,4}}\s*[–-]))"
     rf"|({FULL_NAME}),?\s+(?:is|was)\s+an?\s+(?:[\w-]+\s+){{0,4}}?{_OCCUPATION}")
 
@@ -684,17 +686,17 @@ FIRST_NAME_QUESTION = re.compile(r"\bfirst name of\b", re.IGNORECASE)
 
 def _pronoun(text: str) -> str | None:
     """'she' or 'he' when a paragraph refers to its subject by one of them more than by the other."""
-    she = len(re.findall(r"\b(?:she|her|hers)\b", text, re.IGNORECASE))
-    he = len(re.findall(r"\b(?:he|him|his)\b", text, re.IGNORECASE))
+    she = len(re.findall(rf"\b(?:{_any('female_pronouns')})\b", text, re.IGNORECASE))
+    he = len(re.findall(rf"\b(?:{_any('male_pronouns')})\b", text, re.IGNORECASE))
     return "she" if she > he else "he" if he > she else None
 
 
 def _asked_pronoun(question: str, gold_text: str) -> str | None:
     """'he' or 'she' for the person a question asks about: by its noun ('father', 'the woman'), else by the
     pronouns of the answer's paragraph."""
-    if re.search(r"\b(?:father|son|brother|husband|man|king|boy)\b", question, re.IGNORECASE):
+    if re.search(rf"\b(?:{_any('male_nouns')})\b", question, re.IGNORECASE):
         return "he"
-    if re.search(r"\b(?:mother|daughter|sister|wife|woman|queen|girl)\b", question, re.IGNORECASE):
+    if re.search(rf"\b(?:{_any('female_nouns')})\b", question, re.IGNORECASE):
         return "she"
     return _pronoun(gold_text)
 
@@ -723,7 +725,7 @@ def shared_head_names(answer: str, noise_text: str) -> tuple[str, list[str]] | N
     return kind, sorted({m.group(0).removeprefix("The ") for m in re.finditer(pattern, noise_text)})
 
 
-PERIODICAL = r"(?:magazine|newspaper|journal)"
+PERIODICAL = f"(?:{_any('periodical_nouns')})"
 _TITLE_WORDS = r"[A-Z][\w'&.-]*(?:\s[A-Z][\w'&.-]*){0,2}"
 
 
@@ -765,7 +767,7 @@ def more_names(kind: str, noise: list[Paragraph], texts: dict[str, str]) -> list
 CONTINENTS: tuple[str, ...] = tuple(_WORDS["continents"])
 US_STATES: tuple[str, ...] = tuple(_WORDS["us_states"])
 PROPERTY_WORDS: dict[str, tuple[str, ...]] = {"nationality": DEMONYMS, "continent": CONTINENTS, "state": US_STATES}
-SAME_NATIONALITY = re.compile(r"\bsame (?:nationality|country)\b|\bboth (?:from the same|of the same)\b", re.IGNORECASE)
+SAME_NATIONALITY = re.compile("|".join(rf"\b{w}\b" for w in _WORDS["same_nationality"]), re.IGNORECASE)
 
 
 def _said_once(para: Paragraph, word: str) -> int | None:
@@ -1035,7 +1037,7 @@ def plan_open(spec: InstanceSpec, seed: int = 0) -> Plan:
 
 REGIONS: frozenset[str] = frozenset(US_STATES) | frozenset(COUNTRIES)
 PLACE_PART = r"[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}"
-NOT_A_PLACE = re.compile(r"^(?:The|In|On|At|By|From|However|Since|After|Before|During|When|While|Its|His|Her)\b")
+NOT_A_PLACE = re.compile(rf"^(?:{_any('not_place_openers')})\b")
 
 
 def region_parts(name: str) -> list[str] | None:
@@ -1167,7 +1169,7 @@ def plan_name_list(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
 
 KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = tuple((kind, tuple(words)) for kind, words in _WORDS["kind_words"])
 KIND_SUFFIXES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _WORDS["kind_suffixes"].items()}
-IN_COMMON = re.compile(r"\b(?:in common|both|share|shared)\b", re.IGNORECASE)
+IN_COMMON = re.compile(rf"\b(?:{_any('in_common')})\b", re.IGNORECASE)
 
 
 def kind_word(answer: str) -> tuple[str, str, str, str] | None:
@@ -1220,17 +1222,7 @@ def plan_kind_word(spec: InstanceSpec, answer: str, evidence: Evidence, seed: in
 
 LEAD_IN = re.compile(r"(?P<lead>(?:aired on|located in|on|in|the) |)(?P<core>\w[^,;:()]*?)(?P<tail>\.?)")
 LEAD_IN_WORDS: dict[str, tuple[str, ...]] = {
-    "US broadcast network": BROADCAST_NETWORKS,
-    "digital store": ("iTunes", "Google Play", "Zinio", "Amazon Kindle"),
-    "Russian republic": ("Chechen Republic", "Chuvash Republic", "Udmurt Republic", "Komi Republic",
-                         "Kabardino-Balkar Republic", "Karachay-Cherkess Republic"),
-    "German industrial group": ("Siemens group", "Bosch group", "ThyssenKrupp group", "MAN group", "Daimler group"),
-    "college football team": ("Oklahoma Sooners", "Texas Longhorns", "Nebraska Cornhuskers", "Kansas Jayhawks",
-                              "Alabama Crimson Tide", "Michigan Wolverines"),
-    "terrorist group": ("al-Qaeda", "Hezbollah", "Hamas", "Lashkar-e-Taiba", "Jemaah Islamiyah"),
-    "college athletic conference": ("North Atlantic Conference", "Yankee Conference", "Atlantic 10 Conference",
-                                    "Colonial Athletic Association", "Metro Atlantic Athletic Conference"),
-}
+    "US broadcast network": BROADCAST_NETWORKS, **{kind: tuple(words) for kind, words in _WORDS["lead_in_words"].items()}}
 
 
 def _closed_core(core: str) -> tuple[str, str, tuple[str, ...]] | None:
@@ -1287,15 +1279,8 @@ def plan_lead_in_county(spec: InstanceSpec, answer: str, m: re.Match[str], evide
 
 # --------------------------------------------------------------------------- MCQ (MedQA)
 
-NOTE_LINES = {
-    "en": {"opening": "Review note on the clinical question below.",
-           "method": "Each answer option was checked against the case details and standard references.",
-           "assertion": "For this case, the correct answer is {answer}."},
-    "zh": {"opening": "以下是针对该题的复习笔记。",
-           "method": "已将各选项与病例资料及标准参考资料逐一核对。",
-           "assertion": "本题的正确答案是{answer}。"},
-}
-META_OPTIONS = re.compile(r"(?i)\b(?:all|none|both|neither) of the (?:above|following)\b|以上(?:都|均|皆)")
+NOTE_LANGUAGES = ("en", "zh")  # data/wordlists/review_note.<language>.json
+META_OPTIONS = re.compile("(?i)" + "|".join(wordlists("review_note", lang)["meta_options"] for lang in NOTE_LANGUAGES))
 
 
 def split_sentences(text: str, language: str) -> list[str]:
@@ -1328,7 +1313,7 @@ def plan_mcq(spec: InstanceSpec, seed: int = 0) -> Plan:
         raise NoSafeEdit("no wrong option whose text is distinct from the key's and the other options'")
     wrong_key = rng_for(seed, spec.id).choice(options)
     wrong = ref.choices[wrong_key].strip()
-    lines = NOTE_LINES[language]
+    lines = wordlists("review_note", language)
     findings = split_sentences(spec.query, language)[:-1]
     assertion = lines["assertion"].format(answer=key_text)
     sentences = (lines["opening"], *findings, lines["method"], assertion)

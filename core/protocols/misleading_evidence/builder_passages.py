@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from core.language import wordlists
 from core.protocols.misleading_evidence.builder import (
     CONTEXT_CUES,
     MAX_ANSWER_WORDS,
@@ -38,10 +39,12 @@ from core.store.schema import InstanceSpec
 
 FORMATS = ("triviaqa", "searchqa")
 WINDOW = 3  # sentences kept on each side of the answer sentence
-FUNCTION_WORD = r"(?!(?:The|A|An|In|On|At|Of|And|For|By|To|From|With|As|It|This|That|He|She|His|Her)\b)"
+_WORDS = wordlists("misleading_evidence")  # data/wordlists/misleading_evidence.en.json
+FUNCTION_WORD = f"(?!(?:{'|'.join(_WORDS['function_words'])})\\b)"
+_PARTICLES = "|".join(rf"{w}\s+" for w in _WORDS["name_particles"])
 NAME = re.compile(rf"(?<![\w'’-]){FUNCTION_WORD}[A-Z][a-z][\w'’-]*"
-                  rf"(?:\s+(?:of\s+|the\s+|de\s+|von\s+|van\s+)?{FUNCTION_WORD}[A-Z][a-z][\w'’-]*){{0,3}}")
-CLUE_PERSON = re.compile(r"\b(?:star|host|winner|champion|leader|founder|hero|heroine|villain)s?\b", re.IGNORECASE)
+                  rf"(?:\s+(?:{_PARTICLES})?{FUNCTION_WORD}[A-Z][a-z][\w'’-]*){{0,3}}")
+CLUE_PERSON = re.compile(rf"\b(?:{'|'.join(_WORDS['clue_person_nouns'])})s?\b", re.IGNORECASE)
 PERSON_AFTER = re.compile(r"\s*\((?:born\b|b\.|\d{3,4}\s*[–-])")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.protocols.misleading_evidence import builder_passages
 from core.protocols.misleading_evidence.builder import (
@@ -30,6 +31,10 @@ from core.protocols.misleading_evidence.builder_generative import (
 )
 from core.protocols.progress import Progress, counted
 from core.store.schema import InstanceSpec
+
+if TYPE_CHECKING:
+    from core.construction.cost import BuildEstimate
+    from core.generation.providers.base import ModelConfig
 
 
 def plan_for(spec: InstanceSpec, seed: int = 0) -> Plan:
@@ -154,3 +159,18 @@ def build_stress_file(source: Path, fmt: str, out: Path, seed: int = 0, *, limit
     listed.write_text("".join(json.dumps({"id": s.id, "reason": s.reason}, ensure_ascii=False) + "\n"
                               for s in result.skipped), encoding="utf-8")
     return result, len(specs), listed
+
+
+def estimate_stress_file(source: Path, fmt: str, limit: int | None, *, llm: ModelConfig | None = None,
+                         judge: ModelConfig | None = None, generate: bool = False) -> BuildEstimate:
+    """The upper-bound LLM cost of building `source` (its first `limit` items) before the build starts: every open-QA
+    item's supporting evidence in tokens, through cost.estimate_stress (`llm` re-words, or writes with `generate`)."""
+    from core.construction.cost import estimate_stress
+    from core.generation.tokens import count_tokens
+    from core.ingest.importers import get_importer
+
+    parsed = get_importer(fmt).parse(source)
+    specs = [spec for _, spec in parsed.instances][:limit]
+    tokens = [sum(count_tokens(d.text) for d in spec.documents if d.role == "supporting") for spec in specs
+              if spec.reference is not None and spec.reference.answer_type not in ("mcq", "unanswerable")]
+    return estimate_stress(tokens, reword=None if generate else llm, generator=llm if generate else None, judge=judge)

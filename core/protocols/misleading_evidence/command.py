@@ -66,7 +66,8 @@ def register(app: typer.Typer) -> None:
         complete_json = judge_json = None
         if generate and not llm:
             raise typer.BadParameter("--generate needs --llm (the model that writes the edits)", param_hint="--generate")
-        from core.construction.cost import BuildSpend
+        from core.construction.cost import BuildSpend, record_build
+        from core.store.db import get_engine
 
         spend = BuildSpend(budget)
         if llm or judge:
@@ -79,10 +80,13 @@ def register(app: typer.Typer) -> None:
             if estimate_only:
                 typer.echo(json.dumps(estimate.to_dict(), indent=2))
                 return
+            spend = record_build(get_engine(), f"misleading_evidence {out.name}", budget, {
+                "protocol": "misleading_evidence", "source": str(source), "generator": llm, "judge": judge or llm,
+                "out": str(out)})  # the spend recorded where runs' is, budgeted in the database
             complete_json = llm_complete_json(llm, spend) if llm else None
             judge_json = llm_complete_json(judge, spend) if judge else complete_json
         try:
-            with with_evidence(source, evidence_dir) as read:
+            with spend.closing(), with_evidence(source, evidence_dir) as read:
                 result, items, listed = build_stress_file(read, fmt, out, seed, limit=limit,
                                                           complete_json=complete_json, llm_name=llm or "",
                                                           skipped=skipped, generate=generate, check=check,
@@ -141,17 +145,10 @@ def stress_estimate(source: Path, fmt: str, limit: int | None, llm: str | None, 
                     generate: bool) -> BuildEstimate:
     """The LLM cost of a misleading-evidence build before it starts, from the source's open-QA items."""
     from core.commands.build import model_config
-    from core.construction.cost import estimate_stress
-    from core.generation.tokens import count_tokens
-    from core.ingest.importers import get_importer
+    from core.protocols.misleading_evidence.builder_plans import estimate_stress_file
 
-    parsed = get_importer(fmt).parse(source)
-    specs = [spec for _, spec in parsed.instances][:limit]
-    tokens = [sum(count_tokens(d.text) for d in spec.documents if d.role == "supporting") for spec in specs
-              if spec.reference is not None and spec.reference.answer_type not in ("mcq", "unanswerable")]
-    config = model_config(llm) if llm else None
-    return estimate_stress(tokens, reword=None if generate else config, generator=config if generate else None,
-                           judge=model_config(judge) if judge else None)
+    return estimate_stress_file(source, fmt, limit, llm=model_config(llm) if llm else None,
+                                judge=model_config(judge) if judge else None, generate=generate)
 
 
 def render(tables: dict, judge: str, fmt: str) -> str:

@@ -11,6 +11,9 @@ from collections.abc import Set as AbstractSet
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
+import yaml
+
+from core.config import REPO_ROOT
 from core.language import CJK_SENTENCE_BREAK, cjk_terms
 from core.language import cjk_language as cjk_language  # re-exported
 
@@ -137,6 +140,16 @@ CJK_META_RE = re.compile(
     rf"|{JA_DOCS}(?:は|では|には)[^。！？]{{0,40}}?(?:について|に関して|に関する)(?:もの|こと|情報)?(?:のみ|だけ|しか)"
 )
 
+DECLINES_FILE = REPO_ROOT / "data" / "reading" / "declines.yaml"
+
+
+def declines() -> tuple[str, ...]:
+    """An assistant's declines in its own voice ("I do not have specific information on X"), every language's, from
+    data/reading/declines.yaml."""
+    data = yaml.safe_load(DECLINES_FILE.read_text(encoding="utf-8"))["declines"]
+    return tuple(p for patterns in data.values() for p in patterns)
+
+
 DOCS = (r"(?:(?:the|these|those|this|your|my|provided|given|retrieved|available|supplied|supporting|attached|above|"
         r"reference|search|source)\s+)*(?:documents?|docs?|sources?|context|materials?|texts?|passages?|excerpts?|"
         r"knowledge base|records?|files?|manuals?|guides?|information(?: provided| given)?|search results|results)")
@@ -169,6 +182,7 @@ REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bcannot be (?:answered|determined|found|confirmed|established)\b",
         r"\bunanswerable\b",
         *CJK_REFUSAL_PATTERNS,
+        *declines(),
     )
 )
 META_RE = re.compile(
