@@ -7,14 +7,18 @@ planner: the batch planner (core.analysis.gold_budget) in worlds of POPULATION s
   labels spent. Grid: true difference x judge accuracy x judge bias toward B (the lower model).
 
 designs: one model's rate from gold labels drawn by each design at the same (expected) number of labels, against
-  the standard labels-only interval (Wilson) on a uniform sample: mean widths and coverage per cell. Grid: true
+  the standard labels-only interval on a uniform sample (Clopper-Pearson below 30 labels, Wilson from 30; Wilson at
+  every n is listed for reference): mean widths and coverage per cell. Grid: true
   rate x judge accuracy x labels x judge bias. --write stores the verdicts in data/sampling_designs.json, which
   the Adjudicate page quotes.
+
+unweighted: the mean error of ppi_mean's estimate (lam cross-fitted) on uniform labels, vectorised (ppi.ppi_rows)
+  over 3 x 20,000 worlds per cell: rates and paired differences, judge accuracy, labels.
 
 differences: the corrected difference's mean error under the uncertainty, active and planned draws, through
   readmodel.corrected_difference (--worlds) and vectorised over 3 x 20,000 worlds (ppi.ipw_rows; lam cross-fitted).
 
-Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|gap|differences|all] [--write]
+Run: python -m bench.bench_labels_pay [--worlds 400] [--part planner|designs|gap|unweighted|differences|all] [--write]
 Prints the markdown tables of docs/ppi.md and exits 1 if a cell misses its floor. tests/test_labels_pay.py runs a
 small version of each part in CI.
 """
@@ -40,6 +44,7 @@ from core.analysis.ppi import (
     narrower_rows,
     ppi_rows,
     sampling_probabilities,
+    wilson_rows,
 )
 
 POPULATION = 400
@@ -122,11 +127,12 @@ def planner_grid(worlds: int, differences=DIFFERENCES, accuracies=ACCURACIES, le
 RESPONSES = 600
 RATES = (0.05, 0.15, 0.5, 0.7, 0.95)
 LABELS = (10, 20, 30, 50, 100)
-DEFAULT = "stratified draw: PPI++ or Wilson, whichever is narrower (default)"
-PPI_ONLY = "uniform, PPI++ alone (before issue 40's fix)"
+DEFAULT = "stratified draw: PPI++ or labels only, whichever is narrower (default)"
+PPI_ONLY = "uniform, PPI++ alone (no labels-only fallback)"
 DESIGNS: dict[str, str | float | None] = {DEFAULT: "narrower", PPI_ONLY: None, "uncertainty (floor 0.1)": 0.1,
            "active inference (Zrnic & Candès, half uniform)": 0.5}
-YARDSTICK = "uniform, labels only (Wilson)"
+YARDSTICK = "uniform, labels only (Clopper-Pearson below 30 labels, Wilson from 30)"
+WILSON = "uniform, Wilson at every n (reference only: not shown below 30 labels, where it under-covers)"
 STRATEGY = {DEFAULT: "stratified", "uncertainty (floor 0.1)": "uncertainty",
             "active inference (Zrnic & Candès, half uniform)": "active"}  # draw_gold_sample's strategy names
 EVIDENCE = Path(__file__).resolve().parents[1] / "data" / "sampling_designs.json"  # read by the Adjudicate page
@@ -164,6 +170,7 @@ def design_cell(rate: float, accuracy: float, labels: int, lean: float, reps: in
     uniform = np.argsort(rng.random(shape), axis=1) < labels  # a simple random sample of `labels` per world
     _, low, high = labels_only(np.where(uniform, y, np.nan))
     record(YARDSTICK, low, high, np.ones(reps, bool))
+    record(WILSON, *wilson_rows(np.where(uniform, y, np.nan)), np.ones(reps, bool))
     for name, floor in DESIGNS.items():
         if floor is None or floor == "narrower":  # the stratified draw: uniform within the model, equal probabilities
             r = ppi_rows(y, f, uniform)
@@ -206,7 +213,7 @@ class DesignVerdict:
 def verdicts(cells: list[DesignCell]) -> list[DesignVerdict]:
     """Each design (the yardstick too, for its coverage) against uniform labels-only intervals at equal labels."""
     out = []
-    for name in (YARDSTICK, *DESIGNS):
+    for name in (YARDSTICK, *DESIGNS, WILSON):
         ratios = np.array([c.widths[name] / c.widths[YARDSTICK] for c in cells])
         out.append(DesignVerdict(name, int((ratios <= 1.0 + 1e-9).sum()), len(cells), float(ratios.max()),
                                  float(np.median(ratios)), min(c.coverage[name] for c in cells), float(ratios.min())))
@@ -216,7 +223,7 @@ def verdicts(cells: list[DesignCell]) -> list[DesignVerdict]:
 def design_table(cells: list[DesignCell]) -> str:
     """Markdown: per design, cells at least as narrow as uniform labels-only, width ratios, lowest coverage; then
     the mean width ratio per judge accuracy."""
-    lines = ["| design | cells at least as narrow as uniform labels-only (Wilson) | best width ratio | median width "
+    lines = ["| design | cells at least as narrow as uniform labels-only | best width ratio | median width "
              "ratio | worst width ratio | lowest coverage |", "|---|---|---|---|---|---|"]
     for v in verdicts(cells):
         lines.append(f"| {v.design} | {v.narrower} of {v.cells} ({v.share:.0%}) | {v.best_ratio:.2f} | "
@@ -434,6 +441,71 @@ def difference_table(cells: list[DifferenceCell]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class BiasCell:
+    """Errors of ppi_mean's estimate (through ppi_rows) against each world's truth in one cell."""
+
+    name: str
+    errors: np.ndarray
+
+    @property
+    def bias(self) -> float:
+        """Mean error."""
+        return float(self.errors.mean())
+
+    @property
+    def se(self) -> float:
+        """Simulation standard error of the mean error."""
+        return float(self.errors.std(ddof=1) / np.sqrt(self.errors.size))
+
+    @property
+    def unbiased(self) -> bool:
+        """Mean error within 2 simulation standard errors of 0."""
+        return abs(self.bias) <= 2 * self.se
+
+
+UNWEIGHTED_CELLS = [("rate", r, a, n) for r in (0.05, 0.5) for a in (0.6, 0.9) for n in (10, 30)] + [
+    ("difference", 0.1, 0.7, n) for n in (10, 30, 60)]
+
+
+def unweighted_cell(kind: str, value: float, accuracy: float, labels: int, reps: int, seed: int) -> BiasCell:
+    """`reps` worlds of one cell, `labels` uniform gold labels each: 'rate' is one model's rate `value` over
+    RESPONSES responses (judge biased toward passing), 'difference' two models' paired difference `value` over
+    DIFF_N shared instances (bounds -1, 1)."""
+    rng = np.random.default_rng(seed)
+    if kind == "rate":
+        shape = (reps, RESPONSES)
+        hard = rng.random(shape) < HARD_SHARE
+        y = (rng.random(shape) < value).astype(float)
+        f, bounds = judge(y, accuracy, hard, rng, 0.2), (0.0, 1.0)
+    else:
+        sim = paired(reps, DIFF_N, 0.7, value, accuracy, seed=seed + 1, lean_b=0.2, hard_shift=0.4)  # its own
+        # stream: on `seed` the label draw below would reuse the uniforms that made instances hard
+        y, f, bounds = sim.gold, sim.judged, (-1.0, 1.0)
+    labeled = np.argsort(rng.random(y.shape), axis=1) < labels
+    rows = ppi_rows(y, f, labeled, bounds=bounds)
+    return BiasCell(_bias_name(kind, value, accuracy, labels), rows.estimate - y.mean(axis=1))
+
+
+def _bias_name(kind: str, value: float, accuracy: float, labels: int) -> str:
+    return f"{kind} {value:g} × judge {accuracy:g} × {labels} labels"
+
+
+def unweighted_grid(worlds: int = MANY_WORLDS) -> list[BiasCell]:
+    """Every unweighted cell over len(MANY_SEEDS) chunks of `worlds` worlds (seeds fixed in advance), pooled."""
+    return [BiasCell(_bias_name(*spec), np.concatenate([unweighted_cell(*spec, worlds, seed=4000 + 10 * i + k).errors
+                                                        for k in MANY_SEEDS]))
+            for i, spec in enumerate(UNWEIGHTED_CELLS)]
+
+
+def bias_table(cells: list[BiasCell]) -> str:
+    """Markdown: per cell the mean error of ppi_mean's estimate on uniform labels."""
+    lines = ["| cell | worlds | mean error (± simulation SE) | in SE | within 2 SE |", "|---|---|---|---|---|"]
+    lines += [f"| {c.name} | {c.errors.size:,} | {c.bias:+.5f} ± {c.se:.5f} | {c.bias / c.se:+.2f} | "
+              f"{'yes' if c.unbiased else 'NO'} |" for c in cells]
+    return "\n".join(lines)
+
+
 def _verdict_json(v: DesignVerdict) -> dict:
     return {"narrower": v.narrower, "cells": v.cells, "best_ratio": round(v.best_ratio, 3),
             "median_ratio": round(v.median_ratio, 3), "worst_ratio": round(v.worst_ratio, 3),
@@ -441,11 +513,12 @@ def _verdict_json(v: DesignVerdict) -> dict:
 
 
 def evidence(worlds: int, cells: list[DesignCell], few: list[DesignCell]) -> dict:
-    """What data/sampling_designs.json stores for the Adjudicate page: per design its verdict on the grid (from
-    SMALL_N labels) and below SMALL_N labels."""
+    """What data/sampling_designs.json stores for the Adjudicate page: per design its verdict over the whole grid
+    (every label count the benchmark runs, from MIN_LABELS) and below SMALL_N labels."""
     small = {v.design: v for v in verdicts(few)} if few else {}
     return {"worlds": worlds, "cells": len(cells), "labels": sorted({c.labels for c in cells}),
-            "small_labels": sorted({c.labels for c in few}), "yardstick": YARDSTICK,
+            "small_labels": sorted({c.labels for c in few}), "yardstick": YARDSTICK, "reference": WILSON,
+            "correction": PPI_ONLY,
             "designs": {v.design: {"strategy": STRATEGY.get(v.design, ""), **_verdict_json(v),
                                    **({"below": _verdict_json(small[v.design])} if v.design in small else {})}
                         for v in verdicts(cells)}}
@@ -456,7 +529,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--worlds", type=int, default=400)
     parser.add_argument("--write", action="store_true", help=f"write the design verdicts to {EVIDENCE}")
-    parser.add_argument("--part", choices=["planner", "designs", "gap", "differences", "all"], default="all")
+    parser.add_argument("--part", choices=["planner", "designs", "gap", "unweighted", "differences", "all"], default="all")
     args = parser.parse_args()
     failed = False
     if args.part in ("planner", "all"):
@@ -483,18 +556,27 @@ def main() -> int:
               "design:\n")
         print(many_table(many))
         failed |= not all(c.unbiased and c.all_weighted for c in diffs + many)
+    if args.part in ("unweighted", "all"):
+        unweighted = unweighted_grid()
+        print(f"ppi_mean (lam cross-fitted) on uniform labels, {len(MANY_SEEDS)} x {MANY_WORLDS:,} worlds per cell:\n")
+        print(bias_table(unweighted))
+        failed |= not all(c.unbiased for c in unweighted)
     if args.part in ("designs", "all"):
-        every = design_grid(args.worlds)
-        cells = [c for c in every if c.labels >= SMALL_N]
+        cells = design_grid(args.worlds)
         print(design_table(cells))
         best = verdicts(cells)
         print("\nDesigns at least as narrow as uniform labels-only in >= 95% of cells: "
-              + (", ".join(v.design for v in best[1:] if v.share >= 0.95) or "none"))
-        few = [c for c in every if c.labels < SMALL_N]
-        print(f"\nBelow {SMALL_N} labels ({sorted({c.labels for c in few})}; the default shows PPI++ alone there):\n")
+              + (", ".join(v.design for v in best[1:len(DESIGNS) + 1] if v.share >= 0.95) or "none"))
+        few = [c for c in cells if c.labels < SMALL_N]
+        print(f"\nBelow {SMALL_N} labels ({sorted({c.labels for c in few})}; the yardstick is Clopper-Pearson there):\n")
         print(design_table(few))
-        failed |= any(v.lowest_coverage < 0.93 for v in best[1:])
-        failed |= min(c.coverage[DEFAULT] for c in few) < 0.93 or best[1].share < 0.95
+        below = verdicts(few)
+        print(f"\nAgainst Wilson's interval below {SMALL_N} labels (not shown there: it covers only "
+              f"{below[-1].lowest_coverage:.1%} in its worst cell), the default is at least as narrow in "
+              f"{sum(c.widths[DEFAULT] <= c.widths[WILSON] + 1e-9 for c in few)} of {len(few)} cells and PPI++ alone "
+              f"in {sum(c.widths[PPI_ONLY] <= c.widths[WILSON] + 1e-9 for c in few)}.")
+        failed |= any(v.lowest_coverage < 0.93 for v in best[:len(DESIGNS) + 1])
+        failed |= best[1].share < 0.95 or below[1].share < 0.95
         if args.write:
             EVIDENCE.write_text(json.dumps(evidence(args.worlds, cells, few), indent=1) + "\n")
     return 1 if failed else 0

@@ -222,8 +222,9 @@ def test_a_segment_difference_without_judge_values_shows_no_raw_judge_difference
 
 
 def test_leaderboard_quotes_the_benchmark_below_30_labels(tmp_path, monkeypatch) -> None:
-    """Rows on fewer than 30 gold labels: the page quotes the product's benchmark (the correction against Wilson's
-    labels-only interval, shown beside it as 'gold only', and Wilson's own coverage) from data/sampling_designs.json."""
+    """Rows on fewer than 30 gold labels: the page quotes the product's benchmark (the shown interval and the
+    correction alone against the labels-only interval, Clopper-Pearson's there, shown beside it as 'gold only', and
+    Wilson's own coverage) from data/sampling_designs.json."""
     import json
 
     import ui.results_view as results_view

@@ -1,8 +1,9 @@
 """CI-sized versions of bench/bench_labels_pay.py's sampling-design and gap simulations (issue 40): each design's
-interval against the standard labels-only interval (Wilson) on uniform labels at the same number of labels, the
-default (the stratified draw, showing PPI++ or Wilson whichever is narrower) never wider and covering, the page's
-sentence quoting the stored benchmark, and the gap interval the leaderboard shows covering under missing at random
-and under abstention on hard cases."""
+interval against the standard labels-only interval on uniform labels at the same number of labels (Clopper-Pearson
+below 30 labels, where Wilson's under-covers, Wilson from 30), the default (the stratified draw, showing PPI++ or that
+interval whichever is narrower) never wider and covering at every label count, the page's sentence quoting the stored
+benchmark, and the gap interval the leaderboard shows covering under missing at random and under abstention on hard
+cases."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from bench.bench_labels_pay import DEFAULT, DESIGNS, PPI_ONLY, STRATEGY, YARDSTICK, design_cell, verdicts
+from bench.bench_labels_pay import DEFAULT, DESIGNS, PPI_ONLY, STRATEGY, WILSON, YARDSTICK, design_cell, verdicts
 from core.analysis.ppi import (
     SMALL_N,
     STANDARD_METHOD,
+    binary_interval,
     ipw_ppi_mean,
     ipw_rows,
     labels_only,
@@ -42,15 +44,35 @@ def test_every_design_covers_and_the_uncertainty_designs_are_wider_with_a_weak_j
     assert all(c.coverage[name] >= 0.93 for c in cells for name in (YARDSTICK, *DESIGNS))
     weak = cells[0]
     assert weak.widths["uncertainty (floor 0.1)"] > 1.1 * weak.widths[YARDSTICK]  # the issue's finding, re-measured
-    assert {v.design for v in verdicts(cells)} == {YARDSTICK, *DESIGNS}
+    assert {v.design for v in verdicts(cells)} == {YARDSTICK, *DESIGNS, WILSON}
 
 
-def test_the_default_is_never_wider_than_labels_alone_from_30_labels_and_gains_with_a_strong_judge(cells) -> None:
-    assert all(c.widths[DEFAULT] <= c.widths[YARDSTICK] + 1e-12 for c in cells if c.labels >= SMALL_N)
-    assert cells[0].widths[PPI_ONLY] > cells[0].widths[YARDSTICK]  # why the default falls back to Wilson
+def test_the_default_is_never_wider_than_labels_alone_at_any_label_count_and_gains_with_a_strong_judge(cells) -> None:
+    assert all(c.widths[DEFAULT] <= c.widths[YARDSTICK] + 1e-12 for c in cells)
+    assert cells[0].widths[PPI_ONLY] > cells[0].widths[YARDSTICK]  # why the default falls back to labels only
     assert cells[2].widths[DEFAULT] < 0.85 * cells[2].widths[YARDSTICK]  # judge 0.95: the correction pays
-    ten = cells[3]  # below 30 labels Wilson itself under-covers, so the default keeps PPI++ there
-    assert ten.widths[DEFAULT] == ten.widths[PPI_ONLY] and ten.coverage[DEFAULT] >= 0.93
+    ten = cells[3]  # 10 labels: the yardstick is Clopper-Pearson's, which covers; Wilson's is narrower there
+    assert ten.widths[DEFAULT] <= ten.widths[YARDSTICK] and ten.coverage[DEFAULT] >= 0.93
+    assert ten.widths[WILSON] < ten.widths[YARDSTICK]
+
+
+@pytest.mark.parametrize("n", [10, 20, 29])
+def test_the_labels_only_interval_below_30_labels_covers_where_wilson_does_not(n: int) -> None:
+    """Exact binomial coverage over true rates 0.01..0.99: binary_interval (Clopper-Pearson below SMALL_N) never
+    covers less than 95%; Wilson's falls under the 93% floor at some rate (91.4% at 10 labels of a rate 0.95)."""
+    from scipy import stats as st
+
+    counts = np.arange(n + 1)
+    low, high = binary_interval(counts / n, np.full(n + 1, float(n)))
+    wilson = np.array(proportion_confint(counts, n, method="wilson"))
+    rates = np.linspace(0.01, 0.99, 99)
+    mass = st.binom.pmf(counts[None, :], n, rates[:, None])
+    coverage = (mass * ((low <= rates[:, None]) & (rates[:, None] <= high))).sum(1)
+    coverage_wilson = (mass * ((wilson[0] <= rates[:, None]) & (rates[:, None] <= wilson[1]))).sum(1)
+    assert coverage.min() >= 0.95 - 1e-9
+    assert coverage_wilson.min() < 0.93
+    np.testing.assert_allclose(np.array([low, high]), np.array(proportion_confint(counts, n, method="beta")),
+                               atol=1e-9)
 
 
 def test_narrower_rows_is_narrower_of_standard_over_ppi_mean() -> None:
@@ -87,9 +109,11 @@ def test_the_default_strategy_is_the_narrowest_in_the_stored_benchmark() -> None
         assert ("NOT narrower: not the default" in evidence[strategy]) == (share < 0.95)
     below = next(d["below"] for d in data["designs"].values() if d["strategy"] == default)
     assert ("NOT narrower below 30 labels" in evidence[default]) == (below["narrower"] < 0.95 * below["cells"])
+    assert below["narrower"] >= 0.95 * below["cells"] and below["lowest_coverage"] >= 0.93  # at 10-20 labels too
+    assert data["labels"][0] == 10 and data["designs"][data["reference"]]["below"]["lowest_coverage"] < 0.93
 
 
-def test_labels_only_is_wilson_and_ipw_rows_is_ipw_ppi_mean() -> None:
+def test_labels_only_is_clopper_pearson_then_wilson_and_ipw_rows_is_ipw_ppi_mean() -> None:
     rng = np.random.default_rng(1)
     y = (rng.random((12, 300)) < 0.3).astype(float)
     f = np.where(rng.random(y.shape) < 0.8, y, 1 - y)
@@ -99,7 +123,8 @@ def test_labels_only_is_wilson_and_ipw_rows_is_ipw_ppi_mean() -> None:
     rows = ipw_rows(f, drawn, pi)
     for w in range(y.shape[0]):
         got = drawn[w][~np.isnan(drawn[w])]
-        assert (low[w], high[w]) == pytest.approx(proportion_confint(int(got.sum()), got.size, method="wilson"))
+        method = "beta" if got.size < SMALL_N else "wilson"
+        assert (low[w], high[w]) == pytest.approx(proportion_confint(int(got.sum()), got.size, method=method))
         e = ipw_ppi_mean(f[w], drawn[w], pi[w])
         assert (rows.estimate[w], rows.low[w], rows.high[w]) == pytest.approx((e.estimate, e.ci_low, e.ci_high))
 

@@ -6,7 +6,8 @@ Zrnic and Candès 2024). The estimate is unbiased however wrong the judge is; a 
 Notation: Y gold labels on the n labelled responses, f the judge's values on them, f~ the judge's values on the
 N unlabelled responses. The point estimate is lam * mean(f~) + mean(Y - lam * f); its variance estimate is
 lam^2 var(f~) / N + var(Y - lam * f) / n. lam = 1 is PPI, lam = 0 the gold-only mean, and PPI++ takes the lam in
-[0, 1] that minimises that variance estimate, so its CI is never wider than the gold-only one on the same data.
+[0, 1] that minimises that variance estimate, cross-fitted (each half of the data gets the lam tuned on the other
+half) so that no lam is tuned on the labels it corrects (cross_fitted_mean, cross_fitted_lambdas).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class CorrectedEstimate:
     effective_n: float  # uniform gold labels the standard labels-only interval would need for the same width
     judge_mean: float  # the raw judge estimate over all responses (biased when the judge is)
     gold_mean: float  # the labels-only mean (Horvitz-Thompson when weighted)
-    gold_ci_low: float  # the standard labels-only interval at the same n: Wilson for 0/1 labels, else Student t
+    gold_ci_low: float  # the standard labels-only interval at the same n (standard_interval)
     gold_ci_high: float
     method: str
 
@@ -110,7 +111,7 @@ def _row_variances(lams: np.ndarray, n: np.ndarray, sy: np.ndarray, sf: np.ndarr
     centre_u = (su + weight * (low + high)) / total_u
     squares_u = suu - 2 * centre_u * su + nu * centre_u**2 + weight * ((low - centre_u) ** 2 + (high - centre_u) ** 2)
     var_u = squares_u / (total_u - 1) / total_u
-    lam = lams[None, :]
+    lam = lams if lams.ndim == 2 else lams[None, :]  # one lam grid for every row, or one lam per row (rows x 1)
     n, sy, sf, syy, syf, sff, low, high = (a[:, None] for a in (n, sy, sf, syy, syf, sff, low, high))
     total = n + 2 * weight
     lo_r, hi_r = low - lam * high, high - lam * low
@@ -135,25 +136,44 @@ class RowIntervals:
 def ppi_rows(gold: np.ndarray, judged: np.ndarray, labeled: np.ndarray, confidence: float = 0.95,
              bounds: tuple[float, float] = (0.0, 1.0)) -> RowIntervals:
     """ppi_mean(gold[labeled], judged[labeled], judged[~labeled]) per row (rows x items), vectorised over rows: the
-    same sums, lam grid, t quantile and clipping, for simulations over many worlds (bench/)."""
-    y, f, lab = np.nan_to_num(np.asarray(gold, dtype=float)), np.asarray(judged, dtype=float), np.asarray(labeled)
+    same folds, sums, cross-fitted lam, t quantile and clipping, for simulations over many worlds (bench/)."""
+    y, f = np.nan_to_num(np.asarray(gold, dtype=float)), np.asarray(judged, dtype=float)
+    lab = np.broadcast_to(np.asarray(labeled), y.shape)
     un = ~lab
-    n, nu = lab.sum(axis=1).astype(float), un.sum(axis=1).astype(float)
-    yl, fl, fu = np.where(lab, y, 0.0), np.where(lab, f, 0.0), np.where(un, f, 0.0)
-    low = np.minimum(np.minimum(np.where(lab, y, np.inf).min(axis=1), f.min(axis=1)), bounds[0])
-    high = np.maximum(np.maximum(np.where(lab, y, -np.inf).max(axis=1), f.max(axis=1)), bounds[1])
-    sums = (n, yl.sum(1), fl.sum(1), (yl * yl).sum(1), (yl * fl).sum(1), (fl * fl).sum(1), nu, fu.sum(1),
-            (fu * fu).sum(1), low, high)
-    centres, variances = _row_variances(LAMBDA_GRID, *sums, confidence=confidence)
-    best = np.argmin(variances, axis=1)
-    rows = np.arange(y.shape[0])
-    lam = LAMBDA_GRID[best]
-    estimate = lam * sums[7] / np.maximum(nu, 1) + (sums[1] - lam * sums[2]) / np.maximum(n, 1)
+    # a labelled (unlabelled) item's fold is its position among the row's labelled (unlabelled) items, mod 2: the
+    # order ppi_mean receives them in
+    fold_l, fold_u = (np.cumsum(lab, axis=1) - 1) % 2, (np.cumsum(un, axis=1) - 1) % 2
+    every = _row_sums(y, f, lab, un, bounds)
+    folds = [_row_sums(y, f, lab & (fold_l == k), un & (fold_u == k), bounds) for k in (0, 1)]
+    n, nu = every[0], every[6]
+    tuned = [np.where(s[0] >= 2, LAMBDA_GRID[np.argmin(_row_variances(LAMBDA_GRID, *s, confidence=confidence)[1],
+                                                        axis=1)], 0.0) for s in folds]
+    applied = [tuned[1], tuned[0]]  # fold k's lam is tuned on the other fold
+    estimate = np.zeros(n.shape)
+    for k, s in enumerate(folds):
+        mean_u = np.where(s[6] > 0, s[7] / np.maximum(s[6], 1), every[7] / np.maximum(nu, 1))
+        estimate += s[0] / np.maximum(n, 1) * (applied[k] * mean_u + (s[1] - applied[k] * s[2]) / np.maximum(s[0], 1))
+    lam = (folds[0][0] * applied[0] + folds[1][0] * applied[1]) / np.maximum(n, 1)
+    centres, variances = _row_variances(lam[:, None], *every, confidence=confidence)
     q = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
-    half = q * np.sqrt(variances[rows, best])
-    centre = centres[rows, best]
+    half = q * np.sqrt(variances[:, 0])
+    centre = centres[:, 0]
     return RowIntervals(np.clip(estimate, *bounds), np.clip(centre - half, *bounds), np.clip(centre + half, *bounds),
                         lam, n)
+
+
+def _row_sums(y: np.ndarray, f: np.ndarray, lab: np.ndarray, un: np.ndarray,
+              bounds: tuple[float, float]) -> tuple[np.ndarray, ...]:
+    """_row_variances' sums per row over the labelled items `lab` and the unlabelled items `un` (rows x items)."""
+    n, nu = lab.sum(axis=1).astype(float), un.sum(axis=1).astype(float)
+    yl, fl, fu = np.where(lab, y, 0.0), np.where(lab, f, 0.0), np.where(un, f, 0.0)
+    seen = lab | un
+    low = np.minimum(np.minimum(np.where(lab, y, np.inf).min(axis=1), np.where(seen, f, np.inf).min(axis=1)),
+                     bounds[0])
+    high = np.maximum(np.maximum(np.where(lab, y, -np.inf).max(axis=1), np.where(seen, f, -np.inf).max(axis=1)),
+                      bounds[1])
+    return (n, yl.sum(1), fl.sum(1), (yl * yl).sum(1), (yl * fl).sum(1), (fl * fl).sum(1), nu, fu.sum(1),
+            (fu * fu).sum(1), low, high)
 
 
 LAMBDA_GRID = np.linspace(0.0, 1.0, 101)
@@ -167,6 +187,23 @@ def tuned_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike
     return float(LAMBDA_GRID[int(np.argmin(_variances(LAMBDA_GRID, y, f, fu, confidence, bounds)[1]))])
 
 
+def cross_fitted_mean(y: np.ndarray, f: np.ndarray, fu: np.ndarray, confidence: float = 0.95,
+                      bounds: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+    """(estimate, applied lam) of PPI++ with lam cross-fitted: labelled and unlabelled items are split in two folds by
+    position (alternate items), each fold's term lam_k mean(f~_k) + mean(Y_k - lam_k f_k) uses the lam tuned on the
+    other fold (tuned_lambda's criterion; 0 where that fold has fewer than 2 labels), and the terms are averaged with
+    weights n_k / n, so no lam depends on the labels it corrects and the estimate is unbiased."""
+    fold_y, fold_u = np.arange(y.size) % 2, np.arange(fu.size) % 2
+    parts = [(y[fold_y == k], f[fold_y == k], fu[fold_u == k] if (fold_u == k).any() else fu) for k in (0, 1)]
+    tuned = [float(LAMBDA_GRID[int(np.argmin(_variances(LAMBDA_GRID, *p, confidence, bounds)[1]))])
+             if p[0].size >= 2 else 0.0 for p in parts]
+    applied = (tuned[1], tuned[0])
+    shares = [p[0].size / y.size for p in parts]
+    estimate = sum(w * (lam * p[2].mean() + (p[0] - lam * p[1]).mean())
+                   for w, lam, p in zip(shares, applied, parts, strict=True))
+    return float(estimate), float(sum(w * lam for w, lam in zip(shares, applied, strict=True)))
+
+
 def clt_lambda(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike) -> float:
     """PPI++'s lam for the paper's CLT interval: cov(Y, f)/n / (var(f~)/N + var(f)/n), clipped to [0, 1]."""
     y, f, fu = _arrays(gold, judged, judged_unlabeled)
@@ -178,6 +215,10 @@ def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *,
              interval: str = "small_sample", confidence: float = 0.95,
              bounds: tuple[float, float] = (0.0, 1.0)) -> CorrectedEstimate:
     """The corrected mean and CI; lam=None tunes lam (PPI++), lam=1 is plain PPI, lam=0 the gold-only mean.
+
+    With interval='small_sample' lam=None cross-fits lam (cross_fitted_mean): tuning it on the labels it corrects
+    biased the estimate by up to 8.5 simulation SE (0.005 at 10 labels, docs/ppi.md); the CI is the one at the
+    applied lam (the folds' label-weighted mean).
 
     interval='clt' is the paper's normal interval (z quantile, sample variances); 'small_sample' (the default, what
     the product shows) adds the smoothed moments and a Student t quantile, which hold >= 94% coverage at n = 50
@@ -193,8 +234,11 @@ def ppi_mean(gold: ArrayLike, judged: ArrayLike, judged_unlabeled: ArrayLike, *,
         estimate = lam * fu.mean() + (y - lam * f).mean()
         centre, q = estimate, float(_z(confidence))
     elif interval == "small_sample":
-        lam = tuned_lambda(y, f, fu, confidence, bounds) if lam is None else float(lam)
-        estimate = lam * fu.mean() + (y - lam * f).mean()
+        if lam is None:
+            estimate, lam = cross_fitted_mean(y, f, fu, confidence, bounds)
+        else:
+            lam = float(lam)
+            estimate = lam * fu.mean() + (y - lam * f).mean()
         centres, variances = _variances(np.array([lam]), y, f, fu, confidence, bounds)
         centre, variance = float(centres[0]), float(variances[0])
         q = _quantile(confidence, n)
@@ -213,15 +257,13 @@ def standard_interval(labels: np.ndarray, centre: float, width: float, bounds: t
                       confidence: float = 0.95) -> tuple[float, float, float]:
     """The standard labels-only interval at the same number of labels, and the effective n of a corrected interval
     of `width` against it (issue 40: measured against the standard method, not against PPI's own lam = 0 end):
-    Wilson's score interval at the rate `centre` for 0/1 labels of a rate, else Student t (CLT) on the labels'
-    spread; effective n is the number of uniform labels that interval needs to be `width` wide."""
+    binary_interval at the rate `centre` for 0/1 labels of a rate (Clopper-Pearson below SMALL_N labels, Wilson from
+    SMALL_N), else Student t (CLT) on the labels' spread; effective n is the number of uniform labels that interval
+    needs to be `width` wide."""
     n = labels.size
     if bounds == (0.0, 1.0) and np.isin(labels, (0.0, 1.0)).all():
-        w = labels_only_width(centre, n, confidence)
-        z = _z(confidence)
-        middle = (centre + z**2 / (2 * n)) / (1 + z**2 / n)
-        low, high = _clipped(middle - w / 2, middle + w / 2, bounds)
-        return low, high, uniform_equivalent(centre, width, n, confidence)
+        lows, highs = binary_interval(np.array([centre]), np.array([float(n)]), confidence)
+        return float(lows[0]), float(highs[0]), uniform_equivalent(centre, width, n, confidence)
     sd = float(labels.std(ddof=1)) if n > 1 else float(bounds[1] - bounds[0])
     half = _quantile(confidence, n) * sd / np.sqrt(n)
     low, high = _clipped(centre - half, centre + half, bounds)
@@ -370,24 +412,54 @@ def ipw_rows(judged: np.ndarray, gold: np.ndarray, probabilities: np.ndarray, co
                         n.astype(float))
 
 
+def binary_interval(mean: np.ndarray, n: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The standard labels-only interval for a rate `mean` from n uniform 0/1 labels, per element: Clopper-Pearson's
+    exact interval below SMALL_N labels, Wilson's score interval from SMALL_N. Wilson's own coverage falls to 90.2%
+    at 10 labels of a rate near 0 or 1 (bench/bench_labels_pay.py --part designs), below the 93% floor every shown
+    interval keeps; Clopper-Pearson's never falls below the nominal level. Cut to [0, 1]."""
+    m, n = np.clip(np.asarray(mean, dtype=float), 0.0, 1.0), np.maximum(np.asarray(n, dtype=float), 1.0)
+    alpha = 1 - confidence
+    z = _z(confidence)
+    centre = (m + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    low, high = np.atleast_1d(centre - half).copy(), np.atleast_1d(centre + half).copy()
+    small = np.broadcast_to(n < SMALL_N, low.shape)
+    if small.any():  # the beta quantiles only where needed (they cost ~100x Wilson's arithmetic)
+        x, k = np.broadcast_to(m * n, low.shape)[small], np.broadcast_to(n, low.shape)[small]
+        low[small] = np.where(x > 0, st.beta.ppf(alpha / 2, np.maximum(x, 1e-12), k - x + 1), 0.0)
+        high[small] = np.where(x < k, st.beta.ppf(1 - alpha / 2, x + 1, np.maximum(k - x, 1e-12)), 1.0)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
 def labels_only(values: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The standard labels-only interval per row (rows x items, NaN where not labelled): Wilson's score interval
-    for 0/1 labels, Student t (CLT) otherwise, cut to [0, 1]. Returns (mean, low, high). The yardstick every design
-    is compared with at the same number of labels (issue 40)."""
+    """The standard labels-only interval per row (rows x items, NaN where not labelled): binary_interval for 0/1
+    labels (Clopper-Pearson below SMALL_N labels, Wilson from SMALL_N), Student t (CLT) otherwise, cut to [0, 1].
+    Returns (mean, low, high). The yardstick every design is compared with at the same number of labels (issue 40)."""
     v = np.asarray(values, dtype=float)
     present = ~np.isnan(v)
     n = present.sum(axis=1).astype(float)
     x = np.where(present, v, 0.0)
     m = x.sum(1) / np.maximum(n, 1)
     binary = np.where(present, (v == 0) | (v == 1), True).all(axis=1)
-    z = _z(confidence)
-    centre = (m + z**2 / (2 * n)) / (1 + z**2 / n)
-    half_w = z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    low_b, high_b = binary_interval(m, n, confidence)
     var = np.where(present, (v - m[:, None]) ** 2, 0.0).sum(1) / np.maximum(n - 1, 1)
     half_t = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1)) * np.sqrt(var / np.maximum(n, 1))
-    low = np.where(binary, centre - half_w, m - half_t)
-    high = np.where(binary, centre + half_w, m + half_t)
+    low = np.where(binary, low_b, m - half_t)
+    high = np.where(binary, high_b, m + half_t)
     return m, np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def wilson_rows(values: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval per row of 0/1 labels (NaN where not labelled) at every n: the benchmark's reference
+    for how narrow labels alone could look below SMALL_N labels, where it under-covers and the product does not
+    show it (bench/bench_labels_pay.py)."""
+    v = np.asarray(values, dtype=float)
+    n = (~np.isnan(v)).sum(axis=1).astype(float)
+    m = np.nansum(v, axis=1) / np.maximum(n, 1)
+    z = st.norm.ppf(1 - (1 - confidence) / 2)
+    centre = (m + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
 STANDARD_METHOD = "labels only (the standard interval is narrower here)"
@@ -403,12 +475,11 @@ def uniform_draw(probabilities: ArrayLike) -> bool:
 
 def narrower_of_standard(estimate: CorrectedEstimate) -> CorrectedEstimate:
     """The interval the product shows from a uniform sample: the corrected one, or the standard labels-only one at
-    the same labels (Wilson for 0/1 labels, else Student t) where that is narrower, so a uniform draw never shows a
-    wider interval than labels alone would (issue 40). The choice is made per data set from estimates, never from
-    the truth; bench/bench_labels_pay.py --part designs measures its coverage (>= 93% in every cell). Below SMALL_N
-    labels the corrected interval stays: Wilson's own coverage falls to 90% at 10 labels of a rate near 0 or 1 there
-    (the same benchmark), so falling back to it would show an interval that does not hold."""
-    if estimate.n_labeled < SMALL_N or estimate.gold_ci_high - estimate.gold_ci_low >= estimate.width:
+    the same labels (binary_interval for 0/1 labels: Clopper-Pearson below SMALL_N labels, Wilson from SMALL_N; else
+    Student t) where that is narrower, so a uniform draw never shows a wider interval than labels alone would (issue
+    40). The choice is made per data set from estimates, never from the truth; bench/bench_labels_pay.py --part
+    designs measures its coverage (>= 93% in every cell, 10 to 100 labels)."""
+    if estimate.gold_ci_high - estimate.gold_ci_low >= estimate.width:
         return estimate
     return replace(estimate, estimate=estimate.gold_mean, ci_low=estimate.gold_ci_low, ci_high=estimate.gold_ci_high,
                    lam=0.0, effective_n=float(estimate.n_labeled), method=STANDARD_METHOD)
@@ -416,23 +487,25 @@ def narrower_of_standard(estimate: CorrectedEstimate) -> CorrectedEstimate:
 
 def narrower_rows(rows: RowIntervals, gold: np.ndarray, labeled: np.ndarray,
                   confidence: float = 0.95) -> RowIntervals:
-    """narrower_of_standard per row (rows x items) for 0/1 labels: Wilson's interval where it is narrower than the
-    row's corrected one, from SMALL_N labels; tests pin it to narrower_of_standard(ppi_mean(...))."""
+    """narrower_of_standard per row (rows x items) for 0/1 labels: the standard labels-only interval (labels_only)
+    where it is narrower than the row's corrected one; tests pin it to narrower_of_standard(ppi_mean(...))."""
     mean, low, high = labels_only(np.where(labeled, gold, np.nan), confidence)
-    take = ((high - low) < (rows.high - rows.low)) & (rows.n >= SMALL_N)
+    take = (high - low) < (rows.high - rows.low)
     return RowIntervals(np.where(take, mean, rows.estimate), np.where(take, low, rows.low),
                         np.where(take, high, rows.high), np.where(take, 0.0, rows.lam), rows.n)
 
 
 def labels_only_width(mean: float, n: float, confidence: float = 0.95) -> float:
-    """Width of Wilson's interval for a rate `mean` from n uniform labels (what n labels alone would give)."""
-    z = _z(confidence)
-    m = min(max(mean, 0.0), 1.0)
-    return float(2 * z * np.sqrt(m * (1 - m) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)) if n > 0 else 1.0
+    """Width of the standard labels-only interval (binary_interval) for a rate `mean` from n uniform labels (what n
+    labels alone would give)."""
+    if n <= 0:
+        return 1.0
+    low, high = binary_interval(np.array([mean]), np.array([float(n)]), confidence)
+    return float(high[0] - low[0])
 
 
 def uniform_equivalent(mean: float, width: float, n: int, confidence: float = 0.95) -> float:
-    """How many uniform labels a labels-only (Wilson) interval needs to be as narrow as `width` at this rate:
+    """How many uniform labels the standard labels-only interval needs to be as narrow as `width` at this rate:
     bisection on labels_only_width (effective n against the standard method, not against PPI's own lam = 0)."""
     if width <= 0:
         return float("inf")

@@ -267,9 +267,13 @@ UNIFORM_SHARE = {"uncertainty": 0.1, "active": 0.5}  # share of each draw spread
 DESIGN_EVIDENCE = Path(__file__).resolve().parents[2] / "data" / "sampling_designs.json"  # bench/bench_labels_pay.py
 
 
+STANDARD_TEXT = ("the standard labels-only interval on uniform labels (Clopper-Pearson's exact interval below "
+                 f"{SMALL_N} labels, Wilson's from {SMALL_N})")
+
+
 def design_evidence(path: Path = DESIGN_EVIDENCE) -> dict[str, str]:
     """Per sampling strategy, what the product's own benchmark measured against uniform labels with the standard
-    labels-only interval (Wilson) at the same number of labels; empty when the benchmark has not written its file."""
+    labels-only interval at the same number of labels; empty when the benchmark has not written its file."""
     if not path.exists():
         return {}
     data = json.loads(path.read_text())
@@ -280,11 +284,11 @@ def design_evidence(path: Path = DESIGN_EVIDENCE) -> dict[str, str]:
         share = d["narrower"] / data["cells"]
         verdict = ("at least as narrow" if share >= 0.95 else "NOT narrower: not the default, and not a saving")
         median, worst = d["median_ratio"], d["worst_ratio"]
-        out[d["strategy"]] = (f"{name}: {verdict} — at least as narrow as uniform labels-only intervals (Wilson) in "
+        out[d["strategy"]] = (f"{name}: {verdict} — at least as narrow as {STANDARD_TEXT} in "
                               f"{d['narrower']} of {data['cells']} simulated cells ({share:.0%}); median width "
-                              f"{median:.2f}× the Wilson width at the same number of labels (about {median**2:.2f}× "
-                              f"the labels for the same width), worst {worst:.2f}× (about {worst**2:.1f}× the "
-                              f"labels); lowest coverage {d['lowest_coverage']:.1%} "
+                              f"{median:.2f}× the labels-only width at the same number of labels (about "
+                              f"{median**2:.2f}× the labels for the same width), worst {worst:.2f}× (about "
+                              f"{worst**2:.1f}× the labels); lowest coverage {d['lowest_coverage']:.1%} "
                               f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell, "
                               f"{_labels_text(data.get('labels', []))} labels).{_below_text(data, d)}")
     return out
@@ -295,40 +299,54 @@ def _labels_text(labels: list[int]) -> str:
     return ", ".join(str(n) for n in labels) or "the grid's"
 
 
+def _reference_below(data: dict) -> dict:
+    """The benchmark's verdict on Wilson's interval at every n (a reference the product does not show below
+    SMALL_N labels) in the cells below SMALL_N labels; empty when not measured."""
+    return data["designs"].get(data.get("reference", ""), {}).get("below") or {}
+
+
 def _below_text(data: dict, d: dict) -> str:
-    """The verdict below the grid's smallest label count, where the benchmark measured one."""
-    below, yardstick = d.get("below"), data["designs"][data["yardstick"]].get("below")
-    if not below or not yardstick:
+    """The verdict below SMALL_N labels, where the benchmark measured one."""
+    below = d.get("below")
+    if not below:
         return ""
     verdict = ("" if below["narrower"] >= 0.95 * below["cells"] else
-               f" NOT narrower below {SMALL_N} labels: there the leaderboard shows the labels-only (Wilson) interval "
-               "beside the corrected one, and neither is the better design on both counts.")
+               f" NOT narrower below {SMALL_N} labels either.")
+    wilson = _reference_below(data)
+    reference = (f" Wilson's interval would be narrower there (median {wilson['median_ratio']:.2f}× the "
+                 f"labels-only width) but covers only {wilson['lowest_coverage']:.1%} in its worst cell, below the "
+                 "93% floor every shown interval keeps, so the product does not show it." if wilson else "")
     return (f" With {_labels_text(data.get('small_labels', []))} labels: at least as narrow in {below['narrower']} "
             f"of {below['cells']} cells, median {below['median_ratio']:.2f}×, worst {below['worst_ratio']:.2f}×, "
-            f"lowest coverage {below['lowest_coverage']:.1%} (the Wilson interval itself covers only "
-            f"{yardstick['lowest_coverage']:.1%} in its worst cell there).{verdict}")
+            f"lowest coverage {below['lowest_coverage']:.1%}.{verdict}{reference}")
 
 
 def small_sample_evidence(path: Path = DESIGN_EVIDENCE) -> str:
     """What the product's own benchmark measured for the default draw below SMALL_N labels, for the leaderboard's
-    rows on fewer labels: the corrected interval against Wilson's at the same labels, and Wilson's own coverage;
-    empty when the benchmark has not written its file or measured no such cell."""
+    rows on fewer labels: the shown interval and the correction alone against the labels-only interval at the same
+    labels (Clopper-Pearson there, the 'gold only' column), and Wilson's coverage; empty when the benchmark has not
+    written its file or measured no such cell."""
     if not path.exists():
         return ""
     data = json.loads(path.read_text())
     default: dict = next((d for d in data["designs"].values() if d.get("strategy") == SAMPLING_STRATEGIES[0]), {})
-    below, yardstick = default.get("below"), data["designs"][data["yardstick"]].get("below")
-    if not below or not yardstick:
+    below = default.get("below")
+    correction = data["designs"].get(data.get("correction", ""), {}).get("below")
+    wilson = _reference_below(data)
+    if not below or not correction or not wilson:
         return ""
-    pays = below["narrower"] >= 0.95 * below["cells"]
-    return (f"Below {SMALL_N} gold labels the correction {'pays' if pays else 'does NOT reliably pay'}: in the "
-            f"product's benchmark (bench/bench_labels_pay.py, {data['worlds']} worlds per cell, "
-            f"{_labels_text(data.get('small_labels', []))} labels) the corrected interval is at least as narrow as the "
-            f"standard labels-only interval (Wilson, the 'gold only' column) in {below['narrower']} of "
-            f"{below['cells']} cells (median {below['median_ratio']:.2f}× its width, worst "
-            f"{below['worst_ratio']:.2f}×) and covers at least {below['lowest_coverage']:.1%}; Wilson's interval, "
-            f"narrower there, covers only {yardstick['lowest_coverage']:.1%} in its worst cell. Read both columns; "
-            f"from {SMALL_N} labels the shown interval is never wider than Wilson's.")
+    pays = correction["narrower"] >= 0.95 * correction["cells"]
+    return (f"Below {SMALL_N} gold labels the 'gold only' column is Clopper-Pearson's exact labels-only interval, "
+            f"and the corrected column shows the narrower of PPI++ and that interval: in the product's benchmark "
+            f"(bench/bench_labels_pay.py, {data['worlds']} worlds per cell, "
+            f"{_labels_text(data.get('small_labels', []))} labels) it is at least as narrow as labels alone in "
+            f"{below['narrower']} of {below['cells']} cells (median {below['median_ratio']:.2f}× their width) and "
+            f"covers at least {below['lowest_coverage']:.1%}. The correction itself "
+            f"{'pays' if pays else 'does NOT reliably pay'} there: PPI++ alone is at least as narrow as labels alone "
+            f"in {correction['narrower']} of {correction['cells']} cells (median {correction['median_ratio']:.2f}×, "
+            f"worst {correction['worst_ratio']:.2f}×); elsewhere the row's method reads 'labels only'. Wilson's "
+            f"interval, narrower still, covers only {wilson['lowest_coverage']:.1%} in its worst cell there, so it "
+            "is not shown.")
 
 
 SEGMENT_UNCERTAINTY = "segment_uncertainty"  # production traces: segment x judge-uncertainty band (core.review.traces)

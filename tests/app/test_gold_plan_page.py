@@ -93,4 +93,4 @@ def test_draw_a_sample_quotes_the_benchmark_for_every_strategy(page) -> None:
         assert ("NOT narrower: not the default" in shown) == (strategy != SAMPLING_STRATEGIES[0])
         assert "× the labels" in shown and "With 10, 20 labels" in shown  # below the grid: measured there too
     default = next(c for c in captions if c.startswith(evidence[SAMPLING_STRATEGIES[0]][:12]))
-    assert "NOT narrower below 30 labels" in default  # 36 of 100 cells at 10-20 labels (docs/ppi.md)
+    assert "NOT narrower below 30 labels" not in default and "interval would be narrower there" in default
