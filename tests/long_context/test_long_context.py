@@ -111,19 +111,27 @@ def stand_in_text(words: int) -> str:
     return "".join(sentence.format(n=n, m=n * 7, k=n + 11) for n in range(1, words // 16 + 1))
 
 
-def test_builds_the_published_questions_on_a_stand_in_text(tmp_path) -> None:
+STAND_INS = [  # the document type whose text is stood in for -> how many of the cut's questions ask about it
+    pytest.param("book", 3, id="book-novelette-rows-too"),
+    pytest.param("financial", 4, id="financial"),
+    pytest.param("paper", 4, id="paper"),
+]
+
+
+@pytest.mark.parametrize(("kind", "asked"), STAND_INS)
+def test_builds_the_published_questions_on_a_stand_in_text(tmp_path, kind: str, asked: int) -> None:
     copy = tmp_path / "lara"
     shutil.copytree(LARA_CUT, copy)
     text = stand_in_text(4000)
-    (copy / "datasets" / "32k" / "financial").mkdir(parents=True)
-    (copy / "datasets" / "32k" / "financial" / DOCUMENTS["financial"]).write_text(text, encoding="utf-8")
+    (copy / "datasets" / "32k" / kind).mkdir(parents=True)
+    (copy / "datasets" / "32k" / kind / DOCUMENTS[kind]).write_text(text, encoding="utf-8")
     result = build(copy, tmp_path / "out")
     records = read_jsonl(result.out)
-    financial = [r for r in query_rows(copy, "32k") if r["type"] == "financial"]
-    assert result.instances == len(records) == len(financial) == 4 and len(result.skipped) == 7
-    assert all("is not in your copy of LaRA" in s and "financial" not in s for s in result.skipped)
-    for record, row in zip(records, financial, strict=True):
-        assert record["query"] == row["question"] and record["domain"] == "LaRA financial"
+    rows = [r for r in query_rows(copy, "32k") if r["type"] == kind]
+    assert result.instances == len(records) == len(rows) == asked and len(result.skipped) == 11 - asked
+    assert all("is not in your copy of LaRA" in s and f"/{kind}/" not in s for s in result.skipped)
+    for record, row in zip(records, rows, strict=True):
+        assert record["query"] == row["question"] and record["domain"] == f"LaRA {kind}"
         assert record["attributes"]["question_type"] == row["level"]
         whole = [d for d in record["documents"] if d["variant"]["setting"] == "whole"]
         chunks = [d for d in record["documents"] if d["variant"]["setting"] == "chunk"]
