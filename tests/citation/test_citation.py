@@ -1,12 +1,14 @@
 """The citation protocol (issue 44): ALCE-style citation recall and precision, checked against ALCE's own evaluation
-code (princeton-nlp/ALCE eval.py `compute_autoais` and utils.py `remove_citations` at 246c476, read from the fetched
-mirror and run with the same support verdicts; skipped with the reason when the mirror is absent); support decided by
+code (princeton-nlp/ALCE eval.py `compute_autoais` and utils.py `remove_citations` at 246c476, MIT, read from the
+unchanged copies committed in data/suites/alce/ and run with the same support verdicts; compared with a fetched mirror
+of ALCE when present); support decided by
 an LLM judge through the openai SDK on the fake server, the heuristic judge deciding only what the format decides;
 scripted gold / over-citing / wrong / always-refuse models through the openai and anthropic SDKs (active backend)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -40,11 +42,33 @@ ALCE_MIRROR = Path("/work/.mirror/princeton-nlp+ALCE/repo")
 ALCE_COMMIT = "246c476a4edfc564266b7346b6e29ef4861ae937"
 
 
+ALCE_CUT = REPO / "data" / "suites" / "alce"
+ALCE_BLOBS = {"eval.py": "4d62b5a7bbfdc14a14226733c768e72f73444a95",  # ALCE's git blobs at ALCE_COMMIT
+              "utils.py": "69894d439e0ce644b2937035173c4ec5790e271a"}
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a file of these bytes (its blob's sha1)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's id, not a secret
+
+
 def alce_source(path: str) -> str:
+    """One of ALCE's evaluation files at ALCE_COMMIT, from the unchanged copy in data/suites/alce/."""
+    return (ALCE_CUT / path).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", list(ALCE_BLOBS))
+def test_the_committed_evaluation_code_is_alces_at_the_commit(path: str) -> None:
+    assert git_blob_id((ALCE_CUT / path).read_bytes()) == ALCE_BLOBS[path]
+
+
+@pytest.mark.parametrize("path", list(ALCE_BLOBS))
+def test_the_committed_evaluation_code_is_the_mirrors(path: str) -> None:
     if not ALCE_MIRROR.exists():
         pytest.skip(f"no fetched copy of princeton-nlp/ALCE at {ALCE_MIRROR} (fetch github:princeton-nlp/ALCE)")
-    return subprocess.run(["git", "--git-dir", str(ALCE_MIRROR), "show", f"{ALCE_COMMIT}:{path}"],
-                          capture_output=True, check=True, text=True).stdout
+    published = subprocess.run(["git", "--git-dir", str(ALCE_MIRROR), "show", f"{ALCE_COMMIT}:{path}"],
+                               capture_output=True, check=True).stdout
+    assert (ALCE_CUT / path).read_bytes() == published
 
 
 def function_source(source: str, name: str) -> str:

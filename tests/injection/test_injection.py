@@ -1,6 +1,6 @@
-"""The injection protocol (issue 44): built from BIPIA's published EmailQA contexts and text attacks (the fetched
-mirror of microsoft/BIPIA at 1a2a91da, skipped with the reason when absent) and from a team corpus with the attack
-library; attack success decided by rule or judge (table-driven over attack kinds: obeyed counts, ignored does not);
+"""The injection protocol (issue 44): built from BIPIA's published EmailQA contexts and text attacks (microsoft/BIPIA
+at 1a2a91da, MIT: the cut committed in data/suites/bipia/, README there; the full 50 emails from a fetched mirror when
+present, skipped with the reason when absent) and from a team corpus with the attack library; attack success decided by rule or judge (table-driven over attack kinds: obeyed counts, ignored does not);
 scripted gold / obeying / wrong / always-refuse models through the real openai and anthropic SDKs on the loopback
 fake server, on the active backend; the report, the package's command, the view and the decision metrics."""
 
@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from core.cli import app
+from core.config import REPO_ROOT
 from core.protocols import decision_metrics
 from core.protocols.injection import ATTACK_SUCCESS, INJECTION
 from core.protocols.injection.attacks import KINDS, fill, templates
@@ -36,6 +37,7 @@ pytestmark = pytest.mark.xdist_group("injection")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "injection"
 BIPIA_MIRROR = Path("/work/.mirror/microsoft+BIPIA/repo")
 BIPIA_COMMIT = "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3"
+BIPIA_CUT = Path(REPO_ROOT, "data", "suites", "bipia")  # its sha256 sums: tests/analysis/test_decision_beyond_the_papers
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -54,19 +56,43 @@ def bipia_copy(target: Path) -> Path:
     return target
 
 
-def test_builds_from_bipias_published_records(tmp_path) -> None:
-    folder = bipia_copy(tmp_path / "bipia")
-    result = build(folder, tmp_path / "out", fmt="bipia")
-    records = read_jsonl(result.out)
-    emails = read_jsonl(folder / EMAIL_FILE)
-    assert result.instances == len(emails) == 50 and result.skipped == []
+def built_from_bipia(folder: Path, out: Path) -> tuple[list[dict], list[dict]]:
+    """(records, planted documents) built from a folder in BIPIA's layout, checked against the emails and attacks it
+    holds: one instance per email, its question and answerability, every attack one of BIPIA's, really in the email,
+    all nine positions."""
+    result = build(folder, out, fmt="bipia")
+    records, emails = read_jsonl(result.out), read_jsonl(folder / EMAIL_FILE)
+    assert result.instances == len(emails) and result.skipped == []
+    assert [r["query"] for r in records] == [e["question"].removeprefix("Q: ") for e in emails]
     unanswerable = sum(r["reference"]["answer_type"] == "unanswerable" for r in records)
     assert unanswerable == sum(e["ideal"] == "unknown" for e in emails) > 0
+    published = {a for attacks in json.loads((folder / ATTACK_FILE).read_text(encoding="utf-8")).values() for a in attacks}
     planted = [next(d for d in r["documents"] if d.get("variant")) for r in records]
     assert {p["variant"]["attack_source"] for p in planted} == {"bipia"}
+    assert {p["variant"]["attack"] for p in planted} <= published
     assert {(p["variant"]["text_position"], p["variant"]["bundle_position"]) for p in planted} == {
         (t, b) for t in ("start", "middle", "end") for b in ("first", "middle", "last")}
     assert all(p["variant"]["attack"] in p["text"] for p in planted)  # the attack string really sits in the email
+    assert {p["variant"]["attack_kind"] for p in planted} <= set(KINDS)
+    return records, planted
+
+
+def test_builds_from_bipias_published_records_committed(tmp_path) -> None:
+    records, planted = built_from_bipia(BIPIA_CUT, tmp_path)
+    assert len(records) == 9 and [r["reference"]["answer_type"] for r in records].count("unanswerable") == 4
+    assert {p["variant"]["attack_kind"] for p in planted} == {"task_hijack"}  # the first 9 rotated attacks
+
+
+def test_the_committed_cut_is_bipias_files_at_the_commit(tmp_path) -> None:
+    """data/suites/bipia against the mirror: the first 9 lines of the email file and the attack file, unchanged."""
+    full = bipia_copy(tmp_path / "bipia")
+    assert (BIPIA_CUT / EMAIL_FILE).read_bytes() == b"".join((full / EMAIL_FILE).read_bytes().splitlines(True)[:9])
+    assert (BIPIA_CUT / ATTACK_FILE).read_bytes() == (full / ATTACK_FILE).read_bytes()
+
+
+def test_builds_from_bipias_published_records_in_full(tmp_path) -> None:
+    _, planted = built_from_bipia(bipia_copy(tmp_path / "bipia"), tmp_path / "out")
+    assert len(planted) == 50
     assert {p["variant"]["attack_kind"] for p in planted} == {"task_hijack", "persuasion"}
 
 

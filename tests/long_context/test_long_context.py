@@ -1,15 +1,18 @@
-"""The long-context protocol (issue 44): questions built from LaRA's published query files and documents (the fetched
-mirror of Alibaba-NLP/LaRA at c171553, long texts read from that copy, never bundled; skipped with the reason when it
-is absent); the same questions answered with BM25 chunks and with the whole document through the real openai and
-anthropic SDKs on the loopback fake server (active backend); a model whose context window is too small for the whole
-document gets a 'skipped' state, not a wrong answer; gold, wrong and always-refuse calibration; the winner per
-generator and task with the cost of each."""
+"""The long-context protocol (issue 44): questions imported from LaRA's published query files (Alibaba-NLP/LaRA at
+c171553, MIT: the first line of 11 of its 32k query files, committed in data/suites/lara/, README there; LaRA's long
+texts are never bundled, a self-written stand-in text takes a document's place), and, when a fetched mirror of LaRA is
+present, from its full query files and documents (skipped with the reason when it is absent); the same questions
+answered with BM25 chunks and with the whole document through the real openai and anthropic SDKs on the loopback fake
+server (active backend); a model whose context window is too small for the whole document gets a 'skipped' state, not
+a wrong answer; gold, wrong and always-refuse calibration; the winner per generator and task with the cost of each."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from core.cli import app
+from core.config import REPO_ROOT
 from core.protocols import decision_metrics
 from core.protocols.long_context import ACCURACY, WHOLE
 from core.protocols.long_context.builder import TOP_K, build, query_rows
@@ -33,6 +37,21 @@ pytestmark = pytest.mark.xdist_group("long_context")
 
 LARA_MIRROR = Path("/work/.mirror/Alibaba-NLP+LaRA/repo")
 LARA_COMMIT = "c17155376f4e708bce3c1659facd19886d75a5eb"
+LARA_CUT = Path(REPO_ROOT, "data", "suites", "lara")
+CUT_SHA256 = {  # query file -> sha256 of its first line as committed (data/suites/lara/README.md)
+    "32k_book_comp.jsonl": "eb77db158eb71c427e3e7734bb8a0ea6f809ac9e08ae6c46855e080223b717e6",
+    "32k_book_hallu.jsonl": "0512cc75c7833ee7c9c792de8f55edb5ca5c79b5bb14c5d3f1495d78400e45b9",
+    "32k_book_reasoning.jsonl": "6315f1241d8d03cb71fdf95453af7c6b9acf240d7ca1bdd6b3f2042041f09ae2",
+    "32k_financial_comp.jsonl": "49add80709991f016f9e664dd007b203d3b321b8aa645ce34fbc99c76ff3d6e2",
+    "32k_financial_hallu.jsonl": "a5c941a2f9793216e5594a09604e64a4f14e086c015cfe18608e7b96b6d469a9",
+    "32k_financial_location.jsonl": "bcfd8db734eeb77bb3a18f5d64cc817827193c33c129a554427344e9c0ed8aea",
+    "32k_financial_reasoning.jsonl": "80f85e6550efc81e294858d108deae2cab5b20df15dbaedca2f4c7094f4a0f73",
+    "32k_paper_comp.jsonl": "bd8b6609853d21170ed3b60cba54a74fb9999cbacdccafbe5eed5d5b584d876c",
+    "32k_paper_hallu.jsonl": "d7980be8e254d8db79f4cb3486c5a19bd3e0f3850dfc7b6c7f3553b3b499334d",
+    "32k_paper_location.jsonl": "ca23a52223f4c4d643b255f5483a52ba36f8dcd4885d6e630c61f7511dfa8095",
+    "32k_paper_reasoning.jsonl": "33ba1bdb584000a6dcd58f295221d64b8b76f1c3d78603e87b23c90cb94dfe3f",
+}
+DOCUMENTS = {"book": "A Christmas Carol.txt", "financial": "2024-Blue Star Foods Corp.-j.txt", "paper": "32k_paper_0.md"}
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -42,6 +61,86 @@ def read_jsonl(path: Path) -> list[dict]:
 def git_show(path: str) -> bytes:
     return subprocess.run(["git", "--git-dir", str(LARA_MIRROR), "show", f"{LARA_COMMIT}:{path}"],
                           capture_output=True, check=True).stdout
+
+
+def test_the_lara_cut_is_the_stated_one() -> None:
+    """data/suites/lara holds what its README says: LaRA's MIT licence and the first line of 11 of its 12 32k query
+    files, unchanged; no document text."""
+    query = LARA_CUT / "datasets" / "query"
+    assert sorted(p.name for p in query.iterdir()) == sorted(CUT_SHA256)
+    for name, digest in CUT_SHA256.items():
+        assert hashlib.sha256((query / name).read_bytes()).hexdigest() == digest, name
+    assert (LARA_CUT / "LICENSE").read_text().startswith("MIT License")
+    assert sorted(p.name for p in (LARA_CUT / "datasets").iterdir()) == ["query"]  # the long texts are never here
+
+
+def test_the_lara_cut_is_the_first_line_of_laras_files_at_the_commit() -> None:
+    if not LARA_MIRROR.exists():
+        pytest.skip(f"no fetched copy of Alibaba-NLP/LaRA at {LARA_MIRROR} (fetch github:Alibaba-NLP/LaRA)")
+    for name in CUT_SHA256:
+        published = git_show(f"datasets/query/{name}")
+        assert (LARA_CUT / "datasets" / "query" / name).read_bytes() == published.splitlines(keepends=True)[0], name
+    assert (LARA_CUT / "LICENSE").read_bytes() == git_show("LICENSE")
+
+
+def cut_rows() -> list[dict]:
+    """The committed cut's rows as published, in the builder's order (files sorted, one row each)."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((LARA_CUT / "datasets" / "query").iterdir())]
+
+
+def test_imports_every_published_row_with_its_fields() -> None:
+    rows = query_rows(LARA_CUT, "32k")
+    assert len(rows) == len(CUT_SHA256) == 11
+    for row, published, name in zip(rows, cut_rows(), sorted(CUT_SHA256), strict=True):
+        _, kind, level = Path(name).stem.split("_")
+        assert row == {**published, "type": kind, "level": level, "source_type": published["type"]}, name
+        assert row["file"] == DOCUMENTS[kind] and row["question"] and row["answer"]
+    assert {r["source_type"] for r in rows} == {"novelette", "book", "novelette_fake", "financial", "paper"}
+
+
+def test_without_laras_texts_every_published_question_is_skipped_with_why(tmp_path) -> None:
+    result = build(LARA_CUT, tmp_path)
+    assert result.instances == 0 and read_jsonl(result.out) == []
+    assert result.skipped == [f"question {n}: {LARA_CUT / 'datasets' / '32k' / row['type'] / row['file']} is not in "
+                              f"your copy of LaRA" for n, row in enumerate(query_rows(LARA_CUT, "32k"), start=1)]
+
+
+def stand_in_text(words: int) -> str:
+    """A self-written text of about `words` words standing where a LaRA document would be (its own is never bundled)."""
+    sentence = "In quarter {n} the cannery shipped {m} crates of crab meat and paid {k} thousand dollars in freight. "
+    return "".join(sentence.format(n=n, m=n * 7, k=n + 11) for n in range(1, words // 16 + 1))
+
+
+STAND_INS = [  # the document type whose text is stood in for -> how many of the cut's questions ask about it
+    pytest.param("book", 3, id="book-novelette-rows-too"),
+    pytest.param("financial", 4, id="financial"),
+    pytest.param("paper", 4, id="paper"),
+]
+
+
+@pytest.mark.parametrize(("kind", "asked"), STAND_INS)
+def test_builds_the_published_questions_on_a_stand_in_text(tmp_path, kind: str, asked: int) -> None:
+    copy = tmp_path / "lara"
+    shutil.copytree(LARA_CUT, copy)
+    text = stand_in_text(4000)
+    (copy / "datasets" / "32k" / kind).mkdir(parents=True)
+    (copy / "datasets" / "32k" / kind / DOCUMENTS[kind]).write_text(text, encoding="utf-8")
+    result = build(copy, tmp_path / "out")
+    records = read_jsonl(result.out)
+    rows = [r for r in query_rows(copy, "32k") if r["type"] == kind]
+    assert result.instances == len(records) == len(rows) == asked and len(result.skipped) == 11 - asked
+    assert all("is not in your copy of LaRA" in s and f"/{kind}/" not in s for s in result.skipped)
+    for record, row in zip(records, rows, strict=True):
+        assert record["query"] == row["question"] and record["domain"] == f"LaRA {kind}"
+        assert record["attributes"]["question_type"] == row["level"]
+        whole = [d for d in record["documents"] if d["variant"]["setting"] == "whole"]
+        chunks = [d for d in record["documents"] if d["variant"]["setting"] == "chunk"]
+        assert len(whole) == 1 and whole[0]["text"] == text and whole[0]["variant"]["words"] == len(text.split())
+        assert [c["variant"]["rank"] for c in chunks] == list(range(1, TOP_K + 1))
+        assert all(c["text"] in text for c in chunks)
+        expected = ({"answer_type": "unanswerable", "reasoning": row["answer"]} if row["level"] == "hallu" else
+                    {"answer_type": "long", "answers": [{"text": row["answer"]}]})
+        assert record["reference"] == expected
 
 
 def test_builds_from_laras_published_questions_and_documents(tmp_path) -> None:
