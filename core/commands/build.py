@@ -93,10 +93,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(estimate.to_dict(), indent=2))
             return
         from core.construction.cost import BuildSpend, record_build
+        from core.plugins import DEFAULT_PROTOCOL
         from core.store.db import get_engine
 
-        spend = record_build(get_engine(), f"enterprise_rag {out.name}", budget, {
-            "protocol": "enterprise_rag", "fusion": llm, "generator": generate, "judge": judge, "out": str(out)}) \
+        spend = record_build(get_engine(), f"{DEFAULT_PROTOCOL} {out.name}", budget, {
+            "protocol": DEFAULT_PROTOCOL, "fusion": llm, "generator": generate, "judge": judge, "out": str(out)}) \
             if llm or generate or judge else BuildSpend(budget)
         assist = Assist(llm_complete_json(generate, spend) if generate else None,
                         llm_complete_json(judge, spend) if judge else None, judge or "",

@@ -17,6 +17,7 @@ from core.ingest.format_sets import FormatPreview, import_format_set, preview_fo
 from core.ingest.importers.traces import Trace, read_trace_parts
 from core.ingest.io import ImportReport, LineError, import_file, validate_file
 from core.ingest.sets import PlannedInstance, SetImportReport, import_set_file, plan_import
+from core.plugins import DEFAULT_PROTOCOL
 from core.review.auth import Principal, authorize
 
 
@@ -47,8 +48,8 @@ def build_benchmark_file(engine: Engine, principal: Principal | None, queries: l
     authorize(engine, principal, "build_benchmark")
     judge = judge or generator
     gen_config, judge_config = named_config(engine, generator), named_config(engine, judge)
-    spend = record_build(engine, f"enterprise_rag {out.name}", budget_usd, {
-        "protocol": "enterprise_rag", "generator": generator, "judge": judge, "out": str(out)}) \
+    spend = record_build(engine, f"{DEFAULT_PROTOCOL} {out.name}", budget_usd, {
+        "protocol": DEFAULT_PROTOCOL, "generator": generator, "judge": judge, "out": str(out)}) \
         if gen_config or judge_config else BuildSpend(budget_usd)
     assist = Assist(model_complete_json(engine, gen_config, spend) if gen_config else None,
                     model_complete_json(engine, judge_config, spend) if judge_config else None,

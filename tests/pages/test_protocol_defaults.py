@@ -81,7 +81,9 @@ def test_page_opens_on_the_newest_run_of_its_protocol(runs_url, monkeypatch, pag
 def test_robustness_drills_down_to_the_responses(runs_url, monkeypatch, metric, mode) -> None:
     monkeypatch.setenv("GAUNTLET_DATABASE_URL", runs_url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    at = sc.open_page(str(REPO / "pages" / "robustness.py"), {"rb_drill_metric": metric})
+    at = sc.open_page(str(REPO / "pages" / "robustness.py"))
+    at.toggle(key="rb_drill_load").set_value(True).run()  # the drill-down reads the responses once switched on
+    at.selectbox(key="rb_drill_metric").set_value(metric).run()
     rows = next(f.value for f in at.dataframe if "response_id" in f.value and metric in f.value)
     assert not rows.empty and set(rows["mode"]) == {mode}
     assert at.selectbox(key="rb_drill_pick").value == int(rows["response_id"].iloc[0])
