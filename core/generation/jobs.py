@@ -43,6 +43,19 @@ def launch_in_background(engine: Engine, run_id: int, *, log_dir: str | os.PathL
     return process.pid
 
 
+def wait_for_exit(pid: int | None, timeout: float) -> bool:
+    """Block until the process `pid` that this process launched has exited (True), or `timeout` seconds pass (False);
+    a pid launched elsewhere cannot be waited on and counts as exited only when it is gone."""
+    process = _LAUNCHED.get(pid or 0)
+    if process is None:
+        return not process_alive(pid)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 def process_alive(pid: int | None) -> bool:
     """Whether the process `pid` is still running (reaping it if we launched it)."""
     if not pid:

@@ -8,7 +8,6 @@ the refusal and nothing is written. A role that may not open the page gets the r
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,9 +160,7 @@ def seeded(tmp_path, monkeypatch):
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     yield s
     for run in runs.recent_runs(s.engine):  # let a launched job finish before its database goes away
-        deadline = time.monotonic() + 60
-        while jobs.process_alive((run.config or {}).get("pid")) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        jobs.wait_for_exit((run.config or {}).get("pid"), timeout=60)
 
 
 def page_as(path: str, account: str, role: str | None = None) -> AppTest:

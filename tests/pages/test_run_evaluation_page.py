@@ -3,7 +3,6 @@ job, shows both stages' progress, cancels, and re-checks the admin role server-s
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -50,14 +49,18 @@ def only_run(engine) -> Run:
 
 
 def wait_for_pipeline(engine, run_id: int, seconds: float = 60) -> list[jobs.StageLine]:
-    """Poll the pipeline progress until every line is finished (or not scored)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        lines = jobs.pipeline_progress(engine, run_id)
-        if all(line.state in ("finished", "not scored") for line in lines):
-            return lines
-        assert time.monotonic() < deadline, f"background job did not finish: {lines}"
-        time.sleep(0.2)
+    """Wait for the run's background process (launched by this test process) to exit, then read its pipeline once:
+    every line must be finished (or not scored)."""
+    pid = _pid(engine, run_id)
+    assert jobs.wait_for_exit(pid, seconds), f"background job {pid} still running after {seconds:.0f} s"
+    lines = jobs.pipeline_progress(engine, run_id)
+    assert all(line.state in ("finished", "not scored") for line in lines), f"background job exited unfinished: {lines}"
+    return lines
+
+
+def _pid(engine, run_id: int) -> int:
+    with Session(engine) as session:
+        return session.get(Run, run_id).config["pid"]
 
 
 def test_registers_baselines_when_missing(seeded):
