@@ -8,6 +8,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -48,6 +49,30 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+@dataclass
+class ServerOutput:
+    """What a server process printed, and an event set once it prints the line naming its address (or exits)."""
+
+    ready: threading.Event = field(default_factory=threading.Event)
+    lines: list[str] = field(default_factory=list)
+
+
+def listening(process: subprocess.Popen, marker: str) -> ServerOutput:
+    """Read `process`'s output on a thread until it ends: set `ready` at the first line containing `marker`
+    (Streamlit prints its URL once the server listens) or when the output ends (it exited)."""
+    output = ServerOutput()
+
+    def read() -> None:
+        for line in process.stdout or ():
+            output.lines.append(line)
+            if marker in line:
+                output.ready.set()
+        output.ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    return output
+
+
 @contextmanager
 def serve(database_url: str, tls: tuple[Path, Path] | None = None, **env: str) -> Iterator[Served]:
     """`python -m ui.serve` on a free loopback port against `database_url` (first start off unless `env` says);
@@ -60,20 +85,15 @@ def serve(database_url: str, tls: tuple[Path, Path] | None = None, **env: str) -
         [sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
          *own_tls],
-        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-    unverified = ssl._create_unverified_context()  # the throwaway certificate
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1, context=unverified)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
+    output = listening(process, f":{port}")
+    if not output.ready.wait(timeout=60) or process.poll() is not None:
         process.terminate()
-        pytest.fail("streamlit did not start within 60 s")
+        pytest.fail(f"streamlit did not start within 60 s: {''.join(output.lines[-20:])}")
+    unverified = ssl._create_unverified_context()  # the throwaway certificate
+    urllib.request.urlopen(f"{url}/_stcore/health", timeout=30, context=unverified)  # it says it listens: it answers
     try:
         yield Served(url, process)
     finally:

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
+from playwright.sync_api import expect
 
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
-from tests.e2e.harness import chromium, new_context, serve, shot, sign_in, wait_until
+from tests.e2e.harness import chromium, new_context, serve, shot, sign_in
 from tests.test_alignment import _labels, store
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -73,7 +74,7 @@ def test_saved_labels_show_on_the_open_page_without_a_reload(opened, page_name: 
     shown = opened[page_name]
     assert shown.showed_before and not shown.showed_after_early
     body = shown.page.locator("[data-testid=stMain]")
-    wait_until(lambda: after in body.inner_text(), f"'{after}' on {page_name}", timeout=40)
+    expect(body).to_contain_text(after, timeout=40_000)
     shot(shown.page, "gold_freshness", page_name)
     assert not before or before not in body.inner_text()
     assert shown.navigations == [], "the page was reloaded"

@@ -65,22 +65,17 @@ def loopback_context(browser, hosts: set[str] = LOOPBACK):
 
 def attackers_unused_code(browser, url: str) -> str:
     """The attacker signs in as bob in their own browser and keeps the handoff code instead of redeeming it."""
-    captured: list[str] = []
     context = loopback_context(browser)
-    context.route(lambda u: "/_gauntlet/session?" in u, lambda route: (captured.append(route.request.url), route.abort()))
+    context.route(lambda u: "/_gauntlet/session?" in u, lambda route: route.abort())
     page = context.new_page()
     page.goto(url)
     settle(page)
     page.get_by_role("textbox", name="Username").fill("bob")
     page.get_by_role("textbox", name="Password").fill(PASSWORDS["bob"])
-    page.get_by_role("button", name="Sign in").click()  # the app sends the browser to the handoff: stopped there
-    for _ in range(120):  # playwright runs the route handler while it waits
-        if captured:
-            break
-        page.wait_for_timeout(250)
-    assert captured, "the attacker's sign-in never reached the handoff"
+    with page.expect_request(lambda request: "/_gauntlet/session?" in request.url, timeout=30_000) as handoff:
+        page.get_by_role("button", name="Sign in").click()  # the app sends the browser to the handoff: stopped there
     context.close()
-    return captured[0].split("code=", 1)[1].split("&", 1)[0]
+    return handoff.value.url.split("code=", 1)[1].split("&", 1)[0]
 
 
 def signed_in_as(page, name: str) -> bool:

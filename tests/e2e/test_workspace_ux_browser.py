@@ -50,6 +50,13 @@ def _current(page, seeded) -> str:
     return ""
 
 
+def _showing(page, seeded, uid: str) -> None:
+    """Wait for `uid`'s decision buttons, then for the run to end, and check no other instance's are on screen."""
+    page.locator(f".st-key-v_accept_{seeded.instances[uid]}").wait_for()
+    settle(page)
+    assert _current(page, seeded) == uid
+
+
 def _toast(page, text: str, timeout: int = 45_000) -> None:
     """Wait for the confirmation toast (shown 10 s) or, for a decision, the 'Last: ...' line that stays under it."""
     page.locator("[data-testid=stToast], [data-testid=stCaptionContainer]").filter(has_text=text).first.wait_for(timeout=timeout)
@@ -79,10 +86,10 @@ def test_decision_confirmed_undone_skipped_and_reopened(browser, workspace):
         settle(page)
         page.get_by_role("button", name="Skip").click()
         settle(page)
-        wait_until(lambda: _current(page, seeded) == "E-gap", "Skip to show E-gap")
+        _showing(page, seeded, "E-gap")
         page.get_by_role("button", name="Previous").click()
         settle(page)
-        wait_until(lambda: _current(page, seeded) == "E-noisy", "Previous to show E-noisy")
+        _showing(page, seeded, "E-noisy")
         full_shot(page, FOLDER, "3-previous")
         with Session(seeded.engine) as s:
             assert [a.kind for a in s.exec(select(Annotation).order_by(Annotation.id)).all()] == ["verification", "retraction"]
@@ -164,10 +171,7 @@ def _submit_label(page, choice: str = "no") -> None:
     page.get_by_role("button", name="Submit label").click()
     confirmed = page.locator("[data-testid=stToast], [data-testid=stCaptionContainer]").filter(has_text="saved.")
     refused = page.get_by_text("Answer every item first")
-    for _ in range(90):
-        if confirmed.count() or refused.count():
-            break
-        page.wait_for_timeout(500)
+    confirmed.or_(refused).first.wait_for(timeout=45_000)
     if refused.count() and not confirmed.count():
         _answer_all(page, choice)
         page.get_by_role("button", name="Submit label").click()
