@@ -198,17 +198,48 @@ def launch(playwright, **options):
     return instrument(playwright.chromium.launch(executable_path=str(CHROMIUM), args=args, **options))
 
 
+_SHARED: dict[str, object] = {}  # this process's one Playwright driver and the module's one chromium
+
+
+def shared_playwright():
+    """This process's Playwright driver (sync API: one per thread), started on first use; `close_shared` stops it."""
+    if "playwright" not in _SHARED:
+        from playwright.sync_api import sync_playwright
+
+        _SHARED["playwright"] = sync_playwright().start()
+    return _SHARED["playwright"]
+
+
+def close_shared() -> None:
+    """Close the shared chromium and stop the driver (a running driver holds an asyncio loop on this thread)."""
+    browser, playwright = _SHARED.pop("browser", None), _SHARED.pop("playwright", None)
+    if browser is not None:
+        browser.close()
+    if playwright is not None:
+        playwright.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_browser_per_module() -> Iterator[None]:
+    """Every `chromium()` block of a module uses one browser, closed (with the driver) when the module ends."""
+    yield
+    close_shared()
+
+
 @contextmanager
 def chromium():
-    """A headless Debian chromium for the duration of the block."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    """The module's headless Debian chromium (launched on first use) for the block; the contexts and pages the block
+    opened are closed when it ends, so each block starts with no cookies, storage or tabs of another."""
+    if "browser" not in _SHARED or not _SHARED["browser"].is_connected():
+        _SHARED["browser"] = launch(shared_playwright())
+    browser = _SHARED["browser"]
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                context.close()
 
 
 def settle(page, timeout: int = 30_000) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import OffHost, launch, require_chromium, serve, settle
+from tests.e2e.harness import OffHost, launch, require_chromium, serve, settle, shared_playwright
 
 pytestmark = pytest.mark.browser
 FONT_PATH = "/app/static/fonts/gauntlet-cjk.woff2"
@@ -51,26 +51,23 @@ def _pictures(page, texts: list[str]) -> list[bytes]:
     pytest.param(True, False, id="control-font-blocked-draws-boxes"),
 ])
 def test_cjk_glyphs_render_with_no_system_cjk_font(served, tmp_path, blocked, legible):
-    from playwright.sync_api import sync_playwright
-
     require_chromium()
     fetched: list[tuple[str, int, str]] = []
-    with sync_playwright() as playwright:
-        browser = launch(playwright, env=_fontconfig(tmp_path))
-        try:
-            context = browser.new_context(viewport={"width": 1000, "height": 800})
-            off_host = OffHost()
-            context.route("**/*", off_host.route)
-            if blocked:
-                context.route(f"**{FONT_PATH}", lambda route: route.abort())
-            page = context.new_page()
-            page.on("response", lambda r: fetched.append((r.url, r.status, r.headers.get("content-security-policy", ""))))
-            page.goto(served)
-            settle(page)
-            page.get_by_role("textbox", name="Username").wait_for()
-            han, other_han, kana, other_kana, boxes = _pictures(page, ["漢字中文", "問題回答", "かなカナ", "ひらがな", "\ue000\ue001\ue002\ue003"])
-        finally:
-            browser.close()
+    browser = launch(shared_playwright(), env=_fontconfig(tmp_path))  # its own chromium: a font setup of its own
+    try:
+        context = browser.new_context(viewport={"width": 1000, "height": 800})
+        off_host = OffHost()
+        context.route("**/*", off_host.route)
+        if blocked:
+            context.route(f"**{FONT_PATH}", lambda route: route.abort())
+        page = context.new_page()
+        page.on("response", lambda r: fetched.append((r.url, r.status, r.headers.get("content-security-policy", ""))))
+        page.goto(served)
+        settle(page)
+        page.get_by_role("textbox", name="Username").wait_for()
+        han, other_han, kana, other_kana, boxes = _pictures(page, ["漢字中文", "問題回答", "かなカナ", "ひらがな", "\ue000\ue001\ue002\ue003"])
+    finally:
+        browser.close()
     assert off_host.blocked == []
     fonts = [(status, csp) for url, status, csp in fetched if url.endswith(FONT_PATH)]
     if legible:

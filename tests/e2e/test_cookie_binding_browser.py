@@ -28,6 +28,7 @@ from tests.e2e.harness import (
     self_signed_certificate,
     serve,
     settle,
+    shared_playwright,
     shot,
     sign_in,
 )
@@ -42,15 +43,12 @@ HOST = "gauntlet.test"  # resolved to 127.0.0.1 by the browser
 @contextmanager
 def named_host_chromium():
     """Headless Debian chromium that resolves HOST to 127.0.0.1."""
-    from playwright.sync_api import sync_playwright
-
     require_chromium()
-    with sync_playwright() as playwright:
-        browser = launch(playwright, extra_args=[f"--host-resolver-rules=MAP {HOST} 127.0.0.1"])
-        try:
-            yield browser
-        finally:
-            browser.close()
+    browser = launch(shared_playwright(), extra_args=[f"--host-resolver-rules=MAP {HOST} 127.0.0.1"])
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 def on_host(url: str) -> str:

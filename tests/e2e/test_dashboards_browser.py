@@ -13,7 +13,7 @@ import pytest
 from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.db import make_engine
-from tests.e2e.harness import charts_drawn, launch, require_chromium, serve, settle
+from tests.e2e.harness import charts_drawn, chromium, require_chromium, serve, settle
 
 pytestmark = pytest.mark.browser
 
@@ -47,12 +47,8 @@ def server(session_url_factory):
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _open_signed_in(browser, server: str, page: str, user: str, errors: list[str]):

@@ -8,7 +8,7 @@ from sqlmodel import Session, select
 
 from core.review.gold import draw_gold_sample, load_response, record_gold_label
 from core.store.models import Annotation, Assignment
-from tests.e2e.harness import ROOT, launch, serve, settle, sign_in, wait_until
+from tests.e2e.harness import ROOT, chromium, serve, settle, sign_in, wait_until
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
 ARTIFACTS = ROOT / "test-artifacts" / "expert_flow"
@@ -40,12 +40,9 @@ def _sign_in(page, url: str, who: str) -> None:
 
 @pytest.mark.browser
 def test_expert_verifies_and_labels_then_admin_adjudicates(server):
-    from playwright.sync_api import sync_playwright
-
     url, seeded, rid = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = launch(pw)
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
         try:
@@ -93,6 +90,5 @@ def test_expert_verifies_and_labels_then_admin_adjudicates(server):
             page.screenshot(path=str(ARTIFACTS / "4-adjudicated.png"), full_page=True)
         finally:
             page.screenshot(path=str(ARTIFACTS / "last.png"), full_page=True)
-            browser.close()
     (adj,) = _annotations(seeded, "adjudication", "admin")
     assert adj.target_id == rid and not any(adj.payload["constraints"].values())  # alice's answers, kept by the admin

@@ -9,12 +9,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.e2e.harness import CHROMIUM, chromium, serve, settle
+from tests.e2e.harness import CHROMIUM, chromium, one_browser_per_module, serve, settle
 from tests.e2e.test_expert_flow import _sign_in
 from tests.hardening.untrusted import EXFIL, poisoned_db
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "no_remote_fetch"
 PLACEHOLDER = f"[image: {EXFIL}]"
+__all__ = ["one_browser_per_module"]  # autouse here: the module's chromium is closed when it ends
 VISITS = [  # (who, page link, tab to open or None)
     ("alice", "Verify instances", None),
     ("alice", "Label responses", None),
