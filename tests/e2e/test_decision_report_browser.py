@@ -42,7 +42,7 @@ def test_the_report_renders_and_requests_nothing_but_itself(report_url, media) -
         page = context.new_page()
         page.on("request", lambda request: requested.append(request.url))
         page.emulate_media(media=media)
-        page.goto(report_url, wait_until="networkidle")
+        page.goto(report_url, wait_until="load")  # every resource the document asked for has loaded or failed
         assert page.locator("h2", has_text="Rank-sets: which candidates could be first").count() == 1
         assert page.locator("svg").count() >= 1 and page.locator("[data-v]").count() > 100
         shot(page, "decision", f"report-{media}")
