@@ -182,3 +182,27 @@ def test_orchestration_gap_and_scatter_flag_small_samples():
                           "n": [12, 40]})
     hover = {t.text[0]: t.hovertemplate for t in charts.scatter_models(frame, "x", "y", "x", "y").data}
     assert "(n=12 †)" in hover["alpha"] and "(n=40)" in hover["beta"]
+
+
+SPEC_CASES = [
+    pytest.param(lambda long: charts.leaderboard_bars(long, ["loose_ias"]), 100.0, id="metric-bars"),
+    pytest.param(lambda long: charts.cost_latency(long.assign(metric="cost_per_1k")), 1.0, id="cost-bars"),
+]
+
+
+@pytest.mark.parametrize(("build", "scale"), SPEC_CASES)
+def test_bars_built_from_one_spec_keep_hatching_intervals_and_n(build, scale):
+    long = board([0.4, 0.9], "loose_ias", n=12).assign(is_baseline=[True, False])
+    bar = build(long).data[0]
+    assert list(bar.marker.pattern.shape) == ["/", ""]
+    assert list(bar.error_y.array) == pytest.approx([0.05 * scale] * 2)
+    assert list(bar.error_y.arrayminus) == pytest.approx([0.05 * scale] * 2)
+    assert list(bar.text) == ["†", "†"] and "n=" in bar.hovertemplate
+
+
+def test_the_gap_dumbbell_joins_each_models_two_points():
+    long = pd.concat([board([0.4, 0.9], "loose_ias"), board([0.2, 0.5], "strict_ias")])
+    fig = charts.orchestration_gap(long)
+    assert [list(t.x) for t in fig.data[:2]] == [[20.0, 40.0], [50.0, 90.0]]
+    assert [t.name for t in fig.data[2:]] == ["Strict IAS", "Loose IAS"]
+    assert fig.layout.legend.title.text is None and fig.layout.yaxis.autorange == "reversed"

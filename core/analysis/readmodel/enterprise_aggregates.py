@@ -19,7 +19,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel.aggregates import AGGREGATE_FRAME_COLUMNS, metric_aggregates
-from core.analysis.readmodel.responses import ias_from_counts, read_sql
+from core.analysis.readmodel.responses import ias_from_counts, read_columns, read_sql
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
 from core.protocols import constraint_protocols
@@ -66,7 +66,7 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
                            for c in CATEGORIES)
     sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
            .replace("{source}", source))
-    return read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+    return read_columns(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
 
 
 def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
