@@ -101,11 +101,13 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
 
     Axis labels sit on the diagonals and the radial ticks on the free horizontal, so labels, ticks and the domain
     titles never overprint; each model has its own colour (the same in every view), line dash and marker, so models
-    with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30.
+    with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30. Built
+    from one spec (one validation pass instead of one per trace).
     """
     domains = sorted(dm["domain"].unique())
     rows = int(np.ceil(len(domains) / min(3, max(1, len(domains))))) or 1
-    fig = go.Figure(layout=copy.deepcopy(_radar_grid(tuple(domains))))
+    layout = copy.deepcopy(_radar_grid(tuple(domains)))
+    traces: list[dict] = []
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
     colors = colors or model_colors(models)
     values = _radar_values(dm)
@@ -118,20 +120,21 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
             counts.append(n)
             same = [m for m in models[:j] if values.get((domain, m), ([], None))[0] == r]
             note = f" · same values as {', '.join(same)}" if same else ""
-            fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0,
-                                 line={"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
-                                 marker={"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
-                                 connectgaps=False, mode="lines+markers",
-                                 hovertemplate="%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
-                                               + note + "<extra>" + model + "</extra>",
-                                 subplot=f"polar{i + 1 if i else ''}")
-        _radar_n_note(fig, i, counts)
+            traces.append({"type": "scatterpolar", "r": r + r[:1], "theta": theta, "name": model, "legendgroup": model,
+                           "showlegend": i == 0,
+                           "line": {"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
+                           "marker": {"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
+                           "connectgaps": False, "mode": "lines+markers",
+                           "hovertemplate": "%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
+                                            + note + "<extra>" + model + "</extra>",
+                           "subplot": f"polar{i + 1 if i else ''}"})
+        _radar_n_note(layout, i, counts)
     height = 380 * rows + 40 + 22 * int(np.ceil(len(models) / 3))
     margin = {"t": 50, "b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70}
-    fig.update_layout(height=height, margin=margin,
-                      legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
-                              "y": -44 / (height - margin["t"] - margin["b"])})
-    return fig
+    layout.update(height=height, margin=margin,
+                  legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
+                          "y": -44 / (height - margin["t"] - margin["b"])})
+    return go.Figure({"data": traces, "layout": layout})
 
 
 @functools.lru_cache(maxsize=8)
@@ -158,16 +161,19 @@ def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | 
     return out
 
 
-def _radar_n_note(fig: go.Figure, index: int, counts: list[int | None]) -> None:
-    """Under radar `index`: the responses per model (range) and † when any model has fewer than 30."""
+def _radar_n_note(layout: dict, index: int, counts: list[int | None]) -> None:
+    """Under radar `index` of the grid `layout`: the responses per model (range) and † when any model has fewer
+    than 30."""
     known = [c for c in counts if c is not None]
     if not known:
         return
-    polar = fig.layout[f"polar{index + 1 if index else ''}"]
+    polar = layout[f"polar{index + 1 if index else ''}"]
     span = f"{min(known)}" if min(known) == max(known) else f"{min(known)}–{max(known)}"
     small = " †" if min(known) < SMALL_N else ""
-    fig.add_annotation(text=f"n={span} per model{small}", showarrow=False, xref="paper", yref="paper",
-                       x=sum(polar.domain.x) / 2, xanchor="center", y=polar.domain.y[0], yshift=-24, font={"size": 10, "color": "#666"})
+    layout.setdefault("annotations", []).append({
+        "text": f"n={span} per model{small}", "showarrow": False, "xref": "paper", "yref": "paper",
+        "x": sum(polar["domain"]["x"]) / 2, "xanchor": "center", "y": polar["domain"]["y"][0], "yshift": -24,
+        "font": {"size": 10, "color": "#666"}})
 
 
 def domain_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame | None = None) -> go.Figure:

@@ -206,3 +206,13 @@ def test_the_gap_dumbbell_joins_each_models_two_points():
     assert [list(t.x) for t in fig.data[:2]] == [[20.0, 40.0], [50.0, 90.0]]
     assert [t.name for t in fig.data[2:]] == ["Strict IAS", "Loose IAS"]
     assert fig.layout.legend.title.text is None and fig.layout.yaxis.autorange == "reversed"
+
+
+@pytest.mark.parametrize(("responses", "note"), [pytest.param(40, "n=40 per model", id="enough"),
+                                                  pytest.param(12, "n=12 per model †", id="small")])
+def test_each_radar_carries_its_n_note_under_it(responses, note):
+    fig = charts.domain_radars(radar_frame(responses=responses), MODELS)
+    notes = [a for a in fig.layout.annotations if a.text.startswith("n=")]
+    assert [a.text for a in notes] == [note] * 4
+    assert [a.y for a in notes] == [p.domain.y[0] for p in polars(fig)[:4]]  # the grid has room for six
+    assert len(fig.data) == 4 * len(MODELS) and {t.subplot for t in fig.data} == {"polar", "polar2", "polar3", "polar4"}
