@@ -159,6 +159,7 @@ from core.analysis.readmodel.states import (
     STATE_COLUMNS,
     frame_state_text,
     metric_state_counts,
+    metric_state_texts,
     response_statuses,
     state_columns,
     state_counts,
@@ -193,7 +194,7 @@ __all__ = [
     "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
     "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
-    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
+    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text", "metric_state_texts",
     "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
     "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats", "repeats_from_responses", "scores_from_responses",
 ]
