@@ -17,11 +17,7 @@ import streamlit as st
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
-from core.analysis.readmodel.leaderboard_aggregates import (
-    gap_bounds_from_aggregates,
-    leaderboard_from_aggregates,
-    leaderboard_states_from_aggregates,
-)
+from core.analysis.readmodel.leaderboard_aggregates import board_from_aggregates
 from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
@@ -190,8 +186,8 @@ def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...
     if aggregates is None:
         return None
     chosen = filter_aggregates(aggregates, modes, domains)
-    board = leaderboard_from_aggregates(chosen, models(version)).assign(judge=judge_label(judge))
-    return board, leaderboard_states_from_aggregates(chosen), gap_bounds_from_aggregates(chosen)
+    board, states, bounds = board_from_aggregates(chosen, models(version))
+    return board.assign(judge=judge_label(judge)), states, bounds
 
 
 def aggregate_board(f: Filters) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:

@@ -26,6 +26,7 @@ from core.analysis.readmodel.enterprise_aggregates import (
     group_metric_states,
 )
 from core.analysis.readmodel.leaderboard_aggregates import (
+    board_from_aggregates,
     gap_bounds_from_aggregates,
     leaderboard_from_aggregates,
     leaderboard_states_from_aggregates,
@@ -180,3 +181,18 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
                               "WHERE id = (SELECT MIN(id) FROM response)"))
     assert items_repeat(engine, [1]) is repeat
     engine.dispose()
+
+
+def test_the_leaderboards_one_pass_equals_its_three_parts(dataset) -> None:
+    """board_from_aggregates (what the Leaderboard reads: sums and gap bounds made once) gives exactly the board,
+    state counts and gap bounds of the three functions held to the per-response path above, in every subset."""
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, False)
+    aggregates, models = enterprise_aggregates(engine, run_ids, judge), readmodel.model_catalog(engine)
+    for modes in SUBSETS.values():
+        chosen = filter_aggregates(aggregates, modes)
+        board, states, bounds = board_from_aggregates(chosen, models)
+        assert not board.empty
+        pd.testing.assert_frame_equal(states, leaderboard_states_from_aggregates(chosen))
+        pd.testing.assert_frame_equal(bounds, gap_bounds_from_aggregates(chosen))
+        pd.testing.assert_frame_equal(board, leaderboard_from_aggregates(chosen, models))

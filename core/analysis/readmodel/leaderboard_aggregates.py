@@ -151,22 +151,35 @@ def _gap_interval_from_sums(sums: dict[str, pd.DataFrame], model: str, shown: di
     return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
 
 
-def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict]) -> list[dict]:
-    """leaderboard._gap_rows from the sums."""
-    bounds = gap_bounds_from_sums(sums).set_index("model")
-    return [gap_row(model, shown, bounds, partial(_gap_interval_from_sums, sums, model, shown))
+def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict], bounds: pd.DataFrame) -> list[dict]:
+    """leaderboard._gap_rows from the sums and the gap's bound table (gap_bounds_from_sums)."""
+    by_model = bounds.set_index("model")
+    return [gap_row(model, shown, by_model, partial(_gap_interval_from_sums, sums, model, shown))
             for model, shown in shown_rows(means).items()]
 
 
 GAP_SUMS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")
 
 
-def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """leaderboard.leaderboard from the aggregates (already narrowed to the subset and domains)."""
+def board_from_aggregates(aggregates: pd.DataFrame,
+                          models: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """leaderboard_from_aggregates, leaderboard_states_from_aggregates and gap_bounds_from_aggregates of the same
+    aggregates, with over-abstention's rows, the per-model sums and the gap's bounds made once for the three."""
     aggregates = with_over_abstention(aggregates)
     sums = model_sums(aggregates, [*BOARD_METRICS, *GAP_SUMS])
+    bounds = gap_bounds_from_sums(sums)
+    return _board(sums, bounds, models), _states(aggregates), bounds
+
+
+def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard.leaderboard from the aggregates (already narrowed to the subset and domains)."""
+    return board_from_aggregates(aggregates, models)[0]
+
+
+def _board(sums: dict[str, pd.DataFrame], bounds: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's long rows from the per-model sums and the gap's bound table."""
     rows = _mean_rows(sums, list(BOARD_METRICS)) if len(sums[BOARD_METRICS[0]]) else []
-    rows += _gap_rows(sums, rows) if rows else []
+    rows += _gap_rows(sums, rows, bounds) if rows else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
     long["label"] = long["metric"].map(lambda k: get_metric(k).label)
     long["mark"] = _marks(long)
@@ -177,7 +190,12 @@ def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) 
 
 def leaderboard_states_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
     """leaderboard.leaderboard_states from the aggregates."""
-    states = group_metric_states(with_over_abstention(aggregates), ["model"], BOARD_METRICS)
+    return _states(with_over_abstention(aggregates))
+
+
+def _states(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """The state counts per model and board metric of aggregates that carry over-abstention's rows."""
+    states = group_metric_states(aggregates, ["model"], BOARD_METRICS)
     return states[["model", "metric", *STATE_COLUMNS.values()]]
 
 
