@@ -35,11 +35,11 @@ from core.store.schema import CATEGORIES
 
 IAS_AGGREGATE_METRICS: tuple[str, ...] = ("loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES))
 
-# one row per done response of a constraint protocol: its group and its constraint counts (nn: the constraints, at
-# least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
+# one row per done response of a constraint protocol: its group (the instance by id: its protocol, mode and language
+# come from _INSTANCES_SQL, three strings per response fewer to fetch) and its constraint counts (nn: the constraints,
+# at least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
 _RESPONSE_COUNTS_SQL = """
-SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
-       COALESCE(i.language, '') AS language, r.cost_usd, r.latency_ms,
+SELECT r.run_id, r.model_id AS model, i.id AS instance, i.domain_id AS domain, r.cost_usd, r.latency_ms,
        COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
        CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
             ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
@@ -51,8 +51,12 @@ WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_
 """
 
 
+_INSTANCES_SQL = """SELECT i.id AS instance, i.protocol, {mode} AS mode, COALESCE(i.language, '') AS language
+FROM instance i WHERE i.protocol IN ({constraint_protocols})"""
 _NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
 GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language"]
+COUNT_COLUMNS = [*GROUP_COLUMNS, "cost_usd", "latency_ms", "judged", "passed", "errors", "nn",
+                 *(f"{kind}_{c}" for c in CATEGORIES for kind in ("judged", "passed"))]  # _response_counts' frame
 GAP_HELPERS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")  # the leaderboard's gap sums
 
 
@@ -64,9 +68,15 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
                            for c in CATEGORIES)
-    sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
-           .replace("{source}", source))
-    return read_columns(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+    sql = _RESPONSE_COUNTS_SQL.replace("{categories}", categories).replace("{source}", source)
+    counts = read_columns(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+    instances = read_columns(engine, constraint_protocols_sql(_INSTANCES_SQL.replace("{mode}", MODE_SQL)))
+    if counts.empty:
+        return counts.drop(columns="instance").reindex(columns=COUNT_COLUMNS)
+    at = pd.Index(instances["instance"]).get_indexer(counts.pop("instance"))
+    for position, column in ((2, "protocol"), (3, "mode"), (5, "language")):
+        counts.insert(position, column, instances[column].take(at).to_numpy())
+    return counts
 
 
 def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
