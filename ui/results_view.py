@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
-from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates_unless_repeated, filter_aggregates
 from core.analysis.readmodel.leaderboard_aggregates import board_from_aggregates
 from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
@@ -163,9 +163,7 @@ def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], do
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
 def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
     """The runs' aggregates, or None when a model answered an item more than once in them (items_repeat)."""
-    if items_repeat(engine(), list(run_ids)):
-        return None
-    return enterprise_aggregates(engine(), list(run_ids), judge)
+    return enterprise_aggregates_unless_repeated(engine(), list(run_ids), judge)
 
 
 def aggregates_for(f: Filters) -> pd.DataFrame | None:

@@ -166,7 +166,7 @@ def test_a_narrowed_scope_reads_the_responses() -> None:
 def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, repeat: bool) -> None:
     """A model answering an item twice (repeats, or overlapping runs): the per-response frame keeps one value per
     item, which sums over responses cannot give, so items_repeat sends the pages to the responses."""
-    from core.analysis.readmodel.enterprise_aggregates import items_repeat
+    from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates_unless_repeated, items_repeat
 
     url = backend_url_factory()
     make_results(url, n_models=2, n_instances=12, seed=1, with_baselines=False)
@@ -180,6 +180,10 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
             conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
                               "WHERE id = (SELECT MIN(id) FROM response)"))
     assert items_repeat(engine, [1]) is repeat
+    one_read = enterprise_aggregates_unless_repeated(engine, [1], "heuristic")  # what the pages call
+    assert (one_read is None) is repeat
+    if not repeat:
+        pd.testing.assert_frame_equal(one_read, enterprise_aggregates(engine, [1], "heuristic"))
     engine.dispose()
 
 

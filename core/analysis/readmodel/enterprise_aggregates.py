@@ -51,7 +51,7 @@ WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_
 """
 
 
-_INSTANCES_SQL = """SELECT i.id AS instance, i.protocol, {mode} AS mode, COALESCE(i.language, '') AS language
+_INSTANCES_SQL = """SELECT i.id AS instance, i.protocol, {mode} AS mode, COALESCE(i.language, '') AS language, i.uid
 FROM instance i WHERE i.protocol IN ({constraint_protocols})"""
 _NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
 GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language"]
@@ -64,6 +64,12 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     """One row per done response of a constraint protocol: its group (model and domain by id) and its constraint
     counts, cost and latency, from response_score when every run's summaries are current, else from the same summary
     SELECT inline (reads only)."""
+    return _read_counts(engine, run_ids, judge)[0]
+
+
+def _read_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> tuple[pd.DataFrame, bool]:
+    """_response_counts' frame and whether a model answered an item more than once in it (items_repeat's answer:
+    the same responses, so the pages ask both in one read)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
@@ -72,11 +78,13 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     counts = read_columns(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
     instances = read_columns(engine, constraint_protocols_sql(_INSTANCES_SQL.replace("{mode}", MODE_SQL)))
     if counts.empty:
-        return counts.drop(columns="instance").reindex(columns=COUNT_COLUMNS)
+        return counts.drop(columns="instance").reindex(columns=COUNT_COLUMNS), False
     at = pd.Index(instances["instance"]).get_indexer(counts.pop("instance"))
+    repeated = bool(pd.DataFrame({"model": counts["model"].to_numpy(),
+                                  "uid": instances["uid"].take(at).to_numpy()}).duplicated().any())
     for position, column in ((2, "protocol"), (3, "mode"), (5, "language")):
         counts.insert(position, column, instances[column].take(at).to_numpy())
-    return counts
+    return counts, repeated
 
 
 def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
@@ -166,7 +174,11 @@ def ias_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Dat
     """The runs' aggregates under `judge` (AGGREGATE_FRAME_COLUMNS, model and domain by name) of the metrics the stored
     metric aggregates do not hold: Loose and Strict IAS (and per category), the amounts and the orchestration gap's
     helpers, over the done responses of constraint protocols, summed from their stored constraint counts."""
-    return _typed(_named(_sums(_response_counts(engine, run_ids, judge)), engine))
+    return _ias_from_counts(engine, _response_counts(engine, run_ids, judge))
+
+
+def _ias_from_counts(engine: Engine, counts: pd.DataFrame) -> pd.DataFrame:
+    return _typed(_named(_sums(counts), engine))
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -181,9 +193,21 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """The aggregates behind the per-response frame (response_scores): the RAG metrics' (metric_aggregate) and the
     IAS metrics' (ias_aggregates), of the done responses of constraint protocols, in one frame."""
+    return _with_rag(engine, run_ids, judge, ias_aggregates(engine, run_ids, judge))
+
+
+def enterprise_aggregates_unless_repeated(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame | None:
+    """enterprise_aggregates, or None when a model answered an item more than once in the runs (items_repeat), from
+    one read of the responses for both."""
+    counts, repeated = _read_counts(engine, run_ids, judge)
+    return None if repeated else _with_rag(engine, run_ids, judge, _ias_from_counts(engine, counts))
+
+
+def _with_rag(engine: Engine, run_ids: Sequence[int], judge: str, ias: pd.DataFrame) -> pd.DataFrame:
+    """The RAG metrics' stored aggregates of constraint protocols, then the IAS aggregates, in one frame."""
     rag = metric_aggregates(engine, run_ids, judge)
     rag = rag[rag["protocol"].isin(list(constraint_protocols()))]
-    return pd.concat([rag, ias_aggregates(engine, run_ids, judge)], ignore_index=True)
+    return pd.concat([rag, ias], ignore_index=True)
 
 
 def filter_aggregates(aggregates: pd.DataFrame, modes: Sequence[str] = (), domains: Sequence[str] = (),
