@@ -19,17 +19,14 @@ from core.store.benchmark import where_instances
 from core.store.db import saved_id, select_columns
 from core.store.leases import Fence, LeaseHeld, check_fences, held_message, lease_holder, run_lease
 from core.store.models import Domain, Instance, Model, Response, Run, utc_now
+from core.store.run_kinds import BUILD_KIND as BUILD_KIND  # re-exported: builds record their spend as run rows
+from core.store.run_kinds import is_build as is_build
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
-BUILD_KIND = "build"  # run.config['kind'] of a benchmark build's LLM-spend row (core.construction.cost.record_build)
 BUILD_OUTCOMES = {"running": "building", "done": "build done", "budget_stopped": "build stopped at the budget",
                   "failed": "build failed"}
 
-
-def is_build(run: Run) -> bool:
-    """Whether a run row records a benchmark build's LLM spend (no responses, nothing to score)."""
-    return (run.config or {}).get("kind") == BUILD_KIND
 CONTEXT_POLICIES = ("refuse", "truncate")
 EXECUTORS = ("local", "ray")
 MAX_REPEATS = 20
