@@ -26,6 +26,7 @@ from core.store.db import saved_id, select_columns
 from core.store.first_start_state import first_start_pending
 from core.store.model_settings import check_settings
 from core.store.models import Model, Run
+from core.store.run_kinds import build_interrupted
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
 PREFLIGHT_MAX_TOKENS = 16
@@ -240,11 +241,12 @@ def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> 
 
 def run_outcome(engine: Engine, run_id: int) -> str:
     """outcome() of one run, read from the database; a build's spend row says how its build ended (building, build
-    done, stopped at the budget, failed): it has no responses to generate or score."""
+    done, stopped at the budget, failed, or interrupted when its process is gone): it has no responses to generate
+    or score."""
     with Session(engine) as session:
         run = runs.get_run(session, run_id)
     if runs.is_build(run):
-        return runs.BUILD_OUTCOMES.get(run.status, run.status)
+        return runs.BUILD_INTERRUPTED if build_interrupted(engine, run) else runs.BUILD_OUTCOMES.get(run.status, run.status)
     snapshot = run_progress.progress_snapshot(engine, run_id)
     return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
 

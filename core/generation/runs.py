@@ -24,6 +24,7 @@ from core.store.run_kinds import is_build as is_build
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
+BUILD_INTERRUPTED = "build interrupted (its process ended before the build finished)"
 BUILD_OUTCOMES = {"running": "building", "done": "build done", "budget_stopped": "build stopped at the budget",
                   "failed": "build failed"}
 

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import col, select
 
+from core.store.leases import lease_holder
 from core.store.models import Run
 
 BUILD_KIND = "build"  # run.config['kind'] of a benchmark build's LLM-spend row
@@ -39,3 +40,17 @@ def require_evaluation_runs(engine: Engine, run_ids: Sequence[int]) -> None:
         named = ", ".join(f"run {run_id} ({name})" for run_id, name in builds)
         raise ValueError(f"{named}: the LLM spend of a benchmark build, not an evaluation run; it has no responses "
                          "to report (the Run evaluation page lists both kinds)")
+
+
+def build_lease_name(token: str) -> str:
+    """The lease a build process holds while it runs (taken before its run row is written, named in its config)."""
+    return f"build:{token}"
+
+
+def build_interrupted(engine: Engine, run: Run) -> bool:
+    """Whether a build row still marked running has no live owner: its process ended (crashed, killed) before the
+    build finished. Read only: the lease row is read, nothing is written (the next build marks the row failed)."""
+    if not is_build(run) or run.status != "running":
+        return False
+    lease = (run.config or {}).get("lease")
+    return not lease or lease_holder(engine, str(lease)) is None
