@@ -12,6 +12,7 @@ import time
 
 import pytest
 from sqlmodel import Session, select
+from streamlit.testing.v1 import AppTest
 
 from core.config import REPO_ROOT
 from core.construction.build_lease import INTERRUPTED, sweep_interrupted_builds
@@ -20,6 +21,7 @@ from core.generation import models_admin, runs
 from core.store.leases import LEASE_TTL_ENV
 from core.store.models import Lease, Run
 from core.testing.fake_server import FakeLLMServer, ScriptRule
+from tests.app.test_run_spend import watch
 from tests.factories import add_fake_server_model
 from tests.faults.conftest import gauntlet, start, wait_until
 from tests.misleading_evidence.conftest import DATA, SLICES
@@ -75,6 +77,10 @@ def test_a_killed_build_reads_interrupted_without_a_write_then_the_next_build_ma
     before = snapshot(engine)
     assert models_admin.run_outcome(engine, build_id) == runs.BUILD_INTERRUPTED
     assert dict(models_admin.run_choices(engine))[build_id].endswith(" · " + runs.BUILD_INTERRUPTED)
+    at = AppTest.from_function(watch, args=(build_id,), default_timeout=30).run()  # the Run evaluation page's panel
+    assert not at.exception, at.exception
+    assert f"Run {build_id}: {runs.BUILD_INTERRUPTED}" in at.markdown[0].value
+    assert "Cancel run" not in [b.label for b in at.button]  # nothing to cancel: the build's process is gone
     assert snapshot(engine) == before  # reading never writes
     assert before[0][0]["status"] == "running"
 
