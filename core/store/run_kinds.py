@@ -39,7 +39,7 @@ def require_evaluation_runs(engine: Engine, run_ids: Sequence[int]) -> None:
     if builds:
         named = ", ".join(f"run {run_id} ({name})" for run_id, name in builds)
         raise ValueError(f"{named}: the LLM spend of a benchmark build, not an evaluation run; it has no responses "
-                         "to report (the Run evaluation page lists both kinds)")
+                         "to score or report (the Run evaluation page lists both kinds)")
 
 
 def build_lease_name(token: str) -> str:

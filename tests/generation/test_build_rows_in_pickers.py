@@ -77,6 +77,7 @@ def test_the_runs_list_shows_builds_beside_runs(world, listing):
     pytest.param(["report", "{build}"], id="report"),
     pytest.param(["reproduce", "enterprise_rag", "--run", "{run}", "--run", "{build}"], id="reproduce"),
     pytest.param(["decide", "{run}", "{build}", "--judge", "heuristic"], id="decide"),
+    pytest.param(["score", "{build}", "--judge", "heuristic"], id="score"),
 ])
 def test_commands_refuse_a_build_row(world, monkeypatch, tmp_path, args):
     seeded, run_id, build_id = world
