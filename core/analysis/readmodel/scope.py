@@ -138,13 +138,23 @@ def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+ACCESS_ORDER = {"open": 0, "closed": 1}
+PARADIGM_ORDER = {"reasoning": 0, "standard": 1}
+
+
 def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
-    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last."""
-    frame = with_model_info(pd.DataFrame({"model": sorted(set(models_in_view))}), models)
-    frame["k_access"] = frame["access"].map({"open": 0, "closed": 1}).fillna(2)
-    frame["k_paradigm"] = frame["paradigm"].map({"reasoning": 0, "standard": 1}).fillna(2)
-    frame = frame.sort_values(["is_baseline", "k_access", "k_paradigm", "model"])
-    return frame["model"].tolist()
+    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last (a model
+    missing from the catalogue, or with no access or paradigm, counts as closed / standard, as in with_model_info)."""
+    info = {m: (a, p, b) for m, p, a, b in models[list(MODEL_COLUMNS)].drop_duplicates("model").itertuples(index=False)}
+
+    def key(model: str) -> tuple[bool, int, int, str]:
+        access, paradigm, baseline = info.get(model, (None, None, False))
+        access = "closed" if pd.isna(access) else access
+        paradigm = "standard" if pd.isna(paradigm) else paradigm
+        return (bool(False if pd.isna(baseline) else baseline), ACCESS_ORDER.get(access, 2),
+                PARADIGM_ORDER.get(paradigm, 2), model)
+
+    return sorted(set(models_in_view), key=key)
 
 
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
