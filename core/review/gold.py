@@ -123,14 +123,16 @@ def labelable_run(engine: Engine, runs: list[RunChoice], experts: dict[str, Any]
     ids = [r.id for r in runs if r.done]
     if not ids:
         return 0
+    newest_done = next(i for i, r in enumerate(runs) if r.done)
+    if len(pool) < 2 or sum(not doms for doms in pool.values()) >= 2:
+        return newest_done  # no domain has two experts, or two cover every domain: the answer needs no query
     with Session(engine) as session:
         pairs = session.exec(select(Response.run_id, Domain.name).distinct()
                              .join(Instance, col(Instance.id) == Response.instance_id)
                              .join(Domain, col(Domain.id) == Instance.domain_id)
                              .where(col(Response.run_id).in_(ids), Response.status == "done")).all()
     coverable = {int(run) for run, domain in pairs if len(_covering(pool, domain)) >= 2}
-    return next((i for i, r in enumerate(runs) if r.id in coverable),
-                next(i for i, r in enumerate(runs) if r.done))
+    return next((i for i, r in enumerate(runs) if r.id in coverable), newest_done)
 
 
 def draw_gold_sample(

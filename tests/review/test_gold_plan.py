@@ -211,3 +211,27 @@ def test_the_planner_metric_defaults_to_one_the_judge_decided(values, expected) 
 
     frame = pd.DataFrame({k: pd.array(v, dtype="Float64") for k, v in values.items()})
     assert decided_metric(frame, ["strict_ias", "loose_ias", "rejection"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("experts", "expected", "queries"),
+    [
+        pytest.param({}, "newer", 0, id="no-expert-newest-done-no-query"),
+        pytest.param({"solo": set()}, "newer", 0, id="one-expert-cannot-pair-no-query"),
+        pytest.param({"a": set(), "b": set()}, "newer", 0, id="two-cover-every-domain-no-query"),
+        pytest.param({"a": {"Medical"}, "b": set()}, "newer", 1, id="medical-pair-newer-run"),
+        pytest.param({"a": {"Energy"}, "b": {"Energy"}}, "seeded", 1, id="energy-pair-seeded-run"),
+        pytest.param({"a": {"Energy"}, "b": {"Medical"}}, "newer", 1, id="no-pair-anywhere-newest-done"),
+    ],
+)
+def test_labelable_run_by_expert_pool(tmp_path, monkeypatch, experts, expected, queries) -> None:
+    from core.review import gold
+
+    s = seeded_db(tmp_path)
+    newer = _newer_medical_run(s)
+    runs = gold.sample_runs(s.engine)
+    opened = []
+    real_session = gold.Session
+    monkeypatch.setattr(gold, "Session", lambda engine: opened.append(1) or real_session(engine))
+    chosen = runs[gold.labelable_run(s.engine, runs, experts)].id
+    assert chosen == {"newer": newer, "seeded": s.run_id}[expected] and len(opened) == queries
