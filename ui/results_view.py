@@ -256,8 +256,9 @@ def gold_version() -> tuple:
 
 
 def versions() -> tuple:
-    """What the results pages watch for a refresh: the data version and the gold-label version."""
-    return data_version(), gold_version()
+    """What the results pages watch for a refresh: the data version and the gold-label version (one statement)."""
+    data, gold = readmodel.versions(engine())
+    return (*data, engine().url.render_as_string(hide_password=True)), gold
 
 
 def _run_label(row: pd.Series) -> str:

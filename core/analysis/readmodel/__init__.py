@@ -154,6 +154,7 @@ from core.analysis.readmodel.scope import (
     prepare_scores,
     scores_from_responses,
     verdict_counts,
+    versions,
     with_model_info,
 )
 from core.analysis.readmodel.states import (
@@ -177,7 +178,7 @@ __all__ = [
     "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
     "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
     "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",
-    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version",
+    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version", "versions",
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",

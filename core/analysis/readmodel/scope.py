@@ -65,13 +65,26 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
     )
 
 
+def _fingerprint(engine: Engine, tables: Sequence[tuple[type, bool]]) -> tuple[int, ...]:
+    """Per (table, counted) of `tables`: its max id, then its row count when counted; one statement of scalar
+    subqueries, each a lone aggregate (SQLite answers max(id) and count(*) from the b-tree)."""
+    cells = []
+    for table, counted in tables:
+        cells.append(select(func.max(table.id)).scalar_subquery())  # type: ignore[attr-defined]
+        if counted:
+            cells.append(select(func.count()).select_from(table).scalar_subquery())
+    with engine.connect() as conn:
+        return tuple(int(v or 0) for v in conn.execute(select(*cells)).one())
+
+
+DATA_TABLES = ((Verdict, True), (Response, False))  # (max verdict id, verdict count, max response id)
+GOLD_TABLES = ((Annotation, True), (Assignment, False))  # (max annotation id, annotation count, max assignment id)
+
+
 def data_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
-    with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
-        vmax = session.execute(select(func.max(Verdict.id))).one()[0]
-        vcount = session.execute(select(func.count()).select_from(Verdict)).one()[0]
-        rmax = session.execute(select(func.max(Response.id))).one()[0]
-    return int(vmax or 0), int(vcount or 0), int(rmax or 0)
+    vmax, vcount, rmax = _fingerprint(engine, DATA_TABLES)
+    return vmax, vcount, rmax
 
 
 def gold_version(engine: Engine) -> tuple[int, int, int]:
@@ -80,11 +93,14 @@ def gold_version(engine: Engine) -> tuple[int, int, int]:
     Annotations are append-only (a label, an adjudication or an undo adds a row) and a gold draw adds assignments
     (with their sampling probabilities), so any change to the gold labels or their probabilities changes it.
     """
-    with Session(engine) as session:
-        amax = session.execute(select(func.max(Annotation.id))).one()[0]
-        acount = session.execute(select(func.count()).select_from(Annotation)).one()[0]
-        smax = session.execute(select(func.max(Assignment.id))).one()[0]
-    return int(amax or 0), int(acount or 0), int(smax or 0)
+    amax, acount, smax = _fingerprint(engine, GOLD_TABLES)
+    return amax, acount, smax
+
+
+def versions(engine: Engine) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(data_version, gold_version) in one statement: what a results page reads on every run."""
+    vmax, vcount, rmax, amax, acount, smax = _fingerprint(engine, DATA_TABLES + GOLD_TABLES)
+    return (vmax, vcount, rmax), (amax, acount, smax)
 
 
 def benchmark_composition(engine: Engine) -> pd.DataFrame:
