@@ -126,7 +126,8 @@ if chosen_models:
 else:
     st.info("Choose at least one model to see the estimate.")
 
-choices = dict(models_admin.run_choices(engine()))
+read: models_admin.Progress = {}  # the runs' progress as their outcomes were decided, for the panel's first pass
+choices = dict(models_admin.run_choices(engine(), read=read))
 if choices:
     st.subheader("Watch a run")
     if st.session_state.get("run_selected") not in choices:
@@ -135,8 +136,9 @@ if choices:
 
     @st.fragment(run_every=2)
     def live_progress(run_id: int) -> None:
-        """The watched run, refreshed every two seconds."""
-        watch_panel(principal, run_id)
+        """The watched run, refreshed every two seconds (its first pass draws what this run read above)."""
+        first, _ = dict(read), read.clear()  # later passes read afresh
+        watch_panel(principal, run_id, first)
 
     live_progress(run_id)
     hide_button(principal, run_id)
