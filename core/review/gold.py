@@ -52,6 +52,7 @@ from core.store.labels import (
     response_ids_for_runs,
 )
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
+from core.store.run_kinds import evaluation_run
 from core.store.schema import NO_MODE
 
 
@@ -108,11 +109,12 @@ class RunChoice:
 
 
 def sample_runs(engine: Engine) -> list[RunChoice]:
-    """Every run not hidden, newest first, with its count of finished (done) responses."""
+    """Every evaluation run not hidden (no build's spend row), newest first, with its count of finished (done)
+    responses."""
     done = (select(func.count()).select_from(Response)  # per run from the (run_id, status) index: no GROUP BY sort
             .where(col(Response.run_id) == Run.id, col(Response.status) == "done").correlate(Run).scalar_subquery())
     with Session(engine) as session:
-        rows = session.exec(select(Run, done).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())).all()
+        rows = session.exec(select(Run, done).where(evaluation_run()).order_by(col(Run.id).desc())).all()
     return [RunChoice(saved_id(r), r.name, r.status, int(n or 0)) for r, n in rows]
 
 
