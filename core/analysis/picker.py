@@ -276,7 +276,9 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     metrics = reported_metrics(scoped, spec)
     scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
     evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
-    rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec, evidence)
+    spend = scoped[[c for c in ("cost_usd", "judge_cost_usd", "latency_ms") if c in scoped.columns]]
+    at = scoped.groupby("model", sort=False).indices  # each model's rows, in order, from one split
+    rows = [_model_row(m, bool(b), spend.iloc[at[m]], spec, evidence)
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(
@@ -300,7 +302,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
                         metrics=metrics, evidence=evidence)
     if result.pick:
         row = ranking.set_index("model").loc[result.pick]
-        others = [m for m in ranking["model"] if m != result.pick]
+        others = sorted(m for m in ranking["model"] if m != result.pick)  # a set: weaknesses sort what they find
         pick = result.pick
         result.weaknesses = memo("weaknesses", (*scope, pick, tuple(others), n_resamples, seed),
                                  lambda: weaknesses(scoped, pick, others, n_resamples, seed, metrics))
@@ -329,16 +331,7 @@ def _shared_values(pa: pd.DataFrame, pb: pd.DataFrame, names: Sequence[str]) -> 
 def _metric_tests(pa: pd.DataFrame, pb: pd.DataFrame, a: str, b: str, names: list[str], n_resamples: int,
                   seed: int) -> list[PairedTest]:
     """metric_tests on two models' rows by instance (_metric_rows)."""
-    ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
-    n, k = ua.shape
-    if n < 2:
-        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in names]
-    both = np.column_stack([ua, ub])
-    counts = (~np.isnan(both)).sum(axis=0)
-    means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
-    reps = readmodel.bootstrap_means(both, n_resamples, seed)
-    return [_from_replicates(a, b, n, float(means[i] - means[k + i]), reps[:, i] - reps[:, k + i], n_resamples)
-            for i in range(k)]
+    return _pick_tests(pa, {b: pb}, a, names, n_resamples, seed)[b]
 
 
 def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resamples: int = N_RESAMPLES,
@@ -348,11 +341,54 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
     metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
     split = _rows_by_model(scoped, metrics)  # each model's rows taken once
     rows = {m: split[m] if m in split else _metric_rows(scoped, m, metrics) for m in (pick, *others)}
+    tests = _pick_tests(rows[pick], {o: rows[o] for o in others}, pick, metrics, n_resamples, seed)
     found = [Weakness(metric, test) for other in others
-             for metric, test in zip(metrics, _metric_tests(rows[pick], rows[other], pick, other, metrics,
-                                                             n_resamples, seed), strict=True)
-             if test.outcome == "b_better"]
+             for metric, test in zip(metrics, tests[other], strict=True) if test.outcome == "b_better"]
     return sorted(found, key=lambda w: (metrics.index(w.metric), w.test.b))
+
+
+def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
+                seed: int) -> dict[str, list[PairedTest]]:
+    """_metric_tests of the pick against each other model: each pair's bootstrap product as _metric_tests draws it
+    (the same shape, so BLAS rounds it the same), the intervals of all pairs with the same number of shared instances
+    from one quantile call (tests/test_picker_stacked.py)."""
+    k = len(names)
+    drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
+    for other, pb in others.items():
+        ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
+        n = ua.shape[0]
+        if n < 2:
+            drawn.setdefault(n, []).append((other, np.full(k, np.nan), np.empty((0, k))))
+            continue
+        both = np.column_stack([ua, ub])
+        counts = (~np.isnan(both)).sum(axis=0)
+        means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
+        reps = readmodel.bootstrap_means(both, n_resamples, seed)
+        drawn.setdefault(n, []).append((other, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
+    tests: dict[str, list[PairedTest]] = {}
+    for n, pairs in drawn.items():
+        if n < 2:
+            tests.update({b: [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)] * k for b, _, _ in pairs})
+            continue
+        diffs = np.concatenate([diff for _, diff, _ in pairs])
+        bounds = _replicate_bounds(n, diffs, np.concatenate([d for _, _, d in pairs], axis=1))
+        tests.update({b: [PairedTest(a, b, n, float(diffs[i * k + j]), *bounds[i * k + j], n_resamples)
+                          for j in range(k)] for i, (b, _, _) in enumerate(pairs)})
+    return tests
+
+
+def _replicate_bounds(n: int, diffs: np.ndarray, d: np.ndarray) -> list[tuple[float, float]]:
+    """_from_replicates' interval of each column of replicates d (with its difference), the columns without a NaN
+    replicate in one quantile call (the same order statistics and interpolation as one call per column)."""
+    q = _expanded_quantile(n)
+    full = ~np.isnan(d).any(axis=0) & ~np.isnan(diffs)
+    low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
+    if full.any():
+        low[full], high[full] = np.quantile(d[:, full], [q, 1 - q], axis=0)
+    for j in np.flatnonzero(~full):
+        t = _from_replicates("", "", n, float(diffs[j]), d[:, j], 0)
+        low[j], high[j] = t.ci_low, t.ci_high
+    return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
 
 
 def near_floors(row: pd.Series, spec: PickSpec) -> list[FloorMargin]:
@@ -486,9 +522,12 @@ def _by_instance(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rows_by_model(scoped: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """_metric_rows of every model with rows, from one split of the frame."""
-    kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
-    return {m: _by_instance(g[kept]) for m, g in scoped.groupby("model", sort=False)}
+    """_metric_rows of every model with rows, from one split of the frame (the instance ids made plain strings once)."""
+    kept = list(dict.fromkeys(m for m in metrics if m in scoped.columns))
+    uids = scoped["instance_uid"].to_numpy(dtype=object)
+    values = scoped[kept]
+    return {m: values.iloc[at].set_axis(pd.Index(uids[at], name="instance_uid"))
+            for m, at in scoped.groupby("model", sort=False).indices.items()}
 
 
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:

@@ -22,7 +22,7 @@ from core.analysis.readmodel.reference import reference_scores
 from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import UNJUDGED, read_sql, response_scores
 from core.analysis.readmodel.scope import prepare_scores
-from core.analysis.readmodel.states import count_states, response_statuses
+from core.analysis.readmodel.states import count_codes, count_states, response_statuses, state_codes
 from core.metrics import STATES, VERDICT_STATES, MetricDeclaration, get_metric, resolve_hook
 from core.protocols import (
     DEFAULT_PROTOCOL,
@@ -225,12 +225,12 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
         rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
         measured = key in mine.columns
         all_values = mine[key].to_numpy(dtype=float) if measured else None
-        all_states = key_states(mine, key) if measured else None  # row-wise, so counted per model below
+        all_codes = state_codes(key_states(mine, key)) if measured else None  # row-wise, counted per model below
         for model in models:
             at = rows_of.get(model, np.empty(0, dtype=np.intp))
             values = all_values[at] if all_values is not None and len(at) else np.full(1, np.nan)
             ci = stats.interval(values, entry.declaration)
-            states = count_states(all_states.iloc[at] if all_states is not None else pd.Series(UNJUDGED, index=at))
+            states = count_codes(all_codes[at]) if all_codes is not None else count_states(pd.Series(UNJUDGED, index=at))
             rows.append({"model": model, "key": entry.key, "protocol": entry.protocol,
                          "protocol_title": entry.protocol_title, "metric": entry.metric.id, "label": entry.label,
                          "role": entry.metric.role, "judge": judge, "judge_label": judge_label(judge),
