@@ -349,41 +349,55 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
 
 def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
                 seed: int) -> dict[str, list[PairedTest]]:
-    """_metric_tests of the pick against each other model: each pair's bootstrap product as _metric_tests draws it
-    (the same shape, so BLAS rounds it the same), the intervals of all pairs with the same number of shared instances
-    from one quantile call (tests/test_picker_stacked.py)."""
-    k = len(names)
-    drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
+    """_metric_tests of the pick against each other model: each pair's bootstrap totals drawn as _metric_tests drew
+    them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
+    shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
+    number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
+    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
     for other, pb in others.items():
         ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
-        n = ua.shape[0]
-        if n < 2:
-            drawn.setdefault(n, []).append((other, np.full(k, np.nan), np.empty((0, k))))
-            continue
-        both = np.column_stack([ua, ub])
-        counts = (~np.isnan(both)).sum(axis=0)
-        means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
-        reps = readmodel.bootstrap_means(both, n_resamples, seed)
-        drawn.setdefault(n, []).append((other, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
+        same = pa.index.get_indexer(pa.index.intersection(pb.index)).tobytes() if pa.index.is_unique else other.encode()
+        shared.setdefault(same, []).append((other, ua, ub))
+    drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
+    for pairs in shared.values():
+        n = pairs[0][1].shape[0]
+        drawn.setdefault(n, []).extend(_pair_replicates(pairs, len(names), n_resamples, seed))
     tests: dict[str, list[PairedTest]] = {}
-    for n, pairs in drawn.items():
-        if n < 2:
-            tests.update({b: [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)] * k for b, _, _ in pairs})
-            continue
-        diffs = np.concatenate([diff for _, diff, _ in pairs])
-        bounds = _replicate_bounds(n, diffs, np.concatenate([d for _, _, d in pairs], axis=1))
-        tests.update({b: [PairedTest(a, b, n, float(diffs[i * k + j]), *bounds[i * k + j], n_resamples)
-                          for j in range(k)] for i, (b, _, _) in enumerate(pairs)})
+    for n, found in drawn.items():
+        diffs = np.concatenate([diff for _, diff, _ in found])
+        bounds = _replicate_bounds(n, diffs, np.concatenate([d for _, _, d in found], axis=1))
+        tests.update({b: [PairedTest(a, b, n, float(diffs[i * len(names) + j]), *bounds[i * len(names) + j],
+                                     n_resamples) for j in range(len(names))] for i, (b, _, _) in enumerate(found)})
     return tests
+
+
+def _pair_replicates(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
+                     seed: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(other, pick − other per metric, its bootstrap replicates) of pairs on the same shared instances (utilities
+    ua of the pick, ub of the other); no replicate below 2 shared instances."""
+    n = pairs[0][1].shape[0]
+    if n < 2:
+        return [(b, np.full(k, np.nan), np.empty((0, k))) for b, _, _ in pairs]
+    present = ~np.isnan(np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)]))
+    counts = readmodel.bootstrap_counts(present, n_resamples, seed)
+    found = []
+    for i, (b, ua, ub) in enumerate(pairs):
+        both = np.column_stack([ua, ub])
+        cells = present[:, np.r_[0:k, k * (i + 1) : k * (i + 2)]].sum(axis=0)
+        means = np.where(cells > 0, np.nansum(both, axis=0) / np.maximum(cells, 1), np.nan)
+        reps = readmodel.bootstrap_means(both, n_resamples, seed,
+                                         counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1))
+        found.append((b, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
+    return found
 
 
 def _replicate_bounds(n: int, diffs: np.ndarray, d: np.ndarray) -> list[tuple[float, float]]:
     """_from_replicates' interval of each column of replicates d (with its difference), the columns without a NaN
     replicate in one quantile call (the same order statistics and interpolation as one call per column)."""
-    q = _expanded_quantile(n)
-    full = ~np.isnan(d).any(axis=0) & ~np.isnan(diffs)
+    full = ~np.isnan(d).any(axis=0) & ~np.isnan(diffs) & (len(d) > 0)
     low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
     if full.any():
+        q = _expanded_quantile(n)
         low[full], high[full] = np.quantile(d[:, full], [q, 1 - q], axis=0)
     for j in np.flatnonzero(~full):
         t = _from_replicates("", "", n, float(diffs[j]), d[:, j], 0)
