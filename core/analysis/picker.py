@@ -234,12 +234,11 @@ def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> lis
     return fails
 
 
-def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, evidence: pd.DataFrame) -> dict:
-    """One ranking row: metric means (the read model's, evidence: readmodel key_summary), weighted score, cost, floors
-    met; baselines are never eligible."""
-    mine = evidence[evidence["model"] == model].set_index("key")
-    metrics = list(mine.index)
-    means = {m: float(mine.at[m, "value"]) for m in metrics}
+def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, mine: pd.DataFrame) -> dict:
+    """One ranking row: metric means (the read model's, mine: the model's rows of readmodel key_summary), weighted
+    score, cost, floors met; baselines are never eligible."""
+    metrics = list(mine["key"])
+    means = dict(zip(metrics, mine["value"].astype(float).tolist(), strict=True))
     cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
     judge_1k = float(group["judge_cost_usd"].fillna(0).mean() * 1000) if "judge_cost_usd" in group else 0.0
     latency = group["latency_ms"].dropna() if "latency_ms" in group else pd.Series(dtype=float)
@@ -250,7 +249,7 @@ def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, 
             "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
             "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": float(latency.mean()) if len(latency) else np.nan,
             "responses": len(group), **means,
-            **{f"n_{m}": int(mine.at[m, "n"]) for m in metrics}}
+            **{f"n_{m}": int(n) for m, n in zip(metrics, mine["n"].tolist(), strict=True)}}
 
 
 Memo = Callable[[str, tuple, Callable[[], Any]], Any]
@@ -278,7 +277,8 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
     spend = scoped[[c for c in ("cost_usd", "judge_cost_usd", "latency_ms") if c in scoped.columns]]
     at = scoped.groupby("model", sort=False).indices  # each model's rows, in order, from one split
-    rows = [_model_row(m, bool(b), spend.iloc[at[m]], spec, evidence)
+    evidence_of = evidence.groupby("model", sort=False).indices
+    rows = [_model_row(m, bool(b), spend.iloc[at[m]], spec, evidence.iloc[evidence_of.get(m, [])])
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(
