@@ -15,7 +15,7 @@ Every public name is re-exported here, so `from core.analysis.readmodel import X
 from __future__ import annotations
 
 from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
-from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_weights
+from core.analysis.readmodel.bootstrap import _ci, bootstrap_counts, bootstrap_means, bootstrap_weights
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
     domain_heatmap,
@@ -181,7 +181,7 @@ __all__ = [
     "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version", "versions",
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
-    "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
+    "bootstrap_means", "bootstrap_counts", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_ASSUMPTION", "GAP_BOUND_COLUMNS", "GAP_METHOD", "gap_bounds", "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
     "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
