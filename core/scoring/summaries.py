@@ -160,7 +160,15 @@ GROUP BY x.run_id, x.model_id, x.domain_id, x.mode, x.category, x.sub_dimension
 
 
 AGGREGATE_COLUMNS: tuple[str, ...] = ("run_id", "judge", "model_id", "protocol", "mode", "domain_id", "language",
-                                      "metric", "state", "responses", "n_values", "total", "total_sq")
+                                      "origin", "has_protocol", "metric", "state", "responses", "n_values", "total",
+                                      "total_sq")
+# whether an instance carries a knowledge-protocol constraint that applies in its mode (the Robustness page's
+# protocol effect); as a LEFT JOIN of `p` on the response r, 1 or 0 by HAS_PROTOCOL_SQL
+PROTOCOL_JOIN_SQL = """
+LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
+           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
+       ON p.instance_id = r.instance_id"""
+HAS_PROTOCOL_SQL = "CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END"
 
 
 RESPONSES_METRIC = ""  # metric_aggregate's row of every done response of a group (metric and state ''), so a
@@ -170,22 +178,23 @@ RESPONSES_METRIC = ""  # metric_aggregate's row of every done response of a grou
 def aggregate_select_sql(source: str, run_filter: str = "s.run_id IN ({runs})",
                          response_filter: str = "r.run_id IN ({runs})") -> str:
     """SELECT of metric_aggregate rows for :judge from `source` (response_metric or its SELECT inline) over
-    `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, metric
-    and state of the done responses, the responses, the values present, their sum and sum of squares (the state
+    `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, origin,
+    knowledge protocol (has_protocol), metric and state of the done responses, the responses, the values present, their sum and sum of squares (the state
     decides whether a metric counts a value); plus, per group, one RESPONSES_METRIC row counting its done responses
     over `response_filter`."""
-    groups = f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, '')"
+    groups = (f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, ''), COALESCE(i.origin, ''), "
+              f"{HAS_PROTOCOL_SQL}")
     named = (f"CAST(:judge AS VARCHAR) AS judge, r.model_id, i.protocol, {MODE_SQL} AS mode, i.domain_id, "
-             "COALESCE(i.language, '') AS language")
+             f"COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {HAS_PROTOCOL_SQL} AS has_protocol")
     return f"""
 SELECT s.run_id, {named}, s.metric, s.state, COUNT(*) AS responses, COUNT(s.value) AS n_values,
        COALESCE(SUM(s.value), 0.0) AS total, COALESCE(SUM(s.value * s.value), 0.0) AS total_sq
-FROM {source} s JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id
+FROM {source} s JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id {PROTOCOL_JOIN_SQL}
 WHERE s.judge = :judge AND {run_filter} AND r.status = 'done'
 GROUP BY s.run_id, {groups}, s.metric, s.state
 UNION ALL
 SELECT r.run_id, {named}, '{RESPONSES_METRIC}', '{RESPONSES_METRIC}', COUNT(*), 0, 0.0, 0.0
-FROM response r JOIN instance i ON i.id = r.instance_id
+FROM response r JOIN instance i ON i.id = r.instance_id {PROTOCOL_JOIN_SQL}
 WHERE {response_filter} AND r.status = 'done'
 GROUP BY r.run_id, {groups}
 """

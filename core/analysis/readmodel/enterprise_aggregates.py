@@ -24,7 +24,9 @@ from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
 from core.protocols import constraint_protocols
 from core.scoring.summaries import (
+    HAS_PROTOCOL_SQL,
     MODE_SQL,
+    PROTOCOL_JOIN_SQL,
     RESPONSES_METRIC,
     SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
@@ -39,11 +41,12 @@ IAS_AGGREGATE_METRICS: tuple[str, ...] = ("loose_ias", "strict_ias", *(f"loose_{
 # least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
 _RESPONSE_COUNTS_SQL = """
 SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
-       COALESCE(i.language, '') AS language, r.cost_usd, r.latency_ms,
+       COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {has_protocol} AS has_protocol,
+       r.cost_usd, r.latency_ms,
        COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
        CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
             ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
-FROM response r JOIN instance i ON i.id = r.instance_id
+FROM response r JOIN instance i ON i.id = r.instance_id {protocol_join}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
 LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
@@ -52,7 +55,7 @@ WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_
 
 
 _NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
-GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language"]
+GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language", "origin", "has_protocol"]
 GAP_HELPERS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")  # the leaderboard's gap sums
 
 
@@ -65,7 +68,8 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
                            for c in CATEGORIES)
     sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
-           .replace("{source}", source))
+           .replace("{source}", source).replace("{has_protocol}", HAS_PROTOCOL_SQL)
+           .replace("{protocol_join}", PROTOCOL_JOIN_SQL))
     return read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
 
 
@@ -161,7 +165,7 @@ def ias_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Dat
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.reindex(columns=list(AGGREGATE_FRAME_COLUMNS))
-    for column in ("responses", "n_values"):
+    for column in ("responses", "n_values", "has_protocol"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype("int64")
     for column in ("total", "total_sq"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0).astype(float)

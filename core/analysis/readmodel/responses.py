@@ -19,6 +19,7 @@ from core.scoring.summaries import (
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
     MODE_SQL,
+    PROTOCOL_JOIN_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
@@ -88,10 +89,7 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
                judged.count(False), n_errors, n_unjudged)
 
 
-_PROTOCOL_JOIN = """
-LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
-           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
-       ON p.instance_id = r.instance_id"""
+_PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
 
 _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
