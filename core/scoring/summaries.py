@@ -14,11 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
 from sqlalchemy import text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
 from core.protocols import constraint_protocols, get_protocol
+from core.scoring.ias_sums import group_sums
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -200,6 +203,59 @@ GROUP BY r.run_id, {groups}
 """
 
 
+# one row per done response of a constraint protocol: its group and its constraint counts (nn: the constraints, at
+# least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
+_RESPONSE_COUNTS_SQL = """
+SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
+       COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {has_protocol} AS has_protocol,
+       r.cost_usd, r.latency_ms,
+       COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
+       CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
+            ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
+FROM response r JOIN instance i ON i.id = r.instance_id {protocol_join}
+LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
+       ON k.instance_id = r.instance_id
+LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
+"""
+
+
+
+
+def response_counts_sql(source: str, run_filter: str = "r.run_id IN ({runs})") -> str:
+    """SELECT of one row per done response of a constraint protocol over `run_filter`: its group (GROUP_COLUMNS of
+    ias_sums, model and domain by id) and its constraint counts from `source` (response_score or its SELECT inline),
+    cost and latency."""
+    categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
+                           for c in CATEGORIES)
+    sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
+           .replace("{source}", source).replace("{has_protocol}", HAS_PROTOCOL_SQL)
+           .replace("{protocol_join}", PROTOCOL_JOIN_SQL).replace("r.run_id IN ({runs})", run_filter))
+    return constraint_protocols_sql(sql)
+
+
+_IAS_INSERT_SQL = (f"INSERT INTO metric_aggregate ({', '.join(AGGREGATE_COLUMNS)}) VALUES "
+                   f"({', '.join(':' + c for c in AGGREGATE_COLUMNS)})")
+
+
+def _store_ias_sums(conn: Connection, params: dict) -> None:
+    """metric_aggregate rows of the IAS metrics, amounts and gap helpers of one run (ias_sums.group_sums) from the
+    response_score rows just written on `conn`."""
+    result = conn.execute(text(response_counts_sql("response_score", "r.run_id = :run")), params)
+    counts = pd.DataFrame.from_records(result.fetchall(), columns=list(result.keys()), coerce_float=True)
+    sums = group_sums(counts).rename(columns={"model": "model_id", "domain": "domain_id"})
+    if sums.empty:
+        return
+    sums["judge"] = params["judge"]
+    rows = [{c: _plain(row[c]) for c in AGGREGATE_COLUMNS} for row in sums.to_dict("records")]
+    conn.execute(text(_IAS_INSERT_SQL), rows)
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value a DB-API driver takes."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 # `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts.
 SUMMARY_SELECT_SQL = _summary_select("v.run_id IN ({runs})")
 FAILURE_SELECT_SQL = _failure_select("v.run_id IN ({runs})", "r.run_id IN ({runs})")
@@ -246,6 +302,7 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
         conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
         conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
+        _store_ias_sums(conn, params)  # from the response_score rows just written
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) "
                           "VALUES (:run, :judge, :n, :mx)"), params | {"n": int(n), "mx": int(mx or 0)})

@@ -35,11 +35,15 @@ WHERE a.judge = :judge AND a.run_id IN ({runs})
 """
 
 
-def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale: bool | None = None) -> pd.DataFrame:
     """The runs' metric aggregates under `judge` (AGGREGATE_FRAME_COLUMNS; the done responses per group as metric
-    RESPONSES_METRIC), model and domain by name: the stored rows
-    when every run's summaries are current, else the same aggregation inline over the verdicts (reads only)."""
-    if stale_summary_runs(engine, run_ids, judge):
+    RESPONSES_METRIC), model and domain by name: the stored rows when every run's summaries are current (`stale`
+    False; None: ask stale_summary_runs), which also hold the IAS sums the summarise stage stores
+    (core.scoring.ias_sums); else the response-level metrics aggregated inline over the verdicts, without the IAS
+    sums (readmodel.enterprise_aggregates adds them; reads only)."""
+    if stale is None:
+        stale = bool(stale_summary_runs(engine, run_ids, judge))
+    if stale:
         inline = "(" + metric_select_sql(judge) + ")"
         source = "(" + aggregate_select_sql(inline) + ")"
     else:

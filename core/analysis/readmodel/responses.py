@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from core.generation.reasoning import stored_split
 from core.metrics import VERDICT_STATES, get_metric
+from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
@@ -60,22 +61,6 @@ class IAS:
     n_failed: int
     n_errors: int
     n_unjudged: int
-
-
-def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
-    """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
-
-    Loose = passed / judged over judged constraints (errors and unjudged leave the denominator). Strict is
-    complete-case: 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one
-    failed, undetermined as soon as any constraint is an error or unjudged, whatever the others say (keeping
-    "error + failure" as 0 while dropping "error + no failure" biases Strict down: tests/test_strict_ias_simulation.py).
-    """
-    judged, passed = np.asarray(judged, dtype=float), np.asarray(passed, dtype=float)
-    hidden = np.asarray(errors, dtype=float) + np.asarray(unjudged, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        loose = np.where(judged > 0, passed / judged, np.nan)
-    strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
-    return loose, strict
 
 
 def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:

@@ -71,8 +71,11 @@ def protocol_effect_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFra
 
 
 def robustness_states_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
-    """robustness.robustness_states from the aggregates."""
-    frames = [group_metric_states(_in_mode(aggregates, mode), ["model"], [metric])
+    """robustness.robustness_states from the aggregates (counted per mode and model at once)."""
+    modes = sorted(set(ROBUSTNESS_SUBSETS.values()))
+    counts = group_metric_states(aggregates[aggregates["mode"].isin(modes)], ["mode", "model"],
+                                 list(ROBUSTNESS_SUBSETS))
+    frames = [counts[(counts["mode"] == mode) & (counts["metric"] == metric)]
               for metric, mode in ROBUSTNESS_SUBSETS.items()]
     return pd.concat(frames, ignore_index=True)[["model", "metric", *STATE_COLUMNS.values()]]
 
