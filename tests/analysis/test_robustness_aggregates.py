@@ -19,6 +19,7 @@ from core.analysis.readmodel.robustness_aggregates import (
     knowledge_gap_from_aggregates,
     protocol_effect_from_aggregates,
     robustness_states_from_aggregates,
+    robustness_views_from_aggregates,
 )
 from core.scoring.summaries import RESPONSES_METRIC
 from tests.analysis.test_enterprise_aggregates import _same, _set_stale, _table_counts, dataset, paper, sample
@@ -37,7 +38,15 @@ VIEWS: dict[str, tuple[Callable, Callable]] = {
                                         lambda s, m, k=metric: readmodel.protocol_effect(s, m, k))
        for metric in readmodel.PROTOCOL_EFFECT_METRICS},
     "state counts": (lambda a, m: robustness_states_from_aggregates(a), lambda s, m: readmodel.robustness_states(s)),
+    **{f"page's views, part {k}": (lambda a, m, k=k: _flat(robustness_views_from_aggregates(a, m))[k],
+                                   lambda s, m, k=k: _flat(readmodel.robustness_views(s, m))[k]) for k in range(6)},
 }
+def _flat(views: tuple) -> list[pd.DataFrame]:
+    """The page's views (gap, (ranking, rho), effects, states) as one list of frames."""
+    gap, (ranking, rho), effects, states = views
+    return [gap, ranking, rho, *(effects[k] for k in sorted(effects)), states]
+
+
 SUBSETS = {"all": [], "gap": ["gap"], "conflict": ["conflict"]}
 
 

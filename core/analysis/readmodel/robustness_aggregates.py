@@ -24,6 +24,7 @@ from core.analysis.readmodel.robustness import (
 )
 from core.analysis.readmodel.scope import with_model_info
 from core.analysis.readmodel.states import STATE_COLUMNS
+from core.scoring.summaries import RESPONSES_METRIC
 
 GAP_LABELS = {"loose_knowledge_protocol": "Protocol adherence", "rejection": "Rejection accuracy"}
 
@@ -81,7 +82,19 @@ def robustness_states_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
 
 
 def robustness_views_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> RobustnessViews:
-    """robustness.robustness_views from the aggregates."""
+    """robustness.robustness_views from the aggregates (narrowed once to the rows and columns the views read)."""
+    aggregates = _views_rows(aggregates)
     effects = {k: protocol_effect_from_aggregates(aggregates, models, k) for k in PROTOCOL_EFFECT_METRICS}
     return (knowledge_gap_from_aggregates(aggregates, models), conflict_from_aggregates(aggregates, models), effects,
             robustness_states_from_aggregates(aggregates))
+
+
+_VIEW_COLUMNS = ["model", "mode", "has_protocol", "metric", "state", "responses", "n_values", "total", "total_sq"]
+
+
+def _views_rows(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """The aggregate rows of the Robustness views' subsets and metrics (with each group's done responses), in the
+    columns they read."""
+    metrics = [RESPONSES_METRIC, *ROBUSTNESS_SUBSETS, *GAP_LABELS]
+    keep = aggregates["mode"].isin(sorted(set(ROBUSTNESS_SUBSETS.values()))) & aggregates["metric"].isin(metrics)
+    return aggregates.loc[keep, _VIEW_COLUMNS]
