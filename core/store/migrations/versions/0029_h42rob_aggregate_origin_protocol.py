@@ -3,7 +3,7 @@ origin (natural, augmented: the Data quality page) and by whether a knowledge-pr
 (the Robustness page's protocol effect); and, from this revision on, the summarise stage also stores the IAS metrics',
 amounts' and orchestration gap's sums there (core.scoring.ias_sums).
 
-No back-fill: the IAS sums are computed in Python from the constraint counts, which a migration cannot freeze, so every
+No back-fill on upgrade: the IAS sums are computed in Python from the constraint counts, which a migration cannot freeze, so every
 run's stored aggregates are dropped and its summaries marked stale (its response_score_state row deleted). The read
 model then aggregates those runs inline from their verdicts, the same numbers (tests/analysis/
 test_robustness_aggregates.py), until the run is summarised again: by its next scoring pass, e.g. `gauntlet score RUN`
@@ -33,9 +33,14 @@ def upgrade() -> None:
     op.execute("DELETE FROM response_score_state")
 
 
+# the metrics of the IAS sums (core.scoring.ias_sums at this revision), which revision 0028 does not store
+_IAS_SUMS = ("loose_ias", "strict_ias", "loose_persona", "loose_output", "loose_knowledge_protocol", "cost_per_1k",
+             "latency_min_per_1k", "_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")
+
+
 def downgrade() -> None:
-    op.execute("DELETE FROM metric_aggregate")
-    op.execute("DELETE FROM response_score_state")  # the IAS sums and the new groups go: the summaries are stale
+    # the IAS sums go; the other rows stay, split finer than 0028 groups them, which its readers sum alike
+    op.execute(f"DELETE FROM metric_aggregate WHERE metric IN ({', '.join(repr(m) for m in _IAS_SUMS)})")
     with op.batch_alter_table("metric_aggregate") as batch:
         batch.drop_column("has_protocol")
         batch.drop_column("origin")
