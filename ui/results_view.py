@@ -22,6 +22,7 @@ from core.analysis.readmodel.leaderboard_aggregates import (
     leaderboard_from_aggregates,
     leaderboard_states_from_aggregates,
 )
+from core.analysis.readmodel.robustness_aggregates import robustness_views_from_aggregates
 from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
@@ -147,13 +148,19 @@ def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, .
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
-               scope: Scope = Scope()):
-    """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
-    s, m = _chosen(run_ids, judge, modes, domains, version, scope), models(version)
-    label = judge_label(judge)
-    effects = {k: readmodel.protocol_effect(s, m, k).assign(judge=label) for k in readmodel.PROTOCOL_EFFECT_METRICS}
-    per_model, correlations = readmodel.conflict_view(s, m)
-    return readmodel.knowledge_gap_view(s, m).assign(judge=label), (per_model.assign(judge=label), correlations), effects
+               scope: Scope = Scope()) -> readmodel.RobustnessViews:
+    """Knowledge-gap view, conflict view (+ Spearman per paradigm), both protocol effects (each with the judge's
+    label) and the state counts behind them for one filter choice: from the aggregates, or from the responses where
+    the scope or repeated items need them (aggregates_for)."""
+    m, label = models(version), judge_label(judge)
+    aggregates = None if scope.narrowed else _enterprise_aggregates(run_ids, judge, version)
+    if aggregates is None:
+        views = readmodel.robustness_views(_chosen(run_ids, judge, modes, domains, version, scope), m)
+    else:
+        views = robustness_views_from_aggregates(filter_aggregates(aggregates, modes, domains), m)
+    gap, (per_model, correlations), effects, states = views
+    return (gap.assign(judge=label), (per_model.assign(judge=label), correlations),
+            {k: e.assign(judge=label) for k, e in effects.items()}, states)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -121,10 +121,12 @@ from core.analysis.readmodel.responses import (
 )
 from core.analysis.readmodel.robustness import (
     PROTOCOL_EFFECT_METRICS,
+    RobustnessViews,
     conflict_view,
     knowledge_gap_view,
     protocol_effect,
     robustness_states,
+    robustness_views,
 )
 from core.analysis.readmodel.runs import (
     failed_first_start_runs,
@@ -183,7 +185,7 @@ __all__ = [
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
     "bootstrap_means", "bootstrap_counts", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_ASSUMPTION", "GAP_BOUND_COLUMNS", "GAP_METHOD", "gap_bounds", "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
-    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
+    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states", "robustness_views", "RobustnessViews",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
