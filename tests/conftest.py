@@ -190,6 +190,19 @@ def session_url_factory(active_databases) -> Iterator[UrlFactory]:
     yield from _factory(active_databases, guarded=True)
 
 
+@pytest.fixture(scope="session")
+def paper_scale_results(session_url_factory) -> str:
+    """The paper-scale synthetic results (bench.make_synthetic_results seed 0: 13 models and 2 baselines x 983
+    instances, one scored run) on the active backend, built once per session (about 15 s): a template that no test
+    opens; copy it with backend_url_factory(template=...) or session_url_factory(template=...). The modules using it
+    share the xdist group "paper-scale", so one worker builds it once per pass."""
+    from bench.make_synthetic_results import make_results
+
+    url = session_url_factory()
+    make_results(url, seed=0)
+    return url
+
+
 @pytest.fixture
 def backend_url_factory(active_databases) -> Iterator[UrlFactory]:
     """Fresh migrated URLs on the active backend, dropped after the test."""
