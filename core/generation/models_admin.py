@@ -26,6 +26,7 @@ from core.store.db import saved_id, select_columns
 from core.store.first_start_state import first_start_pending
 from core.store.model_settings import check_settings
 from core.store.models import Model, Run
+from core.store.run_kinds import build_interrupted
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
 PREFLIGHT_MAX_TOKENS = 16
@@ -238,13 +239,22 @@ def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> 
     return "done with failures" if snapshot.failed else "done"
 
 
-def run_outcome(engine: Engine, run_id: int) -> str:
-    """outcome() of one run, read from the database; a build's spend row says how its build ended (building, build
-    done, stopped at the budget, failed): it has no responses to generate or score."""
+def build_outcome(engine: Engine, run_id: int) -> str | None:
+    """How a build's spend row's build ended (building, build done, stopped at the budget, failed, or interrupted
+    when its process is gone: read only); None for an evaluation run."""
     with Session(engine) as session:
         run = runs.get_run(session, run_id)
-    if runs.is_build(run):
-        return runs.BUILD_OUTCOMES.get(run.status, run.status)
+    if not runs.is_build(run):
+        return None
+    return runs.BUILD_INTERRUPTED if build_interrupted(engine, run) else runs.BUILD_OUTCOMES.get(run.status, run.status)
+
+
+def run_outcome(engine: Engine, run_id: int) -> str:
+    """outcome() of one run, read from the database; a build's spend row says how its build ended (build_outcome):
+    it has no responses to generate or score."""
+    build = build_outcome(engine, run_id)
+    if build is not None:
+        return build
     snapshot = run_progress.progress_snapshot(engine, run_id)
     return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
 

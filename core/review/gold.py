@@ -52,6 +52,7 @@ from core.store.labels import (
     response_ids_for_runs,
 )
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
+from core.store.run_kinds import evaluation_run
 from core.store.schema import NO_MODE
 
 
@@ -108,9 +109,10 @@ class RunChoice:
 
 
 def sample_runs(engine: Engine) -> list[RunChoice]:
-    """Every run not hidden, newest first, with its count of finished (done) responses."""
+    """Every evaluation run not hidden (no build's spend row), newest first, with its count of finished (done)
+    responses."""
     with Session(engine) as session:
-        runs = session.exec(select(Run).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())).all()
+        runs = session.exec(select(Run).where(evaluation_run()).order_by(col(Run.id).desc())).all()
         done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
                                  .group_by(col(Response.run_id))).all())
     return [RunChoice(saved_id(r), r.name, r.status, done.get(saved_id(r), 0)) for r in runs]
