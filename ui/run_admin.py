@@ -145,10 +145,13 @@ def stage_text(run_id: int, label: str, line: jobs.StageLine) -> str:
     return f"Scoring with {judge_label(line.judge)}: {line.done}/{line.total} responses ({line.state})"
 
 
-def watch_panel(principal: Principal, run_id: int) -> None:
-    """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel."""
-    snap = run_progress.progress_snapshot(engine(), run_id)
-    lines = jobs.pipeline_progress(engine(), run_id, snap)
+def watch_panel(principal: Principal, run_id: int, read: models_admin.Progress | None = None) -> None:
+    """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel; the snapshot
+    and stage lines come from `read` when this run just read them (models_admin.run_choices), else fresh."""
+    snap, lines = (read or {}).get(run_id) or (None, None)
+    if snap is None or lines is None:
+        snap = run_progress.progress_snapshot(engine(), run_id)
+        lines = jobs.pipeline_progress(engine(), run_id, snap)
     build = models_admin.build_outcome(engine(), run_id)  # a build's spend row: its build's own outcome, no cancel
     label = build or models_admin.outcome(snap, lines)
     rerun_on_new_outcome(run_id, label)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -14,12 +13,14 @@ from sqlalchemy.orm import Session
 
 from core.generation.reasoning import stored_split
 from core.metrics import VERDICT_STATES, get_metric
+from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
     MODE_SQL,
+    PROTOCOL_JOIN_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
@@ -62,22 +63,6 @@ class IAS:
     n_unjudged: int
 
 
-def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
-    """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
-
-    Loose = passed / judged over judged constraints (errors and unjudged leave the denominator). Strict is
-    complete-case: 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one
-    failed, undetermined as soon as any constraint is an error or unjudged, whatever the others say (keeping
-    "error + failure" as 0 while dropping "error + no failure" biases Strict down: tests/test_strict_ias_simulation.py).
-    """
-    judged, passed = np.asarray(judged, dtype=float), np.asarray(passed, dtype=float)
-    hidden = np.asarray(errors, dtype=float) + np.asarray(unjudged, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        loose = np.where(judged > 0, passed / judged, np.nan)
-    strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
-    return loose, strict
-
-
 def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     """IAS of one response from its (status, passed) pairs, by ias_from_counts (None where undetermined)."""
     pairs = list(verdicts)
@@ -89,10 +74,7 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
                judged.count(False), n_errors, n_unjudged)
 
 
-_PROTOCOL_JOIN = """
-LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
-           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
-       ON p.instance_id = r.instance_id"""
+_PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
 
 _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
@@ -191,26 +173,6 @@ def read_sql(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFra
         columns = list(result.keys())
         rows = result.cursor.fetchall() if result.cursor is not None else []
     return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
-
-
-def read_columns(engine: Engine, sql: str, params: dict | None = None) -> pd.DataFrame:
-    """read_sql for many rows of plain columns: one array per column straight from the rows (a column holding NULL
-    keeps None, as an object column); half of read_sql's time at 16,000 rows. The cyclic garbage collector is paused
-    meanwhile: the hundreds of thousands of fresh tuples (none cyclic) otherwise set off a full collection of the
-    whole process now and then, which doubled the Leaderboard's read in one render of three (bench_dashboards)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with engine.connect() as conn:
-            result = conn.execute(text(sql), params or {})
-            columns = list(result.keys())
-            rows = result.cursor.fetchall() if result.cursor is not None else []
-        if not rows:
-            return pd.DataFrame(columns=columns)
-        return pd.DataFrame({c: np.array(v) for c, v in zip(columns, zip(*rows, strict=True), strict=True)})
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _empty_scores() -> pd.DataFrame:

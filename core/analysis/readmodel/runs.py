@@ -78,12 +78,26 @@ def _configured_runs(engine: Engine) -> list[Run]:
 
 def unscored_first_start_runs(engine: Engine) -> list[Run]:
     """First-start runs still being generated or scored (not those whose last attempt failed)."""
-    return [r for r in _configured_runs(engine) if first_start_pending(r.config)]
+    return _pending_first_start(_configured_runs(engine))
 
 
 def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     """(run id, why) of first-start runs whose last attempt failed."""
-    return [(saved_id(r), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
+    return _failed_first_start(_configured_runs(engine))
+
+
+def first_start_runs(engine: Engine) -> tuple[list[Run], list[tuple[int, str]]]:
+    """unscored_first_start_runs and failed_first_start_runs from one read of the runs (a page shows both)."""
+    configured = _configured_runs(engine)
+    return _pending_first_start(configured), _failed_first_start(configured)
+
+
+def _pending_first_start(configured: list[Run]) -> list[Run]:
+    return [r for r in configured if first_start_pending(r.config)]
+
+
+def _failed_first_start(configured: list[Run]) -> list[tuple[int, str]]:
+    return [(saved_id(r), why) for r in configured if (why := first_start_failure(r.config))]
 
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:

@@ -29,6 +29,18 @@ def count_states(states: pd.Series) -> dict[ScoreState, int]:
     return {state: int((states == state).sum()) for state in STATES}
 
 
+def state_codes(states: pd.Series) -> np.ndarray:
+    """Each of `states` as its position in core.metrics.STATES (-1: none of them), for counting many subsets of one
+    column by count_codes without comparing strings again."""
+    return pd.Categorical(states.astype(object), categories=list(STATES)).codes.astype(np.intp)
+
+
+def count_codes(codes: np.ndarray) -> dict[ScoreState, int]:
+    """count_states of the states whose state_codes are `codes`."""
+    counts = np.bincount(codes[codes >= 0], minlength=len(STATES))
+    return {state: int(n) for state, n in zip(STATES, counts, strict=True)}
+
+
 def state_counts(statuses: pd.Series) -> dict[str, int]:
     """The count column of each score state among stored verdict statuses (None or NaN: unjudged)."""
     states = statuses.map(lambda s: "unjudged" if s is None or s != s else VERDICT_STATES.get(s, s))
