@@ -40,6 +40,7 @@ from core.construction.retrieval import (  # noqa: E402
     rrf,
     tokenize,
 )
+from core.testing.memory import peak_rss_mb  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,11 +49,6 @@ def rss_mb() -> float:
     """Current resident set size in MiB (from /proc/self/statm)."""
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return pages * resource.getpagesize() / 2**20
-
-
-def peak_mb() -> float:
-    """Peak resident set size so far in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def latency(fn, queries: list[str]) -> dict[str, float]:
@@ -183,8 +179,8 @@ def main() -> None:
     results["synthetic"] = bench_synthetic(args.docs, args.dense_sample, queries, embedder, args.seed)
     print_section("synthetic corpus", results["synthetic"])
     print(f"\n  embedding throughput {results['synthetic']['embedding_docs_per_s']} docs/s;"
-          f" peak RSS {peak_mb():.0f} MiB")
-    results["peak_rss_mb"] = round(peak_mb(), 1)
+          f" peak RSS {peak_rss_mb():.0f} MiB")
+    results["peak_rss_mb"] = round(peak_rss_mb(), 1)
     results["load_average_1_5_15"] = [round(x, 2) for x in os.getloadavg()]
     print(f"  load average during run (2 shared cores): {results['load_average_1_5_15']}")
     if args.json:

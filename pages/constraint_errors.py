@@ -39,19 +39,31 @@ if filters:
 
     st.subheader("Failing responses")
     points = (event.selection.points if event and event.selection else []) or []
+    # read on request: a clicked bar opens its failing responses; otherwise the switch does (the page does not read
+    # the failed verdicts until someone asks)
+    switched = st.toggle("Show the failing responses", key="ce_failing",
+                         help="Or click a bar. Read on request: the page does not read every failed verdict until "
+                              "you ask.")
+    chosen = bool(points) or switched
     if points:
         p = points[0]
         model, sel_category, sel_sub = p["x"], p["customdata"][0], p["customdata"][1] or None
-    else:
+    elif chosen:
         st.caption("Click a bar, or choose here:")
         d1, d2 = st.columns(2)
         model = d1.selectbox("Model", order, key="ce_model")
         sel_category = category or d2.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_fail_cat")
         sel_sub = None
-    failing = results_view.failing_verdicts(filters.run_ids, filters.judge, model, sel_category, sel_sub, filters.version)
-    failing = results_view.scoped(failing, filters.run_ids, filters.scope, filters.version)
-    failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
-    if filters.domains:
-        failing = failing[failing["domain"].isin(filters.domains)]
-    cols = ["response_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text", "method", "judge", "reason"]
-    drilldown(failing[cols], filters.judge, "ce_drill", f"{model} · {sel_category}{' / ' + sel_sub if sel_sub else ''}: failed constraints")
+    else:
+        st.caption("Click a bar, or switch on 'Show the failing responses' to choose a model and category.")
+    if chosen:
+        failing = results_view.failing_verdicts(filters.run_ids, filters.judge, model, sel_category, sel_sub,
+                                                filters.version)
+        failing = results_view.scoped(failing, filters.run_ids, filters.scope, filters.version)
+        failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
+        if filters.domains:
+            failing = failing[failing["domain"].isin(filters.domains)]
+        cols = ["response_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text",
+                "method", "judge", "reason"]
+        drilldown(failing[cols], filters.judge, "ce_drill",
+                  f"{model} · {sel_category}{' / ' + sel_sub if sel_sub else ''}: failed constraints")

@@ -1,6 +1,5 @@
 """Domains: radar per domain (Faithfulness, Coverage, Strict IAS, Loose IAS) and a domain x metric heatmap (Figure 9)."""
 
-import pandas as pd
 import streamlit as st
 
 from core.analysis import readmodel
@@ -13,7 +12,7 @@ from core.protocols import page_protocol
 from ui import charts, results_view
 from ui.auth import require_page
 from ui.drilldown import metric_drilldown_on_request
-from ui.tables import SMALL_N_NOTE, state_caption
+from ui.tables import SMALL_N_NOTE, caption_state_text
 
 require_page(__file__)
 st.title("Domains")
@@ -22,10 +21,11 @@ st.caption("How each model holds up per vertical domain, in %. Radars overlay th
            "pools them.")
 
 
-def metric_captions(states: pd.DataFrame, view: str) -> None:
-    """Under a view: the state counts of the responses behind each domain metric (summed over the domains)."""
+def metric_captions(texts: dict, view: str, model: str | None = None) -> None:
+    """Under a view: the state counts of the responses behind each domain metric (summed over the domains), from
+    readmodel.metric_state_texts (keyed by metric, or by (model, metric) for one model's radar)."""
     for key in readmodel.DOMAIN_METRICS:
-        state_caption(states[states["metric"] == key], key, f"{view}: {readmodel.METRICS[key].label}")
+        caption_state_text(texts[key if model is None else (model, key)], f"{view}: {readmodel.METRICS[key].label}")
 
 
 filters = results_view.sidebar_filters(domains=False, sets=True, protocol=page_protocol(__file__))
@@ -57,14 +57,15 @@ if filters:
         if (shown["responses"] < 30).any():
             st.caption(SMALL_N_NOTE + " Under each radar: responses per model in that domain.")
         st.caption("Per model over its domains below; per model and domain in the chart's CSV.")
+        radar_texts = readmodel.metric_state_texts(drawn, [(m, k) for m in chosen for k in metrics], by="model")
         for model in chosen:
-            metric_captions(drawn[drawn["model"] == model], f"Radars, {model}")
+            metric_captions(radar_texts, f"Radars, {model}", model)
 
     st.subheader("Domain x metric heatmap (chosen models pooled)")
     charts.show_chart(charts.domain_heatmap(matrix, counts), cells, "domain_heatmap")
     if (counts < 30).to_numpy().any():
         st.caption(SMALL_N_NOTE + " († in a cell: fewer than 30 responses behind it.)")
-    metric_captions(states, "Heatmap")
+    metric_captions(readmodel.metric_state_texts(states, metrics), "Heatmap")
 
     metric_drilldown_on_request(lambda: (rows := results_view.filtered_scores(filters))[rows["model"].isin(chosen)],
                                 filters.judge, "dom_drill", metrics)

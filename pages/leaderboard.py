@@ -10,7 +10,7 @@ from ui.drilldown import metric_drilldown_on_request
 from ui.fitness_view import fitness_banner
 from ui.paper_tables import paper_tables_panel
 from ui.table_fit import fitting_columns
-from ui.tables import SMALL_N_NOTE, state_caption
+from ui.tables import SMALL_N_NOTE, caption_state_text
 
 require_page(__file__)
 st.title("Leaderboard")
@@ -42,8 +42,9 @@ if filters:
         if from_aggregates is None and (repeats := results_view.repeats_note(filters.run_ids, filters.judge,
                                                                              filters.version)):
             st.caption(f"Repeated runs: {repeats}")
+        texts = readmodel.metric_state_texts(board, list(readmodel.METRICS))  # every caption below, in one pass
         for key in readmodel.METRICS:
-            state_caption(board[board["metric"] == key], key, readmodel.METRICS[key].label)
+            caption_state_text(texts[key], readmodel.METRICS[key].label)
         with st.expander("The paper's Tables 2 and 8, reproduced (these runs and judge; their own subset choice)"):
             paper_tables_panel(DEFAULT_PROTOCOL, list(filters.run_ids), filters.judge, key="lb_paper",
                                on_request=True)
@@ -54,7 +55,7 @@ if filters:
         shown = board[board["metric"].isin(chosen)]
         charts.show_chart(charts.leaderboard_bars(shown, chosen), shown, "leaderboard_metrics")
         for key in chosen:
-            state_caption(shown[shown["metric"] == key], key, f"Bars of {readmodel.METRICS[key].label}")
+            caption_state_text(texts[key], f"Bars of {readmodel.METRICS[key].label}")
 
         st.subheader("Orchestration gap: Loose minus Strict IAS")
         gap = board[board["metric"].isin(["loose_ias", "strict_ias", "orchestration_gap"])]
@@ -66,13 +67,13 @@ if filters:
                                                                           strict=True)]})[
                 ["model", "worst-case bound (95%)", "responses", "undetermined"]], hide_index=True)
         for key in ("loose_ias", "strict_ias"):
-            state_caption(gap[gap["metric"] == key], key, f"Gap: {readmodel.METRICS[key].label}")
+            caption_state_text(texts[key], f"Gap: {readmodel.METRICS[key].label}")
 
         st.subheader("Cost and latency per 1k instances")
         cost = board[board["metric"].isin(["cost_per_1k", "latency_min_per_1k"])]
         charts.show_chart(charts.cost_latency(cost), cost, "cost_latency")
         for key in ("cost_per_1k", "latency_min_per_1k"):
-            state_caption(cost[cost["metric"] == key], key, f"Cost and latency: {readmodel.METRICS[key].label}")
+            caption_state_text(texts[key], f"Cost and latency: {readmodel.METRICS[key].label}")
 
         metric_drilldown_on_request(lambda: results_view.filtered_scores(filters), filters.judge, "lb_drill")
         results_view.corrected_section(filters)

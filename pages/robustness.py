@@ -41,8 +41,7 @@ filters = results_view.sidebar_filters(subset=False, sets=True, protocol=page_pr
 if filters:
     catalog = results_view.models(filters.version)
     colors = results_view.model_colors(filters.version)
-    gap, (per_model, corr), effects = results_view.robustness(*results_view.cache_args(filters))
-    states = readmodel.robustness_states(results_view.filtered_scores(filters))
+    gap, (per_model, corr), effects, states = results_view.robustness(*results_view.cache_args(filters))
     gap_tab, conflict_tab, protocol_tab = st.tabs(["Knowledge gaps", "Factual conflicts", "Protocol effect"])
 
     with gap_tab:

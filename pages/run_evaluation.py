@@ -28,11 +28,12 @@ principal = require_page(__file__)
 st.title("Run evaluation")
 show_confirmations()
 
+registered = registered_models.model_names(engine())
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
-    "run_models_open", not any(not n.startswith("baseline:") for n in registered_models.model_names(engine())))
+    "run_models_open", not any(not n.startswith("baseline:") for n in registered))
 with st.expander("Models", expanded=open_models):
     models_table()
-    if (not any(name.startswith("baseline:") for name in registered_models.model_names(engine()))
+    if (not any(name.startswith("baseline:") for name in registered)
             and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
             and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
         st.rerun()
@@ -49,7 +50,7 @@ protocols = scope_cols[0].multiselect(
     "Protocols", list(every.protocols), key="run_protocols",
     format_func=lambda p: f"{p} ({every.protocols[p]} instances)",
     placeholder=f"all {len(every.protocols)} protocols ({sum(every.protocols.values())} instances)")
-choices = run_scope.scope_choices(engine(), protocols, set_id)
+choices = run_scope.scope_choices(engine(), protocols, set_id) if protocols else every  # every: the same call
 left, right = st.columns(2)
 run_name = left.text_input("Run name", key="run_name", placeholder="e.g. gpt-4.1 vs qwen3, noisy only")
 chosen_models = left.multiselect("Models", models, key="run_models", help="Registered models, baselines included.")
@@ -125,7 +126,8 @@ if chosen_models:
 else:
     st.info("Choose at least one model to see the estimate.")
 
-choices = dict(models_admin.run_choices(engine()))
+read: models_admin.Progress = {}  # the runs' progress as their outcomes were decided, for the panel's first pass
+choices = dict(models_admin.run_choices(engine(), read=read))
 if choices:
     st.subheader("Watch a run")
     if st.session_state.get("run_selected") not in choices:
@@ -134,8 +136,9 @@ if choices:
 
     @st.fragment(run_every=2)
     def live_progress(run_id: int) -> None:
-        """The watched run, refreshed every two seconds."""
-        watch_panel(principal, run_id)
+        """The watched run, refreshed every two seconds (its first pass draws what this run read above)."""
+        first, _ = dict(read), read.clear()  # later passes read afresh
+        watch_panel(principal, run_id, first)
 
     live_progress(run_id)
     hide_button(principal, run_id)

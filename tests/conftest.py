@@ -28,14 +28,22 @@ still asks for a database on the active backend fails loudly (tests/backends.py 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import pytest
-from _pytest.nodeid import NodeId
+# One thread per BLAS / OpenMP pool in every test process, set before numpy, scipy or faiss load (the xdist workers and
+# the app servers the browser tests start inherit it): `make test` runs one xdist worker per core, and a second
+# OpenBLAS thread per worker only spins on a busy core. tests/test_picker.py -n 0 at load 12 on 2 cores: 34.5 s user
+# CPU and 285 s wall with OpenBLAS's default threads, 10.1 s and 105 s with one (same 33 passed).
+for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
 
-from core.store.db import make_engine
-from tests import backends
+from collections.abc import Callable, Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from _pytest.nodeid import NodeId  # noqa: E402
+
+from core.store.db import make_engine  # noqa: E402
+from tests import backends  # noqa: E402
 from tests.backends import PostgresDatabases, PostgresServer, SqliteDatabases, UrlFactory, activate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -180,6 +188,19 @@ def _factory(databases, guarded: bool = False) -> Iterator[UrlFactory]:
 def session_url_factory(active_databases) -> Iterator[UrlFactory]:
     """Fresh migrated URLs on the active backend for module/session fixtures (dropped at the end of the session)."""
     yield from _factory(active_databases, guarded=True)
+
+
+@pytest.fixture(scope="session")
+def paper_scale_results(session_url_factory) -> str:
+    """The paper-scale synthetic results (bench.make_synthetic_results seed 0: 13 models and 2 baselines x 983
+    instances, one scored run) on the active backend, built once per session (about 15 s): a template that no test
+    opens; copy it with backend_url_factory(template=...) or session_url_factory(template=...). The modules using it
+    share the xdist group "paper-scale", so one worker builds it once per pass."""
+    from bench.make_synthetic_results import make_results
+
+    url = session_url_factory()
+    make_results(url, seed=0)
+    return url
 
 
 @pytest.fixture

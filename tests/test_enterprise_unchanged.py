@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.make_synthetic_results import make_results
 from core import first_start
 from core.analysis import readmodel
 from core.config import REPO_ROOT
@@ -49,9 +48,9 @@ def _check(name: str, cells: dict[str, list]) -> None:
             assert (g is None and w is None) or abs(g - w) <= 1e-12, (key, got, want)
 
 
-def test_paper_scale_synthetic_set_unchanged(backend_url_factory) -> None:
-    url = backend_url_factory()
-    make_results(url, seed=0)
+@pytest.mark.xdist_group("paper-scale")  # on the worker that builds paper_scale_results for its other users
+def test_paper_scale_synthetic_set_unchanged(backend_url_factory, paper_scale_results) -> None:
+    url = backend_url_factory(template=paper_scale_results)  # make_results(url, seed=0), built once per session
     _check("synthetic_paper_scale", _cells(make_engine(url), "heuristic"))
 
 

@@ -8,7 +8,14 @@ import pytest
 from scipy import stats as st
 from statsmodels.stats.proportion import proportion_confint
 
-from core.analysis.ppi import clt_lambda, ipw_ppi_mean, labels_for_width, ppi_mean, sampling_probabilities
+from core.analysis.ppi import (
+    beta_quantile,
+    clt_lambda,
+    ipw_ppi_mean,
+    labels_for_width,
+    ppi_mean,
+    sampling_probabilities,
+)
 
 N, REPS, TRUTH = 2_000, 1_000, 0.7
 
@@ -129,3 +136,15 @@ def test_labels_for_a_target_width() -> None:
     more = labels_for_width(e, e.width / 2)
     assert 350 <= more <= 450  # halving a CI takes about four times the labels
     assert labels_for_width(e, e.width * 2) == 100
+
+
+@pytest.mark.parametrize("q", [pytest.param(0.025, id="lower-tail"), pytest.param(0.975, id="upper-tail"),
+                               pytest.param(0.005, id="far-lower-tail")])
+def test_beta_quantile_is_scipys_beta_ppf_bit_for_bit(q: float) -> None:
+    """binary_interval's Clopper-Pearson bounds come from beta_quantile: the same floats st.beta.ppf gives over the
+    shapes it is asked for (x successes of k < 30 labels, fractional under weights, a shape floored at 1e-12)."""
+    rng = np.random.default_rng(7)
+    k = np.concatenate([rng.uniform(1, 30, 20_000), np.arange(1.0, 31.0)])
+    x = np.concatenate([rng.uniform(0, 1, 20_000) * k[:20_000], np.zeros(15), np.arange(16.0, 31.0)])
+    for a, b in ((np.maximum(x, 1e-12), k - x + 1), (x + 1, np.maximum(k - x, 1e-12))):
+        assert np.array_equal(beta_quantile(q, a, b), st.beta.ppf(q, a, b))

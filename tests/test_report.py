@@ -13,8 +13,9 @@ from core.analysis import readmodel
 from core.cli import app
 from core.store.db import get_engine
 
-# One xdist worker runs this module: its expensive module-scoped fixtures are built once, not once per worker
-pytestmark = pytest.mark.xdist_group("report-paper-scale")
+# One xdist worker runs this module (with the other users of paper_scale_results): its expensive fixtures are built
+# once, not once per worker
+pytestmark = pytest.mark.xdist_group("paper-scale")
 
 SECOND_JUDGE = "llm:synthetic-judge"
 
@@ -27,10 +28,8 @@ def two_judge_db(session_url_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def paper_scale_db(session_url_factory) -> str:
-    url = session_url_factory()
-    make_results(url, seed=0)
-    return url
+def paper_scale_db(session_url_factory, paper_scale_results) -> str:
+    return session_url_factory(template=paper_scale_results)
 
 
 def _report(url: str, monkeypatch, *args: str) -> dict:

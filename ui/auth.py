@@ -20,6 +20,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import core.protocols  # noqa: F401  (each protocol's page joins the permission table when it registers)
+from core.config import database_url
 from core.permissions import page_roles
 from core.review.addresses import client_address, trusted_proxies
 from core.review.annotations import guidelines_text, guidelines_version
@@ -89,6 +90,13 @@ def _names() -> CookieNames:
         secure = urlsplit(st.context.url or "").scheme == "https"
     except Exception:  # noqa: BLE001  (no client context)
         secure = False
+    return _deployment_names(database_url(), secure)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _deployment_names(url: str, secure: bool) -> CookieNames:
+    """cookie_names of the database at `url`, read once per server process: they derive from its signing key, which
+    is made once and never changes (no backup carries it and a restore keeps it)."""
     return cookie_names(engine(), secure)
 
 

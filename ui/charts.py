@@ -56,41 +56,44 @@ def small_n_text(values: pd.Series, n: pd.Series | None) -> np.ndarray:
 
 def leaderboard_bars(long: pd.DataFrame, metrics: list[str]) -> go.Figure:
     """Grouped bars per model for the chosen metrics (percent, 0-100 axis), 95% CI error bars, n in the hover,
-    † on bars resting on fewer than 30 items, baselines hatched. Cost and latency have their own chart (cost_latency)."""
+    † on bars resting on fewer than 30 items, baselines hatched. Cost and latency have their own chart (cost_latency).
+    The figure is built from one spec (one validation pass, a third of adding trace by trace)."""
     if set(metrics) <= set(COST_LATENCY):
         return cost_latency(long)
-    fig = go.Figure()
+    bars = []
     for key in metrics:
         d = long[long["metric"] == key]
         scale = 100.0
         n_text = d["n"].astype(int).astype(str) + np.where(d.get("small_n", False), " (small n)", "")
-        fig.add_bar(
-            name=METRICS[key].label if key in METRICS else key, x=d["model"], y=d["value"].fillna(0.0) * scale,
-            text=small_n_text(d["value"], d["n"]), textposition="outside",
-            error_y={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["value"]) * scale, "arrayminus": (d["value"] - d["ci_low"]) * scale},
-            marker_pattern_shape=np.where(d["is_baseline"], "/", ""), customdata=np.column_stack([d["group"], d["mark"], n_text]),
-            hovertemplate="%{x}<br>%{y:.1f} (n=%{customdata[2]})<br>%{customdata[0]} %{customdata[1]}<extra>%{fullData.name}</extra>",
-        )
-    fig.update_layout(barmode="group", yaxis={"title": "score (%)", **PERCENT_AXIS}, legend_title="metric", margin={"t": 30})
-    return fig
+        bars.append({
+            "type": "bar", "name": METRICS[key].label if key in METRICS else key, "x": d["model"],
+            "y": d["value"].fillna(0.0) * scale, "text": small_n_text(d["value"], d["n"]), "textposition": "outside",
+            "error_y": {"type": "data", "symmetric": False, "array": (d["ci_high"] - d["value"]) * scale,
+                        "arrayminus": (d["value"] - d["ci_low"]) * scale},
+            "marker": {"pattern": {"shape": np.where(d["is_baseline"], "/", "")}},
+            "customdata": np.column_stack([d["group"], d["mark"], n_text]),
+            "hovertemplate": "%{x}<br>%{y:.1f} (n=%{customdata[2]})<br>%{customdata[0]} %{customdata[1]}"
+                             "<extra>%{fullData.name}</extra>",
+        })
+    return go.Figure({"data": bars, "layout": {"barmode": "group", "yaxis": {"title": {"text": "score (%)"}, **PERCENT_AXIS},
+                                                "legend": {"title": {"text": "metric"}}, "margin": {"t": 30}}})
 
 
 def orchestration_gap(long: pd.DataFrame) -> go.Figure:
-    """Dumbbell per model: Loose IAS and Strict IAS with the gap between them."""
+    """Dumbbell per model: Loose IAS and Strict IAS with the gap between them (built from one spec)."""
     loose = long[long["metric"] == "loose_ias"].set_index("model")["value"] * 100
     strict = long[long["metric"] == "strict_ias"].set_index("model")["value"] * 100
     models = list(loose.index)
-    fig = go.Figure()
-    for m in models:
-        fig.add_scatter(x=[strict.get(m), loose.get(m)], y=[m, m], mode="lines", line={"color": "#bbb"}, showlegend=False, hoverinfo="skip")
-    fig.add_scatter(x=strict.reindex(models), y=models, mode="markers", name="Strict IAS", marker={"size": 11})
-    fig.add_scatter(x=loose.reindex(models), y=models, mode="markers", name="Loose IAS", marker={"size": 11})
+    traces: list[dict] = [{"type": "scatter", "x": [strict.get(m), loose.get(m)], "y": [m, m], "mode": "lines",
+                           "line": {"color": "#bbb"}, "showlegend": False, "hoverinfo": "skip"} for m in models]
+    traces += [{"type": "scatter", "x": values.reindex(models), "y": models, "mode": "markers", "name": name,
+                "marker": {"size": 11}} for name, values in (("Strict IAS", strict), ("Loose IAS", loose))]
     pair = long[long["metric"].isin(["loose_ias", "strict_ias"])]
     small = pair.groupby("model")["small_n"].any() if "small_n" in pair else pd.Series(dtype=bool)
     labels = [f"{m} †" if small.get(m, False) else m for m in models]
-    fig.update_layout(xaxis={"title": "IAS (%) — the distance is the orchestration gap", **PERCENT_AXIS},
-                      yaxis={"autorange": "reversed", "tickvals": models, "ticktext": labels}, margin={"t": 30})
-    return fig
+    return go.Figure({"data": traces, "layout": {
+        "xaxis": {"title": {"text": "IAS (%) — the distance is the orchestration gap"}, **PERCENT_AXIS},
+        "yaxis": {"autorange": "reversed", "tickvals": models, "ticktext": labels}, "margin": {"t": 30}}})
 
 
 def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | None = None) -> go.Figure:
@@ -98,11 +101,13 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
 
     Axis labels sit on the diagonals and the radial ticks on the free horizontal, so labels, ticks and the domain
     titles never overprint; each model has its own colour (the same in every view), line dash and marker, so models
-    with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30.
+    with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30. Built
+    from one spec (one validation pass instead of one per trace).
     """
     domains = sorted(dm["domain"].unique())
     rows = int(np.ceil(len(domains) / min(3, max(1, len(domains))))) or 1
-    fig = go.Figure(layout=copy.deepcopy(_radar_grid(tuple(domains))))
+    layout = copy.deepcopy(_radar_grid(tuple(domains)))
+    traces: list[dict] = []
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
     colors = colors or model_colors(models)
     values = _radar_values(dm)
@@ -115,20 +120,21 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
             counts.append(n)
             same = [m for m in models[:j] if values.get((domain, m), ([], None))[0] == r]
             note = f" · same values as {', '.join(same)}" if same else ""
-            fig.add_scatterpolar(r=r + r[:1], theta=theta, name=model, legendgroup=model, showlegend=i == 0,
-                                 line={"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
-                                 marker={"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
-                                 connectgaps=False, mode="lines+markers",
-                                 hovertemplate="%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
-                                               + note + "<extra>" + model + "</extra>",
-                                 subplot=f"polar{i + 1 if i else ''}")
-        _radar_n_note(fig, i, counts)
+            traces.append({"type": "scatterpolar", "r": r + r[:1], "theta": theta, "name": model, "legendgroup": model,
+                           "showlegend": i == 0,
+                           "line": {"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
+                           "marker": {"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
+                           "connectgaps": False, "mode": "lines+markers",
+                           "hovertemplate": "%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
+                                            + note + "<extra>" + model + "</extra>",
+                           "subplot": f"polar{i + 1 if i else ''}"})
+        _radar_n_note(layout, i, counts)
     height = 380 * rows + 40 + 22 * int(np.ceil(len(models) / 3))
     margin = {"t": 50, "b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70}
-    fig.update_layout(height=height, margin=margin,
-                      legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
-                              "y": -44 / (height - margin["t"] - margin["b"])})
-    return fig
+    layout.update(height=height, margin=margin,
+                  legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
+                          "y": -44 / (height - margin["t"] - margin["b"])})
+    return go.Figure({"data": traces, "layout": layout})
 
 
 @functools.lru_cache(maxsize=8)
@@ -155,16 +161,19 @@ def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | 
     return out
 
 
-def _radar_n_note(fig: go.Figure, index: int, counts: list[int | None]) -> None:
-    """Under radar `index`: the responses per model (range) and † when any model has fewer than 30."""
+def _radar_n_note(layout: dict, index: int, counts: list[int | None]) -> None:
+    """Under radar `index` of the grid `layout`: the responses per model (range) and † when any model has fewer
+    than 30."""
     known = [c for c in counts if c is not None]
     if not known:
         return
-    polar = fig.layout[f"polar{index + 1 if index else ''}"]
+    polar = layout[f"polar{index + 1 if index else ''}"]
     span = f"{min(known)}" if min(known) == max(known) else f"{min(known)}–{max(known)}"
     small = " †" if min(known) < SMALL_N else ""
-    fig.add_annotation(text=f"n={span} per model{small}", showarrow=False, xref="paper", yref="paper",
-                       x=sum(polar.domain.x) / 2, xanchor="center", y=polar.domain.y[0], yshift=-24, font={"size": 10, "color": "#666"})
+    layout.setdefault("annotations", []).append({
+        "text": f"n={span} per model{small}", "showarrow": False, "xref": "paper", "yref": "paper",
+        "x": sum(polar["domain"]["x"]) / 2, "xanchor": "center", "y": polar["domain"]["y"][0], "yshift": -24,
+        "font": {"size": 10, "color": "#666"}})
 
 
 def domain_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame | None = None) -> go.Figure:
@@ -320,18 +329,31 @@ def model_colors(models) -> dict[str, str]:
 
 def cost_latency(long: pd.DataFrame) -> go.Figure:
     """Cost and latency per 1k instances side by side, each on its own axis and unit (never one shared axis),
-    starting at zero, 95% CIs, † where n < 30, baselines hatched."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"{t} ({u})" for t, u in COST_LATENCY.values()],
-                        horizontal_spacing=0.1)
+    starting at zero, 95% CIs, † where n < 30, baselines hatched (built from one spec on a cached grid)."""
+    layout = copy.deepcopy(_cost_latency_grid())
+    bars = []
     for col, (key, (title, unit)) in enumerate(COST_LATENCY.items(), start=1):
         d = long[long["metric"] == key]
-        fig.add_bar(name=title, x=d["model"], y=d["value"].fillna(0.0), text=small_n_text(d["value"], d["n"]),
-                    textposition="outside", showlegend=False, marker_pattern_shape=np.where(d["is_baseline"], "/", ""),
-                    error_y={"type": "data", "symmetric": False, "array": d["ci_high"] - d["value"],
-                             "arrayminus": d["value"] - d["ci_low"]},
-                    customdata=d["n"], hovertemplate="%{x}<br>%{y:.2f} " + unit + " (n=%{customdata})<extra></extra>",
-                    row=1, col=col)
+        axis = "" if col == 1 else str(col)
+        bars.append({
+            "type": "bar", "name": title, "x": d["model"], "y": d["value"].fillna(0.0),
+            "text": small_n_text(d["value"], d["n"]), "textposition": "outside", "showlegend": False,
+            "marker": {"pattern": {"shape": np.where(d["is_baseline"], "/", "")}},
+            "error_y": {"type": "data", "symmetric": False, "array": d["ci_high"] - d["value"],
+                        "arrayminus": d["value"] - d["ci_low"]},
+            "customdata": d["n"], "hovertemplate": "%{x}<br>%{y:.2f} " + unit + " (n=%{customdata})<extra></extra>",
+            "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
         top = float(np.nanmax(np.r_[d["ci_high"].to_numpy(dtype=float), d["value"].to_numpy(dtype=float), 0.0]))
-        fig.update_yaxes(title_text=unit, rangemode="nonnegative", range=[0, top * 1.15 if top > 0 else 1], row=1, col=col)
-    fig.update_layout(margin={"t": 40})
-    return fig
+        layout[f"yaxis{axis}"].update({"title": {"text": unit}, "rangemode": "nonnegative",
+                                       "range": [0, top * 1.15 if top > 0 else 1]})
+    layout["margin"] = {"t": 40}
+    return go.Figure({"data": bars, "layout": layout})
+
+
+@functools.lru_cache(maxsize=1)
+def _cost_latency_grid() -> dict:
+    """The layout of cost_latency's two side-by-side plots with their titles, built once (make_subplots costs more
+    than both traces together)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"{t} ({u})" for t, u in COST_LATENCY.values()],
+                        horizontal_spacing=0.1)
+    return fig.layout.to_plotly_json()

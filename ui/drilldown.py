@@ -23,8 +23,9 @@ from ui.tables import response_config
 MAX_ROWS = 200
 
 
-def response_detail(response_id: int, judge: str) -> None:
-    """One response in full: query, response text, documents, constraint verdicts and metric verdicts with reasons."""
+def response_detail(response_id: int, judge: str, key: str = "dd") -> None:
+    """One response in full: query, response text, documents, constraint verdicts and metric verdicts with reasons;
+    the side-by-side judges and the prompt are read only when their tab is chosen (`key` names the tabs' state)."""
     d = readmodel.response_details(engine(), int(response_id), judge)
     if not d:
         st.warning(f"Response {response_id} no longer exists.")
@@ -41,16 +42,19 @@ def response_detail(response_id: int, judge: str) -> None:
         for doc in d["documents"]:
             st.markdown(f"**[doc {doc['position']}] {plain_markdown(doc['title'] or '')}** · role: {doc['role']}")
             st.caption(plain_markdown(doc["text"][:2000]))
-    verdicts, judges, prompt = st.tabs(["Verdicts", "All judges side by side", "Prompt sent"])
+    verdicts, judges, prompt = st.tabs(["Verdicts", "All judges side by side", "Prompt sent"],
+                                       key=f"{key}_tabs_{response_id}", on_change="rerun")
     with verdicts:
         st.markdown(f"**Constraints and verdicts** ({judge_label(judge)} and the rule checker)")
         st.dataframe(d["constraints"], hide_index=True, width="stretch")
         st.markdown("**Metric verdicts**")
         st.dataframe(d["metrics"], hide_index=True, width="stretch")
-    with judges:
-        render_judges(int(response_id))
-    with prompt:
-        render_prompt(int(response_id))
+    if judges.open:
+        with judges:
+            render_judges(int(response_id))
+    if prompt.open:
+        with prompt:
+            render_prompt(int(response_id))
     compare_link(int(response_id), f"Compare every model's response to {d['instance_uid']}")
 
 
@@ -113,7 +117,7 @@ def drilldown(rows: pd.DataFrame, judge: str, key: str, title: str = "Responses 
               for i, m, u in zip(ids, models, uids, strict=True)}
     chosen = st.selectbox("Open a response", ids, format_func=labels.get, key=f"{key}_pick")
     if chosen is not None:
-        response_detail(chosen, judge)
+        response_detail(chosen, judge, key)
 
 
 def metric_drilldown(scores: pd.DataFrame, judge: str, key: str, metric_keys: list[str] | None = None) -> None:

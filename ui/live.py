@@ -21,13 +21,17 @@ def live_key(version: tuple) -> tuple:
 
 def refresh_on_new_data(version: tuple, current: Callable[[], tuple]) -> None:
     """Rerun the whole page when `current()` differs from `version` (what the page was drawn with): every
-    BUSY_EVERY_S while a job runs, every IDLE_EVERY_S otherwise (a job launched from another tab is noticed too)."""
+    BUSY_EVERY_S while a job runs, every IDLE_EVERY_S otherwise (a job launched from another tab is noticed too); the
+    full run itself reads the versions once (the fragment's inline first pass does not read them again)."""
     drawn = live_key(version)
     busy = bool(drawn[1])
+    inline = [True]  # the fragment's first pass runs inside this full run, which has just read the version
 
     @st.fragment(run_every=BUSY_EVERY_S if busy else IDLE_EVERY_S)
     def watch() -> None:
-        if live_key(current()) != drawn:
+        if inline:
+            inline.clear()
+        elif live_key(current()) != drawn:
             st.rerun(scope="app")
         if busy:
             st.caption(":material/autorenew: A run is being generated or scored: this page refreshes itself as "

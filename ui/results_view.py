@@ -17,11 +17,8 @@ import streamlit as st
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
-from core.analysis.readmodel.leaderboard_aggregates import (
-    gap_bounds_from_aggregates,
-    leaderboard_from_aggregates,
-    leaderboard_states_from_aggregates,
-)
+from core.analysis.readmodel.leaderboard_aggregates import board_from_aggregates
+from core.analysis.readmodel.robustness_aggregates import robustness_views_from_aggregates
 from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
@@ -147,13 +144,19 @@ def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, .
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
-               scope: Scope = Scope()):
-    """Knowledge-gap view, conflict view (+ Spearman per paradigm) and both protocol effects for one filter choice."""
-    s, m = _chosen(run_ids, judge, modes, domains, version, scope), models(version)
-    label = judge_label(judge)
-    effects = {k: readmodel.protocol_effect(s, m, k).assign(judge=label) for k in readmodel.PROTOCOL_EFFECT_METRICS}
-    per_model, correlations = readmodel.conflict_view(s, m)
-    return readmodel.knowledge_gap_view(s, m).assign(judge=label), (per_model.assign(judge=label), correlations), effects
+               scope: Scope = Scope()) -> readmodel.RobustnessViews:
+    """Knowledge-gap view, conflict view (+ Spearman per paradigm), both protocol effects (each with the judge's
+    label) and the state counts behind them for one filter choice: from the aggregates, or from the responses where
+    the scope or repeated items need them (aggregates_for)."""
+    m, label = models(version), judge_label(judge)
+    aggregates = None if scope.narrowed else _enterprise_aggregates(run_ids, judge, version)
+    if aggregates is None:
+        views = readmodel.robustness_views(_chosen(run_ids, judge, modes, domains, version, scope), m)
+    else:
+        views = robustness_views_from_aggregates(filter_aggregates(aggregates, modes, domains), m)
+    gap, (per_model, correlations), effects, states = views
+    return (gap.assign(judge=label), (per_model.assign(judge=label), correlations),
+            {k: e.assign(judge=label) for k, e in effects.items()}, states)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -190,8 +193,8 @@ def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...
     if aggregates is None:
         return None
     chosen = filter_aggregates(aggregates, modes, domains)
-    board = leaderboard_from_aggregates(chosen, models(version)).assign(judge=judge_label(judge))
-    return board, leaderboard_states_from_aggregates(chosen), gap_bounds_from_aggregates(chosen)
+    board, states, bounds = board_from_aggregates(chosen, models(version))
+    return board.assign(judge=judge_label(judge)), states, bounds
 
 
 def aggregate_board(f: Filters) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
@@ -256,8 +259,9 @@ def gold_version() -> tuple:
 
 
 def versions() -> tuple:
-    """What the results pages watch for a refresh: the data version and the gold-label version."""
-    return data_version(), gold_version()
+    """What the results pages watch for a refresh: the data version and the gold-label version (one statement)."""
+    data, gold = readmodel.versions(engine())
+    return (*data, engine().url.render_as_string(hide_password=True)), gold
 
 
 def _run_label(row: pd.Series) -> str:
@@ -279,10 +283,10 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
 def first_start_banner(runs: pd.DataFrame) -> None:
     """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
     first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
-    running = readmodel.unscored_first_start_runs(engine())
+    running, failed = readmodel.first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
-    for run_id, why in readmodel.failed_first_start_runs(engine()):
+    for run_id, why in failed:
         st.error(f"First start failed: run #{run_id} could not be generated or scored ({why}). Its numbers are "
                  "incomplete; retry with `python -m core.first_start`.", icon=":material/error:")
     if not first.empty and len(runs) == len(first):

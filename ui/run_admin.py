@@ -145,11 +145,15 @@ def stage_text(run_id: int, label: str, line: jobs.StageLine) -> str:
     return f"Scoring with {judge_label(line.judge)}: {line.done}/{line.total} responses ({line.state})"
 
 
-def watch_panel(principal: Principal, run_id: int) -> None:
-    """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel."""
-    snap = run_progress.progress_snapshot(engine(), run_id)
-    lines = jobs.pipeline_progress(engine(), run_id, snap)
-    label = models_admin.outcome(snap, lines)
+def watch_panel(principal: Principal, run_id: int, read: models_admin.Progress | None = None) -> None:
+    """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel; the snapshot
+    and stage lines come from `read` when this run just read them (models_admin.run_choices), else fresh."""
+    snap, lines = (read or {}).get(run_id) or (None, None)
+    if snap is None or lines is None:
+        snap = run_progress.progress_snapshot(engine(), run_id)
+        lines = jobs.pipeline_progress(engine(), run_id, snap)
+    build = models_admin.build_outcome(engine(), run_id)  # a build's spend row: its build's own outcome, no cancel
+    label = build or models_admin.outcome(snap, lines)
     rerun_on_new_outcome(run_id, label)
     icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")
     st.markdown(f"#### {icon} Run {run_id}: {label}")
@@ -165,7 +169,7 @@ def watch_panel(principal: Principal, run_id: int) -> None:
                    "this run's responses, every judge (a cached call costs nothing).")
     cols[5].metric("Spent (total)", f"${spend.total_usd:.4f}")
     cols[6].metric("ETA", f"{snap.eta_s:.0f} s" if snap.eta_s is not None and snap.status == "running" else "-")
-    if snap.status in ("running", "pending", runs.CANCEL_REQUEST) and st.button("Cancel run", key=f"run_cancel_{run_id}"):
+    if build is None and snap.status in ("running", "pending", runs.CANCEL_REQUEST) and st.button("Cancel run", key=f"run_cancel_{run_id}"):
         status = guarded_write(lambda: run_services.stop_run(engine(), principal, run_id))
         if status:
             st.warning(f"Run {run_id}: {status}")

@@ -75,7 +75,11 @@ STATE_COUNT_COLUMNS: dict[str, Col | None] = {
 def state_caption(frame: pd.DataFrame, metric: str | None = None, what: str = "") -> str:
     """Right under a table or chart: the count of each score state behind the numbers of `frame` (a summary frame
     with the read model's state columns), e.g. "n = 412 scored · 3 unparseable (counted as wrong) · ..."; returns it."""
-    text = frame_state_text(frame, metric)
+    return caption_state_text(frame_state_text(frame, metric), what)
+
+
+def caption_state_text(text: str, what: str = "") -> str:
+    """state_caption of a text already made (readmodel.metric_state_texts: one pass for many captions); returns it."""
     if text:
         st.caption(f"{what}{': ' if what else ''}{text}")
     return text

@@ -25,6 +25,7 @@ from core.store.db import saved_id
 from core.store.label_models import DECISIONS
 from core.store.labels import expert_labels, gold_labels, verification_decisions
 from core.store.models import Run
+from core.store.run_kinds import evaluation_run
 
 DIMENSIONS: dict[str, str] = {
     "constraint": "Per-constraint adherence",
@@ -188,9 +189,10 @@ def expert_agreement(engine: Engine, run_ids: Iterable[int] | None = None) -> li
 
 
 def run_choices(engine: Engine) -> dict[int, str]:
-    """Every run not hidden as id -> '#id name', newest first (the page's run picker)."""
+    """Every evaluation run not hidden (no build's spend row) as id -> '#id name', newest first (the page's run
+    picker)."""
     with Session(engine) as session:
-        return {saved_id(r): f"#{r.id} {r.name}" for r in session.exec(select(Run).where(col(Run.hidden_at).is_(None))
+        return {saved_id(r): f"#{r.id} {r.name}" for r in session.exec(select(Run).where(evaluation_run())
                                                                        .order_by(col(Run.id).desc())).all()}
 
 

@@ -234,12 +234,11 @@ def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> lis
     return fails
 
 
-def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, evidence: pd.DataFrame) -> dict:
-    """One ranking row: metric means (the read model's, evidence: readmodel key_summary), weighted score, cost, floors
-    met; baselines are never eligible."""
-    mine = evidence[evidence["model"] == model].set_index("key")
-    metrics = list(mine.index)
-    means = {m: float(mine.at[m, "value"]) for m in metrics}
+def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, mine: pd.DataFrame) -> dict:
+    """One ranking row: metric means (the read model's, mine: the model's rows of readmodel key_summary), weighted
+    score, cost, floors met; baselines are never eligible."""
+    metrics = list(mine["key"])
+    means = dict(zip(metrics, mine["value"].astype(float).tolist(), strict=True))
     cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
     judge_1k = float(group["judge_cost_usd"].fillna(0).mean() * 1000) if "judge_cost_usd" in group else 0.0
     latency = group["latency_ms"].dropna() if "latency_ms" in group else pd.Series(dtype=float)
@@ -250,7 +249,7 @@ def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, 
             "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
             "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": float(latency.mean()) if len(latency) else np.nan,
             "responses": len(group), **means,
-            **{f"n_{m}": int(mine.at[m, "n"]) for m in metrics}}
+            **{f"n_{m}": int(n) for m, n in zip(metrics, mine["n"].tolist(), strict=True)}}
 
 
 Memo = Callable[[str, tuple, Callable[[], Any]], Any]
@@ -276,7 +275,10 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     metrics = reported_metrics(scoped, spec)
     scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
     evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
-    rows = [_model_row(m, bool(b), scoped[scoped["model"] == m], spec, evidence)
+    spend = scoped[[c for c in ("cost_usd", "judge_cost_usd", "latency_ms") if c in scoped.columns]]
+    at = scoped.groupby("model", sort=False).indices  # each model's rows, in order, from one split
+    evidence_of = evidence.groupby("model", sort=False).indices
+    rows = [_model_row(m, bool(b), spend.iloc[at[m]], spec, evidence.iloc[evidence_of.get(m, [])])
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(
@@ -300,7 +302,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
                         metrics=metrics, evidence=evidence)
     if result.pick:
         row = ranking.set_index("model").loc[result.pick]
-        others = [m for m in ranking["model"] if m != result.pick]
+        others = sorted(m for m in ranking["model"] if m != result.pick)  # a set: weaknesses sort what they find
         pick = result.pick
         result.weaknesses = memo("weaknesses", (*scope, pick, tuple(others), n_resamples, seed),
                                  lambda: weaknesses(scoped, pick, others, n_resamples, seed, metrics))
@@ -329,16 +331,7 @@ def _shared_values(pa: pd.DataFrame, pb: pd.DataFrame, names: Sequence[str]) -> 
 def _metric_tests(pa: pd.DataFrame, pb: pd.DataFrame, a: str, b: str, names: list[str], n_resamples: int,
                   seed: int) -> list[PairedTest]:
     """metric_tests on two models' rows by instance (_metric_rows)."""
-    ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
-    n, k = ua.shape
-    if n < 2:
-        return [PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples) for _ in names]
-    both = np.column_stack([ua, ub])
-    counts = (~np.isnan(both)).sum(axis=0)
-    means = np.where(counts > 0, np.nansum(both, axis=0) / np.maximum(counts, 1), np.nan)
-    reps = readmodel.bootstrap_means(both, n_resamples, seed)
-    return [_from_replicates(a, b, n, float(means[i] - means[k + i]), reps[:, i] - reps[:, k + i], n_resamples)
-            for i in range(k)]
+    return _pick_tests(pa, {b: pb}, a, names, n_resamples, seed)[b]
 
 
 def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resamples: int = N_RESAMPLES,
@@ -348,11 +341,68 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
     metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
     split = _rows_by_model(scoped, metrics)  # each model's rows taken once
     rows = {m: split[m] if m in split else _metric_rows(scoped, m, metrics) for m in (pick, *others)}
+    tests = _pick_tests(rows[pick], {o: rows[o] for o in others}, pick, metrics, n_resamples, seed)
     found = [Weakness(metric, test) for other in others
-             for metric, test in zip(metrics, _metric_tests(rows[pick], rows[other], pick, other, metrics,
-                                                             n_resamples, seed), strict=True)
-             if test.outcome == "b_better"]
+             for metric, test in zip(metrics, tests[other], strict=True) if test.outcome == "b_better"]
     return sorted(found, key=lambda w: (metrics.index(w.metric), w.test.b))
+
+
+def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
+                seed: int) -> dict[str, list[PairedTest]]:
+    """_metric_tests of the pick against each other model: each pair's bootstrap totals drawn as _metric_tests drew
+    them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
+    shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
+    number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
+    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
+    for other, pb in others.items():
+        ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
+        same = pa.index.get_indexer(pa.index.intersection(pb.index)).tobytes() if pa.index.is_unique else other.encode()
+        shared.setdefault(same, []).append((other, ua, ub))
+    drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
+    for pairs in shared.values():
+        n = pairs[0][1].shape[0]
+        drawn.setdefault(n, []).extend(_pair_replicates(pairs, len(names), n_resamples, seed))
+    tests: dict[str, list[PairedTest]] = {}
+    for n, found in drawn.items():
+        diffs = np.concatenate([diff for _, diff, _ in found])
+        bounds = _replicate_bounds(n, diffs, np.concatenate([d for _, _, d in found], axis=1))
+        tests.update({b: [PairedTest(a, b, n, float(diffs[i * len(names) + j]), *bounds[i * len(names) + j],
+                                     n_resamples) for j in range(len(names))] for i, (b, _, _) in enumerate(found)})
+    return tests
+
+
+def _pair_replicates(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
+                     seed: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(other, pick − other per metric, its bootstrap replicates) of pairs on the same shared instances (utilities
+    ua of the pick, ub of the other); no replicate below 2 shared instances."""
+    n = pairs[0][1].shape[0]
+    if n < 2:
+        return [(b, np.full(k, np.nan), np.empty((0, k))) for b, _, _ in pairs]
+    present = ~np.isnan(np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)]))
+    counts = readmodel.bootstrap_counts(present, n_resamples, seed)
+    found = []
+    for i, (b, ua, ub) in enumerate(pairs):
+        both = np.column_stack([ua, ub])
+        cells = present[:, np.r_[0:k, k * (i + 1) : k * (i + 2)]].sum(axis=0)
+        means = np.where(cells > 0, np.nansum(both, axis=0) / np.maximum(cells, 1), np.nan)
+        reps = readmodel.bootstrap_means(both, n_resamples, seed,
+                                         counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1))
+        found.append((b, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
+    return found
+
+
+def _replicate_bounds(n: int, diffs: np.ndarray, d: np.ndarray) -> list[tuple[float, float]]:
+    """_from_replicates' interval of each column of replicates d (with its difference), the columns without a NaN
+    replicate in one quantile call (the same order statistics and interpolation as one call per column)."""
+    full = ~np.isnan(d).any(axis=0) & ~np.isnan(diffs) & (len(d) > 0)
+    low, high = np.full(len(diffs), np.nan), np.full(len(diffs), np.nan)
+    if full.any():
+        q = _expanded_quantile(n)
+        low[full], high[full] = np.quantile(d[:, full], [q, 1 - q], axis=0)
+    for j in np.flatnonzero(~full):
+        t = _from_replicates("", "", n, float(diffs[j]), d[:, j], 0)
+        low[j], high[j] = t.ci_low, t.ci_high
+    return [(float(lo), float(hi)) for lo, hi in zip(low, high, strict=True)]
 
 
 def near_floors(row: pd.Series, spec: PickSpec) -> list[FloorMargin]:
@@ -486,9 +536,12 @@ def _by_instance(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rows_by_model(scoped: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """_metric_rows of every model with rows, from one split of the frame."""
-    kept = ["instance_uid", *dict.fromkeys(m for m in metrics if m in scoped.columns)]
-    return {m: _by_instance(g[kept]) for m, g in scoped.groupby("model", sort=False)}
+    """_metric_rows of every model with rows, from one split of the frame (the instance ids made plain strings once)."""
+    kept = list(dict.fromkeys(m for m in metrics if m in scoped.columns))
+    uids = scoped["instance_uid"].to_numpy(dtype=object)
+    values = scoped[kept]
+    return {m: values.iloc[at].set_axis(pd.Index(uids[at], name="instance_uid"))
+            for m, at in scoped.groupby("model", sort=False).indices.items()}
 
 
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:

@@ -695,23 +695,40 @@ def metric_intervals(values: ArrayLike, metrics: Sequence[MetricDeclaration], co
     if x.ndim != 2 or x.shape[1] != len(metrics):
         raise ValueError(f"values must have one column per metric ({len(metrics)}), got shape {x.shape}")
     _check_ranges(x, metrics)
-    amount = np.array([m.kind == "amount" for m in metrics], dtype=bool)
-    origin = np.array([0.0 if m.kind == "amount" else m.range[0] for m in metrics])
-    width = np.array([1.0 if m.kind == "amount" else m.range[1] - m.range[0] for m in metrics])
+    _, origin, width = declared_scale(metrics)
     present = ~np.isnan(x)
     n = present.sum(axis=0)
     u = (x - origin) / width  # the identity for amounts and for the range [0, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         m, var = _moments(u, present, n)
+    binary = np.asarray(np.where(present, (u == 0) | (u == 1), True).all(axis=0))
+    return intervals_from_moments(m, var, n, binary, metrics, confidence)
+
+
+def declared_scale(metrics: Sequence[MetricDeclaration]) -> tuple[NDArray[np.bool_], NDArray, NDArray]:
+    """Per metric: whether it is an amount, and the origin and width that map its declared range onto [0, 1] (0 and 1
+    for amounts)."""
+    amount = np.array([m.kind == "amount" for m in metrics], dtype=bool)
+    origin = np.array([0.0 if m.kind == "amount" else m.range[0] for m in metrics])
+    width = np.array([1.0 if m.kind == "amount" else m.range[1] - m.range[0] for m in metrics])
+    return amount, origin, width
+
+
+def intervals_from_moments(m: NDArray, var: NDArray, n: NDArray, binary: NDArray, metrics: Sequence[MetricDeclaration],
+                           confidence: float = 0.95) -> MeanCI:
+    """metric_intervals' result from each column's mean and sample variance on the unit scale (declared_scale), its
+    value count and whether every value is 0 or 1; the last axis runs over `metrics` (any leading axes broadcast)."""
+    amount, origin, width = declared_scale(metrics)
+    with np.errstate(invalid="ignore", divide="ignore"):
         tq = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
-        unit_low, unit_high, binary = _unit_interval(u, present, n, m, var, tq, confidence)
+        unit_low, unit_high = _unit_interval(n, m, var, tq, binary, confidence)
         half = tq * np.sqrt(var / n)
     low, high = np.where(amount, m - half, unit_low), np.where(amount, m + half, unit_high)
     method = np.where(amount, "student-t", np.where(binary, "clopper-pearson", "beta-effective-n"))
     empty, undefined = n == 0, amount & (n == 1)
     low, high = np.where(empty | undefined, np.nan, low), np.where(empty | undefined, np.nan, high)
     mean, low, high = (origin + width * v for v in (m, low, high))
-    return MeanCI(np.where(empty, np.nan, mean), low, high, n.astype(np.int64), np.where(empty, "", method))
+    return MeanCI(np.where(empty, np.nan, mean), low, high, np.asarray(n).astype(np.int64), np.where(empty, "", method))
 
 
 def _moments(u: NDArray, present: NDArray, n: NDArray) -> tuple[NDArray, NDArray]:
@@ -724,16 +741,14 @@ def _moments(u: NDArray, present: NDArray, n: NDArray) -> tuple[NDArray, NDArray
     return np.where(equal, lo_v, m), var
 
 
-def _unit_interval(u: NDArray, present: NDArray, n: NDArray, m: NDArray, var: NDArray, tq: NDArray,
-                   confidence: float) -> tuple[NDArray, NDArray, NDArray]:
-    """Clopper-Pearson (0/1 values) or effective-n beta bounds of values in [0, 1], clipped to [0, 1] around the mean;
-    and whether each column is 0/1."""
-    binary = np.asarray(np.where(present, (u == 0) | (u == 1), True).all(axis=0))
+def _unit_interval(n: NDArray, m: NDArray, var: NDArray, tq: NDArray, binary: NDArray,
+                   confidence: float) -> tuple[NDArray, NDArray]:
+    """Clopper-Pearson (0/1 values) or effective-n beta bounds of values in [0, 1], clipped to [0, 1] around the
+    mean."""
     var_mean = var / n * (tq / _z(confidence)) ** 2
     n_eff = np.where(binary, n, np.where(var_mean > 0, m * (1 - m) / var_mean, n))
     n_eff = np.where((m <= 0) | (m >= 1), n, np.maximum(n_eff, 1.0))
-    low, high = effective_n_bounds(m, n_eff, confidence)
-    return low, high, binary
+    return effective_n_bounds(m, n_eff, confidence)
 
 
 def effective_n_bounds(share: ArrayLike, n_eff: ArrayLike, confidence: float = 0.95) -> tuple[NDArray, NDArray]:

@@ -56,10 +56,16 @@ def decide(
     from core.analysis import decide_rules, decision, decision_report, picker, readmodel
     from core.analysis.readmodel import decision_scores as keys
     from core.store.db import get_engine, upgrade
+    from core.store.run_kinds import require_evaluation_runs
 
     url = database_url()
     upgrade(url)
     engine = get_engine(url)
+    try:
+        require_evaluation_runs(engine, run_ids)
+    except ValueError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(2) from None
     judges = [j for j in readmodel.run_judges(engine, run_ids) if j != readmodel.RULE_JUDGE]
     if judge is None and len(judges) != 1:
         typer.echo(f"runs {', '.join(map(str, run_ids))} were scored by {len(judges)} judges "

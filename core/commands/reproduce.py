@@ -39,6 +39,7 @@ def reproduce(
     from core.commands.run import _engine
     from core.protocols import get_protocol
     from core.protocols.paper import FORMATS, build_table, render, table_spec
+    from core.store.run_kinds import require_evaluation_runs
 
     try:
         spec_list = get_protocol(protocol).paper_tables
@@ -53,6 +54,7 @@ def reproduce(
         if fmt not in FORMATS:
             raise typer.BadParameter(f"format must be one of {', '.join(FORMATS)}", param_hint="--format")
         engine = _engine()
+        require_evaluation_runs(engine, run)
         chosen = judge or next(iter(run_judges(engine, run)), None)
         if chosen is None:
             typer.echo(f"runs {run} hold no verdicts: score them first (gauntlet score RUN_ID)", err=True)

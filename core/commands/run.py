@@ -266,11 +266,13 @@ def report(
     """Per-model results of a run under one judge: generation figures and every metric with its CI and n."""
     from core.analysis import readmodel
     from core.analysis.judge_check import fitness_notice
+    from core.store.run_kinds import require_evaluation_runs
 
     if format not in ("table", "csv", "json"):
         raise typer.BadParameter("format must be table, csv or json", param_hint="--format")
     engine = _engine()
     try:
+        require_evaluation_runs(engine, [run_id])
         result = readmodel.run_report(engine, run_id, judge, mode)
     except ValueError as error:
         _error(error)

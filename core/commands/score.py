@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
         """Score every done response of RUN_ID: rule checks, judged constraints and RAG metrics (idempotent)."""
         from core.pipeline import score_and_summarise
         from core.store.db import get_engine
+        from core.store.run_kinds import require_evaluation_runs
 
         if constraint_mode not in ("single", "batched"):
             raise typer.BadParameter("must be 'single' or 'batched'", param_hint="--constraint-mode")
@@ -87,6 +88,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"  {done}/{total} responses", err=True)
 
         try:
+            require_evaluation_runs(get_engine(), [run_id])  # a build's spend row has no responses to score
             result = asyncio.run(score_and_summarise(get_engine(), run_id, [judge], concurrency=concurrency,
                                                      constraint_mode=constraint_mode, progress=progress))
         except (LookupError, ValueError) as exc:

@@ -8,13 +8,16 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from core.construction.fact_checks import MAX_ATTEMPTS
 from core.generation.providers.base import Completion, ModelConfig
 from core.generation.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from core.construction.build_lease import BuildLease
 
 FUSION_CALLS = 3  # conflict re-check, untriggerable filter, quality score (fusion.fuse), plus one when augmenting
 PROMPT_OVERHEAD_TOKENS = 350  # the fixed words of a construction prompt
@@ -119,6 +122,7 @@ class BuildSpend:
     engine: Engine | None = field(default=None, repr=False, compare=False)
     run_id: int | None = None
     refused: int = 0  # calls the budget refused
+    lease: BuildLease | None = field(default=None, repr=False, compare=False)  # a recorded build's ownership
 
     async def reserve(self, amount: float) -> None:
         """Reserve `amount` before a paid call; BudgetReached when the budget cannot cover it."""
@@ -138,6 +142,7 @@ class BuildSpend:
 
         assert self.engine is not None and self.run_id is not None
         with self.engine.begin() as conn:
+            self._check_lease(conn)  # a build whose row was swept as interrupted sends nothing more
             if self.budget_usd is None:
                 return bool(conn.execute(RUN_RESERVE, {"p_id": self.run_id, "p_amount": amount}).rowcount)
             return bool(conn.execute(RUN_RESERVE_WITHIN, {"p_id": self.run_id, "p_amount": amount,
@@ -160,7 +165,9 @@ class BuildSpend:
     @contextmanager
     def closing(self) -> Iterator[BuildSpend]:
         """The build inside: its run row closed after it, done (budget_stopped when the budget refused a call) or
-        failed, the exception passed on."""
+        failed, the exception passed on; a recorded build's lease is renewed while it runs."""
+        if self.lease is not None:
+            self.lease.beat()
         try:
             yield self
         except Exception as exc:
@@ -168,19 +175,35 @@ class BuildSpend:
             raise
         self.finish("budget_stopped" if self.refused else "done")
 
+    def _check_lease(self, conn: Any) -> None:
+        """Inside a write: LeaseLost when the build's lease was taken over (its row swept as interrupted)."""
+        if self.lease is not None:
+            from core.store.leases import check_fences
+
+            check_fences(conn, [self.lease.holding.fence])
+
     def finish(self, status: str = "done", message: str = "") -> None:
-        """Close the build's run row: done, budget_stopped or failed, with the calls counted (nothing unrecorded)."""
+        """Close the build's run row: done, budget_stopped or failed, with the calls counted (nothing unrecorded),
+        and release its lease; a row already swept as interrupted (its lease taken over) is left as it is."""
         if self.run_id is None or self.engine is None:
             return
         from sqlalchemy import update
 
         from core.generation.runner import RUNS
+        from core.store.leases import LeaseLost
         from core.store.models import utc_now
 
         note = f"{self.calls} paid calls, {self.cached} from the cache" + (f"; {message}" if message else "")
-        with self.engine.begin() as conn:
-            conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(
-                status=status, message=note, finished_at=utc_now(), reserved_usd=0.0))
+        try:
+            with self.engine.begin() as conn:
+                self._check_lease(conn)
+                conn.execute(update(RUNS).where(RUNS.c.id == self.run_id).values(
+                    status=status, message=note, finished_at=utc_now(), reserved_usd=0.0))
+        except LeaseLost:
+            return
+        finally:
+            if self.lease is not None:
+                self.lease.release()
 
     def to_dict(self) -> dict:
         """Plain data for the build report."""
@@ -189,19 +212,23 @@ class BuildSpend:
 
 
 def record_build(engine: Engine, name: str, budget_usd: float | None, config: dict[str, Any]) -> BuildSpend:
-    """A BuildSpend recorded in a `run` row of its own (status running until `finish`), named 'build: <name>'."""
+    """A BuildSpend recorded in a `run` row of its own (status running until `finish`), named 'build: <name>', owned
+    by a lease taken first and renewed while the build runs; builds whose process died are marked failed first."""
     from sqlmodel import Session
 
+    from core.construction.build_lease import BuildLease, sweep_interrupted_builds
     from core.generation.runs import BUILD_KIND, code_version
     from core.store.models import Run, utc_now
 
-    run = Run(name=f"build: {name}", status="running", config={"kind": BUILD_KIND, **config},
+    sweep_interrupted_builds(engine)
+    lease = BuildLease.take(engine)
+    run = Run(name=f"build: {name}", status="running", config={"kind": BUILD_KIND, **config, "lease": lease.name},
               code_version=code_version(), budget_usd=budget_usd, started_at=utc_now())
     with Session(engine) as session:
         session.add(run)
         session.commit()
         run_id = run.id
-    return BuildSpend(budget_usd, engine=engine, run_id=run_id)
+    return BuildSpend(budget_usd, engine=engine, run_id=run_id, lease=lease)
 
 
 def text_tokens(texts: dict[str, str]) -> dict[str, int]:

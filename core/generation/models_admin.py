@@ -26,6 +26,7 @@ from core.store.db import saved_id, select_columns
 from core.store.first_start_state import first_start_pending
 from core.store.model_settings import check_settings
 from core.store.models import Model, Run
+from core.store.run_kinds import build_interrupted
 
 PREFLIGHT_PROMPT = "Reply with the single word OK."
 PREFLIGHT_MAX_TOKENS = 16
@@ -238,20 +239,36 @@ def outcome(snapshot: run_progress.RunProgress, lines: list[jobs.StageLine]) -> 
     return "done with failures" if snapshot.failed else "done"
 
 
-def run_outcome(engine: Engine, run_id: int) -> str:
-    """outcome() of one run, read from the database; a build's spend row says how its build ended (building, build
-    done, stopped at the budget, failed): it has no responses to generate or score."""
+Progress = dict[int, tuple[run_progress.RunProgress, list[jobs.StageLine]]]  # run id -> what outcome() was decided from
+
+
+def build_outcome(engine: Engine, run_id: int) -> str | None:
+    """How a build's spend row's build ended (building, build done, stopped at the budget, failed, or interrupted
+    when its process is gone: read only); None for an evaluation run."""
     with Session(engine) as session:
         run = runs.get_run(session, run_id)
-    if runs.is_build(run):
-        return runs.BUILD_OUTCOMES.get(run.status, run.status)
+    if not runs.is_build(run):
+        return None
+    return runs.BUILD_INTERRUPTED if build_interrupted(engine, run) else runs.BUILD_OUTCOMES.get(run.status, run.status)
+
+
+def run_outcome(engine: Engine, run_id: int, read: Progress | None = None) -> str:
+    """outcome() of one run, read from the database; a build's spend row says how its build ended (build_outcome):
+    it has no responses to generate or score. `read` keeps the snapshot and stage lines it was decided from (a page
+    that draws them next need not read them again)."""
+    build = build_outcome(engine, run_id)
+    if build is not None:
+        return build
     snapshot = run_progress.progress_snapshot(engine, run_id)
-    return outcome(snapshot, jobs.pipeline_progress(engine, run_id, snapshot))
+    lines = jobs.pipeline_progress(engine, run_id, snapshot)
+    if read is not None:
+        read[run_id] = (snapshot, lines)
+    return outcome(snapshot, lines)
 
 
-def run_choices(engine: Engine, limit: int = 20) -> list[tuple[int, str]]:
-    """The most recent runs, newest first, as (id, 'run N · name · outcome')."""
-    return [(saved_id(r), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, saved_id(r))) if p))
+def run_choices(engine: Engine, limit: int = 20, read: Progress | None = None) -> list[tuple[int, str]]:
+    """The most recent runs, newest first, as (id, 'run N · name · outcome'); `read` as in run_outcome."""
+    return [(saved_id(r), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, saved_id(r), read)) if p))
             for r in runs.recent_runs(engine, limit)]
 
 

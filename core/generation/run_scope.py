@@ -14,7 +14,8 @@ from sqlmodel import Session, col, func, select
 from core.generation.run_estimates import Estimate
 from core.generation.runs import RunOptions
 from core.protocols import get_protocol
-from core.store.models import BenchmarkSetMember, Domain, Instance
+from core.store.benchmark import where_instances
+from core.store.models import Domain, Instance
 
 
 @dataclass(frozen=True)
@@ -32,13 +33,9 @@ class ScopeChoices:
 def scope_choices(engine: Engine, protocols: list[str], set_id: int | None) -> ScopeChoices:
     """Instances per protocol in the set (or the latest benchmark), and per domain within the chosen protocols: the
     instances select_instances covers, counted in the database (one GROUP BY, no instance rows loaded)."""
-    query = (select(col(Instance.protocol), col(Domain.name), func.count())
-             .join(Domain, col(Domain.id) == col(Instance.domain_id)))
-    if set_id is None:
-        query = query.where(col(Instance.is_latest))
-    else:
-        query = query.join(BenchmarkSetMember, col(BenchmarkSetMember.instance_id) == col(Instance.id)).where(
-            BenchmarkSetMember.set_id == set_id)
+    query = where_instances(select(col(Instance.protocol), col(Domain.name), func.count())
+                            .join(Domain, col(Domain.id) == col(Instance.domain_id)), latest_only=set_id is None,
+                            set_id=set_id)
     with Session(engine) as session:
         counts = session.exec(query.group_by(col(Instance.protocol), col(Domain.name))).all()
     by_protocol: Counter[str] = Counter()

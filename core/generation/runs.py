@@ -15,20 +15,19 @@ from core.config import REPO_ROOT
 from core.generation.registered_models import check_generators, check_prices, resolve_models
 from core.generation.run_prompts import PromptKey
 from core.protocols import get_protocol
+from core.store.benchmark import where_instances
 from core.store.db import saved_id, select_columns
 from core.store.leases import Fence, LeaseHeld, check_fences, held_message, lease_holder, run_lease
-from core.store.models import BenchmarkSetMember, Domain, Instance, Model, Response, Run, utc_now
+from core.store.models import Domain, Instance, Model, Response, Run, utc_now
+from core.store.run_kinds import BUILD_KIND as BUILD_KIND  # re-exported: builds record their spend as run rows
+from core.store.run_kinds import is_build as is_build
 
 FINAL_STATUSES = ("done", "failed", "cancelled", "budget_stopped")
 CANCEL_REQUEST = "cancelling"
-BUILD_KIND = "build"  # run.config['kind'] of a benchmark build's LLM-spend row (core.construction.cost.record_build)
+BUILD_INTERRUPTED = "build interrupted (its process ended before the build finished)"
 BUILD_OUTCOMES = {"running": "building", "done": "build done", "budget_stopped": "build stopped at the budget",
                   "failed": "build failed"}
 
-
-def is_build(run: Run) -> bool:
-    """Whether a run row records a benchmark build's LLM spend (no responses, nothing to score)."""
-    return (run.config or {}).get("kind") == BUILD_KIND
 CONTEXT_POLICIES = ("refuse", "truncate")
 EXECUTORS = ("local", "ray")
 MAX_REPEATS = 20
@@ -78,18 +77,8 @@ def select_instances(session: Session, domains: list[str], modes: list[str], lim
                      protocols: Sequence[str] = (), set_id: int | None = None) -> list[Instance]:
     """Latest instance versions (a set's own versions with `set_id`) filtered by domain names, modes and protocols,
     in a stable order, at most `limit`."""
-    query = select(Instance).join(Domain, col(Domain.id) == col(Instance.domain_id))
-    if set_id is None:
-        query = query.where(col(Instance.is_latest))
-    else:
-        query = query.join(BenchmarkSetMember, col(BenchmarkSetMember.instance_id) == col(Instance.id)).where(
-            BenchmarkSetMember.set_id == set_id)
-    if domains:
-        query = query.where(col(Domain.name).in_(domains))
-    if modes:
-        query = query.where(col(Instance.mode).in_(modes))
-    if protocols:
-        query = query.where(col(Instance.protocol).in_(protocols))
+    query = where_instances(select(Instance).join(Domain, col(Domain.id) == col(Instance.domain_id)),
+                            latest_only=set_id is None, set_id=set_id, domains=domains, modes=modes, protocols=protocols)
     query = query.order_by(col(Domain.name), col(Instance.uid), col(Instance.id))
     if limit:
         query = query.limit(limit)

@@ -7,20 +7,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from sqlalchemy import func, select
+from sqlmodel import col
 
 from core.analysis.readmodel import RULE_JUDGE, read_sql, run_judges
 from core.protocols import PROTOCOLS
 from core.protocols.base import ProtocolPage, View, ViewResult
+from core.store.models import Instance, Response, Run
+from core.store.run_kinds import evaluation_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
-
-_RUNS_SQL = """
-SELECT r.run_id, run.name, run.status, COUNT(*) AS responses FROM response r
-JOIN instance i ON i.id = r.instance_id JOIN run ON run.id = r.run_id
-WHERE i.protocol = :protocol AND r.status = 'done' AND run.hidden_at IS NULL
-GROUP BY r.run_id, run.name, run.status ORDER BY r.run_id DESC
-"""
 
 _RUN_PROTOCOLS_SQL = """
 SELECT DISTINCT i.protocol FROM response r JOIN instance i ON i.id = r.instance_id
@@ -31,8 +28,15 @@ PROTOCOL_VIEWS = ProtocolPage("pages/protocol_views.py", "Protocol views", ":mat
 
 
 def protocol_runs(engine: Engine, protocol: str) -> pd.DataFrame:
-    """Runs not hidden holding done responses of `protocol`, newest first: run_id, name, status, responses."""
-    return read_sql(engine, _RUNS_SQL, {"protocol": protocol})
+    """Evaluation runs not hidden holding done responses of `protocol`, newest first: run_id, name, status,
+    responses."""
+    query = (select(col(Response.run_id), col(Run.name), col(Run.status), func.count().label("responses"))
+             .join(Instance, col(Instance.id) == col(Response.instance_id)).join(Run, col(Run.id) == col(Response.run_id))
+             .where(col(Instance.protocol) == protocol, col(Response.status) == "done", evaluation_run())
+             .group_by(col(Response.run_id), col(Run.name), col(Run.status)).order_by(col(Response.run_id).desc()))
+    with engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return pd.DataFrame.from_records(rows, columns=["run_id", "name", "status", "responses"])
 
 
 def newest_run_holding(engine: Engine, protocol: str, run_ids: Sequence[int]) -> int | None:

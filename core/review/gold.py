@@ -52,6 +52,7 @@ from core.store.labels import (
     response_ids_for_runs,
 )
 from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Run, User
+from core.store.run_kinds import evaluation_run
 from core.store.schema import NO_MODE
 
 
@@ -108,12 +109,13 @@ class RunChoice:
 
 
 def sample_runs(engine: Engine) -> list[RunChoice]:
-    """Every run not hidden, newest first, with its count of finished (done) responses."""
+    """Every evaluation run not hidden (no build's spend row), newest first, with its count of finished (done)
+    responses."""
+    done = (select(func.count()).select_from(Response)  # per run from the (run_id, status) index: no GROUP BY sort
+            .where(col(Response.run_id) == Run.id, col(Response.status) == "done").correlate(Run).scalar_subquery())
     with Session(engine) as session:
-        runs = session.exec(select(Run).where(col(Run.hidden_at).is_(None)).order_by(col(Run.id).desc())).all()
-        done = dict(session.exec(select(Response.run_id, func.count()).where(Response.status == "done")
-                                 .group_by(col(Response.run_id))).all())
-    return [RunChoice(saved_id(r), r.name, r.status, done.get(saved_id(r), 0)) for r in runs]
+        rows = session.exec(select(Run, done).where(evaluation_run()).order_by(col(Run.id).desc())).all()
+    return [RunChoice(saved_id(r), r.name, r.status, int(n or 0)) for r, n in rows]
 
 
 def labelable_run(engine: Engine, runs: list[RunChoice], experts: dict[str, Any] | None = None) -> int:
@@ -123,14 +125,16 @@ def labelable_run(engine: Engine, runs: list[RunChoice], experts: dict[str, Any]
     ids = [r.id for r in runs if r.done]
     if not ids:
         return 0
+    newest_done = next(i for i, r in enumerate(runs) if r.done)
+    if len(pool) < 2 or sum(not doms for doms in pool.values()) >= 2:
+        return newest_done  # no domain has two experts, or two cover every domain: the answer needs no query
     with Session(engine) as session:
         pairs = session.exec(select(Response.run_id, Domain.name).distinct()
                              .join(Instance, col(Instance.id) == Response.instance_id)
                              .join(Domain, col(Domain.id) == Instance.domain_id)
                              .where(col(Response.run_id).in_(ids), Response.status == "done")).all()
     coverable = {int(run) for run, domain in pairs if len(_covering(pool, domain)) >= 2}
-    return next((i for i, r in enumerate(runs) if r.id in coverable),
-                next(i for i, r in enumerate(runs) if r.done))
+    return next((i for i, r in enumerate(runs) if r.id in coverable), newest_done)
 
 
 def draw_gold_sample(

@@ -14,11 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+import pandas as pd
 from sqlalchemy import text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
 from core.protocols import constraint_protocols, get_protocol
+from core.scoring.ias_sums import group_sums
 from core.store.schema import CATEGORIES, NO_MODE
 
 METRIC_NAMES: tuple[str, ...] = ("faithfulness", "coverage", "rejection", "conflict_recognition", "refusal")
@@ -160,7 +163,15 @@ GROUP BY x.run_id, x.model_id, x.domain_id, x.mode, x.category, x.sub_dimension
 
 
 AGGREGATE_COLUMNS: tuple[str, ...] = ("run_id", "judge", "model_id", "protocol", "mode", "domain_id", "language",
-                                      "metric", "state", "responses", "n_values", "total", "total_sq")
+                                      "origin", "has_protocol", "metric", "state", "responses", "n_values", "total",
+                                      "total_sq")
+# whether an instance carries a knowledge-protocol constraint that applies in its mode (the Robustness page's
+# protocol effect); as a LEFT JOIN of `p` on the response r, 1 or 0 by HAS_PROTOCOL_SQL
+PROTOCOL_JOIN_SQL = """
+LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
+           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
+       ON p.instance_id = r.instance_id"""
+HAS_PROTOCOL_SQL = "CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END"
 
 
 RESPONSES_METRIC = ""  # metric_aggregate's row of every done response of a group (metric and state ''), so a
@@ -170,25 +181,79 @@ RESPONSES_METRIC = ""  # metric_aggregate's row of every done response of a grou
 def aggregate_select_sql(source: str, run_filter: str = "s.run_id IN ({runs})",
                          response_filter: str = "r.run_id IN ({runs})") -> str:
     """SELECT of metric_aggregate rows for :judge from `source` (response_metric or its SELECT inline) over
-    `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, metric
-    and state of the done responses, the responses, the values present, their sum and sum of squares (the state
+    `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, origin,
+    knowledge protocol (has_protocol), metric and state of the done responses, the responses, the values present, their sum and sum of squares (the state
     decides whether a metric counts a value); plus, per group, one RESPONSES_METRIC row counting its done responses
     over `response_filter`."""
-    groups = f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, '')"
+    groups = (f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, ''), COALESCE(i.origin, ''), "
+              f"{HAS_PROTOCOL_SQL}")
     named = (f"CAST(:judge AS VARCHAR) AS judge, r.model_id, i.protocol, {MODE_SQL} AS mode, i.domain_id, "
-             "COALESCE(i.language, '') AS language")
+             f"COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {HAS_PROTOCOL_SQL} AS has_protocol")
     return f"""
 SELECT s.run_id, {named}, s.metric, s.state, COUNT(*) AS responses, COUNT(s.value) AS n_values,
        COALESCE(SUM(s.value), 0.0) AS total, COALESCE(SUM(s.value * s.value), 0.0) AS total_sq
-FROM {source} s JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id
+FROM {source} s JOIN response r ON r.id = s.response_id JOIN instance i ON i.id = r.instance_id {PROTOCOL_JOIN_SQL}
 WHERE s.judge = :judge AND {run_filter} AND r.status = 'done'
 GROUP BY s.run_id, {groups}, s.metric, s.state
 UNION ALL
 SELECT r.run_id, {named}, '{RESPONSES_METRIC}', '{RESPONSES_METRIC}', COUNT(*), 0, 0.0, 0.0
-FROM response r JOIN instance i ON i.id = r.instance_id
+FROM response r JOIN instance i ON i.id = r.instance_id {PROTOCOL_JOIN_SQL}
 WHERE {response_filter} AND r.status = 'done'
 GROUP BY r.run_id, {groups}
 """
+
+
+# one row per done response of a constraint protocol: its group and its constraint counts (nn: the constraints, at
+# least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
+_RESPONSE_COUNTS_SQL = """
+SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
+       COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {has_protocol} AS has_protocol,
+       r.cost_usd, r.latency_ms,
+       COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
+       CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
+            ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
+FROM response r JOIN instance i ON i.id = r.instance_id {protocol_join}
+LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
+       ON k.instance_id = r.instance_id
+LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
+"""
+
+
+
+
+def response_counts_sql(source: str, run_filter: str = "r.run_id IN ({runs})") -> str:
+    """SELECT of one row per done response of a constraint protocol over `run_filter`: its group (GROUP_COLUMNS of
+    ias_sums, model and domain by id) and its constraint counts from `source` (response_score or its SELECT inline),
+    cost and latency."""
+    categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
+                           for c in CATEGORIES)
+    sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
+           .replace("{source}", source).replace("{has_protocol}", HAS_PROTOCOL_SQL)
+           .replace("{protocol_join}", PROTOCOL_JOIN_SQL).replace("r.run_id IN ({runs})", run_filter))
+    return constraint_protocols_sql(sql)
+
+
+_IAS_INSERT_SQL = (f"INSERT INTO metric_aggregate ({', '.join(AGGREGATE_COLUMNS)}) VALUES "
+                   f"({', '.join(':' + c for c in AGGREGATE_COLUMNS)})")
+
+
+def _store_ias_sums(conn: Connection, params: dict) -> None:
+    """metric_aggregate rows of the IAS metrics, amounts and gap helpers of one run (ias_sums.group_sums) from the
+    response_score rows just written on `conn`."""
+    result = conn.execute(text(response_counts_sql("response_score", "r.run_id = :run")), params)
+    counts = pd.DataFrame.from_records(result.fetchall(), columns=list(result.keys()), coerce_float=True)
+    sums = group_sums(counts).rename(columns={"model": "model_id", "domain": "domain_id"})
+    if sums.empty:
+        return
+    sums["judge"] = params["judge"]
+    rows = [{c: _plain(row[c]) for c in AGGREGATE_COLUMNS} for row in sums.to_dict("records")]
+    conn.execute(text(_IAS_INSERT_SQL), rows)
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value a DB-API driver takes."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 # `+v.run_id` keeps SQLite on a table scan, which beats the run_id index when a run holds most verdicts.
@@ -237,6 +302,7 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
         conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
         conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
+        _store_ias_sums(conn, params)  # from the response_score rows just written
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) "
                           "VALUES (:run, :judge, :n, :mx)"), params | {"n": int(n), "mx": int(mx or 0)})

@@ -3,16 +3,35 @@ import, re-checked against the permission table, are in core.services.benchmarks
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from sqlalchemy import func, or_
+from sqlalchemy import Select, func, or_
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from core.store.generated import HUMAN, GeneratedMark, generated_mark, mark_cell, mark_counts
 from core.store.models import BenchmarkSetMember, Constraint, Document, Domain, Instance, Response
+
+Query = TypeVar("Query", bound=Select[*tuple[Any, ...]])
+
+
+def where_instances(query: Query, *, latest_only: bool, set_id: int | None = None, domains: Sequence[str] = (),
+                    modes: Sequence[str] = (), statuses: Sequence[str] = (), protocols: Sequence[str] = ()) -> Query:
+    """`query` (over Instance joined to Domain) narrowed to latest versions (`latest_only`), set `set_id`'s members
+    (None: any set) and the given domain names, modes, statuses and protocols (an empty filter keeps all)."""
+    if latest_only:
+        query = query.where(col(Instance.is_latest) == True)  # noqa: E712
+    if set_id is not None:
+        members = select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)
+        query = query.where(col(Instance.id).in_(members))
+    for column, wanted in ((Domain.name, domains), (Instance.mode, modes), (Instance.status, statuses),
+                           (Instance.protocol, protocols)):
+        if wanted:
+            query = query.where(col(column).in_(wanted))
+    return query
 
 
 def benchmark_version(session: Session) -> tuple[int, int, int, int]:
@@ -86,17 +105,8 @@ def instance_rows(
                   n_documents)
         .join(Domain, col(Domain.id) == Instance.domain_id)
     )
-    if latest_only:
-        query = query.where(col(Instance.is_latest) == True)  # noqa: E712
-    if domains:
-        query = query.where(col(Domain.name).in_(domains))
-    if modes:
-        query = query.where(col(Instance.mode).in_(modes))
-    if statuses:
-        query = query.where(col(Instance.status).in_(statuses))
-    if set_id is not None:
-        members = select(BenchmarkSetMember.instance_id).where(BenchmarkSetMember.set_id == set_id)
-        query = query.where(col(Instance.id).in_(members))
+    query = where_instances(query, latest_only=latest_only, set_id=set_id, domains=domains or (), modes=modes or (),
+                            statuses=statuses or ())
     if search.strip():
         pattern = f"%{search.strip()}%"
         in_documents = select(Document.instance_id).where(

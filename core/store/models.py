@@ -286,7 +286,8 @@ class FailureCount(SQLModel, table=True):
 
 class MetricAggregate(SQLModel, table=True):
     """Response-level metric rows of one run and judge summed per model, protocol, condition (mode), domain, language,
-    metric and state, over the run's done responses: how many responses, how many counted values, their sum and sum of
+    origin (natural, augmented), knowledge protocol (has_protocol: 1 when a knowledge-protocol constraint applies in
+    the instance's mode), metric and state, over the run's done responses: how many responses, how many counted values, their sum and sum of
     squares. Written by the summarise stage with response_metric in one transaction (core.scoring.summaries)."""
 
     __tablename__ = "metric_aggregate"
@@ -300,6 +301,8 @@ class MetricAggregate(SQLModel, table=True):
     mode: str
     domain_id: int = Field(foreign_key="domain.id")
     language: str
+    origin: str = ""
+    has_protocol: int = 0
     metric: str
     state: str
     responses: int = 0

@@ -2,7 +2,7 @@
 every frame the Domains and Leaderboard pages draw from the aggregates (RAG metrics from metric_aggregate; IAS, amounts
 and the gap's helpers summed from the stored constraint counts) equals the one the
 per-response path (response_scores + the breakdowns) gives, to 1e-12, on the bundled sample after first start and on
-a paper-scale synthetic set (15 models x 983 instances), with stored and with stale summaries (then the aggregates
+a paper-scale synthetic set (15 models x 983 instances, baselines included), with stored and with stale summaries (then the aggregates
 are computed inline from the verdicts), on the active backend (SQLite, and PostgreSQL in its pass). Reading them
 never writes."""
 
@@ -26,6 +26,7 @@ from core.analysis.readmodel.enterprise_aggregates import (
     group_metric_states,
 )
 from core.analysis.readmodel.leaderboard_aggregates import (
+    board_from_aggregates,
     gap_bounds_from_aggregates,
     leaderboard_from_aggregates,
     leaderboard_states_from_aggregates,
@@ -36,7 +37,8 @@ from core.scoring.summaries import METRIC_NAMES, rebuild_summaries, stale_summar
 from core.store.db import make_engine
 from core.store.models import Response
 
-pytestmark = pytest.mark.db
+# One xdist worker runs this module with the other users of paper_scale_results (built once per pass)
+pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 
 METRICS = [*METRIC_NAMES, *IAS_AGGREGATE_METRICS]
 DOMAIN_METRICS = list(readmodel.DOMAIN_METRICS)
@@ -55,10 +57,9 @@ def sample(session_url_factory):
 
 
 @pytest.fixture(scope="module")
-def paper(session_url_factory):
-    """A paper-scale synthetic results set: 15 models and 2 baselines x 983 instances."""
-    url = session_url_factory()
-    make_results(url, n_models=15, n_instances=983, seed=3)
+def paper(session_url_factory, paper_scale_results):
+    """A copy of the paper-scale synthetic results set: 13 models and 2 baselines x 983 instances."""
+    url = session_url_factory(template=paper_scale_results)
     engine = make_engine(url)
     yield engine, [1], "heuristic"
     engine.dispose()
@@ -180,3 +181,18 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
                               "WHERE id = (SELECT MIN(id) FROM response)"))
     assert items_repeat(engine, [1]) is repeat
     engine.dispose()
+
+
+def test_the_leaderboards_one_pass_equals_its_three_parts(dataset) -> None:
+    """board_from_aggregates (what the Leaderboard reads: sums and gap bounds made once) gives exactly the board,
+    state counts and gap bounds of the three functions held to the per-response path above, in every subset."""
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, False)
+    aggregates, models = enterprise_aggregates(engine, run_ids, judge), readmodel.model_catalog(engine)
+    for modes in SUBSETS.values():
+        chosen = filter_aggregates(aggregates, modes)
+        board, states, bounds = board_from_aggregates(chosen, models)
+        assert not board.empty
+        pd.testing.assert_frame_equal(states, leaderboard_states_from_aggregates(chosen))
+        pd.testing.assert_frame_equal(bounds, gap_bounds_from_aggregates(chosen))
+        pd.testing.assert_frame_equal(board, leaderboard_from_aggregates(chosen, models))

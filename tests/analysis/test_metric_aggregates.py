@@ -11,12 +11,14 @@ from sqlalchemy import text
 
 from bench.make_synthetic_results import make_results
 from core.analysis import readmodel
+from core.scoring.ias_sums import AMOUNT_METRICS, GAP_HELPERS, IAS_AGGREGATE_METRICS
 from core.scoring.summaries import METRIC_NAMES, stale_summary_runs
 from core.store.db import make_engine
 
 pytestmark = pytest.mark.db
 
 KEYS = ["model", "domain", "mode"]
+IAS_SUMS = ", ".join(f"'{m}'" for m in (*IAS_AGGREGATE_METRICS, *AMOUNT_METRICS, *GAP_HELPERS))
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +77,19 @@ def test_the_summarise_stage_writes_them_with_the_metric_rows(results) -> None:
     rebuild_summaries(engine, 1, "heuristic")
     with engine.connect() as conn:
         stored = conn.execute(text("SELECT SUM(responses) FROM metric_aggregate WHERE judge = 'heuristic' "
-                                           "AND metric != ''")).scalar()
+                                   f"AND metric != '' AND metric NOT IN ({IAS_SUMS})")).scalar()
+        ias_rows = conn.execute(text("SELECT SUM(responses) FROM metric_aggregate WHERE judge = 'heuristic' "
+                                     "AND metric = 'loose_ias'")).scalar()
+        done = conn.execute(text("SELECT COUNT(*) FROM response WHERE status = 'done'")).scalar()
         metric_rows = conn.execute(text("SELECT COUNT(*) FROM response_metric m JOIN response r ON r.id = "
                                         "m.response_id WHERE m.judge = 'heuristic' AND r.status = 'done'")).scalar()
     assert int(stored) == int(metric_rows) > 0
+    assert int(ias_rows) == int(done)  # the IAS sums, stored in the same transaction: one per done response
 
 
-def test_the_migration_back_fills_what_the_summarise_stage_writes(results) -> None:
+def test_the_migration_marks_the_summaries_stale_until_summarised_again(results) -> None:
+    """0027 back-filled the aggregates; 0029 (origin, has_protocol and the IAS sums, which SQL cannot freeze) drops
+    them and marks every run stale, so the pages aggregate inline until the summarise stage writes them again."""
     from alembic import command
 
     from core.scoring.summaries import rebuild_summaries
@@ -90,17 +98,22 @@ def test_the_migration_back_fills_what_the_summarise_stage_writes(results) -> No
     engine = results
     for judge in ("heuristic", "llm:second"):  # current summaries of both judges (other tests mark one stale)
         rebuild_summaries(engine, 1, judge)
-    query = text("SELECT run_id, judge, model_id, protocol, mode, domain_id, language, metric, state, responses, "
-                 "n_values, total, total_sq FROM metric_aggregate ORDER BY run_id, judge, model_id, protocol, mode, "
-                 "domain_id, language, metric, state")
+    query = text("SELECT run_id, judge, model_id, protocol, mode, domain_id, language, origin, has_protocol, metric, "
+                 "state, responses, n_values, total, total_sq FROM metric_aggregate ORDER BY run_id, judge, model_id, "
+                 "protocol, mode, domain_id, language, origin, has_protocol, metric, state")
     with engine.connect() as conn:
         written = [tuple(r) for r in conn.execute(query)]
     url = engine.url.render_as_string(hide_password=False)
     command.downgrade(alembic_config(url), "0026")
     command.upgrade(alembic_config(url), "head")
     engine.dispose()
+    assert stale_summary_runs(engine, [1], "heuristic") == [1]
     with engine.connect() as conn:
-        back_filled = [tuple(r) for r in conn.execute(query)]
-    assert [r[:11] for r in back_filled] == [r[:11] for r in written] and written
-    np.testing.assert_allclose([r[11:] for r in back_filled], [r[11:] for r in written], rtol=0, atol=1e-12)
+        assert not list(conn.execute(query))
+    for judge in ("heuristic", "llm:second"):
+        rebuild_summaries(engine, 1, judge)
+    with engine.connect() as conn:
+        again = [tuple(r) for r in conn.execute(query)]
+    assert [r[:13] for r in again] == [r[:13] for r in written] and written
+    np.testing.assert_allclose([r[13:] for r in again], [r[13:] for r in written], rtol=0, atol=1e-12)
     assert not stale_summary_runs(engine, [1], "heuristic")

@@ -226,3 +226,41 @@ def test_a_secrets_file_edit_takes_effect_without_a_restart(env, tmp_path):
     secrets.write_text('X_URL = "http://127.0.0.1:22/v1"\n')
     assert get_secret("X_URL") == "http://127.0.0.1:22/v1"
     assert models_admin.missing_variables(compat(base_url_env="X_URL")) == []
+
+
+@pytest.mark.parametrize(
+    ("failed", "outcome"),
+    [pytest.param(False, "waiting to start", id="pending-run"), pytest.param(True, "failed", id="failed-run")],
+)
+def test_run_choices_hand_their_progress_to_the_watch_panel(engine, env, monkeypatch, failed, outcome):
+    """The Run evaluation page decides each run's outcome and then draws the watched run: the panel's first pass
+    uses the snapshot and stage lines the outcome was decided from instead of reading them again."""
+    from streamlit.testing.v1 import AppTest
+
+    seed_instances(engine, 2)
+    registered_models.ensure_baselines(engine)
+    run_id = runs.create_run(engine, runs.RunOptions(models=["baseline:extractive"], judge="heuristic"))
+    if failed:
+        fail_every_item(engine, run_id)
+    read: models_admin.Progress = {}
+    labels = dict(models_admin.run_choices(engine, read=read))
+    assert labels[run_id].endswith(outcome) and set(read) == {run_id}
+    snap, lines = read[run_id]
+    assert snap == run_progress.progress_snapshot(engine, run_id) and lines == jobs.pipeline_progress(engine, run_id)
+
+    def panel() -> None:
+        import streamlit as st
+
+        from ui.run_admin import watch_panel
+
+        watch_panel(st.session_state["who"], st.session_state["run"], st.session_state["read"])
+
+    calls = []
+    monkeypatch.setattr(run_progress, "progress_snapshot", lambda *a, **k: calls.append(a) or snap)
+    for given, reads in ((read, 0), ({}, 1)):
+        at = AppTest.from_function(panel, default_timeout=60)
+        at.session_state["who"], at.session_state["run"], at.session_state["read"] = ADMIN, run_id, given
+        calls.clear()
+        at.run()
+        assert not at.exception, at.exception
+        assert len(calls) == reads and any(f"Run {run_id}: {outcome}" in m.value for m in at.markdown)

@@ -272,3 +272,20 @@ def test_the_documented_deployment_starts_without_the_plain_http_warning(monkeyp
     assert plain_http_warning(args, parse_trusted_proxies(env["GAUNTLET_TRUSTED_PROXIES"])) is None
     assert plain_http_warning(args, ()) is None  # loopback only: nothing to warn about even without the proxy
     assert plain_http_warning([a for a in args if a not in ("--server.address", "127.0.0.1")], ()) is not None
+
+
+@pytest.mark.parametrize(
+    ("secure", "prefix"),
+    [pytest.param(False, "gauntlet_session_", id="http"), pytest.param(True, "__Host-gauntlet_session_", id="https")],
+)
+def test_page_runs_read_the_cookie_names_once_per_database(engine, monkeypatch, secure, prefix):
+    from ui import auth
+
+    auth._deployment_names.clear()
+    reads = []
+    real_key = sessions.signing_key
+    monkeypatch.setattr(sessions, "signing_key", lambda e: reads.append(1) or real_key(e))
+    names = [auth._deployment_names(engine.url.render_as_string(hide_password=False), secure) for _ in range(3)]
+    assert names == [sessions.cookie_names(engine, secure)] * 3 and names[0].session.startswith(prefix)
+    assert len(reads) == 2  # the first page run, then the direct cookie_names above: never again per run
+    auth._deployment_names.clear()

@@ -139,6 +139,7 @@ def test_a_first_start_scoring_failure_is_recorded_and_not_left_as_being_scored(
     run_id = int(first_start.first_start_run(engine).id)
     assert readmodel.unscored_first_start_runs(engine) == [] and run_id not in active_runs(engine)
     assert readmodel.failed_first_start_runs(engine) == [(run_id, "RuntimeError: disk full")]
+    assert readmodel.first_start_runs(engine) == ([], [(run_id, "RuntimeError: disk full")])  # the pages' one read
     with Session(engine) as session:
         assert session.get(Run, run_id).message.endswith("failed: RuntimeError: disk full")
     shown = page_as("leaderboard", "analyst").run()

@@ -5,6 +5,7 @@ role and the gold-label version it was read at."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 from sqlmodel import Session, select
@@ -211,3 +212,61 @@ def test_the_planner_metric_defaults_to_one_the_judge_decided(values, expected) 
 
     frame = pd.DataFrame({k: pd.array(v, dtype="Float64") for k, v in values.items()})
     assert decided_metric(frame, ["strict_ias", "loose_ias", "rejection"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("experts", "expected", "queries"),
+    [
+        pytest.param({}, "newer", 0, id="no-expert-newest-done-no-query"),
+        pytest.param({"solo": set()}, "newer", 0, id="one-expert-cannot-pair-no-query"),
+        pytest.param({"a": set(), "b": set()}, "newer", 0, id="two-cover-every-domain-no-query"),
+        pytest.param({"a": {"Medical"}, "b": set()}, "newer", 1, id="medical-pair-newer-run"),
+        pytest.param({"a": {"Energy"}, "b": {"Energy"}}, "seeded", 1, id="energy-pair-seeded-run"),
+        pytest.param({"a": {"Energy"}, "b": {"Medical"}}, "newer", 1, id="no-pair-anywhere-newest-done"),
+    ],
+)
+def test_labelable_run_by_expert_pool(tmp_path, monkeypatch, experts, expected, queries) -> None:
+    from core.review import gold
+
+    s = seeded_db(tmp_path)
+    newer = _newer_medical_run(s)
+    runs = gold.sample_runs(s.engine)
+    opened = []
+    real_session = gold.Session
+    monkeypatch.setattr(gold, "Session", lambda engine: opened.append(1) or real_session(engine))
+    chosen = runs[gold.labelable_run(s.engine, runs, experts)].id
+    assert chosen == {"newer": newer, "seeded": s.run_id}[expected] and len(opened) == queries
+
+
+def _extra_run(s, name: str, statuses: tuple[str, ...], hidden: bool = False) -> int:
+    """A run with one response per status (on the seeded instances), hidden or not."""
+    from core.store.models import Run
+
+    with Session(s.engine) as session:
+        run = Run(name=name, status="done", hidden_at=datetime.now(UTC) if hidden else None)
+        session.add(run)
+        session.flush()
+        model = session.exec(select(Model)).first()
+        for status, iid in zip(statuses, s.instances.values(), strict=False):
+            session.add(Response(run_id=run.id, model_id=model.id, instance_id=iid, status=status, text="x"))
+        session.commit()
+        return int(run.id)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "hidden", "done"),
+    [
+        pytest.param(("done", "failed", "pending"), False, 1, id="only-done-counted"),
+        pytest.param(("failed",), False, 0, id="nothing-done"),
+        pytest.param((), False, 0, id="no-responses"),
+        pytest.param(("done", "done"), True, None, id="hidden-run-left-out"),
+    ],
+)
+def test_sample_runs_count_done_responses(tmp_path, statuses, hidden, done) -> None:
+    from core.review.gold import sample_runs
+
+    s = seeded_db(tmp_path)
+    extra = _extra_run(s, "extra", statuses, hidden)
+    runs = {r.id: r for r in sample_runs(s.engine)}
+    assert runs[s.run_id].done == 8 and list(runs)[0] == (s.run_id if hidden else extra)
+    assert (runs[extra].done if extra in runs else None) == done

@@ -153,3 +153,38 @@ def test_set_and_accepted_filters_narrow_the_leaderboard(db):
     at.sidebar.toggle(key="results_accepted").set_value(True).run()  # no instance of the sample is accepted yet
     assert not at.dataframe and "accepted instances only" in at.caption[1].value
     assert at.query_params["accepted"] == "1" and "set" not in at.query_params
+
+
+def _detail_script() -> None:
+    import streamlit as st
+
+    from ui.drilldown import response_detail
+
+    response_detail(st.session_state["rid"], "heuristic", "t")
+
+
+@pytest.mark.parametrize(
+    ("tab", "judges_drawn", "prompt_drawn"),
+    [
+        pytest.param(None, False, False, id="first-render-verdicts-only"),
+        pytest.param("All judges side by side", True, False, id="judges-tab-chosen"),
+        pytest.param("Prompt sent", False, True, id="prompt-tab-chosen"),
+    ],
+)
+def test_drilldown_reads_judges_and_prompt_when_their_tab_is_chosen(db, tab, judges_drawn, prompt_drawn):
+    response = _first_response(db)
+    _second_judge(db, response)
+    at = AppTest.from_function(_detail_script, default_timeout=60)
+    at.session_state["rid"] = response.id
+    at.run()
+    if tab is not None:
+        at.session_state[f"t_tabs_{response.id}"] = tab
+        at.run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == ["Verdicts", "All judges side by side", "Prompt sent"]
+    assert len(at.tabs[0].dataframe) == 2  # the chosen judge's constraint and metric verdicts, always drawn
+    judges = at.tabs[1].dataframe
+    assert bool(judges) == judges_drawn
+    if judges_drawn:
+        assert OTHER_JUDGE in judges[0].value.columns
+    assert bool(at.tabs[2].code) == prompt_drawn

@@ -182,3 +182,37 @@ def test_orchestration_gap_and_scatter_flag_small_samples():
                           "n": [12, 40]})
     hover = {t.text[0]: t.hovertemplate for t in charts.scatter_models(frame, "x", "y", "x", "y").data}
     assert "(n=12 †)" in hover["alpha"] and "(n=40)" in hover["beta"]
+
+
+SPEC_CASES = [
+    pytest.param(lambda long: charts.leaderboard_bars(long, ["loose_ias"]), 100.0, id="metric-bars"),
+    pytest.param(lambda long: charts.cost_latency(long.assign(metric="cost_per_1k")), 1.0, id="cost-bars"),
+]
+
+
+@pytest.mark.parametrize(("build", "scale"), SPEC_CASES)
+def test_bars_built_from_one_spec_keep_hatching_intervals_and_n(build, scale):
+    long = board([0.4, 0.9], "loose_ias", n=12).assign(is_baseline=[True, False])
+    bar = build(long).data[0]
+    assert list(bar.marker.pattern.shape) == ["/", ""]
+    assert list(bar.error_y.array) == pytest.approx([0.05 * scale] * 2)
+    assert list(bar.error_y.arrayminus) == pytest.approx([0.05 * scale] * 2)
+    assert list(bar.text) == ["†", "†"] and "n=" in bar.hovertemplate
+
+
+def test_the_gap_dumbbell_joins_each_models_two_points():
+    long = pd.concat([board([0.4, 0.9], "loose_ias"), board([0.2, 0.5], "strict_ias")])
+    fig = charts.orchestration_gap(long)
+    assert [list(t.x) for t in fig.data[:2]] == [[20.0, 40.0], [50.0, 90.0]]
+    assert [t.name for t in fig.data[2:]] == ["Strict IAS", "Loose IAS"]
+    assert fig.layout.legend.title.text is None and fig.layout.yaxis.autorange == "reversed"
+
+
+@pytest.mark.parametrize(("responses", "note"), [pytest.param(40, "n=40 per model", id="enough"),
+                                                  pytest.param(12, "n=12 per model †", id="small")])
+def test_each_radar_carries_its_n_note_under_it(responses, note):
+    fig = charts.domain_radars(radar_frame(responses=responses), MODELS)
+    notes = [a for a in fig.layout.annotations if a.text.startswith("n=")]
+    assert [a.text for a in notes] == [note] * 4
+    assert [a.y for a in notes] == [p.domain.y[0] for p in polars(fig)[:4]]  # the grid has room for six
+    assert len(fig.data) == 4 * len(MODELS) and {t.subplot for t in fig.data} == {"polar", "polar2", "polar3", "polar4"}

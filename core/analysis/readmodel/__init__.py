@@ -15,7 +15,7 @@ Every public name is re-exported here, so `from core.analysis.readmodel import X
 from __future__ import annotations
 
 from core.analysis.readmodel.aggregates import aggregate_means, aggregate_state_counts, metric_aggregates
-from core.analysis.readmodel.bootstrap import _ci, bootstrap_means, bootstrap_weights
+from core.analysis.readmodel.bootstrap import _ci, bootstrap_counts, bootstrap_means, bootstrap_weights
 from core.analysis.readmodel.breakdowns import (
     DOMAIN_METRICS,
     domain_heatmap,
@@ -121,13 +121,16 @@ from core.analysis.readmodel.responses import (
 )
 from core.analysis.readmodel.robustness import (
     PROTOCOL_EFFECT_METRICS,
+    RobustnessViews,
     conflict_view,
     knowledge_gap_view,
     protocol_effect,
     robustness_states,
+    robustness_views,
 )
 from core.analysis.readmodel.runs import (
     failed_first_start_runs,
+    first_start_runs,
     generation_summary,
     run_judges,
     scored_runs,
@@ -153,12 +156,14 @@ from core.analysis.readmodel.scope import (
     prepare_scores,
     scores_from_responses,
     verdict_counts,
+    versions,
     with_model_info,
 )
 from core.analysis.readmodel.states import (
     STATE_COLUMNS,
     frame_state_text,
     metric_state_counts,
+    metric_state_texts,
     response_statuses,
     state_columns,
     state_counts,
@@ -176,24 +181,24 @@ __all__ = [
     "RULE_JUDGE", "RESPONSE_COLUMNS", "CONSTRAINT_COLUMNS", "IAS", "ias_from_counts", "ias", "read_sql",
     "response_scores", "failure_count_rows", "constraint_verdicts", "model_subset_summary", "failure_counts",
     "response_details", "response_domains", "MODES", "CATEGORY_LABELS", "QUALITY_METRICS", "COST_METRICS",
-    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version",
+    "METRICS", "NUMERIC_COLUMNS", "MODEL_COLUMNS", "model_catalog", "data_version", "gold_version", "versions",
     "benchmark_composition", "prepare_scores", "filter_scores", "with_model_info", "model_order",
     "latest_per_model_instance", "load_scores", "load_failure_counts", "verdict_counts", "bootstrap_weights",
-    "bootstrap_means", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
+    "bootstrap_means", "bootstrap_counts", "_ci", "GAP_KEY", "GAP_LABEL", "LONG_COLUMNS", "mean_rows", "group_positions",
     "GAP_ASSUMPTION", "GAP_BOUND_COLUMNS", "GAP_METHOD", "gap_bounds", "GAP_MIN_STRICT", "leaderboard", "leaderboard_states", "leaderboard_parts", "leaderboard_table", "DOMAIN_METRICS", "domain_metrics", "domain_heatmap", "domain_metric_states",
-    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states",
+    "failure_rates", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states", "robustness_views", "RobustnessViews",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
     "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "LABELS_ONLY", "NO_JUDGE_NOTE",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
-    "unscored_first_start_runs", "failed_first_start_runs", "generation_summary", "RunReport", "run_report",
+    "unscored_first_start_runs", "failed_first_start_runs", "first_start_runs", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
     "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",
     "stale_summary_runs", "CATEGORIES", "NO_MODE",
-    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text",
+    "STATE_COLUMNS", "state_columns", "state_counts", "state_totals", "state_text", "frame_state_text", "metric_state_texts",
     "metric_state_counts", "response_statuses", "with_metric_states", "states_beside", "count_states",
     "ITEM_KEYS", "item_means", "latest_run_rows", "per_item", "repeat_summary", "repeat_text", "run_repeats", "enterprise_repeats", "repeats_from_responses", "scores_from_responses",
 ]

@@ -1,5 +1,5 @@
 """Stored aggregates of the response-level metrics (metric_aggregate): per run, model, protocol, condition, domain,
-language, metric and state, the responses, the counted values' n, sum and sum of squares, so a page can show means,
+language, origin, knowledge protocol (has_protocol), metric and state, the responses, the counted values' n, sum and sum of squares, so a page can show means,
 n and state counts without loading every response. The same SELECT runs inline for runs whose summaries are stale,
 so the stored rows are a cache of this computation, never a second one (tests/analysis/test_metric_aggregates.py
 checks both against the per-response frame to 1e-12 on both backends)."""
@@ -23,29 +23,34 @@ from core.scoring.summaries import (
     stale_summary_runs,
 )
 
-AGGREGATE_FRAME_COLUMNS: tuple[str, ...] = ("run_id", "model", "protocol", "mode", "domain", "language", "metric",
-                                            "state", "responses", "n_values", "total", "total_sq")
+AGGREGATE_FRAME_COLUMNS: tuple[str, ...] = ("run_id", "model", "protocol", "mode", "domain", "language", "origin",
+                                            "has_protocol", "metric", "state", "responses", "n_values", "total",
+                                            "total_sq")
 
 _NAMED_SQL = """
-SELECT a.run_id, m.name AS model, a.protocol, a.mode, d.name AS domain, a.language, a.metric, a.state, a.responses,
+SELECT a.run_id, m.name AS model, a.protocol, a.mode, d.name AS domain, a.language, a.origin, a.has_protocol, a.metric, a.state, a.responses,
        a.n_values, a.total, a.total_sq
 FROM {source} a JOIN model m ON m.id = a.model_id JOIN domain d ON d.id = a.domain_id
 WHERE a.judge = :judge AND a.run_id IN ({runs})
 """
 
 
-def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale: bool | None = None) -> pd.DataFrame:
     """The runs' metric aggregates under `judge` (AGGREGATE_FRAME_COLUMNS; the done responses per group as metric
-    RESPONSES_METRIC), model and domain by name: the stored rows
-    when every run's summaries are current, else the same aggregation inline over the verdicts (reads only)."""
-    if stale_summary_runs(engine, run_ids, judge):
+    RESPONSES_METRIC), model and domain by name: the stored rows when every run's summaries are current (`stale`
+    False; None: ask stale_summary_runs), which also hold the IAS sums the summarise stage stores
+    (core.scoring.ias_sums); else the response-level metrics aggregated inline over the verdicts, without the IAS
+    sums (readmodel.enterprise_aggregates adds them; reads only)."""
+    if stale is None:
+        stale = bool(stale_summary_runs(engine, run_ids, judge))
+    if stale:
         inline = "(" + metric_select_sql(judge) + ")"
         source = "(" + aggregate_select_sql(inline) + ")"
     else:
         source = "metric_aggregate"
     frame = read_sql(engine, runs_sql(_NAMED_SQL.replace("{source}", source), run_ids), {"judge": judge})
     frame = frame.reindex(columns=list(AGGREGATE_FRAME_COLUMNS))
-    for column in ("responses", "n_values"):
+    for column in ("responses", "n_values", "has_protocol"):
         frame[column] = frame[column].fillna(0).astype("int64")
     for column in ("total", "total_sq"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0).astype(float)

@@ -49,13 +49,28 @@ def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
 _BINCOUNT_CELLS = 1 << 17
 
 
-def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None) -> np.ndarray:
+def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """How many cells with a value each resample of bootstrap_weights(n, R, seed) draws per column of `present`
+    (n x m booleans), shape (R, m) float: what bootstrap_means divides by. The counts are integers below 2**24, exact
+    in float32 whatever order a product sums them in, so columns of many blocks may be counted in one product."""
+    n = present.shape[0]
+    counts = np.full((n_resamples, present.shape[1]), float(n))
+    gaps = ~present.all(axis=0)
+    if gaps.any():
+        weights = bootstrap_weights(n, n_resamples, seed)
+        counts[:, gaps] = (weights @ present[:, gaps].astype(np.float32)).astype(float)
+    return counts
+
+
+def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np.ndarray | None = None,
+                    counts: np.ndarray | None = None) -> np.ndarray:
     """Percentile-bootstrap replicates of column means of `values` (n x m, NaN = missing), shape (R, m).
 
     Every column is resampled with the same row indices (as stats.bootstrap_ci with paired=True) and the
     mean of each replicate ignores missing cells. Implemented as resampling counts (how often each row was
     drawn) times the data, so all metrics cost one matrix product; pass `weights` (bootstrap_weights) to reuse
-    one resample matrix for several blocks of columns with the same number of rows.
+    one resample matrix for several blocks of columns with the same number of rows, and `counts` (bootstrap_counts of
+    the values' cells with a value, the same n, R and seed) to reuse counts drawn for many blocks at once.
     """
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
@@ -65,6 +80,9 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     filled = np.where(mask, values, 0.0)
     w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
     totals = (w @ filled.astype(np.float32)).astype(float)
+    if counts is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return totals / counts
     # a column with no missing cell has n drawn cells in every resample (each resample's counts sum to n, exactly in
     # float32 below 2**24), so only the columns with gaps need their counts multiplied out
     full = mask.all(axis=0) if weights is None and n < 2**24 else np.zeros(mask.shape[1], dtype=bool)

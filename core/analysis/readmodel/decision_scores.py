@@ -22,7 +22,7 @@ from core.analysis.readmodel.reference import reference_scores
 from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import UNJUDGED, read_sql, response_scores
 from core.analysis.readmodel.scope import prepare_scores
-from core.analysis.readmodel.states import count_states, response_statuses
+from core.analysis.readmodel.states import count_codes, count_states, response_statuses, state_codes
 from core.metrics import STATES, VERDICT_STATES, MetricDeclaration, get_metric, resolve_hook
 from core.protocols import (
     DEFAULT_PROTOCOL,
@@ -210,6 +210,27 @@ def key_states(scores: pd.DataFrame, key: str) -> pd.Series:
     return key_statuses(scores, key).map(VERDICT_STATES).astype(object).fillna(UNJUDGED)
 
 
+def _model_intervals(values: np.ndarray | None, at_of: list[np.ndarray], entry: DecisionKey) -> list:
+    """stats.interval of `values` at each model's row positions (no values: an empty interval), one
+    stats.metric_intervals call per number of rows over those models' columns (column-major, so each column is
+    summed as one model's values alone: the same numbers, tests/analysis/test_key_summary_intervals.py)."""
+    from core.analysis import stats
+
+    out: list = [None] * len(at_of)
+    lengths = [len(at) if values is not None else 0 for at in at_of]
+    for length in dict.fromkeys(lengths):
+        models = [j for j, n in enumerate(lengths) if n == length]
+        matrix = np.full((max(length, 1), len(models)), np.nan, order="F")
+        for i, j in enumerate(models):
+            if length and values is not None:
+                matrix[:, i] = values[at_of[j]]
+        ci = stats.metric_intervals(matrix, [entry.declaration] * len(models))
+        for i, j in enumerate(models):
+            out[j] = stats.Interval(float(ci.mean[i]), float(ci.ci_low[i]), float(ci.ci_high[i]), int(ci.n[i]),
+                                    str(ci.method[i]))
+    return out
+
+
 def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.DataFrame:
     """Per model x decision metric, on that metric's protocol's items: the mean with the 95% interval of its declared
     kind (stats.interval, as every table of the read model), n with a value, the count of every score state, the
@@ -225,12 +246,11 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
         rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
         measured = key in mine.columns
         all_values = mine[key].to_numpy(dtype=float) if measured else None
-        all_states = key_states(mine, key) if measured else None  # row-wise, so counted per model below
-        for model in models:
-            at = rows_of.get(model, np.empty(0, dtype=np.intp))
-            values = all_values[at] if all_values is not None and len(at) else np.full(1, np.nan)
-            ci = stats.interval(values, entry.declaration)
-            states = count_states(all_states.iloc[at] if all_states is not None else pd.Series(UNJUDGED, index=at))
+        all_codes = state_codes(key_states(mine, key)) if measured else None  # row-wise, counted per model below
+        at_of = [rows_of.get(model, np.empty(0, dtype=np.intp)) for model in models]
+        cis = _model_intervals(all_values, at_of, entry)
+        for model, at, ci in zip(models, at_of, cis, strict=True):
+            states = count_codes(all_codes[at]) if all_codes is not None else count_states(pd.Series(UNJUDGED, index=at))
             rows.append({"model": model, "key": entry.key, "protocol": entry.protocol,
                          "protocol_title": entry.protocol_title, "metric": entry.metric.id, "label": entry.label,
                          "role": entry.metric.role, "judge": judge, "judge_label": judge_label(judge),

@@ -19,54 +19,33 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel.aggregates import AGGREGATE_FRAME_COLUMNS, metric_aggregates
-from core.analysis.readmodel.responses import ias_from_counts, read_sql
+from core.analysis.readmodel.responses import read_sql
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
 from core.protocols import constraint_protocols
+from core.scoring.ias_sums import IAS_AGGREGATE_METRICS, group_sums
 from core.scoring.summaries import (
-    MODE_SQL,
     RESPONSES_METRIC,
     SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
+    response_counts_sql,
     runs_sql,
     stale_summary_runs,
 )
-from core.store.schema import CATEGORIES
 
-IAS_AGGREGATE_METRICS: tuple[str, ...] = ("loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES))
-
-# one row per done response of a constraint protocol: its group and its constraint counts (nn: the constraints, at
-# least the instance's, as response_scores counts them; a response with no summary row has judged nothing)
-_RESPONSE_COUNTS_SQL = """
-SELECT r.run_id, r.model_id AS model, i.protocol, {mode} AS mode, i.domain_id AS domain,
-       COALESCE(i.language, '') AS language, r.cost_usd, r.latency_ms,
-       COALESCE(s.judged, 0) AS judged, COALESCE(s.passed, 0) AS passed, COALESCE(s.errors, 0) AS errors,
-       CASE WHEN COALESCE(s.n, 0) > COALESCE(k.constraints, 0) THEN COALESCE(s.n, 0)
-            ELSE COALESCE(k.constraints, 0) END AS nn, {categories}
-FROM response r JOIN instance i ON i.id = r.instance_id
-LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
-       ON k.instance_id = r.instance_id
-LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
-WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
-"""
-
+__all__ = ["IAS_AGGREGATE_METRICS", "enterprise_aggregates", "filter_aggregates", "group_metric_states", "ias_aggregates",
+           "items_repeat", "domain_metrics_from_aggregates", "domain_pooled_from_aggregates"]
 
 _NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
-GROUP_COLUMNS = ["run_id", "model", "protocol", "mode", "domain", "language"]
-GAP_HELPERS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")  # the leaderboard's gap sums
 
 
 def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done response of a constraint protocol: its group (model and domain by id) and its constraint
-    counts, cost and latency, from response_score when every run's summaries are current, else from the same summary
-    SELECT inline (reads only)."""
+    counts, cost and latency (summaries.response_counts_sql), from response_score when every run's summaries are
+    current, else from the same summary SELECT inline (reads only)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
-    categories = ", ".join(f"COALESCE(s.judged_{c}, 0) AS judged_{c}, COALESCE(s.passed_{c}, 0) AS passed_{c}"
-                           for c in CATEGORIES)
-    sql = (_RESPONSE_COUNTS_SQL.replace("{mode}", MODE_SQL).replace("{categories}", categories)
-           .replace("{source}", source))
-    return read_sql(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+    return read_sql(engine, runs_sql(response_counts_sql(source), run_ids), {"judge": judge})
 
 
 def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
@@ -78,90 +57,16 @@ def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
     return frame
 
 
-SCORED, ERROR, UNJUDGED, NA = (STATES.index(s) for s in ("scored", "judge_error", "unjudged", "not_applicable"))
-
-
-def _values(counts: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per metric: each response's value (NaN: none) and score state (its position in STATES), by the per-response frame's own rules: IAS by
-    ias_from_counts with states.response_statuses' states, the amounts per 1k instances (leaderboard.with_amounts)
-    and the orchestration gap's helpers (leaderboard.gap_bounds' per-response bounds over the responses with a
-    constraint, whether one is undetermined, and Loose IAS where Strict IAS is determined)."""
-    def column(name: str) -> np.ndarray:
-        return pd.to_numeric(counts[name]).fillna(0).to_numpy(dtype="int64")
-
-    judged, passed, errors, nn = (column(c) for c in ("judged", "passed", "errors", "nn"))
-    unjudged = nn - judged - errors
-    loose, strict = ias_from_counts(judged, passed, errors, unjudged)
-
-    def states(values: np.ndarray) -> np.ndarray:
-        return np.select([~np.isnan(values), errors > 0, unjudged > 0], [SCORED, ERROR, UNJUDGED], default=NA)
-
-    out = {"loose_ias": (loose, states(loose)), "strict_ias": (strict, states(strict))}
-    for c in CATEGORIES:
-        value = ias_from_counts(column(f"judged_{c}"), column(f"passed_{c}"), 0, 0)[0]
-        out[f"loose_{c}"] = (value, states(value))
-    scored = np.full(len(counts), SCORED)
-    cost = pd.to_numeric(counts["cost_usd"], errors="coerce").astype(float).fillna(0.0).to_numpy() * 1000.0
-    latency = pd.to_numeric(counts["latency_ms"], errors="coerce").astype(float).to_numpy() * (1000.0 / 60_000.0)
-    out["cost_per_1k"] = (cost, scored)
-    out["latency_min_per_1k"] = (latency, np.where(np.isnan(latency), UNJUDGED, SCORED))
-    k, hidden = nn.astype(float), (errors + unjudged).astype(float)
-    sure = k - hidden
-    right = np.nan_to_num(loose) * sure
-    with np.errstate(invalid="ignore", divide="ignore"):
-        exact = right / k - (right == k).astype(float)
-        failed = sure - right > 0.5
-        lo = np.where(hidden == 0, exact, np.where(failed, right / k, 0.0))
-        hi = np.where(hidden == 0, exact, np.where(failed, (right + hidden) / k, (k - 1) / k))
-    some = k > 0
-    out["_gap_lo"] = (np.where(some, lo, np.nan), scored)
-    out["_gap_hi"] = (np.where(some, hi, np.nan), scored)
-    out["_gap_hidden"] = (np.where(some, (hidden > 0).astype(float), np.nan), scored)
-    out["_loose_strict"] = (np.where(np.isnan(strict), np.nan, loose), scored)
-    return out
-
-
-def _sums(counts: pd.DataFrame) -> pd.DataFrame:
-    """_values summed per group of GROUP_COLUMNS, metric and state: AGGREGATE_FRAME_COLUMNS rows."""
-    if counts.empty:
-        return pd.DataFrame(columns=list(AGGREGATE_FRAME_COLUMNS))
-    grouped = counts.groupby(GROUP_COLUMNS, sort=True, dropna=False)
-    codes, keys = grouped.ngroup().to_numpy(), grouped.size().index.to_frame(index=False)
-    width = len(STATES)
-    size = len(keys) * width
-    metrics: list[str] = []
-    columns: dict[str, list[np.ndarray]] = {"responses": [], "n_values": [], "total": [], "total_sq": []}
-    for metric, (values, states) in _values(counts).items():
-        cell = codes * width + states
-        present = ~np.isnan(values)
-        x = np.where(present, values, 0.0)
-        metrics.append(metric)
-        columns["responses"].append(np.bincount(cell, minlength=size))
-        columns["n_values"].append(np.bincount(cell, weights=present, minlength=size))
-        columns["total"].append(np.bincount(cell, weights=x, minlength=size))
-        columns["total_sq"].append(np.bincount(cell, weights=x * x, minlength=size))
-    responses = np.concatenate(columns["responses"])
-    kept = np.flatnonzero(responses > 0)
-    cell = kept % size
-    frame = keys.take(cell // width).reset_index(drop=True)
-    frame["metric"] = np.asarray(metrics, dtype=object)[kept // size]
-    frame["state"] = np.asarray(STATES, dtype=object)[cell % width]
-    frame["responses"] = responses[kept]
-    for name in ("n_values", "total", "total_sq"):
-        frame[name] = np.concatenate(columns[name])[kept]
-    return frame
-
-
 def ias_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """The runs' aggregates under `judge` (AGGREGATE_FRAME_COLUMNS, model and domain by name) of the metrics the stored
     metric aggregates do not hold: Loose and Strict IAS (and per category), the amounts and the orchestration gap's
     helpers, over the done responses of constraint protocols, summed from their stored constraint counts."""
-    return _typed(_named(_sums(_response_counts(engine, run_ids, judge)), engine))
+    return _typed(_named(group_sums(_response_counts(engine, run_ids, judge)), engine))
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.reindex(columns=list(AGGREGATE_FRAME_COLUMNS))
-    for column in ("responses", "n_values"):
+    for column in ("responses", "n_values", "has_protocol"):
         frame[column] = pd.to_numeric(frame[column]).fillna(0).astype("int64")
     for column in ("total", "total_sq"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").fillna(0.0).astype(float)
@@ -169,10 +74,14 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
-    """The aggregates behind the per-response frame (response_scores): the RAG metrics' (metric_aggregate) and the
-    IAS metrics' (ias_aggregates), of the done responses of constraint protocols, in one frame."""
-    rag = metric_aggregates(engine, run_ids, judge)
+    """The aggregates behind the per-response frame (response_scores) of the done responses of constraint protocols,
+    in one frame: the RAG metrics' and the IAS metrics' stored rows (metric_aggregate) when every run's summaries are
+    current, else both aggregated inline (metric_aggregates and ias_aggregates; reads only)."""
+    stale = bool(stale_summary_runs(engine, run_ids, judge))
+    rag = metric_aggregates(engine, run_ids, judge, stale)
     rag = rag[rag["protocol"].isin(list(constraint_protocols()))]
+    if not stale:
+        return rag.reset_index(drop=True)
     return pd.concat([rag, ias_aggregates(engine, run_ids, judge)], ignore_index=True)
 
 

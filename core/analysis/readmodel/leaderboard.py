@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -113,25 +114,36 @@ def _gap_rows(scores: pd.DataFrame, means: list[dict]) -> list[dict]:
     worst-case bound (gap_bounds) where the constraint counts are known, so the interval holds under any
     missingness; "no data" where fewer than GAP_MIN_STRICT responses have a determined Strict IAS. `means` are
     mean_rows' rows."""
+    shown_by_model = shown_rows(means)
+    values = scores[["loose_ias", "strict_ias"]].to_numpy(dtype=float)
+    bounds = gap_bounds(scores).set_index("model")
+    return [gap_row(model, shown_by_model[model], bounds,
+                    partial(_gap_interval, values[positions, 0], values[positions, 1], shown_by_model[model]))
+            for model, positions in group_positions(scores["model"])]
+
+
+def shown_rows(means: list[dict]) -> dict[Any, dict[str, dict]]:
+    """mean_rows' rows by model and metric."""
     shown_by_model: dict[Any, dict[str, dict]] = {}
     for row in means:
         shown_by_model.setdefault(row["model"], {})[row["metric"]] = row
-    values = scores[["loose_ias", "strict_ias"]].to_numpy(dtype=float)
-    bounds = gap_bounds(scores).set_index("model")
-    rows = []
-    for model, positions in group_positions(scores["model"]):
-        shown = shown_by_model[model]
-        n_s, n_l = int(shown["strict_ias"]["n"]), int(shown["loose_ias"]["n"])
-        enough = n_s >= GAP_MIN_STRICT and n_l >= 2
-        value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
-        low, high = (_gap_interval(values[positions, 0], values[positions, 1], shown) if enough else (np.nan, np.nan))
-        method = "MOVER" if enough else ""
-        if enough and model in bounds.index and not np.isnan(bounds.at[model, "bound_low"]):
-            low, high = min(low, float(bounds.at[model, "bound_low"])), max(high, float(bounds.at[model, "bound_high"]))
-            method = GAP_METHOD
-        rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
-                     "n": n_s, "interval": method, "small_n": bool(0 < n_s < stats.SMALL_N)})
-    return rows
+    return shown_by_model
+
+
+def gap_row(model: Any, shown: dict[str, dict], bounds: pd.DataFrame,
+            mover: Callable[[], tuple[float, float]]) -> dict:
+    """One model's orchestration gap row (_gap_rows) from its shown rows, the bound table indexed by model
+    (gap_bounds) and its MOVER interval (`mover`, called only with enough determined Strict IAS)."""
+    n_s, n_l = int(shown["strict_ias"]["n"]), int(shown["loose_ias"]["n"])
+    enough = n_s >= GAP_MIN_STRICT and n_l >= 2
+    value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
+    low, high = mover() if enough else (np.nan, np.nan)
+    method = "MOVER" if enough else ""
+    if enough and model in bounds.index and not np.isnan(bounds.at[model, "bound_low"]):
+        low, high = min(low, float(bounds.at[model, "bound_low"])), max(high, float(bounds.at[model, "bound_high"]))
+        method = GAP_METHOD
+    return {"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high, "n": n_s,
+            "interval": method, "small_n": bool(0 < n_s < stats.SMALL_N)}
 
 
 def _marks(long: pd.DataFrame) -> pd.Series:

@@ -11,6 +11,7 @@ values). Real scores differ far more than that (a single value 1/8 away among 10
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -20,11 +21,10 @@ from core.analysis import stats
 from core.analysis.readmodel.enterprise_aggregates import group_metric_states
 from core.analysis.readmodel.leaderboard import (
     GAP_BOUND_COLUMNS,
-    GAP_KEY,
-    GAP_METHOD,
-    GAP_MIN_STRICT,
     LONG_COLUMNS,
     _marks,
+    gap_row,
+    shown_rows,
 )
 from core.analysis.readmodel.scope import COST_METRICS, QUALITY_METRICS, model_order, with_model_info
 from core.analysis.readmodel.states import STATE_COLUMNS
@@ -82,43 +82,28 @@ def _moments(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray) -> tuple[np
 
 def sums_intervals(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray, metrics: Sequence[MetricDeclaration],
                    confidence: float = 0.95) -> stats.MeanCI:
-    """stats.metric_intervals from each column's n, sum and sum of squares (values in their declared range)."""
+    """stats.metric_intervals from each column's n, sum and sum of squares (values in their declared range); the last
+    axis runs over `metrics`, any leading axes (e.g. models) broadcast."""
     n = np.asarray(n, dtype=float)
-    amount = np.array([m.kind == "amount" for m in metrics], dtype=bool)
-    origin = np.array([0.0 if m.kind == "amount" else m.range[0] for m in metrics])
-    width = np.array([1.0 if m.kind == "amount" else m.range[1] - m.range[0] for m in metrics])
+    _, origin, width = stats.declared_scale(metrics)
     su = (np.asarray(total, dtype=float) - n * origin) / width
     su2 = (np.asarray(total_sq, dtype=float) - 2 * origin * np.asarray(total, dtype=float) + n * origin**2) / width**2
     with np.errstate(invalid="ignore", divide="ignore"):
         m, var, _ = _moments(n, su, su2)
-        tq = st.t.ppf(1 - (1 - confidence) / 2, np.maximum(n - 1, 1))
-        binary = su == su2  # values in [0, 1] are all 0 or 1 exactly when sum(u) = sum(u^2)
-        var_mean = var / n * (tq / stats._z(confidence)) ** 2
-        n_eff = np.where(binary, n, np.where(var_mean > 0, m * (1 - m) / var_mean, n))
-        n_eff = np.where((m <= 0) | (m >= 1), n, np.maximum(n_eff, 1.0))
-        unit_low, unit_high = stats.effective_n_bounds(m, n_eff, confidence)
-        half = tq * np.sqrt(var / n)
-    low, high = np.where(amount, m - half, unit_low), np.where(amount, m + half, unit_high)
-    method = np.where(amount, "student-t", np.where(binary, "clopper-pearson", "beta-effective-n"))
-    empty, undefined = n == 0, amount & (n == 1)
-    low, high = np.where(empty | undefined, np.nan, low), np.where(empty | undefined, np.nan, high)
-    mean, low, high = (origin + width * v for v in (m, low, high))
-    return stats.MeanCI(np.where(empty, np.nan, mean), low, high, n.astype(np.int64), np.where(empty, "", method))
+    binary = su == su2  # values in [0, 1] are all 0 or 1 exactly when sum(u) = sum(u^2)
+    return stats.intervals_from_moments(m, var, n, binary, metrics, confidence)
 
 
 def _mean_rows(sums: dict[str, pd.DataFrame], keys: Sequence[str]) -> list[dict]:
-    """leaderboard.mean_rows from the per-model sums."""
-    declared = [get_metric(k) for k in keys]
+    """leaderboard.mean_rows from the per-model sums (one interval computation over every model and metric)."""
     models = list(sums[keys[0]].index)
     columns = {c: np.column_stack([sums[k][c].to_numpy(dtype=float) for k in keys]) for c in
                ("n_values", "total", "total_sq")}
-    rows: list[dict] = []
-    for i, model in enumerate(models):
-        ci = sums_intervals(columns["n_values"][i], columns["total"][i], columns["total_sq"][i], declared)
-        rows += [{"model": model, "metric": key, "value": float(ci.mean[j]), "ci_low": float(ci.ci_low[j]),
-                  "ci_high": float(ci.ci_high[j]), "n": int(ci.n[j]), "interval": str(ci.method[j]),
-                  "small_n": bool(0 < ci.n[j] < stats.SMALL_N)} for j, key in enumerate(keys)]
-    return rows
+    ci = sums_intervals(columns["n_values"], columns["total"], columns["total_sq"], [get_metric(k) for k in keys])
+    mean, low, high, n, method = (a.tolist() for a in (ci.mean, ci.ci_low, ci.ci_high, ci.n, ci.method))
+    return [{"model": model, "metric": key, "value": mean[i][j], "ci_low": low[i][j], "ci_high": high[i][j],
+             "n": n[i][j], "interval": method[i][j], "small_n": 0 < n[i][j] < stats.SMALL_N}
+            for i, model in enumerate(models) for j, key in enumerate(keys)]
 
 
 def gap_bounds_from_sums(sums: dict[str, pd.DataFrame], confidence: float = 0.95) -> pd.DataFrame:
@@ -166,36 +151,35 @@ def _gap_interval_from_sums(sums: dict[str, pd.DataFrame], model: str, shown: di
     return float(max(m_l - m_s - below, -1.0)), float(min(m_l - m_s + above, 1.0))
 
 
-def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict]) -> list[dict]:
-    """leaderboard._gap_rows from the sums."""
-    shown_by_model: dict[str, dict[str, dict]] = {}
-    for row in means:
-        shown_by_model.setdefault(row["model"], {})[row["metric"]] = row
-    bounds = gap_bounds_from_sums(sums).set_index("model")
-    rows = []
-    for model, shown in shown_by_model.items():
-        n_s, n_l = int(shown["strict_ias"]["n"]), int(shown["loose_ias"]["n"])
-        enough = n_s >= GAP_MIN_STRICT and n_l >= 2
-        value = float(shown["loose_ias"]["value"] - shown["strict_ias"]["value"]) if enough else np.nan
-        low, high = _gap_interval_from_sums(sums, model, shown) if enough else (np.nan, np.nan)
-        method = "MOVER" if enough else ""
-        if enough and model in bounds.index and not np.isnan(bounds.at[model, "bound_low"]):
-            low, high = min(low, float(bounds.at[model, "bound_low"])), max(high, float(bounds.at[model, "bound_high"]))
-            method = GAP_METHOD
-        rows.append({"model": model, "metric": GAP_KEY, "value": value, "ci_low": low, "ci_high": high,
-                     "n": n_s, "interval": method, "small_n": bool(0 < n_s < stats.SMALL_N)})
-    return rows
+def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict], bounds: pd.DataFrame) -> list[dict]:
+    """leaderboard._gap_rows from the sums and the gap's bound table (gap_bounds_from_sums)."""
+    by_model = bounds.set_index("model")
+    return [gap_row(model, shown, by_model, partial(_gap_interval_from_sums, sums, model, shown))
+            for model, shown in shown_rows(means).items()]
 
 
 GAP_SUMS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")
 
 
-def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
-    """leaderboard.leaderboard from the aggregates (already narrowed to the subset and domains)."""
+def board_from_aggregates(aggregates: pd.DataFrame,
+                          models: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """leaderboard_from_aggregates, leaderboard_states_from_aggregates and gap_bounds_from_aggregates of the same
+    aggregates, with over-abstention's rows, the per-model sums and the gap's bounds made once for the three."""
     aggregates = with_over_abstention(aggregates)
     sums = model_sums(aggregates, [*BOARD_METRICS, *GAP_SUMS])
+    bounds = gap_bounds_from_sums(sums)
+    return _board(sums, bounds, models), _states(aggregates), bounds
+
+
+def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard.leaderboard from the aggregates (already narrowed to the subset and domains)."""
+    return board_from_aggregates(aggregates, models)[0]
+
+
+def _board(sums: dict[str, pd.DataFrame], bounds: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's long rows from the per-model sums and the gap's bound table."""
     rows = _mean_rows(sums, list(BOARD_METRICS)) if len(sums[BOARD_METRICS[0]]) else []
-    rows += _gap_rows(sums, rows) if rows else []
+    rows += _gap_rows(sums, rows, bounds) if rows else []
     long = with_model_info(pd.DataFrame(rows, columns=LONG_COLUMNS), models)
     long["label"] = long["metric"].map(lambda k: get_metric(k).label)
     long["mark"] = _marks(long)
@@ -206,7 +190,12 @@ def leaderboard_from_aggregates(aggregates: pd.DataFrame, models: pd.DataFrame) 
 
 def leaderboard_states_from_aggregates(aggregates: pd.DataFrame) -> pd.DataFrame:
     """leaderboard.leaderboard_states from the aggregates."""
-    states = group_metric_states(with_over_abstention(aggregates), ["model"], BOARD_METRICS)
+    return _states(with_over_abstention(aggregates))
+
+
+def _states(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """The state counts per model and board metric of aggregates that carry over-abstention's rows."""
+    states = group_metric_states(aggregates, ["model"], BOARD_METRICS)
     return states[["model", "metric", *STATE_COLUMNS.values()]]
 
 

@@ -13,12 +13,14 @@ from sqlalchemy.orm import Session
 
 from core.generation.reasoning import stored_split
 from core.metrics import VERDICT_STATES, get_metric
+from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
     MODE_SQL,
+    PROTOCOL_JOIN_SQL,
     SUMMARY_COLUMNS,
     SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
@@ -61,22 +63,6 @@ class IAS:
     n_unjudged: int
 
 
-def ias_from_counts(judged, passed, errors, unjudged) -> tuple[np.ndarray, np.ndarray]:
-    """Loose and Strict IAS from per-response counts (arrays or scalars); NaN where undetermined.
-
-    Loose = passed / judged over judged constraints (errors and unjudged leave the denominator). Strict is
-    complete-case: 1 when every constraint was judged and satisfied, 0 when every constraint was judged and one
-    failed, undetermined as soon as any constraint is an error or unjudged, whatever the others say (keeping
-    "error + failure" as 0 while dropping "error + no failure" biases Strict down: tests/test_strict_ias_simulation.py).
-    """
-    judged, passed = np.asarray(judged, dtype=float), np.asarray(passed, dtype=float)
-    hidden = np.asarray(errors, dtype=float) + np.asarray(unjudged, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        loose = np.where(judged > 0, passed / judged, np.nan)
-    strict = np.where((hidden > 0) | (judged == 0), np.nan, (passed == judged).astype(float))
-    return loose, strict
-
-
 def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
     """IAS of one response from its (status, passed) pairs, by ias_from_counts (None where undetermined)."""
     pairs = list(verdicts)
@@ -88,10 +74,7 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
                judged.count(False), n_errors, n_unjudged)
 
 
-_PROTOCOL_JOIN = """
-LEFT JOIN (SELECT DISTINCT c.instance_id FROM "constraint" c JOIN instance ci ON ci.id = c.instance_id
-           WHERE c.category = 'knowledge_protocol' AND (c.precondition IS NULL OR c.precondition = ci.mode)) p
-       ON p.instance_id = r.instance_id"""
+_PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
 
 _SCORES_SQL = f"""
 SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -29,7 +31,13 @@ def conflict_view(scores: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFr
         coverage=("coverage", "mean"),
         n=("conflict_recognition", lambda s: int(s.notna().sum())),
     )
-    per_model = with_model_info(per_model.reset_index(), models)
+    return conflict_ranking(per_model.reset_index(), models)
+
+
+def conflict_ranking(per_model: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """conflict_view from its per-model means (model, conflict_recognition, coverage, n): ranked by CR, with the
+    Spearman rho per paradigm."""
+    per_model = with_model_info(per_model, models)
     per_model = per_model.sort_values("conflict_recognition", ascending=False, na_position="last").reset_index(drop=True)
     per_model["rank"] = per_model["conflict_recognition"].rank(method="min", ascending=False)
     per_model["small_n"] = (per_model["n"] > 0) & (per_model["n"] < stats.SMALL_N)
@@ -56,10 +64,21 @@ def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> 
     mode = PROTOCOL_EFFECT_METRICS[metric]
     subset = scores.loc[(scores["mode"] == mode) & scores[metric].notna(), ["model", metric, "has_protocol"]]
     values, protocol = subset[metric].to_numpy(dtype=float), subset["has_protocol"].astype(bool).to_numpy()
-    rows = []
+    counts = []
     for model, positions in group_positions(subset["model"]):  # groupby("model") as row positions: no frame per model
         with_p, without = values[positions][protocol[positions]], values[positions][~protocol[positions]]
-        k1, n1, k2, n2 = int(with_p.sum()), int(with_p.size), int(without.sum()), int(without.size)
+        counts.append((model, int(with_p.sum()), int(with_p.size), int(without.sum()), int(without.size)))
+    return effect_rows(counts, models, metric)
+
+
+EFFECT_COLUMNS = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "small_n", "acc_with", "acc_without",
+                  "diff", "ci_low", "ci_high", "p_value", "test", "note"]
+
+
+def effect_rows(counts: Sequence[tuple[str, int, int, int, int]], models: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """protocol_effect from its per-model counts (model, correct with, n with, correct without, n without)."""
+    rows = []
+    for model, k1, n1, k2, n2 in counts:
         row = {"model": model, "metric": metric, "k_with": k1, "n_with": n1, "k_without": k2, "n_without": n2,
                "small_n": min(n1, n2) < stats.SMALL_N}
         if n1 and n2:
@@ -68,9 +87,7 @@ def protocol_effect(scores: pd.DataFrame, models: pd.DataFrame, metric: str) -> 
         else:
             row |= {"acc_with": k1 / n1 if n1 else np.nan, "acc_without": k2 / n2 if n2 else np.nan, "diff": np.nan, "ci_low": np.nan, "ci_high": np.nan, "p_value": np.nan, "test": "", "note": "no instances with protocol" if not n1 else "no instances without protocol"}
         rows.append(row)
-    cols = ["model", "metric", "k_with", "n_with", "k_without", "n_without", "small_n", "acc_with", "acc_without", "diff", "ci_low", "ci_high", "p_value", "test", "note"]
-    return with_model_info(pd.DataFrame(rows, columns=cols), models)
-
+    return with_model_info(pd.DataFrame(rows, columns=EFFECT_COLUMNS), models)
 
 # metric of a Robustness view -> the subset (mode) whose responses are behind it
 ROBUSTNESS_SUBSETS = {"loose_knowledge_protocol": "gap", "rejection": "gap", "conflict_recognition": "conflict",
@@ -81,3 +98,13 @@ def robustness_states(scores: pd.DataFrame) -> pd.DataFrame:
     """Per model and metric of the Robustness views: the count of each score state among its subset's responses."""
     frames = [metric_state_counts(scores[scores["mode"] == mode], [metric]) for metric, mode in ROBUSTNESS_SUBSETS.items()]
     return pd.concat(frames, ignore_index=True)
+
+
+RobustnessViews = tuple[pd.DataFrame, tuple[pd.DataFrame, pd.DataFrame], dict[str, pd.DataFrame], pd.DataFrame]
+
+
+def robustness_views(scores: pd.DataFrame, models: pd.DataFrame) -> RobustnessViews:
+    """The Robustness page's views of the per-response frame: knowledge gap, conflict ranking with Spearman's rho,
+    the protocol effect per PROTOCOL_EFFECT_METRICS metric, and the state counts behind them."""
+    effects = {k: protocol_effect(scores, models, k) for k in PROTOCOL_EFFECT_METRICS}
+    return knowledge_gap_view(scores, models), conflict_view(scores, models), effects, robustness_states(scores)

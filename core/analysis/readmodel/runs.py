@@ -15,6 +15,7 @@ from core.scoring.summaries import runs_sql
 from core.store.db import saved_id
 from core.store.first_start_state import first_start_failure, first_start_pending
 from core.store.models import Run, Verdict
+from core.store.run_kinds import evaluation_run
 
 _GENERATION_SQL = """
 SELECT m.name AS model, r.status, r.cached, r.input_tokens, r.output_tokens, r.cost_usd, r.latency_ms
@@ -23,7 +24,7 @@ FROM response r JOIN model m ON m.id = r.model_id WHERE r.run_id = :run
 
 
 def scored_runs(engine: Engine) -> pd.DataFrame:
-    """Runs not hidden that have verdicts, newest first: id, name, status, config, verdicts."""
+    """Evaluation runs not hidden that have verdicts, newest first: id, name, status, config, verdicts."""
     from sqlmodel import col
 
     # the count per run as a correlated subquery (answered from the run_id index, no join of every verdict to its run)
@@ -32,7 +33,7 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
     held = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).correlate(Run).exists()
     with Session(engine) as session:
         rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config), verdicts)
-                               .where(col(Run.hidden_at).is_(None), held)
+                               .where(evaluation_run(), held)
                                .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
@@ -45,7 +46,7 @@ def scored_run_list(engine: Engine) -> pd.DataFrame:
     has_verdicts = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).exists()
     with Session(engine) as session:
         rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
-                               .where(col(Run.hidden_at).is_(None), has_verdicts)
+                               .where(evaluation_run(), has_verdicts)
                                .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config"])
 
@@ -77,12 +78,26 @@ def _configured_runs(engine: Engine) -> list[Run]:
 
 def unscored_first_start_runs(engine: Engine) -> list[Run]:
     """First-start runs still being generated or scored (not those whose last attempt failed)."""
-    return [r for r in _configured_runs(engine) if first_start_pending(r.config)]
+    return _pending_first_start(_configured_runs(engine))
 
 
 def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     """(run id, why) of first-start runs whose last attempt failed."""
-    return [(saved_id(r), why) for r in _configured_runs(engine) if (why := first_start_failure(r.config))]
+    return _failed_first_start(_configured_runs(engine))
+
+
+def first_start_runs(engine: Engine) -> tuple[list[Run], list[tuple[int, str]]]:
+    """unscored_first_start_runs and failed_first_start_runs from one read of the runs (a page shows both)."""
+    configured = _configured_runs(engine)
+    return _pending_first_start(configured), _failed_first_start(configured)
+
+
+def _pending_first_start(configured: list[Run]) -> list[Run]:
+    return [r for r in configured if first_start_pending(r.config)]
+
+
+def _failed_first_start(configured: list[Run]) -> list[tuple[int, str]]:
+    return [(saved_id(r), why) for r in configured if (why := first_start_failure(r.config))]
 
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:

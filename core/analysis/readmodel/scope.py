@@ -65,13 +65,26 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
     )
 
 
+def _fingerprint(engine: Engine, tables: Sequence[tuple[type, bool]]) -> tuple[int, ...]:
+    """Per (table, counted) of `tables`: its max id, then its row count when counted; one statement of scalar
+    subqueries, each a lone aggregate (SQLite answers max(id) and count(*) from the b-tree)."""
+    cells = []
+    for table, counted in tables:
+        cells.append(select(func.max(table.id)).scalar_subquery())  # type: ignore[attr-defined]
+        if counted:
+            cells.append(select(func.count()).select_from(table).scalar_subquery())
+    with engine.connect() as conn:
+        return tuple(int(v or 0) for v in conn.execute(select(*cells)).one())
+
+
+DATA_TABLES = ((Verdict, True), (Response, False))  # (max verdict id, verdict count, max response id)
+GOLD_TABLES = ((Annotation, True), (Assignment, False))  # (max annotation id, annotation count, max assignment id)
+
+
 def data_version(engine: Engine) -> tuple[int, int, int]:
     """A cheap fingerprint of the results data: (max verdict id, verdict count, max response id)."""
-    with Session(engine) as session:  # one aggregate per query: SQLite answers a lone max(id) or count(*) from the b-tree
-        vmax = session.execute(select(func.max(Verdict.id))).one()[0]
-        vcount = session.execute(select(func.count()).select_from(Verdict)).one()[0]
-        rmax = session.execute(select(func.max(Response.id))).one()[0]
-    return int(vmax or 0), int(vcount or 0), int(rmax or 0)
+    vmax, vcount, rmax = _fingerprint(engine, DATA_TABLES)
+    return vmax, vcount, rmax
 
 
 def gold_version(engine: Engine) -> tuple[int, int, int]:
@@ -80,11 +93,14 @@ def gold_version(engine: Engine) -> tuple[int, int, int]:
     Annotations are append-only (a label, an adjudication or an undo adds a row) and a gold draw adds assignments
     (with their sampling probabilities), so any change to the gold labels or their probabilities changes it.
     """
-    with Session(engine) as session:
-        amax = session.execute(select(func.max(Annotation.id))).one()[0]
-        acount = session.execute(select(func.count()).select_from(Annotation)).one()[0]
-        smax = session.execute(select(func.max(Assignment.id))).one()[0]
-    return int(amax or 0), int(acount or 0), int(smax or 0)
+    amax, acount, smax = _fingerprint(engine, GOLD_TABLES)
+    return amax, acount, smax
+
+
+def versions(engine: Engine) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(data_version, gold_version) in one statement: what a results page reads on every run."""
+    vmax, vcount, rmax, amax, acount, smax = _fingerprint(engine, DATA_TABLES + GOLD_TABLES)
+    return (vmax, vcount, rmax), (amax, acount, smax)
 
 
 def benchmark_composition(engine: Engine) -> pd.DataFrame:
@@ -138,13 +154,23 @@ def with_model_info(frame: pd.DataFrame, models: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+ACCESS_ORDER = {"open": 0, "closed": 1}
+PARADIGM_ORDER = {"reasoning": 0, "standard": 1}
+
+
 def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
-    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last."""
-    frame = with_model_info(pd.DataFrame({"model": sorted(set(models_in_view))}), models)
-    frame["k_access"] = frame["access"].map({"open": 0, "closed": 1}).fillna(2)
-    frame["k_paradigm"] = frame["paradigm"].map({"reasoning": 0, "standard": 1}).fillna(2)
-    frame = frame.sort_values(["is_baseline", "k_access", "k_paradigm", "model"])
-    return frame["model"].tolist()
+    """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last (a model
+    missing from the catalogue, or with no access or paradigm, counts as closed / standard, as in with_model_info)."""
+    info = {m: (a, p, b) for m, p, a, b in models[list(MODEL_COLUMNS)].drop_duplicates("model").itertuples(index=False)}
+
+    def key(model: str) -> tuple[bool, int, int, str]:
+        access, paradigm, baseline = info.get(model, (None, None, False))
+        access = "closed" if pd.isna(access) else access
+        paradigm = "standard" if pd.isna(paradigm) else paradigm
+        return (bool(False if pd.isna(baseline) else baseline), ACCESS_ORDER.get(access, 2),
+                PARADIGM_ORDER.get(paradigm, 2), model)
+
+    return sorted(set(models_in_view), key=key)
 
 
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:

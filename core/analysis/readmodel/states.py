@@ -29,6 +29,18 @@ def count_states(states: pd.Series) -> dict[ScoreState, int]:
     return {state: int((states == state).sum()) for state in STATES}
 
 
+def state_codes(states: pd.Series) -> np.ndarray:
+    """Each of `states` as its position in core.metrics.STATES (-1: none of them), for counting many subsets of one
+    column by count_codes without comparing strings again."""
+    return pd.Categorical(states.astype(object), categories=list(STATES)).codes.astype(np.intp)
+
+
+def count_codes(codes: np.ndarray) -> dict[ScoreState, int]:
+    """count_states of the states whose state_codes are `codes`."""
+    counts = np.bincount(codes[codes >= 0], minlength=len(STATES))
+    return {state: int(n) for state, n in zip(STATES, counts, strict=True)}
+
+
 def state_counts(statuses: pd.Series) -> dict[str, int]:
     """The count column of each score state among stored verdict statuses (None or NaN: unjudged)."""
     states = statuses.map(lambda s: "unjudged" if s is None or s != s else VERDICT_STATES.get(s, s))
@@ -57,6 +69,24 @@ def frame_state_text(frame: pd.DataFrame, metric: str | None = None) -> str:
     if metric is None and "metric" in frame.columns and frame["metric"].nunique() == 1:
         metric = str(frame["metric"].iloc[0])
     return state_text(state_totals(frame), metric)
+
+
+def metric_state_texts(frame: pd.DataFrame, keys: Sequence, by: str | None = None) -> dict:
+    """frame_state_text of the rows of each of `keys` in a summary frame, from one grouped sum instead of a filtered
+    frame per caption: keys are metrics, or with `by` (value of `by`, metric) pairs; a key without rows gets the text
+    of zero counts, as frame_state_text of no rows does."""
+    carried = [(state, column) for state, column in STATE_COLUMNS.items() if column in frame.columns]
+    counts = np.column_stack([pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+                              for _, column in carried]) if carried else np.zeros((len(frame), 0))
+    grouping = frame["metric"].astype(object) if by is None else pd.Series(
+        list(zip(frame[by], frame["metric"], strict=True)), index=frame.index, dtype=object)
+    codes, uniques = pd.factorize(grouping)
+    totals = np.zeros((len(uniques), len(carried)))
+    np.add.at(totals, codes[codes >= 0], np.nan_to_num(counts[codes >= 0]))
+    found = dict(zip(uniques, totals, strict=True))
+    none = np.zeros(len(carried))
+    return {key: state_text({state: int(t) for (state, _), t in zip(carried, found.get(key, none), strict=True)},
+                            key if by is None else key[1]) for key in keys}
 
 
 IAS_METRICS = ("loose_ias", "strict_ias", *(f"loose_{c}" for c in CATEGORIES))

@@ -1,0 +1,84 @@
+"""Golden tests of the Robustness page's aggregate path (readmodel.robustness_aggregates): the knowledge-gap means
+with their intervals, the conflict ranking with Spearman's rho, both knowledge-protocol effects and the state counts
+behind each view equal the per-response computation (readmodel.robustness) to 1e-12, on the bundled sample after first
+start and on a paper-scale synthetic set, with stored and with stale summaries, per subset and for one domain, on the
+active backend (SQLite, and PostgreSQL in its pass). Also: the aggregates' origin and has_protocol groups count every
+response once, as the per-response frame groups them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import pytest
+
+from core.analysis import readmodel
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates
+from core.analysis.readmodel.robustness_aggregates import (
+    conflict_from_aggregates,
+    knowledge_gap_from_aggregates,
+    protocol_effect_from_aggregates,
+    robustness_states_from_aggregates,
+    robustness_views_from_aggregates,
+)
+from core.scoring.summaries import RESPONSES_METRIC
+from tests.analysis.test_enterprise_aggregates import _same, _set_stale, _table_counts, dataset, paper, sample
+
+__all__ = ["dataset", "paper", "sample"]  # the shared fixtures
+
+pytestmark = pytest.mark.db
+
+# name -> (aggregate path, per-response path), given (aggregates, scores) narrowed alike, and the models
+VIEWS: dict[str, tuple[Callable, Callable]] = {
+    "knowledge gap (means, intervals)": (knowledge_gap_from_aggregates, lambda s, m: readmodel.knowledge_gap_view(s, m)),
+    "conflict ranking": (lambda a, m: conflict_from_aggregates(a, m)[0], lambda s, m: readmodel.conflict_view(s, m)[0]),
+    "conflict Spearman per paradigm": (lambda a, m: conflict_from_aggregates(a, m)[1],
+                                       lambda s, m: readmodel.conflict_view(s, m)[1]),
+    **{f"protocol effect on {metric}": (lambda a, m, k=metric: protocol_effect_from_aggregates(a, m, k),
+                                        lambda s, m, k=metric: readmodel.protocol_effect(s, m, k))
+       for metric in readmodel.PROTOCOL_EFFECT_METRICS},
+    "state counts": (lambda a, m: robustness_states_from_aggregates(a), lambda s, m: readmodel.robustness_states(s)),
+    **{f"page's views, part {k}": (lambda a, m, k=k: _flat(robustness_views_from_aggregates(a, m))[k],
+                                   lambda s, m, k=k: _flat(readmodel.robustness_views(s, m))[k]) for k in range(6)},
+}
+def _flat(views: tuple) -> list[pd.DataFrame]:
+    """The page's views (gap, (ranking, rho), effects, states) as one list of frames."""
+    gap, (ranking, rho), effects, states = views
+    return [gap, ranking, rho, *(effects[k] for k in sorted(effects)), states]
+
+
+SUBSETS = {"all": [], "gap": ["gap"], "conflict": ["conflict"]}
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_every_robustness_view_equals_the_per_response_computation(dataset, stale: bool) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, stale)
+    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
+    before = _table_counts(engine)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes
+    models = readmodel.model_catalog(engine)
+    one_domain = [sorted(scores["domain"].unique())[0]]
+    for subset, modes in SUBSETS.items():
+        for domains in ([], one_domain):
+            narrowed, agg = readmodel.filter_scores(scores, modes, domains), filter_aggregates(aggregates, modes, domains)
+            for name, (from_aggregates, from_responses) in VIEWS.items():
+                try:
+                    _same(from_aggregates(agg, models), from_responses(narrowed, models))
+                except AssertionError as error:
+                    raise AssertionError(f"{name}, subset {subset}, domains {domains}: {error}") from error
+
+
+@pytest.mark.parametrize("column", ["origin", "has_protocol"])
+def test_the_new_groups_count_every_response_once(dataset, column: str, request) -> None:
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, False)
+    scores = readmodel.response_scores(engine, run_ids, judge)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    done = aggregates[aggregates["metric"] == RESPONSES_METRIC]
+    want = scores[column].astype(int if column == "has_protocol" else str).value_counts().sort_index()
+    got = done.groupby(column)["responses"].sum().sort_index()
+    pd.testing.assert_series_equal(got, want, check_names=False, check_dtype=False, check_index_type=False)
+    if request.node.callspec.params["dataset"] == "paper":
+        assert len(want) == 2  # both origins and both protocol groups occur at paper scale
