@@ -35,10 +35,22 @@ def app_url(session_url_factory):
         yield served.url, browser
 
 
+# Every visible grid has its scroller and the widths read the same at two polls 250 ms apart: a grid is first drawn at
+# a default width and then sized to its column (a CI run measured four grids at 52 px mid-layout; the screenshot
+# taken right after showed them full width).
+LAID_OUT = f"""() => {{
+    const frames = [...document.querySelectorAll('[data-testid=stDataFrame]')].filter(f => f.checkVisibility());
+    if (frames.length === 0 || frames.some(f => !f.querySelector('.dvn-scroller'))) return false;
+    const now = JSON.stringify(({GRIDS})());
+    const same = window.__gridWidths === now;
+    window.__gridWidths = now;
+    return same;
+}}"""
+
+
 def grids(page) -> list[dict]:
-    """Each data grid's scroller widths, once every grid on the page has drawn."""
-    page.wait_for_function("() => document.querySelectorAll('[data-testid=stDataFrame] .dvn-scroller').length > 0",
-                           timeout=30_000)
+    """Each data grid's scroller widths, once every grid on the page has drawn and its layout has stopped changing."""
+    page.wait_for_function(LAID_OUT, polling=250, timeout=30_000)
     return page.evaluate(GRIDS)
 
 
