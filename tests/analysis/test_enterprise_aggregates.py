@@ -85,6 +85,19 @@ def _set_stale(engine, run_ids: list[int], judge: str, stale: bool) -> None:
     assert bool(stale_summary_runs(engine, run_ids, judge)) is stale
 
 
+def read_both(dataset, stale: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(per-response scores, aggregates, model catalogue) of `dataset` with stored or stale summaries; the aggregate
+    read writes nothing, also when the summaries are stale."""
+    engine, run_ids, judge = dataset
+    _set_stale(engine, run_ids, judge, stale)
+    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
+    before = _table_counts(engine)
+    aggregates = enterprise_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes
+    assert not scores.empty
+    return scores, aggregates, readmodel.model_catalog(engine)  # the leaderboard's model order and marks
+
+
 def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False,
                                   check_index_type=False, check_column_type=False, rtol=0, atol=1e-12)
@@ -129,14 +142,7 @@ SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict
 
 @pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
 def test_every_view_equals_the_per_response_computation(dataset, stale: bool) -> None:
-    engine, run_ids, judge = dataset
-    _set_stale(engine, run_ids, judge, stale)
-    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
-    before = _table_counts(engine)
-    aggregates = enterprise_aggregates(engine, run_ids, judge)
-    assert _table_counts(engine) == before  # reading never writes, also when the summaries are stale
-    assert not scores.empty
-    models = readmodel.model_catalog(engine)  # the leaderboard's model order and marks
+    scores, aggregates, models = read_both(dataset, stale)
     for subset, modes in SUBSETS.items():
         narrowed, agg = readmodel.filter_scores(scores, modes), filter_aggregates(aggregates, modes)
         for name, (from_aggregates, from_responses) in VIEWS.items():

@@ -22,7 +22,14 @@ from core.analysis.readmodel.robustness_aggregates import (
     robustness_views_from_aggregates,
 )
 from core.scoring.summaries import RESPONSES_METRIC
-from tests.analysis.test_enterprise_aggregates import _same, _set_stale, _table_counts, dataset, paper, sample
+from tests.analysis.test_enterprise_aggregates import (
+    _same,
+    _set_stale,
+    dataset,
+    paper,
+    read_both,
+    sample,
+)
 
 __all__ = ["dataset", "paper", "sample"]  # the shared fixtures
 
@@ -52,13 +59,7 @@ SUBSETS = {"all": [], "gap": ["gap"], "conflict": ["conflict"]}
 
 @pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
 def test_every_robustness_view_equals_the_per_response_computation(dataset, stale: bool) -> None:
-    engine, run_ids, judge = dataset
-    _set_stale(engine, run_ids, judge, stale)
-    scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
-    before = _table_counts(engine)
-    aggregates = enterprise_aggregates(engine, run_ids, judge)
-    assert _table_counts(engine) == before  # reading never writes
-    models = readmodel.model_catalog(engine)
+    scores, aggregates, models = read_both(dataset, stale)
     one_domain = [sorted(scores["domain"].unique())[0]]
     for subset, modes in SUBSETS.items():
         for domains in ([], one_domain):
