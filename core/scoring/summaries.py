@@ -182,13 +182,14 @@ def aggregate_select_sql(source: str, run_filter: str = "s.run_id IN ({runs})",
                          response_filter: str = "r.run_id IN ({runs})") -> str:
     """SELECT of metric_aggregate rows for :judge from `source` (response_metric or its SELECT inline) over
     `run_filter` (default: the {runs} placeholder's runs): per run, model, protocol, mode, domain, language, origin,
-    knowledge protocol (has_protocol), metric and state of the done responses, the responses, the values present, their sum and sum of squares (the state
-    decides whether a metric counts a value); plus, per group, one RESPONSES_METRIC row counting its done responses
-    over `response_filter`."""
+    knowledge protocol (has_protocol), metric and state of the done responses, the responses, the values present,
+    their sum and sum of squares (the state decides whether a metric counts a value); plus, per group, one
+    RESPONSES_METRIC row counting its done responses over `response_filter`."""
     groups = (f"r.model_id, i.protocol, {MODE_SQL}, i.domain_id, COALESCE(i.language, ''), COALESCE(i.origin, ''), "
               f"{HAS_PROTOCOL_SQL}")
     named = (f"CAST(:judge AS VARCHAR) AS judge, r.model_id, i.protocol, {MODE_SQL} AS mode, i.domain_id, "
-             f"COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, {HAS_PROTOCOL_SQL} AS has_protocol")
+             f"COALESCE(i.language, '') AS language, COALESCE(i.origin, '') AS origin, "
+             f"{HAS_PROTOCOL_SQL} AS has_protocol")
     return f"""
 SELECT s.run_id, {named}, s.metric, s.state, COUNT(*) AS responses, COUNT(s.value) AS n_values,
        COALESCE(SUM(s.value), 0.0) AS total, COALESCE(SUM(s.value * s.value), 0.0) AS total_sq
@@ -218,8 +219,6 @@ LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP B
 LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
 """
-
-
 
 
 def response_counts_sql(source: str, run_filter: str = "r.run_id IN ({runs})") -> str:
