@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from core.cli import app
 from core.ingest.io import import_file
 from core.review.verification import record_verification
+from core.services.protocol_builds import build_tabs
 from core.store.generated import GeneratedMark, GeneratedPart, generated_mark, query_mark
 from core.store.models import Domain, Instance
 from tests.generated_items import drafted_query_meta, generated_stress_item, write_specs
@@ -119,6 +120,7 @@ def test_build_page_counts_the_marks_of_a_protocol_build(marked, tmp_path) -> No
     at = AppTest.from_file(str(ROOT / "pages/build_benchmark.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
     at.session_state["build_misleading_evidence_result"] = BuildResult(out, 2, ["built 2"])
+    at.session_state["build_tab"] = build_tabs()["misleading_evidence"]  # the build's summary is on its tab
     at.run()
     assert not at.exception, at.exception
     frame = next(d.value for d in at.dataframe if list(d.value.columns) == ["generated", "instances"])
