@@ -107,7 +107,7 @@ def test_adjudication_lists_and_shows_the_mark(marked) -> None:
     for who, decision in (("alice", "accept"), ("bob", "reject")):
         record_verification(seeded.engine, principal(who), stress_id, consistency="consistent", context_valid=True,
                             decision=decision, client_token=f"{who}-mill", overlap=1.0)
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Verification disagreements")
     picked = at.selectbox(key="vadj_pick")
     assert WRITTEN in picked.format_func(picked.value)
     assert "LLM-generated: misleading evidence written by writer-m" in _captions(at)
@@ -302,7 +302,7 @@ def test_label_disagreement_picker_carries_the_mark(marked) -> None:
         for who, extra in (("alice", first), ("bob", second)):
             payload = {**extra, "constraints": {"c1": True, "c2": True, **extra.get("constraints", {})}}
             record_gold_label(seeded.engine, principal(who), rid, payload, f"{who}-{uid}")
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Disagreements")
     options = at.selectbox(key="adj_pick").options
     gap, noisy = (f"response #{seeded.responses[('model-a', u)]} · " for u in ("E-gap", "E-noisy"))
     assert [o for o in options if o.startswith(gap)] == [f"{gap}differs on valid_refusal · {DRAFTED}"]
