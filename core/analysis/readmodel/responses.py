@@ -91,22 +91,42 @@ WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol IN ({{constrai
 ORDER BY r.id
 """
 
-_FAILURE_COUNTS_SQL = """
-SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, SUM(f.verdicts) AS verdicts,
+# the failure_count sums every Figure-4 read returns: verdicts, decided, failed and the six state counts
+_FAILURE_SUMS_SQL = """SUM(f.verdicts) AS verdicts,
        SUM(f.decided) AS decided, SUM(f.failed) AS failed, SUM(f.decided) AS n_scored,
        SUM(f.not_applicable) AS n_not_applicable, SUM(f.unparseable) AS n_unparseable, SUM(f.judge_errors) AS n_error,
-       SUM(f.unjudged) AS n_unscored, SUM(f.skipped) AS n_skipped
+       SUM(f.unjudged) AS n_unscored, SUM(f.skipped) AS n_skipped"""
+FAILURE_SUM_COLUMNS: tuple[str, ...] = ("verdicts", "decided", "failed", "n_scored", "n_not_applicable",
+                                        "n_unparseable", "n_error", "n_unscored", "n_skipped")
+
+_FAILURE_COUNTS_SQL = """
+SELECT m.name AS model, d.name AS domain, f.mode, f.category, f.sub_dimension, """ + _FAILURE_SUMS_SQL + """
 FROM {source} f JOIN model m ON m.id = f.model_id JOIN domain d ON d.id = f.domain_id
 WHERE f.judge = :judge AND f.run_id IN ({runs})
 GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
 """
 
+# Figure 4's bars summed in the database: per model and category (and sub-dimension) over the chosen modes and domains
+_FAILURE_VIEW_SQL = """
+SELECT m.name AS model, {keys}, """ + _FAILURE_SUMS_SQL + """
+FROM {source} f JOIN model m ON m.id = f.model_id{domain_join}
+WHERE f.judge = :judge AND f.run_id IN ({runs}) AND f.mode IN ({modes}){where}
+GROUP BY m.name, {keys}
+"""
 
-def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: str, select_sql: str) -> str:
-    """The stored summary table when every run's summaries are current, else the same SELECT inline (reads only)."""
-    if stale_summary_runs(engine, run_ids, judge):
-        return "(" + runs_sql(select_sql, run_ids) + ")"
-    return table
+_FAILURE_MODES_SQL = """
+SELECT f.mode, SUM(f.verdicts) AS verdicts FROM {source} f WHERE f.judge = :judge AND f.run_id IN ({runs})
+GROUP BY f.mode
+"""
+
+
+def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: str, select_sql: str,
+                    stale: bool | None = None) -> str:
+    """The stored summary table when every run's summaries are current, else the same SELECT inline (reads only);
+    `stale`: whether some are not (None: ask stale_summary_runs)."""
+    if stale is None:
+        stale = bool(stale_summary_runs(engine, run_ids, judge))
+    return "(" + runs_sql(select_sql, run_ids) + ")" if stale else table
 
 
 def metric_source(engine: Engine, run_ids: Sequence[int], judge: str) -> str:
@@ -236,6 +256,41 @@ def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd
     constraints with no verdict of the judge (unjudged)."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL)
     return read_sql(engine, runs_sql(_FAILURE_COUNTS_SQL.replace("{source}", source), run_ids), {"judge": judge})
+
+
+def _placeholders(name: str, values: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """SQL bind placeholders for `values` (:name0, :name1, ...; NULL when there are none) and their parameters."""
+    params = {f"{name}{i}": str(v) for i, v in enumerate(values)}
+    return ", ".join(f":{key}" for key in params) or "NULL", params
+
+
+def failure_count_view(engine: Engine, run_ids: Sequence[int], judge: str, modes: Sequence[str],
+                       domains: Sequence[str] = (), category: str | None = None, *,
+                       stale: bool | None = None) -> pd.DataFrame:
+    """failure_count_rows summed in the database over `modes` and `domains` (empty: every domain): per model and
+    category, or with `category` per model, category and sub-dimension of that category (the rows failure_rates
+    groups, without the domain and mode keys); `stale`: whether some run's summaries are not current (None: ask)."""
+    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
+    mode_marks, params = _placeholders("mode", modes)
+    keys, where, join = "f.category", "", ""
+    if category is not None:
+        keys, where, params["category"] = "f.category, f.sub_dimension", " AND f.category = :category", category
+    if domains:
+        domain_marks, domain_params = _placeholders("domain", domains)
+        join, where, params = " JOIN domain d ON d.id = f.domain_id", where + f" AND d.name IN ({domain_marks})", params | domain_params
+    sql = (_FAILURE_VIEW_SQL.replace("{keys}", keys).replace("{source}", source).replace("{domain_join}", join)
+           .replace("{modes}", mode_marks).replace("{where}", where))
+    frame = read_sql(engine, runs_sql(sql, run_ids), params | {"judge": judge})
+    key_columns = ["model", "category"] + (["sub_dimension"] if category is not None else [])
+    dtypes = dict.fromkeys(key_columns, "str") | dict.fromkeys(FAILURE_SUM_COLUMNS, "int64")  # also with no rows
+    return frame.astype(dtypes)[[*key_columns, *FAILURE_SUM_COLUMNS]]
+
+
+def failure_mode_totals(engine: Engine, run_ids: Sequence[int], judge: str, *, stale: bool | None = None) -> pd.DataFrame:
+    """Constraint verdicts per mode in the runs (mode, verdicts; from failure_count): what modeless_verdicts counts."""
+    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
+    frame = read_sql(engine, runs_sql(_FAILURE_MODES_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    return frame.astype({"verdicts": "int64"})
 
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
