@@ -285,8 +285,9 @@ def failure_count_view(engine: Engine, run_ids: Sequence[int], judge: str, modes
            .replace("{modes}", mode_marks).replace("{where}", where))
     frame = read_sql(engine, runs_sql(sql, run_ids), params | {"judge": judge})
     key_columns = ["model", "category"] + (["sub_dimension"] if category is not None else [])
-    dtypes = dict.fromkeys(key_columns, "str") | dict.fromkeys(FAILURE_SUM_COLUMNS, "int64")  # also with no rows
-    return frame.astype(dtypes)[[*key_columns, *FAILURE_SUM_COLUMNS]]
+    wanted = dict.fromkeys(key_columns, "str") | dict.fromkeys(FAILURE_SUM_COLUMNS, "int64")
+    dtypes = {column: dtype for column, dtype in wanted.items() if frame[column].dtype != dtype}  # e.g. with no rows
+    return (frame.astype(dtypes) if dtypes else frame)[[*key_columns, *FAILURE_SUM_COLUMNS]]
 
 
 def failure_mode_totals(engine: Engine, run_ids: Sequence[int], judge: str, *, stale: bool | None = None) -> pd.DataFrame:
