@@ -14,9 +14,10 @@ from sqlalchemy import text
 
 from core.analysis import readmodel
 from core.analysis.readmodel.states import STATE_COLUMNS
-from core.scoring.summaries import rebuild_summaries, stale_summary_runs
+from core.scoring.summaries import rebuild_summaries
 from core.store.db import make_engine
 from core.store.schema import MODES
+from tests.analysis.test_enterprise_aggregates import _set_stale
 
 pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 
@@ -34,16 +35,6 @@ def paper(session_url_factory, paper_scale_results):
     rebuild_summaries(engine, 1, "heuristic")
     yield engine, [1], "heuristic"
     engine.dispose()
-
-
-def _set_stale(engine, run_ids: list[int], judge: str, stale: bool) -> None:
-    """Current summaries (rebuilt) or stale ones (their fingerprint dropped: the counts are summed inline)."""
-    for run_id in run_ids:
-        rebuild_summaries(engine, run_id, judge)
-    if stale:
-        with engine.begin() as conn:
-            conn.execute(text("DELETE FROM response_score_state WHERE judge = :judge"), {"judge": judge})
-    assert bool(stale_summary_runs(engine, run_ids, judge)) is stale
 
 
 def _table_counts(engine) -> dict[str, int]:
