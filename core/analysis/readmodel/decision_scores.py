@@ -169,9 +169,11 @@ def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str,
     present = run_protocols(engine, run_ids)
     base = response_scores(engine, run_ids, judge) if responses is None else responses
     base = base.assign(protocol=DEFAULT_PROTOCOL, item_uid=base["instance_uid"])
-    costs = read_sql(engine, runs_sql(_COST_SQL, run_ids))
-    frames = [base] + [_keyed(protocol_scores(engine, run_ids, judge, p), p, costs)
-                       for p in present if p not in constraint_protocols()]
+    frames = [base]
+    others = [p for p in present if p not in constraint_protocols()]
+    if others:  # only other protocols' rows take their cost from here (response_scores has the default protocol's)
+        costs = read_sql(engine, runs_sql(_COST_SQL, run_ids))
+        frames += [_keyed(protocol_scores(engine, run_ids, judge, p), p, costs) for p in others]
     frames = [f for f in frames if not f.empty] or [base]
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     combined = combined.reindex(columns=list(dict.fromkeys([*base.columns, *combined.columns])))  # none of the default
