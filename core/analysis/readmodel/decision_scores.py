@@ -212,6 +212,15 @@ def key_states(scores: pd.DataFrame, key: str) -> pd.Series:
     return key_statuses(scores, key).map(VERDICT_STATES).astype(object).fillna(UNJUDGED)
 
 
+def key_state_codes(scores: pd.DataFrame, key: str) -> np.ndarray:
+    """state_codes of key_states(scores, key), without making the stored states Python strings first."""
+    column = f"{key}_state"
+    if column not in scores.columns:
+        return state_codes(key_states(scores, key))
+    codes = state_codes(scores[column])
+    return np.where(scores[column].isna().to_numpy(), STATES.index(UNJUDGED), codes)
+
+
 def _model_intervals(values: np.ndarray | None, at_of: list[np.ndarray], entry: DecisionKey) -> list:
     """stats.interval of `values` at each model's row positions (no values: an empty interval), one
     stats.metric_intervals call per number of rows over those models' columns (column-major, so each column is
@@ -248,7 +257,7 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
         rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
         measured = key in mine.columns
         all_values = mine[key].to_numpy(dtype=float) if measured else None
-        all_codes = state_codes(key_states(mine, key)) if measured else None  # row-wise, counted per model below
+        all_codes = key_state_codes(mine, key) if measured else None  # row-wise, counted per model below
         at_of = [rows_of.get(model, np.empty(0, dtype=np.intp)) for model in models]
         cis = _model_intervals(all_values, at_of, entry)
         for model, at, ci in zip(models, at_of, cis, strict=True):
