@@ -7,7 +7,7 @@ import streamlit as st
 from core.generation import models_admin, run_estimates, run_scope, runs
 from core.ingest.sets import benchmark_sets
 from core.scoring.judges.names import HEURISTIC, judge_label
-from core.scoring.judges.registry import judge_choices
+from core.scoring.judges.registry import judge_ids
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
@@ -62,7 +62,8 @@ conditions = left.multiselect("Conditions", run_scope.protocol_conditions(protoc
                               key="run_conditions", format_func=lambda c: c or "default",
                               placeholder="each protocol's default",
                               help="One item per instance and condition its protocol declares and that applies.")
-judges = left.multiselect("Judges (score after generation, in this order)", judge_choices(engine()),
+judges = left.multiselect("Judges (score after generation, in this order)",
+                          judge_ids(c.name for c in configs if not c.is_baseline),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
 limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, step=10, key="run_limit")

@@ -150,25 +150,35 @@ Pair = tuple[int, PromptKey, int]  # (model id, (instance id, condition), repeat
 @dataclass
 class _Priced:
     """A model of the estimate, its row read once: its config, the book's prompts fitted to its context window, its
-    calls' cache keys per repeat (None for a baseline, which calls nothing) and its per-model tally."""
+    calls' cache keys per repeat (None for a baseline, which calls nothing), and its tally: calls paid, calls cached,
+    input tokens and cost of the paid ones, prompts over its window."""
 
     name: str
     baseline: bool
     config: ModelConfig
     prompts: dict[PromptKey, ItemPrompt]
     keys: dict[int, tuple[ModelConfig, dict[PromptKey, str]]] | None
-    tally: dict[str, float]
+    items: int = 0  # sent or free (a prompt that fails unsent is counted by _count_context)
+    calls: int = 0
+    cached: int = 0
+    input_tokens: int = 0
+    max_cost_usd: float = 0.0
+    over_window: int = 0
+
+    def tally(self) -> dict[str, float]:
+        """The model's line of Estimate.per_model."""
+        return {"calls": self.calls, "cached": self.cached, "max_cost_usd": self.max_cost_usd,
+                "over_window": self.over_window}
 
 
-def _priced(book: PromptBook, model: Model, repeats: set[int], per_model: dict[str, dict[str, float]]) -> _Priced:
-    """The model as the estimate prices it (its tally added to `per_model`)."""
+def _priced(book: PromptBook, model: Model, repeats: set[int]) -> _Priced:
+    """The model as the estimate prices it, nothing counted yet."""
     config = config_from_model(model)
     keys = None
     if not model.is_baseline:
         calls = {repeat: _call_identity(repeat_config(config, repeat)) for repeat in sorted(repeats)}
         keys = {repeat: (call, book.call_keys.setdefault(identity, {})) for repeat, (call, identity) in calls.items()}
-    tally = per_model.setdefault(model.name, {"calls": 0, "cached": 0, "max_cost_usd": 0.0, "over_window": 0})
-    return _Priced(model.name, model.is_baseline, config, book.fitted(config), keys, tally)
+    return _Priced(model.name, model.is_baseline, config, book.fitted(config), keys)
 
 
 def _estimate_pairs(session: Session, pairs: list[Pair], models: dict[int, Model], options: RunOptions,
@@ -177,7 +187,7 @@ def _estimate_pairs(session: Session, pairs: list[Pair], models: dict[int, Model
                         by_condition=dict(Counter(key[1] for _, key, _ in pairs)))
     book = ESTIMATE_CACHE.book(session, version, [key for _, key, _ in pairs], options)
     used = {(model_id, repeat) for model_id, _, repeat in pairs}
-    priced = {model_id: _priced(book, models[model_id], {r for m, r in used if m == model_id}, estimate.per_model)
+    priced = {model_id: _priced(book, models[model_id], {r for m, r in used if m == model_id})
               for model_id in dict.fromkeys([model_id for model_id, _, _ in pairs])}  # per_model in order of the pairs
     items = [(priced[model_id], key, repeat) for model_id, key, repeat in pairs]
     prompts = [model.prompts.get(key) or book.item(model.config, key) for model, key, _ in items]
@@ -187,6 +197,13 @@ def _estimate_pairs(session: Session, pairs: list[Pair], models: dict[int, Model
     sendable = [(model, prompt.tokens, _call_key(model, key, repeat, prompt))
                 for (model, key, repeat), prompt in zip(items, prompts, strict=True) if prompt.error is None]
     _add_to_estimate(estimate, sendable, _cached_keys(session, [call for *_, call in sendable if call]))
+    for model in priced.values():
+        estimate.items += model.items
+        estimate.calls += model.calls
+        estimate.cached += model.cached
+        estimate.input_tokens += model.input_tokens
+        estimate.max_output_tokens += model.calls * model.config.max_output_tokens
+        estimate.per_model[model.name] = model.tally()
     return estimate
 
 
@@ -235,26 +252,25 @@ def _count_context(estimate: Estimate, model: _Priced, prompt: ItemPrompt) -> No
     estimate.over_window += prompt.over_window
     estimate.truncated += prompt.truncated
     estimate.refused += prompt.error is not None
-    model.tally["over_window"] += prompt.over_window
+    model.over_window += prompt.over_window
     if prompt.error is not None:
         estimate.items += 1
 
 
 def _add_to_estimate(estimate: Estimate, sendable: list[tuple[_Priced, int, str | None]], cached: set[str]) -> None:
-    """Count the items sent, in order: a baseline's or a cached call is free; a paid call costs its input tokens
-    and its model's maximum output tokens at the model's prices."""
+    """Count the items sent: a baseline's or a cached call is free; a paid call costs its input tokens and its
+    model's maximum output tokens at the model's prices, the costs summed in item order (overall and per model);
+    the counts are the models', added up by _estimate_pairs."""
     for model, tokens_in, call in sendable:
-        estimate.items += 1
-        per_model = model.tally
-        if model.baseline or call in cached:
-            estimate.cached += 0 if model.baseline else 1
-            per_model["cached"] += 0 if model.baseline else 1
+        model.items += 1
+        if model.baseline:
+            continue
+        if call in cached:
+            model.cached += 1
             continue
         config = model.config
         cost = config.cost_usd(tokens_in, config.max_output_tokens)
-        estimate.calls += 1
-        estimate.input_tokens += tokens_in
-        estimate.max_output_tokens += config.max_output_tokens
         estimate.max_cost_usd += cost
-        per_model["calls"] += 1
-        per_model["max_cost_usd"] += cost
+        model.max_cost_usd += cost
+        model.calls += 1
+        model.input_tokens += tokens_in
