@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from core.analysis import stats
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means
+from core.analysis.readmodel.enterprise_aggregates import id_names
 from core.analysis.readmodel.responses import metric_cells_sql, response_ias, scores_sql, summary_source
 from core.analysis.readmodel.scope import METRICS
 from core.scoring.summaries import stale_summary_runs
@@ -57,12 +58,19 @@ def _coded(values: Sequence[Any]) -> tuple[np.ndarray, tuple[str, ...]]:
     return codes, tuple(str(label) for label in labels)
 
 
+def _coded_ids(ids: Sequence[int], names: dict[int, str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """_coded of the names of `ids` (each id's name looked up once)."""
+    distinct, inverse = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
+    codes, labels = _coded([names[int(i)] for i in distinct])
+    return codes[inverse], labels
+
+
 def _items_sql(engine: Engine, run_ids: Sequence[int], judge: str, metrics: Sequence[str]) -> str:
     """The SELECT behind origin_items: the response id, KEYS, the summary counts and the RAG metrics' counted values."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     joins, cells = metric_cells_sql(stale, run_ids, judge, [m for m in metrics if m not in IAS_METRICS])
     counts = ", ".join(f"COALESCE(s.{c}, 0)" for c in ("n", "judged", "passed", "errors"))
-    columns = (f"r.id, m.name, i.uid, d.name, i.mode, i.origin, {counts}, COALESCE(k.constraints, 0)"
+    columns = (f"r.id, r.model_id, i.uid, i.domain_id, i.mode, i.origin, {counts}, COALESCE(k.constraints, 0)"
                + "".join(f", {value}" for value, _ in cells.values()))
     return scores_sql(columns, summary_source(stale, run_ids), joins, run_ids)
 
@@ -79,7 +87,9 @@ def origin_items(engine: Engine, run_ids: Sequence[int], judge: str,
         result = conn.execute(text(_items_sql(engine, run_ids, judge, metrics)), {"judge": judge})
         rows = result.cursor.fetchall() if result.cursor is not None else []
     columns = list(zip(*rows, strict=True)) if rows else [()] * (11 + len(metrics))
-    coded = dict(zip(KEYS, (_coded(c) for c in columns[1:6]), strict=True))
+    names = id_names(engine)
+    coded = {"model": _coded_ids(columns[1], names["model"]), "instance_uid": _coded(columns[2]),
+             "domain": _coded_ids(columns[3], names["domain"]), "mode": _coded(columns[4]), "origin": _coded(columns[5])}
     model, uid = coded["model"][0], coded["instance_uid"][0]
     if len(np.unique(model.astype(np.int64) * max(len(coded["instance_uid"][1]), 1) + uid)) < len(uid):
         return None

@@ -83,8 +83,7 @@ COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for co
 
 _SCORES_SQL = """
 SELECT {columns}
-FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
-JOIN model m ON m.id = r.model_id {protocol_join}
+FROM response r JOIN instance i ON i.id = r.instance_id {joins}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
 LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
@@ -99,11 +98,11 @@ def summary_source(stale: bool, run_ids: Sequence[int]) -> str:
     return "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
 
 
-def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], protocol_join: str = "") -> str:
+def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], joins: str = "") -> str:
     """SELECT `columns` per done response of a constraint protocol in the runs, in response order: the response r, its
-    instance i, domain d and model m, its instance's constraint count k.constraints, its summary row s of :judge (from
-    `source`, summary_source) and `metric_joins` (metric_cells_sql)."""
-    sql = (_SCORES_SQL.replace("{columns}", columns).replace("{protocol_join}", protocol_join)
+    instance i, `joins`, its instance's constraint count k.constraints, its summary row s of :judge (from `source`,
+    summary_source) and `metric_joins` (metric_cells_sql)."""
+    sql = (_SCORES_SQL.replace("{columns}", columns).replace("{joins}", joins)
            .replace("{source}", source).replace("{metric_joins}", metric_joins))
     return runs_sql(constraint_protocols_sql(sql), run_ids)
 
@@ -222,7 +221,8 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
-    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids, _PROTOCOL_JOIN)
+    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids,
+                     f"JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}")
     out = read_sql(engine, sql, {"judge": judge})
     if out.empty:
         return _empty_scores()
