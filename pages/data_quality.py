@@ -28,7 +28,6 @@ st.caption("Do augmented (synthetic) instances behave like natural ones? Differe
 
 filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
-    scores = results_view.filtered_scores(filters)
     margin = st.slider("Equivalence margin", 0.05, 0.5, 0.2, 0.05, key="dq_margin")
     eq = results_view.equivalence(*results_view.cache_args(filters), margin=margin)
     if eq[["n_natural", "n_augmented"]].min(axis=1).max() == 0:
@@ -50,7 +49,7 @@ if filters:
         charts.show_chart(charts.composition_bars(comp), comp, "benchmark_composition")
     with c2:
         st.caption("Instances in the chosen runs and subset")
-        evaluated = readmodel.evaluated_composition(scores)
+        evaluated = results_view.evaluated_composition(*results_view.cache_args(filters))
         charts.show_chart(charts.composition_bars(evaluated), evaluated, "evaluated_composition")
 
 with st.expander("LLM-generated instances", expanded=True):

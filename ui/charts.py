@@ -304,32 +304,36 @@ def _label_positions(spots: pd.DataFrame) -> dict[str, str]:
 
 def forest(frame: pd.DataFrame, label: str, x_title: str, margin: float | None = None, n: str | None = None) -> go.Figure:
     """Forest plot: point = diff, bar = [ci_low, ci_high] (fractions shown as percentage points, the axis at least
-    ±10 points wide), zero line, optional ± margin; with `n` (a count column) labels of rows on fewer than 30 get †."""
+    ±10 points wide), zero line, optional ± margin; with `n` (a count column) labels of rows on fewer than 30 get †.
+    The figure is built from one spec (one validation pass)."""
     labels = frame[label].astype(str)
     if n is not None:
         labels = labels + np.where(pd.to_numeric(frame[n], errors="coerce") < SMALL_N, " †", "")
     reach = np.nanmax(np.abs(np.r_[frame["ci_low"], frame["ci_high"], frame["diff"], margin or 0.0, 0.1])) * 100 * 1.1
-    fig = go.Figure(go.Scatter(
-        x=frame["diff"] * 100, y=labels, mode="markers",
-        error_x={"type": "data", "symmetric": False, "array": (frame["ci_high"] - frame["diff"]) * 100, "arrayminus": (frame["diff"] - frame["ci_low"]) * 100},
-        marker={"size": 10}, name="difference",
-    ))
-    fig.add_vline(x=0, line_dash="dot", line_color="#888")
+    points = {"type": "scatter", "x": frame["diff"] * 100, "y": labels, "mode": "markers", "marker": {"size": 10},
+              "name": "difference", "error_x": {"type": "data", "symmetric": False,
+                                                "array": (frame["ci_high"] - frame["diff"]) * 100,
+                                                "arrayminus": (frame["diff"] - frame["ci_low"]) * 100}}
+    lines = [_vline(0, "dot", "#888")]
     if margin is not None:
-        for m in (-margin, margin):
-            fig.add_vline(x=m * 100, line_dash="dash", line_color="#d62728")
-    fig.update_layout(xaxis={"title": x_title, "range": [-reach, reach]},
-                      yaxis={"autorange": "reversed"}, margin={"t": 30}, showlegend=False)
-    return fig
+        lines += [_vline(m * 100, "dash", "#d62728") for m in (-margin, margin)]
+    return go.Figure({"data": [points], "layout": {
+        "shapes": lines, "xaxis": {"title": {"text": x_title}, "range": [-reach, reach]},
+        "yaxis": {"autorange": "reversed"}, "margin": {"t": 30}, "showlegend": False}})
+
+
+def _vline(x: float, dash: str, color: str) -> dict:
+    """A vertical line across the plot at `x` (what Figure.add_vline adds)."""
+    return {"type": "line", "x0": x, "x1": x, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain",
+            "line": {"dash": dash, "color": color}}
 
 
 def composition_bars(comp: pd.DataFrame) -> go.Figure:
-    """Instances per domain stacked by mode and origin."""
-    fig = go.Figure()
-    for (mode, origin), d in comp.groupby(["mode", "origin"], sort=True):
-        fig.add_bar(name=f"{mode} · {origin}", x=d["domain"], y=d["instances"])
-    fig.update_layout(barmode="stack", yaxis_title="instances", margin={"t": 30})
-    return fig
+    """Instances per domain stacked by mode and origin (one spec, one validation pass)."""
+    bars = [{"type": "bar", "name": f"{mode} · {origin}", "x": d["domain"], "y": d["instances"]}
+            for (mode, origin), d in comp.groupby(["mode", "origin"], sort=True)]
+    return go.Figure({"data": bars, "layout": {"barmode": "stack", "yaxis": {"title": {"text": "instances"}},
+                                               "margin": {"t": 30}}})
 
 
 COST_LATENCY = {"cost_per_1k": ("Generation cost per 1k instances", "USD"), "latency_min_per_1k": ("Latency per 1k instances (sequential)", "minutes")}

@@ -159,12 +159,41 @@ def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], dom
             {k: e.assign(judge=label) for k, e in effects.items()}, states)
 
 
+@st.cache_data(max_entries=4, show_spinner="Loading scores…")
+def _origin_items(run_ids: tuple[int, ...], judge: str, version: tuple) -> readmodel.OriginItems | None:
+    """The runs' items as arrays for the Data quality page (readmodel.origin_items), cached per data version; None
+    when a model answered an item more than once."""
+    return readmodel.origin_items(engine(), list(run_ids), judge)
+
+
+def _chosen_items(run_ids, judge, modes, domains, version, scope: Scope) -> readmodel.OriginItems | None:
+    """The items of one filter choice, or None where the page reads the per-item frame (repeated items)."""
+    items = _origin_items(run_ids, judge, version)
+    if items is None:
+        return None
+    return readmodel.select_items(items, modes, domains, _in_scope(run_ids, scope, version) if scope.narrowed else None)
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def equivalence(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
                 scope: Scope = Scope(), margin: float = 0.2) -> pd.DataFrame:
     """Natural vs augmented equivalence table for one filter choice and margin."""
-    frame = readmodel.natural_vs_augmented(_chosen(run_ids, judge, modes, domains, version, scope), margin=margin)
+    items = _chosen_items(run_ids, judge, modes, domains, version, scope)
+    if items is None:
+        frame = readmodel.natural_vs_augmented(_chosen(run_ids, judge, modes, domains, version, scope), margin=margin)
+    else:
+        frame = readmodel.origin_equivalence(items, margin=margin)
     return frame.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def evaluated_composition(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                          version: tuple, scope: Scope = Scope()) -> pd.DataFrame:
+    """Distinct evaluated instances by domain, mode and origin for one filter choice."""
+    items = _chosen_items(run_ids, judge, modes, domains, version, scope)
+    if items is None:
+        return readmodel.evaluated_composition(_chosen(run_ids, judge, modes, domains, version, scope))
+    return readmodel.items_composition(items)
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")

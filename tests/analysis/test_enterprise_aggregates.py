@@ -168,6 +168,17 @@ def test_a_narrowed_scope_reads_the_responses() -> None:
     assert results_view.aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
 
 
+def answer_twice(engine) -> None:
+    """The first response answered again (its second repeat, a new response id)."""
+    with engine.begin() as conn:
+        columns = [c.name for c in Response.__table__.columns]
+        listed = ", ".join(f'"{c}"' for c in columns)
+        new = {"id": "(SELECT MAX(id) FROM response) + 1", "repeat": '"repeat" + 1'}  # its second answer
+        copied = ", ".join(new.get(c, f'"{c}"') for c in columns)
+        conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
+                          "WHERE id = (SELECT MIN(id) FROM response)"))
+
+
 @pytest.mark.parametrize("repeat", [pytest.param(False, id="once"), pytest.param(True, id="answered-twice")])
 def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, repeat: bool) -> None:
     """A model answering an item twice (repeats, or overlapping runs): the per-response frame keeps one value per
@@ -178,13 +189,7 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
     make_results(url, n_models=2, n_instances=12, seed=1, with_baselines=False)
     engine = make_engine(url)
     if repeat:
-        with engine.begin() as conn:
-            columns = [c.name for c in Response.__table__.columns]
-            listed = ", ".join(f'"{c}"' for c in columns)
-            new = {"id": "(SELECT MAX(id) FROM response) + 1", "repeat": '"repeat" + 1'}  # its second answer
-            copied = ", ".join(new.get(c, f'"{c}"') for c in columns)
-            conn.execute(text(f"INSERT INTO response ({listed}) SELECT {copied} FROM response "
-                              "WHERE id = (SELECT MIN(id) FROM response)"))
+        answer_twice(engine)
     assert items_repeat(engine, [1]) is repeat
     engine.dispose()
 

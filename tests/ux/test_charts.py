@@ -4,10 +4,12 @@ percent axes 0-100, cost and latency on their own axes, small samples flagged, r
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS
@@ -140,6 +142,44 @@ def test_forest_is_never_a_minus_one_to_one_axis():
     fig = charts.forest(frame, "label", "pts", n="n")
     assert fig.layout.xaxis.range[1] >= 10 and "pts" in fig.layout.xaxis.title.text
     assert list(fig.data[0].y) == ["a †", "b"]
+
+
+FOREST = pd.DataFrame({"label": ["a", "b", "c"], "diff": [0.1, np.nan, -0.05], "ci_low": [0.0, 0.1, -0.2],
+                       "ci_high": [0.2, 0.3, 0.1], "n": [10, 40, 5]})
+
+
+def _forest_trace_by_trace(frame: pd.DataFrame, margin: float | None) -> go.Figure:
+    """The forest plot drawn as before its one-spec build: a scatter, then add_vline per line, then the layout."""
+    labels = frame["label"].astype(str) + np.where(frame["n"] < charts.SMALL_N, " †", "")
+    reach = np.nanmax(np.abs(np.r_[frame["ci_low"], frame["ci_high"], frame["diff"], margin or 0.0, 0.1])) * 110
+    fig = go.Figure(go.Scatter(x=frame["diff"] * 100, y=labels, mode="markers", marker={"size": 10}, name="difference",
+                               error_x={"type": "data", "symmetric": False,
+                                        "array": (frame["ci_high"] - frame["diff"]) * 100,
+                                        "arrayminus": (frame["diff"] - frame["ci_low"]) * 100}))
+    fig.add_vline(x=0, line_dash="dot", line_color="#888")
+    for m in () if margin is None else (-margin, margin):
+        fig.add_vline(x=m * 100, line_dash="dash", line_color="#d62728")
+    fig.update_layout(xaxis={"title": "pts", "range": [-reach, reach]}, yaxis={"autorange": "reversed"},
+                      margin={"t": 30}, showlegend=False)
+    return fig
+
+
+@pytest.mark.parametrize("margin", [pytest.param(0.2, id="margin"), pytest.param(None, id="no-margin"),
+                                    pytest.param(0.05, id="narrow-margin")])
+def test_the_one_spec_forest_is_the_trace_by_trace_figure(margin):
+    got = charts.forest(FOREST, "label", "pts", margin=margin, n="n")
+    assert json.loads(got.to_json()) == json.loads(_forest_trace_by_trace(FOREST, margin).to_json())
+
+
+@pytest.mark.parametrize("rows", [pytest.param(3, id="three-bars"), pytest.param(0, id="empty")])
+def test_the_one_spec_composition_is_the_trace_by_trace_figure(rows):
+    comp = pd.DataFrame({"domain": ["E", "L", "E"], "mode": ["gap", "gap", "noisy"],
+                         "origin": ["natural", "natural", "augmented"], "instances": [3, 4, 5]}).iloc[:rows]
+    want = go.Figure()
+    for (mode, origin), d in comp.groupby(["mode", "origin"], sort=True):
+        want.add_bar(name=f"{mode} · {origin}", x=d["domain"], y=d["instances"])
+    want.update_layout(barmode="stack", yaxis_title="instances", margin={"t": 30})
+    assert json.loads(charts.composition_bars(comp).to_json()) == json.loads(want.to_json())
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,16 @@ from core.analysis.readmodel.corrected import (
     ranking_changes,
     response_uncertainty,
 )
-from core.analysis.readmodel.data_quality import EQUIVALENCE_METRICS, evaluated_composition, natural_vs_augmented
+from core.analysis.readmodel.data_quality import (
+    EQUIVALENCE_METRICS,
+    OriginItems,
+    evaluated_composition,
+    items_composition,
+    natural_vs_augmented,
+    origin_equivalence,
+    origin_items,
+    select_items,
+)
 from core.analysis.readmodel.instructions import (
     INSTRUCTION_METRICS,
     instruction_scores,
@@ -194,7 +203,8 @@ __all__ = [
     "failure_rates", "failure_view", "modeless_verdicts", "verdict_totals_text", "failing_verdicts", "knowledge_gap_view", "conflict_view", "robustness_states", "robustness_views", "RobustnessViews",
     "PROTOCOL_EFFECT_METRICS", "protocol_effect", "SUBSET_ACCURACY", "significance_stars", "paired_comparison", "pair_states",
     "PAIR_STATISTICS", "PairStatistics", "TOST_MARGIN", "paired_t_columns",
-    "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
+    "EQUIVALENCE_METRICS", "natural_vs_augmented", "evaluated_composition", "OriginItems", "origin_items",
+    "select_items", "origin_equivalence", "items_composition", "GOLD_METRICS", "TARGET_CI_WIDTH",
     "LABELS_ONLY", "NO_JUDGE_NOTE",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",

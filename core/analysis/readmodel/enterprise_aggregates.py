@@ -34,6 +34,7 @@ from core.scoring.summaries import (
 )
 
 __all__ = ["IAS_AGGREGATE_METRICS", "enterprise_aggregates", "filter_aggregates", "group_metric_states", "ias_aggregates",
+           "id_names",
            "items_repeat", "domain_metrics_from_aggregates", "domain_pooled_from_aggregates"]
 
 _NAMES_SQL = "SELECT 'model' AS kind, id, name FROM model UNION ALL SELECT 'domain', id, name FROM domain"
@@ -48,12 +49,17 @@ def _response_counts(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.D
     return read_sql(engine, runs_sql(response_counts_sql(source), run_ids), {"judge": judge})
 
 
+def id_names(engine: Engine) -> dict[str, dict[int, str]]:
+    """The names of the models and domains by id, per kind ('model', 'domain')."""
+    names = read_sql(engine, _NAMES_SQL)
+    return {kind: dict(zip(names["id"][names["kind"] == kind].astype("int64"),
+                           names["name"][names["kind"] == kind], strict=True)) for kind in ("model", "domain")}
+
+
 def _named(frame: pd.DataFrame, engine: Engine) -> pd.DataFrame:
     """`frame` with its model and domain ids replaced by their names."""
-    names = read_sql(engine, _NAMES_SQL)
-    for kind in ("model", "domain"):
-        mine = names[names["kind"] == kind]
-        frame[kind] = frame[kind].map(dict(zip(mine["id"].astype("int64"), mine["name"], strict=True)))
+    for kind, names in id_names(engine).items():
+        frame[kind] = frame[kind].map(names)
     return frame
 
 

@@ -76,20 +76,36 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
 
 _PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
 
-_SCORES_SQL = f"""
-SELECT r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
-       r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
-       COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)},
-       {{metric_columns}}
-FROM response r JOIN instance i ON i.id = r.instance_id JOIN domain d ON d.id = i.domain_id
-JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}
+_SCORES_COLUMNS_SQL = f"""
+r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
+r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
+COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
+
+_SCORES_SQL = """
+SELECT {columns}
+FROM response r JOIN instance i ON i.id = r.instance_id {joins}
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id
-LEFT JOIN {{source}} s ON s.response_id = r.id AND s.judge = :judge
-{{metric_joins}}
-WHERE r.status = 'done' AND r.run_id IN ({{runs}}) AND i.protocol IN ({{constraint_protocols}})
+LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
+{metric_joins}
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
 ORDER BY r.id
 """
+
+
+def summary_source(stale: bool, run_ids: Sequence[int]) -> str:
+    """response_score, or for stale runs its SELECT over them inline (reads only)."""
+    return "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
+
+
+def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], joins: str = "") -> str:
+    """SELECT `columns` per done response of a constraint protocol in the runs, in response order: the response r, its
+    instance i, `joins`, its instance's constraint count k.constraints, its summary row s of :judge (from `source`,
+    summary_source) and `metric_joins` (metric_cells_sql)."""
+    sql = (_SCORES_SQL.replace("{columns}", columns).replace("{joins}", joins)
+           .replace("{source}", source).replace("{metric_joins}", metric_joins))
+    return runs_sql(constraint_protocols_sql(sql), run_ids)
+
 
 # the failure_count sums every Figure-4 read returns: verdicts, decided, failed and the six state counts
 _FAILURE_SUMS_SQL = """SUM(f.verdicts) AS verdicts,
@@ -149,18 +165,22 @@ def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
             f"WHERE s.judge = :judge AND s.run_id IN ({{runs}}) AND s.metric IN ({names}) GROUP BY s.response_id")
 
 
-def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
-    """(joins, columns) adding METRIC_NAMES' counted value and state to the scores query (the status follows from the
-    state: state_statuses): stored rows by their primary key (one join per metric), or the inline rows of stale runs
-    pivoted once."""
+def metric_cells_sql(stale: bool, run_ids: Sequence[int], judge: str, metrics: Sequence[str] = METRIC_NAMES
+                     ) -> tuple[str, dict[str, tuple[str, str]]]:
+    """(joins, metric -> (counted value, state) SQL) joining `metrics`' response_metric rows of `judge` onto the
+    response `r`: stored rows by their primary key (one join per metric), or the inline rows of stale runs pivoted once."""
     if stale:
-        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", METRIC_NAMES)
-        joins = f"LEFT JOIN ({pivot}) x ON x.response_id = r.id"
-        cells = {m: (f"x.{m}", f"x.{m}_state") for m in METRIC_NAMES}
-    else:
-        joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
-                         f"AND x_{m}.metric = '{m}'" for m in METRIC_NAMES)
-        cells = {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in METRIC_NAMES}
+        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", metrics)
+        return f"LEFT JOIN ({pivot}) x ON x.response_id = r.id", {m: (f"x.{m}", f"x.{m}_state") for m in metrics}
+    joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
+                     f"AND x_{m}.metric = '{m}'" for m in metrics)
+    return joins, {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in metrics}
+
+
+def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
+    """(joins, columns) adding METRIC_NAMES' counted value and state to the scores query (metric_cells_sql; the status
+    follows from the state: state_statuses)."""
+    joins, cells = metric_cells_sql(stale, run_ids, judge)
     columns = ", ".join(f"{value} AS {m}, COALESCE({state}, '{UNJUDGED}') AS {m}_state" for m, (value, state) in cells.items())
     return joins, columns
 
@@ -225,23 +245,33 @@ def _counted_cost(column: tuple) -> np.ndarray:
     return np.where(np.isnan(values), 0.0, values)
 
 
+def response_ias(n: np.ndarray, judged: np.ndarray, passed: np.ndarray, errors: np.ndarray,
+                 instance_constraints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(constraints, unjudged, Loose IAS, Strict IAS) per response from its summary counts (0 without a summary row):
+    a response counts at least its instance's constraints, and unjudged = not_applicable, ok without a decision, or no
+    verdict of this judge at all for a constraint (ias_from_counts)."""
+    n = np.maximum(n, instance_constraints)
+    unjudged = n - judged - errors
+    loose, strict = ias_from_counts(judged, passed, errors, unjudged)
+    return n, unjudged, loose, strict
+
+
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
-    source = "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
     joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
-    sql = _SCORES_SQL.replace("{source}", source).replace("{metric_joins}", joins).replace("{metric_columns}", columns)
-    fetched = read_columns(engine, runs_sql(constraint_protocols_sql(sql), run_ids), {"judge": judge})
+    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids,
+                     f"JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}")
+    fetched = read_columns(engine, sql, {"judge": judge})
     if not fetched:
         return _empty_scores()
     counts = {c: _counts(fetched[c]) for c in (*COUNT_COLUMNS, "judge_calls")}
-    # unjudged = not_applicable, ok without a decision, or no verdict of this judge at all for a constraint
-    n = np.maximum(counts["n"], _counts(fetched["instance_constraints"]))
-    unjudged = n - counts["judged"] - counts["errors"]
+    n, unjudged, loose, strict = response_ias(counts["n"], counts["judged"], counts["passed"], counts["errors"],
+                                              _counts(fetched["instance_constraints"]))
     out: dict[str, object] = {c: np.array(fetched[c], dtype="int64") for c in ("run_id", "response_id")}
     out |= {c: np.array(fetched[c], dtype=object) for c in ("model", "instance_uid", "domain", "mode", "origin")}
-    out["loose_ias"], out["strict_ias"] = ias_from_counts(counts["judged"], counts["passed"], counts["errors"], unjudged)
+    out["loose_ias"], out["strict_ias"] = loose, strict
     for c in CATEGORIES:
         out[f"loose_{c}"] = ias_from_counts(counts[f"judged_{c}"], counts[f"passed_{c}"], 0, 0)[0]
     states = {m: pd.Series(np.array(fetched[f"{m}_state"], dtype=object)) for m in METRIC_NAMES}
