@@ -73,16 +73,20 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, modes: Sequence[str] = (),
+                          metrics: Sequence[str] = ()) -> pd.DataFrame:
     """The aggregates behind the per-response frame (response_scores) of the done responses of constraint protocols,
     in one frame: the RAG metrics' and the IAS metrics' stored rows (metric_aggregate) when every run's summaries are
-    current, else both aggregated inline (metric_aggregates and ias_aggregates; reads only)."""
+    current, else both aggregated inline (metric_aggregates and ias_aggregates; reads only). Non-empty `modes` or
+    `metrics`: only the rows of those modes or metrics (the stored ones selected by the database)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
-    rag = metric_aggregates(engine, run_ids, judge, stale)
+    rag = metric_aggregates(engine, run_ids, judge, stale, modes, metrics)
     rag = rag[rag["protocol"].isin(list(constraint_protocols()))]
     if not stale:
         return rag.reset_index(drop=True)
-    return pd.concat([rag, ias_aggregates(engine, run_ids, judge)], ignore_index=True)
+    ias = filter_aggregates(ias_aggregates(engine, run_ids, judge), modes)
+    ias = ias[ias["metric"].isin(list(metrics))] if metrics else ias
+    return pd.concat([rag, ias], ignore_index=True)
 
 
 def filter_aggregates(aggregates: pd.DataFrame, modes: Sequence[str] = (), domains: Sequence[str] = (),
