@@ -142,7 +142,7 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         goto(page, f"{url}/domains")
         radar = {t["name"]: t["line"] for t in figure_data(page, 0) if t["type"] == "scatterpolar"}
         goto(page, f"{url}/robustness")
-        page.get_by_role("button", name="Factual conflicts").click()  # the view control: one view's charts at a time
+        page.locator("[data-testid=stButtonGroup]").get_by_text("Factual conflicts").click()  # the view control
         settle(page)
         page.wait_for_function("() => { const p = document.querySelector('.js-plotly-plot');"
                                " return p && p._fullData && p._fullData.every(t => t.type === 'scatter'); }",
