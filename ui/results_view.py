@@ -18,7 +18,13 @@ from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
 from core.analysis.readmodel.leaderboard_aggregates import board_from_aggregates
-from core.analysis.readmodel.robustness_aggregates import robustness_views_from_aggregates
+from core.analysis.readmodel.robustness_aggregates import (
+    conflict_from_aggregates,
+    knowledge_gap_from_aggregates,
+    protocol_effect_from_aggregates,
+    robustness_aggregates,
+    robustness_states_from_aggregates,
+)
 from core.analysis.readmodel.runs import scored_run_list
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
@@ -142,21 +148,62 @@ def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, .
     return readmodel.leaderboard_states(_chosen(run_ids, judge, modes, domains, version, scope))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def robustness(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...], version: tuple,
-               scope: Scope = Scope()) -> readmodel.RobustnessViews:
-    """Knowledge-gap view, conflict view (+ Spearman per paradigm), both protocol effects (each with the judge's
-    label) and the state counts behind them for one filter choice: from the aggregates, or from the responses where
-    the scope or repeated items need them (aggregates_for)."""
-    m, label = models(version), judge_label(judge)
-    aggregates = None if scope.narrowed else _enterprise_aggregates(run_ids, judge, version)
+def _robustness_source(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                       version: tuple, scope: Scope) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """(the Robustness views' aggregates in the chosen subset and domains, None) or, where the scope or repeated items
+    need the responses (aggregates_for), (None, the chosen per-response scores)."""
+    aggregates = None if scope.narrowed else _robustness_aggregates(run_ids, judge, version)
     if aggregates is None:
-        views = readmodel.robustness_views(_chosen(run_ids, judge, modes, domains, version, scope), m)
+        return None, _chosen(run_ids, judge, modes, domains, version, scope)
+    return filter_aggregates(aggregates, modes, domains), pd.DataFrame()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def robustness_gap(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                   version: tuple, scope: Scope = Scope()) -> pd.DataFrame:
+    """The knowledge-gap view (readmodel.knowledge_gap_view) for one filter choice, with the judge's label."""
+    aggregates, chosen = _robustness_source(run_ids, judge, modes, domains, version, scope)
+    if aggregates is None:
+        gap = readmodel.knowledge_gap_view(chosen, models(version))
     else:
-        views = robustness_views_from_aggregates(filter_aggregates(aggregates, modes, domains), m)
-    gap, (per_model, correlations), effects, states = views
-    return (gap.assign(judge=label), (per_model.assign(judge=label), correlations),
-            {k: e.assign(judge=label) for k, e in effects.items()}, states)
+        gap = knowledge_gap_from_aggregates(aggregates, models(version))
+    return gap.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def robustness_conflict(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                        version: tuple, scope: Scope = Scope()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The conflict ranking (with the judge's label) and Spearman's rho per paradigm (readmodel.conflict_view) for
+    one filter choice."""
+    aggregates, chosen = _robustness_source(run_ids, judge, modes, domains, version, scope)
+    if aggregates is None:
+        per_model, correlations = readmodel.conflict_view(chosen, models(version))
+    else:
+        per_model, correlations = conflict_from_aggregates(aggregates, models(version))
+    return per_model.assign(judge=judge_label(judge)), correlations
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def robustness_effect(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                      version: tuple, scope: Scope = Scope(), metric: str = "rejection") -> pd.DataFrame:
+    """The knowledge-protocol effect on `metric` (readmodel.protocol_effect) for one filter choice, with the judge's
+    label."""
+    aggregates, chosen = _robustness_source(run_ids, judge, modes, domains, version, scope)
+    if aggregates is None:
+        effect = readmodel.protocol_effect(chosen, models(version), metric)
+    else:
+        effect = protocol_effect_from_aggregates(aggregates, models(version), metric)
+    return effect.assign(judge=judge_label(judge))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def robustness_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                      version: tuple, scope: Scope = Scope(), metrics: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The state counts behind the Robustness views' `metrics` (readmodel.robustness_states) for one filter choice."""
+    aggregates, chosen = _robustness_source(run_ids, judge, modes, domains, version, scope)
+    if aggregates is None:
+        return readmodel.robustness_states(chosen, metrics)
+    return robustness_states_from_aggregates(aggregates, metrics)
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading scores…")
@@ -202,6 +249,15 @@ def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple)
     if items_repeat(engine(), list(run_ids)):
         return None
     return enterprise_aggregates(engine(), list(run_ids), judge)
+
+
+@st.cache_data(max_entries=8, show_spinner="Loading scores…")
+def _robustness_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
+    """The runs' aggregates of the Robustness views (readmodel robustness_aggregates), or None when a model answered
+    an item more than once in them (items_repeat)."""
+    if items_repeat(engine(), list(run_ids)):
+        return None
+    return robustness_aggregates(engine(), list(run_ids), judge)
 
 
 def aggregates_for(f: Filters) -> pd.DataFrame | None:

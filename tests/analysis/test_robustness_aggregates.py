@@ -18,6 +18,7 @@ from core.analysis.readmodel.robustness_aggregates import (
     conflict_from_aggregates,
     knowledge_gap_from_aggregates,
     protocol_effect_from_aggregates,
+    robustness_aggregates,
     robustness_states_from_aggregates,
     robustness_views_from_aggregates,
 )
@@ -25,6 +26,7 @@ from core.scoring.summaries import RESPONSES_METRIC
 from tests.analysis.test_enterprise_aggregates import (
     _same,
     _set_stale,
+    _table_counts,
     dataset,
     paper,
     read_both,
@@ -67,6 +69,54 @@ def test_every_robustness_view_equals_the_per_response_computation(dataset, stal
             for name, (from_aggregates, from_responses) in VIEWS.items():
                 try:
                     _same(from_aggregates(agg, models), from_responses(narrowed, models))
+                except AssertionError as error:
+                    raise AssertionError(f"{name}, subset {subset}, domains {domains}: {error}") from error
+
+
+# name -> a view of the page (as results_view computes it) from the aggregates, given (aggregates, models)
+PAGE_VIEWS: dict[str, Callable] = {
+    "knowledge gap": knowledge_gap_from_aggregates,
+    "conflict ranking": lambda a, m: conflict_from_aggregates(a, m)[0],
+    "conflict Spearman": lambda a, m: conflict_from_aggregates(a, m)[1],
+    **{f"protocol effect on {k}": (lambda a, m, k=k: protocol_effect_from_aggregates(a, m, k))
+       for k in readmodel.PROTOCOL_EFFECT_METRICS},
+    "gap view's states": lambda a, m: robustness_states_from_aggregates(a, ("loose_knowledge_protocol", "rejection")),
+    "conflict view's states": lambda a, m: robustness_states_from_aggregates(a, ("conflict_recognition", "coverage")),
+    "effect view's states": lambda a, m: robustness_states_from_aggregates(a, ("conflict_recognition",)),
+}
+
+
+def _states_of(states: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of the per-response state counts a view's states read (the metrics its name says)."""
+    metrics = {"gap": ["loose_knowledge_protocol", "rejection"], "conflict": ["conflict_recognition", "coverage"],
+               "effect": ["conflict_recognition"]}[name.split(" ")[0]]
+    return pd.concat([states[states["metric"] == m] for m in metrics], ignore_index=True)
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_the_pages_narrowed_read_gives_every_view_of_the_full_read(dataset, stale: bool) -> None:
+    """The page reads only its subsets' and metrics' aggregates (robustness_aggregates, selected by the database) and
+    builds one view at a time, the states of its metrics only: each equals the per-response computation to 1e-12."""
+    scores, _, models = read_both(dataset, stale)
+    engine, run_ids, judge = dataset
+    before = _table_counts(engine)
+    narrowed = robustness_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes
+    assert set(narrowed["mode"]) <= {"gap", "conflict"} and len(narrowed) > 0
+    one_domain = [sorted(scores["domain"].unique())[0]]
+    for subset, modes in SUBSETS.items():
+        for domains in ([], one_domain):
+            chosen, agg = readmodel.filter_scores(scores, modes, domains), filter_aggregates(narrowed, modes, domains)
+            want = {"knowledge gap": readmodel.knowledge_gap_view(chosen, models),
+                    "conflict ranking": readmodel.conflict_view(chosen, models)[0],
+                    "conflict Spearman": readmodel.conflict_view(chosen, models)[1],
+                    **{f"protocol effect on {k}": readmodel.protocol_effect(chosen, models, k)
+                       for k in readmodel.PROTOCOL_EFFECT_METRICS}}
+            states = readmodel.robustness_states(chosen)
+            for name, view in PAGE_VIEWS.items():
+                expected = want[name] if name in want else _states_of(states, name)
+                try:
+                    _same(view(agg, models), expected)
                 except AssertionError as error:
                     raise AssertionError(f"{name}, subset {subset}, domains {domains}: {error}") from error
 

@@ -142,11 +142,14 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         goto(page, f"{url}/domains")
         radar = {t["name"]: t["line"] for t in figure_data(page, 0) if t["type"] == "scatterpolar"}
         goto(page, f"{url}/robustness")
-        page.get_by_role("tab", name="Factual conflicts").click()
+        page.locator("[data-testid=stButtonGroup]").get_by_text("Factual conflicts").click()  # the view control
         settle(page)
+        page.wait_for_function("() => { const p = document.querySelector('.js-plotly-plot');"
+                               " return p && p._fullData && p._fullData.every(t => t.type === 'scatter'); }",
+                               timeout=30_000)  # the scatter has replaced the gap view's bars
         charts_drawn(page)
-        scatter = {t["text"][0]: t["marker"] for t in figure_data(page, 1)}
-        points = [b for b in label_boxes(page, 1) if b["cls"].startswith("textpoint")]
+        scatter = {t["text"][0]: t["marker"] for t in figure_data(page, 0)}
+        points = [b for b in label_boxes(page, 0) if b["cls"].startswith("textpoint")]
         assert len(points) == len(scatter) and overlaps(points) == []  # close models keep their labels apart
         shared = set(radar) & set(scatter)
         assert len(shared) >= 4 and {m: radar[m] for m in shared} == {m: scatter[m] for m in shared}

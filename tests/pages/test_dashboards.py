@@ -134,17 +134,28 @@ def test_constraint_errors_views(app, db_url, level, view, y_key):
     assert set(table["reason"]) == {"synthetic verdict"} and len(table) > 0
 
 
-def test_robustness_tabs(app, expected):
+def test_robustness_views(app, expected):
+    """Each view (chosen in the view control; only the chosen one is built) shows its chart from the per-response
+    numbers; the protocol effect its table too."""
     at = app("robustness")
     assert not at.exception, at.exception
     scores, models = expected
-    gap_fig, scatter, forest = specs(at)
+    assert at.segmented_control(key="rb_view").value == "gap"
+    [gap_fig] = specs(at)  # only the chosen view's chart
     gap = scores[scores["mode"] == "gap"]
     rejection = {t["name"]: t for t in gap_fig["data"]}["Rejection accuracy"]
     assert dict(zip(values(rejection["x"]), values(rejection["y"]), strict=True)) == pytest.approx((gap.groupby("model")["rejection"].mean() * 100).to_dict())
+
+    at.segmented_control(key="rb_view").set_value("conflict").run()
+    assert not at.exception, at.exception
+    [scatter] = specs(at)
     conflict = scores[scores["mode"] == "conflict"].groupby("model")["conflict_recognition"].mean() * 100
     points = {name: y for t in scatter["data"] for name, y in zip(values(t["text"]), values(t["y"]), strict=True)}
     assert points == pytest.approx(conflict.to_dict())
+
+    at.segmented_control(key="rb_view").set_value("protocol").run()
+    assert not at.exception, at.exception
+    [forest] = specs(at)
     effect = readmodel.protocol_effect(scores, models, "rejection").dropna(subset=["diff"])
     assert values(forest["data"][0]["x"]) == pytest.approx((effect["diff"] * 100).tolist())
     effect_table = next(f.value for f in at.dataframe if "test" in f.value)  # the drill-down's tables follow it

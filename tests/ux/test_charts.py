@@ -135,6 +135,9 @@ def test_cost_and_latency_have_their_own_axes_and_units():
     assert fig.data[0].yaxis == "y" and fig.data[1].yaxis == "y2"
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] > 0  # all-zero cost: 0..1, never -1..1
     assert fig.layout.yaxis2.range[1] > 30.05  # above the highest CI
+    # its cached grid leaves out make_subplots' template (validated on every figure): the figure gets the default one
+    assert fig.to_dict()["layout"]["template"] == go.Figure().to_dict()["layout"]["template"]
+    assert [a["text"] for a in fig.layout.annotations] == [f"{t} ({u})" for t, u in charts.COST_LATENCY.values()]
 
 
 def test_forest_is_never_a_minus_one_to_one_axis():

@@ -35,12 +35,22 @@ WHERE a.judge = :judge AND a.run_id IN ({runs})
 """
 
 
-def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale: bool | None = None) -> pd.DataFrame:
+def rows_in(column: str, values: Sequence[str], name: str) -> tuple[str, dict[str, str]]:
+    """An SQL condition ' AND <column> IN (:<name>0, ...)' and its parameters; no condition when `values` is empty."""
+    if not values:
+        return "", {}
+    params = {f"{name}{i}": str(v) for i, v in enumerate(values)}
+    return f" AND {column} IN ({', '.join(':' + k for k in params)})", params
+
+
+def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale: bool | None = None,
+                      modes: Sequence[str] = (), metrics: Sequence[str] = ()) -> pd.DataFrame:
     """The runs' metric aggregates under `judge` (AGGREGATE_FRAME_COLUMNS; the done responses per group as metric
     RESPONSES_METRIC), model and domain by name: the stored rows when every run's summaries are current (`stale`
     False; None: ask stale_summary_runs), which also hold the IAS sums the summarise stage stores
     (core.scoring.ias_sums); else the response-level metrics aggregated inline over the verdicts, without the IAS
-    sums (readmodel.enterprise_aggregates adds them; reads only)."""
+    sums (readmodel.enterprise_aggregates adds them; reads only). Non-empty `modes` or `metrics` read only the rows
+    of those modes or metrics (the same rows filter_aggregates keeps, selected by the database)."""
     if stale is None:
         stale = bool(stale_summary_runs(engine, run_ids, judge))
     if stale:
@@ -48,7 +58,10 @@ def metric_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale:
         source = "(" + aggregate_select_sql(inline) + ")"
     else:
         source = "metric_aggregate"
-    frame = read_sql(engine, runs_sql(_NAMED_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    in_modes, mode_params = rows_in("a.mode", modes, "mode")
+    in_metrics, metric_params = rows_in("a.metric", metrics, "metric")
+    sql = runs_sql(_NAMED_SQL.replace("{source}", source), run_ids) + in_modes + in_metrics
+    frame = read_sql(engine, sql, {"judge": judge} | mode_params | metric_params)
     frame = frame.reindex(columns=list(AGGREGATE_FRAME_COLUMNS))
     for column in ("responses", "n_values", "has_protocol"):
         frame[column] = frame[column].fillna(0).astype("int64")

@@ -79,16 +79,20 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
+def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, modes: Sequence[str] = (),
+                          metrics: Sequence[str] = ()) -> pd.DataFrame:
     """The aggregates behind the per-response frame (response_scores) of the done responses of constraint protocols,
     in one frame: the RAG metrics' and the IAS metrics' stored rows (metric_aggregate) when every run's summaries are
-    current, else both aggregated inline (metric_aggregates and ias_aggregates; reads only)."""
+    current, else both aggregated inline (metric_aggregates and ias_aggregates; reads only). Non-empty `modes` or
+    `metrics`: only the rows of those modes or metrics (the stored ones selected by the database)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
-    rag = metric_aggregates(engine, run_ids, judge, stale)
+    rag = metric_aggregates(engine, run_ids, judge, stale, modes, metrics)
     rag = rag[rag["protocol"].isin(list(constraint_protocols()))]
     if not stale:
         return rag.reset_index(drop=True)
-    return pd.concat([rag, ias_aggregates(engine, run_ids, judge)], ignore_index=True)
+    ias = filter_aggregates(ias_aggregates(engine, run_ids, judge), modes)
+    ias = ias[ias["metric"].isin(list(metrics))] if metrics else ias
+    return pd.concat([rag, ias], ignore_index=True)
 
 
 def filter_aggregates(aggregates: pd.DataFrame, modes: Sequence[str] = (), domains: Sequence[str] = (),
@@ -122,12 +126,14 @@ def group_metric_states(aggregates: pd.DataFrame, by: Sequence[str], metrics: Se
     keys = done.index
     key_codes = keys.get_indexer(pd.MultiIndex.from_frame(mine[by]) if len(by) > 1 else pd.Index(mine[by[0]]))
     metric_codes = pd.Index(list(metrics)).get_indexer(mine["metric"])
-    state = mine["state"].to_numpy(dtype=object)
-    state_codes = pd.Index(list(STATES)).get_indexer(np.where(np.isin(state, list(VERDICT_STATES.values())), state,
-                                                              "unjudged"))
-    counted = np.zeros(len(mine), dtype=bool)
+    raw_states = pd.Index(list(STATES)).get_indexer(mine["state"])  # -1 (a state outside STATES): the last column
+    held = np.zeros(len(STATES) + 1, dtype=bool)
+    held[[STATES.index(s) for s in VERDICT_STATES.values()]] = True
+    state_codes = np.where(held[raw_states], raw_states, STATES.index("unjudged"))  # a state no verdict holds
+    counts_in_mean = np.zeros((len(metrics), len(STATES) + 1), dtype=bool)
     for j, metric in enumerate(metrics):
-        counted |= (metric_codes == j) & np.isin(state, _counted(metric))
+        counts_in_mean[j, [STATES.index(s) for s in _counted(metric)]] = True
+    counted = counts_in_mean[metric_codes, raw_states]
     k, m, width = len(keys), len(metrics), len(STATES)
     cell = key_codes * m + metric_codes
     table = np.bincount(cell * width + state_codes, weights=mine["responses"].to_numpy(dtype=float),

@@ -28,7 +28,7 @@ from core.analysis.readmodel.leaderboard import (
 )
 from core.analysis.readmodel.scope import COST_METRICS, QUALITY_METRICS, model_order, with_model_info
 from core.analysis.readmodel.states import STATE_COLUMNS
-from core.metrics import VERDICT_STATES, MetricDeclaration, get_metric
+from core.metrics import STATES, VERDICT_STATES, MetricDeclaration, get_metric
 from core.scoring.summaries import RESPONSES_METRIC
 
 EQUAL_SHARE = 1e-10
@@ -49,24 +49,34 @@ def with_over_abstention(aggregates: pd.DataFrame) -> pd.DataFrame:
 def _counted_mask(aggregates: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:
     """Rows of the aggregates whose metric is one of `metrics` and whose state that metric counts in its mean (the
     gap's helpers, named with a leading '_', count every row)."""
-    metric, state = aggregates["metric"].to_numpy(dtype=object), aggregates["state"].to_numpy(dtype=object)
-    mask = np.zeros(len(aggregates), dtype=bool)
-    for key in metrics:
-        mine = metric == key
-        if not key.startswith("_"):
-            mine &= np.isin(state, [VERDICT_STATES[s] for s in get_metric(key).counted_statuses()])
-        mask |= mine
-    return mask
+    keys = list(dict.fromkeys(metrics))
+    # counted[metric code, state code]; code -1 (a metric not asked for, a state outside STATES) is the last row/column
+    counted = np.zeros((len(keys) + 1, len(STATES) + 1), dtype=bool)
+    for i, key in enumerate(keys):
+        if key.startswith("_"):
+            counted[i, :] = True
+        else:
+            counted[i, [STATES.index(VERDICT_STATES[s]) for s in get_metric(key).counted_statuses()]] = True
+    metric_codes = pd.Index(keys).get_indexer(aggregates["metric"])
+    state_codes = pd.Index(list(STATES)).get_indexer(aggregates["state"])
+    return counted[metric_codes, state_codes]
 
 
 def model_sums(aggregates: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Per metric: n, sum and sum of squares of its counted values per model with a done response (sorted)."""
-    models = sorted(aggregates.loc[aggregates["metric"] == RESPONSES_METRIC, "model"].unique())
+    """Per metric: n, sum and sum of squares of its counted values per model with a done response (sorted; 0 where a
+    model has none), summed in one bincount per column over (metric, model) cells."""
+    models = pd.Index(sorted(aggregates.loc[aggregates["metric"] == RESPONSES_METRIC, "model"].unique()), name="model")
     counted = aggregates[_counted_mask(aggregates, metrics)]
-    sums = counted.groupby(["metric", "model"], sort=True)[["n_values", "total", "total_sq"]].sum()
-    present = set(sums.index.get_level_values(0))
-    empty = pd.DataFrame(0, index=pd.Index(models, name="model"), columns=["n_values", "total", "total_sq"])
-    return {m: sums.loc[m].reindex(models, fill_value=0) if m in present else empty for m in metrics}
+    model_codes = models.get_indexer(counted["model"])
+    cells = pd.Index(list(metrics)).get_indexer(counted["metric"]) * len(models) + model_codes
+    mine, size = model_codes >= 0, len(metrics) * len(models)
+    n = np.bincount(cells[mine], weights=counted["n_values"].to_numpy(dtype=float)[mine], minlength=size)
+    total, total_sq = (np.bincount(cells[mine], weights=counted[c].to_numpy(dtype=float)[mine], minlength=size)
+                       for c in ("total", "total_sq"))
+    shape = (len(metrics), len(models))
+    n, total, total_sq = n.reshape(shape).astype("int64"), total.reshape(shape), total_sq.reshape(shape)
+    return {m: pd.DataFrame({"n_values": n[i], "total": total[i], "total_sq": total_sq[i]}, index=models)
+            for i, m in enumerate(metrics)}
 
 
 def _moments(n: np.ndarray, total: np.ndarray, total_sq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -110,20 +120,21 @@ def gap_bounds_from_sums(sums: dict[str, pd.DataFrame], confidence: float = 0.95
     """leaderboard.gap_bounds from the sums of the per-response bounds (_gap_lo, _gap_hi) and of the responses with
     an undetermined constraint (_gap_hidden)."""
     lo, hi, hidden = sums["_gap_lo"], sums["_gap_hi"], sums["_gap_hidden"]
+    ns, undetermined = lo["n_values"].to_numpy(dtype="int64"), hidden["total"].to_numpy(dtype=float)
+    columns = {s: (lo[s].to_numpy(dtype=float), hi[s].to_numpy(dtype=float)) for s in ("total", "total_sq")}
     rows = []
-    for model in lo.index:
-        n = int(lo.at[model, "n_values"])
-        undetermined = int(round(float(hidden.at[model, "total"])))
+    for i, model in enumerate(lo.index):
+        n, hidden_n = int(ns[i]), int(round(float(undetermined[i])))
         if n < 2:
             rows.append({"model": model, "bound_low": np.nan, "bound_high": np.nan, "responses": n,
-                         "undetermined": undetermined})
+                         "undetermined": hidden_n})
             continue
         q = st.t.ppf(1 - (1 - confidence) / 2, n - 1)
-        (m_lo, v_lo, _), (m_hi, v_hi, _) = (_moments(np.array([float(n)]), np.array([s.at[model, "total"]]),
-                                                     np.array([s.at[model, "total_sq"]])) for s in (lo, hi))
+        (m_lo, v_lo, _), (m_hi, v_hi, _) = (_moments(np.array([float(n)]), np.array([columns["total"][j][i]]),
+                                                     np.array([columns["total_sq"][j][i]])) for j in (0, 1))
         rows.append({"model": model, "bound_low": float(max(m_lo[0] - q * np.sqrt(v_lo[0]) / np.sqrt(n), -1.0)),
                      "bound_high": float(min(m_hi[0] + q * np.sqrt(v_hi[0]) / np.sqrt(n), 1.0)), "responses": n,
-                     "undetermined": undetermined})
+                     "undetermined": hidden_n})
     return pd.DataFrame(rows, columns=GAP_BOUND_COLUMNS)
 
 
@@ -133,12 +144,13 @@ def _spread(n: float, total: float, total_sq: float, mean: float) -> float:
     return 0.0 if equal[0] or n < 2 else float(var[0] * (n - 1) + n * (total / n - mean) ** 2) / n**2
 
 
-def _gap_interval_from_sums(sums: dict[str, pd.DataFrame], model: str, shown: dict[str, dict]) -> tuple[float, float]:
+def _gap_interval_from_sums(sums: dict[str, dict[str, dict[str, float]]], model: str,
+                            shown: dict[str, dict]) -> tuple[float, float]:
     """leaderboard._gap_interval from sums: the correlation of the two means from Loose and Strict IAS's sums and
     Loose IAS's sum over the responses with a determined Strict IAS (there Loose IAS is 1 where Strict IAS is)."""
     (m_l, l_l, u_l, n_l), (m_s, l_s, u_s, n_s) = ((shown[k]["value"], shown[k]["ci_low"], shown[k]["ci_high"],
                                                    shown[k]["n"]) for k in ("loose_ias", "strict_ias"))
-    loose, strict, both = (sums[k].loc[model] for k in ("loose_ias", "strict_ias", "_loose_strict"))
+    loose, strict, both = (sums[k][model] for k in ("loose_ias", "strict_ias", "_loose_strict"))
     s_l = _spread(float(loose["n_values"]), float(loose["total"]), float(loose["total_sq"]), m_l)
     s_s = _spread(float(strict["n_values"]), float(strict["total"]), float(strict["total_sq"]), m_s)
     n_b, sum_ls, sum_l, sum_s = float(both["n_values"]), float(strict["total"]), float(both["total"]), float(
@@ -154,7 +166,8 @@ def _gap_interval_from_sums(sums: dict[str, pd.DataFrame], model: str, shown: di
 def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict], bounds: pd.DataFrame) -> list[dict]:
     """leaderboard._gap_rows from the sums and the gap's bound table (gap_bounds_from_sums)."""
     by_model = bounds.set_index("model")
-    return [gap_row(model, shown, by_model, partial(_gap_interval_from_sums, sums, model, shown))
+    rows = {k: sums[k].to_dict("index") for k in ("loose_ias", "strict_ias", "_loose_strict")}  # model -> its sums
+    return [gap_row(model, shown, by_model, partial(_gap_interval_from_sums, rows, model, shown))
             for model, shown in shown_rows(means).items()]
 
 

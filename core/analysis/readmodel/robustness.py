@@ -94,9 +94,10 @@ ROBUSTNESS_SUBSETS = {"loose_knowledge_protocol": "gap", "rejection": "gap", "co
                       "coverage": "conflict"}
 
 
-def robustness_states(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per model and metric of the Robustness views: the count of each score state among its subset's responses."""
-    frames = [metric_state_counts(scores[scores["mode"] == mode], [metric]) for metric, mode in ROBUSTNESS_SUBSETS.items()]
+def robustness_states(scores: pd.DataFrame, metrics: Sequence[str] = tuple(ROBUSTNESS_SUBSETS)) -> pd.DataFrame:
+    """Per model and metric of the Robustness views (or of `metrics`): the count of each score state among its
+    subset's responses."""
+    frames = [metric_state_counts(scores[scores["mode"] == ROBUSTNESS_SUBSETS[metric]], [metric]) for metric in metrics]
     return pd.concat(frames, ignore_index=True)
 
 
