@@ -121,9 +121,11 @@ class OffHost:
             route.abort()
 
 
-def new_context(browser, off_host: OffHost | None = None, width: int = 1440, height: int = 1000):
-    """A browser context at `width` px that blocks (and records in `off_host`) every request off 127.0.0.1."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def new_context(browser, off_host: OffHost | None = None, width: int = 1440, height: int = 1000,
+                storage_state: dict | None = None):
+    """A browser context at `width` px (with the cookies of `storage_state`, if given) that blocks (and records in
+    `off_host`) every request off 127.0.0.1."""
+    context = browser.new_context(viewport={"width": width, "height": height}, storage_state=storage_state)
     context.set_default_timeout(20_000)
     context.route("**/*", (off_host or OffHost()).route)
     return context

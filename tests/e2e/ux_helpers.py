@@ -77,12 +77,25 @@ def no_exception(page) -> None:
     assert not errors.count(), errors.first.inner_text()
 
 
+# The cookies of each sign-in through the form, by (browser, server URL, user): a module's browser and servers are its
+# own, so a state never outlives the module's server nor reaches another module's.
+_SIGNED_IN: dict[tuple[object, str, str], dict] = {}
+
+
 @contextmanager
 def signed_in(browser, url: str, user: str, password: str) -> Iterator:
-    """A page of a new browser context signed in as `user` (closed afterwards)."""
-    page = new_context(browser).new_page()
+    """A page of a new browser context signed in as `user` (closed afterwards), open at `url`: through the sign-in
+    form the first time in this browser on this server, then with that sign-in's cookies in a fresh context (the app
+    must show the user signed in on opening `url`)."""
+    state = _SIGNED_IN.get((browser, url, user))
+    page = new_context(browser, storage_state=state).new_page()
     try:
-        sign_in(page, url, user, password)
+        if state is None:
+            sign_in(page, url, user, password)
+            _SIGNED_IN[(browser, url, user)] = page.context.storage_state()
+        else:
+            goto(page, url)
+            page.get_by_text(f"Signed in as {user}").wait_for(timeout=30_000)
         yield page
     finally:
         page.context.close()
