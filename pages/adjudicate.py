@@ -59,46 +59,46 @@ experts_domains = active_experts(engine())
 experts = list(experts_domains)
 labelable = labelable_run(engine(), runs, experts_domains)
 
-sample_tab, adjudicate_tab, verify_tab, progress_tab, io_tab, plan_tab = st.tabs(
-    ["Draw a sample", "Disagreements", "Verification disagreements", "Expert progress", "Export / import",
-     "Plan the next labels"])
 
-with sample_tab, st.form("draw_sample"):
-    run = st.selectbox("Run", runs, index=labelable if runs else None, format_func=lambda r: r.label,
-                       key="sample_run", help="Opens on the newest run two experts' domains can cover.")
-    evidence = design_evidence()
-    strategy = st.radio("How to choose", SAMPLING_STRATEGIES, horizontal=True, key="sample_strategy",
-                        format_func={"stratified": "stratified by domain, mode and model (default)",
-                                     "uncertainty": "where the judges are least sure (10% uniform)",
-                                     "active": "active inference (half where the judges are least sure, half uniform)"
-                                     }.get,
-                        help="Every way records each response's inclusion probability, so the judge-corrected "
-                             "estimates stay unbiased.")
-    for name in SAMPLING_STRATEGIES:  # what the product's own benchmark measured, the default's gain included
-        if name in evidence:
-            st.caption(plain_markdown(evidence[name]))
-    size = st.number_input("Responses to sample (expected number)", 1, 5000, DEFAULT_SAMPLE_SIZE)
-    chosen = st.multiselect("Experts (each response goes to two of them whose domains cover it)", experts,
-                            default=experts, key="sample_experts",
-                            format_func=lambda e: f"{e} ({', '.join(experts_domains[e]) or 'every domain'})")
-    seed = st.number_input("Random seed", 0, 10_000, 0)
-    if st.form_submit_button("Draw sample and assign", type="primary") and run is not None:
-        report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed),
-                                                        strategy=strategy))
-        if report:
-            st.success(f"Sampled {report.sampled} responses, {report.assignments} assignments (batch {report.batch}).")
-            st.dataframe(pd.DataFrame({"stratum": list(report.strata), "responses": list(report.strata.values())}),
-                         hide_index=True)
-            if report.uncovered:
-                st.warning("Not sampled, because fewer than two of the chosen experts cover their domain: "
-                           + "; ".join(f"{d} ({n} responses)" for d, n in report.uncovered.items())
-                           + ". Give more experts these domains on the Users page, then draw again; until then the "
-                           "judge-corrected estimates do not cover them.", icon=":material/warning:")
-
-with sample_tab:
+def _draw_sample() -> None:
+    """Draw a stratified sample of a run for two experts each, and the sample's blinding."""
+    with st.form("draw_sample"):
+        run = st.selectbox("Run", runs, index=labelable if runs else None, format_func=lambda r: r.label,
+                           key="sample_run", help="Opens on the newest run two experts' domains can cover.")
+        evidence = design_evidence()
+        strategy = st.radio("How to choose", SAMPLING_STRATEGIES, horizontal=True, key="sample_strategy",
+                            format_func={"stratified": "stratified by domain, mode and model (default)",
+                                         "uncertainty": "where the judges are least sure (10% uniform)",
+                                         "active": "active inference (half where the judges are least sure, "
+                                                   "half uniform)"}.get,
+                            help="Every way records each response's inclusion probability, so the judge-corrected "
+                                 "estimates stay unbiased.")
+        for name in SAMPLING_STRATEGIES:  # what the product's own benchmark measured, the default's gain included
+            if name in evidence:
+                st.caption(plain_markdown(evidence[name]))
+        size = st.number_input("Responses to sample (expected number)", 1, 5000, DEFAULT_SAMPLE_SIZE)
+        chosen = st.multiselect("Experts (each response goes to two of them whose domains cover it)", experts,
+                                default=experts, key="sample_experts",
+                                format_func=lambda e: f"{e} ({', '.join(experts_domains[e]) or 'every domain'})")
+        seed = st.number_input("Random seed", 0, 10_000, 0)
+        if st.form_submit_button("Draw sample and assign", type="primary") and run is not None:
+            report = guarded_write(lambda: draw_gold_sample(engine(), principal, run.id, int(size), chosen, int(seed),
+                                                            strategy=strategy))
+            if report:
+                st.success(f"Sampled {report.sampled} responses, {report.assignments} assignments "
+                           f"(batch {report.batch}).")
+                st.dataframe(pd.DataFrame({"stratum": list(report.strata), "responses": list(report.strata.values())}),
+                             hide_index=True)
+                if report.uncovered:
+                    st.warning("Not sampled, because fewer than two of the chosen experts cover their domain: "
+                               + "; ".join(f"{d} ({n} responses)" for d, n in report.uncovered.items())
+                               + ". Give more experts these domains on the Users page, then draw again; until then the "
+                               "judge-corrected estimates do not cover them.", icon=":material/warning:")
     sample_blinding_panel(principal)
 
-with adjudicate_tab:
+
+def _label_disagreements() -> None:
+    """The experts' label disagreements, side by side, and the admin's gold label."""
     pending = [d for d in label_disagreements(engine()) if not d.adjudicated]
     show_all = st.toggle("Include already adjudicated", key="adj_all")
     items = label_disagreements(engine()) if show_all else pending
@@ -135,7 +135,9 @@ with adjudicate_tab:
                 confirm("Gold label saved.")
                 st.rerun()
 
-with verify_tab:
+
+def _verification_disagreements() -> None:
+    """The experts' verification disagreements, side by side, and the admin's final decision."""
     st.subheader("Verification disagreements")
     open_items = verification_disagreements(engine())
     st.caption(f"{len(open_items)} verification disagreements wait for a decision.")
@@ -167,7 +169,9 @@ with verify_tab:
                 confirm("Final decision saved.")
                 st.rerun()
 
-with progress_tab:
+
+def _expert_progress() -> None:
+    """Per-expert verification and labelling progress."""
     st.subheader("Per-expert progress")
     progress = expert_progress(engine(), overlap_setting())
     if not progress:
@@ -184,7 +188,9 @@ with progress_tab:
         st.caption("Verified: standing decisions (undone ones left out). To verify: instances waiting in their queue "
                    "now. Labelled / to label: gold-sample responses assigned to them.")
 
-with io_tab:
+
+def _export_import() -> None:
+    """Labels out and in as JSONL."""
     st.markdown("Labels are exported one per line (JSONL) to `annotations/`; an import is all-or-nothing.")
     exported = st.button("Export all labels", key="labels_export") and guarded_write(lambda: export_labels(engine(), principal))
     if exported:
@@ -202,8 +208,21 @@ with io_tab:
         elif report is not None:
             st.error("Nothing imported. Fix these lines:\n\n" + "\n".join(f"- {plain_markdown(str(e))}" for e in report.errors))
 
-with plan_tab:  # Streamlit runs every tab's body: the planner ranks the models, so it is built only when opened
+
+def _plan() -> None:
+    """The gold budget planner, built on request: it ranks the run's models as Pick a generator does."""
     if st.toggle("Open the planner", key="plan_open",
                  help="Built on request: it ranks the run's models as Pick a generator does, so the page does not pay "
                       "for it until you ask."):
         gold_plan_view.show(principal, runs, labelable)
+
+
+TABS = {"Draw a sample": _draw_sample, "Disagreements": _label_disagreements,
+        "Verification disagreements": _verification_disagreements, "Expert progress": _expert_progress,
+        "Export / import": _export_import, "Plan the next labels": _plan}
+# Streamlit runs every tab's body unless the tabs track their state: only the chosen tab is drawn and read (a tab
+# switch reruns the page).
+for tab, draw in zip(st.tabs(list(TABS), key="adj_tab", on_change="rerun"), TABS.values(), strict=True):
+    if tab.open:
+        with tab:
+            draw()

@@ -11,6 +11,8 @@ from ui.format_import import format_import_panel
 from ui.protocol_build import protocol_build_tab
 from ui.session import engine
 
+TAB_KEY = "build_tab"  # the chosen tab's label in st.session_state
+
 principal = require_page(__file__)
 st.title("Build benchmark")
 
@@ -32,14 +34,18 @@ def _sound_rates() -> None:
 
 
 # The sound rates sit above the tabs in a container that always exists: an expander appearing before the tabs after
-# the first import would move them in the page and send the user back to the first tab.
+# the first import would move them in the page.
 rates_box = st.container()
 TABS = build_tabs()  # every protocol whose package declares its own build tab or a builder gets its tab
-tabs = st.tabs(["Import a file", *TABS.values()])
-with tabs[0]:
-    format_import_panel(principal)
+# Streamlit runs every tab's body unless the tabs track their state: only the chosen tab's form is drawn (a tab
+# switch reruns the page), so a render pays for one form, not one per protocol.
+tabs = st.tabs(["Import a file", *TABS.values()], key=TAB_KEY, on_change="rerun")
+if tabs[0].open:
+    with tabs[0]:
+        format_import_panel(principal)
 for tab, protocol in zip(tabs[1:], TABS, strict=True):
-    with tab:
-        protocol_build_tab(principal, protocol)
+    if tab.open:
+        with tab:
+            protocol_build_tab(principal, protocol)
 with rates_box:
     _sound_rates()

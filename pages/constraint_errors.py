@@ -15,13 +15,9 @@ st.caption("Share of decided constraint verdicts that failed, in % (errors and n
 
 filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
-    counts = results_view.scoped_failure_counts(filters)
-    if modeless := readmodel.modeless_verdicts(counts):
+    if modeless := results_view.modeless_failures(filters):
         st.caption(f"Left out: {modeless:,} constraint verdicts of instances without an EnterpriseRAG mode (e.g. IFEval "
                    f"prompts), counted under mode '{readmodel.NO_MODE}'.")
-    counts = counts[counts["mode"].isin(filters.modes or readmodel.MODES)]
-    if filters.domains:
-        counts = counts[counts["domain"].isin(filters.domains)]
     c1, c2, c3 = st.columns(3)
     level = c1.radio("Break down by", ["category", "sub_dimension"], format_func=lambda v: v.replace("_", "-"), horizontal=True, key="ce_level")
     view = c2.radio("View", ["rate", "stacked", "normalised"], horizontal=True, key="ce_view",
@@ -29,11 +25,8 @@ if filters:
     category = None
     if level == "sub_dimension":
         category = c3.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_category")
-        counts = counts[counts["category"] == category]
-    rates = readmodel.failure_rates(counts, level)
-    order = readmodel.model_order(rates["model"].unique(), results_view.models(filters.version))
-    rates["model_order"] = rates["model"].map({m: i for i, m in enumerate(order)})
-    rates = rates.sort_values(["model_order"]).drop(columns="model_order")
+    rates = readmodel.failure_rates(results_view.failure_view(filters, category), level)
+    rates, order = readmodel.in_model_order(rates, results_view.models(filters.version))
     event = charts.show_chart(charts.failure_bars(rates, level, view), rates, "constraint_failures", selectable=True)
     st.caption(f"Behind the chart: {readmodel.verdict_totals_text(rates)}")
 
@@ -60,9 +53,7 @@ if filters:
         failing = results_view.failing_verdicts(filters.run_ids, filters.judge, model, sel_category, sel_sub,
                                                 filters.version)
         failing = results_view.scoped(failing, filters.run_ids, filters.scope, filters.version)
-        failing = failing[failing["mode"].isin(filters.modes or readmodel.MODES)]
-        if filters.domains:
-            failing = failing[failing["domain"].isin(filters.domains)]
+        failing = readmodel.failure_view(failing, filters.modes or readmodel.MODES, filters.domains)
         cols = ["response_id", "model", "instance_uid", "domain", "mode", "category", "sub_dimension", "cid", "text",
                 "method", "judge", "reason"]
         drilldown(failing[cols], filters.judge, "ce_drill",

@@ -4,10 +4,10 @@ items and cancel."""
 
 import streamlit as st
 
-from core.generation import models_admin, registered_models, run_estimates, run_scope, runs
+from core.generation import models_admin, run_estimates, run_scope, runs
 from core.ingest.sets import benchmark_sets
 from core.scoring.judges.names import HEURISTIC, judge_label
-from core.scoring.judges.registry import judge_choices
+from core.scoring.judges.registry import judge_ids
 from core.services import runs as run_services
 from core.store.schema import MODES
 from ui.auth import guarded_write, require_page
@@ -28,19 +28,19 @@ principal = require_page(__file__)
 st.title("Run evaluation")
 show_confirmations()
 
-registered = registered_models.model_names(engine())
+configs = models_admin.model_configs(engine())  # read once: every write below reruns the page
+models = sorted(c.name for c in configs)
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
-    "run_models_open", not any(not n.startswith("baseline:") for n in registered))
+    "run_models_open", not any(not n.startswith("baseline:") for n in models))
 with st.expander("Models", expanded=open_models):
-    models_table()
-    if (not any(name.startswith("baseline:") for name in registered)
+    models_table(configs)
+    if (not any(name.startswith("baseline:") for name in models)
             and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
             and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
         st.rerun()
-    model_form(principal)
+    model_form(principal, configs)
 
 st.subheader("New run")
-models = registered_models.model_names(engine())
 sets = {info.id: info.label for info in benchmark_sets(engine())}
 scope_cols = st.columns(2)
 set_id = scope_cols[1].selectbox("Benchmark set", [None, *sets], key="run_set",
@@ -62,7 +62,8 @@ conditions = left.multiselect("Conditions", run_scope.protocol_conditions(protoc
                               key="run_conditions", format_func=lambda c: c or "default",
                               placeholder="each protocol's default",
                               help="One item per instance and condition its protocol declares and that applies.")
-judges = left.multiselect("Judges (score after generation, in this order)", judge_choices(engine()),
+judges = left.multiselect("Judges (score after generation, in this order)",
+                          judge_ids(c.name for c in configs if not c.is_baseline),
                           default=[HEURISTIC], format_func=judge_label, key="run_judges",
                           help="The heuristic judge is offline and free; llm:<model> judges call that model.")
 limit = right.number_input("Instance limit (0 = all)", min_value=0, value=0, step=10, key="run_limit")
@@ -92,7 +93,7 @@ if chosen_models:
         st.warning(estimate.context_summary(), icon=":material/warning:")
     if not judges:
         st.warning("No judge chosen: the run will be generated but not scored.", icon=":material/warning:")
-    unset = {c.name: models_admin.missing_variables(c) for c in models_admin.model_configs(engine())
+    unset = {c.name: models_admin.missing_variables(c) for c in configs
              if c.name in to_check and c.provider != "baseline"}
     for name, missing in unset.items():
         if missing:

@@ -221,6 +221,9 @@ def test_its_builder_gets_a_build_benchmark_tab_that_builds_and_imports(toy, tmp
     at.session_state["gauntlet_principal"] = principal("admin")
     at.run()
     assert "Toy echo" in [t.label for t in at.tabs]
+    assert not [t for t in at.text_input if t.key == "build_toy_echo_source"]  # its form is drawn once it is chosen
+    at.session_state["build_tab"] = "Toy echo"
+    at.run()
     at.text_input(key="build_toy_echo_source").set_value(str(source))
     at.number_input(key="build_toy_echo_limit").set_value(0)
     next(b for b in at.button if b.proto.form_id == "build_toy_echo").click().run()

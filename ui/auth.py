@@ -170,9 +170,13 @@ def _revocation_notice(token: str | None) -> str:
 
 def current_principal() -> Principal | None:
     """The signed-in user, with activity refreshed: this tab's principal, else the one of a valid session cookie;
-    None (with the reason kept for the sign-in form) once idle past the limit or when the session was revoked."""
-    principal, token = st.session_state.get(SESSION_KEY), _session_cookie()
+    None (with the reason kept for the sign-in form) once idle past the limit or when the session was revoked.
+
+    The session cookie is read only where it decides: no principal in this tab yet, or one that came from the cookie
+    (re-validated on every run); a tab-only sign-in (single sign-on, or no nonce cookie) never uses it."""
+    principal = st.session_state.get(SESSION_KEY)
     if principal is None:
+        token = _session_cookie()
         principal = session_principal(engine(), token)
         if principal is not None:
             sign_in(principal, bound=True)
@@ -184,6 +188,7 @@ def current_principal() -> Principal | None:
             sign_in(principal)
         return principal
     if st.session_state.get(BOUND_KEY):
+        token = _session_cookie()
         fresh = session_principal(engine(), token)
         if fresh is None:
             _signed_out(_revocation_notice(token) or "Your session ended; sign in again.")

@@ -146,8 +146,9 @@ def _gold_ranks(run_ids: tuple[int, ...], judge: str, version: tuple, gold: tupl
     from core.store.labels import gold_labels
 
     labels = gold_labels(engine(), list(run_ids))
-    return decision.gold_ranks(engine(), run_ids, results_view.scores(run_ids, judge, version), labels,
-                               candidates, metrics, top)
+    # without a gold label gold_ranks reads no score: the per-response scores are not loaded for it
+    scores = results_view.scores(run_ids, judge, version) if labels else pd.DataFrame()
+    return decision.gold_ranks(engine(), run_ids, scores, labels, candidates, metrics, top)
 
 
 def honest_ranks(result: picker.PickResult, filters: results_view.Filters) -> None:

@@ -222,20 +222,51 @@ def models(version: tuple) -> pd.DataFrame:
     return readmodel.model_catalog(engine())
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _summaries_stale(run_ids: tuple[int, ...], judge: str, version: tuple) -> bool:
+    """Whether some run's stored summaries for `judge` were not built from its current verdicts (asked once per data
+    version: the summaries' reads then take the stored rows or the inline SELECT without asking again)."""
+    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge))
+
+
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
-def failure_counts(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame:
-    """Constraint verdict counts per model/domain/mode/category/sub-dimension."""
-    return readmodel.load_failure_counts(engine(), list(run_ids), judge).assign(judge=judge_label(judge))
+def _scoped_failure_counts(run_ids: tuple[int, ...], judge: str, scope: Scope, version: tuple) -> pd.DataFrame:
+    """Figure-4 counts (verdict_counts layout) of the responses in scope, from their verdicts (the stored counts are per
+    run)."""
+    return readmodel.verdict_counts(scoped(readmodel.constraint_verdicts(engine(), list(run_ids), judge), run_ids, scope,
+                                           version))
 
 
-def scoped_failure_counts(f: Filters) -> pd.DataFrame:
-    """Figure-4 counts for the filters; with a benchmark set or 'accepted only' they are counted from the verdicts of
-    the responses in scope (the stored counts are per run)."""
-    counts = failure_counts(f.run_ids, f.judge, f.version)
+@st.cache_data(max_entries=8, show_spinner=False)
+def _modeless_failures(run_ids: tuple[int, ...], judge: str, version: tuple) -> int:
+    totals = readmodel.failure_mode_totals(engine(), list(run_ids), judge,
+                                           stale=_summaries_stale(run_ids, judge, version))
+    return readmodel.modeless_verdicts(totals)
+
+
+def modeless_failures(f: Filters) -> int:
+    """Constraint verdicts of the filters' runs (and scope) of instances without a mode, outside Figure 4's modes."""
     if f.scope.narrowed:
-        verdicts = scoped(readmodel.constraint_verdicts(engine(), list(f.run_ids), f.judge), f.run_ids, f.scope, f.version)
-        counts = readmodel.verdict_counts(verdicts).assign(judge=judge_label(f.judge))
-    return counts
+        return readmodel.modeless_verdicts(_scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version))
+    return _modeless_failures(f.run_ids, f.judge, f.version)
+
+
+@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
+def _failure_view(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
+                  category: str | None, version: tuple) -> pd.DataFrame:
+    return readmodel.failure_count_view(engine(), list(run_ids), judge, modes, domains, category,
+                                        stale=_summaries_stale(run_ids, judge, version))
+
+
+def failure_view(f: Filters, category: str | None = None) -> pd.DataFrame:
+    """Figure 4's counts for the filters: per model and category, or with `category` per sub-dimension of it, summed in
+    the database (cached per filter choice and data version); with a benchmark set or 'accepted only' counted from the
+    verdicts in scope."""
+    modes = tuple(f.modes or readmodel.MODES)
+    if f.scope.narrowed:
+        counts = _scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version)
+        return readmodel.failure_view(counts, modes, f.domains, category)
+    return _failure_view(f.run_ids, f.judge, modes, f.domains, category, f.version)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

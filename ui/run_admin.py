@@ -23,9 +23,9 @@ OUTCOME_ICONS = {"done": ":material/check_circle:", "done with failures": ":mate
                  "failed": ":material/error:", "cancelled": ":material/cancel:"}
 
 
-def models_table() -> None:
-    """Every registered model with the variables it reads and whether they are set."""
-    rows = models_admin.model_rows(engine())
+def models_table(configs: list[ModelConfig]) -> None:
+    """Every registered model (models_admin.model_configs) with the variables it reads and whether they are set."""
+    rows = models_admin.model_rows(configs)
     if not rows:
         st.info("No model registered yet: register one below, or register the offline baselines.")
         return
@@ -52,9 +52,10 @@ def _config_from_form(name: str, base: ModelConfig | None, values: dict) -> Mode
                        price_input_per_mtok=price_in, price_output_per_mtok=price_out, settings=settings)
 
 
-def model_form(principal: Principal) -> None:
-    """Register a model or edit one: the form loads the chosen model's values; keys are referenced by variable name."""
-    configs = {c.name: c for c in models_admin.model_configs(engine()) if c.provider != "baseline"}
+def model_form(principal: Principal, registered: list[ModelConfig]) -> None:
+    """Register a model or edit one (of the `registered` models_admin.model_configs): the form loads the chosen model's
+    values; keys are referenced by variable name."""
+    configs = {c.name: c for c in registered if c.provider != "baseline"}
     pick = st.selectbox("Model to register or edit", [NEW_MODEL, *configs], key="model_pick")
     base = configs.get(pick)
     suffix = "new" if base is None else pick
@@ -149,17 +150,18 @@ def watch_panel(principal: Principal, run_id: int, read: models_admin.Progress |
     """Outcome, progress of generation then scoring per judge, counts, failures with retry, and cancel; the snapshot
     and stage lines come from `read` when this run just read them (models_admin.run_choices), else fresh."""
     snap, lines = (read or {}).get(run_id) or (None, None)
+    build = None  # an evaluation run: run_choices reads no progress for a build's spend row
     if snap is None or lines is None:
         snap = run_progress.progress_snapshot(engine(), run_id)
         lines = jobs.pipeline_progress(engine(), run_id, snap)
-    build = models_admin.build_outcome(engine(), run_id)  # a build's spend row: its build's own outcome, no cancel
+        build = models_admin.build_outcome(engine(), run_id)  # a build's spend row: its build's outcome, no cancel
     label = build or models_admin.outcome(snap, lines)
     rerun_on_new_outcome(run_id, label)
     icon = OUTCOME_ICONS.get(label, ":material/hourglass_top:")
     st.markdown(f"#### {icon} Run {run_id}: {label}")
     for line in lines:
         st.progress(line.fraction, text=stage_text(run_id, label, line))
-    spend = run_progress.run_spend(engine(), run_id)
+    spend = run_progress.run_spend(engine(), run_id, snap.spent_usd)
     cols = st.columns(7)
     cols[0].metric("Done", snap.done)
     cols[1].metric("Failed", snap.failed)

@@ -353,11 +353,7 @@ def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names
     them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
     shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
     number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
-    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
-    for other, pb in others.items():
-        ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
-        same = pa.index.get_indexer(pa.index.intersection(pb.index)).tobytes() if pa.index.is_unique else other.encode()
-        shared.setdefault(same, []).append((other, ua, ub))
+    shared = _shared_utilities(pa, others, names)
     drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
     for pairs in shared.values():
         n = pairs[0][1].shape[0]
@@ -369,6 +365,42 @@ def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names
         tests.update({b: [PairedTest(a, b, n, float(diffs[i * len(names) + j]), *bounds[i * len(names) + j],
                                      n_resamples) for j in range(len(names))] for i, (b, _, _) in enumerate(found)})
     return tests
+
+
+def _shared_utilities(pa: pd.DataFrame, others: dict[str, pd.DataFrame],
+                      names: list[str]) -> dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """The pairs of the pick (pa) with each other model grouped by their shared instances: (other, utilities of the
+    pick, of the other) on the instances both answered, in instance order (as _shared_values takes them). Instance ids
+    are ranked once over every frame, so each pair is matched on integers (the same rows)."""
+    codes = _instance_codes([pa, *others.values()])
+    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
+    if codes is None:  # an instance repeated within a model: matched by label (_shared_values)
+        for other, pb in others.items():
+            ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
+            shared.setdefault(other.encode(), []).append((other, ua, ub))
+        return shared
+    ua = utilities(names, _values(pa, names))  # elementwise: the rows taken after are the rows taken before
+    order = np.argsort(codes[0], kind="stable")  # the pick's rows in instance order
+    where = np.full(int(max((c.max() for c in codes if len(c)), default=-1)) + 1, -1)  # code -> row of the other
+    for (other, pb), code in zip(others.items(), codes[1:], strict=True):
+        where[code] = np.arange(len(code))
+        at_b = where[codes[0][order]]
+        at_a = order[at_b >= 0]
+        shared.setdefault(codes[0][at_a].tobytes(), []).append(
+            (other, ua[at_a], utilities(names, _values(pb, names))[at_b[at_b >= 0]]))
+        where[code] = -1
+    return shared
+
+
+def _instance_codes(frames: list[pd.DataFrame]) -> list[np.ndarray] | None:
+    """Each frame's instance ids (its index) as integers ranked in instance order (the order sort_values gives them),
+    from one factorize over all frames; None when a frame repeats an instance or one has none."""
+    if not all(f.index.is_unique for f in frames):
+        return None
+    codes, _ = pd.factorize(np.concatenate([f.index.to_numpy(dtype=object) for f in frames]), sort=True)
+    if (codes < 0).any():
+        return None
+    return np.split(codes, np.cumsum([len(f) for f in frames])[:-1])
 
 
 def _pair_replicates(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,

@@ -131,15 +131,18 @@ def split_judges(value: str | list[str] | None) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in parts if p and p.strip()))
 
 
-def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None) -> list[StageLine]:
+def pipeline_progress(engine: Engine, run_id: int, snapshot: RunProgress | None = None,
+                      run_config: Mapping[str, Any] | None = None) -> list[StageLine]:
     """Generation (from the run's responses), then one scoring line per chosen judge (from the run row's stage).
 
     A line still waiting or running whose background process is gone reads "stopped". Pass `snapshot` when the
-    caller already holds the run's progress_snapshot.
+    caller already holds the run's progress_snapshot, and `run_config` when it holds the run row (its config).
     """
     snap = snapshot or progress_snapshot(engine, run_id)
-    with Session(engine) as session:
-        config = dict(get_run(session, run_id).config or {})
+    if run_config is None:
+        with Session(engine) as session:
+            run_config = get_run(session, run_id).config
+    config = dict(run_config or {})
     info, judges = dict(config.get("pipeline") or {}), split_judges(config.get("judge"))
     pid = executor_pid(engine, run_id, config)
     generation = "finished" if snap.status in FINAL_STATUSES else "waiting" if snap.status == "pending" else "running"

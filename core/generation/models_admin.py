@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from core.config import get_secret, redact
+from core.config import get_secret, known_secret_values, redact
 from core.generation import jobs, run_progress, runs
 from core.generation.llm import config_from_model
 from core.generation.providers import PROVIDERS, get_provider
@@ -137,13 +137,14 @@ class Preflight:
     latency_ms: float | None = None
 
 
-def endpoint_of(config: ModelConfig) -> str:
-    """The endpoint `config` calls (its fixed base_url, the variable's value, or the provider's default)."""
+def endpoint_of(config: ModelConfig, secrets: list[str] | None = None) -> str:
+    """The endpoint `config` calls (its fixed base_url, the variable's value, or the provider's default), secrets
+    redacted (`secrets` as in core.config.redact)."""
     if config.settings.get("base_url"):
         return str(config.settings["base_url"])
     _, default_url = DEFAULT_VARIABLES.get(config.provider, (None, None))
     name = config.settings.get("base_url_env") or default_url
-    return redact((get_secret(str(name)) if name else None) or DEFAULT_ENDPOINTS.get(config.provider, "(none)"))
+    return redact((get_secret(str(name)) if name else None) or DEFAULT_ENDPOINTS.get(config.provider, "(none)"), secrets)
 
 
 def explain(error: ProviderError, config: ModelConfig) -> str:
@@ -247,6 +248,11 @@ def build_outcome(engine: Engine, run_id: int) -> str | None:
     when its process is gone: read only); None for an evaluation run."""
     with Session(engine) as session:
         run = runs.get_run(session, run_id)
+    return row_build_outcome(engine, run)
+
+
+def row_build_outcome(engine: Engine, run: Run) -> str | None:
+    """build_outcome of a run row just read."""
     if not runs.is_build(run):
         return None
     return runs.BUILD_INTERRUPTED if build_interrupted(engine, run) else runs.BUILD_OUTCOMES.get(run.status, run.status)
@@ -256,20 +262,36 @@ def run_outcome(engine: Engine, run_id: int, read: Progress | None = None) -> st
     """outcome() of one run, read from the database; a build's spend row says how its build ended (build_outcome):
     it has no responses to generate or score. `read` keeps the snapshot and stage lines it was decided from (a page
     that draws them next need not read them again)."""
-    build = build_outcome(engine, run_id)
+    with Session(engine) as session:
+        run = runs.get_run(session, run_id)
+    build = row_build_outcome(engine, run)
     if build is not None:
         return build
-    snapshot = run_progress.progress_snapshot(engine, run_id)
-    lines = jobs.pipeline_progress(engine, run_id, snapshot)
+    return _decided(engine, run, run_progress.progress_snapshot(engine, run_id), read)
+
+
+def _decided(engine: Engine, run: Run, snapshot: run_progress.RunProgress, read: Progress | None) -> str:
+    """outcome() of an evaluation run from its row and progress snapshot, kept in `read` (as in run_outcome)."""
+    lines = jobs.pipeline_progress(engine, saved_id(run), snapshot, run.config)
     if read is not None:
-        read[run_id] = (snapshot, lines)
+        read[saved_id(run)] = (snapshot, lines)
     return outcome(snapshot, lines)
 
 
 def run_choices(engine: Engine, limit: int = 20, read: Progress | None = None) -> list[tuple[int, str]]:
-    """The most recent runs, newest first, as (id, 'run N · name · outcome'); `read` as in run_outcome."""
-    return [(saved_id(r), " · ".join(p for p in (f"run {r.id}", r.name, run_outcome(engine, saved_id(r), read)) if p))
-            for r in runs.recent_runs(engine, limit)]
+    """The most recent runs, newest first, as (id, 'run N · name · outcome'); `read` as in run_outcome. The runs are
+    read in one query and their items counted in one more (run_progress.progress_snapshots), not run by run."""
+    recent = runs.recent_runs(engine, limit)
+    snapshots = run_progress.progress_snapshots(engine, [r for r in recent if not runs.is_build(r)])
+    return [(saved_id(r), " · ".join(p for p in (f"run {r.id}", r.name, _listed_outcome(engine, r, snapshots, read))
+                                     if p)) for r in recent]
+
+
+def _listed_outcome(engine: Engine, run: Run, snapshots: dict[int, run_progress.RunProgress],
+                    read: Progress | None) -> str:
+    """The outcome run_choices lists for a run row: its build's, else decided from its snapshot."""
+    build = row_build_outcome(engine, run)
+    return build if build is not None else _decided(engine, run, snapshots[saved_id(run)], read)
 
 
 def active_runs(engine: Engine) -> list[int]:
@@ -288,11 +310,12 @@ def active_runs(engine: Engine) -> list[int]:
     return active
 
 
-def model_rows(engine: Engine) -> list[dict[str, Any]]:
-    """One row per registered model for the app: provider, API model, endpoint and key variables and whether they
-    are set, and what is missing."""
+def model_rows(configs: list[ModelConfig]) -> list[dict[str, Any]]:
+    """One row per registered model (model_configs) for the app: provider, API model, endpoint and key variables and
+    whether they are set, and what is missing."""
+    secrets = known_secret_values()  # once for every row's endpoint
     return [{"model": c.name, "provider": c.provider, "API model": c.model_name,
-             "endpoint": endpoint_of(c) if c.provider != "baseline" else "offline",
+             "endpoint": endpoint_of(c, secrets) if c.provider != "baseline" else "offline",
              "variables": "; ".join(v.describe() for v in model_variables(c)) or "none",
              "missing": ", ".join(missing_variables(c)) if c.provider != "baseline" else ""}
-            for c in model_configs(engine)]
+            for c in configs]

@@ -153,8 +153,8 @@ class PromptBook:
     def __init__(self, plans: dict[PromptKey, PromptPlan], policy: str) -> None:
         self.plans = plans
         self.policy = policy
-        self._fitted: dict[tuple[PromptKey, int | None, int], ItemPrompt] = {}
-        self.call_keys: dict[tuple[str, PromptKey], str] = {}  # (call identity, key) -> the call's cache key
+        self._fitted: dict[tuple[int | None, int], dict[PromptKey, ItemPrompt]] = {}  # per (window, max output)
+        self.call_keys: dict[str, dict[PromptKey, str]] = {}  # call identity -> key -> the call's cache key
 
     def load(self, session: Session, keys: list[PromptKey], order: str, seed: int) -> None:
         """Build the plans of the keys the book lacks (a book reused across estimates builds each prompt once)."""
@@ -164,7 +164,12 @@ class PromptBook:
 
     def item(self, config: ModelConfig, key: PromptKey) -> ItemPrompt:
         """The prompt `config` sends for `key` under the book's context policy."""
-        memo = (key, config.context_window, config.max_output_tokens)
-        if memo not in self._fitted:
-            self._fitted[memo] = fit_context(self.plans[key], config, self.policy)
-        return self._fitted[memo]
+        fitted = self.fitted(config)
+        if key not in fitted:
+            fitted[key] = fit_context(self.plans[key], config, self.policy)
+        return fitted[key]
+
+    def fitted(self, config: ModelConfig) -> dict[PromptKey, ItemPrompt]:
+        """The prompts fitted so far to `config`'s context window and output reserve (shared by every model with the
+        same two numbers), by key."""
+        return self._fitted.setdefault((config.context_window, config.max_output_tokens), {})

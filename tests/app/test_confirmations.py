@@ -46,13 +46,14 @@ def _verification_disagreement(seeded) -> tuple[str, str]:
     return f"vadj_decision_{iid}", f"vadj_submit_{iid}"
 
 
-@pytest.mark.parametrize(("make", "value", "message"), [
-    pytest.param(_gold_disagreement, "1", "Gold label saved.", id="gold-label"),
-    pytest.param(_verification_disagreement, "reject", "Final decision saved.", id="final-decision"),
+@pytest.mark.parametrize(("make", "tab", "value", "message"), [
+    pytest.param(_gold_disagreement, "Disagreements", "1", "Gold label saved.", id="gold-label"),
+    pytest.param(_verification_disagreement, "Verification disagreements", "reject", "Final decision saved.",
+                 id="final-decision"),
 ])
-def test_adjudication_confirmations_survive_the_rerun(seeded, make, value, message):
+def test_adjudication_confirmations_survive_the_rerun(seeded, make, tab, value, message):
     field, submit = make(seeded)
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab=tab)
     at.radio(key=field).set_value(value)
     at.button(key=submit).click().run()
     assert not at.exception, at.exception

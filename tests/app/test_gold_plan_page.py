@@ -13,6 +13,8 @@ from tests.app.test_write_matrix import ROOT
 from tests.review.test_gold_plan import pick_a_over_judge_b, planned_run
 from tests.workspace_factories import principal
 
+PLAN_TAB = "Plan the next labels"  # the planner's tab (only the chosen tab of the page is drawn)
+
 
 @pytest.fixture
 def page(tmp_path, monkeypatch):
@@ -21,6 +23,7 @@ def page(tmp_path, monkeypatch):
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
+    at.session_state["adj_tab"] = PLAN_TAB
     at.run()
     assert not [d for d in at.dataframe if "inclusion probability" in d.value.columns]  # not built until opened
     at.toggle(key="plan_open").set_value(True)
@@ -74,6 +77,7 @@ def test_the_pair_defaults_to_the_pickers_pick_and_runner_up(tmp_path, monkeypat
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     at = AppTest.from_file(str(ROOT / "pages" / "adjudicate.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
+    at.session_state["adj_tab"] = PLAN_TAB
     at.run()
     at.toggle(key="plan_open").set_value(True).run()
     at.selectbox(key="plan_metric").set_value("conflict_recognition").run()
@@ -86,7 +90,8 @@ def test_draw_a_sample_quotes_the_benchmark_for_every_strategy(page) -> None:
     from core.review.gold import SAMPLING_STRATEGIES, design_evidence
 
     _, at = page
-    captions = [c.value for c in at.caption]
+    at.session_state["adj_tab"] = "Draw a sample"
+    captions = [c.value for c in at.run().caption]
     evidence = design_evidence()
     for strategy in SAMPLING_STRATEGIES:  # the default's gain and each alternative's loss, from data/sampling_designs
         shown = next(c for c in captions if c.startswith(evidence[strategy][:12]))

@@ -264,3 +264,33 @@ def test_run_choices_hand_their_progress_to_the_watch_panel(engine, env, monkeyp
         at.run()
         assert not at.exception, at.exception
         assert len(calls) == reads and any(f"Run {run_id}: {outcome}" in m.value for m in at.markdown)
+
+
+def test_run_choices_read_every_run_at_once_and_say_what_run_outcome_says(engine, env):
+    """The picker reads the recent runs in one query and counts their items in one GROUP BY (not four reads per
+    run); each label and each handed-over snapshot equal what one run's own read gives (pending, failed, done)."""
+    from sqlalchemy import event
+
+    seed_instances(engine, 2)
+    registered_models.ensure_baselines(engine)
+    made = [runs.create_run(engine, runs.RunOptions(models=["baseline:extractive"], judge="heuristic", name=name))
+            for name in ("pending", "failed", "done")]
+    fail_every_item(engine, made[1])
+    with Session(engine) as session:
+        session.get(Run, made[2]).status = "done"
+        session.commit()
+    counted: list[str] = []
+
+    def count(conn, cursor, statement, *rest) -> None:
+        if "FROM response" in statement:
+            counted.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    read: models_admin.Progress = {}
+    labels = models_admin.run_choices(engine, read=read)
+    event.remove(engine, "before_cursor_execute", count)
+    assert len(counted) == 1, counted
+    assert labels == [(r, f"run {r} · {name} · {models_admin.run_outcome(engine, r)}")
+                      for r, name in zip(made[::-1], ("done", "failed", "pending"), strict=True)]
+    assert {r: snap for r, (snap, _) in read.items()} == {r: run_progress.progress_snapshot(engine, r) for r in made}
+    assert {r: lines for r, (_, lines) in read.items()} == {r: jobs.pipeline_progress(engine, r) for r in made}

@@ -8,6 +8,7 @@ import pytest
 from sqlmodel import Session, col, select
 from streamlit.testing.v1 import AppTest
 
+from core.services.protocol_builds import build_tabs
 from core.store.models import Instance
 from tests.workspace_factories import principal, seeded_db
 
@@ -22,9 +23,12 @@ def seeded(tmp_path, monkeypatch):
     return s
 
 
-def page_as(who: str) -> AppTest:
+def page_as(who: str, tab: str | None = "enterprise_rag") -> AppTest:
+    """The page as `who`, on `tab`'s build tab (only the chosen tab's form is drawn); None: the page's first tab."""
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["gauntlet_principal"] = principal(who)
+    if tab is not None:
+        at.session_state["build_tab"] = build_tabs()[tab]
     return at.run()
 
 

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
 from core.ingest.sets import benchmark_sets
+from core.services.protocol_builds import build_tabs
 from core.store.models import Instance
 from tests.workspace_factories import principal, seeded_db
 
@@ -29,9 +30,12 @@ def seeded(tmp_path, monkeypatch):
     return s
 
 
-def page_as(who: str) -> AppTest:
+def page_as(who: str, tab: str | None = None) -> AppTest:
+    """The page as `who`, on `tab`'s build tab (only the chosen tab's form is drawn); None: "Import a file"."""
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.session_state["gauntlet_principal"] = principal(who)
+    if tab is not None:
+        at.session_state["build_tab"] = build_tabs()[tab]
     return at.run()
 
 
@@ -74,7 +78,7 @@ def test_a_server_file_imports_as_a_named_set_with_its_rejects(seeded, tmp_path,
 ])
 def test_each_protocol_builds_and_imports_as_a_named_set(seeded, protocol, source, limit):
     assert source.exists(), f"shared data missing: {source}"
-    at = page_as("admin")
+    at = page_as("admin", protocol)
     at.text_input(key=f"build_{protocol}_source").set_value(str(source))
     if protocol == "misleading_evidence":
         at.selectbox(key=f"build_{protocol}_format").set_value("medqa")
@@ -97,7 +101,7 @@ def test_tabs_come_from_declarations_own_build_tabs_first(seeded) -> None:
     """Each tab after "Import a file" is a protocol's declaration: its own build tab (`build_panel`) first, then the
     builders' forms, in build_tabs' order; the page names no protocol."""
     from core.protocols import PROTOCOLS
-    from core.services.protocol_builds import build_tabs, builders
+    from core.services.protocol_builds import builders
 
     tabs = build_tabs()
     panels = [n for n in PROTOCOLS.names() if PROTOCOLS.get(n).build_panel is not None]

@@ -19,6 +19,7 @@ from core.cli import app
 from core.ingest.importers.traces import trace_formats
 from core.ingest.io import validate_lines
 from core.protocols.conversation.builder import SOURCE_FORMATS, build, with_non_ideal_turn
+from core.services.protocol_builds import build_tabs
 from core.store.models import Instance
 from tests.workspace_factories import principal, seeded_db
 
@@ -152,6 +153,7 @@ def test_the_build_tab_builds_conversations_from_a_trace_export(tmp_path, monkey
     monkeypatch.setenv("GAUNTLET_IMPORT_ROOTS", f"{tmp_path}:{OURS}")
     at = AppTest.from_file(str(REPO / "pages" / "build_benchmark.py"), default_timeout=120)
     at.session_state["gauntlet_principal"] = principal("admin")
+    at.session_state["build_tab"] = build_tabs()["conversation"]
     at.run()
     layout = at.selectbox(key="build_conversation_format")
     assert set(trace_formats()) <= set(layout.options)

@@ -192,6 +192,7 @@ def test_pages_render_with_malformed_rows_in_the_database(seeded, page):
                author="alice", payload={"decision": "accept", "role_corrections": "x"}, client_token="bad-3")
     at = AppTest.from_file(str(ROOT / page), default_timeout=30)
     at.session_state["gauntlet_principal"] = principal("admin")
+    at.session_state["adj_tab"] = "Disagreements"  # Adjudicate's tab with the disagreement count
     at.run()
     assert not at.exception, at.exception
     if page == "pages/adjudicate.py":  # the admin's page says what was skipped; every reader skips it

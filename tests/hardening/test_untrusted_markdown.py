@@ -124,7 +124,9 @@ def _drilldown_script() -> None:
 PAGES = [
     pytest.param(lambda s: _page("pages/verify_instances.py", "alice"), id="verify-instances"),
     pytest.param(lambda s: _page("pages/label_responses.py", "alice"), id="label-responses"),
-    pytest.param(lambda s: _page("pages/adjudicate.py", "admin"), id="adjudicate"),
+    pytest.param(lambda s: _page("pages/adjudicate.py", "admin", adj_tab="Disagreements"), id="adjudicate-labels"),
+    pytest.param(lambda s: _page("pages/adjudicate.py", "admin", adj_tab="Verification disagreements"),
+                 id="adjudicate-verification"),
     pytest.param(lambda s: _page("pages/browse_benchmark.py", "admin", browse_open="E-noisy"), id="browse-benchmark"),
     pytest.param(lambda s: AppTest.from_function(_drilldown_script, default_timeout=60).run(), id="drilldown"),
 ]

@@ -53,6 +53,7 @@ def test_browser_build_shows_the_estimate_and_builds_only_when_confirmed(tmp_pat
     from core.generation.models_admin import model_config, run_choices
     from core.generation.runs import BUILD_KIND
     from core.protocols.misleading_evidence.builder_app import estimate
+    from core.services.protocol_builds import build_tabs
     from core.store.models import Run
     from tests.misleading_evidence.conftest import source_specs
     from tests.misleading_evidence.test_generative import scripts
@@ -66,6 +67,7 @@ def test_browser_build_shows_the_estimate_and_builds_only_when_confirmed(tmp_pat
     with scripted_models(seeded.engine, script, max_output_tokens=512):
         at = AppTest.from_file(str(REPO_ROOT / "pages" / "build_benchmark.py"), default_timeout=120)
         at.session_state["gauntlet_principal"] = principal("admin")
+        at.session_state["build_tab"] = build_tabs()["misleading_evidence"]
         at.run()
         at.text_input(key="build_misleading_evidence_source").set_value(str(DATA / relative))
         at.number_input(key="build_misleading_evidence_limit").set_value(12)

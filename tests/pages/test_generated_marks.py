@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from core.cli import app
 from core.ingest.io import import_file
 from core.review.verification import record_verification
+from core.services.protocol_builds import build_tabs
 from core.store.generated import GeneratedMark, GeneratedPart, generated_mark, query_mark
 from core.store.models import Domain, Instance
 from tests.generated_items import drafted_query_meta, generated_stress_item, write_specs
@@ -106,7 +107,7 @@ def test_adjudication_lists_and_shows_the_mark(marked) -> None:
     for who, decision in (("alice", "accept"), ("bob", "reject")):
         record_verification(seeded.engine, principal(who), stress_id, consistency="consistent", context_valid=True,
                             decision=decision, client_token=f"{who}-mill", overlap=1.0)
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Verification disagreements")
     picked = at.selectbox(key="vadj_pick")
     assert WRITTEN in picked.format_func(picked.value)
     assert "LLM-generated: misleading evidence written by writer-m" in _captions(at)
@@ -119,6 +120,7 @@ def test_build_page_counts_the_marks_of_a_protocol_build(marked, tmp_path) -> No
     at = AppTest.from_file(str(ROOT / "pages/build_benchmark.py"), default_timeout=60)
     at.session_state["gauntlet_principal"] = principal("admin")
     at.session_state["build_misleading_evidence_result"] = BuildResult(out, 2, ["built 2"])
+    at.session_state["build_tab"] = build_tabs()["misleading_evidence"]  # the build's summary is on its tab
     at.run()
     assert not at.exception, at.exception
     frame = next(d.value for d in at.dataframe if list(d.value.columns) == ["generated", "instances"])
@@ -300,7 +302,7 @@ def test_label_disagreement_picker_carries_the_mark(marked) -> None:
         for who, extra in (("alice", first), ("bob", second)):
             payload = {**extra, "constraints": {"c1": True, "c2": True, **extra.get("constraints", {})}}
             record_gold_label(seeded.engine, principal(who), rid, payload, f"{who}-{uid}")
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Disagreements")
     options = at.selectbox(key="adj_pick").options
     gap, noisy = (f"response #{seeded.responses[('model-a', u)]} · " for u in ("E-gap", "E-noisy"))
     assert [o for o in options if o.startswith(gap)] == [f"{gap}differs on valid_refusal · {DRAFTED}"]

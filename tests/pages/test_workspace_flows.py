@@ -27,9 +27,12 @@ def seeded(tmp_path, monkeypatch):
     return s
 
 
-def page_as(path: str, who: str) -> AppTest:
+def page_as(path: str, who: str, **state: object) -> AppTest:
+    """`path` run as `who`, with `state` in st.session_state first (e.g. adj_tab: the tab a page opens on)."""
     at = AppTest.from_file(str(ROOT / path), default_timeout=30)
     at.session_state["gauntlet_principal"] = principal(who)
+    for key, value in state.items():
+        at.session_state[key] = value
     at.run()
     assert not at.exception, at.exception
     return at
@@ -109,7 +112,7 @@ def test_adjudication_page_settles_a_disagreement(seeded):
     rid = seeded.responses[("model-a", "E-conflict")]
     record_gold_label(seeded.engine, principal("alice"), rid, _full_label(seeded, rid, True), "a")
     record_gold_label(seeded.engine, principal("bob"), rid, _full_label(seeded, rid, False), "b")
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Disagreements")
     assert "1 disagreements wait for a decision." in [c.value for c in at.caption]
     at.radio(key=f"adj_{rid}_conflict").set_value("1")
     at.button(key=f"adj_submit_{rid}").click().run()
@@ -139,7 +142,7 @@ def _double_verify(seeded, uid, alice, bob):
 )
 def test_adjudication_page_settles_a_verification_disagreement(seeded, name, choice, status, adjudications):
     iid = _double_verify(seeded, "E-noisy", "accept", "reject")
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Verification disagreements")
     assert "1 verification disagreements wait for a decision." in [c.value for c in at.caption]
     text = all_markdown(at)
     assert "decision **accept**" in text and "decision **reject**" in text, name

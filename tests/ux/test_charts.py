@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.analysis.readmodel import DOMAIN_METRICS
+from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS
 from ui import charts
 from ui.tables import COMPOSITION_COLUMNS, Col, table_config, with_small_n
 
@@ -216,3 +216,34 @@ def test_each_radar_carries_its_n_note_under_it(responses, note):
     assert [a.text for a in notes] == [note] * 4
     assert [a.y for a in notes] == [p.domain.y[0] for p in polars(fig)[:4]]  # the grid has room for six
     assert len(fig.data) == 4 * len(MODELS) and {t.subplot for t in fig.data} == {"polar", "polar2", "polar3", "polar4"}
+
+
+FAILURE_RATES = pd.DataFrame({
+    "model": ["beta", "alpha", "beta", "alpha"], "category": ["persona", "persona", "output", "output"],
+    "sub_dimension": ["tone", "tone", "length", "length"], "failed": [3, 0, 10, 5], "decided": [12, 40, 40, 0],
+    "failure_rate": [0.25, 0.0, 0.25, np.nan], "share_of_failures": [3 / 13, np.nan, 10 / 13, 1.0]})
+
+
+@pytest.mark.parametrize(
+    ("level", "view", "column", "scale", "barmode", "title"),
+    [pytest.param("category", "rate", "failure_rate", 100, "group", "failure rate (%)", id="category-rate"),
+     pytest.param("category", "stacked", "failed", 1, "stack", "failed constraints", id="category-stacked"),
+     pytest.param("sub_dimension", "normalised", "share_of_failures", 100, "stack",
+                  "share of the model's failures (%)", id="subdimension-normalised")],
+)
+def test_failure_bars_one_trace_per_group_in_the_rows_order(level, view, column, scale, barmode, title):
+    fig = charts.failure_bars(FAILURE_RATES, level, view)
+    group = "sub_dimension" if level == "sub_dimension" else "category"
+    assert [t.name for t in fig.data] == [CATEGORY_LABELS.get(g, g) for g in sorted(FAILURE_RATES[group].unique())]
+    for trace in fig.data:
+        rows = FAILURE_RATES[FAILURE_RATES[group].map(lambda g: CATEGORY_LABELS.get(g, g)) == trace.name]
+        assert list(trace.x) == rows["model"].tolist()
+        np.testing.assert_array_equal(np.asarray(trace.y, dtype=float), rows[column].to_numpy(dtype=float) * scale)
+        assert list(trace.text) == charts.small_n_text(rows[column], rows["decided"]).tolist()
+        assert [list(c) for c in trace.customdata] == [
+            [r.category, r.sub_dimension, r.failed, r.decided] for r in rows.itertuples()]
+        assert trace.textposition == ("outside" if view == "rate" else "inside")
+        assert f"{trace.name}: %{{y:.1f}}" in trace.hovertemplate
+    assert fig.layout.barmode == barmode and fig.layout.yaxis.title.text == title
+    assert fig.layout.clickmode == "event+select"
+    assert fig.layout.yaxis.range == ((0, 109) if view != "stacked" else None)

@@ -158,10 +158,12 @@ def test_labelling_auto_satisfies_skips_undoes_and_relabels(seeded):
 def test_admin_sees_per_expert_progress_and_uncovered_domains(seeded):
     record_verification(seeded.engine, principal("carol"), seeded.instances["M-noisy"], consistency="consistent",
                         context_valid=True, decision="accept", client_token="c1", overlap=0.0)
-    at = page_as("pages/adjudicate.py", "admin")
+    at = page_as("pages/adjudicate.py", "admin", adj_tab="Expert progress")
     progress = next(df.value for df in at.dataframe if "to verify" in df.value.columns).set_index("expert")
     assert progress.loc["carol", ["verified", "to verify", "labels done"]].tolist() == [1, 0, "none assigned"]
     assert progress.loc["alice", ["verified", "to verify", "last active"]].tolist() == [0, 3, "never"]
+    at.session_state["adj_tab"] = "Draw a sample"
+    at.run()
     at.button[0].click().run()  # draw with every expert: Medical has carol only
     assert not at.exception
     warning = next(w.value for w in at.warning if "Not sampled" in w.value)
@@ -198,7 +200,7 @@ def _shown_once(button) -> bool:
 ])
 def test_shortcut_hint_is_not_repeated_in_the_label(seeded, page, who, prepare, expected):
     prepare(seeded)
-    at = page_as(page, who)
+    at = page_as(page, who, adj_tab="Disagreements")  # the tab Adjudicate's shortcut is on; other pages ignore it
     with_shortcut = [b for b in at.button if b.proto.shortcut]
     assert expected <= {b.label for b in with_shortcut}, [b.label for b in with_shortcut]
     assert all(_shown_once(b) for b in with_shortcut), [(b.label, b.proto.shortcut) for b in with_shortcut]

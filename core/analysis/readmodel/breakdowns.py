@@ -48,20 +48,62 @@ def domain_metric_states(scores: pd.DataFrame, by: Sequence[str], metrics: Seque
     return out[columns]
 
 
+def failure_view(counts: pd.DataFrame, modes: Sequence[str], domains: Sequence[str] = (),
+                 category: str | None = None) -> pd.DataFrame:
+    """The rows of a load_failure_counts / verdict_counts frame that Figure 4 shows: of `modes` and `domains` (empty:
+    every domain) and, with `category`, of that category only (on a frame what failure_count_view selects in SQL)."""
+    view = counts[counts["mode"].isin(list(modes))]
+    if domains:
+        view = view[view["domain"].isin(list(domains))]
+    return view if category is None else view[view["category"] == category]
+
+
+def _group_codes(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group among the distinct rows of `keys` in sorted order (-1: a row with a missing key, left out as
+    groupby(sort=True) leaves it out), and the row where each group first occurs."""
+    combined, missing = np.zeros(len(keys), dtype=np.int64), np.zeros(len(keys), dtype=bool)
+    for column in keys.columns:
+        codes, uniques = pd.factorize(keys[column], sort=True)
+        combined = combined * (len(uniques) + 1) + codes  # sorted codes, combined in key order: the groups' order
+        missing |= codes < 0
+    rows = np.flatnonzero(~missing)
+    _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
+    codes = np.full(len(keys), -1, dtype=np.intp)
+    codes[rows] = inverse.reshape(-1)
+    return codes, rows[first]
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator, NaN where the denominator is not positive."""
+    out = np.full(len(numerator), np.nan)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
 def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame:
     """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
 
-    `counts` has the load_failure_counts / verdict_counts layout (already filtered by mode and domain).
-    Only verdicts with status 'ok' and a decided pass/fail count; errors and not-applicable are reported as
-    'undetermined'. `share_of_failures` normalises each model's failures to sum to 1 (the stacked view).
+    `counts` has the load_failure_counts / verdict_counts layout (already filtered by mode and domain; or
+    failure_count_view's rows, already summed to the level). Only verdicts with status 'ok' and a decided pass/fail
+    count; errors and not-applicable are reported as 'undetermined'. `share_of_failures` normalises each model's
+    failures to sum to 1 (the stacked view). Rows sorted by model, category (and sub-dimension).
     """
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
     states = [c for c in STATE_COLUMNS.values() if c in counts.columns]
-    out = counts.groupby(keys, sort=True)[["verdicts", "decided", "failed", *states]].sum().reset_index()
-    out["undetermined"] = out["verdicts"] - out["decided"]
-    out["failure_rate"] = out["failed"] / out["decided"].where(out["decided"] > 0)
-    totals = out.groupby("model")["failed"].transform("sum")
-    out["share_of_failures"] = out["failed"] / totals.where(totals > 0)
+    columns = ["verdicts", "decided", "failed", *states]
+    codes, first = _group_codes(counts[keys])
+    taken = codes >= 0
+    sums = np.zeros((len(first), len(columns)), dtype=np.int64)
+    np.add.at(sums, codes[taken], counts[columns].to_numpy(dtype=np.int64)[taken])
+    verdicts, decided, failed = sums[:, 0], sums[:, 1], sums[:, 2]
+    groups = counts[keys].take(first)
+    out = {key: groups[key].array for key in keys}
+    model_codes = pd.factorize(out["model"])[0]  # the groups are sorted by model first: each model's rows adjoin
+    totals = np.bincount(model_codes, weights=failed)[model_codes] if len(first) else np.zeros(0)  # exact below 2**53
+    out |= {column: sums[:, i] for i, column in enumerate(columns)}
+    out |= {"undetermined": verdicts - decided, "failure_rate": _ratio(failed, decided),
+            "share_of_failures": _ratio(failed, totals)}
+    return pd.DataFrame(out)
     return out
 
 
@@ -70,11 +112,12 @@ def verdict_totals_text(rates: pd.DataFrame) -> str:
     (judge errors, unparseable, not applicable, skipped) and the constraints left unjudged, zeros included."""
     verdicts, decided, failed = (int(rates[column].sum()) for column in ("verdicts", "decided", "failed"))
     text = f"n = {verdicts:,} constraint verdicts · {decided:,} decided ({failed:,} failed) · {verdicts - decided:,} undetermined"
-    split = {state: n for state, n in state_totals(rates).items() if state not in ("scored", "unjudged")}
+    totals = state_totals(rates)
+    split = {state: n for state, n in totals.items() if state not in ("scored", "unjudged")}
     if split:
         text += " (" + state_text(split).removeprefix("n = ") + ")"
-    if "unjudged" in state_totals(rates):
-        text += f" · {state_totals(rates)['unjudged']:,} constraints unjudged (no verdict of the judge)"
+    if "unjudged" in totals:
+        text += f" · {totals['unjudged']:,} constraints unjudged (no verdict of the judge)"
     return text
 
 

@@ -169,9 +169,11 @@ def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str,
     present = run_protocols(engine, run_ids)
     base = response_scores(engine, run_ids, judge) if responses is None else responses
     base = base.assign(protocol=DEFAULT_PROTOCOL, item_uid=base["instance_uid"])
-    costs = read_sql(engine, runs_sql(_COST_SQL, run_ids))
-    frames = [base] + [_keyed(protocol_scores(engine, run_ids, judge, p), p, costs)
-                       for p in present if p not in constraint_protocols()]
+    frames = [base]
+    others = [p for p in present if p not in constraint_protocols()]
+    if others:  # only other protocols' rows take their cost from here (response_scores has the default protocol's)
+        costs = read_sql(engine, runs_sql(_COST_SQL, run_ids))
+        frames += [_keyed(protocol_scores(engine, run_ids, judge, p), p, costs) for p in others]
     frames = [f for f in frames if not f.empty] or [base]
     combined = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     combined = combined.reindex(columns=list(dict.fromkeys([*base.columns, *combined.columns])))  # none of the default
@@ -210,6 +212,15 @@ def key_states(scores: pd.DataFrame, key: str) -> pd.Series:
     return key_statuses(scores, key).map(VERDICT_STATES).astype(object).fillna(UNJUDGED)
 
 
+def key_state_codes(scores: pd.DataFrame, key: str) -> np.ndarray:
+    """state_codes of key_states(scores, key), without making the stored states Python strings first."""
+    column = f"{key}_state"
+    if column not in scores.columns:
+        return state_codes(key_states(scores, key))
+    codes = state_codes(scores[column])
+    return np.where(scores[column].isna().to_numpy(), STATES.index(UNJUDGED), codes)
+
+
 def _model_intervals(values: np.ndarray | None, at_of: list[np.ndarray], entry: DecisionKey) -> list:
     """stats.interval of `values` at each model's row positions (no values: an empty interval), one
     stats.metric_intervals call per number of rows over those models' columns (column-major, so each column is
@@ -246,7 +257,7 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
         rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
         measured = key in mine.columns
         all_values = mine[key].to_numpy(dtype=float) if measured else None
-        all_codes = state_codes(key_states(mine, key)) if measured else None  # row-wise, counted per model below
+        all_codes = key_state_codes(mine, key) if measured else None  # row-wise, counted per model below
         at_of = [rows_of.get(model, np.empty(0, dtype=np.intp)) for model in models]
         cis = _model_intervals(all_values, at_of, entry)
         for model, at, ci in zip(models, at_of, cis, strict=True):

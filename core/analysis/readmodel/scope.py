@@ -161,7 +161,9 @@ PARADIGM_ORDER = {"reasoning": 0, "standard": 1}
 def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str]:
     """Models in Table 2 order: open before closed, reasoning before standard, by name; baselines last (a model
     missing from the catalogue, or with no access or paradigm, counts as closed / standard, as in with_model_info)."""
-    info = {m: (a, p, b) for m, p, a, b in models[list(MODEL_COLUMNS)].drop_duplicates("model").itertuples(index=False)}
+    info: dict = {}
+    for m, p, a, b in zip(*(models[column].tolist() for column in MODEL_COLUMNS), strict=True):
+        info.setdefault(m, (a, p, b))  # a model's first catalogue row
 
     def key(model: str) -> tuple[bool, int, int, str]:
         access, paradigm, baseline = info.get(model, (None, None, False))
@@ -171,6 +173,15 @@ def model_order(models_in_view: Iterable[str], models: pd.DataFrame) -> list[str
                 PARADIGM_ORDER.get(paradigm, 2), model)
 
     return sorted(set(models_in_view), key=key)
+
+
+def in_model_order(frame: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """`frame`'s models in model_order and its rows in that order (a stable sort: each model's rows keep theirs)."""
+    order = model_order(frame["model"].unique(), models)
+    position = {model: i for i, model in enumerate(order)}
+    rows = np.argsort(np.fromiter(map(position.__getitem__, frame["model"].tolist()), dtype=np.intp,
+                                  count=len(frame)), kind="stable")
+    return frame.take(rows), order
 
 
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:

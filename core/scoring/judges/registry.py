@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
@@ -137,4 +137,10 @@ def judge_choices(engine: Engine) -> list[str]:
     """Judge ids a run can be scored with: the offline heuristic judge, then `llm:<name>` per non-baseline model."""
     with Session(engine) as session:
         names = session.exec(select(Model.name).where(col(Model.is_baseline) == False).order_by(Model.name)).all()  # noqa: E712
-    return [HEURISTIC, *(f"llm:{name}" for name in names)]
+    return judge_ids(names)
+
+
+def judge_ids(generators: Iterable[str]) -> list[str]:
+    """judge_choices of these non-baseline model names, ordered by name as the database orders them (a page that
+    holds the registered models already: models_admin.model_configs)."""
+    return [HEURISTIC, *(f"llm:{name}" for name in generators)]
