@@ -3,9 +3,13 @@ the count columns in the CSV beside it (see tests/pages/state_counts.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
 import pytest
 from sqlalchemy import create_engine
 from sqlmodel import Session, col, select
+from streamlit.testing.v1 import AppTest
 
 from core.protocols.lit_ragbench import aspect_codes, categories_of
 from core.store.models import Instance
@@ -29,26 +33,57 @@ def category_deltas(engine, uids: list[str]) -> dict[str, int]:
     return {"scored": -sum(counts), **dict(zip(INJECTED_STATES, counts, strict=True)), "skipped": 0}
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the page shows before and while GOLD's four answers carry the injected states (one render each)."""
+    before: AppTest
+    after: AppTest
+    before_csvs: dict[str, pd.DataFrame]
+    after_csvs: dict[str, pd.DataFrame]
+    expected: dict[str, int]
+
+
+def open_with(url: str, widgets: dict[str, str], csvs: tuple[str, ...]) -> tuple[AppTest, dict[str, pd.DataFrame]]:
+    """The page opened on `url` with `widgets` set, and the named CSV downloads it offers."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GAUNTLET_DATABASE_URL", url)
+        mp.setenv("GAUNTLET_FIRST_START", "0")
+        spy = sc.DownloadSpy(mp)
+        at = sc.open_page(PAGE, widgets)
+    return at, {name: spy.frame(name) for name in csvs}
+
+
+def shown_with(world, widgets: dict[str, str], csvs: tuple[str, ...]) -> Shown:
+    """The page before and while GOLD's answers carry the injected states, with the category deltas they make."""
+    before, before_csvs = open_with(world.url, widgets, csvs)
+    engine = create_engine(world.url)
+    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
+                            condition="", protocol="lit_ragbench") as injected:
+        after, after_csvs = open_with(world.url, widgets, csvs)
+        expected = category_deltas(engine, injected.instance_uids)
+    engine.dispose()
+    return Shown(before, after, before_csvs, after_csvs, expected)
+
+
+@pytest.fixture(scope="module")
+def judged_view(world) -> Shown:
+    """The page under JUDGE, shared by the cases that read its captions and category CSV."""
+    return shown_with(world, {"lit_judge": JUDGE}, ("lit_category_bars.csv",))
+
+
 @pytest.mark.parametrize(("prefix", "csv", "per_category"), [
     pytest.param("Responses behind the table (each once)", None, False, id="overview-table"),
     pytest.param("Behind the bars and table, summed over the cells", "lit_category_bars.csv", True,
                  id="category-bars-and-table"),
 ])
-def test_every_state_is_counted_under_the_view(world, monkeypatch, prefix, csv, per_category) -> None:
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    spy = sc.DownloadSpy(monkeypatch)
-    before = sc.caption_counts(sc.captions_with(sc.open_page(PAGE, {"lit_judge": JUDGE}), prefix)[0])
-    engine = create_engine(world.url)
-    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
-                         condition="", protocol="lit_ragbench") as injected:
-        after = sc.caption_counts(sc.captions_with(sc.open_page(PAGE, {"lit_judge": JUDGE}), prefix)[0])
-        expected = category_deltas(engine, injected.instance_uids) if per_category else sc.DELTAS
-        assert {state: after[state] - before[state] for state in after} == expected
-        if csv:
-            shown = spy.frame(csv)
-            assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
-    engine.dispose()
+def test_every_state_is_counted_under_the_view(judged_view, prefix, csv, per_category) -> None:
+    before = sc.caption_counts(sc.captions_with(judged_view.before, prefix)[0])
+    after = sc.caption_counts(sc.captions_with(judged_view.after, prefix)[0])
+    expected = judged_view.expected if per_category else sc.DELTAS
+    assert {state: after[state] - before[state] for state in after} == expected
+    if csv:
+        shown = judged_view.after_csvs[csv]
+        assert {state: int(shown[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == after
 
 
 def language_counts(frame) -> dict[str, int]:
@@ -57,29 +92,25 @@ def language_counts(frame) -> dict[str, int]:
             for state, column in sc.COUNT_COLUMNS.items()}
 
 
+@pytest.fixture(scope="module")
+def language_view(world) -> Shown:
+    """The page with GOLD's English-vs-Japanese comparison, shared by the CSV and table cases."""
+    return shown_with(world, {"lit_judge": JUDGE, "lit_lang_model": GOLD}, ("lit_en_ja.csv",))
+
+
 @pytest.mark.parametrize("source", [
     pytest.param("csv", id="en-ja-csv"),
     pytest.param("table", id="en-ja-table-columns"),
 ])
-def test_english_vs_japanese_counts_the_states_of_each_language(world, monkeypatch, source) -> None:
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
-    spy = sc.DownloadSpy(monkeypatch)
-
-    def shown() -> dict[str, int]:
-        at = sc.open_page(PAGE, {"lit_judge": JUDGE, "lit_lang_model": GOLD})
+def test_english_vs_japanese_counts_the_states_of_each_language(language_view, source) -> None:
+    def shown(at: AppTest, csvs: dict[str, pd.DataFrame]) -> dict[str, int]:
         if source == "csv":
-            return language_counts(spy.frame("lit_en_ja.csv"))
+            return language_counts(csvs["lit_en_ja.csv"])
         return language_counts(next(t.value for t in at.dataframe if "diff_ja_en" in t.value.columns))
 
-    before = shown()
-    engine = create_engine(world.url)
-    with sc.injected_states(engine, run_ids=[world.run_id], judge=JUDGE, metric="judged_accuracy", model=GOLD,
-                            condition="", protocol="lit_ragbench") as injected:
-        after = shown()
-        expected = category_deltas(engine, injected.instance_uids)
-    engine.dispose()
-    assert {state: after[state] - before[state] for state in after} == expected
+    before = shown(language_view.before, language_view.before_csvs)
+    after = shown(language_view.after, language_view.after_csvs)
+    assert {state: after[state] - before[state] for state in after} == language_view.expected
 
 
 @pytest.mark.parametrize("language", [pytest.param("en", id="english"), pytest.param("ja", id="japanese")])

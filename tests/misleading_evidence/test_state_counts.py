@@ -3,6 +3,9 @@ count, and the count columns in the CSV beside it (see tests/pages/state_counts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
 import pytest
 from sqlalchemy import create_engine
 
@@ -45,48 +48,85 @@ def test_every_state_is_counted_under_the_view(calibration, monkeypatch, prefix,
     engine.dispose()
 
 
-@pytest.mark.parametrize(("condition", "row"), [
-    pytest.param(CLEAN, ("harmful override", CLEAN), id="harmful-override-clean"),
-    pytest.param(CLEAN, ("beneficial correction", CLEAN), id="beneficial-correction"),
-])
-def test_paired_audit_counts_the_states_of_each_model(calibration, monkeypatch, condition, row) -> None:
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", calibration.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+@dataclass(frozen=True)
+class AuditTables:
+    before: pd.DataFrame
+    after: pd.DataFrame
 
-    def audit_counts() -> dict[str, dict[str, int]]:
+
+def audit_table(url: str) -> pd.DataFrame:
+    """The paired-audit table of the page with MODEL as model A, indexed by (outcome, condition)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GAUNTLET_DATABASE_URL", url)
+        mp.setenv("GAUNTLET_FIRST_START", "0")
         at = sc.open_page(PAGE, {"rs_a": MODEL})
-        table = next(t.value for t in at.dataframe if "a_only" in t.value.columns).set_index(["outcome", "condition"])
-        return {side: {state: int(table.loc[row, f"{side}_{column}"]) for state, column in sc.COUNT_COLUMNS.items()}
-                for side in "ab"}
+    return next(t.value for t in at.dataframe if "a_only" in t.value.columns).set_index(["outcome", "condition"])
 
-    before = audit_counts()
+
+@pytest.fixture(scope="module")
+def clean_audit(calibration) -> AuditTables:
+    """The paired-audit table before and while MODEL's clean answers carry every state (one render each, shared)."""
+    before = audit_table(calibration.url)
     engine = create_engine(calibration.url)
     with sc.injected_states(engine, run_ids=[calibration.run_id], judge="heuristic", metric="exact_match",
-                            metrics=("mcq_accuracy",), model=MODEL, condition=condition,
+                            metrics=("mcq_accuracy",), model=MODEL, condition=CLEAN,
                             protocol="misleading_evidence"):
-        after = audit_counts()
+        after = audit_table(calibration.url)
     engine.dispose()
+    return AuditTables(before, after)
+
+
+def audit_counts(table: pd.DataFrame, row: tuple[str, str]) -> dict[str, dict[str, int]]:
+    """Each side's state counts in one row of the paired-audit table."""
+    return {side: {state: int(table.loc[row, f"{side}_{column}"]) for state, column in sc.COUNT_COLUMNS.items()}
+            for side in "ab"}
+
+
+@pytest.mark.parametrize("row", [
+    pytest.param(("harmful override", CLEAN), id="harmful-override-clean"),
+    pytest.param(("beneficial correction", CLEAN), id="beneficial-correction"),
+])
+def test_paired_audit_counts_the_states_of_each_model(clean_audit, row) -> None:
+    before, after = audit_counts(clean_audit.before, row), audit_counts(clean_audit.after, row)
     assert sum(after["a"].values()) == 2 * QUESTIONS  # closed-book and clean answers of model A
     assert {state: after["a"][state] - before["a"][state] for state in after["a"]} == sc.DELTAS
     assert after["b"] == before["b"]
 
 
-@pytest.mark.parametrize(("table_column", "rows", "prefix"), [
-    pytest.param("n_pairs", "position == 'all'", "Answers behind the policy gap", id="policy-gap-over-all-positions"),
-    pytest.param("n_pairs", "position != 'all'", "Answers behind the policy gap", id="policy-gap-per-position"),
-    pytest.param("mean_mr", "index == index", "Answers behind the position means", id="mr-by-position"),
-])
-def test_policy_gap_and_position_rows_count_the_answers_behind_them(calibration, monkeypatch, table_column, rows,
-                                                                     prefix) -> None:
-    monkeypatch.setenv("GAUNTLET_DATABASE_URL", calibration.url)
-    monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
+@dataclass(frozen=True)
+class PageView:
+    captions: dict[str, str]
+    tables: list[pd.DataFrame]
+
+
+POSITION_PREFIXES = ("Answers behind the policy gap", "Answers behind the position means")
+
+
+@pytest.fixture(scope="module")
+def misled_end_view(calibration) -> PageView:
+    """The page while MODEL's answers under misleading documents at the end carry every state (one render, shared)."""
     engine = create_engine(calibration.url)
-    with sc.injected_states(engine, run_ids=[calibration.run_id], judge="heuristic", metric="exact_match",
-                            metrics=("mcq_accuracy",), model=MODEL, condition="misleading_documents_end",
-                            protocol="misleading_evidence"):
+    with pytest.MonkeyPatch.context() as mp, sc.injected_states(
+            engine, run_ids=[calibration.run_id], judge="heuristic", metric="exact_match",
+            metrics=("mcq_accuracy",), model=MODEL, condition="misleading_documents_end",
+            protocol="misleading_evidence"):
+        mp.setenv("GAUNTLET_DATABASE_URL", calibration.url)
+        mp.setenv("GAUNTLET_FIRST_START", "0")
         at = sc.open_page(PAGE)
-        caption = sc.caption_counts(sc.captions_with(at, prefix)[0])
-        table = next(t.value for t in at.dataframe if table_column in t.value.columns).query(rows)
+        view = PageView({prefix: sc.captions_with(at, prefix)[0] for prefix in POSITION_PREFIXES},
+                        [t.value for t in at.dataframe])
     engine.dispose()
+    return view
+
+
+@pytest.mark.parametrize(("table_column", "rows", "prefix"), [
+    pytest.param("n_pairs", "position == 'all'", POSITION_PREFIXES[0], id="policy-gap-over-all-positions"),
+    pytest.param("n_pairs", "position != 'all'", POSITION_PREFIXES[0], id="policy-gap-per-position"),
+    pytest.param("mean_mr", "index == index", POSITION_PREFIXES[1], id="mr-by-position"),
+])
+def test_policy_gap_and_position_rows_count_the_answers_behind_them(misled_end_view, table_column, rows,
+                                                                     prefix) -> None:
+    caption = sc.caption_counts(misled_end_view.captions[prefix])
+    table = next(t for t in misled_end_view.tables if table_column in t.columns).query(rows)
     assert {state: int(table[column].sum()) for state, column in sc.COUNT_COLUMNS.items()} == caption
     assert caption["judge_error"] == caption["unparseable"] == caption["unjudged"] == 1
