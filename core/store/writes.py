@@ -115,6 +115,11 @@ class GroupWriter:
         patience = time.monotonic() + lease_ttl()
         while time.monotonic() >= self.valid_until:
             if time.monotonic() >= patience:
+                # One last check before giving up: a process paused past its lease's expiry (between the check and
+                # this loop) learns who took the lease over (the guard's LeaseLost), or finds it renewed after all.
+                await self.commit([])
+                if time.monotonic() < self.valid_until:
+                    return
                 raise LeaseLost(f"lease expired {time.monotonic() - self.valid_until:.1f} s ago and its heartbeat "
                                 "did not renew it; stopping")
             await asyncio.sleep(GUARD_FRESH_S)

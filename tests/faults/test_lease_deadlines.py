@@ -168,3 +168,40 @@ def test_judge_calls_under_the_scoring_lease_check_it_like_generation_calls(engi
         figure(f"judge under a {then.__name__} scoring lease ({engine.dialect.name}): {len(server.requests)} judge "
                "calls sent")
         assert server.requests == [], "a judge call went out without a live scoring lease"
+
+
+
+@pytest.mark.parametrize(("after_the_pause", "expected"), [
+    pytest.param("taken over", "taken over by pid 9 on elsewhere", id="taken-over-while-paused-names-the-new-owner"),
+    pytest.param("still lapsed", "did not renew it", id="lapsed-and-not-taken-over-says-so"),
+    pytest.param("renewed", None, id="renewed-at-the-last-check-goes-on"),
+])
+def test_a_writer_paused_past_its_patience_checks_the_lease_once_more(engine, monkeypatch, after_the_pause, expected):
+    """A writer waiting for its lapsed lease's renewal, stopped (SIGSTOP) right after a passing check until past the
+    heartbeat's patience, checks the fence once more on waking: it names who took the lease over, says the lease
+    lapsed when nobody did, or goes on when it was renewed (before, it stopped with 'lapsed' in every case)."""
+    paused = {"s": 0.0}
+    fake = types.SimpleNamespace(time=time.time, monotonic=lambda: time.monotonic() + paused["s"], sleep=time.sleep)
+    monkeypatch.setattr(writes, "time", fake)
+    checks: list[float] = []
+
+    def guard(conn) -> float:
+        checks.append(paused["s"])
+        if not paused["s"]:
+            if len(checks) == 2:
+                paused["s"] = HOUR_S  # stopped right after this check passed, woken an hour later
+            return -1.0  # ours, lapsed a second ago, its renewal awaited
+        if after_the_pause == "taken over":
+            raise leases.LeaseLost("lease of run 1 taken over by pid 9 on elsewhere (generation 2); stopping")
+        return -1.0 if after_the_pause == "still lapsed" else 30.0
+
+    writer = GroupWriter(engine, guard=guard)
+    try:
+        if expected is None:
+            asyncio.run(writer.confirm_guard())
+        else:
+            with pytest.raises(leases.LeaseLost, match=expected):
+                asyncio.run(writer.confirm_guard())
+    finally:
+        writer.close()
+    assert checks[:2] == [0.0, 0.0] and HOUR_S in checks  # the fence was checked again after the pause
