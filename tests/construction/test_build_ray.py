@@ -15,12 +15,12 @@ import core.construction.build as construction
 from core.construction.build import build_benchmark
 
 DOMAINS = ["legal", "web_search"]
-HYBRID_DOCS = 20  # per domain: its first four topics, which hold the support of its first HYBRID_QUERIES queries
-HYBRID_QUERIES = 3
+HYBRID_DOCS = 10  # per domain: its first two topics, which hold the support of its first HYBRID_QUERIES queries
+HYBRID_QUERIES = 2  # per domain: 4 instances in all (2 noisy, 1 conflict, 1 gap)
 
 
 def small_corpus(folder: Path) -> Path:
-    """A corpus folder with the first HYBRID_DOCS documents of each of DOMAINS (a third of their bundled corpus)."""
+    """A corpus folder with the first HYBRID_DOCS documents of each of DOMAINS (a sixth of their bundled corpus)."""
     folder.mkdir()
     for domain in DOMAINS:
         lines = (REPO / f"data/corpus/{domain}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -42,7 +42,7 @@ def dense_vectors(index_dir) -> dict[str, np.ndarray]:
             for path in sorted(index_dir.glob("*/dense.faiss"))}
 
 
-# The hybrid case embeds a small corpus (MiniLM is the dear part: three times the corpus, three times the time) and
+# The hybrid case embeds a small corpus (MiniLM is the dear part: six times the corpus, six times the time) and
 # lowers the threshold under which texts are embedded in the calling process, so that each domain's corpus really is
 # embedded by a Ray task (with the bundled corpus's 60 chunks per domain, under the 64 of RAY_MIN_TEXTS, it was not).
 @pytest.mark.parametrize(("embedder", "index", "small", "queries"),
@@ -56,6 +56,7 @@ def test_ray_build_writes_the_local_builds_file(ray_runtime, tmp_path, monkeypat
     ray, ray_out, ray_index = build(tmp_path, "ray", embedder, index, "ray", corpus, queries)
     assert local.instances > 0 and local.skipped == ray.skipped
     assert ray_out.read_bytes() == local_out.read_bytes()
+    assert len(local.by_mode) == 3  # noisy, conflict and gap instances built
     assert (ray.by_mode, ray.by_domain, ray.avg_constraints) == (local.by_mode, local.by_domain, local.avg_constraints)
     if index:
         vectors, expected = dense_vectors(ray_index), dense_vectors(local_index)
