@@ -136,8 +136,8 @@ def pytest_runtest_teardown(item, nextitem):
         return (yield)
     finally:
         runtime = sys.modules.get("tests.ray_runtime")
-        if runtime is not None and (nextitem is None or not runtime.in_group(nextitem)):
-            runtime.stop()
+        if runtime is not None:
+            runtime.stop_unless_next_in_group(nextitem)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -108,3 +108,11 @@ def running(secrets_dir) -> Iterator[FakeLLMServer]:
 def in_group(item) -> bool:
     """True when a collected test is in the runtime's xdist group."""
     return any((m.args[0] if m.args else m.kwargs.get("name")) == GROUP for m in item.iter_markers("xdist_group"))
+
+
+def stop_unless_next_in_group(nextitem) -> bool:
+    """After a test: shut the runtime down unless the next test (None: none) is in its group; whether it stopped one."""
+    if not _RUNNING or (nextitem is not None and in_group(nextitem)):
+        return False
+    stop()
+    return True
