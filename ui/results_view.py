@@ -307,11 +307,11 @@ def models(version: tuple) -> pd.DataFrame:
     return readmodel.model_catalog(engine())
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def _summaries_stale(run_ids: tuple[int, ...], judge: str, version: tuple) -> bool:
-    """Whether some run's stored summaries for `judge` were not built from its current verdicts (asked once per data
-    version: the summaries' reads then take the stored rows or the inline SELECT without asking again)."""
-    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge))
+    """Whether some run's stored summaries for `judge` were not built from its current verdicts: the verdicts are
+    counted once per data version and stored build states (core keeps the answer), the build states are read on every
+    call, so a rebuild or a migration that marks summaries stale shows on the next render."""
+    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge, version=version))
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
