@@ -44,10 +44,10 @@ def scored_run_list(engine: Engine) -> pd.DataFrame:
     from sqlmodel import col
 
     has_verdicts = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).exists()
-    with Session(engine) as session:
-        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
-                               .where(evaluation_run(), has_verdicts)
-                               .order_by(col(Run.id).desc())).all()
+    with engine.connect() as conn:  # every results page reads it: a plain connection, no ORM session
+        rows = conn.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
+                            .where(evaluation_run(), has_verdicts)
+                            .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config"])
 
 

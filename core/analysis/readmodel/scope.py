@@ -45,24 +45,19 @@ NUMERIC_COLUMNS = (
 MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
 
 
+CATALOG_COLUMNS = (*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok")
+
+
 def model_catalog(engine: Engine) -> pd.DataFrame:
-    """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
-    with Session(engine) as session:
-        rows = session.execute(select(Model)).scalars().all()
-    return pd.DataFrame(
-        [
-            {
-                "model": m.name,
-                "paradigm": m.paradigm,
-                "access": m.access,
-                "is_baseline": bool(m.is_baseline),
-                "price_input_per_mtok": m.price_input_per_mtok,
-                "price_output_per_mtok": m.price_output_per_mtok,
-            }
-            for m in rows
-        ],
-        columns=[*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok"],
-    )
+    """The Model table as a frame: model, paradigm, access, is_baseline and prices (every results page reads it: its
+    columns through a plain connection, no ORM objects)."""
+    table = Model.__table__  # type: ignore[attr-defined]
+    stmt = select(table.c.name, table.c.paradigm, table.c.access, table.c.is_baseline, table.c.price_input_per_mtok,
+                  table.c.price_output_per_mtok)
+    with engine.connect() as conn:
+        rows = [(name, paradigm, access, bool(baseline), price_in, price_out)
+                for name, paradigm, access, baseline, price_in, price_out in conn.execute(stmt)]
+    return pd.DataFrame(rows, columns=list(CATALOG_COLUMNS))
 
 
 def _fingerprint(engine: Engine, tables: Sequence[tuple[type, bool]]) -> tuple[int, ...]:
