@@ -71,7 +71,7 @@ def _corrupt_only(engine: Engine) -> None:
 def _add_failed_verdict(engine: Engine) -> None:
     """A re-score adds one failed, decided constraint verdict to run 1 (the data version changes)."""
     cols = [c.name for c in Verdict.__table__.columns if c.name != "id"]
-    values = {"status": "'ok'", "passed": "0"}
+    values = {"status": "'ok'", "passed": "FALSE"}
     _sql(engine, f"INSERT INTO verdict ({', '.join(cols)}) SELECT {', '.join(values.get(c, c) for c in cols)} "
                  "FROM verdict WHERE id = (SELECT MIN(id) FROM verdict WHERE metric = 'constraint' "
                  f"AND judge = '{JUDGE}' AND run_id = 1)")
