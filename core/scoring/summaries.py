@@ -302,6 +302,11 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str, *,
     return stale
 
 
+def forget_stale_answers() -> None:
+    """Drop every kept answer of stale_summary_runs (a cold start: bench.bench_dashboards times first renders so)."""
+    _STALE_MEMO.clear()
+
+
 def _remember_stale(key: tuple, stale: list[int]) -> None:
     """Keep one answer of stale_summary_runs, dropping the oldest beyond _STALE_MEMO_SIZE."""
     while len(_STALE_MEMO) >= _STALE_MEMO_SIZE:
