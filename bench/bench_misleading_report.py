@@ -3,7 +3,7 @@ every condition (bench/misleading_outcomes.py), CPU seconds per table (best of -
 
 Run:  .venv/bin/python bench/bench_misleading_report.py [--models 15] [--questions 500] [--repeat 3]
       (one JSON object on stdout)
-Not part of the test suite.
+Smoke-tested small by tests/misleading_evidence/test_report_bench_smoke.py.
 """
 
 from __future__ import annotations
