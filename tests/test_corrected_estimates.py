@@ -247,3 +247,36 @@ def test_leaderboard_quotes_the_benchmark_below_30_labels(tmp_path, monkeypatch)
     evidence = small_sample_evidence()
     assert evidence.startswith("Below 30 gold labels") and f"{default['narrower']} of {default['cells']} cells" in evidence
     assert evidence in [c.value for c in at.caption]
+
+
+def _pairs_case(case: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Scores and gold values for one difference_pairs case."""
+    scores, gold, _ = _scores_and_gold(seed=6, labelled=MIN_LABELS - 1 if case == "too-few-labels" else 120)
+    if case == "weighted":
+        ids = [int(r) for r in gold["response_id"]]
+        gold = readmodel.gold_values({rid: {"constraints": {"c1": bool(v)}} for rid, v in
+                                      zip(ids, gold["strict_ias"], strict=True)}, {rid: (0.2, "b1") for rid in ids})
+    if case == "judge-decided-nothing":
+        scores["strict_ias"] = np.nan
+    return scores, gold
+
+
+@pytest.mark.parametrize("case", ["uniform", "weighted", "judge-decided-nothing", "too-few-labels"])
+def test_pairs_drawn_once_give_corrected_difference_at_every_confidence(case: str) -> None:
+    """segment_differences draws a cell's pairs once (readmodel.difference_pairs) for its estimate and every
+    interval the p-value bisection inverts: each equals corrected_difference's, recomputed from the frames."""
+    scores, gold = _pairs_case(case)
+    pairs = readmodel.difference_pairs(scores, gold, "m0", "m1")
+    whole = readmodel.corrected_difference(scores, gold, "m0", "m1")
+    assert readmodel.pairs_difference(pairs).keys() == whole.keys()
+    assert all(_same_value(readmodel.pairs_difference(pairs)[k], v) for k, v in whole.items()), whole
+    for confidence in (0.5, 0.9, 0.95, 1 - 1e-9):
+        d = readmodel.corrected_difference(scores, gold, "m0", "m1", confidence=confidence)
+        low, high = pairs.interval(confidence)
+        assert _same_value(low, d["ci_low"]) and _same_value(high, d["ci_high"]), (confidence, low, high, d)
+    assert pairs.estimable is (case != "too-few-labels") and pairs.weighted is (case == "weighted")
+
+
+def _same_value(a: object, b: object) -> bool:
+    """Equal, or both NaN."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -463,6 +464,12 @@ def pdf_available() -> bool:
 def render_pdf(document: str) -> bytes:
     """The report as PDF, rendered by WeasyPrint (a Python package on Pango: no browser) with every fetch refused;
     RuntimeError naming the `pdf` extra when WeasyPrint is not installed."""
+    return bytes(layout_pdf(document).write_pdf())
+
+
+def layout_pdf(document: str) -> Any:  # a weasyprint.Document (WeasyPrint: an optional extra, untyped)
+    """The report laid out in PDF pages by WeasyPrint with every fetch refused (what render_pdf writes); RuntimeError
+    naming the `pdf` extra when WeasyPrint is not installed."""
     try:
         import weasyprint  # type: ignore[import-untyped]
     except ImportError as error:  # pragma: no cover - the dev and pdf extras install it
@@ -473,7 +480,7 @@ def render_pdf(document: str) -> bytes:
         def fetch(self, url: str, headers: object = None) -> None:
             raise FatalURLFetchingError(f"the decision report must fetch nothing, but asked for {url}")
 
-    return bytes(weasyprint.HTML(string=document, url_fetcher=Refuse()).write_pdf())
+    return weasyprint.HTML(string=document, url_fetcher=Refuse()).render()
 
 
 def numbers(document: str) -> dict[str, float]:

@@ -7,7 +7,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -945,9 +945,9 @@ def segment_differences(scores: pd.DataFrame, gold: pd.DataFrame, segments: pd.D
     rows = []
     for key, g in merged.groupby(list(SEGMENT_KEYS), sort=True):
         for metric in metrics:
-            d = readmodel.corrected_difference(g, gold, a, b, metric)
-            p = (ppi.p_value_by_inversion(partial(_difference_interval, g, gold, a, b, metric))
-                 if not np.isnan(d["estimate"]) else np.nan)
+            pairs = readmodel.difference_pairs(g, gold, a, b, metric)  # drawn once for the estimate and every interval
+            d = readmodel.pairs_difference(pairs)  # the bisection inverts
+            p = ppi.p_value_by_inversion(pairs.interval) if not np.isnan(d["estimate"]) else np.nan
             rows.append({**dict(zip(SEGMENT_KEYS, key, strict=True)), "metric": metric, "model_a": a, "model_b": b,
                          "shared": d["shared"], "n": d["n"], "judge_diff": d["judge_diff"], "estimate": d["estimate"],
                          "ci_low": d["ci_low"], "ci_high": d["ci_high"], "p_value": p, "note": d["note"]})
@@ -959,9 +959,3 @@ def segment_differences(scores: pd.DataFrame, gold: pd.DataFrame, segments: pd.D
     out["significant"] = (out["p_holm"] <= alpha).astype(object).where(tested, None)  # None: not tested
     return out
 
-
-def _difference_interval(scores: pd.DataFrame, gold: pd.DataFrame, a: str, b: str, metric: str,
-                         confidence: float) -> tuple[float, float]:
-    """The corrected difference's interval at `confidence` (what p_value_by_inversion inverts)."""
-    d = readmodel.corrected_difference(scores, gold, a, b, metric, confidence)
-    return d["ci_low"], d["ci_high"]

@@ -49,8 +49,16 @@ def _decide(world: World, tmp_path: Path, monkeypatch, *args: str) -> tuple[str,
     return out.read_text(encoding="utf-8"), result.output
 
 
-def test_the_default_recommends_citing_three_protocols(world, tmp_path, monkeypatch) -> None:
-    document, output = _decide(world, tmp_path, monkeypatch)
+@pytest.fixture(scope="module")
+def default_decision(world, tmp_path_factory) -> tuple[str, str]:
+    """`gauntlet decide` over the three runs with its defaults, run once: (the file, the CLI's output), read by the
+    recommendation test and the page-download test."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _decide(world, tmp_path_factory.mktemp("default_decision"), monkeypatch)
+
+
+def test_the_default_recommends_citing_three_protocols(default_decision) -> None:
+    document, output = default_decision
     assert f"Recommended generator: {READER}." in output, output
     cited = [t for t in PROTOCOL_TITLES if f"<h3>{t}</h3>" in document]
     assert cited == list(PROTOCOL_TITLES), cited
@@ -100,8 +108,9 @@ def test_a_bad_rules_file_is_a_usage_error_naming_the_entry(world, tmp_path, mon
     assert result.exit_code == 2 and message in result.output
 
 
-def test_the_page_download_has_the_cli_files_content_hash(world, tmp_path, monkeypatch) -> None:
-    document, _ = _decide(world, tmp_path, monkeypatch)
+def test_the_page_download_has_the_cli_files_content_hash(world, default_decision, monkeypatch) -> None:
+    document, _ = default_decision
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", world.url)
     monkeypatch.setenv("GAUNTLET_FIRST_START", "0")
     at = page_as("pick_generator", "analyst").run()
     assert not at.exception, at.exception

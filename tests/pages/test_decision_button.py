@@ -11,6 +11,9 @@ from core.cli import app as cli
 from tests.analysis.decision_factories import decision_db
 from tests.pages.test_dashboards import page_as
 
+# One xdist worker runs this module: its module-scoped database is built once per pass, not once per worker
+pytestmark = pytest.mark.xdist_group("decision-button")
+
 QUESTION = "Which model answers our support questions?"
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
 from core.analysis import stats
+from core.analysis.ppi import MIN_LABELS, CorrectedEstimate, ipw_ppi_mean, ppi_mean
 from core.analysis.readmodel.responses import RULE_JUDGE
 from core.analysis.readmodel.runs import run_judges
 from core.analysis.readmodel.scope import load_scores
@@ -141,19 +143,44 @@ def corrected_estimates(scores: pd.DataFrame, gold: pd.DataFrame, confidence: fl
     return pd.DataFrame(rows, columns=CORRECTED_COLUMNS)
 
 
-def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
-                         metric: str = "strict_ias", confidence: float = 0.95) -> dict:
-    """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
+@dataclass(frozen=True)
+class DifferencePairs:
+    """Model A's and B's values on the instances both answered, drawn once (corrected_difference's input): the
+    judge's difference per pair, the gold difference (NaN where not both labelled), the pair probabilities and
+    what the estimator is told (weighted, lam); `base` holds the counts and the judge difference, `estimable` whether
+    there are enough labelled pairs, and one unlabelled at least, for a corrected estimate (the probabilities are
+    drawn only then)."""
 
-    Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
-    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere. When `gold`
-    carries the recorded probabilities (gold_values with draws) for every labelled pair, the estimate is the
-    inverse-probability-weighted one (ppi.ipw_ppi_mean, pair probability from pair_probabilities), unbiased under
-    uncertainty or planned sampling; otherwise PPI++ assumes the labelled pairs are a uniform sample, and the note
-    says so.
-    """
-    from core.analysis.ppi import MIN_LABELS, ipw_ppi_mean, ppi_mean
+    base: dict
+    d_f: np.ndarray
+    d_y: np.ndarray
+    labeled: np.ndarray
+    pi: np.ndarray
+    weighted: bool
+    lam: float | None
+    decided: bool
+    estimable: bool
 
+    def estimate(self, confidence: float = 0.95) -> CorrectedEstimate:
+        """The corrected difference at `confidence`: IPW PPI++ when weighted, PPI++ on the labelled pairs otherwise."""
+        labeled = self.labeled
+        if self.weighted:
+            return ipw_ppi_mean(self.d_f, np.where(labeled, self.d_y, np.nan), np.where(labeled, self.pi, 1.0),
+                                lam=self.lam, confidence=confidence, bounds=(-1.0, 1.0))
+        return ppi_mean(self.d_y[labeled], self.d_f[labeled], self.d_f[~labeled], lam=self.lam, confidence=confidence,
+                        bounds=(-1.0, 1.0))
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The corrected difference's interval at `confidence` (NaN when not estimable): what a p-value inverts."""
+        if not self.estimable:
+            return np.nan, np.nan
+        e = self.estimate(confidence)
+        return e.ci_low, e.ci_high
+
+
+def difference_pairs(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
+                     metric: str = "strict_ias") -> DifferencePairs:
+    """The pairs corrected_difference estimates from (see there), drawn once for any number of confidences."""
     recorded = "probability" in gold.columns
     columns = ["response_id", metric, *(("probability", "draw") if recorded else ())]
 
@@ -170,20 +197,40 @@ def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str,
     d_f = (a.loc[shared, "f"] - b.loc[shared, "f"]).to_numpy(float)
     d_y = (a.loc[shared, "gold"] - b.loc[shared, "gold"]).to_numpy(float)
     labeled = ~np.isnan(d_y)
-    out = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
-           "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) and decided else np.nan,
-           "method": ""}
-    if labeled.sum() < MIN_LABELS or (~labeled).sum() < 1:
-        return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                      "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
+    base = {"model_a": model_a, "model_b": model_b, "metric": metric, "shared": int(len(shared)),
+            "n": int(labeled.sum()), "judge_diff": float(d_f.mean()) if len(shared) and decided else np.nan,
+            "method": ""}
+    estimable = bool(labeled.sum() >= MIN_LABELS and (~labeled).sum() >= 1)
     pi = (pair_probabilities(*(side_.loc[shared, "probability"].to_numpy(float) for side_ in (a, b)),
                              *(side_.loc[shared, "draw"].fillna("").to_numpy(str) for side_ in (a, b)))
-          if recorded else np.full(len(shared), np.nan))
+          if recorded and estimable else np.full(len(shared), np.nan))
     weighted = recorded and not np.isnan(pi[labeled]).any()
     lam = None if decided else 0.0  # a judge that decided the metric for neither model earns no credit
-    e = (ipw_ppi_mean(d_f, np.where(labeled, d_y, np.nan), np.where(labeled, pi, 1.0), lam=lam, confidence=confidence,
-                      bounds=(-1.0, 1.0)) if weighted
-         else ppi_mean(d_y[labeled], d_f[labeled], d_f[~labeled], lam=lam, confidence=confidence, bounds=(-1.0, 1.0)))
+    return DifferencePairs(base, d_f, d_y, labeled, pi, weighted, lam, decided, estimable)
+
+
+def corrected_difference(scores: pd.DataFrame, gold: pd.DataFrame, model_a: str, model_b: str,
+                         metric: str = "strict_ias", confidence: float = 0.95) -> dict:
+    """Model A minus model B on the instances both answered: raw judge difference and its PPI++ correction.
+
+    Per shared instance the gold difference Y_A - Y_B is known where both responses carry a gold label; the judge's
+    difference f_A - f_B (undetermined values predicted by that model's judge mean) is known everywhere. When `gold`
+    carries the recorded probabilities (gold_values with draws) for every labelled pair, the estimate is the
+    inverse-probability-weighted one (ppi.ipw_ppi_mean, pair probability from pair_probabilities), unbiased under
+    uncertainty or planned sampling; otherwise PPI++ assumes the labelled pairs are a uniform sample, and the note
+    says so.
+    """
+    return pairs_difference(difference_pairs(scores, gold, model_a, model_b, metric), confidence)
+
+
+def pairs_difference(pairs: DifferencePairs, confidence: float = 0.95) -> dict:
+    """corrected_difference's row from pairs already drawn (difference_pairs)."""
+    out = dict(pairs.base)
+    if not pairs.estimable:
+        return out | {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                      "note": f"needs gold labels on both models' responses for at least {MIN_LABELS} shared instances"}
+    e = pairs.estimate(confidence)
+    decided, weighted = pairs.decided, pairs.weighted
     notes = ("" if decided else "the judge decided this metric for neither model here: labels only",
              "small sample of gold labels" if e.small_n else "",
              "" if weighted else "sampling probabilities not recorded: labelled pairs assumed a uniform sample")
