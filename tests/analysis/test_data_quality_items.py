@@ -18,10 +18,10 @@ from core.analysis import readmodel, stats
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means
 from core.analysis.readmodel.scope import METRICS
 from core.store.db import make_engine
-from tests.analysis.test_enterprise_aggregates import _set_stale, _table_counts, answer_twice, paper, sample
+from tests.analysis.test_enterprise_aggregates import _table_counts, answer_twice, read_both
 
-__all__ = ["paper", "sample"]  # the shared fixtures
-
+# One xdist worker runs this module with the other users of paper_scale_results and of the datasets of
+# tests/analysis/conftest.py (each built once per pass)
 pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 CASES = [
     pytest.param((), (), id="all"),
@@ -77,15 +77,16 @@ def reference_natural_vs_augmented(scores: pd.DataFrame, margin: float = 0.2, me
                                         pytest.param(("paper", False), id="paper-stored"),
                                         pytest.param(("paper", True), id="paper-stale")])
 def both(request) -> tuple[readmodel.OriginItems, pd.DataFrame]:
-    """(items, per-item scores) of a dataset with stored or stale summaries; the items' read writes nothing."""
+    """(items, per-item scores) of a dataset with stored or stale summaries; the items' read writes nothing. The
+    per-item scores are load_scores' (scores_from_responses of response_scores), read once per pass (read_both)."""
     name, stale = request.param
-    engine, run_ids, judge = request.getfixturevalue(name)
-    _set_stale(engine, run_ids, judge, stale)
+    dataset = request.getfixturevalue(f"{name}_summaries")
+    engine, run_ids, judge = dataset.at(stale)
     before = _table_counts(engine)
     items = readmodel.origin_items(engine, run_ids, judge)
     assert _table_counts(engine) == before  # reading never writes
     assert items is not None and len(items.response_id)
-    return items, readmodel.load_scores(engine, run_ids, judge)
+    return items, read_both(dataset, stale)[0]
 
 
 def _chosen(items: readmodel.OriginItems, scores: pd.DataFrame, modes: tuple, domains: tuple):

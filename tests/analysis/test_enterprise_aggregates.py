@@ -15,7 +15,6 @@ import pytest
 from sqlalchemy import text
 
 from bench.make_synthetic_results import make_results
-from core import first_start
 from core.analysis import readmodel
 from core.analysis.readmodel.enterprise_aggregates import (
     IAS_AGGREGATE_METRICS,
@@ -31,13 +30,13 @@ from core.analysis.readmodel.leaderboard_aggregates import (
     leaderboard_from_aggregates,
     leaderboard_states_from_aggregates,
 )
-from core.commands.data import SAMPLE_DOMAINS, SAMPLE_FILE
-from core.ingest.io import import_file
-from core.scoring.summaries import METRIC_NAMES, rebuild_summaries, stale_summary_runs
+from core.scoring.summaries import METRIC_NAMES
 from core.store.db import make_engine
 from core.store.models import Response
+from tests.analysis.summary_datasets import Dataset, fresh
 
-# One xdist worker runs this module with the other users of paper_scale_results (built once per pass)
+# One xdist worker runs this module with the other users of paper_scale_results and of the datasets of
+# tests/analysis/conftest.py (each built once per pass)
 pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 
 METRICS = [*METRIC_NAMES, *IAS_AGGREGATE_METRICS]
@@ -45,57 +44,28 @@ DOMAIN_METRICS = list(readmodel.DOMAIN_METRICS)
 TABLES = ("metric_aggregate", "response_metric", "response_score", "response_score_state", "failure_count")
 
 
-@pytest.fixture(scope="module")
-def sample(session_url_factory):
-    """The bundled sample after the first-start job (baselines + heuristic judge)."""
-    engine = make_engine(session_url_factory())
-    assert import_file(engine, SAMPLE_FILE, domains_path=SAMPLE_DOMAINS, author="sample").ok
-    run_id = first_start.ensure_first_start_run(engine)
-    assert run_id is not None
-    yield engine, [run_id], first_start.JUDGE
-    engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def paper(session_url_factory, paper_scale_results):
-    """A copy of the paper-scale synthetic results set: 13 models and 2 baselines x 983 instances."""
-    url = session_url_factory(template=paper_scale_results)
-    engine = make_engine(url)
-    yield engine, [1], "heuristic"
-    engine.dispose()
-
-
-@pytest.fixture(params=["sample", "paper"])
-def dataset(request):
-    return request.getfixturevalue(request.param)
-
-
 def _table_counts(engine) -> dict[str, int]:
     with engine.connect() as conn:
         return {t: int(conn.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar_one()) for t in TABLES}
 
 
-def _set_stale(engine, run_ids: list[int], judge: str, stale: bool) -> None:
-    """Current summaries (rebuilt) or stale ones (their fingerprint dropped: the read model aggregates inline)."""
-    for run_id in run_ids:
-        rebuild_summaries(engine, run_id, judge)
-    if stale:
-        with engine.begin() as conn:
-            conn.execute(text("DELETE FROM response_score_state WHERE judge = :judge"), {"judge": judge})
-    assert bool(stale_summary_runs(engine, run_ids, judge)) is stale
-
-
-def read_both(dataset, stale: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(per-response scores, aggregates, model catalogue) of `dataset` with stored or stale summaries; the aggregate
-    read writes nothing, also when the summaries are stale."""
-    engine, run_ids, judge = dataset
-    _set_stale(engine, run_ids, judge, stale)
+def _read(dataset: Dataset, stale: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    engine, run_ids, judge = dataset.at(stale)
     scores = readmodel.scores_from_responses(readmodel.response_scores(engine, run_ids, judge))
     before = _table_counts(engine)
     aggregates = enterprise_aggregates(engine, run_ids, judge)
     assert _table_counts(engine) == before  # reading never writes
     assert not scores.empty
+    if stale:  # the per-response frame is the same either way: one reference serves both cases
+        pd.testing.assert_frame_equal(scores, read_both(dataset, False)[0], check_exact=True)
     return scores, aggregates, readmodel.model_catalog(engine)  # the leaderboard's model order and marks
+
+
+def read_both(dataset: Dataset, stale: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(per-response scores, aggregates, model catalogue) of `dataset` with stored or stale summaries, read once per
+    pass; the aggregate read writes nothing, also when the summaries are stale, and the stale copy's per-response
+    scores equal the stored copy's exactly."""
+    return fresh(dataset.once(("read_both", stale), lambda: _read(dataset, stale)))
 
 
 def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
@@ -107,37 +77,49 @@ def _pooled(scores: pd.DataFrame) -> list[str]:
     return sorted(scores["model"].unique())[:5]
 
 
-# name -> (aggregate path, per-response path), given (aggregates, scores) narrowed to the subset, and the models
+# name -> (aggregate path given (aggregates, scores) narrowed to the subset and the models, per-response path given
+# (scores, models))
 VIEWS: dict[str, tuple[Callable, Callable]] = {
     "states by model": (lambda a, s, m: group_metric_states(a, ["model"], METRICS),
-                        lambda a, s, m: readmodel.domain_metric_states(s, ["model"], METRICS)),
+                        lambda s, m: readmodel.domain_metric_states(s, ["model"], METRICS)),
     "states by model and domain": (lambda a, s, m: group_metric_states(a, ["model", "domain"], METRICS),
-                                   lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
+                                   lambda s, m: readmodel.domain_metric_states(s, ["model", "domain"], METRICS)),
     "states by model, domain and mode": (
         lambda a, s, m: group_metric_states(a, ["model", "domain", "mode"], METRICS),
-        lambda a, s, m: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
+        lambda s, m: readmodel.domain_metric_states(s, ["model", "domain", "mode"], METRICS)),
     "state counts by domain": (
         lambda a, s, m: group_metric_states(a, ["domain"], METRICS).drop(columns=["mean", "n"]),
-        lambda a, s, m: readmodel.metric_state_counts(s, METRICS, by="domain")),
+        lambda s, m: readmodel.metric_state_counts(s, METRICS, by="domain")),
     "domain metrics (radars)": (lambda a, s, m: domain_metrics_from_aggregates(a, DOMAIN_METRICS),
-                                lambda a, s, m: readmodel.domain_metrics(s)),
+                                lambda s, m: readmodel.domain_metrics(s)),
     "radar points of five models": (
         lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[1],
-        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
+        lambda s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["model", "domain"])),
     "heatmap cells of five models": (
         lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=_pooled(s)), DOMAIN_METRICS)[2],
-        lambda a, s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
+        lambda s, m: readmodel.domain_metric_states(s[s["model"].isin(_pooled(s))], ["domain"])),
     "heatmap means": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[3],
-                      lambda a, s, m: readmodel.domain_heatmap(s)),
+                      lambda s, m: readmodel.domain_heatmap(s)),
     "heatmap counts": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
-                       lambda a, s, m: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+                       lambda s, m: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
     "leaderboard (means, intervals, gap, marks)": (
-        lambda a, s, m: leaderboard_from_aggregates(a, m), lambda a, s, m: readmodel.leaderboard(s, m)),
+        lambda a, s, m: leaderboard_from_aggregates(a, m), lambda s, m: readmodel.leaderboard(s, m)),
     "leaderboard state counts": (lambda a, s, m: leaderboard_states_from_aggregates(a),
-                                 lambda a, s, m: readmodel.leaderboard_states(s)),
-    "orchestration gap bounds": (lambda a, s, m: gap_bounds_from_aggregates(a), lambda a, s, m: readmodel.gap_bounds(s)),
+                                 lambda s, m: readmodel.leaderboard_states(s)),
+    "orchestration gap bounds": (lambda a, s, m: gap_bounds_from_aggregates(a), lambda s, m: readmodel.gap_bounds(s)),
 }
 SUBSETS = {"all": [], "noisy": ["noisy"], "gap": ["gap"], "conflict": ["conflict"]}
+
+
+def reference(dataset: Dataset, subset: str) -> dict[str, pd.DataFrame]:
+    """Every view of VIEWS by the per-response path in `subset`, computed once per pass (the same for the stored and
+    the stale copy, whose per-response scores read_both holds equal)."""
+    def compute() -> dict[str, pd.DataFrame]:
+        scores, _, models = read_both(dataset, False)
+        narrowed = readmodel.filter_scores(scores, SUBSETS[subset])
+        return {name: from_responses(narrowed, models) for name, (_, from_responses) in VIEWS.items()}
+
+    return {name: frame.copy() for name, frame in dataset.once(("enterprise views", subset), compute).items()}
 
 
 @pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
@@ -145,16 +127,16 @@ def test_every_view_equals_the_per_response_computation(dataset, stale: bool) ->
     scores, aggregates, models = read_both(dataset, stale)
     for subset, modes in SUBSETS.items():
         narrowed, agg = readmodel.filter_scores(scores, modes), filter_aggregates(aggregates, modes)
-        for name, (from_aggregates, from_responses) in VIEWS.items():
+        want = reference(dataset, subset)
+        for name, (from_aggregates, _) in VIEWS.items():
             try:
-                _same(from_aggregates(agg, narrowed, models), from_responses(agg, narrowed, models))
+                _same(from_aggregates(agg, narrowed, models), want[name])
             except AssertionError as error:
                 raise AssertionError(f"{name}, subset {subset}: {error}") from error
 
 
 def test_the_aggregates_count_every_response_once(dataset) -> None:
-    engine, run_ids, judge = dataset
-    _set_stale(engine, run_ids, judge, False)
+    engine, run_ids, judge = dataset.at(False)
     scores = readmodel.response_scores(engine, run_ids, judge)
     aggregates = enterprise_aggregates(engine, run_ids, judge)
     for metric in [*METRICS, "cost_per_1k", "latency_min_per_1k"]:
@@ -197,8 +179,7 @@ def test_repeated_items_send_the_pages_to_the_responses(backend_url_factory, rep
 def test_the_leaderboards_one_pass_equals_its_three_parts(dataset) -> None:
     """board_from_aggregates (what the Leaderboard reads: sums and gap bounds made once) gives exactly the board,
     state counts and gap bounds of the three functions held to the per-response path above, in every subset."""
-    engine, run_ids, judge = dataset
-    _set_stale(engine, run_ids, judge, False)
+    engine, run_ids, judge = dataset.at(False)
     aggregates, models = enterprise_aggregates(engine, run_ids, judge), readmodel.model_catalog(engine)
     for modes in SUBSETS.values():
         chosen = filter_aggregates(aggregates, modes)

@@ -14,10 +14,9 @@ from sqlalchemy import text
 
 from core.analysis import readmodel
 from core.analysis.readmodel.states import STATE_COLUMNS
-from core.scoring.summaries import rebuild_summaries
 from core.store.db import make_engine
 from core.store.schema import MODES
-from tests.analysis.test_enterprise_aggregates import _set_stale
+from tests.analysis.summary_datasets import Dataset, summary_copies
 
 pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 
@@ -26,15 +25,24 @@ MODELESS_INSTANCES = 40  # instances whose mode is cleared: their verdicts are c
 
 
 @pytest.fixture(scope="module")
-def paper(session_url_factory, paper_scale_results):
-    """A copy of the paper-scale set where the first instances have no mode (as IFEval prompts), summaries rebuilt."""
-    engine = make_engine(session_url_factory(template=paper_scale_results))
+def modeless(session_url_factory, paper_scale_results):
+    """A copy of the paper-scale set where the first instances have no mode (as IFEval prompts), with its summaries
+    rebuilt and a stale copy of it (built once, not once per test)."""
+    url = session_url_factory(template=paper_scale_results)
+    engine = make_engine(url)
     with engine.begin() as conn:
         conn.execute(text("UPDATE instance SET mode = NULL WHERE id IN (SELECT id FROM instance ORDER BY id LIMIT "
                           f"{MODELESS_INSTANCES})"))
-    rebuild_summaries(engine, 1, "heuristic")
-    yield engine, [1], "heuristic"
     engine.dispose()
+    dataset = summary_copies(session_url_factory, url, "modeless", [1], "heuristic")
+    yield dataset
+    dataset.dispose()
+
+
+@pytest.fixture(params=[pytest.param(False, id="stored"), pytest.param(True, id="stale")])
+def paper(modeless: Dataset, request):
+    """(engine, run ids, judge) of the modeless copy with stored or stale summaries."""
+    return modeless.at(request.param)
 
 
 def _table_counts(engine) -> dict[str, int]:
@@ -58,10 +66,8 @@ FILTERS = {
 }
 
 
-@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale")])
-def test_rates_summed_in_the_database_equal_the_pandas_path(paper, stale) -> None:
+def test_rates_summed_in_the_database_equal_the_pandas_path(paper) -> None:
     engine, run_ids, judge = paper
-    _set_stale(engine, run_ids, judge, stale)
     counts = readmodel.load_failure_counts(engine, run_ids, judge)
     before = _table_counts(engine)
     for name, (modes, n_domains, category) in FILTERS.items():
@@ -75,10 +81,8 @@ def test_rates_summed_in_the_database_equal_the_pandas_path(paper, stale) -> Non
     assert _table_counts(engine) == before  # reading never writes, with stale summaries too
 
 
-@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale")])
-def test_modeless_verdicts_from_the_mode_totals(paper, stale) -> None:
+def test_modeless_verdicts_from_the_mode_totals(paper) -> None:
     engine, run_ids, judge = paper
-    _set_stale(engine, run_ids, judge, stale)
     want = readmodel.modeless_verdicts(readmodel.load_failure_counts(engine, run_ids, judge))
     assert readmodel.modeless_verdicts(readmodel.failure_mode_totals(engine, run_ids, judge)) == want > 0
 
