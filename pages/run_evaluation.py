@@ -32,13 +32,15 @@ configs = models_admin.model_configs(engine())  # read once: every write below r
 models = sorted(c.name for c in configs)
 open_models = st.session_state.setdefault(  # open until the first real model exists, then as the user left it
     "run_models_open", not any(not n.startswith("baseline:") for n in models))
-with st.expander("Models", expanded=open_models):
-    models_table(configs)
-    if (not any(name.startswith("baseline:") for name in models)
-            and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
-            and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
-        st.rerun()
-    model_form(principal, configs)
+models_panel = st.expander("Models", expanded=open_models, key="run_models_panel", on_change="rerun")
+if models_panel.open:  # drawn only when open (a closed expander's body would run on every rerun)
+    with models_panel:
+        models_table(configs)
+        if (not any(name.startswith("baseline:") for name in models)
+                and st.button("Register the baselines (always-refuse, extractive)", key="run_add_baselines")
+                and guarded_write(lambda: run_services.register_baselines(engine(), principal))):
+            st.rerun()
+        model_form(principal, configs)
 
 st.subheader("New run")
 sets = {info.id: info.label for info in benchmark_sets(engine())}

@@ -17,7 +17,7 @@ import streamlit as st
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
 from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
-from core.analysis.readmodel.leaderboard_aggregates import board_from_aggregates
+from core.analysis.readmodel.leaderboard_aggregates import board_aggregates, board_from_aggregates
 from core.analysis.readmodel.robustness_aggregates import (
     conflict_from_aggregates,
     knowledge_gap_from_aggregates,
@@ -271,13 +271,19 @@ def aggregates_for(f: Filters) -> pd.DataFrame | None:
     return None if aggregates is None else filter_aggregates(aggregates, f.modes, f.domains)
 
 
+@st.cache_data(max_entries=8, show_spinner=False)
+def _items_repeat(run_ids: tuple[int, ...], version: tuple) -> bool:
+    """Whether a model answered an item more than once in the runs (readmodel items_repeat), once per data version."""
+    return items_repeat(engine(), list(run_ids))
+
+
 @st.cache_data(max_entries=16, show_spinner="Computing confidence intervals…")
 def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
                      version: tuple) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
-    aggregates = _enterprise_aggregates(run_ids, judge, version)
-    if aggregates is None:
+    """The board from only the aggregates it reads, summed per model by the database (board_aggregates)."""
+    if _items_repeat(run_ids, version):
         return None
-    chosen = filter_aggregates(aggregates, modes, domains)
+    chosen = board_aggregates(engine(), list(run_ids), judge, modes, domains, _summaries_stale(run_ids, judge, version))
     board, states, bounds = board_from_aggregates(chosen, models(version))
     return board.assign(judge=judge_label(judge)), states, bounds
 

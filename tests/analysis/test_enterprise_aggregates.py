@@ -25,6 +25,8 @@ from core.analysis.readmodel.enterprise_aggregates import (
     group_metric_states,
 )
 from core.analysis.readmodel.leaderboard_aggregates import (
+    BOARD_READS,
+    board_aggregates,
     board_from_aggregates,
     gap_bounds_from_aggregates,
     leaderboard_from_aggregates,
@@ -188,3 +190,50 @@ def test_the_leaderboards_one_pass_equals_its_three_parts(dataset) -> None:
         pd.testing.assert_frame_equal(states, leaderboard_states_from_aggregates(chosen))
         pd.testing.assert_frame_equal(bounds, gap_bounds_from_aggregates(chosen))
         pd.testing.assert_frame_equal(board, leaderboard_from_aggregates(chosen, models))
+
+
+# The Leaderboard's narrowed read (board_aggregates): only the metrics its board draws, in the chosen subset and
+# domains, summed per model, mode, metric and state by the database
+PARTS = ("board", "state counts", "gap bounds")
+
+
+def _choices(scores: pd.DataFrame) -> list[tuple[str, list[str], list[str]]]:
+    """(name, modes, domains) of every subset, with all domains and with one."""
+    one_domain = [sorted(scores["domain"].unique())[0]]
+    return [(f"{subset}, {'one domain' if domains else 'all domains'}", modes, domains)
+            for subset, modes in SUBSETS.items() for domains in ([], one_domain)]
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_the_narrowed_read_gives_the_full_reads_board(dataset, stale: bool) -> None:
+    scores, aggregates, models = read_both(dataset, stale)
+    engine, run_ids, judge = dataset
+    for name, modes, domains in _choices(scores):
+        before = _table_counts(engine)
+        narrowed = board_aggregates(engine, run_ids, judge, modes, domains)
+        assert _table_counts(engine) == before  # reading never writes
+        assert set(narrowed["metric"]) <= set(BOARD_READS) and len(narrowed) > 0
+        got = board_from_aggregates(narrowed, models)
+        full = board_from_aggregates(filter_aggregates(aggregates, modes, domains), models)
+        chosen = readmodel.filter_scores(scores, modes, domains)
+        responses = (readmodel.leaderboard(chosen, models), readmodel.leaderboard_states(chosen),
+                     readmodel.gap_bounds(chosen))
+        assert not got[0].empty
+        for part, mine, whole, per_response in zip(PARTS, got, full, responses, strict=True):
+            try:
+                _same(mine, whole)
+                _same(mine, per_response)
+            except AssertionError as error:
+                raise AssertionError(f"{part}, {name}: {error}") from error
+
+
+def test_the_stored_read_is_summed_by_the_database(dataset) -> None:
+    """With current summaries the read holds one row per model, mode, metric and state, and counts every done
+    response once."""
+    scores, _, _ = read_both(dataset, False)
+    engine, run_ids, judge = dataset
+    narrowed = board_aggregates(engine, run_ids, judge)
+    keys = ["model", "mode", "metric", "state"]
+    assert not narrowed.duplicated(keys).any()
+    assert set(narrowed["model"]) == set(scores["model"])
+    assert int(narrowed.loc[narrowed["metric"] == "", "responses"].sum()) == len(scores)

@@ -12,6 +12,7 @@ from core.protocols.views import results_pages
 from core.review.gold import draw_gold_sample, record_gold_label
 from core.store.models import Instance, Response, Run
 from tests.pages import test_workspace_flows as flows
+from tests.pages.test_run_evaluation_page import open_models
 from tests.pages.test_workspace_flows import _double_verify, _full_label, page_as
 from tests.workspace_factories import principal
 
@@ -143,6 +144,7 @@ def _run_named(seeded, name: str) -> int:
 
 
 def _save_model(at: AppTest, seeded) -> str:
+    open_models(at)
     at.text_input(key="model_name_new").set_value("m-new")
     at.text_input(key="model_url_env_new").set_value("M_URL")
     next(b for b in at.button if b.label == "Save model").click().run()

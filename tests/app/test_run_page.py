@@ -17,7 +17,7 @@ from core.store.models import Model, Run
 from tests.app.test_run_admin import fail_every_item
 from tests.e2e.harness import wait_until
 from tests.factories import add_model, seed_instances
-from tests.pages.test_run_evaluation_page import open_page
+from tests.pages.test_run_evaluation_page import open_models, open_page
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "run_evaluation.py")
 
@@ -61,7 +61,7 @@ def test_register_a_model_naming_its_variables(seeded):
 
 def test_the_edit_form_loads_the_model_and_keeps_other_settings(seeded):
     add_model(seeded, "gpt-x", "openai", price_in=1.5, settings={"reasoning_effort": "low", "api_key_env": "X_KEY"})
-    at = open_page()
+    at = open_models(open_page())
     at.selectbox(key="model_pick").set_value("gpt-x").run()
     assert at.selectbox(key="model_provider_gpt-x").value == "openai"
     assert at.text_input(key="model_key_env_gpt-x").value == "X_KEY"
@@ -80,7 +80,7 @@ def test_the_edit_form_loads_the_model_and_keeps_other_settings(seeded):
 ])
 def test_an_endpoint_url_is_edited_on_the_page_and_validated(seeded, url, saved):
     add_model(seeded, "remote", "openai_compatible", settings={"base_url_env": "NOPE_URL", "timeout_s": 3})
-    at = open_page()
+    at = open_models(open_page())
     at.selectbox(key="model_pick").set_value("remote").run()
     at.text_input(key="model_url_env_remote").set_value("")
     at.text_input(key="model_url_remote").set_value(url)
@@ -105,7 +105,7 @@ def test_an_edited_endpoint_is_used_at_the_next_check_without_a_restart(seeded):
         at.multiselect(key="run_models").set_value(["remote"]).run()
         at.button(key="run_preflight").click().run()
         assert any(e.value.startswith("remote: cannot reach") for e in at.error)
-        at.selectbox(key="model_pick").set_value("remote").run()
+        open_models(at).selectbox(key="model_pick").set_value("remote").run()
         at.text_input(key="model_url_remote").set_value(f"{server.base_url}/v1")
         click(at, "Save model")
         at.button(key="run_preflight").click().run()

@@ -37,6 +37,7 @@ class Write:
     act: Callable[[AppTest, object], None]
     wrote: Callable[[object], bool]
     setup: Callable[[object], None] = field(default=lambda seeded: None)
+    opened: tuple[str, ...] = ()  # panels (expander keys) the user opened before the role changed
 
 
 def click(at: AppTest, label: str) -> None:
@@ -116,9 +117,11 @@ WRITES = {
                           lambda s: get_user(s.engine, "vic").role == "analyst"),
     "run-register-baselines": Write("pages/run_evaluation.py", "register_models", "admin",
                                     lambda at, s: at.button(key="run_add_baselines").click().run(),
-                                    lambda s: count(s, select(func.count()).where(Model.is_baseline)) == 2),
+                                    lambda s: count(s, select(func.count()).where(Model.is_baseline)) == 2,
+                                    opened=("run_models_panel",)),
     "run-save-model": Write("pages/run_evaluation.py", "register_models", "admin", _save_model,
-                            lambda s: count(s, select(func.count()).where(Model.name == "m-new")) == 1),
+                            lambda s: count(s, select(func.count()).where(Model.name == "m-new")) == 1,
+                            opened=("run_models_panel",)),
     "run-preflight": Write("pages/run_evaluation.py", "launch_run", "admin", _choose_and("run_preflight"),
                            lambda s: False, setup=lambda s: registered_models.ensure_baselines(s.engine)),
     "run-launch": Write("pages/run_evaluation.py", "launch_run", "admin", _choose_and("run_launch"),
@@ -163,12 +166,15 @@ def seeded(tmp_path, monkeypatch):
         jobs.wait_for_exit((run.config or {}).get("pid"), timeout=60)
 
 
-def page_as(path: str, account: str, role: str | None = None) -> AppTest:
+def page_as(path: str, account: str, role: str | None = None, opened: tuple[str, ...] = ()) -> AppTest:
     at = AppTest.from_file(str(ROOT / path), default_timeout=60)
     who = principal(account)
     at.session_state["gauntlet_principal"] = who if role is None else type(who)(
         who.username, role, who.domains, who.login_at, who.last_seen)
-    return at.run()
+    at.run()
+    for panel in opened:  # opened by a click on its header: a rerun draws its body
+        at.session_state[panel] = True
+    return at.run() if opened else at
 
 
 def test_every_action_is_in_the_matrix():
@@ -182,7 +188,7 @@ def test_every_action_is_in_the_matrix():
 def test_a_write_happens_only_with_the_role(seeded, name, role):
     write = WRITES[name]
     write.setup(seeded)
-    at = page_as(write.page, write.account)
+    at = page_as(write.page, write.account, opened=write.opened)
     assert not at.exception, at.exception
     update_user(seeded.engine, write.account, role=role)
     write.act(at, seeded)

@@ -35,6 +35,14 @@ def open_page() -> AppTest:
     return at
 
 
+def open_models(at: AppTest) -> AppTest:
+    """Open the Models panel, as a click on its header does (its body is drawn only while it is open)."""
+    at.session_state["run_models_panel"] = True
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
@@ -67,6 +75,32 @@ def test_registers_baselines_when_missing(seeded):
     at = open_page()
     at.button(key="run_add_baselines").click().run()
     assert "baseline:extractive" in at.multiselect(key="run_models").options
+
+
+def _models_panel(at: AppTest) -> tuple[bool, bool]:
+    """(the models table drawn, the register/edit form drawn)."""
+    table = any("missing" in frame.value.columns for frame in at.dataframe)
+    return table, any(w.key == "model_pick" for w in at.selectbox)
+
+
+# name -> (real models registered, panel opened by the user, (table drawn, form drawn))
+MODELS_PANEL = {
+    "no real model: open at first, table and form drawn": ([], False, (True, True)),
+    "a real model: closed, nothing of its body drawn": (["gpt-test"], False, (False, False)),
+    "a real model, opened by a click: table and form drawn": (["gpt-test"], True, (True, True)),
+}
+
+
+@pytest.mark.parametrize(("real", "opened", "drawn"), MODELS_PANEL.values(), ids=MODELS_PANEL.keys())
+def test_the_models_panel_draws_its_body_only_while_open(seeded, real, opened, drawn):
+    registered_models.ensure_baselines(seeded)
+    for name in real:
+        add_model(seeded, name, settings={"api_key_env": "NOPE_KEY"})
+    at = open_models(open_page()) if opened else open_page()
+    assert _models_panel(at) == drawn
+    assert [e.label for e in at.expander][:1] == ["Models"]
+    warned = any("cannot be called" in w.value for w in at.warning)  # the table's warning for the unset key
+    assert warned is (bool(real) and drawn[0])
 
 
 @pytest.mark.parametrize(

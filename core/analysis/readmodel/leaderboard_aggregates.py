@@ -16,9 +16,11 @@ from functools import partial
 import numpy as np
 import pandas as pd
 from scipy import stats as st
+from sqlalchemy.engine import Engine
 
 from core.analysis import stats
-from core.analysis.readmodel.enterprise_aggregates import group_metric_states
+from core.analysis.readmodel.aggregates import stored_model_sums
+from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, group_metric_states
 from core.analysis.readmodel.leaderboard import (
     GAP_BOUND_COLUMNS,
     LONG_COLUMNS,
@@ -29,7 +31,7 @@ from core.analysis.readmodel.leaderboard import (
 from core.analysis.readmodel.scope import COST_METRICS, QUALITY_METRICS, model_order, with_model_info
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, MetricDeclaration, get_metric
-from core.scoring.summaries import RESPONSES_METRIC
+from core.scoring.summaries import RESPONSES_METRIC, stale_summary_runs
 
 EQUAL_SHARE = 1e-10
 BOARD_METRICS: tuple[str, ...] = tuple(m.id for m in QUALITY_METRICS + COST_METRICS)
@@ -172,6 +174,23 @@ def _gap_rows(sums: dict[str, pd.DataFrame], means: list[dict], bounds: pd.DataF
 
 
 GAP_SUMS: tuple[str, ...] = ("_gap_lo", "_gap_hi", "_gap_hidden", "_loose_strict")
+
+
+# every metric board_from_aggregates reads: the board's, refusal (over-abstention's source), the gap's helpers and
+# the done responses per group
+BOARD_READS: tuple[str, ...] = (*BOARD_METRICS, "refusal", *GAP_SUMS, RESPONSES_METRIC)
+
+
+def board_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, modes: Sequence[str] = (),
+                     domains: Sequence[str] = (), stale: bool | None = None) -> pd.DataFrame:
+    """The aggregates board_from_aggregates reads (BOARD_READS) in the chosen modes and domains: the stored ones
+    summed per model, mode, metric and state by the database when every run's summaries are current (`stale` False;
+    None: ask stale_summary_runs), else enterprise_aggregates' inline rows narrowed alike (reads only)."""
+    if stale is None:
+        stale = bool(stale_summary_runs(engine, run_ids, judge))
+    if not stale:
+        return stored_model_sums(engine, run_ids, judge, modes, domains, BOARD_READS)
+    return filter_aggregates(enterprise_aggregates(engine, run_ids, judge, modes, BOARD_READS), modes, domains)
 
 
 def board_from_aggregates(aggregates: pd.DataFrame,
