@@ -207,7 +207,7 @@ def _choices(scores: pd.DataFrame) -> list[tuple[str, list[str], list[str]]]:
 @pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
 def test_the_narrowed_read_gives_the_full_reads_board(dataset, stale: bool) -> None:
     scores, aggregates, models = read_both(dataset, stale)
-    engine, run_ids, judge = dataset
+    engine, run_ids, judge = dataset.at(stale)
     for name, modes, domains in _choices(scores):
         before = _table_counts(engine)
         narrowed = board_aggregates(engine, run_ids, judge, modes, domains)
@@ -231,7 +231,7 @@ def test_the_stored_read_is_summed_by_the_database(dataset) -> None:
     """With current summaries the read holds one row per model, mode, metric and state, and counts every done
     response once."""
     scores, _, _ = read_both(dataset, False)
-    engine, run_ids, judge = dataset
+    engine, run_ids, judge = dataset.at(False)
     narrowed = board_aggregates(engine, run_ids, judge)
     keys = ["model", "mode", "metric", "state"]
     assert not narrowed.duplicated(keys).any()
