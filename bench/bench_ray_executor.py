@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from core.store.db import upgrade
-from tests.generation.test_ray_executor import MODELS, compare_executors, ray_and_fake_server
+from tests.generation.test_ray_executor import MODELS, compare_executors
+from tests.ray_runtime import running
 
 
 def cpu_seconds() -> float:
@@ -46,7 +47,7 @@ def main() -> None:
             upgrade(url)
             return url
 
-        with ray_and_fake_server(Path(folder)) as server:
+        with running(Path(folder)) as server:
             started = time.process_time()
             result = compare_executors(make_url, server, args.instances, args.warm)
             cpu = time.process_time() - started

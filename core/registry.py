@@ -32,6 +32,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._items: dict[str, T] = {}
         self._renamed: dict[str, str] = {}
+        self.version = 0  # counts the changes through add, rename and remove: a cache of what is registered keys on it
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator registering the decorated object under `name`."""
@@ -47,12 +48,14 @@ class Registry(Generic[T]):
         if name in self._items:
             raise ValueError(f"duplicate {self.kind} name {name!r}")
         self._items[name] = obj
+        self.version += 1
 
     def rename(self, old: str, new: str) -> None:
         """Let the retired name `old` still find what is registered as `new` (get warns that it is deprecated)."""
         if old in self._items:
             raise ValueError(f"{self.kind} name {old!r} is registered; it cannot also be a retired name")
         self._renamed[old] = new
+        self.version += 1
 
     def current_name(self, name: str) -> str:
         """`name`, or the name a retired name was renamed to (with a DeprecationWarning)."""
@@ -74,6 +77,7 @@ class Registry(Generic[T]):
         """Take `name` out of the registry (a test's temporary registration); an unknown name raises."""
         self.get(name)
         del self._items[name]
+        self.version += 1
 
     def names(self) -> list[str]:
         """Sorted registered names."""

@@ -28,6 +28,7 @@ still asks for a database on the active backend fails loudly (tests/backends.py 
 from __future__ import annotations
 
 import os
+import sys
 
 # One thread per BLAS / OpenMP pool in every test process, set before numpy, scipy or faiss load (the xdist workers and
 # the app servers the browser tests start inherit it): `make test` runs one xdist worker per core, and a second
@@ -67,9 +68,14 @@ def pytest_configure(config) -> None:
 
 def pytest_itemcollected(item) -> None:
     """Keep each browser-test module on one xdist worker (`--dist loadgroup`), so its module-scoped app server starts
-    once: group `browser:<module>`, set as each item is collected (before any collection_modifyitems hook, xdist's
-    included, reads the groups)."""
-    if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+    once: group `browser:<module>`; and every test using the shared Ray runtime in group "ray", so Ray starts once
+    for all of them. Set as each item is collected (before any collection_modifyitems hook, xdist's included, reads
+    the groups)."""
+    if item.get_closest_marker("xdist_group"):
+        return
+    if "ray_runtime" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.xdist_group("ray"))
+    elif item.get_closest_marker("browser"):
         item.add_marker(pytest.mark.xdist_group(f"browser:{item.module.__name__}"))
 
 
@@ -120,6 +126,34 @@ def pytest_runtest_protocol(item, nextitem):
         yield
     finally:
         backends.guard(None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test's fixtures are torn down, shut the shared Ray runtime down when the next test is outside its
+    xdist group "ray" (under `--dist loadgroup` the group's tests run back to back on one worker: Ray starts once)."""
+    try:
+        return (yield)
+    finally:
+        runtime = sys.modules.get("tests.ray_runtime")
+        if runtime is not None:
+            runtime.stop_unless_next_in_group(nextitem)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Shut the shared Ray runtime down if a test left it running (an interrupted session)."""
+    runtime = sys.modules.get("tests.ray_runtime")
+    if runtime is not None:
+        runtime.stop()
+
+
+@pytest.fixture
+def ray_runtime(tmp_path_factory):
+    """The shared local Ray runtime (tests/ray_runtime.py): Ray on 2 CPUs whose workers call the fake server
+    (`.server`, script tests.ray_runtime.SCRIPT), started by the first test of a run of group "ray" that needs it."""
+    from tests import ray_runtime
+
+    return ray_runtime.start(tmp_path_factory.mktemp("ray"))
 
 
 def _worker_prefix() -> str:

@@ -134,9 +134,10 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
     evidence(result)
     fitness = fitness_notice(engine(), judge)
     d1, d2 = st.columns(2)
-    d1.download_button("Download summary (Markdown)", picker.summary_markdown(result, judge, runs, fitness),
+    # written when clicked (a deferred download), not on every rerun of the page
+    d1.download_button("Download summary (Markdown)", lambda: picker.summary_markdown(result, judge, runs, fitness),
                        "generator_choice.md", "text/markdown", key="pk_md")
-    d2.download_button("Download summary (HTML)", picker.summary_html(result, judge, runs, fitness),
+    d2.download_button("Download summary (HTML)", lambda: picker.summary_html(result, judge, runs, fitness),
                        "generator_choice.html", "text/html", key="pk_html")
 
 

@@ -307,11 +307,11 @@ def models(version: tuple) -> pd.DataFrame:
     return readmodel.model_catalog(engine())
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
 def _summaries_stale(run_ids: tuple[int, ...], judge: str, version: tuple) -> bool:
-    """Whether some run's stored summaries for `judge` were not built from its current verdicts (asked once per data
-    version: the summaries' reads then take the stored rows or the inline SELECT without asking again)."""
-    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge))
+    """Whether some run's stored summaries for `judge` were not built from its current verdicts: the verdicts are
+    counted once per data version and stored build states (core keeps the answer), the build states are read on every
+    call, so a rebuild or a migration that marks summaries stale shows on the next render."""
+    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge, version=version))
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
@@ -380,9 +380,9 @@ def versions() -> tuple:
     return (*data, engine().url.render_as_string(hide_password=True)), gold
 
 
-def _run_label(row: pd.Series) -> str:
-    tag = f" — {FIRST_START_LABEL}" if (row["config"] or {}).get("first_start") else ""
-    return f"#{row['id']} {row['name'] or 'run'} ({row['status']}){tag}"
+def _run_label(run_id: int, name: str | None, status: str, config: dict | None) -> str:
+    tag = f" — {FIRST_START_LABEL}" if (config or {}).get("first_start") else ""
+    return f"#{run_id} {name or 'run'} ({status}){tag}"
 
 
 @st.cache_resource(show_spinner=False)
@@ -447,7 +447,9 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
         st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background, "
                    "or launch a run on the Run evaluation page; this page shows the scores as soon as they arrive.")
         return None
-    labels = {int(r["id"]): _run_label(r) for _, r in runs.iterrows()}
+    labels = {int(i): _run_label(int(i), name, status, config)  # by column: iterrows builds a Series per run
+              for i, name, status, config in zip(*(runs[c].tolist() for c in ("id", "name", "status", "config")),
+                                                 strict=True)}
     with filter_slot():
         st.subheader("Results filters")
         scored = tuple(int(r) for r in runs["id"])

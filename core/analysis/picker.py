@@ -234,21 +234,36 @@ def _floor_fails(means: dict[str, float], cost_1k: float, spec: PickSpec) -> lis
     return fails
 
 
-def _model_row(model: str, baseline: bool, group: pd.DataFrame, spec: PickSpec, mine: pd.DataFrame) -> dict:
+def _spend_columns(scoped: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The scoped rows' generation cost and judge cost (missing as 0) and latency (missing as NaN) as arrays; a
+    column the frame lacks is left out."""
+    out = {c: np.nan_to_num(scoped[c].to_numpy(dtype=float), nan=0.0) for c in ("cost_usd", "judge_cost_usd")
+           if c in scoped.columns}
+    if "latency_ms" in scoped.columns:
+        out["latency_ms"] = scoped["latency_ms"].to_numpy(dtype=float)
+    return out
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean as pandas' Series.mean takes it (one sum over the values, then divided by their count); NaN if none."""
+    return float(values.sum() / len(values)) if len(values) else np.nan
+
+
+def _model_row(model: str, baseline: bool, group: dict[str, np.ndarray], spec: PickSpec, mine: pd.DataFrame) -> dict:
     """One ranking row: metric means (the read model's, mine: the model's rows of readmodel key_summary), weighted
-    score, cost, floors met; baselines are never eligible."""
+    score, cost (group: the model's rows of _spend_columns), floors met; baselines are never eligible."""
     metrics = list(mine["key"])
     means = dict(zip(metrics, mine["value"].astype(float).tolist(), strict=True))
-    cost_1k = float(group["cost_usd"].fillna(0).mean() * 1000)
-    judge_1k = float(group["judge_cost_usd"].fillna(0).mean() * 1000) if "judge_cost_usd" in group else 0.0
-    latency = group["latency_ms"].dropna() if "latency_ms" in group else pd.Series(dtype=float)
+    cost_1k = float(_mean(group["cost_usd"]) * 1000)
+    judge_1k = float(_mean(group["judge_cost_usd"]) * 1000) if "judge_cost_usd" in group else 0.0
+    latency = group["latency_ms"][~np.isnan(group["latency_ms"])] if "latency_ms" in group else np.empty(0)
     fails = _floor_fails(means, cost_1k, spec)
     contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
     strengths = ", ".join(f"{label(m)} {means[m]:.1%}" for _, m in contributions[:2])
     return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
             "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
-            "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": float(latency.mean()) if len(latency) else np.nan,
-            "responses": len(group), **means,
+            "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": _mean(latency),
+            "responses": len(group["cost_usd"]), **means,
             **{f"n_{m}": int(n) for m, n in zip(metrics, mine["n"].tolist(), strict=True)}}
 
 
@@ -275,10 +290,10 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     metrics = reported_metrics(scoped, spec)
     scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
     evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
-    spend = scoped[[c for c in ("cost_usd", "judge_cost_usd", "latency_ms") if c in scoped.columns]]
+    spend = _spend_columns(scoped)
     at = scoped.groupby("model", sort=False).indices  # each model's rows, in order, from one split
     evidence_of = evidence.groupby("model", sort=False).indices
-    rows = [_model_row(m, bool(b), spend.iloc[at[m]], spec, evidence.iloc[evidence_of.get(m, [])])
+    rows = [_model_row(m, bool(b), {c: v[at[m]] for c, v in spend.items()}, spec, evidence.iloc[evidence_of.get(m, [])])
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(

@@ -103,6 +103,7 @@ class _Behaviour:
 
     def __init__(self, script: list[ScriptRule], error_rate: float, seed: int) -> None:
         self.script = script
+        self.patterns = [re.compile(rule.match) for rule in script]  # once: a long script overflows re's cache
         self.error_rate = error_rate
         self.rng = random.Random(seed)
         self.hits = [0] * len(script)
@@ -115,8 +116,8 @@ class _Behaviour:
     def decide_all(self, prompt: str, seed: int | None = None) -> tuple[str | None, str, float | None, str | None]:
         """(fault or None, reply text, retry_after, reasoning or None) for this prompt (and the request's seed)."""
         with self.lock:
-            for index, rule in enumerate(self.script):
-                if not re.search(rule.match, prompt) or (rule.seed is not None and rule.seed != seed):
+            for index, (rule, pattern) in enumerate(zip(self.script, self.patterns, strict=True)):
+                if not pattern.search(prompt) or (rule.seed is not None and rule.seed != seed):
                     continue
                 self.hits[index] += 1
                 within = rule.times is None or self.hits[index] <= rule.times

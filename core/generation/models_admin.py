@@ -297,8 +297,8 @@ def _listed_outcome(engine: Engine, run: Run, snapshots: dict[int, run_progress.
 def active_runs(engine: Engine) -> list[int]:
     """Runs whose background job is generating or scoring right now (their process is alive), and unfinished
     first-start runs."""
-    with Session(engine) as session:
-        rows = session.exec(select_columns(Run.id, Run.status, Run.config)).all()
+    with engine.connect() as conn:  # every results page asks on every run: a plain connection, no ORM session
+        rows = conn.execute(select_columns(Run.id, Run.status, Run.config)).all()
     active = []
     for run_id, status, config in rows:
         config = config or {}

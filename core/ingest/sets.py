@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
 from core.ingest.io import LineError, _domain_ids, add_instance, instance_spec, validate_file
-from core.store.db import saved_id
+from core.store.db import saved_id, select_columns
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Domain, Instance, Response
 from core.store.schema import InstanceSpec
 
@@ -229,10 +229,13 @@ def import_set_file(engine: Engine, path, set_name: str, *, on_changed: str | No
 
 def benchmark_sets(engine: Engine) -> list[SetInfo]:
     """Every benchmark set with its instance count, newest first."""
-    with Session(engine) as session:
-        counts = dict(session.exec(select(BenchmarkSetMember.set_id, func.count()).group_by(col(BenchmarkSetMember.set_id))).all())
-        rows = session.exec(select(BenchmarkSet).order_by(col(BenchmarkSet.id).desc())).all()
-    return [SetInfo(saved_id(s), s.name, s.origin, s.source, counts.get(saved_id(s), 0), s.created_by) for s in rows]
+    sets = BenchmarkSet.__table__.c  # type: ignore[attr-defined]
+    with engine.connect() as conn:  # every results page with a set filter reads it: a plain connection, no ORM objects
+        counts = {int(i): int(n) for i, n in conn.execute(select(BenchmarkSetMember.set_id, func.count())
+                                                          .group_by(col(BenchmarkSetMember.set_id)))}
+        rows = conn.execute(select_columns(sets.id, sets.name, sets.origin, sets.source, sets.created_by)
+                            .order_by(sets.id.desc())).all()
+    return [SetInfo(int(i), name, origin, source, counts.get(i, 0), by) for i, name, origin, source, by in rows]
 
 
 def set_names_of(engine: Engine, instance_id: int) -> list[str]:

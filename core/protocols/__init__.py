@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from core import plugins
-from core.metrics import check_declared, get_metric, undeclare_package
+from core.metrics import DECLARATIONS, check_declared, get_metric, undeclare_package
 from core.permissions import add_page, remove_page
 from core.protocols.base import Condition, LabelKind, Protocol, ProtocolPage
 from core.registry import Registry, UnknownNameError, unknown_name_message
@@ -155,6 +156,13 @@ def constraint_protocols() -> tuple[str, ...]:
 
 def decision_metrics(protocol: str) -> tuple[DecisionMetric, ...]:
     """Every metric `protocol` reports (per response, then derived) as a decision reads it, headline ones first."""
+    return _decision_metrics(protocol, PROTOCOLS.version, DECLARATIONS.version)
+
+
+@lru_cache(maxsize=256)
+def _decision_metrics(protocol: str, *_registered: int) -> tuple[DecisionMetric, ...]:
+    """decision_metrics, kept per protocol while no protocol or metric is registered or removed (the picker asks
+    about 1,400 times per page)."""
     chosen = get_protocol(protocol)
     rows = [DecisionMetric(m.id, m.label, "headline" if m.id in chosen.headline else "diagnostic", m.higher_is_better,
                            m.floor, m.judges, m.description) for m in map(get_metric, chosen.decision_metric_ids())]

@@ -12,9 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import update
@@ -25,62 +23,20 @@ from core.generation import ray_executor, runner, runs
 from core.store import leases
 from core.store.db import make_engine
 from core.store.models import Document, Domain, Instance, Lease, LLMCall, Model, Response, Run
-from core.testing.fake_server import FakeLLMServer, ScriptRule, prompt_text
+from core.testing.fake_server import FakeLLMServer, prompt_text
 from tests.factories import add_model, make_instance, seed_instances
 from tests.faults.conftest import in_flight, recorded, wait_until
 from tests.faults.conftest import statuses as fault_statuses
-from tests.providers.conftest import PLANTED_KEY
+from tests.ray_runtime import PAUSE_MARKS
 
-PAUSE_MARKS = ("PAUSE-ONE", "PAUSE-TWO", "PAUSE-THREE")  # one per test: the prompts the fake server answers first with a 429
-PAUSE_S = 3.0  # the 429's Retry-After: the worker that got it sleeps with nothing in flight
-SCRIPT = [ScriptRule(match=mark, fault="429", retry_after=PAUSE_S, times=1) for mark in PAUSE_MARKS]
 MODELS = ("gpt-a", "gpt-b")
-pytestmark = pytest.mark.xdist_group("ray")  # one xdist worker starts Ray (with --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("ray")  # with the shared Ray runtime's tests: one worker starts Ray once
 
 
-@contextmanager
-def ray_and_fake_server(secrets_dir) -> Iterator[FakeLLMServer]:
-    """A fake server (SCRIPT, 2 ms latency) and a local Ray instance (2 CPUs) whose workers inherit its endpoint and
-    key; prints the Ray start-up time."""
-    with pytest.MonkeyPatch.context() as patch, FakeLLMServer(SCRIPT, latency_ms=2) as server:
-        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-        patch.setenv("OPENAI_BASE_URL", server.base_url + "/v1")
-        patch.setenv("OPENAI_API_KEY", PLANTED_KEY)
-        patch.setenv("GAUNTLET_SECRETS_FILE", str(secrets_dir / "none.toml"))
-        started = time.perf_counter()
-        ray = ray_executor.connect(None, num_cpus=2)
-        print(f"\nFIGURE ray start-up {time.perf_counter() - started:.2f} s")
-        assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
-        try:
-            yield server
-        finally:
-            print(f"\nFIGURE CPU of Ray's processes (GCS, raylet, workers, incl. reaped children): "
-                  f"{descendants_cpu_s():.1f} s")
-            ray.shutdown()
-
-
-def descendants_cpu_s() -> float:
-    """User + system CPU seconds of this process's live descendants and the children they reaped (from /proc)."""
-    stats = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        stats[int(entry)] = (int(fields[1]), sum(int(v) for v in fields[11:15]))  # ppid; utime stime cutime cstime
-    mine, grew = {os.getpid()}, True
-    while grew:
-        grown = mine | {pid for pid, (ppid, _) in stats.items() if ppid in mine}
-        grew, mine = grown != mine, grown
-    return sum(stats[pid][1] for pid in mine - {os.getpid()}) / os.sysconf("SC_CLK_TCK")
-
-
-@pytest.fixture(scope="module")
-def ray_server(tmp_path_factory):
-    """One fake server and one local Ray instance for the module."""
-    with ray_and_fake_server(tmp_path_factory.mktemp("ray")) as server:
-        yield server
+@pytest.fixture
+def ray_server(ray_runtime) -> FakeLLMServer:
+    """The fake server the shared Ray runtime's workers call (tests/ray_runtime.py)."""
+    return ray_runtime.server
 
 
 @pytest.mark.parametrize("modules", [("core.cli", "core.commands.run", "core.commands.build"),

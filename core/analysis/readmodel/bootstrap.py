@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -47,6 +52,31 @@ def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
 
 
 _BINCOUNT_CELLS = 1 << 17
+_ONE_THREAD = threading.RLock()  # the thread limit is the library's, process-wide: one bootstrap product at a time
+
+
+@lru_cache(maxsize=1)
+def _numpy_blas() -> ThreadpoolController:
+    """The BLAS library numpy's products call (found once; other libraries' pools, e.g. faiss's, are left alone)."""
+    blas = ThreadpoolController().select(user_api="blas")
+    bundled = str(Path(np.__file__).resolve().parent.parent / "numpy.libs")
+    numpys = [c.filepath for c in blas.lib_controllers if str(c.filepath).startswith(bundled)]
+    return blas.select(filepath=numpys) if numpys else blas
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """numpy's BLAS on one thread inside the block: a product's rounding then does not depend on how many threads the
+    machine or OPENBLAS_NUM_THREADS gives it (2 threads summed a float32 product in another order: ~1e-7 relative),
+    and a single-threaded product of the bootstrap's sizes costs a quarter of the CPU time of two threads spinning."""
+    with _ONE_THREAD, _numpy_blas().limit(limits=1):
+        yield
+
+
+def _product(weights: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """weights @ cells in float32 on one BLAS thread (one_blas_thread), as float64."""
+    with one_blas_thread():
+        return (weights @ cells.astype(np.float32)).astype(float)
 
 
 def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -58,7 +88,7 @@ def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.nda
     gaps = ~present.all(axis=0)
     if gaps.any():
         weights = bootstrap_weights(n, n_resamples, seed)
-        counts[:, gaps] = (weights @ present[:, gaps].astype(np.float32)).astype(float)
+        counts[:, gaps] = _product(weights, present[:, gaps])
     return counts
 
 
@@ -79,7 +109,7 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     mask = ~np.isnan(values)
     filled = np.where(mask, values, 0.0)
     w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
-    totals = (w @ filled.astype(np.float32)).astype(float)
+    totals = _product(w, filled)
     if counts is not None:
         with np.errstate(invalid="ignore", divide="ignore"):
             return totals / counts
@@ -88,7 +118,7 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     full = mask.all(axis=0) if weights is None and n < 2**24 else np.zeros(mask.shape[1], dtype=bool)
     counts = np.full(totals.shape, float(n))
     if not full.all():
-        counts[:, ~full] = (w @ mask[:, ~full].astype(np.float32)).astype(float)
+        counts[:, ~full] = _product(w, mask[:, ~full])
     with np.errstate(invalid="ignore", divide="ignore"):
         return totals / counts
 

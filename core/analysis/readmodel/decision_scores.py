@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import UNJUDGED, read_sql, response_scores
 from core.analysis.readmodel.scope import prepare_scores
 from core.analysis.readmodel.states import count_codes, count_states, response_statuses, state_codes
-from core.metrics import STATES, VERDICT_STATES, MetricDeclaration, get_metric, resolve_hook
+from core.metrics import DECLARATIONS, STATES, VERDICT_STATES, MetricDeclaration, get_metric, resolve_hook
 from core.protocols import (
     DEFAULT_PROTOCOL,
     PROTOCOLS,
@@ -91,6 +92,12 @@ def _metrics(protocol: str) -> tuple[DecisionMetric, ...]:
 def decision_catalogue() -> dict[str, DecisionKey]:
     """Every decision metric of every registered protocol, keyed, the default protocol first and headline metrics
     first within a protocol (read from the declarations alone)."""
+    return dict(_catalogue(PROTOCOLS.version, DECLARATIONS.version))
+
+
+@lru_cache(maxsize=8)
+def _catalogue(*_registered: int) -> dict[str, DecisionKey]:
+    """decision_catalogue, kept while no protocol or metric is registered or removed (callers get a copy)."""
     names = sorted(PROTOCOLS.names(), key=lambda p: (p != DEFAULT_PROTOCOL, p))
     out: dict[str, DecisionKey] = {}
     for protocol in names:
@@ -103,6 +110,12 @@ def decision_catalogue() -> dict[str, DecisionKey]:
 
 def decision_key(key: str) -> DecisionKey:
     """The catalogue entry of `key` (either spelling); an unknown key raises KeyError naming the known ones."""
+    return _decision_key(key, PROTOCOLS.version, DECLARATIONS.version)
+
+
+@lru_cache(maxsize=1024)
+def _decision_key(key: str, *_registered: int) -> DecisionKey:
+    """decision_key, kept while no protocol or metric is registered or removed (an unknown key is not kept)."""
     protocol, metric = split_key(key)
     if protocol in PROTOCOLS:
         for declared in _metrics(protocol):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from core.analysis.readmodel.responses import RULE_JUDGE, read_sql
 from core.scoring.summaries import runs_sql
-from core.store.db import saved_id
 from core.store.first_start_state import first_start_failure, first_start_pending
 from core.store.models import Run, Verdict
 from core.store.run_kinds import evaluation_run
@@ -44,10 +44,10 @@ def scored_run_list(engine: Engine) -> pd.DataFrame:
     from sqlmodel import col
 
     has_verdicts = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).exists()
-    with Session(engine) as session:
-        rows = session.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
-                               .where(evaluation_run(), has_verdicts)
-                               .order_by(col(Run.id).desc())).all()
+    with engine.connect() as conn:  # every results page reads it: a plain connection, no ORM session
+        rows = conn.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
+                            .where(evaluation_run(), has_verdicts)
+                            .order_by(col(Run.id).desc())).all()
     return pd.DataFrame(rows, columns=["id", "name", "status", "config"])
 
 
@@ -69,14 +69,26 @@ def run_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     return sorted(named, key=lambda j: (not j.startswith("llm:"), j)) or ([RULE_JUDGE] if judges else [])
 
 
-def _configured_runs(engine: Engine) -> list[Run]:
-    from sqlmodel import col
+@dataclass(frozen=True)
+class ConfiguredRun:
+    """A run with a config, as the first-start banner reads it: id, progress message and config."""
 
-    with Session(engine) as session:
-        return list(session.execute(select(Run).where(col(Run.config).is_not(None))).scalars().all())
+    id: int
+    message: str | None
+    config: dict
 
 
-def unscored_first_start_runs(engine: Engine) -> list[Run]:
+# every results page reads it on every run: three columns through a plain connection (no ORM session or Run objects)
+_CONFIGURED_RUNS = select(Run.__table__.c.id, Run.__table__.c.message, Run.__table__.c.config).where(  # type: ignore[attr-defined]
+    Run.__table__.c.config.is_not(None))  # type: ignore[attr-defined]
+
+
+def _configured_runs(engine: Engine) -> list[ConfiguredRun]:
+    with engine.connect() as conn:
+        return [ConfiguredRun(int(i), message, config or {}) for i, message, config in conn.execute(_CONFIGURED_RUNS)]
+
+
+def unscored_first_start_runs(engine: Engine) -> list[ConfiguredRun]:
     """First-start runs still being generated or scored (not those whose last attempt failed)."""
     return _pending_first_start(_configured_runs(engine))
 
@@ -86,18 +98,18 @@ def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     return _failed_first_start(_configured_runs(engine))
 
 
-def first_start_runs(engine: Engine) -> tuple[list[Run], list[tuple[int, str]]]:
+def first_start_runs(engine: Engine) -> tuple[list[ConfiguredRun], list[tuple[int, str]]]:
     """unscored_first_start_runs and failed_first_start_runs from one read of the runs (a page shows both)."""
     configured = _configured_runs(engine)
     return _pending_first_start(configured), _failed_first_start(configured)
 
 
-def _pending_first_start(configured: list[Run]) -> list[Run]:
+def _pending_first_start(configured: list[ConfiguredRun]) -> list[ConfiguredRun]:
     return [r for r in configured if first_start_pending(r.config)]
 
 
-def _failed_first_start(configured: list[Run]) -> list[tuple[int, str]]:
-    return [(saved_id(r), why) for r in configured if (why := first_start_failure(r.config))]
+def _failed_first_start(configured: list[ConfiguredRun]) -> list[tuple[int, str]]:
+    return [(r.id, why) for r in configured if (why := first_start_failure(r.config))]
 
 
 def generation_summary(engine: Engine, run_id: int) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
@@ -45,27 +45,22 @@ NUMERIC_COLUMNS = (
 MODEL_COLUMNS = ("model", "paradigm", "access", "is_baseline")
 
 
+CATALOG_COLUMNS = (*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok")
+
+
 def model_catalog(engine: Engine) -> pd.DataFrame:
-    """The Model table as a frame: model, paradigm, access, is_baseline and prices."""
-    with Session(engine) as session:
-        rows = session.execute(select(Model)).scalars().all()
-    return pd.DataFrame(
-        [
-            {
-                "model": m.name,
-                "paradigm": m.paradigm,
-                "access": m.access,
-                "is_baseline": bool(m.is_baseline),
-                "price_input_per_mtok": m.price_input_per_mtok,
-                "price_output_per_mtok": m.price_output_per_mtok,
-            }
-            for m in rows
-        ],
-        columns=[*MODEL_COLUMNS, "price_input_per_mtok", "price_output_per_mtok"],
-    )
+    """The Model table as a frame: model, paradigm, access, is_baseline and prices (every results page reads it: its
+    columns through a plain connection, no ORM objects)."""
+    table = Model.__table__  # type: ignore[attr-defined]
+    stmt = select(table.c.name, table.c.paradigm, table.c.access, table.c.is_baseline, table.c.price_input_per_mtok,
+                  table.c.price_output_per_mtok)
+    with engine.connect() as conn:
+        rows = [(name, paradigm, access, bool(baseline), price_in, price_out)
+                for name, paradigm, access, baseline, price_in, price_out in conn.execute(stmt)]
+    return pd.DataFrame(rows, columns=list(CATALOG_COLUMNS))
 
 
-def _fingerprint(engine: Engine, tables: Sequence[tuple[type, bool]]) -> tuple[int, ...]:
+def _fingerprint_statement(tables: Sequence[tuple[type, bool]]) -> Select:
     """Per (table, counted) of `tables`: its max id, then its row count when counted; one statement of scalar
     subqueries, each a lone aggregate (SQLite answers max(id) and count(*) from the b-tree)."""
     cells = []
@@ -73,8 +68,18 @@ def _fingerprint(engine: Engine, tables: Sequence[tuple[type, bool]]) -> tuple[i
         cells.append(select(func.max(table.id)).scalar_subquery())  # type: ignore[attr-defined]
         if counted:
             cells.append(select(func.count()).select_from(table).scalar_subquery())
+    return select(*cells)
+
+
+_FINGERPRINTS: dict[tuple[tuple[type, bool], ...], Select] = {}  # built once: every results page asks on every run
+
+
+def _fingerprint(engine: Engine, tables: tuple[tuple[type, bool], ...]) -> tuple[int, ...]:
+    """The values of _fingerprint_statement(tables), its statement built once per process."""
+    if (stmt := _FINGERPRINTS.get(tables)) is None:
+        stmt = _FINGERPRINTS.setdefault(tables, _fingerprint_statement(tables))
     with engine.connect() as conn:
-        return tuple(int(v or 0) for v in conn.execute(select(*cells)).one())
+        return tuple(int(v or 0) for v in conn.execute(stmt).one())
 
 
 DATA_TABLES = ((Verdict, True), (Response, False))  # (max verdict id, verdict count, max response id)

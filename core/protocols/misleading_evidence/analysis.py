@@ -19,6 +19,7 @@ letter cannot be read is `unparseable`: counted as wrong (mcq_accuracy's declara
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -165,34 +166,76 @@ def _dataset_accuracy(out: pd.DataFrame, conditions: Sequence[str]) -> pd.DataFr
     return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
 
 
-def _paired(out: pd.DataFrame, model: str, position: str) -> pd.DataFrame:
-    """documents / prior_knowledge misled on the model's closed-book-correct questions, one row per question."""
-    known = set(closed_book_correct(out).query("model == @model")["instance_uid"])
-    mine = out[(out["model"] == model) & out["instance_uid"].isin(known)]
-    cols = {policy: mine[mine["condition"] == f"misleading_{policy}_{position}"].set_index("instance_uid")["misled"]
-            for policy in POLICIES}
-    return pd.DataFrame(cols).dropna()
+@dataclass(frozen=True)
+class _Grid:
+    """One dataset's outcomes as arrays over (condition, model, question), questions in sorted order (as a pivot
+    sorts them): `correct` and `misled` (NaN: no response or undetermined) and `known`, each model's closed-book-
+    correct questions (model, question)."""
+
+    models: list[str]
+    questions: np.ndarray
+    correct: np.ndarray
+    misled: np.ndarray
+    known: np.ndarray
 
 
-def _gap_row(model: str, position: str, pairs: pd.DataFrame, a: np.ndarray, b: np.ndarray, n_pairs: int) -> dict:
-    test = stats.mcnemar(a, b) if n_pairs else None
-    gap, low, high, _, _ = model_mean(pairs.assign(model=model), "d")
+_GRID_CONDITIONS = [CLOSED_BOOK, CLEAN, *MISLEADING_CONDITIONS]
+
+
+def _grid(out: pd.DataFrame) -> _Grid:
+    """`out` (one row per model, question and condition, as outcomes() gives) as a _Grid, in one pass."""
+    m, models = pd.factorize(out["model"], sort=True)
+    q, questions = pd.factorize(out["instance_uid"], sort=True)
+    c = out["condition"].map({name: i for i, name in enumerate(_GRID_CONDITIONS)}).to_numpy(dtype=float)
+    keep = ~np.isnan(c)
+    shape = (len(_GRID_CONDITIONS), len(models), len(questions))
+    cell = np.ravel_multi_index((c[keep].astype(np.intp), m[keep], q[keep]), shape)
+    if len(cell) and np.bincount(cell).max() > 1:
+        raise ValueError("RAG-Stress outcomes hold more than one response per model, question and condition")
+    arrays = {}
+    for column in ("correct", "misled"):
+        grid = np.full(shape, np.nan)
+        grid.ravel()[cell] = out[column].to_numpy(dtype=float)[keep]
+        arrays[column] = grid
+    known = arrays["correct"][0] == 1
+    return _Grid([str(x) for x in models], np.asarray(questions, dtype=object), arrays["correct"], arrays["misled"],
+                 known)
+
+
+def _condition(name: str) -> int:
+    return _GRID_CONDITIONS.index(name)
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """One model's paired misled outcomes at one position on its closed-book-correct questions judged under both
+    policies: the question mask and the documents / prior-knowledge values of those questions (in question order)."""
+
+    mask: np.ndarray
+    documents: np.ndarray
+    prior_knowledge: np.ndarray
+
+
+def _pairs(grid: _Grid, model: int, position: str) -> _Pairs:
+    docs = grid.misled[_condition(f"misleading_documents_{position}"), model]
+    prior = grid.misled[_condition(f"misleading_prior_knowledge_{position}"), model]
+    mask = grid.known[model] & ~np.isnan(docs) & ~np.isnan(prior)
+    return _Pairs(mask, docs[mask], prior[mask])
+
+
+def _gap_row(model: str, position: str, d: tuple[np.ndarray, np.ndarray], tested: tuple[np.ndarray, np.ndarray],
+             n_pairs: int, pooled: tuple[np.ndarray, np.ndarray]) -> dict:
+    """One policy-gap row: the pairs' documents and prior-knowledge values `d`, the arrays McNemar compares, and the
+    per-question pooled sums and counts of documents - prior_knowledge behind the bootstrap."""
+    test = stats.mcnemar(*tested) if n_pairs else None
+    gap, low, high, _, _ = model_mean(pooled[0][:, None], pooled[1][:, None])
     return {"model": model, "position": position, "n_pairs": n_pairs,
-            "mr_documents": float(pairs["documents"].mean()) if n_pairs else np.nan,
-            "mr_prior_knowledge": float(pairs["prior_knowledge"].mean()) if n_pairs else np.nan,
+            "mr_documents": float(d[0].mean()) if n_pairs else np.nan,
+            "mr_prior_knowledge": float(d[1].mean()) if n_pairs else np.nan,
             "gap": gap, "gap_low": low, "gap_high": high,
             "documents_only": test.a_only if test else 0, "prior_knowledge_only": test.b_only if test else 0,
             "statistic": test.statistic if test else np.nan, "p_value": test.p_value if test else np.nan,
             "test": f"McNemar ({test.method})" if test else "", "small_n": bool(0 < n_pairs < stats.SMALL_N)}
-
-
-def gap_pairs(out: pd.DataFrame, model: str) -> pd.DataFrame:
-    """One row per (position, closed-book-correct question) of `model` with both policies judged: documents,
-    prior_knowledge (misled 1/0) and d = documents - prior_knowledge."""
-    frames = [_paired(out, model, position).reset_index().assign(position=position) for position in POSITIONS]
-    pairs = pd.concat(frames, ignore_index=True).reindex(
-        columns=["position", "instance_uid", *POLICIES]).astype({p: float for p in POLICIES})
-    return pairs.assign(d=pairs["documents"] - pairs["prior_knowledge"])
 
 
 def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
@@ -204,17 +247,34 @@ def policy_gap(out: pd.DataFrame) -> pd.DataFrame:
     return per_dataset(out, _dataset_gap, GAP_COLUMNS)
 
 
+def _pooled_gap(grid: _Grid, model: int) -> tuple[list[_Pairs], np.ndarray, np.ndarray]:
+    """A model's pairs per position and, per question, the sum of documents - prior_knowledge over its positions and
+    how many positions it has."""
+    pairs = [_pairs(grid, model, position) for position in POSITIONS]
+    sums, counts = np.zeros(len(grid.questions)), np.zeros(len(grid.questions))
+    for p in pairs:
+        sums[p.mask] += p.documents - p.prior_knowledge
+        counts[p.mask] += 1
+    return pairs, sums, counts
+
+
 def _dataset_gap(out: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for model in sorted(out["model"].unique()):
-        pairs = gap_pairs(out, model)
-        for position in POSITIONS:
-            mine = pairs[pairs["position"] == position]
-            rows.append(_gap_row(model, position, mine, mine["documents"].to_numpy(),
-                                 mine["prior_knowledge"].to_numpy(), len(mine)))
-        sums = pairs.groupby("instance_uid")[list(POLICIES)].sum()
-        row = _gap_row(model, ALL_POSITIONS, pairs, (sums["documents"] > sums["prior_knowledge"]).to_numpy(),
-                       (sums["prior_knowledge"] > sums["documents"]).to_numpy(), len(sums))
+    grid, rows = _grid(out), []
+    for i, model in enumerate(grid.models):
+        pairs, sums, counts = _pooled_gap(grid, i)
+        for position, p in zip(POSITIONS, pairs, strict=True):
+            n = int(p.mask.sum())
+            rows.append(_gap_row(model, position, (p.documents, p.prior_knowledge), (p.documents, p.prior_knowledge),
+                                 n, (p.documents - p.prior_knowledge, np.ones(n))))
+        docs, prior = np.zeros(len(grid.questions)), np.zeros(len(grid.questions))
+        for p in pairs:
+            docs[p.mask] += p.documents
+            prior[p.mask] += p.prior_knowledge
+        have = counts > 0
+        row = _gap_row(model, ALL_POSITIONS, (np.concatenate([p.documents for p in pairs]),
+                                              np.concatenate([p.prior_knowledge for p in pairs])),
+                       (docs[have] > prior[have], prior[have] > docs[have]), int(have.sum()),
+                       (sums[have], counts[have]))
         rows.append(row | {"test": row["test"].replace("McNemar", "sign test over questions")})
     judge = _judge(out)
     frame = pd.DataFrame(rows)
@@ -223,48 +283,51 @@ def _dataset_gap(out: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(judge=judge, judge_label=judge_label(judge)).reindex(columns=GAP_COLUMNS)
 
 
-def model_mean(values: pd.DataFrame, column: str) -> tuple[float, float, float, int, int]:
-    """(mean, low, high, n_questions, n_models): the mean over models of each model's mean `column` (rows: model,
-    instance_uid, value; NaN skipped; a model's repeated rows for a question, e.g. positions, pool), with a 95%
-    percentile bootstrap interval that resamples questions with one draw shared by every model (a question counts
-    once however many models answered it); the interval is widened to hold the estimate when a skewed bootstrap
-    leaves it outside."""
-    have = values.dropna(subset=[column])
-    if have.empty:
+def model_mean(s: np.ndarray, c: np.ndarray) -> tuple[float, float, float, int, int]:
+    """(mean, low, high, n_questions, n_models) from per-(question, model) sums `s` and counts `c` of a value (a
+    model's repeated values for a question, e.g. positions, pool; questions and models with none are dropped): the
+    mean over models of each model's mean, with a 95% percentile bootstrap interval that resamples questions with
+    one draw shared by every model (a question counts once however many models answered it); the interval is
+    widened to hold the estimate when a skewed bootstrap leaves it outside."""
+    rows, cols = c.sum(axis=1) > 0, c.sum(axis=0) > 0
+    s, c = s[rows][:, cols], c[rows][:, cols]
+    if not s.size:
         return np.nan, np.nan, np.nan, 0, 0
-    sums = have.pivot_table(index="instance_uid", columns="model", values=column, aggfunc="sum", fill_value=0.0)
-    counts = have.pivot_table(index="instance_uid", columns="model", values=column, aggfunc="count",
-                              fill_value=0).reindex_like(sums)
-    s, c = sums.to_numpy(dtype=float), counts.to_numpy(dtype=float)
 
     def stat(ix: np.ndarray) -> np.ndarray:
-        rows = ix.astype(int)
-        total, n = s[rows].sum(axis=1), c[rows].sum(axis=1)
-        means = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
-        return means.sum(axis=1) / np.maximum((n > 0).sum(axis=1), 1)
+        draws = ix.astype(int)
+        r, n = draws.shape
+        # how often each question is drawn in each resample, times its sums and counts (einsum: one thread, no BLAS
+        # pool spinning); the sums are of 0/1 outcomes and their differences, so every total is exact
+        times = np.bincount((draws + n * np.arange(r)[:, None]).ravel(), minlength=r * n).reshape(r, n).astype(float)
+        total, count = np.einsum("rn,nm->rm", times, s), np.einsum("rn,nm->rm", times, c)
+        means = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        return means.sum(axis=1) / np.maximum((count > 0).sum(axis=1), 1)
 
     result = stats.bootstrap_ci(stat, np.arange(len(s)), n_resamples=BOOTSTRAP_RESAMPLES, seed=0)
     est = result.estimate
-    return est, min(result.ci_low, est), max(result.ci_high, est), len(s), int((c.sum(axis=0) > 0).sum())
+    return est, min(result.ci_low, est), max(result.ci_high, est), len(s), int(s.shape[1])
 
 
-def _misled_known(out: pd.DataFrame, condition: str) -> pd.DataFrame:
-    """Misled outcomes under `condition` on each model's closed-book-correct questions."""
-    rows = out[out["condition"] == condition].merge(closed_book_correct(out), on=["model", "instance_uid"])
-    return rows[["model", "instance_uid", "misled"]]
+def _masked_mean(values: np.ndarray, mask: np.ndarray) -> tuple[float, float, float, int, int]:
+    """model_mean of one value per (model, question) where `mask` holds (arrays shaped model x question)."""
+    return model_mean(np.where(mask, values, 0.0).T, mask.astype(float).T)
 
 
 def _dataset_means(out: pd.DataFrame) -> pd.DataFrame:
-    clean = out[out["condition"] == CLEAN]
-    plan = [(CLEAN_ACCURACY, CLEAN, clean, "correct"),
-            *((MISLEADING_RATE, c, _misled_known(out, c), "misled") for c in MISLEADING_CONDITIONS),
-            (GAP, ALL_POSITIONS, pd.concat([gap_pairs(out, m).assign(model=m) for m in sorted(out["model"].unique())],
-                                           ignore_index=True), "d")]
-    rows = []
-    for measure, condition, values, column in plan:
-        mean, low, high, n, n_models = model_mean(values, column)
-        rows.append({"measure": measure, "condition": condition, "mean": mean, "ci_low": low, "ci_high": high,
-                     "n_questions": n, "n_models": n_models, "small_n": bool(0 < n < stats.SMALL_N)})
+    grid = _grid(out)
+    clean = grid.correct[_condition(CLEAN)]
+    plan = [(CLEAN_ACCURACY, CLEAN, _masked_mean(clean, ~np.isnan(clean)))]
+    for condition in MISLEADING_CONDITIONS:
+        misled = grid.misled[_condition(condition)]
+        plan.append((MISLEADING_RATE, condition, _masked_mean(misled, grid.known & ~np.isnan(misled))))
+    pooled = [_pooled_gap(grid, i)[1:] for i in range(len(grid.models))]
+    sums = np.stack([p[0] for p in pooled], axis=1) if pooled else np.zeros((len(grid.questions), 0))
+    counts = np.stack([p[1] for p in pooled], axis=1) if pooled else np.zeros((len(grid.questions), 0))
+    plan.append((GAP, ALL_POSITIONS, model_mean(sums, counts)))
+    rows = [{"measure": measure, "condition": condition, "mean": mean, "ci_low": low, "ci_high": high,
+             "n_questions": n, "n_models": n_models, "small_n": bool(0 < n < stats.SMALL_N)}
+            for measure, condition, (mean, low, high, n, n_models) in plan]
     judge = _judge(out)
     return pd.DataFrame(rows).assign(judge=judge, judge_label=judge_label(judge))
 
