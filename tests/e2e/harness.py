@@ -4,6 +4,7 @@ sign in through the form, and record every request that leaves 127.0.0.1 (blocke
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -329,9 +330,42 @@ def wait_until(check, what: str, timeout: float = 30) -> None:
     pytest.fail(f"timed out waiting for {what}")
 
 
+SHOT_TIMEOUT = 120_000  # ms: a screenshot of a large page at load 18 has taken more than the contexts' 20 s
+
+
+def drawn(page) -> None:
+    """Wait until the page's fonts are loaded and two animation frames have passed (what is laid out is painted)."""
+    page.evaluate("() => document.fonts.ready.then(() => new Promise(done => "
+                  "requestAnimationFrame(() => requestAnimationFrame(done))))")
+
+
 def shot(page, folder: str, name: str) -> Path:
-    """A full-page screenshot under test-artifacts/<folder>/<name>.png."""
+    """A full-page screenshot under test-artifacts/<folder>/<name>.png, once the page is drawn."""
     path = ARTIFACTS / folder / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
+    drawn(page)
+    page.screenshot(path=str(path), full_page=True, timeout=SHOT_TIMEOUT)
     return path
+
+
+def _current_test() -> str:
+    """The running test's id as a file name (from PYTEST_CURRENT_TEST)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", test)
+
+
+@contextmanager
+def shot_on_failure(page, folder: str = "failures") -> Iterator[None]:
+    """Save the screen of `page` (test-artifacts/<folder>/<test id>.png) if the block fails, then let the failure go
+    on: a passing test takes no screenshot it does not assert on; a failing one leaves what the browser showed."""
+    try:
+        yield
+    except BaseException:
+        name = _current_test()
+        path = ARTIFACTS / folder / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            page.screenshot(path=str(path), timeout=SHOT_TIMEOUT)
+        except Exception as error:  # noqa: BLE001 - the test's own failure is the one to report
+            print(f"no failure screenshot of {name}: {error}")
+        raise

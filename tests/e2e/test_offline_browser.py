@@ -1,7 +1,6 @@
 """Offline means offline (Debian chromium): the sign-in page and every page of the app, as an admin, make no
 request to any host but 127.0.0.1 (every other request is blocked and recorded), the tab's icon is an inline data:
-URL, and each role's sidebar lists exactly its pages. Screenshots of every page at 1440 px go to
-test-artifacts/pages/."""
+URL, and each role's sidebar lists exactly its pages. A failing test leaves a screenshot in test-artifacts/pages/."""
 
 from __future__ import annotations
 
@@ -12,7 +11,17 @@ import pytest
 from bench.make_synthetic_results import make_results
 from core.review.auth import create_user
 from core.store.db import make_engine
-from tests.e2e.harness import OffHost, charts_drawn, chromium, new_context, open_page, serve, settle, shot, sign_in
+from tests.e2e.harness import (
+    OffHost,
+    charts_drawn,
+    chromium,
+    new_context,
+    open_page,
+    serve,
+    settle,
+    shot_on_failure,
+    sign_in,
+)
 from ui.navigation import PAGES, pages_for
 
 pytestmark = pytest.mark.browser
@@ -52,22 +61,18 @@ def test_every_page_is_served_from_this_machine(served):
         context = new_context(browser, off_host, width=1440)
         page = context.new_page()
         page.on("request", lambda request: requested.append(request.url))
-        try:
+        with shot_on_failure(page, "pages"):
             page.goto(served)
             settle(page)
             page.get_by_role("textbox", name="Username").wait_for()
             icons["Sign in"] = _icon(page)
-            shot(page, "pages", "00-sign-in")
             sign_in(page, served, "admin", ACCOUNTS["admin"][1])
-            for number, spec in enumerate(PAGES, start=1):
+            for spec in PAGES:
                 open_page(page, spec.title)
                 page.get_by_role("heading", name=spec.title).first.wait_for()
                 charts_drawn(page)
                 assert not page.locator("[data-testid=stException]").count(), spec.title
                 icons[spec.title] = _icon(page)
-                shot(page, "pages", f"{number:02d}-{spec.path.split('/')[-1].removesuffix('.py')}")
-        finally:
-            shot(page, "pages", "last")
     assert off_host.blocked == []
     assert [u for u in requested if urlsplit(u).scheme in ("http", "https", "ws", "wss")
             and urlsplit(u).hostname != "127.0.0.1"] == []
@@ -79,7 +84,7 @@ def test_each_role_sees_its_pages(served, who):
     off_host = OffHost()
     with chromium() as browser:
         page = new_context(browser, off_host, width=1440).new_page()
-        sign_in(page, served, who, ACCOUNTS[who][1])
-        assert _sidebar_links(page) == [p.title for p in pages_for(ACCOUNTS[who][0])]
-        shot(page, "pages", f"sidebar-{ACCOUNTS[who][0]}")
+        with shot_on_failure(page, "pages"):
+            sign_in(page, served, who, ACCOUNTS[who][1])
+            assert _sidebar_links(page) == [p.title for p in pages_for(ACCOUNTS[who][0])]
     assert off_host.blocked == []

@@ -1,4 +1,4 @@
-"""Browser (Debian chromium, 1440 px): every page renders and is saved as a screenshot; radar labels never overprint;
+"""Browser (Debian chromium, 1440 px): every page opens at its own address and renders; radar labels never overprint;
 percent axes, separate cost and latency axes and one colour per model hold in the drawn charts; empty states say
 what to do; results narrow to a benchmark set and to accepted instances; a link reopens a filtered view; the Compare
 responses page shows several models side by side with the exact prompt sent and every judge's reasons."""
@@ -18,11 +18,10 @@ from core.review.auth import create_user
 from core.store.db import make_engine
 from core.store.models import BenchmarkSet, BenchmarkSetMember, Constraint, Instance, LLMCall, Response, Verdict
 from tests.e2e.harness import charts_drawn, chromium, serve, settle
-from tests.e2e.ux_helpers import figure_data, full_shot, goto, label_boxes, no_exception, overlaps, signed_in
+from tests.e2e.ux_helpers import figure_data, goto, label_boxes, no_exception, overlaps, signed_in
 from ui.navigation import PAGES
 
 pytestmark = pytest.mark.browser
-FOLDER = "ux_results"
 USERS = {"admin": ("admin", "admin-pass-1"), "ana": ("analyst", "ana-pass-123"), "eve": ("expert", "eve-pass-123")}
 ACCEPTED = 12  # instances marked accepted: fewer than 30, so the accepted-only view is flagged as a small sample
 
@@ -109,7 +108,6 @@ def test_every_page_at_1440_px(results):
             charts_drawn(page)
             no_exception(page)
             assert page.get_by_role("heading", name=spec.title).count() or spec.default, spec.title
-            full_shot(page, FOLDER, f"page_{slug}")
 
 
 def test_radar_labels_do_not_overprint(results):
@@ -123,7 +121,6 @@ def test_radar_labels_do_not_overprint(results):
         assert {"angularaxistick", "xtick", "cursor-pointer"} <= kinds, kinds  # axis labels, radial ticks, titles
         assert sum(b["text"] == "Faithfulness" for b in boxes) == 6  # one radar per domain, all labelled
         assert overlaps(boxes) == []
-        full_shot(page, FOLDER, "radar")
 
 
 def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results):
@@ -137,7 +134,6 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         cost = page.locator(".js-plotly-plot").nth(2)
         assert set(cost.locator(".g-ytitle, .g-y2title").all_text_contents()) == {"USD", "minutes"}
         assert {t["yaxis"] for t in figure_data(page, 2)} == {"y", "y2"}
-        full_shot(page, FOLDER, "leaderboard")
 
         goto(page, f"{url}/domains")
         radar = {t["name"]: t["line"] for t in figure_data(page, 0) if t["type"] == "scatterpolar"}
@@ -154,7 +150,6 @@ def test_percent_axes_separate_cost_and_latency_and_one_colour_per_model(results
         shared = set(radar) & set(scatter)
         assert len(shared) >= 4 and {m: radar[m] for m in shared} == {m: scatter[m] for m in shared}
         assert len(set(radar.values())) == len(radar)  # no two models share a colour
-        full_shot(page, FOLDER, "robustness_conflicts")
 
 
 @pytest.mark.parametrize(
@@ -170,7 +165,6 @@ def test_empty_states_say_what_to_do_next(results, user, slug, text):
         goto(page, f"{url}/{slug}")
         page.get_by_text(text).wait_for()
         assert page.get_by_text("Draw a sample").count()
-        full_shot(page, FOLDER, f"empty_{slug}")
 
 
 def _bar_counts(page) -> set[int]:
@@ -190,12 +184,10 @@ def test_results_narrow_to_a_set_and_to_accepted_instances(results):
         goto(page, f"{url}/leaderboard?set={set_id}")
         page.get_by_text("set half").first.wait_for()
         assert max(_bar_counts(page)) == 45 < everything
-        full_shot(page, FOLDER, "leaderboard_set_half")
         goto(page, f"{url}/leaderboard?accepted=1")
         page.get_by_text("accepted instances only").first.wait_for()
         assert max(_bar_counts(page)) <= ACCEPTED
         assert "†" in {str(x) for t in figure_data(page, 0) for x in (t["text"] or [])}  # n < 30 flagged on the bars
-        full_shot(page, FOLDER, "leaderboard_accepted_only")
 
 
 def test_a_link_reopens_the_filtered_view(results):
@@ -214,7 +206,6 @@ def test_a_link_reopens_the_filtered_view(results):
         other = page.context.new_page()  # the same signed-in browser, a new tab on the shared link
         goto(other, shared)
         other.get_by_text("subset conflict").first.wait_for()
-        full_shot(other, FOLDER, "shared_link")
         other.close()
 
 
@@ -229,4 +220,3 @@ def test_compare_responses_prompt_and_judges(analyst_app):
         page.locator("[data-testid=stCode]").filter(has_text=system[:60]).first.wait_for()  # the stored request
         page.get_by_text("3 judges: rule checker, heuristic (lexical, offline), llm:judge-b").wait_for()
         assert "instance=" in page.url and "responses=" in page.url
-        full_shot(page, FOLDER, "compare_responses")

@@ -1,26 +1,57 @@
 """Issue 14 end to end in Debian chromium, without a shell and without a reload: an admin registers a model that
 points at the loopback fake server (and one whose endpoint variable is unset: the page names it), checks it with a
 preflight call, launches a named run, watches that run (not an older one), opens the Leaderboard while the job is
-still working and sees the new model appear when it is scored; the run reads "done"; the server leaves no zombie
-process; no request leaves 127.0.0.1. Screenshots at 1440 px in test-artifacts/run_to_result/."""
+still working (the fake server holds the run's calls until the Leaderboard has said so: a condition, not a race with
+the job) and sees the new model appear when it is scored; the run reads "done"; the server leaves no zombie process;
+no request leaves 127.0.0.1. A failing run leaves a screenshot in test-artifacts/run_to_result/."""
 
 from __future__ import annotations
 
 import subprocess
+import threading
 
 import pytest
 from sqlmodel import Session, select
 
 from core.commands.data import init_db
+from core.generation.models_admin import PREFLIGHT_PROMPT
 from core.review.auth import create_user
 from core.store.db import make_engine
 from core.store.models import Response, Run, Verdict
 from core.testing.fake_server import FakeLLMServer
-from tests.e2e.harness import OffHost, chromium, new_context, open_page, pick, serve, settle, shot, sign_in, wait_until
+from tests.e2e.harness import (
+    OffHost,
+    chromium,
+    new_context,
+    open_page,
+    pick,
+    serve,
+    settle,
+    shot_on_failure,
+    sign_in,
+    wait_until,
+)
 
 pytestmark = pytest.mark.browser
 FOLDER = "run_to_result"
 LIMIT = 6
+
+
+HOLD_S = 100  # at most this long a held call waits (under the client's 120 s timeout); released once the test has seen it
+
+
+def hold_run_calls(fake: FakeLLMServer) -> threading.Event:
+    """Make `fake` answer preflight checks at once and hold every other call (the run's) until the returned event is
+    set: the test decides when the job may go on, instead of racing a latency."""
+    release, decide = threading.Event(), fake.behaviour.decide_all
+
+    def held(prompt: str, seed: int | None = None):
+        if PREFLIGHT_PROMPT not in prompt:
+            release.wait(HOLD_S)
+        return decide(prompt, seed)
+
+    fake.behaviour.decide_all = held
+    return release
 
 
 @pytest.fixture
@@ -30,11 +61,15 @@ def world(tmp_path, monkeypatch, backend_url_factory):
     init_db()
     engine = make_engine(url)
     create_user(engine, "admin", "admin", password="admin-pass-1")
-    fake = FakeLLMServer(latency_ms=700).start()
+    fake = FakeLLMServer().start()
+    release = hold_run_calls(fake)
     env = {"FAKE_GEN_URL": f"{fake.base_url}/v1", "FAKE_GEN_KEY": "fake-key-12345", "GAUNTLET_LOG_DIR": str(tmp_path)}
-    with serve(url, **env) as served:
-        yield served, engine, fake
-    fake.stop()
+    try:
+        with serve(url, **env) as served:
+            yield served, engine, fake, release
+    finally:
+        release.set()
+        fake.stop()
 
 
 def _zombies(pid: int) -> list[str]:
@@ -53,18 +88,17 @@ def _register(page, name: str, url_variable: str, key_variable: str) -> None:
 
 
 def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
-    served, engine, fake = world
+    served, engine, fake, release = world
     off_host = OffHost()
     with chromium() as browser:
         page = new_context(browser, off_host).new_page()
-        try:
+        with shot_on_failure(page, FOLDER):
             sign_in(page, served.url, "admin", "admin-pass-1")
             page.evaluate("window.__sameDocument = true")  # gone if the page is ever reloaded
             open_page(page, "Run evaluation")
             _register(page, "fake-gpt", "FAKE_GEN_URL", "FAKE_GEN_KEY")
             _register(page, "offline-llm", "NOT_SET_URL", "")
             page.get_by_text("offline-llm cannot be called: NOT_SET_URL (endpoint URL) not set").first.wait_for()
-            shot(page, FOLDER, "1-models")
             settle(page)  # the registering run has ended: the form is drawn once, not beside its stale copy
 
             page.get_by_role("textbox", name="Run name").fill("e2e run")
@@ -88,7 +122,6 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
             page.get_by_text("fake-gpt: answered in").wait_for()
             calls_after_preflight = fake.call_count
             assert calls_after_preflight == 1
-            shot(page, FOLDER, "2-preflight")
 
             page.get_by_role("button", name="Launch run").click()
             settle(page)
@@ -97,23 +130,18 @@ def test_register_preflight_launch_watch_and_see_it_on_the_leaderboard(world):
                 run = session.exec(select(Run)).one()
             assert (run.name, run.config["models"], run.config["limit"]) == ("e2e run", ["fake-gpt"], LIMIT)
             page.get_by_text(f"Run {run.id}:").first.wait_for()  # the run just launched is the one watched
-            shot(page, FOLDER, "3-launched")
 
             open_page(page, "Leaderboard")
-            page.get_by_text("No scored run yet").wait_for()  # opened while the job is still working
-            shot(page, FOLDER, "4-leaderboard-waiting")
+            page.get_by_text("No scored run yet").wait_for()  # opened while the job is still working (held)
+            release.set()
             page.get_by_text("#1 e2e run").first.wait_for(state="attached", timeout=120_000)
             page.get_by_text("fake-gpt").first.wait_for(state="attached", timeout=30_000)
             settle(page)
-            shot(page, FOLDER, "5-leaderboard-scored")
 
             open_page(page, "Run evaluation")
             page.get_by_text(f"Run {run.id}: done").first.wait_for(timeout=60_000)
             page.get_by_text(f"Scoring with heuristic (lexical, offline): {LIMIT}/{LIMIT} responses (finished)").wait_for()
-            shot(page, FOLDER, "6-run-done")
             assert page.evaluate("window.__sameDocument === true"), "the page was reloaded"
-        finally:
-            shot(page, FOLDER, "last")
     with Session(engine) as session:
         statuses = session.exec(select(Response.status).where(Response.run_id == run.id)).all()
         scored = session.exec(select(Verdict.response_id).where(Verdict.run_id == run.id,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.harness import ARTIFACTS, charts_drawn, new_context, settle, sign_in
+from tests.e2e.harness import charts_drawn, new_context, settle, shot, shot_on_failure, sign_in
 
 WIDTH = 1440
 SCROLLERS = "[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stSidebarContent]"
@@ -19,10 +19,7 @@ def full_shot(page, folder: str, name: str) -> Path:
         ...[...document.querySelectorAll('{SCROLLERS}')].map(e => e.scrollHeight))""")
     page.set_viewport_size({"width": WIDTH, "height": min(int(height) + 40, 16_000)})
     charts_drawn(page)
-    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")  # drawn
-    path = ARTIFACTS / folder / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
+    path = shot(page, folder, name)  # after fonts and two frames, with a generous timeout
     page.set_viewport_size({"width": WIDTH, "height": 1000})
     return path
 
@@ -90,12 +87,13 @@ def signed_in(browser, url: str, user: str, password: str) -> Iterator:
     state = _SIGNED_IN.get((browser, url, user))
     page = new_context(browser, storage_state=state).new_page()
     try:
-        if state is None:
-            sign_in(page, url, user, password)
-            _SIGNED_IN[(browser, url, user)] = page.context.storage_state()
-        else:
-            goto(page, url)
-            page.get_by_text(f"Signed in as {user}").wait_for(timeout=30_000)
-        yield page
+        with shot_on_failure(page):
+            if state is None:
+                sign_in(page, url, user, password)
+                _SIGNED_IN[(browser, url, user)] = page.context.storage_state()
+            else:
+                goto(page, url)
+                page.get_by_text(f"Signed in as {user}").wait_for(timeout=30_000)
+            yield page
     finally:
         page.context.close()
