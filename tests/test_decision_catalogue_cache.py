@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from core.analysis.readmodel import decision_scores as keys
-from core.protocols import PROTOCOLS, decision_metrics, get_protocol, register
+from core.protocols import PACKAGE_OF, PROTOCOLS, decision_metrics, get_protocol, register
 
 TOY = "catalogue_toy"
 
@@ -24,8 +24,9 @@ def test_a_protocol_registered_after_a_look_up_is_in_the_next() -> None:
         assert f"{TOY}:strict_ias" in _toy_keys()
         assert keys.decision_key(f"{TOY}:strict_ias").protocol == TOY
         assert [m.id for m in decision_metrics(TOY)] == [m.id for m in decision_metrics("enterprise_rag")]
-    finally:
+    finally:  # undo all register() did (a protocol without pages or label kinds): the registry and its package
         PROTOCOLS.remove(TOY)
+        del PACKAGE_OF[TOY]
     assert _toy_keys() == []
     with pytest.raises(KeyError):
         keys.decision_key(f"{TOY}:strict_ias")
