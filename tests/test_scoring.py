@@ -267,3 +267,38 @@ def test_saved_verdicts_released_and_unchanged_by_chunking(world: World, monkeyp
     assert alive_at_write == [0] * len(alive_at_write), name
     assert verdict_contents(world) == expected, name
     assert report.model_dump(exclude={"seconds"}) == whole.model_dump(exclude={"seconds"}), name
+
+
+class _NeverExtracts:
+    """A judge whose context-claims extraction must not be reached (it would be a second paid call)."""
+
+    name = "llm:judge-x"
+    client = None
+
+    async def context_claims(self, item):
+        raise AssertionError("claims extracted again though another response had stored them")
+
+
+@pytest.mark.parametrize(("name", "stored"), [
+    pytest.param("stored-after-this-chunks-read", True, id="stored-after-this-chunks-read"),
+    pytest.param("nothing-stored", False, id="nothing-stored"),
+])
+def test_claims_another_response_stored_after_the_chunk_read_are_reused(world: World, name: str, stored: bool) -> None:
+    """The race of chunked scoring: the next chunk read the stored claims before an earlier response of the same
+    instance stored them, and that response finished (its claims left memory) before this one asked."""
+    from core.scoring.judges.base import ContextClaimsOutcome, JudgeInput
+    from core.scoring.scorer import _Scorer, store_context_claims
+
+    iid = world.instances["noisy"]
+    scorer = _Scorer(world.engine, world.run_id, _NeverExtracts(), "batched", 1)
+    kept = ContextClaimsOutcome(core=["the claim"], supplementary=[], calls=1)
+    if stored:
+        store_context_claims(world.engine, iid, _NeverExtracts.name, kept)
+    item = JudgeInput(query="q", mode="noisy", documents=[], response="r", instance_id=iid)
+    if not stored:
+        with pytest.raises(AssertionError, match="extracted again"):
+            asyncio.run(scorer.context_claims(item))
+        return
+    claims, fresh = asyncio.run(scorer.context_claims(item))
+    assert (claims.core, claims.calls, fresh) == (["the claim"], 1, False), name
+    assert (scorer.report.context_claims_reused, scorer.report.context_claims_extracted) == (1, 0), name

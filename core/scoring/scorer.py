@@ -203,6 +203,15 @@ def load_chunk(engine: Engine, run_id: int, judge: str, response_ids: list[int])
                    existing={tuple(r) for r in rows}, claims=claims)
 
 
+def stored_context_claims(engine: Engine, instance_id: int, judge: str) -> ContextClaimsOutcome | None:
+    """The good claims of (instance, judge) a scorer stored already, if any (one small read)."""
+    where = (CLAIMS.c.instance_id == instance_id) & (CLAIMS.c.judge == judge) & (CLAIMS.c.status == "ok")
+    with engine.connect() as conn:
+        stored = conn.execute(select(CLAIMS.c.core, CLAIMS.c.supplementary, CLAIMS.c.calls).where(where)).first()
+    return None if stored is None else ContextClaimsOutcome(core=stored.core, supplementary=stored.supplementary,
+                                                             calls=stored.calls)
+
+
 def store_context_claims(engine: Engine, instance_id: int, judge: str, out: ContextClaimsOutcome) -> ContextClaimsOutcome:
     """Insert the claims of (instance, judge), or reuse good ones another scorer stored first (a stored error is
     replaced); the claims in force."""
@@ -251,6 +260,10 @@ class _Scorer:
         """Claims of the item's instance: stored/reused if present, else extracted once and stored."""
         iid = item.instance_id or 0
         async with self.claim_locks.setdefault(iid, asyncio.Lock()):
+            if iid not in self.claims:  # stored by a response that finished before this chunk's read saw them?
+                stored = stored_context_claims(self.engine, iid, self.judge.name)
+                if stored is not None:
+                    self.claims[iid] = stored
             if iid in self.claims:
                 self.report.context_claims_reused += 1
                 return self.claims[iid], False
