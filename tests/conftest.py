@@ -81,11 +81,11 @@ def pytest_itemcollected(item) -> None:
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark `db` every test that gets a database on the active backend; skip sqlite_only tests on PostgreSQL."""
-    skip = pytest.mark.skip(reason="sqlite_only: about SQLite itself (GAUNTLET_TEST_BACKEND=postgresql)")
+    skip = pytest.mark.skipif(BACKEND != "sqlite", reason="sqlite_only: about SQLite itself (GAUNTLET_TEST_BACKEND=postgresql)")
     for item in items:
         if uses_active_database(item):
             item.add_marker(pytest.mark.db)
-        if BACKEND != "sqlite" and "sqlite_only" in item.keywords:
+        if "sqlite_only" in item.keywords:
             item.add_marker(skip)
     if config.getoption("loadgroup", False):  # set on xdist workers under --dist loadgroup
         _apply_xdist_groups(items)
