@@ -13,7 +13,7 @@ from threadpoolctl import ThreadpoolController
 
 
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    """Resample counts, shape (R, n) float32: how often each of n rows is drawn in each of R with-replacement resamples.
+    """Resample counts, shape (R, n) float64: how often each of n rows is drawn in each of R with-replacement resamples.
 
     The matrix depends on (n, R, seed) only, so the last few of at most _CACHED_CELLS cells (16 MB) are kept,
     read-only: the picker tests the pick against every other model on the same shared instances, which drew the same
@@ -24,7 +24,7 @@ def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return _cached_weights(int(n), int(n_resamples), int(seed))
 
 
-_CACHED_CELLS = 1 << 22
+_CACHED_CELLS = 1 << 21
 
 
 @lru_cache(maxsize=4)
@@ -41,7 +41,7 @@ def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     drawing the whole R x n index matrix at once) and counted as they come: only one block of indices is ever held.
     """
     rng = np.random.default_rng(seed)
-    weights = np.empty((n_resamples, n), dtype=np.float32)
+    weights = np.empty((n_resamples, n), dtype=np.float64)
     block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
     offsets = (np.arange(block) * n)[:, None]
     for start in range(0, n_resamples, block):
@@ -67,22 +67,26 @@ def _numpy_blas() -> ThreadpoolController:
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS on one thread inside the block: a product's rounding then does not depend on how many threads the
-    machine or OPENBLAS_NUM_THREADS gives it (2 threads summed a float32 product in another order: ~1e-7 relative),
-    and a single-threaded product of the bootstrap's sizes costs a quarter of the CPU time of two threads spinning."""
+    machine or OPENBLAS_NUM_THREADS gives it (2 threads sum a product in another order), and a single-threaded product
+    of the bootstrap's sizes costs a quarter of the CPU time of two threads spinning."""
     with _ONE_THREAD, _numpy_blas().limit(limits=1):
         yield
 
 
 def _product(weights: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """weights @ cells in float32 on one BLAS thread (one_blas_thread), as float64."""
+    """weights @ cells in float64 on one BLAS thread (one_blas_thread).
+
+    Not float32: OpenBLAS picks its kernel by CPU, and kernels sum a product in different orders. In float32 that moved
+    a bound by ~1e-9 between two machines of the same kind (AMD EPYC here, another CPU where the goldens were written),
+    so the same data gave different figures by machine; in float64 the orders differ by ~1e-16 relative."""
     with one_blas_thread():
-        return (weights @ cells.astype(np.float32)).astype(float)
+        return weights @ np.asarray(cells, dtype=np.float64)
 
 
 def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """How many cells with a value each resample of bootstrap_weights(n, R, seed) draws per column of `present`
-    (n x m booleans), shape (R, m) float: what bootstrap_means divides by. The counts are integers below 2**24, exact
-    in float32 whatever order a product sums them in, so columns of many blocks may be counted in one product."""
+    (n x m booleans), shape (R, m) float: what bootstrap_means divides by. The counts are integers below 2**53, exact
+    in float64 whatever order a product sums them in, so columns of many blocks may be counted in one product."""
     n = present.shape[0]
     counts = np.full((n_resamples, present.shape[1]), float(n))
     gaps = ~present.all(axis=0)
@@ -114,8 +118,8 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
         with np.errstate(invalid="ignore", divide="ignore"):
             return totals / counts
     # a column with no missing cell has n drawn cells in every resample (each resample's counts sum to n, exactly in
-    # float32 below 2**24), so only the columns with gaps need their counts multiplied out
-    full = mask.all(axis=0) if weights is None and n < 2**24 else np.zeros(mask.shape[1], dtype=bool)
+    # float64 below 2**53), so only the columns with gaps need their counts multiplied out
+    full = mask.all(axis=0) if weights is None and n < 2**53 else np.zeros(mask.shape[1], dtype=bool)
     counts = np.full(totals.shape, float(n))
     if not full.all():
         counts[:, ~full] = _product(w, mask[:, ~full])

@@ -149,7 +149,7 @@ def _equivalence(values: np.ndarray, natural: np.ndarray, augmented: np.ndarray,
     model code (sorted by name, -1: none)."""
     boot_low = boot_high = np.full(len(metrics), np.nan)
     if natural.any() and augmented.any():
-        # column-major, as a DataFrame's to_numpy gives them: the float32 product's summation order (so its last bits)
+        # column-major, as a DataFrame's to_numpy gives them: the product's summation order (so its last bits)
         # follows the layout, and these are the draws the per-item frame always had
         reps = (bootstrap_means(np.asfortranarray(values[natural]), n_resamples, seed)
                 - bootstrap_means(np.asfortranarray(values[augmented]), n_resamples, seed + 1))
