@@ -229,7 +229,7 @@ def _old_bootstrap_means(values: np.ndarray, n_resamples: int, seed: int) -> np.
     mask = ~np.isnan(values)
     w = bootstrap_weights(values.shape[0], n_resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (w @ np.where(mask, values, 0.0).astype(np.float32)).astype(float) / (w @ mask.astype(np.float32)).astype(float)
+        return (w @ np.where(mask, values, 0.0)) / (w @ mask.astype(float))
 
 
 def _values(n: int, m: int, gaps: float, every_other: bool = False) -> np.ndarray:

@@ -58,7 +58,7 @@ def test_compare_items(base, cand, binary, drop, higher, test, p_low, p_high):
     c = compare_items(base, cand, binary=binary, max_drop=drop, higher_is_better=higher, n_resamples=500)
     assert c.test.startswith(test) and p_low <= c.p_value <= p_high
     assert c.n_shared == 40 and c.diff == pytest.approx(cand.mean() - base.mean())
-    assert -1 <= c.ci_low <= c.diff + 1e-6 and c.diff - 1e-6 <= c.ci_high <= 1  # float32 resampling
+    assert -1 <= c.ci_low <= c.diff + 1e-6 and c.diff - 1e-6 <= c.ci_high <= 1  # resampled bounds
 
 
 def test_missing_items_are_not_shared_and_shapes_must_match():
