@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numpy.typing import DTypeLike
 from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
@@ -277,14 +276,28 @@ def response_ias(n: np.ndarray, judged: np.ndarray, passed: np.ndarray, errors: 
     return n, unjudged, loose, strict
 
 
-def _spread(ids: tuple, keys: np.ndarray, column: tuple, dtype: DTypeLike = object) -> np.ndarray:
-    """`column` (one value per key of `keys`, ascending) at each of `ids`: the row of each id's key (an id without
-    a key raises)."""
+def _positions(ids: tuple, keys: np.ndarray) -> np.ndarray:
+    """The row of each of `ids` among `keys` (ascending); an id without a key raises."""
     wanted = np.array(ids, dtype="int64")
     at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
     if len(keys) == 0 or not np.array_equal(keys[at], wanted):
         raise LookupError("a response's instance or model was not read with it")
-    return np.array(column, dtype=dtype)[at]
+    return at
+
+
+_TEXT = pd.Series(["text"]).dtype  # the dtype pandas infers for a column of strings (Arrow-backed 'str' in pandas 3)
+
+
+def _labels(names: Sequence[str | None], at: np.ndarray) -> pd.Series:
+    """names[at] as the column pandas infers for those strings, taken in Arrow without a Python object per row where
+    pandas keeps strings in Arrow, no name is missing and there are rows (else built from the objects, as inference
+    does)."""
+    if len(at) and isinstance(_TEXT, pd.StringDtype) and _TEXT.storage == "pyarrow" and None not in names:
+        import pyarrow as pa
+
+        taken = pa.array(list(names), type=pa.large_string()).take(pa.array(at))
+        return pd.Series(pd.arrays.ArrowStringArray(taken, dtype=_TEXT))
+    return pd.Series(np.array(names, dtype=object)[at])
 
 
 def _ids(fetched: dict[str, tuple], key: str) -> np.ndarray:
@@ -292,7 +305,6 @@ def _ids(fetched: dict[str, tuple], key: str) -> np.ndarray:
     return np.array(fetched[key], dtype="int64")
 
 
-_STATE_NAMES = np.array(STATES, dtype=object)
 _STATE_STATUSES = np.array([STATE_STATUS.get(state) for state in STATES], dtype=object)  # None: no verdict status
 
 
@@ -315,14 +327,14 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
         return _empty_scores()
     instances = read_columns(engine, runs_sql(_INSTANCES_SQL, run_ids))
     models = read_columns(engine, _MODELS_SQL)
-    at_instance = (fetched["instance_id"], _ids(instances, "instance_id"))
-    at_model = (fetched["model_id"], _ids(models, "model_id"))
+    at_instance = _positions(fetched["instance_id"], _ids(instances, "instance_id"))
     counts = {c: _counts(fetched[c]) for c in (*COUNT_COLUMNS, "judge_calls")}
+    constraints = np.array(instances["instance_constraints"], dtype="int64")[at_instance]
     n, unjudged, loose, strict = response_ias(counts["n"], counts["judged"], counts["passed"], counts["errors"],
-                                              _spread(*at_instance, instances["instance_constraints"], "int64"))
+                                              constraints)
     out: dict[str, object] = {c: np.array(fetched[c], dtype="int64") for c in ("run_id", "response_id")}
-    out["model"] = _spread(*at_model, models["model"])
-    out |= {c: _spread(*at_instance, instances[c]) for c in ("instance_uid", "domain", "mode", "origin")}
+    out["model"] = _labels(models["model"], _positions(fetched["model_id"], _ids(models, "model_id")))
+    out |= {c: _labels(instances[c], at_instance) for c in ("instance_uid", "domain", "mode", "origin")}
     out["loose_ias"], out["strict_ias"] = loose, strict
     for c in CATEGORIES:
         out[f"loose_{c}"] = ias_from_counts(counts[f"judged_{c}"], counts[f"passed_{c}"], 0, 0)[0]
@@ -331,10 +343,10 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     # object: None without a status (state_statuses of the states, from their codes)
     out |= {f"{m}_status": pd.Series(_STATE_STATUSES[codes[m]], dtype=object) for m in METRIC_NAMES}
     out |= {"n_constraints": n, "n_constraint_errors": counts["errors"], "n_constraint_unjudged": unjudged,
-            "has_protocol": _spread(*at_instance, instances["has_protocol"], bool),
+            "has_protocol": np.array(instances["has_protocol"], dtype=bool)[at_instance],
             "cost_usd": _floats(fetched["cost_usd"]), "latency_ms": _floats(fetched["latency_ms"]),
             "judge_calls": counts["judge_calls"], "judge_cost_usd": _counted_cost(fetched["judge_cost_usd"])}
-    out |= {f"{m}_state": pd.Series(_STATE_NAMES[codes[m]]) for m in METRIC_NAMES}
+    out |= {f"{m}_state": _labels(STATES, codes[m]) for m in METRIC_NAMES}
     return pd.DataFrame({c: out[c] for c in RESPONSE_COLUMNS})
 
 
