@@ -578,7 +578,7 @@ def _metric_rows(scoped: pd.DataFrame, model: str, metrics: Sequence[str]) -> pd
 def _by_instance(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows indexed by instance_uid as plain strings (the same order as Arrow's: code points; matching and sorting
     them is much faster than on an Arrow-backed index)."""
-    return rows.set_index(pd.Index(rows["instance_uid"].to_numpy(dtype=object), name="instance_uid")).drop(
+    return rows.set_index(pd.Index(rows["instance_uid"].to_numpy(dtype=object), dtype=object, name="instance_uid")).drop(
         columns="instance_uid")
 
 
@@ -587,7 +587,7 @@ def _rows_by_model(scoped: pd.DataFrame, metrics: Sequence[str]) -> dict[str, pd
     kept = list(dict.fromkeys(m for m in metrics if m in scoped.columns))
     uids = scoped["instance_uid"].to_numpy(dtype=object)
     values = scoped[kept]
-    return {m: values.iloc[at].set_axis(pd.Index(uids[at], name="instance_uid"))
+    return {m: values.iloc[at].set_axis(pd.Index(uids[at], dtype=object, name="instance_uid"))
             for m, at in scoped.groupby("model", sort=False).indices.items()}
 
 

@@ -20,7 +20,13 @@ from sqlalchemy.engine import Engine
 from core.analysis import stats
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means
 from core.analysis.readmodel.enterprise_aggregates import id_names
-from core.analysis.readmodel.responses import metric_cells_sql, response_ias, scores_sql, summary_source
+from core.analysis.readmodel.responses import (
+    CONSTRAINT_COUNT_JOIN_SQL,
+    metric_cells_sql,
+    response_ias,
+    scores_sql,
+    summary_source,
+)
 from core.analysis.readmodel.scope import METRICS
 from core.scoring.summaries import stale_summary_runs
 
@@ -72,7 +78,7 @@ def _items_sql(engine: Engine, run_ids: Sequence[int], judge: str, metrics: Sequ
     counts = ", ".join(f"COALESCE(s.{c}, 0)" for c in ("n", "judged", "passed", "errors"))
     columns = (f"r.id, r.model_id, i.uid, i.domain_id, i.mode, i.origin, {counts}, COALESCE(k.constraints, 0)"
                + "".join(f", {value}" for value, _ in cells.values()))
-    return scores_sql(columns, summary_source(stale, run_ids), joins, run_ids)
+    return scores_sql(columns, summary_source(stale, run_ids), joins, run_ids, CONSTRAINT_COUNT_JOIN_SQL)
 
 
 def origin_items(engine: Engine, run_ids: Sequence[int], judge: str,

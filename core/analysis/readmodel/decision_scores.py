@@ -255,6 +255,13 @@ def _model_intervals(values: np.ndarray | None, at_of: list[np.ndarray], entry: 
     return out
 
 
+def _protocol_rows(scores: pd.DataFrame, protocol: str, models: list[str]) -> tuple[pd.DataFrame, list[np.ndarray]]:
+    """The rows of `protocol`'s items and, per model of `models`, its row positions among them, in order."""
+    mine = scores[scores["protocol"] == protocol] if "protocol" in scores else scores
+    rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}
+    return mine, [rows_of.get(model, np.empty(0, dtype=np.intp)) for model in models]
+
+
 def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.DataFrame:
     """Per model x decision metric, on that metric's protocol's items: the mean with the 95% interval of its declared
     kind (stats.interval, as every table of the read model), n with a value, the count of every score state, the
@@ -264,14 +271,15 @@ def key_summary(scores: pd.DataFrame, metrics: Sequence[str], judge: str) -> pd.
 
     rows: list[dict] = []
     models = sorted(scores["model"].dropna().unique()) if "model" in scores else []
+    split: dict[str, tuple[pd.DataFrame, list[np.ndarray]]] = {}  # protocol -> its rows, each model's positions
     for key in metrics:
         entry = decision_key(key)
-        mine = scores[scores["protocol"] == entry.protocol] if "protocol" in scores else scores
-        rows_of = mine.groupby("model", sort=False).indices if len(mine) else {}  # model -> row positions, in order
+        if entry.protocol not in split:
+            split[entry.protocol] = _protocol_rows(scores, entry.protocol, models)
+        mine, at_of = split[entry.protocol]
         measured = key in mine.columns
         all_values = mine[key].to_numpy(dtype=float) if measured else None
         all_codes = key_state_codes(mine, key) if measured else None  # row-wise, counted per model below
-        at_of = [rows_of.get(model, np.empty(0, dtype=np.intp)) for model in models]
         cis = _model_intervals(all_values, at_of, entry)
         for model, at, ci in zip(models, at_of, cis, strict=True):
             states = count_codes(all_codes[at]) if all_codes is not None else count_states(pd.Series(UNJUDGED, index=at))

@@ -12,11 +12,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.generation.reasoning import stored_split
-from core.metrics import VERDICT_STATES, get_metric
+from core.metrics import STATES, VERDICT_STATES, get_metric
 from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
+    HAS_PROTOCOL_SQL,
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
     MODE_SQL,
@@ -74,18 +75,31 @@ def ias(verdicts: Iterable[tuple[str, bool | None]]) -> IAS:
                judged.count(False), n_errors, n_unjudged)
 
 
-_PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
+# an instance's constraint count k.constraints, joined onto the response r
+CONSTRAINT_COUNT_JOIN_SQL = """
+LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
+       ON k.instance_id = r.instance_id"""
 
+# per response only what is its own (ids, costs, summary counts): its instance's and model's values are read once
+# each (_INSTANCES_SQL, _MODELS_SQL) and spread over the responses by id, not repeated in every fetched row
 _SCORES_COLUMNS_SQL = f"""
-r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
-r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
-COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
+r.run_id, r.id AS response_id, r.model_id, r.instance_id, r.cost_usd, r.latency_ms,
+{", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
+
+# every instance a response of the runs answered: uid, domain, mode, origin, knowledge protocol and constraint count
+_INSTANCES_SQL = f"""
+SELECT i.id AS instance_id, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin, {HAS_PROTOCOL_SQL} AS has_protocol,
+       COALESCE(k.constraints, 0) AS instance_constraints
+FROM instance i JOIN domain d ON d.id = i.domain_id {PROTOCOL_JOIN_SQL.replace("r.instance_id", "i.id")}
+{CONSTRAINT_COUNT_JOIN_SQL.replace("r.instance_id", "i.id")}
+WHERE i.id IN (SELECT DISTINCT instance_id FROM response WHERE run_id IN ({{runs}}))
+ORDER BY i.id
+"""
+_MODELS_SQL = "SELECT id AS model_id, name AS model FROM model ORDER BY id"
 
 _SCORES_SQL = """
 SELECT {columns}
 FROM response r JOIN instance i ON i.id = r.instance_id {joins}
-LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
-       ON k.instance_id = r.instance_id
 LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
 {metric_joins}
 WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
@@ -100,8 +114,8 @@ def summary_source(stale: bool, run_ids: Sequence[int]) -> str:
 
 def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], joins: str = "") -> str:
     """SELECT `columns` per done response of a constraint protocol in the runs, in response order: the response r, its
-    instance i, `joins`, its instance's constraint count k.constraints, its summary row s of :judge (from `source`,
-    summary_source) and `metric_joins` (metric_cells_sql)."""
+    instance i, `joins` (e.g. CONSTRAINT_COUNT_JOIN_SQL), its summary row s of :judge (from `source`, summary_source)
+    and `metric_joins` (metric_cells_sql)."""
     sql = (_SCORES_SQL.replace("{columns}", columns).replace("{joins}", joins)
            .replace("{source}", source).replace("{metric_joins}", metric_joins))
     return runs_sql(constraint_protocols_sql(sql), run_ids)
@@ -177,11 +191,17 @@ def metric_cells_sql(stale: bool, run_ids: Sequence[int], judge: str, metrics: S
     return joins, {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in metrics}
 
 
+def state_code_sql(state: str) -> str:
+    """SQL of a stored state's position in core.metrics.STATES (no row: unjudged's; a state outside STATES: -1)."""
+    whens = " ".join(f"WHEN {state} = '{name}' THEN {code}" for code, name in enumerate(STATES))
+    return f"CASE WHEN {state} IS NULL THEN {STATES.index(UNJUDGED)} {whens} ELSE -1 END"
+
+
 def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
-    """(joins, columns) adding METRIC_NAMES' counted value and state to the scores query (metric_cells_sql; the status
-    follows from the state: state_statuses)."""
+    """(joins, columns) adding METRIC_NAMES' counted value and state code (state_code_sql) to the scores query
+    (metric_cells_sql; the status follows from the state: state_statuses)."""
     joins, cells = metric_cells_sql(stale, run_ids, judge)
-    columns = ", ".join(f"{value} AS {m}, COALESCE({state}, '{UNJUDGED}') AS {m}_state" for m, (value, state) in cells.items())
+    columns = ", ".join(f"{value} AS {m}, {state_code_sql(state)} AS {m}_state" for m, (value, state) in cells.items())
     return joins, columns
 
 
@@ -256,32 +276,77 @@ def response_ias(n: np.ndarray, judged: np.ndarray, passed: np.ndarray, errors: 
     return n, unjudged, loose, strict
 
 
+def _positions(ids: tuple, keys: np.ndarray) -> np.ndarray:
+    """The row of each of `ids` among `keys` (ascending); an id without a key raises."""
+    wanted = np.array(ids, dtype="int64")
+    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    if len(keys) == 0 or not np.array_equal(keys[at], wanted):
+        raise LookupError("a response's instance or model was not read with it")
+    return at
+
+
+_TEXT = pd.Series(["text"]).dtype  # the dtype pandas infers for a column of strings (Arrow-backed 'str' in pandas 3)
+
+
+def _labels(names: Sequence[str | None], at: np.ndarray) -> pd.Series:
+    """names[at] as the column pandas infers for those strings, taken in Arrow without a Python object per row where
+    pandas keeps strings in Arrow, no name is missing and there are rows (else built from the objects, as inference
+    does)."""
+    if len(at) and isinstance(_TEXT, pd.StringDtype) and _TEXT.storage == "pyarrow" and None not in names:
+        import pyarrow as pa
+
+        taken = pa.array(list(names), type=pa.large_string()).take(pa.array(at))
+        return pd.Series(pd.arrays.ArrowStringArray(taken, dtype=_TEXT))
+    return pd.Series(np.array(names, dtype=object)[at])
+
+
+def _ids(fetched: dict[str, tuple], key: str) -> np.ndarray:
+    """A fetched id column as int64 keys (ascending: the lookups are read ORDER BY id)."""
+    return np.array(fetched[key], dtype="int64")
+
+
+_STATE_STATUSES = np.array([STATE_STATUS.get(state) for state in STATES], dtype=object)  # None: no verdict status
+
+
+def _states(codes: tuple, metric: str) -> np.ndarray:
+    """Fetched state codes (state_code_sql) as an array of codes; a stored state outside core.metrics.STATES raises."""
+    values = np.array(codes, dtype=np.intp)
+    if (values < 0).any():
+        raise ValueError(f"response_metric holds a {metric} state outside {', '.join(STATES)}")
+    return values
+
+
 def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
     """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
-    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids,
-                     f"JOIN domain d ON d.id = i.domain_id JOIN model m ON m.id = r.model_id {_PROTOCOL_JOIN}")
+    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids)
     fetched = read_columns(engine, sql, {"judge": judge})
     if not fetched:
         return _empty_scores()
+    instances = read_columns(engine, runs_sql(_INSTANCES_SQL, run_ids))
+    models = read_columns(engine, _MODELS_SQL)
+    at_instance = _positions(fetched["instance_id"], _ids(instances, "instance_id"))
     counts = {c: _counts(fetched[c]) for c in (*COUNT_COLUMNS, "judge_calls")}
+    constraints = np.array(instances["instance_constraints"], dtype="int64")[at_instance]
     n, unjudged, loose, strict = response_ias(counts["n"], counts["judged"], counts["passed"], counts["errors"],
-                                              _counts(fetched["instance_constraints"]))
+                                              constraints)
     out: dict[str, object] = {c: np.array(fetched[c], dtype="int64") for c in ("run_id", "response_id")}
-    out |= {c: np.array(fetched[c], dtype=object) for c in ("model", "instance_uid", "domain", "mode", "origin")}
+    out["model"] = _labels(models["model"], _positions(fetched["model_id"], _ids(models, "model_id")))
+    out |= {c: _labels(instances[c], at_instance) for c in ("instance_uid", "domain", "mode", "origin")}
     out["loose_ias"], out["strict_ias"] = loose, strict
     for c in CATEGORIES:
         out[f"loose_{c}"] = ias_from_counts(counts[f"judged_{c}"], counts[f"passed_{c}"], 0, 0)[0]
-    states = {m: pd.Series(np.array(fetched[f"{m}_state"], dtype=object)) for m in METRIC_NAMES}
+    codes = {m: _states(fetched[f"{m}_state"], m) for m in METRIC_NAMES}
     out |= {m: _floats(fetched[m]) for m in METRIC_NAMES}
-    out |= {f"{m}_status": state_statuses(states[m]) for m in METRIC_NAMES}  # object: None without a status
+    # object: None without a status (state_statuses of the states, from their codes)
+    out |= {f"{m}_status": pd.Series(_STATE_STATUSES[codes[m]], dtype=object) for m in METRIC_NAMES}
     out |= {"n_constraints": n, "n_constraint_errors": counts["errors"], "n_constraint_unjudged": unjudged,
-            "has_protocol": np.array(fetched["has_protocol"], dtype=bool), "cost_usd": _floats(fetched["cost_usd"]),
-            "latency_ms": _floats(fetched["latency_ms"]), "judge_calls": counts["judge_calls"],
-            "judge_cost_usd": _counted_cost(fetched["judge_cost_usd"])}
-    out |= {f"{m}_state": states[m] for m in METRIC_NAMES}
+            "has_protocol": np.array(instances["has_protocol"], dtype=bool)[at_instance],
+            "cost_usd": _floats(fetched["cost_usd"]), "latency_ms": _floats(fetched["latency_ms"]),
+            "judge_calls": counts["judge_calls"], "judge_cost_usd": _counted_cost(fetched["judge_cost_usd"])}
+    out |= {f"{m}_state": _labels(STATES, codes[m]) for m in METRIC_NAMES}
     return pd.DataFrame({c: out[c] for c in RESPONSE_COLUMNS})
 
 
