@@ -17,6 +17,7 @@ from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
     FAILURE_SELECT_SQL,
+    HAS_PROTOCOL_SQL,
     JUDGE_FILTER_SQL,
     METRIC_NAMES,
     MODE_SQL,
@@ -78,7 +79,7 @@ _PROTOCOL_JOIN = PROTOCOL_JOIN_SQL
 
 _SCORES_COLUMNS_SQL = f"""
 r.run_id, r.id AS response_id, m.name AS model, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin,
-r.cost_usd, r.latency_ms, CASE WHEN p.instance_id IS NULL THEN 0 ELSE 1 END AS has_protocol,
+r.cost_usd, r.latency_ms, {HAS_PROTOCOL_SQL} AS has_protocol,
 COALESCE(k.constraints, 0) AS instance_constraints, {", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
 
 _SCORES_SQL = """
