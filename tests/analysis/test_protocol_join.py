@@ -48,7 +48,8 @@ def test_the_key_join_flags_what_the_derived_table_flagged(engine, precondition:
     with engine.begin() as conn:
         conn.execute(text(f"""UPDATE "constraint" SET precondition = {precondition}
                               WHERE category = 'knowledge_protocol' AND id % 3 = 0"""))
-        conn.execute(text(f"""INSERT INTO "constraint" ({COPIED}) SELECT {COPIED.replace("cid", "cid || 'b'")}
+        conn.execute(text(f"""INSERT INTO "constraint" (id, {COPIED})
+                              SELECT id + (SELECT MAX(id) FROM "constraint"), {COPIED.replace("cid", "cid || 'b'")}
                               FROM "constraint" WHERE category = 'knowledge_protocol' AND id % 5 = 0"""))
     mine, reference = _flags(engine, HAS_PROTOCOL_SQL, PROTOCOL_JOIN_SQL), _flags(engine, DERIVED_HAS_SQL,
                                                                                    DERIVED_JOIN_SQL)
