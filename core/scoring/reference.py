@@ -138,10 +138,26 @@ def squad_normalize(text: str) -> str:
     """SQuAD v1.1 answer normalisation (lowercase, punctuation, articles, whitespace) after `unify_marks`; ASCII
     punctuation is deleted as in SQuAD (decimal points and percent signs of numbers kept: 6.4% is not 64), other
     Unicode punctuation (dashes, CJK marks) becomes a space so it never joins two words."""
-    text = unify_marks(text).lower()
-    text = "".join(ch if number_mark(text, i) else "" if ch in ASCII_PUNCTUATION else " " if is_punctuation(ch) else ch
-                   for i, ch in enumerate(text))
+    text = SQUAD_CANDIDATES_RE.sub(_squad_mark, unify_marks(text).lower())
     return " ".join(ARTICLES_RE.sub(" ", text).split())
+
+
+# the characters normalisation may change: ASCII punctuation and any non-ASCII character but the CJK Unified
+# Ideographs (U+4E00-U+9FFF, letters); other ASCII characters are never punctuation nor a number mark, so they stay
+# as they are without a call per character
+SQUAD_CANDIDATES_RE = re.compile(r"[!-/:-@\[-`{-~]|[^\x00-\x7f\u4e00-\u9fff]")
+# the same with ASCII whitespace and control characters, which character normalisation removes
+CHARACTER_CANDIDATES_RE = re.compile(r"[\x00-\x20!-/:-@\[-`{-~\x7f]|[^\x00-\x7f\u4e00-\u9fff]")
+
+
+def _squad_mark(match: re.Match[str]) -> str:
+    """SQuAD normalisation of one candidate character: a number mark kept, ASCII punctuation deleted, other
+    punctuation a space, anything else kept."""
+    text, i = match.string, match.start()
+    ch = text[i]
+    if number_mark(text, i):
+        return ch
+    return "" if ch in ASCII_PUNCTUATION else " " if is_punctuation(ch) else ch
 
 
 @lru_cache(maxsize=1)
@@ -207,9 +223,17 @@ def character_normalize(text: str) -> str:
     punctuation (but decimal points and percent signs of numbers, and list commas between numbers) and whitespace
     removed: one string whose characters are the tokens."""
     text = DIGIT_GAP_RE.sub(",", number_lists(han_numerals(CJK_GAP_RE.sub("", unify_marks(text).lower()))))
-    return "".join(ch for i, ch in enumerate(text)
-                   if number_mark(text, i) or ch == "," and _between_digits(text, i)
-                   or not is_punctuation(ch) and not ch.isspace())
+    return CHARACTER_CANDIDATES_RE.sub(_character_mark, text)
+
+
+def _character_mark(match: re.Match[str]) -> str:
+    """Character normalisation of one candidate character: kept when a number mark, a list comma between digits or
+    neither punctuation nor whitespace, else removed."""
+    text, i = match.string, match.start()
+    ch = text[i]
+    kept = (number_mark(text, i) or ch == "," and _between_digits(text, i)
+            or not is_punctuation(ch) and not ch.isspace())
+    return ch if kept else ""
 
 
 def _between_digits(text: str, i: int) -> bool:
