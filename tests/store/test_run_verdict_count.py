@@ -1,7 +1,8 @@
 """run_verdict_count (migration 0030) always counts the verdicts it stands for (the GROUP BY over them) and its change
 counter moves on every write of a run's verdicts: kept by triggers on verdict through every kind of write (ORM and raw
 SQL, one row and many, deletes of the newest and of older verdicts, a re-score, verdicts moved to another run, a run
-deleted), and back-filled by the migration; stale_summary_runs sees each such write. On the active backend (SQLite,
+deleted), and back-filled by the migration; stale_summary_runs sees each such write, and the data version's verdict
+count (their sum) stays the verdicts' count. On the active backend (SQLite,
 and PostgreSQL in its pass, where statement triggers keep it)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from bench.make_synthetic_results import make_results
+from core.analysis.readmodel import data_version
 from core.generation.run_archive import delete_run, deletion_plan
 from core.scoring.summaries import rebuild_summaries, stale_summary_runs
 from core.store.db import alembic_config, make_engine
@@ -161,6 +163,9 @@ def test_the_kept_counts_equal_the_verdicts_after_every_write(results, change: C
     change(results)
     assert kept(results) == scanned(results)
     assert (changes(results) > before) is writes_run_1
+    with results.connect() as conn:  # the data version's verdict count is the kept counts' sum
+        counted = tuple(conn.execute(text("SELECT MAX(id), COUNT(*) FROM verdict")).one())
+    assert data_version(results)[:2] == counted
 
 
 @pytest.mark.parametrize(("change", "writes_run_1"), CHANGES)
