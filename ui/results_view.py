@@ -403,14 +403,14 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
 
 def first_start_banner(runs: pd.DataFrame) -> None:
     """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
-    first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
+    first = sum(bool((c or {}).get("first_start")) for c in runs["config"].tolist())  # no frame filtered per render
     running, failed = readmodel.first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     for run_id, why in failed:
         st.error(f"First start failed: run #{run_id} could not be generated or scored ({why}). Its numbers are "
                  "incomplete; retry with `python -m core.first_start`.", icon=":material/error:")
-    if not first.empty and len(runs) == len(first):
+    if first and len(runs) == first:
         st.info(
             f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "
             "models, set `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for an OpenAI-compatible endpoint), "
