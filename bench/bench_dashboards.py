@@ -111,11 +111,9 @@ VARIANTS = ("product", "bare", "verdict")  # the app page; bare_pages.script; ba
 def time_page(page: str, role: str, components, variant: str = "product") -> Timing:
     """First render with cold caches, then the page's filter change (if it has one); `variant`: which of VARIANTS."""
     from core.review.auth import Principal, now_utc
-    from core.scoring.summaries import forget_stale_answers
     from ui.auth import SESSION_KEY
 
     st.cache_data.clear()
-    forget_stale_answers()  # the staleness answers core keeps per data version: a first render asks again
     if variant == "bare":
         at = AppTest.from_string(bare_pages.script(page), default_timeout=120)
     elif variant == "verdict":

@@ -283,7 +283,7 @@ def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...
     """The board from only the aggregates it reads, summed per model by the database (board_aggregates)."""
     if _items_repeat(run_ids, version):
         return None
-    chosen = board_aggregates(engine(), list(run_ids), judge, modes, domains, _summaries_stale(run_ids, judge, version))
+    chosen = board_aggregates(engine(), list(run_ids), judge, modes, domains, _summaries_stale(run_ids, judge))
     board, states, bounds = board_from_aggregates(chosen, models(version))
     return board.assign(judge=judge_label(judge)), states, bounds
 
@@ -313,11 +313,10 @@ def models(version: tuple) -> pd.DataFrame:
     return readmodel.model_catalog(engine())
 
 
-def _summaries_stale(run_ids: tuple[int, ...], judge: str, version: tuple) -> bool:
-    """Whether some run's stored summaries for `judge` were not built from its current verdicts: the verdicts are
-    counted once per data version and stored build states (core keeps the answer), the build states are read on every
-    call, so a rebuild or a migration that marks summaries stale shows on the next render."""
-    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge, version=version))
+def _summaries_stale(run_ids: tuple[int, ...], judge: str) -> bool:
+    """Whether some run's stored summaries for `judge` were not built from its current verdicts (one small read on
+    every call: a re-score, a rebuild or a migration that marks summaries stale shows on the next render)."""
+    return bool(readmodel.stale_summary_runs(engine(), list(run_ids), judge))
 
 
 @st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
@@ -331,7 +330,7 @@ def _scoped_failure_counts(run_ids: tuple[int, ...], judge: str, scope: Scope, v
 @st.cache_data(max_entries=8, show_spinner=False)
 def _modeless_failures(run_ids: tuple[int, ...], judge: str, version: tuple) -> int:
     totals = readmodel.failure_mode_totals(engine(), list(run_ids), judge,
-                                           stale=_summaries_stale(run_ids, judge, version))
+                                           stale=_summaries_stale(run_ids, judge))
     return readmodel.modeless_verdicts(totals)
 
 
@@ -346,7 +345,7 @@ def modeless_failures(f: Filters) -> int:
 def _failure_view(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
                   category: str | None, version: tuple) -> pd.DataFrame:
     return readmodel.failure_count_view(engine(), list(run_ids), judge, modes, domains, category,
-                                        stale=_summaries_stale(run_ids, judge, version))
+                                        stale=_summaries_stale(run_ids, judge))
 
 
 def failure_view(f: Filters, category: str | None = None) -> pd.DataFrame:
@@ -404,14 +403,14 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
 
 def first_start_banner(runs: pd.DataFrame) -> None:
     """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
-    first = runs[runs["config"].map(lambda c: bool((c or {}).get("first_start")))]
+    first = sum(bool((c or {}).get("first_start")) for c in runs["config"].tolist())  # no frame filtered per render
     running, failed = readmodel.first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     for run_id, why in failed:
         st.error(f"First start failed: run #{run_id} could not be generated or scored ({why}). Its numbers are "
                  "incomplete; retry with `python -m core.first_start`.", icon=":material/error:")
-    if not first.empty and len(runs) == len(first):
+    if first and len(runs) == first:
         st.info(
             f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "
             "models, set `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for an OpenAI-compatible endpoint), "

@@ -12,7 +12,7 @@ cache of this computation, never a second one.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -267,53 +267,26 @@ _FAILURE_INSERT_SQL = ("INSERT INTO failure_count (run_id, judge, model_id, doma
                        + _failure_select("+v.run_id = :run", "r.run_id = :run"))
 _AGGREGATE_INSERT_SQL = (f"INSERT INTO metric_aggregate ({', '.join(AGGREGATE_COLUMNS)})"
                          + aggregate_select_sql("response_metric", "s.run_id = :run", "r.run_id = :run"))
-# one run's (verdict count, max verdict id) as two scalar subqueries: each answers from the run_id index (a lone MAX
-# by one seek), about 5x less CPU than one GROUP BY over the runs at paper scale
-_FINGERPRINT_SQL = ("SELECT {run}, (SELECT COUNT(*) FROM verdict WHERE run_id = {run}), "
-                    "(SELECT MAX(id) FROM verdict WHERE run_id = {run})")
-_STATE_SQL = "SELECT run_id, verdicts, max_verdict_id FROM response_score_state WHERE judge = :judge AND run_id IN ({runs})"
+# per run asked: the change counter its stored summaries for :judge were built at, and its current one
+# (run_verdict_count, kept by triggers on verdict, migration 0030): primary-key lookups, where counting a run's
+# verdicts took 3.7 ms at paper scale
+_FRESHNESS_SQL = """
+SELECT r.run_id, s.verdicts, s.verdict_changes, c.verdicts, c.changes
+FROM ({asked}) r LEFT JOIN response_score_state s ON s.run_id = r.run_id AND s.judge = :judge
+LEFT JOIN run_verdict_count c ON c.run_id = r.run_id
+"""
 
 
-# (database URL, runs, judge, data version, the runs' stored build states) -> the stale runs: a results page asks on
-# every render, and the per-run fingerprint counts every verdict of a run (about 8 ms at paper scale on SQLite)
-_STALE_MEMO: dict[tuple, tuple[int, ...]] = {}
-_STALE_MEMO_SIZE = 64
-
-
-def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str, *,
-                       version: Hashable | None = None) -> list[int]:
-    """Runs whose stored summaries for `judge` were not built from their current verdicts (count, max id); reads only.
-
-    With `version` (the caller's data version: it changes whenever a verdict is added or removed), the answer is kept
-    per data version and the runs' stored build states, which are read every time (one small read): a re-score
-    changes the version, and a rebuild or a migration that marks summaries stale changes the build states, so either
-    asks again; otherwise the verdict counting is skipped."""
+def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> list[int]:
+    """Runs whose stored summaries for `judge` were not built from their current verdicts: a verdict inserted,
+    deleted or moved since (a run with neither verdicts nor summaries is current); reads only, one statement."""
     runs = sorted({int(r) for r in run_ids})
     if not runs:
         return []
+    asked = " UNION ALL ".join(f"SELECT {r} AS run_id" for r in runs)
     with engine.connect() as conn:
-        built = {int(r): (int(n), int(mx)) for r, n, mx in conn.execute(text(runs_sql(_STATE_SQL, runs)), {"judge": judge})}
-        key = (engine.url.render_as_string(hide_password=True), tuple(runs), judge, version, tuple(sorted(built.items())))
-        if version is not None and (known := _STALE_MEMO.get(key)) is not None:
-            return list(known)
-        fingerprints = " UNION ALL ".join(_FINGERPRINT_SQL.replace("{run}", str(r)) for r in runs)
-        current = {int(r): (int(n), int(mx or 0)) for r, n, mx in conn.execute(text(fingerprints))}
-    stale = [r for r in runs if current.get(r, (0, 0)) != built.get(r, (0, 0))]
-    if version is not None:
-        _remember_stale(key, stale)
-    return stale
-
-
-def forget_stale_answers() -> None:
-    """Drop every kept answer of stale_summary_runs (a cold start: bench.bench_dashboards times first renders so)."""
-    _STALE_MEMO.clear()
-
-
-def _remember_stale(key: tuple, stale: list[int]) -> None:
-    """Keep one answer of stale_summary_runs, dropping the oldest beyond _STALE_MEMO_SIZE."""
-    while len(_STALE_MEMO) >= _STALE_MEMO_SIZE:
-        _STALE_MEMO.pop(next(iter(_STALE_MEMO)), None)
-    _STALE_MEMO[key] = tuple(stale)
+        rows = conn.execute(text(_FRESHNESS_SQL.replace("{asked}", asked)), {"judge": judge}).all()
+    return sorted(int(r) for r, n, built, now_n, now in rows if (n or 0, built or 0) != (now_n or 0, now or 0))
 
 
 def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
@@ -329,14 +302,17 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
             conn.execute(text('ANALYZE verdict, response, instance, "constraint"'))
         for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
+        # the counter before the summaries read the verdicts: one written meanwhile leaves them stale, never current
+        changes = conn.execute(text("SELECT changes FROM run_verdict_count WHERE run_id = :run"), params).scalar()
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
         conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
         conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
         _store_ias_sums(conn, params)  # from the response_score rows just written
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
-        conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id) "
-                          "VALUES (:run, :judge, :n, :mx)"), params | {"n": int(n), "mx": int(mx or 0)})
+        conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id, verdict_changes) "
+                          "VALUES (:run, :judge, :n, :mx, :changes)"),
+                     params | {"n": int(n), "mx": int(mx or 0), "changes": int(changes or 0)})
     return int(written)
 
 

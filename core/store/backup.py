@@ -65,6 +65,7 @@ NOT_BACKED_UP = {
     "app_secret": "the session-signing key (secret)",
     "lease": "who executes a run right now (transient)",
     "login_failure": "failed sign-ins (transient throttle)",
+    "run_verdict_count": "each run's verdict count, kept by triggers on verdict (restored verdicts count themselves)",
 }
 PASSWORD_COLUMN = (ACCOUNTS, "password_hash")
 INT32 = 2**31 - 1

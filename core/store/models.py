@@ -312,7 +312,7 @@ class MetricAggregate(SQLModel, table=True):
 
 
 class ResponseScoreState(SQLModel, table=True):
-    """Which verdicts a run's summaries for one judge (response_score, response_metric, failure_count) were built from: their count and max id."""
+    """Which verdicts a run's summaries for one judge (response_score, response_metric, failure_count) were built from: their count and max id, and the run's verdict change counter then."""
 
     __tablename__ = "response_score_state"
 
@@ -320,6 +320,18 @@ class ResponseScoreState(SQLModel, table=True):
     judge: str = Field(primary_key=True)
     verdicts: int = 0
     max_verdict_id: int = 0
+    verdict_changes: int = -1  # run_verdict_count.changes when built (-1: stale)
+
+
+class RunVerdictCount(SQLModel, table=True):
+    """A run's verdicts and their change counter (each verdict inserted, deleted or moved adds one), kept by triggers
+    on verdict (migration 0030): what stale_summary_runs compares a run's build states with, one row per run."""
+
+    __tablename__ = "run_verdict_count"
+
+    run_id: int = Field(primary_key=True)
+    verdicts: int = 0
+    changes: int = 0
 
 
 class ContextClaims(SQLModel, table=True):

@@ -1,7 +1,7 @@
-"""The results chrome keeps what it reads per data version (the staleness check of the stored summaries) and reads the
-first-start runs through a plain connection; a change to the data still shows on the next render: summaries marked
-stale (a migration, or a rebuild) are computed from the verdicts, a new verdict is counted, and a newly configured or
-failed first-start run gets its banner."""
+"""The results chrome checks the stored summaries' staleness against the trigger-kept verdict counts (one small read)
+and reads the first-start runs through a plain connection; a change to the data still shows on the next render:
+summaries marked stale (a migration, or a rebuild) are computed from the verdicts, a new verdict is counted, a deleted
+one is no longer, and a newly configured or failed first-start run gets its banner."""
 
 from __future__ import annotations
 
@@ -77,6 +77,17 @@ def _add_failed_verdict(engine: Engine) -> None:
                  f"AND judge = '{JUDGE}' AND run_id = 1)")
 
 
+def _delete_failed_verdict(engine: Engine) -> None:
+    """A deletion takes one failed, decided constraint verdict out of run 1 (not its newest: the count changes)."""
+    _sql(engine, "DELETE FROM verdict WHERE id = (SELECT MIN(id) FROM verdict WHERE metric = 'constraint' "
+                 f"AND judge = '{JUDGE}' AND run_id = 1 AND status = 'ok' AND passed = FALSE)")
+
+
+def _one_failure_less(before: tuple[int, int, int]) -> tuple[int, int, int]:
+    verdicts, decided, failed = before
+    return verdicts - 1, decided - 1, failed - 1
+
+
 def _unchanged(before: tuple[int, int, int]) -> tuple[int, int, int]:
     return before
 
@@ -95,6 +106,7 @@ CASES = [
     pytest.param(_mark_stale, _unchanged, id="marked-stale-by-a-migration"),
     pytest.param(_corrupt_only, _as_stored, id="control-stored-rows-are-read"),
     pytest.param(_add_failed_verdict, _one_more_failure, id="re-scored"),
+    pytest.param(_delete_failed_verdict, _one_failure_less, id="deleted"),
 ]
 
 
@@ -107,14 +119,13 @@ def test_a_data_change_shows_on_the_next_render(engine, change: Callable, expect
     assert behind_the_chart() == expected(before)
 
 
-def test_the_kept_staleness_answer_follows_the_build_states(engine) -> None:
-    version = ("test", 1)
+def test_the_staleness_answer_follows_the_build_states(engine) -> None:
     rebuild_summaries(engine, 1, JUDGE)
-    assert stale_summary_runs(engine, [1], JUDGE, version=version) == []
+    assert stale_summary_runs(engine, [1], JUDGE) == []
     _sql(engine, "DELETE FROM response_score_state")
-    assert stale_summary_runs(engine, [1], JUDGE, version=version) == [1]  # same version, build states gone
+    assert stale_summary_runs(engine, [1], JUDGE) == [1]  # same verdicts, build states gone
     rebuild_summaries(engine, 1, JUDGE)
-    assert stale_summary_runs(engine, [1], JUDGE, version=version) == []
+    assert stale_summary_runs(engine, [1], JUDGE) == []
 
 
 def _first_start_run(engine: Engine, config: dict, message: str) -> None:

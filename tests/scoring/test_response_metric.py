@@ -23,6 +23,7 @@ from core.metrics import DECLARATIONS, MetricDeclaration
 from core.scoring.summaries import METRIC_NAMES, metric_producible, stale_summary_runs, summarise_run
 from core.store.db import alembic_config
 from core.store.models import Instance, Response, Verdict
+from tests.analysis.test_fast_read_paths import old_stale_summary_runs
 from tests.judges.conftest import seed_run
 
 JUDGE = "heuristic"
@@ -197,7 +198,7 @@ def test_migration_moves_the_fixed_columns_and_keeps_every_number(states_run, db
                                        ("e-noisy", 0.8, "ok", None, "error", None)]
     command.upgrade(alembic_config(db_url), "0028")
     engine.dispose()
-    assert not stale_summary_runs(engine, [run_id], JUDGE)
+    assert not old_stale_summary_runs(engine, [run_id], JUDGE)  # the staleness check of 0028 (before the counter)
     with engine.connect() as conn:
         assert sorted(conn.execute(text("SELECT * FROM response_metric")).all()) == rows_before
     command.upgrade(alembic_config(db_url), "head")

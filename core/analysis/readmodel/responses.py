@@ -405,8 +405,9 @@ def failure_count_view(engine: Engine, run_ids: Sequence[int], judge: str, modes
 def failure_mode_totals(engine: Engine, run_ids: Sequence[int], judge: str, *, stale: bool | None = None) -> pd.DataFrame:
     """Constraint verdicts per mode in the runs (mode, verdicts; from failure_count): what modeless_verdicts counts."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
-    frame = read_sql(engine, runs_sql(_FAILURE_MODES_SQL.replace("{source}", source), run_ids), {"judge": judge})
-    return frame.astype({"verdicts": "int64"})
+    fetched = read_columns(engine, runs_sql(_FAILURE_MODES_SQL.replace("{source}", source), run_ids), {"judge": judge})
+    return pd.DataFrame({"mode": np.array(fetched.get("mode", ()), dtype=object),  # built from the columns: no
+                         "verdicts": np.array(fetched.get("verdicts", ()), dtype="int64")})  # astype pass
 
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,

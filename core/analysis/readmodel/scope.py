@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import failure_count_rows, response_scores
 from core.metrics import MetricDeclaration, get_metric
-from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, Verdict
+from core.store.models import Annotation, Assignment, Domain, Instance, Model, Response, RunVerdictCount, Verdict
 
 MODES: tuple[str, ...] = ("noisy", "gap", "conflict")
 
@@ -60,14 +60,22 @@ def model_catalog(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CATALOG_COLUMNS))
 
 
+# row counts kept by triggers (migration 0030): the verdicts summed over the runs' counters, where count(*) walked
+# every entry of a verdict index (0.66 ms a render at paper scale on SQLite; a sequential scan on PostgreSQL)
+_KEPT_COUNTS: dict[type, Select] = {
+    Verdict: select(func.coalesce(func.sum(RunVerdictCount.verdicts), 0)),
+}
+
+
 def _fingerprint_statement(tables: Sequence[tuple[type, bool]]) -> Select:
-    """Per (table, counted) of `tables`: its max id, then its row count when counted; one statement of scalar
-    subqueries, each a lone aggregate (SQLite answers max(id) and count(*) from the b-tree)."""
+    """Per (table, counted) of `tables`: its max id, then its row count when counted (a kept count where
+    _KEPT_COUNTS has one); one statement of scalar subqueries, each a lone aggregate."""
     cells = []
     for table, counted in tables:
         cells.append(select(func.max(table.id)).scalar_subquery())  # type: ignore[attr-defined]
         if counted:
-            cells.append(select(func.count()).select_from(table).scalar_subquery())
+            count = _KEPT_COUNTS.get(table, select(func.count()).select_from(table))
+            cells.append(count.scalar_subquery())
     return select(*cells)
 
 
