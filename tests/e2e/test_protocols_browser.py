@@ -2,9 +2,7 @@
 benchmark > Import a file, a server path) or builds one (the protocol's build tab), imports it as a named set,
 chooses that protocol on Run evaluation (the scope line names its instances and items), launches the offline
 extractive baseline, waits for the run to be scored and reads the protocol's report table on its page. No request
-leaves 127.0.0.1. Screenshots at 1440 px in test-artifacts/protocols/ (and of the screen a failing walk left).
-The walks share one app server, database and signed-in tab (each protocol's instances and run are its own; the scope
-line counts the chosen protocol's only), so the admin signs in and registers the baselines once per module."""
+leaves 127.0.0.1. Screenshots at 1440 px in test-artifacts/protocols/."""
 
 from __future__ import annotations
 
@@ -18,19 +16,7 @@ from sqlmodel import Session, func, select
 from core.review.auth import create_user
 from core.store.db import make_engine, upgrade
 from core.store.models import Instance, Response, Run
-from tests.e2e.harness import (
-    OffHost,
-    choose,
-    chromium,
-    new_context,
-    open_page,
-    pick,
-    serve,
-    settle,
-    shot,
-    shot_on_failure,
-    sign_in,
-)
+from tests.e2e.harness import OffHost, choose, chromium, new_context, open_page, pick, serve, settle, shot, sign_in
 
 pytestmark = pytest.mark.browser
 FOLDER = "protocols"
@@ -75,38 +61,17 @@ def source_path(walk: Walk, folder: Path) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory, session_url_factory):
-    """The module's app server on its own database (one admin), shared by the protocols' walks."""
-    folder = tmp_path_factory.mktemp("protocols")
-    url = session_url_factory()
+@pytest.fixture
+def world(tmp_path, monkeypatch, backend_url_factory):
+    url = backend_url_factory()
+    monkeypatch.setenv("GAUNTLET_DATABASE_URL", url)
     upgrade(url)
     engine = make_engine(url)
     create_user(engine, "admin", "admin", password="admin-pass-1")
-    env = {"GAUNTLET_LOG_DIR": str(folder), "GAUNTLET_BUILD_DIR": str(folder / "built"),
-           "GAUNTLET_IMPORT_ROOTS": f"{folder}:{SHARED}:{ROOT / 'tests' / 'fixtures'}"}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("GAUNTLET_DATABASE_URL", url)
-        with serve(url, **env) as served:
-            yield served, engine, folder
-
-
-@pytest.fixture(scope="module")
-def admin_page(world):
-    """One signed-in admin tab for the module's walks (blocking and recording requests off 127.0.0.1), after the admin
-    has registered the offline baselines on Run evaluation (the button shows while none is registered)."""
-    served, _, _ = world
-    off_host = OffHost()
-    with chromium() as browser:
-        page = new_context(browser, off_host).new_page()
-        with shot_on_failure(page, FOLDER):
-            sign_in(page, served.url, "admin", "admin-pass-1")
-            open_page(page, "Run evaluation")
-            page.get_by_role("button", name="Register the baselines (always-refuse, extractive)").click()
-            settle(page)
-            page.get_by_role("button", name="Register the baselines (always-refuse, extractive)").wait_for(
-                state="detached")
-        yield page, off_host
+    env = {"GAUNTLET_LOG_DIR": str(tmp_path), "GAUNTLET_BUILD_DIR": str(tmp_path / "built"),
+           "GAUNTLET_IMPORT_ROOTS": f"{tmp_path}:{SHARED}:{ROOT / 'tests' / 'fixtures'}"}
+    with serve(url, **env) as served:
+        yield served, engine, tmp_path
 
 
 def bring_in(page, walk: Walk, path: Path) -> None:
@@ -141,10 +106,11 @@ def bring_in(page, walk: Walk, path: Path) -> None:
     page.get_by_text(re.compile("Imported")).first.wait_for(timeout=60_000)
 
 
-def launch_on(page, protocol: str) -> tuple[str, int]:
-    """Choose the protocol and the extractive baseline on Run evaluation and launch; the scope line shown and the
-    launched run's id, once that run is done and scored."""
+def launch_on(page, protocol: str) -> str:
+    """Choose the protocol and the extractive baseline on Run evaluation and launch; the scope line shown."""
     open_page(page, "Run evaluation")
+    page.get_by_role("button", name="Register the baselines (always-refuse, extractive)").click()
+    settle(page)
     pick(page, "Protocols", re.compile(f"^{protocol} \\("))
     page.get_by_text(re.compile(f"^{protocol} \\(")).first.wait_for()
     pick(page, "Models", "baseline:extractive")
@@ -152,34 +118,35 @@ def launch_on(page, protocol: str) -> tuple[str, int]:
     scope = page.get_by_text(re.compile(r"^Scope: ")).inner_text()
     page.get_by_role("button", name="Launch run").click()
     settle(page)
-    launched = page.get_by_text(re.compile(r"Run \d+ launched in the background")).first
-    run_id = int(re.search(r"Run (\d+) launched", launched.inner_text()).group(1))
-    page.get_by_text(re.compile(rf"Run {run_id}: done")).first.wait_for(timeout=120_000)
+    page.get_by_text("launched in the background").first.wait_for()
+    page.get_by_text(re.compile(r"Run \d+: done")).first.wait_for(timeout=120_000)
     page.get_by_text(re.compile(r"Scoring with heuristic .*\(finished\)")).first.wait_for(timeout=120_000)
-    return scope, run_id
+    return scope
 
 
 @pytest.mark.parametrize("protocol", list(WALKS), ids=list(WALKS))
-def test_each_protocol_from_import_to_its_report_table(world, admin_page, protocol):
-    _, engine, folder = world
-    page, off_host = admin_page
+def test_each_protocol_from_import_to_its_report_table(world, protocol):
+    served, engine, folder = world
     walk = WALKS[protocol]
+    off_host = OffHost()
+    with chromium() as browser:
+        page = new_context(browser, off_host).new_page()
+        try:
+            sign_in(page, served.url, "admin", "admin-pass-1")
+            bring_in(page, walk, source_path(walk, folder))
+            shot(page, FOLDER, f"{protocol}-1-imported")
+            scope = launch_on(page, protocol)
+            shot(page, FOLDER, f"{protocol}-2-run-done")
+            open_page(page, walk.report_page)
+            page.locator("[data-testid=stDataFrame]:visible").first.wait_for(timeout=60_000)  # not one in a closed expander
+            assert not page.get_by_text(re.compile(r"^No .*responses (yet|in these runs)")).count()
+            shot(page, FOLDER, f"{protocol}-3-report")
+        finally:
+            shot(page, FOLDER, f"{protocol}-last")
     with Session(engine) as session:
-        runs_before = set(session.exec(select(Run.id)).all())
-    with shot_on_failure(page, FOLDER):
-        bring_in(page, walk, source_path(walk, folder))
-        shot(page, FOLDER, f"{protocol}-1-imported")
-        scope, run_id = launch_on(page, protocol)
-        shot(page, FOLDER, f"{protocol}-2-run-done")
-        open_page(page, walk.report_page)
-        page.locator("[data-testid=stDataFrame]:visible").first.wait_for(timeout=60_000)  # not one in a closed expander
-        assert not page.get_by_text(re.compile(r"^No .*responses (yet|in these runs)")).count()
-        shot(page, FOLDER, f"{protocol}-3-report")
-    with Session(engine) as session:
-        new_runs = set(session.exec(select(Run.id)).all()) - runs_before
-        items = session.exec(select(func.count()).select_from(Response).where(Response.run_id == run_id)).one()
+        run = session.exec(select(Run)).one()
+        items = session.exec(select(func.count()).select_from(Response).where(Response.run_id == run.id)).one()
         protocols = set(session.exec(select(Instance.protocol).join(Response, Response.instance_id == Instance.id)
-                                     .where(Response.run_id == run_id)).all())
-    assert new_runs == {run_id}, new_runs
+                                     .where(Response.run_id == run.id)).all())
     assert protocols == {protocol} and f"= {items} items" in scope, scope
     assert off_host.blocked == []
