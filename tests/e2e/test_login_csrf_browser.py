@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from core.review import sessions
-from tests.e2e.harness import chromium, serve, settle, shot, sign_in
+from tests.e2e.harness import chromium, serve, settle, shot, shot_on_failure, sign_in
 from tests.workspace_factories import PASSWORDS, seeded_db
 
 pytestmark = pytest.mark.browser
@@ -63,10 +63,18 @@ def loopback_context(browser, hosts: set[str] = LOOPBACK):
     return context
 
 
-def attackers_unused_code(browser, url: str) -> str:
-    """The attacker signs in as bob in their own browser and keeps the handoff code instead of redeeming it."""
-    context = loopback_context(browser)
-    context.route(lambda u: "/_gauntlet/session?" in u, lambda route: route.abort())
+@pytest.fixture(scope="module")
+def attackers_browser():
+    """The attacker's own browser (context) for the module, which never reaches the handoff endpoint."""
+    with chromium() as browser:
+        context = loopback_context(browser)
+        context.route(lambda u: "/_gauntlet/session?" in u, lambda route: route.abort())
+        yield context
+
+
+def attackers_unused_code(context, url: str) -> str:
+    """The attacker signs in as bob in their own browser (`context`) and keeps the handoff code instead of redeeming
+    it."""
     page = context.new_page()
     page.goto(url)
     settle(page)
@@ -74,7 +82,7 @@ def attackers_unused_code(browser, url: str) -> str:
     page.get_by_role("textbox", name="Password").fill(PASSWORDS["bob"])
     with page.expect_request(lambda request: "/_gauntlet/session?" in request.url, timeout=30_000) as handoff:
         page.get_by_role("button", name="Sign in").click()  # the app sends the browser to the handoff: stopped there
-    context.close()
+    page.close()
     return handoff.value.url.split("code=", 1)[1].split("&", 1)[0]
 
 
@@ -101,32 +109,30 @@ ORIGINS = [pytest.param("127.0.0.2", id="another-site"), pytest.param("127.0.0.1
 
 
 @pytest.mark.parametrize("attacker_host", ORIGINS)
-def test_another_origin_cannot_sign_a_visitor_in_as_the_attacker(app, attacker_host):
+def test_another_origin_cannot_sign_a_visitor_in_as_the_attacker(app, attackers_browser, attacker_host):
     url, seeded = app
     with chromium() as browser:
-        code = attackers_unused_code(browser, url)
         context = loopback_context(browser)
         page = context.new_page()
-        try:
+        with shot_on_failure(page, FOLDER):
             sign_in(page, url, "alice", PASSWORDS["alice"])
+            code = attackers_unused_code(attackers_browser, url)  # seconds old when the link hands it over (it lives a minute)
             follow_the_attackers_link(page, attacker_host, f"{url}/_gauntlet/session?code={code}&next=/")
             shot(page, FOLDER, f"after-handoff-link-{attacker_host}")
             assert signed_in_as(page, "alice") and not signed_in_as(page, "bob")
             assert sessions.resolve(seeded.engine, session_cookie(context)).username == "alice"
             nonce = next(c for c in context.cookies() if c["name"].startswith(f"{sessions.NONCE_COOKIE}_"))
             assert nonce["httpOnly"] and nonce["sameSite"] == "Strict"
-        finally:
-            shot(page, FOLDER, "last-handoff")
 
 
-def test_a_signed_out_visitor_is_not_signed_in_as_the_attacker(app):
+def test_a_signed_out_visitor_is_not_signed_in_as_the_attacker(app, attackers_browser):
     url, _ = app
     with chromium() as browser:
-        code = attackers_unused_code(browser, url)
         context = loopback_context(browser)
         page = context.new_page()
         page.goto(url)  # the visitor has been here before (and has a sign-in nonce), but is signed out
         settle(page)
+        code = attackers_unused_code(attackers_browser, url)
         follow_the_attackers_link(page, "127.0.0.2", f"{url}/_gauntlet/session?code={code}&next=/")
         page.get_by_role("textbox", name="Username").wait_for()
         assert not signed_in_as(page, "bob") and session_cookie(context) is None
@@ -138,7 +144,7 @@ def test_another_origin_cannot_sign_a_visitor_out(app, attacker_host):
     with chromium() as browser:
         context = loopback_context(browser)
         page = context.new_page()
-        try:
+        with shot_on_failure(page, FOLDER):
             sign_in(page, url, "carol", PASSWORDS["carol"])
             follow_the_attackers_link(page, attacker_host, f"{url}/_gauntlet/signout?next=/")
             shot(page, FOLDER, f"after-signout-link-{attacker_host}")
@@ -152,5 +158,3 @@ def test_another_origin_cannot_sign_a_visitor_out(app, attacker_host):
             settle(page)
             page.get_by_role("textbox", name="Username").wait_for()
             assert session_cookie(context) is None
-        finally:
-            shot(page, FOLDER, "last-signout")
