@@ -6,10 +6,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Insert, Table, event, insert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -18,6 +16,9 @@ from sqlmodel import Session, SQLModel, create_engine
 from sqlmodel.sql.expression import Select
 
 from core.config import database_url
+
+if TYPE_CHECKING:  # alembic is imported where a migration runs: a process that only reads and writes never loads it
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -65,6 +66,8 @@ def forget_engine(url: str) -> None:
 
 def alembic_config(url: str) -> Config:
     """Alembic configuration pointing at the packaged migrations and at `url`."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -73,6 +76,8 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str | None = None) -> None:
     """Bring the database at `url` to the latest schema (creates it if missing)."""
+    from alembic import command
+
     url = url or database_url()
     if url.startswith("sqlite:///"):
         Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 
 import pytest
 from sqlalchemy import update
@@ -29,8 +30,7 @@ from tests.faults.conftest import in_flight, recorded, wait_until
 from tests.faults.conftest import statuses as fault_statuses
 from tests.ray_runtime import PAUSE_MARKS
 
-MODELS = ("gpt-a", "gpt-b")
-pytestmark = pytest.mark.xdist_group("ray")  # with the shared Ray runtime's tests: one worker starts Ray once
+MODELS = ("gpt-a", "gpt-b")  # the tests asking for the Ray runtime are put in its xdist group by tests/conftest.py
 
 
 @pytest.fixture
@@ -231,34 +231,59 @@ def test_cancelling_a_ray_run_stops_its_tasks_and_resume_finishes_it(ray_server,
     assert len(prompts) - 1 == len(set(prompts)) == items
 
 
-def take_over(engine, run_id: int) -> None:
-    """What another executor taking the run over does to its lease: the next generation, its owner."""
+def take_over(engine, run_id: int) -> leases.Fence:
+    """What another executor taking the run over does to its lease: the next generation, its owner. Returns the fence
+    the run's old owner (the driver and its tasks) writes under."""
+    old = leases.lease_holder(engine, leases.run_lease(run_id))
+    assert old is not None, "the run's lease is not held"
     with engine.begin() as conn:
         conn.execute(update(Lease.__table__).where(Lease.__table__.c.name == leases.run_lease(run_id)).values(
             generation=Lease.__table__.c.generation + 1, token="other", owner="pid 1 on elsewhere (gauntlet run)",
             host="elsewhere", pid=1, expires_at=time.time() + 3600))
+    return leases.run_lease(run_id), old.generation
+
+
+def shards_held(engine, run_id: int, shards: int) -> int:
+    """How many of the run's shard leases a live task holds (a task releases its lease when it ends; a killed one's
+    lapses with its process)."""
+    return sum(leases.lease_holder(engine, ray_executor.shard_lease(run_id, k)) is not None for k in range(shards))
+
+
+def stale_task(engine, run_id: int, fence: leases.Fence) -> dict:
+    """A task of the run's old owner started now, in this process: every pending item as shard 0 under the old run
+    fence (what a late retry of the old owner's task does); how it ended."""
+    with Session(engine) as session:
+        pending = [item.response_id for item in runs.pending_items(session, run_id)]
+    share = asdict(runner.shard_options(runs.run_options(engine, run_id), 1))
+    return ray_executor.run_shard(runner.shareable_url(engine), run_id, 0, pending, share, [fence])
 
 
 @pytest.mark.parametrize("items", [40], ids=["taken-over-mid-run"])
 def test_a_ray_run_whose_lease_is_taken_over_stops_and_writes_nothing_more(ray_server, engine, items):
     seed_instances(engine, items)
     add_model(engine, "gpt-fence", "openai")
-    run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-fence"], executor="ray", workers=2, concurrency=4))
+    shards = 2
+    run_id = runs.create_run(engine, runs.RunOptions(models=["gpt-fence"], executor="ray", workers=shards,
+                                                     concurrency=4))
     ray_server.latency_ms = 150  # answers in flight when the lease is taken over
     try:
         with ThreadPoolExecutor(1) as pool:
             driving = pool.submit(asyncio.run, runner.execute_run(engine, run_id))
             wait_until(lambda: fault_statuses(engine, run_id).get("done", 0) >= 4 or driving.done(), timeout=120,
                        what="the first answers")
-            take_over(engine, run_id)
+            fence = take_over(engine, run_id)
             taken, flying, calls = recorded(engine, run_id), in_flight(engine, run_id), len(ray_server.requests)
             with pytest.raises(leases.LeaseLost, match=f"lease of run {run_id} taken over by pid 1 on elsewhere"):
                 driving.result(timeout=60)
-        time.sleep(1.0)  # anything a task still wrote or sent would show by now
+        # The driver cancelled its tasks: once no task holds a shard lease, none can write or send any more
+        wait_until(lambda: shards_held(engine, run_id, shards) == 0, timeout=60, what="the fenced tasks to end")
         after = len(ray_server.requests) - calls
+        stale = stale_task(engine, run_id, fence)  # the old owner tries once more: refused before it sends anything
     finally:
         ray_server.latency_ms = 2
     print(f"\nFIGURE ray lease taken over: {fault_statuses(engine, run_id)} at the take-over with {flying} calls in "
-          f"flight; {after} calls after it")
+          f"flight; {after} calls after it; a stale task started after it ended {stale['status']}")
+    assert stale["status"] == "lease_lost" and "taken over by pid 1 on elsewhere" in " ".join(stale["notes"])
+    assert len(ray_server.requests) - calls == after, "the stale task sent a call"
     assert recorded(engine, run_id) == taken, "a fenced task or driver wrote after the take-over"
     assert after <= flying, "a fenced task sent calls not in flight at the take-over"
