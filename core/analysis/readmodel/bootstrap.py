@@ -15,7 +15,7 @@ from threadpoolctl import ThreadpoolController
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """Resample counts, shape (R, n) float64: how often each of n rows is drawn in each of R with-replacement resamples.
 
-    The matrix depends on (n, R, seed) only, so the last few of at most _CACHED_CELLS cells (16 MB) are kept,
+    The matrix depends on (n, R, seed) only, so the last few of at most _CACHED_CELLS cells (32 MB) are kept,
     read-only: the picker tests the pick against every other model on the same shared instances, which drew the same
     matrix once per model before. Larger ones are drawn each time, so the cache never holds much memory.
     """
@@ -24,7 +24,7 @@ def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return _cached_weights(int(n), int(n_resamples), int(seed))
 
 
-_CACHED_CELLS = 1 << 21
+_CACHED_CELLS = 1 << 22
 
 
 @lru_cache(maxsize=4)
