@@ -7,6 +7,7 @@ and PostgreSQL in its pass, where statement triggers keep it)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
@@ -197,3 +198,20 @@ def test_the_migration_back_fills_the_counts(results) -> None:
     delete_newest(results)
     assert kept(results) == scanned(results)
     assert stale_summary_runs(results, [1], JUDGE) == [1]
+
+
+@pytest.mark.skipif(os.environ.get("GAUNTLET_TEST_BACKEND", "sqlite") != "postgresql",
+                    reason="statement triggers are PostgreSQL's (SQLite's triggers count per row)")
+def test_many_verdicts_written_raw_fire_the_statement_trigger_once_per_page(results):
+    """On PostgreSQL an executemany INSERT (backup restore, the synthetic sets) goes as multi-row statements of 1,000
+    (core.store.db.make_engine), so the statement trigger runs 3 times for 2,500 verdicts, not 2,500 times (a
+    statement per row made the paper-scale set take 204 s to write instead of 20 s)."""
+    with results.connect() as conn:
+        stored = [dict(r._mapping) for r in conn.execute(text(f"SELECT {', '.join(COLUMNS)} FROM verdict"))]
+    rows = [dict(stored[i % len(stored)], judge=f"copy-{i // len(stored)}") for i in range(2500)]
+    with results.connect() as conn, conn.begin() as transaction:
+        conn.execute(text("SET LOCAL track_functions = 'pl'"))
+        conn.execute(Verdict.__table__.insert(), rows)
+        calls = conn.execute(text("SELECT pg_stat_get_xact_function_calls('verdict_counted'::regproc)")).scalar_one()
+        transaction.rollback()
+    assert calls == 3
