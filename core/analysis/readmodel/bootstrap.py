@@ -37,7 +37,8 @@ def _cached_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
 def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """bootstrap_weights, drawn (_weight_blocks written into one matrix)."""
     weights = np.empty((n_resamples, n), dtype=np.float64)
-    for start, counts in _weight_blocks(n, n_resamples, seed, max(1, _BINCOUNT_CELLS // max(n, 1))):
+    block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
+    for start, counts in _weight_blocks(n, n_resamples, seed, block):
         weights[start : start + len(counts)] = counts
     return weights
 
