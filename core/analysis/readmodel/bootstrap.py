@@ -35,20 +35,26 @@ def _cached_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
 
 
 def _draw_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    """bootstrap_weights, drawn.
-
-    The row indices are drawn block by block of resamples from one generator (the same stream, so the same counts, as
-    drawing the whole R x n index matrix at once) and counted as they come: only one block of indices is ever held.
-    """
-    rng = np.random.default_rng(seed)
+    """bootstrap_weights, drawn (_weight_blocks written into one matrix)."""
     weights = np.empty((n_resamples, n), dtype=np.float64)
     block = max(1, min(n_resamples, _BINCOUNT_CELLS // max(n, 1)))  # counted in cache-sized blocks of resamples
+    for start, counts in _weight_blocks(n, n_resamples, seed, block):
+        weights[start : start + len(counts)] = counts
+    return weights
+
+
+def _weight_blocks(n: int, n_resamples: int, seed: int, block: int) -> Iterator[tuple[int, np.ndarray]]:
+    """bootstrap_weights(n, n_resamples, seed) as int64 counts, `block` resamples at a time: (first resample, counts).
+
+    The row indices are drawn block by block from one generator (the same stream, so the same counts, as drawing the
+    whole R x n index matrix at once) and counted as they come: only one block of indices is ever held.
+    """
+    rng = np.random.default_rng(seed)
     offsets = (np.arange(block) * n)[:, None]
     for start in range(0, n_resamples, block):
         rows = rng.integers(0, n, size=(min(block, n_resamples - start), n), dtype=np.int64)
-        weights[start : start + len(rows)] = np.bincount((rows + offsets[: len(rows)]).ravel(),
-                                                         minlength=len(rows) * n).reshape(len(rows), n)
-    return weights
+        rows += offsets[: len(rows)]
+        yield start, np.bincount(rows.ravel(), minlength=rows.size).reshape(rows.shape)
 
 
 _BINCOUNT_CELLS = 1 << 17
@@ -83,6 +89,34 @@ def _product(weights: np.ndarray, cells: np.ndarray) -> np.ndarray:
         return weights @ np.asarray(cells, dtype=np.float64)
 
 
+def _weighted(n: int, n_resamples: int, seed: int, factors: list[np.ndarray],
+              weights: np.ndarray | None = None) -> list[np.ndarray]:
+    """_product(weights, f) for each of `factors` (n x k each); weights default to bootstrap_weights(n, R, seed).
+
+    A matrix beyond the cache is never materialised: its resamples are drawn in blocks of a multiple of _PRODUCT_ROWS
+    and each block is multiplied while it is in the CPU cache (the Data quality page's 1,000 x 8,000 matrices are 64 MB
+    of float64 each; drawn whole, they were written to fresh memory and read back once per factor). The replicates are
+    bit-identical to the whole product's: the blocks start at multiples of _PRODUCT_ROWS rows, where OpenBLAS's kernels
+    tile the whole product too, so each row is summed by the same kernel in the same order
+    (tests/analysis/test_bootstrap_blocks.py)."""
+    if weights is None and n * n_resamples <= _CACHED_CELLS:
+        weights = bootstrap_weights(n, n_resamples, seed)
+    if weights is not None:
+        return [_product(weights, f) for f in factors]
+    cells = [np.asarray(f, dtype=np.float64) for f in factors]
+    out = [np.empty((n_resamples, f.shape[1])) for f in cells]
+    block = _PRODUCT_ROWS * max(1, _BINCOUNT_CELLS // (_PRODUCT_ROWS * max(n, 1)))
+    with one_blas_thread():
+        for start, counts in _weight_blocks(n, n_resamples, seed, block):
+            block_weights = counts.astype(np.float64)
+            for product, f in zip(out, cells, strict=True):
+                product[start : start + len(block_weights)] = block_weights @ f
+    return out
+
+
+_PRODUCT_ROWS = 16  # blocks of resamples start at multiples of this: a whole number of the BLAS kernels' row tiles
+
+
 def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """How many cells with a value each resample of bootstrap_weights(n, R, seed) draws per column of `present`
     (n x m booleans), shape (R, m) float: what bootstrap_means divides by. The counts are integers below 2**53, exact
@@ -91,8 +125,7 @@ def bootstrap_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.nda
     counts = np.full((n_resamples, present.shape[1]), float(n))
     gaps = ~present.all(axis=0)
     if gaps.any():
-        weights = bootstrap_weights(n, n_resamples, seed)
-        counts[:, gaps] = _product(weights, present[:, gaps])
+        counts[:, gaps] = _weighted(n, n_resamples, seed, [present[:, gaps]])[0]
     return counts
 
 
@@ -112,19 +145,17 @@ def bootstrap_means(values: np.ndarray, n_resamples: int, seed: int, weights: np
     n = values.shape[0]
     mask = ~np.isnan(values)
     filled = np.where(mask, values, 0.0)
-    w = bootstrap_weights(n, n_resamples, seed) if weights is None else weights
-    totals = _product(w, filled)
-    if counts is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return totals / counts
     # a column with no missing cell has n drawn cells in every resample (each resample's counts sum to n, exactly in
     # float64 below 2**53), so only the columns with gaps need their counts multiplied out
     full = mask.all(axis=0) if weights is None and n < 2**53 else np.zeros(mask.shape[1], dtype=bool)
-    counts = np.full(totals.shape, float(n))
-    if not full.all():
-        counts[:, ~full] = _product(w, mask[:, ~full])
+    factors = [filled] if counts is not None or full.all() else [filled, mask[:, ~full]]
+    products = _weighted(n, n_resamples, seed, factors, weights)
+    if counts is None:
+        counts = np.full(products[0].shape, float(n))
+        if len(products) > 1:
+            counts[:, ~full] = products[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return totals / counts
+        return products[0] / counts
 
 
 def _ci(replicates: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
