@@ -1,7 +1,7 @@
 """The bootstrap's products beyond the weight cache (readmodel.bootstrap._weighted: the Data quality page's pooled
 interval, 1,000 resamples of ~8,000 items per origin) draw the resamples and multiply them block by block, never the
-whole float64 matrix: the replicates are bit-identical to the whole matrix's product (the same RNG stream, each row
-summed by the same BLAS kernel in the same order) and the peak memory is a fraction of the whole matrix's."""
+whole float64 matrix: the replicates equal the whole matrix's product to 1e-12 (the same RNG stream; bit-identical where
+the blocks follow the BLAS kernel's tiles) and the peak memory is a fraction of the whole matrix's."""
 
 from __future__ import annotations
 
@@ -46,12 +46,16 @@ def _whole_matrix_means(values: np.ndarray, n_resamples: int, seed: int) -> np.n
 
 
 @pytest.mark.parametrize(("n", "m", "missing", "column_major", "n_resamples"), CASES)
-def test_block_by_block_means_are_bit_identical_to_the_whole_matrix(n: int, m: int, missing: float,
-                                                                    column_major: bool, n_resamples: int) -> None:
+def test_block_by_block_means_equal_the_whole_matrix(n: int, m: int, missing: float, column_major: bool,
+                                                    n_resamples: int) -> None:
+    """Equal to 1e-12 (relative): bit-identical on OpenBLAS's Haswell kernel, whose 16-row tiles the blocks follow;
+    another CPU's kernel may tile otherwise and round a sum's last bit differently (the float32 lesson of stop 51)."""
     values = _values(n, m, missing, column_major)
     assert n * n_resamples > bootstrap._CACHED_CELLS
     blocked = bootstrap.bootstrap_means(values, n_resamples, 3)
-    assert blocked.tobytes() == _whole_matrix_means(values, n_resamples, 3).tobytes()
+    whole = _whole_matrix_means(values, n_resamples, 3)
+    assert np.array_equal(np.isnan(blocked), np.isnan(whole))
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize(("n", "m", "missing", "column_major", "n_resamples"), CASES)
