@@ -327,24 +327,27 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     best_baseline = measured["model"].iloc[0] if len(measured) else None
     ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in ranking.to_dict("records")]
     leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
-    # the pick (the leader: recommended or not) against every other model, bootstrapped once when a part needs it: the
-    # weaknesses' tests, and the top-two and baseline-floor tests of the pick when they weigh the reported metrics
+    # the pick is the leader (recommended or not): its weaknesses test it against every other model, and the top-two
+    # and baseline-floor tests of the pick weighing the reported metrics are those pairs' same bootstraps, so a test
+    # takes its pair's draw when the weaknesses drew them (else it draws its pair alone, as before)
     others = sorted(m for m in ranking["model"] if m != leader)  # a set: weaknesses sort what they find
     names = [m for m, w in spec.weights.items() if w > 0]
-    drawn: list[dict[str, _Draw]] = []
+    drawn: dict[str, _Draw] = {}
+    found: list[Weakness] = []
+    if leader:
+        def weak() -> list[Weakness]:
+            drawn.update(_scoped_draws(scoped, leader, others, list(metrics), n_resamples, seed))
+            return _weaknesses_of(leader, others, list(metrics), drawn, n_resamples)
 
-    def pick_draws() -> dict[str, _Draw]:
-        if not drawn:
-            drawn.append(_scoped_draws(scoped, leader, others, list(metrics), n_resamples, seed))
-        return drawn[0]
+        found = memo("weaknesses", (*scope, leader, tuple(others), n_resamples, seed), weak)
 
     def compared(a: str, b: str) -> PairedTest:
-        weights = tuple(spec.weights.items())
-        if a == leader and names == list(metrics):  # the same bootstrap of the same columns as the weaknesses'
-            return memo("compare", (*scope, a, b, weights, n_resamples, seed),
-                        lambda: _draw_test(a, b, pick_draws()[b], spec.weights, names, n_resamples))
-        return memo("compare", (*scope, a, b, weights, n_resamples, seed),
-                    lambda: compare(scoped, a, b, spec.weights, n_resamples, seed))
+        def test() -> PairedTest:
+            if a == leader and b in drawn and names == list(metrics):  # the same columns: the same bootstrap
+                return _draw_test(a, b, drawn[b], spec.weights, names, n_resamples)
+            return compare(scoped, a, b, spec.weights, n_resamples, seed)
+
+        return memo("compare", (*scope, a, b, tuple(spec.weights.items()), n_resamples, seed), test)
 
     top_two = compared(candidates[0], candidates[1]) if len(candidates) >= 2 else None
     floor = compared(leader, best_baseline) if leader and best_baseline else None
@@ -354,9 +357,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
                         metrics=metrics, evidence=evidence)
     if result.pick:
         row = ranking.set_index("model").loc[result.pick]
-        pick = result.pick  # the leader
-        result.weaknesses = memo("weaknesses", (*scope, pick, tuple(others), n_resamples, seed),
-                                 lambda: _weaknesses_of(pick, others, list(metrics), pick_draws(), n_resamples))
+        result.weaknesses = found  # of the leader: the pick
         result.near_floors = near_floors(row, spec)
         result.safety_flags = safety_flags(row)
     return result
