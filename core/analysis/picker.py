@@ -320,12 +320,14 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(
-        ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last").reset_index(drop=True)
+        ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last")
+    records = [rows[i] for i in ranking.index]  # the rows in the ranking's order (what _reason reads of them)
+    ranking = ranking.reset_index(drop=True)
     candidates = ranking.loc[~ranking["baseline"], "model"].tolist()
     ranking.insert(0, "rank", pd.array([*range(1, len(candidates) + 1), *[pd.NA] * (len(ranking) - len(candidates))], dtype="Int64"))
     measured = ranking[ranking["baseline"] & ranking["score"].notna()]
     best_baseline = measured["model"].iloc[0] if len(measured) else None
-    ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in ranking.to_dict("records")]
+    ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in records]
     leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
     # the pick is the leader (recommended or not): its weaknesses test it against every other model, and the top-two
     # and baseline-floor tests of the pick weighing the reported metrics are those pairs' same bootstraps, so a test
@@ -356,7 +358,7 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded,
                         metrics=metrics, evidence=evidence)
     if result.pick:
-        row = ranking.set_index("model").loc[result.pick]
+        row = _row_of(ranking, result.pick)
         result.weaknesses = found  # of the leader: the pick
         result.near_floors = near_floors(row, spec)
         result.safety_flags = safety_flags(row)
@@ -486,9 +488,10 @@ def _match_shared(codes: list[np.ndarray], utils: list[np.ndarray],
     ua = utils[0]
     order = np.argsort(codes[0], kind="stable")  # the pick's rows in instance order
     where = np.full(int(max((c.max() for c in codes if len(c)), default=-1)) + 1, -1)  # code -> row of the other
+    ordered_codes = codes[0][order]
     for other, code, ub in zip(others, codes[1:], utils[1:], strict=True):
         where[code] = np.arange(len(code))
-        at_b = where[codes[0][order]]
+        at_b = where[ordered_codes]
         at_a = order[at_b >= 0]
         shared.setdefault(codes[0][at_a].tobytes(), []).append((other, ua[at_a], ub[at_b[at_b >= 0]]))
         where[code] = -1
@@ -736,8 +739,7 @@ def top_two_verdict(result: PickResult) -> str:
     t = result.top_two
     if t is None:
         return ""
-    rows = result.ranking.set_index("model")
-    a, b = rows.loc[t.a], rows.loc[t.b]
+    a, b = _row_of(result.ranking, t.a), _row_of(result.ranking, t.b)
     why_b_second = f"{t.b} fails: {'; '.join(b['fails'])}" if a["eligible"] and not b["eligible"] else "the ranking by full-scope means disagrees"
     cost = f"{t.a} ${a['cost_per_1k']:.2f} vs {t.b} ${b['cost_per_1k']:.2f} per 1k queries"
     text = {
@@ -841,7 +843,12 @@ def _baseline_phrase(model: str) -> str:
 
 
 def _score_of(result: PickResult, model: str) -> float:
-    return float(result.ranking.set_index("model").loc[model, "score"])
+    return float(result.ranking["score"].to_numpy()[result.ranking["model"].tolist().index(model)])
+
+
+def _row_of(ranking: pd.DataFrame, model: str) -> pd.Series:
+    """The ranking's row of `model` (a model has one)."""
+    return ranking.iloc[ranking["model"].tolist().index(model)]
 
 
 def headline(result: PickResult) -> str:
