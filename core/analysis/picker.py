@@ -301,7 +301,8 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     tests, the weaknesses): a caller caching them per scores version makes a floor or budget change re-rank only.
     """
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
-    n_superseded = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) - len(scoped)
+    in_scope = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) if spec.modes or spec.domains else len(scores)
+    n_superseded = in_scope - len(scoped)
     info = _baselines(sorted(scoped["model"].unique()), models)
     metrics = reported_metrics(scoped, spec)
     scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
