@@ -132,12 +132,14 @@ def show(result: picker.PickResult, judge: str, runs: str) -> None:
         st.markdown(f"**{part}**")
         st.dataframe(table, hide_index=True, width="stretch", column_config=fitting_columns(table, "model", config))
     evidence(result)
-    fitness = fitness_notice(engine(), judge)
+    store = engine()
     d1, d2 = st.columns(2)
-    # written when clicked (a deferred download), not on every rerun of the page
-    d1.download_button("Download summary (Markdown)", lambda: picker.summary_markdown(result, judge, runs, fitness),
+    # written when clicked (a deferred download), not on every rerun of the page: the judge's fitness read then too
+    d1.download_button("Download summary (Markdown)",
+                       lambda: picker.summary_markdown(result, judge, runs, fitness_notice(store, judge)),
                        "generator_choice.md", "text/markdown", key="pk_md")
-    d2.download_button("Download summary (HTML)", lambda: picker.summary_html(result, judge, runs, fitness),
+    d2.download_button("Download summary (HTML)",
+                       lambda: picker.summary_html(result, judge, runs, fitness_notice(store, judge)),
                        "generator_choice.html", "text/html", key="pk_html")
 
 

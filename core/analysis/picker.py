@@ -249,22 +249,38 @@ def _mean(values: np.ndarray) -> float:
     return float(values.sum() / len(values)) if len(values) else np.nan
 
 
-def _model_row(model: str, baseline: bool, group: dict[str, np.ndarray], spec: PickSpec, mine: pd.DataFrame) -> dict:
-    """One ranking row: metric means (the read model's, mine: the model's rows of readmodel key_summary), weighted
-    score, cost (group: the model's rows of _spend_columns), floors met; baselines are never eligible."""
-    metrics = list(mine["key"])
-    means = dict(zip(metrics, mine["value"].astype(float).tolist(), strict=True))
+def _model_row(model: str, baseline: bool, group: dict[str, np.ndarray], spec: PickSpec, metrics: list[str],
+               values: list[float], ns: list) -> dict:
+    """One ranking row: metric means (the read model's: the model's rows of readmodel key_summary, their keys,
+    values and n), weighted score, cost (group: the model's rows of _spend_columns), floors met; baselines are never
+    eligible."""
+    means = dict(zip(metrics, values, strict=True))
     cost_1k = float(_mean(group["cost_usd"]) * 1000)
     judge_1k = float(_mean(group["judge_cost_usd"]) * 1000) if "judge_cost_usd" in group else 0.0
     latency = group["latency_ms"][~np.isnan(group["latency_ms"])] if "latency_ms" in group else np.empty(0)
     fails = _floor_fails(means, cost_1k, spec)
-    contributions = sorted(((w * _utility(m, means[m]), m) for m, w in spec.weights.items() if w > 0 and not np.isnan(means.get(m, np.nan))), reverse=True)
+    weighted = [(m, w) for m, w in spec.weights.items() if w > 0]
+    # _utility of each weighted metric from one elementwise call (the same values one call per metric gives)
+    useful = utilities([m for m, _ in weighted], np.array([[np.nan if means.get(m) is None else means[m]
+                                                            for m, _ in weighted]], dtype=float))[0].tolist()
+    contributions = sorted(((w * u, m) for (m, w), u in zip(weighted, useful, strict=True)
+                            if not np.isnan(means.get(m, np.nan))), reverse=True)
     strengths = ", ".join(f"{label(m)} {means[m]:.1%}" for _, m in contributions[:2])
-    return {"model": model, "baseline": baseline, "score": weighted_score(means, spec.weights), "eligible": not fails and not baseline,
+    score = float(_weighted_rows(np.array([useful], dtype=float), np.array([w for _, w in weighted], dtype=float))[0])
+    return {"model": model, "baseline": baseline, "score": score, "eligible": not fails and not baseline,
             "fails": fails, "strengths": strengths, "cost_per_1k": cost_1k, "judge_cost_per_1k": judge_1k,
             "total_cost_per_1k": cost_1k + judge_1k, "latency_ms_mean": _mean(latency),
-            "responses": len(group["cost_usd"]), **means,
-            **{f"n_{m}": int(n) for m, n in zip(metrics, mine["n"].tolist(), strict=True)}}
+            "responses": len(group["cost_usd"]), **means, **{f"n_{m}": int(n) for m, n in zip(metrics, ns, strict=True)}}
+
+
+def _baselines(names: list[str], models: pd.DataFrame) -> dict[str, list]:
+    """The models (`names`, in order) and whether each is a calibration baseline, as readmodel.with_model_info joins
+    it: a model's first catalogue row; unknown or missing counts as no baseline."""
+    first: dict = {}
+    for model, baseline in zip(models["model"].tolist(), models["is_baseline"].tolist(), strict=True):
+        first.setdefault(model, baseline)
+    flags = [first.get(m) for m in names]
+    return {"model": names, "is_baseline": [False if pd.isna(b) else bool(b) for b in flags]}
 
 
 Memo = Callable[[str, tuple, Callable[[], Any]], Any]
@@ -285,42 +301,66 @@ def rank(scores: pd.DataFrame, models: pd.DataFrame, spec: PickSpec, n_resamples
     tests, the weaknesses): a caller caching them per scores version makes a floor or budget change re-rank only.
     """
     scoped = readmodel.filter_scores(readmodel.latest_per_model_instance(scores), spec.modes, spec.domains)
-    n_superseded = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) - len(scoped)
-    info = readmodel.with_model_info(pd.DataFrame({"model": sorted(scoped["model"].unique())}), models)
+    in_scope = len(readmodel.filter_scores(scores, spec.modes, spec.domains)) if spec.modes or spec.domains else len(scores)
+    n_superseded = in_scope - len(scoped)
+    info = _baselines(sorted(scoped["model"].unique()), models)
     metrics = reported_metrics(scoped, spec)
     scope = (tuple(spec.modes), tuple(spec.domains), tuple(metrics), judge)
     evidence = memo("evidence", scope, lambda: keys.key_summary(scoped, metrics, judge))
     spend = _spend_columns(scoped)
     at = scoped.groupby("model", sort=False).indices  # each model's rows, in order, from one split
     evidence_of = evidence.groupby("model", sort=False).indices
-    rows = [_model_row(m, bool(b), {c: v[at[m]] for c, v in spend.items()}, spec, evidence.iloc[evidence_of.get(m, [])])
+    ev_keys, ev_values, ev_n = (evidence["key"].tolist(), evidence["value"].astype(float).tolist(),
+                                evidence["n"].tolist())
+
+    def taken(values: list, model: str) -> list:
+        return [values[i] for i in evidence_of.get(model, ())]
+
+    rows = [_model_row(m, bool(b), {c: v[at[m]] for c, v in spend.items()}, spec, taken(ev_keys, m),
+                       taken(ev_values, m), taken(ev_n, m))
             for m, b in zip(info["model"], info["is_baseline"], strict=True)]
     columns = [*RANKING_COLUMNS, *metrics, *(f"n_{m}" for m in metrics)]
     ranking = pd.DataFrame(rows, columns=columns).sort_values(
-        ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last").reset_index(drop=True)
+        ["baseline", "eligible", "score", "model"], ascending=[True, False, False, True], na_position="last")
+    records = [rows[i] for i in ranking.index]  # the rows in the ranking's order (what _reason reads of them)
+    ranking = ranking.reset_index(drop=True)
     candidates = ranking.loc[~ranking["baseline"], "model"].tolist()
     ranking.insert(0, "rank", pd.array([*range(1, len(candidates) + 1), *[pd.NA] * (len(ranking) - len(candidates))], dtype="Int64"))
     measured = ranking[ranking["baseline"] & ranking["score"].notna()]
     best_baseline = measured["model"].iloc[0] if len(measured) else None
-    ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in ranking.to_dict("records")]
+    ranking["reason"] = [_reason(r, measured.iloc[0] if len(measured) else None) for r in records]
+    leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
+    # the pick is the leader (recommended or not): its weaknesses test it against every other model, and the top-two
+    # and baseline-floor tests of the pick weighing the reported metrics are those pairs' same bootstraps, so a test
+    # takes its pair's draw when the weaknesses drew them (else it draws its pair alone, as before)
+    others = sorted(m for m in ranking["model"] if m != leader)  # a set: weaknesses sort what they find
+    names = [m for m, w in spec.weights.items() if w > 0]
+    drawn: dict[str, _Draw] = {}
+    found: list[Weakness] = []
+    if leader:
+        def weak() -> list[Weakness]:
+            drawn.update(_scoped_draws(scoped, leader, others, list(metrics), n_resamples, seed))
+            return _weaknesses_of(leader, others, list(metrics), drawn, n_resamples)
+
+        found = memo("weaknesses", (*scope, leader, tuple(others), n_resamples, seed), weak)
+
     def compared(a: str, b: str) -> PairedTest:
-        weights = tuple(spec.weights.items())
-        return memo("compare", (*scope, a, b, weights, n_resamples, seed),
-                    lambda: compare(scoped, a, b, spec.weights, n_resamples, seed))
+        def test() -> PairedTest:
+            if a == leader and b in drawn and names == list(metrics):  # the same columns: the same bootstrap
+                return _draw_test(a, b, drawn[b], spec.weights, names, n_resamples)
+            return compare(scoped, a, b, spec.weights, n_resamples, seed)
+
+        return memo("compare", (*scope, a, b, tuple(spec.weights.items()), n_resamples, seed), test)
 
     top_two = compared(candidates[0], candidates[1]) if len(candidates) >= 2 else None
-    leader = candidates[0] if candidates and ranking["eligible"].iloc[0] else None
     floor = compared(leader, best_baseline) if leader and best_baseline else None
     recommended = leader if leader and (floor is None or floor.significant) else None
     note = "Only calibration baselines have been scored in this scope: there is no candidate to recommend." if rows and not candidates else ""
     result = PickResult(ranking, top_two, spec, len(scoped), note, leader, best_baseline, floor, recommended, n_superseded,
                         metrics=metrics, evidence=evidence)
     if result.pick:
-        row = ranking.set_index("model").loc[result.pick]
-        others = sorted(m for m in ranking["model"] if m != result.pick)  # a set: weaknesses sort what they find
-        pick = result.pick
-        result.weaknesses = memo("weaknesses", (*scope, pick, tuple(others), n_resamples, seed),
-                                 lambda: weaknesses(scoped, pick, others, n_resamples, seed, metrics))
+        row = _row_of(ranking, result.pick)
+        result.weaknesses = found  # of the leader: the pick
         result.near_floors = near_floors(row, spec)
         result.safety_flags = safety_flags(row)
     return result
@@ -354,12 +394,38 @@ def weaknesses(scoped: pd.DataFrame, pick: str, others: Sequence[str], n_resampl
     """Every (metric, other model or baseline) where the pick is significantly worse (the paired 95% CI of pick −
     other on that metric alone lies below 0; over-abstention as 1 − value, so higher is better), in metric order."""
     metrics = list(metrics) or list(reported_metrics(scoped, PickSpec()))
-    split = _rows_by_model(scoped, metrics)  # each model's rows taken once
-    rows = {m: split[m] if m in split else _metric_rows(scoped, m, metrics) for m in (pick, *others)}
-    tests = _pick_tests(rows[pick], {o: rows[o] for o in others}, pick, metrics, n_resamples, seed)
+    return _weaknesses_of(pick, others, metrics, _scoped_draws(scoped, pick, others, metrics, n_resamples, seed),
+                          n_resamples)
+
+
+def _weaknesses_of(pick: str, others: Sequence[str], metrics: list[str], draws: dict[str, _Draw],
+                   n_resamples: int) -> list[Weakness]:
+    """weaknesses from the pick's draws against each other model (_scoped_draws)."""
+    wanted = set(others)
+    tests = _draw_tests(pick, {o: d for o, d in draws.items() if o in wanted}, len(metrics), n_resamples)
     found = [Weakness(metric, test) for other in others
              for metric, test in zip(metrics, tests[other], strict=True) if test.outcome == "b_better"]
     return sorted(found, key=lambda w: (metrics.index(w.metric), w.test.b))
+
+
+def _scoped_draws(scoped: pd.DataFrame, pick: str, others: Sequence[str], names: list[str], n_resamples: int,
+                  seed: int) -> dict[str, _Draw]:
+    """_pick_draws of the pick against each other model of the scoped scores, from arrays split once: the values of
+    `names` as utilities and the instance ids ranked (factorized) over every row, each model's rows in frame order (the
+    rows, in the order, _rows_by_model takes them); by frames (_rows_by_model) when a model repeats an instance."""
+    models = [pick, *others]
+    at = scoped.groupby("model", sort=False).indices
+    empty = np.empty(0, dtype=np.intp)
+    rows = [at.get(m, empty) for m in models]
+    codes, uids = pd.factorize(scoped["instance_uid"].to_numpy(dtype=object), sort=True)
+    mine = [codes[r] for r in rows]
+    if all(len(c) and (c >= 0).all() for c in mine) and all(  # no model repeats an instance
+            np.bincount(c, minlength=len(uids)).max() <= 1 for c in mine):
+        u = utilities(names, scoped.reindex(columns=names).to_numpy(float))  # elementwise: rows taken after = before
+        return _match_draws(mine, [u[r] for r in rows], list(others), len(names), n_resamples, seed)
+    split = _rows_by_model(scoped, names)  # each model's rows taken once
+    frames = {m: split[m] if m in split else _metric_rows(scoped, m, names) for m in models}
+    return _pick_draws(frames[pick], {o: frames[o] for o in others}, names, n_resamples, seed)
 
 
 def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
@@ -368,17 +434,35 @@ def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names
     them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
     shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
     number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
-    shared = _shared_utilities(pa, others, names)
+    return _draw_tests(a, _pick_draws(pa, others, names, n_resamples, seed), len(names), n_resamples)
+
+
+# a pair's draw: (n shared instances, means of the pick's then the other's k columns (2k), their bootstrap replicates
+# (R x 2k; no row below 2 shared instances))
+_Draw = tuple[int, np.ndarray, np.ndarray]
+
+
+def _pick_draws(pa: pd.DataFrame, others: dict[str, pd.DataFrame], names: list[str], n_resamples: int,
+                seed: int) -> dict[str, _Draw]:
+    """The pick's draw against each other model (frames by instance), pairs with the same shared instances together."""
+    draws: dict[str, _Draw] = {}
+    for pairs in _shared_utilities(pa, others, names).values():
+        draws.update(_pair_draws(pairs, len(names), n_resamples, seed))
+    return draws
+
+
+def _draw_tests(a: str, draws: dict[str, _Draw], k: int, n_resamples: int) -> dict[str, list[PairedTest]]:
+    """Each pair's test per metric (pick − other) from its draw; the intervals of all pairs with the same number of
+    shared instances from one quantile call."""
     drawn: dict[int, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # n shared -> (other, differences, replicates)
-    for pairs in shared.values():
-        n = pairs[0][1].shape[0]
-        drawn.setdefault(n, []).extend(_pair_replicates(pairs, len(names), n_resamples, seed))
+    for b, (n, means, reps) in draws.items():
+        drawn.setdefault(n, []).append((b, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
     tests: dict[str, list[PairedTest]] = {}
     for n, found in drawn.items():
         diffs = np.concatenate([diff for _, diff, _ in found])
         bounds = _replicate_bounds(n, diffs, np.concatenate([d for _, _, d in found], axis=1))
-        tests.update({b: [PairedTest(a, b, n, float(diffs[i * len(names) + j]), *bounds[i * len(names) + j],
-                                     n_resamples) for j in range(len(names))] for i, (b, _, _) in enumerate(found)})
+        tests.update({b: [PairedTest(a, b, n, float(diffs[i * k + j]), *bounds[i * k + j], n_resamples)
+                          for j in range(k)] for i, (b, _, _) in enumerate(found)})
     return tests
 
 
@@ -388,23 +472,40 @@ def _shared_utilities(pa: pd.DataFrame, others: dict[str, pd.DataFrame],
     pick, of the other) on the instances both answered, in instance order (as _shared_values takes them). Instance ids
     are ranked once over every frame, so each pair is matched on integers (the same rows)."""
     codes = _instance_codes([pa, *others.values()])
-    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
     if codes is None:  # an instance repeated within a model: matched by label (_shared_values)
+        shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}
         for other, pb in others.items():
             ua, ub = (utilities(names, v) for v in _shared_values(pa, pb, names))
             shared.setdefault(other.encode(), []).append((other, ua, ub))
         return shared
-    ua = utilities(names, _values(pa, names))  # elementwise: the rows taken after are the rows taken before
+    # elementwise: the rows taken after are the rows taken before
+    return _match_shared(codes, [utilities(names, _values(f, names)) for f in (pa, *others.values())], list(others))
+
+
+def _match_shared(codes: list[np.ndarray], utils: list[np.ndarray],
+                  others: list[str]) -> dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]]:
+    """_shared_utilities from each model's instance codes (unique within a model; the pick's first) and utilities."""
+    shared: dict[bytes, list[tuple[str, np.ndarray, np.ndarray]]] = {}  # the same shared instances -> the pairs
+    ua = utils[0]
     order = np.argsort(codes[0], kind="stable")  # the pick's rows in instance order
     where = np.full(int(max((c.max() for c in codes if len(c)), default=-1)) + 1, -1)  # code -> row of the other
-    for (other, pb), code in zip(others.items(), codes[1:], strict=True):
+    ordered_codes = codes[0][order]
+    for other, code, ub in zip(others, codes[1:], utils[1:], strict=True):
         where[code] = np.arange(len(code))
-        at_b = where[codes[0][order]]
+        at_b = where[ordered_codes]
         at_a = order[at_b >= 0]
-        shared.setdefault(codes[0][at_a].tobytes(), []).append(
-            (other, ua[at_a], utilities(names, _values(pb, names))[at_b[at_b >= 0]]))
+        shared.setdefault(codes[0][at_a].tobytes(), []).append((other, ua[at_a], ub[at_b[at_b >= 0]]))
         where[code] = -1
     return shared
+
+
+def _match_draws(codes: list[np.ndarray], utils: list[np.ndarray], others: list[str], k: int, n_resamples: int,
+                 seed: int) -> dict[str, _Draw]:
+    """_pick_draws from each model's instance codes and utilities (_match_shared)."""
+    draws: dict[str, _Draw] = {}
+    for pairs in _match_shared(codes, utils, others).values():
+        draws.update(_pair_draws(pairs, k, n_resamples, seed))
+    return draws
 
 
 def _instance_codes(frames: list[pd.DataFrame]) -> list[np.ndarray] | None:
@@ -418,24 +519,52 @@ def _instance_codes(frames: list[pd.DataFrame]) -> list[np.ndarray] | None:
     return np.split(codes, np.cumsum([len(f) for f in frames])[:-1])
 
 
-def _pair_replicates(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
-                     seed: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(other, pick − other per metric, its bootstrap replicates) of pairs on the same shared instances (utilities
-    ua of the pick, ub of the other); no replicate below 2 shared instances."""
+def _pair_draws(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
+                seed: int) -> dict[str, _Draw]:
+    """Each pair's draw (n, means of both, their bootstrap replicates) of pairs on the same shared instances
+    (utilities ua of the pick, ub of the other): the totals of each pair from its own product, as paired_test draws
+    them (the same columns, so the same product shape), the drawn-cell counts of all from one (exact integers)."""
     n = pairs[0][1].shape[0]
     if n < 2:
-        return [(b, np.full(k, np.nan), np.empty((0, k))) for b, _, _ in pairs]
+        return {b: (n, np.full(2 * k, np.nan), np.empty((0, 2 * k))) for b, _, _ in pairs}
     present = ~np.isnan(np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)]))
-    counts = readmodel.bootstrap_counts(present, n_resamples, seed)
-    found = []
+    counts = _distinct_counts(present, n_resamples, seed)
+    found: dict[str, _Draw] = {}
     for i, (b, ua, ub) in enumerate(pairs):
         both = np.column_stack([ua, ub])
         cells = present[:, np.r_[0:k, k * (i + 1) : k * (i + 2)]].sum(axis=0)
         means = np.where(cells > 0, np.nansum(both, axis=0) / np.maximum(cells, 1), np.nan)
-        reps = readmodel.bootstrap_means(both, n_resamples, seed,
-                                         counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1))
-        found.append((b, means[:k] - means[k:], reps[:, :k] - reps[:, k:]))
+        found[b] = (n, means, readmodel.bootstrap_means(
+            both, n_resamples, seed, counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1)))
     return found
+
+
+def _distinct_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """readmodel.bootstrap_counts of `present`, each distinct column with a gap counted once (models usually miss the
+    same instances of a metric): the counts are exact integers, the same whatever product a column is counted in."""
+    gaps = ~present.all(axis=0)
+    if not gaps.any():
+        return readmodel.bootstrap_counts(present, n_resamples, seed)
+    columns = np.flatnonzero(gaps)
+    first: dict[bytes, int] = {}  # a column's cells -> its place among the distinct ones
+    inverse = [first.setdefault(present[:, j].tobytes(), len(first)) for j in columns]
+    distinct = present[:, columns[[inverse.index(i) for i in range(len(first))]]]
+    counts = np.full((n_resamples, present.shape[1]), float(present.shape[0]))
+    counts[:, gaps] = readmodel.bootstrap_counts(distinct, n_resamples, seed)[:, inverse]
+    return counts
+
+
+def _draw_test(a: str, b: str, draw: _Draw, weights: dict[str, float], keys: Sequence[str],
+               n_resamples: int) -> PairedTest:
+    """paired_test of a against b from their draw on the columns `keys` (the same means and replicates paired_test
+    computes from the same shared rows: the totals from the same product, the counts exact integers)."""
+    n, means, reps = draw
+    if n < 2:
+        return PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)
+    k = len(keys)
+    w = np.array([weights[m] for m in keys], dtype=float)
+    diff = float(_weighted_rows(means[None, :k], w)[0] - _weighted_rows(means[None, k:], w)[0])
+    return _from_replicates(a, b, n, diff, _weighted_rows(reps[:, :k], w) - _weighted_rows(reps[:, k:], w), n_resamples)
 
 
 def _replicate_bounds(n: int, diffs: np.ndarray, d: np.ndarray) -> list[tuple[float, float]]:
@@ -611,8 +740,7 @@ def top_two_verdict(result: PickResult) -> str:
     t = result.top_two
     if t is None:
         return ""
-    rows = result.ranking.set_index("model")
-    a, b = rows.loc[t.a], rows.loc[t.b]
+    a, b = _row_of(result.ranking, t.a), _row_of(result.ranking, t.b)
     why_b_second = f"{t.b} fails: {'; '.join(b['fails'])}" if a["eligible"] and not b["eligible"] else "the ranking by full-scope means disagrees"
     cost = f"{t.a} ${a['cost_per_1k']:.2f} vs {t.b} ${b['cost_per_1k']:.2f} per 1k queries"
     text = {
@@ -716,7 +844,12 @@ def _baseline_phrase(model: str) -> str:
 
 
 def _score_of(result: PickResult, model: str) -> float:
-    return float(result.ranking.set_index("model").loc[model, "score"])
+    return float(result.ranking["score"].to_numpy()[result.ranking["model"].tolist().index(model)])
+
+
+def _row_of(ranking: pd.DataFrame, model: str) -> pd.Series:
+    """The ranking's row of `model` (a model has one)."""
+    return ranking.iloc[ranking["model"].tolist().index(model)]
 
 
 def headline(result: PickResult) -> str:
