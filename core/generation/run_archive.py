@@ -21,6 +21,7 @@ from core.store.models import (
     MetricAggregate,
     Response,
     ResponseMetric,
+    ResponsePack,
     ResponseScore,
     ResponseScoreState,
     Run,
@@ -120,7 +121,7 @@ def delete_run(engine: Engine, run_id: int, confirmed: DeletionPlan) -> Deletion
         response_ids = select(Response.id).where(Response.run_id == run_id)
         session.execute(delete(Assignment).where(col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]),
                                                  col(Assignment.target_id).in_(response_ids)))
-        for table in (MetricAggregate, ResponseMetric, ResponseScore, FailureCount, ResponseScoreState, Verdict,
+        for table in (MetricAggregate, ResponseMetric, ResponsePack, ResponseScore, FailureCount, ResponseScoreState, Verdict,
                       RunVerdictCount, Response):
             session.execute(delete(table).where(col(table.run_id) == run_id))
         session.execute(delete(Run).where(col(Run.id) == run_id))

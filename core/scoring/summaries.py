@@ -19,7 +19,7 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from core.metrics import DECLARATIONS, JUDGED, VERDICT_STATES, concern_prefix
+from core.metrics import DECLARATIONS, JUDGED, STATES, VERDICT_STATES, concern_prefix, get_metric
 from core.protocols import constraint_protocols, get_protocol
 from core.scoring.ias_sums import group_sums
 from core.store.schema import CATEGORIES, NO_MODE
@@ -290,8 +290,8 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> li
 
 
 def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
-    """Rebuild one run's response_score, response_metric, failure_count and metric_aggregate rows for `judge` from its verdicts;
-    returns the response_score rows written."""
+    """Rebuild one run's response_score, response_metric, failure_count and metric_aggregate rows and its response_pack
+    (core.scoring.summaries.store_response_pack) for `judge` from its verdicts; returns the response_score rows written."""
     params = {"run": int(run_id), "judge": judge}
     metric_insert = (f"INSERT INTO response_metric ({', '.join(METRIC_COLUMNS)})"
                      + _metric_select("+v.run_id = :run", "r.run_id = :run", judge))
@@ -300,7 +300,8 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
             # fresh planner statistics: right after a run's verdicts are bulk-written, PostgreSQL's autovacuum may not
             # have analysed them yet, and the summaries' joins then got a nested-loop plan taking minutes at paper scale
             conn.execute(text('ANALYZE verdict, response, instance, "constraint"'))
-        for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_score_state"):
+        for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_pack",
+                      "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         # the counter before the summaries read the verdicts: one written meanwhile leaves them stale, never current
         changes = conn.execute(text("SELECT changes FROM run_verdict_count WHERE run_id = :run"), params).scalar()
@@ -309,6 +310,7 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
         conn.execute(text(_FAILURE_INSERT_SQL), params)
         conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
         _store_ias_sums(conn, params)  # from the response_score rows just written
+        store_response_pack(conn, run_id, judge)  # the scores statement over the summaries just written
         n, mx = conn.execute(text("SELECT COUNT(*), MAX(id) FROM verdict WHERE run_id = :run"), params).one()
         conn.execute(text("INSERT INTO response_score_state (run_id, judge, verdicts, max_verdict_id, verdict_changes) "
                           "VALUES (:run, :judge, :n, :mx, :changes)"),
@@ -335,3 +337,134 @@ def scored_judges(engine: Engine, run_id: int) -> list[str]:
 def summarise_run(engine: Engine, run_id: int) -> list[str]:
     """The summarise stage: refresh the summaries of every judge that scored `run_id`; returns the judges rebuilt."""
     return [j for j in scored_judges(engine, run_id) if refresh_summaries(engine, [run_id], j)]
+
+
+# ---- the per-response scores statement and its packs (response_pack)
+# The per-response scores statement of the constraint protocols (ids, costs, summary counts, the RAG metrics' counted
+# values and state codes, one row per done response in response order) and its stored copy per run and judge,
+# response_pack: the summarise stage runs the same statement over the summaries it has just written and packs its
+# columns as little-endian float64 cells (core.scoring.summaries.rebuild_summaries, in the summaries' transaction); the read model
+# (core.analysis.readmodel.responses.response_scores) reads the packs where every run's summaries are current and packed,
+# else runs the statement. One statement, so a stored pack holds what a read of the statement gives (NULL -> NaN).
+
+UNJUDGED = "unjudged"  # the state of a declared metric with no response_metric row (nothing stored for it)
+
+# per response only what is its own (ids, costs, summary counts): its instance's and model's values are read once
+# each (the read model's instance and model statements) and spread over the responses by id
+SCORES_COLUMNS_SQL = f"""
+r.run_id, r.id AS response_id, r.model_id, r.instance_id, r.cost_usd, r.latency_ms,
+{", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
+
+# the columns of the scores statement (enterprise_scores_sql), in order: what a pack holds
+PACK_COLUMNS: tuple[str, ...] = ("run_id", "response_id", "model_id", "instance_id", "cost_usd", "latency_ms",
+                                 *SUMMARY_COLUMNS, *(c for m in METRIC_NAMES for c in (m, f"{m}_state")))
+
+_SCORES_SQL = """
+SELECT {columns}
+FROM response r JOIN instance i ON i.id = r.instance_id {joins}
+LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
+{metric_joins}
+WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
+ORDER BY r.id
+"""
+
+
+def summary_source(stale: bool, run_ids: Sequence[int]) -> str:
+    """response_score, or for stale runs its SELECT over them inline (reads only)."""
+    return "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
+
+
+def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], joins: str = "") -> str:
+    """SELECT `columns` per done response of a constraint protocol in the runs, in response order: the response r, its
+    instance i, `joins` (e.g. CONSTRAINT_COUNT_JOIN_SQL), its summary row s of :judge (from `source`, summary_source)
+    and `metric_joins` (metric_cells_sql)."""
+    sql = (_SCORES_SQL.replace("{columns}", columns).replace("{joins}", joins)
+           .replace("{source}", source).replace("{metric_joins}", metric_joins))
+    return runs_sql(constraint_protocols_sql(sql), run_ids)
+
+
+def counted_value_sql(metric: str, row: str = "s") -> str:
+    """SQL of `metric`'s value in the response_metric row `row` where its declaration counts the row's state, else NULL."""
+    states = ", ".join(f"'{VERDICT_STATES[status]}'" for status in get_metric(metric).counted_statuses())
+    return f"CASE WHEN {row}.state IN ({states}) THEN {row}.value END"
+
+
+def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
+    """One row per response of the {runs} runs: per metric its counted value and its state (columns m, m_state)."""
+    cells = ", ".join(f"MAX(CASE WHEN s.metric = '{m}' THEN {counted_value_sql(m)} END) AS {m}, "
+                      f"MAX(CASE WHEN s.metric = '{m}' THEN s.state END) AS {m}_state" for m in metrics)
+    names = ", ".join(f"'{m}'" for m in metrics)
+    return (f"SELECT s.response_id, {cells} FROM {source} s "
+            f"WHERE s.judge = :judge AND s.run_id IN ({{runs}}) AND s.metric IN ({names}) GROUP BY s.response_id")
+
+
+def metric_cells_sql(stale: bool, run_ids: Sequence[int], judge: str, metrics: Sequence[str] = METRIC_NAMES
+                     ) -> tuple[str, dict[str, tuple[str, str]]]:
+    """(joins, metric -> (counted value, state) SQL) joining `metrics`' response_metric rows of `judge` onto the
+    response `r`: stored rows by their primary key (one join per metric), or the inline rows of stale runs pivoted once."""
+    if stale:
+        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", metrics)
+        return f"LEFT JOIN ({pivot}) x ON x.response_id = r.id", {m: (f"x.{m}", f"x.{m}_state") for m in metrics}
+    joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
+                     f"AND x_{m}.metric = '{m}'" for m in metrics)
+    return joins, {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in metrics}
+
+
+def state_code_sql(state: str) -> str:
+    """SQL of a stored state's position in core.metrics.STATES (no row: unjudged's; a state outside STATES: -1)."""
+    whens = " ".join(f"WHEN {state} = '{name}' THEN {code}" for code, name in enumerate(STATES))
+    return f"CASE WHEN {state} IS NULL THEN {STATES.index(UNJUDGED)} {whens} ELSE -1 END"
+
+
+def enterprise_scores_sql(stale: bool, run_ids: Sequence[int], judge: str) -> str:
+    """The scores statement (columns PACK_COLUMNS): SCORES_COLUMNS_SQL with METRIC_NAMES' counted value and state code
+    (state_code_sql; the status follows from the state) by metric_cells_sql, from the stored summaries or, for stale
+    runs, their SELECTs inline."""
+    joins, cells = metric_cells_sql(stale, run_ids, judge)
+    columns = ", ".join(f"{value} AS {m}, {state_code_sql(state)} AS {m}_state" for m, (value, state) in cells.items())
+    return scores_sql(f"{SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids)
+
+
+def _protocols() -> str:
+    """The constraint protocols the scores statement reads, as it names them."""
+    return constraint_protocols_sql("{constraint_protocols}")
+
+
+def store_response_pack(conn: Connection, run_id: int, judge: str) -> int:
+    """Run the scores statement over one run's stored summaries on `conn` (in the transaction that has just written
+    them) and store its columns as the run's pack for `judge`; returns its rows."""
+    result = conn.execute(text(enterprise_scores_sql(False, [int(run_id)], judge)), {"judge": judge})
+    names = tuple(result.keys())
+    if names != PACK_COLUMNS:
+        raise ValueError(f"the scores statement gave columns {names}, not {PACK_COLUMNS}")
+    rows = result.fetchall()
+    cells = np.array(rows, dtype="<f8").reshape(len(rows), len(names))  # NULL -> NaN
+    conn.execute(text("INSERT INTO response_pack (run_id, judge, protocols, names, rows, cells) "
+                      "VALUES (:run, :judge, :protocols, :names, :rows, :cells)"),
+                 {"run": int(run_id), "judge": judge, "protocols": _protocols(), "names": ",".join(names),
+                  "rows": len(rows), "cells": np.ascontiguousarray(cells).tobytes()})
+    return len(rows)
+
+
+def read_response_pack(engine: Engine, run_ids: Sequence[int], judge: str) -> dict[str, np.ndarray] | None:
+    """The scores statement's columns over the runs from their packs for `judge` (float64, NULL as NaN; rows in
+    response order; empty without a row), or None when a run has no pack, or one packed other columns or constraint
+    protocols than the statement now reads (the caller then runs the statement). The runs' summaries must be current
+    (stale_summary_runs): a pack is written with them. Reads only."""
+    runs = sorted({int(r) for r in run_ids})
+    if not runs:
+        return None
+    sql = runs_sql("SELECT run_id, protocols, names, rows, cells FROM response_pack "
+                   "WHERE judge = :judge AND run_id IN ({runs})", runs)
+    with engine.connect() as conn:
+        packs = conn.execute(text(sql), {"judge": judge}).all()
+    names, protocols = ",".join(PACK_COLUMNS), _protocols()
+    if len(packs) != len(runs) or any(p.names != names or p.protocols != protocols for p in packs):
+        return None
+    parts = [np.frombuffer(bytes(p.cells), dtype="<f8").reshape(int(p.rows), len(PACK_COLUMNS)) for p in packs]
+    cells = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if not len(cells):
+        return {}
+    if len(parts) > 1:  # the statement's order: by response id (unique)
+        cells = cells[np.argsort(cells[:, PACK_COLUMNS.index("response_id")], kind="stable")]
+    return {name: cells[:, i] for i, name in enumerate(PACK_COLUMNS)}

@@ -66,6 +66,8 @@ NOT_BACKED_UP = {
     "lease": "who executes a run right now (transient)",
     "login_failure": "failed sign-ins (transient throttle)",
     "run_verdict_count": "each run's verdict count, kept by triggers on verdict (restored verdicts count themselves)",
+    "response_pack": "each run's per-response scores packed from its summaries (a restored run is read from its "
+                     "summaries until it is summarised again: the same numbers)",
 }
 PASSWORD_COLUMN = (ACCOUNTS, "password_hash")
 INT32 = 2**31 - 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint, event, true
+from sqlalchemy import JSON, Column, Index, LargeBinary, Text, UniqueConstraint, event, true
 from sqlalchemy import text as sql_text
 from sqlmodel import Field, SQLModel
 
@@ -321,6 +321,22 @@ class ResponseScoreState(SQLModel, table=True):
     verdicts: int = 0
     max_verdict_id: int = 0
     verdict_changes: int = -1  # run_verdict_count.changes when built (-1: stale)
+
+
+class ResponsePack(SQLModel, table=True):
+    """One run's per-response scores read for one judge (the columns core.analysis.readmodel.responses' scores
+    statement fetches, by that statement), packed: float64 cells row-major, `rows` x the comma-separated column `names`, of
+    the done responses of the constraint protocols named in `protocols`. Written by the summarise stage with the other
+    summaries in one transaction; response_scores reads it where every run's summaries are current and packed."""
+
+    __tablename__ = "response_pack"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    judge: str = Field(primary_key=True)
+    protocols: str = ""
+    names: str = ""
+    rows: int = 0
+    cells: bytes = Field(default=b"", sa_column=Column(LargeBinary, nullable=False))
 
 
 class RunVerdictCount(SQLModel, table=True):

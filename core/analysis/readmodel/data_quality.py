@@ -20,15 +20,9 @@ from sqlalchemy.engine import Engine
 from core.analysis import stats
 from core.analysis.readmodel.bootstrap import _ci, bootstrap_means
 from core.analysis.readmodel.enterprise_aggregates import id_names
-from core.analysis.readmodel.responses import (
-    CONSTRAINT_COUNT_JOIN_SQL,
-    metric_cells_sql,
-    response_ias,
-    scores_sql,
-    summary_source,
-)
+from core.analysis.readmodel.responses import CONSTRAINT_COUNT_JOIN_SQL, response_ias
 from core.analysis.readmodel.scope import METRICS
-from core.scoring.summaries import stale_summary_runs
+from core.scoring.summaries import metric_cells_sql, scores_sql, stale_summary_runs, summary_source
 
 EQUIVALENCE_METRICS: tuple[str, ...] = ("conflict_recognition", "strict_ias", "loose_ias", "coverage", "faithfulness")
 IAS_METRICS: tuple[str, ...] = ("loose_ias", "strict_ias")  # origin_items computes these from the summary counts

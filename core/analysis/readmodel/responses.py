@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from core.generation.reasoning import stored_split
-from core.metrics import STATES, VERDICT_STATES, get_metric
+from core.metrics import STATES, VERDICT_STATES
 from core.scoring.ias_sums import ias_from_counts
 from core.scoring.summaries import (
     COUNT_COLUMNS,
@@ -22,13 +22,14 @@ from core.scoring.summaries import (
     METRIC_NAMES,
     MODE_SQL,
     PROTOCOL_JOIN_SQL,
-    SUMMARY_COLUMNS,
-    SUMMARY_SELECT_SQL,
     constraint_protocols_sql,
+    enterprise_scores_sql,
     metric_select_sql,
+    read_response_pack,
     runs_sql,
     stale_summary_runs,
 )
+from core.scoring.summaries import UNJUDGED as UNJUDGED  # the read model's name for it (decision_scores, ...)
 from core.store.generated import generated_mark
 from core.store.models import Constraint, Document, Instance, Model, Response, Verdict
 from core.store.schema import CATEGORIES
@@ -43,7 +44,6 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
     "cost_usd", "latency_ms", "judge_calls", "judge_cost_usd", *(f"{m}_state" for m in METRIC_NAMES),
 )
 
-UNJUDGED = "unjudged"  # the state of a declared metric with no response_metric row (nothing stored for it)
 STATE_STATUS: dict[str, str] = {state: status for status, state in VERDICT_STATES.items()}  # state -> verdict status
 
 CONSTRAINT_COLUMNS: tuple[str, ...] = (
@@ -80,12 +80,6 @@ CONSTRAINT_COUNT_JOIN_SQL = """
 LEFT JOIN (SELECT instance_id, COUNT(*) AS constraints FROM "constraint" GROUP BY instance_id) k
        ON k.instance_id = r.instance_id"""
 
-# per response only what is its own (ids, costs, summary counts): its instance's and model's values are read once
-# each (_INSTANCES_SQL, _MODELS_SQL) and spread over the responses by id, not repeated in every fetched row
-_SCORES_COLUMNS_SQL = f"""
-r.run_id, r.id AS response_id, r.model_id, r.instance_id, r.cost_usd, r.latency_ms,
-{", ".join(f"s.{col}" for col in SUMMARY_COLUMNS)}"""
-
 # every instance a response of the runs answered: uid, domain, mode, origin, knowledge protocol and constraint count
 _INSTANCES_SQL = f"""
 SELECT i.id AS instance_id, i.uid AS instance_uid, d.name AS domain, i.mode, i.origin, {HAS_PROTOCOL_SQL} AS has_protocol,
@@ -96,30 +90,6 @@ WHERE i.id IN (SELECT DISTINCT instance_id FROM response WHERE run_id IN ({{runs
 ORDER BY i.id
 """
 _MODELS_SQL = "SELECT id AS model_id, name AS model FROM model ORDER BY id"
-
-_SCORES_SQL = """
-SELECT {columns}
-FROM response r JOIN instance i ON i.id = r.instance_id {joins}
-LEFT JOIN {source} s ON s.response_id = r.id AND s.judge = :judge
-{metric_joins}
-WHERE r.status = 'done' AND r.run_id IN ({runs}) AND i.protocol IN ({constraint_protocols})
-ORDER BY r.id
-"""
-
-
-def summary_source(stale: bool, run_ids: Sequence[int]) -> str:
-    """response_score, or for stale runs its SELECT over them inline (reads only)."""
-    return "(" + runs_sql(SUMMARY_SELECT_SQL, run_ids) + ")" if stale else "response_score"
-
-
-def scores_sql(columns: str, source: str, metric_joins: str, run_ids: Sequence[int], joins: str = "") -> str:
-    """SELECT `columns` per done response of a constraint protocol in the runs, in response order: the response r, its
-    instance i, `joins` (e.g. CONSTRAINT_COUNT_JOIN_SQL), its summary row s of :judge (from `source`, summary_source)
-    and `metric_joins` (metric_cells_sql)."""
-    sql = (_SCORES_SQL.replace("{columns}", columns).replace("{joins}", joins)
-           .replace("{source}", source).replace("{metric_joins}", metric_joins))
-    return runs_sql(constraint_protocols_sql(sql), run_ids)
-
 
 # the failure_count sums every Figure-4 read returns: verdicts, decided, failed and the six state counts
 _FAILURE_SUMS_SQL = """SUM(f.verdicts) AS verdicts,
@@ -162,47 +132,6 @@ def _summary_source(engine: Engine, run_ids: Sequence[int], judge: str, table: s
 def metric_source(engine: Engine, run_ids: Sequence[int], judge: str) -> str:
     """response_metric when every run's summaries for `judge` are current, else its SELECT inline (reads only)."""
     return _summary_source(engine, run_ids, judge, "response_metric", metric_select_sql(judge))
-
-
-def counted_value_sql(metric: str, row: str = "s") -> str:
-    """SQL of `metric`'s value in the response_metric row `row` where its declaration counts the row's state, else NULL."""
-    states = ", ".join(f"'{VERDICT_STATES[status]}'" for status in get_metric(metric).counted_statuses())
-    return f"CASE WHEN {row}.state IN ({states}) THEN {row}.value END"
-
-
-def _metric_pivot_sql(source: str, metrics: Sequence[str]) -> str:
-    """One row per response of the {runs} runs: per metric its counted value and its state (columns m, m_state)."""
-    cells = ", ".join(f"MAX(CASE WHEN s.metric = '{m}' THEN {counted_value_sql(m)} END) AS {m}, "
-                      f"MAX(CASE WHEN s.metric = '{m}' THEN s.state END) AS {m}_state" for m in metrics)
-    names = ", ".join(f"'{m}'" for m in metrics)
-    return (f"SELECT s.response_id, {cells} FROM {source} s "
-            f"WHERE s.judge = :judge AND s.run_id IN ({{runs}}) AND s.metric IN ({names}) GROUP BY s.response_id")
-
-
-def metric_cells_sql(stale: bool, run_ids: Sequence[int], judge: str, metrics: Sequence[str] = METRIC_NAMES
-                     ) -> tuple[str, dict[str, tuple[str, str]]]:
-    """(joins, metric -> (counted value, state) SQL) joining `metrics`' response_metric rows of `judge` onto the
-    response `r`: stored rows by their primary key (one join per metric), or the inline rows of stale runs pivoted once."""
-    if stale:
-        pivot = _metric_pivot_sql("(" + runs_sql(metric_select_sql(judge), run_ids) + ")", metrics)
-        return f"LEFT JOIN ({pivot}) x ON x.response_id = r.id", {m: (f"x.{m}", f"x.{m}_state") for m in metrics}
-    joins = " ".join(f"LEFT JOIN response_metric x_{m} ON x_{m}.response_id = r.id AND x_{m}.judge = :judge "
-                     f"AND x_{m}.metric = '{m}'" for m in metrics)
-    return joins, {m: (counted_value_sql(m, f"x_{m}"), f"x_{m}.state") for m in metrics}
-
-
-def state_code_sql(state: str) -> str:
-    """SQL of a stored state's position in core.metrics.STATES (no row: unjudged's; a state outside STATES: -1)."""
-    whens = " ".join(f"WHEN {state} = '{name}' THEN {code}" for code, name in enumerate(STATES))
-    return f"CASE WHEN {state} IS NULL THEN {STATES.index(UNJUDGED)} {whens} ELSE -1 END"
-
-
-def _enterprise_metrics_sql(stale: bool, run_ids: Sequence[int], judge: str) -> tuple[str, str]:
-    """(joins, columns) adding METRIC_NAMES' counted value and state code (state_code_sql) to the scores query
-    (metric_cells_sql; the status follows from the state: state_statuses)."""
-    joins, cells = metric_cells_sql(stale, run_ids, judge)
-    columns = ", ".join(f"{value} AS {m}, {state_code_sql(state)} AS {m}_state" for m, (value, state) in cells.items())
-    return joins, columns
 
 
 def state_statuses(states: pd.Series) -> pd.Series:
@@ -320,9 +249,10 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     """One row per done EnterpriseRAG response: IAS (loose, strict, per category), RAG metrics, counts, generator and
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
-    joins, columns = _enterprise_metrics_sql(stale, run_ids, judge)
-    sql = scores_sql(f"{_SCORES_COLUMNS_SQL},\n{columns}", summary_source(stale, run_ids), joins, run_ids)
-    fetched = read_columns(engine, sql, {"judge": judge})
+    # the runs' packs where their summaries are current and packed (core.scoring.summaries.store_response_pack), else the statement
+    fetched = None if stale else read_response_pack(engine, run_ids, judge)
+    if fetched is None:
+        fetched = read_columns(engine, enterprise_scores_sql(stale, run_ids, judge), {"judge": judge})
     if not fetched:
         return _empty_scores()
     instances = read_columns(engine, runs_sql(_INSTANCES_SQL, run_ids))
