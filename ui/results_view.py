@@ -73,11 +73,6 @@ class Filters:
         return SUBSETS[self.subset]
 
 
-@st.cache_data(ttl=5, show_spinner=False)
-def _runs(version: tuple) -> pd.DataFrame:
-    return scored_run_list(engine())
-
-
 @st.cache_data(max_entries=8, show_spinner=False)
 def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
     return readmodel.run_judges(engine(), list(run_ids))
@@ -420,10 +415,15 @@ def first_start_banner(runs: pd.DataFrame) -> None:
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _default_run(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> tuple[int, bool]:
-    """The run a page opens on: the newest scored run holding `protocol` (True), else the newest scored run (False)."""
-    held = None if protocol is None else newest_run_holding(engine(), protocol, run_ids)
-    return (held, True) if held is not None else (max(run_ids), protocol is None)
+def _scored_runs(protocol: str | None, version: tuple) -> tuple[pd.DataFrame, tuple[int, bool] | None]:
+    """The scored runs and the run a page opens on: the newest holding `protocol` (True), else the newest scored run
+    (False); None with no scored run. One cached read for both (one cache entry to hash and copy per render)."""
+    runs = scored_run_list(engine())
+    if runs.empty:
+        return runs, None
+    scored = tuple(int(r) for r in runs["id"])
+    held = None if protocol is None else newest_run_holding(engine(), protocol, scored)
+    return runs, (held, True) if held is not None else (max(scored), protocol is None)
 
 
 def _forget_foreign_runs(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> None:
@@ -444,9 +444,9 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     newest one holding `protocol`; `ias`: the page shows Strict IAS (the heuristic judge's banner about it applies)."""
     version, gold = versions()
     refresh_on_new_data((version, gold), versions)
-    runs = _runs(version)
+    runs, opened_on = _scored_runs(protocol, version)
     first_start_banner(runs)
-    if runs.empty:
+    if opened_on is None:
         if first_start_run(engine()) is None:
             _first_start_job(engine().url.render_as_string(hide_password=False))
         st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background, "
@@ -457,8 +457,8 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                                                  strict=True)}
     with filter_slot():
         st.subheader("Results filters")
-        scored = tuple(int(r) for r in runs["id"])
-        newest, holds = _default_run(protocol, scored, version)
+        scored = tuple(labels)
+        newest, holds = opened_on
         default = [newest]
         _forget_foreign_runs(protocol, scored, version)
         url_seed("results_runs_w", "runs", list(labels), multi=True, cast=int, default=default)
