@@ -74,8 +74,11 @@ class Filters:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
-    return readmodel.run_judges(engine(), list(run_ids))
+def _run_choices(run_ids: tuple[int, ...], with_domains: bool, version: tuple) -> tuple[list[str], list[str]]:
+    """The runs' judges and, `with_domains`, their EnterpriseRAG domains, for the filters (without loading the scores):
+    one cached read for both."""
+    judges = readmodel.run_judges(engine(), list(run_ids))
+    return judges, readmodel.response_domains(engine(), list(run_ids)) if with_domains else []
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading scores…")
@@ -99,12 +102,6 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
 def repeats_note(run_ids: tuple[int, ...], judge: str, version: tuple) -> str:
     """'k repeats per item, N items, F flaky' per model when the runs answered items several times; else empty."""
     return readmodel.repeat_text(readmodel.repeats_from_responses(_responses(run_ids, judge, version)))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _domains(run_ids: tuple[int, ...], version: tuple) -> list[str]:
-    """The runs' EnterpriseRAG domains, for the domain filter (without loading the scores)."""
-    return readmodel.response_domains(engine(), list(run_ids))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -465,7 +462,7 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
         chosen = st.multiselect("Runs", list(labels), format_func=labels.get, key="results_runs_w")
         url_keep("results_runs_w", "runs", multi=True)
         run_ids = tuple(sorted(chosen or default))
-        judges = _judges(run_ids, version)
+        judges, names = _run_choices(run_ids, domains, version)
         url_seed("results_judge", "judge", judges)
         judge = st.selectbox("Judge", judges, key="results_judge", format_func=judge_label,
                              help="Rule checks are always included; this picks who judged the rest.")
@@ -477,7 +474,6 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_keep("results_subset", "subset")
         chosen_domains: list[str] = []
         if domains:
-            names = _domains(run_ids, version)
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)
