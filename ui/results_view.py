@@ -73,14 +73,12 @@ class Filters:
         return SUBSETS[self.subset]
 
 
-@st.cache_data(ttl=5, show_spinner=False)
-def _runs(version: tuple) -> pd.DataFrame:
-    return scored_run_list(engine())
-
-
 @st.cache_data(max_entries=8, show_spinner=False)
-def _judges(run_ids: tuple[int, ...], version: tuple) -> list[str]:
-    return readmodel.run_judges(engine(), list(run_ids))
+def _run_choices(run_ids: tuple[int, ...], with_domains: bool, version: tuple) -> tuple[list[str], list[str]]:
+    """The runs' judges and, `with_domains`, their EnterpriseRAG domains, for the filters (without loading the scores):
+    one cached read for both."""
+    judges = readmodel.run_judges(engine(), list(run_ids))
+    return judges, readmodel.response_domains(engine(), list(run_ids)) if with_domains else []
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading scores…")
@@ -104,12 +102,6 @@ def scores(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame
 def repeats_note(run_ids: tuple[int, ...], judge: str, version: tuple) -> str:
     """'k repeats per item, N items, F flaky' per model when the runs answered items several times; else empty."""
     return readmodel.repeat_text(readmodel.repeats_from_responses(_responses(run_ids, judge, version)))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _domains(run_ids: tuple[int, ...], version: tuple) -> list[str]:
-    """The runs' EnterpriseRAG domains, for the domain filter (without loading the scores)."""
-    return readmodel.response_domains(engine(), list(run_ids))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -420,10 +412,15 @@ def first_start_banner(runs: pd.DataFrame) -> None:
 
 
 @st.cache_data(ttl=5, show_spinner=False)
-def _default_run(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> tuple[int, bool]:
-    """The run a page opens on: the newest scored run holding `protocol` (True), else the newest scored run (False)."""
-    held = None if protocol is None else newest_run_holding(engine(), protocol, run_ids)
-    return (held, True) if held is not None else (max(run_ids), protocol is None)
+def _scored_runs(protocol: str | None, version: tuple) -> tuple[pd.DataFrame, tuple[int, bool] | None]:
+    """The scored runs and the run a page opens on: the newest holding `protocol` (True), else the newest scored run
+    (False); None with no scored run. One cached read for both (one cache entry to hash and copy per render)."""
+    runs = scored_run_list(engine())
+    if runs.empty:
+        return runs, None
+    scored = tuple(int(r) for r in runs["id"])
+    held = None if protocol is None else newest_run_holding(engine(), protocol, scored)
+    return runs, (held, True) if held is not None else (max(scored), protocol is None)
 
 
 def _forget_foreign_runs(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> None:
@@ -444,9 +441,9 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     newest one holding `protocol`; `ias`: the page shows Strict IAS (the heuristic judge's banner about it applies)."""
     version, gold = versions()
     refresh_on_new_data((version, gold), versions)
-    runs = _runs(version)
+    runs, opened_on = _scored_runs(protocol, version)
     first_start_banner(runs)
-    if runs.empty:
+    if opened_on is None:
         if first_start_run(engine()) is None:
             _first_start_job(engine().url.render_as_string(hide_password=False))
         st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background, "
@@ -457,15 +454,15 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
                                                  strict=True)}
     with filter_slot():
         st.subheader("Results filters")
-        scored = tuple(int(r) for r in runs["id"])
-        newest, holds = _default_run(protocol, scored, version)
+        scored = tuple(labels)
+        newest, holds = opened_on
         default = [newest]
         _forget_foreign_runs(protocol, scored, version)
         url_seed("results_runs_w", "runs", list(labels), multi=True, cast=int, default=default)
         chosen = st.multiselect("Runs", list(labels), format_func=labels.get, key="results_runs_w")
         url_keep("results_runs_w", "runs", multi=True)
         run_ids = tuple(sorted(chosen or default))
-        judges = _judges(run_ids, version)
+        judges, names = _run_choices(run_ids, domains, version)
         url_seed("results_judge", "judge", judges)
         judge = st.selectbox("Judge", judges, key="results_judge", format_func=judge_label,
                              help="Rule checks are always included; this picks who judged the rest.")
@@ -477,7 +474,6 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_keep("results_subset", "subset")
         chosen_domains: list[str] = []
         if domains:
-            names = _domains(run_ids, version)
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)

@@ -47,6 +47,24 @@ def test_state_text_orders_the_states_as_declared_and_columns_have_readable_head
                                             "skipped"]
 
 
+STATE_FRAMES = {
+    "integer counts": SUMMARY,
+    "float counts with gaps": SUMMARY.assign(n_scored=[411.0, None]),
+    "text in a count": SUMMARY.assign(n_error=["2", "x"]),
+    "boolean flags": SUMMARY.assign(n_skipped=[True, True]),
+    "one state column": pd.DataFrame({"n_skipped": [4, 5]}),
+    "no state column": pd.DataFrame({"model": ["m"]}),
+    "no rows": SUMMARY.iloc[:0],
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, id=name) for name in STATE_FRAMES])
+def test_state_totals_are_each_state_columns_sum(name) -> None:
+    frame = STATE_FRAMES[name]
+    want = {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum())
+            for state, column in states.STATE_COLUMNS.items() if column in frame.columns}
+    assert states.state_totals(frame) == want
+
 ENTERPRISE = pd.DataFrame({
     "model": ["m"] * 5, "mode": ["noisy", "noisy", "gap", "noisy", "noisy"],
     "strict_ias": [1.0, None, None, None, 0.0], "n_constraint_errors": [0, 2, 0, 0, 0],

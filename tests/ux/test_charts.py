@@ -290,3 +290,13 @@ def test_failure_bars_one_trace_per_group_in_the_rows_order(level, view, column,
     assert fig.layout.barmode == barmode and fig.layout.yaxis.title.text == title
     assert fig.layout.clickmode == "event+select"
     assert fig.layout.yaxis.range == ((0, 109) if view != "stacked" else None)
+
+
+@pytest.mark.parametrize(("level", "view"), [pytest.param(level, view, id=f"{level}-{view}")
+                                             for level in ("category", "sub_dimension")
+                                             for view in charts.FAILURE_Y])
+def test_failure_bars_json_is_the_validated_figures_byte_for_byte(level, view):
+    fig = charts.failure_bars(FAILURE_RATES, level, view)  # built without validating its spec again
+    spec = fig.to_dict()
+    spec["layout"].pop("template")  # the default template: the validated figure adds it as plotly does
+    assert fig.to_json() == go.Figure(spec).to_json()

@@ -58,17 +58,18 @@ def failure_view(counts: pd.DataFrame, modes: Sequence[str], domains: Sequence[s
     return view if category is None else view[view["category"] == category]
 
 
-def _group_codes(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's group among the distinct rows of `keys` in sorted order (-1: a row with a missing key, left out as
-    groupby(sort=True) leaves it out), and the row where each group first occurs."""
-    combined, missing = np.zeros(len(keys), dtype=np.int64), np.zeros(len(keys), dtype=bool)
-    for column in keys.columns:
-        codes, uniques = pd.factorize(keys[column], sort=True)
+def _group_codes(keys: list[pd.Series]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's group among the distinct rows of the `keys` columns in sorted order (-1: a row with a missing key,
+    left out as groupby(sort=True) leaves it out), and the row where each group first occurs."""
+    size = len(keys[0])
+    combined, missing = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+    for column in keys:
+        codes, uniques = pd.factorize(column, sort=True)
         combined = combined * (len(uniques) + 1) + codes  # sorted codes, combined in key order: the groups' order
         missing |= codes < 0
     rows = np.flatnonzero(~missing)
     _, first, inverse = np.unique(combined[rows], return_index=True, return_inverse=True)
-    codes = np.full(len(keys), -1, dtype=np.intp)
+    codes = np.full(size, -1, dtype=np.intp)
     codes[rows] = inverse.reshape(-1)
     return codes, rows[first]
 
@@ -91,20 +92,20 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     keys = ["model", "category"] + (["sub_dimension"] if level == "sub_dimension" else [])
     states = [c for c in STATE_COLUMNS.values() if c in counts.columns]
     columns = ["verdicts", "decided", "failed", *states]
-    codes, first = _group_codes(counts[keys])
+    key_columns = [counts[key] for key in keys]  # column by column: no sub-frame is copied
+    codes, first = _group_codes(key_columns)
     taken = codes >= 0
     sums = np.zeros((len(first), len(columns)), dtype=np.int64)
-    np.add.at(sums, codes[taken], counts[columns].to_numpy(dtype=np.int64)[taken])
+    values = np.column_stack([counts[column].to_numpy(dtype=np.int64) for column in columns])
+    np.add.at(sums, codes[taken], values[taken])
     verdicts, decided, failed = sums[:, 0], sums[:, 1], sums[:, 2]
-    groups = counts[keys].take(first)
-    out = {key: groups[key].array for key in keys}
+    out = {key: column.array.take(first) for key, column in zip(keys, key_columns, strict=True)}
     model_codes = pd.factorize(out["model"])[0]  # the groups are sorted by model first: each model's rows adjoin
     totals = np.bincount(model_codes, weights=failed)[model_codes] if len(first) else np.zeros(0)  # exact below 2**53
     out |= {column: sums[:, i] for i, column in enumerate(columns)}
     out |= {"undetermined": verdicts - decided, "failure_rate": _ratio(failed, decided),
             "share_of_failures": _ratio(failed, totals)}
     return pd.DataFrame(out)
-    return out
 
 
 def verdict_totals_text(rates: pd.DataFrame) -> str:

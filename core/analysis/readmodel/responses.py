@@ -325,11 +325,11 @@ def failure_count_view(engine: Engine, run_ids: Sequence[int], judge: str, modes
         join, where, params = " JOIN domain d ON d.id = f.domain_id", where + f" AND d.name IN ({domain_marks})", params | domain_params
     sql = (_FAILURE_VIEW_SQL.replace("{keys}", keys).replace("{source}", source).replace("{domain_join}", join)
            .replace("{modes}", mode_marks).replace("{where}", where))
-    frame = read_sql(engine, runs_sql(sql, run_ids), params | {"judge": judge})
+    fetched = read_columns(engine, runs_sql(sql, run_ids), params | {"judge": judge})
     key_columns = ["model", "category"] + (["sub_dimension"] if category is not None else [])
-    wanted = dict.fromkeys(key_columns, "str") | dict.fromkeys(FAILURE_SUM_COLUMNS, "int64")
-    dtypes = {column: dtype for column, dtype in wanted.items() if frame[column].dtype != dtype}  # e.g. with no rows
-    return (frame.astype(dtypes) if dtypes else frame)[[*key_columns, *FAILURE_SUM_COLUMNS]]
+    # built from the columns in their dtypes (no row-wise frame, no astype pass); PostgreSQL's SUM is numeric
+    return pd.DataFrame({column: pd.array(fetched.get(column, ()), dtype="str") for column in key_columns}
+                        | {column: np.array(fetched.get(column, ()), dtype="int64") for column in FAILURE_SUM_COLUMNS})
 
 
 def failure_mode_totals(engine: Engine, run_ids: Sequence[int], judge: str, *, stale: bool | None = None) -> pd.DataFrame:

@@ -58,10 +58,10 @@ def state_totals(frame: pd.DataFrame) -> dict[ScoreState, int]:
     """Each state's count summed over the rows of a summary frame (the states whose column it carries; a value that
     is not a number counts 0)."""
     carried = [(state, column) for state, column in STATE_COLUMNS.items() if column in frame.columns]
-    columns = [column for _, column in carried]
-    if all(pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in columns):
-        totals = np.nansum(frame[columns].to_numpy(dtype=float), axis=0)  # one pass: counts are exact in float64
-        return {state: int(total) for (state, _), total in zip(carried, totals, strict=True)}
+    dtypes = frame.dtypes  # the dtypes once and each column once: no sub-frame is copied
+    if all(pd.api.types.is_numeric_dtype(dtypes[c]) and not pd.api.types.is_bool_dtype(dtypes[c]) for _, c in carried):
+        return {state: int(np.nansum(frame[column].to_numpy(dtype=float)))  # counts are exact in float64
+                for state, column in carried}
     return {state: int(pd.to_numeric(frame[column], errors="coerce").fillna(0).sum()) for state, column in carried}
 
 
