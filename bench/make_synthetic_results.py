@@ -17,11 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import insert
 from sqlalchemy.engine import Engine
 
 from core.scoring.summaries import summarise_run
-from core.store.db import make_engine, upgrade
+from core.store.db import bulk_insert, make_engine, upgrade
 from core.store.models import Constraint, Document, Domain, Instance, Model, Response, Run, Verdict
 from core.store.schema import SUB_DIMENSIONS_BY_CATEGORY
 
@@ -42,7 +41,7 @@ def _chunks(rows: list[dict], size: int = 20_000):
 def _bulk(engine: Engine, table, rows: list[dict]) -> None:
     with engine.begin() as conn:
         for chunk in _chunks(rows):
-            conn.execute(insert(table), chunk)
+            bulk_insert(conn, table, chunk)
 
 
 def second_opinion(verdicts: list[dict], judge: str, flip: float, rng: np.random.Generator) -> list[dict]:

@@ -246,6 +246,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: a reply goes as two writes (headers, then body); with Nagle's algorithm the body waited for the
+    # client's delayed ACK of the headers, about 40 ms a call on loopback (46 ms a call through the openai SDK, 2.4 ms
+    # without)
+    disable_nagle_algorithm = True
     fake: FakeLLMServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sqlalchemy import Insert, Table, event, insert
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, SQLModel, create_engine
 from sqlmodel.sql.expression import Select
 
@@ -123,6 +123,38 @@ def select_columns(*columns: Any) -> Any:
     """A SELECT of columns whose rows are read by column name (`row.query`), which sqlmodel's typed `select` types as
     plain tuples (and covers only up to four columns)."""
     return Select(*columns)
+
+
+def _python_default(column: Any) -> bool:
+    """Whether `column`'s default is a value or a Python callable (what a COPY can fill in as INSERT would)."""
+    return column.default.is_scalar or column.default.is_callable
+
+
+def _copy_value(column: Any, row: dict[str, Any], dialect: Any) -> Any:
+    """The value an executemany INSERT would bind for `column` of `row`: the row's, else the column's Python default,
+    through the column type's bind processor (JSON serialised as SQLAlchemy does)."""
+    if column.key in row:
+        value = row[column.key]
+    else:
+        value = column.default.arg if column.default.is_scalar else column.default.arg(None)
+    processor = column.type._cached_bind_processor(dialect)
+    return processor(value) if processor else value
+
+
+def bulk_insert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Insert `rows` (dicts with the same keys) into `table`: one COPY on PostgreSQL, an executemany INSERT elsewhere."""
+    if not rows:
+        return
+    columns = [c for c in table.columns if c.key in rows[0] or c.default is not None]
+    if conn.dialect.name != "postgresql" or not all(c.key in rows[0] or _python_default(c) for c in columns):
+        conn.execute(insert(table), rows)
+        return
+    names = ", ".join(conn.dialect.identifier_preparer.quote(c.name) for c in columns)
+    cursor = conn.connection.cursor()
+    with cursor.copy(f"COPY {conn.dialect.identifier_preparer.format_table(table)} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([_copy_value(c, row, conn.dialect) for c in columns])
+    cursor.close()
 
 
 def insert_ignore_statement(engine: Engine, table: Table) -> Insert:
