@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,18 +177,21 @@ def read_columns(engine: Engine, sql: str, params: dict | None = None) -> dict[s
     return dict(zip(columns, zip(*rows, strict=True), strict=True)) if rows else {}
 
 
-def _floats(column: tuple) -> np.ndarray:
+Column = tuple | np.ndarray  # a fetched column: a tuple off the cursor, or an array from a response pack
+
+
+def _floats(column: Column) -> np.ndarray:
     """A fetched column as floats (NULL -> NaN)."""
     return np.array(column, dtype=float)
 
 
-def _counts(column: tuple) -> np.ndarray:
+def _counts(column: Column) -> np.ndarray:
     """A fetched count column as int64 (NULL -> 0: no summary row)."""
     values = _floats(column)
     return np.where(np.isnan(values), 0, values).astype("int64")
 
 
-def _counted_cost(column: tuple) -> np.ndarray:
+def _counted_cost(column: Column) -> np.ndarray:
     """A fetched judge cost column as floats (NULL -> 0.0: no judge call recorded)."""
     values = _floats(column)
     return np.where(np.isnan(values), 0.0, values)
@@ -205,7 +208,7 @@ def response_ias(n: np.ndarray, judged: np.ndarray, passed: np.ndarray, errors: 
     return n, unjudged, loose, strict
 
 
-def _positions(ids: tuple, keys: np.ndarray) -> np.ndarray:
+def _positions(ids: Column, keys: np.ndarray) -> np.ndarray:
     """The row of each of `ids` among `keys` (ascending); an id without a key raises."""
     wanted = np.array(ids, dtype="int64")
     at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
@@ -237,7 +240,7 @@ def _ids(fetched: dict[str, tuple], key: str) -> np.ndarray:
 _STATE_STATUSES = np.array([STATE_STATUS.get(state) for state in STATES], dtype=object)  # None: no verdict status
 
 
-def _states(codes: tuple, metric: str) -> np.ndarray:
+def _states(codes: Column, metric: str) -> np.ndarray:
     """Fetched state codes (state_code_sql) as an array of codes; a stored state outside core.metrics.STATES raises."""
     values = np.array(codes, dtype=np.intp)
     if (values < 0).any():
@@ -250,7 +253,7 @@ def response_scores(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.Da
     judge cost (other protocols' responses are read by their own functions, e.g. reference_scores)."""
     stale = bool(stale_summary_runs(engine, run_ids, judge))
     # the runs' packs where their summaries are current and packed (core.scoring.summaries.store_response_pack), else the statement
-    fetched = None if stale else read_response_pack(engine, run_ids, judge)
+    fetched: Mapping[str, Column] | None = None if stale else read_response_pack(engine, run_ids, judge)
     if fetched is None:
         fetched = read_columns(engine, enterprise_scores_sql(stale, run_ids, judge), {"judge": judge})
     if not fetched:
