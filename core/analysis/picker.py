@@ -522,20 +522,23 @@ def _instance_codes(frames: list[pd.DataFrame]) -> list[np.ndarray] | None:
 def _pair_draws(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
                 seed: int) -> dict[str, _Draw]:
     """Each pair's draw (n, means of both, their bootstrap replicates) of pairs on the same shared instances
-    (utilities ua of the pick, ub of the other): the totals of each pair from its own product, as paired_test draws
-    them (the same columns, so the same product shape), the drawn-cell counts of all from one (exact integers)."""
+    (utilities ua of the pick, the same in every pair, ub of the other): the totals of all from ONE product of the
+    resample weights with the pick's columns then every other's (the weights read and the pick's columns multiplied
+    once, not once per pair), the drawn-cell counts of all from one (exact integers). A product's column is summed in
+    the same order whatever columns sit beside it on the BLAS kernels measured (so paired_test's per-pair product gives
+    the same bytes there); on any kernel the totals agree to ~1e-16 relative (tests/test_picker_shared_draws.py)."""
     n = pairs[0][1].shape[0]
     if n < 2:
         return {b: (n, np.full(2 * k, np.nan), np.empty((0, 2 * k))) for b, _, _ in pairs}
-    present = ~np.isnan(np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)]))
-    counts = _distinct_counts(present, n_resamples, seed)
+    stacked = np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)])
+    present = ~np.isnan(stacked)
+    reps = readmodel.bootstrap_means(stacked, n_resamples, seed, counts=_distinct_counts(present, n_resamples, seed))
+    cells = present.sum(axis=0)
+    means = np.where(cells > 0, np.nansum(stacked, axis=0) / np.maximum(cells, 1), np.nan)
     found: dict[str, _Draw] = {}
-    for i, (b, ua, ub) in enumerate(pairs):
-        both = np.column_stack([ua, ub])
-        cells = present[:, np.r_[0:k, k * (i + 1) : k * (i + 2)]].sum(axis=0)
-        means = np.where(cells > 0, np.nansum(both, axis=0) / np.maximum(cells, 1), np.nan)
-        found[b] = (n, means, readmodel.bootstrap_means(
-            both, n_resamples, seed, counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1)))
+    for i, (b, _, _) in enumerate(pairs):
+        columns = np.r_[0:k, k * (i + 1) : k * (i + 2)]
+        found[b] = (n, means[columns], reps[:, columns])
     return found
 
 
