@@ -430,10 +430,10 @@ def _scoped_draws(scoped: pd.DataFrame, pick: str, others: Sequence[str], names:
 
 def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
                 seed: int) -> dict[str, list[PairedTest]]:
-    """_metric_tests of the pick against each other model: each pair's bootstrap totals drawn as _metric_tests drew
-    them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
-    shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
-    number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
+    """_metric_tests of the pick against each other model: the bootstrap totals and drawn-cell counts of every pair
+    with the same shared instances from one product each (_pair_draws: the totals equal the per-pair product's to
+    ~1e-16 relative, the counts exact integers); the intervals of all pairs with the same number of shared instances
+    from one quantile call (tests/test_picker_stacked.py)."""
     return _draw_tests(a, _pick_draws(pa, others, names, n_resamples, seed), len(names), n_resamples)
 
 
@@ -559,8 +559,8 @@ def _distinct_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.nda
 
 def _draw_test(a: str, b: str, draw: _Draw, weights: dict[str, float], keys: Sequence[str],
                n_resamples: int) -> PairedTest:
-    """paired_test of a against b from their draw on the columns `keys` (the same means and replicates paired_test
-    computes from the same shared rows: the totals from the same product, the counts exact integers)."""
+    """paired_test of a against b from their draw on the columns `keys` (the means and replicates paired_test computes
+    from the same shared rows: the same resamples, the totals to ~1e-16 relative (_pair_draws), the counts exact)."""
     n, means, reps = draw
     if n < 2:
         return PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)
