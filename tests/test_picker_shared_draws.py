@@ -17,13 +17,24 @@ METRICS = ["faithfulness", "coverage", "rejection", "conflict_recognition", "str
 WEIGHTS = {"faithfulness": 1.0, "coverage": 1.0, "rejection": 1.0, "conflict_recognition": 1.0, "strict_ias": 2.0}
 
 
-def _scoped(seed: int = 3, n: int = 160) -> pd.DataFrame:
+UNICODE = ["é", "z", "Z", "ä", "漢", "😀", "a b", "Ω", "ſ", "\u00a0"]  # ids Python and Arrow must sort alike
+
+
+def _uid(i: int) -> str:
+    return f"i{i:04d}"
+
+
+def _unicode_uid(i: int) -> str:
+    return f"{UNICODE[i % len(UNICODE)]}{i:04d}"
+
+
+def _scoped(seed: int = 3, n: int = 160, uid=_uid) -> pd.DataFrame:
     """Five models on n instances: continuous and 0/1 metrics, missing cells, models that skipped instances."""
     rng = np.random.default_rng(seed)
     rows = []
     for m, (level, skip) in {"a": (0.7, 0), "b": (0.6, 10), "c": (0.5, 0), "d": (0.4, 30), "e": (0.65, 10)}.items():
         for i in range(n - skip):
-            row = {"model": m, "instance_uid": f"i{i:04d}", "domain": "x", "mode": "noisy", "cost_usd": 0.001,
+            row = {"model": m, "instance_uid": uid(i), "domain": "x", "mode": "noisy", "cost_usd": 0.001,
                    "response_id": len(rows) + 1, "run_id": 1}
             row["faithfulness"] = float(np.clip(rng.normal(level, 0.2), 0, 1))
             row["coverage"] = float(rng.random()) if rng.random() > 0.3 else np.nan
@@ -34,9 +45,12 @@ def _scoped(seed: int = 3, n: int = 160) -> pd.DataFrame:
     return pd.DataFrame(rows).sample(frac=1.0, random_state=seed).reset_index(drop=True)  # rows in any order
 
 
-@pytest.mark.parametrize("pick", ["a", "c", "d"])
-def test_tests_from_the_shared_draws_equal_paired_test(pick):
-    scoped = _scoped()
+@pytest.mark.parametrize("pick, uid", [
+    pytest.param("a", _uid, id="a"), pytest.param("c", _uid, id="c"), pytest.param("d", _uid, id="d"),
+    pytest.param("b", _unicode_uid, id="b, non-ASCII instance ids"),
+])
+def test_tests_from_the_shared_draws_equal_paired_test(pick, uid):
+    scoped = _scoped(uid=uid)
     others = sorted(m for m in scoped["model"].unique() if m != pick)
     draws = picker._scoped_draws(scoped, pick, others, METRICS, 400, 5)
     for b in others:

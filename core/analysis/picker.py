@@ -417,7 +417,7 @@ def _scoped_draws(scoped: pd.DataFrame, pick: str, others: Sequence[str], names:
     at = scoped.groupby("model", sort=False).indices
     empty = np.empty(0, dtype=np.intp)
     rows = [at.get(m, empty) for m in models]
-    codes, uids = pd.factorize(scoped["instance_uid"].to_numpy(dtype=object), sort=True)
+    codes, uids = pd.factorize(scoped["instance_uid"], sort=True)  # on the column as stored: no Python strings made
     mine = [codes[r] for r in rows]
     if all(len(c) and (c >= 0).all() for c in mine) and all(  # no model repeats an instance
             np.bincount(c, minlength=len(uids)).max() <= 1 for c in mine):
