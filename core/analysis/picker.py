@@ -417,7 +417,7 @@ def _scoped_draws(scoped: pd.DataFrame, pick: str, others: Sequence[str], names:
     at = scoped.groupby("model", sort=False).indices
     empty = np.empty(0, dtype=np.intp)
     rows = [at.get(m, empty) for m in models]
-    codes, uids = pd.factorize(scoped["instance_uid"].to_numpy(dtype=object), sort=True)
+    codes, uids = pd.factorize(scoped["instance_uid"], sort=True)  # on the column as stored: no Python strings made
     mine = [codes[r] for r in rows]
     if all(len(c) and (c >= 0).all() for c in mine) and all(  # no model repeats an instance
             np.bincount(c, minlength=len(uids)).max() <= 1 for c in mine):
@@ -430,10 +430,10 @@ def _scoped_draws(scoped: pd.DataFrame, pick: str, others: Sequence[str], names:
 
 def _pick_tests(pa: pd.DataFrame, others: dict[str, pd.DataFrame], a: str, names: list[str], n_resamples: int,
                 seed: int) -> dict[str, list[PairedTest]]:
-    """_metric_tests of the pick against each other model: each pair's bootstrap totals drawn as _metric_tests drew
-    them (the same product shape, so BLAS rounds them the same); the drawn-cell counts of every pair with the same
-    shared instances from one product (exact integers: bootstrap_counts); the intervals of all pairs with the same
-    number of shared instances from one quantile call (tests/test_picker_stacked.py)."""
+    """_metric_tests of the pick against each other model: the bootstrap totals and drawn-cell counts of every pair
+    with the same shared instances from one product each (_pair_draws: the totals equal the per-pair product's to
+    ~1e-16 relative, the counts exact integers); the intervals of all pairs with the same number of shared instances
+    from one quantile call (tests/test_picker_stacked.py)."""
     return _draw_tests(a, _pick_draws(pa, others, names, n_resamples, seed), len(names), n_resamples)
 
 
@@ -522,20 +522,23 @@ def _instance_codes(frames: list[pd.DataFrame]) -> list[np.ndarray] | None:
 def _pair_draws(pairs: list[tuple[str, np.ndarray, np.ndarray]], k: int, n_resamples: int,
                 seed: int) -> dict[str, _Draw]:
     """Each pair's draw (n, means of both, their bootstrap replicates) of pairs on the same shared instances
-    (utilities ua of the pick, ub of the other): the totals of each pair from its own product, as paired_test draws
-    them (the same columns, so the same product shape), the drawn-cell counts of all from one (exact integers)."""
+    (utilities ua of the pick, the same in every pair, ub of the other): the totals of all from ONE product of the
+    resample weights with the pick's columns then every other's (the weights read and the pick's columns multiplied
+    once, not once per pair), the drawn-cell counts of all from one (exact integers). A product's column is summed in
+    the same order whatever columns sit beside it on the BLAS kernels measured (so paired_test's per-pair product gives
+    the same bytes there); on any kernel the totals agree to ~1e-16 relative (tests/test_picker_shared_draws.py)."""
     n = pairs[0][1].shape[0]
     if n < 2:
         return {b: (n, np.full(2 * k, np.nan), np.empty((0, 2 * k))) for b, _, _ in pairs}
-    present = ~np.isnan(np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)]))
-    counts = _distinct_counts(present, n_resamples, seed)
+    stacked = np.column_stack([pairs[0][1], *(ub for _, _, ub in pairs)])
+    present = ~np.isnan(stacked)
+    reps = readmodel.bootstrap_means(stacked, n_resamples, seed, counts=_distinct_counts(present, n_resamples, seed))
+    cells = present.sum(axis=0)
+    means = np.where(cells > 0, np.nansum(stacked, axis=0) / np.maximum(cells, 1), np.nan)
     found: dict[str, _Draw] = {}
-    for i, (b, ua, ub) in enumerate(pairs):
-        both = np.column_stack([ua, ub])
-        cells = present[:, np.r_[0:k, k * (i + 1) : k * (i + 2)]].sum(axis=0)
-        means = np.where(cells > 0, np.nansum(both, axis=0) / np.maximum(cells, 1), np.nan)
-        found[b] = (n, means, readmodel.bootstrap_means(
-            both, n_resamples, seed, counts=np.concatenate([counts[:, :k], counts[:, k * (i + 1) : k * (i + 2)]], axis=1)))
+    for i, (b, _, _) in enumerate(pairs):
+        columns = np.r_[0:k, k * (i + 1) : k * (i + 2)]
+        found[b] = (n, means[columns], reps[:, columns])
     return found
 
 
@@ -556,8 +559,8 @@ def _distinct_counts(present: np.ndarray, n_resamples: int, seed: int) -> np.nda
 
 def _draw_test(a: str, b: str, draw: _Draw, weights: dict[str, float], keys: Sequence[str],
                n_resamples: int) -> PairedTest:
-    """paired_test of a against b from their draw on the columns `keys` (the same means and replicates paired_test
-    computes from the same shared rows: the totals from the same product, the counts exact integers)."""
+    """paired_test of a against b from their draw on the columns `keys` (the means and replicates paired_test computes
+    from the same shared rows: the same resamples, the totals to ~1e-16 relative (_pair_draws), the counts exact)."""
     n, means, reps = draw
     if n < 2:
         return PairedTest(a, b, n, np.nan, np.nan, np.nan, n_resamples)

@@ -208,10 +208,11 @@ def key_statuses(scores: pd.DataFrame, key: str) -> pd.Series:
     mine = scores["protocol"] == protocol if "protocol" in scores else pd.Series(True, index=scores.index)
     if key not in scores.columns:
         return pd.Series(None, index=scores.index[mine], dtype=object)
+    rows = scores if mine.all() else scores[mine]  # every row the protocol's: the frame itself, not a copy of it
     try:
-        return response_statuses(scores[mine], key)
+        return response_statuses(rows, key)
     except KeyError:  # a frame without the stored statuses a derived metric reads: a value is scored, else unjudged
-        present = scores.loc[mine, key].notna()
+        present = rows[key].notna()
         return pd.Series("ok", index=present.index, dtype=object).where(present, None)
 
 
@@ -232,9 +233,17 @@ def key_state_codes(scores: pd.DataFrame, key: str) -> np.ndarray:
     """state_codes of key_states(scores, key), without making the stored states Python strings first."""
     column = f"{key}_state"
     if column not in scores.columns:
-        return state_codes(key_states(scores, key))
+        return _status_state_codes(key_statuses(scores, key))
     codes = state_codes(scores[column])
     return np.where(scores[column].isna().to_numpy(), STATES.index(UNJUDGED), codes)
+
+
+def _status_state_codes(statuses: pd.Series) -> np.ndarray:
+    """state_codes of the score states of stored statuses as key_states reads them (a status of no state and a
+    missing one: unjudged), each distinct status mapped once."""
+    labels, seen = pd.factorize(statuses)  # missing: -1, the table's last entry
+    states = [VERDICT_STATES.get(status, UNJUDGED) for status in seen] + [UNJUDGED]
+    return np.array([STATES.index(s) if s in STATES else -1 for s in states], dtype=np.intp)[labels]
 
 
 def _model_intervals(values: np.ndarray | None, at_of: list[np.ndarray], entry: DecisionKey) -> list:
