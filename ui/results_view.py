@@ -319,36 +319,31 @@ def _scoped_failure_counts(run_ids: tuple[int, ...], judge: str, scope: Scope, v
                                            version))
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _modeless_failures(run_ids: tuple[int, ...], judge: str, version: tuple) -> int:
-    totals = readmodel.failure_mode_totals(engine(), list(run_ids), judge,
-                                           stale=_summaries_stale(run_ids, judge))
-    return readmodel.modeless_verdicts(totals)
+@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
+def _failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...], category: str | None,
+                   version: tuple) -> pd.DataFrame:
+    """Figure 4's counts per model, mode and category (or sub-dimension of `category`) in `domains`, summed in the
+    database (readmodel.failure_mode_counts): a subset change and the modeless count reuse them without a query."""
+    return readmodel.failure_mode_counts(engine(), list(run_ids), judge, domains, category,
+                                         stale=_summaries_stale(run_ids, judge))
 
 
 def modeless_failures(f: Filters) -> int:
     """Constraint verdicts of the filters' runs (and scope) of instances without a mode, outside Figure 4's modes."""
     if f.scope.narrowed:
         return readmodel.modeless_verdicts(_scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version))
-    return _modeless_failures(f.run_ids, f.judge, f.version)
-
-
-@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
-def _failure_view(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
-                  category: str | None, version: tuple) -> pd.DataFrame:
-    return readmodel.failure_count_view(engine(), list(run_ids), judge, modes, domains, category,
-                                        stale=_summaries_stale(run_ids, judge))
+    return readmodel.modeless_verdicts(_failure_modes(f.run_ids, f.judge, (), None, f.version))
 
 
 def failure_view(f: Filters, category: str | None = None) -> pd.DataFrame:
-    """Figure 4's counts for the filters: per model and category, or with `category` per sub-dimension of it, summed in
-    the database (cached per filter choice and data version); with a benchmark set or 'accepted only' counted from the
-    verdicts in scope."""
+    """Figure 4's counts for the filters: per model, mode and category, or with `category` per sub-dimension of it,
+    of the chosen modes (failure_rates sums them over the modes), summed in the database per domain choice (cached per
+    data version); with a benchmark set or 'accepted only' counted from the verdicts in scope."""
     modes = tuple(f.modes or readmodel.MODES)
     if f.scope.narrowed:
         counts = _scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version)
         return readmodel.failure_view(counts, modes, f.domains, category)
-    return _failure_view(f.run_ids, f.judge, modes, f.domains, category, f.version)
+    return readmodel.failure_view(_failure_modes(f.run_ids, f.judge, f.domains, category, f.version), modes)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -124,7 +124,10 @@ def verdict_totals_text(rates: pd.DataFrame) -> str:
 
 def modeless_verdicts(counts: pd.DataFrame) -> int:
     """Constraint verdicts in `counts` of instances without a mode (counted under NO_MODE, outside Figure 4's modes)."""
-    return int(counts.loc[counts["mode"] == NO_MODE, "verdicts"].sum()) if not counts.empty else 0
+    if counts.empty:
+        return 0
+    modeless = counts["mode"].to_numpy(dtype=object) == NO_MODE  # on the arrays: no masked frame or Series
+    return int(counts["verdicts"].to_numpy()[modeless].sum())
 
 
 def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = None, sub_dimension: str | None = None) -> pd.DataFrame:
