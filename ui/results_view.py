@@ -419,7 +419,7 @@ class SidebarData:
     labels: dict[int, str]
     opened_on: tuple[int, bool] | None
     only_first_start: bool = False
-    choices: tuple[list[str], list[str]] = ([], [])
+    choices: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     sets: dict[int, str] = field(default_factory=dict)
 
 
