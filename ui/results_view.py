@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
@@ -73,12 +73,16 @@ class Filters:
         return SUBSETS[self.subset]
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _run_choices(run_ids: tuple[int, ...], with_domains: bool, version: tuple) -> tuple[list[str], list[str]]:
-    """The runs' judges and, `with_domains`, their EnterpriseRAG domains, for the filters (without loading the scores):
-    one cached read for both."""
+def _read_run_choices(run_ids: tuple[int, ...], with_domains: bool) -> tuple[list[str], list[str]]:
+    """The runs' judges and, `with_domains`, their EnterpriseRAG domains, for the filters (without loading the scores)."""
     judges = readmodel.run_judges(engine(), list(run_ids))
     return judges, readmodel.response_domains(engine(), list(run_ids)) if with_domains else []
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _run_choices(run_ids: tuple[int, ...], with_domains: bool, version: tuple) -> tuple[list[str], list[str]]:
+    """_read_run_choices of runs other than the one a page opens on (that one comes with _sidebar_data), cached."""
+    return _read_run_choices(run_ids, with_domains)
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading scores…")
@@ -319,36 +323,31 @@ def _scoped_failure_counts(run_ids: tuple[int, ...], judge: str, scope: Scope, v
                                            version))
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _modeless_failures(run_ids: tuple[int, ...], judge: str, version: tuple) -> int:
-    totals = readmodel.failure_mode_totals(engine(), list(run_ids), judge,
-                                           stale=_summaries_stale(run_ids, judge))
-    return readmodel.modeless_verdicts(totals)
+@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
+def _failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...], category: str | None,
+                   version: tuple) -> pd.DataFrame:
+    """Figure 4's counts per model, mode and category (or sub-dimension of `category`) in `domains`, summed in the
+    database (readmodel.failure_mode_counts): a subset change and the modeless count reuse them without a query."""
+    return readmodel.failure_mode_counts(engine(), list(run_ids), judge, domains, category,
+                                         stale=_summaries_stale(run_ids, judge))
 
 
 def modeless_failures(f: Filters) -> int:
     """Constraint verdicts of the filters' runs (and scope) of instances without a mode, outside Figure 4's modes."""
     if f.scope.narrowed:
         return readmodel.modeless_verdicts(_scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version))
-    return _modeless_failures(f.run_ids, f.judge, f.version)
-
-
-@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
-def _failure_view(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
-                  category: str | None, version: tuple) -> pd.DataFrame:
-    return readmodel.failure_count_view(engine(), list(run_ids), judge, modes, domains, category,
-                                        stale=_summaries_stale(run_ids, judge))
+    return readmodel.modeless_verdicts(_failure_modes(f.run_ids, f.judge, (), None, f.version))
 
 
 def failure_view(f: Filters, category: str | None = None) -> pd.DataFrame:
-    """Figure 4's counts for the filters: per model and category, or with `category` per sub-dimension of it, summed in
-    the database (cached per filter choice and data version); with a benchmark set or 'accepted only' counted from the
-    verdicts in scope."""
+    """Figure 4's counts for the filters: per model, mode and category, or with `category` per sub-dimension of it,
+    of the chosen modes (failure_rates sums them over the modes), summed in the database per domain choice (cached per
+    data version); with a benchmark set or 'accepted only' counted from the verdicts in scope."""
     modes = tuple(f.modes or readmodel.MODES)
     if f.scope.narrowed:
         counts = _scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version)
         return readmodel.failure_view(counts, modes, f.domains, category)
-    return _failure_view(f.run_ids, f.judge, modes, f.domains, category, f.version)
+    return readmodel.failure_view(_failure_modes(f.run_ids, f.judge, f.domains, category, f.version), modes)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -393,16 +392,16 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
     return job
 
 
-def first_start_banner(runs: pd.DataFrame) -> None:
-    """Explain sample-only numbers and how to evaluate real models; show the first-start job's progress."""
-    first = sum(bool((c or {}).get("first_start")) for c in runs["config"].tolist())  # no frame filtered per render
+def first_start_banner(only_first_start: bool) -> None:
+    """Explain sample-only numbers and how to evaluate real models (`only_first_start`: every scored run is a first-start
+    one); show the first-start job's progress."""
     running, failed = readmodel.first_start_runs(engine())
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     for run_id, why in failed:
         st.error(f"First start failed: run #{run_id} could not be generated or scored ({why}). Its numbers are "
                  "incomplete; retry with `python -m core.first_start`.", icon=":material/error:")
-    if first and len(runs) == first:
+    if only_first_start:
         st.info(
             f"These numbers come from the bundled sample scored by **{FIRST_START_LABEL}** (no API key needed). To evaluate real "
             "models, set `OPENAI_API_KEY` / `ANTHROPIC_API_KEY` (or `OPENAI_BASE_URL` for an OpenAI-compatible endpoint), "
@@ -411,16 +410,40 @@ def first_start_banner(runs: pd.DataFrame) -> None:
         )
 
 
+@dataclass(frozen=True)
+class SidebarData:
+    """What the results sidebar shows before the user chooses: the scored runs' labels (newest first), the run a page
+    opens on (opened_on: its id and whether it holds the page's protocol; None: no scored run), whether every scored
+    run is a first-start one, that run's judges and domains (choices) and the benchmark sets (id -> label)."""
+
+    labels: dict[int, str]
+    opened_on: tuple[int, bool] | None
+    only_first_start: bool = False
+    choices: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
+    sets: dict[int, str] = field(default_factory=dict)
+
+
+def _opened_on(protocol: str | None, scored: tuple[int, ...]) -> tuple[int, bool]:
+    """The newest scored run holding `protocol` (True), else the newest scored run (False; True without a protocol)."""
+    held = None if protocol is None else newest_run_holding(engine(), protocol, scored)
+    return (held, True) if held is not None else (max(scored), protocol is None)
+
+
 @st.cache_data(ttl=5, show_spinner=False)
-def _scored_runs(protocol: str | None, version: tuple) -> tuple[pd.DataFrame, tuple[int, bool] | None]:
-    """The scored runs and the run a page opens on: the newest holding `protocol` (True), else the newest scored run
-    (False); None with no scored run. One cached read for both (one cache entry to hash and copy per render)."""
+def _sidebar_data(protocol: str | None, with_domains: bool, with_sets: bool, version: tuple) -> SidebarData:
+    """Everything the sidebar reads before the user chooses (SidebarData), in one cached read per data version: one
+    cache entry to hash and copy per render, plain values (no frame to pickle); the run labels carry the run status,
+    which changes without the data version, hence the 5-second life."""
     runs = scored_run_list(engine())
     if runs.empty:
-        return runs, None
-    scored = tuple(int(r) for r in runs["id"])
-    held = None if protocol is None else newest_run_holding(engine(), protocol, scored)
-    return runs, (held, True) if held is not None else (max(scored), protocol is None)
+        return SidebarData({}, None)
+    ids, names, statuses, configs = (runs[c].tolist() for c in ("id", "name", "status", "config"))
+    labels = {int(i): _run_label(int(i), name, status, config)
+              for i, name, status, config in zip(ids, names, statuses, configs, strict=True)}
+    opened_on = _opened_on(protocol, tuple(labels))
+    first = sum(bool((c or {}).get("first_start")) for c in configs)
+    return SidebarData(labels, opened_on, first == len(labels), _read_run_choices((opened_on[0],), with_domains),
+                       _read_sets() if with_sets else {})
 
 
 def _forget_foreign_runs(protocol: str | None, run_ids: tuple[int, ...], version: tuple) -> None:
@@ -441,28 +464,26 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     newest one holding `protocol`; `ias`: the page shows Strict IAS (the heuristic judge's banner about it applies)."""
     version, gold = versions()
     refresh_on_new_data((version, gold), versions)
-    runs, opened_on = _scored_runs(protocol, version)
-    first_start_banner(runs)
-    if opened_on is None:
+    data = _sidebar_data(protocol, domains, sets, version)
+    first_start_banner(data.only_first_start)
+    if data.opened_on is None:
         if first_start_run(engine()) is None:
             _first_start_job(engine().url.render_as_string(hide_password=False))
         st.warning(f"No scored run yet. On first start the sample is scored by {FIRST_START_LABEL} in the background, "
                    "or launch a run on the Run evaluation page; this page shows the scores as soon as they arrive.")
         return None
-    labels = {int(i): _run_label(int(i), name, status, config)  # by column: iterrows builds a Series per run
-              for i, name, status, config in zip(*(runs[c].tolist() for c in ("id", "name", "status", "config")),
-                                                 strict=True)}
+    labels = data.labels
     with filter_slot():
         st.subheader("Results filters")
         scored = tuple(labels)
-        newest, holds = opened_on
+        newest, holds = data.opened_on
         default = [newest]
         _forget_foreign_runs(protocol, scored, version)
         url_seed("results_runs_w", "runs", list(labels), multi=True, cast=int, default=default)
         chosen = st.multiselect("Runs", list(labels), format_func=labels.get, key="results_runs_w")
         url_keep("results_runs_w", "runs", multi=True)
         run_ids = tuple(sorted(chosen or default))
-        judges, names = _run_choices(run_ids, domains, version)
+        judges, names = data.choices if run_ids == (newest,) else _run_choices(run_ids, domains, version)
         url_seed("results_judge", "judge", judges)
         judge = st.selectbox("Judge", judges, key="results_judge", format_func=judge_label,
                              help="Rule checks are always included; this picks who judged the rest.")
@@ -477,11 +498,11 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
             url_seed("results_domains", "domains", names, multi=True)
             chosen_domains = st.multiselect("Domains (empty = all)", names, key="results_domains")
             url_keep("results_domains", "domains", multi=True)
-        scope = scope_filters(version) if sets else Scope()
+        scope = scope_filters(data.sets) if sets else Scope()
         share_link()
     filters = Filters(run_ids, judge, chosen_subset, tuple(sorted(chosen_domains)), version, scope, gold)
     st.caption(f"Judge: **{judge_label(judge)}** (rule checks included) · runs {', '.join(f'#{r}' for r in run_ids)} · "
-               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope, version)}. Every "
+               f"subset {chosen_subset} · domains {', '.join(filters.domains) or 'all'}{_scope_text(scope, data.sets)}. Every "
                "number shows its n; † marks n < 30 (small sample); undetermined and not-applicable items are counted, "
                "never scored 0.")
     if protocol is not None and not holds:
@@ -611,14 +632,13 @@ def share_link() -> None:
             st.caption("The filters are in the address: anyone signed in with access opens the same view.")
 
 
-@st.cache_data(ttl=5, show_spinner=False)
-def _sets(version: tuple) -> dict[int, str]:
+def _read_sets() -> dict[int, str]:
+    """The benchmark sets, id -> label."""
     return {s.id: s.label for s in benchmark_sets(engine())}
 
 
-def scope_filters(version: tuple | None = None) -> Scope:
-    """Benchmark set and 'accepted instances only' (sidebar, kept in the URL); `version`: the data version if read."""
-    sets = _sets(data_version() if version is None else version)
+def scope_filters(sets: dict[int, str]) -> Scope:
+    """Benchmark set (one of `sets`, id -> label) and 'accepted instances only' (sidebar, kept in the URL)."""
     options = [None, *sets]
     url_seed("results_set", "set", options, cast=int)
     chosen = st.selectbox("Benchmark set", options, key="results_set", format_func=lambda i: "all sets" if i is None else sets[i],
@@ -635,10 +655,10 @@ def scope_filters(version: tuple | None = None) -> Scope:
     return Scope(chosen, bool(accepted))
 
 
-def _scope_text(scope: Scope, version: tuple) -> str:
+def _scope_text(scope: Scope, sets: dict[int, str]) -> str:
     if not scope.narrowed:
         return ""
-    parts = [f"set {_sets(version).get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
+    parts = [f"set {sets.get(scope.set_id, scope.set_id)}"] if scope.set_id is not None else []
     return " · " + " · ".join(parts + (["accepted instances only"] if scope.accepted_only else []))
 
 

@@ -1,9 +1,10 @@
-"""Golden tests of the Constraint errors page's reads (issue 42): Figure 4's counts summed in the database for one
-filter choice (readmodel.failure_count_view) give the same failure rates, to the last bit, as the per-domain-and-mode
-counts (load_failure_counts) filtered and grouped in pandas, and the verdicts left out for having no mode
-(failure_mode_totals) are the same count, on a paper-scale synthetic set with some instances made modeless, with stored
-and stale summaries, on the active backend (SQLite, and PostgreSQL in its pass). Reading never writes. failure_rates
-equals the groupby it replaced on frames with shuffled, repeated and missing keys; in_model_order is a stable sort."""
+"""Golden tests of the Constraint errors page's reads (issue 42): Figure 4's counts summed in the database per model,
+mode and category for one domain choice (readmodel.failure_mode_counts, the read the page caches), its modes picked and
+summed, give the same failure rates, to the last bit, as the per-domain-and-mode counts (load_failure_counts) filtered
+and grouped in pandas, and the verdicts left out for having no mode are the same count, on a paper-scale synthetic set
+with some instances made modeless, with stored and stale summaries, on the active backend (SQLite, and PostgreSQL in
+its pass). Reading never writes. failure_rates equals the groupby it replaced on frames with shuffled, repeated and
+missing keys; in_model_order is a stable sort."""
 
 from __future__ import annotations
 
@@ -73,18 +74,18 @@ def test_rates_summed_in_the_database_equal_the_pandas_path(paper) -> None:
     for name, (modes, n_domains, category) in FILTERS.items():
         domains = ("no such domain",) if n_domains < 0 else _domains(engine, n_domains)
         level = "category" if category is None else "sub_dimension"
-        got = readmodel.failure_rates(readmodel.failure_count_view(engine, run_ids, judge, modes, domains, category),
-                                      level)
+        by_mode = readmodel.failure_view(readmodel.failure_mode_counts(engine, run_ids, judge, domains, category), modes)
+        got = readmodel.failure_rates(by_mode, level)
         want = readmodel.failure_rates(readmodel.failure_view(counts, modes, domains, category), level)
         pd.testing.assert_frame_equal(got, want, check_exact=True, obj=name)
         assert got.empty == (n_domains < 0), name
     assert _table_counts(engine) == before  # reading never writes, with stale summaries too
 
 
-def test_modeless_verdicts_from_the_mode_totals(paper) -> None:
+def test_modeless_verdicts_from_the_mode_counts(paper) -> None:
     engine, run_ids, judge = paper
     want = readmodel.modeless_verdicts(readmodel.load_failure_counts(engine, run_ids, judge))
-    assert readmodel.modeless_verdicts(readmodel.failure_mode_totals(engine, run_ids, judge)) == want > 0
+    assert readmodel.modeless_verdicts(readmodel.failure_mode_counts(engine, run_ids, judge)) == want > 0
 
 
 def grouped_rates(counts: pd.DataFrame, level: str) -> pd.DataFrame:

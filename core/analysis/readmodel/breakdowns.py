@@ -51,7 +51,7 @@ def domain_metric_states(scores: pd.DataFrame, by: Sequence[str], metrics: Seque
 def failure_view(counts: pd.DataFrame, modes: Sequence[str], domains: Sequence[str] = (),
                  category: str | None = None) -> pd.DataFrame:
     """The rows of a load_failure_counts / verdict_counts frame that Figure 4 shows: of `modes` and `domains` (empty:
-    every domain) and, with `category`, of that category only (on a frame what failure_count_view selects in SQL)."""
+    every domain) and, with `category`, of that category only (failure_mode_counts selects the domains and category in SQL)."""
     view = counts[counts["mode"].isin(list(modes))]
     if domains:
         view = view[view["domain"].isin(list(domains))]
@@ -85,7 +85,7 @@ def failure_rates(counts: pd.DataFrame, level: str = "category") -> pd.DataFrame
     """Constraint failure rate per model and category (level='category') or sub-dimension ('sub_dimension').
 
     `counts` has the load_failure_counts / verdict_counts layout (already filtered by mode and domain; or
-    failure_count_view's rows, already summed to the level). Only verdicts with status 'ok' and a decided pass/fail
+    failure_mode_counts' rows, summed per mode). Only verdicts with status 'ok' and a decided pass/fail
     count; errors and not-applicable are reported as 'undetermined'. `share_of_failures` normalises each model's
     failures to sum to 1 (the stacked view). Rows sorted by model, category (and sub-dimension).
     """
@@ -124,7 +124,10 @@ def verdict_totals_text(rates: pd.DataFrame) -> str:
 
 def modeless_verdicts(counts: pd.DataFrame) -> int:
     """Constraint verdicts in `counts` of instances without a mode (counted under NO_MODE, outside Figure 4's modes)."""
-    return int(counts.loc[counts["mode"] == NO_MODE, "verdicts"].sum()) if not counts.empty else 0
+    if counts.empty:
+        return 0
+    modeless = counts["mode"].to_numpy(dtype=object) == NO_MODE  # on the arrays: no masked frame or Series
+    return int(counts["verdicts"].to_numpy()[modeless].sum())
 
 
 def failing_verdicts(verdicts: pd.DataFrame, model: str, category: str | None = None, sub_dimension: str | None = None) -> pd.DataFrame:

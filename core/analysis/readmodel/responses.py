@@ -106,17 +106,14 @@ WHERE f.judge = :judge AND f.run_id IN ({runs})
 GROUP BY m.name, d.name, f.mode, f.category, f.sub_dimension
 """
 
-# Figure 4's bars summed in the database: per model and category (and sub-dimension) over the chosen modes and domains
+# Figure 4's bars summed in the database: per model, mode and category (and sub-dimension) over the chosen domains;
+# grouped by the model's id, its name joined to the groups (a tenth less than grouping by name)
 _FAILURE_VIEW_SQL = """
-SELECT m.name AS model, {keys}, """ + _FAILURE_SUMS_SQL + """
-FROM {source} f JOIN model m ON m.id = f.model_id{domain_join}
-WHERE f.judge = :judge AND f.run_id IN ({runs}) AND f.mode IN ({modes}){where}
-GROUP BY m.name, {keys}
-"""
-
-_FAILURE_MODES_SQL = """
-SELECT f.mode, SUM(f.verdicts) AS verdicts FROM {source} f WHERE f.judge = :judge AND f.run_id IN ({runs})
-GROUP BY f.mode
+SELECT m.name AS model, g.* FROM (
+SELECT f.model_id, {keys}, """ + _FAILURE_SUMS_SQL + """
+FROM {source} f{domain_join}
+WHERE f.judge = :judge AND f.run_id IN ({runs}){where}
+GROUP BY f.model_id, {keys}) g JOIN model m ON m.id = g.model_id
 """
 
 
@@ -312,35 +309,28 @@ def _placeholders(name: str, values: Sequence[str]) -> tuple[str, dict[str, str]
     return ", ".join(f":{key}" for key in params) or "NULL", params
 
 
-def failure_count_view(engine: Engine, run_ids: Sequence[int], judge: str, modes: Sequence[str],
-                       domains: Sequence[str] = (), category: str | None = None, *,
-                       stale: bool | None = None) -> pd.DataFrame:
-    """failure_count_rows summed in the database over `modes` and `domains` (empty: every domain): per model and
-    category, or with `category` per model, category and sub-dimension of that category (the rows failure_rates
-    groups, without the domain and mode keys); `stale`: whether some run's summaries are not current (None: ask)."""
+def failure_mode_counts(engine: Engine, run_ids: Sequence[int], judge: str, domains: Sequence[str] = (),
+                        category: str | None = None, *, stale: bool | None = None) -> pd.DataFrame:
+    """failure_count_rows summed in the database over `domains` (empty: every domain) per model, mode (NO_MODE
+    included) and category, or with `category` per model, mode, category and sub-dimension of that category: one read
+    serves every subset choice (failure_view picks the modes, failure_rates sums them) and the modeless count
+    (modeless_verdicts); `stale`: whether some run's summaries are not current (None: ask)."""
     source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
-    mode_marks, params = _placeholders("mode", modes)
-    keys, where, join = "f.category", "", ""
+    key_columns = ["model", "mode", "category"] + (["sub_dimension"] if category is not None else [])
+    params: dict[str, str] = {}
+    where = join = ""
     if category is not None:
-        keys, where, params["category"] = "f.category, f.sub_dimension", " AND f.category = :category", category
+        where, params["category"] = " AND f.category = :category", category
     if domains:
         domain_marks, domain_params = _placeholders("domain", domains)
         join, where, params = " JOIN domain d ON d.id = f.domain_id", where + f" AND d.name IN ({domain_marks})", params | domain_params
-    sql = (_FAILURE_VIEW_SQL.replace("{keys}", keys).replace("{source}", source).replace("{domain_join}", join)
-           .replace("{modes}", mode_marks).replace("{where}", where))
+    keys = ", ".join(f"f.{column}" for column in key_columns[1:])
+    sql = _FAILURE_VIEW_SQL.replace("{keys}", keys).replace("{source}", source).replace("{domain_join}", join).replace(
+        "{where}", where)
     fetched = read_columns(engine, runs_sql(sql, run_ids), params | {"judge": judge})
-    key_columns = ["model", "category"] + (["sub_dimension"] if category is not None else [])
     # built from the columns in their dtypes (no row-wise frame, no astype pass); PostgreSQL's SUM is numeric
     return pd.DataFrame({column: pd.array(fetched.get(column, ()), dtype="str") for column in key_columns}
                         | {column: np.array(fetched.get(column, ()), dtype="int64") for column in FAILURE_SUM_COLUMNS})
-
-
-def failure_mode_totals(engine: Engine, run_ids: Sequence[int], judge: str, *, stale: bool | None = None) -> pd.DataFrame:
-    """Constraint verdicts per mode in the runs (mode, verdicts; from failure_count): what modeless_verdicts counts."""
-    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
-    fetched = read_columns(engine, runs_sql(_FAILURE_MODES_SQL.replace("{source}", source), run_ids), {"judge": judge})
-    return pd.DataFrame({"mode": np.array(fetched.get("mode", ()), dtype=object),  # built from the columns: no
-                         "verdicts": np.array(fetched.get("verdicts", ()), dtype="int64")})  # astype pass
 
 
 def constraint_verdicts(engine: Engine, run_ids: Sequence[int], judge: str, *, model: str | None = None,
