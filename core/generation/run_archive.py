@@ -18,6 +18,7 @@ from core.store.models import (
     Annotation,
     Assignment,
     FailureCount,
+    FailureModeCount,
     MetricAggregate,
     Response,
     ResponseMetric,
@@ -121,8 +122,8 @@ def delete_run(engine: Engine, run_id: int, confirmed: DeletionPlan) -> Deletion
         response_ids = select(Response.id).where(Response.run_id == run_id)
         session.execute(delete(Assignment).where(col(Assignment.kind).in_(["gold_label", GOLD_DESIGN]),
                                                  col(Assignment.target_id).in_(response_ids)))
-        for table in (MetricAggregate, ResponseMetric, ResponsePack, ResponseScore, FailureCount, ResponseScoreState, Verdict,
-                      RunVerdictCount, Response):
+        for table in (MetricAggregate, ResponseMetric, ResponsePack, ResponseScore, FailureCount, FailureModeCount,
+                      ResponseScoreState, Verdict, RunVerdictCount, Response):
             session.execute(delete(table).where(col(table.run_id) == run_id))
         session.execute(delete(Run).where(col(Run.id) == run_id))
         try:

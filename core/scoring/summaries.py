@@ -4,9 +4,9 @@ SQL from one judge's verdicts.
 Which verdicts count for judge J: J's constraint verdicts plus the rule verdicts of rule-checked constraints (one
 merged set per judge), and J's metric verdicts. The write side (`rebuild_summaries`, called by the pipeline after
 scoring) stores them in response_score (constraint counts, judge cost), response_metric (one row per response and
-response-level metric its protocol declares, every protocol, with its state) and failure_count; the read model runs
-the same SELECTs inline for any run whose verdicts changed since (`stale_summary_runs`), so the stored rows are a
-cache of this computation, never a second one.
+response-level metric its protocol declares, every protocol, with its state) and failure_count (and its sums over the
+domains, failure_mode_count); the read model runs the same SELECTs inline for any run whose verdicts changed since
+(`stale_summary_runs`), so the stored rows are a cache of this computation, never a second one.
 """
 
 from __future__ import annotations
@@ -265,6 +265,14 @@ _SUMMARY_INSERT_SQL = (f"INSERT INTO response_score (response_id, judge, run_id,
 _FAILURE_INSERT_SQL = ("INSERT INTO failure_count (run_id, judge, model_id, domain_id, mode, category, sub_dimension, "
                        f"verdicts, decided, failed, {', '.join(FAILURE_STATUS_COLUMNS)}, unjudged)"
                        + _failure_select("+v.run_id = :run", "r.run_id = :run"))
+FAILURE_KEYS: tuple[str, ...] = ("run_id", "judge", "model_id", "mode", "category", "sub_dimension")
+FAILURE_COUNT_COLUMNS: tuple[str, ...] = ("verdicts", "decided", "failed", *FAILURE_STATUS_COLUMNS, "unjudged")
+# failure_count summed over the domains (Figure 4 over every domain reads a sixth of the rows), from the run's
+# failure_count rows just written
+_FAILURE_MODE_INSERT_SQL = (
+    f"INSERT INTO failure_mode_count ({', '.join(FAILURE_KEYS)}, {', '.join(FAILURE_COUNT_COLUMNS)}) "
+    f"SELECT {', '.join(FAILURE_KEYS)}, {', '.join(f'SUM({c})' for c in FAILURE_COUNT_COLUMNS)} FROM failure_count "
+    f"WHERE run_id = :run AND judge = :judge GROUP BY {', '.join(FAILURE_KEYS)}")
 _AGGREGATE_INSERT_SQL = (f"INSERT INTO metric_aggregate ({', '.join(AGGREGATE_COLUMNS)})"
                          + aggregate_select_sql("response_metric", "s.run_id = :run", "r.run_id = :run"))
 # per run asked: the change counter its stored summaries for :judge were built at, and its current one
@@ -290,8 +298,9 @@ def stale_summary_runs(engine: Engine, run_ids: Sequence[int], judge: str) -> li
 
 
 def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
-    """Rebuild one run's response_score, response_metric, failure_count and metric_aggregate rows and its response_pack
-    (core.scoring.summaries.store_response_pack) for `judge` from its verdicts; returns the response_score rows written."""
+    """Rebuild one run's response_score, response_metric, failure_count, failure_mode_count and metric_aggregate rows
+    and its response_pack (core.scoring.summaries.store_response_pack) for `judge` from its verdicts; returns the
+    response_score rows written."""
     params = {"run": int(run_id), "judge": judge}
     metric_insert = (f"INSERT INTO response_metric ({', '.join(METRIC_COLUMNS)})"
                      + _metric_select("+v.run_id = :run", "r.run_id = :run", judge))
@@ -300,14 +309,15 @@ def rebuild_summaries(engine: Engine, run_id: int, judge: str) -> int:
             # fresh planner statistics: right after a run's verdicts are bulk-written, PostgreSQL's autovacuum may not
             # have analysed them yet, and the summaries' joins then got a nested-loop plan taking minutes at paper scale
             conn.execute(text('ANALYZE verdict, response, instance, "constraint"'))
-        for table in ("response_score", "response_metric", "failure_count", "metric_aggregate", "response_pack",
-                      "response_score_state"):
+        for table in ("response_score", "response_metric", "failure_count", "failure_mode_count", "metric_aggregate",
+                      "response_pack", "response_score_state"):
             conn.execute(text(f"DELETE FROM {table} WHERE run_id = :run AND judge = :judge"), params)
         # the counter before the summaries read the verdicts: one written meanwhile leaves them stale, never current
         changes = conn.execute(text("SELECT changes FROM run_verdict_count WHERE run_id = :run"), params).scalar()
         written = conn.execute(text(_SUMMARY_INSERT_SQL), params).rowcount
         conn.execute(text(metric_insert), params)
         conn.execute(text(_FAILURE_INSERT_SQL), params)
+        conn.execute(text(_FAILURE_MODE_INSERT_SQL), params)  # from the failure_count rows just written
         conn.execute(text(_AGGREGATE_INSERT_SQL), params)  # from the response_metric rows just written
         _store_ias_sums(conn, params)  # from the response_score rows just written
         store_response_pack(conn, run_id, judge)  # the scores statement over the summaries just written

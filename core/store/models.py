@@ -284,6 +284,32 @@ class FailureCount(SQLModel, table=True):
     unjudged: int = 0
 
 
+class FailureModeCount(SQLModel, table=True):
+    """failure_count summed over the domains: constraint verdict counts of one run and judge per model, mode, category
+    and sub-dimension (Figure 4 over every domain, a sixth of failure_count's rows). Written by the summarise stage
+    from the failure_count rows it has just written, in the same transaction (core.scoring.summaries)."""
+
+    __tablename__ = "failure_mode_count"
+    # the groups' order: SQLite sums a run's rows per model, mode and category off the index, with no sort
+    __table_args__ = (Index("ix_failure_mode_count_run_judge", "run_id", "judge", "model_id", "mode", "category"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    judge: str
+    model_id: int = Field(foreign_key="model.id")
+    mode: str
+    category: str
+    sub_dimension: str
+    verdicts: int = 0
+    decided: int = 0
+    failed: int = 0
+    not_applicable: int = 0
+    unparseable: int = 0
+    judge_errors: int = 0
+    skipped: int = 0
+    unjudged: int = 0
+
+
 class MetricAggregate(SQLModel, table=True):
     """Response-level metric rows of one run and judge summed per model, protocol, condition (mode), domain, language,
     origin (natural, augmented), knowledge protocol (has_protocol: 1 when a knowledge-protocol constraint applies in

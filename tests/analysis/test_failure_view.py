@@ -3,7 +3,8 @@ mode and category for one domain choice (readmodel.failure_mode_counts, the read
 summed, give the same failure rates, to the last bit, as the per-domain-and-mode counts (load_failure_counts) filtered
 and grouped in pandas, and the verdicts left out for having no mode are the same count, on a paper-scale synthetic set
 with some instances made modeless, with stored and stale summaries, on the active backend (SQLite, and PostgreSQL in
-its pass). Reading never writes. failure_rates equals the groupby it replaced on frames with shuffled, repeated and
+its pass), where over every domain the stored sums over the domains (failure_mode_count) are read. Reading never
+writes. failure_rates equals the groupby it replaced on frames with shuffled, repeated and
 missing keys; in_model_order is a stable sort."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.analysis.summary_datasets import Dataset, summary_copies
 
 pytestmark = [pytest.mark.db, pytest.mark.xdist_group("paper-scale")]
 
-TABLES = ("failure_count", "response_score_state", "verdict", "response")
+TABLES = ("failure_count", "failure_mode_count", "response_score_state", "verdict", "response")
 MODELESS_INSTANCES = 40  # instances whose mode is cleared: their verdicts are counted under NO_MODE
 
 

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 BASE_READS = {  # a statement fragment -> what re-running it would mean
     "FROM response r JOIN instance i": "per-response scores re-read",
     "FROM failure_count": "failure counts re-read",
+    "FROM failure_mode_count": "failure counts re-read",
     "FROM verdict v JOIN \"constraint\"": "constraint verdicts re-read",
     "FROM annotation WHERE": "gold labels re-read",  # the gold-label version is a lone max/count, without WHERE
 }

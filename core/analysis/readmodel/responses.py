@@ -314,8 +314,10 @@ def failure_mode_counts(engine: Engine, run_ids: Sequence[int], judge: str, doma
     """failure_count_rows summed in the database over `domains` (empty: every domain) per model, mode (NO_MODE
     included) and category, or with `category` per model, mode, category and sub-dimension of that category: one read
     serves every subset choice (failure_view picks the modes, failure_rates sums them) and the modeless count
-    (modeless_verdicts); `stale`: whether some run's summaries are not current (None: ask)."""
-    source = _summary_source(engine, run_ids, judge, "failure_count", FAILURE_SELECT_SQL, stale)
+    (modeless_verdicts); `stale`: whether some run's summaries are not current (None: ask). Over every domain, the
+    stored rows summed over the domains (failure_mode_count, a sixth of failure_count's) serve."""
+    stored = "failure_count" if domains else "failure_mode_count"
+    source = _summary_source(engine, run_ids, judge, stored, FAILURE_SELECT_SQL, stale)
     key_columns = ["model", "mode", "category"] + (["sub_dimension"] if category is not None else [])
     params: dict[str, str] = {}
     where = join = ""
