@@ -25,7 +25,7 @@ from core.analysis.readmodel.robustness_aggregates import (
     robustness_aggregates,
     robustness_states_from_aggregates,
 )
-from core.analysis.readmodel.runs import scored_run_list
+from core.analysis.readmodel.runs import scored_run_rows
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
 from core.generation.models_admin import reap_when_done
@@ -434,14 +434,12 @@ def _sidebar_data(protocol: str | None, with_domains: bool, with_sets: bool, ver
     """Everything the sidebar reads before the user chooses (SidebarData), in one cached read per data version: one
     cache entry to hash and copy per render, plain values (no frame to pickle); the run labels carry the run status,
     which changes without the data version, hence the 5-second life."""
-    runs = scored_run_list(engine())
-    if runs.empty:
+    runs = scored_run_rows(engine())
+    if not runs:
         return SidebarData({}, None)
-    ids, names, statuses, configs = (runs[c].tolist() for c in ("id", "name", "status", "config"))
-    labels = {int(i): _run_label(int(i), name, status, config)
-              for i, name, status, config in zip(ids, names, statuses, configs, strict=True)}
+    labels = {run_id: _run_label(run_id, name, status, config) for run_id, name, status, config in runs}
     opened_on = _opened_on(protocol, tuple(labels))
-    first = sum(bool((c or {}).get("first_start")) for c in configs)
+    first = sum(bool((config or {}).get("first_start")) for *_, config in runs)
     return SidebarData(labels, opened_on, first == len(labels), _read_run_choices((opened_on[0],), with_domains),
                        _read_sets() if with_sets else {})
 

@@ -38,17 +38,25 @@ def scored_runs(engine: Engine) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "name", "status", "config", "verdicts"])
 
 
-def scored_run_list(engine: Engine) -> pd.DataFrame:
-    """The runs of scored_runs (not hidden, with verdicts; newest first) without their verdict counts: id, name, status,
-    config. One index probe per run instead of counting every verdict (the results pages' run choice needs no count)."""
-    from sqlmodel import col
+# the scored runs (not hidden, with verdicts), newest first: one index probe per run instead of counting every verdict
+# (the results pages' run choice needs no count); built once, as every results page reads it on a cold render
+_RUN_TABLE = Run.__table__  # type: ignore[attr-defined]
+_SCORED_RUN_LIST = (select(_RUN_TABLE.c.id, _RUN_TABLE.c.name, _RUN_TABLE.c.status, _RUN_TABLE.c.config)
+                    .where(evaluation_run(), select(Verdict.__table__.c.id)  # type: ignore[attr-defined]
+                           .where(Verdict.__table__.c.run_id == _RUN_TABLE.c.id).exists())  # type: ignore[attr-defined]
+                    .order_by(_RUN_TABLE.c.id.desc()))
 
-    has_verdicts = select(col(Verdict.id)).where(col(Verdict.run_id) == Run.id).exists()
-    with engine.connect() as conn:  # every results page reads it: a plain connection, no ORM session
-        rows = conn.execute(select(col(Run.id), col(Run.name), col(Run.status), col(Run.config))
-                            .where(evaluation_run(), has_verdicts)
-                            .order_by(col(Run.id).desc())).all()
-    return pd.DataFrame(rows, columns=["id", "name", "status", "config"])
+
+def scored_run_rows(engine: Engine) -> list[tuple[int, str | None, str, dict | None]]:
+    """The runs of scored_runs (not hidden, with verdicts; newest first) without their verdict counts, as plain
+    (id, name, status, config) rows: no frame (the results sidebar turns them into labels)."""
+    with engine.connect() as conn:  # a plain connection, no ORM session
+        return [(int(i), name, status, config) for i, name, status, config in conn.execute(_SCORED_RUN_LIST)]
+
+
+def scored_run_list(engine: Engine) -> pd.DataFrame:
+    """scored_run_rows as a frame: id, name, status, config."""
+    return pd.DataFrame(scored_run_rows(engine), columns=["id", "name", "status", "config"])
 
 
 _RUN_JUDGES_SQL = """
