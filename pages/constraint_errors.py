@@ -15,7 +15,8 @@ st.caption("Share of decided constraint verdicts that failed, in % (errors and n
 
 filters = results_view.sidebar_filters(sets=True, protocol=page_protocol(__file__))
 if filters:
-    if modeless := results_view.modeless_failures(filters):
+    counts = results_view.failure_counts(filters)
+    if modeless := results_view.modeless_failures(counts):
         st.caption(f"Left out: {modeless:,} constraint verdicts of instances without an EnterpriseRAG mode (e.g. IFEval "
                    f"prompts), counted under mode '{readmodel.NO_MODE}'.")
     c1, c2, c3 = st.columns(3)
@@ -25,7 +26,7 @@ if filters:
     category = None
     if level == "sub_dimension":
         category = c3.selectbox("Category", readmodel.CATEGORIES, format_func=readmodel.CATEGORY_LABELS.get, key="ce_category")
-    rates = readmodel.failure_rates(results_view.failure_view(filters, category), level)
+    rates = readmodel.failure_rates(results_view.failure_view(filters, counts, category), level)
     rates, order = readmodel.in_model_order(rates, results_view.models(filters.version))
     event = charts.show_chart(charts.failure_bars(rates, level, view), rates, "constraint_failures", selectable=True)
     st.caption(f"Behind the chart: {readmodel.verdict_totals_text(rates)}")

@@ -332,22 +332,30 @@ def _failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...
                                          stale=_summaries_stale(run_ids, judge))
 
 
-def modeless_failures(f: Filters) -> int:
-    """Constraint verdicts of the filters' runs (and scope) of instances without a mode, outside Figure 4's modes."""
+def failure_counts(f: Filters) -> pd.DataFrame:
+    """The Figure-4 counts the page starts from, one cached read per page run: over every domain per model, mode and
+    category (failure_mode_counts); with a benchmark set or 'accepted only', counted from the verdicts in scope."""
     if f.scope.narrowed:
-        return readmodel.modeless_verdicts(_scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version))
-    return readmodel.modeless_verdicts(_failure_modes(f.run_ids, f.judge, (), None, f.version))
+        return _scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version)
+    return _failure_modes(f.run_ids, f.judge, (), None, f.version)
 
 
-def failure_view(f: Filters, category: str | None = None) -> pd.DataFrame:
+def modeless_failures(counts: pd.DataFrame) -> int:
+    """Constraint verdicts in failure_counts' `counts` of instances without a mode, outside Figure 4's modes."""
+    return readmodel.modeless_verdicts(counts)
+
+
+def failure_view(f: Filters, counts: pd.DataFrame, category: str | None = None) -> pd.DataFrame:
     """Figure 4's counts for the filters: per model, mode and category, or with `category` per sub-dimension of it,
-    of the chosen modes (failure_rates sums them over the modes), summed in the database per domain choice (cached per
-    data version); with a benchmark set or 'accepted only' counted from the verdicts in scope."""
+    of the chosen modes (failure_rates sums them over the modes), from failure_counts' `counts` over every domain, else
+    summed in the database per domain and category choice (cached per data version); with a benchmark set or
+    'accepted only' from the verdict counts in scope."""
     modes = tuple(f.modes or readmodel.MODES)
     if f.scope.narrowed:
-        counts = _scoped_failure_counts(f.run_ids, f.judge, f.scope, f.version)
         return readmodel.failure_view(counts, modes, f.domains, category)
-    return readmodel.failure_view(_failure_modes(f.run_ids, f.judge, f.domains, category, f.version), modes)
+    if f.domains or category is not None:
+        counts = _failure_modes(f.run_ids, f.judge, f.domains, category, f.version)
+    return readmodel.failure_view(counts, modes)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
