@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlmodel import col
 
 from core.analysis.readmodel import RULE_JUDGE, read_sql, run_judges
+from core.analysis.readmodel.responses import read_columns
 from core.protocols import PROTOCOLS
 from core.protocols.base import ProtocolPage, View, ViewResult
 from core.store.models import Instance, Response, Run
@@ -57,7 +58,7 @@ def holds_protocol(engine: Engine, protocol: str, run_ids: Sequence[int]) -> boo
     runs = ", ".join(str(int(r)) for r in run_ids)
     if not runs:
         return False
-    return not read_sql(engine, _HOLDS_SQL.replace("{runs}", runs), {"protocol": protocol}).empty
+    return bool(read_columns(engine, _HOLDS_SQL.replace("{runs}", runs), {"protocol": protocol}))  # no frame
 
 
 def scoring_judges(engine: Engine, run_ids: Sequence[int]) -> list[str]:

@@ -292,7 +292,8 @@ WHERE EXISTS (SELECT 1 FROM instance i JOIN response r ON r.instance_id = i.id
 
 def response_domains(engine: Engine, run_ids: Sequence[int]) -> list[str]:
     """The domains of the runs' done EnterpriseRAG responses (the domains response_scores has rows for), sorted."""
-    return sorted(str(d) for d in read_sql(engine, runs_sql(constraint_protocols_sql(_DOMAINS_SQL), run_ids))["domain"])
+    return sorted(str(d) for d in read_columns(engine, runs_sql(constraint_protocols_sql(_DOMAINS_SQL), run_ids)).get(
+        "domain", ()))  # the column off the cursor: no frame
 
 
 def failure_count_rows(engine: Engine, run_ids: Sequence[int], judge: str) -> pd.DataFrame:
