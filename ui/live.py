@@ -19,11 +19,12 @@ def live_key(version: tuple) -> tuple:
     return version, tuple(active_runs(engine()))
 
 
-def refresh_on_new_data(version: tuple, current: Callable[[], tuple]) -> None:
+def refresh_on_new_data(version: tuple, current: Callable[[], tuple], active: list[int] | None = None) -> None:
     """Rerun the whole page when `current()` differs from `version` (what the page was drawn with): every
     BUSY_EVERY_S while a job runs, every IDLE_EVERY_S otherwise (a job launched from another tab is noticed too); the
-    full run itself reads the versions once (the fragment's inline first pass does not read them again)."""
-    drawn = live_key(version)
+    full run itself reads the versions once (the fragment's inline first pass does not read them again); `active`:
+    the runs being worked on now, when the page has read them (else read here)."""
+    drawn = live_key(version) if active is None else (version, tuple(active))
     busy = bool(drawn[1])
     inline = [True]  # the fragment's first pass runs inside this full run, which has just read the version
 

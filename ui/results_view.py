@@ -28,7 +28,7 @@ from core.analysis.readmodel.robustness_aggregates import (
 from core.analysis.readmodel.runs import scored_run_rows
 from core.config import REPO_ROOT
 from core.first_start import first_start_run
-from core.generation.models_admin import reap_when_done
+from core.generation.models_admin import active_runs, reap_when_done
 from core.ingest.sets import benchmark_sets, scoped_response_ids
 from core.protocols import PROTOCOLS
 from core.protocols.views import holds_protocol as runs_hold_protocol
@@ -400,10 +400,10 @@ def _first_start_job(url: str) -> subprocess.Popen | None:
     return job
 
 
-def first_start_banner(only_first_start: bool) -> None:
+def first_start_banner(only_first_start: bool, states: list[readmodel.RunState] | None = None) -> None:
     """Explain sample-only numbers and how to evaluate real models (`only_first_start`: every scored run is a first-start
-    one); show the first-start job's progress."""
-    running, failed = readmodel.first_start_runs(engine())
+    one); show the first-start job's progress (from the runs' `states` when the page has read them)."""
+    running, failed = readmodel.first_start_runs(engine(), states)
     if running:
         st.info(f"First start: the bundled sample is being run through {FIRST_START_LABEL} — {running[0].message or 'starting'}.", icon=":material/hourglass_top:")
     for run_id, why in failed:
@@ -469,9 +469,10 @@ def sidebar_filters(*, subset: bool = True, domains: bool = True, fixed_subset: 
     the URL so a link reopens the same view; None (with a message) when nothing is scored yet. The runs default to the
     newest one holding `protocol`; `ias`: the page shows Strict IAS (the heuristic judge's banner about it applies)."""
     version, gold = versions()
-    refresh_on_new_data((version, gold), versions)
+    states = readmodel.run_states(engine())  # read live, once: the runs being worked on and the first-start banner
+    refresh_on_new_data((version, gold), versions, active_runs(engine(), states))
     data = _sidebar_data(protocol, domains, sets, version)
-    first_start_banner(data.only_first_start)
+    first_start_banner(data.only_first_start, states)
     if data.opened_on is None:
         if first_start_run(engine()) is None:
             _first_start_job(engine().url.render_as_string(hide_password=False))

@@ -10,6 +10,7 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -294,11 +295,15 @@ def _listed_outcome(engine: Engine, run: Run, snapshots: dict[int, run_progress.
     return build if build is not None else _decided(engine, run, snapshots[saved_id(run)], read)
 
 
-def active_runs(engine: Engine) -> list[int]:
+def active_runs(engine: Engine, states: Sequence[tuple[int, str, str | None, dict | None]] | None = None) -> list[int]:
     """Runs whose background job is generating or scoring right now (their process is alive), and unfinished
-    first-start runs."""
-    with engine.connect() as conn:  # every results page asks on every run: a plain connection, no ORM session
-        rows = conn.execute(select_columns(Run.id, Run.status, Run.config)).all()
+    first-start runs; from the runs' (id, status, message, config) `states` a page has read (readmodel.run_states),
+    else read here."""
+    if states is not None:
+        rows = [(run_id, status, config) for run_id, status, _, config in states]
+    else:
+        with engine.connect() as conn:  # every results page asks on every run: a plain connection, no ORM session
+            rows = list(conn.execute(select_columns(Run.id, Run.status, Run.config)).all())
     active = []
     for run_id, status, config in rows:
         config = config or {}

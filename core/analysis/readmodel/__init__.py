@@ -143,10 +143,12 @@ from core.analysis.readmodel.robustness import (
     robustness_views,
 )
 from core.analysis.readmodel.runs import (
+    RunState,
     failed_first_start_runs,
     first_start_runs,
     generation_summary,
     run_judges,
+    run_states,
     scored_runs,
     unscored_first_start_runs,
 )
@@ -209,7 +211,7 @@ __all__ = [
     "LABELS_ONLY", "NO_JUDGE_NOTE",
     "CORRECTED_COLUMNS", "gold_values", "response_uncertainty", "corrected_estimates", "corrected_difference", "difference_pairs", "pairs_difference",
     "ranking_changes", "corrected_trust", "load_corrected", "scored_runs", "run_judges",
-    "unscored_first_start_runs", "failed_first_start_runs", "first_start_runs", "generation_summary", "RunReport", "run_report",
+    "unscored_first_start_runs", "failed_first_start_runs", "first_start_runs", "RunState", "run_states", "generation_summary", "RunReport", "run_report",
     "model_counts", "report_document", "PRODUCTION_PROTOCOL", "REFERENCE_ID_COLUMNS", "REFERENCE_SUMMARY_COLUMNS",
     "reference_metric_names", "reference_scores", "reference_summary", "INSTRUCTION_METRICS", "instruction_scores",
     "instruction_summary", "pooled_share", "STATE_COUNT_COLUMNS", "metric_states", "metric_summary", "state_count_columns",

@@ -89,9 +89,21 @@ class ConfiguredRun:
 # every results page reads it on every run: three columns through a plain connection (no ORM session or Run objects)
 _CONFIGURED_RUNS = select(Run.__table__.c.id, Run.__table__.c.message, Run.__table__.c.config).where(  # type: ignore[attr-defined]
     Run.__table__.c.config.is_not(None))  # type: ignore[attr-defined]
+_RUN_STATES = select(_RUN_TABLE.c.id, _RUN_TABLE.c.status, _RUN_TABLE.c.message, _RUN_TABLE.c.config)
+
+RunState = tuple[int, str, str | None, dict | None]  # a run's id, status, progress message and config
 
 
-def _configured_runs(engine: Engine) -> list[ConfiguredRun]:
+def run_states(engine: Engine) -> list[RunState]:
+    """Every run's (id, status, progress message, config), read live: one read of the runs serves a results page's
+    first-start banner (first_start_runs) and its live refresh (core.generation.models_admin.active_runs)."""
+    with engine.connect() as conn:
+        return [(int(i), status, message, config) for i, status, message, config in conn.execute(_RUN_STATES)]
+
+
+def _configured_runs(engine: Engine, states: list[RunState] | None = None) -> list[ConfiguredRun]:
+    if states is not None:
+        return [ConfiguredRun(i, message, config or {}) for i, _, message, config in states if config is not None]
     with engine.connect() as conn:
         return [ConfiguredRun(int(i), message, config or {}) for i, message, config in conn.execute(_CONFIGURED_RUNS)]
 
@@ -106,9 +118,11 @@ def failed_first_start_runs(engine: Engine) -> list[tuple[int, str]]:
     return _failed_first_start(_configured_runs(engine))
 
 
-def first_start_runs(engine: Engine) -> tuple[list[ConfiguredRun], list[tuple[int, str]]]:
-    """unscored_first_start_runs and failed_first_start_runs from one read of the runs (a page shows both)."""
-    configured = _configured_runs(engine)
+def first_start_runs(engine: Engine, states: list[RunState] | None = None
+                     ) -> tuple[list[ConfiguredRun], list[tuple[int, str]]]:
+    """unscored_first_start_runs and failed_first_start_runs from one read of the runs (a page shows both), or from
+    the run_states a page has read."""
+    configured = _configured_runs(engine, states)
     return _pending_first_start(configured), _failed_first_start(configured)
 
 
