@@ -31,7 +31,7 @@ def metric_captions(texts: dict, view: str, model: str | None = None) -> None:
 filters = results_view.sidebar_filters(domains=False, sets=True, protocol=page_protocol(__file__))
 if filters:
     metrics = list(readmodel.DOMAIN_METRICS)
-    aggregates = results_view.aggregates_for(filters)  # None with a benchmark set or 'accepted only': the responses
+    aggregates = results_view.domain_aggregates_for(filters)  # None with a benchmark set or 'accepted only': the responses
     scores = results_view.filtered_scores(filters) if aggregates is None else None
     per_domain = (readmodel.domain_metrics(scores) if scores is not None
                   else domain_metrics_from_aggregates(aggregates, metrics))

@@ -102,11 +102,15 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
     Axis labels sit on the diagonals and the radial ticks on the free horizontal, so labels, ticks and the domain
     titles never overprint; each model has its own colour (the same in every view), line dash and marker, so models
     with equal values stay visible; under each radar, the n per model and a † when a model has fewer than 30. Built
-    from one spec (one validation pass instead of one per trace).
+    from one spec of valid properties, not validated again (the grid's layout, plotly's template included, was
+    validated once per set of domains): nested keys in the order validation puts them, so the figure's JSON is the
+    validated figure's byte for byte (tests/ux/test_charts.py).
     """
     domains = sorted(dm["domain"].unique())
     rows = int(np.ceil(len(domains) / min(3, max(1, len(domains))))) or 1
-    layout = copy.deepcopy(_radar_grid(tuple(domains)))
+    layout = dict(_radar_grid(tuple(domains)))  # only the annotations grow (a new list): no deep copy
+    if "annotations" in layout:
+        layout["annotations"] = list(layout["annotations"])
     traces: list[dict] = []
     theta = [RADAR_LABELS[k] for k in DOMAIN_METRICS] + [RADAR_LABELS[DOMAIN_METRICS[0]]]
     colors = colors or model_colors(models)
@@ -123,24 +127,25 @@ def domain_radars(dm: pd.DataFrame, models: list[str], colors: dict[str, str] | 
             traces.append({"type": "scatterpolar", "r": r + r[:1], "theta": theta, "name": model, "legendgroup": model,
                            "showlegend": i == 0,
                            "line": {"color": colors.get(model), "dash": DASHES[j % len(DASHES)], "width": 3 if same else 2},
-                           "marker": {"symbol": SYMBOLS[j % len(SYMBOLS)], "size": 9 if same else 7},
+                           "marker": {"size": 9 if same else 7, "symbol": SYMBOLS[j % len(SYMBOLS)]},
                            "connectgaps": False, "mode": "lines+markers",
                            "hovertemplate": "%{theta}: %{r:.1f}%" + f" (n={n}{' †' if n is not None and n < SMALL_N else ''})"
                                             + note + "<extra>" + model + "</extra>",
                            "subplot": f"polar{i + 1 if i else ''}"})
         _radar_n_note(layout, i, counts)
     height = 380 * rows + 40 + 22 * int(np.ceil(len(models) / 3))
-    margin = {"t": 50, "b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70}
+    margin = {"b": 60 + 22 * int(np.ceil(len(models) / 3)), "l": 70, "r": 70, "t": 50}
     layout.update(height=height, margin=margin,
-                  legend={"orientation": "h", "x": 0, "xanchor": "left", "yanchor": "top",
-                          "y": -44 / (height - margin["t"] - margin["b"])})
-    return go.Figure({"data": traces, "layout": layout})
+                  legend={"orientation": "h", "x": 0, "xanchor": "left",
+                          "y": -44 / (height - margin["t"] - margin["b"]), "yanchor": "top"})
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
 @functools.lru_cache(maxsize=8)
 def _radar_grid(domains: tuple[str, ...]) -> dict:
     """The layout of the radar grid (one polar per domain, three per row, titled), built once per set of domains:
-    make_subplots and the polar axes cost more than every trace together."""
+    make_subplots and the polar axes cost more than every trace together. Validated once more as a layout, so its
+    nested keys come in validation's order (domain_radars does not validate it again); callers must not change it."""
     cols = min(3, max(1, len(domains)))
     rows = int(np.ceil(len(domains) / cols)) or 1
     fig = make_subplots(rows=rows, cols=cols, specs=[[{"type": "polar"}] * cols for _ in range(rows)],
@@ -148,7 +153,7 @@ def _radar_grid(domains: tuple[str, ...]) -> dict:
     fig.update_polars(radialaxis={"range": [0, 100], "angle": 0, "tickangle": 0, "tickvals": [0, 50, 100],
                                   "ticktext": ["0", "50%", "100%"], "tickfont": {"size": 9}},
                       angularaxis={"rotation": 45, "direction": "counterclockwise", "tickfont": {"size": 11}})
-    return fig.layout.to_plotly_json()
+    return go.Layout(fig.layout.to_plotly_json()).to_plotly_json()
 
 
 def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | None], int | None]]:
@@ -163,7 +168,7 @@ def _radar_values(dm: pd.DataFrame) -> dict[tuple[str, str], tuple[list[float | 
 
 def _radar_n_note(layout: dict, index: int, counts: list[int | None]) -> None:
     """Under radar `index` of the grid `layout`: the responses per model (range) and † when any model has fewer
-    than 30."""
+    than 30 (keys in validation's order)."""
     known = [c for c in counts if c is not None]
     if not known:
         return
@@ -171,9 +176,9 @@ def _radar_n_note(layout: dict, index: int, counts: list[int | None]) -> None:
     span = f"{min(known)}" if min(known) == max(known) else f"{min(known)}–{max(known)}"
     small = " †" if min(known) < SMALL_N else ""
     layout.setdefault("annotations", []).append({
-        "text": f"n={span} per model{small}", "showarrow": False, "xref": "paper", "yref": "paper",
-        "x": sum(polar["domain"]["x"]) / 2, "xanchor": "center", "y": polar["domain"]["y"][0], "yshift": -24,
-        "font": {"size": 10, "color": "#666"}})
+        "font": {"color": "#666", "size": 10}, "showarrow": False, "text": f"n={span} per model{small}",
+        "x": sum(polar["domain"]["x"]) / 2, "xanchor": "center", "xref": "paper", "y": polar["domain"]["y"][0],
+        "yref": "paper", "yshift": -24})
 
 
 def domain_heatmap(matrix: pd.DataFrame, counts: pd.DataFrame | None = None) -> go.Figure:

@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.analysis import readmodel
 from core.analysis.ppi import MIN_LABELS
-from core.analysis.readmodel.enterprise_aggregates import enterprise_aggregates, filter_aggregates, items_repeat
+from core.analysis.readmodel.enterprise_aggregates import domain_aggregates, filter_aggregates, items_repeat
 from core.analysis.readmodel.leaderboard_aggregates import board_aggregates, board_from_aggregates
 from core.analysis.readmodel.robustness_aggregates import (
     conflict_from_aggregates,
@@ -147,7 +147,7 @@ def leaderboard_states(run_ids: tuple[int, ...], judge: str, modes: tuple[str, .
 def _robustness_source(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...], domains: tuple[str, ...],
                        version: tuple, scope: Scope) -> tuple[pd.DataFrame | None, pd.DataFrame]:
     """(the Robustness views' aggregates in the chosen subset and domains, None) or, where the scope or repeated items
-    need the responses (aggregates_for), (None, the chosen per-response scores)."""
+    need the responses (as domain_aggregates_for), (None, the chosen per-response scores)."""
     aggregates = None if scope.narrowed else _robustness_aggregates(run_ids, judge, version)
     if aggregates is None:
         return None, _chosen(run_ids, judge, modes, domains, version, scope)
@@ -240,11 +240,12 @@ def evaluated_composition(run_ids: tuple[int, ...], judge: str, modes: tuple[str
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
-def _enterprise_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
-    """The runs' aggregates, or None when a model answered an item more than once in them (items_repeat)."""
-    if items_repeat(engine(), list(run_ids)):
+def _domain_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple) -> pd.DataFrame | None:
+    """The runs' aggregates the Domains page reads (readmodel domain_aggregates: its metrics in every mode), or None
+    when a model answered an item more than once in them (items_repeat)."""
+    if _items_repeat(run_ids, version):
         return None
-    return enterprise_aggregates(engine(), list(run_ids), judge)
+    return domain_aggregates(engine(), list(run_ids), judge)
 
 
 @st.cache_data(max_entries=8, show_spinner="Loading scores…")
@@ -256,14 +257,14 @@ def _robustness_aggregates(run_ids: tuple[int, ...], judge: str, version: tuple)
     return robustness_aggregates(engine(), list(run_ids), judge)
 
 
-def aggregates_for(f: Filters) -> pd.DataFrame | None:
-    """The runs' aggregates (RAG and IAS metrics, readmodel.enterprise_aggregates) in the chosen subset and domains,
-    cached per data version; None with a benchmark set or 'accepted only' (the aggregates are per run), or when a
-    model answered an item more than once (the per-response frame keeps one value per item): the page then reads the
-    responses (filtered_scores)."""
+def domain_aggregates_for(f: Filters) -> pd.DataFrame | None:
+    """The Domains page's aggregates (readmodel.domain_aggregates) in the chosen subset and domains, read once per
+    data version (a subset change reads nothing); None with a benchmark set or 'accepted only' (the aggregates are per
+    run), or when a model answered an item more than once (the per-response frame keeps one value per item): the page
+    then reads the responses (filtered_scores)."""
     if f.scope.narrowed:
         return None
-    aggregates = _enterprise_aggregates(f.run_ids, f.judge, f.version)
+    aggregates = _domain_aggregates(f.run_ids, f.judge, f.version)
     return None if aggregates is None else filter_aggregates(aggregates, f.modes, f.domains)
 
 
@@ -286,7 +287,7 @@ def _aggregate_board(run_ids: tuple[int, ...], judge: str, modes: tuple[str, ...
 
 def aggregate_board(f: Filters) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
     """The leaderboard rows, their state counts and the gap's bounds from the aggregates for one filter choice
-    (cached per data version), or None where the page reads the responses (aggregates_for)."""
+    (cached per data version), or None where the page reads the responses (domain_aggregates_for)."""
     if f.scope.narrowed:
         return None
     return _aggregate_board(f.run_ids, f.judge, tuple(f.modes), f.domains, f.version)

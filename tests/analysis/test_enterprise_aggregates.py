@@ -17,7 +17,9 @@ from sqlalchemy import text
 from bench.make_synthetic_results import make_results
 from core.analysis import readmodel
 from core.analysis.readmodel.enterprise_aggregates import (
+    DOMAIN_READS,
     IAS_AGGREGATE_METRICS,
+    domain_aggregates,
     domain_metrics_from_aggregates,
     domain_pooled_from_aggregates,
     enterprise_aggregates,
@@ -104,6 +106,12 @@ VIEWS: dict[str, tuple[Callable, Callable]] = {
                       lambda s, m: readmodel.domain_heatmap(s)),
     "heatmap counts": (lambda a, s, m: domain_pooled_from_aggregates(a, DOMAIN_METRICS)[4],
                        lambda s, m: s.groupby("domain", sort=True)[DOMAIN_METRICS].count()),
+    "heatmap means of no model": (  # the Domains page with every model deselected
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=[]), DOMAIN_METRICS)[3],
+        lambda s, m: readmodel.domain_heatmap(s[s["model"].isin([])])),
+    "heatmap counts of no model": (
+        lambda a, s, m: domain_pooled_from_aggregates(filter_aggregates(a, models=[]), DOMAIN_METRICS)[4],
+        lambda s, m: s[s["model"].isin([])].groupby("domain", sort=True)[DOMAIN_METRICS].count()),
     "leaderboard (means, intervals, gap, marks)": (
         lambda a, s, m: leaderboard_from_aggregates(a, m), lambda s, m: readmodel.leaderboard(s, m)),
     "leaderboard state counts": (lambda a, s, m: leaderboard_states_from_aggregates(a),
@@ -137,6 +145,39 @@ def test_every_view_equals_the_per_response_computation(dataset, stale: bool) ->
                 raise AssertionError(f"{name}, subset {subset}: {error}") from error
 
 
+# The Domains page's narrowed read (domain_aggregates): its metrics' rows as stored, in every mode
+DOMAIN_VIEWS = ("domain metrics (radars)", "radar points of five models", "heatmap cells of five models", "heatmap means",
+                "heatmap counts", "heatmap means of no model", "heatmap counts of no model")
+
+
+@pytest.mark.parametrize("stale", [pytest.param(False, id="stored"), pytest.param(True, id="stale-inline")])
+def test_the_domain_read_gives_the_full_reads_domain_views(dataset, stale: bool) -> None:
+    """Every Domains view from domain_aggregates equals the one from the full read (bit for bit on SQLite, where both
+    reads return the rows in the same order; to 1e-12 elsewhere) and the per-response path's, in every subset."""
+    scores, aggregates, models = read_both(dataset, stale)
+    engine, run_ids, judge = dataset.at(stale)
+    before = _table_counts(engine)
+    narrowed = domain_aggregates(engine, run_ids, judge)
+    assert _table_counts(engine) == before  # reading never writes
+    assert set(narrowed["metric"]) == set(DOMAIN_READS)
+    assert len(narrowed) == int(aggregates["metric"].isin(list(DOMAIN_READS)).sum())  # the same rows, none summed
+    exact = engine.dialect.name == "sqlite"
+    for subset, modes in SUBSETS.items():
+        chosen, whole = filter_aggregates(narrowed, modes), filter_aggregates(aggregates, modes)
+        responses = readmodel.filter_scores(scores, modes)
+        want = reference(dataset, subset)
+        for name in DOMAIN_VIEWS:
+            from_aggregates = VIEWS[name][0]
+            got = from_aggregates(chosen, responses, models)
+            try:
+                if exact:
+                    pd.testing.assert_frame_equal(got, from_aggregates(whole, responses, models), check_exact=True)
+                _same(got, from_aggregates(whole, responses, models))
+                _same(got, want[name])
+            except AssertionError as error:
+                raise AssertionError(f"{name}, subset {subset}: {error}") from error
+
+
 def test_the_aggregates_count_every_response_once(dataset) -> None:
     engine, run_ids, judge = dataset.at(False)
     scores = readmodel.response_scores(engine, run_ids, judge)
@@ -149,7 +190,7 @@ def test_a_narrowed_scope_reads_the_responses() -> None:
     from ui import results_view
 
     filters = results_view.Filters((1,), "heuristic", "all", (), ("v",), results_view.Scope(accepted_only=True))
-    assert results_view.aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
+    assert results_view.domain_aggregates_for(filters) is None  # per run: a benchmark set or 'accepted only' needs the rows
 
 
 def answer_twice(engine) -> None:

@@ -66,3 +66,14 @@ def test_the_drill_down_reads_the_responses_when_switched_on(opened, page: str, 
     models = at.selectbox(key=f"{key}_model").options
     assert len(models) >= 3
     assert any("response_id" in frame.value.columns for frame in at.dataframe)  # the responses behind the cell
+
+
+@pytest.mark.parametrize("accepted_only", [pytest.param(False, id="aggregates"), pytest.param(True, id="responses")])
+def test_domains_with_every_model_deselected_draws_the_empty_heatmap(opened, accepted_only: bool) -> None:
+    """No model chosen: the radars ask for one and the pooled heatmap is drawn empty on both paths (the aggregate
+    path raised a KeyError pivoting no rows)."""
+    at = opened("domains", accepted_only=accepted_only)
+    at.multiselect(key="dom_models").set_value([]).run()
+    assert not at.exception, at.exception
+    assert any("Choose at least one model" in info.value for info in at.info)
+    assert [s.value for s in at.subheader][:2] == ["Per-domain radar", "Domain x metric heatmap (chosen models pooled)"]

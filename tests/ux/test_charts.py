@@ -261,6 +261,38 @@ def test_each_radar_carries_its_n_note_under_it(responses, note):
     assert len(fig.data) == 4 * len(MODELS) and {t.subplot for t in fig.data} == {"polar", "polar2", "polar3", "polar4"}
 
 
+def _radar_cases() -> dict[str, tuple[pd.DataFrame, list[str], dict[str, str] | None]]:
+    gaps = radar_frame()
+    gaps.loc[3, "coverage"] = np.nan  # a missing value, and a model without a row in one domain
+    mixed = radar_frame()
+    mixed.loc[mixed["domain"] == "Legal", "responses"] = [10, 50, 20, 40]
+    return {"plain": (radar_frame(), MODELS, None), "coinciding": (radar_frame(same=True), MODELS, None),
+            "small n": (radar_frame(responses=12), MODELS, None), "gaps": (gaps.drop(index=[5, 6]), MODELS, None),
+            "no n": (radar_frame().drop(columns="responses"), MODELS, None),
+            "one domain": (radar_frame()[lambda d: d["domain"] == "Energy"], MODELS, None),
+            "mixed n, two models": (mixed, ["gamma", "alpha"], charts.model_colors([*MODELS, "delta"]))}
+
+
+@pytest.mark.parametrize("case", list(_radar_cases()))
+def test_domain_radars_json_is_the_validated_figures_byte_for_byte(case):
+    dm, models, colors = _radar_cases()[case]
+    fig = charts.domain_radars(dm, models, colors)  # built without validating its spec again
+    assert fig.to_json() == go.Figure(fig.to_dict()).to_json()
+
+
+def test_a_radar_figure_changed_afterwards_leaves_the_cached_grid_as_it_was():
+    domains = ("Energy", "Finance", "Legal", "Medical")
+    grid = json.dumps(charts._radar_grid(domains))
+    fig = charts.domain_radars(radar_frame(), MODELS)
+    fig.layout.polar.radialaxis.range = [0, 50]
+    fig.layout.polar2.domain.x = [0, 0.1]
+    fig.layout.annotations[0].text = "changed"
+    fig.update_layout(height=10, margin={"t": 0})
+    assert json.dumps(charts._radar_grid(domains)) == grid
+    assert charts.domain_radars(radar_frame(), MODELS).to_json() != fig.to_json()
+    assert [a.text for a in charts.domain_radars(radar_frame(), MODELS).layout.annotations][:4] == list(domains)
+
+
 FAILURE_RATES = pd.DataFrame({
     "model": ["beta", "alpha", "beta", "alpha"], "category": ["persona", "persona", "output", "output"],
     "sub_dimension": ["tone", "tone", "length", "length"], "failed": [3, 0, 10, 5], "decided": [12, 40, 40, 0],

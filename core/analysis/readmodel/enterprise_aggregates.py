@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from core.analysis.readmodel.aggregates import AGGREGATE_FRAME_COLUMNS, metric_aggregates
+from core.analysis.readmodel.aggregates import AGGREGATE_FRAME_COLUMNS, metric_aggregates, rows_in
+from core.analysis.readmodel.breakdowns import DOMAIN_METRICS
 from core.analysis.readmodel.responses import read_sql
 from core.analysis.readmodel.states import STATE_COLUMNS
 from core.metrics import STATES, VERDICT_STATES, get_metric
@@ -33,7 +34,7 @@ from core.scoring.summaries import (
     stale_summary_runs,
 )
 
-__all__ = ["IAS_AGGREGATE_METRICS", "enterprise_aggregates", "filter_aggregates", "group_metric_states", "ias_aggregates",
+__all__ = ["DOMAIN_READS", "IAS_AGGREGATE_METRICS", "domain_aggregates", "enterprise_aggregates", "filter_aggregates", "group_metric_states", "ias_aggregates",
            "id_names",
            "items_repeat", "domain_metrics_from_aggregates", "domain_pooled_from_aggregates"]
 
@@ -95,6 +96,36 @@ def enterprise_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, mo
     return pd.concat([rag, ias], ignore_index=True)
 
 
+# what the Domains page reads of the aggregates: its four metrics and the done responses per group
+DOMAIN_READS: tuple[str, ...] = (*DOMAIN_METRICS, RESPONSES_METRIC)
+DOMAIN_COLUMNS: tuple[str, ...] = ("model", "domain", "mode", "metric", "state", "responses", "n_values", "total")
+
+_DOMAIN_SQL = """
+SELECT m.name AS model, d.name AS domain, a.mode, a.metric, a.state, a.responses, a.n_values, a.total
+FROM metric_aggregate a JOIN model m ON m.id = a.model_id JOIN domain d ON d.id = a.domain_id
+WHERE a.judge = :judge AND a.run_id IN ({runs}) AND a.protocol IN ({constraint_protocols})
+"""
+
+
+def domain_aggregates(engine: Engine, run_ids: Sequence[int], judge: str, stale: bool | None = None) -> pd.DataFrame:
+    """The aggregates the Domains page reads (DOMAIN_READS, every mode): enterprise_aggregates' rows of those metrics
+    with only the columns its views use (DOMAIN_COLUMNS), as stored when every run's summaries are current (`stale`
+    False; None: ask stale_summary_runs; the database selects the rows, a third of the read), else
+    enterprise_aggregates' inline rows of those metrics (reads only). Rows not summed: each view sums the same rows
+    in the same order as from the full read, so its numbers are the same bit for bit."""
+    if stale is None:
+        stale = bool(stale_summary_runs(engine, run_ids, judge))
+    if stale:
+        return enterprise_aggregates(engine, run_ids, judge, metrics=DOMAIN_READS)
+    in_metrics, params = rows_in("a.metric", DOMAIN_READS, "metric")
+    sql = constraint_protocols_sql(runs_sql(_DOMAIN_SQL, run_ids)) + in_metrics
+    frame = read_sql(engine, sql, {"judge": judge} | params).reindex(columns=list(DOMAIN_COLUMNS))
+    for column in ("responses", "n_values"):
+        frame[column] = frame[column].fillna(0).astype("int64")
+    frame["total"] = pd.to_numeric(frame["total"], errors="coerce").fillna(0.0).astype(float)
+    return frame
+
+
 def filter_aggregates(aggregates: pd.DataFrame, modes: Sequence[str] = (), domains: Sequence[str] = (),
                       models: Sequence[str] | None = None) -> pd.DataFrame:
     """Aggregate rows in the chosen modes, domains and models (empty modes or domains = all; None models = all), as
@@ -152,7 +183,12 @@ def group_metric_states(aggregates: pd.DataFrame, by: Sequence[str], metrics: Se
 
 
 def _wide(states: pd.DataFrame, by: Sequence[str], column: str, metrics: Sequence[str]) -> pd.DataFrame:
-    """group_metric_states' `column` as one column per metric (in `metrics` order), indexed by `by`."""
+    """group_metric_states' `column` as one column per metric (in `metrics` order), indexed by `by`; no row when
+    there is no group (no model chosen on the Domains page: the per-response path's empty heatmap, not a KeyError)."""
+    if states.empty:
+        index = (pd.MultiIndex.from_arrays([[] for _ in by], names=list(by)) if len(by) > 1
+                 else pd.Index([], name=by[0]))
+        return pd.DataFrame(index=index, columns=list(metrics))
     return states.pivot(index=list(by), columns="metric", values=column)[list(metrics)].rename_axis(columns=None)
 
 
