@@ -167,3 +167,21 @@ def test_bootstrap_weights_are_the_same_draws_cached_or_not(n: int, resamples: i
     if first is again:
         with pytest.raises(ValueError):
             first[0, 0] = 1.0  # read-only: shared between callers
+
+
+def test_bootstrap_weights_cache_is_bounded_by_size_not_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The paper-scale pages' six matrices (the picker's 983 x 2000, Model pairs' four pairs, Data quality's 408 x
+    1000) are all kept together (the last four were: each page evicted the others'), and beyond _HELD_CELLS the least
+    recently used go first."""
+    from collections import OrderedDict
+
+    from core.analysis.readmodel import bootstrap
+
+    monkeypatch.setattr(bootstrap, "_held", OrderedDict())
+    pages = [(983, 2000, 0), (364, 2000, 0), (237, 2000, 0), (329, 2000, 0), (417, 2000, 0), (408, 1000, 0)]
+    drawn = [bootstrap.bootstrap_weights(*key) for key in pages]
+    assert all(bootstrap.bootstrap_weights(*key) is w for key, w in zip(pages, drawn, strict=True))
+    largest = (bootstrap._CACHED_CELLS // 2000, 2000, 1)  # the largest matrix kept: the picker's is the least recent
+    bootstrap.bootstrap_weights(*largest)
+    assert list(bootstrap._held) == [*pages[1:], largest]
+    assert sum(w.size for w in bootstrap._held.values()) <= bootstrap._HELD_CELLS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -15,22 +16,45 @@ from threadpoolctl import ThreadpoolController
 def bootstrap_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """Resample counts, shape (R, n) float64: how often each of n rows is drawn in each of R with-replacement resamples.
 
-    The matrix depends on (n, R, seed) only, so the last few of at most _CACHED_CELLS cells (32 MB) are kept,
-    read-only: the picker tests the pick against every other model on the same shared instances, which drew the same
-    matrix once per model before. Larger ones are drawn each time, so the cache never holds much memory.
+    The matrix depends on (n, R, seed) only, so the most recently used ones of at most _CACHED_CELLS cells (32 MB)
+    each are kept, read-only, up to _HELD_CELLS cells together (64 MB): the picker tests the pick against every other
+    model on the same shared instances, which drew the same matrix once per model before. Larger ones are drawn each
+    time, so the cache never holds much memory.
     """
     if n * n_resamples > _CACHED_CELLS:
         return _draw_weights(n, n_resamples, seed)
     return _cached_weights(int(n), int(n_resamples), int(seed))
 
 
-_CACHED_CELLS = 1 << 22
+_CACHED_CELLS = 1 << 22  # the largest matrix kept: 32 MB of float64
+# All kept matrices together, 64 MB (the cache was the last four matrices, up to 128 MB). Bounded by size, not count:
+# one process serves every page, and at paper scale the pages' matrices are six: the picker's 983 x 2000 (16 MB), Model
+# pairs' four pairs (22 MB) and Data quality's 408 x 1000 (3 MB), 41 MB in all. Four entries made each page evict the
+# others' matrices, so every first render of the Pick a generator page redrew its matrix after a visit to the other
+# two (and onto fresh memory: 0.10 -> 0.13-0.15 s CPU in the full bench_dashboards run, 0.10 s benched alone).
+_HELD_CELLS = 1 << 23
+_held: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()  # (n, R, seed) -> weights, least recent first
+_held_lock = threading.Lock()
 
 
-@lru_cache(maxsize=4)
 def _cached_weights(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """bootstrap_weights from the cache, drawn and kept (evicting the least recently used beyond _HELD_CELLS) on a
+    miss. Two sessions missing the same key at once both draw it (the same matrix); the lock only guards the dict."""
+    key = (n, n_resamples, seed)
+    with _held_lock:
+        weights = _held.get(key)
+        if weights is not None:
+            _held.move_to_end(key)
+            return weights
     weights = _draw_weights(n, n_resamples, seed)
     weights.flags.writeable = False  # shared between callers: nobody may change it in place
+    with _held_lock:
+        weights = _held.setdefault(key, weights)
+        _held.move_to_end(key)
+        held = sum(w.size for w in _held.values())
+        while held > _HELD_CELLS:
+            _, evicted = _held.popitem(last=False)
+            held -= evicted.size
     return weights
 
 

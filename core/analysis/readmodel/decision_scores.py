@@ -20,9 +20,8 @@ from sqlalchemy.engine import Engine
 
 from core.analysis.readmodel.instructions import INSTRUCTION_METRICS, instruction_scores
 from core.analysis.readmodel.reference import reference_scores
-from core.analysis.readmodel.repeats import latest_run_rows, per_item
 from core.analysis.readmodel.responses import UNJUDGED, read_sql, response_scores
-from core.analysis.readmodel.scope import prepare_scores
+from core.analysis.readmodel.scope import latest_per_model_instance, prepare_scores
 from core.analysis.readmodel.states import count_codes, count_states, response_statuses, state_codes
 from core.metrics import DECLARATIONS, STATES, VERDICT_STATES, MetricDeclaration, get_metric, resolve_hook
 from core.protocols import (
@@ -199,7 +198,7 @@ def decision_scores(engine: Engine, run_ids: Sequence[int], judge: str,
         converted = pd.to_numeric(combined[column], errors="coerce")
         if converted.notna().sum() == combined[column].notna().sum():
             combined[column] = converted.astype(float)
-    return prepare_scores(per_item(latest_run_rows(combined)))
+    return prepare_scores(latest_per_model_instance(combined))
 
 
 def key_statuses(scores: pd.DataFrame, key: str) -> pd.Series:

@@ -199,7 +199,11 @@ def in_model_order(frame: pd.DataFrame, models: pd.DataFrame) -> tuple[pd.DataFr
 
 def latest_per_model_instance(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, instance): the run of the latest response (highest response_id) when several runs
-    overlap, its repeats averaged into per-item values (readmodel.repeats.per_item)."""
+    overlap, its repeats averaged into per-item values (readmodel.repeats.per_item). A frame with one row per (model,
+    instance) is returned as it is after one duplicate check (both steps would each check it again: a repeat or an
+    overlapping run is such a duplicate)."""
+    if scores.empty or not scores.duplicated(["model", "instance_uid"]).any():
+        return scores
     return per_item(latest_run_rows(scores))
 
 
