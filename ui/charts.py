@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import copy
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
+from _plotly_utils.basevalidators import is_homogeneous_array
+from _plotly_utils.utils import is_skipped_key, to_typed_array_spec
 from plotly.subplots import make_subplots
 
 from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS, METRICS
@@ -27,9 +31,61 @@ PERCENT_AXIS = {"range": [0, 109], "tickvals": [0, 20, 40, 60, 80, 100], "tickte
 SMALL_N = 30
 
 
-def show_chart(fig: go.Figure, data: pd.DataFrame, key: str, *, selectable: bool = False):
+@dataclass(frozen=True)
+class ChartSpec:
+    """A chart as its finished plotly spec: only valid properties, each dict's keys in the order plotly's validation
+    puts them, the default template left to the figure (as plotly adds it). Shown without building plotly's object
+    tree, which built and then deep-copied for Streamlit was about half a chart's CPU; `figure()` builds the tree."""
+
+    data: list[dict]
+    layout: dict
+
+    def figure(self) -> go.Figure:
+        """The plotly figure of this spec (not validated again: its properties are valid)."""
+        return go.Figure(copy.deepcopy({"data": self.data, "layout": self.layout}), _validate=False)  # it edits its input
+
+
+class _SpecFigure(go.Figure):
+    """What Streamlit's plotly_chart is handed for a ChartSpec: it reads a figure only through to_dict, answered here
+    from the spec plus the default template, as go.Figure(spec).to_dict() answers it (tests/ux/test_charts.py)."""
+
+    def __init__(self, spec: ChartSpec) -> None:  # no object tree: go.Figure.__init__ is deliberately not called
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        """The spec as plotly's to_dict gives it: the default template added, arrays as typed-array specs (new dicts;
+        lists of plain values and the template are shared with the spec and a cache, which their readers never
+        change)."""
+        layout = _sendable(self._spec.layout)
+        default = pio.templates.default
+        if "template" not in layout and default is not None:
+            layout["template"] = _template_json(default) if isinstance(default, str) else default.to_plotly_json()
+        return {"data": _sendable(self._spec.data), "layout": layout}
+
+
+@functools.lru_cache(maxsize=4)
+def _template_json(name: str) -> dict:
+    """A named template's JSON dict, as a figure's layout carries it (held once: ~150 nested values to copy)."""
+    return pio.templates[name].to_plotly_json()
+
+
+def _sendable(value: object) -> object:
+    """`value` as plotly's to_dict sends it (a deep copy, then convert_to_base64): dicts new and their homogeneous
+    arrays as typed-array specs, except under the keys plotly skips; lists and tuples new only where they hold a dict,
+    list or tuple (plotly converts no array that sits directly in a list)."""
+    if isinstance(value, dict):
+        return {key: item if is_skipped_key(key) else to_typed_array_spec(item) if is_homogeneous_array(item)
+                else _sendable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple) and any(isinstance(item, dict | list | tuple) for item in value):
+        return type(value)(_sendable(item) for item in value)
+    return value
+
+
+def show_chart(fig: go.Figure | ChartSpec, data: pd.DataFrame, key: str, *, selectable: bool = False):
     """Render `fig` (toolbar with PNG export kept) and a CSV download of `data`; returns the selection event."""
     config = {**PLOTLY_CONFIG, "toImageButtonOptions": {**PLOTLY_CONFIG["toImageButtonOptions"], "filename": key}}
+    if isinstance(fig, ChartSpec):
+        fig = _SpecFigure(fig)
     event = st.plotly_chart(fig, key=key, config=config, on_select="rerun" if selectable else "ignore",
                             selection_mode=("points",) if selectable else ("points", "box", "lasso"))
     st.download_button("Download chart data (CSV)", lambda: data.to_csv(index=False).encode("utf-8"),  # on click only
@@ -199,7 +255,7 @@ FAILURE_Y = {"rate": ("failure_rate", "failure rate (%)"), "stacked": ("failed",
              "normalised": ("share_of_failures", "share of the model's failures (%)")}
 
 
-def failure_bars(rates: pd.DataFrame, level: str, view: str) -> go.Figure:
+def failure_bars(rates: pd.DataFrame, level: str, view: str) -> ChartSpec:
     """Figure 4: failure rate per model by category or sub-dimension; view 'rate' (grouped), 'stacked' counts or
     'normalised' shares. One bar trace per category or sub-dimension (in sorted order), models in the rows' order; the
     figure is built from one spec (one validation pass instead of one per trace and one for the layout)."""
@@ -219,21 +275,21 @@ def failure_bars(rates: pd.DataFrame, level: str, view: str) -> go.Figure:
         sub = columns["sub_dimension"][rows] if has_sub else [""] * len(rows)
         # strings as lists (plotly's array validator takes them without converting; the JSON is the same), the
         # values as a float array (sent as a typed array, as before)
-        bars.append({
-            "type": "bar", "name": label, "x": columns["model"][rows].tolist(), "y": values.to_numpy() * scale,
-            "text": small_n_text(values, pd.Series(columns["decided"][rows])).tolist(),
-            "textposition": "outside" if view == "rate" else "inside",
+        bars.append({  # plotly's order: the properties sorted by name, then the type
             "customdata": np.column_stack([columns["category"][rows], sub, columns["failed"][rows],
                                            columns["decided"][rows]]).tolist(),
             "hovertemplate": "%{x}<br>" + label + ": %{y:.1f}<br>%{customdata[2]} failed of %{customdata[3]}"
                              "<extra></extra>",
+            "name": label, "text": small_n_text(values, pd.Series(columns["decided"][rows])).tolist(),
+            "textposition": "outside" if view == "rate" else "inside", "x": columns["model"][rows].tolist(),
+            "y": values.to_numpy() * scale, "type": "bar",
         })
     axis = PERCENT_AXIS if view != "stacked" else {"rangemode": "nonnegative"}
     layout = {"barmode": "group" if view == "rate" else "stack", "clickmode": "event+select", "margin": {"t": 30},
               "yaxis": dict(sorted({"title": {"text": title}, **axis}.items()))}
-    # the spec holds only valid properties: not validated again (half the build), its keys in the order validation
-    # puts them, so the figure's JSON is the validated figure's byte for byte (tests/ux/test_charts.py)
-    return go.Figure({"data": bars, "layout": layout}, _validate=False)
+    # the spec holds only valid properties, its keys in the order validation puts them, so the chart's JSON is the
+    # validated figure's byte for byte (tests/ux/test_charts.py); shown as its spec (no object tree)
+    return ChartSpec(bars, layout)
 
 
 def paired_bars(frame: pd.DataFrame, x: str, series: list[tuple[str, str, str, str]], y_title: str,

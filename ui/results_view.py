@@ -324,13 +324,27 @@ def _scoped_failure_counts(run_ids: tuple[int, ...], judge: str, scope: Scope, v
                                            version))
 
 
-@st.cache_data(max_entries=32, show_spinner="Counting constraint failures…")
+@st.cache_data(max_entries=32, show_spinner=False)
+def _stored_failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...], category: str | None,
+                          version: tuple) -> pd.DataFrame:
+    """_failure_modes from current stored summaries: a small read (no spinner: it would cost more than it shows)."""
+    return readmodel.failure_mode_counts(engine(), list(run_ids), judge, domains, category, stale=False)
+
+
+@st.cache_data(max_entries=8, show_spinner="Counting constraint failures…")
+def _scanned_failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...], category: str | None,
+                           version: tuple) -> pd.DataFrame:
+    """_failure_modes counted from the verdicts, some run's summaries being stale: a scan, with a spinner."""
+    return readmodel.failure_mode_counts(engine(), list(run_ids), judge, domains, category, stale=True)
+
+
 def _failure_modes(run_ids: tuple[int, ...], judge: str, domains: tuple[str, ...], category: str | None,
                    version: tuple) -> pd.DataFrame:
     """Figure 4's counts per model, mode and category (or sub-dimension of `category`) in `domains`, summed in the
-    database (readmodel.failure_mode_counts): a subset change and the modeless count reuse them without a query."""
-    return readmodel.failure_mode_counts(engine(), list(run_ids), judge, domains, category,
-                                         stale=_summaries_stale(run_ids, judge))
+    database (readmodel.failure_mode_counts), cached per data version: a subset change and the modeless count reuse
+    them without a query; whether the summaries are current is read on every call."""
+    read = _scanned_failure_modes if _summaries_stale(run_ids, judge) else _stored_failure_modes
+    return read(run_ids, judge, domains, category, version)
 
 
 def failure_counts(f: Filters) -> pd.DataFrame:

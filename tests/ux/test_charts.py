@@ -3,6 +3,7 @@ percent axes 0-100, cost and latency on their own axes, small samples flagged, r
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -10,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
 from core.analysis.readmodel import CATEGORY_LABELS, DOMAIN_METRICS
@@ -307,7 +309,7 @@ FAILURE_RATES = pd.DataFrame({
                   "share of the model's failures (%)", id="subdimension-normalised")],
 )
 def test_failure_bars_one_trace_per_group_in_the_rows_order(level, view, column, scale, barmode, title):
-    fig = charts.failure_bars(FAILURE_RATES, level, view)
+    fig = charts.failure_bars(FAILURE_RATES, level, view).figure()
     group = "sub_dimension" if level == "sub_dimension" else "category"
     assert [t.name for t in fig.data] == [CATEGORY_LABELS.get(g, g) for g in sorted(FAILURE_RATES[group].unique())]
     for trace in fig.data:
@@ -328,7 +330,32 @@ def test_failure_bars_one_trace_per_group_in_the_rows_order(level, view, column,
                                              for level in ("category", "sub_dimension")
                                              for view in charts.FAILURE_Y])
 def test_failure_bars_json_is_the_validated_figures_byte_for_byte(level, view):
-    fig = charts.failure_bars(FAILURE_RATES, level, view)  # built without validating its spec again
-    spec = fig.to_dict()
-    spec["layout"].pop("template")  # the default template: the validated figure adds it as plotly does
-    assert fig.to_json() == go.Figure(spec).to_json()
+    chart = charts.failure_bars(FAILURE_RATES, level, view)  # a spec: never validated again
+    validated = go.Figure(copy.deepcopy({"data": chart.data, "layout": chart.layout})).to_json()  # template added
+    # what Streamlit's plotly_chart sends: plotly.io.to_json of the figure's to_dict (typed arrays, template included)
+    assert pio.to_json(charts._SpecFigure(chart).to_dict(), validate=False) == validated
+    assert chart.figure().to_json() == validated
+
+
+def test_a_shown_spec_is_copied_so_showing_it_twice_sends_the_same_json():
+    chart = charts.failure_bars(FAILURE_RATES, "category", "rate")
+    shown = charts._SpecFigure(chart)
+    first = pio.to_json(shown.to_dict(), validate=False)
+    assert pio.to_json(shown.to_dict(), validate=False) == first  # to_dict's typed arrays never replace the spec's
+    assert isinstance(chart.data[0]["y"], np.ndarray)
+
+
+@pytest.mark.parametrize("value", [
+    pytest.param({"y": np.arange(3.0), "x": ["a", "b", "c"]}, id="array-in-a-dict"),
+    pytest.param({"range": np.arange(2.0), "y": np.arange(2)}, id="skipped-key-keeps-its-array"),
+    pytest.param([np.arange(2.0), {"y": np.arange(2.0)}], id="array-in-a-list-stays-dict-in-a-list-converts"),
+    pytest.param({"customdata": [["a", 1], ["b", 2]], "marker": {"color": np.array([1, 2])}}, id="nested"),
+    pytest.param(({"y": np.arange(2)}, 3), id="tuple-of-a-dict"),
+    pytest.param({"y": pd.Series([1.5, 2.5]), "text": ("a", "b")}, id="series-and-a-tuple"),
+])
+def test_a_spec_is_sent_as_plotlys_deep_copy_and_base64_conversion_sends_it(value):
+    from _plotly_utils.utils import convert_to_base64
+
+    expected = copy.deepcopy({"v": value})
+    convert_to_base64(expected)
+    assert pio.to_json(charts._sendable({"v": value}), validate=False) == pio.to_json(expected, validate=False)
