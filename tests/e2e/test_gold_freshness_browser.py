@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.review.gold import draw_gold_sample, record_adjudication, record_gold_label
-from tests.e2e.harness import chromium, new_context, serve, shot, sign_in
+from tests.e2e.harness import chromium, new_context, serve, settle, shot, sign_in
 from tests.test_alignment import _labels, store
 from tests.workspace_factories import PASSWORDS, principal, seeded_db
 
@@ -60,6 +60,7 @@ def opened(tmp_path_factory) -> Iterator[dict[str, Opened]]:
             page_name, before, after = case.values
             page = new_context(browser).new_page()
             sign_in(page, f"{app.url}/{page_name}", "ana", PASSWORDS["ana"])
+            settle(page)  # the first run has ended: its own address updates (filters kept in the URL) come before
             if before:
                 page.get_by_text(before).first.wait_for(timeout=30_000)
             body = page.locator("[data-testid=stMain]").inner_text()
