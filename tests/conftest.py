@@ -46,6 +46,7 @@ from _pytest.nodeid import NodeId  # noqa: E402
 from core.store.db import make_engine  # noqa: E402
 from tests import backends  # noqa: E402
 from tests.backends import PostgresDatabases, PostgresServer, SqliteDatabases, UrlFactory, activate
+from tests.component_scan import reuse_component_scan  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -120,7 +121,9 @@ def uses_active_database(item) -> bool:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """While a test that is not marked `db` runs, asking for a database on the active backend fails loudly."""
+    """While a test that is not marked `db` runs, asking for a database on the active backend fails loudly. Each test
+    also reuses the process's scan for Streamlit components once an AppTest has made it (tests/component_scan.py)."""
+    reuse_component_scan()
     backends.guard(None if item.get_closest_marker("db") else item.nodeid)
     try:
         yield
